@@ -1,0 +1,15 @@
+//! exaviz engine: the columnar model, layouts, compute stages (each a WGSL kernel with a CPU
+//! mirror) and the instanced renderer. It knows nothing of windows: the `exaviz` binary in
+//! `viewer/` owns the CLI and winit.
+//!
+//! Data flows one way: source → [`model`] → [`layout`] → [`stages`] → [`render`] → target.
+
+pub mod gpu;
+pub mod layout;
+pub mod model;
+pub mod render;
+pub mod stages;
+pub mod views;
+
+pub use gpu::{Backend, BackendChoice, GpuContext, GpuError};
+pub use wgpu;

@@ -1,0 +1,198 @@
+//! The columnar model: struct-of-arrays tables for traces and topologies.
+//!
+//! Every column is a plain `Vec` of a `Pod` type, so a column uploads to the GPU as it is, with
+//! no per-element conversion. Times are `u64` ticks of the trace clock (`Trace::ticks_per_second`);
+//! on the GPU a `u64` column is read as pairs of `u32` words (low, high).
+
+use serde::Serialize;
+
+/// Locations: ranks, threads or devices that own intervals and send messages.
+#[derive(Clone, Debug, Default)]
+pub struct Locations {
+    pub name: Vec<String>,
+    /// Optional node of the topology each location runs on (`u32::MAX`: unknown).
+    pub node: Vec<u32>,
+}
+
+/// Intervals: a location is in a state (region, kernel, operator kind) from start to end.
+#[derive(Clone, Debug, Default)]
+pub struct Intervals {
+    pub location: Vec<u32>,
+    pub start: Vec<u64>,
+    pub end: Vec<u64>,
+    pub kind: Vec<u32>,
+}
+
+/// Point-to-point messages. Resident size: 4 + 4 + 8 + 8 + 4 + 4 = 32 bytes per message.
+#[derive(Clone, Debug, Default)]
+pub struct Messages {
+    pub source: Vec<u32>,
+    pub destination: Vec<u32>,
+    pub send_time: Vec<u64>,
+    pub recv_time: Vec<u64>,
+    pub bytes: Vec<u32>,
+    pub tag: Vec<u32>,
+}
+
+/// Collective operations, one row per participating location.
+#[derive(Clone, Debug, Default)]
+pub struct Collectives {
+    pub location: Vec<u32>,
+    pub start: Vec<u64>,
+    pub end: Vec<u64>,
+    /// Operation kind (index into a names table kept by the source).
+    pub op: Vec<u32>,
+    pub root: Vec<u32>,
+    pub bytes: Vec<u32>,
+}
+
+/// Counter samples attached to an entity (a location or a link) over time.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    pub entity: Vec<u32>,
+    pub time: Vec<u64>,
+    pub value: Vec<u32>,
+}
+
+/// A trace: what ran where and what it sent.
+#[derive(Clone, Debug, Default)]
+pub struct Trace {
+    pub ticks_per_second: u64,
+    pub locations: Locations,
+    pub intervals: Intervals,
+    pub messages: Messages,
+    pub collectives: Collectives,
+    /// Counters per location.
+    pub location_counters: Counters,
+    /// Counters per topology link (`entity` indexes `Topology::links`): packets, flits, stalls.
+    pub link_counters: Counters,
+}
+
+/// Directed links of a topology.
+#[derive(Clone, Debug, Default)]
+pub struct Links {
+    pub source: Vec<u32>,
+    pub destination: Vec<u32>,
+    /// Torus dimension of the link (or tree level).
+    pub dimension: Vec<u32>,
+}
+
+/// A network topology: nodes with N-D integer coordinates, directed links, groups.
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    /// Extent of each dimension (for a torus: its shape, e.g. `[4, 4, 4, 4, 4]`).
+    pub extents: Vec<u32>,
+    /// Node coordinates, `extents.len()` values per node, row-major.
+    pub coords: Vec<u32>,
+    pub links: Links,
+    /// Group of each node (job, pod, block); `u32::MAX` where none.
+    pub group: Vec<u32>,
+}
+
+impl Topology {
+    pub fn dims(&self) -> usize {
+        self.extents.len()
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.coords.len().checked_div(self.dims()).unwrap_or(0)
+    }
+
+    pub fn coord(&self, node: usize) -> &[u32] {
+        let d = self.dims();
+        &self.coords[node * d..(node + 1) * d]
+    }
+
+    pub fn link_count(&self) -> usize {
+        self.links.source.len()
+    }
+}
+
+/// What a source yields: a trace, a topology, or both.
+#[derive(Clone, Debug, Default)]
+pub struct Dataset {
+    /// Human-readable name (file name or generator spec).
+    pub name: String,
+    pub trace: Trace,
+    pub topology: Option<Topology>,
+    /// What the link counters count ("packets", "messages").
+    pub link_counter_unit: String,
+}
+
+/// Summary counts, as printed by `exaviz info`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Summary {
+    pub name: String,
+    pub locations: usize,
+    pub nodes: usize,
+    pub links: usize,
+    pub dimensions: Vec<u32>,
+    pub messages: usize,
+    pub intervals: usize,
+    pub collectives: usize,
+    pub link_counter_samples: usize,
+    /// First and last time stamp in ticks, or `None` for a trace without events.
+    pub time_span_ticks: Option<(u64, u64)>,
+    pub ticks_per_second: u64,
+}
+
+impl Dataset {
+    pub fn summary(&self) -> Summary {
+        let t = &self.trace;
+        let times = t
+            .messages
+            .send_time
+            .iter()
+            .chain(&t.messages.recv_time)
+            .chain(&t.intervals.start)
+            .chain(&t.intervals.end)
+            .chain(&t.collectives.start)
+            .chain(&t.collectives.end)
+            .chain(&t.link_counters.time)
+            .chain(&t.location_counters.time);
+        let span = times.fold(None, |acc: Option<(u64, u64)>, &v| match acc {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+        });
+        let topo = self.topology.as_ref();
+        Summary {
+            name: self.name.clone(),
+            locations: t.locations.name.len(),
+            nodes: topo.map_or(0, Topology::node_count),
+            links: topo.map_or(0, Topology::link_count),
+            dimensions: topo.map(|t| t.extents.clone()).unwrap_or_default(),
+            messages: t.messages.source.len(),
+            intervals: t.intervals.location.len(),
+            collectives: t.collectives.location.len(),
+            link_counter_samples: t.link_counters.entity.len(),
+            time_span_ticks: span,
+            ticks_per_second: t.ticks_per_second,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_columns_stay_within_32_bytes() {
+        let per_message = size_of::<u32>() * 4 + size_of::<u64>() * 2;
+        assert_eq!(per_message, 32);
+    }
+
+    #[test]
+    fn summary_spans_all_times() {
+        let mut d = Dataset::default();
+        d.trace.messages.send_time = vec![5, 9];
+        d.trace.messages.recv_time = vec![7, 12];
+        d.trace.messages.source = vec![0, 1];
+        d.trace.intervals.start = vec![3];
+        d.trace.intervals.end = vec![4];
+        d.trace.intervals.location = vec![0];
+        let s = d.summary();
+        assert_eq!(s.time_span_ticks, Some((3, 12)));
+        assert_eq!(s.messages, 2);
+        assert_eq!(s.intervals, 1);
+    }
+}

@@ -1,0 +1,141 @@
+//! The CPU runner: executes a [`Recording`] with the Rust mirrors of the WGSL kernels.
+//!
+//! Buffers are `Vec<AtomicU32>`, so a mirror reads like its shader: `atomicAdd(&counts[c], 1u)`
+//! becomes `counts[c].fetch_add(1, Relaxed)`. Each invocation runs as one rayon task item;
+//! workgroup-level kernels (the f32 reduction) run one workgroup per item, in the shader's order.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+use rayon::prelude::*;
+
+use super::{BufId, Command, Kernel, Recording, Runner, StageError, WORKGROUP, workgroups};
+
+pub mod bin_heatmap;
+pub mod line_density;
+pub mod reduce;
+
+pub use bin_heatmap::bin_heatmap;
+pub use line_density::line_density;
+pub use reduce::{histogram_f32, histogram_u32, reduce_f32, reduce_u32};
+
+/// Storage buffers as the mirrors see them.
+pub type Words = [AtomicU32];
+
+/// The default binding limit of the CPU runner: the same as lavapipe's, so CPU and GPU runs of
+/// the same input record the same chunks.
+pub const DEFAULT_MAX_BINDING: u64 = 128 << 20;
+
+#[derive(Debug)]
+pub struct CpuRunner {
+    pub max_binding_bytes: u64,
+}
+
+impl Default for CpuRunner {
+    fn default() -> Self {
+        Self { max_binding_bytes: DEFAULT_MAX_BINDING }
+    }
+}
+
+fn zeroed(words: u64) -> Vec<AtomicU32> {
+    (0..words).map(|_| AtomicU32::new(0)).collect()
+}
+
+/// Runs `body(i)` for each invocation index `0..elements`.
+fn for_each_invocation(elements: u32, body: impl Fn(u32) + Sync + Send) {
+    (0..elements).into_par_iter().with_min_len(4096).for_each(body);
+}
+
+impl Runner for CpuRunner {
+    fn max_binding_bytes(&self) -> u64 {
+        self.max_binding_bytes
+    }
+
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn run(&mut self, recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError> {
+        let mut bufs: HashMap<BufId, Vec<AtomicU32>> = HashMap::new();
+        let mut downloads = Vec::new();
+        for cmd in &recording.commands {
+            match cmd {
+                Command::Alloc { buf, words, .. } => {
+                    bufs.insert(*buf, zeroed(*words));
+                }
+                Command::Upload { buf, data } => {
+                    let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
+                    if data.len() > b.len() {
+                        return Err(StageError::Input(format!("upload of {} words into a buffer of {}", data.len(), b.len())));
+                    }
+                    b.par_iter().zip(data.par_iter()).for_each(|(dst, &v)| dst.store(v, Relaxed));
+                }
+                Command::Dispatch { kernel, elements, params, bindings } => {
+                    let get = |binding: u32| -> Result<&Words, StageError> {
+                        let id = bindings
+                            .iter()
+                            .find(|(b, _)| *b == binding)
+                            .map(|(_, id)| *id)
+                            .ok_or_else(|| StageError::Input(format!("{kernel:?}: binding {binding} not bound")))?;
+                        bufs.get(&id).map(Vec::as_slice).ok_or_else(|| missing(id))
+                    };
+                    let n = *elements;
+                    match kernel {
+                        Kernel::BinHeatmap => {
+                            let p = bin_heatmap::Params::from_words(params)?;
+                            let (x, y, w, c, s) = (get(1)?, get(2)?, get(3)?, get(4)?, get(5)?);
+                            for_each_invocation(n, |i| bin_heatmap(i, &p, x, y, w, c, s));
+                        }
+                        Kernel::LineDensity => {
+                            let p = line_density::Params::from_words(params)?;
+                            let (seg, w, c, s) = (get(1)?, get(2)?, get(3)?, get(4)?);
+                            for_each_invocation(n, |i| line_density(i, &p, seg, w, c, s));
+                        }
+                        Kernel::ReduceU32 => {
+                            let p = reduce::Params::from_words(params)?;
+                            let (v, acc) = (get(1)?, get(3)?);
+                            for_each_invocation(n, |i| reduce_u32(i, &p, v, acc));
+                        }
+                        Kernel::ReduceF32 => {
+                            let p = reduce::Params::from_words(params)?;
+                            let (v, acc, partials) = (get(2)?, get(3)?, get(4)?);
+                            let (x, y) = workgroups(n);
+                            (0..x * y).into_par_iter().for_each(|wg| reduce_f32(wg, &p, v, acc, partials));
+                        }
+                        Kernel::HistogramU32 => {
+                            let p = reduce::Params::from_words(params)?;
+                            let (v, h) = (get(1)?, get(5)?);
+                            for_each_invocation(n, |i| histogram_u32(i, &p, v, h));
+                        }
+                        Kernel::HistogramF32 => {
+                            let p = reduce::Params::from_words(params)?;
+                            let (v, h) = (get(2)?, get(5)?);
+                            for_each_invocation(n, |i| histogram_f32(i, &p, v, h));
+                        }
+                    }
+                }
+                Command::Download { buf } => {
+                    let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
+                    downloads.push(b.iter().map(|w| w.load(Relaxed)).collect());
+                }
+            }
+        }
+        Ok(downloads)
+    }
+}
+
+fn missing(buf: BufId) -> StageError {
+    StageError::Input(format!("buffer {buf:?} used before it was allocated"))
+}
+
+/// Reads a `#[repr(C)]` params struct from uniform words (shared by the mirrors).
+pub(crate) fn params_from_words<T: bytemuck::Pod>(words: &[u32]) -> Result<T, StageError> {
+    let bytes: &[u8] = bytemuck::cast_slice(words);
+    if bytes.len() != size_of::<T>() {
+        return Err(StageError::Input(format!("params of {} bytes, expected {}", bytes.len(), size_of::<T>())));
+    }
+    Ok(bytemuck::pod_read_unaligned(bytes))
+}
+
+/// Workgroup size re-exported for the mirrors.
+pub(crate) const WG: u32 = WORKGROUP;

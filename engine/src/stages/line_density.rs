@@ -1,0 +1,63 @@
+//! Stage (b): line-density aggregation of segments into an accumulation image (a count and an
+//! exact 64-bit weight sum per pixel). Shader: `shaders/wgsl/line_density.wgsl`; CPU mirror:
+//! `cpu::line_density`.
+
+use super::{Kernel, Recording, Runner, StageError, check_binding, chunks, words_to_u64};
+
+/// Segments `[x0, y0, x1, y1]` in pixels (y down) and optional weights (default 1).
+#[derive(Clone, Copy, Debug)]
+pub struct DensityInput<'a> {
+    pub segments: &'a [[f32; 4]],
+    pub weights: Option<&'a [u32]>,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// Output of stage (b), row-major.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DensityImage {
+    pub width: u32,
+    pub height: u32,
+    pub counts: Vec<u32>,
+    pub sums: Vec<u64>,
+}
+
+pub fn record<'a>(input: &DensityInput<'a>, max_binding_bytes: u64) -> Result<Recording<'a>, StageError> {
+    let n = input.segments.len();
+    if input.weights.is_some_and(|w| w.len() != n) {
+        return Err(StageError::Input("density weights and segments differ in length".into()));
+    }
+    let pixels = u64::from(input.width) * u64::from(input.height);
+    if pixels == 0 {
+        return Err(StageError::Input("density image has no pixels".into()));
+    }
+    check_binding("density sums", pixels * 8, max_binding_bytes)?;
+    let mut rec = Recording::default();
+    let counts = rec.alloc(pixels, "density.counts");
+    let sums = rec.alloc(pixels * 2, "density.sums");
+    let parts: Vec<_> = chunks(n, 16, max_binding_bytes).collect();
+    let most = parts.first().map_or(0, |r| r.len() as u64);
+    let segs = rec.alloc(most * 4, "density.segments");
+    let weights = rec.alloc(if input.weights.is_some() { most } else { 1 }, "density.weights");
+    for range in parts {
+        let len = range.len() as u32;
+        rec.upload(segs, bytemuck::cast_slice::<[f32; 4], u32>(&input.segments[range.clone()]));
+        if let Some(w) = input.weights {
+            rec.upload(weights, &w[range.clone()]);
+        }
+        let params = vec![len, input.width, input.height, u32::from(input.weights.is_some())];
+        rec.dispatch(Kernel::LineDensity, len, params, vec![(1, segs), (2, weights), (3, counts), (4, sums)]);
+    }
+    rec.download(counts);
+    rec.download(sums);
+    Ok(rec)
+}
+
+pub fn run(runner: &mut dyn Runner, input: &DensityInput<'_>) -> Result<DensityImage, StageError> {
+    let rec = record(input, runner.max_binding_bytes())?;
+    let mut out = runner.run(&rec)?.into_iter();
+    let (Some(counts), Some(sums)) = (out.next(), out.next()) else {
+        return Err(StageError::Input("density downloads missing".into()));
+    };
+    Ok(DensityImage { width: input.width, height: input.height, counts, sums: words_to_u64(&sums) })
+}

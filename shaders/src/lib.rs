@@ -1,0 +1,28 @@
+//! WGSL sources of exaviz's compute stages and renderer.
+//!
+//! Every file is validated with naga by `build.rs` (the build fails on a broken shader) and again
+//! by `tests/validate.rs`, which walks the folder. Release and debug builds embed the sources.
+
+/// A shader file: its name (stem of `wgsl/<name>.wgsl`) and source.
+#[derive(Clone, Copy, Debug)]
+pub struct Shader {
+    pub name: &'static str,
+    pub source: &'static str,
+}
+
+macro_rules! shader {
+    ($ident:ident, $name:literal) => {
+        pub const $ident: Shader = Shader {
+            name: $name,
+            source: include_str!(concat!("../wgsl/", $name, ".wgsl")),
+        };
+    };
+}
+
+shader!(BIN_HEATMAP, "bin_heatmap");
+shader!(LINE_DENSITY, "line_density");
+shader!(REDUCE, "reduce");
+shader!(RENDER, "render");
+
+/// Every embedded shader.
+pub const ALL: &[Shader] = &[BIN_HEATMAP, LINE_DENSITY, REDUCE, RENDER];

@@ -1,0 +1,109 @@
+//! Helpers shared by the workspace tests: the GPU context (mandatory: a test that needs a GPU
+//! fails, never skips, when no adapter exists), deterministic input generators, the image
+//! tolerance used by every golden-image test, and the location of the shared real data.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use exaviz_engine::GpuContext;
+
+/// The GPU context for tests. Panics with the install hint when there is no adapter: in CI the
+/// GPU tests run on lavapipe and must fail, not skip, without it.
+pub fn gpu() -> &'static GpuContext {
+    static CTX: OnceLock<GpuContext> = OnceLock::new();
+    CTX.get_or_init(|| {
+        GpuContext::new().unwrap_or_else(|e| {
+            panic!("GPU tests need an adapter ({e}); install lavapipe: apt-get install mesa-vulkan-drivers libvulkan1")
+        })
+    })
+}
+
+/// A small deterministic generator (SplitMix64) so test inputs need no extra crate.
+#[derive(Clone, Debug)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: u32) -> u32 {
+        ((self.next_u64() >> 32) * u64::from(n) >> 32) as u32
+    }
+
+    pub fn unit(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// `../shared/data` beside the repository, if present. Tests that need it call
+/// [`shared_data_or_skip`].
+pub fn shared_data() -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    p.is_dir().then_some(p)
+}
+
+/// The shared data folder; when it is absent the test says so and returns `None` (skips),
+/// unless `EXAVIZ_REQUIRE_DATA=1` (set by `.ci/run`), which makes it mandatory.
+pub fn shared_data_or_skip(test: &str) -> Option<PathBuf> {
+    match shared_data() {
+        Some(p) => Some(p),
+        None if std::env::var("EXAVIZ_REQUIRE_DATA").is_ok_and(|v| v == "1") => {
+            panic!("{test}: ../shared/data is required (EXAVIZ_REQUIRE_DATA=1) but missing")
+        }
+        None => {
+            eprintln!("{test}: skipped, ../shared/data is absent");
+            None
+        }
+    }
+}
+
+/// Tolerances of image comparisons, set here once for every golden-image test.
+#[derive(Clone, Copy, Debug)]
+pub struct ImageTolerance {
+    /// A channel differing by more than this counts the pixel as different.
+    pub channel: u8,
+    /// Largest allowed fraction of different pixels.
+    pub fraction: f64,
+}
+
+/// Between the GPU and CPU renderers (same scene): blending order and coverage agree up to
+/// float rounding and 8-bit quantisation of each blend on the GPU.
+pub const GPU_VS_CPU: ImageTolerance = ImageTolerance { channel: 24, fraction: 0.01 };
+/// Against a stored reference image produced by the same backend.
+pub const GOLDEN: ImageTolerance = ImageTolerance { channel: 24, fraction: 0.02 };
+
+/// Fraction of pixels differing by more than `tol.channel` in any channel; panics when the
+/// sizes differ.
+pub fn diff_fraction(a: &[u8], b: &[u8], tol: ImageTolerance) -> f64 {
+    assert_eq!(a.len(), b.len(), "images differ in size");
+    let px = a.len() / 4;
+    let differing = a
+        .chunks_exact(4)
+        .zip(b.chunks_exact(4))
+        .filter(|(p, q)| p.iter().zip(q.iter()).any(|(x, y)| x.abs_diff(*y) > tol.channel))
+        .count();
+    differing as f64 / px.max(1) as f64
+}
+
+/// Asserts two RGBA8 images agree within `tol`.
+pub fn assert_images_close(what: &str, a: &[u8], b: &[u8], tol: ImageTolerance) {
+    let f = diff_fraction(a, b, tol);
+    assert!(f <= tol.fraction, "{what}: {:.3}% of pixels differ (allowed {:.3}%)", f * 100.0, tol.fraction * 100.0);
+}
+
+/// Reads an RGBA8 PNG: (width, height, pixels).
+pub fn read_png(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
+    decoder.set_transformations(png::Transformations::normalize_to_color8() | png::Transformations::ALPHA);
+    let mut reader = decoder.read_info().expect("png header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buf).expect("png frame");
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
