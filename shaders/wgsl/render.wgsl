@@ -8,7 +8,7 @@ struct Globals {
     scale: f32,           // scene -> screen zoom
     _pad0: f32,
     offset: vec2<f32>,    // scene -> screen translation (pixels)
-    _pad1: vec2<f32>,
+    origin: vec2<f32>,    // top-left of this target within the whole picture (tiles)
 }
 
 @group(0) @binding(0) var<uniform> globals: Globals;
@@ -42,8 +42,8 @@ struct VsOut {
 }
 
 fn to_screen(p: vec2<f32>, flags: u32) -> vec2<f32> {
-    if ((flags & FLAG_SCREEN) != 0u) { return p; }
-    return p * globals.scale + globals.offset;
+    if ((flags & FLAG_SCREEN) != 0u) { return p - globals.origin; }
+    return p * globals.scale + globals.offset - globals.origin;
 }
 
 @vertex

@@ -1,0 +1,182 @@
+//! CPU mirror of the instanced renderer (`shaders/wgsl/render.wgsl`): the same quads, the same
+//! coverage formulas at pixel centres, the same premultiplied blending, quantised to 8 bits
+//! after every blend as an RGBA8 render target is. Rows are split into bands drawn in parallel;
+//! within a band instances are drawn in order, so the result does not depend on threads.
+
+use rayon::prelude::*;
+
+use super::text::ATLAS_SIZE;
+use super::{Blend, FLAG_SCREEN, Image, Instance, KIND_DISC, KIND_GLYPH, KIND_RECT, KIND_SEGMENT, Scene, View};
+
+#[derive(Clone, Copy, Debug)]
+struct Prepared {
+    kind: u32,
+    a: [f32; 2],
+    b: [f32; 2],
+    uv: [f32; 2],
+    color: [f32; 4],
+    width: f32,
+    /// Conservative pixel bounds: x0, y0, x1, y1 (exclusive ends), clipped to the target.
+    bounds: [i32; 4],
+}
+
+fn prepare(inst: &Instance, view: View, origin: [f32; 2], size: [u32; 2]) -> Option<Prepared> {
+    let kind = inst.kind & 255;
+    let to_screen = |p: [f32; 2]| {
+        if inst.kind & FLAG_SCREEN != 0 {
+            [p[0] - origin[0], p[1] - origin[1]]
+        } else {
+            [p[0] * view.scale + view.offset[0] - origin[0], p[1] * view.scale + view.offset[1] - origin[1]]
+        }
+    };
+    let a = to_screen(inst.a);
+    let b = if kind == KIND_DISC { inst.b } else { to_screen(inst.b) };
+    let (lo, hi) = match kind {
+        KIND_SEGMENT => {
+            let r = inst.width.max(1.0) * 0.5 + 1.0;
+            ([a[0].min(b[0]) - r, a[1].min(b[1]) - r], [a[0].max(b[0]) + r, a[1].max(b[1]) + r])
+        }
+        KIND_DISC => {
+            let r = inst.width + 1.0;
+            ([a[0] - r, a[1] - r], [a[0] + r, a[1] + r])
+        }
+        KIND_RECT => ([a[0] - 1.0, a[1] - 1.0], [b[0] + 1.0, b[1] + 1.0]),
+        _ => (a, b),
+    };
+    if !(lo[0].is_finite() && lo[1].is_finite() && hi[0].is_finite() && hi[1].is_finite()) {
+        return None;
+    }
+    let clip = |v: f32, max: u32| (v.max(-1.0).min(max as f32 + 1.0)) as i32;
+    let bounds = [
+        clip(lo[0].floor(), size[0]).max(0),
+        clip(lo[1].floor(), size[1]).max(0),
+        clip(hi[0].ceil() + 1.0, size[0]).min(size[0] as i32),
+        clip(hi[1].ceil() + 1.0, size[1]).min(size[1] as i32),
+    ];
+    (bounds[0] < bounds[2] && bounds[1] < bounds[3]).then_some(Prepared {
+        kind,
+        a,
+        b,
+        uv: inst.uv_a,
+        color: inst.color,
+        width: inst.width,
+        bounds,
+    })
+}
+
+fn clamp01(v: f32) -> f32 {
+    v.clamp(0.0, 1.0)
+}
+
+fn segment_coverage(p: [f32; 2], a: [f32; 2], b: [f32; 2], width: f32) -> f32 {
+    let pa = [p[0] - a[0], p[1] - a[1]];
+    let ba = [b[0] - a[0], b[1] - a[1]];
+    let len2 = ba[0] * ba[0] + ba[1] * ba[1];
+    let h = if len2 > 0.0 { clamp01((pa[0] * ba[0] + pa[1] * ba[1]) / len2) } else { 0.0 };
+    let w = width.max(1.0);
+    let d = ((pa[0] - ba[0] * h).powi(2) + (pa[1] - ba[1] * h).powi(2)).sqrt() - w * 0.5;
+    clamp01(0.5 - d) * (width / w)
+}
+
+fn rect_coverage(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
+    let cx = clamp01((p[0] - a[0]).min(b[0] - p[0]) + 0.5);
+    let cy = clamp01((p[1] - a[1]).min(b[1] - p[1]) + 0.5);
+    cx * cy
+}
+
+fn disc_coverage(p: [f32; 2], c: [f32; 2], r: f32) -> f32 {
+    clamp01(r - ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2)).sqrt() + 0.5)
+}
+
+/// x range (exclusive end) of row `y` a segment can touch.
+fn segment_row_span(s: &Prepared, y: i32) -> (i32, i32) {
+    let (a, b) = (s.a, s.b);
+    let dy = b[1] - a[1];
+    let (mut x0, mut x1) = (s.bounds[0], s.bounds[2]);
+    if dy.abs() > 1e-3 {
+        let r = s.width.max(1.0) * 0.5 + 1.0;
+        let dx = b[0] - a[0];
+        let len = (dx * dx + dy * dy).sqrt();
+        let at = |yy: f32| a[0] + (yy - a[1]) * dx / dy;
+        let (u, v) = (at(y as f32), at(y as f32 + 1.0));
+        let half = r * len / dy.abs() + 1.0;
+        x0 = x0.max((u.min(v) - half).floor() as i32);
+        x1 = x1.min((u.max(v) + half).ceil() as i32 + 1);
+    }
+    (x0, x1)
+}
+
+fn quantise(v: f32) -> f32 {
+    (clamp01(v) * 255.0).round() / 255.0
+}
+
+fn draw_band(band: &mut [[f32; 4]], y0: i32, width: u32, shapes: &[(Blend, Vec<Prepared>)], atlas: &[u8]) {
+    let rows = (band.len() / width as usize) as i32;
+    for (blend, list) in shapes {
+        for s in list {
+            let (ys, ye) = (s.bounds[1].max(y0), s.bounds[3].min(y0 + rows));
+            for y in ys..ye {
+                let (xs, xe) = if s.kind == KIND_SEGMENT { segment_row_span(s, y) } else { (s.bounds[0], s.bounds[2]) };
+                let row = &mut band[((y - y0) as usize * width as usize)..][..width as usize];
+                for x in xs.max(0)..xe.min(width as i32) {
+                    let p = [x as f32 + 0.5, y as f32 + 0.5];
+                    let cov = match s.kind {
+                        KIND_SEGMENT => segment_coverage(p, s.a, s.b, s.width),
+                        KIND_RECT => rect_coverage(p, s.a, s.b),
+                        KIND_DISC => disc_coverage(p, s.a, s.width),
+                        KIND_GLYPH => {
+                            if p[0] < s.a[0] || p[1] < s.a[1] || p[0] >= s.b[0] || p[1] >= s.b[1] {
+                                continue;
+                            }
+                            let tx = (s.uv[0] + (p[0] - s.a[0]).floor()) as usize;
+                            let ty = (s.uv[1] + (p[1] - s.a[1]).floor()) as usize;
+                            f32::from(atlas[ty * ATLAS_SIZE as usize + tx]) / 255.0
+                        }
+                        _ => 0.0,
+                    };
+                    if cov <= 0.0 {
+                        continue;
+                    }
+                    let alpha = s.color[3] * cov;
+                    let src = [s.color[0] * alpha, s.color[1] * alpha, s.color[2] * alpha, alpha];
+                    let dst = &mut row[x as usize];
+                    let keep = if *blend == Blend::Alpha { 1.0 - alpha } else { 1.0 };
+                    for k in 0..4 {
+                        dst[k] = quantise(src[k] + dst[k] * keep);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Renders the part of the picture at `origin` of size `size` (a tile, or the whole).
+pub fn render_region(scene: &Scene, view: View, origin: [u32; 2], size: [u32; 2]) -> Image {
+    let o = [origin[0] as f32, origin[1] as f32];
+    let shapes: Vec<(Blend, Vec<Prepared>)> = scene
+        .layers
+        .iter()
+        .map(|l| (l.blend, l.instances.par_iter().filter_map(|i| prepare(i, view, o, size)).collect()))
+        .collect();
+    let bg = scene.background_rgba8();
+    let bgf = [f32::from(bg[0]) / 255.0, f32::from(bg[1]) / 255.0, f32::from(bg[2]) / 255.0, 1.0];
+    let mut acc = vec![bgf; size[0] as usize * size[1] as usize];
+    const BAND: usize = 16;
+    acc.par_chunks_mut(BAND * size[0] as usize)
+        .enumerate()
+        .for_each(|(i, band)| draw_band(band, (i * BAND) as i32, size[0], &shapes, &scene.atlas.pixels));
+    let pixels = acc
+        .iter()
+        .flat_map(|p| {
+            // Premultiplied over an opaque background: alpha is 1, colour needs no division.
+            let a = p[3].max(1e-6);
+            let c = |v: f32| (clamp01(v / a) * 255.0).round() as u8;
+            [c(p[0]), c(p[1]), c(p[2]), (clamp01(p[3]) * 255.0).round() as u8]
+        })
+        .collect();
+    Image { width: size[0], height: size[1], pixels }
+}
+
+pub fn render(scene: &Scene, view: View) -> Image {
+    render_region(scene, view, [0, 0], [scene.width, scene.height])
+}

@@ -1,0 +1,288 @@
+//! The GPU renderer: one instanced draw per layer, into an offscreen texture (then an [`Image`],
+//! in tiles when the picture exceeds the device's texture size) or into a window surface.
+
+use std::collections::HashMap;
+
+use wgpu::util::DeviceExt;
+
+use super::text::ATLAS_SIZE;
+use super::{Blend, Image, Instance, Scene, View};
+use crate::gpu::{GpuContext, GpuError};
+
+/// Uniforms of `render.wgsl` (`Globals`, 32 bytes). Keep in sync.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct Globals {
+    viewport: [f32; 2],
+    scale: f32,
+    _pad0: f32,
+    offset: [f32; 2],
+    origin: [f32; 2],
+}
+const _: () = assert!(size_of::<Globals>() == 32);
+
+/// Offscreen format: linear 8-bit RGBA, matching the CPU renderer's arithmetic.
+pub const OFFSCREEN_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
+
+pub struct GpuRenderer {
+    module: wgpu::ShaderModule,
+    bind_layout: wgpu::BindGroupLayout,
+    layout: wgpu::PipelineLayout,
+    pipelines: HashMap<(wgpu::TextureFormat, Blend), wgpu::RenderPipeline>,
+    atlas: Option<(wgpu::Texture, u64)>,
+}
+
+const ATTRIBUTES: [wgpu::VertexAttribute; 7] = wgpu::vertex_attr_array![
+    0 => Float32x2, 1 => Float32x2, 2 => Float32x2, 3 => Float32x2, 4 => Float32x4, 5 => Float32, 6 => Uint32
+];
+
+impl GpuRenderer {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("exaviz.render"),
+            source: wgpu::ShaderSource::Wgsl(exaviz_shaders::RENDER.source.into()),
+        });
+        let bind_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("exaviz.render.globals"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+            ],
+        });
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("exaviz.render.layout"),
+            bind_group_layouts: &[Some(&bind_layout)],
+            immediate_size: 0,
+        });
+        Self { module, bind_layout, layout, pipelines: HashMap::new(), atlas: None }
+    }
+
+    fn pipeline(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat, blend: Blend) -> wgpu::RenderPipeline {
+        let (module, layout) = (&self.module, &self.layout);
+        self.pipelines
+            .entry((format, blend))
+            .or_insert_with(|| {
+                let component = match blend {
+                    Blend::Alpha => wgpu::BlendComponent {
+                        src_factor: wgpu::BlendFactor::One,
+                        dst_factor: wgpu::BlendFactor::OneMinusSrcAlpha,
+                        operation: wgpu::BlendOperation::Add,
+                    },
+                    Blend::Additive => wgpu::BlendComponent {
+                        src_factor: wgpu::BlendFactor::One,
+                        dst_factor: wgpu::BlendFactor::One,
+                        operation: wgpu::BlendOperation::Add,
+                    },
+                };
+                device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                    label: Some(match blend {
+                        Blend::Alpha => "exaviz.render.alpha",
+                        Blend::Additive => "exaviz.render.additive",
+                    }),
+                    layout: Some(layout),
+                    vertex: wgpu::VertexState {
+                        module,
+                        entry_point: Some("vs_main"),
+                        compilation_options: Default::default(),
+                        buffers: &[Some(wgpu::VertexBufferLayout {
+                            array_stride: size_of::<Instance>() as u64,
+                            step_mode: wgpu::VertexStepMode::Instance,
+                            attributes: &ATTRIBUTES,
+                        })],
+                    },
+                    primitive: wgpu::PrimitiveState::default(),
+                    depth_stencil: None,
+                    multisample: wgpu::MultisampleState::default(),
+                    fragment: Some(wgpu::FragmentState {
+                        module,
+                        entry_point: Some("fs_main"),
+                        compilation_options: Default::default(),
+                        targets: &[Some(wgpu::ColorTargetState {
+                            format,
+                            blend: Some(wgpu::BlendState { color: component, alpha: component }),
+                            write_mask: wgpu::ColorWrites::ALL,
+                        })],
+                    }),
+                    multiview_mask: None,
+                    cache: None,
+                })
+            })
+            .clone()
+    }
+
+    fn atlas_view(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, scene: &Scene) -> wgpu::TextureView {
+        let stale = self.atlas.as_ref().is_none_or(|(_, g)| *g != scene.atlas.generation);
+        if stale {
+            let tex = device.create_texture_with_data(
+                queue,
+                &wgpu::TextureDescriptor {
+                    label: Some("exaviz.render.atlas"),
+                    size: wgpu::Extent3d { width: ATLAS_SIZE, height: ATLAS_SIZE, depth_or_array_layers: 1 },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format: wgpu::TextureFormat::R8Unorm,
+                    usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                    view_formats: &[],
+                },
+                wgpu::util::TextureDataOrder::LayerMajor,
+                &scene.atlas.pixels,
+            );
+            self.atlas = Some((tex, scene.atlas.generation));
+        }
+        self.atlas.as_ref().expect("atlas uploaded").0.create_view(&Default::default())
+    }
+
+    /// Records the scene's draws into `target` (cleared to the background first). `size` is the
+    /// target's size and `origin` its top-left within the whole picture.
+    #[allow(clippy::too_many_arguments, reason = "a draw call needs its target, format, size and placement")]
+    pub fn draw(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        scene: &Scene,
+        view: View,
+        target: &wgpu::TextureView,
+        format: wgpu::TextureFormat,
+        size: [u32; 2],
+        origin: [u32; 2],
+    ) {
+        let globals = Globals {
+            viewport: [size[0] as f32, size[1] as f32],
+            scale: view.scale,
+            _pad0: 0.0,
+            offset: view.offset,
+            origin: [origin[0] as f32, origin[1] as f32],
+        };
+        let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("exaviz.render.globals"),
+            contents: bytemuck::bytes_of(&globals),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let atlas = self.atlas_view(device, queue, scene);
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("exaviz.render.globals"),
+            layout: &self.bind_layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(&atlas) },
+            ],
+        });
+        let all: Vec<Instance> = scene.layers.iter().flat_map(|l| l.instances.iter().copied()).collect();
+        let instances = (!all.is_empty()).then(|| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("exaviz.render.instances"),
+                contents: bytemuck::cast_slice(&all),
+                usage: wgpu::BufferUsages::VERTEX,
+            })
+        });
+        let pipelines: Vec<_> = scene.layers.iter().map(|l| self.pipeline(device, format, l.blend)).collect();
+        let bg = scene.background_rgba8();
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("exaviz.render.pass"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: target,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color {
+                        r: f64::from(bg[0]) / 255.0,
+                        g: f64::from(bg[1]) / 255.0,
+                        b: f64::from(bg[2]) / 255.0,
+                        a: 1.0,
+                    }),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        let Some(instances) = instances else { return };
+        pass.set_bind_group(0, &group, &[]);
+        pass.set_vertex_buffer(0, instances.slice(..));
+        let mut start = 0u32;
+        for (layer, pipeline) in scene.layers.iter().zip(&pipelines) {
+            let end = start + layer.instances.len() as u32;
+            if end > start {
+                pass.set_pipeline(pipeline);
+                pass.draw(0..6, start..end);
+            }
+            start = end;
+        }
+    }
+
+    /// Renders the scene offscreen and reads it back, in tiles no larger than the device allows.
+    pub fn render_to_image(&mut self, ctx: &GpuContext, scene: &Scene, view: View) -> Result<Image, GpuError> {
+        let (device, queue) = (&ctx.device, &ctx.queue);
+        let tile = ctx.limits.max_texture_dimension_2d.clamp(256, 4096);
+        let (w, h) = (scene.width, scene.height);
+        let mut pixels = vec![0u8; w as usize * h as usize * 4];
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        for ty in (0..h).step_by(tile as usize) {
+            for tx in (0..w).step_by(tile as usize) {
+                let (tw, th) = (tile.min(w - tx), tile.min(h - ty));
+                let texture = device.create_texture(&wgpu::TextureDescriptor {
+                    label: Some("exaviz.render.offscreen"),
+                    size: wgpu::Extent3d { width: tw, height: th, depth_or_array_layers: 1 },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format: OFFSCREEN_FORMAT,
+                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                    view_formats: &[],
+                });
+                let target = texture.create_view(&Default::default());
+                let mut enc = device.create_command_encoder(&Default::default());
+                self.draw(device, queue, &mut enc, scene, view, &target, OFFSCREEN_FORMAT, [tw, th], [tx, ty]);
+                let row = (tw * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+                let staging = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("exaviz.render.readback"),
+                    size: u64::from(row) * u64::from(th),
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                enc.copy_texture_to_buffer(
+                    texture.as_image_copy(),
+                    wgpu::TexelCopyBufferInfo {
+                        buffer: &staging,
+                        layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(row), rows_per_image: Some(th) },
+                    },
+                    wgpu::Extent3d { width: tw, height: th, depth_or_array_layers: 1 },
+                );
+                queue.submit([enc.finish()]);
+                let words = crate::stages::gpu_runner::read_mapped(device, &staging)?;
+                let bytes: &[u8] = bytemuck::cast_slice(&words);
+                for y in 0..th as usize {
+                    let src = &bytes[y * row as usize..][..tw as usize * 4];
+                    let dst = ((ty as usize + y) * w as usize + tx as usize) * 4;
+                    pixels[dst..dst + tw as usize * 4].copy_from_slice(src);
+                }
+            }
+        }
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Wgpu(e.to_string()));
+        }
+        Ok(Image { width: w, height: h, pixels })
+    }
+}

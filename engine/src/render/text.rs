@@ -1,0 +1,135 @@
+//! Text for labels and legends: glyphs rasterised with `ab_glyph` from the embedded Hack font
+//! (shipped by `epaint_default_fonts`, MIT/Bitstream Vera licence) into an R8 atlas, drawn as
+//! screen-space glyph instances at whole-pixel positions (so the GPU and the CPU renderer look
+//! up identical texels).
+
+use std::collections::HashMap;
+
+use ab_glyph::{Font, FontRef, ScaleFont};
+
+/// Horizontal placement of a string relative to its anchor point (the baseline's y).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Anchor {
+    Left,
+    Centre,
+    Right,
+}
+
+pub const ATLAS_SIZE: u32 = 1024;
+
+/// A placed glyph: screen rectangle and atlas texel of its top-left corner.
+#[derive(Clone, Copy, Debug)]
+pub struct PlacedGlyph {
+    pub min: [f32; 2],
+    pub max: [f32; 2],
+    pub uv: [f32; 2],
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    x: u32,
+    y: u32,
+    w: u32,
+    h: u32,
+    /// Offset of the bitmap's top-left from the pen position on the baseline.
+    dx: i32,
+    dy: i32,
+}
+
+/// Glyph bitmaps packed in shelves of an `ATLAS_SIZE`² R8 texture.
+#[derive(Clone)]
+pub struct TextAtlas {
+    pub pixels: Vec<u8>,
+    /// Bumped whenever a glyph is added, so renderers know to upload the atlas again.
+    pub generation: u64,
+    slots: HashMap<(char, u32), Option<Slot>>,
+    shelf_x: u32,
+    shelf_y: u32,
+    shelf_h: u32,
+}
+
+impl std::fmt::Debug for TextAtlas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TextAtlas({} glyphs)", self.slots.len())
+    }
+}
+
+impl Default for TextAtlas {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn font() -> FontRef<'static> {
+    FontRef::try_from_slice(epaint_default_fonts::HACK_REGULAR).expect("embedded font parses")
+}
+
+impl TextAtlas {
+    pub fn new() -> Self {
+        Self { pixels: vec![0; (ATLAS_SIZE * ATLAS_SIZE) as usize], generation: 0, slots: HashMap::new(), shelf_x: 0, shelf_y: 0, shelf_h: 0 }
+    }
+
+    fn slot(&mut self, font: &FontRef<'_>, c: char, size: u32) -> Option<Slot> {
+        if let Some(s) = self.slots.get(&(c, size)) {
+            return *s;
+        }
+        let glyph = font.glyph_id(c).with_scale_and_position(size as f32, ab_glyph::point(0.0, 0.0));
+        let slot = font.outline_glyph(glyph).and_then(|outline| {
+            let bounds = outline.px_bounds();
+            let (w, h) = (bounds.width().ceil() as u32, bounds.height().ceil() as u32);
+            if self.shelf_x + w + 1 > ATLAS_SIZE {
+                self.shelf_x = 0;
+                self.shelf_y += self.shelf_h + 1;
+                self.shelf_h = 0;
+            }
+            if self.shelf_y + h + 1 > ATLAS_SIZE {
+                return None; // atlas full: the glyph is dropped rather than corrupting others
+            }
+            let (x, y) = (self.shelf_x, self.shelf_y);
+            outline.draw(|gx, gy, cov| {
+                if gx < w && gy < h {
+                    let i = ((y + gy) * ATLAS_SIZE + x + gx) as usize;
+                    self.pixels[i] = (cov.clamp(0.0, 1.0) * 255.0).round() as u8;
+                }
+            });
+            self.shelf_x += w + 1;
+            self.shelf_h = self.shelf_h.max(h);
+            Some(Slot { x, y, w, h, dx: bounds.min.x.floor() as i32, dy: bounds.min.y.floor() as i32 })
+        });
+        self.slots.insert((c, size), slot);
+        self.generation += 1;
+        slot
+    }
+
+    /// Width in pixels of `text` at `size_px`.
+    pub fn measure(text: &str, size_px: f32) -> f32 {
+        let font = font();
+        let scaled = font.as_scaled(size_px.round());
+        text.chars().map(|c| scaled.h_advance(font.glyph_id(c)).round()).sum()
+    }
+
+    /// Places `text` with its baseline at `at.y`, anchored horizontally at `at.x`; returns the
+    /// glyphs to draw and the text's width.
+    pub fn layout(&mut self, text: &str, at: [f32; 2], size_px: f32, anchor: Anchor) -> (Vec<PlacedGlyph>, f32) {
+        let size = size_px.round().max(4.0) as u32;
+        let font = font();
+        let width = Self::measure(text, size as f32);
+        let scaled = font.as_scaled(size as f32);
+        let mut pen = match anchor {
+            Anchor::Left => at[0],
+            Anchor::Centre => at[0] - width / 2.0,
+            Anchor::Right => at[0] - width,
+        }
+        .round();
+        let base = at[1].round();
+        let mut out = Vec::with_capacity(text.len());
+        for c in text.chars() {
+            if let Some(s) = self.slot(&font, c, size) {
+                let min = [pen + s.dx as f32, base + s.dy as f32];
+                out.push(PlacedGlyph { min, max: [min[0] + s.w as f32, min[1] + s.h as f32], uv: [s.x as f32, s.y as f32] });
+            }
+            pen += scaled.h_advance(font.glyph_id(c)).round();
+        }
+        (out, width)
+    }
+}
