@@ -94,6 +94,18 @@ impl GpuContext {
         Self::from_adapter(instance, adapter)
     }
 
+    /// The best adapter that can present to `surface`.
+    pub fn for_surface(instance: wgpu::Instance, surface: &wgpu::Surface<'_>) -> Result<Self, GpuError> {
+        let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        adapters.retain(|a| a.is_surface_supported(surface));
+        adapters.sort_by_key(|a| rank(&a.get_info()));
+        let adapter = adapters
+            .into_iter()
+            .next()
+            .ok_or_else(|| GpuError::NoAdapter("no adapter can present to this window".into()))?;
+        Self::from_adapter(instance, adapter)
+    }
+
     pub fn from_adapter(instance: wgpu::Instance, adapter: wgpu::Adapter) -> Result<Self, GpuError> {
         let info = adapter.get_info();
         let limits = adapter.limits();

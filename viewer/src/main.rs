@@ -1,1 +1,230 @@
-fn main(){}
+//! `exaviz`: render, inspect and view communication traces and network traffic.
+
+mod window;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use exaviz_engine::layout::Ordering;
+use exaviz_engine::render::{ColorMap, View, render_scene, write_png_atomic};
+use exaviz_engine::views::ring::{RingOptions, ring_scene};
+use exaviz_engine::{Backend, BackendChoice};
+
+/// The built-in default input of `exaviz render` when none is given.
+pub const DEFAULT_INPUT: &str = "gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1";
+
+#[derive(Parser, Debug)]
+#[command(name = "exaviz", version, about = "GPU visualization of parallel-program communication and network traffic")]
+#[command(after_help = "INPUT is a path to a supported file (format detected from content: Boxfish meta YAML) or a generator:\n  gen:torus?dims=4x4x4            an N-D torus without traffic\n  gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1   seed 001's traffic simulation (Algorithm 1)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ViewKind {
+    /// Torus nodes on a circle in sequential or Hilbert order, links as chords coloured by traffic.
+    Ring,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum BackendArg {
+    Auto,
+    Gpu,
+    Cpu,
+}
+
+impl From<BackendArg> for BackendChoice {
+    fn from(b: BackendArg) -> Self {
+        match b {
+            BackendArg::Auto => Self::Auto,
+            BackendArg::Gpu => Self::Gpu,
+            BackendArg::Cpu => Self::Cpu,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum OrderArg {
+    Hilbert,
+    Sequential,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum MapArg {
+    Viridis,
+    Cividis,
+}
+
+#[derive(clap::Args, Debug)]
+struct ViewArgs {
+    /// Which view to draw.
+    #[arg(long, value_enum, default_value = "ring")]
+    view: ViewKind,
+    /// Node ordering along the ring.
+    #[arg(long, value_enum, default_value = "hilbert")]
+    order: OrderArg,
+    /// Colour map (both are safe for colour-blind readers).
+    #[arg(long, value_enum, default_value = "viridis")]
+    colormap: MapArg,
+    /// Compute and render path: a GPU adapter if any (else the CPU, with a warning), a GPU or a clear error, or the CPU.
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Render a view headless to a PNG file.
+    Render {
+        /// Input file or gen: generator (default: the built-in 4x4x4x4x4 torus simulation).
+        #[arg(default_value = DEFAULT_INPUT)]
+        input: String,
+        /// Output PNG (written to a temporary file, then renamed).
+        #[arg(long, short, default_value = "exaviz.png")]
+        out: PathBuf,
+        /// Picture size in pixels, WIDTHxHEIGHT.
+        #[arg(long, default_value = "1024x768")]
+        size: String,
+        #[command(flatten)]
+        view: ViewArgs,
+    },
+    /// Print counts of nodes, links, locations, messages, intervals and the time span.
+    Info {
+        input: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Open a view in a window, with pan (drag) and zoom (wheel); Esc or Q quits.
+    View {
+        #[arg(default_value = DEFAULT_INPUT)]
+        input: String,
+        /// Initial window size, WIDTHxHEIGHT.
+        #[arg(long, default_value = "1024x768")]
+        size: String,
+        /// Close after presenting this many frames (for tests and demos).
+        #[arg(long)]
+        frames: Option<u64>,
+        #[command(flatten)]
+        view: ViewArgs,
+    },
+}
+
+/// Largest side and area accepted for a picture.
+const MAX_SIDE: u32 = 32_768;
+const MAX_PIXELS: u64 = 1 << 28;
+
+fn parse_size(s: &str) -> Result<(u32, u32)> {
+    let (w, h) = s.split_once('x').with_context(|| format!("size '{s}' must be WIDTHxHEIGHT, e.g. 1024x768"))?;
+    let parse = |v: &str| v.trim().parse::<u32>().ok().filter(|&v| (16..=MAX_SIDE).contains(&v));
+    let (Some(w), Some(h)) = (parse(w), parse(h)) else {
+        bail!("size '{s}' is impossible: each side must be 16 to {MAX_SIDE} pixels");
+    };
+    if u64::from(w) * u64::from(h) > MAX_PIXELS {
+        bail!("size '{s}' is impossible: more than {MAX_PIXELS} pixels");
+    }
+    Ok((w, h))
+}
+
+fn spinner(msg: &str) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(Duration::from_millis(120));
+    pb
+}
+
+fn ring_options(args: &ViewArgs, (width, height): (u32, u32)) -> RingOptions {
+    RingOptions {
+        width,
+        height,
+        order: match args.order {
+            OrderArg::Hilbert => Ordering::Hilbert,
+            OrderArg::Sequential => Ordering::Sequential,
+        },
+        colormap: match args.colormap {
+            MapArg::Viridis => ColorMap::Viridis,
+            MapArg::Cividis => ColorMap::Cividis,
+        },
+    }
+}
+
+fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
+    let pb = spinner(&format!("loading {input}"));
+    let d = exaviz_datasets::open(input);
+    pb.finish_and_clear();
+    Ok(d?)
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Render { input, out, size, view } => {
+            let size = parse_size(&size)?;
+            if out.is_dir() {
+                bail!("{}: is a folder; give a file name for the PNG", out.display());
+            }
+            let dataset = load(&input)?;
+            let backend = Backend::new(view.backend.into())?;
+            let pb = spinner(&format!("rendering {:?} on {}", view.view, backend.describe()));
+            let scene = match view.view {
+                ViewKind::Ring => ring_scene(&dataset, &backend, &ring_options(&view, size)).map_err(|e| anyhow::anyhow!("{input}: {e}"))?,
+            };
+            let image = render_scene(&backend, &scene, View::default())?;
+            pb.finish_and_clear();
+            write_png_atomic(&out, &image).with_context(|| format!("{}: cannot write", out.display()))?;
+            eprintln!("wrote {} ({}x{}, {} instances, {})", out.display(), image.width, image.height, scene.instance_count(), backend.describe());
+            Ok(())
+        }
+        Command::Info { input, json } => {
+            let s = load(&input)?.summary();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                println!("input:        {}", s.name);
+                if !s.dimensions.is_empty() {
+                    let d: Vec<String> = s.dimensions.iter().map(u32::to_string).collect();
+                    println!("topology:     {} torus", d.join("x"));
+                }
+                println!("nodes:        {}", s.nodes);
+                println!("links:        {}", s.links);
+                println!("locations:    {}", s.locations);
+                println!("messages:     {}", s.messages);
+                println!("intervals:    {}", s.intervals);
+                println!("collectives:  {}", s.collectives);
+                println!("link samples: {}", s.link_counter_samples);
+                match s.time_span_ticks {
+                    Some((a, b)) => println!("time span:    {a} .. {b} ticks ({} ticks/s)", s.ticks_per_second),
+                    None => println!("time span:    none"),
+                }
+            }
+            Ok(())
+        }
+        Command::View { input, size, frames, view } => {
+            let size = parse_size(&size)?;
+            let dataset = load(&input)?;
+            window::run(dataset, input, view.backend.into(), ring_options(&view, size), frames)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line: the chain of causes joined.
+            let msg: Vec<String> = e.chain().map(ToString::to_string).collect();
+            eprintln!("error: {}", msg.join(": "));
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! Layouts: a view maps entities to primitives. Orderings linearise N-D topologies.
+
+pub mod order;
+
+pub use order::{Ordering, order_nodes};
