@@ -18,13 +18,20 @@ fn gpu_backend() -> Backend {
 
 fn render(input: &str, backend: &Backend, order: Ordering, w: u32, h: u32) -> Image {
     let dataset = exaviz_datasets::open(input).expect("input opens");
-    let opts = RingOptions { width: w, height: h, order, ..Default::default() };
+    let opts = RingOptions {
+        width: w,
+        height: h,
+        order,
+        ..Default::default()
+    };
     let scene = ring_scene(&dataset, backend, &opts).expect("scene");
     render_scene(backend, &scene, View::default()).expect("render")
 }
 
 fn golden(name: &str, image: &Image) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("golden").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("golden")
+        .join(name);
     if std::env::var("EXAVIZ_UPDATE_GOLDEN").as_deref() == Ok("1") {
         write_png_atomic(&path, image).unwrap();
     }
@@ -59,7 +66,9 @@ fn link_traffic_agrees_between_backends_and_with_the_messages() {
 
 #[test]
 fn boxfish_ring_agrees_between_backends() {
-    let Some(data) = shared_data_or_skip("boxfish_ring_agrees_between_backends") else { return };
+    let Some(data) = shared_data_or_skip("boxfish_ring_agrees_between_backends") else {
+        return;
+    };
     let meta = data.join("boxfish/bgpc_meta.yaml");
     let meta = meta.to_str().unwrap();
     let d = exaviz_datasets::open(meta).unwrap();

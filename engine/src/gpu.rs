@@ -24,7 +24,9 @@ impl std::str::FromStr for BackendChoice {
             "auto" => Ok(Self::Auto),
             "gpu" => Ok(Self::Gpu),
             "cpu" => Ok(Self::Cpu),
-            other => Err(format!("unknown backend '{other}' (expected auto, gpu or cpu)")),
+            other => Err(format!(
+                "unknown backend '{other}' (expected auto, gpu or cpu)"
+            )),
         }
     }
 }
@@ -95,7 +97,10 @@ impl GpuContext {
     }
 
     /// The best adapter that can present to `surface`.
-    pub fn for_surface(instance: wgpu::Instance, surface: &wgpu::Surface<'_>) -> Result<Self, GpuError> {
+    pub fn for_surface(
+        instance: wgpu::Instance,
+        surface: &wgpu::Surface<'_>,
+    ) -> Result<Self, GpuError> {
         let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
         adapters.retain(|a| a.is_surface_supported(surface));
         adapters.sort_by_key(|a| rank(&a.get_info()));
@@ -106,15 +111,19 @@ impl GpuContext {
         Self::from_adapter(instance, adapter)
     }
 
-    pub fn from_adapter(instance: wgpu::Instance, adapter: wgpu::Adapter) -> Result<Self, GpuError> {
+    pub fn from_adapter(
+        instance: wgpu::Instance,
+        adapter: wgpu::Adapter,
+    ) -> Result<Self, GpuError> {
         let info = adapter.get_info();
         let limits = adapter.limits();
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("exaviz.device"),
-            required_features: wgpu::Features::empty(),
-            required_limits: limits.clone(),
-            ..Default::default()
-        }))?;
+        let (device, queue) =
+            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+                label: Some("exaviz.device"),
+                required_features: wgpu::Features::empty(),
+                required_limits: limits.clone(),
+                ..Default::default()
+            }))?;
         Ok(Self {
             instance,
             adapter,
@@ -127,12 +136,17 @@ impl GpuContext {
     }
 
     pub fn describe(&self) -> String {
-        format!("{} ({:?}, {:?})", self.info.name, self.info.backend, self.info.device_type)
+        format!(
+            "{} ({:?}, {:?})",
+            self.info.name, self.info.backend, self.info.device_type
+        )
     }
 
     /// The largest storage binding, capped at the largest buffer.
     pub fn max_binding_bytes(&self) -> u64 {
-        self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size)
+        self.limits
+            .max_storage_buffer_binding_size
+            .min(self.limits.max_buffer_size)
     }
 }
 

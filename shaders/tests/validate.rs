@@ -22,9 +22,14 @@ fn every_shader_in_the_folder_validates_and_is_embedded() {
         if path.extension().is_some_and(|e| e == "wgsl") {
             let src = std::fs::read_to_string(&path).expect("readable");
             validate(&path.display().to_string(), &src);
-            let stem = path.file_stem().and_then(|s| s.to_str()).expect("utf-8 name");
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .expect("utf-8 name");
             assert!(
-                exaviz_shaders::ALL.iter().any(|s| s.name == stem && s.source == src),
+                exaviz_shaders::ALL
+                    .iter()
+                    .any(|s| s.name == stem && s.source == src),
                 "{stem}.wgsl is not embedded in exaviz_shaders::ALL"
             );
             seen += 1;
@@ -35,6 +40,7 @@ fn every_shader_in_the_folder_validates_and_is_embedded() {
 
 #[test]
 fn a_broken_shader_is_rejected() {
-    let result = std::panic::catch_unwind(|| validate("broken.wgsl", "fn f() -> u32 { return 1.0; }"));
+    let result =
+        std::panic::catch_unwind(|| validate("broken.wgsl", "fn f() -> u32 { return 1.0; }"));
     assert!(result.is_err());
 }

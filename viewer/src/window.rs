@@ -46,14 +46,19 @@ impl State {
     }
 
     fn rebuild(&mut self, dataset: &Dataset, opts: &RingOptions) -> Result<()> {
-        let opts = RingOptions { width: self.config.width, height: self.config.height, ..*opts };
+        let opts = RingOptions {
+            width: self.config.width,
+            height: self.config.height,
+            ..*opts
+        };
         self.scene = ring_scene(dataset, &self.backend, &opts)?;
         Ok(())
     }
 
     fn redraw(&mut self) -> Result<bool> {
         let frame = match self.surface.get_current_texture() {
-            wgpu::CurrentSurfaceTexture::Success(f) | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
+            wgpu::CurrentSurfaceTexture::Success(f)
+            | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
             wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
                 self.surface.configure(&self.ctx().device, &self.config);
                 return Ok(false);
@@ -67,7 +72,17 @@ impl State {
         };
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         let size = [self.config.width, self.config.height];
-        self.renderer.draw(&ctx.device, &ctx.queue, &mut enc, &self.scene, self.view, &target, self.config.format, size, [0, 0]);
+        self.renderer.draw(
+            &ctx.device,
+            &ctx.queue,
+            &mut enc,
+            &self.scene,
+            self.view,
+            &target,
+            self.config.format,
+            size,
+            [0, 0],
+        );
         ctx.queue.submit([enc.finish()]);
         ctx.queue.present(frame);
         self.presented += 1;
@@ -79,18 +94,34 @@ impl App {
     fn start(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
         let attrs = Window::default_attributes()
             .with_title(format!("exaviz · {}", self.title))
-            .with_inner_size(winit::dpi::PhysicalSize::new(self.opts.width, self.opts.height));
-        let window = Arc::new(event_loop.create_window(attrs).context("cannot create a window")?);
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_with_display_handle_from_env(Box::new(
-            event_loop.owned_display_handle(),
-        )));
-        let surface = instance.create_surface(window.clone()).context("cannot create a surface for the window")?;
+            .with_inner_size(winit::dpi::PhysicalSize::new(
+                self.opts.width,
+                self.opts.height,
+            ));
+        let window = Arc::new(
+            event_loop
+                .create_window(attrs)
+                .context("cannot create a window")?,
+        );
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_with_display_handle_from_env(
+                Box::new(event_loop.owned_display_handle()),
+            ));
+        let surface = instance
+            .create_surface(window.clone())
+            .context("cannot create a surface for the window")?;
         let ctx = GpuContext::for_surface(instance, &surface)
             .map_err(|e| anyhow!("{e}; exaviz view needs a GPU adapter (lavapipe works); use exaviz render --backend cpu instead"))?;
         let size = window.inner_size();
         let caps = surface.get_capabilities(&ctx.adapter);
         // A linear format, so colours match the PNG output; else whatever the surface offers.
-        let format = caps.formats.iter().copied().find(|f| !f.is_srgb()).or(caps.formats.first().copied()).context("the surface offers no format")?;
+        let format = caps
+            .formats
+            .iter()
+            .copied()
+            .find(|f| !f.is_srgb())
+            .or(caps.formats.first().copied())
+            .context("the surface offers no format")?;
         let config = wgpu::SurfaceConfiguration {
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
             format,
@@ -98,7 +129,11 @@ impl App {
             height: size.height.max(1),
             present_mode: wgpu::PresentMode::AutoVsync,
             desired_maximum_frame_latency: 2,
-            alpha_mode: caps.alpha_modes.first().copied().unwrap_or(wgpu::CompositeAlphaMode::Auto),
+            alpha_mode: caps
+                .alpha_modes
+                .first()
+                .copied()
+                .unwrap_or(wgpu::CompositeAlphaMode::Auto),
             view_formats: vec![],
             color_space: wgpu::SurfaceColorSpace::Auto,
         };
@@ -139,18 +174,22 @@ impl ApplicationHandler for App {
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
-        let Some(state) = self.state.as_mut() else { return };
+        let Some(state) = self.state.as_mut() else {
+            return;
+        };
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
-            WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => match event.logical_key {
-                Key::Named(NamedKey::Escape) => event_loop.exit(),
-                Key::Character(c) if c.as_str() == "q" => event_loop.exit(),
-                Key::Character(c) if c.as_str() == "0" => {
-                    state.view = View::default();
-                    state.window.request_redraw();
+            WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => {
+                match event.logical_key {
+                    Key::Named(NamedKey::Escape) => event_loop.exit(),
+                    Key::Character(c) if c.as_str() == "q" => event_loop.exit(),
+                    Key::Character(c) if c.as_str() == "0" => {
+                        state.view = View::default();
+                        state.window.request_redraw();
+                    }
+                    _ => {}
                 }
-                _ => {}
-            },
+            }
             WindowEvent::Resized(size) => {
                 state.config.width = size.width.max(1);
                 state.config.height = size.height.max(1);
@@ -171,7 +210,11 @@ impl ApplicationHandler for App {
                 }
                 state.cursor = p;
             }
-            WindowEvent::MouseInput { state: s, button: MouseButton::Left, .. } => {
+            WindowEvent::MouseInput {
+                state: s,
+                button: MouseButton::Left,
+                ..
+            } => {
                 state.drag_from = (s == ElementState::Pressed).then_some(state.cursor);
             }
             WindowEvent::MouseWheel { delta, .. } => {
@@ -204,14 +247,32 @@ impl ApplicationHandler for App {
 }
 
 /// Opens the window and runs until it is closed (or `frames` frames were presented).
-pub fn run(dataset: Dataset, title: String, backend: BackendChoice, opts: RingOptions, frames: Option<u64>) -> Result<()> {
+pub fn run(
+    dataset: Dataset,
+    title: String,
+    backend: BackendChoice,
+    opts: RingOptions,
+    frames: Option<u64>,
+) -> Result<()> {
     if backend == BackendChoice::Cpu {
-        bail!("exaviz view draws with a GPU adapter (lavapipe works); for the CPU path use exaviz render --backend cpu");
+        bail!(
+            "exaviz view draws with a GPU adapter (lavapipe works); for the CPU path use exaviz render --backend cpu"
+        );
     }
-    let event_loop = EventLoop::new()
-        .map_err(|e| anyhow!("cannot open a window ({e}); for headless output use exaviz render"))?;
-    let mut app = App { dataset, title, opts, frames, state: None, error: None };
-    event_loop.run_app(&mut app).context("window event loop failed")?;
+    let event_loop = EventLoop::new().map_err(|e| {
+        anyhow!("cannot open a window ({e}); for headless output use exaviz render")
+    })?;
+    let mut app = App {
+        dataset,
+        title,
+        opts,
+        frames,
+        state: None,
+        error: None,
+    };
+    event_loop
+        .run_app(&mut app)
+        .context("window event loop failed")?;
     match app.error {
         Some(e) => Err(e),
         None => {

@@ -12,16 +12,37 @@ pub enum ColorMap {
 }
 
 const VIRIDIS: [[u8; 3]; 9] = [
-    [68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141],
-    [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37],
+    [68, 1, 84],
+    [71, 44, 122],
+    [59, 81, 139],
+    [44, 113, 142],
+    [33, 144, 141],
+    [39, 173, 129],
+    [92, 200, 99],
+    [170, 220, 50],
+    [253, 231, 37],
 ];
 const CIVIDIS: [[u8; 3]; 9] = [
-    [0, 34, 78], [18, 53, 112], [59, 73, 108], [87, 93, 109], [112, 113, 115],
-    [138, 134, 120], [166, 156, 117], [196, 179, 105], [254, 232, 56],
+    [0, 34, 78],
+    [18, 53, 112],
+    [59, 73, 108],
+    [87, 93, 109],
+    [112, 113, 115],
+    [138, 134, 120],
+    [166, 156, 117],
+    [196, 179, 105],
+    [254, 232, 56],
 ];
 const RDBU: [[u8; 3]; 9] = [
-    [33, 102, 172], [67, 147, 195], [146, 197, 222], [209, 229, 240], [247, 247, 247],
-    [253, 219, 199], [244, 165, 130], [214, 96, 77], [178, 24, 43],
+    [33, 102, 172],
+    [67, 147, 195],
+    [146, 197, 222],
+    [209, 229, 240],
+    [247, 247, 247],
+    [253, 219, 199],
+    [244, 165, 130],
+    [214, 96, 77],
+    [178, 24, 43],
 ];
 
 impl ColorMap {
@@ -48,7 +69,9 @@ impl ColorMap {
         let x = t * (stops.len() - 1) as f32;
         let i = (x.floor() as usize).min(stops.len() - 2);
         let f = x - i as f32;
-        let c = |k: usize| f32::from(stops[i][k]) + (f32::from(stops[i + 1][k]) - f32::from(stops[i][k])) * f;
+        let c = |k: usize| {
+            f32::from(stops[i][k]) + (f32::from(stops[i + 1][k]) - f32::from(stops[i][k])) * f
+        };
         [c(0) / 255.0, c(1) / 255.0, c(2) / 255.0, 1.0]
     }
 }
@@ -60,7 +83,9 @@ impl std::str::FromStr for ColorMap {
             "viridis" => Ok(Self::Viridis),
             "cividis" => Ok(Self::Cividis),
             "rdbu" => Ok(Self::RdBu),
-            _ => Err(format!("unknown colour map '{s}' (expected viridis, cividis or rdbu)")),
+            _ => Err(format!(
+                "unknown colour map '{s}' (expected viridis, cividis or rdbu)"
+            )),
         }
     }
 }
@@ -83,7 +108,11 @@ impl Scale {
     pub fn normalise(&self, v: f64) -> f32 {
         let t = if self.log {
             let (l, h) = (self.lo.max(1e-300).ln(), self.hi.max(1e-300).ln());
-            if h > l { (v.max(1e-300).ln() - l) / (h - l) } else { 1.0 }
+            if h > l {
+                (v.max(1e-300).ln() - l) / (h - l)
+            } else {
+                1.0
+            }
         } else if self.hi > self.lo {
             (v - self.lo) / (self.hi - self.lo)
         } else {

@@ -69,11 +69,26 @@ fn axis_key(p: &Params, keys_is_x: bool, keys: &Words, i: u32) -> u32 {
     if mode == 0 {
         return keys[i].load(Relaxed);
     }
-    time_key(keys[2 * i].load(Relaxed), keys[2 * i + 1].load(Relaxed), t0_lo, t0_hi, shift, width)
+    time_key(
+        keys[2 * i].load(Relaxed),
+        keys[2 * i + 1].load(Relaxed),
+        t0_lo,
+        t0_hi,
+        shift,
+        width,
+    )
 }
 
 /// One invocation of `bin_heatmap`.
-pub fn bin_heatmap(i: u32, params: &Params, x_keys: &Words, y_keys: &Words, weights: &Words, counts: &Words, sums: &Words) {
+pub fn bin_heatmap(
+    i: u32,
+    params: &Params,
+    x_keys: &Words,
+    y_keys: &Words,
+    weights: &Words,
+    counts: &Words,
+    sums: &Words,
+) {
     if i >= params.n {
         return;
     }

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The one test command (README; .ci/run calls it). Installs what is missing on a Debian machine
+# (lavapipe for the GPU tests, Xvfb and ImageMagick for the viewer test), then runs every test.
+# GPU tests fail, never skip, without an adapter. With CI=true (or EXAVIZ_REQUIRE_DATA=1) the
+# tests that read ../shared/data are mandatory too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(mesa-vulkan-drivers libvulkan1 xvfb xauth imagemagick libxkbcommon-x11-0 libx11-xcb1 libxcursor1 libxi6)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Vulkan loaders complain without a runtime dir; give them a private one.
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
+chmod 700 "$XDG_RUNTIME_DIR" 2>/dev/null || true
+if [ "${CI:-}" = "true" ]; then
+  export EXAVIZ_REQUIRE_DATA=1
+fi
+
+cargo fmt --all -- --check
+cargo test --workspace --exclude exaviz-benches "$@"
