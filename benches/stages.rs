@@ -1,1 +1,103 @@
-fn main() {}
+//! Criterion benches of the compute stages on both backends (CPU mirrors, and the GPU runner on
+//! whatever adapter exists: lavapipe here, where GPU numbers check correctness, not speed), next
+//! to a plain serial Rust loop as the reference peer. Throughput is in elements per second.
+//!
+//!     cargo bench -p exaviz-benches --bench stages
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use exaviz_benches::{messages, short_segments};
+use exaviz_engine::GpuContext;
+use exaviz_engine::stages::{self, AxisKey, DensityInput, HeatmapInput, Runner, cpu::CpuRunner, gpu_runner::GpuRunner};
+
+fn runners(ctx: Option<&GpuContext>) -> Vec<(&'static str, Box<dyn Runner + '_>)> {
+    let mut v: Vec<(&'static str, Box<dyn Runner>)> = vec![("cpu", Box::new(CpuRunner::default()))];
+    if let Some(ctx) = ctx {
+        v.push(("gpu", Box::new(GpuRunner::new(ctx))));
+    }
+    v
+}
+
+fn bench(c: &mut Criterion) {
+    let ctx = GpuContext::new().map_err(|e| eprintln!("no GPU adapter ({e}): GPU benches skipped")).ok();
+    if let Some(ctx) = &ctx {
+        eprintln!("GPU adapter: {}", ctx.describe());
+    }
+
+    let n = 2_000_000;
+    let (src, dst, bytes) = messages(n, 1024);
+    let mut g = c.benchmark_group("bin_heatmap_1024x1024");
+    g.throughput(Throughput::Elements(n as u64));
+    g.bench_function(BenchmarkId::new("serial", n), |b| {
+        b.iter(|| {
+            let mut counts = vec![0u32; 1024 * 1024];
+            let mut sums = vec![0u64; 1024 * 1024];
+            for i in 0..n {
+                let c = (src[i] * 1024 + dst[i]) as usize;
+                counts[c] += 1;
+                sums[c] += u64::from(bytes[i]);
+            }
+            (counts, sums)
+        })
+    });
+    let input = HeatmapInput {
+        x: AxisKey::Id { keys: &dst, extent: 1024 },
+        y: AxisKey::Id { keys: &src, extent: 1024 },
+        weights: Some(&bytes),
+    };
+    for (name, mut r) in runners(ctx.as_ref()) {
+        g.bench_function(BenchmarkId::new(name, n), |b| {
+            b.iter(|| stages::bin_heatmap::run(r.as_mut(), &input).unwrap())
+        });
+    }
+    g.finish();
+
+    let n = 1_000_000;
+    let segs = short_segments(n, 1024);
+    let mut g = c.benchmark_group("line_density_16px_1024x1024");
+    g.throughput(Throughput::Elements(n as u64));
+    let input = DensityInput { segments: &segs, weights: None, width: 1024, height: 1024 };
+    for (name, mut r) in runners(ctx.as_ref()) {
+        g.bench_function(BenchmarkId::new(name, n), |b| {
+            b.iter(|| stages::line_density::run(r.as_mut(), &input).unwrap())
+        });
+    }
+    g.finish();
+
+    let n = 8_000_000;
+    let values: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let mut g = c.benchmark_group("reduce_u32");
+    g.throughput(Throughput::Elements(n as u64));
+    g.bench_function(BenchmarkId::new("serial", n), |b| {
+        b.iter(|| {
+            let (mut lo, mut hi, mut sum) = (u32::MAX, 0u32, 0u64);
+            for &v in &values {
+                lo = lo.min(v);
+                hi = hi.max(v);
+                sum += u64::from(v);
+            }
+            (lo, hi, sum)
+        })
+    });
+    for (name, mut r) in runners(ctx.as_ref()) {
+        g.bench_function(BenchmarkId::new(name, n), |b| {
+            b.iter(|| stages::reduce::stats_u32(r.as_mut(), &values).unwrap())
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("histogram_u32_256_bins");
+    g.throughput(Throughput::Elements(n as u64));
+    for (name, mut r) in runners(ctx.as_ref()) {
+        g.bench_function(BenchmarkId::new(name, n), |b| {
+            b.iter(|| stages::reduce::histogram_u32(r.as_mut(), &values, 0, 1 << 24, 256).unwrap())
+        });
+    }
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10).warm_up_time(std::time::Duration::from_secs(1)).measurement_time(std::time::Duration::from_secs(4));
+    targets = bench
+}
+criterion_main!(benches);

@@ -18,20 +18,12 @@ fn main() {
         let src = std::fs::read_to_string(&path).expect("readable shader");
         let module = match naga::front::wgsl::parse_str(&src) {
             Ok(m) => m,
-            Err(e) => panic!(
-                "{}",
-                e.emit_to_string_with_path(&src, &path.display().to_string())
-            ),
+            Err(e) => panic!("{}", e.emit_to_string_with_path(&src, &path.display().to_string())),
         };
-        let mut validator = naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all(),
-            naga::valid::Capabilities::default(),
-        );
+        let mut validator =
+            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default());
         if let Err(e) = validator.validate(&module) {
-            panic!(
-                "{}",
-                e.emit_to_string_with_path(&src, &path.display().to_string())
-            );
+            panic!("{}", e.emit_to_string_with_path(&src, &path.display().to_string()));
         }
     }
 }

@@ -18,20 +18,13 @@ fn gpu_backend() -> Backend {
 
 fn render(input: &str, backend: &Backend, order: Ordering, w: u32, h: u32) -> Image {
     let dataset = exaviz_datasets::open(input).expect("input opens");
-    let opts = RingOptions {
-        width: w,
-        height: h,
-        order,
-        ..Default::default()
-    };
+    let opts = RingOptions { width: w, height: h, order, ..Default::default() };
     let scene = ring_scene(&dataset, backend, &opts).expect("scene");
     render_scene(backend, &scene, View::default()).expect("render")
 }
 
 fn golden(name: &str, image: &Image) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("golden")
-        .join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("golden").join(name);
     if std::env::var("EXAVIZ_UPDATE_GOLDEN").as_deref() == Ok("1") {
         write_png_atomic(&path, image).unwrap();
     }
@@ -81,4 +74,72 @@ fn boxfish_ring_agrees_between_backends() {
     let cpu = render(meta, &Backend::Cpu, Ordering::Hilbert, 256, 192);
     let gpu = render(meta, &gpu_backend(), Ordering::Hilbert, 256, 192);
     assert_images_close("bgpc ring gpu vs cpu", &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+}
+
+#[test]
+fn tiled_gpu_render_equals_one_piece_and_cpu_tiles() {
+    let d = exaviz_datasets::open("gen:torus-sim?dims=4x4x4&steps=20&seed=3").unwrap();
+    let opts = RingOptions { width: 256, height: 192, ..Default::default() };
+    let scene = ring_scene(&d, &Backend::Cpu, &opts).unwrap();
+    let mut r = exaviz_engine::render::gpu::GpuRenderer::new(&gpu().device);
+    let whole = r.render_tiled(gpu(), &scene, View::default(), 4096).unwrap();
+    let tiled = r.render_tiled(gpu(), &scene, View::default(), 100).unwrap();
+    assert_eq!(whole, tiled, "tiles must join without seams");
+    // The CPU renderer's regions join the same way.
+    let cpu = exaviz_engine::render::cpu::render(&scene, View::default());
+    let part = exaviz_engine::render::cpu::render_region(&scene, View::default(), [100, 50], [60, 40]);
+    for y in 0..40 {
+        for x in 0..60 {
+            assert_eq!(part.pixel(x, y), cpu.pixel(100 + x, 50 + y));
+        }
+    }
+}
+
+/// Every primitive and both blend modes, on both renderers.
+fn primitives_scene() -> exaviz_engine::render::Scene {
+    use exaviz_engine::render::{Anchor, Blend, ColorMap, Scene};
+    let mut s = Scene::new(200, 150, [0.05, 0.05, 0.08]);
+    for i in 0..24 {
+        let t = i as f32 / 23.0;
+        s.segment(
+            Blend::Additive,
+            [10.0, 20.0 + i as f32 * 4.0],
+            [190.0, 120.0 - i as f32 * 3.0],
+            0.5 + t * 3.0,
+            [0.1, 0.8, 0.2, 0.4],
+            false,
+        );
+        s.segment(
+            Blend::Additive,
+            [10.0, 130.0 - i as f32 * 4.0],
+            [190.0, 30.0 + i as f32 * 3.0],
+            1.0,
+            [0.8, 0.1, 0.1, 0.4],
+            false,
+        );
+    }
+    for i in 0..10 {
+        let c = ColorMap::RdBu.sample(i as f32 / 9.0);
+        s.rect([10.0 + i as f32 * 12.0, 132.0], [20.5 + i as f32 * 12.0, 145.0], c, true);
+        s.disc(
+            [150.0 + (i % 5) as f32 * 9.0, 128.0 + (i / 5) as f32 * 9.0],
+            1.0 + i as f32 * 0.4,
+            [1.0, 1.0, 1.0, 0.8],
+            false,
+        );
+    }
+    s.text("exaviz 0123 ·", [100.0, 14.0], 12.0, Anchor::Centre, [1.0, 1.0, 0.9, 1.0]);
+    s
+}
+
+#[test]
+fn renderer_primitives_agree_between_backends() {
+    let scene = primitives_scene();
+    for view in [View::default(), View { scale: 1.7, offset: [-40.0, -20.0] }] {
+        let cpu = render_scene(&Backend::Cpu, &scene, view).unwrap();
+        let gpu = render_scene(&gpu_backend(), &scene, view).unwrap();
+        assert!(cpu.distinct_colours() > 50);
+        assert_images_close("primitives gpu vs cpu", &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+    }
+    golden("primitives.png", &render_scene(&Backend::Cpu, &scene, View::default()).unwrap());
 }

@@ -2,9 +2,7 @@
 //! counts, integer bins and u64 sums; f32 sums within a relative 1e-6. One case is larger than a
 //! single storage binding (128 MiB on lavapipe), so chunking is exercised for real.
 
-use exaviz_engine::stages::{
-    self, AxisKey, DensityInput, HeatmapInput, Runner, cpu::CpuRunner, gpu_runner::GpuRunner,
-};
+use exaviz_engine::stages::{self, AxisKey, DensityInput, HeatmapInput, Runner, cpu::CpuRunner, gpu_runner::GpuRunner};
 use exaviz_tests::{Rng, gpu};
 
 fn both(f: impl Fn(&mut dyn Runner)) {
@@ -15,38 +13,23 @@ fn both(f: impl Fn(&mut dyn Runner)) {
 fn heatmap_case(n: usize, seed: u64, weighted: bool, max_binding: Option<u64>) {
     let mut rng = Rng(seed);
     let src: Vec<u32> = (0..n).map(|_| rng.below(70)).collect(); // some ids out of range (>= 64)
-    let times: Vec<u64> = (0..n)
-        .map(|_| (1 << 33) + rng.next_u64() % 1_000_000_007)
-        .collect();
-    let bytes: Vec<u32> = (0..n)
-        .map(|_| {
-            if rng.below(10) == 0 {
-                u32::MAX - rng.below(5)
-            } else {
-                rng.below(1 << 20)
-            }
-        })
-        .collect();
+    let times: Vec<u64> = (0..n).map(|_| (1 << 33) + rng.next_u64() % 1_000_000_007).collect();
+    let bytes: Vec<u32> =
+        (0..n).map(|_| if rng.below(10) == 0 { u32::MAX - rng.below(5) } else { rng.below(1 << 20) }).collect();
     let t_min = *times.iter().min().unwrap();
     let t_max = *times.iter().max().unwrap();
     let input = HeatmapInput {
         x: AxisKey::time(&times, t_min, t_max, 37),
-        y: AxisKey::Id {
-            keys: &src,
-            extent: 64,
-        },
+        y: AxisKey::Id { keys: &src, extent: 64 },
         weights: weighted.then_some(bytes.as_slice()),
     };
-    let mut cpu = CpuRunner {
-        max_binding_bytes: max_binding.unwrap_or(exaviz_engine::stages::cpu::DEFAULT_MAX_BINDING),
-    };
+    let mut cpu =
+        CpuRunner { max_binding_bytes: max_binding.unwrap_or(exaviz_engine::stages::cpu::DEFAULT_MAX_BINDING) };
     let a = stages::bin_heatmap::run(&mut cpu, &input).unwrap();
     // Plain serial reference, independent of both runners.
     let mut counts = vec![0u32; 64 * 37];
     let mut sums = vec![0u64; 64 * 37];
-    let AxisKey::Time { shift, width, .. } = input.x else {
-        unreachable!()
-    };
+    let AxisKey::Time { shift, width, .. } = input.x else { unreachable!() };
     for i in 0..n {
         if src[i] >= 64 {
             continue;
@@ -67,10 +50,7 @@ fn heatmap_case(n: usize, seed: u64, weighted: bool, max_binding: Option<u64>) {
             cols: 37,
             rows: 64,
             counts: out[0].clone(),
-            sums: out[1]
-                .chunks(2)
-                .map(|w| u64::from(w[0]) | u64::from(w[1]) << 32)
-                .collect(),
+            sums: out[1].chunks(2).map(|w| u64::from(w[0]) | u64::from(w[1]) << 32).collect(),
         }
     } else {
         stages::bin_heatmap::run(&mut gpu_runner, &input).unwrap()
@@ -101,30 +81,14 @@ fn bin_heatmap_id_by_id_grid() {
         let g = stages::bin_heatmap::run(
             r,
             &HeatmapInput {
-                x: AxisKey::Id {
-                    keys: &dst,
-                    extent: 100,
-                },
-                y: AxisKey::Id {
-                    keys: &src,
-                    extent: 100,
-                },
+                x: AxisKey::Id { keys: &dst, extent: 100 },
+                y: AxisKey::Id { keys: &src, extent: 100 },
                 weights: None,
             },
         )
         .unwrap();
-        assert_eq!(
-            g.counts.iter().map(|&c| u64::from(c)).sum::<u64>(),
-            n as u64,
-            "{}",
-            r.name()
-        );
-        assert_eq!(
-            g.counts.iter().map(|&c| u64::from(c)).collect::<Vec<_>>(),
-            g.sums,
-            "{}",
-            r.name()
-        );
+        assert_eq!(g.counts.iter().map(|&c| u64::from(c)).sum::<u64>(), n as u64, "{}", r.name());
+        assert_eq!(g.counts.iter().map(|&c| u64::from(c)).collect::<Vec<_>>(), g.sums, "{}", r.name());
     });
 }
 
@@ -134,18 +98,9 @@ fn density_input(n: usize, seed: u64, w: u32, h: u32) -> (Vec<[f32; 4]>, Vec<u32
         .map(|_| {
             // Mostly inside, some crossing the border, a few far outside or degenerate.
             let f = |r: &mut Rng, ext: u32| r.unit() * ext as f32 * 1.4 - ext as f32 * 0.2;
-            [
-                f(&mut rng, w),
-                f(&mut rng, h),
-                f(&mut rng, w),
-                f(&mut rng, h),
-            ]
+            [f(&mut rng, w), f(&mut rng, h), f(&mut rng, w), f(&mut rng, h)]
         })
-        .chain([
-            [5.5, 5.5, 5.5, 5.5],
-            [f32::NAN, 1.0, 3.0, 3.0],
-            [-1e9, 2.0, 1e9, 2.0],
-        ])
+        .chain([[5.5, 5.5, 5.5, 5.5], [f32::NAN, 1.0, 3.0, 3.0], [-1e9, 2.0, 1e9, 2.0]])
         .collect();
     let weights = (0..n + 3).map(|_| rng.below(1 << 31)).collect();
     (segs, weights)
@@ -155,23 +110,13 @@ fn density_input(n: usize, seed: u64, w: u32, h: u32) -> (Vec<[f32; 4]>, Vec<u32
 fn line_density_matches() {
     for (n, w, h, seed) in [(10, 16, 16, 1), (20_000, 257, 129, 2)] {
         let (segs, weights) = density_input(n, seed, w, h);
-        let input = DensityInput {
-            segments: &segs,
-            weights: Some(&weights),
-            width: w,
-            height: h,
-        };
+        let input = DensityInput { segments: &segs, weights: Some(&weights), width: w, height: h };
         let a = stages::line_density::run(&mut CpuRunner::default(), &input).unwrap();
         let b = stages::line_density::run(&mut GpuRunner::new(gpu()), &input).unwrap();
         assert!(a.counts.iter().any(|&c| c > 0));
         assert_eq!(a, b, "line density {n} segments");
         // The degenerate segment at (5.5, 5.5) covers exactly pixel (5, 5).
-        let unweighted = DensityInput {
-            segments: &segs[n..n + 1],
-            weights: None,
-            width: w,
-            height: h,
-        };
+        let unweighted = DensityInput { segments: &segs[n..n + 1], weights: None, width: w, height: h };
         let c = stages::line_density::run(&mut GpuRunner::new(gpu()), &unweighted).unwrap();
         assert_eq!(c.counts.iter().sum::<u32>(), 1);
         assert_eq!(c.counts[(5 * w + 5) as usize], 1);
@@ -182,15 +127,8 @@ fn line_density_matches() {
 fn reductions_match() {
     let mut rng = Rng(5);
     let ints: Vec<u32> = (0..200_001).map(|_| rng.next_u64() as u32).collect();
-    let floats: Vec<f32> = (0..200_001)
-        .map(|i| {
-            if i % 1000 == 7 {
-                f32::NAN
-            } else {
-                rng.unit() * 2000.0 - 1000.0
-            }
-        })
-        .collect();
+    let floats: Vec<f32> =
+        (0..200_001).map(|i| if i % 1000 == 7 { f32::NAN } else { rng.unit() * 2000.0 - 1000.0 }).collect();
     let a = stages::reduce::stats_u32(&mut CpuRunner::default(), &ints).unwrap();
     let b = stages::reduce::stats_u32(&mut GpuRunner::new(gpu()), &ints).unwrap();
     assert_eq!(a, b);
@@ -199,32 +137,15 @@ fn reductions_match() {
     let fa = stages::reduce::stats_f32(&mut CpuRunner::default(), &floats).unwrap();
     let fb = stages::reduce::stats_f32(&mut GpuRunner::new(gpu()), &floats).unwrap();
     assert_eq!((fa.min, fa.max), (fb.min, fb.max));
-    let exact: f64 = floats
-        .iter()
-        .filter(|v| !v.is_nan())
-        .map(|&v| f64::from(v))
-        .sum();
-    let scale = floats
-        .iter()
-        .filter(|v| !v.is_nan())
-        .map(|v| f64::from(v.abs()))
-        .sum::<f64>();
-    assert!(
-        (fa.sum - fb.sum).abs() <= 1e-6 * scale,
-        "{} vs {}",
-        fa.sum,
-        fb.sum
-    );
+    let exact: f64 = floats.iter().filter(|v| !v.is_nan()).map(|&v| f64::from(v)).sum();
+    let scale = floats.iter().filter(|v| !v.is_nan()).map(|v| f64::from(v.abs())).sum::<f64>();
+    assert!((fa.sum - fb.sum).abs() <= 1e-6 * scale, "{} vs {}", fa.sum, fb.sum);
     assert!((fa.sum - exact).abs() <= 1e-6 * scale);
-    let ha = stages::reduce::histogram_u32(&mut CpuRunner::default(), &ints, 1 << 20, 1 << 26, 50)
-        .unwrap();
-    let hb = stages::reduce::histogram_u32(&mut GpuRunner::new(gpu()), &ints, 1 << 20, 1 << 26, 50)
-        .unwrap();
+    let ha = stages::reduce::histogram_u32(&mut CpuRunner::default(), &ints, 1 << 20, 1 << 26, 50).unwrap();
+    let hb = stages::reduce::histogram_u32(&mut GpuRunner::new(gpu()), &ints, 1 << 20, 1 << 26, 50).unwrap();
     assert_eq!(ha, hb);
-    let fha = stages::reduce::histogram_f32(&mut CpuRunner::default(), &floats, -500.0, 900.0, 33)
-        .unwrap();
-    let fhb = stages::reduce::histogram_f32(&mut GpuRunner::new(gpu()), &floats, -500.0, 900.0, 33)
-        .unwrap();
+    let fha = stages::reduce::histogram_f32(&mut CpuRunner::default(), &floats, -500.0, 900.0, 33).unwrap();
+    let fhb = stages::reduce::histogram_f32(&mut GpuRunner::new(gpu()), &floats, -500.0, 900.0, 33).unwrap();
     assert_eq!(fha, fhb);
     assert!(fha.counts.iter().all(|&c| c > 0));
 }
@@ -235,19 +156,11 @@ fn reduction_larger_than_one_storage_binding() {
     let limit = ctx.max_binding_bytes();
     // One column past the device's largest binding (lavapipe: 128 MiB = 33.5M u32).
     let n = (limit / 4 + 1_000_003) as usize;
-    let values: Vec<u32> = (0..n as u32)
-        .map(|i| i.wrapping_mul(2_654_435_761) >> 4)
-        .collect();
+    let values: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 4).collect();
     let mut gpu_runner = GpuRunner::new(ctx);
     let rec_chunks = stages::chunks(n, 4, gpu_runner.max_binding_bytes()).count();
     assert!(rec_chunks >= 2, "the case must need more than one binding");
-    let a = stages::reduce::stats_u32(
-        &mut CpuRunner {
-            max_binding_bytes: limit,
-        },
-        &values,
-    )
-    .unwrap();
+    let a = stages::reduce::stats_u32(&mut CpuRunner { max_binding_bytes: limit }, &values).unwrap();
     let b = stages::reduce::stats_u32(&mut gpu_runner, &values).unwrap();
     assert_eq!(a, b);
     assert_eq!(b.sum, values.iter().map(|&v| u64::from(v)).sum::<u64>());

@@ -73,15 +73,9 @@ pub struct ImageTolerance {
 
 /// Between the GPU and CPU renderers (same scene): blending order and coverage agree up to
 /// float rounding and 8-bit quantisation of each blend on the GPU.
-pub const GPU_VS_CPU: ImageTolerance = ImageTolerance {
-    channel: 24,
-    fraction: 0.01,
-};
+pub const GPU_VS_CPU: ImageTolerance = ImageTolerance { channel: 24, fraction: 0.01 };
 /// Against a stored reference image produced by the same backend.
-pub const GOLDEN: ImageTolerance = ImageTolerance {
-    channel: 24,
-    fraction: 0.02,
-};
+pub const GOLDEN: ImageTolerance = ImageTolerance { channel: 24, fraction: 0.02 };
 
 /// Fraction of pixels differing by more than `tol.channel` in any channel; panics when the
 /// sizes differ.
@@ -91,11 +85,7 @@ pub fn diff_fraction(a: &[u8], b: &[u8], tol: ImageTolerance) -> f64 {
     let differing = a
         .chunks_exact(4)
         .zip(b.chunks_exact(4))
-        .filter(|(p, q)| {
-            p.iter()
-                .zip(q.iter())
-                .any(|(x, y)| x.abs_diff(*y) > tol.channel)
-        })
+        .filter(|(p, q)| p.iter().zip(q.iter()).any(|(x, y)| x.abs_diff(*y) > tol.channel))
         .count();
     differing as f64 / px.max(1) as f64
 }
@@ -103,21 +93,14 @@ pub fn diff_fraction(a: &[u8], b: &[u8], tol: ImageTolerance) -> f64 {
 /// Asserts two RGBA8 images agree within `tol`.
 pub fn assert_images_close(what: &str, a: &[u8], b: &[u8], tol: ImageTolerance) {
     let f = diff_fraction(a, b, tol);
-    assert!(
-        f <= tol.fraction,
-        "{what}: {:.3}% of pixels differ (allowed {:.3}%)",
-        f * 100.0,
-        tol.fraction * 100.0
-    );
+    assert!(f <= tol.fraction, "{what}: {:.3}% of pixels differ (allowed {:.3}%)", f * 100.0, tol.fraction * 100.0);
 }
 
 /// Reads an RGBA8 PNG: (width, height, pixels).
 pub fn read_png(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
-    decoder.set_transformations(
-        png::Transformations::normalize_to_color8() | png::Transformations::ALPHA,
-    );
+    decoder.set_transformations(png::Transformations::normalize_to_color8() | png::Transformations::ALPHA);
     let mut reader = decoder.read_info().expect("png header");
     let mut buf = vec![0; reader.output_buffer_size().expect("size")];
     let info = reader.next_frame(&mut buf).expect("png frame");

@@ -72,9 +72,7 @@ impl FlowParser<'_> {
                         _ => {
                             let key = self.scalar(b":")?;
                             if self.s.get(self.i) != Some(&b':') {
-                                return Err(format!(
-                                    "expected ':' after '{key}' in hardware mapping"
-                                ));
+                                return Err(format!("expected ':' after '{key}' in hardware mapping"));
                             }
                             self.i += 1;
                             let v = self.value(depth + 1)?;
@@ -109,14 +107,8 @@ impl FlowParser<'_> {
         while self.i < self.s.len() && !stops.contains(&self.s[self.i]) && self.s[self.i] != b'\n' {
             self.i += 1;
         }
-        let text = String::from_utf8_lossy(&self.s[start..self.i])
-            .trim()
-            .to_string();
-        if text.is_empty() {
-            Err("empty key or value in hardware mapping".into())
-        } else {
-            Ok(text)
-        }
+        let text = String::from_utf8_lossy(&self.s[start..self.i]).trim().to_string();
+        if text.is_empty() { Err("empty key or value in hardware mapping".into()) } else { Ok(text) }
     }
 }
 
@@ -153,10 +145,7 @@ fn scalar_map(v: Option<&Value>, what: &str) -> Result<Vec<(String, String)>, St
 /// Parses the meta file's `hardware: { ... }` mapping.
 pub fn parse_meta(text: &str) -> Result<Meta, String> {
     let start = text.find("hardware:").ok_or("no 'hardware:' mapping")?;
-    let mut p = FlowParser {
-        s: &text.as_bytes()[start + "hardware:".len()..],
-        i: 0,
-    };
+    let mut p = FlowParser { s: &text.as_bytes()[start + "hardware:".len()..], i: 0 };
     let Value::Map(hw) = p.value(0)? else {
         return Err("'hardware:' must be a { ... } mapping".into());
     };
@@ -213,24 +202,15 @@ struct Table {
 
 fn read_table(path: &Path) -> Result<Table, SourceError> {
     let input = path.display().to_string();
-    let size = std::fs::metadata(path)
-        .map_err(|source| SourceError::Io {
-            input: input.clone(),
-            source,
-        })?
-        .len();
+    let size = std::fs::metadata(path).map_err(|source| SourceError::Io { input: input.clone(), source })?.len();
     if size > MAX_TABLE_BYTES {
         return Err(SourceError::invalid(
             &input,
             format!("table of {size} bytes is larger than the {MAX_TABLE_BYTES}-byte limit"),
         ));
     }
-    let bytes = std::fs::read(path).map_err(|source| SourceError::Io {
-        input: input.clone(),
-        source,
-    })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| SourceError::invalid(&input, "table is not UTF-8 text"))?;
+    let bytes = std::fs::read(path).map_err(|source| SourceError::Io { input: input.clone(), source })?;
+    let text = String::from_utf8(bytes).map_err(|_| SourceError::invalid(&input, "table is not UTF-8 text"))?;
     let mut columns = Vec::new();
     let mut body_start = None;
     for (n, line) in text.lines().enumerate() {
@@ -243,22 +223,14 @@ fn read_table(path: &Path) -> Result<Table, SourceError> {
             break;
         }
     }
-    let body_start = body_start
-        .ok_or_else(|| SourceError::invalid(&input, "no column list ending in '...' found"))?;
-    Ok(Table {
-        columns,
-        body_start,
-        text,
-    })
+    let body_start = body_start.ok_or_else(|| SourceError::invalid(&input, "no column list ending in '...' found"))?;
+    Ok(Table { columns, body_start, text })
 }
 
 /// Loads a Boxfish meta file and its link table into a torus topology with link counters.
 pub fn load(meta_path: &Path) -> Result<Dataset, SourceError> {
     let input = meta_path.display().to_string();
-    let text = std::fs::read_to_string(meta_path).map_err(|source| SourceError::Io {
-        input: input.clone(),
-        source,
-    })?;
+    let text = std::fs::read_to_string(meta_path).map_err(|source| SourceError::Io { input: input.clone(), source })?;
     let meta = parse_meta(&text).map_err(|m| SourceError::invalid(&input, m))?;
     let nodes: u64 = meta.dims.iter().map(|&d| u64::from(d)).product();
     if nodes > MAX_NODES {
@@ -276,24 +248,13 @@ pub fn load(meta_path: &Path) -> Result<Dataset, SourceError> {
             .position(|c| c == name)
             .ok_or_else(|| SourceError::invalid(&link_input, format!("no column '{name}'")))
     };
-    let src_cols: Vec<usize> = meta
-        .source_coords
-        .iter()
-        .map(|c| col(c))
-        .collect::<Result<_, _>>()?;
-    let dst_cols: Vec<usize> = meta
-        .destination_coords
-        .iter()
-        .map(|c| col(c))
-        .collect::<Result<_, _>>()?;
+    let src_cols: Vec<usize> = meta.source_coords.iter().map(|c| col(c)).collect::<Result<_, _>>()?;
+    let dst_cols: Vec<usize> = meta.destination_coords.iter().map(|c| col(c)).collect::<Result<_, _>>()?;
     let packets = col("packets")?;
     let region = table.columns.iter().position(|c| c == "code_region");
     let mut lookup: HashMap<(u32, u32), u32> = HashMap::with_capacity(topology.link_count());
     for l in 0..topology.link_count() {
-        lookup.insert(
-            (topology.links.source[l], topology.links.destination[l]),
-            l as u32,
-        );
+        lookup.insert((topology.links.source[l], topology.links.destination[l]), l as u32);
     }
     let dims = &meta.dims;
     let mut rows: Vec<(u32, i64, u64)> = Vec::new();
@@ -315,12 +276,9 @@ pub fn load(meta_path: &Path) -> Result<Dataset, SourceError> {
                     format!("line {line_no}: more than {} fields", values.len()),
                 ));
             }
-            values[k] = tok.parse().map_err(|_| {
-                SourceError::invalid(
-                    &link_input,
-                    format!("line {line_no}: '{tok}' is not an integer"),
-                )
-            })?;
+            values[k] = tok
+                .parse()
+                .map_err(|_| SourceError::invalid(&link_input, format!("line {line_no}: '{tok}' is not an integer")))?;
             k += 1;
         }
         if k != values.len() {
@@ -333,34 +291,21 @@ pub fn load(meta_path: &Path) -> Result<Dataset, SourceError> {
             cols.iter()
                 .zip(dims)
                 .map(|(&c, &e)| {
-                    u32::try_from(values[c])
-                        .ok()
-                        .filter(|&v| v < e)
-                        .ok_or_else(|| {
-                            SourceError::invalid(
-                                &link_input,
-                                format!("line {line_no}: coordinate {} outside 0..{e}", values[c]),
-                            )
-                        })
+                    u32::try_from(values[c]).ok().filter(|&v| v < e).ok_or_else(|| {
+                        SourceError::invalid(
+                            &link_input,
+                            format!("line {line_no}: coordinate {} outside 0..{e}", values[c]),
+                        )
+                    })
                 })
                 .collect()
         };
-        let (s, d) = (
-            node_id(dims, &coord(&src_cols)?),
-            node_id(dims, &coord(&dst_cols)?),
-        );
+        let (s, d) = (node_id(dims, &coord(&src_cols)?), node_id(dims, &coord(&dst_cols)?));
         let link = *lookup.get(&(s, d)).ok_or_else(|| {
-            SourceError::invalid(
-                &link_input,
-                format!("line {line_no}: nodes {s} -> {d} are not torus neighbours"),
-            )
+            SourceError::invalid(&link_input, format!("line {line_no}: nodes {s} -> {d} are not torus neighbours"))
         })?;
-        let p = u64::try_from(values[packets]).map_err(|_| {
-            SourceError::invalid(
-                &link_input,
-                format!("line {line_no}: negative packet count"),
-            )
-        })?;
+        let p = u64::try_from(values[packets])
+            .map_err(|_| SourceError::invalid(&link_input, format!("line {line_no}: negative packet count")))?;
         rows.push((link, region.map_or(0, |r| values[r]), p));
     }
     let whole_run = rows.iter().any(|r| r.1 == -2);
@@ -370,29 +315,17 @@ pub fn load(meta_path: &Path) -> Result<Dataset, SourceError> {
             per_link[link as usize] += p;
         }
     }
-    let mut trace = Trace {
-        ticks_per_second: 1,
-        ..Default::default()
-    };
+    let mut trace = Trace { ticks_per_second: 1, ..Default::default() };
     for (link, &p) in per_link.iter().enumerate() {
         if p > 0 {
-            let v = u32::try_from(p).map_err(|_| {
-                SourceError::invalid(
-                    &link_input,
-                    format!("link {link}: {p} packets exceed 2^32-1"),
-                )
-            })?;
+            let v = u32::try_from(p)
+                .map_err(|_| SourceError::invalid(&link_input, format!("link {link}: {p} packets exceed 2^32-1")))?;
             trace.link_counters.entity.push(link as u32);
             trace.link_counters.time.push(0);
             trace.link_counters.value.push(v);
         }
     }
-    Ok(Dataset {
-        name: input,
-        trace,
-        topology: Some(topology),
-        link_counter_unit: "packets".into(),
-    })
+    Ok(Dataset { name: input, trace, topology: Some(topology), link_counter_unit: "packets".into() })
 }
 
 #[cfg(test)]
@@ -411,31 +344,11 @@ mod tests {
 
     #[test]
     fn malformed_meta_is_refused_with_a_reason() {
-        assert!(
-            parse_meta("---\nhardware: {\n network: torus,\n coords: [x, y\n")
-                .unwrap_err()
-                .contains("unclosed")
-        );
-        assert!(
-            parse_meta(&META.replace("y: 2", "y: -2"))
-                .unwrap_err()
-                .contains("dims")
-        );
-        assert!(
-            parse_meta(&META.replace("torus", "fattree"))
-                .unwrap_err()
-                .contains("not supported")
-        );
-        assert!(
-            parse_meta(&META.replace("dim: {x: 4, y: 2}", "dim: {x: 4}"))
-                .unwrap_err()
-                .contains("'y'")
-        );
-        assert!(
-            parse_meta(&META.replace("{x: 4, y: 2}", "{x: 99999, y: 99999}"))
-                .unwrap_err()
-                .contains("limit")
-        );
+        assert!(parse_meta("---\nhardware: {\n network: torus,\n coords: [x, y\n").unwrap_err().contains("unclosed"));
+        assert!(parse_meta(&META.replace("y: 2", "y: -2")).unwrap_err().contains("dims"));
+        assert!(parse_meta(&META.replace("torus", "fattree")).unwrap_err().contains("not supported"));
+        assert!(parse_meta(&META.replace("dim: {x: 4, y: 2}", "dim: {x: 4}")).unwrap_err().contains("'y'"));
+        assert!(parse_meta(&META.replace("{x: 4, y: 2}", "{x: 99999, y: 99999}")).unwrap_err().contains("limit"));
     }
 
     #[test]
@@ -444,30 +357,15 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("meta.yaml"), META).unwrap();
         let header = "---\nkey: T\n---\n- [linkid, int32]\n- [sx, int32]\n- [sy, int32]\n- [tx, int32]\n- [ty, int32]\n- [code_region, int32]\n- [packets, int64]\n...\n";
-        std::fs::write(
-            dir.join("links.yaml"),
-            format!("{header}0 0 0 1 0 -2 10\n1 0 0 1 0 3 5\n2 1 1 1 0 -2 7\n"),
-        )
-        .unwrap();
+        std::fs::write(dir.join("links.yaml"), format!("{header}0 0 0 1 0 -2 10\n1 0 0 1 0 3 5\n2 1 1 1 0 -2 7\n"))
+            .unwrap();
         let d = load(&dir.join("meta.yaml")).unwrap();
-        assert_eq!(
-            d.trace.link_counters.value.iter().sum::<u32>(),
-            17,
-            "region -2 rows only"
-        );
+        assert_eq!(d.trace.link_counters.value.iter().sum::<u32>(), 17, "region -2 rows only");
         std::fs::write(dir.join("links.yaml"), format!("{header}0 0 0 2 0 -2 10\n")).unwrap();
         let e = load(&dir.join("meta.yaml")).unwrap_err().to_string();
-        assert!(
-            e.contains("line 12") && e.contains("not torus neighbours"),
-            "{e}"
-        );
+        assert!(e.contains("line 12") && e.contains("not torus neighbours"), "{e}");
         std::fs::write(dir.join("links.yaml"), format!("{header}0 0 0 1 0 -2\n")).unwrap();
-        assert!(
-            load(&dir.join("meta.yaml"))
-                .unwrap_err()
-                .to_string()
-                .contains("6 fields, expected 7")
-        );
+        assert!(load(&dir.join("meta.yaml")).unwrap_err().to_string().contains("6 fields, expected 7"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

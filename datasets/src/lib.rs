@@ -21,27 +21,18 @@ pub enum SourceError {
     #[error("{input}: {message}")]
     Invalid { input: String, message: String },
     #[error("{input}: {source}")]
-    Io {
-        input: String,
-        source: std::io::Error,
-    },
+    Io { input: String, source: std::io::Error },
 }
 
 impl SourceError {
     pub fn invalid(input: impl Into<String>, message: impl Into<String>) -> Self {
-        Self::Invalid {
-            input: input.into(),
-            message: message.into(),
-        }
+        Self::Invalid { input: input.into(), message: message.into() }
     }
 }
 
 /// Generators and their options, for `--help` texts and error messages.
 pub const GENERATORS: &[(&str, &str)] = &[
-    (
-        "torus",
-        "an N-D torus topology without traffic; options: dims (e.g. 4x4x4)",
-    ),
+    ("torus", "an N-D torus topology without traffic; options: dims (e.g. 4x4x4)"),
     (
         "torus-sim",
         "seed 001's traffic simulation (Algorithm 1) on an N-D torus; options: dims (default 4x4x4x4x4), steps (default 30), seed (default 1)",
@@ -58,25 +49,14 @@ pub fn open(input: &str) -> Result<Dataset, SourceError> {
     if boxfish::looks_like_meta(&head) {
         return boxfish::load(path);
     }
-    Err(SourceError::invalid(
-        input,
-        "unrecognised format (supported: Boxfish meta YAML, or a gen: generator)",
-    ))
+    Err(SourceError::invalid(input, "unrecognised format (supported: Boxfish meta YAML, or a gen: generator)"))
 }
 
 fn read_head(input: &str, path: &Path) -> Result<String, SourceError> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|source| SourceError::Io {
-        input: input.into(),
-        source,
-    })?;
+    let file = std::fs::File::open(path).map_err(|source| SourceError::Io { input: input.into(), source })?;
     let mut buf = Vec::with_capacity(4096);
-    file.take(4096)
-        .read_to_end(&mut buf)
-        .map_err(|source| SourceError::Io {
-            input: input.into(),
-            source,
-        })?;
+    file.take(4096).read_to_end(&mut buf).map_err(|source| SourceError::Io { input: input.into(), source })?;
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
@@ -84,9 +64,9 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
     let (name, query) = spec.split_once('?').unwrap_or((spec, ""));
     let mut opts = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').ok_or_else(|| {
-            SourceError::invalid(input, format!("option '{pair}' is not key=value"))
-        })?;
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| SourceError::invalid(input, format!("option '{pair}' is not key=value")))?;
         opts.push((k.to_string(), v.to_string()));
     }
     let known: &[&str] = match name {
@@ -96,10 +76,7 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
             let names: Vec<_> = GENERATORS.iter().map(|g| g.0).collect();
             return Err(SourceError::invalid(
                 input,
-                format!(
-                    "unknown generator '{name}' (available: {})",
-                    names.join(", ")
-                ),
+                format!("unknown generator '{name}' (available: {})", names.join(", ")),
             ));
         }
     };
@@ -107,40 +84,24 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
         if !known.contains(&k.as_str()) {
             return Err(SourceError::invalid(
                 input,
-                format!(
-                    "unknown option '{k}' for gen:{name} (expected {})",
-                    known.join(", ")
-                ),
+                format!("unknown option '{k}' for gen:{name} (expected {})", known.join(", ")),
             ));
         }
     }
-    let get = |k: &str| {
-        opts.iter()
-            .rev()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.as_str())
-    };
-    let dims = torus::parse_dims(get("dims").unwrap_or("4x4x4x4x4"))
-        .map_err(|m| SourceError::invalid(input, m))?;
+    let get = |k: &str| opts.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let dims = torus::parse_dims(get("dims").unwrap_or("4x4x4x4x4")).map_err(|m| SourceError::invalid(input, m))?;
     let number = |k: &str, default: u64, max: u64| -> Result<u64, SourceError> {
         let Some(v) = get(k) else { return Ok(default) };
-        let n: u64 = v.parse().map_err(|_| {
-            SourceError::invalid(input, format!("option {k}={v} is not a whole number"))
-        })?;
+        let n: u64 =
+            v.parse().map_err(|_| SourceError::invalid(input, format!("option {k}={v} is not a whole number")))?;
         if n > max {
-            return Err(SourceError::invalid(
-                input,
-                format!("option {k}={n} is above the limit of {max}"),
-            ));
+            return Err(SourceError::invalid(input, format!("option {k}={n} is above the limit of {max}")));
         }
         Ok(n)
     };
     let topology = torus::torus(&dims);
     let mut dataset = match name {
-        "torus" => Dataset {
-            topology: Some(topology),
-            ..Default::default()
-        },
+        "torus" => Dataset { topology: Some(topology), ..Default::default() },
         _ => {
             let steps = number("steps", 30, 100_000)? as u32;
             let seed = number("seed", 1, u64::MAX)?;
@@ -148,9 +109,7 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
             if estimate > MAX_MESSAGES {
                 return Err(SourceError::invalid(
                     input,
-                    format!(
-                        "would generate up to {estimate} messages, above the limit of {MAX_MESSAGES}"
-                    ),
+                    format!("would generate up to {estimate} messages, above the limit of {MAX_MESSAGES}"),
                 ));
             }
             torus::simulate(topology, steps, seed)
@@ -166,37 +125,15 @@ mod tests {
 
     #[test]
     fn generator_errors_name_the_problem() {
-        let e = open("gen:torus-sim?dims=4x4&colour=red")
-            .unwrap_err()
-            .to_string();
+        let e = open("gen:torus-sim?dims=4x4&colour=red").unwrap_err().to_string();
         assert_eq!(
             e,
             "gen:torus-sim?dims=4x4&colour=red: unknown option 'colour' for gen:torus-sim (expected dims, steps, seed)"
         );
-        assert!(
-            open("gen:nope")
-                .unwrap_err()
-                .to_string()
-                .contains("unknown generator 'nope'")
-        );
-        assert!(
-            open("gen:torus?dims=4xq")
-                .unwrap_err()
-                .to_string()
-                .contains("dims")
-        );
-        assert!(
-            open("gen:torus-sim?dims=1024x1024x1024")
-                .unwrap_err()
-                .to_string()
-                .contains("limit")
-        );
-        assert!(
-            open("gen:torus-sim?steps=ten")
-                .unwrap_err()
-                .to_string()
-                .contains("not a whole number")
-        );
+        assert!(open("gen:nope").unwrap_err().to_string().contains("unknown generator 'nope'"));
+        assert!(open("gen:torus?dims=4xq").unwrap_err().to_string().contains("dims"));
+        assert!(open("gen:torus-sim?dims=1024x1024x1024").unwrap_err().to_string().contains("limit"));
+        assert!(open("gen:torus-sim?steps=ten").unwrap_err().to_string().contains("not a whole number"));
     }
 
     #[test]

@@ -11,29 +11,20 @@ pub fn parse_dims(s: &str) -> Result<Vec<u32>, String> {
         .split('x')
         .map(|p| p.trim().parse::<u32>().ok().filter(|&v| v >= 1))
         .collect::<Option<_>>()
-        .ok_or_else(|| {
-            format!("dims '{s}' must be extents of at least 1 joined by 'x', e.g. 4x4x4")
-        })?;
+        .ok_or_else(|| format!("dims '{s}' must be extents of at least 1 joined by 'x', e.g. 4x4x4"))?;
     if dims.is_empty() || dims.len() > 16 {
         return Err(format!("dims '{s}' must have 1 to 16 dimensions"));
     }
-    let nodes = dims.iter().try_fold(1u64, |acc, &d| {
-        acc.checked_mul(u64::from(d)).filter(|&n| n <= MAX_NODES)
-    });
+    let nodes = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)).filter(|&n| n <= MAX_NODES));
     if nodes.is_none() {
-        return Err(format!(
-            "dims '{s}' make more than {MAX_NODES} nodes, above the limit"
-        ));
+        return Err(format!("dims '{s}' make more than {MAX_NODES} nodes, above the limit"));
     }
     Ok(dims)
 }
 
 /// Node id of coordinates: row-major, the last dimension fastest (the sequential ordering).
 pub fn node_id(extents: &[u32], coord: &[u32]) -> u32 {
-    coord
-        .iter()
-        .zip(extents)
-        .fold(0u32, |acc, (&c, &e)| acc * e + c)
+    coord.iter().zip(extents).fold(0u32, |acc, (&c, &e)| acc * e + c)
 }
 
 /// The torus of the given extents: nodes in sequential order, and for each node and dimension
@@ -74,12 +65,7 @@ pub fn torus(extents: &[u32]) -> Topology {
             }
         }
     }
-    Topology {
-        extents: extents.to_vec(),
-        coords,
-        group: vec![u32::MAX; n as usize],
-        links,
-    }
+    Topology { extents: extents.to_vec(), coords, group: vec![u32::MAX; n as usize], links }
 }
 
 /// Offsets of each node's outgoing links (links are stored node by node): node `i` owns
@@ -105,10 +91,7 @@ pub fn simulate(topology: Topology, steps: u32, seed: u64) -> Dataset {
     let n = topology.node_count() as u32;
     let first = link_offsets(&topology);
     let mut rng = SplitMix64(seed);
-    let mut trace = Trace {
-        ticks_per_second: 1,
-        ..Default::default()
-    };
+    let mut trace = Trace { ticks_per_second: 1, ..Default::default() };
     trace.locations.name = (0..n).map(|i| format!("node {i}")).collect();
     trace.locations.node = (0..n).collect();
     let m = &mut trace.messages;
@@ -135,12 +118,7 @@ pub fn simulate(topology: Topology, steps: u32, seed: u64) -> Dataset {
             at = next;
         }
     }
-    Dataset {
-        name: String::new(),
-        trace,
-        topology: Some(topology),
-        link_counter_unit: "packets".into(),
-    }
+    Dataset { name: String::new(), trace, topology: Some(topology), link_counter_unit: "packets".into() }
 }
 
 #[cfg(test)]
@@ -155,10 +133,7 @@ mod tests {
         let t = torus(&[6, 5, 4, 3, 2]);
         // extent 2 gives one link per node in that dimension
         assert_eq!(t.link_count(), 720 * 9);
-        assert_eq!(
-            t.coord(node_id(&[6, 5, 4, 3, 2], &[5, 4, 3, 2, 1]) as usize),
-            &[5, 4, 3, 2, 1]
-        );
+        assert_eq!(t.coord(node_id(&[6, 5, 4, 3, 2], &[5, 4, 3, 2, 1]) as usize), &[5, 4, 3, 2, 1]);
     }
 
     #[test]
@@ -169,17 +144,11 @@ mod tests {
         let topo = d.topology.as_ref().unwrap();
         for i in 0..m.source.len() {
             let l = d.trace.link_counters.entity[i] as usize;
-            assert_eq!(
-                (topo.links.source[l], topo.links.destination[l]),
-                (m.source[i], m.destination[i])
-            );
+            assert_eq!((topo.links.source[l], topo.links.destination[l]), (m.source[i], m.destination[i]));
             assert!(m.send_time[i] < 30 && m.recv_time[i] == m.send_time[i] + 1);
         }
         // every node sends at least the steps from its wake-up (< 15) to 30
         assert!(m.source.len() >= 64 * 15);
-        assert_eq!(
-            d.trace.messages.source,
-            simulate(torus(&[4, 4, 4]), 30, 7).trace.messages.source
-        );
+        assert_eq!(d.trace.messages.source, simulate(torus(&[4, 4, 4]), 30, 7).trace.messages.source);
     }
 }

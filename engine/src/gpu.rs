@@ -24,9 +24,7 @@ impl std::str::FromStr for BackendChoice {
             "auto" => Ok(Self::Auto),
             "gpu" => Ok(Self::Gpu),
             "cpu" => Ok(Self::Cpu),
-            other => Err(format!(
-                "unknown backend '{other}' (expected auto, gpu or cpu)"
-            )),
+            other => Err(format!("unknown backend '{other}' (expected auto, gpu or cpu)")),
         }
     }
 }
@@ -80,9 +78,7 @@ fn rank(info: &wgpu::AdapterInfo) -> (u8, u8) {
 impl GpuContext {
     /// Picks the best adapter (a real GPU before a software one), honouring `WGPU_BACKEND`.
     pub fn new() -> Result<Self, GpuError> {
-        Self::with_instance(wgpu::Instance::new(
-            wgpu::InstanceDescriptor::new_without_display_handle_from_env(),
-        ))
+        Self::with_instance(wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env()))
     }
 
     /// Same, on an instance the caller made (the viewer passes one tied to its display).
@@ -97,10 +93,7 @@ impl GpuContext {
     }
 
     /// The best adapter that can present to `surface`.
-    pub fn for_surface(
-        instance: wgpu::Instance,
-        surface: &wgpu::Surface<'_>,
-    ) -> Result<Self, GpuError> {
+    pub fn for_surface(instance: wgpu::Instance, surface: &wgpu::Surface<'_>) -> Result<Self, GpuError> {
         let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
         adapters.retain(|a| a.is_surface_supported(surface));
         adapters.sort_by_key(|a| rank(&a.get_info()));
@@ -111,42 +104,25 @@ impl GpuContext {
         Self::from_adapter(instance, adapter)
     }
 
-    pub fn from_adapter(
-        instance: wgpu::Instance,
-        adapter: wgpu::Adapter,
-    ) -> Result<Self, GpuError> {
+    pub fn from_adapter(instance: wgpu::Instance, adapter: wgpu::Adapter) -> Result<Self, GpuError> {
         let info = adapter.get_info();
         let limits = adapter.limits();
-        let (device, queue) =
-            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-                label: Some("exaviz.device"),
-                required_features: wgpu::Features::empty(),
-                required_limits: limits.clone(),
-                ..Default::default()
-            }))?;
-        Ok(Self {
-            instance,
-            adapter,
-            device,
-            queue,
-            info,
-            limits,
-            kernels: Mutex::new(HashMap::new()),
-        })
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("exaviz.device"),
+            required_features: wgpu::Features::empty(),
+            required_limits: limits.clone(),
+            ..Default::default()
+        }))?;
+        Ok(Self { instance, adapter, device, queue, info, limits, kernels: Mutex::new(HashMap::new()) })
     }
 
     pub fn describe(&self) -> String {
-        format!(
-            "{} ({:?}, {:?})",
-            self.info.name, self.info.backend, self.info.device_type
-        )
+        format!("{} ({:?}, {:?})", self.info.name, self.info.backend, self.info.device_type)
     }
 
     /// The largest storage binding, capped at the largest buffer.
     pub fn max_binding_bytes(&self) -> u64 {
-        self.limits
-            .max_storage_buffer_binding_size
-            .min(self.limits.max_buffer_size)
+        self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size)
     }
 }
 

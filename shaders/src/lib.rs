@@ -12,10 +12,7 @@ pub struct Shader {
 
 macro_rules! shader {
     ($ident:ident, $name:literal) => {
-        pub const $ident: Shader = Shader {
-            name: $name,
-            source: include_str!(concat!("../wgsl/", $name, ".wgsl")),
-        };
+        pub const $ident: Shader = Shader { name: $name, source: include_str!(concat!("../wgsl/", $name, ".wgsl")) };
     };
 }
 

@@ -2,12 +2,9 @@
 //! is embedded (a shader added to the folder but not to `ALL` would never be tested elsewhere).
 
 fn validate(name: &str, src: &str) {
-    let module = naga::front::wgsl::parse_str(src)
-        .unwrap_or_else(|e| panic!("{}", e.emit_to_string_with_path(src, name)));
-    let mut v = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::default(),
-    );
+    let module =
+        naga::front::wgsl::parse_str(src).unwrap_or_else(|e| panic!("{}", e.emit_to_string_with_path(src, name)));
+    let mut v = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default());
     if let Err(e) = v.validate(&module) {
         panic!("{}", e.emit_to_string_with_path(src, name));
     }
@@ -22,14 +19,9 @@ fn every_shader_in_the_folder_validates_and_is_embedded() {
         if path.extension().is_some_and(|e| e == "wgsl") {
             let src = std::fs::read_to_string(&path).expect("readable");
             validate(&path.display().to_string(), &src);
-            let stem = path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .expect("utf-8 name");
+            let stem = path.file_stem().and_then(|s| s.to_str()).expect("utf-8 name");
             assert!(
-                exaviz_shaders::ALL
-                    .iter()
-                    .any(|s| s.name == stem && s.source == src),
+                exaviz_shaders::ALL.iter().any(|s| s.name == stem && s.source == src),
                 "{stem}.wgsl is not embedded in exaviz_shaders::ALL"
             );
             seen += 1;
@@ -40,7 +32,6 @@ fn every_shader_in_the_folder_validates_and_is_embedded() {
 
 #[test]
 fn a_broken_shader_is_rejected() {
-    let result =
-        std::panic::catch_unwind(|| validate("broken.wgsl", "fn f() -> u32 { return 1.0; }"));
+    let result = std::panic::catch_unwind(|| validate("broken.wgsl", "fn f() -> u32 { return 1.0; }"));
     assert!(result.is_err());
 }

@@ -17,11 +17,7 @@ use exaviz_engine::{Backend, BackendChoice};
 pub const DEFAULT_INPUT: &str = "gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1";
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "exaviz",
-    version,
-    about = "GPU visualization of parallel-program communication and network traffic"
-)]
+#[command(name = "exaviz", version, about = "GPU visualization of parallel-program communication and network traffic")]
 #[command(
     after_help = "INPUT is a path to a supported file (format detected from content: Boxfish meta YAML) or a generator:\n  gen:torus?dims=4x4x4            an N-D torus without traffic\n  gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1   seed 001's traffic simulation (Algorithm 1)"
 )]
@@ -124,15 +120,8 @@ const MAX_SIDE: u32 = 32_768;
 const MAX_PIXELS: u64 = 1 << 28;
 
 fn parse_size(s: &str) -> Result<(u32, u32)> {
-    let (w, h) = s
-        .split_once('x')
-        .with_context(|| format!("size '{s}' must be WIDTHxHEIGHT, e.g. 1024x768"))?;
-    let parse = |v: &str| {
-        v.trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|&v| (16..=MAX_SIDE).contains(&v))
-    };
+    let (w, h) = s.split_once('x').with_context(|| format!("size '{s}' must be WIDTHxHEIGHT, e.g. 1024x768"))?;
+    let parse = |v: &str| v.trim().parse::<u32>().ok().filter(|&v| (16..=MAX_SIDE).contains(&v));
     let (Some(w), Some(h)) = (parse(w), parse(h)) else {
         bail!("size '{s}' is impossible: each side must be 16 to {MAX_SIDE} pixels");
     };
@@ -173,34 +162,21 @@ fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Render {
-            input,
-            out,
-            size,
-            view,
-        } => {
+        Command::Render { input, out, size, view } => {
             let size = parse_size(&size)?;
             if out.is_dir() {
-                bail!(
-                    "{}: is a folder; give a file name for the PNG",
-                    out.display()
-                );
+                bail!("{}: is a folder; give a file name for the PNG", out.display());
             }
             let dataset = load(&input)?;
             let backend = Backend::new(view.backend.into())?;
-            let pb = spinner(&format!(
-                "rendering {:?} on {}",
-                view.view,
-                backend.describe()
-            ));
+            let pb = spinner(&format!("rendering {:?} on {}", view.view, backend.describe()));
             let scene = match view.view {
                 ViewKind::Ring => ring_scene(&dataset, &backend, &ring_options(&view, size))
                     .map_err(|e| anyhow::anyhow!("{input}: {e}"))?,
             };
             let image = render_scene(&backend, &scene, View::default())?;
             pb.finish_and_clear();
-            write_png_atomic(&out, &image)
-                .with_context(|| format!("{}: cannot write", out.display()))?;
+            write_png_atomic(&out, &image).with_context(|| format!("{}: cannot write", out.display()))?;
             eprintln!(
                 "wrote {} ({}x{}, {} instances, {})",
                 out.display(),
@@ -229,30 +205,16 @@ fn run(cli: Cli) -> Result<()> {
                 println!("collectives:  {}", s.collectives);
                 println!("link samples: {}", s.link_counter_samples);
                 match s.time_span_ticks {
-                    Some((a, b)) => println!(
-                        "time span:    {a} .. {b} ticks ({} ticks/s)",
-                        s.ticks_per_second
-                    ),
+                    Some((a, b)) => println!("time span:    {a} .. {b} ticks ({} ticks/s)", s.ticks_per_second),
                     None => println!("time span:    none"),
                 }
             }
             Ok(())
         }
-        Command::View {
-            input,
-            size,
-            frames,
-            view,
-        } => {
+        Command::View { input, size, frames, view } => {
             let size = parse_size(&size)?;
             let dataset = load(&input)?;
-            window::run(
-                dataset,
-                input,
-                view.backend.into(),
-                ring_options(&view, size),
-                frames,
-            )
+            window::run(dataset, input, view.backend.into(), ring_options(&view, size), frames)
         }
     }
 }
@@ -268,11 +230,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // One line, as for every other error; clap's first line names the problem.
             let text = e.render().to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ");
+            let first = text.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
             eprintln!("error: {first} (see exaviz --help)");
             return ExitCode::from(2);
         }

@@ -46,19 +46,14 @@ impl State {
     }
 
     fn rebuild(&mut self, dataset: &Dataset, opts: &RingOptions) -> Result<()> {
-        let opts = RingOptions {
-            width: self.config.width,
-            height: self.config.height,
-            ..*opts
-        };
+        let opts = RingOptions { width: self.config.width, height: self.config.height, ..*opts };
         self.scene = ring_scene(dataset, &self.backend, &opts)?;
         Ok(())
     }
 
     fn redraw(&mut self) -> Result<bool> {
         let frame = match self.surface.get_current_texture() {
-            wgpu::CurrentSurfaceTexture::Success(f)
-            | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
+            wgpu::CurrentSurfaceTexture::Success(f) | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
             wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
                 self.surface.configure(&self.ctx().device, &self.config);
                 return Ok(false);
@@ -94,24 +89,15 @@ impl App {
     fn start(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
         let attrs = Window::default_attributes()
             .with_title(format!("exaviz · {}", self.title))
-            .with_inner_size(winit::dpi::PhysicalSize::new(
-                self.opts.width,
-                self.opts.height,
-            ));
-        let window = Arc::new(
-            event_loop
-                .create_window(attrs)
-                .context("cannot create a window")?,
-        );
-        let instance =
-            wgpu::Instance::new(wgpu::InstanceDescriptor::new_with_display_handle_from_env(
-                Box::new(event_loop.owned_display_handle()),
-            ));
-        let surface = instance
-            .create_surface(window.clone())
-            .context("cannot create a surface for the window")?;
-        let ctx = GpuContext::for_surface(instance, &surface)
-            .map_err(|e| anyhow!("{e}; exaviz view needs a GPU adapter (lavapipe works); use exaviz render --backend cpu instead"))?;
+            .with_inner_size(winit::dpi::PhysicalSize::new(self.opts.width, self.opts.height));
+        let window = Arc::new(event_loop.create_window(attrs).context("cannot create a window")?);
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_with_display_handle_from_env(Box::new(
+            event_loop.owned_display_handle(),
+        )));
+        let surface = instance.create_surface(window.clone()).context("cannot create a surface for the window")?;
+        let ctx = GpuContext::for_surface(instance, &surface).map_err(|e| {
+            anyhow!("{e}; exaviz view needs a GPU adapter (lavapipe works); use exaviz render --backend cpu instead")
+        })?;
         let size = window.inner_size();
         let caps = surface.get_capabilities(&ctx.adapter);
         // A linear format, so colours match the PNG output; else whatever the surface offers.
@@ -129,11 +115,7 @@ impl App {
             height: size.height.max(1),
             present_mode: wgpu::PresentMode::AutoVsync,
             desired_maximum_frame_latency: 2,
-            alpha_mode: caps
-                .alpha_modes
-                .first()
-                .copied()
-                .unwrap_or(wgpu::CompositeAlphaMode::Auto),
+            alpha_mode: caps.alpha_modes.first().copied().unwrap_or(wgpu::CompositeAlphaMode::Auto),
             view_formats: vec![],
             color_space: wgpu::SurfaceColorSpace::Auto,
         };
@@ -210,11 +192,7 @@ impl ApplicationHandler for App {
                 }
                 state.cursor = p;
             }
-            WindowEvent::MouseInput {
-                state: s,
-                button: MouseButton::Left,
-                ..
-            } => {
+            WindowEvent::MouseInput { state: s, button: MouseButton::Left, .. } => {
                 state.drag_from = (s == ElementState::Pressed).then_some(state.cursor);
             }
             WindowEvent::MouseWheel { delta, .. } => {
@@ -259,20 +237,10 @@ pub fn run(
             "exaviz view draws with a GPU adapter (lavapipe works); for the CPU path use exaviz render --backend cpu"
         );
     }
-    let event_loop = EventLoop::new().map_err(|e| {
-        anyhow!("cannot open a window ({e}); for headless output use exaviz render")
-    })?;
-    let mut app = App {
-        dataset,
-        title,
-        opts,
-        frames,
-        state: None,
-        error: None,
-    };
-    event_loop
-        .run_app(&mut app)
-        .context("window event loop failed")?;
+    let event_loop =
+        EventLoop::new().map_err(|e| anyhow!("cannot open a window ({e}); for headless output use exaviz render"))?;
+    let mut app = App { dataset, title, opts, frames, state: None, error: None };
+    event_loop.run_app(&mut app).context("window event loop failed")?;
     match app.error {
         Some(e) => Err(e),
         None => {

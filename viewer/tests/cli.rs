@@ -22,10 +22,7 @@ fn tmp(name: &str) -> PathBuf {
 fn assert_fails(args: &[&str], needles: &[&str]) {
     let out = exaviz(args);
     let err = String::from_utf8_lossy(&out.stderr);
-    let lines: Vec<&str> = err
-        .lines()
-        .filter(|l| !l.contains("XDG_RUNTIME_DIR"))
-        .collect();
+    let lines: Vec<&str> = err.lines().filter(|l| !l.contains("XDG_RUNTIME_DIR")).collect();
     assert!(!out.status.success(), "{args:?} should fail");
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
     assert_eq!(lines.len(), 1, "{args:?}: expected one line, got {err:?}");
@@ -38,71 +35,28 @@ fn assert_fails(args: &[&str], needles: &[&str]) {
 fn bad_inputs_give_one_line_and_a_non_zero_exit() {
     let out = tmp("never.png");
     let o = out.to_str().unwrap();
-    assert_fails(
-        &["render", "/no/such/trace.yaml", "--out", o],
-        &["/no/such/trace.yaml", "No such file"],
-    );
-    assert_fails(
-        &["render", "gen:torus-sim?dims=4x4&speed=9", "--out", o],
-        &["unknown option 'speed'"],
-    );
-    assert_fails(
-        &["render", "gen:torus-sim", "--size", "0x100", "--out", o],
-        &["size '0x100' is impossible"],
-    );
-    assert_fails(
-        &[
-            "render",
-            "gen:torus-sim",
-            "--size",
-            "30000x30000",
-            "--out",
-            o,
-        ],
-        &["impossible"],
-    );
-    assert_fails(
-        &["render", "gen:torus-sim", "--size", "big", "--out", o],
-        &["WIDTHxHEIGHT"],
-    );
+    assert_fails(&["render", "/no/such/trace.yaml", "--out", o], &["/no/such/trace.yaml", "No such file"]);
+    assert_fails(&["render", "gen:torus-sim?dims=4x4&speed=9", "--out", o], &["unknown option 'speed'"]);
+    assert_fails(&["render", "gen:torus-sim", "--size", "0x100", "--out", o], &["size '0x100' is impossible"]);
+    assert_fails(&["render", "gen:torus-sim", "--size", "30000x30000", "--out", o], &["impossible"]);
+    assert_fails(&["render", "gen:torus-sim", "--size", "big", "--out", o], &["WIDTHxHEIGHT"]);
     assert_fails(&["render", "--frobnicate"], &["--frobnicate"]);
-    assert_fails(
-        &["info", "gen:torus-sim?dims=99999x99999x99999"],
-        &["limit"],
-    );
+    assert_fails(&["info", "gen:torus-sim?dims=99999x99999x99999"], &["limit"]);
     let meta = tmp("broken_meta.yaml");
-    std::fs::write(
-        &meta,
-        "---\nkey: X\nhardware: {\n network: torus,\n coords: [x, y\n",
-    )
-    .unwrap();
-    assert_fails(
-        &["render", meta.to_str().unwrap(), "--out", o],
-        &["broken_meta.yaml", "unclosed"],
-    );
+    std::fs::write(&meta, "---\nkey: X\nhardware: {\n network: torus,\n coords: [x, y\n").unwrap();
+    assert_fails(&["render", meta.to_str().unwrap(), "--out", o], &["broken_meta.yaml", "unclosed"]);
     let text = tmp("notes.txt");
     std::fs::write(&text, "hello").unwrap();
-    assert_fails(
-        &["info", text.to_str().unwrap()],
-        &["notes.txt", "unrecognised format"],
-    );
+    assert_fails(&["info", text.to_str().unwrap()], &["notes.txt", "unrecognised format"]);
     assert!(!out.exists(), "no output is written on failure");
 }
 
 #[test]
 fn help_is_available_on_every_command() {
-    for cmd in [
-        &["--help"][..],
-        &["render", "--help"],
-        &["info", "--help"],
-        &["view", "--help"],
-    ] {
+    for cmd in [&["--help"][..], &["render", "--help"], &["info", "--help"], &["view", "--help"]] {
         let out = exaviz(cmd);
         assert!(out.status.success(), "{cmd:?}");
-        assert!(
-            String::from_utf8_lossy(&out.stdout).contains("Usage"),
-            "{cmd:?}"
-        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"), "{cmd:?}");
     }
 }
 
@@ -128,28 +82,15 @@ fn png_size(path: &Path) -> (u32, u32) {
 fn renders_the_default_on_both_backends() {
     for backend in ["cpu", "gpu"] {
         let out = tmp(&format!("ring-{backend}.png"));
-        let r = exaviz(&[
-            "render",
-            "--size",
-            "320x240",
-            "--backend",
-            backend,
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        assert!(
-            r.status.success(),
-            "{backend}: {}",
-            String::from_utf8_lossy(&r.stderr)
-        );
+        let r = exaviz(&["render", "--size", "320x240", "--backend", backend, "--out", out.to_str().unwrap()]);
+        assert!(r.status.success(), "{backend}: {}", String::from_utf8_lossy(&r.stderr));
         assert_eq!(png_size(&out), (320, 240));
     }
 }
 
 #[test]
 fn renders_real_boxfish_data_when_present() {
-    let data =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/boxfish/bgpc_meta.yaml");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/boxfish/bgpc_meta.yaml");
     if !data.exists() {
         assert!(
             std::env::var("EXAVIZ_REQUIRE_DATA").as_deref() != Ok("1"),
@@ -172,8 +113,64 @@ fn renders_real_boxfish_data_when_present() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let info = exaviz(&["info", data.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&info.stdout).expect("json");
-    assert_eq!(
-        (v["nodes"].as_u64(), v["links"].as_u64()),
-        (Some(512), Some(3072))
-    );
+    assert_eq!((v["nodes"].as_u64(), v["links"].as_u64()), (Some(512), Some(3072)));
+}
+
+#[test]
+fn without_an_adapter_auto_falls_back_to_the_cpu_and_gpu_fails() {
+    // WGPU_BACKEND=dx12 leaves no usable backend on Linux: no adapter exists for this process.
+    let out = tmp("fallback.png");
+    let run = |backend: &str| {
+        Command::new(env!("CARGO_BIN_EXE_exaviz"))
+            .args([
+                "render",
+                "gen:torus?dims=4x4",
+                "--size",
+                "64x64",
+                "--backend",
+                backend,
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .env("WGPU_BACKEND", "dx12")
+            .output()
+            .unwrap()
+    };
+    let auto = run("auto");
+    let err = String::from_utf8_lossy(&auto.stderr);
+    assert!(auto.status.success(), "{err}");
+    assert_eq!(err.lines().filter(|l| l.starts_with("warning:")).count(), 1, "{err}");
+    assert!(err.contains("no GPU adapter found") && err.contains("using the CPU path"), "{err}");
+    assert!(out.exists());
+    std::fs::remove_file(&out).unwrap();
+    let gpu = run("gpu");
+    let err = String::from_utf8_lossy(&gpu.stderr);
+    assert!(!gpu.status.success());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: no GPU adapter found"), "{err}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn png_is_replaced_atomically() {
+    let out = tmp("atomic.png");
+    std::fs::write(&out, b"old").unwrap();
+    let r = exaviz(&[
+        "render",
+        "gen:torus?dims=4x4",
+        "--size",
+        "64x48",
+        "--backend",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success());
+    assert_eq!(png_size(&out), (64, 48));
+    let leftovers: Vec<_> = std::fs::read_dir(out.parent().unwrap())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
 }

@@ -7,14 +7,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn require(tool: &str) {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "{tool} is missing: apt-get install xvfb xauth imagemagick (the README's test command does)"
-    );
+    let found =
+        Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().is_ok_and(|o| o.status.success());
+    assert!(found, "{tool} is missing: apt-get install xvfb xauth imagemagick (the README's test command does)");
 }
 
 #[test]
@@ -47,10 +42,7 @@ fn viewer_presents_frames_and_the_screenshot_is_not_blank() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("xvfb-run starts");
-    let stderr: Vec<String> = BufReader::new(child.stderr.take().unwrap())
-        .lines()
-        .map_while(Result::ok)
-        .collect();
+    let stderr: Vec<String> = BufReader::new(child.stderr.take().unwrap()).lines().map_while(Result::ok).collect();
     let status = child.wait().unwrap();
     let log = stderr.join("\n");
     assert!(status.success(), "viewer run failed: {log}");
@@ -65,26 +57,13 @@ fn viewer_presents_frames_and_the_screenshot_is_not_blank() {
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
     let info = reader.next_frame(&mut buf).unwrap();
     let channels = reader.output_color_type().0.samples();
-    assert!(
-        channels >= 3,
-        "the screenshot is greyscale: the window looks blank"
-    );
-    let mut colours: Vec<Vec<u8>> = buf[..info.buffer_size()]
-        .chunks(channels)
-        .map(|p| p[..3].to_vec())
-        .collect();
+    assert!(channels >= 3, "the screenshot is greyscale: the window looks blank");
+    let mut colours: Vec<Vec<u8>> = buf[..info.buffer_size()].chunks(channels).map(|p| p[..3].to_vec()).collect();
     // The view's dark background fills much of the window.
-    let background = colours
-        .iter()
-        .filter(|p| p[0] == 17 && p[1] == 19 && p[2] == 24)
-        .count();
+    let background = colours.iter().filter(|p| p[0] == 17 && p[1] == 19 && p[2] == 24).count();
     assert!(background > 10_000, "background pixels: {background}");
     colours.sort_unstable();
     colours.dedup();
-    assert!(
-        colours.len() > 50,
-        "only {} distinct colours: the window looks blank",
-        colours.len()
-    );
+    assert!(colours.len() > 50, "only {} distinct colours: the window looks blank", colours.len());
     std::fs::remove_dir_all(&dir).ok();
 }

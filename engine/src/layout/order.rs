@@ -22,9 +22,7 @@ impl std::str::FromStr for Ordering {
         match s {
             "sequential" => Ok(Self::Sequential),
             "hilbert" => Ok(Self::Hilbert),
-            _ => Err(format!(
-                "unknown order '{s}' (expected hilbert or sequential)"
-            )),
+            _ => Err(format!("unknown order '{s}' (expected hilbert or sequential)")),
         }
     }
 }
@@ -101,9 +99,7 @@ pub fn order_nodes(topology: &Topology, ordering: Ordering) -> Vec<u32> {
     match ordering {
         Ordering::Sequential => (0..n).collect(),
         Ordering::Hilbert => {
-            let live: Vec<usize> = (0..topology.dims())
-                .filter(|&d| topology.extents[d] > 1)
-                .collect();
+            let live: Vec<usize> = (0..topology.dims()).filter(|&d| topology.extents[d] > 1).collect();
             let max = live.iter().map(|&d| topology.extents[d]).max().unwrap_or(1);
             let bits = 32 - (max - 1).leading_zeros();
             let mut keyed: Vec<(Vec<u64>, u32)> = (0..n)
@@ -145,21 +141,12 @@ mod tests {
             }
             coords.extend(c);
         }
-        Topology {
-            extents: extents.to_vec(),
-            coords,
-            ..Default::default()
-        }
+        Topology { extents: extents.to_vec(), coords, ..Default::default() }
     }
 
     #[test]
     fn hilbert_visits_every_node_once_and_steps_to_a_neighbour() {
-        for ext in [
-            vec![4, 4],
-            vec![8, 8, 8],
-            vec![4, 4, 4, 4, 4],
-            vec![2, 2, 2, 2],
-        ] {
+        for ext in [vec![4, 4], vec![8, 8, 8], vec![4, 4, 4, 4, 4], vec![2, 2, 2, 2]] {
             let t = cube(&ext);
             let order = order_nodes(&t, Ordering::Hilbert);
             let mut seen = order.clone();

@@ -69,9 +69,7 @@ impl ColorMap {
         let x = t * (stops.len() - 1) as f32;
         let i = (x.floor() as usize).min(stops.len() - 2);
         let f = x - i as f32;
-        let c = |k: usize| {
-            f32::from(stops[i][k]) + (f32::from(stops[i + 1][k]) - f32::from(stops[i][k])) * f
-        };
+        let c = |k: usize| f32::from(stops[i][k]) + (f32::from(stops[i + 1][k]) - f32::from(stops[i][k])) * f;
         [c(0) / 255.0, c(1) / 255.0, c(2) / 255.0, 1.0]
     }
 }
@@ -83,9 +81,7 @@ impl std::str::FromStr for ColorMap {
             "viridis" => Ok(Self::Viridis),
             "cividis" => Ok(Self::Cividis),
             "rdbu" => Ok(Self::RdBu),
-            _ => Err(format!(
-                "unknown colour map '{s}' (expected viridis, cividis or rdbu)"
-            )),
+            _ => Err(format!("unknown colour map '{s}' (expected viridis, cividis or rdbu)")),
         }
     }
 }
@@ -108,11 +104,7 @@ impl Scale {
     pub fn normalise(&self, v: f64) -> f32 {
         let t = if self.log {
             let (l, h) = (self.lo.max(1e-300).ln(), self.hi.max(1e-300).ln());
-            if h > l {
-                (v.max(1e-300).ln() - l) / (h - l)
-            } else {
-                1.0
-            }
+            if h > l { (v.max(1e-300).ln() - l) / (h - l) } else { 1.0 }
         } else if self.hi > self.lo {
             (v - self.lo) / (self.hi - self.lo)
         } else {

@@ -6,10 +6,7 @@
 use rayon::prelude::*;
 
 use super::text::ATLAS_SIZE;
-use super::{
-    Blend, FLAG_SCREEN, Image, Instance, KIND_DISC, KIND_GLYPH, KIND_RECT, KIND_SEGMENT, Scene,
-    View,
-};
+use super::{Blend, FLAG_SCREEN, Image, Instance, KIND_DISC, KIND_GLYPH, KIND_RECT, KIND_SEGMENT, Scene, View};
 
 #[derive(Clone, Copy, Debug)]
 struct Prepared {
@@ -29,25 +26,15 @@ fn prepare(inst: &Instance, view: View, origin: [f32; 2], size: [u32; 2]) -> Opt
         if inst.kind & FLAG_SCREEN != 0 {
             [p[0] - origin[0], p[1] - origin[1]]
         } else {
-            [
-                p[0] * view.scale + view.offset[0] - origin[0],
-                p[1] * view.scale + view.offset[1] - origin[1],
-            ]
+            [p[0] * view.scale + view.offset[0] - origin[0], p[1] * view.scale + view.offset[1] - origin[1]]
         }
     };
     let a = to_screen(inst.a);
-    let b = if kind == KIND_DISC {
-        inst.b
-    } else {
-        to_screen(inst.b)
-    };
+    let b = if kind == KIND_DISC { inst.b } else { to_screen(inst.b) };
     let (lo, hi) = match kind {
         KIND_SEGMENT => {
             let r = inst.width.max(1.0) * 0.5 + 1.0;
-            (
-                [a[0].min(b[0]) - r, a[1].min(b[1]) - r],
-                [a[0].max(b[0]) + r, a[1].max(b[1]) + r],
-            )
+            ([a[0].min(b[0]) - r, a[1].min(b[1]) - r], [a[0].max(b[0]) + r, a[1].max(b[1]) + r])
         }
         KIND_DISC => {
             let r = inst.width + 1.0;
@@ -85,11 +72,7 @@ fn segment_coverage(p: [f32; 2], a: [f32; 2], b: [f32; 2], width: f32) -> f32 {
     let pa = [p[0] - a[0], p[1] - a[1]];
     let ba = [b[0] - a[0], b[1] - a[1]];
     let len2 = ba[0] * ba[0] + ba[1] * ba[1];
-    let h = if len2 > 0.0 {
-        clamp01((pa[0] * ba[0] + pa[1] * ba[1]) / len2)
-    } else {
-        0.0
-    };
+    let h = if len2 > 0.0 { clamp01((pa[0] * ba[0] + pa[1] * ba[1]) / len2) } else { 0.0 };
     let w = width.max(1.0);
     let d = ((pa[0] - ba[0] * h).powi(2) + (pa[1] - ba[1] * h).powi(2)).sqrt() - w * 0.5;
     clamp01(0.5 - d) * (width / w)
@@ -127,23 +110,13 @@ fn quantise(v: f32) -> f32 {
     (clamp01(v) * 255.0).round() / 255.0
 }
 
-fn draw_band(
-    band: &mut [[f32; 4]],
-    y0: i32,
-    width: u32,
-    shapes: &[(Blend, Vec<Prepared>)],
-    atlas: &[u8],
-) {
+fn draw_band(band: &mut [[f32; 4]], y0: i32, width: u32, shapes: &[(Blend, Vec<Prepared>)], atlas: &[u8]) {
     let rows = (band.len() / width as usize) as i32;
     for (blend, list) in shapes {
         for s in list {
             let (ys, ye) = (s.bounds[1].max(y0), s.bounds[3].min(y0 + rows));
             for y in ys..ye {
-                let (xs, xe) = if s.kind == KIND_SEGMENT {
-                    segment_row_span(s, y)
-                } else {
-                    (s.bounds[0], s.bounds[2])
-                };
+                let (xs, xe) = if s.kind == KIND_SEGMENT { segment_row_span(s, y) } else { (s.bounds[0], s.bounds[2]) };
                 let row = &mut band[((y - y0) as usize * width as usize)..][..width as usize];
                 for x in xs.max(0)..xe.min(width as i32) {
                     let p = [x as f32 + 0.5, y as f32 + 0.5];
@@ -165,18 +138,9 @@ fn draw_band(
                         continue;
                     }
                     let alpha = s.color[3] * cov;
-                    let src = [
-                        s.color[0] * alpha,
-                        s.color[1] * alpha,
-                        s.color[2] * alpha,
-                        alpha,
-                    ];
+                    let src = [s.color[0] * alpha, s.color[1] * alpha, s.color[2] * alpha, alpha];
                     let dst = &mut row[x as usize];
-                    let keep = if *blend == Blend::Alpha {
-                        1.0 - alpha
-                    } else {
-                        1.0
-                    };
+                    let keep = if *blend == Blend::Alpha { 1.0 - alpha } else { 1.0 };
                     for k in 0..4 {
                         dst[k] = quantise(src[k] + dst[k] * keep);
                     }
@@ -192,55 +156,25 @@ pub fn render_region(scene: &Scene, view: View, origin: [u32; 2], size: [u32; 2]
     let shapes: Vec<(Blend, Vec<Prepared>)> = scene
         .layers
         .iter()
-        .map(|l| {
-            (
-                l.blend,
-                l.instances
-                    .par_iter()
-                    .filter_map(|i| prepare(i, view, o, size))
-                    .collect(),
-            )
-        })
+        .map(|l| (l.blend, l.instances.par_iter().filter_map(|i| prepare(i, view, o, size)).collect()))
         .collect();
     let bg = scene.background_rgba8();
-    let bgf = [
-        f32::from(bg[0]) / 255.0,
-        f32::from(bg[1]) / 255.0,
-        f32::from(bg[2]) / 255.0,
-        1.0,
-    ];
+    let bgf = [f32::from(bg[0]) / 255.0, f32::from(bg[1]) / 255.0, f32::from(bg[2]) / 255.0, 1.0];
     let mut acc = vec![bgf; size[0] as usize * size[1] as usize];
     const BAND: usize = 16;
     acc.par_chunks_mut(BAND * size[0] as usize)
         .enumerate()
-        .for_each(|(i, band)| {
-            draw_band(
-                band,
-                (i * BAND) as i32,
-                size[0],
-                &shapes,
-                &scene.atlas.pixels,
-            )
-        });
+        .for_each(|(i, band)| draw_band(band, (i * BAND) as i32, size[0], &shapes, &scene.atlas.pixels));
     let pixels = acc
         .iter()
         .flat_map(|p| {
             // Premultiplied over an opaque background: alpha is 1, colour needs no division.
             let a = p[3].max(1e-6);
             let c = |v: f32| (clamp01(v / a) * 255.0).round() as u8;
-            [
-                c(p[0]),
-                c(p[1]),
-                c(p[2]),
-                (clamp01(p[3]) * 255.0).round() as u8,
-            ]
+            [c(p[0]), c(p[1]), c(p[2]), (clamp01(p[3]) * 255.0).round() as u8]
         })
         .collect();
-    Image {
-        width: size[0],
-        height: size[1],
-        pixels,
-    }
+    Image { width: size[0], height: size[1], pixels }
 }
 
 pub fn render(scene: &Scene, view: View) -> Image {

@@ -72,21 +72,10 @@ impl GpuRenderer {
             bind_group_layouts: &[Some(&bind_layout)],
             immediate_size: 0,
         });
-        Self {
-            module,
-            bind_layout,
-            layout,
-            pipelines: HashMap::new(),
-            atlas: None,
-        }
+        Self { module, bind_layout, layout, pipelines: HashMap::new(), atlas: None }
     }
 
-    fn pipeline(
-        &mut self,
-        device: &wgpu::Device,
-        format: wgpu::TextureFormat,
-        blend: Blend,
-    ) -> wgpu::RenderPipeline {
+    fn pipeline(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat, blend: Blend) -> wgpu::RenderPipeline {
         let (module, layout) = (&self.module, &self.layout);
         self.pipelines
             .entry((format, blend))
@@ -128,10 +117,7 @@ impl GpuRenderer {
                         compilation_options: Default::default(),
                         targets: &[Some(wgpu::ColorTargetState {
                             format,
-                            blend: Some(wgpu::BlendState {
-                                color: component,
-                                alpha: component,
-                            }),
+                            blend: Some(wgpu::BlendState { color: component, alpha: component }),
                             write_mask: wgpu::ColorWrites::ALL,
                         })],
                     }),
@@ -142,26 +128,14 @@ impl GpuRenderer {
             .clone()
     }
 
-    fn atlas_view(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        scene: &Scene,
-    ) -> wgpu::TextureView {
-        let stale = self
-            .atlas
-            .as_ref()
-            .is_none_or(|(_, g)| *g != scene.atlas.generation);
+    fn atlas_view(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, scene: &Scene) -> wgpu::TextureView {
+        let stale = self.atlas.as_ref().is_none_or(|(_, g)| *g != scene.atlas.generation);
         if stale {
             let tex = device.create_texture_with_data(
                 queue,
                 &wgpu::TextureDescriptor {
                     label: Some("exaviz.render.atlas"),
-                    size: wgpu::Extent3d {
-                        width: ATLAS_SIZE,
-                        height: ATLAS_SIZE,
-                        depth_or_array_layers: 1,
-                    },
+                    size: wgpu::Extent3d { width: ATLAS_SIZE, height: ATLAS_SIZE, depth_or_array_layers: 1 },
                     mip_level_count: 1,
                     sample_count: 1,
                     dimension: wgpu::TextureDimension::D2,
@@ -174,19 +148,12 @@ impl GpuRenderer {
             );
             self.atlas = Some((tex, scene.atlas.generation));
         }
-        self.atlas
-            .as_ref()
-            .expect("atlas uploaded")
-            .0
-            .create_view(&Default::default())
+        self.atlas.as_ref().expect("atlas uploaded").0.create_view(&Default::default())
     }
 
     /// Records the scene's draws into `target` (cleared to the background first). `size` is the
     /// target's size and `origin` its top-left within the whole picture.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "a draw call needs its target, format, size and placement"
-    )]
+    #[allow(clippy::too_many_arguments, reason = "a draw call needs its target, format, size and placement")]
     pub fn draw(
         &mut self,
         device: &wgpu::Device,
@@ -216,21 +183,11 @@ impl GpuRenderer {
             label: Some("exaviz.render.globals"),
             layout: &self.bind_layout,
             entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: uniform.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::TextureView(&atlas),
-                },
+                wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(&atlas) },
             ],
         });
-        let all: Vec<Instance> = scene
-            .layers
-            .iter()
-            .flat_map(|l| l.instances.iter().copied())
-            .collect();
+        let all: Vec<Instance> = scene.layers.iter().flat_map(|l| l.instances.iter().copied()).collect();
         let instances = (!all.is_empty()).then(|| {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("exaviz.render.instances"),
@@ -238,11 +195,7 @@ impl GpuRenderer {
                 usage: wgpu::BufferUsages::VERTEX,
             })
         });
-        let pipelines: Vec<_> = scene
-            .layers
-            .iter()
-            .map(|l| self.pipeline(device, format, l.blend))
-            .collect();
+        let pipelines: Vec<_> = scene.layers.iter().map(|l| self.pipeline(device, format, l.blend)).collect();
         let bg = scene.background_rgba8();
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("exaviz.render.pass"),
@@ -280,14 +233,15 @@ impl GpuRenderer {
     }
 
     /// Renders the scene offscreen and reads it back, in tiles no larger than the device allows.
-    pub fn render_to_image(
-        &mut self,
-        ctx: &GpuContext,
-        scene: &Scene,
-        view: View,
-    ) -> Result<Image, GpuError> {
-        let (device, queue) = (&ctx.device, &ctx.queue);
+    pub fn render_to_image(&mut self, ctx: &GpuContext, scene: &Scene, view: View) -> Result<Image, GpuError> {
         let tile = ctx.limits.max_texture_dimension_2d.clamp(256, 4096);
+        self.render_tiled(ctx, scene, view, tile)
+    }
+
+    /// Renders in square tiles of `tile` pixels, each drawn offscreen and copied into place.
+    pub fn render_tiled(&mut self, ctx: &GpuContext, scene: &Scene, view: View, tile: u32) -> Result<Image, GpuError> {
+        let (device, queue) = (&ctx.device, &ctx.queue);
+        let tile = tile.max(1);
         let (w, h) = (scene.width, scene.height);
         let mut pixels = vec![0u8; w as usize * h as usize * 4];
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -296,11 +250,7 @@ impl GpuRenderer {
                 let (tw, th) = (tile.min(w - tx), tile.min(h - ty));
                 let texture = device.create_texture(&wgpu::TextureDescriptor {
                     label: Some("exaviz.render.offscreen"),
-                    size: wgpu::Extent3d {
-                        width: tw,
-                        height: th,
-                        depth_or_array_layers: 1,
-                    },
+                    size: wgpu::Extent3d { width: tw, height: th, depth_or_array_layers: 1 },
                     mip_level_count: 1,
                     sample_count: 1,
                     dimension: wgpu::TextureDimension::D2,
@@ -310,19 +260,8 @@ impl GpuRenderer {
                 });
                 let target = texture.create_view(&Default::default());
                 let mut enc = device.create_command_encoder(&Default::default());
-                self.draw(
-                    device,
-                    queue,
-                    &mut enc,
-                    scene,
-                    view,
-                    &target,
-                    OFFSCREEN_FORMAT,
-                    [tw, th],
-                    [tx, ty],
-                );
-                let row = (tw * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
-                    * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+                self.draw(device, queue, &mut enc, scene, view, &target, OFFSCREEN_FORMAT, [tw, th], [tx, ty]);
+                let row = (tw * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
                 let staging = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("exaviz.render.readback"),
                     size: u64::from(row) * u64::from(th),
@@ -339,11 +278,7 @@ impl GpuRenderer {
                             rows_per_image: Some(th),
                         },
                     },
-                    wgpu::Extent3d {
-                        width: tw,
-                        height: th,
-                        depth_or_array_layers: 1,
-                    },
+                    wgpu::Extent3d { width: tw, height: th, depth_or_array_layers: 1 },
                 );
                 queue.submit([enc.finish()]);
                 let words = crate::stages::gpu_runner::read_mapped(device, &staging)?;
@@ -358,10 +293,6 @@ impl GpuRenderer {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Wgpu(e.to_string()));
         }
-        Ok(Image {
-            width: w,
-            height: h,
-            pixels,
-        })
+        Ok(Image { width: w, height: h, pixels })
     }
 }

@@ -14,21 +14,13 @@ pub struct Image {
 impl Image {
     pub fn pixel(&self, x: u32, y: u32) -> [u8; 4] {
         let i = ((y * self.width + x) * 4) as usize;
-        [
-            self.pixels[i],
-            self.pixels[i + 1],
-            self.pixels[i + 2],
-            self.pixels[i + 3],
-        ]
+        [self.pixels[i], self.pixels[i + 1], self.pixels[i + 2], self.pixels[i + 3]]
     }
 
     /// Number of distinct colours (a blank picture has one).
     pub fn distinct_colours(&self) -> usize {
-        let mut seen: Vec<u32> = self
-            .pixels
-            .chunks_exact(4)
-            .map(|p| u32::from_le_bytes([p[0], p[1], p[2], p[3]]))
-            .collect();
+        let mut seen: Vec<u32> =
+            self.pixels.chunks_exact(4).map(|p| u32::from_le_bytes([p[0], p[1], p[2], p[3]])).collect();
         seen.sort_unstable();
         seen.dedup();
         seen.len()
@@ -38,18 +30,9 @@ impl Image {
 /// Writes `image` as PNG to `path` through a temporary file in the same folder and a rename,
 /// so a failed or interrupted write never leaves a partial file at `path`.
 pub fn write_png_atomic(path: &Path, image: &Image) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("output path has no file name"))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().ok_or_else(|| std::io::Error::other("output path has no file name"))?;
+    let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
     let result = (|| {
         let file = std::fs::File::create(&tmp)?;
         let mut w = std::io::BufWriter::new(file);
@@ -58,9 +41,7 @@ pub fn write_png_atomic(path: &Path, image: &Image) -> std::io::Result<()> {
             enc.set_color(png::ColorType::Rgba);
             enc.set_depth(png::BitDepth::Eight);
             let mut writer = enc.write_header().map_err(std::io::Error::other)?;
-            writer
-                .write_image_data(&image.pixels)
-                .map_err(std::io::Error::other)?;
+            writer.write_image_data(&image.pixels).map_err(std::io::Error::other)?;
             writer.finish().map_err(std::io::Error::other)?;
         }
         w.flush()?;

@@ -66,10 +66,7 @@ pub struct View {
 
 impl Default for View {
     fn default() -> Self {
-        Self {
-            scale: 1.0,
-            offset: [0.0, 0.0],
-        }
+        Self { scale: 1.0, offset: [0.0, 0.0] }
     }
 }
 
@@ -96,22 +93,13 @@ pub struct Scene {
 
 impl Scene {
     pub fn new(width: u32, height: u32, background: [f32; 3]) -> Self {
-        Self {
-            width,
-            height,
-            background,
-            layers: Vec::new(),
-            atlas: TextAtlas::new(),
-        }
+        Self { width, height, background, layers: Vec::new(), atlas: TextAtlas::new() }
     }
 
     /// The current top layer if it has this blend mode, else a new one.
     pub fn layer(&mut self, blend: Blend) -> &mut Vec<Instance> {
         if self.layers.last().is_none_or(|l| l.blend != blend) {
-            self.layers.push(Layer {
-                blend,
-                instances: Vec::new(),
-            });
+            self.layers.push(Layer { blend, instances: Vec::new() });
         }
         &mut self.layers.last_mut().expect("just pushed").instances
     }
@@ -120,57 +108,23 @@ impl Scene {
         self.layers.iter().map(|l| l.instances.len()).sum()
     }
 
-    pub fn segment(
-        &mut self,
-        blend: Blend,
-        a: [f32; 2],
-        b: [f32; 2],
-        width: f32,
-        color: [f32; 4],
-        screen: bool,
-    ) {
+    pub fn segment(&mut self, blend: Blend, a: [f32; 2], b: [f32; 2], width: f32, color: [f32; 4], screen: bool) {
         let kind = KIND_SEGMENT | if screen { FLAG_SCREEN } else { 0 };
-        self.layer(blend).push(Instance {
-            a,
-            b,
-            color,
-            width,
-            kind,
-            ..Instance::zeroed()
-        });
+        self.layer(blend).push(Instance { a, b, color, width, kind, ..Instance::zeroed() });
     }
 
     pub fn rect(&mut self, min: [f32; 2], max: [f32; 2], color: [f32; 4], screen: bool) {
         let kind = KIND_RECT | if screen { FLAG_SCREEN } else { 0 };
-        self.layer(Blend::Alpha).push(Instance {
-            a: min,
-            b: max,
-            color,
-            kind,
-            ..Instance::zeroed()
-        });
+        self.layer(Blend::Alpha).push(Instance { a: min, b: max, color, kind, ..Instance::zeroed() });
     }
 
     pub fn disc(&mut self, centre: [f32; 2], radius: f32, color: [f32; 4], screen: bool) {
         let kind = KIND_DISC | if screen { FLAG_SCREEN } else { 0 };
-        self.layer(Blend::Alpha).push(Instance {
-            a: centre,
-            width: radius,
-            color,
-            kind,
-            ..Instance::zeroed()
-        });
+        self.layer(Blend::Alpha).push(Instance { a: centre, width: radius, color, kind, ..Instance::zeroed() });
     }
 
     /// Screen-space text; returns its advance width in pixels.
-    pub fn text(
-        &mut self,
-        text: &str,
-        at: [f32; 2],
-        size_px: f32,
-        anchor: Anchor,
-        color: [f32; 4],
-    ) -> f32 {
+    pub fn text(&mut self, text: &str, at: [f32; 2], size_px: f32, anchor: Anchor, color: [f32; 4]) -> f32 {
         let (glyphs, width) = self.atlas.layout(text, at, size_px, anchor);
         let layer = self.layer(Blend::Alpha);
         for g in glyphs {
@@ -189,27 +143,16 @@ impl Scene {
     /// Straight-alpha RGBA8 of the background.
     pub fn background_rgba8(&self) -> [u8; 4] {
         let c = |v: f32| (v.clamp(0.0, 1.0) * 255.0).round() as u8;
-        [
-            c(self.background[0]),
-            c(self.background[1]),
-            c(self.background[2]),
-            255,
-        ]
+        [c(self.background[0]), c(self.background[1]), c(self.background[2]), 255]
     }
 }
 
 use bytemuck::Zeroable;
 
 /// Renders a scene to RGBA8 on the backend given: the GPU renderer, or its CPU mirror.
-pub fn render_scene(
-    backend: &crate::Backend,
-    scene: &Scene,
-    view: View,
-) -> Result<Image, crate::GpuError> {
+pub fn render_scene(backend: &crate::Backend, scene: &Scene, view: View) -> Result<Image, crate::GpuError> {
     match backend {
-        crate::Backend::Gpu(ctx) => {
-            gpu::GpuRenderer::new(&ctx.device).render_to_image(ctx, scene, view)
-        }
+        crate::Backend::Gpu(ctx) => gpu::GpuRenderer::new(&ctx.device).render_to_image(ctx, scene, view),
         crate::Backend::Cpu => Ok(cpu::render(scene, view)),
     }
 }

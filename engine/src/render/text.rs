@@ -80,9 +80,7 @@ impl TextAtlas {
         if let Some(s) = self.slots.get(&(c, size)) {
             return *s;
         }
-        let glyph = font
-            .glyph_id(c)
-            .with_scale_and_position(size as f32, ab_glyph::point(0.0, 0.0));
+        let glyph = font.glyph_id(c).with_scale_and_position(size as f32, ab_glyph::point(0.0, 0.0));
         let slot = font.outline_glyph(glyph).and_then(|outline| {
             let bounds = outline.px_bounds();
             let (w, h) = (bounds.width().ceil() as u32, bounds.height().ceil() as u32);
@@ -103,14 +101,7 @@ impl TextAtlas {
             });
             self.shelf_x += w + 1;
             self.shelf_h = self.shelf_h.max(h);
-            Some(Slot {
-                x,
-                y,
-                w,
-                h,
-                dx: bounds.min.x.floor() as i32,
-                dy: bounds.min.y.floor() as i32,
-            })
+            Some(Slot { x, y, w, h, dx: bounds.min.x.floor() as i32, dy: bounds.min.y.floor() as i32 })
         });
         self.slots.insert((c, size), slot);
         self.generation += 1;
@@ -121,20 +112,12 @@ impl TextAtlas {
     pub fn measure(text: &str, size_px: f32) -> f32 {
         let font = font();
         let scaled = font.as_scaled(size_px.round());
-        text.chars()
-            .map(|c| scaled.h_advance(font.glyph_id(c)).round())
-            .sum()
+        text.chars().map(|c| scaled.h_advance(font.glyph_id(c)).round()).sum()
     }
 
     /// Places `text` with its baseline at `at.y`, anchored horizontally at `at.x`; returns the
     /// glyphs to draw and the text's width.
-    pub fn layout(
-        &mut self,
-        text: &str,
-        at: [f32; 2],
-        size_px: f32,
-        anchor: Anchor,
-    ) -> (Vec<PlacedGlyph>, f32) {
+    pub fn layout(&mut self, text: &str, at: [f32; 2], size_px: f32, anchor: Anchor) -> (Vec<PlacedGlyph>, f32) {
         let size = size_px.round().max(4.0) as u32;
         let font = font();
         let width = Self::measure(text, size as f32);

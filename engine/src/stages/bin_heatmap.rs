@@ -9,13 +9,7 @@ pub enum AxisKey<'a> {
     /// The key is the value itself (a location, node or link id); keys `>= extent` are dropped.
     Id { keys: &'a [u32], extent: u32 },
     /// The key is a time bin: `u32((t - t0) >> shift) / width`; see [`AxisKey::time`].
-    Time {
-        times: &'a [u64],
-        t0: u64,
-        shift: u32,
-        width: u32,
-        extent: u32,
-    },
+    Time { times: &'a [u64], t0: u64, shift: u32, width: u32, extent: u32 },
 }
 
 impl<'a> AxisKey<'a> {
@@ -27,13 +21,7 @@ impl<'a> AxisKey<'a> {
         let shift = bits.saturating_sub(32);
         let q_max = ((span - 1) >> shift) as u64;
         let width = (q_max + 1).div_ceil(u64::from(bins)).max(1) as u32;
-        Self::Time {
-            times,
-            t0: t_min,
-            shift,
-            width,
-            extent: bins,
-        }
+        Self::Time { times, t0: t_min, shift, width, extent: bins }
     }
 
     /// Width of one time bin in ticks (1 for id axes).
@@ -68,9 +56,7 @@ impl<'a> AxisKey<'a> {
     fn params(&self) -> [u32; 5] {
         match *self {
             Self::Id { .. } => [0, 0, 0, 0, 1],
-            Self::Time {
-                t0, shift, width, ..
-            } => [1, t0 as u32, (t0 >> 32) as u32, shift, width],
+            Self::Time { t0, shift, width, .. } => [1, t0 as u32, (t0 >> 32) as u32, shift, width],
         }
     }
 
@@ -110,23 +96,15 @@ impl HeatmapGrid {
 
     /// Sum of each row's weights over all columns.
     pub fn row_sums(&self) -> Vec<u64> {
-        self.sums
-            .chunks(self.cols.max(1) as usize)
-            .map(|r| r.iter().sum())
-            .collect()
+        self.sums.chunks(self.cols.max(1) as usize).map(|r| r.iter().sum()).collect()
     }
 }
 
 /// Records stage (a); downloads counts then sums.
-pub fn record<'a>(
-    input: &HeatmapInput<'a>,
-    max_binding_bytes: u64,
-) -> Result<Recording<'a>, StageError> {
+pub fn record<'a>(input: &HeatmapInput<'a>, max_binding_bytes: u64) -> Result<Recording<'a>, StageError> {
     let n = input.x.len();
     if input.y.len() != n || input.weights.is_some_and(|w| w.len() != n) {
-        return Err(StageError::Input(
-            "heatmap key and weight columns differ in length".into(),
-        ));
+        return Err(StageError::Input("heatmap key and weight columns differ in length".into()));
     }
     let (cols, rows) = (input.x.extent(), input.y.extent());
     let cells = u64::from(cols) * u64::from(rows);
@@ -135,15 +113,9 @@ pub fn record<'a>(
     }
     check_binding("heatmap sums", cells * 8, max_binding_bytes)?;
     if cells > u64::from(u32::MAX) {
-        return Err(StageError::Input(format!(
-            "heatmap grid of {cells} cells is too large"
-        )));
+        return Err(StageError::Input(format!("heatmap grid of {cells} cells is too large")));
     }
-    let per_element = input
-        .x
-        .bytes_per_element()
-        .max(input.y.bytes_per_element())
-        .max(4);
+    let per_element = input.x.bytes_per_element().max(input.y.bytes_per_element()).max(4);
     let mut rec = Recording::default();
     let counts = rec.alloc(cells, "heatmap.counts");
     let sums = rec.alloc(cells * 2, "heatmap.sums");
@@ -168,12 +140,7 @@ pub fn record<'a>(
         params.extend(input.x.params());
         params.extend(input.y.params());
         params.extend([0, 0]);
-        rec.dispatch(
-            Kernel::BinHeatmap,
-            len,
-            params,
-            vec![(1, xb), (2, yb), (3, wb), (4, counts), (5, sums)],
-        );
+        rec.dispatch(Kernel::BinHeatmap, len, params, vec![(1, xb), (2, yb), (3, wb), (4, counts), (5, sums)]);
     }
     rec.download(counts);
     rec.download(sums);
@@ -187,12 +154,7 @@ pub fn run(runner: &mut dyn Runner, input: &HeatmapInput<'_>) -> Result<HeatmapG
     let (Some(counts), Some(sums)) = (out.next(), out.next()) else {
         return Err(StageError::Input("heatmap downloads missing".into()));
     };
-    Ok(HeatmapGrid {
-        cols: input.x.extent(),
-        rows: input.y.extent(),
-        counts,
-        sums: words_to_u64(&sums),
-    })
+    Ok(HeatmapGrid { cols: input.x.extent(), rows: input.y.extent(), counts, sums: words_to_u64(&sums) })
 }
 
 #[cfg(test)]
@@ -202,21 +164,11 @@ mod tests {
     #[test]
     fn time_axis_covers_the_span_in_the_requested_bins() {
         let t = [0u64];
-        for (lo, hi, bins) in [
-            (0, 99, 10),
-            (5, 5, 3),
-            (0, u64::MAX, 1000),
-            (1 << 40, (1 << 41) + 17, 7),
-        ] {
-            let AxisKey::Time { shift, width, .. } = AxisKey::time(&t, lo, hi, bins) else {
-                unreachable!()
-            };
+        for (lo, hi, bins) in [(0, 99, 10), (5, 5, 3), (0, u64::MAX, 1000), (1 << 40, (1 << 41) + 17, 7)] {
+            let AxisKey::Time { shift, width, .. } = AxisKey::time(&t, lo, hi, bins) else { unreachable!() };
             let q_max = (hi - lo) >> shift;
             assert!(q_max <= u64::from(u32::MAX));
-            assert!(
-                q_max / u64::from(width) < u64::from(bins),
-                "{lo} {hi} {bins}"
-            );
+            assert!(q_max / u64::from(width) < u64::from(bins), "{lo} {hi} {bins}");
         }
     }
 }

@@ -17,32 +17,23 @@ impl<'c> GpuRunner<'c> {
     }
 
     fn pipeline(&self, kernel: Kernel) -> wgpu::ComputePipeline {
-        let mut cache = self
-            .ctx
-            .kernels
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cache = self.ctx.kernels.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         cache
             .entry(kernel)
             .or_insert_with(|| {
                 let shader = kernel.shader();
-                let module = self
-                    .ctx
-                    .device
-                    .create_shader_module(wgpu::ShaderModuleDescriptor {
-                        label: Some(shader.name),
-                        source: wgpu::ShaderSource::Wgsl(shader.source.into()),
-                    });
-                self.ctx
-                    .device
-                    .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                        label: Some(kernel.entry_point()),
-                        layout: None,
-                        module: &module,
-                        entry_point: Some(kernel.entry_point()),
-                        compilation_options: Default::default(),
-                        cache: None,
-                    })
+                let module = self.ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(shader.name),
+                    source: wgpu::ShaderSource::Wgsl(shader.source.into()),
+                });
+                self.ctx.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(kernel.entry_point()),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some(kernel.entry_point()),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
             })
             .clone()
     }
@@ -63,25 +54,16 @@ impl<'c> GpuRunner<'c> {
 }
 
 /// Maps a MAP_READ buffer, waits, and copies its words out.
-pub(crate) fn read_mapped(
-    device: &wgpu::Device,
-    staging: &wgpu::Buffer,
-) -> Result<Vec<u32>, GpuError> {
+pub(crate) fn read_mapped(device: &wgpu::Device, staging: &wgpu::Buffer) -> Result<Vec<u32>, GpuError> {
     let slice = staging.slice(..);
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
     });
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| GpuError::Wgpu(e.to_string()))?;
-    rx.recv()
-        .map_err(|e| GpuError::Map(e.to_string()))?
-        .map_err(|e| GpuError::Map(e.to_string()))?;
+    device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| GpuError::Wgpu(e.to_string()))?;
+    rx.recv().map_err(|e| GpuError::Map(e.to_string()))?.map_err(|e| GpuError::Map(e.to_string()))?;
     let words = {
-        let view = slice
-            .get_mapped_range()
-            .map_err(|e| GpuError::Map(e.to_string()))?;
+        let view = slice.get_mapped_range().map_err(|e| GpuError::Map(e.to_string()))?;
         bytemuck::cast_slice::<u8, u32>(&view).to_vec()
     };
     staging.unmap();
@@ -130,47 +112,32 @@ impl Runner for GpuRunner<'_> {
                     flush(&mut encoder);
                     let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
                     if (data.len() as u64) * 4 > b.size() {
-                        failure = Some(StageError::Input(format!(
-                            "upload of {} words into {} bytes",
-                            data.len(),
-                            b.size()
-                        )));
+                        failure =
+                            Some(StageError::Input(format!("upload of {} words into {} bytes", data.len(), b.size())));
                         break;
                     }
                     if !data.is_empty() {
                         queue.write_buffer(b, 0, bytemuck::cast_slice(data));
                     }
                 }
-                Command::Dispatch {
-                    kernel,
-                    elements,
-                    params,
-                    bindings,
-                } => {
+                Command::Dispatch { kernel, elements, params, bindings } => {
                     let pipeline = self.pipeline(*kernel);
                     let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                         label: Some("exaviz.stage.params"),
                         contents: bytemuck::cast_slice(params),
                         usage: wgpu::BufferUsages::UNIFORM,
                     });
-                    let mut entries = vec![wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: uniform.as_entire_binding(),
-                    }];
+                    let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() }];
                     for (binding, id) in bindings {
                         let b = bufs.get(id).ok_or_else(|| missing(*id))?;
-                        entries.push(wgpu::BindGroupEntry {
-                            binding: *binding,
-                            resource: b.as_entire_binding(),
-                        });
+                        entries.push(wgpu::BindGroupEntry { binding: *binding, resource: b.as_entire_binding() });
                     }
                     let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                         label: Some(kernel.entry_point()),
                         layout: &pipeline.get_bind_group_layout(0),
                         entries: &entries,
                     });
-                    let enc = encoder
-                        .get_or_insert_with(|| device.create_command_encoder(&Default::default()));
+                    let enc = encoder.get_or_insert_with(|| device.create_command_encoder(&Default::default()));
                     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some(kernel.entry_point()),
                         timestamp_writes: None,

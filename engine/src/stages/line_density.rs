@@ -22,15 +22,10 @@ pub struct DensityImage {
     pub sums: Vec<u64>,
 }
 
-pub fn record<'a>(
-    input: &DensityInput<'a>,
-    max_binding_bytes: u64,
-) -> Result<Recording<'a>, StageError> {
+pub fn record<'a>(input: &DensityInput<'a>, max_binding_bytes: u64) -> Result<Recording<'a>, StageError> {
     let n = input.segments.len();
     if input.weights.is_some_and(|w| w.len() != n) {
-        return Err(StageError::Input(
-            "density weights and segments differ in length".into(),
-        ));
+        return Err(StageError::Input("density weights and segments differ in length".into()));
     }
     let pixels = u64::from(input.width) * u64::from(input.height);
     if pixels == 0 {
@@ -43,31 +38,15 @@ pub fn record<'a>(
     let parts: Vec<_> = chunks(n, 16, max_binding_bytes).collect();
     let most = parts.first().map_or(0, |r| r.len() as u64);
     let segs = rec.alloc(most * 4, "density.segments");
-    let weights = rec.alloc(
-        if input.weights.is_some() { most } else { 1 },
-        "density.weights",
-    );
+    let weights = rec.alloc(if input.weights.is_some() { most } else { 1 }, "density.weights");
     for range in parts {
         let len = range.len() as u32;
-        rec.upload(
-            segs,
-            bytemuck::cast_slice::<[f32; 4], u32>(&input.segments[range.clone()]),
-        );
+        rec.upload(segs, bytemuck::cast_slice::<[f32; 4], u32>(&input.segments[range.clone()]));
         if let Some(w) = input.weights {
             rec.upload(weights, &w[range.clone()]);
         }
-        let params = vec![
-            len,
-            input.width,
-            input.height,
-            u32::from(input.weights.is_some()),
-        ];
-        rec.dispatch(
-            Kernel::LineDensity,
-            len,
-            params,
-            vec![(1, segs), (2, weights), (3, counts), (4, sums)],
-        );
+        let params = vec![len, input.width, input.height, u32::from(input.weights.is_some())];
+        rec.dispatch(Kernel::LineDensity, len, params, vec![(1, segs), (2, weights), (3, counts), (4, sums)]);
     }
     rec.download(counts);
     rec.download(sums);
@@ -80,10 +59,5 @@ pub fn run(runner: &mut dyn Runner, input: &DensityInput<'_>) -> Result<DensityI
     let (Some(counts), Some(sums)) = (out.next(), out.next()) else {
         return Err(StageError::Input("density downloads missing".into()));
     };
-    Ok(DensityImage {
-        width: input.width,
-        height: input.height,
-        counts,
-        sums: words_to_u64(&sums),
-    })
+    Ok(DensityImage { width: input.width, height: input.height, counts, sums: words_to_u64(&sums) })
 }

@@ -66,21 +66,12 @@ pub struct BufId(pub u32);
 #[derive(Debug)]
 pub enum Command<'a> {
     /// A zero-filled storage buffer of `words` 32-bit words.
-    Alloc {
-        buf: BufId,
-        words: u64,
-        label: &'static str,
-    },
+    Alloc { buf: BufId, words: u64, label: &'static str },
     /// Overwrites the start of a buffer.
     Upload { buf: BufId, data: Cow<'a, [u32]> },
     /// Runs a kernel over `elements` invocations with a uniform of `params` words and storage
     /// bindings `(binding index, buffer)`.
-    Dispatch {
-        kernel: Kernel,
-        elements: u32,
-        params: Vec<u32>,
-        bindings: Vec<(u32, BufId)>,
-    },
+    Dispatch { kernel: Kernel, elements: u32, params: Vec<u32>, bindings: Vec<(u32, BufId)> },
     /// Reads a buffer back; downloads are returned in recording order.
     Download { buf: BufId },
 }
@@ -96,35 +87,17 @@ impl<'a> Recording<'a> {
     pub fn alloc(&mut self, words: u64, label: &'static str) -> BufId {
         let buf = BufId(self.next);
         self.next += 1;
-        self.commands.push(Command::Alloc {
-            buf,
-            words: words.max(1),
-            label,
-        });
+        self.commands.push(Command::Alloc { buf, words: words.max(1), label });
         buf
     }
 
     pub fn upload(&mut self, buf: BufId, data: impl Into<Cow<'a, [u32]>>) {
-        self.commands.push(Command::Upload {
-            buf,
-            data: data.into(),
-        });
+        self.commands.push(Command::Upload { buf, data: data.into() });
     }
 
-    pub fn dispatch(
-        &mut self,
-        kernel: Kernel,
-        elements: u32,
-        params: Vec<u32>,
-        bindings: Vec<(u32, BufId)>,
-    ) {
+    pub fn dispatch(&mut self, kernel: Kernel, elements: u32, params: Vec<u32>, bindings: Vec<(u32, BufId)>) {
         if elements > 0 {
-            self.commands.push(Command::Dispatch {
-                kernel,
-                elements,
-                params,
-                bindings,
-            });
+            self.commands.push(Command::Dispatch { kernel, elements, params, bindings });
         }
     }
 
@@ -145,14 +118,8 @@ pub fn workgroups(elements: u32) -> (u32, u32) {
 pub enum StageError {
     #[error(transparent)]
     Gpu(#[from] crate::gpu::GpuError),
-    #[error(
-        "{what} needs {bytes} bytes in one binding, more than this device allows ({limit} bytes)"
-    )]
-    TooLarge {
-        what: &'static str,
-        bytes: u64,
-        limit: u64,
-    },
+    #[error("{what} needs {bytes} bytes in one binding, more than this device allows ({limit} bytes)")]
+    TooLarge { what: &'static str, bytes: u64, limit: u64 },
     #[error("invalid stage input: {0}")]
     Input(String),
 }
@@ -174,8 +141,7 @@ pub fn chunks(
     max_binding_bytes: u64,
 ) -> impl Iterator<Item = std::ops::Range<usize>> {
     let per_binding = (max_binding_bytes / bytes_per_element.max(1)).max(1);
-    let per_dispatch =
-        u64::from(MAX_GROUPS_PER_DIM) * u64::from(MAX_GROUPS_PER_DIM) * u64::from(WORKGROUP);
+    let per_dispatch = u64::from(MAX_GROUPS_PER_DIM) * u64::from(MAX_GROUPS_PER_DIM) * u64::from(WORKGROUP);
     let per_chunk = per_binding.min(per_dispatch).min(u64::from(u32::MAX)) as usize;
     (0..n.div_ceil(per_chunk)).map(move |c| c * per_chunk..((c + 1) * per_chunk).min(n))
 }
@@ -190,10 +156,7 @@ pub(crate) fn check_binding(what: &'static str, bytes: u64, limit: u64) -> Resul
 
 /// Reassembles u64 values stored as (low, high) word pairs.
 pub(crate) fn words_to_u64(words: &[u32]) -> Vec<u64> {
-    words
-        .chunks_exact(2)
-        .map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32))
-        .collect()
+    words.chunks_exact(2).map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32)).collect()
 }
 
 #[cfg(test)]

@@ -36,20 +36,12 @@ pub struct Histogram {
 /// Order-preserving map of f32 bits to u32 (mirror of `f32_key` in reduce.wgsl).
 pub fn f32_key(v: f32) -> u32 {
     let b = v.to_bits();
-    if b & 0x8000_0000 != 0 {
-        !b
-    } else {
-        b | 0x8000_0000
-    }
+    if b & 0x8000_0000 != 0 { !b } else { b | 0x8000_0000 }
 }
 
 /// Inverse of [`f32_key`].
 pub fn f32_from_key(k: u32) -> f32 {
-    f32::from_bits(if k & 0x8000_0000 != 0 {
-        k & 0x7fff_ffff
-    } else {
-        !k
-    })
+    f32::from_bits(if k & 0x8000_0000 != 0 { k & 0x7fff_ffff } else { !k })
 }
 
 pub fn stats_u32(runner: &mut dyn Runner, values: &[u32]) -> Result<ColumnStats<u32>, StageError> {
@@ -61,18 +53,11 @@ pub fn stats_u32(runner: &mut dyn Runner, values: &[u32]) -> Result<ColumnStats<
     for range in parts {
         let len = range.len() as u32;
         rec.upload(col, &values[range]);
-        rec.dispatch(
-            Kernel::ReduceU32,
-            len,
-            vec![len, 0, 0, 0, 0, 0, 0, 0],
-            vec![(1, col), (3, acc)],
-        );
+        rec.dispatch(Kernel::ReduceU32, len, vec![len, 0, 0, 0, 0, 0, 0, 0], vec![(1, col), (3, acc)]);
     }
     rec.download(acc);
     let out = runner.run(&rec)?;
-    let a = out
-        .first()
-        .ok_or_else(|| StageError::Input("reduce download missing".into()))?;
+    let a = out.first().ok_or_else(|| StageError::Input("reduce download missing".into()))?;
     let some = !values.is_empty();
     Ok(ColumnStats {
         min: some.then_some(a[0]),
@@ -97,10 +82,7 @@ pub fn stats_f32(runner: &mut dyn Runner, values: &[f32]) -> Result<ColumnStats<
     let acc = rec.alloc(2, "reduce.acc");
     rec.upload(acc, vec![u32::MAX, 0]);
     let partials = rec.alloc(partial_count, "reduce.partials");
-    let col = rec.alloc(
-        ranges.first().map_or(0, |r| r.len() as u64),
-        "reduce.values",
-    );
+    let col = rec.alloc(ranges.first().map_or(0, |r| r.len() as u64), "reduce.values");
     let mut offset = 0u32;
     for range in ranges {
         let len = range.len() as u32;
@@ -138,18 +120,13 @@ fn histogram(
     scale_bits: u32,
 ) -> Result<Histogram, StageError> {
     if bins == 0 {
-        return Err(StageError::Input(
-            "a histogram needs at least one bin".into(),
-        ));
+        return Err(StageError::Input("a histogram needs at least one bin".into()));
     }
     super::check_binding("histogram", u64::from(bins) * 4, runner.max_binding_bytes())?;
     let mut rec = Recording::default();
     let hist = rec.alloc(u64::from(bins), "histogram.counts");
     let parts: Vec<_> = chunks(words.len(), 4, runner.max_binding_bytes()).collect();
-    let col = rec.alloc(
-        parts.first().map_or(0, |r| r.len() as u64),
-        "histogram.values",
-    );
+    let col = rec.alloc(parts.first().map_or(0, |r| r.len() as u64), "histogram.values");
     let binding = if kernel == Kernel::HistogramU32 { 1 } else { 2 };
     for range in parts {
         let len = range.len() as u32;
@@ -159,9 +136,7 @@ fn histogram(
     }
     rec.download(hist);
     let mut out = runner.run(&rec)?;
-    let counts = out
-        .pop()
-        .ok_or_else(|| StageError::Input("histogram download missing".into()))?;
+    let counts = out.pop().ok_or_else(|| StageError::Input("histogram download missing".into()))?;
     Ok(Histogram { counts })
 }
 
@@ -174,9 +149,7 @@ pub fn histogram_u32(
     bins: u32,
 ) -> Result<Histogram, StageError> {
     if width == 0 {
-        return Err(StageError::Input(
-            "histogram bin width must be positive".into(),
-        ));
+        return Err(StageError::Input("histogram bin width must be positive".into()));
     }
     histogram(runner, Kernel::HistogramU32, values, bins, lo, width)
 }
@@ -190,19 +163,10 @@ pub fn histogram_f32(
     bins: u32,
 ) -> Result<Histogram, StageError> {
     if !(hi > lo) || !lo.is_finite() || !hi.is_finite() {
-        return Err(StageError::Input(format!(
-            "histogram range [{lo}, {hi}) is empty or not finite"
-        )));
+        return Err(StageError::Input(format!("histogram range [{lo}, {hi}) is empty or not finite")));
     }
     let scale = bins as f32 / (hi - lo);
-    histogram(
-        runner,
-        Kernel::HistogramF32,
-        bytemuck::cast_slice(values),
-        bins,
-        lo.to_bits(),
-        scale.to_bits(),
-    )
+    histogram(runner, Kernel::HistogramF32, bytemuck::cast_slice(values), bins, lo.to_bits(), scale.to_bits())
 }
 
 #[cfg(test)]
@@ -211,15 +175,7 @@ mod tests {
 
     #[test]
     fn f32_key_preserves_order() {
-        let v = [
-            f32::NEG_INFINITY,
-            -3.5,
-            -0.0,
-            0.0,
-            1e-30,
-            2.0,
-            f32::INFINITY,
-        ];
+        let v = [f32::NEG_INFINITY, -3.5, -0.0, 0.0, 1e-30, 2.0, f32::INFINITY];
         for w in v.windows(2) {
             assert!(f32_key(w[0]) <= f32_key(w[1]), "{w:?}");
         }

@@ -21,16 +21,7 @@ pub fn format_value(v: f64) -> String {
 }
 
 /// A vertical colour bar at `(x, y)` of size `w x h`, high values on top, with 5 ticks.
-pub fn color_bar(
-    scene: &mut Scene,
-    map: ColorMap,
-    scale: Scale,
-    title: &str,
-    x: f32,
-    y: f32,
-    w: f32,
-    h: f32,
-) {
+pub fn color_bar(scene: &mut Scene, map: ColorMap, scale: Scale, title: &str, x: f32, y: f32, w: f32, h: f32) {
     // The title may be two lines ("packets\nper link pair"), placed above the bar.
     let lines: Vec<&str> = title.lines().collect();
     for (i, line) in lines.iter().enumerate() {
@@ -43,29 +34,14 @@ pub fn color_bar(
         let t1 = (i + 1) as f32 / steps as f32;
         let y0 = y + h * (1.0 - t1);
         let y1 = y + h * (1.0 - t0);
-        scene.rect(
-            [x, y0.floor()],
-            [x + w, y1.ceil()],
-            map.sample((t0 + t1) / 2.0),
-            true,
-        );
+        scene.rect([x, y0.floor()], [x + w, y1.ceil()], map.sample((t0 + t1) / 2.0), true);
     }
     for k in 0..=4 {
         let t = k as f64 / 4.0;
         let ty = (y + h * (1.0 - t as f32)).round();
         scene.rect([x + w, ty - 0.5], [x + w + 5.0, ty + 0.5], TEXT_DIM, true);
-        scene.text(
-            &format_value(scale.value_at(t)),
-            [x + w + 8.0, ty + 4.0],
-            11.0,
-            Anchor::Left,
-            TEXT_DIM,
-        );
+        scene.text(&format_value(scale.value_at(t)), [x + w + 8.0, ty + 4.0], 11.0, Anchor::Left, TEXT_DIM);
     }
-    let note = if scale.log {
-        "log scale"
-    } else {
-        "linear scale"
-    };
+    let note = if scale.log { "log scale" } else { "linear scale" };
     scene.text(note, [x, y + h + 16.0], 11.0, Anchor::Left, TEXT_DIM);
 }

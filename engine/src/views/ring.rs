@@ -23,36 +23,22 @@ pub struct RingOptions {
 
 impl Default for RingOptions {
     fn default() -> Self {
-        Self {
-            width: 1024,
-            height: 768,
-            order: Ordering::Hilbert,
-            colormap: ColorMap::Viridis,
-        }
+        Self { width: 1024, height: 768, order: Ordering::Hilbert, colormap: ColorMap::Viridis }
     }
 }
 
 /// Traffic per directed link, summed over all link-counter samples by stage (a) on `backend`.
 pub fn link_traffic(dataset: &Dataset, backend: &Backend) -> Result<Vec<u64>, ViewError> {
-    let topo = dataset
-        .topology
-        .as_ref()
-        .ok_or_else(|| ViewError::Unsupported("no topology".into()))?;
+    let topo = dataset.topology.as_ref().ok_or_else(|| ViewError::Unsupported("no topology".into()))?;
     let lc = &dataset.trace.link_counters;
     let links = topo.link_count() as u32;
     if lc.entity.is_empty() || links == 0 {
         return Ok(vec![0; links as usize]);
     }
-    let (t_min, t_max) = lc
-        .time
-        .iter()
-        .fold((u64::MAX, 0), |(lo, hi), &t| (lo.min(t), hi.max(t)));
+    let (t_min, t_max) = lc.time.iter().fold((u64::MAX, 0), |(lo, hi), &t| (lo.min(t), hi.max(t)));
     let input = HeatmapInput {
         x: AxisKey::time(&lc.time, t_min, t_max, 1),
-        y: AxisKey::Id {
-            keys: &lc.entity,
-            extent: links,
-        },
+        y: AxisKey::Id { keys: &lc.entity, extent: links },
         weights: Some(&lc.value),
     };
     let grid = stages::bin_heatmap::run(backend.runner().as_mut(), &input)?;
@@ -60,15 +46,9 @@ pub fn link_traffic(dataset: &Dataset, backend: &Backend) -> Result<Vec<u64>, Vi
 }
 
 /// Builds the ring scene.
-pub fn ring_scene(
-    dataset: &Dataset,
-    backend: &Backend,
-    opts: &RingOptions,
-) -> Result<Scene, ViewError> {
+pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> Result<Scene, ViewError> {
     let topo = dataset.topology.as_ref().ok_or_else(|| {
-        ViewError::Unsupported(
-            "the ring view needs a topology (a Boxfish file or gen:torus-sim)".into(),
-        )
+        ViewError::Unsupported("the ring view needs a topology (a Boxfish file or gen:torus-sim)".into())
     })?;
     let n = topo.node_count();
     if n == 0 {
@@ -138,24 +118,12 @@ pub fn ring_scene(
     for k in 0..4 {
         let p = (n as u32 * k) / 4;
         let q = at(p, radius + 18.0);
-        scene.text(
-            &format!("{p}"),
-            [q[0], q[1] + 4.0],
-            11.0,
-            Anchor::Centre,
-            TEXT_DIM,
-        );
+        scene.text(&format!("{p}"), [q[0], q[1] + 4.0], 11.0, Anchor::Centre, TEXT_DIM);
     }
 
     // Title, subtitle and legend.
     let dims: Vec<String> = topo.extents.iter().map(u32::to_string).collect();
-    scene.text(
-        &format!("Torus ring: {}", dataset.name),
-        [16.0, 26.0],
-        16.0,
-        Anchor::Left,
-        TEXT,
-    );
+    scene.text(&format!("Torus ring: {}", dataset.name), [16.0, 26.0], 16.0, Anchor::Left, TEXT);
     let sub = format!(
         "{} order · {} torus · {} nodes · {} links · {} {}",
         opts.order.name(),
@@ -163,18 +131,10 @@ pub fn ring_scene(
         n,
         topo.link_count(),
         format_value(traffic.iter().sum::<u64>() as f64),
-        if dataset.link_counter_unit.is_empty() {
-            "events"
-        } else {
-            &dataset.link_counter_unit
-        },
+        if dataset.link_counter_unit.is_empty() { "events" } else { &dataset.link_counter_unit },
     );
     scene.text(&sub, [16.0, 46.0], 12.0, Anchor::Left, TEXT_DIM);
-    let unit = if dataset.link_counter_unit.is_empty() {
-        "traffic"
-    } else {
-        &dataset.link_counter_unit
-    };
+    let unit = if dataset.link_counter_unit.is_empty() { "traffic" } else { &dataset.link_counter_unit };
     if max > 0 {
         color_bar(
             &mut scene,
@@ -187,13 +147,7 @@ pub fn ring_scene(
             (h - top - 120.0).max(40.0),
         );
     } else {
-        scene.text(
-            "no traffic recorded",
-            [w - legend_w + 16.0, top + 40.0],
-            12.0,
-            Anchor::Left,
-            TEXT_DIM,
-        );
+        scene.text("no traffic recorded", [w - legend_w + 16.0, top + 40.0], 12.0, Anchor::Left, TEXT_DIM);
     }
     Ok(scene)
 }

@@ -69,14 +69,7 @@ fn axis_key(p: &Params, keys_is_x: bool, keys: &Words, i: u32) -> u32 {
     if mode == 0 {
         return keys[i].load(Relaxed);
     }
-    time_key(
-        keys[2 * i].load(Relaxed),
-        keys[2 * i + 1].load(Relaxed),
-        t0_lo,
-        t0_hi,
-        shift,
-        width,
-    )
+    time_key(keys[2 * i].load(Relaxed), keys[2 * i + 1].load(Relaxed), t0_lo, t0_hi, shift, width)
 }
 
 /// One invocation of `bin_heatmap`.

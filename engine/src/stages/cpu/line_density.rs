@@ -31,14 +31,7 @@ fn to_pixel(v: f32) -> i32 {
 }
 
 /// One invocation of `line_density`.
-pub fn line_density(
-    i: u32,
-    params: &Params,
-    segments: &Words,
-    weights: &Words,
-    counts: &Words,
-    sums: &Words,
-) {
+pub fn line_density(i: u32, params: &Params, segments: &Words, weights: &Words, counts: &Words, sums: &Words) {
     if i >= params.n {
         return;
     }
@@ -49,11 +42,7 @@ pub fn line_density(
     let y1 = to_pixel(s(3));
     let w_px = params.width as i32;
     let h_px = params.height as i32;
-    if (x < 0 && x1 < 0)
-        || (y < 0 && y1 < 0)
-        || (x >= w_px && x1 >= w_px)
-        || (y >= h_px && y1 >= h_px)
-    {
+    if (x < 0 && x1 < 0) || (y < 0 && y1 < 0) || (x >= w_px && x1 >= w_px) || (y >= h_px && y1 >= h_px) {
         return;
     }
     let mut w = 1u32;

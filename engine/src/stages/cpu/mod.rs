@@ -33,9 +33,7 @@ pub struct CpuRunner {
 
 impl Default for CpuRunner {
     fn default() -> Self {
-        Self {
-            max_binding_bytes: DEFAULT_MAX_BINDING,
-        }
+        Self { max_binding_bytes: DEFAULT_MAX_BINDING }
     }
 }
 
@@ -45,10 +43,7 @@ fn zeroed(words: u64) -> Vec<AtomicU32> {
 
 /// Runs `body(i)` for each invocation index `0..elements`.
 fn for_each_invocation(elements: u32, body: impl Fn(u32) + Sync + Send) {
-    (0..elements)
-        .into_par_iter()
-        .with_min_len(4096)
-        .for_each(body);
+    (0..elements).into_par_iter().with_min_len(4096).for_each(body);
 }
 
 impl Runner for CpuRunner {
@@ -77,26 +72,15 @@ impl Runner for CpuRunner {
                             b.len()
                         )));
                     }
-                    b.par_iter()
-                        .zip(data.par_iter())
-                        .for_each(|(dst, &v)| dst.store(v, Relaxed));
+                    b.par_iter().zip(data.par_iter()).for_each(|(dst, &v)| dst.store(v, Relaxed));
                 }
-                Command::Dispatch {
-                    kernel,
-                    elements,
-                    params,
-                    bindings,
-                } => {
+                Command::Dispatch { kernel, elements, params, bindings } => {
                     let get = |binding: u32| -> Result<&Words, StageError> {
                         let id = bindings
                             .iter()
                             .find(|(b, _)| *b == binding)
                             .map(|(_, id)| *id)
-                            .ok_or_else(|| {
-                                StageError::Input(format!(
-                                    "{kernel:?}: binding {binding} not bound"
-                                ))
-                            })?;
+                            .ok_or_else(|| StageError::Input(format!("{kernel:?}: binding {binding} not bound")))?;
                         bufs.get(&id).map(Vec::as_slice).ok_or_else(|| missing(id))
                     };
                     let n = *elements;
@@ -120,9 +104,7 @@ impl Runner for CpuRunner {
                             let p = reduce::Params::from_words(params)?;
                             let (v, acc, partials) = (get(2)?, get(3)?, get(4)?);
                             let (x, y) = workgroups(n);
-                            (0..x * y)
-                                .into_par_iter()
-                                .for_each(|wg| reduce_f32(wg, &p, v, acc, partials));
+                            (0..x * y).into_par_iter().for_each(|wg| reduce_f32(wg, &p, v, acc, partials));
                         }
                         Kernel::HistogramU32 => {
                             let p = reduce::Params::from_words(params)?;
@@ -154,11 +136,7 @@ fn missing(buf: BufId) -> StageError {
 pub(crate) fn params_from_words<T: bytemuck::Pod>(words: &[u32]) -> Result<T, StageError> {
     let bytes: &[u8] = bytemuck::cast_slice(words);
     if bytes.len() != size_of::<T>() {
-        return Err(StageError::Input(format!(
-            "params of {} bytes, expected {}",
-            bytes.len(),
-            size_of::<T>()
-        )));
+        return Err(StageError::Input(format!("params of {} bytes, expected {}", bytes.len(), size_of::<T>())));
     }
     Ok(bytemuck::pod_read_unaligned(bytes))
 }
