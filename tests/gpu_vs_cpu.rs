@@ -144,6 +144,11 @@ fn reductions_match() {
     let ha = stages::reduce::histogram_u32(&mut CpuRunner::default(), &ints, 1 << 20, 1 << 26, 50).unwrap();
     let hb = stages::reduce::histogram_u32(&mut GpuRunner::new(gpu()), &ints, 1 << 20, 1 << 26, 50).unwrap();
     assert_eq!(ha, hb);
+    // More bins than a workgroup keeps locally (1024): the kernel counts straight into memory.
+    let wide_a = stages::reduce::histogram_u32(&mut CpuRunner::default(), &ints, 0, 1 << 20, 4096).unwrap();
+    let wide_b = stages::reduce::histogram_u32(&mut GpuRunner::new(gpu()), &ints, 0, 1 << 20, 4096).unwrap();
+    assert_eq!(wide_a, wide_b);
+    assert_eq!(wide_a.counts.iter().map(|&c| c as usize).sum::<usize>(), ints.len());
     let fha = stages::reduce::histogram_f32(&mut CpuRunner::default(), &floats, -500.0, 900.0, 33).unwrap();
     let fhb = stages::reduce::histogram_f32(&mut GpuRunner::new(gpu()), &floats, -500.0, 900.0, 33).unwrap();
     assert_eq!(fha, fhb);

@@ -13,6 +13,11 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// Uniform in `[0, 1)` with 24 bits.
+    pub fn unit(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+
     /// Uniform in `0..n` (Lemire's multiply-shift; n > 0).
     pub fn below(&mut self, n: u32) -> u32 {
         (((self.next_u64() >> 32) * u64::from(n)) >> 32) as u32

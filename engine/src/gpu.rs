@@ -81,26 +81,21 @@ impl GpuContext {
         Self::with_instance(wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env()))
     }
 
-    /// Same, on an instance the caller made (the viewer passes one tied to its display).
+    /// Same, on an instance the caller made.
     pub fn with_instance(instance: wgpu::Instance) -> Result<Self, GpuError> {
-        let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
-        adapters.sort_by_key(|a| rank(&a.get_info()));
-        let adapter = adapters
-            .into_iter()
-            .next()
-            .ok_or_else(|| GpuError::NoAdapter("no Vulkan, Metal, DX12 or GL adapter".into()))?;
-        Self::from_adapter(instance, adapter)
+        Self::best(instance, |_| true, "no Vulkan, Metal, DX12 or GL adapter")
     }
 
     /// The best adapter that can present to `surface`.
     pub fn for_surface(instance: wgpu::Instance, surface: &wgpu::Surface<'_>) -> Result<Self, GpuError> {
+        Self::best(instance, |a| a.is_surface_supported(surface), "no adapter can present to this window")
+    }
+
+    fn best(instance: wgpu::Instance, keep: impl Fn(&wgpu::Adapter) -> bool, none: &str) -> Result<Self, GpuError> {
         let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
-        adapters.retain(|a| a.is_surface_supported(surface));
+        adapters.retain(|a| keep(a));
         adapters.sort_by_key(|a| rank(&a.get_info()));
-        let adapter = adapters
-            .into_iter()
-            .next()
-            .ok_or_else(|| GpuError::NoAdapter("no adapter can present to this window".into()))?;
+        let adapter = adapters.into_iter().next().ok_or_else(|| GpuError::NoAdapter(none.into()))?;
         Self::from_adapter(instance, adapter)
     }
 

@@ -46,6 +46,13 @@ fn for_each_invocation(elements: u32, body: impl Fn(u32) + Sync + Send) {
     (0..elements).into_par_iter().with_min_len(4096).for_each(body);
 }
 
+/// Runs `body(wg)` for each workgroup of a dispatch over `elements` invocations (for kernels
+/// that cooperate through workgroup memory).
+fn for_each_workgroup(elements: u32, body: impl Fn(u32) + Sync + Send) {
+    let (x, y) = workgroups(elements);
+    (0..x * y).into_par_iter().with_min_len(16).for_each(body);
+}
+
 impl Runner for CpuRunner {
     fn max_binding_bytes(&self) -> u64 {
         self.max_binding_bytes
@@ -98,23 +105,22 @@ impl Runner for CpuRunner {
                         Kernel::ReduceU32 => {
                             let p = reduce::Params::from_words(params)?;
                             let (v, acc) = (get(1)?, get(3)?);
-                            for_each_invocation(n, |i| reduce_u32(i, &p, v, acc));
+                            for_each_workgroup(n, |wg| reduce_u32(wg, &p, v, acc));
                         }
                         Kernel::ReduceF32 => {
                             let p = reduce::Params::from_words(params)?;
                             let (v, acc, partials) = (get(2)?, get(3)?, get(4)?);
-                            let (x, y) = workgroups(n);
-                            (0..x * y).into_par_iter().for_each(|wg| reduce_f32(wg, &p, v, acc, partials));
+                            for_each_workgroup(n, |wg| reduce_f32(wg, &p, v, acc, partials));
                         }
                         Kernel::HistogramU32 => {
                             let p = reduce::Params::from_words(params)?;
                             let (v, h) = (get(1)?, get(5)?);
-                            for_each_invocation(n, |i| histogram_u32(i, &p, v, h));
+                            for_each_workgroup(n, |wg| histogram_u32(wg, &p, v, h));
                         }
                         Kernel::HistogramF32 => {
                             let p = reduce::Params::from_words(params)?;
                             let (v, h) = (get(2)?, get(5)?);
-                            for_each_invocation(n, |i| histogram_f32(i, &p, v, h));
+                            for_each_workgroup(n, |wg| histogram_f32(wg, &p, v, h));
                         }
                     }
                 }
