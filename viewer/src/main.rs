@@ -219,7 +219,33 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// Mesa's Vulkan drivers print "XDG_RUNTIME_DIR is invalid or not set" twice on every run where
+/// the variable is missing (headless machines, CI). Give them a private folder instead, before
+/// any thread exists.
+#[cfg(unix)]
+fn ensure_runtime_dir() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if std::env::var_os("XDG_RUNTIME_DIR").is_some() {
+        return;
+    }
+    let uid = std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("exaviz-runtime-{uid}"));
+    let ok = std::fs::create_dir_all(&dir).is_ok()
+        && std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).is_ok();
+    if ok {
+        #[expect(unsafe_code, reason = "set_var is unsafe in edition 2024; main is still single-threaded here")]
+        // SAFETY: no other thread exists yet, so nothing reads the environment concurrently.
+        unsafe {
+            std::env::set_var("XDG_RUNTIME_DIR", dir);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn ensure_runtime_dir() {}
+
 fn main() -> ExitCode {
+    ensure_runtime_dir();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {
