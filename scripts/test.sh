@@ -27,4 +27,12 @@ if [ "${CI:-}" = "true" ]; then
 fi
 
 cargo fmt --all -- --check
-cargo test --workspace --exclude exaviz-benches "$@"
+log="$(mktemp)"
+set +e
+cargo test --workspace --exclude exaviz-benches "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+# One closing line over every test binary (cargo prints one result line per binary).
+awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, i }' "$log"
+rm -f "$log"
+exit "$status"
