@@ -27,6 +27,7 @@ if [ "${CI:-}" = "true" ]; then
 fi
 
 cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
 log="$(mktemp)"
 set +e
 cargo test --workspace --exclude exaviz-benches "$@" 2>&1 | tee "$log"

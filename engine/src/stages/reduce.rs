@@ -162,7 +162,7 @@ pub fn histogram_f32(
     hi: f32,
     bins: u32,
 ) -> Result<Histogram, StageError> {
-    if !(hi > lo) || !lo.is_finite() || !hi.is_finite() {
+    if !lo.is_finite() || !hi.is_finite() || hi <= lo {
         return Err(StageError::Input(format!("histogram range [{lo}, {hi}) is empty or not finite")));
     }
     let scale = bins as f32 / (hi - lo);

@@ -20,8 +20,8 @@ pub fn format_value(v: f64) -> String {
     }
 }
 
-/// A vertical colour bar at `(x, y)` of size `w x h`, high values on top, with 5 ticks.
-pub fn color_bar(scene: &mut Scene, map: ColorMap, scale: Scale, title: &str, x: f32, y: f32, w: f32, h: f32) {
+/// A vertical colour bar in the screen rectangle `[x, y, w, h]`, high values on top, 5 ticks.
+pub fn color_bar(scene: &mut Scene, map: ColorMap, scale: Scale, title: &str, [x, y, w, h]: [f32; 4]) {
     // The title may be two lines ("packets\nper link pair"), placed above the bar.
     let lines: Vec<&str> = title.lines().collect();
     for (i, line) in lines.iter().enumerate() {

@@ -141,10 +141,7 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
             opts.colormap,
             scale,
             &format!("{unit}\nper link pair"),
-            w - legend_w + 16.0,
-            top + 40.0,
-            18.0,
-            (h - top - 120.0).max(40.0),
+            [w - legend_w + 16.0, top + 40.0, 18.0, (h - top - 120.0).max(40.0)],
         );
     } else {
         scene.text("no traffic recorded", [w - legend_w + 16.0, top + 40.0], 12.0, Anchor::Left, TEXT_DIM);

@@ -107,7 +107,8 @@ fn histogram_f32_bin(i: u32, params: &Params, values_f32: &Words) -> Option<u32>
     let v = f32::from_bits(values_f32[i as usize].load(Relaxed));
     let lo = f32::from_bits(params.lo_bits);
     let scale = f32::from_bits(params.scale_bits);
-    if !(v >= lo) {
+    // The shader's `!(v >= lo)`: NaN is skipped too.
+    if v.is_nan() || v < lo {
         return None;
     }
     let t = ((v - lo) * scale).floor();
