@@ -83,12 +83,8 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
 
     // Chords as quadratic curves pulled towards the centre, flattened into segments.
     let detail = if chords.len() > 200_000 { 4 } else { 10 };
-    for &((a, b), t) in &chords {
-        let (pa, pb) = (pos[a as usize], pos[b as usize]);
-        let (p0, p2) = (at(pa, radius), at(pb, radius));
-        let mid = [(p0[0] + p2[0]) / 2.0, (p0[1] + p2[1]) / 2.0];
-        let p1 = [cx + (mid[0] - cx) * 0.35, cy + (mid[1] - cy) * 0.35];
-        let (color, width) = if max == 0 {
+    let style = |t: u64| -> ([f32; 4], f32) {
+        if max == 0 {
             ([0.55, 0.6, 0.7, 0.35], 0.8)
         } else if t == 0 {
             ([0.4, 0.42, 0.48, 0.25], 0.6)
@@ -97,7 +93,29 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
             let mut c = opts.colormap.sample(s);
             c[3] = 0.35 + 0.6 * s;
             (c, 0.7 + 2.3 * s)
-        };
+        }
+    };
+    let curve = |a: u32, b: u32| {
+        let (p0, p2) = (at(pos[a as usize], radius), at(pos[b as usize], radius));
+        let mid = [(p0[0] + p2[0]) / 2.0, (p0[1] + p2[1]) / 2.0];
+        (p0, [cx + (mid[0] - cx) * 0.35, cy + (mid[1] - cy) * 0.35], p2)
+    };
+    // Dense rings would cover the disc many times over: thin every chord so the ink (length x
+    // width) stays within three times the disc's area; chords thinner than a pixel fade instead.
+    let ink: f64 = chords
+        .iter()
+        .map(|&((a, b), t)| {
+            let (p0, p1, p2) = curve(a, b);
+            let len = (p0[0] - p1[0]).hypot(p0[1] - p1[1]) + (p1[0] - p2[0]).hypot(p1[1] - p2[1]);
+            f64::from(len * style(t).1)
+        })
+        .sum();
+    let disc = std::f64::consts::PI * f64::from(radius).powi(2);
+    let thin = if ink > 3.0 * disc { (3.0 * disc / ink).max(0.15) as f32 } else { 1.0 };
+    for &((a, b), t) in &chords {
+        let (p0, p1, p2) = curve(a, b);
+        let (color, width) = style(t);
+        let width = width * thin;
         let mut prev = p0;
         for k in 1..=detail {
             let u = k as f32 / detail as f32;
