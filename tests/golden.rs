@@ -17,8 +17,11 @@ fn gpu_backend() -> Backend {
 }
 
 fn render(input: &str, backend: &Backend, order: Ordering, w: u32, h: u32) -> Image {
+    render_with(input, backend, RingOptions { width: w, height: h, order, ..Default::default() })
+}
+
+fn render_with(input: &str, backend: &Backend, opts: RingOptions) -> Image {
     let dataset = exaviz_datasets::open(input).expect("input opens");
-    let opts = RingOptions { width: w, height: h, order, ..Default::default() };
     let scene = ring_scene(&dataset, backend, &opts).expect("scene");
     render_scene(backend, &scene, View::default()).expect("render")
 }
@@ -142,4 +145,21 @@ fn renderer_primitives_agree_between_backends() {
         assert_images_close("primitives gpu vs cpu", &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
     }
     golden("primitives.png", &render_scene(&Backend::Cpu, &scene, View::default()).unwrap());
+}
+
+#[test]
+fn bundled_ring_matches_golden_on_both_backends() {
+    let input = "gen:torus-sim?dims=4x4x4&steps=20&seed=3";
+    let opts = RingOptions {
+        width: 320,
+        height: 240,
+        bundle: Some(exaviz_engine::stages::BundleParams::default()),
+        ..Default::default()
+    };
+    let cpu = render_with(input, &Backend::Cpu, opts);
+    let gpu = render_with(input, &gpu_backend(), opts);
+    assert_images_close("bundled ring gpu vs cpu", &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+    golden("ring_4x4x4_bundled.png", &cpu);
+    let plain = render(input, &Backend::Cpu, Ordering::Hilbert, 320, 240);
+    assert!(exaviz_tests::diff_fraction(&plain.pixels, &cpu.pixels, GOLDEN) > 0.02, "bundling changes the picture");
 }

@@ -18,8 +18,9 @@ macro_rules! shader {
 
 shader!(BIN_HEATMAP, "bin_heatmap");
 shader!(LINE_DENSITY, "line_density");
+shader!(KDE_BUNDLE, "kde_bundle");
 shader!(REDUCE, "reduce");
 shader!(RENDER, "render");
 
 /// Every embedded shader.
-pub const ALL: &[Shader] = &[BIN_HEATMAP, LINE_DENSITY, REDUCE, RENDER];
+pub const ALL: &[Shader] = &[BIN_HEATMAP, LINE_DENSITY, KDE_BUNDLE, REDUCE, RENDER];

@@ -56,6 +56,12 @@ enum OrderArg {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
+enum BundleArg {
+    None,
+    Kde,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
 enum MapArg {
     Viridis,
     Cividis,
@@ -72,6 +78,9 @@ struct ViewArgs {
     /// Colour map (both are safe for colour-blind readers).
     #[arg(long, value_enum, default_value = "viridis")]
     colormap: MapArg,
+    /// Edge bundling of the ring's chords: none, or KDE (image-space, density-based) on the backend.
+    #[arg(long, value_enum, default_value = "none")]
+    bundle: BundleArg,
     /// Compute and render path: a GPU adapter if any (else the CPU, with a warning), a GPU or a clear error, or the CPU.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
@@ -149,6 +158,10 @@ fn ring_options(args: &ViewArgs, (width, height): (u32, u32)) -> RingOptions {
         colormap: match args.colormap {
             MapArg::Viridis => ColorMap::Viridis,
             MapArg::Cividis => ColorMap::Cividis,
+        },
+        bundle: match args.bundle {
+            BundleArg::None => None,
+            BundleArg::Kde => Some(exaviz_engine::stages::BundleParams::default()),
         },
     }
 }

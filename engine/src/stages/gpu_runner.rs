@@ -106,6 +106,12 @@ impl Runner for GpuRunner<'_> {
                     });
                     bufs.insert(*buf, b);
                 }
+                Command::Clear { buf } => {
+                    let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
+                    encoder
+                        .get_or_insert_with(|| device.create_command_encoder(&Default::default()))
+                        .clear_buffer(b, 0, None);
+                }
                 Command::Upload { buf, data } => {
                     // A write lands before the next submit: submit recorded dispatches first so a
                     // later chunk does not overwrite the data an earlier dispatch reads.

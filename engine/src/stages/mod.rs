@@ -13,10 +13,12 @@ use std::borrow::Cow;
 pub mod bin_heatmap;
 pub mod cpu;
 pub mod gpu_runner;
+pub mod kde_bundle;
 pub mod line_density;
 pub mod reduce;
 
 pub use bin_heatmap::{AxisKey, HeatmapGrid, HeatmapInput};
+pub use kde_bundle::{BundleInput, BundleParams, Bundled};
 pub use line_density::{DensityImage, DensityInput};
 pub use reduce::{ColumnStats, Histogram};
 
@@ -34,6 +36,11 @@ pub enum Kernel {
     ReduceF32,
     HistogramU32,
     HistogramF32,
+    KdeInit,
+    KdeSplat,
+    KdeBlurX,
+    KdeBlurY,
+    KdeAdvect,
 }
 
 impl Kernel {
@@ -41,6 +48,9 @@ impl Kernel {
         match self {
             Self::BinHeatmap => exaviz_shaders::BIN_HEATMAP,
             Self::LineDensity => exaviz_shaders::LINE_DENSITY,
+            Self::KdeInit | Self::KdeSplat | Self::KdeBlurX | Self::KdeBlurY | Self::KdeAdvect => {
+                exaviz_shaders::KDE_BUNDLE
+            }
             _ => exaviz_shaders::REDUCE,
         }
     }
@@ -53,6 +63,11 @@ impl Kernel {
             Self::ReduceF32 => "reduce_f32",
             Self::HistogramU32 => "histogram_u32",
             Self::HistogramF32 => "histogram_f32",
+            Self::KdeInit => "kde_init",
+            Self::KdeSplat => "kde_splat",
+            Self::KdeBlurX => "kde_blur_x",
+            Self::KdeBlurY => "kde_blur_y",
+            Self::KdeAdvect => "kde_advect",
         }
     }
 }
@@ -67,6 +82,8 @@ pub struct BufId(pub u32);
 pub enum Command<'a> {
     /// A zero-filled storage buffer of `words` 32-bit words.
     Alloc { buf: BufId, words: u64, label: &'static str },
+    /// Sets every word of a buffer to zero.
+    Clear { buf: BufId },
     /// Overwrites the start of a buffer.
     Upload { buf: BufId, data: Cow<'a, [u32]> },
     /// Runs a kernel over `elements` invocations with a uniform of `params` words and storage
@@ -89,6 +106,10 @@ impl<'a> Recording<'a> {
         self.next += 1;
         self.commands.push(Command::Alloc { buf, words: words.max(1), label });
         buf
+    }
+
+    pub fn clear(&mut self, buf: BufId) {
+        self.commands.push(Command::Clear { buf });
     }
 
     pub fn upload(&mut self, buf: BufId, data: impl Into<Cow<'a, [u32]>>) {

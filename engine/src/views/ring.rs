@@ -8,7 +8,8 @@ use crate::Backend;
 use crate::layout::order::{Ordering, order_nodes, positions};
 use crate::model::Dataset;
 use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
-use crate::stages::{self, AxisKey, HeatmapInput};
+use crate::stages::kde_bundle::UnitFrame;
+use crate::stages::{self, AxisKey, BundleInput, BundleParams, HeatmapInput};
 
 use super::legend::{color_bar, format_value};
 use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
@@ -19,11 +20,13 @@ pub struct RingOptions {
     pub height: u32,
     pub order: Ordering,
     pub colormap: ColorMap,
+    /// Bundle the chords with the KDE bundling stage (`None`: plain curves).
+    pub bundle: Option<BundleParams>,
 }
 
 impl Default for RingOptions {
     fn default() -> Self {
-        Self { width: 1024, height: 768, order: Ordering::Hilbert, colormap: ColorMap::Viridis }
+        Self { width: 1024, height: 768, order: Ordering::Hilbert, colormap: ColorMap::Viridis, bundle: None }
     }
 }
 
@@ -112,20 +115,55 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
         .sum();
     let disc = std::f64::consts::PI * f64::from(radius).powi(2);
     let thin = if ink > 3.0 * disc { (3.0 * disc / ink).max(0.15) as f32 } else { 1.0 };
-    for &((a, b), t) in &chords {
-        let (p0, p1, p2) = curve(a, b);
+    let polylines: Vec<Vec<[f32; 2]>> = match &opts.bundle {
+        None => chords
+            .iter()
+            .map(|&((a, b), _)| {
+                let (p0, p1, p2) = curve(a, b);
+                (0..=detail)
+                    .map(|k| {
+                        let u = k as f32 / detail as f32;
+                        let v = 1.0 - u;
+                        [
+                            v * v * p0[0] + 2.0 * v * u * p1[0] + u * u * p2[0],
+                            v * v * p0[1] + 2.0 * v * u * p1[1] + u * u * p2[1],
+                        ]
+                    })
+                    .collect()
+            })
+            .collect(),
+        Some(params) => {
+            let ends: Vec<[f32; 4]> = chords
+                .iter()
+                .map(|&((a, b), _)| {
+                    let (p0, p2) = (at(pos[a as usize], radius), at(pos[b as usize], radius));
+                    [p0[0], p0[1], p2[0], p2[1]]
+                })
+                .collect();
+            let frame = UnitFrame::fit(&ends);
+            let unit: Vec<[f32; 4]> = ends
+                .iter()
+                .map(|e| {
+                    let (a, b) = (frame.to_unit([e[0], e[1]]), frame.to_unit([e[2], e[3]]));
+                    [a[0], a[1], b[0], b[1]]
+                })
+                .collect();
+            // Heavier links pull harder: weight 1 + 999 * traffic / max.
+            let weights: Vec<u32> =
+                chords.iter().map(|&(_, t)| 1 + (999.0 * t as f64 / max.max(1) as f64).round() as u32).collect();
+            let bundled = stages::kde_bundle::run(
+                backend.runner().as_mut(),
+                &BundleInput { edges: &unit, weights: Some(&weights) },
+                params,
+            )?;
+            (0..chords.len()).map(|e| bundled.edge(e).iter().map(|&p| frame.from_unit(p)).collect()).collect()
+        }
+    };
+    for (&(_, t), line) in chords.iter().zip(&polylines) {
         let (color, width) = style(t);
         let width = width * thin;
-        let mut prev = p0;
-        for k in 1..=detail {
-            let u = k as f32 / detail as f32;
-            let v = 1.0 - u;
-            let p = [
-                v * v * p0[0] + 2.0 * v * u * p1[0] + u * u * p2[0],
-                v * v * p0[1] + 2.0 * v * u * p1[1] + u * u * p2[1],
-            ];
-            scene.segment(Blend::Alpha, prev, p, width, color, false);
-            prev = p;
+        for w in line.windows(2) {
+            scene.segment(Blend::Alpha, w[0], w[1], width, color, false);
         }
     }
     // Nodes on the circle, and ring positions as ticks.

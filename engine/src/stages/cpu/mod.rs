@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use super::{BufId, Command, Kernel, Recording, Runner, StageError, WORKGROUP, workgroups};
 
 pub mod bin_heatmap;
+pub mod kde_bundle;
 pub mod line_density;
 pub mod reduce;
 
@@ -70,6 +71,10 @@ impl Runner for CpuRunner {
                 Command::Alloc { buf, words, .. } => {
                     bufs.insert(*buf, zeroed(*words));
                 }
+                Command::Clear { buf } => {
+                    let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
+                    b.par_iter().for_each(|w| w.store(0, Relaxed));
+                }
                 Command::Upload { buf, data } => {
                     let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
                     if data.len() > b.len() {
@@ -111,6 +116,31 @@ impl Runner for CpuRunner {
                             let p = reduce::Params::from_words(params)?;
                             let (v, acc, partials) = (get(2)?, get(3)?, get(4)?);
                             for_each_workgroup(n, |wg| reduce_f32(wg, &p, v, acc, partials));
+                        }
+                        Kernel::KdeInit => {
+                            let p = kde_bundle::Params::from_words(params)?;
+                            let (ep, pts) = (get(1)?, get(2)?);
+                            for_each_invocation(n, |e| kde_bundle::kde_init(e, &p, ep, pts));
+                        }
+                        Kernel::KdeSplat => {
+                            let p = kde_bundle::Params::from_words(params)?;
+                            let (pts, w, splat) = (get(2)?, get(3)?, get(4)?);
+                            for_each_invocation(n, |i| kde_bundle::kde_splat(i, &p, pts, w, splat));
+                        }
+                        Kernel::KdeBlurX => {
+                            let p = kde_bundle::Params::from_words(params)?;
+                            let (splat, out) = (get(4)?, get(6)?);
+                            for_each_invocation(n, |i| kde_bundle::kde_blur_x(i, &p, splat, out));
+                        }
+                        Kernel::KdeBlurY => {
+                            let p = kde_bundle::Params::from_words(params)?;
+                            let (inp, out) = (get(5)?, get(6)?);
+                            for_each_invocation(n, |i| kde_bundle::kde_blur_y(i, &p, inp, out));
+                        }
+                        Kernel::KdeAdvect => {
+                            let p = kde_bundle::Params::from_words(params)?;
+                            let (pts, density) = (get(2)?, get(7)?);
+                            for_each_invocation(n, |e| kde_bundle::kde_advect(e, &p, pts, density));
                         }
                         Kernel::HistogramU32 => {
                             let p = reduce::Params::from_words(params)?;

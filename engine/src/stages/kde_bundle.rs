@@ -1,0 +1,209 @@
+//! Image-space, density-based edge bundling (KDE edge bundling; CUBu's GPU form). Shader:
+//! `shaders/wgsl/kde_bundle.wgsl`; CPU mirror: `cpu::kde_bundle`.
+//!
+//! Edges live in the unit square (callers normalise with [`UnitFrame`]), so every parameter is
+//! screen-independent: kernel radius and step are fractions of the square's side. Each edge is a
+//! polyline of `samples` points (16 by default: 128 bytes of state per edge, plus 4 bytes of
+//! weight and 16 of endpoints), and keeps its index: output polyline `e` is input edge `e`.
+
+use super::{Kernel, Recording, Runner, StageError, chunks};
+
+/// Bundling parameters, all in unit-square units. Defaults work on rings, timelines and matrices
+/// normalised to the unit square.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BundleParams {
+    /// Points per edge, endpoints included (2 to 32).
+    pub samples: u32,
+    /// Density grid side in cells.
+    pub grid: u32,
+    pub iterations: u32,
+    /// Kernel radius of the first iteration, as a fraction of the side.
+    pub kernel: f32,
+    /// Factor applied to the kernel radius (and step) after each iteration.
+    pub decay: f32,
+    /// Distance moved per iteration, as a fraction of the current kernel radius.
+    pub step: f32,
+    /// Laplacian smoothing weight per iteration (0: none, 1: full average of neighbours).
+    pub smoothing: f32,
+}
+
+impl Default for BundleParams {
+    fn default() -> Self {
+        Self { samples: 16, grid: 256, iterations: 10, kernel: 0.06, decay: 0.8, step: 0.4, smoothing: 0.5 }
+    }
+}
+
+impl BundleParams {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(2..=32).contains(&self.samples) {
+            return Err(format!("samples must be 2 to 32, not {}", self.samples));
+        }
+        if !(16..=4096).contains(&self.grid) {
+            return Err(format!("grid must be 16 to 4096 cells, not {}", self.grid));
+        }
+        if self.iterations > 1000 {
+            return Err(format!("iterations must be at most 1000, not {}", self.iterations));
+        }
+        let unit = |name: &str, v: f32, lo: f32, hi: f32| {
+            if v.is_finite() && v >= lo && v <= hi {
+                Ok(())
+            } else {
+                Err(format!("{name} must be in [{lo}, {hi}], not {v}"))
+            }
+        };
+        unit("kernel", self.kernel, 0.0, 0.5)?;
+        unit("decay", self.decay, 0.0, 1.0)?;
+        unit("step", self.step, 0.0, 1.0)?;
+        unit("smoothing", self.smoothing, 0.0, 1.0)
+    }
+
+    /// Kernel radius in cells at iteration `it` (at least one cell).
+    pub fn radius_cells(&self, it: u32) -> u32 {
+        let r = self.kernel * self.decay.powi(it as i32) * self.grid as f32;
+        (r.round() as u32).clamp(1, self.grid / 2)
+    }
+}
+
+/// Edges `[x0, y0, x1, y1]` in the unit square, with optional integer weights (default 1) that
+/// scale each edge's contribution to the density.
+#[derive(Clone, Copy, Debug)]
+pub struct BundleInput<'a> {
+    pub edges: &'a [[f32; 4]],
+    pub weights: Option<&'a [u32]>,
+}
+
+/// Bundled polylines: edge `e` is `points[e * samples .. (e + 1) * samples]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bundled {
+    pub samples: u32,
+    pub points: Vec<[f32; 2]>,
+}
+
+impl Bundled {
+    pub fn edge(&self, e: usize) -> &[[f32; 2]] {
+        let s = self.samples as usize;
+        &self.points[e * s..(e + 1) * s]
+    }
+
+    pub fn len(&self) -> usize {
+        self.points.len() / self.samples.max(1) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+}
+
+/// Maps arbitrary coordinates into the unit square (uniform scale, centred) and back.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UnitFrame {
+    pub origin: [f32; 2],
+    pub scale: f32,
+}
+
+impl UnitFrame {
+    /// The frame fitting every endpoint with a 5% margin. Non-finite coordinates are ignored.
+    pub fn fit(edges: &[[f32; 4]]) -> Self {
+        let (mut lo, mut hi) = ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]);
+        for e in edges {
+            for (x, y) in [(e[0], e[1]), (e[2], e[3])] {
+                if x.is_finite() && y.is_finite() {
+                    lo = [lo[0].min(x), lo[1].min(y)];
+                    hi = [hi[0].max(x), hi[1].max(y)];
+                }
+            }
+        }
+        if lo[0] > hi[0] {
+            return Self { origin: [0.0, 0.0], scale: 1.0 };
+        }
+        let side = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(f32::MIN_POSITIVE) * 1.1;
+        let centre = [(lo[0] + hi[0]) / 2.0, (lo[1] + hi[1]) / 2.0];
+        Self { origin: [centre[0] - side / 2.0, centre[1] - side / 2.0], scale: 1.0 / side }
+    }
+
+    pub fn to_unit(&self, p: [f32; 2]) -> [f32; 2] {
+        [(p[0] - self.origin[0]) * self.scale, (p[1] - self.origin[1]) * self.scale]
+    }
+
+    pub fn from_unit(&self, p: [f32; 2]) -> [f32; 2] {
+        [p[0] / self.scale + self.origin[0], p[1] / self.scale + self.origin[1]]
+    }
+}
+
+fn params_words(n: u32, p: &BundleParams, radius: u32, step: f32) -> Vec<u32> {
+    vec![n, p.samples, p.grid, radius, step.to_bits(), p.smoothing.to_bits(), 0, 0]
+}
+
+pub fn record<'a>(
+    input: &BundleInput<'a>,
+    params: &BundleParams,
+    max_binding_bytes: u64,
+) -> Result<Recording<'a>, StageError> {
+    params.validate().map_err(StageError::Input)?;
+    let n = input.edges.len();
+    if input.weights.is_some_and(|w| w.len() != n) {
+        return Err(StageError::Input("bundle weights and edges differ in length".into()));
+    }
+    let s = u64::from(params.samples);
+    let cells = u64::from(params.grid) * u64::from(params.grid);
+    super::check_binding("bundle density grid", cells * 8, max_binding_bytes)?;
+    let mut rec = Recording::default();
+    let splat = rec.alloc(cells * 2, "bundle.splat");
+    let blur = rec.alloc(cells, "bundle.blur");
+    let density = rec.alloc(cells, "bundle.density");
+    // Per chunk: endpoints, weights and the polylines, which stay resident across iterations.
+    let mut parts = Vec::new();
+    for range in chunks(n, s * 8, max_binding_bytes) {
+        let len = range.len() as u64;
+        let ends = rec.alloc(len * 4, "bundle.endpoints");
+        rec.upload(ends, bytemuck::cast_slice::<[f32; 4], u32>(&input.edges[range.clone()]));
+        let weights = rec.alloc(len, "bundle.weights");
+        match input.weights {
+            Some(w) => rec.upload(weights, &w[range.clone()]),
+            None => rec.upload(weights, vec![1u32; range.len()]),
+        }
+        let points = rec.alloc(len * s * 2, "bundle.points");
+        rec.dispatch(
+            Kernel::KdeInit,
+            len as u32,
+            params_words(len as u32, params, 1, 0.0),
+            vec![(1, ends), (2, points)],
+        );
+        parts.push((len as u32, weights, points));
+    }
+    for it in 0..params.iterations {
+        let radius = params.radius_cells(it);
+        let step = params.step * params.kernel * params.decay.powi(it as i32);
+        let words = |len: u32| params_words(len, params, radius, step);
+        rec.clear(splat);
+        for &(len, weights, points) in &parts {
+            rec.dispatch(
+                Kernel::KdeSplat,
+                len * params.samples,
+                words(len),
+                vec![(2, points), (3, weights), (4, splat)],
+            );
+        }
+        let c = cells as u32;
+        rec.dispatch(Kernel::KdeBlurX, c, words(c), vec![(4, splat), (6, blur)]);
+        rec.dispatch(Kernel::KdeBlurY, c, words(c), vec![(5, blur), (6, density)]);
+        for &(len, _, points) in &parts {
+            rec.dispatch(Kernel::KdeAdvect, len, words(len), vec![(2, points), (7, density)]);
+        }
+    }
+    for &(_, _, points) in &parts {
+        rec.download(points);
+    }
+    Ok(rec)
+}
+
+/// Bundles `input` on a runner.
+pub fn run(runner: &mut dyn Runner, input: &BundleInput<'_>, params: &BundleParams) -> Result<Bundled, StageError> {
+    let rec = record(input, params, runner.max_binding_bytes())?;
+    let out = runner.run(&rec)?;
+    let mut points = Vec::with_capacity(input.edges.len() * params.samples as usize);
+    for words in out {
+        points.extend(words.chunks_exact(2).map(|w| [f32::from_bits(w[0]), f32::from_bits(w[1])]));
+    }
+    Ok(Bundled { samples: params.samples, points })
+}

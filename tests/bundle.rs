@@ -1,0 +1,115 @@
+//! KDE edge bundling: GPU (lavapipe) against the CPU mirror, and what bundling must do.
+//!
+//! Tolerance: positions are f32 and a point that lands one density cell away on one backend
+//! moves differently afterwards, so agreement is statistical: the mean distance between the two
+//! backends' points must be below 1e-3 of the unit square and 99% of points within 1e-2.
+
+use exaviz_engine::stages::{self, BundleInput, BundleParams, Bundled, Runner, cpu::CpuRunner, gpu_runner::GpuRunner};
+use exaviz_tests::{Rng, gpu};
+
+/// Random chords of a circle of 64 nodes inside the unit square, plus a degenerate edge.
+fn ring_edges(n: usize, seed: u64) -> Vec<[f32; 4]> {
+    let mut r = Rng(seed);
+    let node = |i: u32| {
+        let a = std::f32::consts::TAU * i as f32 / 64.0;
+        [0.5 + 0.45 * a.cos(), 0.5 + 0.45 * a.sin()]
+    };
+    (0..n)
+        .map(|_| {
+            let (a, b) = (node(r.below(64)), node(r.below(64)));
+            [a[0], a[1], b[0], b[1]]
+        })
+        .chain([[0.3, 0.3, 0.3, 0.3]])
+        .collect()
+}
+
+fn compare(a: &Bundled, b: &Bundled) {
+    assert_eq!(a.points.len(), b.points.len());
+    let mut d: Vec<f32> =
+        a.points.iter().zip(&b.points).map(|(p, q)| ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2)).sqrt()).collect();
+    let mean = d.iter().sum::<f32>() / d.len() as f32;
+    d.sort_by(f32::total_cmp);
+    let p99 = d[(d.len() * 99) / 100];
+    assert!(mean < 1e-3, "mean distance {mean}");
+    assert!(p99 < 1e-2, "99th percentile {p99}");
+}
+
+fn run(r: &mut dyn Runner, edges: &[[f32; 4]], weights: Option<&[u32]>, p: &BundleParams) -> Bundled {
+    stages::kde_bundle::run(r, &BundleInput { edges, weights }, p).unwrap()
+}
+
+#[test]
+fn gpu_and_cpu_bundles_agree() {
+    let edges = ring_edges(3000, 1);
+    let weights: Vec<u32> = (0..edges.len() as u32).map(|i| 1 + i % 7).collect();
+    let p = BundleParams::default();
+    let a = run(&mut CpuRunner::default(), &edges, Some(&weights), &p);
+    let b = run(&mut GpuRunner::new(gpu()), &edges, Some(&weights), &p);
+    compare(&a, &b);
+}
+
+#[test]
+fn chunked_bundles_agree_with_unchunked() {
+    let edges = ring_edges(1000, 2);
+    let p = BundleParams { samples: 8, grid: 128, iterations: 5, ..Default::default() };
+    let whole = run(&mut CpuRunner::default(), &edges, None, &p);
+    // 8 samples x 8 bytes = 64 bytes per edge: a 4 KiB binding holds 64 edges, so 16 chunks.
+    let mut small = CpuRunner { max_binding_bytes: 128 * 128 * 8 };
+    let rec = stages::kde_bundle::record(&BundleInput { edges: &edges, weights: None }, &p, 4096);
+    assert!(rec.is_err(), "the density grid alone exceeds 4 KiB");
+    let chunked_cpu = run(&mut small, &edges, None, &p);
+    assert_eq!(whole, chunked_cpu, "chunking must not change the CPU result");
+    let chunked = {
+        let rec = stages::kde_bundle::record(&BundleInput { edges: &edges, weights: None }, &p, 128 * 128 * 8).unwrap();
+        let out = GpuRunner::new(gpu()).run(&rec).unwrap();
+        let points =
+            out.iter().flat_map(|w| w.chunks_exact(2).map(|c| [f32::from_bits(c[0]), f32::from_bits(c[1])])).collect();
+        Bundled { samples: 8, points }
+    };
+    compare(&whole, &chunked);
+}
+
+#[test]
+fn endpoints_stay_and_identity_survives() {
+    let edges = ring_edges(500, 3);
+    let b = run(&mut GpuRunner::new(gpu()), &edges, None, &BundleParams::default());
+    assert_eq!(b.len(), edges.len());
+    for (i, e) in edges.iter().enumerate() {
+        let pts = b.edge(i);
+        assert_eq!(pts[0], [e[0], e[1]], "edge {i} start");
+        assert_eq!(pts[pts.len() - 1], [e[2], e[3]], "edge {i} end");
+        assert!(pts.iter().all(|p| p[0].is_finite() && p[1].is_finite()));
+    }
+}
+
+#[test]
+fn parallel_edges_are_pulled_together() {
+    // Two groups of 50 parallel horizontal edges, 0.04 apart inside each group.
+    let mut edges = Vec::new();
+    for i in 0..50 {
+        let y = 0.30 + 0.04 * (i % 2) as f32 + 0.0004 * i as f32;
+        edges.push([0.1, y, 0.9, y]);
+    }
+    let p = BundleParams::default();
+    for r in [&mut CpuRunner::default() as &mut dyn Runner, &mut GpuRunner::new(gpu())] {
+        let b = run(r, &edges, None, &p);
+        let mid: Vec<f32> = (0..edges.len()).map(|e| b.edge(e)[8][1]).collect();
+        let spread = mid.iter().cloned().fold(f32::MIN, f32::max) - mid.iter().cloned().fold(f32::MAX, f32::min);
+        assert!(spread < 0.02, "{}: mid-points still spread over {spread}", r.name());
+    }
+}
+
+#[test]
+fn invalid_parameters_are_refused() {
+    let edges = ring_edges(10, 4);
+    for p in [
+        BundleParams { samples: 1, ..Default::default() },
+        BundleParams { samples: 40, ..Default::default() },
+        BundleParams { grid: 8, ..Default::default() },
+        BundleParams { kernel: f32::NAN, ..Default::default() },
+        BundleParams { step: 2.0, ..Default::default() },
+    ] {
+        let e = stages::kde_bundle::run(&mut CpuRunner::default(), &BundleInput { edges: &edges, weights: None }, &p);
+        assert!(e.is_err(), "{p:?}");
+    }
+}
