@@ -48,78 +48,79 @@ pub fn link_traffic(dataset: &Dataset, backend: &Backend) -> Result<Vec<u64>, Vi
     Ok(grid.row_sums())
 }
 
-/// Builds the ring scene.
-pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> Result<Scene, ViewError> {
-    let topo = dataset.topology.as_ref().ok_or_else(|| {
-        ViewError::Unsupported("the ring view needs a topology (a Boxfish file or gen:torus-sim)".into())
-    })?;
-    let n = topo.node_count();
-    if n == 0 {
-        return Err(ViewError::Unsupported("the topology has no nodes".into()));
+/// Undirected chords (both directions of a link share one chord and add their traffic), light
+/// traffic first so heavy chords are drawn on top, and the colour scale over their traffic.
+struct Chords {
+    list: Vec<((u32, u32), u64)>,
+    max: u64,
+    scale: Scale,
+}
+
+impl Chords {
+    fn new(topo: &crate::model::Topology, traffic: &[u64]) -> Self {
+        let mut map: HashMap<(u32, u32), u64> = HashMap::with_capacity(topo.link_count() / 2 + 1);
+        for (l, &t) in traffic.iter().enumerate() {
+            let (s, d) = (topo.links.source[l], topo.links.destination[l]);
+            *map.entry((s.min(d), s.max(d))).or_default() += t;
+        }
+        let mut list: Vec<((u32, u32), u64)> = map.into_iter().collect();
+        list.sort_unstable_by_key(|&(k, t)| (t, k));
+        let max = list.last().map_or(0, |c| c.1);
+        let min_positive = list.iter().map(|c| c.1).find(|&t| t > 0).unwrap_or(0);
+        Self { list, max, scale: Scale::auto(min_positive.max(1) as f64, max.max(1) as f64) }
     }
-    let traffic = link_traffic(dataset, backend)?;
-    let order = order_nodes(topo, opts.order);
-    let pos = positions(&order);
 
-    // Undirected chords: both directions of a link share one chord and add their traffic.
-    let mut chords: HashMap<(u32, u32), u64> = HashMap::with_capacity(topo.link_count() / 2 + 1);
-    for (l, &t) in traffic.iter().enumerate() {
-        let (s, d) = (topo.links.source[l], topo.links.destination[l]);
-        *chords.entry((s.min(d), s.max(d))).or_default() += t;
-    }
-    let mut chords: Vec<((u32, u32), u64)> = chords.into_iter().collect();
-    // Light traffic first, so heavy chords are drawn on top; ties in a fixed order.
-    chords.sort_unstable_by_key(|&(k, t)| (t, k));
-    let max = chords.last().map_or(0, |c| c.1);
-    let min_positive = chords.iter().map(|c| c.1).find(|&t| t > 0).unwrap_or(0);
-    let scale = Scale::auto(min_positive.max(1) as f64, max.max(1) as f64);
-
-    let (w, h) = (opts.width as f32, opts.height as f32);
-    let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
-    let legend_w = 150.0;
-    let top = 64.0;
-    let cx = (w - legend_w) / 2.0;
-    let cy = top + (h - top) / 2.0 - 8.0;
-    let radius = ((w - legend_w).min(h - top) / 2.0 - 36.0).max(8.0);
-    let angle = |p: u32| std::f32::consts::TAU * p as f32 / n as f32 - std::f32::consts::FRAC_PI_2;
-    let at = |p: u32, r: f32| [cx + r * angle(p).cos(), cy + r * angle(p).sin()];
-
-    // Chords as quadratic curves pulled towards the centre, flattened into segments.
-    let detail = if chords.len() > 200_000 { 4 } else { 10 };
-    let style = |t: u64| -> ([f32; 4], f32) {
-        if max == 0 {
+    /// Colour and width of a chord carrying `t`.
+    fn style(&self, map: ColorMap, t: u64) -> ([f32; 4], f32) {
+        if self.max == 0 {
             ([0.55, 0.6, 0.7, 0.35], 0.8)
         } else if t == 0 {
             ([0.4, 0.42, 0.48, 0.25], 0.6)
         } else {
-            let s = scale.normalise(t as f64);
-            let mut c = opts.colormap.sample(s);
+            let s = self.scale.normalise(t as f64);
+            let mut c = map.sample(s);
             c[3] = 0.35 + 0.6 * s;
             (c, 0.7 + 2.3 * s)
         }
-    };
-    let curve = |a: u32, b: u32| {
-        let (p0, p2) = (at(pos[a as usize], radius), at(pos[b as usize], radius));
+    }
+}
+
+/// Where the circle is: centre, radius, and node count.
+struct Circle {
+    cx: f32,
+    cy: f32,
+    radius: f32,
+    n: usize,
+}
+
+impl Circle {
+    fn at(&self, p: u32, r: f32) -> [f32; 2] {
+        let a = std::f32::consts::TAU * p as f32 / self.n as f32 - std::f32::consts::FRAC_PI_2;
+        [self.cx + r * a.cos(), self.cy + r * a.sin()]
+    }
+
+    /// A chord as a quadratic curve pulled towards the centre: (start, control, end).
+    fn curve(&self, pa: u32, pb: u32) -> ([f32; 2], [f32; 2], [f32; 2]) {
+        let (p0, p2) = (self.at(pa, self.radius), self.at(pb, self.radius));
         let mid = [(p0[0] + p2[0]) / 2.0, (p0[1] + p2[1]) / 2.0];
-        (p0, [cx + (mid[0] - cx) * 0.35, cy + (mid[1] - cy) * 0.35], p2)
-    };
-    // Dense rings would cover the disc many times over: thin every chord so the ink (length x
-    // width) stays within three times the disc's area; chords thinner than a pixel fade instead.
-    let ink: f64 = chords
-        .iter()
-        .map(|&((a, b), t)| {
-            let (p0, p1, p2) = curve(a, b);
-            let len = (p0[0] - p1[0]).hypot(p0[1] - p1[1]) + (p1[0] - p2[0]).hypot(p1[1] - p2[1]);
-            f64::from(len * style(t).1)
-        })
-        .sum();
-    let disc = std::f64::consts::PI * f64::from(radius).powi(2);
-    let thin = if ink > 3.0 * disc { (3.0 * disc / ink).max(0.15) as f32 } else { 1.0 };
-    let polylines: Vec<Vec<[f32; 2]>> = match &opts.bundle {
-        None => chords
-            .iter()
-            .map(|&((a, b), _)| {
-                let (p0, p1, p2) = curve(a, b);
+        (p0, [self.cx + (mid[0] - self.cx) * 0.35, self.cy + (mid[1] - self.cy) * 0.35], p2)
+    }
+}
+
+/// The chords' polylines in screen pixels: flattened curves, or bundled by the KDE stage.
+fn polylines(
+    circle: &Circle,
+    pos: &[u32],
+    chords: &Chords,
+    bundle: Option<&BundleParams>,
+    backend: &Backend,
+) -> Result<Vec<Vec<[f32; 2]>>, ViewError> {
+    let ends = chords.list.iter().map(|&((a, b), _)| (pos[a as usize], pos[b as usize]));
+    let Some(params) = bundle else {
+        let detail = if chords.list.len() > 200_000 { 4 } else { 10 };
+        return Ok(ends
+            .map(|(a, b)| {
+                let (p0, p1, p2) = circle.curve(a, b);
                 (0..=detail)
                     .map(|k| {
                         let u = k as f32 / detail as f32;
@@ -131,76 +132,112 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
                     })
                     .collect()
             })
-            .collect(),
-        Some(params) => {
-            let ends: Vec<[f32; 4]> = chords
-                .iter()
-                .map(|&((a, b), _)| {
-                    let (p0, p2) = (at(pos[a as usize], radius), at(pos[b as usize], radius));
-                    [p0[0], p0[1], p2[0], p2[1]]
-                })
-                .collect();
-            let frame = UnitFrame::fit(&ends);
-            let unit: Vec<[f32; 4]> = ends
-                .iter()
-                .map(|e| {
-                    let (a, b) = (frame.to_unit([e[0], e[1]]), frame.to_unit([e[2], e[3]]));
-                    [a[0], a[1], b[0], b[1]]
-                })
-                .collect();
-            // Heavier links pull harder: weight 1 + 999 * traffic / max.
-            let weights: Vec<u32> =
-                chords.iter().map(|&(_, t)| 1 + (999.0 * t as f64 / max.max(1) as f64).round() as u32).collect();
-            let bundled = stages::kde_bundle::run(
-                backend.runner().as_mut(),
-                &BundleInput { edges: &unit, weights: Some(&weights) },
-                params,
-            )?;
-            (0..chords.len()).map(|e| bundled.edge(e).iter().map(|&p| frame.from_unit(p)).collect()).collect()
-        }
+            .collect());
     };
-    for (&(_, t), line) in chords.iter().zip(&polylines) {
-        let (color, width) = style(t);
-        let width = width * thin;
-        for w in line.windows(2) {
-            scene.segment(Blend::Alpha, w[0], w[1], width, color, false);
+    let ends: Vec<[f32; 4]> = ends
+        .map(|(a, b)| {
+            let (p0, p2) = (circle.at(a, circle.radius), circle.at(b, circle.radius));
+            [p0[0], p0[1], p2[0], p2[1]]
+        })
+        .collect();
+    let frame = UnitFrame::fit(&ends);
+    let unit: Vec<[f32; 4]> = ends
+        .iter()
+        .map(|e| {
+            let (a, b) = (frame.to_unit([e[0], e[1]]), frame.to_unit([e[2], e[3]]));
+            [a[0], a[1], b[0], b[1]]
+        })
+        .collect();
+    // Heavier links pull harder: weight 1 + 999 * traffic / max.
+    let weights: Vec<u32> =
+        chords.list.iter().map(|&(_, t)| 1 + (999.0 * t as f64 / chords.max.max(1) as f64).round() as u32).collect();
+    let bundled = stages::kde_bundle::run(
+        backend.runner().as_mut(),
+        &BundleInput { edges: &unit, weights: Some(&weights) },
+        params,
+    )?;
+    Ok((0..unit.len()).map(|e| bundled.edge(e).iter().map(|&p| frame.from_unit(p)).collect()).collect())
+}
+
+/// Builds the ring scene.
+pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> Result<Scene, ViewError> {
+    let topo = dataset.topology.as_ref().ok_or_else(|| {
+        ViewError::Unsupported("the ring view needs a topology (a Boxfish file or gen:torus-sim)".into())
+    })?;
+    let n = topo.node_count();
+    if n == 0 {
+        return Err(ViewError::Unsupported("the topology has no nodes".into()));
+    }
+    let traffic = link_traffic(dataset, backend)?;
+    let pos = positions(&order_nodes(topo, opts.order));
+    let chords = Chords::new(topo, &traffic);
+
+    let (w, h) = (opts.width as f32, opts.height as f32);
+    let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
+    let (legend_w, top) = (150.0, 64.0);
+    let circle = Circle {
+        cx: (w - legend_w) / 2.0,
+        cy: top + (h - top) / 2.0 - 8.0,
+        radius: ((w - legend_w).min(h - top) / 2.0 - 36.0).max(8.0),
+        n,
+    };
+
+    // Dense rings would cover the disc many times over: thin every chord so the ink (length x
+    // width) stays within three times the disc's area; chords thinner than a pixel fade instead.
+    let ink: f64 = chords
+        .list
+        .iter()
+        .map(|&((a, b), t)| {
+            let (p0, p1, p2) = circle.curve(pos[a as usize], pos[b as usize]);
+            let len = (p0[0] - p1[0]).hypot(p0[1] - p1[1]) + (p1[0] - p2[0]).hypot(p1[1] - p2[1]);
+            f64::from(len * chords.style(opts.colormap, t).1)
+        })
+        .sum();
+    let disc = std::f64::consts::PI * f64::from(circle.radius).powi(2);
+    let thin = if ink > 3.0 * disc { (3.0 * disc / ink).max(0.15) as f32 } else { 1.0 };
+    let lines = polylines(&circle, &pos, &chords, opts.bundle.as_ref(), backend)?;
+    for (&(_, t), line) in chords.list.iter().zip(&lines) {
+        let (color, width) = chords.style(opts.colormap, t);
+        for seg in line.windows(2) {
+            scene.segment(Blend::Alpha, seg[0], seg[1], width * thin, color, false);
         }
     }
-    // Nodes on the circle, and ring positions as ticks.
-    let node_r = (std::f32::consts::TAU * radius / n as f32 * 0.35).clamp(0.6, 3.0);
+    decorate(&mut scene, dataset, &circle, &chords, opts, traffic.iter().sum());
+    Ok(scene)
+}
+
+/// Nodes, ring positions, title, subtitle and legend.
+fn decorate(scene: &mut Scene, dataset: &Dataset, circle: &Circle, chords: &Chords, opts: &RingOptions, total: u64) {
+    let Some(topo) = dataset.topology.as_ref() else { return };
+    let (w, h) = (opts.width as f32, opts.height as f32);
+    let (legend_w, top) = (150.0, 64.0);
+    let n = circle.n;
+    let node_r = (std::f32::consts::TAU * circle.radius / n as f32 * 0.35).clamp(0.6, 3.0);
     for p in 0..n as u32 {
-        scene.disc(at(p, radius), node_r, [0.85, 0.86, 0.9, 0.9], false);
+        scene.disc(circle.at(p, circle.radius), node_r, [0.85, 0.86, 0.9, 0.9], false);
     }
     for k in 0..4 {
         let p = (n as u32 * k) / 4;
-        let q = at(p, radius + 18.0);
+        let q = circle.at(p, circle.radius + 18.0);
         scene.text(&format!("{p}"), [q[0], q[1] + 4.0], 11.0, Anchor::Centre, TEXT_DIM);
     }
-
-    // Title, subtitle and legend.
     let dims: Vec<String> = topo.extents.iter().map(u32::to_string).collect();
     scene.text(&format!("Torus ring: {}", dataset.name), [16.0, 26.0], 16.0, Anchor::Left, TEXT);
+    let unit = if dataset.link_counter_unit.is_empty() { "traffic" } else { &dataset.link_counter_unit };
+    let bundling = if opts.bundle.is_some() { " · KDE bundled" } else { "" };
     let sub = format!(
-        "{} order · {} torus · {} nodes · {} links · {} {}",
+        "{} order{bundling} · {} torus · {} nodes · {} links · {} {unit}",
         opts.order.name(),
         dims.join("x"),
         n,
         topo.link_count(),
-        format_value(traffic.iter().sum::<u64>() as f64),
-        if dataset.link_counter_unit.is_empty() { "events" } else { &dataset.link_counter_unit },
+        format_value(total as f64),
     );
     scene.text(&sub, [16.0, 46.0], 12.0, Anchor::Left, TEXT_DIM);
-    let unit = if dataset.link_counter_unit.is_empty() { "traffic" } else { &dataset.link_counter_unit };
-    if max > 0 {
-        color_bar(
-            &mut scene,
-            opts.colormap,
-            scale,
-            &format!("{unit}\nper link pair"),
-            [w - legend_w + 16.0, top + 40.0, 18.0, (h - top - 120.0).max(40.0)],
-        );
+    if chords.max > 0 {
+        let bar = [w - legend_w + 16.0, top + 40.0, 18.0, (h - top - 120.0).max(40.0)];
+        color_bar(scene, opts.colormap, chords.scale, &format!("{unit}\nper link pair"), bar);
     } else {
         scene.text("no traffic recorded", [w - legend_w + 16.0, top + 40.0], 12.0, Anchor::Left, TEXT_DIM);
     }
-    Ok(scene)
 }

@@ -145,6 +145,7 @@ fn distance(a: V2, b: V2) -> f32 {
     ((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1])).sqrt()
 }
 
+#[expect(clippy::needless_range_loop, reason = "indexed loops, as in the shader, keep the mirror diffable by eye")]
 pub fn kde_advect(e: u32, params: &Params, points: &Words, density: &Words) {
     if e >= params.n {
         return;
