@@ -1,5 +1,6 @@
 //! `exaviz`: render, inspect and view communication traces and network traffic.
 
+mod edges_cmd;
 mod window;
 
 use std::path::PathBuf;
@@ -33,7 +34,7 @@ enum ViewKind {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
-enum BackendArg {
+pub(crate) enum BackendArg {
     Auto,
     Gpu,
     Cpu,
@@ -109,6 +110,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Bundle the edges of a CSV file (x0,y0,x1,y1[,weight]) into curves (edge_id,x,y).
+    Bundle(edges_cmd::BundleArgs),
+    /// Aggregate the segments of a CSV file into a line-density image (and optionally a PNG).
+    Aggregate(edges_cmd::AggregateArgs),
     /// Open a view in a window, with pan (drag) and zoom (wheel); Esc or Q quits.
     View {
         #[arg(default_value = DEFAULT_INPUT)]
@@ -128,7 +133,7 @@ enum Command {
 const MAX_SIDE: u32 = 32_768;
 const MAX_PIXELS: u64 = 1 << 28;
 
-fn parse_size(s: &str) -> Result<(u32, u32)> {
+pub(crate) fn parse_size(s: &str) -> Result<(u32, u32)> {
     let (w, h) = s.split_once('x').with_context(|| format!("size '{s}' must be WIDTHxHEIGHT, e.g. 1024x768"))?;
     let parse = |v: &str| v.trim().parse::<u32>().ok().filter(|&v| (16..=MAX_SIDE).contains(&v));
     let (Some(w), Some(h)) = (parse(w), parse(h)) else {
@@ -140,7 +145,7 @@ fn parse_size(s: &str) -> Result<(u32, u32)> {
     Ok((w, h))
 }
 
-fn spinner(msg: &str) -> indicatif::ProgressBar {
+pub(crate) fn spinner(msg: &str) -> indicatif::ProgressBar {
     let pb = indicatif::ProgressBar::new_spinner();
     pb.set_message(msg.to_string());
     pb.enable_steady_tick(Duration::from_millis(120));
@@ -224,6 +229,8 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Bundle(args) => edges_cmd::bundle(args),
+        Command::Aggregate(args) => edges_cmd::aggregate(args),
         Command::View { input, size, frames, view } => {
             let size = parse_size(&size)?;
             let dataset = load(&input)?;

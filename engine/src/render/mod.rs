@@ -8,10 +8,12 @@ pub mod cpu;
 pub mod gpu;
 pub mod image;
 pub mod text;
+pub mod tone;
 
 pub use colormap::{ColorMap, Scale};
 pub use image::{Image, write_png_atomic};
 pub use text::{Anchor, TextAtlas};
+pub use tone::ToneMap;
 
 /// One primitive, 64 bytes. Keep in sync with `InstanceIn` in `shaders/wgsl/render.wgsl`.
 #[repr(C)]

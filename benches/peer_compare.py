@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""exaviz against Datashader on the same files, in one run; prints a table of ratios.
+
+Edge sets (as in the issue): 1,024 nodes on a circle; N edges with random endpoints, or
+structured: 70% stencil neighbours (i +- 1, i +- 32 on a 32x32 grid numbered along the circle),
+20% to a root (node 0) and 10% random. Segment sets for aggregation: N segments 16 units long
+with random positions and directions inside a 1024 x 1024 square.
+
+Times are the compute only (file reading and writing excluded on both sides), medians of
+--runs runs; Datashader's numba compilation is excluded by its script's warm-up call.
+
+Set-up, once per machine:
+    python3 -m venv /tmp/peers-venv && /tmp/peers-venv/bin/pip install -q -r ../shared/peers/requirements.txt
+    cargo build --release -p exaviz
+Then, from the repository root:
+    python3 benches/peer_compare.py bundle --sizes 1000,10000,100000 --kinds structured,random
+    python3 benches/peer_compare.py aggregate --sizes 1000000,10000000
+"""
+import argparse, json, math, os, random, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAVIZ = os.path.join(ROOT, "target", "release", "exaviz")
+PEER = os.path.join(ROOT, "..", "shared", "peers", "datashader_peer.py")
+PEER_PY = "/tmp/peers-venv/bin/python"
+
+
+def node_xy(i, n=1024):
+    a = 2 * math.pi * i / n
+    return 512 + 500 * math.cos(a), 512 + 500 * math.sin(a)
+
+
+def write_edges(path, n, kind, seed=1):
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        f.write("x0,y0,x1,y1\n")
+        for _ in range(n):
+            a = rng.randrange(1024)
+            if kind == "random":
+                b = rng.randrange(1024)
+            else:
+                r = rng.random()
+                if r < 0.7:
+                    b = (a + rng.choice((1, -1, 32, -32))) % 1024
+                elif r < 0.9:
+                    b = 0
+                else:
+                    b = rng.randrange(1024)
+            (x0, y0), (x1, y1) = node_xy(a), node_xy(b)
+            f.write(f"{x0:.3f},{y0:.3f},{x1:.3f},{y1:.3f}\n")
+
+
+def write_segments(path, n, seed=2):
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        f.write("x0,y0,x1,y1\n")
+        for _ in range(n):
+            x, y, a = rng.random() * 1024, rng.random() * 1024, rng.random() * 2 * math.pi
+            f.write(f"{x:.2f},{y:.2f},{x + 16 * math.cos(a):.2f},{y + 16 * math.sin(a):.2f}\n")
+
+
+def result(cmd, timeout):
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout} s"}
+    wall = time.perf_counter() - t0
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT "):
+            r = json.loads(line[7:])
+            r["wall_s"] = round(wall, 3)
+            return r
+    return {"error": (p.stderr.strip().splitlines() or ["no RESULT line"])[-1]}
+
+
+def fmt(r):
+    return f"{r['median_s']:.4f}" if "median_s" in r else r.get("error", "?")
+
+
+def ratio(peer, ours):
+    if "median_s" in peer and "median_s" in ours and ours["median_s"] > 0:
+        return f"{peer['median_s'] / ours['median_s']:.1f}x"
+    return "-"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=["bundle", "aggregate"])
+    ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--kinds", default="structured,random")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--backends", default="cpu,gpu")
+    ap.add_argument("--peer-timeout", type=int, default=900)
+    ap.add_argument("--json", help="also write every result to this file")
+    a = ap.parse_args()
+    for tool in (EXAVIZ, PEER_PY):
+        if not os.path.exists(tool):
+            sys.exit(f"missing {tool}: see the set-up in this script's help")
+    sizes = [int(s) for s in a.sizes.split(",")]
+    backends = a.backends.split(",")
+    rows, everything = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = [(n, k) for n in sizes for k in a.kinds.split(",")] if a.what == "bundle" else [(n, "16px") for n in sizes]
+        for n, kind in cases:
+            path = os.path.join(tmp, f"{a.what}_{kind}_{n}.csv")
+            (write_edges(path, n, kind) if a.what == "bundle" else write_segments(path, n))
+            ours = {}
+            for b in backends:
+                if a.what == "bundle":
+                    cmd = [EXAVIZ, "bundle", path, "--out", os.path.join(tmp, "curves.csv"), "--backend", b, "--runs", str(a.runs)]
+                else:
+                    cmd = [EXAVIZ, "aggregate", path, "--size", "1024x1024", "--backend", b, "--runs", str(a.runs)]
+                ours[b] = result(cmd, a.peer_timeout)
+            peer_runs = a.runs if n < 100_000 else 1
+            peer = result([PEER_PY, PEER, a.what, path, "--runs", str(peer_runs)], a.peer_timeout)
+            everything.append({"n": n, "kind": kind, "exaviz": ours, "datashader": peer})
+            row = [str(n), kind, fmt(peer)] + [x for b in backends for x in (fmt(ours[b]), ratio(peer, ours[b]))]
+            rows.append(row)
+            print("  ".join(row), flush=True)
+    head = ["n", "kind", "datashader_s"] + [x for b in backends for x in (f"exaviz_{b}_s", f"ratio_{b}")]
+    print()
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(everything, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+//! Density pictures: an accumulation image (stage b) tone-mapped through a colour map, with
+//! axes in data units, a colour bar and a title.
+
+use crate::Backend;
+use crate::render::{Anchor, ColorMap, Image, Scale, Scene, ToneMap, View, render_scene};
+use crate::stages::DensityImage;
+
+use super::legend::{color_bar, format_value};
+use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+
+/// Margins around the plot: left (y axis), top (title), right (legend), bottom (x axis).
+const MARGIN: [u32; 4] = [64, 48, 150, 40];
+
+/// Picture size for a plot of `w x h` pixels.
+pub fn picture_size(w: u32, h: u32) -> (u32, u32) {
+    (w + MARGIN[0] + MARGIN[2], h + MARGIN[1] + MARGIN[3])
+}
+
+/// Draws `density` (its weight sums) with axes over `x_range` and `y_range` (data units, y up).
+pub fn density_picture(
+    backend: &Backend,
+    density: &DensityImage,
+    tone: ToneMap,
+    map: ColorMap,
+    title: &str,
+    x_range: [f64; 2],
+    y_range: [f64; 2],
+) -> Result<Image, ViewError> {
+    let (pw, ph) = (density.width, density.height);
+    let (w, h) = picture_size(pw, ph);
+    let mut scene = Scene::new(w, h, BACKGROUND);
+    let (x0, y0) = (MARGIN[0] as f32, MARGIN[1] as f32);
+    scene.text(title, [16.0, 28.0], 15.0, Anchor::Left, TEXT);
+    // Plot frame and axes with five ticks each.
+    let frame = [0.45, 0.47, 0.52, 1.0];
+    scene.rect([x0 - 1.0, y0 - 1.0], [x0 + pw as f32 + 1.0, y0], frame, true);
+    scene.rect([x0 - 1.0, y0 + ph as f32], [x0 + pw as f32 + 1.0, y0 + ph as f32 + 1.0], frame, true);
+    scene.rect([x0 - 1.0, y0], [x0, y0 + ph as f32], frame, true);
+    scene.rect([x0 + pw as f32, y0], [x0 + pw as f32 + 1.0, y0 + ph as f32], frame, true);
+    for k in 0..=4 {
+        let t = k as f32 / 4.0;
+        let x = (x0 + t * pw as f32).round();
+        scene.rect([x - 0.5, y0 + ph as f32 + 1.0], [x + 0.5, y0 + ph as f32 + 6.0], TEXT_DIM, true);
+        let xv = x_range[0] + (x_range[1] - x_range[0]) * f64::from(t);
+        scene.text(&format_value(xv), [x, y0 + ph as f32 + 18.0], 11.0, Anchor::Centre, TEXT_DIM);
+        let y = (y0 + ph as f32 * (1.0 - t)).round();
+        scene.rect([x0 - 6.0, y - 0.5], [x0 - 1.0, y + 0.5], TEXT_DIM, true);
+        let yv = y_range[0] + (y_range[1] - y_range[0]) * f64::from(t);
+        scene.text(&format_value(yv), [x0 - 8.0, y + 4.0], 11.0, Anchor::Right, TEXT_DIM);
+    }
+    let max = density.sums.iter().copied().max().unwrap_or(0);
+    let scale = match tone {
+        ToneMap::Log => Scale { lo: 1.0, hi: (max as f64).max(1.0), log: true },
+        _ => Scale { lo: 0.0, hi: max as f64, log: false },
+    };
+    let bar = [x0 + pw as f32 + 20.0, y0 + 30.0, 16.0, (ph as f32 - 60.0).max(30.0)];
+    color_bar(&mut scene, map, scale, &format!("weight per pixel\n({} tone)", tone.name()), bar);
+    let mut image = render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))?;
+    // The plot area itself: tone-mapped densities, row 0 of the accumulation at the bottom.
+    let toned = tone.apply(&density.sums);
+    for py in 0..ph {
+        for px in 0..pw {
+            if let Some(t) = toned[(py * pw + px) as usize] {
+                let c = map.sample(t);
+                let (ix, iy) = (MARGIN[0] + px, MARGIN[1] + (ph - 1 - py));
+                let i = ((iy * w + ix) * 4) as usize;
+                for k in 0..3 {
+                    image.pixels[i + k] = (c[k] * 255.0).round() as u8;
+                }
+            }
+        }
+    }
+    Ok(image)
+}

@@ -1,0 +1,281 @@
+//! `exaviz bundle` and `exaviz aggregate`: the interoperable CSV commands, so any tool can be
+//! compared with exaviz on the same files. Each prints one `RESULT {json}` line on stdout with
+//! every run's time of the compute (file reading and writing excluded, as the Datashader peer
+//! script does) and the whole command's time.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use exaviz_engine::Backend;
+use exaviz_engine::render::{Anchor, Blend, ColorMap, Scene, ToneMap, View, render_scene, write_png_atomic};
+use exaviz_engine::stages::kde_bundle::UnitFrame;
+use exaviz_engine::stages::{self, BundleInput, BundleParams, Bundled, DensityInput};
+use exaviz_engine::views::density::density_picture;
+
+use crate::BackendArg;
+
+const D: BundleParams = BundleParams {
+    samples: 16,
+    grid: 256,
+    iterations: 10,
+    kernel: 0.06,
+    decay: 0.8,
+    step: 0.4,
+    smoothing: 0.5,
+};
+
+#[derive(clap::Args, Debug)]
+pub struct BundleArgs {
+    /// CSV with a header naming x0,y0,x1,y1 and optionally weight.
+    input: PathBuf,
+    /// Output CSV of bundled polylines: edge_id,x,y rows, one polyline per edge in input order.
+    #[arg(long, short)]
+    out: PathBuf,
+    /// Also draw the bundled edges to this PNG (additive, green at the source, red at the target).
+    #[arg(long)]
+    png: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+    /// Points per edge, endpoints included (2 to 32).
+    #[arg(long, default_value_t = D.samples)]
+    samples: u32,
+    /// Density grid side in cells.
+    #[arg(long, default_value_t = D.grid)]
+    grid: u32,
+    #[arg(long, default_value_t = D.iterations)]
+    iterations: u32,
+    /// Initial kernel radius, as a fraction of the bounding square's side.
+    #[arg(long, default_value_t = D.kernel)]
+    kernel: f32,
+    /// Factor applied to kernel radius and step after each iteration.
+    #[arg(long, default_value_t = D.decay)]
+    decay: f32,
+    /// Move per iteration, as a fraction of the current kernel radius.
+    #[arg(long, default_value_t = D.step)]
+    step: f32,
+    /// Laplacian smoothing weight per iteration (0 to 1).
+    #[arg(long, default_value_t = D.smoothing)]
+    smoothing: f32,
+    /// Timed runs of the bundling (the output comes from the last).
+    #[arg(long, default_value_t = 1)]
+    runs: u32,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AggregateArgs {
+    /// CSV of segments with a header naming x0,y0,x1,y1 and optionally weight.
+    input: PathBuf,
+    /// Accumulation image size in pixels, WIDTHxHEIGHT; the canvas covers the data's bounds.
+    #[arg(long, default_value = "1024x1024")]
+    size: String,
+    /// Draw the tone-mapped density, with axes and a colour bar, to this PNG.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "log")]
+    tone: ToneArg,
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+    /// Timed runs of the aggregation.
+    #[arg(long, default_value_t = 1)]
+    runs: u32,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ToneArg {
+    Linear,
+    Log,
+    Eq,
+}
+
+fn median(times: &[f64]) -> f64 {
+    let mut t = times.to_vec();
+    t.sort_by(f64::total_cmp);
+    if t.is_empty() { 0.0 } else { t[t.len() / 2] }
+}
+
+fn report(kind: &str, backend: &Backend, n: usize, times: &[f64], total: f64, extra: serde_json::Value) {
+    let mut v = serde_json::json!({
+        "tool": "exaviz",
+        "kind": kind,
+        "backend": backend.describe(),
+        "n": n,
+        "runs_s": times.iter().map(|t| (t * 1e4).round() / 1e4).collect::<Vec<_>>(),
+        "median_s": (median(times) * 1e4).round() / 1e4,
+        "total_s": (total * 1e4).round() / 1e4,
+    });
+    if let (Some(o), serde_json::Value::Object(e)) = (v.as_object_mut(), extra) {
+        o.extend(e);
+    }
+    println!("RESULT {v}");
+}
+
+fn read_edges(path: &Path) -> Result<exaviz_datasets::edges_csv::EdgeList> {
+    let pb = crate::spinner(&format!("reading {}", path.display()));
+    let e = exaviz_datasets::edges_csv::read(path);
+    pb.finish_and_clear();
+    Ok(e?)
+}
+
+/// Writes `edge_id,x,y` rows through a temporary file and a rename.
+fn write_curves(path: &Path, bundled: &Bundled, frame: &UnitFrame) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().context("output path has no file name")?;
+    let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+        writeln!(w, "edge_id,x,y")?;
+        for e in 0..bundled.len() {
+            for &p in bundled.edge(e) {
+                let q = frame.from_unit(p);
+                writeln!(w, "{e},{},{}", q[0], q[1])?;
+            }
+        }
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// The bundled curves as a picture: additive segments whose colour runs from green (source) to
+/// red (target), a title and a legend.
+fn draw_bundles(backend: &Backend, bundled: &Bundled, title: &str, png: &Path) -> Result<()> {
+    let (w, h) = (900u32, 800u32);
+    let mut scene = Scene::new(w, h, exaviz_engine::views::BACKGROUND);
+    let (ox, oy, side) = (50.0f32, 70.0f32, 700.0f32);
+    let alpha = (20_000.0 / bundled.len().max(1) as f32).clamp(0.03, 0.6);
+    let s = bundled.samples as usize;
+    for e in 0..bundled.len() {
+        let pts = bundled.edge(e);
+        for k in 1..s {
+            let t = (k as f32 - 0.5) / (s - 1) as f32;
+            let c = [t, 1.0 - t, 0.15, alpha];
+            let a = [ox + pts[k - 1][0] * side, oy + (1.0 - pts[k - 1][1]) * side];
+            let b = [ox + pts[k][0] * side, oy + (1.0 - pts[k][1]) * side];
+            scene.segment(Blend::Additive, a, b, 1.0, c, false);
+        }
+    }
+    let text = exaviz_engine::views::TEXT;
+    scene.text(title, [16.0, 28.0], 15.0, Anchor::Left, text);
+    scene.text(&format!("{} edges, KDE bundled", bundled.len()), [16.0, 48.0], 12.0, Anchor::Left, exaviz_engine::views::TEXT_DIM);
+    // Legend: the direction gradient.
+    let (lx, ly) = (770.0f32, 100.0f32);
+    scene.text("direction", [lx, ly - 10.0], 13.0, Anchor::Left, text);
+    for i in 0..40 {
+        let t = i as f32 / 39.0;
+        scene.rect([lx, ly + i as f32 * 4.0], [lx + 16.0, ly + i as f32 * 4.0 + 4.0], [t, 1.0 - t, 0.15, 1.0], true);
+    }
+    scene.text("source", [lx + 22.0, ly + 10.0], 11.0, Anchor::Left, text);
+    scene.text("target", [lx + 22.0, ly + 160.0], 11.0, Anchor::Left, text);
+    scene.text("additive: bright", [lx, ly + 190.0], 11.0, Anchor::Left, exaviz_engine::views::TEXT_DIM);
+    scene.text("= many edges", [lx, ly + 204.0], 11.0, Anchor::Left, exaviz_engine::views::TEXT_DIM);
+    let image = render_scene(backend, &scene, View::default())?;
+    write_png_atomic(png, &image).with_context(|| format!("{}: cannot write", png.display()))
+}
+
+pub fn bundle(args: BundleArgs) -> Result<()> {
+    let start = Instant::now();
+    let params = BundleParams {
+        samples: args.samples,
+        grid: args.grid,
+        iterations: args.iterations,
+        kernel: args.kernel,
+        decay: args.decay,
+        step: args.step,
+        smoothing: args.smoothing,
+    };
+    params.validate().map_err(|e| anyhow::anyhow!("invalid bundling parameters: {e}"))?;
+    if args.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let list = read_edges(&args.input)?;
+    let backend = Backend::new(args.backend.into())?;
+    let frame = UnitFrame::fit(&list.edges);
+    let unit: Vec<[f32; 4]> = list
+        .edges
+        .iter()
+        .map(|e| {
+            let (a, b) = (frame.to_unit([e[0], e[1]]), frame.to_unit([e[2], e[3]]));
+            [a[0], a[1], b[0], b[1]]
+        })
+        .collect();
+    let weights = list.quantised_weights();
+    let input = BundleInput { edges: &unit, weights: weights.as_deref() };
+    let mut times = Vec::new();
+    let mut bundled = None;
+    let pb = crate::spinner(&format!("bundling {} edges on {}", unit.len(), backend.describe()));
+    for _ in 0..args.runs {
+        let t = Instant::now();
+        bundled = Some(stages::kde_bundle::run(backend.runner().as_mut(), &input, &params)?);
+        times.push(t.elapsed().as_secs_f64());
+    }
+    pb.finish_and_clear();
+    let bundled = bundled.context("no run")?;
+    write_curves(&args.out, &bundled, &frame)?;
+    if let Some(png) = &args.png {
+        let title = format!("Bundled edges: {}", args.input.display());
+        draw_bundles(&backend, &bundled, &title, png)?;
+    }
+    let extra = serde_json::json!({ "output_rows": bundled.points.len(), "samples": params.samples });
+    report("bundle", &backend, unit.len(), &times, start.elapsed().as_secs_f64(), extra);
+    Ok(())
+}
+
+pub fn aggregate(args: AggregateArgs) -> Result<()> {
+    let start = Instant::now();
+    let (w, h) = crate::parse_size(&args.size)?;
+    if args.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let list = read_edges(&args.input)?;
+    let backend = Backend::new(args.backend.into())?;
+    // The canvas covers the data's bounds, as Datashader's does; y up.
+    let (mut lo, mut hi) = ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]);
+    for e in &list.edges {
+        lo = [lo[0].min(e[0]).min(e[2]), lo[1].min(e[1]).min(e[3])];
+        hi = [hi[0].max(e[0]).max(e[2]), hi[1].max(e[1]).max(e[3])];
+    }
+    if list.edges.is_empty() {
+        lo = [0.0; 2];
+        hi = [1.0; 2];
+    }
+    let sx = w as f32 / (hi[0] - lo[0]).max(f32::MIN_POSITIVE);
+    let sy = h as f32 / (hi[1] - lo[1]).max(f32::MIN_POSITIVE);
+    // The maximum lands on the last pixel rather than one past it.
+    let px = |x: f32, s: f32, l: f32, n: u32| ((x - l) * s).min(n as f32 - 0.5);
+    let segments: Vec<[f32; 4]> = list
+        .edges
+        .iter()
+        .map(|e| [px(e[0], sx, lo[0], w), px(e[1], sy, lo[1], h), px(e[2], sx, lo[0], w), px(e[3], sy, lo[1], h)])
+        .collect();
+    let weights = list.quantised_weights();
+    let input = DensityInput { segments: &segments, weights: weights.as_deref(), width: w, height: h };
+    let mut times = Vec::new();
+    let mut image = None;
+    for _ in 0..args.runs {
+        let t = Instant::now();
+        image = Some(stages::line_density::run(backend.runner().as_mut(), &input)?);
+        times.push(t.elapsed().as_secs_f64());
+    }
+    let image = image.context("no run")?;
+    if let Some(out) = &args.out {
+        let tone = match args.tone {
+            ToneArg::Linear => ToneMap::Linear,
+            ToneArg::Log => ToneMap::Log,
+            ToneArg::Eq => ToneMap::Equalize,
+        };
+        let title = format!("Line density: {} ({} segments)", args.input.display(), segments.len());
+        let x_range = [f64::from(lo[0]), f64::from(hi[0])];
+        let y_range = [f64::from(lo[1]), f64::from(hi[1])];
+        let picture = density_picture(&backend, &image, tone, ColorMap::Viridis, &title, x_range, y_range)?;
+        write_png_atomic(out, &picture).with_context(|| format!("{}: cannot write", out.display()))?;
+    }
+    let sum: u64 = image.counts.iter().map(|&c| u64::from(c)).sum();
+    let extra = serde_json::json!({ "size": args.size, "sum_of_counts": sum });
+    report("aggregate", &backend, segments.len(), &times, start.elapsed().as_secs_f64(), extra);
+    Ok(())
+}
