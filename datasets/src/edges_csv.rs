@@ -64,10 +64,9 @@ pub fn parse(reader: impl BufRead, input: &str) -> Result<EdgeList, SourceError>
         }
         let num = |i: usize, what: &str| -> Result<f32, SourceError> {
             let t = fields[i].trim();
-            t.parse::<f32>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| SourceError::invalid(input, format!("line {line_no}: {what} '{t}' is not a finite number")))
+            t.parse::<f32>().ok().filter(|v| v.is_finite()).ok_or_else(|| {
+                SourceError::invalid(input, format!("line {line_no}: {what} '{t}' is not a finite number"))
+            })
         };
         out.edges.push([num(x0, "x0")?, num(y0, "y0")?, num(x1, "x1")?, num(y1, "y1")?]);
         if let (Some(i), Some(w)) = (weight, out.weights.as_mut()) {

@@ -16,15 +16,8 @@ use exaviz_engine::views::density::density_picture;
 
 use crate::BackendArg;
 
-const D: BundleParams = BundleParams {
-    samples: 16,
-    grid: 256,
-    iterations: 10,
-    kernel: 0.06,
-    decay: 0.8,
-    step: 0.4,
-    smoothing: 0.5,
-};
+const D: BundleParams =
+    BundleParams { samples: 16, grid: 256, iterations: 10, kernel: 0.06, decay: 0.8, step: 0.4, smoothing: 0.5 };
 
 #[derive(clap::Args, Debug)]
 pub struct BundleArgs {
@@ -161,7 +154,13 @@ fn draw_bundles(backend: &Backend, bundled: &Bundled, title: &str, png: &Path) -
     }
     let text = exaviz_engine::views::TEXT;
     scene.text(title, [16.0, 28.0], 15.0, Anchor::Left, text);
-    scene.text(&format!("{} edges, KDE bundled", bundled.len()), [16.0, 48.0], 12.0, Anchor::Left, exaviz_engine::views::TEXT_DIM);
+    scene.text(
+        &format!("{} edges, KDE bundled", bundled.len()),
+        [16.0, 48.0],
+        12.0,
+        Anchor::Left,
+        exaviz_engine::views::TEXT_DIM,
+    );
     // Legend: the direction gradient.
     let (lx, ly) = (770.0f32, 100.0f32);
     scene.text("direction", [lx, ly - 10.0], 13.0, Anchor::Left, text);

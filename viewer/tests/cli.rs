@@ -170,3 +170,49 @@ fn png_is_replaced_atomically() {
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
 }
+
+#[test]
+fn bundle_and_aggregate_csv_round_trip_and_errors() {
+    let edges = tmp("edges.csv");
+    let mut text = String::from("x0,y0,x1,y1,weight\n");
+    for i in 0..200 {
+        let a = i as f32 * 0.0314;
+        text += &format!("{},{},{},{},{}\n", a.cos(), a.sin(), (a + 2.0).cos(), (a + 2.0).sin(), 1 + i % 3);
+    }
+    std::fs::write(&edges, text).unwrap();
+    let curves = tmp("curves.csv");
+    let png = tmp("bundles.png");
+    for backend in ["cpu", "gpu"] {
+        let r = exaviz(&[
+            "bundle",
+            edges.to_str().unwrap(),
+            "--out",
+            curves.to_str().unwrap(),
+            "--png",
+            png.to_str().unwrap(),
+            "--samples",
+            "8",
+            "--backend",
+            backend,
+        ]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let stdout = String::from_utf8_lossy(&r.stdout);
+        assert!(stdout.starts_with("RESULT {"), "{stdout}");
+        let out = std::fs::read_to_string(&curves).unwrap();
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some("edge_id,x,y"));
+        let rows: Vec<&str> = lines.collect();
+        assert_eq!(rows.len(), 200 * 8);
+        assert!(rows[0].starts_with("0,") && rows[8].starts_with("1,") && rows[1599].starts_with("199,"));
+        assert_eq!(png_size(&png), (900, 800));
+    }
+    let r = exaviz(&["aggregate", edges.to_str().unwrap(), "--size", "64x64", "--out", png.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(String::from_utf8_lossy(&r.stdout).contains("\"sum_of_counts\""));
+    let bad = tmp("bad.csv");
+    std::fs::write(&bad, "x0,y0,x1,y1\n1,2,3,4\n1,2,three,4\n").unwrap();
+    let o = curves.to_str().unwrap();
+    assert_fails(&["bundle", bad.to_str().unwrap(), "--out", o], &["bad.csv", "line 3", "'three'"]);
+    assert_fails(&["aggregate", bad.to_str().unwrap()], &["bad.csv", "line 3"]);
+    assert_fails(&["bundle", edges.to_str().unwrap(), "--out", o, "--samples", "99"], &["samples must be 2 to 32"]);
+}

@@ -55,7 +55,8 @@ pub fn density_picture(
     };
     let bar = [x0 + pw as f32 + 20.0, y0 + 30.0, 16.0, (ph as f32 - 60.0).max(30.0)];
     color_bar(&mut scene, map, scale, &format!("weight per pixel\n({} tone)", tone.name()), bar);
-    let mut image = render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))?;
+    let mut image =
+        render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))?;
     // The plot area itself: tone-mapped densities, row 0 of the accumulation at the bottom.
     let toned = tone.apply(&density.sums);
     for py in 0..ph {
@@ -64,8 +65,8 @@ pub fn density_picture(
                 let c = map.sample(t);
                 let (ix, iy) = (MARGIN[0] + px, MARGIN[1] + (ph - 1 - py));
                 let i = ((iy * w + ix) * 4) as usize;
-                for k in 0..3 {
-                    image.pixels[i + k] = (c[k] * 255.0).round() as u8;
+                for (dst, v) in image.pixels[i..i + 3].iter_mut().zip(c) {
+                    *dst = (v * 255.0).round() as u8;
                 }
             }
         }
