@@ -119,6 +119,12 @@ fn line_density_matches() {
         let unweighted = DensityInput { segments: &segs[n..n + 1], weights: None, width: w, height: h };
         let c = stages::line_density::run(&mut GpuRunner::new(gpu()), &unweighted).unwrap();
         assert_eq!(c.counts.iter().sum::<u32>(), 1);
+        let all_unweighted = DensityInput { weights: None, ..input };
+        let ua = stages::line_density::run(&mut CpuRunner::default(), &all_unweighted).unwrap();
+        let ub = stages::line_density::run(&mut GpuRunner::new(gpu()), &all_unweighted).unwrap();
+        assert_eq!(ua, ub);
+        assert_eq!(ua.counts, a.counts, "weights change sums, not counts");
+        assert_eq!(ua.sums, ua.counts.iter().map(|&c| u64::from(c)).collect::<Vec<_>>());
         assert_eq!(c.counts[(5 * w + 5) as usize], 1);
     }
 }

@@ -53,9 +53,12 @@ fn line_density(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
         if (x >= 0 && y >= 0 && x < w_px && y < h_px) {
             let p = u32(y) * params.width + u32(x);
             atomicAdd(&counts[p], 1u);
-            let old = atomicAdd(&sums[2u * p], w);
-            if (old > 0xffffffffu - w) {
-                atomicAdd(&sums[2u * p + 1u], 1u);
+            // Unweighted, the sums equal the counts: the host copies them, saving two atomics.
+            if (params.has_weight != 0u) {
+                let old = atomicAdd(&sums[2u * p], w);
+                if (old > 0xffffffffu - w) {
+                    atomicAdd(&sums[2u * p + 1u], 1u);
+                }
             }
         }
         if (x == x1 && y == y1) { break; }

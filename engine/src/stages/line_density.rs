@@ -34,7 +34,8 @@ pub fn record<'a>(input: &DensityInput<'a>, max_binding_bytes: u64) -> Result<Re
     check_binding("density sums", pixels * 8, max_binding_bytes)?;
     let mut rec = Recording::default();
     let counts = rec.alloc(pixels, "density.counts");
-    let sums = rec.alloc(pixels * 2, "density.sums");
+    // Unweighted, the kernel leaves the sums alone (they equal the counts): one word suffices.
+    let sums = rec.alloc(if input.weights.is_some() { pixels * 2 } else { 1 }, "density.sums");
     let parts: Vec<_> = chunks(n, 16, max_binding_bytes).collect();
     let most = parts.first().map_or(0, |r| r.len() as u64);
     let segs = rec.alloc(most * 4, "density.segments");
@@ -49,15 +50,19 @@ pub fn record<'a>(input: &DensityInput<'a>, max_binding_bytes: u64) -> Result<Re
         rec.dispatch(Kernel::LineDensity, len, params, vec![(1, segs), (2, weights), (3, counts), (4, sums)]);
     }
     rec.download(counts);
-    rec.download(sums);
+    if input.weights.is_some() {
+        rec.download(sums);
+    }
     Ok(rec)
 }
 
 pub fn run(runner: &mut dyn Runner, input: &DensityInput<'_>) -> Result<DensityImage, StageError> {
     let rec = record(input, runner.max_binding_bytes())?;
     let mut out = runner.run(&rec)?.into_iter();
-    let (Some(counts), Some(sums)) = (out.next(), out.next()) else {
-        return Err(StageError::Input("density downloads missing".into()));
+    let counts = out.next().ok_or_else(|| StageError::Input("density downloads missing".into()))?;
+    let sums = match out.next() {
+        Some(words) => words_to_u64(&words),
+        None => counts.iter().map(|&c| u64::from(c)).collect(),
     };
-    Ok(DensityImage { width: input.width, height: input.height, counts, sums: words_to_u64(&sums) })
+    Ok(DensityImage { width: input.width, height: input.height, counts, sums })
 }

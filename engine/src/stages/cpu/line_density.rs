@@ -58,9 +58,11 @@ pub fn line_density(i: u32, params: &Params, segments: &Words, weights: &Words, 
         if x >= 0 && y >= 0 && x < w_px && y < h_px {
             let p = (y as u32 * params.width + x as u32) as usize;
             counts[p].fetch_add(1, Relaxed);
-            let old = sums[2 * p].fetch_add(w, Relaxed);
-            if old > 0xffff_ffff - w {
-                sums[2 * p + 1].fetch_add(1, Relaxed);
+            if params.has_weight != 0 {
+                let old = sums[2 * p].fetch_add(w, Relaxed);
+                if old > 0xffff_ffff - w {
+                    sums[2 * p + 1].fetch_add(1, Relaxed);
+                }
             }
         }
         if x == x1 && y == y1 {
