@@ -149,7 +149,10 @@ fn without_an_adapter_auto_falls_back_to_the_cpu_and_gpu_fails() {
 
 #[test]
 fn png_is_replaced_atomically() {
-    let out = tmp("atomic.png");
+    // A folder of its own: other tests write temporary files beside theirs in parallel.
+    let dir = tmp("atomic");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("atomic.png");
     std::fs::write(&out, b"old").unwrap();
     let r = exaviz(&[
         "render",
