@@ -29,11 +29,15 @@ pub struct BundleParams {
 
 impl Default for BundleParams {
     fn default() -> Self {
-        Self { samples: 16, grid: 256, iterations: 10, kernel: 0.06, decay: 0.8, step: 0.4, smoothing: 0.5 }
+        Self::DEFAULT
     }
 }
 
 impl BundleParams {
+    /// The documented defaults (also the CLI's).
+    pub const DEFAULT: Self =
+        Self { samples: 16, grid: 256, iterations: 10, kernel: 0.06, decay: 0.8, step: 0.4, smoothing: 0.5 };
+
     pub fn validate(&self) -> Result<(), String> {
         if !(2..=32).contains(&self.samples) {
             return Err(format!("samples must be 2 to 32, not {}", self.samples));
