@@ -16,8 +16,7 @@ use exaviz_engine::views::density::density_picture;
 
 use crate::BackendArg;
 
-const D: BundleParams =
-    BundleParams { samples: 16, grid: 256, iterations: 10, kernel: 0.06, decay: 0.8, step: 0.4, smoothing: 0.5 };
+const D: BundleParams = BundleParams::DEFAULT;
 
 #[derive(clap::Args, Debug)]
 pub struct BundleArgs {
