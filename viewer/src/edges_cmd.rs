@@ -3,13 +3,14 @@
 //! every run's time of the compute (file reading and writing excluded, as the Datashader peer
 //! script does) and the whole command's time.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use exaviz_engine::Backend;
-use exaviz_engine::render::{Anchor, Blend, ColorMap, Scene, ToneMap, View, render_scene, write_png_atomic};
+use exaviz_engine::render::{
+    Anchor, Blend, ColorMap, Scene, ToneMap, View, render_scene, write_atomic, write_png_atomic,
+};
 use exaviz_engine::stages::kde_bundle::UnitFrame;
 use exaviz_engine::stages::{self, BundleInput, BundleParams, Bundled, DensityInput};
 use exaviz_engine::views::density::density_picture;
@@ -110,13 +111,9 @@ fn read_edges(path: &Path) -> Result<exaviz_datasets::edges_csv::EdgeList> {
     Ok(e?)
 }
 
-/// Writes `edge_id,x,y` rows through a temporary file and a rename.
+/// Writes `edge_id,x,y` rows atomically (temporary file, then rename).
 fn write_curves(path: &Path, bundled: &Bundled, frame: &UnitFrame) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().context("output path has no file name")?;
-    let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+    write_atomic(path, |w| {
         writeln!(w, "edge_id,x,y")?;
         for e in 0..bundled.len() {
             for &p in bundled.edge(e) {
@@ -124,13 +121,9 @@ fn write_curves(path: &Path, bundled: &Bundled, frame: &UnitFrame) -> Result<()>
                 writeln!(w, "{e},{},{}", q[0], q[1])?;
             }
         }
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("{}: cannot write", path.display()))
+        Ok(())
+    })
+    .with_context(|| format!("{}: cannot write", path.display()))
 }
 
 /// The bundled curves as a picture: additive segments whose colour runs from green (source) to

@@ -27,24 +27,15 @@ impl Image {
     }
 }
 
-/// Writes `image` as PNG to `path` through a temporary file in the same folder and a rename,
-/// so a failed or interrupted write never leaves a partial file at `path`.
-pub fn write_png_atomic(path: &Path, image: &Image) -> std::io::Result<()> {
+/// Writes a file through a temporary file in the same folder and a rename, so a failed or
+/// interrupted write never leaves a partial file at `path`. `fill` writes the contents.
+pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().ok_or_else(|| std::io::Error::other("output path has no file name"))?;
     let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
     let result = (|| {
-        let file = std::fs::File::create(&tmp)?;
-        let mut w = std::io::BufWriter::new(file);
-        {
-            let mut enc = png::Encoder::new(&mut w, image.width, image.height);
-            enc.set_color(png::ColorType::Rgba);
-            enc.set_depth(png::BitDepth::Eight);
-            let mut writer = enc.write_header().map_err(std::io::Error::other)?;
-            writer.write_image_data(&image.pixels).map_err(std::io::Error::other)?;
-            writer.finish().map_err(std::io::Error::other)?;
-        }
-        w.flush()?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+        fill(&mut w)?;
         w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
@@ -52,4 +43,16 @@ pub fn write_png_atomic(path: &Path, image: &Image) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Writes `image` as PNG to `path` atomically (see [`write_atomic`]).
+pub fn write_png_atomic(path: &Path, image: &Image) -> std::io::Result<()> {
+    write_atomic(path, |w| {
+        let mut enc = png::Encoder::new(w, image.width, image.height);
+        enc.set_color(png::ColorType::Rgba);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut writer = enc.write_header().map_err(std::io::Error::other)?;
+        writer.write_image_data(&image.pixels).map_err(std::io::Error::other)?;
+        writer.finish().map_err(std::io::Error::other)
+    })
 }

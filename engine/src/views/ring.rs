@@ -48,6 +48,10 @@ pub fn link_traffic(dataset: &Dataset, backend: &Backend) -> Result<Vec<u64>, Vi
     Ok(grid.row_sums())
 }
 
+/// Width of the legend column on the right and height of the title band, in pixels.
+const LEGEND_W: f32 = 150.0;
+const TOP: f32 = 64.0;
+
 /// Undirected chords (both directions of a link share one chord and add their traffic), light
 /// traffic first so heavy chords are drawn on top, and the colour scale over their traffic.
 struct Chords {
@@ -174,7 +178,7 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
 
     let (w, h) = (opts.width as f32, opts.height as f32);
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
-    let (legend_w, top) = (150.0, 64.0);
+    let (legend_w, top) = (LEGEND_W, TOP);
     let circle = Circle {
         cx: (w - legend_w) / 2.0,
         cy: top + (h - top) / 2.0 - 8.0,
@@ -210,7 +214,7 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
 fn decorate(scene: &mut Scene, dataset: &Dataset, circle: &Circle, chords: &Chords, opts: &RingOptions, total: u64) {
     let Some(topo) = dataset.topology.as_ref() else { return };
     let (w, h) = (opts.width as f32, opts.height as f32);
-    let (legend_w, top) = (150.0, 64.0);
+    let (legend_w, top) = (LEGEND_W, TOP);
     let n = circle.n;
     let node_r = (std::f32::consts::TAU * circle.radius / n as f32 * 0.35).clamp(0.6, 3.0);
     for p in 0..n as u32 {
