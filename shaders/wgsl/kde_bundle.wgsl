@@ -1,8 +1,8 @@
 // Image-space, density-based edge bundling (KDE edge bundling, Hurter et al. 2012; its GPU form,
 // CUBu, van der Zwan et al. 2016). Every edge is a polyline of `samples` points in the unit
 // square; one iteration is: splat every point into a density grid, blur it with a kernel of the
-// current radius, move each inner point up the density gradient, smooth, and resample by arc
-// length. Endpoints never move.
+// current radius, take the density gradient at every cell centre, move each inner point along the
+// (bilinearly interpolated) gradient, smooth, and resample by arc length. Endpoints never move.
 // CPU mirror: engine/src/stages/cpu/kde_bundle.rs (keep the two in sync).
 
 struct Params {
@@ -28,7 +28,9 @@ const MAX_SAMPLES: u32 = 32u;
 @group(0) @binding(4) var<storage, read_write> splat: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read> blur_in: array<f32>;
 @group(0) @binding(6) var<storage, read_write> blur_out: array<f32>;
-@group(0) @binding(7) var<storage, read> density: array<f32>;
+// Density gradient direction per cell (pack2x16snorm), read by kde_advect.
+@group(0) @binding(7) var<storage, read> gradient: array<u32>;
+@group(0) @binding(8) var<storage, read_write> gradient_out: array<u32>;
 
 fn index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * 256u;
@@ -115,18 +117,37 @@ fn kde_blur_y(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     blur_out[i] = acc;
 }
 
-// Density at a point, bilinear between cell centres, clamped at the border.
-fn sample_density(p: vec2<f32>) -> f32 {
+// Direction of the density gradient at each cell centre (unit length, or zero where the density
+// is flat; packed as two 16-bit snorms, which halves the grid that advection reads at random), by central differences (one-sided at the border) of the blurred density in blur_in.
+// Advection interpolates these directions bilinearly: between cells that point opposite ways, at
+// the crest of a bundle, the interpolated vector is short, so points settle instead of jittering.
+@compute @workgroup_size(256)
+fn kde_gradient(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(gid, nwg);
+    let g = params.grid;
+    if (i >= g * g) { return; }
+    let x = i % g;
+    let y = i / g;
+    let gx = blur_in[y * g + min(x + 1u, g - 1u)] - blur_in[y * g + max(x, 1u) - 1u];
+    let gy = blur_in[min(y + 1u, g - 1u) * g + x] - blur_in[(max(y, 1u) - 1u) * g + x];
+    let len = sqrt(gx * gx + gy * gy);
+    var dir = vec2<f32>(0.0);
+    if (len > 0.0) { dir = vec2<f32>(gx / len, gy / len); }
+    gradient_out[i] = pack2x16snorm(dir);
+}
+
+// Gradient direction at a point, bilinear between cell centres, clamped at the border.
+fn sample_gradient(p: vec2<f32>) -> vec2<f32> {
     let g = f32(params.grid);
     let q = clamp(p * g - 0.5, vec2<f32>(0.0), vec2<f32>(g - 1.0));
     let c0 = vec2<u32>(floor(q));
     let c1 = min(c0 + 1u, vec2<u32>(params.grid - 1u));
     let f = q - floor(q);
     let gi = params.grid;
-    let a = density[c0.y * gi + c0.x];
-    let b = density[c0.y * gi + c1.x];
-    let c = density[c1.y * gi + c0.x];
-    let d = density[c1.y * gi + c1.x];
+    let a = unpack2x16snorm(gradient[c0.y * gi + c0.x]);
+    let b = unpack2x16snorm(gradient[c0.y * gi + c1.x]);
+    let c = unpack2x16snorm(gradient[c1.y * gi + c0.x]);
+    let d = unpack2x16snorm(gradient[c1.y * gi + c1.x]);
     return mix(mix(a, b, f.x), mix(c, d, f.x), f.y);
 }
 
@@ -140,16 +161,10 @@ fn kde_advect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     for (var k = 0u; k < s; k++) {
         p[k] = points[base + k];
     }
-    // Move inner points up the density gradient (central differences, one cell apart).
-    let h = 1.0 / f32(params.grid);
+    // Move inner points up the density gradient by at most `step`.
     for (var k = 1u; k + 1u < s; k++) {
         let q = p[k];
-        let gx = sample_density(q + vec2<f32>(h, 0.0)) - sample_density(q - vec2<f32>(h, 0.0));
-        let gy = sample_density(q + vec2<f32>(0.0, h)) - sample_density(q - vec2<f32>(0.0, h));
-        let len = sqrt(gx * gx + gy * gy);
-        if (len > 0.0) {
-            p[k] = q + vec2<f32>(gx, gy) * (params.step / len);
-        }
+        p[k] = q + sample_gradient(q) * params.step;
     }
     // Laplacian smoothing (from a copy, so the order of points does not matter).
     var sm: array<vec2<f32>, 32>;
@@ -158,23 +173,25 @@ fn kde_advect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     for (var k = 1u; k + 1u < s; k++) {
         sm[k] = p[k] * (1.0 - params.smoothing) + (p[k - 1u] + p[k + 1u]) * (0.5 * params.smoothing);
     }
-    // Resample at equal arc length; endpoints exact.
+    // Segment lengths once; resample at equal arc length, endpoints exact.
+    var seg_lens: array<f32, 32>;
     var total = 0.0;
     for (var k = 1u; k < s; k++) {
-        total += distance(sm[k - 1u], sm[k]);
+        seg_lens[k] = distance(sm[k - 1u], sm[k]);
+        total += seg_lens[k];
     }
     points[base] = sm[0];
     points[base + s - 1u] = sm[s - 1u];
+    let spacing = total / f32(s - 1u);
     var seg = 1u;
     var walked = 0.0;
-    var seg_len = distance(sm[0], sm[1]);
     for (var j = 1u; j + 1u < s; j++) {
-        let target_len = total * f32(j) / f32(s - 1u);
-        while (seg + 1u < s && walked + seg_len < target_len) {
-            walked += seg_len;
+        let target_len = spacing * f32(j);
+        while (seg + 1u < s && walked + seg_lens[seg] < target_len) {
+            walked += seg_lens[seg];
             seg += 1u;
-            seg_len = distance(sm[seg - 1u], sm[seg]);
         }
+        let seg_len = seg_lens[seg];
         var t = 0.0;
         if (seg_len > 0.0) { t = clamp((target_len - walked) / seg_len, 0.0, 1.0); }
         points[base + j] = mix(sm[seg - 1u], sm[seg], t);

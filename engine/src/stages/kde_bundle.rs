@@ -155,6 +155,7 @@ pub fn record<'a>(
     let splat = rec.alloc(cells * 2, "bundle.splat");
     let blur = rec.alloc(cells, "bundle.blur");
     let density = rec.alloc(cells, "bundle.density");
+    let gradient = rec.alloc(cells, "bundle.gradient");
     // Per chunk: endpoints, weights and the polylines, which stay resident across iterations.
     let mut parts = Vec::new();
     for range in chunks(n, s * 8, max_binding_bytes) {
@@ -191,8 +192,9 @@ pub fn record<'a>(
         let c = cells as u32;
         rec.dispatch(Kernel::KdeBlurX, c, words(c), vec![(4, splat), (6, blur)]);
         rec.dispatch(Kernel::KdeBlurY, c, words(c), vec![(5, blur), (6, density)]);
+        rec.dispatch(Kernel::KdeGradient, c, words(c), vec![(5, density), (8, gradient)]);
         for &(len, _, points) in &parts {
-            rec.dispatch(Kernel::KdeAdvect, len, words(len), vec![(2, points), (7, density)]);
+            rec.dispatch(Kernel::KdeAdvect, len, words(len), vec![(2, points), (7, gradient)]);
         }
     }
     for &(_, _, points) in &parts {

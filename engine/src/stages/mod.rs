@@ -40,6 +40,7 @@ pub enum Kernel {
     KdeSplat,
     KdeBlurX,
     KdeBlurY,
+    KdeGradient,
     KdeAdvect,
 }
 
@@ -48,7 +49,7 @@ impl Kernel {
         match self {
             Self::BinHeatmap => exaviz_shaders::BIN_HEATMAP,
             Self::LineDensity => exaviz_shaders::LINE_DENSITY,
-            Self::KdeInit | Self::KdeSplat | Self::KdeBlurX | Self::KdeBlurY | Self::KdeAdvect => {
+            Self::KdeInit | Self::KdeSplat | Self::KdeBlurX | Self::KdeBlurY | Self::KdeGradient | Self::KdeAdvect => {
                 exaviz_shaders::KDE_BUNDLE
             }
             _ => exaviz_shaders::REDUCE,
@@ -67,6 +68,7 @@ impl Kernel {
             Self::KdeSplat => "kde_splat",
             Self::KdeBlurX => "kde_blur_x",
             Self::KdeBlurY => "kde_blur_y",
+            Self::KdeGradient => "kde_gradient",
             Self::KdeAdvect => "kde_advect",
         }
     }

@@ -2,6 +2,8 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
+use rayon::prelude::*;
+
 use super::Words;
 use crate::stages::StageError;
 
@@ -59,27 +61,50 @@ pub fn kde_init(e: u32, params: &Params, endpoints: &Words, points: &Words) {
     store_point(points, (e * params.samples + params.samples - 1) as usize, [ep[2], ep[3]]);
 }
 
+/// The cell of a point; `clamp` then truncation equals the shader's `floor` then `clamp` (the
+/// clamped value is never negative) and avoids a libm call per point.
 fn cell_of(params: &Params, p: V2) -> (u32, u32) {
     let g = params.grid as f32;
-    let c = |v: f32| (v * g).floor().clamp(0.0, g - 1.0) as u32;
+    let c = |v: f32| (v * g).clamp(0.0, g - 1.0) as u32;
     (c(p[0]), c(p[1]))
 }
 
-pub fn kde_splat(i: u32, params: &Params, points: &Words, weights: &Words, splat: &Words) {
-    if i >= params.n * params.samples {
-        return;
-    }
-    let p = load_point(points, i as usize);
-    if p[0].is_nan() || p[1].is_nan() {
-        return;
-    }
-    let (cx, cy) = cell_of(params, p);
-    let cell = (cy * params.grid + cx) as usize;
-    let w = weights[(i / params.samples) as usize].load(Relaxed);
-    let old = splat[2 * cell].fetch_add(w, Relaxed);
-    if old > 0xffff_ffff - w {
-        splat[2 * cell + 1].fetch_add(1, Relaxed);
-    }
+/// All invocations of `kde_splat` (points `0..n * samples`). Integer additions commute, so each
+/// rayon task adds into its own `u64` grid and the grids are merged into `splat` (low and high
+/// words, as the shader's carry leaves them): the same words as one atomic add per point, without
+/// contended atomics.
+pub fn kde_splat_all(params: &Params, points: &Words, weights: &Words, splat: &Words) {
+    let (n, samples) = (params.n as usize, params.samples as usize);
+    let cells = params.grid as usize * params.grid as usize;
+    let tasks = rayon::current_num_threads().clamp(1, (n * samples).div_ceil(1 << 14).max(1));
+    let per = n.div_ceil(tasks).max(1);
+    let grids: Vec<Vec<u64>> = (0..tasks)
+        .into_par_iter()
+        .map(|t| {
+            let mut grid = vec![0u64; cells];
+            for e in t * per..((t + 1) * per).min(n) {
+                let w = u64::from(weights[e].load(Relaxed));
+                for i in e * samples..(e + 1) * samples {
+                    let p = load_point(points, i);
+                    if p[0].is_nan() || p[1].is_nan() {
+                        continue;
+                    }
+                    let (cx, cy) = cell_of(params, p);
+                    grid[(cy * params.grid + cx) as usize] += w;
+                }
+            }
+            grid
+        })
+        .collect();
+    (0..cells).into_par_iter().with_min_len(4096).for_each(|c| {
+        let add: u64 = grids.iter().map(|g| g[c]).sum();
+        if add > 0 {
+            let old = u64::from(splat[2 * c].load(Relaxed)) | (u64::from(splat[2 * c + 1].load(Relaxed)) << 32);
+            let new = old.wrapping_add(add);
+            splat[2 * c].store(new as u32, Relaxed);
+            splat[2 * c + 1].store((new >> 32) as u32, Relaxed);
+        }
+    });
 }
 
 fn kernel(d: i32, r: u32) -> f32 {
@@ -87,58 +112,114 @@ fn kernel(d: i32, r: u32) -> f32 {
     1.0 - x * x
 }
 
-pub fn kde_blur_x(i: u32, params: &Params, splat: &Words, blur_out: &Words) {
-    let g = params.grid;
-    if i >= g * g {
-        return;
-    }
-    let x = (i % g) as i32;
-    let row = i - x as u32;
-    let r = params.radius as i32;
-    let mut acc = 0.0f32;
-    for d in -r..=r {
-        let xx = x + d;
-        if xx >= 0 && xx < g as i32 {
-            let c = (row + xx as u32) as usize;
-            let v = splat[2 * c].load(Relaxed) as f32 + splat[2 * c + 1].load(Relaxed) as f32 * 4_294_967_296.0;
-            acc += kernel(d, params.radius) * v;
-        }
-    }
-    store_f32(blur_out, i as usize, acc);
+/// The kernel's taps `d = -r..=r`, evaluated as the shader does.
+fn taps(r: u32) -> Vec<f32> {
+    (-(r as i32)..=r as i32).map(|d| kernel(d, r)).collect()
 }
 
-pub fn kde_blur_y(i: u32, params: &Params, blur_in: &Words, blur_out: &Words) {
-    let g = params.grid;
-    if i >= g * g {
-        return;
-    }
-    let x = i % g;
-    let y = (i / g) as i32;
-    let r = params.radius as i32;
-    let mut acc = 0.0f32;
-    for d in -r..=r {
-        let yy = y + d;
-        if yy >= 0 && yy < g as i32 {
-            acc += kernel(d, params.radius) * load_f32(blur_in, (yy as u32 * g + x) as usize);
-        }
-    }
-    store_f32(blur_out, i as usize, acc);
+/// All invocations of `kde_blur_x`, one row per task. Each output cell sums its taps in the
+/// shader's order (d ascending, from 0.0); a tap outside the grid adds +0.0 instead of being
+/// skipped, which leaves the sum unchanged, so the floats equal the shader's.
+pub fn kde_blur_x_all(params: &Params, splat: &Words, blur_out: &Words) {
+    let (g, r) = (params.grid as usize, params.radius as usize);
+    let w = taps(params.radius);
+    (0..g).into_par_iter().for_each_init(
+        || (vec![0f32; g + 2 * r], vec![0f32; g]),
+        |(row, acc), y| {
+            for x in 0..g {
+                let c = y * g + x;
+                row[r + x] =
+                    splat[2 * c].load(Relaxed) as f32 + splat[2 * c + 1].load(Relaxed) as f32 * 4_294_967_296.0;
+            }
+            acc.fill(0.0);
+            for (d, &k) in w.iter().enumerate() {
+                for (a, &v) in acc.iter_mut().zip(&row[d..d + g]) {
+                    *a += k * v;
+                }
+            }
+            for (x, &a) in acc.iter().enumerate() {
+                store_f32(blur_out, y * g + x, a);
+            }
+        },
+    );
+}
+
+/// All invocations of `kde_blur_y`, one row of outputs per task (taps in the shader's order).
+pub fn kde_blur_y_all(params: &Params, blur_in: &Words, blur_out: &Words) {
+    let (g, r) = (params.grid as usize, params.radius as usize);
+    let w = taps(params.radius);
+    let input: Vec<f32> = blur_in[..g * g].iter().map(|v| f32::from_bits(v.load(Relaxed))).collect();
+    (0..g).into_par_iter().for_each_init(
+        || vec![0f32; g],
+        |acc, y| {
+            acc.fill(0.0);
+            for (d, &k) in w.iter().enumerate() {
+                let yy = (y + d) as isize - r as isize;
+                if yy < 0 || yy >= g as isize {
+                    continue; // adds +0.0 in the shader's terms: skipped there too
+                }
+                let src = &input[yy as usize * g..(yy as usize + 1) * g];
+                for (a, &v) in acc.iter_mut().zip(src) {
+                    *a += k * v;
+                }
+            }
+            for (x, &a) in acc.iter().enumerate() {
+                store_f32(blur_out, y * g + x, a);
+            }
+        },
+    );
 }
 
 fn mix(a: f32, b: f32, t: f32) -> f32 {
     a * (1.0 - t) + b * t
 }
 
-fn sample_density(params: &Params, density: &Words, p: V2) -> f32 {
+/// All invocations of `kde_gradient`, one row per task (the shader's formula per cell).
+pub fn kde_gradient_all(params: &Params, blur_in: &Words, gradient_out: &Words) {
+    let g = params.grid as usize;
+    (0..g).into_par_iter().for_each(|y| {
+        let at = |x: usize, y: usize| load_f32(blur_in, y * g + x);
+        let (up, down) = ((y + 1).min(g - 1), y.max(1) - 1);
+        for x in 0..g {
+            let gx = at((x + 1).min(g - 1), y) - at(x.max(1) - 1, y);
+            let gy = at(x, up) - at(x, down);
+            let len = (gx * gx + gy * gy).sqrt();
+            let dir = if len > 0.0 { [gx / len, gy / len] } else { [0.0, 0.0] };
+            gradient_out[y * g + x].store(pack2x16snorm(dir), Relaxed);
+        }
+    });
+}
+
+/// WGSL's `pack2x16snorm`: each component to `floor(0.5 + 32767 * clamp(v, -1, 1))`, first in the
+/// low half.
+fn pack2x16snorm(v: V2) -> u32 {
+    let h = |x: f32| {
+        let v = 0.5 + 32767.0 * x.clamp(-1.0, 1.0);
+        // floor without a libm call: truncation, one less where it rounded up (v < 0).
+        let t = v as i32;
+        let floor = if (t as f32) > v { t - 1 } else { t };
+        u32::from(floor as i16 as u16)
+    };
+    h(v[0]) | (h(v[1]) << 16)
+}
+
+/// WGSL's `unpack2x16snorm`: `max(i / 32767, -1)` per half.
+fn unpack2x16snorm(w: u32) -> V2 {
+    let h = |x: u16| (f32::from(x as i16) / 32767.0).max(-1.0);
+    [h(w as u16), h((w >> 16) as u16)]
+}
+
+fn sample_gradient(params: &Params, gradient: &Words, p: V2) -> V2 {
     let g = params.grid as f32;
     let q = [(p[0] * g - 0.5).clamp(0.0, g - 1.0), (p[1] * g - 0.5).clamp(0.0, g - 1.0)];
-    let c0 = [q[0].floor() as u32, q[1].floor() as u32];
+    // q >= 0, so truncation is the shader's floor.
+    let c0 = [q[0] as u32, q[1] as u32];
     let c1 = [(c0[0] + 1).min(params.grid - 1), (c0[1] + 1).min(params.grid - 1)];
-    let f = [q[0] - q[0].floor(), q[1] - q[1].floor()];
+    let f = [q[0] - c0[0] as f32, q[1] - c0[1] as f32];
     let gi = params.grid;
-    let at = |x: u32, y: u32| load_f32(density, (y * gi + x) as usize);
+    let at = |x: u32, y: u32| unpack2x16snorm(gradient[(y * gi + x) as usize].load(Relaxed));
     let (a, b, c, d) = (at(c0[0], c0[1]), at(c1[0], c0[1]), at(c0[0], c1[1]), at(c1[0], c1[1]));
-    mix(mix(a, b, f[0]), mix(c, d, f[0]), f[1])
+    [0, 1].map(|k| mix(mix(a[k], b[k], f[0]), mix(c[k], d[k], f[0]), f[1]))
 }
 
 fn distance(a: V2, b: V2) -> f32 {
@@ -146,7 +227,7 @@ fn distance(a: V2, b: V2) -> f32 {
 }
 
 #[expect(clippy::needless_range_loop, reason = "indexed loops, as in the shader, keep the mirror diffable by eye")]
-pub fn kde_advect(e: u32, params: &Params, points: &Words, density: &Words) {
+pub fn kde_advect(e: u32, params: &Params, points: &Words, gradient: &Words) {
     if e >= params.n {
         return;
     }
@@ -156,16 +237,10 @@ pub fn kde_advect(e: u32, params: &Params, points: &Words, density: &Words) {
     for (k, slot) in p.iter_mut().enumerate().take(s) {
         *slot = load_point(points, base + k);
     }
-    let h = 1.0 / params.grid as f32;
     for k in 1..s - 1 {
         let q = p[k];
-        let gx = sample_density(params, density, [q[0] + h, q[1]]) - sample_density(params, density, [q[0] - h, q[1]]);
-        let gy = sample_density(params, density, [q[0], q[1] + h]) - sample_density(params, density, [q[0], q[1] - h]);
-        let len = (gx * gx + gy * gy).sqrt();
-        if len > 0.0 {
-            let f = params.step / len;
-            p[k] = [q[0] + gx * f, q[1] + gy * f];
-        }
+        let [gx, gy] = sample_gradient(params, gradient, q);
+        p[k] = [q[0] + gx * params.step, q[1] + gy * params.step];
     }
     let mut sm = [[0f32; 2]; MAX_SAMPLES];
     sm[0] = p[0];
@@ -177,22 +252,25 @@ pub fn kde_advect(e: u32, params: &Params, points: &Words, density: &Words) {
             p[k][1] * (1.0 - params.smoothing) + (p[k - 1][1] + p[k + 1][1]) * w,
         ];
     }
+    // Segment lengths once; resample at equal arc length, endpoints exact.
+    let mut seg_lens = [0f32; MAX_SAMPLES];
     let mut total = 0.0f32;
     for k in 1..s {
-        total += distance(sm[k - 1], sm[k]);
+        seg_lens[k] = distance(sm[k - 1], sm[k]);
+        total += seg_lens[k];
     }
     store_point(points, base, sm[0]);
     store_point(points, base + s - 1, sm[s - 1]);
+    let spacing = total / (s - 1) as f32;
     let mut seg = 1usize;
     let mut walked = 0.0f32;
-    let mut seg_len = distance(sm[0], sm[1]);
     for j in 1..s - 1 {
-        let target_len = total * j as f32 / (s - 1) as f32;
-        while seg + 1 < s && walked + seg_len < target_len {
-            walked += seg_len;
+        let target_len = spacing * j as f32;
+        while seg + 1 < s && walked + seg_lens[seg] < target_len {
+            walked += seg_lens[seg];
             seg += 1;
-            seg_len = distance(sm[seg - 1], sm[seg]);
         }
+        let seg_len = seg_lens[seg];
         let t = if seg_len > 0.0 { ((target_len - walked) / seg_len).clamp(0.0, 1.0) } else { 0.0 };
         let (a, b) = (sm[seg - 1], sm[seg]);
         store_point(points, base + j, [mix(a[0], b[0], t), mix(a[1], b[1], t)]);

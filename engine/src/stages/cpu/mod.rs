@@ -125,17 +125,30 @@ impl Runner for CpuRunner {
                         Kernel::KdeSplat => {
                             let p = kde_bundle::Params::from_words(params)?;
                             let (pts, w, splat) = (get(2)?, get(3)?, get(4)?);
-                            for_each_invocation(n, |i| kde_bundle::kde_splat(i, &p, pts, w, splat));
+                            if n != p.n * p.samples {
+                                return Err(StageError::Input(
+                                    "kde_splat: dispatch size differs from n * samples".into(),
+                                ));
+                            }
+                            kde_bundle::kde_splat_all(&p, pts, w, splat);
                         }
                         Kernel::KdeBlurX => {
                             let p = kde_bundle::Params::from_words(params)?;
                             let (splat, out) = (get(4)?, get(6)?);
-                            for_each_invocation(n, |i| kde_bundle::kde_blur_x(i, &p, splat, out));
+                            check_cells(*kernel, n, &p)?;
+                            kde_bundle::kde_blur_x_all(&p, splat, out);
                         }
                         Kernel::KdeBlurY => {
                             let p = kde_bundle::Params::from_words(params)?;
                             let (inp, out) = (get(5)?, get(6)?);
-                            for_each_invocation(n, |i| kde_bundle::kde_blur_y(i, &p, inp, out));
+                            check_cells(*kernel, n, &p)?;
+                            kde_bundle::kde_blur_y_all(&p, inp, out);
+                        }
+                        Kernel::KdeGradient => {
+                            let p = kde_bundle::Params::from_words(params)?;
+                            let (inp, out) = (get(5)?, get(8)?);
+                            check_cells(*kernel, n, &p)?;
+                            kde_bundle::kde_gradient_all(&p, inp, out);
                         }
                         Kernel::KdeAdvect => {
                             let p = kde_bundle::Params::from_words(params)?;
@@ -161,6 +174,15 @@ impl Runner for CpuRunner {
             }
         }
         Ok(downloads)
+    }
+}
+
+/// Whole-grid mirrors run every cell: the dispatch must cover exactly the grid.
+fn check_cells(kernel: Kernel, n: u32, p: &kde_bundle::Params) -> Result<(), StageError> {
+    if n == p.grid * p.grid {
+        Ok(())
+    } else {
+        Err(StageError::Input(format!("{kernel:?}: dispatch of {n} invocations over a {}² grid", p.grid)))
     }
 }
 
