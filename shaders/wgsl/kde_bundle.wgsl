@@ -11,8 +11,8 @@ struct Params {
     grid: u32,         // density grid side in cells
     radius: u32,       // kernel radius in cells
     step: f32,         // distance a point moves per iteration, in unit-square units
-    smoothing: f32,      // Laplacian smoothing weight, 0..1
-    _pad0: u32,
+    smoothing: f32,    // Laplacian smoothing weight, 0..1
+    splat_next: u32,   // kde_advect: 1 to splat the new points for the next iteration
     _pad1: u32,
 }
 
@@ -56,19 +56,22 @@ fn cell_of(p: vec2<f32>) -> vec2<u32> {
     return vec2<u32>(c);
 }
 
-@compute @workgroup_size(256)
-fn kde_splat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = index(gid, nwg);
-    if (i >= params.n * params.samples) { return; }
-    let p = points[i];
+fn splat_point(p: vec2<f32>, w: u32) {
     if (p.x != p.x || p.y != p.y) { return; }
     let c = cell_of(p);
     let cell = c.y * params.grid + c.x;
-    let w = weights[i / params.samples];
     let old = atomicAdd(&splat[2u * cell], w);
     if (old > 0xffffffffu - w) {
         atomicAdd(&splat[2u * cell + 1u], 1u);
     }
+}
+
+// The first iteration's splat; later ones happen in kde_advect.
+@compute @workgroup_size(256)
+fn kde_splat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(gid, nwg);
+    if (i >= params.n * params.samples) { return; }
+    splat_point(points[i], weights[i / params.samples]);
 }
 
 // Epanechnikov-shaped kernel weight at offset d (cells) for radius r.
@@ -136,7 +139,14 @@ fn kde_gradient(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     gradient_out[i] = pack2x16snorm(dir);
 }
 
-// Gradient direction at a point, bilinear between cell centres, clamped at the border.
+// The two signed 16-bit halves of a packed direction, as floats (exact).
+fn halves(w: u32) -> vec2<f32> {
+    return vec2<f32>(f32(bitcast<i32>(w << 16u) >> 16u), f32(bitcast<i32>(w) >> 16u));
+}
+
+// Gradient direction at a point, bilinear between cell centres, clamped at the border. The packed
+// directions are interpolated as integers and scaled once (pack2x16snorm never writes -32768, so
+// this is unpack2x16snorm of each corner, mixed, up to rounding).
 fn sample_gradient(p: vec2<f32>) -> vec2<f32> {
     let g = f32(params.grid);
     let q = clamp(p * g - 0.5, vec2<f32>(0.0), vec2<f32>(g - 1.0));
@@ -144,11 +154,11 @@ fn sample_gradient(p: vec2<f32>) -> vec2<f32> {
     let c1 = min(c0 + 1u, vec2<u32>(params.grid - 1u));
     let f = q - floor(q);
     let gi = params.grid;
-    let a = unpack2x16snorm(gradient[c0.y * gi + c0.x]);
-    let b = unpack2x16snorm(gradient[c0.y * gi + c1.x]);
-    let c = unpack2x16snorm(gradient[c1.y * gi + c0.x]);
-    let d = unpack2x16snorm(gradient[c1.y * gi + c1.x]);
-    return mix(mix(a, b, f.x), mix(c, d, f.x), f.y);
+    let a = halves(gradient[c0.y * gi + c0.x]);
+    let b = halves(gradient[c0.y * gi + c1.x]);
+    let c = halves(gradient[c1.y * gi + c0.x]);
+    let d = halves(gradient[c1.y * gi + c1.x]);
+    return mix(mix(a, b, f.x), mix(c, d, f.x), f.y) * (1.0 / 32767.0);
 }
 
 @compute @workgroup_size(256)
@@ -195,5 +205,12 @@ fn kde_advect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
         var t = 0.0;
         if (seg_len > 0.0) { t = clamp((target_len - walked) / seg_len, 0.0, 1.0); }
         points[base + j] = mix(sm[seg - 1u], sm[seg], t);
+    }
+    // The next iteration's density, from the new points (saves reading them again).
+    if (params.splat_next != 0u) {
+        let w = weights[e];
+        for (var k = 0u; k < s; k++) {
+            splat_point(points[base + k], w);
+        }
     }
 }

@@ -134,8 +134,8 @@ impl UnitFrame {
     }
 }
 
-fn params_words(n: u32, p: &BundleParams, radius: u32, step: f32) -> Vec<u32> {
-    vec![n, p.samples, p.grid, radius, step.to_bits(), p.smoothing.to_bits(), 0, 0]
+fn params_words(n: u32, p: &BundleParams, radius: u32, step: f32, splat_next: bool) -> Vec<u32> {
+    vec![n, p.samples, p.grid, radius, step.to_bits(), p.smoothing.to_bits(), u32::from(splat_next), 0]
 }
 
 pub fn record<'a>(
@@ -171,30 +171,33 @@ pub fn record<'a>(
         rec.dispatch(
             Kernel::KdeInit,
             len as u32,
-            params_words(len as u32, params, 1, 0.0),
+            params_words(len as u32, params, 1, 0.0, false),
             vec![(1, ends), (2, points)],
         );
         parts.push((len as u32, weights, points));
     }
+    // The first splat; later ones are fused into advection (each edge splats its new points), so
+    // the points are read once per iteration.
+    rec.clear(splat);
+    for &(len, weights, points) in &parts {
+        let words = params_words(len, params, 1, 0.0, false);
+        rec.dispatch(Kernel::KdeSplat, len * params.samples, words, vec![(2, points), (3, weights), (4, splat)]);
+    }
     for it in 0..params.iterations {
         let radius = params.radius_cells(it);
         let step = params.step * params.kernel * params.decay.powi(it as i32);
-        let words = |len: u32| params_words(len, params, radius, step);
-        rec.clear(splat);
-        for &(len, weights, points) in &parts {
-            rec.dispatch(
-                Kernel::KdeSplat,
-                len * params.samples,
-                words(len),
-                vec![(2, points), (3, weights), (4, splat)],
-            );
-        }
+        let splat_next = it + 1 < params.iterations;
+        let words = |len: u32| params_words(len, params, radius, step, splat_next);
         let c = cells as u32;
         rec.dispatch(Kernel::KdeBlurX, c, words(c), vec![(4, splat), (6, blur)]);
         rec.dispatch(Kernel::KdeBlurY, c, words(c), vec![(5, blur), (6, density)]);
         rec.dispatch(Kernel::KdeGradient, c, words(c), vec![(5, density), (8, gradient)]);
-        for &(len, _, points) in &parts {
-            rec.dispatch(Kernel::KdeAdvect, len, words(len), vec![(2, points), (7, gradient)]);
+        if splat_next {
+            rec.clear(splat);
+        }
+        for &(len, weights, points) in &parts {
+            let bind = vec![(2, points), (3, weights), (4, splat), (7, gradient)];
+            rec.dispatch(Kernel::KdeAdvect, len, words(len), bind);
         }
     }
     for &(_, _, points) in &parts {
@@ -206,10 +209,17 @@ pub fn record<'a>(
 /// Bundles `input` on a runner.
 pub fn run(runner: &mut dyn Runner, input: &BundleInput<'_>, params: &BundleParams) -> Result<Bundled, StageError> {
     let rec = record(input, params, runner.max_binding_bytes())?;
-    let out = runner.run(&rec)?;
+    let mut out = runner.run(&rec)?;
+    // One chunk (the usual case) becomes the result without a copy.
+    if out.len() == 1 {
+        let words = out.pop().unwrap_or_default();
+        let points = bytemuck::allocation::try_cast_vec::<u32, [f32; 2]>(words)
+            .unwrap_or_else(|(_, words)| bytemuck::cast_slice(&words).to_vec());
+        return Ok(Bundled { samples: params.samples, points });
+    }
     let mut points = Vec::with_capacity(input.edges.len() * params.samples as usize);
     for words in out {
-        points.extend(words.chunks_exact(2).map(|w| [f32::from_bits(w[0]), f32::from_bits(w[1])]));
+        points.extend_from_slice(bytemuck::cast_slice::<u32, [f32; 2]>(&words));
     }
     Ok(Bundled { samples: params.samples, points })
 }

@@ -95,6 +95,18 @@ pub enum Command<'a> {
     Download { buf: BufId },
 }
 
+impl Command<'_> {
+    /// The buffers a command touches.
+    pub fn buffers(&self) -> Vec<BufId> {
+        match self {
+            Self::Alloc { buf, .. } | Self::Clear { buf } | Self::Upload { buf, .. } | Self::Download { buf } => {
+                vec![*buf]
+            }
+            Self::Dispatch { bindings, .. } => bindings.iter().map(|(_, b)| *b).collect(),
+        }
+    }
+}
+
 /// A list of commands over buffer handles.
 #[derive(Debug, Default)]
 pub struct Recording<'a> {

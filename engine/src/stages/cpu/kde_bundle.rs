@@ -16,7 +16,7 @@ pub struct Params {
     pub radius: u32,
     pub step: f32,
     pub smoothing: f32,
-    pub _pad0: u32,
+    pub splat_next: u32,
     pub _pad1: u32,
 }
 
@@ -69,29 +69,31 @@ fn cell_of(params: &Params, p: V2) -> (u32, u32) {
     (c(p[0]), c(p[1]))
 }
 
-/// All invocations of `kde_splat` (points `0..n * samples`). Integer additions commute, so each
-/// rayon task adds into its own `u64` grid and the grids are merged into `splat` (low and high
-/// words, as the shader's carry leaves them): the same words as one atomic add per point, without
-/// contended atomics.
-pub fn kde_splat_all(params: &Params, points: &Words, weights: &Words, splat: &Words) {
-    let (n, samples) = (params.n as usize, params.samples as usize);
+/// Splats one edge's points into a task's own grid (the shader's `splat_point`, without atomics).
+fn splat_edge(params: &Params, pts: &[V2], w: u64, grid: &mut [u64]) {
+    for p in pts {
+        if p[0].is_nan() || p[1].is_nan() {
+            continue;
+        }
+        let (cx, cy) = cell_of(params, *p);
+        grid[(cy * params.grid + cx) as usize] += w;
+    }
+}
+
+/// Runs `edge(e, grid)` for every edge, each rayon task with its own `u64` grid, then adds the
+/// grids into `splat` (low and high words, as the shader's carry leaves them). Integer additions
+/// commute, so the words equal one atomic add per point in any order, without contended atomics.
+fn with_task_grids(params: &Params, splat: &Words, edge: impl Fn(usize, &mut [u64]) + Sync) {
+    let n = params.n as usize;
     let cells = params.grid as usize * params.grid as usize;
-    let tasks = rayon::current_num_threads().clamp(1, (n * samples).div_ceil(1 << 14).max(1));
+    let tasks = rayon::current_num_threads().clamp(1, (n * params.samples as usize).div_ceil(1 << 14).max(1));
     let per = n.div_ceil(tasks).max(1);
     let grids: Vec<Vec<u64>> = (0..tasks)
         .into_par_iter()
         .map(|t| {
             let mut grid = vec![0u64; cells];
             for e in t * per..((t + 1) * per).min(n) {
-                let w = u64::from(weights[e].load(Relaxed));
-                for i in e * samples..(e + 1) * samples {
-                    let p = load_point(points, i);
-                    if p[0].is_nan() || p[1].is_nan() {
-                        continue;
-                    }
-                    let (cx, cy) = cell_of(params, p);
-                    grid[(cy * params.grid + cx) as usize] += w;
-                }
+                edge(e, &mut grid);
             }
             grid
         })
@@ -104,6 +106,34 @@ pub fn kde_splat_all(params: &Params, points: &Words, weights: &Words, splat: &W
             splat[2 * c].store(new as u32, Relaxed);
             splat[2 * c + 1].store((new >> 32) as u32, Relaxed);
         }
+    });
+}
+
+/// All invocations of `kde_splat` (points `0..n * samples`).
+pub fn kde_splat_all(params: &Params, points: &Words, weights: &Words, splat: &Words) {
+    let s = params.samples as usize;
+    with_task_grids(params, splat, |e, grid| {
+        let mut pts = [[0f32; 2]; MAX_SAMPLES];
+        for (k, slot) in pts.iter_mut().enumerate().take(s) {
+            *slot = load_point(points, e * s + k);
+        }
+        splat_edge(params, &pts[..s], u64::from(weights[e].load(Relaxed)), grid);
+    });
+}
+
+/// All invocations of `kde_advect`; with `params.splat_next`, each edge's new points are splatted
+/// as the shader does.
+pub fn kde_advect_all(params: &Params, points: &Words, gradient: &Words, weights: &Words, splat: &Words) {
+    let s = params.samples as usize;
+    if params.splat_next == 0 {
+        (0..params.n).into_par_iter().with_min_len(1024).for_each(|e| {
+            kde_advect(e, params, points, gradient);
+        });
+        return;
+    }
+    with_task_grids(params, splat, |e, grid| {
+        let pts = kde_advect(e as u32, params, points, gradient);
+        splat_edge(params, &pts[..s], u64::from(weights[e].load(Relaxed)), grid);
     });
 }
 
@@ -203,12 +233,13 @@ fn pack2x16snorm(v: V2) -> u32 {
     h(v[0]) | (h(v[1]) << 16)
 }
 
-/// WGSL's `unpack2x16snorm`: `max(i / 32767, -1)` per half.
-fn unpack2x16snorm(w: u32) -> V2 {
-    let h = |x: u16| (f32::from(x as i16) / 32767.0).max(-1.0);
-    [h(w as u16), h((w >> 16) as u16)]
+/// The two signed 16-bit halves of a packed direction, as floats (exact).
+fn halves(w: u32) -> V2 {
+    [f32::from(w as u16 as i16), f32::from((w >> 16) as u16 as i16)]
 }
 
+/// The packed directions are interpolated as integers and scaled once (pack never writes -32768,
+/// so this is `unpack2x16snorm` of each corner, mixed, up to rounding): no division per corner.
 fn sample_gradient(params: &Params, gradient: &Words, p: V2) -> V2 {
     let g = params.grid as f32;
     let q = [(p[0] * g - 0.5).clamp(0.0, g - 1.0), (p[1] * g - 0.5).clamp(0.0, g - 1.0)];
@@ -217,9 +248,9 @@ fn sample_gradient(params: &Params, gradient: &Words, p: V2) -> V2 {
     let c1 = [(c0[0] + 1).min(params.grid - 1), (c0[1] + 1).min(params.grid - 1)];
     let f = [q[0] - c0[0] as f32, q[1] - c0[1] as f32];
     let gi = params.grid;
-    let at = |x: u32, y: u32| unpack2x16snorm(gradient[(y * gi + x) as usize].load(Relaxed));
+    let at = |x: u32, y: u32| halves(gradient[(y * gi + x) as usize].load(Relaxed));
     let (a, b, c, d) = (at(c0[0], c0[1]), at(c1[0], c0[1]), at(c0[0], c1[1]), at(c1[0], c1[1]));
-    [0, 1].map(|k| mix(mix(a[k], b[k], f[0]), mix(c[k], d[k], f[0]), f[1]))
+    [0, 1].map(|k| mix(mix(a[k], b[k], f[0]), mix(c[k], d[k], f[0]), f[1]) * (1.0 / 32767.0))
 }
 
 fn distance(a: V2, b: V2) -> f32 {
@@ -227,9 +258,11 @@ fn distance(a: V2, b: V2) -> f32 {
 }
 
 #[expect(clippy::needless_range_loop, reason = "indexed loops, as in the shader, keep the mirror diffable by eye")]
-pub fn kde_advect(e: u32, params: &Params, points: &Words, gradient: &Words) {
+/// One invocation of `kde_advect` without its splat; returns the edge's new points.
+pub fn kde_advect(e: u32, params: &Params, points: &Words, gradient: &Words) -> [V2; MAX_SAMPLES] {
+    let mut out = [[0f32; 2]; MAX_SAMPLES];
     if e >= params.n {
-        return;
+        return out;
     }
     let s = params.samples as usize;
     let base = e as usize * s;
@@ -259,8 +292,8 @@ pub fn kde_advect(e: u32, params: &Params, points: &Words, gradient: &Words) {
         seg_lens[k] = distance(sm[k - 1], sm[k]);
         total += seg_lens[k];
     }
-    store_point(points, base, sm[0]);
-    store_point(points, base + s - 1, sm[s - 1]);
+    out[0] = sm[0];
+    out[s - 1] = sm[s - 1];
     let spacing = total / (s - 1) as f32;
     let mut seg = 1usize;
     let mut walked = 0.0f32;
@@ -273,6 +306,10 @@ pub fn kde_advect(e: u32, params: &Params, points: &Words, gradient: &Words) {
         let seg_len = seg_lens[seg];
         let t = if seg_len > 0.0 { ((target_len - walked) / seg_len).clamp(0.0, 1.0) } else { 0.0 };
         let (a, b) = (sm[seg - 1], sm[seg]);
-        store_point(points, base + j, [mix(a[0], b[0], t), mix(a[1], b[1], t)]);
+        out[j] = [mix(a[0], b[0], t), mix(a[1], b[1], t)];
     }
+    for (k, p) in out.iter().enumerate().take(s) {
+        store_point(points, base + k, *p);
+    }
+    out
 }

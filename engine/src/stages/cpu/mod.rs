@@ -66,7 +66,13 @@ impl Runner for CpuRunner {
     fn run(&mut self, recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError> {
         let mut bufs: HashMap<BufId, Vec<AtomicU32>> = HashMap::new();
         let mut downloads = Vec::new();
-        for cmd in &recording.commands {
+        let mut last_use = HashMap::new();
+        for (index, cmd) in recording.commands.iter().enumerate() {
+            for buf in cmd.buffers() {
+                last_use.insert(buf, index);
+            }
+        }
+        for (index, cmd) in recording.commands.iter().enumerate() {
             match cmd {
                 Command::Alloc { buf, words, .. } => {
                     bufs.insert(*buf, zeroed(*words));
@@ -95,81 +101,18 @@ impl Runner for CpuRunner {
                             .ok_or_else(|| StageError::Input(format!("{kernel:?}: binding {binding} not bound")))?;
                         bufs.get(&id).map(Vec::as_slice).ok_or_else(|| missing(id))
                     };
-                    let n = *elements;
-                    match kernel {
-                        Kernel::BinHeatmap => {
-                            let p = bin_heatmap::Params::from_words(params)?;
-                            let (x, y, w, c, s) = (get(1)?, get(2)?, get(3)?, get(4)?, get(5)?);
-                            for_each_invocation(n, |i| bin_heatmap(i, &p, x, y, w, c, s));
-                        }
-                        Kernel::LineDensity => {
-                            let p = line_density::Params::from_words(params)?;
-                            let (seg, w, c, s) = (get(1)?, get(2)?, get(3)?, get(4)?);
-                            for_each_invocation(n, |i| line_density(i, &p, seg, w, c, s));
-                        }
-                        Kernel::ReduceU32 => {
-                            let p = reduce::Params::from_words(params)?;
-                            let (v, acc) = (get(1)?, get(3)?);
-                            for_each_workgroup(n, |wg| reduce_u32(wg, &p, v, acc));
-                        }
-                        Kernel::ReduceF32 => {
-                            let p = reduce::Params::from_words(params)?;
-                            let (v, acc, partials) = (get(2)?, get(3)?, get(4)?);
-                            for_each_workgroup(n, |wg| reduce_f32(wg, &p, v, acc, partials));
-                        }
-                        Kernel::KdeInit => {
-                            let p = kde_bundle::Params::from_words(params)?;
-                            let (ep, pts) = (get(1)?, get(2)?);
-                            for_each_invocation(n, |e| kde_bundle::kde_init(e, &p, ep, pts));
-                        }
-                        Kernel::KdeSplat => {
-                            let p = kde_bundle::Params::from_words(params)?;
-                            let (pts, w, splat) = (get(2)?, get(3)?, get(4)?);
-                            if n != p.n * p.samples {
-                                return Err(StageError::Input(
-                                    "kde_splat: dispatch size differs from n * samples".into(),
-                                ));
-                            }
-                            kde_bundle::kde_splat_all(&p, pts, w, splat);
-                        }
-                        Kernel::KdeBlurX => {
-                            let p = kde_bundle::Params::from_words(params)?;
-                            let (splat, out) = (get(4)?, get(6)?);
-                            check_cells(*kernel, n, &p)?;
-                            kde_bundle::kde_blur_x_all(&p, splat, out);
-                        }
-                        Kernel::KdeBlurY => {
-                            let p = kde_bundle::Params::from_words(params)?;
-                            let (inp, out) = (get(5)?, get(6)?);
-                            check_cells(*kernel, n, &p)?;
-                            kde_bundle::kde_blur_y_all(&p, inp, out);
-                        }
-                        Kernel::KdeGradient => {
-                            let p = kde_bundle::Params::from_words(params)?;
-                            let (inp, out) = (get(5)?, get(8)?);
-                            check_cells(*kernel, n, &p)?;
-                            kde_bundle::kde_gradient_all(&p, inp, out);
-                        }
-                        Kernel::KdeAdvect => {
-                            let p = kde_bundle::Params::from_words(params)?;
-                            let (pts, density) = (get(2)?, get(7)?);
-                            for_each_invocation(n, |e| kde_bundle::kde_advect(e, &p, pts, density));
-                        }
-                        Kernel::HistogramU32 => {
-                            let p = reduce::Params::from_words(params)?;
-                            let (v, h) = (get(1)?, get(5)?);
-                            for_each_workgroup(n, |wg| histogram_u32(wg, &p, v, h));
-                        }
-                        Kernel::HistogramF32 => {
-                            let p = reduce::Params::from_words(params)?;
-                            let (v, h) = (get(2)?, get(5)?);
-                            for_each_workgroup(n, |wg| histogram_f32(wg, &p, v, h));
-                        }
-                    }
+                    dispatch(*kernel, *elements, params, &get)?;
                 }
                 Command::Download { buf } => {
-                    let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
-                    downloads.push(b.iter().map(|w| w.load(Relaxed)).collect());
+                    // A buffer read back for the last time is moved out and converted in place
+                    // (no second copy of, say, every bundled point).
+                    if last_use.get(buf) == Some(&index) {
+                        let b = bufs.remove(buf).ok_or_else(|| missing(*buf))?;
+                        downloads.push(b.into_iter().map(AtomicU32::into_inner).collect());
+                    } else {
+                        let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
+                        downloads.push(b.iter().map(|w| w.load(Relaxed)).collect());
+                    }
                 }
             }
         }
@@ -184,6 +127,87 @@ fn check_cells(kernel: Kernel, n: u32, p: &kde_bundle::Params) -> Result<(), Sta
     } else {
         Err(StageError::Input(format!("{kernel:?}: dispatch of {n} invocations over a {}² grid", p.grid)))
     }
+}
+
+/// Runs one dispatch with the mirrors; `get` resolves a binding index to its buffer.
+fn dispatch<'b>(
+    kernel: Kernel,
+    n: u32,
+    params: &[u32],
+    get: &dyn Fn(u32) -> Result<&'b Words, StageError>,
+) -> Result<(), StageError> {
+    match kernel {
+        Kernel::BinHeatmap => {
+            let p = bin_heatmap::Params::from_words(params)?;
+            let (x, y, w, c, s) = (get(1)?, get(2)?, get(3)?, get(4)?, get(5)?);
+            for_each_invocation(n, |i| bin_heatmap(i, &p, x, y, w, c, s));
+        }
+        Kernel::LineDensity => {
+            let p = line_density::Params::from_words(params)?;
+            let (seg, w, c, s) = (get(1)?, get(2)?, get(3)?, get(4)?);
+            for_each_invocation(n, |i| line_density(i, &p, seg, w, c, s));
+        }
+        Kernel::ReduceU32 => {
+            let p = reduce::Params::from_words(params)?;
+            let (v, acc) = (get(1)?, get(3)?);
+            for_each_workgroup(n, |wg| reduce_u32(wg, &p, v, acc));
+        }
+        Kernel::ReduceF32 => {
+            let p = reduce::Params::from_words(params)?;
+            let (v, acc, partials) = (get(2)?, get(3)?, get(4)?);
+            for_each_workgroup(n, |wg| reduce_f32(wg, &p, v, acc, partials));
+        }
+        Kernel::KdeInit => {
+            let p = kde_bundle::Params::from_words(params)?;
+            let (ep, pts) = (get(1)?, get(2)?);
+            for_each_invocation(n, |e| kde_bundle::kde_init(e, &p, ep, pts));
+        }
+        Kernel::KdeSplat => {
+            let p = kde_bundle::Params::from_words(params)?;
+            let (pts, w, splat) = (get(2)?, get(3)?, get(4)?);
+            if n != p.n * p.samples {
+                return Err(StageError::Input("kde_splat: dispatch size differs from n * samples".into()));
+            }
+            kde_bundle::kde_splat_all(&p, pts, w, splat);
+        }
+        Kernel::KdeBlurX => {
+            let p = kde_bundle::Params::from_words(params)?;
+            let (splat, out) = (get(4)?, get(6)?);
+            check_cells(kernel, n, &p)?;
+            kde_bundle::kde_blur_x_all(&p, splat, out);
+        }
+        Kernel::KdeBlurY => {
+            let p = kde_bundle::Params::from_words(params)?;
+            let (inp, out) = (get(5)?, get(6)?);
+            check_cells(kernel, n, &p)?;
+            kde_bundle::kde_blur_y_all(&p, inp, out);
+        }
+        Kernel::KdeGradient => {
+            let p = kde_bundle::Params::from_words(params)?;
+            let (inp, out) = (get(5)?, get(8)?);
+            check_cells(kernel, n, &p)?;
+            kde_bundle::kde_gradient_all(&p, inp, out);
+        }
+        Kernel::KdeAdvect => {
+            let p = kde_bundle::Params::from_words(params)?;
+            let (pts, gradient) = (get(2)?, get(7)?);
+            if n != p.n {
+                return Err(StageError::Input("kde_advect: dispatch size differs from n".into()));
+            }
+            kde_bundle::kde_advect_all(&p, pts, gradient, get(3)?, get(4)?);
+        }
+        Kernel::HistogramU32 => {
+            let p = reduce::Params::from_words(params)?;
+            let (v, h) = (get(1)?, get(5)?);
+            for_each_workgroup(n, |wg| histogram_u32(wg, &p, v, h));
+        }
+        Kernel::HistogramF32 => {
+            let p = reduce::Params::from_words(params)?;
+            let (v, h) = (get(2)?, get(5)?);
+            for_each_workgroup(n, |wg| histogram_f32(wg, &p, v, h));
+        }
+    }
+    Ok(())
 }
 
 fn missing(buf: BufId) -> StageError {
