@@ -23,6 +23,76 @@ impl EdgeList {
     }
 }
 
+/// Most edges `gen:circle` makes.
+pub const MAX_CIRCLE_EDGES: u64 = 50_000_000;
+
+/// Opens an edge list: a CSV path, or `gen:circle?edges=N&kind=structured|random&nodes=1024&seed=1`,
+/// the benchmark sets of the bundling issue: `nodes` on a circle of radius 500 around (512, 512);
+/// random endpoints, or structured ones (70% stencil neighbours i±1 and i±32, 20% to node 0, 10%
+/// random).
+pub fn open(input: &str) -> Result<EdgeList, SourceError> {
+    let Some(spec) = input.strip_prefix("gen:") else { return read(Path::new(input)) };
+    let (name, query) = spec.split_once('?').unwrap_or((spec, ""));
+    if name != "circle" {
+        return Err(SourceError::invalid(input, format!("unknown edge generator '{name}' (available: circle)")));
+    }
+    let (mut edges, mut kind, mut nodes, mut seed) = (10_000u64, "structured".to_string(), 1024u64, 1u64);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| SourceError::invalid(input, format!("option '{pair}' is not key=value")))?;
+        let num = |max: u64| -> Result<u64, SourceError> {
+            v.parse::<u64>().ok().filter(|n| (1..=max).contains(n)).ok_or_else(|| {
+                SourceError::invalid(input, format!("option {k}={v} must be a whole number from 1 to {max}"))
+            })
+        };
+        match k {
+            "edges" => edges = num(MAX_CIRCLE_EDGES)?,
+            "nodes" => nodes = num(1 << 24)?,
+            "seed" => seed = num(u64::MAX)?,
+            "kind" if v == "structured" || v == "random" => kind = v.to_string(),
+            "kind" => return Err(SourceError::invalid(input, format!("kind={v}: expected structured or random"))),
+            _ => {
+                return Err(SourceError::invalid(
+                    input,
+                    format!("unknown option '{k}' for gen:circle (expected edges, kind, nodes, seed)"),
+                ));
+            }
+        }
+    }
+    Ok(circle(edges as usize, kind == "structured", nodes as u32, seed))
+}
+
+/// The `gen:circle` edge set.
+pub fn circle(edges: usize, structured: bool, nodes: u32, seed: u64) -> EdgeList {
+    let mut rng = crate::rng::SplitMix64(seed);
+    let xy = |i: u32| {
+        let a = std::f64::consts::TAU * f64::from(i) / f64::from(nodes);
+        [(512.0 + 500.0 * a.cos()) as f32, (512.0 + 500.0 * a.sin()) as f32]
+    };
+    let list = (0..edges)
+        .map(|_| {
+            let a = rng.below(nodes);
+            let b = if !structured {
+                rng.below(nodes)
+            } else {
+                let r = rng.unit();
+                if r < 0.7 {
+                    let step = [1, nodes - 1, 32 % nodes, nodes - 32 % nodes][rng.below(4) as usize];
+                    (a + step) % nodes
+                } else if r < 0.9 {
+                    0
+                } else {
+                    rng.below(nodes)
+                }
+            };
+            let (p, q) = (xy(a), xy(b));
+            [p[0], p[1], q[0], q[1]]
+        })
+        .collect();
+    EdgeList { edges: list, weights: None }
+}
+
 pub fn read(path: &Path) -> Result<EdgeList, SourceError> {
     let input = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|source| SourceError::Io { input: input.clone(), source })?;

@@ -4,6 +4,7 @@
 //!
 //! Data flows one way: source → [`model`] → [`layout`] → [`stages`] → [`render`] → target.
 
+pub mod bundling;
 pub mod gpu;
 pub mod layout;
 pub mod model;

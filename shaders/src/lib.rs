@@ -17,10 +17,11 @@ macro_rules! shader {
 }
 
 shader!(BIN_HEATMAP, "bin_heatmap");
+shader!(BSPLINE, "bspline");
 shader!(LINE_DENSITY, "line_density");
 shader!(KDE_BUNDLE, "kde_bundle");
 shader!(REDUCE, "reduce");
 shader!(RENDER, "render");
 
 /// Every embedded shader.
-pub const ALL: &[Shader] = &[BIN_HEATMAP, LINE_DENSITY, KDE_BUNDLE, REDUCE, RENDER];
+pub const ALL: &[Shader] = &[BIN_HEATMAP, BSPLINE, LINE_DENSITY, KDE_BUNDLE, REDUCE, RENDER];

@@ -8,21 +8,43 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use exaviz_engine::Backend;
+use exaviz_engine::bundling::{self, Bundler};
+use exaviz_engine::layout::hierarchy;
 use exaviz_engine::render::{
     Anchor, Blend, ColorMap, Scene, ToneMap, View, render_scene, write_atomic, write_png_atomic,
 };
 use exaviz_engine::stages::kde_bundle::UnitFrame;
-use exaviz_engine::stages::{self, BundleInput, BundleParams, Bundled, DensityInput};
+use exaviz_engine::stages::{self, BundleParams, Bundled, DensityInput};
 use exaviz_engine::views::density::density_picture;
 
 use crate::BackendArg;
 
 const D: BundleParams = BundleParams::DEFAULT;
 
+#[derive(Clone, Copy, Debug, PartialEq, clap::ValueEnum)]
+pub enum BundlerArg {
+    /// Image-space density bundling (KDE edge bundling, CUBu-style), on the backend.
+    Kde,
+    /// Holten's hierarchical edge bundling through a quadtree over the endpoints (B-splines).
+    Hierarchical,
+    /// No bundling: the straight edges, as a baseline.
+    Straight,
+}
+
+/// Edge input: a CSV path, or a generated benchmark set.
+const EDGE_INPUT_HELP: &str = "CSV with a header naming x0,y0,x1,y1 and optionally weight, or \
+gen:circle?edges=10000&kind=structured|random&nodes=1024&seed=1 (the bundling benchmark sets)";
+
 #[derive(clap::Args, Debug)]
 pub struct BundleArgs {
-    /// CSV with a header naming x0,y0,x1,y1 and optionally weight.
-    input: PathBuf,
+    #[arg(help = EDGE_INPUT_HELP)]
+    input: String,
+    /// Bundling method.
+    #[arg(long, value_enum, default_value = "kde")]
+    bundler: BundlerArg,
+    /// Bundling strength of the hierarchical bundler (0: straight, 1: along the hierarchy).
+    #[arg(long, default_value_t = bundling::DEFAULT_BETA)]
+    beta: f32,
     /// Output CSV of bundled polylines: edge_id,x,y rows, one polyline per edge in input order.
     #[arg(long, short)]
     out: PathBuf,
@@ -104,9 +126,9 @@ fn report(kind: &str, backend: &Backend, n: usize, times: &[f64], total: f64, ex
     println!("RESULT {v}");
 }
 
-fn read_edges(path: &Path) -> Result<exaviz_datasets::edges_csv::EdgeList> {
-    let pb = crate::spinner(&format!("reading {}", path.display()));
-    let e = exaviz_datasets::edges_csv::read(path);
+fn read_edges(input: &str) -> Result<exaviz_datasets::edges_csv::EdgeList> {
+    let pb = crate::spinner(&format!("reading {input}"));
+    let e = exaviz_datasets::edges_csv::open(input);
     pb.finish_and_clear();
     Ok(e?)
 }
@@ -128,7 +150,7 @@ fn write_curves(path: &Path, bundled: &Bundled, frame: &UnitFrame) -> Result<()>
 
 /// The bundled curves as a picture: additive segments whose colour runs from green (source) to
 /// red (target), a title and a legend.
-fn draw_bundles(backend: &Backend, bundled: &Bundled, title: &str, png: &Path) -> Result<()> {
+fn draw_bundles(backend: &Backend, bundled: &Bundled, title: &str, method: &str, png: &Path) -> Result<()> {
     let (w, h) = (900u32, 800u32);
     let mut scene = Scene::new(w, h, exaviz_engine::views::BACKGROUND);
     let (ox, oy, side) = (50.0f32, 70.0f32, 700.0f32);
@@ -147,7 +169,7 @@ fn draw_bundles(backend: &Backend, bundled: &Bundled, title: &str, png: &Path) -
     let text = exaviz_engine::views::TEXT;
     scene.text(title, [16.0, 28.0], 15.0, Anchor::Left, text);
     scene.text(
-        &format!("{} edges, KDE bundled", bundled.len()),
+        &format!("{} edges, bundled: {method}", bundled.len()),
         [16.0, 48.0],
         12.0,
         Anchor::Left,
@@ -168,6 +190,29 @@ fn draw_bundles(backend: &Backend, bundled: &Bundled, title: &str, png: &Path) -
     write_png_atomic(png, &image).with_context(|| format!("{}: cannot write", png.display()))
 }
 
+/// The bundler an argument names, with the KDE parameters and curve samples of `kde`.
+fn bundler_of(arg: BundlerArg, kde: BundleParams, beta: f32) -> Result<Bundler> {
+    if !(0.0..=1.0).contains(&beta) {
+        bail!("--beta must be in [0, 1], not {beta}");
+    }
+    let samples = kde.samples;
+    Ok(match arg {
+        BundlerArg::Kde => Bundler::Kde(kde),
+        BundlerArg::Hierarchical => Bundler::Hierarchical { samples, beta, depth: hierarchy::DEFAULT_DEPTH },
+        BundlerArg::Straight => Bundler::Straight { samples },
+    })
+}
+
+/// Edges moved into the unit square (in place) and the frame that maps them back.
+fn to_unit(edges: &mut [[f32; 4]]) -> UnitFrame {
+    let frame = UnitFrame::fit(edges);
+    for e in edges.iter_mut() {
+        let (a, b) = (frame.to_unit([e[0], e[1]]), frame.to_unit([e[2], e[3]]));
+        *e = [a[0], a[1], b[0], b[1]];
+    }
+    frame
+}
+
 pub fn bundle(args: BundleArgs) -> Result<()> {
     let start = Instant::now();
     let params = BundleParams {
@@ -180,39 +225,125 @@ pub fn bundle(args: BundleArgs) -> Result<()> {
         smoothing: args.smoothing,
     };
     params.validate().map_err(|e| anyhow::anyhow!("invalid bundling parameters: {e}"))?;
+    let bundler = bundler_of(args.bundler, params, args.beta)?;
     if args.runs == 0 {
         bail!("--runs must be at least 1");
     }
-    let list = read_edges(&args.input)?;
+    let mut list = read_edges(&args.input)?;
     let backend = Backend::new(args.backend.into())?;
-    let frame = UnitFrame::fit(&list.edges);
-    let unit: Vec<[f32; 4]> = list
-        .edges
-        .iter()
-        .map(|e| {
-            let (a, b) = (frame.to_unit([e[0], e[1]]), frame.to_unit([e[2], e[3]]));
-            [a[0], a[1], b[0], b[1]]
-        })
-        .collect();
     let weights = list.quantised_weights();
-    let input = BundleInput { edges: &unit, weights: weights.as_deref() };
+    list.weights = None;
+    let frame = to_unit(&mut list.edges);
+    let unit = list.edges;
     let mut times = Vec::new();
     let mut bundled = None;
-    let pb = crate::spinner(&format!("bundling {} edges on {}", unit.len(), backend.describe()));
+    let pb = crate::spinner(&format!("bundling {} edges ({}) on {}", unit.len(), bundler.name(), backend.describe()));
     for _ in 0..args.runs {
         let t = Instant::now();
-        bundled = Some(stages::kde_bundle::run(backend.runner().as_mut(), &input, &params)?);
+        bundled = Some(bundler.run(backend.runner().as_mut(), &unit, weights.as_deref())?);
         times.push(t.elapsed().as_secs_f64());
     }
     pb.finish_and_clear();
     let bundled = bundled.context("no run")?;
     write_curves(&args.out, &bundled, &frame)?;
     if let Some(png) = &args.png {
-        let title = format!("Bundled edges: {}", args.input.display());
-        draw_bundles(&backend, &bundled, &title, png)?;
+        let title = format!("Bundled edges: {}", args.input);
+        draw_bundles(&backend, &bundled, &title, bundler.name(), png)?;
     }
-    let extra = serde_json::json!({ "output_rows": bundled.points.len(), "samples": params.samples });
+    let extra = serde_json::json!({ "output_rows": bundled.points.len(), "samples": bundled.samples, "bundler": bundler.name() });
     report("bundle", &backend, unit.len(), &times, start.elapsed().as_secs_f64(), extra);
+    Ok(())
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    #[arg(help = EDGE_INPUT_HELP)]
+    input: String,
+    /// Bundlers to compare, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "kde,hierarchical,straight")]
+    bundler: Vec<BundlerArg>,
+    /// Bundling strength of the hierarchical bundler.
+    #[arg(long, default_value_t = bundling::DEFAULT_BETA)]
+    beta: f32,
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+    /// Timed runs per bundler (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    runs: u32,
+    /// Side of the square raster on which ink is counted.
+    #[arg(long, default_value_t = 1024)]
+    resolution: u32,
+    /// Print JSON (one object per bundler) instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `exaviz bench`: each bundler's time and quality (ink ratio, distortion, endpoint
+/// displacement) on the same edges.
+pub fn bench(args: BenchArgs) -> Result<()> {
+    if args.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    if !(16..=8192).contains(&args.resolution) {
+        bail!("--resolution must be 16 to 8192, not {}", args.resolution);
+    }
+    let mut list = read_edges(&args.input)?;
+    let backend = Backend::new(args.backend.into())?;
+    let weights = list.quantised_weights();
+    to_unit(&mut list.edges);
+    let edges = list.edges;
+    let mut rows = Vec::new();
+    for &arg in &args.bundler {
+        let bundler = bundler_of(arg, BundleParams::DEFAULT, args.beta)?;
+        let pb = crate::spinner(&format!("{}: {} edges on {}", bundler.name(), edges.len(), backend.describe()));
+        let mut times = Vec::new();
+        let mut bundled = None;
+        for _ in 0..args.runs {
+            let t = Instant::now();
+            bundled = Some(bundler.run(backend.runner().as_mut(), &edges, weights.as_deref())?);
+            times.push(t.elapsed().as_secs_f64());
+        }
+        let bundled = bundled.context("no run")?;
+        let q = bundling::quality(backend.runner().as_mut(), &edges, &bundled, args.resolution)?;
+        pb.finish_and_clear();
+        let mut row = serde_json::json!({
+            "input": args.input, "bundler": bundler.name(), "backend": backend.describe(), "edges": edges.len(),
+            "runs_s": times.iter().map(|t| (t * 1e4).round() / 1e4).collect::<Vec<_>>(),
+            "median_s": (median(&times) * 1e4).round() / 1e4,
+        });
+        if let (Some(o), Ok(serde_json::Value::Object(m))) = (row.as_object_mut(), serde_json::to_value(q)) {
+            o.extend(m);
+        }
+        rows.push(row);
+    }
+    if args.json {
+        println!("{}", serde_json::Value::Array(rows));
+        return Ok(());
+    }
+    println!(
+        "{} edges from {} on {}; ink counted at {}²",
+        edges.len(),
+        args.input,
+        backend.describe(),
+        args.resolution
+    );
+    println!(
+        "{:<13} {:>10} {:>10} {:>16} {:>15} {:>13} {:>17}",
+        "bundler", "median s", "ink ratio", "distortion mean", "distortion max", "mean shift", "endpoint shift"
+    );
+    for r in &rows {
+        let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "{:<13} {:>10.4} {:>10.3} {:>16.3} {:>15.3} {:>13.4} {:>17.2e}",
+            r["bundler"].as_str().unwrap_or("?"),
+            f("median_s"),
+            f("ink_ratio"),
+            f("distortion_mean"),
+            f("distortion_max"),
+            f("mean_displacement"),
+            f("endpoint_displacement_max")
+        );
+    }
     Ok(())
 }
 
@@ -222,7 +353,7 @@ pub fn aggregate(args: AggregateArgs) -> Result<()> {
     if args.runs == 0 {
         bail!("--runs must be at least 1");
     }
-    let list = read_edges(&args.input)?;
+    let list = read_edges(&args.input.to_string_lossy())?;
     let backend = Backend::new(args.backend.into())?;
     // The canvas covers the data's bounds, as Datashader's does; y up.
     let (mut lo, mut hi) = ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]);

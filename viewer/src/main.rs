@@ -112,6 +112,8 @@ enum Command {
     },
     /// Bundle the edges of a CSV file (x0,y0,x1,y1[,weight]) into curves (edge_id,x,y).
     Bundle(edges_cmd::BundleArgs),
+    /// Compare bundlers on the same edges: time, ink ratio, distortion and endpoint displacement.
+    Bench(edges_cmd::BenchArgs),
     /// Aggregate the segments of a CSV file into a line-density image (and optionally a PNG).
     Aggregate(edges_cmd::AggregateArgs),
     /// Open a view in a window, with pan (drag) and zoom (wheel); Esc or Q quits.
@@ -231,6 +233,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Bundle(args) => edges_cmd::bundle(args),
         Command::Aggregate(args) => edges_cmd::aggregate(args),
+        Command::Bench(args) => edges_cmd::bench(args),
         Command::View { input, size, frames, view } => {
             let size = parse_size(&size)?;
             let dataset = load(&input)?;

@@ -49,7 +49,15 @@ fn bad_inputs_give_one_line_and_a_non_zero_exit() {
 
 #[test]
 fn help_is_available_on_every_command() {
-    for cmd in [&["--help"][..], &["render", "--help"], &["info", "--help"], &["view", "--help"]] {
+    for cmd in [
+        &["--help"][..],
+        &["render", "--help"],
+        &["info", "--help"],
+        &["view", "--help"],
+        &["bundle", "--help"],
+        &["aggregate", "--help"],
+        &["bench", "--help"],
+    ] {
         let out = exaviz(cmd);
         assert!(out.status.success(), "{cmd:?}");
         assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"), "{cmd:?}");
@@ -218,4 +226,37 @@ fn bundle_and_aggregate_csv_round_trip_and_errors() {
     assert_fails(&["bundle", bad.to_str().unwrap(), "--out", o], &["bad.csv", "line 3", "'three'"]);
     assert_fails(&["aggregate", bad.to_str().unwrap()], &["bad.csv", "line 3"]);
     assert_fails(&["bundle", edges.to_str().unwrap(), "--out", o, "--samples", "99"], &["samples must be 2 to 32"]);
+}
+
+#[test]
+fn bench_compares_bundlers_on_generated_edges() {
+    let out = exaviz(&["bench", "gen:circle?edges=2000&kind=structured", "--backend", "cpu", "--runs", "1", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let rows = rows.as_array().expect("an array");
+    let names: Vec<&str> = rows.iter().map(|r| r["bundler"].as_str().unwrap()).collect();
+    assert_eq!(names, ["kde", "hierarchical", "straight"]);
+    for r in rows {
+        assert_eq!(r["edges"], 2000);
+        assert_eq!(r["endpoint_displacement_max"], 0.0, "{r}");
+        assert!(r["median_s"].as_f64().unwrap() > 0.0);
+        let ink = r["ink_ratio"].as_f64().unwrap();
+        if r["bundler"] == "straight" {
+            assert!((ink - 1.0).abs() < 0.02 && r["distortion_mean"].as_f64().unwrap() < 1.0001, "{r}");
+        } else {
+            // kde saves far more ink here than a quadtree hierarchy does on a circle.
+            let most = if r["bundler"] == "kde" { 0.9 } else { 1.0 };
+            assert!(ink < most, "bundling should save ink: {r}");
+        }
+    }
+    // The table form names every column.
+    let table =
+        exaviz(&["bench", "gen:circle?edges=300&kind=random", "--backend", "cpu", "--runs", "1", "--bundler", "kde"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.contains("ink ratio") && text.contains("kde"), "{text}");
+    assert_fails(&["bench", "gen:circle?edges=0"], &["edges=0"]);
+    assert_fails(&["bench", "gen:circle?kind=grid"], &["kind=grid"]);
+    assert_fails(&["bench", "gen:circle", "--beta", "2"], &["--beta"]);
+    assert_fails(&["bench", "gen:circle", "--bundler", "magic"], &["magic"]);
+    assert_fails(&["bench", "gen:sphere"], &["unknown edge generator"]);
 }

@@ -1,5 +1,6 @@
 //! Layouts: a view maps entities to primitives. Orderings linearise N-D topologies.
 
+pub mod hierarchy;
 pub mod order;
 
 pub use order::{Ordering, order_nodes};

@@ -11,6 +11,7 @@
 use std::borrow::Cow;
 
 pub mod bin_heatmap;
+pub mod bspline;
 pub mod cpu;
 pub mod gpu_runner;
 pub mod kde_bundle;
@@ -18,6 +19,7 @@ pub mod line_density;
 pub mod reduce;
 
 pub use bin_heatmap::{AxisKey, HeatmapGrid, HeatmapInput};
+pub use bspline::ControlPolygons;
 pub use kde_bundle::{BundleInput, BundleParams, Bundled};
 pub use line_density::{DensityImage, DensityInput};
 pub use reduce::{ColumnStats, Histogram};
@@ -42,6 +44,7 @@ pub enum Kernel {
     KdeBlurY,
     KdeGradient,
     KdeAdvect,
+    BsplineEval,
 }
 
 impl Kernel {
@@ -49,6 +52,7 @@ impl Kernel {
         match self {
             Self::BinHeatmap => exaviz_shaders::BIN_HEATMAP,
             Self::LineDensity => exaviz_shaders::LINE_DENSITY,
+            Self::BsplineEval => exaviz_shaders::BSPLINE,
             Self::KdeInit | Self::KdeSplat | Self::KdeBlurX | Self::KdeBlurY | Self::KdeGradient | Self::KdeAdvect => {
                 exaviz_shaders::KDE_BUNDLE
             }
@@ -70,6 +74,7 @@ impl Kernel {
             Self::KdeBlurY => "kde_blur_y",
             Self::KdeGradient => "kde_gradient",
             Self::KdeAdvect => "kde_advect",
+            Self::BsplineEval => "bspline_eval",
         }
     }
 }

@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use super::{BufId, Command, Kernel, Recording, Runner, StageError, WORKGROUP, workgroups};
 
 pub mod bin_heatmap;
+pub mod bspline;
 pub mod kde_bundle;
 pub mod line_density;
 pub mod reduce;
@@ -195,6 +196,11 @@ fn dispatch<'b>(
                 return Err(StageError::Input("kde_advect: dispatch size differs from n".into()));
             }
             kde_bundle::kde_advect_all(&p, pts, gradient, get(3)?, get(4)?);
+        }
+        Kernel::BsplineEval => {
+            let p = bspline::Params::from_words(params)?;
+            let (ctrl, offsets, pts) = (get(1)?, get(2)?, get(3)?);
+            for_each_invocation(n, |e| bspline::bspline_eval(e, &p, ctrl, offsets, pts));
         }
         Kernel::HistogramU32 => {
             let p = reduce::Params::from_words(params)?;
