@@ -5,6 +5,10 @@
 //! screen-independent: kernel radius and step are fractions of the square's side. Each edge is a
 //! polyline of `samples` points (16 by default: 128 bytes of state per edge, plus 4 bytes of
 //! weight and 16 of endpoints), and keeps its index: output polyline `e` is input edge `e`.
+//!
+//! Per iteration: blur the splatted density (two separable passes), take the gradient direction
+//! per cell (`kde_gradient`), then advect every edge (`kde_advect`: move, smooth, resample), which
+//! also splats the new points for the next iteration, so the points are read once per iteration.
 
 use super::{Kernel, Recording, Runner, StageError, chunks};
 
