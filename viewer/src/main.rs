@@ -110,6 +110,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Layout quality of the ring orderings of a torus: locality L (seed 001 Eq. 1) and CL (Eq. 2).
+    Metrics {
+        /// A torus input (file or gen: generator).
+        input: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Bundle the edges of a CSV file (x0,y0,x1,y1[,weight]) into curves (edge_id,x,y).
     Bundle(edges_cmd::BundleArgs),
     /// Compare bundlers on the same edges: time, ink ratio, distortion and endpoint displacement.
@@ -227,6 +235,44 @@ fn run(cli: Cli) -> Result<()> {
                 match s.time_span_ticks {
                     Some((a, b)) => println!("time span:    {a} .. {b} ticks ({} ticks/s)", s.ticks_per_second),
                     None => println!("time span:    none"),
+                }
+            }
+            Ok(())
+        }
+        Command::Metrics { input, json } => {
+            use exaviz_engine::layout::{metrics, order};
+            let dataset = load(&input)?;
+            let topology = dataset.topology.with_context(|| format!("{input}: no topology to lay out"))?;
+            let mut rows = Vec::new();
+            for ordering in [Ordering::Sequential, Ordering::Hilbert] {
+                let t = std::time::Instant::now();
+                let ring = order::order_nodes(&topology, ordering);
+                let m = metrics::layout_metrics(&topology, &ring);
+                rows.push(serde_json::json!({
+                    "ordering": ordering.name(), "locality": m.locality, "cl_mean": m.cl_mean, "cl_max": m.cl_max,
+                    "seconds": t.elapsed().as_secs_f64(),
+                }));
+            }
+            let dims: Vec<String> = topology.extents.iter().map(u32::to_string).collect();
+            if json {
+                let v = serde_json::json!({ "input": input, "dims": dims.join("x"), "nodes": topology.node_count(), "orderings": rows });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!(
+                    "{} torus, {} nodes (L: seed 001 Eq. 1, k = 3; CL: Eq. 2)",
+                    dims.join("x"),
+                    topology.node_count()
+                );
+                println!("{:<12} {:>12} {:>10} {:>10}", "ordering", "L", "CL mean", "CL max");
+                for r in &rows {
+                    let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+                    println!(
+                        "{:<12} {:>12.1} {:>10.2} {:>10.2}",
+                        r["ordering"].as_str().unwrap_or("?"),
+                        f("locality"),
+                        f("cl_mean"),
+                        f("cl_max")
+                    );
                 }
             }
             Ok(())

@@ -260,3 +260,14 @@ fn bench_compares_bundlers_on_generated_edges() {
     assert_fails(&["bench", "gen:circle", "--bundler", "magic"], &["magic"]);
     assert_fails(&["bench", "gen:sphere"], &["unknown edge generator"]);
 }
+
+#[test]
+fn metrics_reproduce_seed_001_locality() {
+    let out = exaviz(&["metrics", "gen:torus?dims=4x4x4x4x4", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let l = |i: usize| v["orderings"][i]["locality"].as_f64().unwrap().round();
+    assert_eq!((v["orderings"][0]["ordering"].as_str(), l(0)), (Some("sequential"), 1822.0));
+    assert_eq!((v["orderings"][1]["ordering"].as_str(), l(1)), (Some("hilbert"), 1414.0));
+    assert_fails(&["metrics", "gen:torus?dims=4x0"], &["gen:torus?dims=4x0"]);
+}

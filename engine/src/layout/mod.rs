@@ -1,6 +1,7 @@
 //! Layouts: a view maps entities to primitives. Orderings linearise N-D topologies.
 
 pub mod hierarchy;
+pub mod metrics;
 pub mod order;
 
 pub use order::{Ordering, order_nodes};
