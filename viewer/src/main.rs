@@ -118,6 +118,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Table of every ordering's L, mean CL, max CL and time on a list of tori (for layout benchmarks).
+    BenchLayout {
+        /// Torus shapes, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "4x4x4x4x4,6x5x4x3x2,1x4x4x4x2,4x4x4x4x1,4x4x4x4x2,8x8x8")]
+        dims: Vec<String>,
+        /// Print JSON (one object per torus and ordering) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Bundle the edges of a CSV file (x0,y0,x1,y1[,weight]) into curves (edge_id,x,y).
     Bundle(edges_cmd::BundleArgs),
     /// Compare bundlers on the same edges: time, ink ratio, distortion and endpoint displacement.
@@ -137,6 +146,87 @@ enum Command {
         #[command(flatten)]
         view: ViewArgs,
     },
+}
+
+/// `exaviz metrics`: L and CL of each ordering of one torus.
+fn metrics_cmd(input: &str, json: bool) -> Result<()> {
+    let dataset = load(input)?;
+    let topology = dataset.topology.with_context(|| format!("{input}: no topology to lay out"))?;
+    let rows = ordering_metrics(&topology);
+    let dims: Vec<String> = topology.extents.iter().map(u32::to_string).collect();
+    if json {
+        let v = serde_json::json!({ "input": input, "dims": dims.join("x"), "nodes": topology.node_count(), "orderings": rows });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!("{} torus, {} nodes (L: seed 001 Eq. 1, k = 3; CL: Eq. 2)", dims.join("x"), topology.node_count());
+        print_metrics_table(&[(dims.join("x"), rows)]);
+    }
+    Ok(())
+}
+
+/// `exaviz bench-layout`: the same on a list of tori.
+fn bench_layout_cmd(dims: &[String], json: bool) -> Result<()> {
+    let mut tables = Vec::new();
+    for d in dims {
+        let input = format!("gen:torus?dims={d}");
+        let topology = load(&input)?.topology.with_context(|| format!("{input}: no topology"))?;
+        tables.push((d.clone(), ordering_metrics(&topology)));
+    }
+    if json {
+        let all: Vec<serde_json::Value> = tables
+            .iter()
+            .flat_map(|(d, rows)| {
+                rows.iter().map(move |r| {
+                    let mut r = r.clone();
+                    r["dims"] = serde_json::json!(d);
+                    r
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(all));
+    } else {
+        print_metrics_table(&tables);
+    }
+    Ok(())
+}
+
+/// L, CL mean, CL max and the time of ordering plus metrics, for every ordering of a torus.
+fn ordering_metrics(topology: &exaviz_engine::model::Topology) -> Vec<serde_json::Value> {
+    use exaviz_engine::layout::{metrics, order};
+    [Ordering::Sequential, Ordering::Hilbert]
+        .into_iter()
+        .map(|ordering| {
+            let t = std::time::Instant::now();
+            let ring = order::order_nodes(topology, ordering);
+            let m = metrics::layout_metrics(topology, &ring);
+            serde_json::json!({
+                "ordering": ordering.name(), "nodes": topology.node_count(), "locality": m.locality,
+                "cl_mean": m.cl_mean, "cl_max": m.cl_max, "seconds": t.elapsed().as_secs_f64(),
+            })
+        })
+        .collect()
+}
+
+fn print_metrics_table(tables: &[(String, Vec<serde_json::Value>)]) {
+    println!(
+        "{:<12} {:>8} {:<12} {:>12} {:>10} {:>10} {:>10}",
+        "torus", "nodes", "ordering", "L", "CL mean", "CL max", "time ms"
+    );
+    for (dims, rows) in tables {
+        for r in rows {
+            let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+            println!(
+                "{:<15} {:>8} {:<12} {:>12.1} {:>10.2} {:>10.2} {:>10.2}",
+                dims,
+                r["nodes"],
+                r["ordering"].as_str().unwrap_or("?"),
+                f("locality"),
+                f("cl_mean"),
+                f("cl_max"),
+                f("seconds") * 1e3
+            );
+        }
+    }
 }
 
 /// Largest side and area accepted for a picture.
@@ -239,44 +329,8 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Metrics { input, json } => {
-            use exaviz_engine::layout::{metrics, order};
-            let dataset = load(&input)?;
-            let topology = dataset.topology.with_context(|| format!("{input}: no topology to lay out"))?;
-            let mut rows = Vec::new();
-            for ordering in [Ordering::Sequential, Ordering::Hilbert] {
-                let t = std::time::Instant::now();
-                let ring = order::order_nodes(&topology, ordering);
-                let m = metrics::layout_metrics(&topology, &ring);
-                rows.push(serde_json::json!({
-                    "ordering": ordering.name(), "locality": m.locality, "cl_mean": m.cl_mean, "cl_max": m.cl_max,
-                    "seconds": t.elapsed().as_secs_f64(),
-                }));
-            }
-            let dims: Vec<String> = topology.extents.iter().map(u32::to_string).collect();
-            if json {
-                let v = serde_json::json!({ "input": input, "dims": dims.join("x"), "nodes": topology.node_count(), "orderings": rows });
-                println!("{}", serde_json::to_string_pretty(&v)?);
-            } else {
-                println!(
-                    "{} torus, {} nodes (L: seed 001 Eq. 1, k = 3; CL: Eq. 2)",
-                    dims.join("x"),
-                    topology.node_count()
-                );
-                println!("{:<12} {:>12} {:>10} {:>10}", "ordering", "L", "CL mean", "CL max");
-                for r in &rows {
-                    let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
-                    println!(
-                        "{:<12} {:>12.1} {:>10.2} {:>10.2}",
-                        r["ordering"].as_str().unwrap_or("?"),
-                        f("locality"),
-                        f("cl_mean"),
-                        f("cl_max")
-                    );
-                }
-            }
-            Ok(())
-        }
+        Command::Metrics { input, json } => metrics_cmd(&input, json),
+        Command::BenchLayout { dims, json } => bench_layout_cmd(&dims, json),
         Command::Bundle(args) => edges_cmd::bundle(args),
         Command::Aggregate(args) => edges_cmd::aggregate(args),
         Command::Bench(args) => edges_cmd::bench(args),
