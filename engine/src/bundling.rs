@@ -75,12 +75,15 @@ fn length(pts: &[[f32; 2]]) -> f64 {
     pts.windows(2).map(|w| f64::from(w[0][0] - w[1][0]).hypot(f64::from(w[0][1] - w[1][1]))).sum()
 }
 
-/// Pixels with any ink among the segments of `polylines`, drawn by the line-density stage.
-fn inked_pixels(runner: &mut dyn Runner, polylines: &[Vec<[f32; 4]>], resolution: u32) -> Result<u64, StageError> {
+/// Pixels with any ink among `segments` (unit square, y up), drawn by the line-density stage.
+fn inked_pixels(
+    runner: &mut dyn Runner,
+    segments: impl Iterator<Item = [f32; 4]>,
+    resolution: u32,
+) -> Result<u64, StageError> {
     let r = resolution as f32;
     let px = |v: f32| (v * r).clamp(0.0, r - 0.5);
-    let segments: Vec<[f32; 4]> =
-        polylines.iter().flatten().map(|s| [px(s[0]), px(1.0 - s[1]), px(s[2]), px(1.0 - s[3])]).collect();
+    let segments: Vec<[f32; 4]> = segments.map(|s| [px(s[0]), px(1.0 - s[1]), px(s[2]), px(1.0 - s[3])]).collect();
     let image = stages::line_density::run(
         runner,
         &DensityInput { segments: &segments, weights: None, width: resolution, height: resolution },
@@ -98,12 +101,10 @@ pub fn quality(
     if bundled.len() != edges.len() {
         return Err(StageError::Input(format!("{} curves for {} edges", bundled.len(), edges.len())));
     }
-    let curves: Vec<Vec<[f32; 4]>> = (0..edges.len())
-        .map(|e| bundled.edge(e).windows(2).map(|w| [w[0][0], w[0][1], w[1][0], w[1][1]]).collect())
-        .collect();
-    let straight: Vec<Vec<[f32; 4]>> = edges.iter().map(|e| vec![*e]).collect();
-    let bundled_ink = inked_pixels(runner, &curves, resolution)?;
-    let straight_ink = inked_pixels(runner, &straight, resolution)?;
+    let curve_segments =
+        (0..edges.len()).flat_map(|e| bundled.edge(e).windows(2).map(|w| [w[0][0], w[0][1], w[1][0], w[1][1]]));
+    let bundled_ink = inked_pixels(runner, curve_segments, resolution)?;
+    let straight_ink = inked_pixels(runner, edges.iter().copied(), resolution)?;
     let (mut sum, mut count, mut max, mut ends, mut disp, mut disp_n) = (0.0, 0u64, 0f64, 0f64, 0.0, 0u64);
     for (e, edge) in edges.iter().enumerate() {
         let pts = bundled.edge(e);
