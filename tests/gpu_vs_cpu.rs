@@ -129,6 +129,28 @@ fn line_density_matches() {
     }
 }
 
+/// Many short segments on a wide image: the CPU runner's banded pass (not the per-invocation
+/// walk) draws nearly all of them, and must still add exactly what the shader adds.
+#[test]
+fn line_density_short_segments_match() {
+    let (w, h) = (1024, 600);
+    let mut rng = Rng(9);
+    let segs: Vec<[f32; 4]> = (0..200_000)
+        .map(|_| {
+            let (x, y) = (rng.unit() * 1100.0 - 40.0, rng.unit() * 680.0 - 40.0);
+            [x, y, x + rng.unit() * 40.0 - 20.0, y + rng.unit() * 40.0 - 20.0]
+        })
+        .collect();
+    let weights: Vec<u32> = (0..segs.len()).map(|_| rng.below(1 << 31)).collect();
+    for weights in [None, Some(weights.as_slice())] {
+        let input = DensityInput { segments: &segs, weights, width: w, height: h };
+        let a = stages::line_density::run(&mut CpuRunner::default(), &input).unwrap();
+        let b = stages::line_density::run(&mut GpuRunner::new(gpu()), &input).unwrap();
+        assert!(a.counts.iter().map(|&c| u64::from(c)).sum::<u64>() > 2_000_000);
+        assert_eq!(a, b, "weighted = {}", weights.is_some());
+    }
+}
+
 #[test]
 fn reductions_match() {
     let mut rng = Rng(5);

@@ -22,6 +22,9 @@ pub struct DensityImage {
     pub sums: Vec<u64>,
 }
 
+/// Most segment bytes uploaded per dispatch.
+const SEGMENT_CHUNK_BYTES: u64 = 16 << 20;
+
 pub fn record<'a>(input: &DensityInput<'a>, max_binding_bytes: u64) -> Result<Recording<'a>, StageError> {
     let n = input.segments.len();
     if input.weights.is_some_and(|w| w.len() != n) {
@@ -36,7 +39,9 @@ pub fn record<'a>(input: &DensityInput<'a>, max_binding_bytes: u64) -> Result<Re
     let counts = rec.alloc(pixels, "density.counts");
     // Unweighted, the kernel leaves the sums alone (they equal the counts): one word suffices.
     let sums = rec.alloc(if input.weights.is_some() { pixels * 2 } else { 1 }, "density.sums");
-    let parts: Vec<_> = chunks(n, 16, max_binding_bytes).collect();
+    // Chunks of at most 16 MiB of segments even where a binding holds more: the upload buffer
+    // is reused (it stays in a CPU's cache, no fresh pages per run) and uploads overlap dispatches.
+    let parts: Vec<_> = chunks(n, 16, max_binding_bytes.min(SEGMENT_CHUNK_BYTES)).collect();
     let most = parts.first().map_or(0, |r| r.len() as u64);
     let segs = rec.alloc(most * 4, "density.segments");
     let weights = rec.alloc(if input.weights.is_some() { most } else { 1 }, "density.weights");

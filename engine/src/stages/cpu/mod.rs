@@ -146,7 +146,10 @@ fn dispatch<'b>(
         Kernel::LineDensity => {
             let p = line_density::Params::from_words(params)?;
             let (seg, w, c, s) = (get(1)?, get(2)?, get(3)?, get(4)?);
-            for_each_invocation(n, |i| line_density(i, &p, seg, w, c, s));
+            if n != p.n {
+                return Err(StageError::Input("line_density: dispatch size differs from n".into()));
+            }
+            line_density::line_density_all(&p, seg, w, c, s);
         }
         Kernel::ReduceU32 => {
             let p = reduce::Params::from_words(params)?;
