@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(mesa-vulkan-drivers libvulkan1 xvfb xauth imagemagick libxkbcommon-x11-0 libx11-xcb1 libxcursor1 libxi6)
+packages=(mesa-vulkan-drivers libvulkan1 xvfb xauth imagemagick libxkbcommon-x11-0 libx11-xcb1 libxcursor1 libxi6 otf2-tools)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

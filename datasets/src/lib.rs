@@ -5,6 +5,7 @@
 
 pub mod boxfish;
 pub mod edges_csv;
+pub mod otf2;
 pub mod rng;
 pub mod torus;
 
@@ -47,18 +48,24 @@ pub fn open(input: &str) -> Result<Dataset, SourceError> {
     }
     let path = Path::new(input);
     let head = read_head(input, path)?;
-    if boxfish::looks_like_meta(&head) {
+    if otf2::looks_like_anchor(&head) {
+        return otf2::load(path);
+    }
+    if boxfish::looks_like_meta(&String::from_utf8_lossy(&head)) {
         return boxfish::load(path);
     }
-    Err(SourceError::invalid(input, "unrecognised format (supported: Boxfish meta YAML, or a gen: generator)"))
+    Err(SourceError::invalid(
+        input,
+        "unrecognised format (supported: OTF2 anchor file NAME.otf2, Boxfish meta YAML, or a gen: generator)",
+    ))
 }
 
-fn read_head(input: &str, path: &Path) -> Result<String, SourceError> {
+fn read_head(input: &str, path: &Path) -> Result<Vec<u8>, SourceError> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|source| SourceError::Io { input: input.into(), source })?;
     let mut buf = Vec::with_capacity(4096);
     file.take(4096).read_to_end(&mut buf).map_err(|source| SourceError::Io { input: input.into(), source })?;
-    Ok(String::from_utf8_lossy(&buf).into_owned())
+    Ok(buf)
 }
 
 fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {

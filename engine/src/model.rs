@@ -20,7 +20,10 @@ pub struct Intervals {
     pub location: Vec<u32>,
     pub start: Vec<u64>,
     pub end: Vec<u64>,
+    /// Index into `Trace::region_names`.
     pub kind: Vec<u32>,
+    /// Nesting depth on its location (0: outermost, e.g. `main`).
+    pub depth: Vec<u32>,
 }
 
 /// Point-to-point messages. Resident size: 4 + 4 + 8 + 8 + 4 + 4 = 32 bytes per message.
@@ -40,7 +43,7 @@ pub struct Collectives {
     pub location: Vec<u32>,
     pub start: Vec<u64>,
     pub end: Vec<u64>,
-    /// Operation kind (index into a names table kept by the source).
+    /// Operation kind (index into `Trace::collective_names`).
     pub op: Vec<u32>,
     pub root: Vec<u32>,
     pub bytes: Vec<u32>,
@@ -52,6 +55,16 @@ pub struct Counters {
     pub entity: Vec<u32>,
     pub time: Vec<u64>,
     pub value: Vec<u32>,
+}
+
+/// Metric samples (hardware counters such as PAPI's) per location, 64-bit values.
+#[derive(Clone, Debug, Default)]
+pub struct MetricSamples {
+    pub location: Vec<u32>,
+    pub time: Vec<u64>,
+    /// Index into `Trace::metric_names`.
+    pub metric: Vec<u32>,
+    pub value: Vec<u64>,
 }
 
 /// A trace: what ran where and what it sent.
@@ -66,6 +79,12 @@ pub struct Trace {
     pub location_counters: Counters,
     /// Counters per topology link (`entity` indexes `Topology::links`): packets, flits, stalls.
     pub link_counters: Counters,
+    pub metrics: MetricSamples,
+    /// Names of interval kinds (regions, states).
+    pub region_names: Vec<String>,
+    /// Names of collective operations.
+    pub collective_names: Vec<String>,
+    pub metric_names: Vec<String>,
 }
 
 /// Directed links of a topology.
@@ -130,6 +149,7 @@ pub struct Summary {
     pub messages: usize,
     pub intervals: usize,
     pub collectives: usize,
+    pub metric_samples: usize,
     pub link_counter_samples: usize,
     /// First and last time stamp in ticks, or `None` for a trace without events.
     pub time_span_ticks: Option<(u64, u64)>,
@@ -149,7 +169,8 @@ impl Dataset {
             .chain(&t.collectives.start)
             .chain(&t.collectives.end)
             .chain(&t.link_counters.time)
-            .chain(&t.location_counters.time);
+            .chain(&t.location_counters.time)
+            .chain(&t.metrics.time);
         let span = times.fold(None, |acc: Option<(u64, u64)>, &v| match acc {
             None => Some((v, v)),
             Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
@@ -164,6 +185,7 @@ impl Dataset {
             messages: t.messages.source.len(),
             intervals: t.intervals.location.len(),
             collectives: t.collectives.location.len(),
+            metric_samples: t.metrics.location.len(),
             link_counter_samples: t.link_counters.entity.len(),
             time_span_ticks: span,
             ticks_per_second: t.ticks_per_second,

@@ -317,13 +317,21 @@ fn run(cli: Cli) -> Result<()> {
                 }
                 println!("nodes:        {}", s.nodes);
                 println!("links:        {}", s.links);
-                println!("locations:    {}", s.locations);
+                println!("locations:    {} (ranks, threads)", s.locations);
                 println!("messages:     {}", s.messages);
                 println!("intervals:    {}", s.intervals);
                 println!("collectives:  {}", s.collectives);
+                println!("metrics:      {} samples", s.metric_samples);
                 println!("link samples: {}", s.link_counter_samples);
                 match s.time_span_ticks {
-                    Some((a, b)) => println!("time span:    {a} .. {b} ticks ({} ticks/s)", s.ticks_per_second),
+                    Some((a, b)) => {
+                        let secs = if s.ticks_per_second > 0 {
+                            format!(", {:.6} s", (b - a) as f64 / s.ticks_per_second as f64)
+                        } else {
+                            String::new()
+                        };
+                        println!("time span:    {a} .. {b} ticks ({} ticks/s{secs})", s.ticks_per_second);
+                    }
                     None => println!("time span:    none"),
                 }
             }
