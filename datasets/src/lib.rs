@@ -5,6 +5,7 @@
 
 pub mod boxfish;
 pub mod edges_csv;
+pub mod mpi_gen;
 pub mod otf2;
 pub mod rng;
 pub mod torus;
@@ -39,6 +40,10 @@ pub const GENERATORS: &[(&str, &str)] = &[
         "torus-sim",
         "seed 001's traffic simulation (Algorithm 1) on an N-D torus; options: dims (default 4x4x4x4x4), steps (default 30), seed (default 1)",
     ),
+    ("wrf", "MPI trace like seed 002's WRF case: 16 ranks, ~160,000 messages to 2-4 grid neighbours, 4 min; options: iterations, seed"),
+    ("fd4", "MPI trace like seed 002's FD4 case: 1,024 ranks, ~2.2M messages, neighbours plus far partners, 5 min; options: iterations, seed"),
+    ("tachyon", "MPI trace like seed 002's Tachyon case: 256 ranks, ~8,000 messages all to rank 0, 20 min; options: iterations, seed"),
+    ("lulesh", "MPI trace like seed 002's LULESH case: 8 ranks, all-to-all; options: iterations, seed"),
 ];
 
 /// Opens an input: a `gen:` generator spec or a path to a supported file.
@@ -80,6 +85,7 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
     let known: &[&str] = match name {
         "torus" => &["dims"],
         "torus-sim" => &["dims", "steps", "seed"],
+        "wrf" | "fd4" | "tachyon" | "lulesh" => &["iterations", "seed"],
         _ => {
             let names: Vec<_> = GENERATORS.iter().map(|g| g.0).collect();
             return Err(SourceError::invalid(
@@ -107,6 +113,20 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
         }
         Ok(n)
     };
+    if mpi_gen::CASES.contains(&name) {
+        let iterations = get("iterations").map(|_| number("iterations", 1, 1_000_000)).transpose()?.map(|n| n as u32);
+        let seed = number("seed", 1, u64::MAX)?;
+        let bound = mpi_gen::message_bound(name, iterations).unwrap_or(u64::MAX);
+        if bound > MAX_MESSAGES {
+            return Err(SourceError::invalid(
+                input,
+                format!("would generate up to {bound} messages, above the limit of {MAX_MESSAGES}"),
+            ));
+        }
+        let mut dataset = mpi_gen::generate(name, iterations, seed).expect("a known case");
+        dataset.name = input.to_string();
+        return Ok(dataset);
+    }
     let topology = torus::torus(&dims);
     let mut dataset = match name {
         "torus" => Dataset { topology: Some(topology), ..Default::default() },
