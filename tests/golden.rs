@@ -163,3 +163,43 @@ fn bundled_ring_matches_golden_on_both_backends() {
     let plain = render(input, &Backend::Cpu, Ordering::Hilbert, 320, 240);
     assert!(exaviz_tests::diff_fraction(&plain.pixels, &cpu.pixels, GOLDEN) > 0.02, "bundling changes the picture");
 }
+
+/// Every generated MPI case in the timeline and matrix views: the GPU picture agrees with the
+/// CPU one, and both with the stored reference.
+#[test]
+fn mpi_views_match_golden_on_both_backends() {
+    use exaviz_engine::views::matrix::{MatrixOptions, matrix_image};
+    use exaviz_engine::views::timeline::{TimelineOptions, timeline_image};
+    let gpu = gpu_backend();
+    for case in ["wrf", "fd4", "tachyon", "lulesh"] {
+        let d = exaviz_datasets::open(&format!("gen:{case}?iterations=3")).expect("generator");
+        let t = TimelineOptions { width: 480, height: 320, ..Default::default() };
+        let m = MatrixOptions { width: 420, height: 320, ..Default::default() };
+        let pictures = [
+            ("timeline", timeline_image(&d, &Backend::Cpu, &t).unwrap(), timeline_image(&d, &gpu, &t).unwrap()),
+            ("matrix", matrix_image(&d, &Backend::Cpu, &m).unwrap(), matrix_image(&d, &gpu, &m).unwrap()),
+        ];
+        for (view, cpu, gpu) in pictures {
+            let name = format!("{view}_{case}.png");
+            assert!(cpu.distinct_colours() > 20, "{name}: the picture looks blank");
+            assert_images_close(&format!("{name} gpu vs cpu"), &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+            golden(&name, &cpu);
+        }
+    }
+}
+
+/// The real ping-pong trace's timeline, zoomed on the exchange, bundled and not.
+#[test]
+fn otf2_timeline_matches_golden() {
+    use exaviz_engine::views::timeline::{TimelineOptions, timeline_image};
+    let Some(data) = shared_data_or_skip("otf2 timeline golden") else { return };
+    let anchor = data.join("otf2-pingpong/ping-pong-otf2/traces.otf2");
+    let d = exaviz_datasets::open(anchor.to_str().unwrap()).unwrap();
+    let mut d = d;
+    d.name = "ping-pong-otf2".into();
+    let opts = TimelineOptions { width: 480, height: 240, window_s: Some((0.1948, 0.1985)), bundle: None };
+    let image = timeline_image(&d, &Backend::Cpu, &opts).unwrap();
+    golden("timeline_pingpong_otf2.png", &image);
+    let gpu = timeline_image(&d, &gpu_backend(), &opts).unwrap();
+    assert_images_close("ping-pong timeline gpu vs cpu", &gpu.pixels, &image.pixels, GPU_VS_CPU);
+}

@@ -40,9 +40,18 @@ pub const GENERATORS: &[(&str, &str)] = &[
         "torus-sim",
         "seed 001's traffic simulation (Algorithm 1) on an N-D torus; options: dims (default 4x4x4x4x4), steps (default 30), seed (default 1)",
     ),
-    ("wrf", "MPI trace like seed 002's WRF case: 16 ranks, ~160,000 messages to 2-4 grid neighbours, 4 min; options: iterations, seed"),
-    ("fd4", "MPI trace like seed 002's FD4 case: 1,024 ranks, ~2.2M messages, neighbours plus far partners, 5 min; options: iterations, seed"),
-    ("tachyon", "MPI trace like seed 002's Tachyon case: 256 ranks, ~8,000 messages all to rank 0, 20 min; options: iterations, seed"),
+    (
+        "wrf",
+        "MPI trace like seed 002's WRF case: 16 ranks, ~160,000 messages to 2-4 grid neighbours, 4 min; options: iterations, seed",
+    ),
+    (
+        "fd4",
+        "MPI trace like seed 002's FD4 case: 1,024 ranks, ~2.2M messages, neighbours plus far partners, 5 min; options: iterations, seed",
+    ),
+    (
+        "tachyon",
+        "MPI trace like seed 002's Tachyon case: 256 ranks, ~8,000 messages all to rank 0, 20 min; options: iterations, seed",
+    ),
     ("lulesh", "MPI trace like seed 002's LULESH case: 8 ranks, all-to-all; options: iterations, seed"),
 ];
 

@@ -11,7 +11,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use exaviz_engine::layout::Ordering;
 use exaviz_engine::render::{ColorMap, View, render_scene, write_png_atomic};
+use exaviz_engine::views::matrix::{MatrixOptions, MatrixValue, matrix_image};
 use exaviz_engine::views::ring::{RingOptions, ring_scene};
+use exaviz_engine::views::timeline::{TimelineOptions, timeline_image};
 use exaviz_engine::{Backend, BackendChoice};
 
 /// The built-in default input of `exaviz render` when none is given.
@@ -31,6 +33,17 @@ struct Cli {
 enum ViewKind {
     /// Torus nodes on a circle in sequential or Hilbert order, links as chords coloured by traffic.
     Ring,
+    /// MPI trace: processes as rows over time, states as coloured bars, messages as lines.
+    Timeline,
+    /// MPI trace: communication matrix, senders as rows, receivers as columns.
+    Matrix,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ValueArg {
+    Messages,
+    Bytes,
+    Bandwidth,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -79,9 +92,18 @@ struct ViewArgs {
     /// Colour map (both are safe for colour-blind readers).
     #[arg(long, value_enum, default_value = "viridis")]
     colormap: MapArg,
-    /// Edge bundling of the ring's chords: none, or KDE (image-space, density-based) on the backend.
+    /// Edge bundling of the ring's chords or the timeline's messages: none, or KDE (image-space, density-based) on the backend.
     #[arg(long, value_enum, default_value = "none")]
     bundle: BundleArg,
+    /// Matrix view: what a cell shows (message count, bytes, or mean bandwidth in MB/s).
+    #[arg(long, value_enum, default_value = "messages")]
+    value: ValueArg,
+    /// Timeline view: start of the time window, seconds since the trace's start.
+    #[arg(long, requires = "to")]
+    from: Option<f64>,
+    /// Timeline view: end of the time window, seconds since the trace's start.
+    #[arg(long, requires = "from")]
+    to: Option<f64>,
     /// Compute and render path: a GPU adapter if any (else the CPU, with a warning), a GPU or a clear error, or the CPU.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
@@ -271,6 +293,41 @@ fn ring_options(args: &ViewArgs, (width, height): (u32, u32)) -> RingOptions {
     }
 }
 
+/// Renders the chosen view headless.
+fn render_view(
+    dataset: &exaviz_engine::model::Dataset,
+    backend: &Backend,
+    args: &ViewArgs,
+    (width, height): (u32, u32),
+) -> Result<exaviz_engine::render::Image> {
+    let colormap = match args.colormap {
+        MapArg::Viridis => ColorMap::Viridis,
+        MapArg::Cividis => ColorMap::Cividis,
+    };
+    Ok(match args.view {
+        ViewKind::Ring => {
+            let scene = ring_scene(dataset, backend, &ring_options(args, (width, height)))?;
+            render_scene(backend, &scene, View::default())?
+        }
+        ViewKind::Timeline => {
+            let window_s = args.from.zip(args.to);
+            let bundle = match args.bundle {
+                BundleArg::None => None,
+                BundleArg::Kde => Some(exaviz_engine::stages::BundleParams::default()),
+            };
+            timeline_image(dataset, backend, &TimelineOptions { width, height, window_s, bundle })?
+        }
+        ViewKind::Matrix => {
+            let value = match args.value {
+                ValueArg::Messages => MatrixValue::Messages,
+                ValueArg::Bytes => MatrixValue::Bytes,
+                ValueArg::Bandwidth => MatrixValue::Bandwidth,
+            };
+            matrix_image(dataset, backend, &MatrixOptions { width, height, value, colormap })?
+        }
+    })
+}
+
 fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
     let pb = spinner(&format!("loading {input}"));
     let d = exaviz_datasets::open(input);
@@ -288,19 +345,15 @@ fn run(cli: Cli) -> Result<()> {
             let dataset = load(&input)?;
             let backend = Backend::new(view.backend.into())?;
             let pb = spinner(&format!("rendering {:?} on {}", view.view, backend.describe()));
-            let scene = match view.view {
-                ViewKind::Ring => ring_scene(&dataset, &backend, &ring_options(&view, size))
-                    .map_err(|e| anyhow::anyhow!("{input}: {e}"))?,
-            };
-            let image = render_scene(&backend, &scene, View::default())?;
+            let image = render_view(&dataset, &backend, &view, size).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
             pb.finish_and_clear();
             write_png_atomic(&out, &image).with_context(|| format!("{}: cannot write", out.display()))?;
             eprintln!(
-                "wrote {} ({}x{}, {} instances, {})",
+                "wrote {} ({}x{}, {:?} view, {})",
                 out.display(),
                 image.width,
                 image.height,
-                scene.instance_count(),
+                view.view,
                 backend.describe()
             );
             Ok(())
@@ -385,9 +438,15 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            // One line, as for every other error; clap's first line names the problem.
+            // One line, as for every other error: clap's first line names the problem, and
+            // where it ends with a colon the indented lines after it name the arguments.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+            let mut lines = text.lines();
+            let mut first = lines.next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_string();
+            if first.ends_with(':') {
+                let named: Vec<&str> = lines.take_while(|l| l.starts_with("  ")).map(str::trim).collect();
+                first = format!("{first} {}", named.join(", "));
+            }
             eprintln!("error: {first} (see exaviz --help)");
             return ExitCode::from(2);
         }

@@ -288,3 +288,70 @@ fn bench_layout_lists_every_ordering_of_every_torus() {
     assert!(rows[3]["locality"].as_f64() < rows[2]["locality"].as_f64(), "{v}");
     assert_fails(&["bench-layout", "--dims", "4x4,9x"], &["9x"]);
 }
+
+#[test]
+fn mpi_views_render_and_reject_bad_windows() {
+    for (view, extra) in
+        [("timeline", &[][..]), ("matrix", &["--value", "bandwidth"][..]), ("timeline", &["--bundle", "kde"][..])]
+    {
+        let out = tmp(&format!("mpi_{view}_{}.png", extra.len()));
+        let o = out.to_str().unwrap();
+        let mut args = vec![
+            "render",
+            "gen:lulesh?iterations=4",
+            "--view",
+            view,
+            "--backend",
+            "cpu",
+            "--size",
+            "640x400",
+            "--out",
+            o,
+        ];
+        args.extend_from_slice(extra);
+        let r = exaviz(&args);
+        assert!(r.status.success(), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
+        assert_eq!(png_size(&out), (640, 400));
+    }
+    let o = tmp("never_mpi.png");
+    let o = o.to_str().unwrap();
+    assert_fails(
+        &["render", "gen:lulesh", "--view", "timeline", "--from", "5", "--to", "2", "--out", o],
+        &["gen:lulesh", "time window"],
+    );
+    assert_fails(&["render", "gen:lulesh", "--view", "timeline", "--from", "5", "--out", o], &["--to"]);
+    assert_fails(&["render", "gen:torus", "--view", "timeline", "--out", o], &["gen:torus", "processes"]);
+    assert_fails(&["info", "gen:fd4?iterations=10000000"], &["limit"]);
+}
+
+#[test]
+fn otf2_traces_load_and_render_when_present() {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data/otf2-pingpong/ping-pong-otf2-papi/traces.otf2");
+    if !data.exists() {
+        assert!(
+            std::env::var("EXAVIZ_REQUIRE_DATA").as_deref() != Ok("1"),
+            "../shared/data is required (EXAVIZ_REQUIRE_DATA=1)"
+        );
+        eprintln!("skipped: ../shared/data absent");
+        return;
+    }
+    let d = data.to_str().unwrap();
+    let info = exaviz(&["info", d, "--json"]);
+    let json = String::from_utf8_lossy(&info.stdout);
+    assert!(json.contains("\"messages\": 16") && json.contains("\"metric_samples\": 252"), "{json}");
+    let out = tmp("pingpong_timeline.png");
+    let r = exaviz(&["render", d, "--view", "timeline", "--backend", "cpu", "--out", out.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // A truncated copy: one line naming the event file, no panic.
+    let dir = tmp("pingpong_copy");
+    std::fs::create_dir_all(dir.join("traces")).unwrap();
+    let src = data.parent().unwrap();
+    for f in ["traces.otf2", "traces.def", "traces/0.def", "traces/0.evt", "traces/1.def", "traces/1.evt"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let evt = dir.join("traces/1.evt");
+    let bytes = std::fs::read(&evt).unwrap();
+    std::fs::write(&evt, &bytes[..bytes.len() / 3]).unwrap();
+    assert_fails(&["info", dir.join("traces.otf2").to_str().unwrap()], &["traces.otf2", "1.evt"]);
+}

@@ -2,7 +2,10 @@
 
 pub mod density;
 pub mod legend;
+pub mod matrix;
+pub mod plot;
 pub mod ring;
+pub mod timeline;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewError {

@@ -1,0 +1,108 @@
+//! Shared pieces of the 2-D views: the plot rectangle inside the picture, a frame with ticked
+//! and labelled axes, categorical colours, and pasting a computed RGB plot into the picture.
+
+use crate::render::{Anchor, Image, Scene};
+
+use super::{TEXT, TEXT_DIM};
+
+/// The plot rectangle in picture pixels.
+#[derive(Clone, Copy, Debug)]
+pub struct Plot {
+    pub x0: u32,
+    pub y0: u32,
+    pub w: u32,
+    pub h: u32,
+}
+
+impl Plot {
+    /// The plot inside a `width x height` picture with margins left, top, right, bottom.
+    pub fn inside(width: u32, height: u32, [l, t, r, b]: [u32; 4]) -> Option<Self> {
+        let w = width.checked_sub(l + r).filter(|&w| w >= 16)?;
+        let h = height.checked_sub(t + b).filter(|&h| h >= 16)?;
+        Some(Self { x0: l, y0: t, w, h })
+    }
+}
+
+/// A tick: position along the axis in `[0, 1]` (0: left or top) and its label.
+pub type Tick = (f32, String);
+
+/// Frame, ticks, tick labels and axis titles around `p`.
+pub fn axes(scene: &mut Scene, p: Plot, x_ticks: &[Tick], y_ticks: &[Tick], x_title: &str, y_title: &str) {
+    let frame = [0.45, 0.47, 0.52, 1.0];
+    let (x0, y0, w, h) = (p.x0 as f32, p.y0 as f32, p.w as f32, p.h as f32);
+    scene.rect([x0 - 1.0, y0 - 1.0], [x0 + w + 1.0, y0], frame, true);
+    scene.rect([x0 - 1.0, y0 + h], [x0 + w + 1.0, y0 + h + 1.0], frame, true);
+    scene.rect([x0 - 1.0, y0], [x0, y0 + h], frame, true);
+    scene.rect([x0 + w, y0], [x0 + w + 1.0, y0 + h], frame, true);
+    for (t, label) in x_ticks {
+        let x = (x0 + t * w).round();
+        scene.rect([x - 0.5, y0 + h + 1.0], [x + 0.5, y0 + h + 6.0], TEXT_DIM, true);
+        scene.text(label, [x, y0 + h + 18.0], 11.0, Anchor::Centre, TEXT_DIM);
+    }
+    for (t, label) in y_ticks {
+        let y = (y0 + t * h).round();
+        scene.rect([x0 - 6.0, y - 0.5], [x0 - 1.0, y + 0.5], TEXT_DIM, true);
+        scene.text(label, [x0 - 8.0, y + 4.0], 11.0, Anchor::Right, TEXT_DIM);
+    }
+    scene.text(x_title, [x0 + w / 2.0, y0 + h + 34.0], 12.0, Anchor::Centre, TEXT);
+    scene.text(y_title, [8.0, y0 - 10.0], 12.0, Anchor::Left, TEXT);
+}
+
+/// Okabe & Ito's eight colours, distinguishable with the common colour-vision deficiencies
+/// (black is replaced by a light grey that shows on the dark background).
+pub const CATEGORICAL: [[f32; 3]; 8] = [
+    [0.902, 0.624, 0.0],
+    [0.337, 0.706, 0.914],
+    [0.0, 0.620, 0.451],
+    [0.941, 0.894, 0.259],
+    [0.0, 0.447, 0.698],
+    [0.835, 0.369, 0.0],
+    [0.800, 0.475, 0.655],
+    [0.75, 0.75, 0.75],
+];
+
+/// Writes `rgba(x, y)` (plot pixels, straight alpha) over the picture's plot area.
+pub fn paste(image: &mut Image, p: Plot, rgba: impl Fn(u32, u32) -> Option<[f32; 4]> + Sync) {
+    let width = image.width;
+    for y in 0..p.h {
+        for x in 0..p.w {
+            if let Some(c) = rgba(x, y) {
+                let i = (((p.y0 + y) * width + p.x0 + x) * 4) as usize;
+                for (dst, v) in image.pixels[i..i + 3].iter_mut().zip(c) {
+                    let under = f32::from(*dst) / 255.0;
+                    *dst = ((under + (v - under) * c[3]).clamp(0.0, 1.0) * 255.0).round() as u8;
+                }
+            }
+        }
+    }
+}
+
+/// About `n` round tick values spanning `[lo, hi]`, as positions in `[0, 1]`.
+pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<(f32, f64)> {
+    if hi <= lo || n == 0 {
+        return vec![(0.0, lo)];
+    }
+    let raw = (hi - lo) / n as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|&s| s >= raw).unwrap_or(10.0 * mag);
+    let mut v = (lo / step).ceil() * step;
+    let mut out = Vec::new();
+    while v <= hi + step * 1e-9 {
+        out.push((((v - lo) / (hi - lo)) as f32, v));
+        v += step;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_and_inside() {
+        let t = nice_ticks(0.0, 240.0, 5);
+        assert_eq!(t.iter().map(|x| x.1).collect::<Vec<_>>(), vec![0.0, 50.0, 100.0, 150.0, 200.0]);
+        assert!(t.iter().all(|x| (0.0..=1.0).contains(&x.0)));
+        assert_eq!(nice_ticks(3.0, 3.0, 5).len(), 1);
+    }
+}

@@ -1,0 +1,454 @@
+//! The `timeline` view (seed 002 §III-A): one row per process, time along x; states as coloured
+//! bars, messages as lines from their send to their receive.
+//!
+//! It always aggregates per pixel, so it scales to millions of intervals and messages: a pixel
+//! of a row takes the mix of the states that cover it, weighted by the time each covers (the
+//! innermost state of nested regions); messages go through the line-density stage on the
+//! backend, one count per pixel, drawn brighter where more lines cross. Where there are more
+//! processes than pixel rows, a pixel row gathers several processes.
+
+use rayon::prelude::*;
+
+use crate::Backend;
+use crate::model::{Dataset, Trace};
+use crate::render::{Anchor, Image, Scene, View, render_scene};
+use crate::stages::kde_bundle::UnitFrame;
+use crate::stages::{self, BundleInput, BundleParams, DensityInput};
+
+use super::legend::format_value;
+use super::plot::{CATEGORICAL, Plot, Tick, axes, nice_ticks, paste};
+use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+
+#[derive(Clone, Copy, Debug)]
+pub struct TimelineOptions {
+    pub width: u32,
+    pub height: u32,
+    /// Time window in seconds since the trace's start (`None`: the whole trace). Zooming is
+    /// choosing a window.
+    pub window_s: Option<(f64, f64)>,
+    /// Bundle the message lines with the KDE stage (`None`: straight lines).
+    pub bundle: Option<BundleParams>,
+}
+
+impl Default for TimelineOptions {
+    fn default() -> Self {
+        Self { width: 1024, height: 768, window_s: None, bundle: None }
+    }
+}
+
+const MARGIN: [u32; 4] = [80, 48, 200, 52];
+/// States with their own colour; the rest share the last colour as "other".
+const NAMED_STATES: usize = CATEGORICAL.len() - 1;
+
+/// Intervals of each location sorted by (start, depth): `order[ranges[l]]`.
+struct ByLocation {
+    order: Vec<u32>,
+    ranges: Vec<std::ops::Range<usize>>,
+}
+
+impl ByLocation {
+    fn new(t: &Trace, locations: usize) -> Self {
+        let i = &t.intervals;
+        let mut order: Vec<u32> =
+            (0..i.location.len() as u32).filter(|&k| (i.location[k as usize] as usize) < locations).collect();
+        order.par_sort_unstable_by_key(|&k| {
+            let k = k as usize;
+            (i.location[k], i.start[k], i.depth[k])
+        });
+        let mut ranges = vec![0..0; locations];
+        let mut a = 0;
+        while a < order.len() {
+            let l = i.location[order[a] as usize];
+            let b = a + order[a..].partition_point(|&k| i.location[k as usize] == l);
+            ranges[l as usize] = a..b;
+            a = b;
+        }
+        Self { order, ranges }
+    }
+
+    /// Calls `f(start, end, kind)` for the innermost state of location `l` over time: nested
+    /// intervals hide their parents.
+    fn innermost(&self, t: &Trace, l: usize, mut f: impl FnMut(u64, u64, u32)) {
+        let i = &t.intervals;
+        let mut stack: Vec<usize> = Vec::new();
+        let mut cursor = 0u64;
+        let emit_until = |stack: &mut Vec<usize>, cursor: &mut u64, until: u64, f: &mut dyn FnMut(u64, u64, u32)| {
+            while let Some(&top) = stack.last() {
+                let end = i.end[top].min(until);
+                if end > *cursor {
+                    f(*cursor, end, i.kind[top]);
+                    *cursor = end;
+                }
+                if i.end[top] <= until {
+                    stack.pop();
+                } else {
+                    break;
+                }
+            }
+        };
+        for &k in &self.order[self.ranges[l].clone()] {
+            let k = k as usize;
+            emit_until(&mut stack, &mut cursor, i.start[k], &mut f);
+            cursor = cursor.max(i.start[k]);
+            stack.push(k);
+        }
+        emit_until(&mut stack, &mut cursor, u64::MAX, &mut f);
+    }
+}
+
+/// Colour slot of every kind: the states covering the most time first.
+fn state_slots(t: &Trace, by: &ByLocation, locations: usize) -> (Vec<usize>, Legend) {
+    let kinds = t.region_names.len().max(t.intervals.kind.iter().map(|&k| k as usize + 1).max().unwrap_or(0));
+    let totals = (0..locations)
+        .into_par_iter()
+        .fold(
+            || vec![0u64; kinds],
+            |mut acc, l| {
+                by.innermost(t, l, |a, b, k| acc[k as usize] += b - a);
+                acc
+            },
+        )
+        .reduce(|| vec![0u64; kinds], |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect());
+    let mut ranked: Vec<usize> = (0..kinds).filter(|&k| totals[k] > 0).collect();
+    ranked.sort_by_key(|&k| std::cmp::Reverse(totals[k]));
+    let mut slot = vec![NAMED_STATES; kinds];
+    let mut legend = Vec::new();
+    for (s, &k) in ranked.iter().take(NAMED_STATES).enumerate() {
+        slot[k] = s;
+        legend.push((s, t.region_names.get(k).cloned().unwrap_or_else(|| format!("state {k}"))));
+    }
+    if ranked.len() > NAMED_STATES {
+        legend.push((NAMED_STATES, format!("{} other states", ranked.len() - NAMED_STATES)));
+    }
+    (slot, legend)
+}
+
+/// Which pixel rows location `l` of `n` covers in a plot `h` rows high.
+fn rows_of(l: usize, n: usize, h: u32) -> std::ops::Range<u32> {
+    let a = (l as u64 * u64::from(h) / n as u64) as u32;
+    let b = ((l as u64 + 1) * u64::from(h) / n as u64) as u32;
+    // Thick rows keep a one-pixel gap between processes.
+    let b = if b - a >= 4 { b - 1 } else { b.max(a + 1) };
+    a..b.min(h)
+}
+
+/// RGBA of every plot pixel from the states (row-major, `None`: no state).
+/// Colour slot and name of each state in the legend.
+type Legend = Vec<(usize, String)>;
+
+fn state_pixels(t: &Trace, p: Plot, window: (u64, u64), n: usize) -> (Vec<Option<[f32; 4]>>, Legend) {
+    let by = ByLocation::new(t, n);
+    let (slot, legend) = state_slots(t, &by, n);
+    let (t0, t1) = window;
+    let per_px = (t1 - t0) as f64 / f64::from(p.w);
+    // Locations of each pixel row (several per row when there are more locations than rows).
+    let mut of_row: Vec<Vec<usize>> = vec![Vec::new(); p.h as usize];
+    for l in 0..n {
+        for r in rows_of(l, n, p.h) {
+            of_row[r as usize].push(l);
+        }
+    }
+    let rows: Vec<Vec<Option<[f32; 4]>>> = of_row
+        .par_iter()
+        .map(|locs| {
+            let mut cov = vec![[0f32; CATEGORICAL.len()]; p.w as usize];
+            for &l in locs {
+                by.innermost(t, l, |a, b, k| {
+                    let (a, b) = (a.max(t0), b.min(t1));
+                    if a >= b {
+                        return;
+                    }
+                    let (xa, xb) = ((a - t0) as f64 / per_px, (b - t0) as f64 / per_px);
+                    let s = slot[k as usize];
+                    for c in (xa.floor() as u32)..(xb.ceil() as u32).min(p.w) {
+                        let overlap = (xb.min(f64::from(c) + 1.0) - xa.max(f64::from(c))).max(0.0);
+                        cov[c as usize][s] += overlap as f32;
+                    }
+                });
+            }
+            let share = 1.0 / locs.len().max(1) as f32;
+            cov.iter()
+                .map(|c| {
+                    let total: f32 = c.iter().sum();
+                    (total > 0.0).then(|| {
+                        let mut rgb = [0f32; 3];
+                        for (s, w) in c.iter().enumerate() {
+                            for ch in 0..3 {
+                                rgb[ch] += CATEGORICAL[s][ch] * w / total;
+                            }
+                        }
+                        // States a little darker than their legend swatches, so that message
+                        // lines stand out on them.
+                        [rgb[0] * 0.72, rgb[1] * 0.72, rgb[2] * 0.72, (total * share).min(1.0)]
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    (rows.into_iter().flatten().collect(), legend)
+}
+
+/// Gradient weight of a piece of a message line at `t` along it (0: sender, 1: receiver).
+const GRADIENT_STEPS: f32 = 16.0;
+/// Messages per density pass (bounds the memory of the segment lists).
+const MESSAGES_PER_PASS: usize = 1 << 18;
+
+/// Message lines in plot pixels, through the line-density stage on the backend, each line cut
+/// into pieces weighted by their position from sender (0) to receiver (16): per pixel, `counts`
+/// is the number of lines and `sums / 16` how much of them is receiver end. Bundled with the
+/// KDE stage when `bundle` is given.
+fn message_density(
+    t: &Trace,
+    backend: &Backend,
+    p: Plot,
+    window: (u64, u64),
+    n: usize,
+    bundle: Option<&BundleParams>,
+) -> Result<stages::DensityImage, ViewError> {
+    let (t0, t1) = window;
+    let m = &t.messages;
+    let scale = f64::from(p.w) / (t1 - t0) as f64;
+    let x = |time: u64| ((time as f64 - t0 as f64) * scale) as f32;
+    let y = |l: u32| {
+        let r = rows_of(l as usize, n, p.h);
+        (r.start + r.end) as f32 / 2.0
+    };
+    let visible: Vec<usize> = (0..m.source.len())
+        .into_par_iter()
+        .filter(|&i| m.send_time[i] <= t1 && m.recv_time[i] >= t0 && m.recv_time[i] != u64::MAX)
+        .filter(|&i| (m.source[i] as usize) < n && (m.destination[i] as usize) < n)
+        .collect();
+    let pixels = (p.w * p.h) as usize;
+    let mut total = stages::DensityImage { width: p.w, height: p.h, counts: vec![0; pixels], sums: vec![0; pixels] };
+    for part in visible.chunks(MESSAGES_PER_PASS) {
+        let lines: Vec<[f32; 4]> =
+            part.iter().map(|&i| [x(m.send_time[i]), y(m.source[i]), x(m.recv_time[i]), y(m.destination[i])]).collect();
+        let polylines = match bundle {
+            None => Polylines::straight(&lines, 4),
+            Some(params) => {
+                let frame = UnitFrame::fit(&lines);
+                let unit: Vec<[f32; 4]> = lines
+                    .iter()
+                    .map(|e| {
+                        let (a, b) = (frame.to_unit([e[0], e[1]]), frame.to_unit([e[2], e[3]]));
+                        [a[0], a[1], b[0], b[1]]
+                    })
+                    .collect();
+                let mut b = stages::kde_bundle::run(
+                    backend.runner().as_mut(),
+                    &BundleInput { edges: &unit, weights: None },
+                    params,
+                )?;
+                b.points.iter_mut().for_each(|q| *q = frame.from_unit(*q));
+                Polylines { samples: b.samples as usize, points: b.points }
+            }
+        };
+        let (segments, weights) = polylines.pieces();
+        let input = DensityInput { segments: &segments, weights: Some(&weights), width: p.w, height: p.h };
+        let image = stages::line_density::run(backend.runner().as_mut(), &input)?;
+        total.counts.iter_mut().zip(&image.counts).for_each(|(a, b)| *a = a.saturating_add(*b));
+        total.sums.iter_mut().zip(&image.sums).for_each(|(a, b)| *a += b);
+    }
+    Ok(total)
+}
+
+/// Polylines with the same number of points each.
+struct Polylines {
+    samples: usize,
+    points: Vec<[f32; 2]>,
+}
+
+impl Polylines {
+    fn straight(lines: &[[f32; 4]], samples: usize) -> Self {
+        let points = lines
+            .iter()
+            .flat_map(|l| {
+                (0..samples).map(move |k| {
+                    let f = k as f32 / (samples - 1) as f32;
+                    [l[0] + (l[2] - l[0]) * f, l[1] + (l[3] - l[1]) * f]
+                })
+            })
+            .collect();
+        Self { samples, points }
+    }
+
+    /// Every piece between consecutive points, weighted by its position along its line.
+    fn pieces(&self) -> (Vec<[f32; 4]>, Vec<u32>) {
+        let s = self.samples.max(2);
+        let per = s - 1;
+        let mut segments = Vec::with_capacity(self.points.len() / s * per);
+        let mut weights = Vec::with_capacity(segments.capacity());
+        for line in self.points.chunks_exact(s) {
+            for k in 0..per {
+                let (a, b) = (line[k], line[k + 1]);
+                segments.push([a[0], a[1], b[0], b[1]]);
+                let f = if per > 1 { k as f32 / (per - 1) as f32 } else { 0.5 };
+                weights.push((f * GRADIENT_STEPS).round() as u32);
+            }
+        }
+        (segments, weights)
+    }
+}
+
+/// The trace's time span over intervals and messages.
+fn span(t: &Trace) -> Option<(u64, u64)> {
+    let i = &t.intervals;
+    let m = &t.messages;
+    let times = i.start.iter().chain(&i.end).chain(&m.send_time).chain(m.recv_time.iter().filter(|&&v| v != u64::MAX));
+    times.fold(None, |acc, &v| Some(acc.map_or((v, v), |(a, b): (u64, u64)| (a.min(v), b.max(v)))))
+}
+
+/// Draws the timeline of `dataset`'s trace.
+pub fn timeline_image(dataset: &Dataset, backend: &Backend, opts: &TimelineOptions) -> Result<Image, ViewError> {
+    let t = &dataset.trace;
+    let n = t.locations.name.len();
+    if n == 0 {
+        return Err(ViewError::Unsupported("the timeline needs a trace with processes (locations)".into()));
+    }
+    let full = span(t).ok_or_else(|| ViewError::Unsupported("the trace has no intervals or messages".into()))?;
+    let tps = t.ticks_per_second.max(1) as f64;
+    let window = match opts.window_s {
+        None => full,
+        Some((a, b)) if a.is_finite() && b.is_finite() && 0.0 <= a && a < b => {
+            let at = |s: f64| full.0.saturating_add((s * tps).min(u64::MAX as f64) as u64);
+            (at(a), at(b))
+        }
+        Some((a, b)) => return Err(ViewError::Unsupported(format!("time window {a}..{b} s is empty or negative"))),
+    };
+    let window = (window.0, window.1.max(window.0 + 1));
+    let p = Plot::inside(opts.width, opts.height, MARGIN).ok_or_else(|| {
+        ViewError::Unsupported(format!("picture {}x{} too small for a timeline", opts.width, opts.height))
+    })?;
+    let (states, legend) = state_pixels(t, p, window, n);
+    let density = message_density(t, backend, p, window, n, opts.bundle.as_ref())?;
+    let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
+    let bundled = if opts.bundle.is_some() { ", KDE bundled" } else { "" };
+    let title = format!("Timeline: {} ({n} processes, {} messages{bundled})", dataset.name, t.messages.source.len());
+    scene.text(&title, [16.0, 28.0], 15.0, Anchor::Left, TEXT);
+    let (s0, s1) = ((window.0 - full.0) as f64 / tps, (window.1 - full.0) as f64 / tps);
+    let x_ticks = nice_ticks(s0, s1, 6);
+    let step = x_ticks.get(1).map_or(1.0, |b| b.1 - x_ticks[0].1);
+    let decimals = (-step.log10().floor()).clamp(0.0, 9.0) as usize;
+    let x_ticks: Vec<Tick> = x_ticks
+        .into_iter()
+        .map(|(f, v)| (f, if v.abs() >= 1e4 { format_value(v) } else { format!("{v:.decimals$}") }))
+        .collect();
+    let y_ticks: Vec<Tick> = nice_ticks(0.0, (n - 1) as f64, 6)
+        .into_iter()
+        .filter(|(_, v)| v.fract() == 0.0)
+        .map(|(_, v)| {
+            let r = rows_of(v as usize, n, p.h);
+            ((r.start + r.end) as f32 / 2.0 / p.h as f32, format!("{v:.0}"))
+        })
+        .collect();
+    axes(&mut scene, p, &x_ticks, &y_ticks, "time since trace start (s)", "process (rank)");
+    let max = density.counts.iter().copied().max().unwrap_or(0);
+    legend_column(&mut scene, p, &legend, max);
+    let mut image =
+        render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))?;
+    let log_max = (f64::from(max) + 1.0).ln();
+    paste(&mut image, p, |x, y| {
+        let state = states[(y * p.w + x) as usize];
+        let c = density.counts[(y * p.w + x) as usize];
+        if c == 0 {
+            return state;
+        }
+        let a = message_alpha(c, log_max);
+        let share = (density.sums[(y * p.w + x) as usize] as f32 / GRADIENT_STEPS / c as f32).clamp(0.0, 1.0);
+        let line = message_colour(share);
+        let under = state.map_or(BACKGROUND, |s| [s[0] * s[3], s[1] * s[3], s[2] * s[3]]);
+        Some([
+            under[0] + (line[0] - under[0]) * a,
+            under[1] + (line[1] - under[1]) * a,
+            under[2] + (line[2] - under[2]) * a,
+            1.0,
+        ])
+    });
+    Ok(image)
+}
+
+/// Colour of a message line `share` of the way from its sender (0) to its receiver (1). Seed 002
+/// uses green to red; this keeps its idea with a pair safe for colour-blind readers: pale cyan
+/// at the sender, warm yellow at the receiver (bright on the darkened state bars).
+fn message_colour(share: f32) -> [f32; 3] {
+    let (a, b) = ([0.7, 0.95, 1.0], [1.0, 0.85, 0.35]);
+    [a[0] + (b[0] - a[0]) * share, a[1] + (b[1] - a[1]) * share, a[2] + (b[2] - a[2]) * share]
+}
+
+/// Opacity of the message overlay for `count` lines in a pixel: one line is visible, the
+/// densest pixel still lets the states show through (log scale in between).
+fn message_alpha(count: u32, log_max: f64) -> f32 {
+    (0.4 + 0.45 * ((f64::from(count) + 1.0).ln() / log_max.max(f64::MIN_POSITIVE))).min(0.85) as f32
+}
+
+fn legend_column(scene: &mut Scene, p: Plot, legend: &[(usize, String)], max: u32) {
+    let x = (p.x0 + p.w + 20) as f32;
+    let mut y = p.y0 as f32 + 8.0;
+    scene.text("states", [x, y], 13.0, Anchor::Left, TEXT);
+    for (s, name) in legend {
+        y += 20.0;
+        let c = CATEGORICAL[*s].map(|v| v * 0.72);
+        scene.rect([x, y - 10.0], [x + 14.0, y + 2.0], [c[0], c[1], c[2], 1.0], true);
+        let short: String = name.chars().take(22).collect();
+        scene.text(&short, [x + 20.0, y], 11.0, Anchor::Left, TEXT_DIM);
+    }
+    y += 36.0;
+    scene.text("messages per pixel", [x, y], 13.0, Anchor::Left, TEXT);
+    y += 10.0;
+    let log_max = (f64::from(max.max(1)) + 1.0).ln();
+    let steps = 24;
+    for k in 0..steps {
+        let v = (f64::from(k) / f64::from(steps - 1) * log_max).exp() - 1.0;
+        let a = message_alpha(v.max(1.0) as u32, log_max);
+        let y0 = y + k as f32 * 4.0;
+        scene.rect([x, y0], [x + 16.0, y0 + 4.0], [1.0, 1.0, 1.0, a], true);
+    }
+    let gy = y + steps as f32 * 4.0 + 40.0;
+    scene.text("message direction", [x, gy - 8.0], 13.0, Anchor::Left, TEXT);
+    for k in 0..32 {
+        let c = message_colour(k as f32 / 31.0);
+        let x0 = x + k as f32 * 4.0;
+        scene.rect([x0, gy], [x0 + 4.0, gy + 12.0], [c[0], c[1], c[2], 1.0], true);
+    }
+    scene.text("sender", [x, gy + 26.0], 11.0, Anchor::Left, TEXT_DIM);
+    scene.text("receiver", [x + 128.0, gy + 26.0], 11.0, Anchor::Right, TEXT_DIM);
+    scene.text("1", [x + 22.0, y + 8.0], 11.0, Anchor::Left, TEXT_DIM);
+    scene.text(&format!("{max} (log scale)"), [x + 22.0, y + steps as f32 * 4.0], 11.0, Anchor::Left, TEXT_DIM);
+    if max == 0 {
+        scene.text("(no messages in view)", [x, y + steps as f32 * 4.0 + 18.0], 11.0, Anchor::Left, TEXT_DIM);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Intervals;
+
+    #[test]
+    fn innermost_states_hide_their_parents() {
+        let t = Trace {
+            intervals: Intervals {
+                location: vec![0, 0, 0, 1],
+                start: vec![0, 10, 12, 5],
+                end: vec![100, 20, 15, 6],
+                kind: vec![0, 1, 2, 1],
+                depth: vec![0, 1, 2, 0],
+            },
+            ..Default::default()
+        };
+        let by = ByLocation::new(&t, 2);
+        let mut seen = Vec::new();
+        by.innermost(&t, 0, |a, b, k| seen.push((a, b, k)));
+        assert_eq!(seen, vec![(0, 10, 0), (10, 12, 1), (12, 15, 2), (15, 20, 1), (20, 100, 0)]);
+        seen.clear();
+        by.innermost(&t, 1, |a, b, k| seen.push((a, b, k)));
+        assert_eq!(seen, vec![(5, 6, 1)]);
+    }
+
+    #[test]
+    fn rows_cover_the_plot_without_overlap() {
+        let rows: Vec<_> = (0..3).map(|l| rows_of(l, 3, 30)).collect();
+        assert_eq!(rows, vec![0..9, 10..19, 20..29]);
+        assert_eq!(rows_of(999, 1000, 100), 99..100);
+    }
+}
