@@ -6,7 +6,8 @@ use crate::render::{Anchor, ColorMap, Image, Scale, Scene, ToneMap, View, render
 use crate::stages::DensityImage;
 
 use super::legend::{color_bar, format_value};
-use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+use super::plot::{Plot, Tick, axes};
+use super::{BACKGROUND, TEXT, ViewError};
 
 /// Margins around the plot: left (y axis), top (title), right (legend), bottom (x axis).
 const MARGIN: [u32; 4] = [64, 48, 150, 40];
@@ -31,23 +32,11 @@ pub fn density_picture(
     let mut scene = Scene::new(w, h, BACKGROUND);
     let (x0, y0) = (MARGIN[0] as f32, MARGIN[1] as f32);
     scene.text(title, [16.0, 28.0], 15.0, Anchor::Left, TEXT);
-    // Plot frame and axes with five ticks each.
-    let frame = [0.45, 0.47, 0.52, 1.0];
-    scene.rect([x0 - 1.0, y0 - 1.0], [x0 + pw as f32 + 1.0, y0], frame, true);
-    scene.rect([x0 - 1.0, y0 + ph as f32], [x0 + pw as f32 + 1.0, y0 + ph as f32 + 1.0], frame, true);
-    scene.rect([x0 - 1.0, y0], [x0, y0 + ph as f32], frame, true);
-    scene.rect([x0 + pw as f32, y0], [x0 + pw as f32 + 1.0, y0 + ph as f32], frame, true);
-    for k in 0..=4 {
-        let t = k as f32 / 4.0;
-        let x = (x0 + t * pw as f32).round();
-        scene.rect([x - 0.5, y0 + ph as f32 + 1.0], [x + 0.5, y0 + ph as f32 + 6.0], TEXT_DIM, true);
-        let xv = x_range[0] + (x_range[1] - x_range[0]) * f64::from(t);
-        scene.text(&format_value(xv), [x, y0 + ph as f32 + 18.0], 11.0, Anchor::Centre, TEXT_DIM);
-        let y = (y0 + ph as f32 * (1.0 - t)).round();
-        scene.rect([x0 - 6.0, y - 0.5], [x0 - 1.0, y + 0.5], TEXT_DIM, true);
-        let yv = y_range[0] + (y_range[1] - y_range[0]) * f64::from(t);
-        scene.text(&format_value(yv), [x0 - 8.0, y + 4.0], 11.0, Anchor::Right, TEXT_DIM);
-    }
+    // Plot frame and axes with five ticks each (y up: the first tick at the bottom).
+    let at = |range: [f64; 2], t: f64| format_value(range[0] + (range[1] - range[0]) * t);
+    let x_ticks: Vec<Tick> = (0..=4).map(|k| (k as f32 / 4.0, at(x_range, f64::from(k) / 4.0))).collect();
+    let y_ticks: Vec<Tick> = (0..=4).map(|k| (1.0 - k as f32 / 4.0, at(y_range, f64::from(k) / 4.0))).collect();
+    axes(&mut scene, Plot { x0: MARGIN[0], y0: MARGIN[1], w: pw, h: ph }, &x_ticks, &y_ticks, "", "");
     let max = density.sums.iter().copied().max().unwrap_or(0);
     let scale = match tone {
         ToneMap::Log => Scale { lo: 1.0, hi: (max as f64).max(1.0), log: true },

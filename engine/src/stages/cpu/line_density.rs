@@ -42,8 +42,8 @@ pub fn line_density(i: u32, params: &Params, segments: &Words, weights: &Words, 
         return;
     }
     let s = |k: usize| f32::from_bits(segments[4 * i as usize + k].load(Relaxed));
-    let mut x = to_pixel(s(0));
-    let mut y = to_pixel(s(1));
+    let x = to_pixel(s(0));
+    let y = to_pixel(s(1));
     let x1 = to_pixel(s(2));
     let y1 = to_pixel(s(3));
     let w_px = params.width as i32;
@@ -55,12 +55,9 @@ pub fn line_density(i: u32, params: &Params, segments: &Words, weights: &Words, 
     if params.has_weight != 0 {
         w = weights[i as usize].load(Relaxed);
     }
-    let dx = (x1 - x).abs();
-    let dy = -(y1 - y).abs();
-    let sx = if x < x1 { 1 } else { -1 };
-    let sy = if y < y1 { 1 } else { -1 };
-    let mut err = dx + dy;
+    let mut walk = Walk::new([x, y, x1, y1]);
     loop {
+        let (x, y) = (walk.x, walk.y);
         if x >= 0 && y >= 0 && x < w_px && y < h_px {
             let p = (y as u32 * params.width + x as u32) as usize;
             counts[p].fetch_add(1, Relaxed);
@@ -71,18 +68,50 @@ pub fn line_density(i: u32, params: &Params, segments: &Words, weights: &Words, 
                 }
             }
         }
-        if x == x1 && y == y1 {
+        if walk.done() {
             break;
         }
-        let e2 = 2 * err;
-        if e2 >= dy {
-            err += dy;
-            x += sx;
-        }
-        if e2 <= dx {
-            err += dx;
-            y += sy;
-        }
+        walk.step();
+    }
+}
+
+/// The shader's walk (Zingl's all-octant Bresenham): `max(|dx|, |dy|) + 1` pixels from the
+/// first endpoint to the second, every step moving along the major axis.
+struct Walk {
+    x: i32,
+    y: i32,
+    x1: i32,
+    y1: i32,
+    dx: i32,
+    dy: i32,
+    sx: i32,
+    sy: i32,
+    err: i32,
+}
+
+impl Walk {
+    fn new([x, y, x1, y1]: [i32; 4]) -> Self {
+        let (dx, dy) = ((x1 - x).abs(), -(y1 - y).abs());
+        let (sx, sy) = (if x < x1 { 1 } else { -1 }, if y < y1 { 1 } else { -1 });
+        Self { x, y, x1, y1, dx, dy, sx, sy, err: dx + dy }
+    }
+
+    fn done(&self) -> bool {
+        self.x == self.x1 && self.y == self.y1
+    }
+
+    /// Pixels left to visit after the current one.
+    fn steps(&self) -> i32 {
+        self.dx.max(-self.dy)
+    }
+
+    #[inline(always)]
+    fn step(&mut self) {
+        let e2 = 2 * self.err;
+        let (mx, my) = (e2 >= self.dy, e2 <= self.dx);
+        self.err += if mx { self.dy } else { 0 } + if my { self.dx } else { 0 };
+        self.x += if mx { self.sx } else { 0 };
+        self.y += if my { self.sy } else { 0 };
     }
 }
 
@@ -221,52 +250,29 @@ fn add_owned(px: usize, w: u32, weighted: bool, counts: &Words, sums: &Words) {
 /// The walk of [`line_density`], adding only the pixels with `y_lo <= y < y_hi`; the caller owns
 /// those rows. The walk visits `max(|dx|, |dy|) + 1` pixels, every step moving along the major
 /// axis; a segment wholly inside the band and the image takes a loop without bounds checks.
-fn walk_band(
-    [mut x, mut y, x1, y1]: [i32; 4],
-    (y_lo, y_hi): (i32, i32),
-    p: &Params,
-    w: u32,
-    counts: &Words,
-    sums: &Words,
-) {
+fn walk_band(ends: [i32; 4], (y_lo, y_hi): (i32, i32), p: &Params, w: u32, counts: &Words, sums: &Words) {
     let weighted = p.has_weight != 0;
     let w_px = p.width as i32;
-    let dx = (x1 - x).abs();
-    let dy = -(y1 - y).abs();
-    let sx = if x < x1 { 1 } else { -1 };
-    let sy = if y < y1 { 1 } else { -1 };
-    let mut err = dx + dy;
-    let steps = dx.max(-dy);
+    let mut walk = Walk::new(ends);
     let inside = |x: i32, y: i32| x >= 0 && y >= y_lo && x < w_px && y < y_hi;
-    if inside(x, y) && inside(x1, y1) {
+    if inside(ends[0], ends[1]) && inside(ends[2], ends[3]) {
         let width = p.width as usize;
-        for _ in 0..=steps {
-            add_owned(y as usize * width + x as usize, w, weighted, counts, sums);
-            let e2 = 2 * err;
-            let (mx, my) = (e2 >= dy, e2 <= dx);
-            err += if mx { dy } else { 0 } + if my { dx } else { 0 };
-            x += if mx { sx } else { 0 };
-            y += if my { sy } else { 0 };
+        for _ in 0..=walk.steps() {
+            add_owned(walk.y as usize * width + walk.x as usize, w, weighted, counts, sums);
+            walk.step();
         }
         return;
     }
     loop {
+        let (x, y) = (walk.x, walk.y);
         if inside(x, y) {
             add_owned((y as u32 * p.width + x as u32) as usize, w, weighted, counts, sums);
         }
         // Past the band in the direction of travel: nothing more to add.
-        if x == x1 && y == y1 || (sy > 0 && y >= y_hi) || (sy < 0 && y < y_lo) {
+        if walk.done() || (walk.sy > 0 && y >= y_hi) || (walk.sy < 0 && y < y_lo) {
             break;
         }
-        let e2 = 2 * err;
-        if e2 >= dy {
-            err += dy;
-            x += sx;
-        }
-        if e2 <= dx {
-            err += dx;
-            y += sy;
-        }
+        walk.step();
     }
 }
 
