@@ -164,10 +164,11 @@ fn bundled_ring_matches_golden_on_both_backends() {
     assert!(exaviz_tests::diff_fraction(&plain.pixels, &cpu.pixels, GOLDEN) > 0.02, "bundling changes the picture");
 }
 
-/// Every generated MPI case in the timeline and matrix views: the GPU picture agrees with the
+/// Every generated MPI case in the timeline, matrix and chord views: the GPU picture agrees with the
 /// CPU one, and both with the stored reference.
 #[test]
 fn mpi_views_match_golden_on_both_backends() {
+    use exaviz_engine::views::chord::{ChordOptions, chord_image};
     use exaviz_engine::views::matrix::{MatrixOptions, matrix_image};
     use exaviz_engine::views::timeline::{TimelineOptions, timeline_image};
     let gpu = gpu_backend();
@@ -175,9 +176,11 @@ fn mpi_views_match_golden_on_both_backends() {
         let d = exaviz_datasets::open(&format!("gen:{case}?iterations=3")).expect("generator");
         let t = TimelineOptions { width: 480, height: 320, ..Default::default() };
         let m = MatrixOptions { width: 420, height: 320, ..Default::default() };
+        let c = ChordOptions { width: 480, height: 360, ..Default::default() };
         let pictures = [
             ("timeline", timeline_image(&d, &Backend::Cpu, &t).unwrap(), timeline_image(&d, &gpu, &t).unwrap()),
             ("matrix", matrix_image(&d, &Backend::Cpu, &m).unwrap(), matrix_image(&d, &gpu, &m).unwrap()),
+            ("chord", chord_image(&d, &Backend::Cpu, &c).unwrap(), chord_image(&d, &gpu, &c).unwrap()),
         ];
         for (view, cpu, gpu) in pictures {
             let name = format!("{view}_{case}.png");

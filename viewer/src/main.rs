@@ -11,6 +11,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use exaviz_engine::layout::Ordering;
 use exaviz_engine::render::{ColorMap, View, render_scene, write_png_atomic};
+use exaviz_engine::views::chord::{ChordOptions, chord_image};
 use exaviz_engine::views::matrix::{MatrixOptions, MatrixValue, matrix_image};
 use exaviz_engine::views::ring::{RingOptions, ring_scene};
 use exaviz_engine::views::timeline::{TimelineOptions, timeline_image};
@@ -37,6 +38,8 @@ enum ViewKind {
     Timeline,
     /// MPI trace: communication matrix, senders as rows, receivers as columns.
     Matrix,
+    /// MPI trace: processes on a circle, communicating pairs as hierarchically bundled curves.
+    Chord,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -98,6 +101,9 @@ struct ViewArgs {
     /// Matrix view: what a cell shows (message count, bytes, or mean bandwidth in MB/s).
     #[arg(long, value_enum, default_value = "messages")]
     value: ValueArg,
+    /// Chord view: bundling strength β of the hierarchical bundling (0 straight, 1 fully bundled).
+    #[arg(long, default_value_t = exaviz_engine::bundling::DEFAULT_BETA)]
+    beta: f32,
     /// Timeline view: start of the time window, seconds since the trace's start.
     #[arg(long, requires = "to")]
     from: Option<f64>,
@@ -325,6 +331,7 @@ fn render_view(
             };
             matrix_image(dataset, backend, &MatrixOptions { width, height, value, colormap })?
         }
+        ViewKind::Chord => chord_image(dataset, backend, &ChordOptions { width, height, beta: args.beta })?,
     })
 }
 

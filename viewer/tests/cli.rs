@@ -291,9 +291,12 @@ fn bench_layout_lists_every_ordering_of_every_torus() {
 
 #[test]
 fn mpi_views_render_and_reject_bad_windows() {
-    for (view, extra) in
-        [("timeline", &[][..]), ("matrix", &["--value", "bandwidth"][..]), ("timeline", &["--bundle", "kde"][..])]
-    {
+    for (view, extra) in [
+        ("timeline", &[][..]),
+        ("matrix", &["--value", "bandwidth"][..]),
+        ("timeline", &["--bundle", "kde"][..]),
+        ("chord", &["--beta", "0.5"][..]),
+    ] {
         let out = tmp(&format!("mpi_{view}_{}.png", extra.len()));
         let o = out.to_str().unwrap();
         let mut args = vec![

@@ -1,5 +1,6 @@
 //! Views: from a dataset to a [`crate::render::Scene`], running compute stages on the backend.
 
+pub mod chord;
 pub mod density;
 pub mod legend;
 pub mod matrix;

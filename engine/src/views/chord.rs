@@ -1,0 +1,169 @@
+//! The `chord` view (seed 002 §III-C): processes on a circle, one edge per communicating pair
+//! (both directions of a pair drawn as two edges), bundled hierarchically and mixed additively.
+//!
+//! The hierarchy is a balanced binary tree over the ranks in order (blocks of consecutive ranks,
+//! as processes of one node or one sub-domain usually are): a leaf sits on the circle, an inner
+//! node at the mean angle of its block and at a radius shrinking with its height. An edge's
+//! control polygon climbs from its sender to just below the lowest common ancestor and down to
+//! its receiver (Holten 2006); the `bspline` stage evaluates the curves on the backend, with
+//! bundling strength β. Each curve is coloured from sender (pale cyan) to receiver (warm
+//! yellow), its opacity growing with the pair's message count (log scale).
+
+use crate::Backend;
+use crate::bundling::DEFAULT_BETA;
+use crate::model::Dataset;
+use crate::render::{Anchor, Blend, Image, Scene, View, render_scene};
+use crate::stages::{self, AxisKey, ControlPolygons, HeatmapInput};
+
+use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+
+#[derive(Clone, Copy, Debug)]
+pub struct ChordOptions {
+    pub width: u32,
+    pub height: u32,
+    /// Bundling strength: 0 draws straight chords, 1 follows the hierarchy exactly.
+    pub beta: f32,
+}
+
+impl Default for ChordOptions {
+    fn default() -> Self {
+        Self { width: 1024, height: 768, beta: DEFAULT_BETA }
+    }
+}
+
+/// Most processes the chord view draws (its pair matrix is binned on the backend).
+pub const MAX_PROCESSES: usize = 8192;
+const SAMPLES: u32 = 24;
+
+/// Control polygon of the edge from leaf `a` to leaf `b` of `n` on a circle of radius `r`
+/// around `c`: up the binary tree over rank blocks to below their common ancestor, then down.
+fn polygon(a: usize, b: usize, n: usize, c: [f32; 2], r: f32) -> Vec<[f32; 2]> {
+    let height = (n as f64).log2().ceil().max(1.0) as u32;
+    // The block of level `h` (0: the leaf itself) containing rank `i`, and its point.
+    let point = |i: usize, h: u32| {
+        let size = 1usize << h;
+        let start = (i / size) * size;
+        let end = (start + size).min(n);
+        let angle = std::f64::consts::TAU * ((start + end) as f64 / 2.0 - 0.5) / n as f64;
+        let radius = f64::from(r) * (1.0 - f64::from(h) / f64::from(height) * 0.85);
+        [c[0] + (radius * angle.cos()) as f32, c[1] + (radius * angle.sin()) as f32]
+    };
+    // Levels below the lowest common ancestor.
+    let lca = (0..=height).find(|&h| a >> h == b >> h).unwrap_or(height);
+    let mut out: Vec<[f32; 2]> = (0..lca).map(|h| point(a, h)).collect();
+    out.extend((0..lca).rev().map(|h| point(b, h)));
+    if lca == 0 {
+        out = vec![point(a, 0), point(b, 0)];
+    }
+    out
+}
+
+fn gradient(t: f32) -> [f32; 3] {
+    let (a, b) = ([0.7, 0.95, 1.0], [1.0, 0.85, 0.35]);
+    [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t]
+}
+
+/// Draws the chord diagram of `dataset`'s messages.
+pub fn chord_image(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) -> Result<Image, ViewError> {
+    let t = &dataset.trace;
+    let n = t.locations.name.len();
+    if !(2..=MAX_PROCESSES).contains(&n) {
+        return Err(ViewError::Unsupported(format!(
+            "the chord view needs 2 to {MAX_PROCESSES} processes (locations); this trace has {n}"
+        )));
+    }
+    let m = &t.messages;
+    let input = HeatmapInput {
+        x: AxisKey::Id { keys: &m.destination, extent: n as u32 },
+        y: AxisKey::Id { keys: &m.source, extent: n as u32 },
+        weights: None,
+    };
+    let grid = stages::bin_heatmap::run(backend.runner().as_mut(), &input)?;
+    let mut pairs: Vec<(usize, usize, u32)> =
+        (0..n * n).filter(|&k| grid.counts[k] > 0 && k / n != k % n).map(|k| (k / n, k % n, grid.counts[k])).collect();
+    pairs.sort_by_key(|p| p.2);
+    let (w, h) = (opts.width as f32, opts.height as f32);
+    let legend_w = 190.0;
+    let c = [(w - legend_w) / 2.0, h / 2.0 + 16.0];
+    let r = ((w - legend_w).min(h - 80.0) / 2.0 - 30.0).max(10.0);
+    let mut polygons = ControlPolygons::new();
+    for &(a, b, _) in &pairs {
+        polygons.push(polygon(a, b, n, c, r));
+    }
+    let curves = if pairs.is_empty() {
+        None
+    } else {
+        Some(stages::bspline::run(backend.runner().as_mut(), &polygons, SAMPLES, opts.beta.clamp(0.0, 1.0))?)
+    };
+    let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
+    let max = pairs.last().map_or(1, |p| p.2);
+    let log_max = (f64::from(max) + 1.0).ln();
+    // Additive mixing saturates with many curves: their opacity shrinks with their number.
+    let crowding = (1500.0 / pairs.len().max(1) as f32).min(1.0);
+    if let Some(curves) = &curves {
+        for (e, &(_, _, count)) in pairs.iter().enumerate() {
+            let alpha = (0.12 + 0.6 * ((f64::from(count) + 1.0).ln() / log_max)) as f32 * crowding;
+            let points = curves.edge(e);
+            for (k, pair) in points.windows(2).enumerate() {
+                let g = gradient(k as f32 / (points.len() - 2).max(1) as f32);
+                scene.segment(Blend::Additive, pair[0], pair[1], 1.2, [g[0], g[1], g[2], alpha * 0.6], false);
+            }
+        }
+    }
+    // Processes as ticks on the circle, a few labelled.
+    let step = (n / 16).max(1);
+    for i in 0..n {
+        let angle = std::f32::consts::TAU * i as f32 / n as f32;
+        let (dx, dy) = (angle.cos(), angle.sin());
+        let p = [c[0] + dx * (r + 2.0), c[1] + dy * (r + 2.0)];
+        let q = [c[0] + dx * (r + 8.0), c[1] + dy * (r + 8.0)];
+        scene.segment(Blend::Alpha, p, q, 1.5, TEXT_DIM, true);
+        if i % step == 0 {
+            let at = [c[0] + dx * (r + 22.0), c[1] + dy * (r + 22.0) + 4.0];
+            scene.text(&i.to_string(), at, 11.0, Anchor::Centre, TEXT_DIM);
+        }
+    }
+    let title = format!("Chord diagram: {} ({n} processes, {} communicating pairs)", dataset.name, pairs.len());
+    scene.text(&title, [16.0, 28.0], 15.0, Anchor::Left, TEXT);
+    legend(&mut scene, w - legend_w + 10.0, 80.0, max, opts.beta);
+    render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
+}
+
+fn legend(scene: &mut Scene, x: f32, y: f32, max: u32, beta: f32) {
+    scene.text("message direction", [x, y], 13.0, Anchor::Left, TEXT);
+    for k in 0..32 {
+        let g = gradient(k as f32 / 31.0);
+        let x0 = x + k as f32 * 4.0;
+        scene.rect([x0, y + 10.0], [x0 + 4.0, y + 22.0], [g[0], g[1], g[2], 1.0], true);
+    }
+    scene.text("sender", [x, y + 36.0], 11.0, Anchor::Left, TEXT_DIM);
+    scene.text("receiver", [x + 128.0, y + 36.0], 11.0, Anchor::Right, TEXT_DIM);
+    scene.text("messages per pair", [x, y + 70.0], 13.0, Anchor::Left, TEXT);
+    for (k, label) in [(0, "1".to_string()), (1, format!("{max}"))] {
+        let a = if k == 0 { 0.2 } else { 0.72 };
+        let yy = y + 84.0 + k as f32 * 18.0;
+        scene.rect([x, yy], [x + 28.0, yy + 3.0], [1.0, 1.0, 1.0, a], true);
+        scene.text(&label, [x + 36.0, yy + 6.0], 11.0, Anchor::Left, TEXT_DIM);
+    }
+    scene.text("(opacity, log scale;", [x, y + 136.0], 11.0, Anchor::Left, TEXT_DIM);
+    scene.text(" colours add up)", [x, y + 150.0], 11.0, Anchor::Left, TEXT_DIM);
+    scene.text(&format!("bundling strength β = {beta:.2}"), [x, y + 180.0], 11.0, Anchor::Left, TEXT_DIM);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polygons_climb_to_below_the_common_ancestor() {
+        let (c, r) = ([0.0, 0.0], 100.0);
+        // Siblings: only the two leaves (their parent is the common ancestor).
+        assert_eq!(polygon(0, 1, 8, c, r).len(), 2);
+        // 0 and 7 of 8: three levels up and three down.
+        let p = polygon(0, 7, 8, c, r);
+        assert_eq!(p.len(), 6);
+        let radius = |q: [f32; 2]| q[0].hypot(q[1]);
+        assert!((radius(p[0]) - 100.0).abs() < 1e-3 && (radius(p[5]) - 100.0).abs() < 1e-3);
+        assert!(radius(p[2]) < radius(p[1]) && radius(p[1]) < radius(p[0]));
+    }
+}
