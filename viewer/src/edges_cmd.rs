@@ -207,8 +207,7 @@ fn bundler_of(arg: BundlerArg, kde: BundleParams, beta: f32) -> Result<Bundler> 
 fn to_unit(edges: &mut [[f32; 4]]) -> UnitFrame {
     let frame = UnitFrame::fit(edges);
     for e in edges.iter_mut() {
-        let (a, b) = (frame.to_unit([e[0], e[1]]), frame.to_unit([e[2], e[3]]));
-        *e = [a[0], a[1], b[0], b[1]];
+        *e = frame.edge_to_unit(*e);
     }
     frame
 }

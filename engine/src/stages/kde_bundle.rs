@@ -133,6 +133,12 @@ impl UnitFrame {
         [(p[0] - self.origin[0]) * self.scale, (p[1] - self.origin[1]) * self.scale]
     }
 
+    /// An edge `[x0, y0, x1, y1]` mapped into the unit square.
+    pub fn edge_to_unit(&self, e: [f32; 4]) -> [f32; 4] {
+        let (a, b) = (self.to_unit([e[0], e[1]]), self.to_unit([e[2], e[3]]));
+        [a[0], a[1], b[0], b[1]]
+    }
+
     pub fn from_unit(&self, p: [f32; 2]) -> [f32; 2] {
         [p[0] / self.scale + self.origin[0], p[1] / self.scale + self.origin[1]]
     }

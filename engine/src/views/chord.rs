@@ -15,6 +15,7 @@ use crate::model::Dataset;
 use crate::render::{Anchor, Blend, Image, Scene, View, render_scene};
 use crate::stages::{self, AxisKey, ControlPolygons, HeatmapInput};
 
+use super::plot::{direction_colour, direction_legend};
 use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 #[derive(Clone, Copy, Debug)]
@@ -56,11 +57,6 @@ fn polygon(a: usize, b: usize, n: usize, c: [f32; 2], r: f32) -> Vec<[f32; 2]> {
         out = vec![point(a, 0), point(b, 0)];
     }
     out
-}
-
-fn gradient(t: f32) -> [f32; 3] {
-    let (a, b) = ([0.7, 0.95, 1.0], [1.0, 0.85, 0.35]);
-    [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t]
 }
 
 /// Draws the chord diagram of `dataset`'s messages.
@@ -105,7 +101,7 @@ pub fn chord_image(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) ->
             let alpha = (0.12 + 0.6 * ((f64::from(count) + 1.0).ln() / log_max)) as f32 * crowding;
             let points = curves.edge(e);
             for (k, pair) in points.windows(2).enumerate() {
-                let g = gradient(k as f32 / (points.len() - 2).max(1) as f32);
+                let g = direction_colour(k as f32 / (points.len() - 2).max(1) as f32);
                 scene.segment(Blend::Additive, pair[0], pair[1], 1.2, [g[0], g[1], g[2], alpha * 0.6], false);
             }
         }
@@ -130,14 +126,7 @@ pub fn chord_image(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) ->
 }
 
 fn legend(scene: &mut Scene, x: f32, y: f32, max: u32, beta: f32) {
-    scene.text("message direction", [x, y], 13.0, Anchor::Left, TEXT);
-    for k in 0..32 {
-        let g = gradient(k as f32 / 31.0);
-        let x0 = x + k as f32 * 4.0;
-        scene.rect([x0, y + 10.0], [x0 + 4.0, y + 22.0], [g[0], g[1], g[2], 1.0], true);
-    }
-    scene.text("sender", [x, y + 36.0], 11.0, Anchor::Left, TEXT_DIM);
-    scene.text("receiver", [x + 128.0, y + 36.0], 11.0, Anchor::Right, TEXT_DIM);
+    direction_legend(scene, x, y + 10.0);
     scene.text("messages per pair", [x, y + 70.0], 13.0, Anchor::Left, TEXT);
     for (k, label) in [(0, "1".to_string()), (1, format!("{max}"))] {
         let a = if k == 0 { 0.2 } else { 0.72 };

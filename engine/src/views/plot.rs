@@ -61,6 +61,26 @@ pub const CATEGORICAL: [[f32; 3]; 8] = [
     [0.75, 0.75, 0.75],
 ];
 
+/// Colour of a message line `share` of the way from its sender (0) to its receiver (1). Seed 002
+/// uses green to red; the views keep its idea with a pair safe for colour-blind readers: pale
+/// cyan at the sender, warm yellow at the receiver (bright on dark backgrounds and state bars).
+pub fn direction_colour(share: f32) -> [f32; 3] {
+    let (a, b) = ([0.7, 0.95, 1.0], [1.0, 0.85, 0.35]);
+    [a[0] + (b[0] - a[0]) * share, a[1] + (b[1] - a[1]) * share, a[2] + (b[2] - a[2]) * share]
+}
+
+/// The legend of [`direction_colour`]: a title, a gradient bar whose top is at `y`, its ends named.
+pub fn direction_legend(scene: &mut Scene, x: f32, y: f32) {
+    scene.text("message direction", [x, y - 8.0], 13.0, Anchor::Left, TEXT);
+    for k in 0..32 {
+        let c = direction_colour(k as f32 / 31.0);
+        let x0 = x + k as f32 * 4.0;
+        scene.rect([x0, y], [x0 + 4.0, y + 12.0], [c[0], c[1], c[2], 1.0], true);
+    }
+    scene.text("sender", [x, y + 26.0], 11.0, Anchor::Left, TEXT_DIM);
+    scene.text("receiver", [x + 128.0, y + 26.0], 11.0, Anchor::Right, TEXT_DIM);
+}
+
 /// Writes `rgba(x, y)` (plot pixels, straight alpha) over the picture's plot area.
 pub fn paste(image: &mut Image, p: Plot, rgba: impl Fn(u32, u32) -> Option<[f32; 4]> + Sync) {
     let width = image.width;

@@ -145,13 +145,7 @@ fn polylines(
         })
         .collect();
     let frame = UnitFrame::fit(&ends);
-    let unit: Vec<[f32; 4]> = ends
-        .iter()
-        .map(|e| {
-            let (a, b) = (frame.to_unit([e[0], e[1]]), frame.to_unit([e[2], e[3]]));
-            [a[0], a[1], b[0], b[1]]
-        })
-        .collect();
+    let unit: Vec<[f32; 4]> = ends.iter().map(|&e| frame.edge_to_unit(e)).collect();
     // Heavier links pull harder: weight 1 + 999 * traffic / max.
     let weights: Vec<u32> =
         chords.list.iter().map(|&(_, t)| 1 + (999.0 * t as f64 / chords.max.max(1) as f64).round() as u32).collect();

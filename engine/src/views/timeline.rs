@@ -16,7 +16,7 @@ use crate::stages::kde_bundle::UnitFrame;
 use crate::stages::{self, BundleInput, BundleParams, DensityInput};
 
 use super::legend::format_value;
-use super::plot::{CATEGORICAL, Plot, Tick, axes, nice_ticks, paste};
+use super::plot::{CATEGORICAL, Plot, Tick, axes, direction_colour, direction_legend, nice_ticks, paste};
 use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 #[derive(Clone, Copy, Debug)]
@@ -227,13 +227,7 @@ fn message_density(
             None => Polylines::straight(&lines, 4),
             Some(params) => {
                 let frame = UnitFrame::fit(&lines);
-                let unit: Vec<[f32; 4]> = lines
-                    .iter()
-                    .map(|e| {
-                        let (a, b) = (frame.to_unit([e[0], e[1]]), frame.to_unit([e[2], e[3]]));
-                        [a[0], a[1], b[0], b[1]]
-                    })
-                    .collect();
+                let unit: Vec<[f32; 4]> = lines.iter().map(|&e| frame.edge_to_unit(e)).collect();
                 let mut b = stages::kde_bundle::run(
                     backend.runner().as_mut(),
                     &BundleInput { edges: &unit, weights: None },
@@ -355,7 +349,7 @@ pub fn timeline_image(dataset: &Dataset, backend: &Backend, opts: &TimelineOptio
         }
         let a = message_alpha(c, log_max);
         let share = (density.sums[(y * p.w + x) as usize] as f32 / GRADIENT_STEPS / c as f32).clamp(0.0, 1.0);
-        let line = message_colour(share);
+        let line = direction_colour(share);
         let under = state.map_or(BACKGROUND, |s| [s[0] * s[3], s[1] * s[3], s[2] * s[3]]);
         Some([
             under[0] + (line[0] - under[0]) * a,
@@ -365,14 +359,6 @@ pub fn timeline_image(dataset: &Dataset, backend: &Backend, opts: &TimelineOptio
         ])
     });
     Ok(image)
-}
-
-/// Colour of a message line `share` of the way from its sender (0) to its receiver (1). Seed 002
-/// uses green to red; this keeps its idea with a pair safe for colour-blind readers: pale cyan
-/// at the sender, warm yellow at the receiver (bright on the darkened state bars).
-fn message_colour(share: f32) -> [f32; 3] {
-    let (a, b) = ([0.7, 0.95, 1.0], [1.0, 0.85, 0.35]);
-    [a[0] + (b[0] - a[0]) * share, a[1] + (b[1] - a[1]) * share, a[2] + (b[2] - a[2]) * share]
 }
 
 /// Opacity of the message overlay for `count` lines in a pixel: one line is visible, the
@@ -404,14 +390,7 @@ fn legend_column(scene: &mut Scene, p: Plot, legend: &[(usize, String)], max: u3
         scene.rect([x, y0], [x + 16.0, y0 + 4.0], [1.0, 1.0, 1.0, a], true);
     }
     let gy = y + steps as f32 * 4.0 + 40.0;
-    scene.text("message direction", [x, gy - 8.0], 13.0, Anchor::Left, TEXT);
-    for k in 0..32 {
-        let c = message_colour(k as f32 / 31.0);
-        let x0 = x + k as f32 * 4.0;
-        scene.rect([x0, gy], [x0 + 4.0, gy + 12.0], [c[0], c[1], c[2], 1.0], true);
-    }
-    scene.text("sender", [x, gy + 26.0], 11.0, Anchor::Left, TEXT_DIM);
-    scene.text("receiver", [x + 128.0, gy + 26.0], 11.0, Anchor::Right, TEXT_DIM);
+    direction_legend(scene, x, gy);
     scene.text("1", [x + 22.0, y + 8.0], 11.0, Anchor::Left, TEXT_DIM);
     scene.text(&format!("{max} (log scale)"), [x + 22.0, y + steps as f32 * 4.0], 11.0, Anchor::Left, TEXT_DIM);
     if max == 0 {
