@@ -122,9 +122,10 @@ fn gpu_and_cpu_bsplines_agree_and_keep_endpoints() {
     // Polygons of every length the tree makes, straight ones included.
     let lens: std::collections::BTreeSet<u32> = polygons.offsets.windows(2).map(|w| w[1] - w[0]).collect();
     assert!(lens.len() >= 4 && lens.contains(&2), "{lens:?}");
-    for (samples, beta) in [(16, 0.85), (5, 1.0), (32, 0.0)] {
-        let a = stages::bspline::run(&mut CpuRunner::default(), &polygons, samples, beta).unwrap();
-        let b = stages::bspline::run(&mut GpuRunner::new(gpu()), &polygons, samples, beta).unwrap();
+    for (samples, beta, degree) in [(16, 0.85, 3), (5, 1.0, 3), (32, 0.0, 3), (16, 0.85, 2), (9, 1.0, 1)] {
+        let curve = stages::bspline::Curve { samples, beta, degree };
+        let a = stages::bspline::run(&mut CpuRunner::default(), &polygons, curve).unwrap();
+        let b = stages::bspline::run(&mut GpuRunner::new(gpu()), &polygons, curve).unwrap();
         assert_eq!(a.points.len(), edges.len() * samples as usize);
         // Tolerance: the same few float operations per point; 1e-5 of the unit square.
         let worst = a

@@ -170,23 +170,39 @@ fn bundled_ring_matches_golden_on_both_backends() {
 fn mpi_views_match_golden_on_both_backends() {
     use exaviz_engine::views::chord::{ChordOptions, chord_image};
     use exaviz_engine::views::matrix::{MatrixOptions, matrix_image};
-    use exaviz_engine::views::timeline::{TimelineOptions, timeline_image};
+    use exaviz_engine::views::plot::Mix;
+    use exaviz_engine::views::sendrecv::{SendRecvOptions, sendrecv_image};
+    use exaviz_engine::views::timeline::{TimelineBundle, TimelineOptions, timeline_image};
     let gpu = gpu_backend();
     for case in ["wrf", "fd4", "tachyon", "lulesh"] {
         let d = exaviz_datasets::open(&format!("gen:{case}?iterations=3")).expect("generator");
         let t = TimelineOptions { width: 480, height: 320, ..Default::default() };
+        let hier = TimelineOptions { bundle: TimelineBundle::Hierarchical { beta: 0.85 }, ..t };
+        let grid = TimelineOptions { bundle: TimelineBundle::Grid { beta: 0.85 }, mix: Mix::Additive, ..t };
         let m = MatrixOptions { width: 420, height: 320, ..Default::default() };
         let c = ChordOptions { width: 480, height: 360, ..Default::default() };
+        let sr = SendRecvOptions { width: 560, height: 400, ..Default::default() };
+        let timeline =
+            |o: &TimelineOptions| (timeline_image(&d, &Backend::Cpu, o).unwrap(), timeline_image(&d, &gpu, o).unwrap());
         let pictures = [
-            ("timeline", timeline_image(&d, &Backend::Cpu, &t).unwrap(), timeline_image(&d, &gpu, &t).unwrap()),
-            ("matrix", matrix_image(&d, &Backend::Cpu, &m).unwrap(), matrix_image(&d, &gpu, &m).unwrap()),
-            ("chord", chord_image(&d, &Backend::Cpu, &c).unwrap(), chord_image(&d, &gpu, &c).unwrap()),
+            ("timeline", timeline(&t)),
+            ("timeline_hierarchical", timeline(&hier)),
+            ("timeline_grid_additive", timeline(&grid)),
+            ("matrix", (matrix_image(&d, &Backend::Cpu, &m).unwrap(), matrix_image(&d, &gpu, &m).unwrap())),
+            ("chord", (chord_image(&d, &Backend::Cpu, &c).unwrap(), chord_image(&d, &gpu, &c).unwrap())),
+            ("sendrecv", (sendrecv_image(&d, &Backend::Cpu, &sr).unwrap(), sendrecv_image(&d, &gpu, &sr).unwrap())),
         ];
-        for (view, cpu, gpu) in pictures {
+        let plain = &pictures[0].1.0;
+        for (view, (cpu, gpu)) in &pictures {
             let name = format!("{view}_{case}.png");
             assert!(cpu.distinct_colours() > 20, "{name}: the picture looks blank");
             assert_images_close(&format!("{name} gpu vs cpu"), &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
-            golden(&name, &cpu);
+            if view.starts_with("timeline_") {
+                // Bundling moves the message lines.
+                let moved = exaviz_tests::diff_fraction(&plain.pixels, &cpu.pixels, GOLDEN);
+                assert!(moved > 0.01, "{name}: bundled like the plain timeline ({moved})");
+            }
+            golden(&name, cpu);
         }
     }
 }
@@ -200,7 +216,7 @@ fn otf2_timeline_matches_golden() {
     let d = exaviz_datasets::open(anchor.to_str().unwrap()).unwrap();
     let mut d = d;
     d.name = "ping-pong-otf2".into();
-    let opts = TimelineOptions { width: 480, height: 240, window_s: Some((0.1948, 0.1985)), bundle: None };
+    let opts = TimelineOptions { width: 480, height: 240, window_s: Some((0.1948, 0.1985)), ..Default::default() };
     let image = timeline_image(&d, &Backend::Cpu, &opts).unwrap();
     golden("timeline_pingpong_otf2.png", &image);
     let gpu = timeline_image(&d, &gpu_backend(), &opts).unwrap();

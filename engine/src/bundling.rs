@@ -7,6 +7,7 @@
 //! - `straight`: the unbundled baseline (the same B-spline stage on two-point polygons).
 
 use crate::layout::hierarchy;
+use crate::stages::bspline::Curve;
 use crate::stages::{self, BundleInput, BundleParams, Bundled, ControlPolygons, DensityInput, Runner, StageError};
 
 /// Holten's default bundling strength.
@@ -43,11 +44,11 @@ impl Bundler {
                 for e in edges {
                     polygons.push([[e[0], e[1]], [e[2], e[3]]]);
                 }
-                stages::bspline::run(runner, &polygons, samples, 1.0)
+                stages::bspline::run(runner, &polygons, Curve { samples, beta: 1.0, degree: 3 })
             }
             Self::Hierarchical { samples, beta, depth } => {
                 let polygons = hierarchy::quadtree_polygons(edges, depth);
-                stages::bspline::run(runner, &polygons, samples, beta)
+                stages::bspline::run(runner, &polygons, Curve { samples, beta, degree: 3 })
             }
         }
     }

@@ -1,13 +1,13 @@
 // Hierarchical edge bundling's curve stage (Holten 2006): each edge's control polygon (the path
 // through a hierarchy) is straightened by the bundling strength beta and evaluated as a clamped
-// uniform B-spline of degree min(3, points - 1) at `samples` parameters, endpoints exact.
+// uniform B-spline of degree min(degree, points - 1) at `samples` parameters, endpoints exact.
 // CPU mirror: engine/src/stages/cpu/bspline.rs (keep the two in sync).
 
 struct Params {
     n: u32,          // edges in this chunk
     samples: u32,    // output points per edge, 2..=32
     beta: f32,       // bundling strength: 1 follows the hierarchy, 0 is the straight line
-    _pad: u32,
+    degree: u32,     // 1..=3 (seed 002 uses 2, Holten 3)
 }
 
 const MAX_CTRL: u32 = 64u;
@@ -48,7 +48,7 @@ fn bspline_eval(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
         let t = f32(i) / f32(m - 1);
         c[i] = params.beta * ctrl[first + u32(i)] + (1.0 - params.beta) * (a + (b - a) * t);
     }
-    let p = min(3, m - 1);
+    let p = min(i32(params.degree), m - 1);
     let top = f32(m - p);
     points[out] = a;
     points[out + s - 1u] = b;

@@ -13,8 +13,10 @@ use exaviz_engine::layout::Ordering;
 use exaviz_engine::render::{ColorMap, View, render_scene, write_png_atomic};
 use exaviz_engine::views::chord::{ChordOptions, chord_image};
 use exaviz_engine::views::matrix::{MatrixOptions, MatrixValue, matrix_image};
+use exaviz_engine::views::plot::Mix;
 use exaviz_engine::views::ring::{RingOptions, ring_scene};
-use exaviz_engine::views::timeline::{TimelineOptions, timeline_image};
+use exaviz_engine::views::sendrecv::{SendRecvOptions, sendrecv_image};
+use exaviz_engine::views::timeline::{TimelineBundle, TimelineOptions, timeline_image};
 use exaviz_engine::{Backend, BackendChoice};
 
 /// The built-in default input of `exaviz render` when none is given.
@@ -40,6 +42,8 @@ enum ViewKind {
     Matrix,
     /// MPI trace: processes on a circle, communicating pairs as hierarchically bundled curves.
     Chord,
+    /// MPI trace: senders on the left, receivers on the right, pairs routed over an 8x8 grid.
+    Sendrecv,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -74,8 +78,22 @@ enum OrderArg {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum BundleArg {
+    /// Straight lines.
     None,
+    /// Image-space KDE bundling (this engine's, any view with --bundle).
     Kde,
+    /// Timeline: seed 002's hierarchy of mean-shift endpoint clusters, degree-2 B-splines.
+    Hierarchical,
+    /// Timeline: seed 002's grid-based routing with diagonals between endpoint clusters.
+    Grid,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum MixArg {
+    /// Lines over each other, more opaque where more cross.
+    Alpha,
+    /// Colours add up, crowded paths saturate (seed 002's "hot paths").
+    Additive,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -95,13 +113,16 @@ struct ViewArgs {
     /// Colour map (both are safe for colour-blind readers).
     #[arg(long, value_enum, default_value = "viridis")]
     colormap: MapArg,
-    /// Edge bundling of the ring's chords or the timeline's messages: none, or KDE (image-space, density-based) on the backend.
+    /// Edge bundling of the ring's chords or the timeline's messages (hierarchical and grid: timeline only).
     #[arg(long, value_enum, default_value = "none")]
     bundle: BundleArg,
+    /// Timeline, chord and sendrecv views: how overlapping lines combine (default: alpha for the timeline, additive for the others).
+    #[arg(long, value_enum)]
+    mix: Option<MixArg>,
     /// Matrix view: what a cell shows (message count, bytes, or mean bandwidth in MB/s).
     #[arg(long, value_enum, default_value = "messages")]
     value: ValueArg,
-    /// Chord view: bundling strength β of the hierarchical bundling (0 straight, 1 fully bundled).
+    /// Chord and sendrecv views, the timeline's hierarchical and grid bundling: bundling strength β (0 straight, 1 fully bundled).
     #[arg(long, default_value_t = exaviz_engine::bundling::DEFAULT_BETA)]
     beta: f32,
     /// Timeline view: start of the time window, seconds since the trace's start.
@@ -293,10 +314,30 @@ fn ring_options(args: &ViewArgs, (width, height): (u32, u32)) -> RingOptions {
             MapArg::Cividis => ColorMap::Cividis,
         },
         bundle: match args.bundle {
-            BundleArg::None => None,
             BundleArg::Kde => Some(exaviz_engine::stages::BundleParams::default()),
+            _ => None,
         },
     }
+}
+
+fn mix(args: &ViewArgs, default: Mix) -> Mix {
+    match args.mix {
+        None => default,
+        Some(MixArg::Alpha) => Mix::Alpha,
+        Some(MixArg::Additive) => Mix::Additive,
+    }
+}
+
+/// The timeline's options from the command line.
+pub(crate) fn timeline_options(args: &ViewArgs, (width, height): (u32, u32)) -> TimelineOptions {
+    let beta = args.beta.clamp(0.0, 1.0);
+    let bundle = match args.bundle {
+        BundleArg::None => TimelineBundle::None,
+        BundleArg::Kde => TimelineBundle::Kde(exaviz_engine::stages::BundleParams::default()),
+        BundleArg::Hierarchical => TimelineBundle::Hierarchical { beta },
+        BundleArg::Grid => TimelineBundle::Grid { beta },
+    };
+    TimelineOptions { width, height, window_s: args.from.zip(args.to), bundle, mix: mix(args, Mix::Alpha) }
 }
 
 /// Renders the chosen view headless.
@@ -312,17 +353,13 @@ fn render_view(
     };
     Ok(match args.view {
         ViewKind::Ring => {
+            if matches!(args.bundle, BundleArg::Hierarchical | BundleArg::Grid) {
+                bail!("--bundle {:?} is for the timeline view; the ring takes none or kde", args.bundle);
+            }
             let scene = ring_scene(dataset, backend, &ring_options(args, (width, height)))?;
             render_scene(backend, &scene, View::default())?
         }
-        ViewKind::Timeline => {
-            let window_s = args.from.zip(args.to);
-            let bundle = match args.bundle {
-                BundleArg::None => None,
-                BundleArg::Kde => Some(exaviz_engine::stages::BundleParams::default()),
-            };
-            timeline_image(dataset, backend, &TimelineOptions { width, height, window_s, bundle })?
-        }
+        ViewKind::Timeline => timeline_image(dataset, backend, &timeline_options(args, (width, height)))?,
         ViewKind::Matrix => {
             let value = match args.value {
                 ValueArg::Messages => MatrixValue::Messages,
@@ -331,7 +368,15 @@ fn render_view(
             };
             matrix_image(dataset, backend, &MatrixOptions { width, height, value, colormap })?
         }
-        ViewKind::Chord => chord_image(dataset, backend, &ChordOptions { width, height, beta: args.beta })?,
+        ViewKind::Chord => chord_image(
+            dataset,
+            backend,
+            &ChordOptions { width, height, beta: args.beta, mix: mix(args, Mix::Additive) },
+        )?,
+        ViewKind::Sendrecv => {
+            let opts = SendRecvOptions { width, height, beta: args.beta, mix: mix(args, Mix::Additive) };
+            sendrecv_image(dataset, backend, &opts)?
+        }
     })
 }
 

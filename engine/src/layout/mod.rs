@@ -3,5 +3,6 @@
 pub mod hierarchy;
 pub mod metrics;
 pub mod order;
+pub mod routes;
 
 pub use order::{Ordering, order_nodes};

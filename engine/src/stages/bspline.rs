@@ -1,6 +1,7 @@
 //! Curves of hierarchical edge bundling (Holten 2006): every edge's control polygon, the path
 //! between its endpoints through a hierarchy, is straightened by the bundling strength `beta` and
-//! evaluated as a clamped uniform B-spline (degree 3, less for short polygons) at `samples`
+//! evaluated as a clamped uniform B-spline (degree 1 to 3, less for short polygons; Holten uses 3,
+//! seed 002 uses 2) at `samples`
 //! points, endpoints exact. Shader: `shaders/wgsl/bspline.wgsl`; CPU mirror: `cpu::bspline`.
 //! The control polygons come from a hierarchy (see `crate::layout::hierarchy`).
 
@@ -49,12 +50,26 @@ impl ControlPolygons {
     }
 }
 
+/// How each polygon's curve is evaluated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Curve {
+    /// Output points per edge, 2 to 32.
+    pub samples: u32,
+    /// Bundling strength: 1 follows the polygon, 0 is the straight line.
+    pub beta: f32,
+    /// B-spline degree, 1 to 3 (lower for polygons with fewer points).
+    pub degree: u32,
+}
+
 pub fn record<'a>(
     polygons: &'a ControlPolygons,
-    samples: u32,
-    beta: f32,
+    curve: Curve,
     max_binding_bytes: u64,
 ) -> Result<Recording<'a>, StageError> {
+    let Curve { samples, beta, degree } = curve;
+    if !(1..=3).contains(&degree) {
+        return Err(StageError::Input(format!("degree must be 1 to 3, not {degree}")));
+    }
     polygons.validate().map_err(StageError::Input)?;
     if !(2..=32).contains(&samples) {
         return Err(StageError::Input(format!("samples must be 2 to 32, not {samples}")));
@@ -75,7 +90,7 @@ pub fn record<'a>(
         let rebased: Vec<u32> = polygons.offsets[range.start..=range.end].iter().map(|&o| o - lo as u32).collect();
         rec.upload(offsets, rebased);
         let points = rec.alloc(len as u64 * u64::from(samples) * 2, "bspline.points");
-        let params = vec![len as u32, samples, beta.to_bits(), 0];
+        let params = vec![len as u32, samples, beta.to_bits(), degree];
         rec.dispatch(Kernel::BsplineEval, len as u32, params, vec![(1, ctrl), (2, offsets), (3, points)]);
         rec.download(points);
     }
@@ -83,14 +98,10 @@ pub fn record<'a>(
 }
 
 /// Evaluates every polygon's curve on a runner; output polyline `e` belongs to edge `e`.
-pub fn run(
-    runner: &mut dyn Runner,
-    polygons: &ControlPolygons,
-    samples: u32,
-    beta: f32,
-) -> Result<Bundled, StageError> {
-    let rec = record(polygons, samples, beta, runner.max_binding_bytes())?;
+pub fn run(runner: &mut dyn Runner, polygons: &ControlPolygons, curve: Curve) -> Result<Bundled, StageError> {
+    let rec = record(polygons, curve, runner.max_binding_bytes())?;
     let out = runner.run(&rec)?;
+    let samples = curve.samples;
     let mut points = Vec::with_capacity(polygons.len() * samples as usize);
     for words in out {
         points.extend_from_slice(bytemuck::cast_slice::<u32, [f32; 2]>(&words));

@@ -13,9 +13,11 @@ use crate::Backend;
 use crate::bundling::DEFAULT_BETA;
 use crate::model::Dataset;
 use crate::render::{Anchor, Blend, Image, Scene, View, render_scene};
-use crate::stages::{self, AxisKey, ControlPolygons, HeatmapInput};
+use crate::stages::bspline::Curve;
+use crate::stages::{self, ControlPolygons};
 
-use super::plot::{direction_colour, direction_legend};
+use super::pairs::{communicating_pairs, draw_curves, opacity_legend};
+use super::plot::{Mix, direction_colour, direction_legend};
 use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 #[derive(Clone, Copy, Debug)]
@@ -24,11 +26,13 @@ pub struct ChordOptions {
     pub height: u32,
     /// Bundling strength: 0 draws straight chords, 1 follows the hierarchy exactly.
     pub beta: f32,
+    /// How overlapping curves combine (the paper's chord diagrams add).
+    pub mix: Mix,
 }
 
 impl Default for ChordOptions {
     fn default() -> Self {
-        Self { width: 1024, height: 768, beta: DEFAULT_BETA }
+        Self { width: 1024, height: 768, beta: DEFAULT_BETA, mix: Mix::Additive }
     }
 }
 
@@ -68,16 +72,7 @@ pub fn chord_image(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) ->
             "the chord view needs 2 to {MAX_PROCESSES} processes (locations); this trace has {n}"
         )));
     }
-    let m = &t.messages;
-    let input = HeatmapInput {
-        x: AxisKey::Id { keys: &m.destination, extent: n as u32 },
-        y: AxisKey::Id { keys: &m.source, extent: n as u32 },
-        weights: None,
-    };
-    let grid = stages::bin_heatmap::run(backend.runner().as_mut(), &input)?;
-    let mut pairs: Vec<(usize, usize, u32)> =
-        (0..n * n).filter(|&k| grid.counts[k] > 0 && k / n != k % n).map(|k| (k / n, k % n, grid.counts[k])).collect();
-    pairs.sort_by_key(|p| p.2);
+    let pairs = communicating_pairs(t, backend, n)?;
     let (w, h) = (opts.width as f32, opts.height as f32);
     let legend_w = 190.0;
     let c = [(w - legend_w) / 2.0, h / 2.0 + 16.0];
@@ -89,22 +84,16 @@ pub fn chord_image(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) ->
     let curves = if pairs.is_empty() {
         None
     } else {
-        Some(stages::bspline::run(backend.runner().as_mut(), &polygons, SAMPLES, opts.beta.clamp(0.0, 1.0))?)
+        Some(stages::bspline::run(
+            backend.runner().as_mut(),
+            &polygons,
+            Curve { samples: SAMPLES, beta: opts.beta.clamp(0.0, 1.0), degree: 3 },
+        )?)
     };
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     let max = pairs.last().map_or(1, |p| p.2);
-    let log_max = (f64::from(max) + 1.0).ln();
-    // Additive mixing saturates with many curves: their opacity shrinks with their number.
-    let crowding = (1500.0 / pairs.len().max(1) as f32).min(1.0);
     if let Some(curves) = &curves {
-        for (e, &(_, _, count)) in pairs.iter().enumerate() {
-            let alpha = (0.12 + 0.6 * ((f64::from(count) + 1.0).ln() / log_max)) as f32 * crowding;
-            let points = curves.edge(e);
-            for (k, pair) in points.windows(2).enumerate() {
-                let g = direction_colour(k as f32 / (points.len() - 2).max(1) as f32);
-                scene.segment(Blend::Additive, pair[0], pair[1], 1.2, [g[0], g[1], g[2], alpha * 0.6], false);
-            }
-        }
+        draw_curves(&mut scene, curves, &pairs, opts.mix, 1.2, |_, share| direction_colour(share));
     }
     // Processes as ticks on the circle, a few labelled.
     let step = (n / 16).max(1);
@@ -121,22 +110,14 @@ pub fn chord_image(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) ->
     }
     let title = format!("Chord diagram: {} ({n} processes, {} communicating pairs)", dataset.name, pairs.len());
     scene.text(&title, [16.0, 28.0], 15.0, Anchor::Left, TEXT);
-    legend(&mut scene, w - legend_w + 10.0, 80.0, max, opts.beta);
+    legend(&mut scene, w - legend_w + 10.0, 80.0, max, opts);
     render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
 }
 
-fn legend(scene: &mut Scene, x: f32, y: f32, max: u32, beta: f32) {
+fn legend(scene: &mut Scene, x: f32, y: f32, max: u32, opts: &ChordOptions) {
     direction_legend(scene, x, y + 10.0);
-    scene.text("messages per pair", [x, y + 70.0], 13.0, Anchor::Left, TEXT);
-    for (k, label) in [(0, "1".to_string()), (1, format!("{max}"))] {
-        let a = if k == 0 { 0.2 } else { 0.72 };
-        let yy = y + 84.0 + k as f32 * 18.0;
-        scene.rect([x, yy], [x + 28.0, yy + 3.0], [1.0, 1.0, 1.0, a], true);
-        scene.text(&label, [x + 36.0, yy + 6.0], 11.0, Anchor::Left, TEXT_DIM);
-    }
-    scene.text("(opacity, log scale;", [x, y + 136.0], 11.0, Anchor::Left, TEXT_DIM);
-    scene.text(" colours add up)", [x, y + 150.0], 11.0, Anchor::Left, TEXT_DIM);
-    scene.text(&format!("bundling strength β = {beta:.2}"), [x, y + 180.0], 11.0, Anchor::Left, TEXT_DIM);
+    opacity_legend(scene, x, y + 70.0, max, opts.mix);
+    scene.text(&format!("bundling strength β = {:.2}", opts.beta), [x, y + 180.0], 11.0, Anchor::Left, TEXT_DIM);
 }
 
 #[cfg(test)]

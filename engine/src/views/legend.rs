@@ -21,7 +21,18 @@ pub fn format_value(v: f64) -> String {
 }
 
 /// A vertical colour bar in the screen rectangle `[x, y, w, h]`, high values on top, 5 ticks.
-pub fn color_bar(scene: &mut Scene, map: ColorMap, scale: Scale, title: &str, [x, y, w, h]: [f32; 4]) {
+pub fn color_bar(scene: &mut Scene, map: ColorMap, scale: Scale, title: &str, rect: [f32; 4]) {
+    color_bar_of(scene, |t| map.sample(t), scale, title, rect);
+}
+
+/// [`color_bar`] of any colour function of `t` in `[0, 1]`.
+pub fn color_bar_of(
+    scene: &mut Scene,
+    sample: impl Fn(f32) -> [f32; 4],
+    scale: Scale,
+    title: &str,
+    [x, y, w, h]: [f32; 4],
+) {
     // The title may be two lines ("packets\nper link pair"), placed above the bar.
     let lines: Vec<&str> = title.lines().collect();
     for (i, line) in lines.iter().enumerate() {
@@ -34,7 +45,7 @@ pub fn color_bar(scene: &mut Scene, map: ColorMap, scale: Scale, title: &str, [x
         let t1 = (i + 1) as f32 / steps as f32;
         let y0 = y + h * (1.0 - t1);
         let y1 = y + h * (1.0 - t0);
-        scene.rect([x, y0.floor()], [x + w, y1.ceil()], map.sample((t0 + t1) / 2.0), true);
+        scene.rect([x, y0.floor()], [x + w, y1.ceil()], sample((t0 + t1) / 2.0), true);
     }
     for k in 0..=4 {
         let t = k as f64 / 4.0;

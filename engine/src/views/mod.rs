@@ -4,8 +4,10 @@ pub mod chord;
 pub mod density;
 pub mod legend;
 pub mod matrix;
+pub mod pairs;
 pub mod plot;
 pub mod ring;
+pub mod sendrecv;
 pub mod timeline;
 
 #[derive(Debug, thiserror::Error)]

@@ -10,13 +10,15 @@
 use rayon::prelude::*;
 
 use crate::Backend;
+use crate::layout::routes::{EndpointHierarchy, Grid};
 use crate::model::{Dataset, Trace};
 use crate::render::{Anchor, Image, Scene, View, render_scene};
+use crate::stages::bspline::{Curve, MAX_CTRL};
 use crate::stages::kde_bundle::UnitFrame;
-use crate::stages::{self, BundleInput, BundleParams, DensityInput};
+use crate::stages::{self, BundleInput, BundleParams, ControlPolygons, DensityInput};
 
 use super::legend::format_value;
-use super::plot::{CATEGORICAL, Plot, Tick, axes, direction_colour, direction_legend, nice_ticks, paste};
+use super::plot::{CATEGORICAL, Mix, Plot, Tick, axes, direction_colour, direction_legend, nice_ticks, paste};
 use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 #[derive(Clone, Copy, Debug)]
@@ -26,15 +28,51 @@ pub struct TimelineOptions {
     /// Time window in seconds since the trace's start (`None`: the whole trace). Zooming is
     /// choosing a window.
     pub window_s: Option<(f64, f64)>,
-    /// Bundle the message lines with the KDE stage (`None`: straight lines).
-    pub bundle: Option<BundleParams>,
+    /// How message lines are bundled.
+    pub bundle: TimelineBundle,
+    /// How overlapping message lines combine.
+    pub mix: Mix,
 }
 
 impl Default for TimelineOptions {
     fn default() -> Self {
-        Self { width: 1024, height: 768, window_s: None, bundle: None }
+        Self { width: 1024, height: 768, window_s: None, bundle: TimelineBundle::None, mix: Mix::Alpha }
     }
 }
+
+/// Bundling of the timeline's message lines.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum TimelineBundle {
+    /// Straight lines from send to receive.
+    #[default]
+    None,
+    /// This engine's image-space KDE bundling (stage `kde_bundle`).
+    Kde(BundleParams),
+    /// Seed 002's hierarchical bundling: each process's send and receive events clustered with
+    /// mean shift, the cluster centres clustered again (three levels), degree-2 B-splines
+    /// routed through the hierarchy with strength `beta`.
+    Hierarchical { beta: f32 },
+    /// Seed 002's grid-based bundling: endpoint clusters as above, then shortest paths with
+    /// diagonals over a grid, degree-2 B-splines with strength `beta`.
+    Grid { beta: f32 },
+}
+
+impl TimelineBundle {
+    fn label(&self) -> &'static str {
+        match self {
+            Self::None => "",
+            Self::Kde(_) => ", KDE bundled",
+            Self::Hierarchical { .. } => ", hierarchical bundles",
+            Self::Grid { .. } => ", grid bundles",
+        }
+    }
+}
+
+/// Mean-shift bandwidths of the three hierarchy levels, as shares of the plot: per process along
+/// time, then the centres in 2-D.
+const LEVEL_BANDWIDTHS: [f32; 3] = [1.0 / 40.0, 1.0 / 10.0, 1.0 / 4.0];
+/// Grid columns of the grid-based bundling (fewer on very tall plots).
+const GRID_COLUMNS: u32 = 32;
 
 const MARGIN: [u32; 4] = [80, 48, 200, 52];
 /// States with their own colour; the rest share the last colour as "other".
@@ -195,15 +233,15 @@ const MESSAGES_PER_PASS: usize = 1 << 18;
 
 /// Message lines in plot pixels, through the line-density stage on the backend, each line cut
 /// into pieces weighted by their position from sender (0) to receiver (16): per pixel, `counts`
-/// is the number of lines and `sums / 16` how much of them is receiver end. Bundled with the
-/// KDE stage when `bundle` is given.
+/// is the number of lines and `sums / 16` how much of them is receiver end. Bundled as `bundle`
+/// says.
 fn message_density(
     t: &Trace,
     backend: &Backend,
     p: Plot,
     window: (u64, u64),
     n: usize,
-    bundle: Option<&BundleParams>,
+    bundle: &TimelineBundle,
 ) -> Result<stages::DensityImage, ViewError> {
     let (t0, t1) = window;
     let m = &t.messages;
@@ -218,22 +256,36 @@ fn message_density(
         .filter(|&i| m.send_time[i] <= t1 && m.recv_time[i] >= t0 && m.recv_time[i] != u64::MAX)
         .filter(|&i| (m.source[i] as usize) < n && (m.destination[i] as usize) < n)
         .collect();
+    let lines: Vec<[f32; 4]> = visible
+        .par_iter()
+        .map(|&i| [x(m.send_time[i]), y(m.source[i]), x(m.recv_time[i]), y(m.destination[i])])
+        .collect();
+    let ends: Vec<[u32; 2]> = visible.par_iter().map(|&i| [m.source[i], m.destination[i]]).collect();
+    drop(visible);
+    let router = Router::new(bundle, &lines, &ends, n, p);
+    drop(ends);
     let pixels = (p.w * p.h) as usize;
     let mut total = stages::DensityImage { width: p.w, height: p.h, counts: vec![0; pixels], sums: vec![0; pixels] };
-    for part in visible.chunks(MESSAGES_PER_PASS) {
-        let lines: Vec<[f32; 4]> =
-            part.iter().map(|&i| [x(m.send_time[i]), y(m.source[i]), x(m.recv_time[i]), y(m.destination[i])]).collect();
+    for (c, part) in lines.chunks(MESSAGES_PER_PASS).enumerate() {
         let polylines = match bundle {
-            None => Polylines::straight(&lines, 4),
-            Some(params) => {
-                let frame = UnitFrame::fit(&lines);
-                let unit: Vec<[f32; 4]> = lines.iter().map(|&e| frame.edge_to_unit(e)).collect();
+            TimelineBundle::None => Polylines::straight(part, 4),
+            TimelineBundle::Kde(params) => {
+                let frame = UnitFrame::fit(part);
+                let unit: Vec<[f32; 4]> = part.iter().map(|&e| frame.edge_to_unit(e)).collect();
                 let mut b = stages::kde_bundle::run(
                     backend.runner().as_mut(),
                     &BundleInput { edges: &unit, weights: None },
                     params,
                 )?;
                 b.points.iter_mut().for_each(|q| *q = frame.from_unit(*q));
+                Polylines { samples: b.samples as usize, points: b.points }
+            }
+            TimelineBundle::Hierarchical { beta } | TimelineBundle::Grid { beta } => {
+                let router = router.as_ref().expect("a router for routed bundles");
+                let first = c * MESSAGES_PER_PASS;
+                let polygons = router.polygons(part, first);
+                let curve = Curve { samples: router.samples, beta: beta.clamp(0.0, 1.0), degree: 2 };
+                let b = stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?;
                 Polylines { samples: b.samples as usize, points: b.points }
             }
         };
@@ -244,6 +296,58 @@ fn message_density(
         total.sums.iter_mut().zip(&image.sums).for_each(|(a, b)| *a += b);
     }
     Ok(total)
+}
+
+/// Control polygons of the routed bundlings: the endpoint hierarchy, and the grid if routed on one.
+struct Router {
+    hierarchy: EndpointHierarchy,
+    grid: Option<Grid>,
+    samples: u32,
+}
+
+impl Router {
+    fn new(bundle: &TimelineBundle, lines: &[[f32; 4]], ends: &[[u32; 2]], n: usize, p: Plot) -> Option<Self> {
+        let (w, h) = (p.w as f32, p.h as f32);
+        let (grid, levels) = match bundle {
+            TimelineBundle::Hierarchical { .. } => (None, LEVEL_BANDWIDTHS.len()),
+            TimelineBundle::Grid { .. } => {
+                // Routes must fit a control polygon with the two endpoints and their clusters.
+                let most = (MAX_CTRL - 5) as f32;
+                let cols = GRID_COLUMNS.min((most * w / h) as u32).max(1);
+                (Some(Grid::over([0.0, 0.0], [w, h], cols)), 1)
+            }
+            TimelineBundle::None | TimelineBundle::Kde(_) => return None,
+        };
+        let events: Vec<[f32; 2]> = lines.iter().flat_map(|l| [[l[0], l[1]], [l[2], l[3]]]).collect();
+        let process: Vec<u32> = ends.iter().flat_map(|e| *e).collect();
+        let side = w.max(h);
+        let bandwidths = [w * LEVEL_BANDWIDTHS[0], side * LEVEL_BANDWIDTHS[1], side * LEVEL_BANDWIDTHS[2]];
+        let hierarchy = EndpointHierarchy::build(&events, &process, n, &bandwidths[..levels]);
+        let samples = if grid.is_some() { 24 } else { 16 };
+        Some(Self { hierarchy, grid, samples })
+    }
+
+    /// Polygons of `part`, the lines from `first` on.
+    fn polygons(&self, part: &[[f32; 4]], first: usize) -> ControlPolygons {
+        let mut out = ControlPolygons::new();
+        let mut buf = Vec::with_capacity(MAX_CTRL);
+        for (k, l) in part.iter().enumerate() {
+            let e = 2 * (first + k);
+            let (a, b) = ([l[0], l[1]], [l[2], l[3]]);
+            match &self.grid {
+                None => self.hierarchy.hierarchical_polygon(e, a, e + 1, b, &mut buf),
+                Some(g) => {
+                    let (ca, cb) = (self.hierarchy.endpoint_centre(e), self.hierarchy.endpoint_centre(e + 1));
+                    buf.clear();
+                    buf.extend([a, ca]);
+                    g.route(ca, cb, &mut buf);
+                    buf.extend([cb, b]);
+                }
+            }
+            out.push(buf.iter().copied());
+        }
+        out
+    }
 }
 
 /// Polylines with the same number of points each.
@@ -314,9 +418,9 @@ pub fn timeline_image(dataset: &Dataset, backend: &Backend, opts: &TimelineOptio
         ViewError::Unsupported(format!("picture {}x{} too small for a timeline", opts.width, opts.height))
     })?;
     let (states, legend) = state_pixels(t, p, window, n);
-    let density = message_density(t, backend, p, window, n, opts.bundle.as_ref())?;
+    let density = message_density(t, backend, p, window, n, &opts.bundle)?;
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
-    let bundled = if opts.bundle.is_some() { ", KDE bundled" } else { "" };
+    let bundled = opts.bundle.label();
     let title = format!("Timeline: {} ({n} processes, {} messages{bundled})", dataset.name, t.messages.source.len());
     scene.text(&title, [16.0, 28.0], 15.0, Anchor::Left, TEXT);
     let (s0, s1) = ((window.0 - full.0) as f64 / tps, (window.1 - full.0) as f64 / tps);
@@ -337,7 +441,7 @@ pub fn timeline_image(dataset: &Dataset, backend: &Backend, opts: &TimelineOptio
         .collect();
     axes(&mut scene, p, &x_ticks, &y_ticks, "time since trace start (s)", "process (rank)");
     let max = density.counts.iter().copied().max().unwrap_or(0);
-    legend_column(&mut scene, p, &legend, max);
+    legend_column(&mut scene, p, &legend, max, opts.mix);
     let mut image =
         render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))?;
     let log_max = (f64::from(max) + 1.0).ln();
@@ -347,10 +451,18 @@ pub fn timeline_image(dataset: &Dataset, backend: &Backend, opts: &TimelineOptio
         if c == 0 {
             return state;
         }
-        let a = message_alpha(c, log_max);
         let share = (density.sums[(y * p.w + x) as usize] as f32 / GRADIENT_STEPS / c as f32).clamp(0.0, 1.0);
         let line = direction_colour(share);
         let under = state.map_or(BACKGROUND, |s| [s[0] * s[3], s[1] * s[3], s[2] * s[3]]);
+        if opts.mix == Mix::Additive {
+            // Every line adds its colour (the gradient is linear, so the sum is the count times
+            // the mean colour), tone-mapped by the log of the count so that the busiest pixel
+            // saturates and single lines stay visible.
+            let k = additive_gain(c, log_max);
+            let rgb = [0, 1, 2].map(|ch| (under[ch] * 0.5 + line[ch] * k).min(1.0));
+            return Some([rgb[0], rgb[1], rgb[2], 1.0]);
+        }
+        let a = message_alpha(c, log_max);
         Some([
             under[0] + (line[0] - under[0]) * a,
             under[1] + (line[1] - under[1]) * a,
@@ -361,13 +473,19 @@ pub fn timeline_image(dataset: &Dataset, backend: &Backend, opts: &TimelineOptio
     Ok(image)
 }
 
+/// Additive mixing: the sum of `count` lines' colours over their mean colour, after the log tone
+/// map (one line 0.25, the busiest pixel 1.3, saturated).
+fn additive_gain(count: u32, log_max: f64) -> f32 {
+    (0.25 + 1.05 * ((f64::from(count) + 1.0).ln() - 2f64.ln()).max(0.0) / (log_max - 2f64.ln()).max(1e-9)) as f32
+}
+
 /// Opacity of the message overlay for `count` lines in a pixel: one line is visible, the
 /// densest pixel still lets the states show through (log scale in between).
 fn message_alpha(count: u32, log_max: f64) -> f32 {
     (0.4 + 0.45 * ((f64::from(count) + 1.0).ln() / log_max.max(f64::MIN_POSITIVE))).min(0.85) as f32
 }
 
-fn legend_column(scene: &mut Scene, p: Plot, legend: &[(usize, String)], max: u32) {
+fn legend_column(scene: &mut Scene, p: Plot, legend: &[(usize, String)], max: u32, mix: Mix) {
     let x = (p.x0 + p.w + 20) as f32;
     let mut y = p.y0 as f32 + 8.0;
     scene.text("states", [x, y], 13.0, Anchor::Left, TEXT);
@@ -381,8 +499,28 @@ fn legend_column(scene: &mut Scene, p: Plot, legend: &[(usize, String)], max: u3
     y += 36.0;
     scene.text("messages per pixel", [x, y], 13.0, Anchor::Left, TEXT);
     y += 10.0;
-    let log_max = (f64::from(max.max(1)) + 1.0).ln();
     let steps = 24;
+    if mix == Mix::Additive {
+        // Swatches from one line to the busiest pixel, of the gradient's middle colour.
+        let mid = direction_colour(0.5);
+        let log_max = (f64::from(max.max(1)) + 1.0).ln();
+        let mut last = 0;
+        for (k, f) in [0.0, 1.0 / 3.0, 2.0 / 3.0, 1.0].into_iter().enumerate() {
+            let lines = (f64::from(max.max(1)).powf(f).round() as u32).max(last + 1).min(max.max(1));
+            if lines == last {
+                continue;
+            }
+            last = lines;
+            let y0 = y + k as f32 * 24.0;
+            let c = mid.map(|v| (v * additive_gain(lines, log_max)).min(1.0));
+            scene.rect([x, y0], [x + 16.0, y0 + 16.0], [c[0], c[1], c[2], 1.0], true);
+            scene.text(&format!("{lines}"), [x + 22.0, y0 + 12.0], 11.0, Anchor::Left, TEXT_DIM);
+        }
+        scene.text("(colours add, log scale)", [x, y + 104.0], 11.0, Anchor::Left, TEXT_DIM);
+        direction_legend(scene, x, y + steps as f32 * 4.0 + 40.0);
+        return;
+    }
+    let log_max = (f64::from(max.max(1)) + 1.0).ln();
     for k in 0..steps {
         let v = (f64::from(k) / f64::from(steps - 1) * log_max).exp() - 1.0;
         let a = message_alpha(v.max(1.0) as u32, log_max);

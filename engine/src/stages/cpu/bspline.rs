@@ -11,7 +11,7 @@ pub struct Params {
     pub n: u32,
     pub samples: u32,
     pub beta: f32,
-    pub _pad: u32,
+    pub degree: u32,
 }
 
 impl Params {
@@ -59,7 +59,7 @@ pub fn bspline_eval(e: u32, params: &Params, ctrl: &Words, offsets: &Words, poin
         let q = load(ctrl, first + i);
         *slot = [0, 1].map(|k| params.beta * q[k] + (1.0 - params.beta) * (a[k] + (b[k] - a[k]) * t));
     }
-    let p = 3.min(m - 1);
+    let p = (params.degree as i32).min(m - 1);
     let top = (m - p) as f32;
     store(points, out, a);
     store(points, out + s - 1, b);

@@ -1,0 +1,72 @@
+//! Shared pieces of the views that draw one curve per communicating pair of processes (`chord`,
+//! `sendrecv`): the pairs and their message counts from the heatmap stage, the curves drawn with
+//! opacity by count (log scale) and alpha or additive mixing, and the legend of both.
+
+use crate::Backend;
+use crate::model::Trace;
+use crate::render::{Anchor, Blend, Scene};
+use crate::stages::{self, AxisKey, Bundled, HeatmapInput};
+
+use super::plot::Mix;
+use super::{TEXT, TEXT_DIM, ViewError};
+
+/// A sender, a receiver and the number of messages between them.
+pub type Pair = (usize, usize, u32);
+
+/// Every pair of distinct processes with messages from the first to the second, binned on the
+/// backend, fewest messages first (so the busiest pairs are drawn on top).
+pub fn communicating_pairs(t: &Trace, backend: &Backend, n: usize) -> Result<Vec<Pair>, ViewError> {
+    let m = &t.messages;
+    let input = HeatmapInput {
+        x: AxisKey::Id { keys: &m.destination, extent: n as u32 },
+        y: AxisKey::Id { keys: &m.source, extent: n as u32 },
+        weights: None,
+    };
+    let grid = stages::bin_heatmap::run(backend.runner().as_mut(), &input)?;
+    let mut pairs: Vec<Pair> =
+        (0..n * n).filter(|&k| grid.counts[k] > 0 && k / n != k % n).map(|k| (k / n, k % n, grid.counts[k])).collect();
+    pairs.sort_by_key(|p| p.2);
+    Ok(pairs)
+}
+
+/// Draws curve `e` of `curves` for every pair, coloured by `colour(pair, share along the curve)`,
+/// more opaque with more messages; with many curves their opacity shrinks so that additive
+/// mixing does not saturate everywhere.
+pub fn draw_curves(
+    scene: &mut Scene,
+    curves: &Bundled,
+    pairs: &[Pair],
+    mix: Mix,
+    width: f32,
+    colour: impl Fn(&Pair, f32) -> [f32; 3],
+) {
+    let max = pairs.last().map_or(1, |p| p.2);
+    let log_max = (f64::from(max) + 1.0).ln();
+    let crowding = (1500.0 / pairs.len().max(1) as f32).min(1.0);
+    let blend = match mix {
+        Mix::Alpha => Blend::Alpha,
+        Mix::Additive => Blend::Additive,
+    };
+    for (e, pair) in pairs.iter().enumerate() {
+        let alpha = (0.12 + 0.6 * ((f64::from(pair.2) + 1.0).ln() / log_max)) as f32 * crowding;
+        let points = curves.edge(e);
+        for (k, seg) in points.windows(2).enumerate() {
+            let g = colour(pair, k as f32 / (points.len() - 2).max(1) as f32);
+            scene.segment(blend, seg[0], seg[1], width, [g[0], g[1], g[2], alpha * 0.6], false);
+        }
+    }
+}
+
+/// Legend of the curves' opacity (messages per pair) with its top at `y`.
+pub fn opacity_legend(scene: &mut Scene, x: f32, y: f32, max: u32, mix: Mix) {
+    scene.text("messages per pair", [x, y], 13.0, Anchor::Left, TEXT);
+    for (k, label) in [(0, "1".to_string()), (1, format!("{max}"))] {
+        let a = if k == 0 { 0.2 } else { 0.72 };
+        let yy = y + 14.0 + k as f32 * 18.0;
+        scene.rect([x, yy], [x + 28.0, yy + 3.0], [1.0, 1.0, 1.0, a], true);
+        scene.text(&label, [x + 36.0, yy + 6.0], 11.0, Anchor::Left, TEXT_DIM);
+    }
+    scene.text("(opacity, log scale;", [x, y + 66.0], 11.0, Anchor::Left, TEXT_DIM);
+    let how = if mix == Mix::Additive { " colours add up)" } else { " alpha blended)" };
+    scene.text(how, [x, y + 80.0], 11.0, Anchor::Left, TEXT_DIM);
+}

@@ -1,0 +1,139 @@
+//! The `sendrecv` view (seed 002 §V-B): the sender/receiver diagram. Processes are stacked
+//! vertically twice, as senders on the left and as receivers on the right; one curve per
+//! communicating pair runs from its sender to its receiver, routed over an 8x8 grid by YX
+//! routing preferring diagonals (deterministic; distant pairs run diagonally the longest) and
+//! drawn as a degree-2 B-spline on the `bspline` stage. Curves are coloured by sender (viridis
+//! over the ranks, safe for colour-blind readers) and mixed additively by default.
+
+use crate::Backend;
+use crate::bundling::DEFAULT_BETA;
+use crate::layout::routes::yx_diagonal_route;
+use crate::model::Dataset;
+use crate::render::{Anchor, Blend, ColorMap, Image, Scale, Scene, View, render_scene};
+use crate::stages::bspline::Curve;
+use crate::stages::{self, ControlPolygons};
+
+use super::legend::color_bar_of;
+use super::pairs::{communicating_pairs, draw_curves, opacity_legend};
+use super::plot::{Mix, Plot, nice_ticks};
+use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+
+#[derive(Clone, Copy, Debug)]
+pub struct SendRecvOptions {
+    pub width: u32,
+    pub height: u32,
+    /// Bundling strength: 0 draws straight lines, 1 follows the grid route exactly.
+    pub beta: f32,
+    pub mix: Mix,
+}
+
+impl Default for SendRecvOptions {
+    fn default() -> Self {
+        Self { width: 1024, height: 768, beta: DEFAULT_BETA, mix: Mix::Additive }
+    }
+}
+
+/// Grid size (the paper's: it divides the process counts 16, 256 and 1,024).
+pub const GRID: u32 = 8;
+/// Most processes the view draws (its pair matrix is binned on the backend).
+pub const MAX_PROCESSES: usize = super::chord::MAX_PROCESSES;
+const SAMPLES: u32 = 24;
+const MARGIN: [u32; 4] = [70, 60, 250, 40];
+
+/// Control polygon of the curve from sender `a` to receiver `b` of `n` processes in plot `p`.
+fn polygon(a: usize, b: usize, n: usize, p: Plot) -> Vec<[f32; 2]> {
+    let (x0, y0, w, h) = (p.x0 as f32, p.y0 as f32, p.w as f32, p.h as f32);
+    let row_y = |i: usize| y0 + (i as f32 + 0.5) / n as f32 * h;
+    let grid_row = |i: usize| (i as u64 * u64::from(GRID) / n as u64) as u32;
+    let node = |(c, r): (u32, u32)| [x0 + (c as f32 + 0.5) / GRID as f32 * w, y0 + (r as f32 + 0.5) / GRID as f32 * h];
+    let mut out = vec![[x0, row_y(a)]];
+    out.extend(yx_diagonal_route(grid_row(a), grid_row(b), GRID).into_iter().map(node));
+    out.push([x0 + w, row_y(b)]);
+    out
+}
+
+/// Colour of the sender `f` of the way down the ranks: viridis' dark end vanishes on the
+/// background, so senders take its upper 85%.
+fn sender_colour_at(map: ColorMap, f: f32) -> [f32; 3] {
+    let c = map.sample(0.15 + 0.85 * f);
+    [c[0], c[1], c[2]]
+}
+
+/// Draws the sender/receiver diagram of `dataset`'s messages.
+pub fn sendrecv_image(dataset: &Dataset, backend: &Backend, opts: &SendRecvOptions) -> Result<Image, ViewError> {
+    let t = &dataset.trace;
+    let n = t.locations.name.len();
+    if !(2..=MAX_PROCESSES).contains(&n) {
+        return Err(ViewError::Unsupported(format!(
+            "the sendrecv view needs 2 to {MAX_PROCESSES} processes (locations); this trace has {n}"
+        )));
+    }
+    let p = Plot::inside(opts.width, opts.height, MARGIN).ok_or_else(|| {
+        ViewError::Unsupported(format!(
+            "picture {}x{} too small for a sender/receiver diagram",
+            opts.width, opts.height
+        ))
+    })?;
+    let pairs = communicating_pairs(t, backend, n)?;
+    let mut polygons = ControlPolygons::new();
+    for &(a, b, _) in &pairs {
+        polygons.push(polygon(a, b, n, p));
+    }
+    let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
+    let map = ColorMap::Viridis;
+    let sender_colour = |a: usize| sender_colour_at(map, a as f32 / (n - 1) as f32);
+    if !pairs.is_empty() {
+        let curve = Curve { samples: SAMPLES, beta: opts.beta.clamp(0.0, 1.0), degree: 2 };
+        let curves = stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?;
+        draw_curves(&mut scene, &curves, &pairs, opts.mix, 1.2, |pair, _| sender_colour(pair.0));
+    }
+    // Process columns: a thin bar per side, ranks ticked.
+    let (x0, y0, w, h) = (p.x0 as f32, p.y0 as f32, p.w as f32, p.h as f32);
+    for (x, side) in [(x0, "senders"), (x0 + w, "receivers")] {
+        scene.rect([x - 2.0, y0], [x + 2.0, y0 + h], [0.45, 0.47, 0.52, 1.0], true);
+        scene.text(side, [x, y0 - 12.0], 13.0, Anchor::Centre, TEXT);
+    }
+    for (_, v) in nice_ticks(0.0, (n - 1) as f64, 8).into_iter().filter(|(_, v)| v.fract() == 0.0) {
+        let y = y0 + (v as f32 + 0.5) / n as f32 * h;
+        scene.segment(Blend::Alpha, [x0 - 8.0, y], [x0 - 2.0, y], 1.0, TEXT_DIM, true);
+        scene.text(&format!("{v:.0}"), [x0 - 10.0, y + 4.0], 11.0, Anchor::Right, TEXT_DIM);
+        scene.segment(Blend::Alpha, [x0 + w + 2.0, y], [x0 + w + 8.0, y], 1.0, TEXT_DIM, true);
+        scene.text(&format!("{v:.0}"), [x0 + w + 10.0, y + 4.0], 11.0, Anchor::Left, TEXT_DIM);
+    }
+    scene.text("rank", [x0 - 10.0, y0 + h + 18.0], 11.0, Anchor::Right, TEXT_DIM);
+    let title =
+        format!("Sender/receiver diagram: {} ({n} processes, {} communicating pairs)", dataset.name, pairs.len());
+    scene.text(&title, [16.0, 26.0], 15.0, Anchor::Left, TEXT);
+    let lx = x0 + w + 70.0;
+    let sender_map = Scale { lo: 0.0, hi: (n - 1) as f64, log: false };
+    let bar = |f: f32| {
+        let c = sender_colour_at(map, f);
+        [c[0], c[1], c[2], 1.0]
+    };
+    color_bar_of(&mut scene, bar, sender_map, "sender rank", [lx, y0 + 24.0, 16.0, 160.0]);
+    let max = pairs.last().map_or(1, |q| q.2);
+    opacity_legend(&mut scene, lx, y0 + 230.0, max, opts.mix);
+    let routing = format!("routes: {GRID}x{GRID} grid, YX routing");
+    scene.text(&routing, [lx, y0 + 340.0], 11.0, Anchor::Left, TEXT_DIM);
+    scene.text(&format!("bundling strength β = {:.2}", opts.beta), [lx, y0 + 356.0], 11.0, Anchor::Left, TEXT_DIM);
+    render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polygons_run_from_left_to_right_through_the_grid() {
+        let p = Plot { x0: 0, y0: 0, w: 800, h: 800 };
+        let q = polygon(0, 15, 16, p);
+        // Sender, 8 grid nodes, receiver.
+        assert_eq!(q.len(), 10);
+        assert_eq!(q[0], [0.0, 25.0]);
+        assert_eq!(q[9], [800.0, 775.0]);
+        // Far apart: all diagonal.
+        for w in q[1..9].windows(2) {
+            assert!((w[1][0] - w[0][0] - 100.0).abs() < 1e-3 && (w[1][1] - w[0][1] - 100.0).abs() < 1e-3);
+        }
+    }
+}
