@@ -102,7 +102,7 @@ enum MapArg {
     Cividis,
 }
 
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Clone, Debug)]
 struct ViewArgs {
     /// Which view to draw.
     #[arg(long, value_enum, default_value = "ring")]
@@ -182,7 +182,7 @@ enum Command {
     Bench(edges_cmd::BenchArgs),
     /// Aggregate the segments of a CSV file into a line-density image (and optionally a PNG).
     Aggregate(edges_cmd::AggregateArgs),
-    /// Open a view in a window, with pan (drag) and zoom (wheel); Esc or Q quits.
+    /// Open a view in a window, with pan (drag) and zoom (wheel; on the timeline, in time); 0 resets, Esc or Q quits.
     View {
         #[arg(default_value = DEFAULT_INPUT)]
         input: String,
@@ -449,8 +449,27 @@ fn run(cli: Cli) -> Result<()> {
         Command::Bench(args) => edges_cmd::bench(args),
         Command::View { input, size, frames, view } => {
             let size = parse_size(&size)?;
+            let view_backend = view.backend.into();
             let dataset = load(&input)?;
-            window::run(dataset, input, view.backend.into(), ring_options(&view, size), frames)
+            let content = match view.view {
+                ViewKind::Ring => window::Content::Ring(ring_options(&view, size)),
+                kind => {
+                    let duration = match kind {
+                        ViewKind::Timeline => Some(
+                            exaviz_engine::views::timeline::duration_s(&dataset.trace)
+                                .with_context(|| format!("{input}: the trace has no intervals or messages"))?,
+                        ),
+                        _ => None,
+                    };
+                    let window_s = view.from.zip(view.to);
+                    let draw: window::PictureFn = Box::new(move |d, backend, size, window_s| {
+                        let args = ViewArgs { from: window_s.map(|w| w.0), to: window_s.map(|w| w.1), ..view.clone() };
+                        render_view(d, backend, &args, size)
+                    });
+                    window::Content::Picture { draw, duration, window_s }
+                }
+            };
+            window::run(dataset, input, view_backend, size, content, frames)
         }
     }
 }

@@ -296,6 +296,10 @@ fn mpi_views_render_and_reject_bad_windows() {
         ("matrix", &["--value", "bandwidth"][..]),
         ("timeline", &["--bundle", "kde"][..]),
         ("chord", &["--beta", "0.5"][..]),
+        ("chord", &["--mix", "alpha"][..]),
+        ("timeline", &["--bundle", "hierarchical"][..]),
+        ("timeline", &["--bundle", "grid", "--mix", "additive"][..]),
+        ("sendrecv", &[][..]),
     ] {
         let out = tmp(&format!("mpi_{view}_{}.png", extra.len()));
         let o = out.to_str().unwrap();
@@ -324,6 +328,10 @@ fn mpi_views_render_and_reject_bad_windows() {
     );
     assert_fails(&["render", "gen:lulesh", "--view", "timeline", "--from", "5", "--out", o], &["--to"]);
     assert_fails(&["render", "gen:torus", "--view", "timeline", "--out", o], &["gen:torus", "processes"]);
+    assert_fails(&["render", "gen:torus", "--view", "sendrecv", "--out", o], &["gen:torus", "processes"]);
+    assert_fails(&["render", "gen:torus", "--bundle", "grid", "--out", o], &["timeline"]);
+    assert_fails(&["render", "gen:lulesh", "--view", "timeline", "--mix", "glow", "--out", o], &["glow"]);
+    assert_fails(&["view", "gen:torus", "--view", "timeline"], &["gen:torus"]);
     assert_fails(&["info", "gen:fd4?iterations=10000000"], &["limit"]);
 }
 

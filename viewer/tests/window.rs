@@ -14,9 +14,20 @@ fn require(tool: &str) {
 
 #[test]
 fn viewer_presents_frames_and_the_screenshot_is_not_blank() {
+    screenshot_shows_the_view("ring", "'gen:torus-sim?dims=4x4x4&steps=20&seed=3'");
+}
+
+/// The MPI views are pictures copied into the surface; the timeline is recomputed on zoom.
+#[test]
+fn viewer_shows_the_timeline_and_sendrecv_pictures() {
+    screenshot_shows_the_view("timeline", "'gen:wrf?iterations=3' --view timeline");
+    screenshot_shows_the_view("sendrecv", "'gen:lulesh?iterations=3' --view sendrecv");
+}
+
+fn screenshot_shows_the_view(name: &str, args: &str) {
     require("xvfb-run");
     require("import");
-    let dir = std::env::temp_dir().join(format!("exaviz-window-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("exaviz-window-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let shot = dir.join("shot.png");
     let exe = env!("CARGO_BIN_EXE_exaviz");
@@ -24,8 +35,8 @@ fn viewer_presents_frames_and_the_screenshot_is_not_blank() {
     // while a screenshot of the root window is taken, then is stopped.
     let script = format!(
         "set -e\n\
-         \"{exe}\" view 'gen:torus-sim?dims=4x4x4&steps=20&seed=3' --size 480x360 --frames 40\n\
-         \"{exe}\" view 'gen:torus-sim?dims=4x4x4&steps=20&seed=3' --size 480x360 --frames 100000000 2> {log} &\n\
+         \"{exe}\" view {args} --size 480x360 --frames 40\n\
+         \"{exe}\" view {args} --size 480x360 --frames 100000000 2> {log} &\n\
          pid=$!\n\
          for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
          sleep 3\n\

@@ -388,6 +388,37 @@ impl Polylines {
     }
 }
 
+/// The plot rectangle of a timeline `width x height` pixels (`None`: too small), for mapping
+/// pointer positions to time in the interactive viewer.
+pub fn plot_rect(width: u32, height: u32) -> Option<Plot> {
+    Plot::inside(width, height, MARGIN)
+}
+
+/// The trace's duration in seconds over intervals and messages (`None`: nothing timed).
+pub fn duration_s(t: &Trace) -> Option<f64> {
+    span(t).map(|(a, b)| (b - a) as f64 / t.ticks_per_second.max(1) as f64)
+}
+
+/// The time window after zooming `window` by `factor` (above 1: in) around the point `at` of the
+/// way across it, kept inside `[0, duration]`.
+pub fn zoom_window(window: (f64, f64), duration: f64, factor: f64, at: f64) -> (f64, f64) {
+    let (a, b) = window;
+    let centre = a + at.clamp(0.0, 1.0) * (b - a);
+    let span = ((b - a) / factor).clamp(duration * 1e-9, duration);
+    clamp_window(centre - at.clamp(0.0, 1.0) * span, span, duration)
+}
+
+/// The time window after moving `window` by `share` of its width (positive: later).
+pub fn pan_window(window: (f64, f64), duration: f64, share: f64) -> (f64, f64) {
+    let span = window.1 - window.0;
+    clamp_window(window.0 + share * span, span, duration)
+}
+
+fn clamp_window(start: f64, span: f64, duration: f64) -> (f64, f64) {
+    let start = start.clamp(0.0, (duration - span).max(0.0));
+    (start, start + span)
+}
+
 /// The trace's time span over intervals and messages.
 fn span(t: &Trace) -> Option<(u64, u64)> {
     let i = &t.intervals;
@@ -560,6 +591,18 @@ mod tests {
         seen.clear();
         by.innermost(&t, 1, |a, b, k| seen.push((a, b, k)));
         assert_eq!(seen, vec![(5, 6, 1)]);
+    }
+
+    #[test]
+    fn zoom_keeps_the_point_under_the_pointer_and_stays_inside() {
+        let w = zoom_window((0.0, 100.0), 100.0, 2.0, 0.25);
+        assert_eq!(w, (12.5, 62.5));
+        // Zooming out past the whole trace stops at it.
+        assert_eq!(zoom_window(w, 100.0, 0.1, 0.5), (0.0, 100.0));
+        // Panning stops at the ends.
+        assert_eq!(pan_window((10.0, 20.0), 100.0, -5.0), (0.0, 10.0));
+        assert_eq!(pan_window((10.0, 20.0), 100.0, 0.5), (15.0, 25.0));
+        assert_eq!(pan_window((80.0, 100.0), 100.0, 1.0), (80.0, 100.0));
     }
 
     #[test]
