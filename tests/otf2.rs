@@ -187,3 +187,25 @@ fn flipped_bytes_never_panic() {
     }
     assert!(errors > 100, "corruptions should mostly be caught ({errors})");
 }
+
+/// Progress goes up to the event files' total size and ends there.
+#[test]
+fn loading_reports_progress_over_the_event_files() {
+    let Some(data) = shared_data_or_skip("otf2 progress") else { return };
+    let anchor = archive(&data, "ping-pong-otf2");
+    let seen = std::cell::RefCell::new(Vec::new());
+    exaviz_datasets::open_with_progress(anchor.to_str().unwrap(), &|done, total| seen.borrow_mut().push((done, total)))
+        .unwrap();
+    let seen = seen.into_inner();
+    let evt_bytes: u64 = std::fs::read_dir(anchor.with_extension(""))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "evt"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    assert!(evt_bytes > 0);
+    assert!(seen.len() >= 3, "{seen:?}");
+    assert!(seen.iter().all(|&(_, t)| t == evt_bytes), "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
+    assert_eq!(seen.last(), Some(&(evt_bytes, evt_bytes)));
+}

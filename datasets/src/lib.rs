@@ -57,13 +57,19 @@ pub const GENERATORS: &[(&str, &str)] = &[
 
 /// Opens an input: a `gen:` generator spec or a path to a supported file.
 pub fn open(input: &str) -> Result<Dataset, SourceError> {
+    open_with_progress(input, &|_, _| {})
+}
+
+/// [`open`], calling `progress(done, total)` in bytes while reading formats that can tell
+/// (OTF2 event files).
+pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
     if let Some(spec) = input.strip_prefix("gen:") {
         return generate(input, spec);
     }
     let path = Path::new(input);
     let head = read_head(input, path)?;
     if otf2::looks_like_anchor(&head) {
-        return otf2::load(path);
+        return otf2::load_with_progress(path, progress);
     }
     if boxfish::looks_like_meta(&String::from_utf8_lossy(&head)) {
         return boxfish::load(path);

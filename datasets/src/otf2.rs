@@ -608,6 +608,12 @@ impl Builder<'_> {
 
 /// Loads an OTF2 archive from its anchor file.
 pub fn load(anchor_path: &Path) -> Result<Dataset, SourceError> {
+    load_with_progress(anchor_path, &|_, _| {})
+}
+
+/// [`load`], calling `progress(bytes read, bytes in all)` over the event files as each
+/// location's events are read.
+pub fn load_with_progress(anchor_path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
     let input = anchor_path.display().to_string();
     let err = |m: String| SourceError::invalid(&input, m);
     let bytes = std::fs::read(anchor_path).map_err(|source| SourceError::Io { input: input.clone(), source })?;
@@ -643,7 +649,12 @@ pub fn load(anchor_path: &Path) -> Result<Dataset, SourceError> {
         return Err(err("no locations defined".into()));
     }
     let traces = dir.join(stem);
+    let size = |id: u64| std::fs::metadata(traces.join(format!("{id}.evt"))).map_or(0, |m| m.len());
+    let total: u64 = defs.locations.iter().map(|l| size(l.0)).sum();
+    let mut done = 0;
     for &(id, _, _, events) in &defs.locations {
+        progress(done, total);
+        done += size(id);
         let evt = traces.join(format!("{id}.evt"));
         if !evt.exists() {
             if events == 0 {
@@ -653,6 +664,7 @@ pub fn load(anchor_path: &Path) -> Result<Dataset, SourceError> {
         }
         b.location(id, &evt, &traces.join(format!("{id}.def")), anchor.chunk_events).map_err(err)?;
     }
+    progress(total, total);
     unmatched(&b).map_err(err)?;
     let _ = anchor.version;
     Ok(Dataset { name: input.clone(), trace: b.trace, ..Default::default() })

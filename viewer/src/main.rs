@@ -380,9 +380,21 @@ fn render_view(
     })
 }
 
+/// Loads an input with a spinner, turned into a progress bar (bytes) by formats that report it.
 fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
     let pb = spinner(&format!("loading {input}"));
-    let d = exaviz_datasets::open(input);
+    let style = indicatif::ProgressStyle::with_template("{msg} [{bar:32}] {bytes}/{total_bytes} ({eta} left)")
+        .map(|s| s.progress_chars("=> "));
+    let progress = |done: u64, total: u64| {
+        if pb.length().is_none()
+            && let Ok(style) = &style
+        {
+            pb.set_style(style.clone());
+        }
+        pb.set_length(total);
+        pb.set_position(done);
+    };
+    let d = exaviz_datasets::open_with_progress(input, &progress);
     pb.finish_and_clear();
     Ok(d?)
 }
