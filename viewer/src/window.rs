@@ -1,16 +1,21 @@
 //! `exaviz view`: the same views as `exaviz render` in a winit window, with pan (drag) and zoom
-//! (wheel). The ring's scene is drawn by the GPU renderer every frame; the MPI views (timeline,
-//! matrix, chord, sendrecv) are pictures computed on the backend at the window's size and copied
-//! into the surface. On the timeline, pan and zoom choose the time window, which is recomputed
+//! (wheel). The MPI views (timeline, matrix, chord, sendrecv) are pictures computed on the backend
+//! at the window's size; on the timeline, pan and zoom choose the time window, which is recomputed
 //! (states and messages aggregated again at the new resolution); the other pictures are moved and
 //! magnified as images. `0` resets the view.
+//!
+//! Two presenters: with a GPU adapter (lavapipe included) the ring's scene is drawn by the GPU
+//! renderer every frame and pictures are copied into the wgpu surface; without one (or with
+//! `--backend cpu`) everything is computed and drawn on the CPU path and shown through
+//! `softbuffer`, after a one-line warning where an adapter was wanted.
 
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use exaviz_engine::model::Dataset;
 use exaviz_engine::render::gpu::GpuRenderer;
-use exaviz_engine::render::{Image, Scene, View};
+use exaviz_engine::render::{Image, Scene, View, render_scene};
 use exaviz_engine::views::ring::{RingOptions, ring_scene};
 use exaviz_engine::views::timeline::{pan_window, plot_rect, zoom_window};
 use exaviz_engine::{Backend, BackendChoice, GpuContext};
@@ -32,14 +37,28 @@ pub enum Content {
     Picture { draw: PictureFn, duration: Option<f64>, window_s: Option<(f64, f64)> },
 }
 
-struct State {
-    window: Arc<Window>,
+type SoftSurface = softbuffer::Surface<Arc<Window>, Arc<Window>>;
+
+/// Where frames go.
+enum Present {
+    Gpu(Box<GpuPresent>),
+    Soft { surface: SoftSurface },
+}
+
+struct GpuPresent {
     surface: wgpu::Surface<'static>,
     config: wgpu::SurfaceConfiguration,
-    backend: Backend,
     renderer: GpuRenderer,
+}
+
+struct State {
+    window: Arc<Window>,
+    present: Present,
+    /// The compute and render path: the presenting adapter, or the CPU.
+    backend: Backend,
+    size: (u32, u32),
     scene: Scene,
-    /// The picture of a picture view, recomputed when `dirty`.
+    /// The picture of a picture view (or, on the CPU presenter, of the ring), recomputed when `dirty`.
     picture: Option<Image>,
     dirty: bool,
     view: View,
@@ -53,119 +72,157 @@ struct App {
     title: String,
     size: (u32, u32),
     content: Content,
+    backend: BackendChoice,
     frames: Option<u64>,
     state: Option<State>,
     error: Option<anyhow::Error>,
 }
 
 impl State {
-    fn ctx(&self) -> &GpuContext {
-        match &self.backend {
-            Backend::Gpu(ctx) => ctx,
-            Backend::Cpu => unreachable!("the viewer only runs with a GPU adapter"),
+    fn rebuild(&mut self, dataset: &Dataset, content: &Content) -> Result<()> {
+        if let Content::Ring(opts) = content {
+            let opts = RingOptions { width: self.size.0, height: self.size.1, ..*opts };
+            self.scene = ring_scene(dataset, &self.backend, &opts)?;
         }
+        self.dirty = true;
+        Ok(())
     }
 
-    fn rebuild(&mut self, dataset: &Dataset, content: &Content) -> Result<()> {
-        match content {
-            Content::Ring(opts) => {
-                let opts = RingOptions { width: self.config.width, height: self.config.height, ..*opts };
-                self.scene = ring_scene(dataset, &self.backend, &opts)?;
+    fn resize(&mut self, width: u32, height: u32) -> Result<()> {
+        self.size = (width.max(1), height.max(1));
+        match &mut self.present {
+            Present::Gpu(g) => {
+                let GpuPresent { surface, config, .. } = &mut **g;
+                config.width = self.size.0;
+                config.height = self.size.1;
+                if let Backend::Gpu(ctx) = &self.backend {
+                    surface.configure(&ctx.device, config);
+                }
             }
-            Content::Picture { .. } => self.dirty = true,
+            Present::Soft { surface } => {
+                let w = NonZeroU32::new(self.size.0).context("zero width")?;
+                let h = NonZeroU32::new(self.size.1).context("zero height")?;
+                surface.resize(w, h).map_err(|e| anyhow!("cannot resize the window buffer: {e}"))?;
+            }
         }
         Ok(())
     }
 
-    /// Copies the picture, moved and magnified by the view, into the frame.
-    fn copy_picture(&self, frame: &wgpu::Texture) -> Result<()> {
-        let Some(image) = &self.picture else { return Ok(()) };
-        let (w, h) = (frame.width(), frame.height());
-        let swap = match self.config.format {
-            wgpu::TextureFormat::Bgra8Unorm => true,
-            wgpu::TextureFormat::Rgba8Unorm => false,
-            f => bail!("the window surface's format {f:?} cannot show pictures (needs 8-bit RGBA or BGRA)"),
-        };
-        let mut bytes = vec![0u8; (w * h * 4) as usize];
+    /// Recomputes the picture where it is stale: a picture view's, or the ring drawn on the CPU
+    /// presenter with the current pan and zoom.
+    fn refresh(&mut self, dataset: &Dataset, content: &Content) -> Result<()> {
+        match content {
+            Content::Picture { draw, window_s, .. } if self.dirty => {
+                let size = (self.size.0.max(16), self.size.1.max(16));
+                self.picture = Some(draw(dataset, &self.backend, size, *window_s)?);
+                if let Some((a, b)) = window_s {
+                    self.window.set_title(&format!("exaviz · {a:.6} to {b:.6} s"));
+                }
+            }
+            Content::Ring(_) if self.dirty && matches!(self.present, Present::Soft { .. }) => {
+                self.picture = Some(render_scene(&Backend::Cpu, &self.scene, self.view)?);
+            }
+            _ => {}
+        }
+        self.dirty = false;
+        Ok(())
+    }
+
+    /// The frame's pixels (RGBA) from the picture: moved and magnified by the view for picture
+    /// views; the CPU-drawn ring already has the view applied.
+    fn frame_pixels(&self, ring: bool) -> Vec<[u8; 4]> {
+        let (w, h) = self.size;
+        let Some(image) = &self.picture else { return vec![[0, 0, 0, 255]; (w * h) as usize] };
+        let view = if ring { View::default() } else { self.view };
         let background = image.pixel(0, 0);
+        let mut out = Vec::with_capacity((w * h) as usize);
         for y in 0..h {
             for x in 0..w {
-                let sx = (x as f32 - self.view.offset[0]) / self.view.scale;
-                let sy = (y as f32 - self.view.offset[1]) / self.view.scale;
+                let sx = (x as f32 - view.offset[0]) / view.scale;
+                let sy = (y as f32 - view.offset[1]) / view.scale;
                 let inside = sx >= 0.0 && sy >= 0.0 && (sx as u32) < image.width && (sy as u32) < image.height;
                 let mut p = if inside { image.pixel(sx as u32, sy as u32) } else { background };
-                if swap {
-                    p.swap(0, 2);
-                }
                 p[3] = 255;
-                let i = ((y * w + x) * 4) as usize;
-                bytes[i..i + 4].copy_from_slice(&p);
+                out.push(p);
             }
         }
-        self.ctx().queue.write_texture(
-            frame.as_image_copy(),
-            &bytes,
-            wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(w * 4), rows_per_image: Some(h) },
-            wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
-        );
-        Ok(())
+        out
     }
 
-    fn redraw(&mut self) -> Result<bool> {
-        let frame = match self.surface.get_current_texture() {
-            wgpu::CurrentSurfaceTexture::Success(f) | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
-            wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
-                self.surface.configure(&self.ctx().device, &self.config);
-                return Ok(false);
+    fn redraw(&mut self, ring: bool) -> Result<bool> {
+        match &mut self.present {
+            Present::Soft { .. } => {
+                let pixels = self.frame_pixels(ring);
+                let Present::Soft { surface } = &mut self.present else { unreachable!() };
+                let mut buffer = surface.buffer_mut().map_err(|e| anyhow!("cannot draw into the window: {e}"))?;
+                for (dst, p) in buffer.iter_mut().zip(&pixels) {
+                    *dst = (u32::from(p[0]) << 16) | (u32::from(p[1]) << 8) | u32::from(p[2]);
+                }
+                buffer.present().map_err(|e| anyhow!("cannot present the window: {e}"))?;
             }
-            _ => return Ok(false),
-        };
-        if self.picture.is_some() {
-            self.copy_picture(&frame.texture)?;
-            let ctx = self.ctx();
-            ctx.queue.submit([]);
-            ctx.queue.present(frame);
-            self.presented += 1;
-            return Ok(true);
+            Present::Gpu(g) => {
+                let GpuPresent { surface, config, renderer } = &mut **g;
+                let Backend::Gpu(ctx) = &self.backend else { bail!("the GPU presenter lost its adapter") };
+                let frame = match surface.get_current_texture() {
+                    wgpu::CurrentSurfaceTexture::Success(f) | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
+                    wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
+                        surface.configure(&ctx.device, config);
+                        return Ok(false);
+                    }
+                    _ => return Ok(false),
+                };
+                if ring {
+                    let target = frame.texture.create_view(&Default::default());
+                    let mut enc = ctx.device.create_command_encoder(&Default::default());
+                    let size = [config.width, config.height];
+                    renderer.draw(
+                        &ctx.device,
+                        &ctx.queue,
+                        &mut enc,
+                        &self.scene,
+                        self.view,
+                        &target,
+                        config.format,
+                        size,
+                        [0, 0],
+                    );
+                    ctx.queue.submit([enc.finish()]);
+                } else {
+                    let swap = match config.format {
+                        wgpu::TextureFormat::Bgra8Unorm => true,
+                        wgpu::TextureFormat::Rgba8Unorm => false,
+                        f => bail!("the window surface's format {f:?} cannot show pictures (needs 8-bit RGBA or BGRA)"),
+                    };
+                    let (w, h) = (frame.texture.width(), frame.texture.height());
+                    let mut pixels = self.frame_pixels(false);
+                    pixels.resize((w * h) as usize, [0, 0, 0, 255]);
+                    if swap {
+                        pixels.iter_mut().for_each(|p| p.swap(0, 2));
+                    }
+                    ctx.queue.write_texture(
+                        frame.texture.as_image_copy(),
+                        pixels.as_flattened(),
+                        wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(w * 4), rows_per_image: Some(h) },
+                        wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
+                    );
+                    ctx.queue.submit([]);
+                }
+                ctx.queue.present(frame);
+            }
         }
-        let target = frame.texture.create_view(&Default::default());
-        let ctx = match &self.backend {
-            Backend::Gpu(ctx) => ctx,
-            Backend::Cpu => bail!("no GPU"),
-        };
-        let mut enc = ctx.device.create_command_encoder(&Default::default());
-        let size = [self.config.width, self.config.height];
-        self.renderer.draw(
-            &ctx.device,
-            &ctx.queue,
-            &mut enc,
-            &self.scene,
-            self.view,
-            &target,
-            self.config.format,
-            size,
-            [0, 0],
-        );
-        ctx.queue.submit([enc.finish()]);
-        ctx.queue.present(frame);
         self.presented += 1;
         Ok(true)
     }
 }
 
 impl App {
-    fn start(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
-        let attrs = Window::default_attributes()
-            .with_title(format!("exaviz · {}", self.title))
-            .with_inner_size(winit::dpi::PhysicalSize::new(self.size.0, self.size.1));
-        let window = Arc::new(event_loop.create_window(attrs).context("cannot create a window")?);
+    /// The GPU presenter for `window`, or why there is none.
+    fn gpu_present(&self, event_loop: &ActiveEventLoop, window: &Arc<Window>) -> Result<(Present, Backend)> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_with_display_handle_from_env(Box::new(
             event_loop.owned_display_handle(),
         )));
         let surface = instance.create_surface(window.clone()).context("cannot create a surface for the window")?;
-        let ctx = GpuContext::for_surface(instance, &surface).map_err(|e| {
-            anyhow!("{e}; exaviz view needs a GPU adapter (lavapipe works); use exaviz render --backend cpu instead")
-        })?;
+        let ctx = GpuContext::for_surface(instance, &surface).map_err(|e| anyhow!("{e}"))?;
         let size = window.inner_size();
         let caps = surface.get_capabilities(&ctx.adapter);
         // A linear format, so colours match the PNG output; else whatever the surface offers.
@@ -178,7 +235,7 @@ impl App {
             .context("the surface offers no format")?;
         let picture = matches!(self.content, Content::Picture { .. });
         if picture && !caps.usages.contains(wgpu::TextureUsages::COPY_DST) {
-            bail!("the window surface does not accept copies, so it cannot show this view; use exaviz render");
+            bail!("the window surface does not accept copies, so it cannot show this view");
         }
         let usage = if picture {
             wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_DST
@@ -199,20 +256,50 @@ impl App {
         surface.configure(&ctx.device, &config);
         let renderer = GpuRenderer::new(&ctx.device);
         eprintln!("viewer on {}", ctx.describe());
+        Ok((Present::Gpu(Box::new(GpuPresent { surface, config, renderer })), Backend::Gpu(Box::new(ctx))))
+    }
+
+    fn soft_present(window: &Arc<Window>) -> Result<Present> {
+        let context = softbuffer::Context::new(window.clone()).map_err(|e| anyhow!("cannot draw into windows: {e}"))?;
+        let surface = softbuffer::Surface::new(&context, window.clone())
+            .map_err(|e| anyhow!("cannot create a window buffer: {e}"))?;
+        eprintln!("viewer on the CPU path");
+        Ok(Present::Soft { surface })
+    }
+
+    fn start(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
+        let attrs = Window::default_attributes()
+            .with_title(format!("exaviz · {}", self.title))
+            .with_inner_size(winit::dpi::PhysicalSize::new(self.size.0, self.size.1));
+        let window = Arc::new(event_loop.create_window(attrs).context("cannot create a window")?);
+        let (present, backend) = match self.backend {
+            BackendChoice::Cpu => (Self::soft_present(&window)?, Backend::Cpu),
+            BackendChoice::Gpu => self.gpu_present(event_loop, &window).map_err(|e| {
+                anyhow!("{e}; --backend gpu needs an adapter that can present (lavapipe works); --backend cpu draws without one")
+            })?,
+            BackendChoice::Auto => match self.gpu_present(event_loop, &window) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("warning: no GPU adapter for the window ({e}); drawing on the CPU path");
+                    (Self::soft_present(&window)?, Backend::Cpu)
+                }
+            },
+        };
+        let size = window.inner_size();
         let mut state = State {
             window,
-            surface,
-            config,
-            backend: Backend::Gpu(Box::new(ctx)),
-            renderer,
+            present,
+            backend,
+            size: (size.width.max(1), size.height.max(1)),
             scene: Scene::new(1, 1, [0.0; 3]),
             picture: None,
-            dirty: false,
+            dirty: true,
             view: View::default(),
             cursor: [0.0; 2],
             drag_from: None,
             presented: 0,
         };
+        state.resize(state.size.0, state.size.1)?;
         state.rebuild(&self.dataset, &self.content)?;
         state.window.request_redraw();
         self.state = Some(state);
@@ -238,6 +325,7 @@ impl ApplicationHandler for App {
         let Some(state) = self.state.as_mut() else {
             return;
         };
+        let ring = matches!(self.content, Content::Ring(_));
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => {
@@ -248,18 +336,17 @@ impl ApplicationHandler for App {
                         state.view = View::default();
                         if let Content::Picture { window_s, duration: Some(_), .. } = &mut self.content {
                             *window_s = None;
-                            state.dirty = true;
                         }
+                        state.dirty = true;
                         state.window.request_redraw();
                     }
                     _ => {}
                 }
             }
             WindowEvent::Resized(size) => {
-                state.config.width = size.width.max(1);
-                state.config.height = size.height.max(1);
-                state.surface.configure(&state.ctx().device, &state.config);
-                if let Err(e) = state.rebuild(&self.dataset, &self.content) {
+                let result =
+                    state.resize(size.width, size.height).and_then(|()| state.rebuild(&self.dataset, &self.content));
+                if let Err(e) = result {
                     self.fail(event_loop, e);
                     return;
                 }
@@ -268,14 +355,14 @@ impl ApplicationHandler for App {
             WindowEvent::CursorMoved { position, .. } => {
                 let p = [position.x as f32, position.y as f32];
                 if let Some(from) = state.drag_from {
-                    if let Some((window, duration, plot_w)) = time_axis(&mut self.content, &state.config) {
+                    if let Some((window, duration, plot_w)) = time_axis(&mut self.content, state.size) {
                         // Dragging right shows earlier times.
                         *window = pan_window(*window, duration, -f64::from(p[0] - from[0]) / plot_w);
-                        state.dirty = true;
                     } else {
                         state.view.offset[0] += p[0] - from[0];
                         state.view.offset[1] += p[1] - from[1];
                     }
+                    state.dirty = true;
                     state.drag_from = Some(p);
                     state.window.request_redraw();
                 }
@@ -290,40 +377,21 @@ impl ApplicationHandler for App {
                     MouseScrollDelta::PixelDelta(p) => p.y as f32 / 40.0,
                 };
                 let factor = 1.15f32.powf(lines);
-                let x0 = plot_rect(state.config.width, state.config.height).map_or(0.0, |p| p.x0 as f32);
+                let x0 = plot_rect(state.size.0, state.size.1).map_or(0.0, |p| p.x0 as f32);
                 let cursor_x = state.cursor[0];
-                if let Some((window, duration, plot_w)) = time_axis(&mut self.content, &state.config) {
+                if let Some((window, duration, plot_w)) = time_axis(&mut self.content, state.size) {
                     let at = f64::from(cursor_x - x0) / plot_w;
                     *window = zoom_window(*window, duration, f64::from(factor), at);
-                    state.dirty = true;
                 } else {
                     state.view.zoom_at(factor, state.cursor);
                 }
+                state.dirty = true;
                 state.window.request_redraw();
             }
             WindowEvent::RedrawRequested => {
-                if let Content::Picture { draw, window_s, .. } = &self.content
-                    && state.dirty
-                {
-                    let size = (state.config.width.max(16), state.config.height.max(16));
-                    match draw(&self.dataset, &state.backend, size, *window_s) {
-                        Ok(image) => state.picture = Some(image),
-                        Err(e) => {
-                            self.fail(event_loop, e);
-                            return;
-                        }
-                    }
-                    state.dirty = false;
-                    if let Some((a, b)) = window_s {
-                        state.window.set_title(&format!("exaviz · {} · {a:.6} to {b:.6} s", self.title));
-                    }
-                }
-                match state.redraw() {
-                    Ok(_) => {}
-                    Err(e) => {
-                        self.fail(event_loop, e);
-                        return;
-                    }
+                if let Err(e) = state.refresh(&self.dataset, &self.content).and_then(|()| state.redraw(ring)) {
+                    self.fail(event_loop, e);
+                    return;
                 }
                 if let Some(limit) = self.frames {
                     if state.presented >= limit {
@@ -340,12 +408,9 @@ impl ApplicationHandler for App {
 
 /// The timeline's time window (made explicit), the trace's duration and the plot's width, when
 /// the content is a timeline.
-fn time_axis<'a>(
-    content: &'a mut Content,
-    config: &wgpu::SurfaceConfiguration,
-) -> Option<(&'a mut (f64, f64), f64, f64)> {
+fn time_axis(content: &mut Content, (width, height): (u32, u32)) -> Option<(&mut (f64, f64), f64, f64)> {
     let Content::Picture { duration: Some(duration), window_s, .. } = content else { return None };
-    let plot = plot_rect(config.width, config.height)?;
+    let plot = plot_rect(width, height)?;
     let duration = *duration;
     let window = window_s.get_or_insert((0.0, duration));
     Some((window, duration, f64::from(plot.w)))
@@ -360,14 +425,9 @@ pub fn run(
     content: Content,
     frames: Option<u64>,
 ) -> Result<()> {
-    if backend == BackendChoice::Cpu {
-        bail!(
-            "exaviz view draws with a GPU adapter (lavapipe works); for the CPU path use exaviz render --backend cpu"
-        );
-    }
     let event_loop =
         EventLoop::new().map_err(|e| anyhow!("cannot open a window ({e}); for headless output use exaviz render"))?;
-    let mut app = App { dataset, title, size, content, frames, state: None, error: None };
+    let mut app = App { dataset, title, size, content, backend, frames, state: None, error: None };
     event_loop.run_app(&mut app).context("window event loop failed")?;
     match app.error {
         Some(e) => Err(e),

@@ -24,6 +24,38 @@ fn viewer_shows_the_timeline_and_sendrecv_pictures() {
     screenshot_shows_the_view("sendrecv", "'gen:lulesh?iterations=3' --view sendrecv");
 }
 
+/// Without an adapter (or with `--backend cpu`) the viewer draws on the CPU path through
+/// softbuffer: the same pictures, after one warning line where an adapter was wanted.
+#[test]
+fn viewer_draws_on_the_cpu_path_without_an_adapter() {
+    screenshot_shows_the_view("timeline-cpu", "'gen:wrf?iterations=3' --view timeline --backend cpu");
+    screenshot_shows_the_view("ring-cpu", "'gen:torus-sim?dims=4x4x4&steps=20&seed=3' --backend cpu");
+    require("xvfb-run");
+    let exe = env!("CARGO_BIN_EXE_exaviz");
+    let dir = std::env::temp_dir().join(format!("exaviz-window-fallback-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // No Vulkan or GL adapter is visible with only DX12 allowed (as on a machine without a GPU).
+    let script = format!(
+        "WGPU_BACKEND=dx12 \"{exe}\" view 'gen:lulesh?iterations=3' --view chord --size 320x240 --frames 3\n\
+         echo auto=$?\n\
+         WGPU_BACKEND=dx12 \"{exe}\" view 'gen:lulesh?iterations=3' --view chord --backend gpu --frames 3\n\
+         echo gpu=$?\n"
+    );
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 640x480x24", "sh", "-c", &script])
+        .env("XDG_RUNTIME_DIR", &dir)
+        .output()
+        .expect("xvfb-run starts");
+    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(log.contains("auto=0") && log.contains("gpu=1"), "{log}");
+    let warnings: Vec<&str> = log.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warnings.len(), 1, "{log}");
+    assert!(warnings[0].contains("drawing on the CPU path"), "{log}");
+    assert!(log.contains("presented 3 frames") && log.contains("--backend cpu draws without one"), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 fn screenshot_shows_the_view(name: &str, args: &str) {
     require("xvfb-run");
     require("import");
