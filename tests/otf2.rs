@@ -45,6 +45,8 @@ fn ping_pong_traces_load_with_their_messages_and_metrics() {
         let m = &t.messages;
         assert_eq!(m.source.len(), 16, "{variant}: messages");
         assert_eq!(t.locations.name.len(), 2);
+        // Names from the system tree (otf2-print -G: node quartz10), location group and location.
+        assert_eq!(t.locations.name[1], "node quartz10 / MPI Rank 1 / Master thread", "{variant}");
         assert!(t.ticks_per_second > 2_000_000_000);
         // Every message completes after it starts, and ping-pong alternates 0 -> 1, 1 -> 0.
         for i in 0..16 {

@@ -62,6 +62,7 @@ const SINGLETONS: [u8; 6] =
 // Global definition record types.
 const DEF_CLOCK_PROPERTIES: u8 = 5;
 const DEF_STRING: u8 = 10;
+const DEF_SYSTEM_TREE_NODE: u8 = 12;
 const DEF_LOCATION_GROUP: u8 = 13;
 const DEF_LOCATION: u8 = 14;
 const DEF_REGION: u8 = 15;
@@ -282,7 +283,10 @@ struct Defs {
     strings: HashMap<u32, String>,
     /// Region ref -> (name ref), in definition order.
     regions: Vec<(u32, u32)>,
-    location_groups: HashMap<u32, u32>,
+    /// Location group ref -> (name ref, system tree parent ref).
+    location_groups: HashMap<u32, (u32, u32)>,
+    /// System tree node ref -> (name ref, class ref, parent ref).
+    system_tree: HashMap<u32, (u32, u32, u32)>,
     /// (location ref, name ref, group ref, event count), in definition order.
     locations: Vec<(u64, u32, u32, u64)>,
     groups: HashMap<u32, Group>,
@@ -314,9 +318,15 @@ impl Defs {
                 let (id, name) = (c.cu32()?, c.cu32()?);
                 self.regions.push((id, name));
             }
+            DEF_SYSTEM_TREE_NODE => {
+                let (id, name, class, parent) = (c.cu32()?, c.cu32()?, c.cu32()?, c.cu32()?);
+                self.system_tree.insert(id, (name, class, parent));
+            }
             DEF_LOCATION_GROUP => {
                 let (id, name) = (c.cu32()?, c.cu32()?);
-                self.location_groups.insert(id, name);
+                let _type = c.u8()?;
+                let parent = c.cu32()?;
+                self.location_groups.insert(id, (name, parent));
             }
             DEF_LOCATION => {
                 let (id, name) = (c.cu64()?, c.cu32()?);
@@ -352,6 +362,23 @@ impl Defs {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The system tree node `id`'s path from the top, as "class name" steps ("node quartz10"),
+    /// the machine root left out; bounded against cycles in a corrupt file.
+    fn system_path(&self, mut id: u32) -> Vec<String> {
+        let mut path = Vec::new();
+        while let Some(&(name, class, parent)) = self.system_tree.get(&id) {
+            if path.len() >= 64 {
+                break;
+            }
+            if parent != u32::MAX && self.system_tree.contains_key(&parent) {
+                path.push(format!("{} {}", self.string(class), self.string(name)));
+            }
+            id = parent;
+        }
+        path.reverse();
+        path
     }
 
     fn string(&self, id: u32) -> String {
@@ -640,9 +667,14 @@ pub fn load_with_progress(anchor_path: &Path, progress: &dyn Fn(u64, u64)) -> Re
     b.trace.collective_names = COLLECTIVE_OPS.iter().map(|s| (*s).to_string()).collect();
     for (i, &(id, name, group, _)) in defs.locations.iter().enumerate() {
         b.location_index.insert(id, i as u32);
-        let group = defs.location_groups.get(&group).map(|&g| defs.string(g));
-        let name = defs.string(name);
-        b.trace.locations.name.push(group.map_or(name.clone(), |g| format!("{g} / {name}")));
+        // "node quartz10 / MPI Rank 0 / Master thread": system tree, location group, location.
+        let mut path = Vec::new();
+        if let Some(&(g, parent)) = defs.location_groups.get(&group) {
+            path.extend(defs.system_path(parent));
+            path.push(defs.string(g));
+        }
+        path.push(defs.string(name));
+        b.trace.locations.name.push(path.join(" / "));
         b.trace.locations.node.push(u32::MAX);
     }
     if defs.locations.is_empty() {
