@@ -102,7 +102,7 @@ pub fn mean_shift(points: &[[f32; 2]], weights: Option<&[f32]>, bandwidth: f32) 
             (x, y, support)
         })
         .collect();
-    let (centres, label_of_seed) = merge_modes(&modes, Neighbourhood::new(lo, hi, cell));
+    let (centres, label_of_seed) = merge_modes(&modes, 0.5 * cell, Neighbourhood::new(lo, hi, cell));
     let mut seed_of_bin = vec![0u32; sums.len()];
     for (s, &b) in occupied.iter().enumerate() {
         seed_of_bin[b] = s as u32;
@@ -113,10 +113,9 @@ pub fn mean_shift(points: &[[f32; 2]], weights: Option<&[f32]>, bandwidth: f32) 
 
 /// Strongest modes first; a weaker one within half a bandwidth (the cell of `index`) of an
 /// accepted one joins it. Returns the accepted modes and the label of every mode.
-fn merge_modes(modes: &[(f64, f64, f64)], mut index: Neighbourhood) -> (Vec<[f64; 2]>, Vec<u32>) {
+fn merge_modes(modes: &[(f64, f64, f64)], merge: f64, mut index: Neighbourhood) -> (Vec<[f64; 2]>, Vec<u32>) {
     let mut rank: Vec<usize> = (0..modes.len()).collect();
     rank.sort_by(|&a, &b| modes[b].2.total_cmp(&modes[a].2).then(a.cmp(&b)));
-    let merge = 0.5 * index.cell;
     let mut centres: Vec<[f64; 2]> = Vec::new();
     let mut label = vec![0u32; modes.len()];
     for &s in &rank {
@@ -141,7 +140,9 @@ fn merge_modes(modes: &[(f64, f64, f64)], mut index: Neighbourhood) -> (Vec<[f64
     (centres, label)
 }
 
-/// Items by square cell over a rectangle, for queries of the 3x3 cells around a point.
+/// Items by square cell over a rectangle, for queries of the 3x3 cells around a point: every
+/// item within `cell` of the point is among them. Cells grow beyond the asked size where the
+/// rectangle would need more than `MAX_BINS` of them (still correct, only slower).
 struct Neighbourhood {
     lo: [f64; 2],
     cell: f64,
@@ -151,8 +152,12 @@ struct Neighbourhood {
 }
 
 impl Neighbourhood {
-    fn new(lo: [f32; 2], hi: [f32; 2], cell: f64) -> Self {
-        let [cols, rows] = [0, 1].map(|k| (f64::from(hi[k] - lo[k]) / cell) as usize + 1);
+    fn new(lo: [f32; 2], hi: [f32; 2], mut cell: f64) -> Self {
+        let extent = |cell: f64| [0, 1].map(|k| (f64::from(hi[k] - lo[k]) / cell) as usize + 1);
+        while extent(cell)[0].saturating_mul(extent(cell)[1]) > MAX_BINS {
+            cell *= 2.0;
+        }
+        let [cols, rows] = extent(cell);
         let members = vec![Vec::new(); cols * rows];
         Self { lo: lo.map(f64::from), cell, cols, rows, members }
     }
@@ -397,6 +402,9 @@ mod tests {
         }
         // A bandwidth larger than the spread joins everything.
         assert_eq!(mean_shift(&pts, None, 500.0).centres.len(), 1);
+        // Points spread over a huge range (a deep zoom) bound the cells, not the memory.
+        let far = [[-1e9, 0.0], [0.0, 0.0], [0.5, 0.0], [1e9, 3e8]];
+        assert_eq!(mean_shift(&far, None, 2.0).centres.len(), 3);
     }
 
     #[test]

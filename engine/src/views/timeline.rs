@@ -318,7 +318,9 @@ impl Router {
             }
             TimelineBundle::None | TimelineBundle::Kde(_) => return None,
         };
-        let events: Vec<[f32; 2]> = lines.iter().flat_map(|l| [[l[0], l[1]], [l[2], l[3]]]).collect();
+        // Endpoints far outside a zoomed window cluster at its sides (bounded work and precision).
+        let x = |v: f32| v.clamp(-w, 2.0 * w);
+        let events: Vec<[f32; 2]> = lines.iter().flat_map(|l| [[x(l[0]), l[1]], [x(l[2]), l[3]]]).collect();
         let process: Vec<u32> = ends.iter().flat_map(|e| *e).collect();
         let side = w.max(h);
         let bandwidths = [w * LEVEL_BANDWIDTHS[0], side * LEVEL_BANDWIDTHS[1], side * LEVEL_BANDWIDTHS[2]];
