@@ -16,6 +16,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use exaviz_engine::model::Dataset;
 use exaviz_engine::render::gpu::GpuRenderer;
 use exaviz_engine::render::{Image, Scene, View, render_scene};
+use exaviz_engine::views::plot::Plot;
 use exaviz_engine::views::ring::{RingOptions, ring_scene};
 use exaviz_engine::views::timeline::{pan_window, plot_rect, zoom_window};
 use exaviz_engine::{Backend, BackendChoice, GpuContext};
@@ -355,9 +356,9 @@ impl ApplicationHandler for App {
             WindowEvent::CursorMoved { position, .. } => {
                 let p = [position.x as f32, position.y as f32];
                 if let Some(from) = state.drag_from {
-                    if let Some((window, duration, plot_w)) = time_axis(&mut self.content, state.size) {
+                    if let Some((window, duration, plot)) = time_axis(&mut self.content, state.size) {
                         // Dragging right shows earlier times.
-                        *window = pan_window(*window, duration, -f64::from(p[0] - from[0]) / plot_w);
+                        *window = pan_window(*window, duration, -f64::from(p[0] - from[0]) / f64::from(plot.w));
                     } else {
                         state.view.offset[0] += p[0] - from[0];
                         state.view.offset[1] += p[1] - from[1];
@@ -377,10 +378,9 @@ impl ApplicationHandler for App {
                     MouseScrollDelta::PixelDelta(p) => p.y as f32 / 40.0,
                 };
                 let factor = 1.15f32.powf(lines);
-                let x0 = plot_rect(state.size.0, state.size.1).map_or(0.0, |p| p.x0 as f32);
                 let cursor_x = state.cursor[0];
-                if let Some((window, duration, plot_w)) = time_axis(&mut self.content, state.size) {
-                    let at = f64::from(cursor_x - x0) / plot_w;
+                if let Some((window, duration, plot)) = time_axis(&mut self.content, state.size) {
+                    let at = f64::from(cursor_x - plot.x0 as f32) / f64::from(plot.w);
                     *window = zoom_window(*window, duration, f64::from(factor), at);
                 } else {
                     state.view.zoom_at(factor, state.cursor);
@@ -406,14 +406,14 @@ impl ApplicationHandler for App {
     }
 }
 
-/// The timeline's time window (made explicit), the trace's duration and the plot's width, when
+/// The timeline's time window (made explicit), the trace's duration and the plot rectangle, when
 /// the content is a timeline.
-fn time_axis(content: &mut Content, (width, height): (u32, u32)) -> Option<(&mut (f64, f64), f64, f64)> {
+fn time_axis(content: &mut Content, (width, height): (u32, u32)) -> Option<(&mut (f64, f64), f64, Plot)> {
     let Content::Picture { duration: Some(duration), window_s, .. } = content else { return None };
     let plot = plot_rect(width, height)?;
     let duration = *duration;
     let window = window_s.get_or_insert((0.0, duration));
-    Some((window, duration, f64::from(plot.w)))
+    Some((window, duration, plot))
 }
 
 /// Opens the window and runs until it is closed (or `frames` frames were presented).

@@ -260,10 +260,8 @@ fn message_density(
         .par_iter()
         .map(|&i| [x(m.send_time[i]), y(m.source[i]), x(m.recv_time[i]), y(m.destination[i])])
         .collect();
-    let ends: Vec<[u32; 2]> = visible.par_iter().map(|&i| [m.source[i], m.destination[i]]).collect();
+    let router = Router::new(bundle, &lines, |k| [m.source[visible[k]], m.destination[visible[k]]], n, p);
     drop(visible);
-    let router = Router::new(bundle, &lines, &ends, n, p);
-    drop(ends);
     let pixels = (p.w * p.h) as usize;
     let mut total = stages::DensityImage { width: p.w, height: p.h, counts: vec![0; pixels], sums: vec![0; pixels] };
     for (c, part) in lines.chunks(MESSAGES_PER_PASS).enumerate() {
@@ -306,7 +304,14 @@ struct Router {
 }
 
 impl Router {
-    fn new(bundle: &TimelineBundle, lines: &[[f32; 4]], ends: &[[u32; 2]], n: usize, p: Plot) -> Option<Self> {
+    /// `ends(k)`: the sending and receiving process of line `k`.
+    fn new(
+        bundle: &TimelineBundle,
+        lines: &[[f32; 4]],
+        ends: impl Fn(usize) -> [u32; 2],
+        n: usize,
+        p: Plot,
+    ) -> Option<Self> {
         let (w, h) = (p.w as f32, p.h as f32);
         let (grid, levels) = match bundle {
             TimelineBundle::Hierarchical { .. } => (None, LEVEL_BANDWIDTHS.len()),
@@ -321,7 +326,7 @@ impl Router {
         // Endpoints far outside a zoomed window cluster at its sides (bounded work and precision).
         let x = |v: f32| v.clamp(-w, 2.0 * w);
         let events: Vec<[f32; 2]> = lines.iter().flat_map(|l| [[x(l[0]), l[1]], [x(l[2]), l[3]]]).collect();
-        let process: Vec<u32> = ends.iter().flat_map(|e| *e).collect();
+        let process: Vec<u32> = (0..lines.len()).flat_map(&ends).collect();
         let side = w.max(h);
         let bandwidths = [w * LEVEL_BANDWIDTHS[0], side * LEVEL_BANDWIDTHS[1], side * LEVEL_BANDWIDTHS[2]];
         let hierarchy = EndpointHierarchy::build(&events, &process, n, &bandwidths[..levels]);
