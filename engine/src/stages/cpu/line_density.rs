@@ -100,11 +100,6 @@ impl Walk {
         self.x == self.x1 && self.y == self.y1
     }
 
-    /// Pixels left to visit after the current one.
-    fn steps(&self) -> i32 {
-        self.dx.max(-self.dy)
-    }
-
     #[inline(always)]
     fn step(&mut self) {
         let e2 = 2 * self.err;
@@ -115,11 +110,12 @@ impl Walk {
     }
 }
 
-/// Rows per band of the tiled CPU pass: a band's counts (and sums) stay in a core's cache.
+/// Rows per band of the tiled CPU pass: a band's counts (and sums), at most 512 KiB, stay in a core's L2
+/// cache (512 KiB measured a little faster than 256 KiB: fewer segments drawn in two bands).
 /// A power of two, so that bucketing shifts rather than divides.
 fn band_rows(width: u32, weighted: bool) -> u32 {
     let bytes_per_row = width.max(1) * if weighted { 12 } else { 4 };
-    let rows = ((256 << 10) / bytes_per_row).clamp(1, 1 << 16);
+    let rows = ((512 << 10) / bytes_per_row).clamp(1, 1 << 16);
     1 << rows.ilog2()
 }
 
@@ -256,10 +252,24 @@ fn walk_band(ends: [i32; 4], (y_lo, y_hi): (i32, i32), p: &Params, w: u32, count
     let mut walk = Walk::new(ends);
     let inside = |x: i32, y: i32| x >= 0 && y >= y_lo && x < w_px && y < y_hi;
     if inside(ends[0], ends[1]) && inside(ends[2], ends[3]) {
-        let width = p.width as usize;
-        for _ in 0..=walk.steps() {
-            add_owned(walk.y as usize * width + walk.x as usize, w, weighted, counts, sums);
-            walk.step();
+        // The same pixels as `Walk`, stepped along the major axis only: with `A` the major and
+        // `B` the minor extent, pixel `j` is `j` steps along the major axis and
+        // `floor((2Bj + A) / 2A)` along the minor one (Zingl's decisions in closed form; the
+        // unit test below compares the two). One comparison per pixel instead of two.
+        let width = p.width as isize;
+        let [x0, y0, x1, y1] = ends;
+        let (adx, ady) = ((x1 - x0).abs(), (y1 - y0).abs());
+        let (sx, sy) = (if x0 < x1 { 1 } else { -1 }, if y0 < y1 { width } else { -width });
+        let (major, minor, along, across) = if adx >= ady { (adx, ady, sx, sy) } else { (ady, adx, sy, sx) };
+        let (den, inc) = (2 * major, 2 * minor);
+        let mut num = major;
+        let mut px = y0 as isize * width + x0 as isize;
+        for _ in 0..=major {
+            add_owned(px as usize, w, weighted, counts, sums);
+            num += inc;
+            let carry = num >= den;
+            num -= if carry { den } else { 0 };
+            px += along + if carry { across } else { 0 };
         }
         return;
     }
