@@ -173,3 +173,26 @@ fn quality_metrics_tell_bundlers_apart() {
         assert!(q.mean_displacement > 0.005, "{}: {q:?}", bundler.name());
     }
 }
+
+/// Identical edges are bundled once (`run` merges them); the result equals bundling every edge
+/// as it is, bit for bit, on the CPU path, and each output curve still belongs to its own edge.
+#[test]
+fn merging_identical_edges_changes_nothing() {
+    let mut edges = ring_edges(2000, 5);
+    let reversed: Vec<[f32; 4]> = edges.iter().take(50).map(|e| [e[2], e[3], e[0], e[1]]).collect();
+    edges.extend(reversed);
+    let weights: Vec<u32> = (0..edges.len() as u32).map(|i| 1 + i % 5).collect();
+    let p = BundleParams { iterations: 6, ..Default::default() };
+    for w in [None, Some(weights.as_slice())] {
+        let input = BundleInput { edges: &edges, weights: w };
+        let merged = stages::kde_bundle::run(&mut CpuRunner::default(), &input, &p).unwrap();
+        let each = stages::kde_bundle::run_each(&mut CpuRunner::default(), &input, &p).unwrap();
+        assert_eq!(merged, each);
+        for (e, edge) in edges.iter().enumerate() {
+            assert_eq!(merged.edge(e)[0], [edge[0], edge[1]]);
+            assert_eq!(merged.edge(e)[15], [edge[2], edge[3]]);
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    assert!(edges.iter().any(|e| !seen.insert(e.map(f32::to_bits))), "the test needs repeated edges");
+}

@@ -10,6 +10,8 @@
 //! per cell (`kde_gradient`), then advect every edge (`kde_advect`: move, smooth, resample), which
 //! also splats the new points for the next iteration, so the points are read once per iteration.
 
+use rayon::prelude::*;
+
 use super::{Kernel, Recording, Runner, StageError, chunks};
 
 /// Bundling parameters, all in unit-square units. Defaults work on rings, timelines and matrices
@@ -216,8 +218,62 @@ pub fn record<'a>(
     Ok(rec)
 }
 
-/// Bundles `input` on a runner.
+/// Identical edges bundled once: `edges[u]` weighs the sum of the weights of the input edges `e`
+/// with `of_edge[e] == u`.
+struct Merged {
+    edges: Vec<[f32; 4]>,
+    weights: Vec<u32>,
+    of_edge: Vec<u32>,
+}
+
+/// Merges edges with the same endpoints (bit for bit, in the same direction). They start on the
+/// same points and every step moves a point by the density field alone, so they follow the same
+/// path; one edge of their summed weight splats the same integer density. The result is the same,
+/// bit for bit, as bundling them one by one (tested), and communication traces repeat pairs a
+/// lot. `None` where nothing repeats, or a summed weight would not fit the stage's `u32`.
+fn merge_identical(input: &BundleInput<'_>) -> Option<Merged> {
+    let n = input.edges.len();
+    if n < 2 || input.weights.is_some_and(|w| w.len() != n) {
+        return None;
+    }
+    let mut index: rustc_hash::FxHashMap<[u32; 4], u32> =
+        rustc_hash::FxHashMap::with_capacity_and_hasher(n, Default::default());
+    let (mut edges, mut sums, mut of_edge) = (Vec::new(), Vec::<u64>::new(), Vec::with_capacity(n));
+    for (e, edge) in input.edges.iter().enumerate() {
+        let u = *index.entry(edge.map(f32::to_bits)).or_insert_with(|| {
+            edges.push(*edge);
+            sums.push(0);
+            (edges.len() - 1) as u32
+        });
+        sums[u as usize] += input.weights.map_or(1, |w| u64::from(w[e]));
+        of_edge.push(u);
+    }
+    if edges.len() == n {
+        return None;
+    }
+    let weights = sums.into_iter().map(u32::try_from).collect::<Result<Vec<_>, _>>().ok()?;
+    Some(Merged { edges, weights, of_edge })
+}
+
+/// Bundles `input` on a runner; identical edges are bundled once (see [`merge_identical`]).
 pub fn run(runner: &mut dyn Runner, input: &BundleInput<'_>, params: &BundleParams) -> Result<Bundled, StageError> {
+    let Some(merged) = merge_identical(input) else {
+        return run_each(runner, input, params);
+    };
+    let unique = BundleInput { edges: &merged.edges, weights: Some(&merged.weights) };
+    let bundled = run_each(runner, &unique, params)?;
+    let s = params.samples as usize;
+    let mut points = vec![[0f32; 2]; merged.of_edge.len() * s];
+    points.par_chunks_mut(s).zip(&merged.of_edge).for_each(|(dst, &u)| dst.copy_from_slice(bundled.edge(u as usize)));
+    Ok(Bundled { samples: params.samples, points })
+}
+
+/// Bundles every edge of `input` as it is.
+pub fn run_each(
+    runner: &mut dyn Runner,
+    input: &BundleInput<'_>,
+    params: &BundleParams,
+) -> Result<Bundled, StageError> {
     let rec = record(input, params, runner.max_binding_bytes())?;
     let mut out = runner.run(&rec)?;
     // One chunk (the usual case) becomes the result without a copy.
