@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use exaviz_engine::Backend;
 use exaviz_engine::layout::Ordering;
 use exaviz_engine::render::{Image, View, render_scene, write_png_atomic};
-use exaviz_engine::views::ring::{RingOptions, link_traffic, ring_scene};
+use exaviz_engine::views::ring::{ChannelColour, RingBundle, RingOptions, link_traffic, ring_scene};
 use exaviz_tests::{GOLDEN, GPU_VS_CPU, assert_images_close, gpu, read_png, shared_data_or_skip};
 
 fn gpu_backend() -> Backend {
@@ -153,7 +153,7 @@ fn bundled_ring_matches_golden_on_both_backends() {
     let opts = RingOptions {
         width: 320,
         height: 240,
-        bundle: Some(exaviz_engine::stages::BundleParams::default()),
+        bundle: RingBundle::Kde(exaviz_engine::stages::BundleParams::default()),
         ..Default::default()
     };
     let cpu = render_with(input, &Backend::Cpu, opts);
@@ -162,6 +162,43 @@ fn bundled_ring_matches_golden_on_both_backends() {
     golden("ring_4x4x4_bundled.png", &cpu);
     let plain = render(input, &Backend::Cpu, Ordering::Hilbert, 320, 240);
     assert!(exaviz_tests::diff_fraction(&plain.pixels, &cpu.pixels, GOLDEN) > 0.02, "bundling changes the picture");
+}
+
+/// Seed 004's ring: block-based bundling coloured by block relation (4 blocks), and hierarchical
+/// bundling along the block tree (default 8 blocks), with address rings, on both backends; and
+/// without address rings, the picture changes.
+#[test]
+fn block_bundled_rings_match_golden_on_both_backends() {
+    let input = "gen:torus-sim?dims=4x4x4&steps=20&seed=3";
+    let base = RingOptions { width: 320, height: 240, ..Default::default() };
+    let cases = [
+        (
+            "ring_4x4x4_blocks_relation.png",
+            RingOptions {
+                bundle: RingBundle::Blocks { beta: 0.85 },
+                blocks: Some(4),
+                colour: ChannelColour::Relation,
+                ..base
+            },
+        ),
+        ("ring_4x4x4_hierarchical.png", RingOptions { bundle: RingBundle::Hierarchical { beta: 0.85 }, ..base }),
+    ];
+    let plain = render_with(input, &Backend::Cpu, base);
+    for (name, opts) in cases {
+        let cpu = render_with(input, &Backend::Cpu, opts);
+        let gpu = render_with(input, &gpu_backend(), opts);
+        assert_images_close(&format!("{name} gpu vs cpu"), &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+        golden(name, &cpu);
+        assert!(exaviz_tests::diff_fraction(&plain.pixels, &cpu.pixels, GOLDEN) > 0.02, "{name}: same as plain");
+    }
+    let bare = render_with(input, &Backend::Cpu, RingOptions { address_rings: false, ..base });
+    assert!(exaviz_tests::diff_fraction(&plain.pixels, &bare.pixels, GOLDEN) > 0.01, "address rings drawn");
+    // Impossible block counts are refused with a message.
+    let d = exaviz_datasets::open(input).unwrap();
+    let Err(err) = ring_scene(&d, &Backend::Cpu, &RingOptions { blocks: Some(6), ..base }) else {
+        panic!("6 blocks of 64 nodes accepted");
+    };
+    assert!(err.to_string().contains("do not divide 64 nodes"), "{err}");
 }
 
 /// Every generated MPI case in the timeline, matrix and chord views: the GPU picture agrees with the

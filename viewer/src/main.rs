@@ -14,7 +14,7 @@ use exaviz_engine::render::{ColorMap, View, render_scene, write_png_atomic};
 use exaviz_engine::views::chord::{ChordOptions, chord_image};
 use exaviz_engine::views::matrix::{MatrixOptions, MatrixValue, matrix_image};
 use exaviz_engine::views::plot::Mix;
-use exaviz_engine::views::ring::{RingOptions, ring_scene};
+use exaviz_engine::views::ring::{ChannelColour, RingBundle, RingOptions, ring_scene};
 use exaviz_engine::views::sendrecv::{SendRecvOptions, sendrecv_image};
 use exaviz_engine::views::timeline::{TimelineBundle, TimelineOptions, timeline_image};
 use exaviz_engine::{Backend, BackendChoice};
@@ -82,10 +82,20 @@ enum BundleArg {
     None,
     /// Image-space KDE bundling (this engine's, any view with --bundle).
     Kde,
-    /// Timeline: seed 002's hierarchy of mean-shift endpoint clusters, degree-2 B-splines.
+    /// Timeline: seed 002's hierarchy of mean-shift endpoint clusters, degree-2 B-splines; ring: Holten's along the Hilbert block tree.
     Hierarchical,
     /// Timeline: seed 002's grid-based routing with diagonals between endpoint clusters.
     Grid,
+    /// Ring: seed 004's block-based bundling (channels between two blocks through their group's centre).
+    Blocks,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ColourArg {
+    /// Traffic through the colour map.
+    Traffic,
+    /// Block relation: within a block, neighbouring blocks, 2, 3, 4+ blocks apart (seed 004 Fig. 8a).
+    Relation,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -113,16 +123,25 @@ struct ViewArgs {
     /// Colour map (both are safe for colour-blind readers).
     #[arg(long, value_enum, default_value = "viridis")]
     colormap: MapArg,
-    /// Edge bundling of the ring's chords or the timeline's messages (hierarchical and grid: timeline only).
+    /// Edge bundling of the ring's chords or the timeline's messages (grid: timeline only; blocks: ring only).
     #[arg(long, value_enum, default_value = "none")]
     bundle: BundleArg,
+    /// Ring view: Hilbert blocks, an even count dividing the node count (default: 8 or 4 where they divide it).
+    #[arg(long)]
+    blocks: Option<u32>,
+    /// Ring view: what a chord's colour shows.
+    #[arg(long, value_enum, default_value = "traffic")]
+    color: ColourArg,
+    /// Ring view: leave out the address rings (one per dimension, brighter for lower coordinates).
+    #[arg(long)]
+    no_address_rings: bool,
     /// Timeline, chord and sendrecv views: how overlapping lines combine (default: alpha for the timeline, additive for the others).
     #[arg(long, value_enum)]
     mix: Option<MixArg>,
     /// Matrix view: what a cell shows (message count, bytes, or mean bandwidth in MB/s).
     #[arg(long, value_enum, default_value = "messages")]
     value: ValueArg,
-    /// Chord and sendrecv views, the timeline's hierarchical and grid bundling: bundling strength β (0 straight, 1 fully bundled).
+    /// Chord and sendrecv views, the timeline's hierarchical and grid bundling, the ring's blocks and hierarchical bundling: bundling strength β (0 straight, 1 fully bundled).
     #[arg(long, default_value_t = exaviz_engine::bundling::DEFAULT_BETA)]
     beta: f32,
     /// Timeline view: start of the time window, seconds since the trace's start.
@@ -314,10 +333,39 @@ fn ring_options(args: &ViewArgs, (width, height): (u32, u32)) -> RingOptions {
             MapArg::Cividis => ColorMap::Cividis,
         },
         bundle: match args.bundle {
-            BundleArg::Kde => Some(exaviz_engine::stages::BundleParams::default()),
-            _ => None,
+            BundleArg::Kde => RingBundle::Kde(exaviz_engine::stages::BundleParams::default()),
+            BundleArg::Blocks => RingBundle::Blocks { beta: args.beta.clamp(0.0, 1.0) },
+            BundleArg::Hierarchical => RingBundle::Hierarchical { beta: args.beta.clamp(0.0, 1.0) },
+            BundleArg::None | BundleArg::Grid => RingBundle::None,
         },
+        blocks: args.blocks,
+        colour: match args.color {
+            ColourArg::Traffic => ChannelColour::Traffic,
+            ColourArg::Relation => ChannelColour::Relation,
+        },
+        address_rings: !args.no_address_rings,
     }
+}
+
+/// Options that do not fit the chosen view: a one-line error instead of silently ignoring them.
+fn check_view_args(args: &ViewArgs) -> Result<()> {
+    let ring = matches!(args.view, ViewKind::Ring);
+    match (args.view, args.bundle) {
+        (ViewKind::Ring, BundleArg::Grid) => {
+            bail!("--bundle grid is for the timeline view; the ring takes none, kde, blocks or hierarchical")
+        }
+        (ViewKind::Timeline, BundleArg::Blocks) => {
+            bail!("--bundle blocks is for the ring view; the timeline takes none, kde, hierarchical or grid")
+        }
+        (ViewKind::Matrix | ViewKind::Chord | ViewKind::Sendrecv, b) if !matches!(b, BundleArg::None) => {
+            bail!("--bundle is for the ring and timeline views, not {:?}", args.view)
+        }
+        _ => {}
+    }
+    if !ring && (args.blocks.is_some() || matches!(args.color, ColourArg::Relation) || args.no_address_rings) {
+        bail!("--blocks, --color and --no-address-rings are for the ring view");
+    }
+    Ok(())
 }
 
 fn mix(args: &ViewArgs, default: Mix) -> Mix {
@@ -336,6 +384,7 @@ pub(crate) fn timeline_options(args: &ViewArgs, (width, height): (u32, u32)) -> 
         BundleArg::Kde => TimelineBundle::Kde(exaviz_engine::stages::BundleParams::default()),
         BundleArg::Hierarchical => TimelineBundle::Hierarchical { beta },
         BundleArg::Grid => TimelineBundle::Grid { beta },
+        BundleArg::Blocks => TimelineBundle::None, // refused by check_view_args
     };
     TimelineOptions { width, height, window_s: args.from.zip(args.to), bundle, mix: mix(args, Mix::Alpha) }
 }
@@ -353,9 +402,6 @@ fn render_view(
     };
     Ok(match args.view {
         ViewKind::Ring => {
-            if matches!(args.bundle, BundleArg::Hierarchical | BundleArg::Grid) {
-                bail!("--bundle {:?} is for the timeline view; the ring takes none or kde", args.bundle);
-            }
             let scene = ring_scene(dataset, backend, &ring_options(args, (width, height)))?;
             render_scene(backend, &scene, View::default())?
         }
@@ -403,6 +449,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Render { input, out, size, view } => {
             let size = parse_size(&size)?;
+            check_view_args(&view)?;
             if out.is_dir() {
                 bail!("{}: is a folder; give a file name for the PNG", out.display());
             }
@@ -461,6 +508,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Bench(args) => edges_cmd::bench(args),
         Command::View { input, size, frames, view } => {
             let size = parse_size(&size)?;
+            check_view_args(&view)?;
             let view_backend = view.backend.into();
             let dataset = load(&input)?;
             let content = match view.view {

@@ -289,6 +289,33 @@ fn bench_layout_lists_every_ordering_of_every_torus() {
     assert_fails(&["bench-layout", "--dims", "4x4,9x"], &["9x"]);
 }
 
+/// Seed 004's ring options: blocks, block and hierarchical bundling, relation colours; and the
+/// errors for options that do not fit.
+#[test]
+fn ring_blocks_bundle_and_colour_or_fail_clearly() {
+    for extra in [
+        &["--bundle", "blocks", "--color", "relation"][..],
+        &["--bundle", "hierarchical", "--blocks", "16", "--beta", "0.6"][..],
+        &["--no-address-rings", "--order", "sequential", "--blocks", "4"][..],
+    ] {
+        let out = tmp(&format!("ring_blocks_{}.png", extra.len()));
+        let o = out.to_str().unwrap();
+        let mut args =
+            vec!["render", "gen:torus-sim?dims=4x4x4&steps=5", "--backend", "cpu", "--size", "400x300", "--out", o];
+        args.extend_from_slice(extra);
+        let r = exaviz(&args);
+        assert!(r.status.success(), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
+        assert_eq!(png_size(&out), (400, 300));
+    }
+    let o = tmp("never_ring.png");
+    let o = o.to_str().unwrap();
+    assert_fails(&["render", "gen:torus?dims=4x4x4", "--blocks", "6", "--out", o], &["gen:torus", "do not divide 64"]);
+    assert_fails(&["render", "gen:torus?dims=3x3x3", "--color", "relation", "--out", o], &["gen:torus", "blocks"]);
+    assert_fails(&["render", "gen:lulesh", "--view", "timeline", "--bundle", "blocks", "--out", o], &["ring view"]);
+    assert_fails(&["render", "gen:lulesh", "--view", "matrix", "--blocks", "4", "--out", o], &["ring view"]);
+    assert_fails(&["render", "gen:lulesh", "--view", "chord", "--bundle", "kde", "--out", o], &["--bundle"]);
+}
+
 #[test]
 fn mpi_views_render_and_reject_bad_windows() {
     for (view, extra) in [

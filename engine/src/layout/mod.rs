@@ -1,5 +1,6 @@
 //! Layouts: a view maps entities to primitives. Orderings linearise N-D topologies.
 
+pub mod blocks;
 pub mod hierarchy;
 pub mod metrics;
 pub mod order;

@@ -1,18 +1,44 @@
 //! The `ring` view (seeds 001 and 004): torus nodes ordered along a sequential or Hilbert curve
 //! and placed on a circle; links drawn as chords curving towards the centre, coloured and
-//! weighted by traffic that stage (a) aggregates per link; a legend.
+//! weighted by traffic that stage (a) aggregates per link, or coloured by how their blocks relate;
+//! bundled by the KDE stage or along seed 004's Hilbert blocks (B-spline stage); one address ring
+//! per dimension outside the circle (seed 004 §V-A.3); block boundaries and numbers; a legend.
 
 use std::collections::HashMap;
 
 use crate::Backend;
+use crate::layout::blocks::{Blocks, Relation};
 use crate::layout::order::{Ordering, order_nodes, positions};
 use crate::model::Dataset;
 use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
+use crate::stages::bspline::Curve;
 use crate::stages::kde_bundle::UnitFrame;
 use crate::stages::{self, AxisKey, BundleInput, BundleParams, HeatmapInput};
 
 use super::legend::{color_bar, format_value};
 use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+
+/// How the ring's chords are bundled.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RingBundle {
+    /// Plain curves towards the centre.
+    None,
+    /// Image-space KDE bundling (stage `kde_bundle`).
+    Kde(BundleParams),
+    /// Seed 004's block-based bundling: channels between two blocks through their group's centre.
+    Blocks { beta: f32 },
+    /// Holten's hierarchical bundling along the Hilbert block tree.
+    Hierarchical { beta: f32 },
+}
+
+/// What a chord's colour shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelColour {
+    /// Traffic through the colour map (colour bar).
+    Traffic,
+    /// How its blocks relate: within a block, neighbouring blocks, further apart (seed 004 Fig. 8a).
+    Relation,
+}
 
 #[derive(Clone, Copy, Debug)]
 pub struct RingOptions {
@@ -20,14 +46,46 @@ pub struct RingOptions {
     pub height: u32,
     pub order: Ordering,
     pub colormap: ColorMap,
-    /// Bundle the chords with the KDE bundling stage (`None`: plain curves).
-    pub bundle: Option<BundleParams>,
+    pub bundle: RingBundle,
+    /// Hilbert blocks: `None` picks 8 or 4 where they divide the ring (else no blocks).
+    pub blocks: Option<u32>,
+    pub colour: ChannelColour,
+    /// One ring per dimension outside the circle, brighter for lower coordinates.
+    pub address_rings: bool,
 }
 
 impl Default for RingOptions {
     fn default() -> Self {
-        Self { width: 1024, height: 768, order: Ordering::Hilbert, colormap: ColorMap::Viridis, bundle: None }
+        Self {
+            width: 1024,
+            height: 768,
+            order: Ordering::Hilbert,
+            colormap: ColorMap::Viridis,
+            bundle: RingBundle::None,
+            blocks: None,
+            colour: ChannelColour::Traffic,
+            address_rings: true,
+        }
     }
+}
+
+/// Chord colours by block relation: Okabe and Ito's palette (safe for colour-blind readers), with
+/// seed 004's purple within blocks and earth-yellow between neighbours.
+pub const RELATION_COLOURS: [([f32; 4], &str); 5] = [
+    ([0.80, 0.47, 0.65, 0.6], "same block"),
+    ([0.90, 0.62, 0.0, 0.6], "next blocks"),
+    ([0.34, 0.71, 0.91, 0.6], "2 blocks apart"),
+    ([0.0, 0.62, 0.45, 0.6], "3 blocks apart"),
+    ([0.94, 0.89, 0.26, 0.6], "4+ blocks apart"),
+];
+
+fn relation_colour(r: Relation) -> [f32; 4] {
+    let k = match r {
+        Relation::Intra => 0,
+        Relation::Adjacent => 1,
+        Relation::Remote(d) => (d as usize).min(4),
+    };
+    RELATION_COLOURS[k].0
 }
 
 /// Traffic per directed link, summed over all link-counter samples by stage (a) on `backend`.
@@ -99,7 +157,12 @@ struct Circle {
 
 impl Circle {
     fn at(&self, p: u32, r: f32) -> [f32; 2] {
-        let a = std::f32::consts::TAU * p as f32 / self.n as f32 - std::f32::consts::FRAC_PI_2;
+        self.at_f(p as f32, r)
+    }
+
+    /// A point at ring position `p` (fractional between nodes) and radius `r` in pixels.
+    fn at_f(&self, p: f32, r: f32) -> [f32; 2] {
+        let a = std::f32::consts::TAU * p / self.n as f32 - std::f32::consts::FRAC_PI_2;
         [self.cx + r * a.cos(), self.cy + r * a.sin()]
     }
 
@@ -111,33 +174,68 @@ impl Circle {
     }
 }
 
-/// The chords' polylines in screen pixels: flattened curves, or bundled by the KDE stage.
+/// The chords' polylines in screen pixels: flattened curves, or bundled.
 fn polylines(
     circle: &Circle,
     pos: &[u32],
     chords: &Chords,
-    bundle: Option<&BundleParams>,
+    bundle: RingBundle,
+    blocks: Option<&Blocks>,
     backend: &Backend,
 ) -> Result<Vec<Vec<[f32; 2]>>, ViewError> {
     let ends = chords.list.iter().map(|&((a, b), _)| (pos[a as usize], pos[b as usize]));
-    let Some(params) = bundle else {
-        let detail = if chords.list.len() > 200_000 { 4 } else { 10 };
-        return Ok(ends
-            .map(|(a, b)| {
-                let (p0, p1, p2) = circle.curve(a, b);
-                (0..=detail)
-                    .map(|k| {
-                        let u = k as f32 / detail as f32;
-                        let v = 1.0 - u;
-                        [
-                            v * v * p0[0] + 2.0 * v * u * p1[0] + u * u * p2[0],
-                            v * v * p0[1] + 2.0 * v * u * p1[1] + u * u * p2[1],
-                        ]
-                    })
-                    .collect()
-            })
-            .collect());
+    let place = |p: f32, r: f32| circle.at_f(p, circle.radius * r);
+    let (polygons, beta) = match bundle {
+        RingBundle::None => return Ok(plain_curves(circle, ends, chords.list.len())),
+        RingBundle::Kde(params) => return kde_curves(circle, ends, chords, &params, backend),
+        RingBundle::Blocks { beta } | RingBundle::Hierarchical { beta } => {
+            let blocks = blocks.ok_or_else(|| {
+                ViewError::Unsupported(format!("block bundling needs Hilbert blocks; {} nodes have none", circle.n))
+            })?;
+            if matches!(bundle, RingBundle::Blocks { .. }) {
+                (blocks.group_polygons(&ends.collect::<Vec<_>>(), &place), beta)
+            } else {
+                let mut polygons = stages::ControlPolygons::new();
+                for (a, b) in ends {
+                    polygons.push(blocks.tree_polygon(a, b, &place));
+                }
+                (polygons, beta)
+            }
+        }
     };
+    let curve =
+        Curve { samples: if chords.list.len() > 200_000 { 12 } else { 24 }, beta: beta.clamp(0.0, 1.0), degree: 3 };
+    let bundled = stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?;
+    Ok((0..bundled.len()).map(|e| bundled.edge(e).to_vec()).collect())
+}
+
+/// Quadratic curves pulled towards the centre.
+fn plain_curves(circle: &Circle, ends: impl Iterator<Item = (u32, u32)>, count: usize) -> Vec<Vec<[f32; 2]>> {
+    let detail = if count > 200_000 { 4 } else { 10 };
+    ends.map(|(a, b)| {
+        let (p0, p1, p2) = circle.curve(a, b);
+        (0..=detail)
+            .map(|k| {
+                let u = k as f32 / detail as f32;
+                let v = 1.0 - u;
+                [
+                    v * v * p0[0] + 2.0 * v * u * p1[0] + u * u * p2[0],
+                    v * v * p0[1] + 2.0 * v * u * p1[1] + u * u * p2[1],
+                ]
+            })
+            .collect()
+    })
+    .collect()
+}
+
+/// Chords bundled by the KDE stage; heavier links pull harder (weight 1 + 999 * traffic / max).
+fn kde_curves(
+    circle: &Circle,
+    ends: impl Iterator<Item = (u32, u32)>,
+    chords: &Chords,
+    params: &BundleParams,
+    backend: &Backend,
+) -> Result<Vec<Vec<[f32; 2]>>, ViewError> {
     let ends: Vec<[f32; 4]> = ends
         .map(|(a, b)| {
             let (p0, p2) = (circle.at(a, circle.radius), circle.at(b, circle.radius));
@@ -146,7 +244,6 @@ fn polylines(
         .collect();
     let frame = UnitFrame::fit(&ends);
     let unit: Vec<[f32; 4]> = ends.iter().map(|&e| frame.edge_to_unit(e)).collect();
-    // Heavier links pull harder: weight 1 + 999 * traffic / max.
     let weights: Vec<u32> =
         chords.list.iter().map(|&(_, t)| 1 + (999.0 * t as f64 / chords.max.max(1) as f64).round() as u32).collect();
     let bundled = stages::kde_bundle::run(
@@ -155,6 +252,20 @@ fn polylines(
         params,
     )?;
     Ok((0..unit.len()).map(|e| bundled.edge(e).iter().map(|&p| frame.from_unit(p)).collect()).collect())
+}
+
+/// The blocks of `opts` over `n` nodes.
+fn resolve_blocks(opts: &RingOptions, n: usize) -> Result<Option<Blocks>, ViewError> {
+    let n = u32::try_from(n).map_err(|_| ViewError::Unsupported(format!("{n} nodes are too many for a ring")))?;
+    match opts.blocks {
+        None => Ok(Blocks::auto(n)),
+        Some(m) => Blocks::new(n, m).map(Some).map_err(|e| ViewError::Unsupported(format!("--blocks {m}: {e}"))),
+    }
+}
+
+/// Width of one address ring and the gap between rings, in pixels.
+fn ring_band(circle: &Circle) -> (f32, f32) {
+    ((circle.radius * 0.025).clamp(2.5, 7.0), 1.5)
 }
 
 /// Builds the ring scene.
@@ -166,6 +277,10 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
     if n == 0 {
         return Err(ViewError::Unsupported("the topology has no nodes".into()));
     }
+    let blocks = resolve_blocks(opts, n)?;
+    if opts.colour == ChannelColour::Relation && blocks.is_none() {
+        return Err(ViewError::Unsupported(format!("colouring by block relation needs blocks; {n} nodes have none")));
+    }
     let traffic = link_traffic(dataset, backend)?;
     let pos = positions(&order_nodes(topo, opts.order));
     let chords = Chords::new(topo, &traffic);
@@ -173,12 +288,11 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
     let (w, h) = (opts.width as f32, opts.height as f32);
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     let (legend_w, top) = (LEGEND_W, TOP);
-    let circle = Circle {
-        cx: (w - legend_w) / 2.0,
-        cy: top + (h - top) / 2.0 - 8.0,
-        radius: ((w - legend_w).min(h - top) / 2.0 - 36.0).max(8.0),
-        n,
-    };
+    let mut circle = Circle { cx: (w - legend_w) / 2.0, cy: top + (h - top) / 2.0 - 8.0, radius: 1.0, n };
+    let outer = (w - legend_w).min(h - top) / 2.0 - 30.0;
+    let (band, gap) = ring_band(&Circle { radius: outer, ..circle });
+    let rings = if opts.address_rings { topo.dims() as f32 * (band + gap) + 4.0 } else { 0.0 };
+    circle.radius = (outer - rings).max(8.0);
 
     // Dense rings would cover the disc many times over: thin every chord so the ink (length x
     // width) stays within three times the disc's area; chords thinner than a pixel fade instead.
@@ -193,19 +307,91 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
         .sum();
     let disc = std::f64::consts::PI * f64::from(circle.radius).powi(2);
     let thin = if ink > 3.0 * disc { (3.0 * disc / ink).max(0.15) as f32 } else { 1.0 };
-    let lines = polylines(&circle, &pos, &chords, opts.bundle.as_ref(), backend)?;
-    for (&(_, t), line) in chords.list.iter().zip(&lines) {
-        let (color, width) = chords.style(opts.colormap, t);
+    let lines = polylines(&circle, &pos, &chords, opts.bundle, blocks.as_ref(), backend)?;
+    for (&((a, b), t), line) in chords.list.iter().zip(&lines) {
+        let (mut color, width) = chords.style(opts.colormap, t);
+        if let (ChannelColour::Relation, Some(blocks)) = (opts.colour, &blocks) {
+            color = relation_colour(blocks.relation(pos[a as usize], pos[b as usize]));
+        }
         for seg in line.windows(2) {
             scene.segment(Blend::Alpha, seg[0], seg[1], width * thin, color, false);
         }
     }
-    decorate(&mut scene, dataset, &circle, &chords, opts, traffic.iter().sum());
+    let rim = if opts.address_rings { address_rings(&mut scene, topo, &pos, &circle) } else { circle.radius + 4.0 };
+    if let Some(blocks) = &blocks {
+        block_marks(&mut scene, blocks, &circle, rim);
+    } else {
+        for k in 0..4 {
+            let p = (n as u32 * k) / 4;
+            let q = circle.at(p, rim + 13.0);
+            scene.text(&format!("{p}"), [q[0], q[1] + 4.0], 11.0, Anchor::Centre, TEXT_DIM);
+        }
+    }
+    decorate(&mut scene, dataset, &circle, &chords, opts, blocks.as_ref(), traffic.iter().sum());
     Ok(scene)
 }
 
-/// Nodes, ring positions, title, subtitle and legend.
-fn decorate(scene: &mut Scene, dataset: &Dataset, circle: &Circle, chords: &Chords, opts: &RingOptions, total: u64) {
+/// Seed 004's address rings: ring `d` (inner to outer) shows every node's coordinate in
+/// dimension `d`, brighter for lower values. Each ring is drawn as radial strokes about a pixel
+/// apart (square ends, whatever the node count); where a stroke covers several nodes it shows
+/// their mean. Returns the outer radius.
+fn address_rings(scene: &mut Scene, topo: &crate::model::Topology, pos: &[u32], circle: &Circle) -> f32 {
+    let (band, gap) = ring_band(circle);
+    let n = circle.n;
+    let mut r = circle.radius + 4.0;
+    let mut at_pos = vec![0u32; n];
+    for d in 0..topo.dims() {
+        for (node, &p) in pos.iter().enumerate() {
+            at_pos[p as usize] = topo.coord(node)[d];
+        }
+        let extent = f64::from(topo.extents[d].max(2) - 1);
+        let strokes = (std::f32::consts::TAU * (r + band) * 1.25).ceil() as usize;
+        let stroke_w = std::f32::consts::TAU * (r + band) / strokes as f32 + 0.35;
+        for k in 0..strokes {
+            let (lo, hi) = (k * n / strokes, ((k + 1) * n / strokes).max(k * n / strokes + 1));
+            let mean = if n <= strokes {
+                f64::from(at_pos[(((k as f64 + 0.5) * n as f64 / strokes as f64 + 0.5) as usize) % n])
+            } else {
+                at_pos[lo..hi.min(n)].iter().map(|&v| f64::from(v)).sum::<f64>() / (hi.min(n) - lo) as f64
+            };
+            let v = 0.92 - 0.74 * (mean / extent) as f32;
+            let t = (k as f32 + 0.5) * n as f32 / strokes as f32;
+            let (p0, p1) = (circle.at_f(t, r + stroke_w / 2.0), circle.at_f(t, r + band - stroke_w / 2.0));
+            scene.segment(Blend::Alpha, p0, p1, stroke_w, [v, v, v * 1.02, 1.0], false);
+        }
+        r += band + gap;
+    }
+    r - gap
+}
+
+/// Block boundaries (radial ticks through the rings) and block numbers outside them.
+fn block_marks(scene: &mut Scene, blocks: &Blocks, circle: &Circle, rim: f32) {
+    let s = blocks.size();
+    for k in 0..blocks.count() {
+        let edge = (k * s) as f32 - 0.5;
+        scene.segment(
+            Blend::Alpha,
+            circle.at_f(edge, circle.radius - 3.0),
+            circle.at_f(edge, rim + 5.0),
+            1.2,
+            TEXT_DIM,
+            false,
+        );
+        let q = circle.at_f((k * s) as f32 + s as f32 / 2.0 - 0.5, rim + 13.0);
+        scene.text(&format!("{}", k + 1), [q[0], q[1] + 4.0], 11.0, Anchor::Centre, TEXT_DIM);
+    }
+}
+
+/// Nodes, title, subtitle and legends.
+fn decorate(
+    scene: &mut Scene,
+    dataset: &Dataset,
+    circle: &Circle,
+    chords: &Chords,
+    opts: &RingOptions,
+    blocks: Option<&Blocks>,
+    total: u64,
+) {
     let Some(topo) = dataset.topology.as_ref() else { return };
     let (w, h) = (opts.width as f32, opts.height as f32);
     let (legend_w, top) = (LEGEND_W, TOP);
@@ -214,17 +400,18 @@ fn decorate(scene: &mut Scene, dataset: &Dataset, circle: &Circle, chords: &Chor
     for p in 0..n as u32 {
         scene.disc(circle.at(p, circle.radius), node_r, [0.85, 0.86, 0.9, 0.9], false);
     }
-    for k in 0..4 {
-        let p = (n as u32 * k) / 4;
-        let q = circle.at(p, circle.radius + 18.0);
-        scene.text(&format!("{p}"), [q[0], q[1] + 4.0], 11.0, Anchor::Centre, TEXT_DIM);
-    }
     let dims: Vec<String> = topo.extents.iter().map(u32::to_string).collect();
     scene.text(&format!("Torus ring: {}", dataset.name), [16.0, 26.0], 16.0, Anchor::Left, TEXT);
     let unit = if dataset.link_counter_unit.is_empty() { "traffic" } else { &dataset.link_counter_unit };
-    let bundling = if opts.bundle.is_some() { " · KDE bundled" } else { "" };
+    let bundling = match opts.bundle {
+        RingBundle::None => String::new(),
+        RingBundle::Kde(_) => " · KDE bundled".into(),
+        RingBundle::Blocks { beta } => format!(" · block bundled (β {beta:.2})"),
+        RingBundle::Hierarchical { beta } => format!(" · hierarchically bundled (β {beta:.2})"),
+    };
+    let block_text = blocks.map(|b| format!(" · {} blocks", b.count())).unwrap_or_default();
     let sub = format!(
-        "{} order{bundling} · {} torus · {} nodes · {} links · {} {unit}",
+        "{} order{block_text}{bundling} · {} torus · {} nodes · {} links · {} {unit}",
         opts.order.name(),
         dims.join("x"),
         n,
@@ -232,10 +419,45 @@ fn decorate(scene: &mut Scene, dataset: &Dataset, circle: &Circle, chords: &Chor
         format_value(total as f64),
     );
     scene.text(&sub, [16.0, 46.0], 12.0, Anchor::Left, TEXT_DIM);
-    if chords.max > 0 {
-        let bar = [w - legend_w + 16.0, top + 40.0, 18.0, (h - top - 120.0).max(40.0)];
-        color_bar(scene, opts.colormap, chords.scale, &format!("{unit}\nper link pair"), bar);
+    let x = w - legend_w + 16.0;
+    let mut y = top + 40.0;
+    if opts.colour == ChannelColour::Relation {
+        scene.text("channels", [x, y - 14.0], 12.0, Anchor::Left, TEXT);
+        y += 4.0;
+        let kinds = blocks.map_or(2, |b| (b.count() / 2 + 1).min(5) as usize);
+        for (colour, label) in &RELATION_COLOURS[..kinds] {
+            scene.rect([x, y - 5.0], [x + 14.0, y + 5.0], [colour[0], colour[1], colour[2], 1.0], true);
+            scene.text(label, [x + 20.0, y + 4.0], 11.0, Anchor::Left, TEXT_DIM);
+            y += 18.0;
+        }
+        y += 10.0;
+    } else if chords.max > 0 {
+        let bar_h = (h - top - 200.0).max(40.0);
+        color_bar(scene, opts.colormap, chords.scale, &format!("{unit}\nper link pair"), [x, y, 18.0, bar_h]);
+        y += bar_h + 40.0;
     } else {
-        scene.text("no traffic recorded", [w - legend_w + 16.0, top + 40.0], 12.0, Anchor::Left, TEXT_DIM);
+        scene.text("no traffic recorded", [x, y], 12.0, Anchor::Left, TEXT_DIM);
+        y += 30.0;
+    }
+    if opts.address_rings && y + 60.0 < h {
+        let letters: Vec<String> = (0..topo.dims()).map(|d| dim_letter(d, topo.dims())).collect();
+        scene.text("address rings", [x, y], 12.0, Anchor::Left, TEXT);
+        scene.text(&format!("{} (in→out)", letters.join(" ")), [x, y + 16.0], 11.0, Anchor::Left, TEXT_DIM);
+        for k in 0..20 {
+            let v = 0.92 - 0.74 * k as f32 / 19.0;
+            let x0 = x + k as f32 * 5.0;
+            scene.rect([x0, y + 24.0], [x0 + 5.0, y + 34.0], [v, v, v * 1.02, 1.0], true);
+        }
+        scene.text("0", [x, y + 48.0], 11.0, Anchor::Left, TEXT_DIM);
+        scene.text("max coordinate", [x + 100.0, y + 48.0], 11.0, Anchor::Right, TEXT_DIM);
+    }
+}
+
+/// Dimension names: Blue Gene's A, B, C, D, E for five dimensions, else X, Y, Z (and d1, d2, ...).
+fn dim_letter(d: usize, dims: usize) -> String {
+    match dims {
+        5 => ["A", "B", "C", "D", "E"][d].into(),
+        1..=3 => ["X", "Y", "Z"][d].into(),
+        _ => format!("d{}", d + 1),
     }
 }
