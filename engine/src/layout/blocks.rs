@@ -131,9 +131,10 @@ impl Blocks {
             let (x, y) = (self.of(a), self.of(b));
             (x.min(y), x.max(y))
         };
+        let ends: Vec<([f32; 2], [f32; 2])> =
+            channels.iter().map(|&(a, b)| (place(a as f32, 1.0), place(b as f32, 1.0))).collect();
         let mut groups: HashMap<(u32, u32), Group> = HashMap::new();
-        for &(a, b) in channels {
-            let (pa, pb) = (place(a as f32, 1.0), place(b as f32, 1.0));
+        for (&(a, b), &(pa, pb)) in channels.iter().zip(&ends) {
             let (lo, hi) = if self.of(a) <= self.of(b) { (pa, pb) } else { (pb, pa) };
             let g = groups.entry(key(a, b)).or_default();
             g.mid[0] += f64::from(pa[0] + pb[0]) / 2.0;
@@ -145,10 +146,9 @@ impl Blocks {
             g.count += 1.0;
         }
         let mut polygons = ControlPolygons::new();
-        for &(a, b) in channels {
+        for (&(a, b), &(pa, pb)) in channels.iter().zip(&ends) {
             let g = &groups[&key(a, b)];
             let c = [(g.mid[0] / g.count) as f32, (g.mid[1] / g.count) as f32];
-            let (pa, pb) = (place(a as f32, 1.0), place(b as f32, 1.0));
             if self.of(a) == self.of(b) {
                 polygons.push([pa, c, pb]);
                 continue;
