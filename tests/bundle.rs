@@ -178,9 +178,14 @@ fn quality_metrics_tell_bundlers_apart() {
 /// as it is, bit for bit, on the CPU path, and each output curve still belongs to its own edge.
 #[test]
 fn merging_identical_edges_changes_nothing() {
-    let mut edges = ring_edges(2000, 5);
-    let reversed: Vec<[f32; 4]> = edges.iter().take(50).map(|e| [e[2], e[3], e[0], e[1]]).collect();
-    edges.extend(reversed);
+    // Every edge from its lower endpoint (by bits) to its higher: repeats, but no reverses.
+    let reversed = |e: &[f32; 4]| [e[2], e[3], e[0], e[1]];
+    let bits = |e: &[f32; 4]| e.map(f32::to_bits);
+    let edges: Vec<[f32; 4]> =
+        ring_edges(2000, 5).iter().map(|e| if bits(&reversed(e)) < bits(e) { reversed(e) } else { *e }).collect();
+    let mut seen = std::collections::HashSet::new();
+    assert!(edges.iter().any(|e| !seen.insert(bits(e))), "the test needs repeated edges");
+    assert!(!edges.iter().any(|e| bits(e) != bits(&reversed(e)) && seen.contains(&bits(&reversed(e)))));
     let weights: Vec<u32> = (0..edges.len() as u32).map(|i| 1 + i % 5).collect();
     let p = BundleParams { iterations: 6, ..Default::default() };
     for w in [None, Some(weights.as_slice())] {
@@ -193,6 +198,32 @@ fn merging_identical_edges_changes_nothing() {
             assert_eq!(merged.edge(e)[15], [edge[2], edge[3]]);
         }
     }
-    let mut seen = std::collections::HashSet::new();
-    assert!(edges.iter().any(|e| !seen.insert(e.map(f32::to_bits))), "the test needs repeated edges");
+}
+
+/// An edge and its reverse are bundled once: `b -> a` gets `a -> b`'s curve backwards, bit for
+/// bit, and the whole result stays within rounding of bundling every edge as it is.
+#[test]
+fn reversed_edges_share_one_curve() {
+    let mut edges = ring_edges(2000, 5);
+    let n = edges.len();
+    let reversed: Vec<[f32; 4]> = edges.iter().take(300).map(|e| [e[2], e[3], e[0], e[1]]).collect();
+    edges.extend(reversed);
+    let p = BundleParams { iterations: 6, ..Default::default() };
+    let input = BundleInput { edges: &edges, weights: None };
+    let merged = stages::kde_bundle::run(&mut CpuRunner::default(), &input, &p).unwrap();
+    let each = stages::kde_bundle::run_each(&mut CpuRunner::default(), &input, &p).unwrap();
+    for k in (0..300).filter(|&k| edges[k][..2] != edges[k][2..]) {
+        let (a, b) = (merged.edge(k), merged.edge(n + k));
+        assert!(a.iter().eq(b.iter().rev()), "edge {k} and its reverse");
+    }
+    let mut worst = 0f32;
+    for (m, e) in merged.points.iter().zip(&each.points) {
+        worst = worst.max((m[0] - e[0]).abs().max((m[1] - e[1]).abs()));
+    }
+    eprintln!("largest difference from bundling each edge: {worst}");
+    assert!(worst < 1e-4, "merged and unmerged differ by {worst}");
+    for (e, edge) in edges.iter().enumerate() {
+        assert_eq!(merged.edge(e)[0], [edge[0], edge[1]]);
+        assert_eq!(merged.edge(e)[15], [edge[2], edge[3]]);
+    }
 }

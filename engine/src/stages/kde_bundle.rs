@@ -219,18 +219,22 @@ pub fn record<'a>(
 }
 
 /// Identical edges bundled once: `edges[u]` weighs the sum of the weights of the input edges `e`
-/// with `of_edge[e] == u`.
+/// with `of_edge[e] == u`; `reversed[e]` says that edge `e` runs from `edges[u]`'s end to its start.
 struct Merged {
     edges: Vec<[f32; 4]>,
     weights: Vec<u32>,
     of_edge: Vec<u32>,
+    reversed: Vec<bool>,
 }
 
-/// Merges edges with the same endpoints (bit for bit, in the same direction). They start on the
+/// Merges edges with the same endpoints (bit for bit, in either direction). They start on the
 /// same points and every step moves a point by the density field alone, so they follow the same
-/// path; one edge of their summed weight splats the same integer density. The result is the same,
-/// bit for bit, as bundling them one by one (tested), and communication traces repeat pairs a
-/// lot. `None` where nothing repeats, or a summed weight would not fit the stage's `u32`.
+/// path; one edge of their summed weight splats the same integer density. An edge and its reverse
+/// differ only in rounding (their samples are interpolated from opposite ends), so `a -> b` and
+/// `b -> a` get the same curve, one reversed; edges repeated in the same direction get the same
+/// curve, bit for bit, as bundling them one by one would give (both tested). Communication traces
+/// repeat pairs, and exchange in both directions, a lot. `None` where nothing repeats, or a summed
+/// weight would not fit the stage's `u32`.
 fn merge_identical(input: &BundleInput<'_>) -> Option<Merged> {
     let n = input.edges.len();
     if n < 2 || input.weights.is_some_and(|w| w.len() != n) {
@@ -238,24 +242,31 @@ fn merge_identical(input: &BundleInput<'_>) -> Option<Merged> {
     }
     let mut index: rustc_hash::FxHashMap<[u32; 4], u32> =
         rustc_hash::FxHashMap::with_capacity_and_hasher(n, Default::default());
-    let (mut edges, mut sums, mut of_edge) = (Vec::new(), Vec::<u64>::new(), Vec::with_capacity(n));
+    let (mut edges, mut sums) = (Vec::new(), Vec::<u64>::new());
+    let (mut of_edge, mut reversed) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for (e, edge) in input.edges.iter().enumerate() {
-        let u = *index.entry(edge.map(f32::to_bits)).or_insert_with(|| {
-            edges.push(*edge);
+        let key = edge.map(f32::to_bits);
+        let flip = [key[2], key[3]] < [key[0], key[1]];
+        let (key, canonical) =
+            if flip { ([key[2], key[3], key[0], key[1]], [edge[2], edge[3], edge[0], edge[1]]) } else { (key, *edge) };
+        let u = *index.entry(key).or_insert_with(|| {
+            edges.push(canonical);
             sums.push(0);
             (edges.len() - 1) as u32
         });
         sums[u as usize] += input.weights.map_or(1, |w| u64::from(w[e]));
         of_edge.push(u);
+        reversed.push(flip);
     }
     if edges.len() == n {
         return None;
     }
     let weights = sums.into_iter().map(u32::try_from).collect::<Result<Vec<_>, _>>().ok()?;
-    Some(Merged { edges, weights, of_edge })
+    Some(Merged { edges, weights, of_edge, reversed })
 }
 
-/// Bundles `input` on a runner; identical edges are bundled once (see [`merge_identical`]).
+/// Bundles `input` on a runner; identical and reversed edges are bundled once (see
+/// [`merge_identical`]).
 pub fn run(runner: &mut dyn Runner, input: &BundleInput<'_>, params: &BundleParams) -> Result<Bundled, StageError> {
     let Some(merged) = merge_identical(input) else {
         return run_each(runner, input, params);
@@ -264,7 +275,12 @@ pub fn run(runner: &mut dyn Runner, input: &BundleInput<'_>, params: &BundlePara
     let bundled = run_each(runner, &unique, params)?;
     let s = params.samples as usize;
     let mut points = vec![[0f32; 2]; merged.of_edge.len() * s];
-    points.par_chunks_mut(s).zip(&merged.of_edge).for_each(|(dst, &u)| dst.copy_from_slice(bundled.edge(u as usize)));
+    points.par_chunks_mut(s).zip(&merged.of_edge).zip(&merged.reversed).for_each(|((dst, &u), &flip)| {
+        dst.copy_from_slice(bundled.edge(u as usize));
+        if flip {
+            dst.reverse();
+        }
+    });
     Ok(Bundled { samples: params.samples, points })
 }
 

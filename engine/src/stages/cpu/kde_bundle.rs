@@ -204,20 +204,36 @@ fn mix(a: f32, b: f32, t: f32) -> f32 {
     a * (1.0 - t) + b * t
 }
 
-/// All invocations of `kde_gradient`, one row per task (the shader's formula per cell).
+/// All invocations of `kde_gradient`, one row per task (the shader's formula per cell, the same
+/// operations in the same order). The row and its neighbours are copied out of the buffer first,
+/// so the per-cell loop runs on plain slices and vectorises.
 pub fn kde_gradient_all(params: &Params, blur_in: &Words, gradient_out: &Words) {
     let g = params.grid as usize;
-    (0..g).into_par_iter().for_each(|y| {
-        let at = |x: usize, y: usize| load_f32(blur_in, y * g + x);
-        let (up, down) = ((y + 1).min(g - 1), y.max(1) - 1);
-        for x in 0..g {
-            let gx = at((x + 1).min(g - 1), y) - at(x.max(1) - 1, y);
-            let gy = at(x, up) - at(x, down);
-            let len = (gx * gx + gy * gy).sqrt();
-            let dir = if len > 0.0 { [gx / len, gy / len] } else { [0.0, 0.0] };
-            gradient_out[y * g + x].store(pack2x16snorm(dir), Relaxed);
-        }
-    });
+    (0..g).into_par_iter().for_each_init(
+        || (vec![0f32; g + 2], vec![0f32; g], vec![0f32; g], vec![0u32; g]),
+        |(mid, up, down, out), y| {
+            let load = |row: usize, dst: &mut [f32]| {
+                for (x, v) in dst.iter_mut().enumerate() {
+                    *v = load_f32(blur_in, row * g + x);
+                }
+            };
+            // `mid` is padded by one clamped cell each side: `mid[x]` is the cell left of `x`.
+            load(y, &mut mid[1..=g]);
+            (mid[0], mid[g + 1]) = (mid[1], mid[g]);
+            load((y + 1).min(g - 1), up);
+            load(y.max(1) - 1, down);
+            for x in 0..g {
+                let gx = mid[x + 2] - mid[x];
+                let gy = up[x] - down[x];
+                let len = (gx * gx + gy * gy).sqrt();
+                let dir = if len > 0.0 { [gx / len, gy / len] } else { [0.0, 0.0] };
+                out[x] = pack2x16snorm(dir);
+            }
+            for (x, &v) in out.iter().enumerate() {
+                gradient_out[y * g + x].store(v, Relaxed);
+            }
+        },
+    );
 }
 
 /// WGSL's `pack2x16snorm`: each component to `floor(0.5 + 32767 * clamp(v, -1, 1))`, first in the
