@@ -65,6 +65,15 @@ impl Runner for CpuRunner {
     }
 
     fn run(&mut self, recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError> {
+        // The whole recording runs on one of rayon's threads: every parallel loop inside then
+        // starts from a worker, not by handing a job across threads and sleeping until it ends
+        // (two context switches per dispatch, which small dispatches notice).
+        rayon::scope(|_| run_recording(recording))
+    }
+}
+
+fn run_recording(recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError> {
+    {
         let mut bufs: HashMap<BufId, Vec<AtomicU32>> = HashMap::new();
         let mut downloads = Vec::new();
         let mut last_use = HashMap::new();
