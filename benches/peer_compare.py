@@ -7,7 +7,8 @@ structured: 70% stencil neighbours (i +- 1, i +- 32 on a 32x32 grid numbered alo
 with random positions and directions inside a 1024 x 1024 square.
 
 Times are the compute only (file reading and writing excluded on both sides), medians of
---runs runs; Datashader's numba compilation is excluded by its script's warm-up call.
+--runs runs after one warm-up call on each side (Datashader's excludes numba's compilation;
+exaviz's --warmup 1 excludes thread-pool start-up and first-touch page faults).
 
 Set-up, once per machine:
     python3 -m venv /tmp/peers-venv && /tmp/peers-venv/bin/pip install -q -r ../shared/peers/requirements.txt
@@ -107,9 +108,9 @@ def main():
             ours = {}
             for b in backends:
                 if a.what == "bundle":
-                    cmd = [EXAVIZ, "bundle", path, "--out", os.path.join(tmp, "curves.csv"), "--backend", b, "--runs", str(a.runs)]
+                    cmd = [EXAVIZ, "bundle", path, "--out", os.path.join(tmp, "curves.csv"), "--backend", b, "--runs", str(a.runs), "--warmup", "1"]
                 else:
-                    cmd = [EXAVIZ, "aggregate", path, "--size", "1024x1024", "--backend", b, "--runs", str(a.runs)]
+                    cmd = [EXAVIZ, "aggregate", path, "--size", "1024x1024", "--backend", b, "--runs", str(a.runs), "--warmup", "1"]
                 ours[b] = result(cmd, a.peer_timeout)
             peer_runs = a.runs if n < 100_000 else 1
             peer = result([PEER_PY, PEER, a.what, path, "--runs", str(peer_runs)], a.peer_timeout)

@@ -76,6 +76,10 @@ pub struct BundleArgs {
     /// Timed runs of the bundling (the output comes from the last).
     #[arg(long, default_value_t = 1)]
     runs: u32,
+    /// Untimed runs before the timed ones (first-call costs left out, as the peer script leaves
+    /// out numba's compilation with a warm-up call).
+    #[arg(long, default_value_t = 0)]
+    warmup: u32,
 }
 
 #[derive(clap::Args, Debug)]
@@ -95,6 +99,9 @@ pub struct AggregateArgs {
     /// Timed runs of the aggregation.
     #[arg(long, default_value_t = 1)]
     runs: u32,
+    /// Untimed runs before the timed ones (see `bundle --help`).
+    #[arg(long, default_value_t = 0)]
+    warmup: u32,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -237,10 +244,12 @@ pub fn bundle(args: BundleArgs) -> Result<()> {
     let mut times = Vec::new();
     let mut bundled = None;
     let pb = crate::spinner(&format!("bundling {} edges ({}) on {}", unit.len(), bundler.name(), backend.describe()));
-    for _ in 0..args.runs {
+    for run in 0..args.warmup.saturating_add(args.runs) {
         let t = Instant::now();
         bundled = Some(bundler.run(backend.runner().as_mut(), &unit, weights.as_deref())?);
-        times.push(t.elapsed().as_secs_f64());
+        if run >= args.warmup {
+            times.push(t.elapsed().as_secs_f64());
+        }
     }
     pb.finish_and_clear();
     let bundled = bundled.context("no run")?;
@@ -377,10 +386,12 @@ pub fn aggregate(args: AggregateArgs) -> Result<()> {
     let input = DensityInput { segments: &segments, weights: weights.as_deref(), width: w, height: h };
     let mut times = Vec::new();
     let mut image = None;
-    for _ in 0..args.runs {
+    for run in 0..args.warmup.saturating_add(args.runs) {
         let t = Instant::now();
         image = Some(stages::line_density::run(backend.runner().as_mut(), &input)?);
-        times.push(t.elapsed().as_secs_f64());
+        if run >= args.warmup {
+            times.push(t.elapsed().as_secs_f64());
+        }
     }
     let image = image.context("no run")?;
     if let Some(out) = &args.out {

@@ -220,6 +220,18 @@ fn bundle_and_aggregate_csv_round_trip_and_errors() {
     let r = exaviz(&["aggregate", edges.to_str().unwrap(), "--size", "64x64", "--out", png.to_str().unwrap()]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert!(String::from_utf8_lossy(&r.stdout).contains("\"sum_of_counts\""));
+    // Warm-up runs are not timed: three runs reported, not five.
+    let (e, c) = (edges.to_str().unwrap(), curves.to_str().unwrap());
+    for args in [
+        vec!["bundle", e, "--out", c, "--backend", "cpu", "--runs", "3", "--warmup", "2"],
+        vec!["aggregate", e, "--size", "64x64", "--backend", "cpu", "--runs", "3", "--warmup", "2"],
+    ] {
+        let r = exaviz(&args);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let stdout = String::from_utf8_lossy(&r.stdout);
+        let runs = stdout.split("\"runs_s\":[").nth(1).and_then(|t| t.split(']').next()).unwrap_or_default();
+        assert_eq!(runs.split(',').count(), 3, "{stdout}");
+    }
     let bad = tmp("bad.csv");
     std::fs::write(&bad, "x0,y0,x1,y1\n1,2,3,4\n1,2,three,4\n").unwrap();
     let o = curves.to_str().unwrap();
