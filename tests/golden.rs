@@ -259,3 +259,33 @@ fn otf2_timeline_matches_golden() {
     let gpu = timeline_image(&d, &gpu_backend(), &opts).unwrap();
     assert_images_close("ping-pong timeline gpu vs cpu", &gpu.pixels, &image.pixels, GPU_VS_CPU);
 }
+
+/// The embeddings the ring is compared with (seed 004 §IV): MDS at its three scopes and RadViz,
+/// on both backends, against golden images; each differs from the others.
+#[test]
+fn embedding_views_match_golden_on_both_backends() {
+    use exaviz_engine::layout::embed::Embedding;
+    use exaviz_engine::views::embedding::{EmbeddingOptions, embedding_scene};
+    let dataset = exaviz_datasets::open("gen:torus-sim?dims=4x4x2x2&steps=20&seed=3").unwrap();
+    let cases = [
+        ("mds_full_4x4x2x2.png", Embedding::MdsFull),
+        ("mds_3hop_4x4x2x2.png", Embedding::MdsHops(3)),
+        ("mds_immediate_4x4x2x2.png", Embedding::MdsImmediate),
+        ("radviz_4x4x2x2.png", Embedding::RadViz),
+    ];
+    let mut seen: Vec<Image> = Vec::new();
+    for (name, embedding) in cases {
+        let opts = EmbeddingOptions { width: 360, height: 280, embedding, colormap: Default::default() };
+        let draw = |backend: &Backend| {
+            let scene = embedding_scene(&dataset, backend, &opts).expect("scene");
+            render_scene(backend, &scene, View::default()).expect("render")
+        };
+        let (cpu, gpu) = (draw(&Backend::Cpu), draw(&gpu_backend()));
+        assert_images_close(&format!("{name} gpu vs cpu"), &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+        golden(name, &cpu);
+        for other in &seen {
+            assert!(exaviz_tests::diff_fraction(&other.pixels, &cpu.pixels, GOLDEN) > 0.01, "{name}: same as another");
+        }
+        seen.push(cpu);
+    }
+}

@@ -10,8 +10,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use exaviz_engine::layout::Ordering;
+use exaviz_engine::layout::embed::{Embedding, PAPER_HOPS};
 use exaviz_engine::render::{ColorMap, View, render_scene, write_png_atomic};
 use exaviz_engine::views::chord::{ChordOptions, chord_image};
+use exaviz_engine::views::embedding::{EmbeddingOptions, embedding_scene};
 use exaviz_engine::views::matrix::{MatrixOptions, MatrixValue, matrix_image};
 use exaviz_engine::views::plot::Mix;
 use exaviz_engine::views::ring::{ChannelColour, RingBundle, RingOptions, ring_scene};
@@ -44,6 +46,20 @@ enum ViewKind {
     Chord,
     /// MPI trace: senders on the left, receivers on the right, pairs routed over an 8x8 grid.
     Sendrecv,
+    /// Torus embedded by MDS on its hop-distance matrix (seed 004 §IV; --scope), links coloured by traffic.
+    Mds,
+    /// Torus embedded by RadViz, one anchor per dimension (seed 004 §IV), links coloured by traffic.
+    Radviz,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ScopeArg {
+    /// Every pair at its torus distance.
+    Full,
+    /// Pairs within --hops hops at their distance, the rest "infinite".
+    Hops,
+    /// Torus neighbours at distance 1, the rest "infinite".
+    Immediate,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -135,6 +151,12 @@ struct ViewArgs {
     /// Ring view: leave out the address rings (one per dimension, brighter for lower coordinates).
     #[arg(long)]
     no_address_rings: bool,
+    /// MDS view: which distances the embedding keeps.
+    #[arg(long, value_enum, default_value = "full")]
+    scope: ScopeArg,
+    /// MDS view with --scope hops: the most hops kept.
+    #[arg(long, default_value_t = exaviz_engine::layout::embed::PAPER_HOPS)]
+    hops: u32,
     /// Timeline, chord and sendrecv views: how overlapping lines combine (default: alpha for the timeline, additive for the others).
     #[arg(long, value_enum)]
     mix: Option<MixArg>,
@@ -178,7 +200,7 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Layout quality of the ring orderings of a torus: locality L (seed 001 Eq. 1) and CL (Eq. 2).
+    /// Layout quality of the ring orderings (and 2-D embeddings) of a torus: locality L (seed 001 Eq. 1) and CL (Eq. 2).
     Metrics {
         /// A torus input (file or gen: generator).
         input: String,
@@ -186,7 +208,7 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Table of every ordering's L, mean CL, max CL and time on a list of tori (for layout benchmarks).
+    /// Table of every ordering's and embedding's L, mean CL, max CL and time on a list of tori (for layout benchmarks).
     BenchLayout {
         /// Torus shapes, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "4x4x4x4x4,6x5x4x3x2,1x4x4x4x2,4x4x4x4x1,4x4x4x4x2,8x8x8")]
@@ -221,13 +243,17 @@ fn metrics_cmd(input: &str, json: bool) -> Result<()> {
     let dataset = load(input)?;
     let topology = dataset.topology.with_context(|| format!("{input}: no topology to lay out"))?;
     let rows = ordering_metrics(&topology);
+    let embeddings = embedding_metrics(&topology);
     let dims: Vec<String> = topology.extents.iter().map(u32::to_string).collect();
     if json {
-        let v = serde_json::json!({ "input": input, "dims": dims.join("x"), "nodes": topology.node_count(), "orderings": rows });
+        let v = serde_json::json!({
+            "input": input, "dims": dims.join("x"), "nodes": topology.node_count(), "orderings": rows,
+            "embeddings": embeddings,
+        });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         println!("{} torus, {} nodes (L: seed 001 Eq. 1, k = 3; CL: Eq. 2)", dims.join("x"), topology.node_count());
-        print_metrics_table(&[(dims.join("x"), rows)]);
+        print_metrics_table(&[(dims.join("x"), rows.into_iter().chain(embeddings).collect())]);
     }
     Ok(())
 }
@@ -238,7 +264,9 @@ fn bench_layout_cmd(dims: &[String], json: bool) -> Result<()> {
     for d in dims {
         let input = format!("gen:torus?dims={d}");
         let topology = load(&input)?.topology.with_context(|| format!("{input}: no topology"))?;
-        tables.push((d.clone(), ordering_metrics(&topology)));
+        let mut rows = ordering_metrics(&topology);
+        rows.extend(embedding_metrics(&topology));
+        tables.push((d.clone(), rows));
     }
     if json {
         let all: Vec<serde_json::Value> = tables
@@ -275,6 +303,40 @@ fn ordering_metrics(topology: &exaviz_engine::model::Topology) -> Vec<serde_json
         .collect()
 }
 
+/// The same for the 2-D embeddings of seed 004 §IV (MDS at three scopes, RadViz), with their
+/// metrics read as `layout::embed` documents; an embedding too large to compute is listed with
+/// the reason.
+fn embedding_metrics(topology: &exaviz_engine::model::Topology) -> Vec<serde_json::Value> {
+    use exaviz_engine::layout::embed::{self, Embedding};
+    Embedding::ALL
+        .into_iter()
+        .map(|e| {
+            let t = std::time::Instant::now();
+            let row = |extra: serde_json::Value| {
+                let mut r =
+                    serde_json::json!({ "ordering": e.name(), "kind": "embedding", "nodes": topology.node_count() });
+                if let (Some(r), Some(extra)) = (r.as_object_mut(), extra.as_object()) {
+                    r.extend(extra.clone());
+                }
+                r
+            };
+            match embed::embed(topology, e) {
+                Err(why) => row(serde_json::json!({ "skipped": why })),
+                Ok(p) => match embed::embedding_metrics(topology, &p) {
+                    Some(m) => row(serde_json::json!({
+                        "locality": m.locality, "cl_mean": m.cl_mean, "cl_max": m.cl_max,
+                        "seconds": t.elapsed().as_secs_f64(),
+                    })),
+                    None => row(serde_json::json!({
+                        "skipped": format!("metrics compare all pairs: at most {} nodes", embed::METRICS_MAX_NODES),
+                        "seconds": t.elapsed().as_secs_f64(),
+                    })),
+                },
+            }
+        })
+        .collect()
+}
+
 fn print_metrics_table(tables: &[(String, Vec<serde_json::Value>)]) {
     println!(
         "{:<12} {:>8} {:<12} {:>12} {:>10} {:>10} {:>10}",
@@ -282,6 +344,11 @@ fn print_metrics_table(tables: &[(String, Vec<serde_json::Value>)]) {
     );
     for (dims, rows) in tables {
         for r in rows {
+            if let Some(why) = r["skipped"].as_str() {
+                let name = r["ordering"].as_str().unwrap_or("?");
+                println!("{:<15} {:>8} {:<12} skipped: {why}", dims, r["nodes"], name);
+                continue;
+            }
             let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
             println!(
                 "{:<15} {:>8} {:<12} {:>12.1} {:>10.2} {:>10.2} {:>10.2}",
@@ -357,10 +424,18 @@ fn check_view_args(args: &ViewArgs) -> Result<()> {
         (ViewKind::Timeline, BundleArg::Blocks) => {
             bail!("--bundle blocks is for the ring view; the timeline takes none, kde, hierarchical or grid")
         }
-        (ViewKind::Matrix | ViewKind::Chord | ViewKind::Sendrecv, b) if !matches!(b, BundleArg::None) => {
+        (ViewKind::Matrix | ViewKind::Chord | ViewKind::Sendrecv | ViewKind::Mds | ViewKind::Radviz, b)
+            if !matches!(b, BundleArg::None) =>
+        {
             bail!("--bundle is for the ring and timeline views, not {:?}", args.view)
         }
         _ => {}
+    }
+    if !matches!(args.view, ViewKind::Mds) && (!matches!(args.scope, ScopeArg::Full) || args.hops != PAPER_HOPS) {
+        bail!("--scope and --hops are for the mds view");
+    }
+    if args.hops == 0 {
+        bail!("--hops must be at least 1");
     }
     if !ring && (args.blocks.is_some() || matches!(args.color, ColourArg::Relation) || args.no_address_rings) {
         bail!("--blocks, --color and --no-address-rings are for the ring view");
@@ -422,6 +497,16 @@ fn render_view(
         ViewKind::Sendrecv => {
             let opts = SendRecvOptions { width, height, beta: args.beta, mix: mix(args, Mix::Additive) };
             sendrecv_image(dataset, backend, &opts)?
+        }
+        ViewKind::Mds | ViewKind::Radviz => {
+            let embedding = match (args.view, args.scope) {
+                (ViewKind::Radviz, _) => Embedding::RadViz,
+                (_, ScopeArg::Full) => Embedding::MdsFull,
+                (_, ScopeArg::Hops) => Embedding::MdsHops(args.hops),
+                (_, ScopeArg::Immediate) => Embedding::MdsImmediate,
+            };
+            let scene = embedding_scene(dataset, backend, &EmbeddingOptions { width, height, embedding, colormap })?;
+            render_scene(backend, &scene, View::default())?
         }
     })
 }

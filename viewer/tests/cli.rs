@@ -290,14 +290,18 @@ fn bench_layout_lists_every_ordering_of_every_torus() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let rows = v.as_array().unwrap();
-    assert_eq!(rows.len(), 4);
+    // Two orderings and four embeddings (MDS at three scopes, RadViz) per torus.
+    assert_eq!(rows.len(), 12);
     assert_eq!(
         (rows[0]["dims"].as_str(), rows[0]["locality"].as_f64().map(f64::round)),
         (Some("4x4x4x4x4"), Some(1822.0))
     );
-    assert_eq!(rows[3]["nodes"], 720);
+    let names: Vec<&str> = rows[..6].iter().filter_map(|r| r["ordering"].as_str()).collect();
+    assert_eq!(names, ["sequential", "hilbert", "mds-full", "mds-3hop", "mds-immediate", "radviz"]);
+    assert!(rows[2..6].iter().all(|r| r["locality"].as_f64().is_some_and(|l| l > 0.0)), "{v}");
+    assert_eq!(rows[7]["nodes"], 720);
     // Hilbert beats sequential on L for the non-cube shape too (its documented generalisation).
-    assert!(rows[3]["locality"].as_f64() < rows[2]["locality"].as_f64(), "{v}");
+    assert!(rows[7]["locality"].as_f64() < rows[6]["locality"].as_f64(), "{v}");
     assert_fails(&["bench-layout", "--dims", "4x4,9x"], &["9x"]);
 }
 
@@ -404,4 +408,29 @@ fn otf2_traces_load_and_render_when_present() {
     let bytes = std::fs::read(&evt).unwrap();
     std::fs::write(&evt, &bytes[..bytes.len() / 3]).unwrap();
     assert_fails(&["info", dir.join("traces.otf2").to_str().unwrap()], &["traces.otf2", "1.evt"]);
+}
+
+#[test]
+fn mds_and_radviz_views_render_or_fail_clearly() {
+    for extra in [
+        &["--view", "mds"][..],
+        &["--view", "mds", "--scope", "hops", "--hops", "2"][..],
+        &["--view", "mds", "--scope", "immediate"][..],
+        &["--view", "radviz"][..],
+    ] {
+        let out = tmp(&format!("embedding_{}.png", extra.join("_")));
+        let o = out.to_str().unwrap();
+        let mut args =
+            vec!["render", "gen:torus-sim?dims=4x4x2&steps=5", "--backend", "cpu", "--size", "400x300", "--out", o];
+        args.extend_from_slice(extra);
+        let r = exaviz(&args);
+        assert!(r.status.success(), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
+        assert_eq!(png_size(&out), (400, 300));
+    }
+    let o = tmp("never_embedding.png");
+    let o = o.to_str().unwrap();
+    assert_fails(&["render", "gen:torus?dims=16x16x32", "--view", "mds", "--out", o], &["gen:torus", "4096 nodes"]);
+    assert_fails(&["render", "gen:torus?dims=4x4", "--scope", "immediate", "--out", o], &["mds view"]);
+    assert_fails(&["render", "gen:torus?dims=4x4", "--view", "radviz", "--bundle", "kde", "--out", o], &["--bundle"]);
+    assert_fails(&["render", "gen:lulesh", "--view", "radviz", "--out", o], &["gen:lulesh", "topology"]);
 }

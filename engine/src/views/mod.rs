@@ -2,6 +2,7 @@
 
 pub mod chord;
 pub mod density;
+pub mod embedding;
 pub mod legend;
 pub mod matrix;
 pub mod pairs;

@@ -107,19 +107,19 @@ pub fn link_traffic(dataset: &Dataset, backend: &Backend) -> Result<Vec<u64>, Vi
 }
 
 /// Width of the legend column on the right and height of the title band, in pixels.
-const LEGEND_W: f32 = 150.0;
-const TOP: f32 = 64.0;
+pub(crate) const LEGEND_W: f32 = 150.0;
+pub(crate) const TOP: f32 = 64.0;
 
 /// Undirected chords (both directions of a link share one chord and add their traffic), light
 /// traffic first so heavy chords are drawn on top, and the colour scale over their traffic.
-struct Chords {
-    list: Vec<((u32, u32), u64)>,
-    max: u64,
-    scale: Scale,
+pub(crate) struct Chords {
+    pub(crate) list: Vec<((u32, u32), u64)>,
+    pub(crate) max: u64,
+    pub(crate) scale: Scale,
 }
 
 impl Chords {
-    fn new(topo: &crate::model::Topology, traffic: &[u64]) -> Self {
+    pub(crate) fn new(topo: &crate::model::Topology, traffic: &[u64]) -> Self {
         let mut map: HashMap<(u32, u32), u64> = HashMap::with_capacity(topo.link_count() / 2 + 1);
         for (l, &t) in traffic.iter().enumerate() {
             let (s, d) = (topo.links.source[l], topo.links.destination[l]);
@@ -133,7 +133,7 @@ impl Chords {
     }
 
     /// Colour and width of a chord carrying `t`.
-    fn style(&self, map: ColorMap, t: u64) -> ([f32; 4], f32) {
+    pub(crate) fn style(&self, map: ColorMap, t: u64) -> ([f32; 4], f32) {
         if self.max == 0 {
             ([0.55, 0.6, 0.7, 0.35], 0.8)
         } else if t == 0 {
@@ -454,7 +454,7 @@ fn decorate(
 }
 
 /// Dimension names: Blue Gene's A, B, C, D, E for five dimensions, else X, Y, Z (and d1, d2, ...).
-fn dim_letter(d: usize, dims: usize) -> String {
+pub(crate) fn dim_letter(d: usize, dims: usize) -> String {
     match dims {
         5 => ["A", "B", "C", "D", "E"][d].into(),
         1..=3 => ["X", "Y", "Z"][d].into(),
