@@ -28,7 +28,7 @@
 
 use rayon::prelude::*;
 
-use super::metrics::{LOCALITY_K, LayoutMetrics, torus_distance};
+use super::metrics::{LOCALITY_K, LayoutMetrics, locality_weights, step_neighbours, torus_distance};
 use crate::model::Topology;
 
 /// Most nodes for MDS (its matrix holds n² floats: 64 MiB at this size).
@@ -211,9 +211,7 @@ pub fn embedding_metrics(topology: &Topology, p: &[[f32; 2]]) -> Option<LayoutMe
     if n < 2 {
         return Some(LayoutMetrics { locality: 0.0, cl_mean: 0.0, cl_max: 0.0 });
     }
-    let raw: Vec<f64> = (1..=LOCALITY_K).map(|d| (-(d as f64 / 2.0).powi(2)).exp()).collect();
-    let total: f64 = raw.iter().sum();
-    let w: Vec<f64> = raw.iter().map(|v| v / total).collect();
+    let w = locality_weights();
     let ext = &topology.extents;
     let d2 = |a: usize, b: usize| {
         let (dx, dy) = (f64::from(p[a][0] - p[b][0]), f64::from(p[a][1] - p[b][1]));
@@ -250,20 +248,11 @@ pub fn embedding_metrics(topology: &Topology, p: &[[f32; 2]]) -> Option<LayoutMe
     // of a symmetric torus can) keep a finite spacing.
     let side = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(f64::MIN_POSITIVE);
     let spacing = side / (n as f64).sqrt();
-    let index: std::collections::HashMap<&[u32], usize> = (0..n).map(|v| (topology.coord(v), v)).collect();
+    let neighbours = step_neighbours(topology);
     let (mut sum, mut max) = (0.0, 0f64);
-    for v in 0..n {
-        let c = topology.coord(v);
-        let mut dists = Vec::new();
-        for (dim, &k) in ext.iter().enumerate().filter(|&(_, &k)| k > 1) {
-            for step in [1, k - 1] {
-                let mut q = c.to_vec();
-                q[dim] = (q[dim] + step) % k;
-                if let Some(&u) = index.get(q.as_slice()) {
-                    dists.push(d2(v, u).sqrt() / spacing);
-                }
-            }
-        }
+    for (v, list) in neighbours.iter().enumerate().take(n) {
+        let dists: Vec<f64> =
+            list.iter().filter(|&&u| (u as usize) < n).map(|&u| d2(v, u as usize).sqrt() / spacing).collect();
         let cl = if dists.is_empty() { 0.0 } else { dists.iter().sum::<f64>() / dists.len() as f64 };
         sum += cl;
         max = max.max(cl);

@@ -35,15 +35,47 @@ pub fn torus_distance(extents: &[u32], a: &[u32], b: &[u32]) -> u32 {
         .sum()
 }
 
+/// The weights w(d), d = 1..k, of L: exp(-(d/2)²) normalised to sum to 1.
+pub(crate) fn locality_weights() -> [f64; LOCALITY_K] {
+    let raw: [f64; LOCALITY_K] = std::array::from_fn(|i| (-((i + 1) as f64 / 2.0).powi(2)).exp());
+    let total: f64 = raw.iter().sum();
+    raw.map(|v| v / total)
+}
+
+/// Each node's torus neighbours by coordinates: ±1 steps (wrapping) in every dimension of extent
+/// above 1, each neighbour once, the node itself never.
+pub(crate) fn step_neighbours(topology: &Topology) -> Vec<Vec<u32>> {
+    let (n, ext) = (topology.node_count(), &topology.extents);
+    let index: std::collections::HashMap<&[u32], u32> = (0..n).map(|v| (topology.coord(v), v as u32)).collect();
+    let mut neighbours: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (v, list) in neighbours.iter_mut().enumerate() {
+        let c = topology.coord(v);
+        for (dim, &k) in ext.iter().enumerate() {
+            if k < 2 {
+                continue;
+            }
+            for step in [1, k - 1] {
+                let mut q = c.to_vec();
+                q[dim] = (q[dim] + step) % k;
+                if let Some(&u) = index.get(q.as_slice())
+                    && u as usize != v
+                    && !list.contains(&u)
+                {
+                    list.push(u);
+                }
+            }
+        }
+    }
+    neighbours
+}
+
 /// The metrics of ring order `order` (`order[i]` is the node at position i).
 pub fn layout_metrics(topology: &Topology, order: &[u32]) -> LayoutMetrics {
     let n = order.len();
     if n < 2 {
         return LayoutMetrics { locality: 0.0, cl_mean: 0.0, cl_max: 0.0 };
     }
-    let raw: Vec<f64> = (1..=LOCALITY_K).map(|d| (-(d as f64 / 2.0).powi(2)).exp()).collect();
-    let total: f64 = raw.iter().sum();
-    let w: Vec<f64> = raw.iter().map(|v| v / total).collect();
+    let w = locality_weights();
     let ext = &topology.extents;
     let mut locality = 0.0;
     for i in 0..n {
@@ -66,25 +98,7 @@ pub fn layout_metrics(topology: &Topology, order: &[u32]) -> LayoutMetrics {
             }
         }
     } else {
-        let index: std::collections::HashMap<&[u32], u32> = (0..n).map(|v| (topology.coord(v), v as u32)).collect();
-        for (v, list) in neighbours.iter_mut().enumerate() {
-            let c = topology.coord(v);
-            for (dim, &k) in ext.iter().enumerate() {
-                if k < 2 {
-                    continue;
-                }
-                for step in [1, k - 1] {
-                    let mut q = c.to_vec();
-                    q[dim] = (q[dim] + step) % k;
-                    if let Some(&u) = index.get(q.as_slice())
-                        && u as usize != v
-                        && !list.contains(&u)
-                    {
-                        list.push(u);
-                    }
-                }
-            }
-        }
+        neighbours = step_neighbours(topology);
     }
     let (mut sum, mut max, mut counted) = (0.0, 0f64, 0usize);
     for (v, list) in neighbours.iter().enumerate() {
