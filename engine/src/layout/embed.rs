@@ -263,21 +263,7 @@ pub fn embedding_metrics(topology: &Topology, p: &[[f32; 2]]) -> Option<LayoutMe
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn torus(extents: &[u32]) -> Topology {
-        let n: u32 = extents.iter().product();
-        let mut coords = Vec::new();
-        for v in 0..n {
-            let mut rest = v;
-            let mut c = vec![0; extents.len()];
-            for (d, &k) in extents.iter().enumerate().rev() {
-                c[d] = rest % k;
-                rest /= k;
-            }
-            coords.extend(c);
-        }
-        Topology { extents: extents.to_vec(), coords, ..Default::default() }
-    }
+    use crate::layout::test_torus as torus;
 
     /// Full MDS of a ring (a 1-D torus) is a regular polygon: every node at the same distance
     /// from the centre, consecutive nodes equally spaced.

@@ -117,22 +117,7 @@ pub fn layout_metrics(topology: &Topology, order: &[u32]) -> LayoutMetrics {
 mod tests {
     use super::*;
     use crate::layout::order::{Ordering, order_nodes};
-
-    /// A torus topology without links, coordinates row-major (last dimension fastest).
-    fn torus(extents: &[u32]) -> Topology {
-        let n: u32 = extents.iter().product();
-        let mut coords = Vec::new();
-        for i in 0..n {
-            let mut rest = i;
-            let mut c = vec![0; extents.len()];
-            for d in (0..extents.len()).rev() {
-                c[d] = rest % extents[d];
-                rest /= extents[d];
-            }
-            coords.extend(c);
-        }
-        Topology { extents: extents.to_vec(), coords, ..Default::default() }
-    }
+    use crate::layout::test_torus as torus;
 
     #[test]
     fn reproduces_the_papers_locality_on_4_to_the_5() {

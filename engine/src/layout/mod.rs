@@ -8,3 +8,21 @@ pub mod order;
 pub mod routes;
 
 pub use order::{Ordering, order_nodes};
+
+/// A torus topology without links for the layout tests, coordinates row-major (last dimension
+/// fastest).
+#[cfg(test)]
+pub(crate) fn test_torus(extents: &[u32]) -> crate::model::Topology {
+    let n: u32 = extents.iter().product();
+    let mut coords = Vec::new();
+    for i in 0..n {
+        let mut rest = i;
+        let mut c = vec![0; extents.len()];
+        for (d, &k) in extents.iter().enumerate().rev() {
+            c[d] = rest % k;
+            rest /= k;
+        }
+        coords.extend(c);
+    }
+    crate::model::Topology { extents: extents.to_vec(), coords, ..Default::default() }
+}

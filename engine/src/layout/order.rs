@@ -127,22 +127,7 @@ pub fn positions(order: &[u32]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cube(extents: &[u32]) -> Topology {
-        let dims = extents.len();
-        let n: u32 = extents.iter().product();
-        let mut coords = Vec::new();
-        for i in 0..n {
-            let mut rem = i;
-            let mut c = vec![0; dims];
-            for d in (0..dims).rev() {
-                c[d] = rem % extents[d];
-                rem /= extents[d];
-            }
-            coords.extend(c);
-        }
-        Topology { extents: extents.to_vec(), coords, ..Default::default() }
-    }
+    use crate::layout::test_torus as cube;
 
     #[test]
     fn hilbert_visits_every_node_once_and_steps_to_a_neighbour() {
