@@ -7,6 +7,7 @@ pub mod boxfish;
 pub mod edges_csv;
 pub mod mpi_gen;
 pub mod otf2;
+pub mod pf3d;
 pub mod rng;
 pub mod torus;
 
@@ -39,6 +40,10 @@ pub const GENERATORS: &[(&str, &str)] = &[
     (
         "torus-sim",
         "seed 001's traffic simulation (Algorithm 1) on an N-D torus; options: dims (default 4x4x4x4x4), steps (default 30), seed (default 1)",
+    ),
+    (
+        "pf3d",
+        "seed 004's pF3D case: X-line then Y-line messages of a process grid under the default task mapping (threads fill a node, nodes in E, D, C, B, A order), dimension-ordered routes; options: dims (default 4x4x4x4x2), threads (per node, default 32), grid (XxYxZ, default the most nearly cubic), bytes (per message, default 32768)",
     ),
     (
         "wrf",
@@ -100,6 +105,7 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
     let known: &[&str] = match name {
         "torus" => &["dims"],
         "torus-sim" => &["dims", "steps", "seed"],
+        "pf3d" => &["dims", "threads", "grid", "bytes"],
         "wrf" | "fd4" | "tachyon" | "lulesh" => &["iterations", "seed"],
         _ => {
             let names: Vec<_> = GENERATORS.iter().map(|g| g.0).collect();
@@ -118,7 +124,8 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
         }
     }
     let get = |k: &str| opts.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
-    let dims = torus::parse_dims(get("dims").unwrap_or("4x4x4x4x4")).map_err(|m| SourceError::invalid(input, m))?;
+    let default_dims = if name == "pf3d" { "4x4x4x4x2" } else { "4x4x4x4x4" };
+    let dims = torus::parse_dims(get("dims").unwrap_or(default_dims)).map_err(|m| SourceError::invalid(input, m))?;
     let number = |k: &str, default: u64, max: u64| -> Result<u64, SourceError> {
         let Some(v) = get(k) else { return Ok(default) };
         let n: u64 =
@@ -142,10 +149,27 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
         dataset.name = input.to_string();
         return Ok(dataset);
     }
-    let topology = torus::torus(&dims);
     let mut dataset = match name {
-        "torus" => Dataset { topology: Some(topology), ..Default::default() },
+        "torus" => Dataset { topology: Some(torus::torus(&dims)), ..Default::default() },
+        "pf3d" => {
+            let grid = get("grid")
+                .map(|g| {
+                    let v = torus::parse_dims(g).ok().filter(|v| v.len() == 3).ok_or_else(|| {
+                        SourceError::invalid(input, format!("grid '{g}' must be three extents like 16x32x32"))
+                    })?;
+                    Ok::<_, SourceError>([v[0], v[1], v[2]])
+                })
+                .transpose()?;
+            let opts = pf3d::Pf3dOptions {
+                threads: number("threads", 32, 64)? as u32,
+                grid,
+                message_bytes: number("bytes", 32 << 10, u64::from(u32::MAX))? as u32,
+            };
+            pf3d::plan(&dims, &opts).map_err(|m| SourceError::invalid(input, m))?;
+            pf3d::generate(torus::torus(&dims), &opts).map_err(|m| SourceError::invalid(input, m))?
+        }
         _ => {
+            let topology = torus::torus(&dims);
             let steps = number("steps", 30, 100_000)? as u32;
             let seed = number("seed", 1, u64::MAX)?;
             let estimate = topology.node_count() as u64 * u64::from(steps);
@@ -177,6 +201,11 @@ mod tests {
         assert!(open("gen:torus?dims=4xq").unwrap_err().to_string().contains("dims"));
         assert!(open("gen:torus-sim?dims=1024x1024x1024").unwrap_err().to_string().contains("limit"));
         assert!(open("gen:torus-sim?steps=ten").unwrap_err().to_string().contains("not a whole number"));
+        let e = open("gen:pf3d?dims=4x4&grid=4x4").unwrap_err().to_string();
+        assert_eq!(e, "gen:pf3d?dims=4x4&grid=4x4: grid '4x4' must be three extents like 16x32x32");
+        let e = open("gen:pf3d?dims=4x4&grid=4x4x4").unwrap_err().to_string();
+        assert!(e.contains("grid 4x4x4 has 64 cubes"), "{e}");
+        assert!(open("gen:pf3d?threads=0").unwrap_err().to_string().contains("threads=0"));
     }
 
     #[test]

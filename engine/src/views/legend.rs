@@ -47,7 +47,9 @@ pub fn color_bar_of(
         let y1 = y + h * (1.0 - t0);
         scene.rect([x, y0.floor()], [x + w, y1.ceil()], sample((t0 + t1) / 2.0), true);
     }
-    for k in 0..=4 {
+    // A single value (every mark the same) gets one label, at the top where it maps.
+    let first = if scale.hi > scale.lo { 0 } else { 4 };
+    for k in first..=4 {
         let t = k as f64 / 4.0;
         let ty = (y + h * (1.0 - t as f32)).round();
         scene.rect([x + w, ty - 0.5], [x + w + 5.0, ty + 0.5], TEXT_DIM, true);
