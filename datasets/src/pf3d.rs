@@ -51,12 +51,12 @@ impl Default for Pf3dOptions {
 pub fn cubic_grid(n: u64) -> [u64; 3] {
     let mut best = [1, 1, n];
     for x in (1..=n).take_while(|x| x * x * x <= n) {
-        if n % x != 0 {
+        if !n.is_multiple_of(x) {
             continue;
         }
         let rest = n / x;
         for y in (x..=rest).take_while(|y| y * y <= rest) {
-            if rest % y != 0 {
+            if !rest.is_multiple_of(y) {
                 continue;
             }
             let z = rest / y;
