@@ -201,6 +201,20 @@ fn block_bundled_rings_match_golden_on_both_backends() {
     assert!(err.to_string().contains("do not divide 64 nodes"), "{err}");
 }
 
+/// Seed 004's pF3D case on its 256-node torus: traffic marks (a disc per channel, nearer the main
+/// sender) over traffic-coloured channels, on both backends; without marks the picture changes.
+#[test]
+fn pf3d_ring_with_traffic_marks_matches_golden_on_both_backends() {
+    let input = "gen:pf3d?dims=4x4x4x4x1";
+    let opts = RingOptions { width: 480, height: 360, ..Default::default() };
+    let cpu = render_with(input, &Backend::Cpu, opts);
+    let gpu = render_with(input, &gpu_backend(), opts);
+    assert_images_close("pf3d ring gpu vs cpu", &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+    golden("ring_pf3d_4x4x4x4x1.png", &cpu);
+    let bare = render_with(input, &Backend::Cpu, RingOptions { traffic_marks: false, ..opts });
+    assert!(exaviz_tests::diff_fraction(&bare.pixels, &cpu.pixels, GOLDEN) > 0.005, "traffic marks drawn");
+}
+
 /// Every generated MPI case in the timeline, matrix and chord views: the GPU picture agrees with the
 /// CPU one, and both with the stored reference.
 #[test]

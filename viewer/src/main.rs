@@ -151,6 +151,10 @@ struct ViewArgs {
     /// Ring view: leave out the address rings (one per dimension, brighter for lower coordinates).
     #[arg(long)]
     no_address_rings: bool,
+    /// Ring view: leave out the traffic marks (a disc per channel with traffic, area by packets,
+    /// nearer the node sending most of them).
+    #[arg(long)]
+    no_traffic_marks: bool,
     /// MDS view: which distances the embedding keeps.
     #[arg(long, value_enum, default_value = "full")]
     scope: ScopeArg,
@@ -411,6 +415,7 @@ fn ring_options(args: &ViewArgs, (width, height): (u32, u32)) -> RingOptions {
             ColourArg::Relation => ChannelColour::Relation,
         },
         address_rings: !args.no_address_rings,
+        traffic_marks: !args.no_traffic_marks,
     }
 }
 
@@ -437,8 +442,13 @@ fn check_view_args(args: &ViewArgs) -> Result<()> {
     if args.hops == 0 {
         bail!("--hops must be at least 1");
     }
-    if !ring && (args.blocks.is_some() || matches!(args.color, ColourArg::Relation) || args.no_address_rings) {
-        bail!("--blocks, --color and --no-address-rings are for the ring view");
+    if !ring
+        && (args.blocks.is_some()
+            || matches!(args.color, ColourArg::Relation)
+            || args.no_address_rings
+            || args.no_traffic_marks)
+    {
+        bail!("--blocks, --color, --no-address-rings and --no-traffic-marks are for the ring view");
     }
     Ok(())
 }

@@ -434,3 +434,24 @@ fn mds_and_radviz_views_render_or_fail_clearly() {
     assert_fails(&["render", "gen:torus?dims=4x4", "--view", "radviz", "--bundle", "kde", "--out", o], &["--bundle"]);
     assert_fails(&["render", "gen:lulesh", "--view", "radviz", "--out", o], &["gen:lulesh", "topology"]);
 }
+
+#[test]
+fn pf3d_renders_with_and_without_traffic_marks_or_fails_clearly() {
+    for extra in [&[][..], &["--no-traffic-marks"][..]] {
+        let out = tmp(&format!("pf3d{}.png", extra.join("_")));
+        let o = out.to_str().unwrap();
+        let mut args = vec!["render", "gen:pf3d?dims=4x4x4x4x1", "--backend", "cpu", "--size", "400x300", "--out", o];
+        args.extend_from_slice(extra);
+        let r = exaviz(&args);
+        assert!(r.status.success(), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
+        assert_eq!(png_size(&out), (400, 300));
+    }
+    let o = tmp("never_pf3d.png");
+    let o = o.to_str().unwrap();
+    assert_fails(
+        &["render", "gen:pf3d?grid=2x2x2", "--out", o],
+        &["gen:pf3d?grid=2x2x2", "8 cubes", "16384 processes"],
+    );
+    assert_fails(&["render", "gen:pf3d?threads=99", "--out", o], &["threads=99", "limit of 64"]);
+    assert_fails(&["render", "gen:pf3d", "--view", "timeline", "--no-traffic-marks", "--out", o], &["ring view"]);
+}

@@ -52,6 +52,8 @@ pub struct RingOptions {
     pub colour: ChannelColour,
     /// One ring per dimension outside the circle, brighter for lower coordinates.
     pub address_rings: bool,
+    /// Seed 004's traffic marks: a disc on each channel with traffic, towards its main sender.
+    pub traffic_marks: bool,
 }
 
 impl Default for RingOptions {
@@ -65,6 +67,7 @@ impl Default for RingOptions {
             blocks: None,
             colour: ChannelColour::Traffic,
             address_rings: true,
+            traffic_marks: true,
         }
     }
 }
@@ -114,22 +117,28 @@ pub(crate) const TOP: f32 = 64.0;
 /// traffic first so heavy chords are drawn on top, and the colour scale over their traffic.
 pub(crate) struct Chords {
     pub(crate) list: Vec<((u32, u32), u64)>,
+    /// Per chord of `list`, the part of its traffic sent from its lower node to its higher.
+    pub(crate) upward: Vec<u64>,
     pub(crate) max: u64,
     pub(crate) scale: Scale,
 }
 
 impl Chords {
     pub(crate) fn new(topo: &crate::model::Topology, traffic: &[u64]) -> Self {
-        let mut map: HashMap<(u32, u32), u64> = HashMap::with_capacity(topo.link_count() / 2 + 1);
+        let mut map: HashMap<(u32, u32), (u64, u64)> = HashMap::with_capacity(topo.link_count() / 2 + 1);
         for (l, &t) in traffic.iter().enumerate() {
             let (s, d) = (topo.links.source[l], topo.links.destination[l]);
-            *map.entry((s.min(d), s.max(d))).or_default() += t;
+            let entry = map.entry((s.min(d), s.max(d))).or_default();
+            entry.0 += t;
+            entry.1 += if s < d { t } else { 0 };
         }
-        let mut list: Vec<((u32, u32), u64)> = map.into_iter().collect();
-        list.sort_unstable_by_key(|&(k, t)| (t, k));
+        let mut both: Vec<((u32, u32), (u64, u64))> = map.into_iter().collect();
+        both.sort_unstable_by_key(|&(k, (t, _))| (t, k));
+        let upward = both.iter().map(|c| c.1.1).collect();
+        let list: Vec<((u32, u32), u64)> = both.into_iter().map(|(k, (t, _))| (k, t)).collect();
         let max = list.last().map_or(0, |c| c.1);
         let min_positive = list.iter().map(|c| c.1).find(|&t| t > 0).unwrap_or(0);
-        Self { list, max, scale: Scale::auto(min_positive.max(1) as f64, max.max(1) as f64) }
+        Self { list, upward, max, scale: Scale::auto(min_positive.max(1) as f64, max.max(1) as f64) }
     }
 
     /// Colour and width of a chord carrying `t`.
@@ -317,6 +326,7 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
             scene.segment(Blend::Alpha, seg[0], seg[1], width * thin, color, false);
         }
     }
+    let marks = if opts.traffic_marks { traffic_marks(&mut scene, &chords, &lines, &circle) } else { None };
     let rim = if opts.address_rings { address_rings(&mut scene, topo, &pos, &circle) } else { circle.radius + 4.0 };
     if let Some(blocks) = &blocks {
         block_marks(&mut scene, blocks, &circle, rim);
@@ -327,8 +337,70 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
             scene.text(&format!("{p}"), [q[0], q[1] + 4.0], 11.0, Anchor::Centre, TEXT_DIM);
         }
     }
-    decorate(&mut scene, dataset, &circle, &chords, opts, blocks.as_ref(), traffic.iter().sum());
+    decorate(&mut scene, dataset, &circle, &chords, opts, blocks.as_ref(), traffic.iter().sum(), marks);
     Ok(scene)
+}
+
+/// Most traffic marks drawn (the heaviest channels'); more would cover the disc.
+const MAX_MARKS: usize = 50_000;
+/// Colour of traffic marks (Okabe and Ito's vermillion) and of their outline.
+const MARK_COLOUR: [f32; 4] = [0.84, 0.37, 0.0, 0.9];
+const MARK_OUTLINE: [f32; 4] = [0.07, 0.08, 0.1, 0.9];
+
+/// Radius of the largest traffic mark on a circle of `radius` with marks of `relative` sizes
+/// (traffic over the largest's): at most 2.8% of the radius, and small enough that all marks
+/// together cover at most 15% of the disc.
+fn largest_mark(radius: f32, relative: f64) -> f32 {
+    let fit = f64::from(radius) * (0.15 / relative.max(1.0)).sqrt();
+    (fit as f32).min(radius * 0.028).clamp(1.5, 10.0)
+}
+
+/// Where the mark of channel `a`-`b` (a < b, its line running from `a` to `b`) sits along the
+/// line, when `a` sends `up` of its `t` packets: 10% of the way from the main sender for one-way
+/// traffic, 50% for balanced, plus a fixed jitter of at most ±3% per channel.
+fn mark_fraction(a: u32, b: u32, up: u64, t: u64) -> f32 {
+    let share = up.max(t - up) as f32 / t as f32;
+    let jitter = ((a.wrapping_mul(2_654_435_761) ^ b.wrapping_mul(40_503)) % 1000) as f32 / 1000.0 - 0.5;
+    let u = 0.5 - 0.8 * (share - 0.5) + 0.06 * jitter;
+    if up * 2 >= t { u } else { 1.0 - u }
+}
+
+/// The point at fraction `u` of a polyline's length.
+fn along(line: &[[f32; 2]], u: f32) -> [f32; 2] {
+    let len: f32 = line.windows(2).map(|s| (s[1][0] - s[0][0]).hypot(s[1][1] - s[0][1])).sum();
+    let mut left = u.clamp(0.0, 1.0) * len;
+    for s in line.windows(2) {
+        let l = (s[1][0] - s[0][0]).hypot(s[1][1] - s[0][1]);
+        if left <= l && l > 0.0 {
+            let f = left / l;
+            return [s[0][0] + f * (s[1][0] - s[0][0]), s[0][1] + f * (s[1][1] - s[0][1])];
+        }
+        left -= l;
+    }
+    line.last().copied().unwrap_or([0.0, 0.0])
+}
+
+/// Seed 004 §V-B.1.a: on every channel with traffic, a disc whose area is proportional to the
+/// channel's packets, placed along its curve towards the node that sends most of them: at 10% of
+/// the way for one-way traffic, half way for balanced traffic, with a small fixed jitter per
+/// channel against overplotting. Returns the largest mark's radius and traffic, for the legend.
+fn traffic_marks(scene: &mut Scene, chords: &Chords, lines: &[Vec<[f32; 2]>], circle: &Circle) -> Option<(f32, u64)> {
+    if chords.max == 0 {
+        return None;
+    }
+    let first = chords.list.len().saturating_sub(MAX_MARKS);
+    let relative: f64 = chords.list[first..].iter().map(|c| c.1 as f64 / chords.max as f64).sum();
+    let r_max = largest_mark(circle.radius, relative);
+    for (k, (&((a, b), t), line)) in chords.list.iter().zip(lines).enumerate().skip(first) {
+        if t == 0 || line.len() < 2 {
+            continue;
+        }
+        let at = along(line, mark_fraction(a, b, chords.upward[k], t));
+        let r = (r_max * (t as f32 / chords.max as f32).sqrt()).max(0.9);
+        scene.disc(at, r + 0.8, MARK_OUTLINE, false);
+        scene.disc(at, r, MARK_COLOUR, false);
+    }
+    Some((r_max, chords.max))
 }
 
 /// Seed 004's address rings: ring `d` (inner to outer) shows every node's coordinate in
@@ -391,6 +463,7 @@ fn decorate(
     opts: &RingOptions,
     blocks: Option<&Blocks>,
     total: u64,
+    marks: Option<(f32, u64)>,
 ) {
     let Some(topo) = dataset.topology.as_ref() else { return };
     let (w, h) = (opts.width as f32, opts.height as f32);
@@ -432,12 +505,28 @@ fn decorate(
         }
         y += 10.0;
     } else if chords.max > 0 {
-        let bar_h = (h - top - 200.0).max(40.0);
+        let room = if marks.is_some() { 290.0 } else { 200.0 };
+        let bar_h = (h - top - room).max(40.0);
         color_bar(scene, opts.colormap, chords.scale, &format!("{unit}\nper link pair"), [x, y, 18.0, bar_h]);
         y += bar_h + 40.0;
     } else {
         scene.text("no traffic recorded", [x, y], 12.0, Anchor::Left, TEXT_DIM);
         y += 30.0;
+    }
+    if let Some((r_max, most)) = marks.filter(|_| y + 90.0 < h) {
+        scene.text("traffic marks", [x, y], 12.0, Anchor::Left, TEXT);
+        scene.text("area ∝ packets,", [x, y + 15.0], 11.0, Anchor::Left, TEXT_DIM);
+        scene.text("near main sender", [x, y + 28.0], 11.0, Anchor::Left, TEXT_DIM);
+        let cy = y + 38.0 + r_max;
+        for (k, f) in [1.0f32, 0.25].iter().enumerate() {
+            let r = r_max * f.sqrt();
+            let cx = x + r_max + k as f32 * 62.0;
+            scene.disc([cx, cy], r + 0.8, MARK_OUTLINE, true);
+            scene.disc([cx, cy], r, MARK_COLOUR, true);
+            let label = format_value(most as f64 * f64::from(*f));
+            scene.text(&label, [cx + r_max + 4.0, cy + 4.0], 11.0, Anchor::Left, TEXT_DIM);
+        }
+        y += 2.0 * r_max + 58.0;
     }
     if opts.address_rings && y + 60.0 < h {
         let letters: Vec<String> = (0..topo.dims()).map(|d| dim_letter(d, topo.dims())).collect();
@@ -459,5 +548,35 @@ pub(crate) fn dim_letter(d: usize, dims: usize) -> String {
         5 => ["A", "B", "C", "D", "E"][d].into(),
         1..=3 => ["X", "Y", "Z"][d].into(),
         _ => format!("d{}", d + 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traffic_marks_sit_towards_the_main_sender() {
+        for (a, b) in [(0, 1), (5, 900), (17, 18)] {
+            assert!(mark_fraction(a, b, 100, 100) <= 0.13, "one-way from a");
+            assert!(mark_fraction(a, b, 0, 100) >= 0.87, "one-way from b");
+            assert!((mark_fraction(a, b, 50, 100) - 0.5).abs() <= 0.03, "balanced");
+            let (three_quarters, quarter) = (mark_fraction(a, b, 75, 100), mark_fraction(a, b, 25, 100));
+            assert!(three_quarters < 0.35 && quarter > 0.65, "{three_quarters} {quarter}");
+        }
+        let line = [[0.0, 0.0], [10.0, 0.0], [10.0, 30.0]];
+        assert_eq!(along(&line, 0.0), [0.0, 0.0]);
+        assert_eq!(along(&line, 0.25), [10.0, 0.0]);
+        assert_eq!(along(&line, 0.5), [10.0, 10.0]);
+        assert_eq!(along(&line, 1.0), [10.0, 30.0]);
+    }
+
+    #[test]
+    fn marks_shrink_to_cover_at_most_a_fraction_of_the_disc() {
+        assert_eq!(largest_mark(300.0, 1.0), 300.0 * 0.028);
+        let r = largest_mark(300.0, 2000.0);
+        let covered = 2000.0 * r * r / (300.0 * 300.0);
+        assert!(covered <= 0.15 + 1e-6 && covered > 0.1, "{covered}");
+        assert_eq!(largest_mark(300.0, 1e9), 1.5);
     }
 }
