@@ -337,7 +337,7 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
             scene.text(&format!("{p}"), [q[0], q[1] + 4.0], 11.0, Anchor::Centre, TEXT_DIM);
         }
     }
-    decorate(&mut scene, dataset, &circle, &chords, opts, blocks.as_ref(), traffic.iter().sum(), marks);
+    decorate(&mut scene, dataset, &circle, &chords, opts, blocks.as_ref(), marks);
     Ok(scene)
 }
 
@@ -462,9 +462,10 @@ fn decorate(
     chords: &Chords,
     opts: &RingOptions,
     blocks: Option<&Blocks>,
-    total: u64,
     marks: Option<(f32, u64)>,
 ) {
+    // Every link belongs to one chord, so the chords' traffic sums to the links'.
+    let total: u64 = chords.list.iter().map(|c| c.1).sum();
     let Some(topo) = dataset.topology.as_ref() else { return };
     let (w, h) = (opts.width as f32, opts.height as f32);
     let (legend_w, top) = (LEGEND_W, TOP);
