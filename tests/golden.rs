@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use exaviz_engine::Backend;
 use exaviz_engine::layout::Ordering;
 use exaviz_engine::render::{Image, View, render_scene, write_png_atomic};
-use exaviz_engine::views::ring::{ChannelColour, RingBundle, RingOptions, link_traffic, ring_scene};
+use exaviz_engine::views::ring::{ChannelColour, RingBundle, RingOptions, link_traffic, link_traffic_in, ring_scene};
 use exaviz_tests::{GOLDEN, GPU_VS_CPU, assert_images_close, gpu, read_png, shared_data_or_skip};
 
 fn gpu_backend() -> Backend {
@@ -213,6 +213,34 @@ fn pf3d_ring_with_traffic_marks_matches_golden_on_both_backends() {
     golden("ring_pf3d_4x4x4x4x1.png", &cpu);
     let bare = render_with(input, &Backend::Cpu, RingOptions { traffic_marks: false, ..opts });
     assert!(exaviz_tests::diff_fraction(&bare.pixels, &cpu.pixels, GOLDEN) > 0.005, "traffic marks drawn");
+}
+
+/// Seed 001's time slicer and seed 004's node filter on the ring: a slice counts exactly the
+/// messages sent in it (both backends), and both filtered pictures match their references.
+#[test]
+fn time_slice_and_node_filter_match_golden_on_both_backends() {
+    let input = "gen:torus-sim?dims=4x4x4&steps=20&seed=3";
+    let d = exaviz_datasets::open(input).unwrap();
+    let in_slice = d.trace.messages.send_time.iter().filter(|&&t| (5..10).contains(&t)).count() as u64;
+    let cpu_slice = link_traffic_in(&d, &Backend::Cpu, Some((5, 10))).unwrap();
+    assert_eq!(cpu_slice, link_traffic_in(&d, &gpu_backend(), Some((5, 10))).unwrap());
+    assert!(in_slice > 0 && in_slice < d.trace.messages.source.len() as u64);
+    assert_eq!(cpu_slice.iter().sum::<u64>(), in_slice);
+    let base = RingOptions { width: 400, height: 300, ..Default::default() };
+    let plain = render_with(input, &Backend::Cpu, base);
+    for (name, opts) in [
+        ("ring_4x4x4_slice_5_10.png", RingOptions { time_slice: Some((5, 10)), ..base }),
+        ("ring_4x4x4_node_21.png", RingOptions { node: Some(21), ..base }),
+    ] {
+        let cpu = render_with(input, &Backend::Cpu, opts);
+        let gpu = render_with(input, &gpu_backend(), opts);
+        assert_images_close(&format!("{name} gpu vs cpu"), &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+        golden(name, &cpu);
+        assert!(exaviz_tests::diff_fraction(&plain.pixels, &cpu.pixels, GOLDEN) > 0.02, "{name}: same as plain");
+    }
+    let e = |opts| ring_scene(&d, &Backend::Cpu, &opts).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e(RingOptions { node: Some(64), ..base }).contains("node 64 is not in the torus"));
+    assert!(e(RingOptions { time_slice: Some((4, 4)), ..base }).contains("empty"));
 }
 
 /// Every generated MPI case in the timeline, matrix and chord views: the GPU picture agrees with the

@@ -155,6 +155,15 @@ struct ViewArgs {
     /// nearer the node sending most of them).
     #[arg(long)]
     no_traffic_marks: bool,
+    /// Ring view: only traffic sent from FROM up to (not including) TO, in trace ticks (steps for
+    /// gen:torus-sim, phases 0 and 1 for gen:pf3d); opacity follows each channel's traffic in the
+    /// slice, silent channels are grey.
+    #[arg(long, value_name = "FROM:TO", value_parser = parse_slice)]
+    time_slice: Option<(u64, u64)>,
+    /// Ring view: only this node's channels, traffic marks and address (node id: coordinates in
+    /// sequential order, the last fastest).
+    #[arg(long)]
+    node: Option<u32>,
     /// MDS view: which distances the embedding keeps.
     #[arg(long, value_enum, default_value = "full")]
     scope: ScopeArg,
@@ -416,7 +425,20 @@ fn ring_options(args: &ViewArgs, (width, height): (u32, u32)) -> RingOptions {
         },
         address_rings: !args.no_address_rings,
         traffic_marks: !args.no_traffic_marks,
+        time_slice: args.time_slice,
+        node: args.node,
     }
+}
+
+/// `FROM:TO` with whole numbers, FROM below TO.
+fn parse_slice(s: &str) -> Result<(u64, u64), String> {
+    let (a, b) = s.split_once(':').ok_or_else(|| format!("'{s}' is not FROM:TO"))?;
+    let num = |v: &str| v.trim().parse::<u64>().map_err(|_| format!("'{v}' in '{s}' is not a whole number"));
+    let (from, to) = (num(a)?, num(b)?);
+    if from >= to {
+        return Err(format!("'{s}' is empty: FROM must be below TO"));
+    }
+    Ok((from, to))
 }
 
 /// Options that do not fit the chosen view: a one-line error instead of silently ignoring them.
@@ -446,9 +468,13 @@ fn check_view_args(args: &ViewArgs) -> Result<()> {
         && (args.blocks.is_some()
             || matches!(args.color, ColourArg::Relation)
             || args.no_address_rings
-            || args.no_traffic_marks)
+            || args.no_traffic_marks
+            || args.time_slice.is_some()
+            || args.node.is_some())
     {
-        bail!("--blocks, --color, --no-address-rings and --no-traffic-marks are for the ring view");
+        bail!(
+            "--blocks, --color, --no-address-rings, --no-traffic-marks, --time-slice and --node are for the ring view"
+        );
     }
     Ok(())
 }

@@ -455,3 +455,23 @@ fn pf3d_renders_with_and_without_traffic_marks_or_fails_clearly() {
     assert_fails(&["render", "gen:pf3d?threads=99", "--out", o], &["threads=99", "limit of 64"]);
     assert_fails(&["render", "gen:pf3d", "--view", "timeline", "--no-traffic-marks", "--out", o], &["ring view"]);
 }
+
+#[test]
+fn ring_time_slice_and_node_filter_render_or_fail_clearly() {
+    let input = "gen:pf3d?dims=4x4x4x4x1";
+    for extra in [&["--time-slice", "1:2"][..], &["--node", "5"][..], &["--time-slice", "0:1", "--node", "255"][..]] {
+        let out = tmp(&format!("filter{}.png", extra.join("_").replace(':', "-")));
+        let o = out.to_str().unwrap();
+        let mut args = vec!["render", input, "--backend", "cpu", "--size", "400x300", "--out", o];
+        args.extend_from_slice(extra);
+        let r = exaviz(&args);
+        assert!(r.status.success(), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
+        assert_eq!(png_size(&out), (400, 300));
+    }
+    let o = tmp("never_filter.png");
+    let o = o.to_str().unwrap();
+    assert_fails(&["render", input, "--node", "256", "--out", o], &[input, "node 256 is not in the torus"]);
+    assert_fails(&["render", input, "--time-slice", "3", "--out", o], &["--time-slice", "FROM:TO"]);
+    assert_fails(&["render", input, "--time-slice", "2:1", "--out", o], &["empty"]);
+    assert_fails(&["render", "gen:lulesh", "--view", "matrix", "--node", "1", "--out", o], &["ring view"]);
+}

@@ -54,6 +54,11 @@ pub struct RingOptions {
     pub address_rings: bool,
     /// Seed 004's traffic marks: a disc on each channel with traffic, towards its main sender.
     pub traffic_marks: bool,
+    /// Only the traffic sent in `[from, to)` (trace ticks); chords' opacity then follows their
+    /// traffic in the slice and silent chords are drawn grey (seed 001 Figs. 14 and 16).
+    pub time_slice: Option<(u64, u64)>,
+    /// Node filter (seed 004 §V-B.2): only this node's channels, their marks, and its address.
+    pub node: Option<u32>,
 }
 
 impl Default for RingOptions {
@@ -68,6 +73,8 @@ impl Default for RingOptions {
             colour: ChannelColour::Traffic,
             address_rings: true,
             traffic_marks: true,
+            time_slice: None,
+            node: None,
         }
     }
 }
@@ -93,8 +100,26 @@ fn relation_colour(r: Relation) -> [f32; 4] {
 
 /// Traffic per directed link, summed over all link-counter samples by stage (a) on `backend`.
 pub fn link_traffic(dataset: &Dataset, backend: &Backend) -> Result<Vec<u64>, ViewError> {
+    link_traffic_in(dataset, backend, None)
+}
+
+/// [`link_traffic`] over the samples with `from <= time < to` only, where a slice is given.
+pub fn link_traffic_in(dataset: &Dataset, backend: &Backend, slice: Option<(u64, u64)>) -> Result<Vec<u64>, ViewError> {
     let topo = dataset.topology.as_ref().ok_or_else(|| ViewError::Unsupported("no topology".into()))?;
-    let lc = &dataset.trace.link_counters;
+    let all = &dataset.trace.link_counters;
+    let sliced;
+    let lc = match slice {
+        None => all,
+        Some((from, to)) => {
+            let keep: Vec<usize> = (0..all.time.len()).filter(|&i| (from..to).contains(&all.time[i])).collect();
+            sliced = crate::model::Counters {
+                entity: keep.iter().map(|&i| all.entity[i]).collect(),
+                time: keep.iter().map(|&i| all.time[i]).collect(),
+                value: keep.iter().map(|&i| all.value[i]).collect(),
+            };
+            &sliced
+        }
+    };
     let links = topo.link_count() as u32;
     if lc.entity.is_empty() || links == 0 {
         return Ok(vec![0; links as usize]);
@@ -139,6 +164,16 @@ impl Chords {
         let max = list.last().map_or(0, |c| c.1);
         let min_positive = list.iter().map(|c| c.1).find(|&t| t > 0).unwrap_or(0);
         Self { list, upward, max, scale: Scale::auto(min_positive.max(1) as f64, max.max(1) as f64) }
+    }
+
+    /// Keeps the chords between nodes `a < b` for which `keep(a, b)`; the scale follows them.
+    pub(crate) fn retain(&mut self, keep: impl Fn(u32, u32) -> bool) {
+        let (list, upward): (Vec<_>, Vec<_>) =
+            self.list.iter().zip(&self.upward).filter(|(c, _)| keep(c.0.0, c.0.1)).map(|(c, u)| (*c, *u)).unzip();
+        self.max = list.last().map_or(0, |c| c.1);
+        let min_positive = list.iter().map(|c| c.1).find(|&t| t > 0).unwrap_or(0);
+        self.scale = Scale::auto(min_positive.max(1) as f64, self.max.max(1) as f64);
+        (self.list, self.upward) = (list, upward);
     }
 
     /// Colour and width of a chord carrying `t`.
@@ -290,9 +325,20 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
     if opts.colour == ChannelColour::Relation && blocks.is_none() {
         return Err(ViewError::Unsupported(format!("colouring by block relation needs blocks; {n} nodes have none")));
     }
-    let traffic = link_traffic(dataset, backend)?;
+    if let Some(node) = opts.node.filter(|&v| v as usize >= n) {
+        return Err(ViewError::Unsupported(format!("node {node} is not in the torus (nodes 0 to {})", n - 1)));
+    }
+    if let Some((from, to)) = opts.time_slice.filter(|(from, to)| from >= to) {
+        return Err(ViewError::Unsupported(format!(
+            "time slice {from}:{to} is empty (the start must be below the end)"
+        )));
+    }
+    let traffic = link_traffic_in(dataset, backend, opts.time_slice)?;
     let pos = positions(&order_nodes(topo, opts.order));
-    let chords = Chords::new(topo, &traffic);
+    let mut chords = Chords::new(topo, &traffic);
+    if let Some(node) = opts.node {
+        chords.retain(|a, b| a == node || b == node);
+    }
 
     let (w, h) = (opts.width as f32, opts.height as f32);
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
@@ -319,6 +365,10 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
     let lines = polylines(&circle, &pos, &chords, opts.bundle, blocks.as_ref(), backend)?;
     for (&((a, b), t), line) in chords.list.iter().zip(&lines) {
         let (mut color, width) = chords.style(opts.colormap, t);
+        if opts.time_slice.is_some() && t > 0 {
+            // Opacity proportional to the chord's traffic in the slice (seed 001 Fig. 14).
+            color[3] = 0.12 + 0.88 * (t as f32 / chords.max as f32);
+        }
         if let (ChannelColour::Relation, Some(blocks)) = (opts.colour, &blocks) {
             color = relation_colour(blocks.relation(pos[a as usize], pos[b as usize]));
         }
@@ -327,7 +377,11 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
         }
     }
     let marks = if opts.traffic_marks { traffic_marks(&mut scene, &chords, &lines, &circle) } else { None };
-    let rim = if opts.address_rings { address_rings(&mut scene, topo, &pos, &circle) } else { circle.radius + 4.0 };
+    let rim = if opts.address_rings {
+        address_rings(&mut scene, topo, &pos, &circle, opts.node)
+    } else {
+        circle.radius + 4.0
+    };
     if let Some(blocks) = &blocks {
         block_marks(&mut scene, blocks, &circle, rim);
     } else {
@@ -407,7 +461,14 @@ fn traffic_marks(scene: &mut Scene, chords: &Chords, lines: &[Vec<[f32; 2]>], ci
 /// dimension `d`, brighter for lower values. Each ring is drawn as radial strokes about a pixel
 /// apart (square ends, whatever the node count); where a stroke covers several nodes it shows
 /// their mean. Returns the outer radius.
-fn address_rings(scene: &mut Scene, topo: &crate::model::Topology, pos: &[u32], circle: &Circle) -> f32 {
+/// With a node filter, only that node's address is drawn: one wider stroke per ring.
+fn address_rings(
+    scene: &mut Scene,
+    topo: &crate::model::Topology,
+    pos: &[u32],
+    circle: &Circle,
+    only: Option<u32>,
+) -> f32 {
     let (band, gap) = ring_band(circle);
     let n = circle.n;
     let mut r = circle.radius + 4.0;
@@ -427,9 +488,18 @@ fn address_rings(scene: &mut Scene, topo: &crate::model::Topology, pos: &[u32], 
                 at_pos[lo..hi.min(n)].iter().map(|&v| f64::from(v)).sum::<f64>() / (hi.min(n) - lo) as f64
             };
             let v = 0.92 - 0.74 * (mean / extent) as f32;
+            let colour = if only.is_some() { [0.17, 0.18, 0.21, 1.0] } else { [v, v, v * 1.02, 1.0] };
             let t = (k as f32 + 0.5) * n as f32 / strokes as f32;
             let (p0, p1) = (circle.at_f(t, r + stroke_w / 2.0), circle.at_f(t, r + band - stroke_w / 2.0));
-            scene.segment(Blend::Alpha, p0, p1, stroke_w, [v, v, v * 1.02, 1.0], false);
+            scene.segment(Blend::Alpha, p0, p1, stroke_w, colour, false);
+        }
+        if let Some(node) = only {
+            // The filtered node's address alone: a stroke at least 4 pixels wide per ring.
+            let v = 0.92 - 0.74 * (f64::from(topo.coord(node as usize)[d]) / extent) as f32;
+            let t = pos[node as usize] as f32;
+            let w = stroke_w.max(4.0);
+            let (p0, p1) = (circle.at_f(t, r + 0.5), circle.at_f(t, r + band - 0.5));
+            scene.segment(Blend::Alpha, p0, p1, w, [v, v, v * 1.02, 1.0], false);
         }
         r += band + gap;
     }
@@ -484,8 +554,16 @@ fn decorate(
         RingBundle::Hierarchical { beta } => format!(" · hierarchically bundled (β {beta:.2})"),
     };
     let block_text = blocks.map(|b| format!(" · {} blocks", b.count())).unwrap_or_default();
+    let mut filters = String::new();
+    if let Some(node) = opts.node {
+        let coord: Vec<String> = topo.coord(node as usize).iter().map(u32::to_string).collect();
+        filters += &format!(" · node {node} [{}] only", coord.join(","));
+    }
+    if let Some((from, to)) = opts.time_slice {
+        filters += &format!(" · time {from} to {to}");
+    }
     let sub = format!(
-        "{} order{block_text}{bundling} · {} torus · {} nodes · {} links · {} {unit}",
+        "{} order{block_text}{bundling}{filters} · {} torus · {} nodes · {} links · {} {unit}",
         opts.order.name(),
         dims.join("x"),
         n,
