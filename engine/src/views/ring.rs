@@ -161,19 +161,24 @@ impl Chords {
         both.sort_unstable_by_key(|&(k, (t, _))| (t, k));
         let upward = both.iter().map(|c| c.1.1).collect();
         let list: Vec<((u32, u32), u64)> = both.into_iter().map(|(k, (t, _))| (k, t)).collect();
-        let max = list.last().map_or(0, |c| c.1);
-        let min_positive = list.iter().map(|c| c.1).find(|&t| t > 0).unwrap_or(0);
-        Self { list, upward, max, scale: Scale::auto(min_positive.max(1) as f64, max.max(1) as f64) }
+        let mut chords = Self { list, upward, max: 0, scale: Scale::auto(1.0, 1.0) };
+        chords.rescale();
+        chords
+    }
+
+    /// Sets `max` and the colour scale from `list` (sorted by traffic).
+    fn rescale(&mut self) {
+        self.max = self.list.last().map_or(0, |c| c.1);
+        let min_positive = self.list.iter().map(|c| c.1).find(|&t| t > 0).unwrap_or(0);
+        self.scale = Scale::auto(min_positive.max(1) as f64, self.max.max(1) as f64);
     }
 
     /// Keeps the chords between nodes `a < b` for which `keep(a, b)`; the scale follows them.
     pub(crate) fn retain(&mut self, keep: impl Fn(u32, u32) -> bool) {
         let (list, upward): (Vec<_>, Vec<_>) =
             self.list.iter().zip(&self.upward).filter(|(c, _)| keep(c.0.0, c.0.1)).map(|(c, u)| (*c, *u)).unzip();
-        self.max = list.last().map_or(0, |c| c.1);
-        let min_positive = list.iter().map(|c| c.1).find(|&t| t > 0).unwrap_or(0);
-        self.scale = Scale::auto(min_positive.max(1) as f64, self.max.max(1) as f64);
         (self.list, self.upward) = (list, upward);
+        self.rescale();
     }
 
     /// Colour and width of a chord carrying `t`.
