@@ -307,6 +307,18 @@ fn bench_layout_lists_every_ordering_of_every_torus() {
 
 /// Seed 004's ring options: blocks, block and hierarchical bundling, relation colours; and the
 /// errors for options that do not fit.
+/// Renders `input` with `extra` options on the CPU at 400x300 into `name` and checks that it
+/// succeeded and wrote a picture of that size.
+fn renders_400x300(input: &str, extra: &[&str], name: &str) {
+    let out = tmp(name);
+    let o = out.to_str().unwrap();
+    let mut args = vec!["render", input, "--backend", "cpu", "--size", "400x300", "--out", o];
+    args.extend_from_slice(extra);
+    let r = exaviz(&args);
+    assert!(r.status.success(), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(png_size(&out), (400, 300));
+}
+
 #[test]
 fn ring_blocks_bundle_and_colour_or_fail_clearly() {
     for extra in [
@@ -314,14 +326,7 @@ fn ring_blocks_bundle_and_colour_or_fail_clearly() {
         &["--bundle", "hierarchical", "--blocks", "16", "--beta", "0.6"][..],
         &["--no-address-rings", "--order", "sequential", "--blocks", "4"][..],
     ] {
-        let out = tmp(&format!("ring_blocks_{}.png", extra.len()));
-        let o = out.to_str().unwrap();
-        let mut args =
-            vec!["render", "gen:torus-sim?dims=4x4x4&steps=5", "--backend", "cpu", "--size", "400x300", "--out", o];
-        args.extend_from_slice(extra);
-        let r = exaviz(&args);
-        assert!(r.status.success(), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
-        assert_eq!(png_size(&out), (400, 300));
+        renders_400x300("gen:torus-sim?dims=4x4x4&steps=5", extra, &format!("ring_blocks_{}.png", extra.len()));
     }
     let o = tmp("never_ring.png");
     let o = o.to_str().unwrap();
@@ -418,14 +423,7 @@ fn mds_and_radviz_views_render_or_fail_clearly() {
         &["--view", "mds", "--scope", "immediate"][..],
         &["--view", "radviz"][..],
     ] {
-        let out = tmp(&format!("embedding_{}.png", extra.join("_")));
-        let o = out.to_str().unwrap();
-        let mut args =
-            vec!["render", "gen:torus-sim?dims=4x4x2&steps=5", "--backend", "cpu", "--size", "400x300", "--out", o];
-        args.extend_from_slice(extra);
-        let r = exaviz(&args);
-        assert!(r.status.success(), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
-        assert_eq!(png_size(&out), (400, 300));
+        renders_400x300("gen:torus-sim?dims=4x4x2&steps=5", extra, &format!("embedding_{}.png", extra.join("_")));
     }
     let o = tmp("never_embedding.png");
     let o = o.to_str().unwrap();
@@ -438,13 +436,7 @@ fn mds_and_radviz_views_render_or_fail_clearly() {
 #[test]
 fn pf3d_renders_with_and_without_traffic_marks_or_fails_clearly() {
     for extra in [&[][..], &["--no-traffic-marks"][..]] {
-        let out = tmp(&format!("pf3d{}.png", extra.join("_")));
-        let o = out.to_str().unwrap();
-        let mut args = vec!["render", "gen:pf3d?dims=4x4x4x4x1", "--backend", "cpu", "--size", "400x300", "--out", o];
-        args.extend_from_slice(extra);
-        let r = exaviz(&args);
-        assert!(r.status.success(), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
-        assert_eq!(png_size(&out), (400, 300));
+        renders_400x300("gen:pf3d?dims=4x4x4x4x1", extra, &format!("pf3d{}.png", extra.join("_")));
     }
     let o = tmp("never_pf3d.png");
     let o = o.to_str().unwrap();
@@ -460,13 +452,7 @@ fn pf3d_renders_with_and_without_traffic_marks_or_fails_clearly() {
 fn ring_time_slice_and_node_filter_render_or_fail_clearly() {
     let input = "gen:pf3d?dims=4x4x4x4x1";
     for extra in [&["--time-slice", "1:2"][..], &["--node", "5"][..], &["--time-slice", "0:1", "--node", "255"][..]] {
-        let out = tmp(&format!("filter{}.png", extra.join("_").replace(':', "-")));
-        let o = out.to_str().unwrap();
-        let mut args = vec!["render", input, "--backend", "cpu", "--size", "400x300", "--out", o];
-        args.extend_from_slice(extra);
-        let r = exaviz(&args);
-        assert!(r.status.success(), "{args:?}: {}", String::from_utf8_lossy(&r.stderr));
-        assert_eq!(png_size(&out), (400, 300));
+        renders_400x300(input, extra, &format!("filter{}.png", extra.join("_").replace(':', "-")));
     }
     let o = tmp("never_filter.png");
     let o = o.to_str().unwrap();
