@@ -15,9 +15,12 @@ use exaviz_engine::render::{ColorMap, View, render_scene, write_png_atomic};
 use exaviz_engine::views::chord::{ChordOptions, chord_image};
 use exaviz_engine::views::embedding::{EmbeddingOptions, embedding_scene};
 use exaviz_engine::views::matrix::{MatrixOptions, MatrixValue, matrix_image};
+use exaviz_engine::views::parcoords::{ParcoordsOptions, parcoords_scene};
 use exaviz_engine::views::plot::Mix;
 use exaviz_engine::views::ring::{ChannelColour, RingBundle, RingOptions, ring_scene};
+use exaviz_engine::views::select::DimFilter;
 use exaviz_engine::views::sendrecv::{SendRecvOptions, sendrecv_image};
+use exaviz_engine::views::themeriver::{ThemeRiverOptions, themeriver_scene};
 use exaviz_engine::views::timeline::{TimelineBundle, TimelineOptions, timeline_image};
 use exaviz_engine::{Backend, BackendChoice};
 
@@ -50,6 +53,10 @@ enum ViewKind {
     Mds,
     /// Torus embedded by RadViz, one anchor per dimension (seed 004 §IV), links coloured by traffic.
     Radviz,
+    /// Torus node selector: parallel coordinates, one axis per dimension, a jittered line per node (seed 001 §V).
+    Parcoords,
+    /// Torus time slicer: a ThemeRiver of the traffic on selected (or the busiest) nodes' links over time (seed 001 §VI-C).
+    Themeriver,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -160,8 +167,12 @@ struct ViewArgs {
     /// slice, silent channels are grey.
     #[arg(long, value_name = "FROM:TO", value_parser = parse_slice)]
     time_slice: Option<(u64, u64)>,
-    /// Ring view: only this node's channels, traffic marks and address (node id: coordinates in
-    /// sequential order, the last fastest).
+    /// Ring, parcoords and themeriver views: select the nodes with these coordinates, e.g.
+    /// `B=1,D=0-2` (dimensions A to E on a 5-D torus, X to Z up to 3-D, or d1, d2, ...).
+    #[arg(long, value_name = "DIM=V[-W],...", value_parser = DimFilter::parse)]
+    select: Option<DimFilter>,
+    /// Ring, parcoords and themeriver views: select this node (id: coordinates in sequential
+    /// order, the last fastest); the ring then draws only its channels, marks and address.
     #[arg(long)]
     node: Option<u32>,
     /// MDS view: which distances the embedding keeps.
@@ -427,6 +438,7 @@ fn ring_options(args: &ViewArgs, (width, height): (u32, u32)) -> RingOptions {
         traffic_marks: !args.no_traffic_marks,
         time_slice: args.time_slice,
         node: args.node,
+        select: args.select,
     }
 }
 
@@ -451,9 +463,16 @@ fn check_view_args(args: &ViewArgs) -> Result<()> {
         (ViewKind::Timeline, BundleArg::Blocks) => {
             bail!("--bundle blocks is for the ring view; the timeline takes none, kde, hierarchical or grid")
         }
-        (ViewKind::Matrix | ViewKind::Chord | ViewKind::Sendrecv | ViewKind::Mds | ViewKind::Radviz, b)
-            if !matches!(b, BundleArg::None) =>
-        {
+        (
+            ViewKind::Matrix
+            | ViewKind::Chord
+            | ViewKind::Sendrecv
+            | ViewKind::Mds
+            | ViewKind::Radviz
+            | ViewKind::Parcoords
+            | ViewKind::Themeriver,
+            b,
+        ) if !matches!(b, BundleArg::None) => {
             bail!("--bundle is for the ring and timeline views, not {:?}", args.view)
         }
         _ => {}
@@ -468,13 +487,13 @@ fn check_view_args(args: &ViewArgs) -> Result<()> {
         && (args.blocks.is_some()
             || matches!(args.color, ColourArg::Relation)
             || args.no_address_rings
-            || args.no_traffic_marks
-            || args.time_slice.is_some()
-            || args.node.is_some())
+            || args.no_traffic_marks)
     {
-        bail!(
-            "--blocks, --color, --no-address-rings, --no-traffic-marks, --time-slice and --node are for the ring view"
-        );
+        bail!("--blocks, --color, --no-address-rings and --no-traffic-marks are for the ring view");
+    }
+    let linked = matches!(args.view, ViewKind::Ring | ViewKind::Parcoords | ViewKind::Themeriver);
+    if !linked && (args.time_slice.is_some() || args.node.is_some() || args.select.is_some()) {
+        bail!("--time-slice, --node and --select are for the ring, parcoords and themeriver views");
     }
     Ok(())
 }
@@ -543,6 +562,16 @@ fn render_view(
             };
             let scene = embedding_scene(dataset, backend, &EmbeddingOptions { width, height, embedding, colormap })?;
             render_scene(backend, &scene, View::default())?
+        }
+        ViewKind::Parcoords => {
+            let (time_slice, node, select) = (args.time_slice, args.node, args.select);
+            let opts = ParcoordsOptions { width, height, colormap, time_slice, node, select };
+            render_scene(backend, &parcoords_scene(dataset, backend, &opts)?, View::default())?
+        }
+        ViewKind::Themeriver => {
+            let opts =
+                ThemeRiverOptions { width, height, time_slice: args.time_slice, node: args.node, select: args.select };
+            render_scene(backend, &themeriver_scene(dataset, backend, &opts)?, View::default())?
         }
     })
 }

@@ -6,9 +6,12 @@ pub mod embedding;
 pub mod legend;
 pub mod matrix;
 pub mod pairs;
+pub mod parcoords;
 pub mod plot;
 pub mod ring;
+pub mod select;
 pub mod sendrecv;
+pub mod themeriver;
 pub mod timeline;
 
 #[derive(Debug, thiserror::Error)]

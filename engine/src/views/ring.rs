@@ -16,6 +16,7 @@ use crate::stages::kde_bundle::UnitFrame;
 use crate::stages::{self, AxisKey, BundleInput, BundleParams, HeatmapInput};
 
 use super::legend::{color_bar, format_value};
+use super::select::{DimFilter, selected_nodes};
 use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 /// How the ring's chords are bundled.
@@ -59,6 +60,9 @@ pub struct RingOptions {
     pub time_slice: Option<(u64, u64)>,
     /// Node filter (seed 004 §V-B.2): only this node's channels, their marks, and its address.
     pub node: Option<u32>,
+    /// Dimension-value filter (seed 001 Fig. 10, seed 004 §V-B.2): only the channels of nodes
+    /// with these coordinates, and their addresses; with `node`, their intersection.
+    pub select: Option<DimFilter>,
 }
 
 impl Default for RingOptions {
@@ -75,6 +79,7 @@ impl Default for RingOptions {
             traffic_marks: true,
             time_slice: None,
             node: None,
+            select: None,
         }
     }
 }
@@ -330,9 +335,7 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
     if opts.colour == ChannelColour::Relation && blocks.is_none() {
         return Err(ViewError::Unsupported(format!("colouring by block relation needs blocks; {n} nodes have none")));
     }
-    if let Some(node) = opts.node.filter(|&v| v as usize >= n) {
-        return Err(ViewError::Unsupported(format!("node {node} is not in the torus (nodes 0 to {})", n - 1)));
-    }
+    let selected = selected_nodes(topo, opts.node, opts.select.as_ref()).map_err(ViewError::Unsupported)?;
     if let Some((from, to)) = opts.time_slice.filter(|(from, to)| from >= to) {
         return Err(ViewError::Unsupported(format!(
             "time slice {from}:{to} is empty (the start must be below the end)"
@@ -341,8 +344,12 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
     let traffic = link_traffic_in(dataset, backend, opts.time_slice)?;
     let pos = positions(&order_nodes(topo, opts.order));
     let mut chords = Chords::new(topo, &traffic);
-    if let Some(node) = opts.node {
-        chords.retain(|a, b| a == node || b == node);
+    if let Some(nodes) = &selected {
+        let mut keep = vec![false; n];
+        for &v in nodes {
+            keep[v as usize] = true;
+        }
+        chords.retain(|a, b| keep[a as usize] || keep[b as usize]);
     }
 
     let (w, h) = (opts.width as f32, opts.height as f32);
@@ -383,7 +390,7 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
     }
     let marks = if opts.traffic_marks { traffic_marks(&mut scene, &chords, &lines, &circle) } else { None };
     let rim = if opts.address_rings {
-        address_rings(&mut scene, topo, &pos, &circle, opts.node)
+        address_rings(&mut scene, topo, &pos, &circle, selected.as_deref())
     } else {
         circle.radius + 4.0
     };
@@ -472,7 +479,7 @@ fn address_rings(
     topo: &crate::model::Topology,
     pos: &[u32],
     circle: &Circle,
-    only: Option<u32>,
+    only: Option<&[u32]>,
 ) -> f32 {
     let (band, gap) = ring_band(circle);
     let n = circle.n;
@@ -498,8 +505,8 @@ fn address_rings(
             let (p0, p1) = (circle.at_f(t, r + stroke_w / 2.0), circle.at_f(t, r + band - stroke_w / 2.0));
             scene.segment(Blend::Alpha, p0, p1, stroke_w, colour, false);
         }
-        if let Some(node) = only {
-            // The filtered node's address alone: a stroke at least 4 pixels wide per ring.
+        // The filtered nodes' addresses alone: a stroke at least 4 pixels wide per ring.
+        for &node in only.unwrap_or_default() {
             let v = 0.92 - 0.74 * (f64::from(topo.coord(node as usize)[d]) / extent) as f32;
             let t = pos[node as usize] as f32;
             let w = stroke_w.max(4.0);
@@ -563,6 +570,9 @@ fn decorate(
     if let Some(node) = opts.node {
         let coord: Vec<String> = topo.coord(node as usize).iter().map(u32::to_string).collect();
         filters += &format!(" · node {node} [{}] only", coord.join(","));
+    }
+    if let Some(f) = &opts.select {
+        filters += &format!(" · nodes with {}", f.describe());
     }
     if let Some((from, to)) = opts.time_slice {
         filters += &format!(" · time {from} to {to}");

@@ -1,0 +1,212 @@
+//! The `parcoords` view, seed 001's node selector (§V, Figs. 8-10): one vertical axis per torus
+//! dimension, left to right, and each node a polyline through its coordinates, each vertex
+//! offset by a small fixed jitter (at most 0.3 of a coordinate step) so that lines sharing
+//! values can still be told apart. Polylines are coloured by the traffic on the node's links
+//! (in the time slice, if any); with a selection (`--node`, `--select`) the selected nodes are
+//! drawn on top, thicker, and the others in grey for context.
+
+use crate::Backend;
+use crate::model::{Dataset, Topology};
+use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
+
+use super::legend::{color_bar, format_value};
+use super::plot::{Plot, nice_ticks};
+use super::ring::{LEGEND_W, TOP, dim_letter, link_traffic_in};
+use super::select::{DimFilter, selected_nodes};
+use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ParcoordsOptions {
+    pub width: u32,
+    pub height: u32,
+    pub colormap: ColorMap,
+    /// Only the traffic sent in `[from, to)` colours the lines.
+    pub time_slice: Option<(u64, u64)>,
+    pub node: Option<u32>,
+    pub select: Option<DimFilter>,
+}
+
+impl Default for ParcoordsOptions {
+    fn default() -> Self {
+        Self { width: 900, height: 560, colormap: ColorMap::Viridis, time_slice: None, node: None, select: None }
+    }
+}
+
+/// Traffic on each node's links, both directions: the sum over links touching the node.
+pub fn node_traffic(topo: &Topology, link_traffic: &[u64]) -> Vec<u64> {
+    let mut t = vec![0u64; topo.node_count()];
+    for (l, &v) in link_traffic.iter().enumerate() {
+        t[topo.links.source[l] as usize] += v;
+        t[topo.links.destination[l] as usize] += v;
+    }
+    t
+}
+
+/// Fixed jitter of node `v` on axis `d`, in `[-0.3, 0.3]` coordinate steps (a hash, so pictures
+/// are reproducible).
+fn jitter(v: u32, d: usize) -> f32 {
+    let mut h = u64::from(v).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (d as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+    h ^= h >> 29;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^= h >> 32;
+    ((h & 0xffff) as f32 / 65_535.0 - 0.5) * 0.6
+}
+
+const OTHER: [f32; 4] = [0.45, 0.47, 0.52, 0.22];
+
+pub fn parcoords_scene(dataset: &Dataset, backend: &Backend, opts: &ParcoordsOptions) -> Result<Scene, ViewError> {
+    let topo = dataset.topology.as_ref().ok_or_else(|| {
+        ViewError::Unsupported("the parcoords view needs a topology (a Boxfish file or gen:torus-sim)".into())
+    })?;
+    let (n, dims) = (topo.node_count(), topo.dims());
+    if n == 0 {
+        return Err(ViewError::Unsupported("the topology has no nodes".into()));
+    }
+    if let Some((from, to)) = opts.time_slice.filter(|(from, to)| from >= to) {
+        return Err(ViewError::Unsupported(format!(
+            "time slice {from}:{to} is empty (the start must be below the end)"
+        )));
+    }
+    let selected = selected_nodes(topo, opts.node, opts.select.as_ref()).map_err(ViewError::Unsupported)?;
+    let plot = Plot::inside(opts.width, opts.height, [70, TOP as u32 + 30, LEGEND_W as u32 + 30, 40])
+        .ok_or_else(|| ViewError::Unsupported(format!("{}x{} is too small for this view", opts.width, opts.height)))?;
+    let traffic = node_traffic(topo, &link_traffic_in(dataset, backend, opts.time_slice)?);
+    let max = traffic.iter().copied().max().unwrap_or(0);
+    let min_positive = traffic.iter().copied().filter(|&t| t > 0).min().unwrap_or(0);
+    let scale = Scale::auto(min_positive.max(1) as f64, max.max(1) as f64);
+
+    let (x0, y0, pw, ph) = (plot.x0 as f32, plot.y0 as f32, plot.w as f32, plot.h as f32);
+    let axis_x = |d: usize| if dims == 1 { x0 + pw / 2.0 } else { x0 + pw * d as f32 / (dims - 1) as f32 };
+    // Coordinate c of dimension d sits in the middle of its band: extent bands fill the axis.
+    let at = |v: u32, d: usize| {
+        let c = topo.coord(v as usize)[d] as f32 + 0.5 + jitter(v, d);
+        [axis_x(d), y0 + ph - c / topo.extents[d].max(1) as f32 * ph]
+    };
+
+    let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
+    let mut is_selected = vec![selected.is_none(); n];
+    for &v in selected.as_deref().unwrap_or_default() {
+        is_selected[v as usize] = true;
+    }
+    // Light traffic first, so that busy nodes are drawn on top; selected nodes after the rest.
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_by_key(|&v| (is_selected[v as usize], traffic[v as usize], v));
+    let shown = selected.as_ref().map_or(n, Vec::len);
+    let alpha = (60.0 / shown.max(1) as f32).sqrt().clamp(0.08, 0.9);
+    for &v in &order {
+        let (colour, width) = if !is_selected[v as usize] {
+            (OTHER, 0.8)
+        } else if max == 0 {
+            ([0.55, 0.6, 0.7, alpha], 1.0)
+        } else {
+            let mut c = opts.colormap.sample(scale.normalise(traffic[v as usize] as f64));
+            c[3] = alpha;
+            (c, if selected.is_some() { 1.6 } else { 1.0 })
+        };
+        for d in 1..dims {
+            scene.segment(Blend::Alpha, at(v, d - 1), at(v, d), width, colour, false);
+        }
+        if dims == 1 {
+            scene.disc(at(v, 0), 2.0, colour, false);
+        }
+    }
+    draw_axes(&mut scene, topo, plot, &axis_x);
+    decorate(&mut scene, dataset, topo, opts, &selected, (max, scale));
+    Ok(scene)
+}
+
+/// One vertical axis per dimension with its name, extent and coordinate ticks.
+fn draw_axes(scene: &mut Scene, topo: &Topology, plot: Plot, axis_x: &dyn Fn(usize) -> f32) {
+    let (y0, ph) = (plot.y0 as f32, plot.h as f32);
+    let dims = topo.dims();
+    for d in 0..dims {
+        let x = axis_x(d).round();
+        scene.rect([x - 0.5, y0], [x + 0.5, y0 + ph], [0.75, 0.76, 0.8, 1.0], true);
+        let name = format!("{} ({})", dim_letter(d, dims), topo.extents[d]);
+        scene.text(&name, [x, y0 - 12.0], 12.0, Anchor::Centre, TEXT);
+        let extent = topo.extents[d].max(1);
+        let values: Vec<u32> = if extent <= 16 {
+            (0..extent).collect()
+        } else {
+            nice_ticks(0.0, f64::from(extent - 1), 6).into_iter().map(|(_, v)| v as u32).collect()
+        };
+        for c in values {
+            let y = (y0 + ph - (c as f32 + 0.5) / extent as f32 * ph).round();
+            scene.rect([x - 4.0, y - 0.5], [x + 4.0, y + 0.5], TEXT_DIM, true);
+            scene.text(&c.to_string(), [x - 7.0, y + 4.0], 10.0, Anchor::Right, TEXT_DIM);
+        }
+    }
+}
+
+fn decorate(
+    scene: &mut Scene,
+    dataset: &Dataset,
+    topo: &Topology,
+    opts: &ParcoordsOptions,
+    selected: &Option<Vec<u32>>,
+    (max, scale): (u64, Scale),
+) {
+    let n = topo.node_count();
+    scene.text(
+        &format!("Node selector (parallel coordinates): {}", dataset.name),
+        [16.0, 26.0],
+        16.0,
+        Anchor::Left,
+        TEXT,
+    );
+    let dims: Vec<String> = topo.extents.iter().map(u32::to_string).collect();
+    let mut sub = format!("{} torus · {n} nodes · one line per node, jittered", dims.join("x"));
+    if let Some(nodes) = selected {
+        let what = match (opts.node, &opts.select) {
+            (Some(v), None) => format!("node {v}"),
+            (None, Some(f)) => f.describe(),
+            (Some(v), Some(f)) => format!("node {v} and {}", f.describe()),
+            (None, None) => String::new(),
+        };
+        sub += &format!(" · selected: {what} ({} nodes)", nodes.len());
+    }
+    if let Some((from, to)) = opts.time_slice {
+        sub += &format!(" · time {from} to {to}");
+    }
+    scene.text(&sub, [16.0, 46.0], 12.0, Anchor::Left, TEXT_DIM);
+    let unit = if dataset.link_counter_unit.is_empty() { "traffic" } else { &dataset.link_counter_unit };
+    let x = opts.width as f32 - LEGEND_W + 16.0;
+    let y = TOP + 50.0;
+    let bar_h = (opts.height as f32 - y - 120.0).max(40.0);
+    if max > 0 {
+        color_bar(scene, opts.colormap, scale, &format!("{unit}\non a node's links"), [x, y, 18.0, bar_h]);
+    } else {
+        scene.text("no traffic recorded", [x, y], 12.0, Anchor::Left, TEXT_DIM);
+    }
+    if selected.is_some() {
+        let ly = y + bar_h + 40.0;
+        scene.rect([x, ly - 2.0], [x + 16.0, ly + 1.0], [OTHER[0], OTHER[1], OTHER[2], 1.0], true);
+        scene.text("not selected", [x + 22.0, ly + 4.0], 11.0, Anchor::Left, TEXT_DIM);
+    }
+    let total: u64 = dataset.trace.link_counters.value.iter().map(|&v| u64::from(v)).sum();
+    let note = format!("{} {unit} in all", format_value(total as f64));
+    scene.text(&note, [x, opts.height as f32 - 16.0], 11.0, Anchor::Left, TEXT_DIM);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jitter_is_small_fixed_and_varied() {
+        let js: Vec<f32> = (0..1000).map(|v| jitter(v, 2)).collect();
+        assert!(js.iter().all(|j| j.abs() <= 0.3));
+        assert_eq!(js, (0..1000).map(|v| jitter(v, 2)).collect::<Vec<_>>());
+        let spread = js.iter().fold(0f32, |m, j| m.max(j.abs()));
+        assert!(spread > 0.25, "jitter uses its range: {spread}");
+        assert_ne!(jitter(5, 0), jitter(5, 1));
+    }
+
+    #[test]
+    fn node_traffic_sums_both_ends() {
+        let mut topo = crate::layout::test_torus(&[3]);
+        topo.links.source = vec![0, 1, 2];
+        topo.links.destination = vec![1, 2, 0];
+        assert_eq!(node_traffic(&topo, &[5, 7, 11]), vec![16, 12, 18]);
+    }
+}
