@@ -331,3 +331,77 @@ fn embedding_views_match_golden_on_both_backends() {
         seen.push(cpu);
     }
 }
+
+/// Seed 001's linked views headless: the node selector (parallel coordinates) and the time
+/// slicer (ThemeRiver), plain and with a dimension-value selection, and the ring with the same
+/// selection; on both backends, against golden images. The river's streams sum exactly the
+/// traffic on their nodes' links, on both backends.
+#[test]
+fn linked_views_match_golden_on_both_backends() {
+    use exaviz_engine::views::parcoords::{ParcoordsOptions, node_traffic, parcoords_scene};
+    use exaviz_engine::views::select::DimFilter;
+    use exaviz_engine::views::themeriver::{MAX_STREAMS, ThemeRiverOptions, river, themeriver_scene};
+    let input = "gen:torus-sim?dims=4x4x4&steps=20&seed=3";
+    let d = exaviz_datasets::open(input).unwrap();
+    let topo = d.topology.as_ref().unwrap();
+    let select = Some(DimFilter::parse("X=1,Z=2-3").unwrap());
+    let busy = node_traffic(topo, &link_traffic(&d, &Backend::Cpu).unwrap());
+
+    let tr = ThemeRiverOptions { width: 480, height: 320, ..Default::default() };
+    let cpu_river = river(&d, &Backend::Cpu, &ThemeRiverOptions { select, ..tr }).unwrap();
+    assert_eq!(cpu_river, river(&d, &gpu_backend(), &ThemeRiverOptions { select, ..tr }).unwrap());
+    let picked: Vec<u32> =
+        (0..64u32).filter(|&v| topo.coord(v as usize)[0] == 1 && topo.coord(v as usize)[2] >= 2).collect();
+    assert_eq!(picked.len(), 8);
+    assert_eq!(cpu_river.nodes.len() + cpu_river.others, picked.len());
+    assert_eq!(cpu_river.nodes.len(), MAX_STREAMS);
+    let bins = cpu_river.bins;
+    for (s, &v) in cpu_river.nodes.iter().enumerate() {
+        assert!(picked.contains(&v));
+        assert_eq!((0..bins).map(|b| cpu_river.value(s, b)).sum::<u64>(), busy[v as usize], "node {v}");
+    }
+    let rest: u64 = picked.iter().filter(|v| !cpu_river.nodes.contains(v)).map(|&v| busy[v as usize]).sum();
+    assert_eq!((0..bins).map(|b| cpu_river.value(MAX_STREAMS, b)).sum::<u64>(), rest);
+
+    let pc = ParcoordsOptions { width: 480, height: 320, ..Default::default() };
+    let base = RingOptions { width: 400, height: 300, ..Default::default() };
+    let scene = |backend: &Backend, name: &str| -> exaviz_engine::render::Scene {
+        match name {
+            "parcoords_4x4x4.png" => parcoords_scene(&d, backend, &pc),
+            "parcoords_4x4x4_select.png" => parcoords_scene(&d, backend, &ParcoordsOptions { select, ..pc }),
+            "themeriver_4x4x4_slice_5_10.png" => {
+                themeriver_scene(&d, backend, &ThemeRiverOptions { time_slice: Some((5, 10)), ..tr })
+            }
+            "themeriver_4x4x4_select.png" => themeriver_scene(&d, backend, &ThemeRiverOptions { select, ..tr }),
+            _ => ring_scene(&d, backend, &RingOptions { select, ..base }),
+        }
+        .expect("scene")
+    };
+    let names = [
+        "parcoords_4x4x4.png",
+        "parcoords_4x4x4_select.png",
+        "themeriver_4x4x4_slice_5_10.png",
+        "themeriver_4x4x4_select.png",
+        "ring_4x4x4_select.png",
+    ];
+    let mut seen: Vec<Image> = Vec::new();
+    for name in names {
+        let cpu = render_scene(&Backend::Cpu, &scene(&Backend::Cpu, name), View::default()).unwrap();
+        let backend = gpu_backend();
+        let gpu = render_scene(&backend, &scene(&backend, name), View::default()).unwrap();
+        assert_images_close(&format!("{name} gpu vs cpu"), &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+        golden(name, &cpu);
+        for other in seen.iter().filter(|o| o.width == cpu.width) {
+            assert!(exaviz_tests::diff_fraction(&other.pixels, &cpu.pixels, GOLDEN) > 0.01, "{name}: same as another");
+        }
+        seen.push(cpu);
+    }
+    let e = |opts: ThemeRiverOptions| themeriver_scene(&d, &Backend::Cpu, &opts).err().map(|e| e.to_string());
+    let bad = |spec: &str| Some(DimFilter::parse(spec).unwrap());
+    assert!(e(ThemeRiverOptions { select: bad("A=1"), ..tr }).unwrap().contains("no dimension A"));
+    assert!(e(ThemeRiverOptions { select: bad("X=4"), ..tr }).unwrap().contains("outside the torus"));
+    assert!(e(ThemeRiverOptions { node: Some(64), ..tr }).unwrap().contains("node 64 is not in the torus"));
+    let wrf = exaviz_datasets::open("gen:wrf?iterations=2").unwrap();
+    let pe = parcoords_scene(&wrf, &Backend::Cpu, &pc).err().map(|e| e.to_string()).unwrap();
+    assert!(pe.contains("needs a topology"), "{pe}");
+}

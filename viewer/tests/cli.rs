@@ -459,5 +459,38 @@ fn ring_time_slice_and_node_filter_render_or_fail_clearly() {
     assert_fails(&["render", input, "--node", "256", "--out", o], &[input, "node 256 is not in the torus"]);
     assert_fails(&["render", input, "--time-slice", "3", "--out", o], &["--time-slice", "FROM:TO"]);
     assert_fails(&["render", input, "--time-slice", "2:1", "--out", o], &["empty"]);
-    assert_fails(&["render", "gen:lulesh", "--view", "matrix", "--node", "1", "--out", o], &["ring view"]);
+    assert_fails(&["render", "gen:lulesh", "--view", "matrix", "--node", "1", "--out", o], &["themeriver views"]);
+}
+
+#[test]
+fn parcoords_themeriver_and_select_render_or_fail_clearly() {
+    let input = "gen:torus-sim?dims=4x4x4x4x4&steps=12";
+    for (k, extra) in [
+        &["--view", "parcoords"][..],
+        &["--view", "parcoords", "--select", "B=1,D=2", "--time-slice", "3:6"][..],
+        &["--view", "themeriver", "--time-slice", "3:6"][..],
+        &["--view", "themeriver", "--select", "a=0-1,e=3"][..],
+        &["--view", "themeriver", "--node", "7"][..],
+        &["--select", "d2=1"][..],
+    ]
+    .iter()
+    .enumerate()
+    {
+        renders_400x300(input, extra, &format!("linked_{k}.png"));
+    }
+    let o = tmp("never_linked.png");
+    let o = o.to_str().unwrap();
+    let render = |extra: &[&str], says: &[&str]| {
+        let mut args = vec!["render", input, "--out", o];
+        args.extend_from_slice(extra);
+        assert_fails(&args, says);
+    };
+    render(&["--view", "parcoords", "--select", "F=1"], &["--select", "not a dimension"]);
+    render(&["--view", "themeriver", "--select", "B"], &["--select", "not DIM=VALUE"]);
+    render(&["--view", "themeriver", "--select", "X=1"], &[input, "no dimension X"]);
+    render(&["--view", "parcoords", "--select", "C=4"], &[input, "outside the torus"]);
+    render(&["--view", "themeriver", "--node", "1024"], &[input, "node 1024 is not in the torus"]);
+    render(&["--view", "parcoords", "--bundle", "kde"], &["--bundle"]);
+    assert_fails(&["render", "gen:lulesh", "--view", "themeriver", "--out", o], &["gen:lulesh", "needs a topology"]);
+    assert_fails(&["render", "gen:lulesh", "--view", "timeline", "--select", "A=1", "--out", o], &["--select"]);
 }

@@ -207,11 +207,17 @@ pub fn themeriver_scene(dataset: &Dataset, backend: &Backend, opts: &ThemeRiverO
             y -= h;
         }
     }
+    // Each stream's label at its widest, where it is tall enough and clear of the others.
+    let mut placed: Vec<[f32; 4]> = Vec::new();
     for (s, &(h, x, y)) in widest.iter().enumerate() {
         let label = if s < river.nodes.len() { river.nodes[s].to_string() } else { "others".into() };
-        if h >= 14.0 {
-            let x = x.clamp(x0 + 20.0, x0 + pw - 20.0);
+        let x = x.clamp(x0 + 20.0, x0 + pw - 20.0);
+        let half = crate::render::text::TextAtlas::measure(&label, 11.0) / 2.0 + 2.0;
+        let bounds = [x - half, y - 7.0, x + half, y + 7.0];
+        let clear = placed.iter().all(|b| bounds[2] < b[0] || bounds[0] > b[2] || bounds[3] < b[1] || bounds[1] > b[3]);
+        if h >= 14.0 && clear {
             scene.text(&label, [x, y + 4.0], 11.0, Anchor::Centre, [0.05, 0.05, 0.07, 1.0]);
+            placed.push(bounds);
         }
     }
     scene.rect([x0, mid - 0.5], [x0 + pw, mid + 0.5], [0.9, 0.9, 0.95, 0.25], true);
@@ -289,11 +295,28 @@ fn decorate(
         scene.text(&format!("{} others", river.others), [x + 18.0, y], 11.0, Anchor::Left, TEXT_DIM);
         y += 17.0;
     }
-    // Height scale: a bar as tall as a round value.
-    let step = nice_ticks(0.0, f64::from(peak), 3).into_iter().map(|(_, v)| v).find(|&v| v > 0.0).unwrap_or(0.0);
-    if step > 0.0 && y + 60.0 < opts.height as f32 {
-        let h = step as f32 * scale;
-        let top = y + 14.0;
+    if opts.time_slice.is_some() {
+        scene.rect([x, y - 9.0], [x + 12.0, y + 1.0], [SLICE[0], SLICE[1], SLICE[2], 0.8], true);
+        scene.text("time slice", [x + 18.0, y], 11.0, Anchor::Left, TEXT_DIM);
+        y += 17.0;
+    }
+    // Height scale: a bar as tall as the largest round value (1, 2 or 5 times a power of ten)
+    // that fits the room left.
+    let room = opts.height as f32 - y - 30.0;
+    let fits = |v: f64| v as f32 * scale <= room;
+    let mut step = 10f64.powi(f64::from(peak).log10().ceil() as i32);
+    while step >= 1.0 && !fits(step) {
+        step = if fits(step / 2.0) {
+            step / 2.0
+        } else if fits(step / 5.0) {
+            step / 5.0
+        } else {
+            step / 10.0
+        };
+    }
+    let h = step as f32 * scale;
+    if step >= 1.0 && h >= 8.0 {
+        let top = y + 10.0;
         scene.rect([x + 4.0, top], [x + 6.0, top + h], TEXT, true);
         scene.rect([x, top], [x + 10.0, top + 1.0], TEXT, true);
         scene.rect([x, top + h - 1.0], [x + 10.0, top + h], TEXT, true);
@@ -305,10 +328,5 @@ fn decorate(
             Anchor::Left,
             TEXT_DIM,
         );
-    }
-    if opts.time_slice.is_some() {
-        let yy = opts.height as f32 - 20.0;
-        scene.rect([x, yy - 9.0], [x + 12.0, yy + 1.0], [SLICE[0], SLICE[1], SLICE[2], 0.8], true);
-        scene.text("time slice", [x + 18.0, yy], 11.0, Anchor::Left, TEXT_DIM);
     }
 }
