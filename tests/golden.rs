@@ -405,3 +405,26 @@ fn linked_views_match_golden_on_both_backends() {
     let pe = parcoords_scene(&wrf, &Backend::Cpu, &pc).err().map(|e| e.to_string()).unwrap();
     assert!(pe.contains("needs a topology"), "{pe}");
 }
+
+/// Past `DENSE_LINES` nodes the node selector aggregates its polylines with the line-density
+/// stage: the same picture on both backends, and against a golden image.
+#[test]
+fn dense_parcoords_matches_golden_on_both_backends() {
+    use exaviz_engine::views::parcoords::{DENSE_LINES, ParcoordsOptions, parcoords_scene};
+    use exaviz_engine::views::select::DimFilter;
+    let d = exaviz_datasets::open("gen:torus-sim?dims=16x16x16x16&steps=2&seed=5").unwrap();
+    assert!(d.topology.as_ref().unwrap().node_count() > DENSE_LINES);
+    let opts = ParcoordsOptions {
+        width: 480,
+        height: 320,
+        select: Some(DimFilter::parse("d2=3").unwrap()),
+        ..Default::default()
+    };
+    let draw = |backend: &Backend| {
+        let scene = parcoords_scene(&d, backend, &opts).expect("scene");
+        render_scene(backend, &scene, View::default()).expect("render")
+    };
+    let (cpu, gpu) = (draw(&Backend::Cpu), draw(&gpu_backend()));
+    assert_images_close("dense parcoords gpu vs cpu", &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+    golden("parcoords_16x16x16x16_dense.png", &cpu);
+}

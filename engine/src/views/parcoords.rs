@@ -8,6 +8,7 @@
 use crate::Backend;
 use crate::model::{Dataset, Topology};
 use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
+use crate::stages::{self, line_density::DensityInput};
 
 use super::legend::{color_bar, format_value};
 use super::plot::{Plot, nice_ticks};
@@ -54,6 +55,10 @@ fn jitter(v: u32, d: usize) -> f32 {
 
 const OTHER: [f32; 4] = [0.45, 0.47, 0.52, 0.22];
 
+/// Above this many nodes, polylines are aggregated into a density image rather than drawn one
+/// by one (and at most this many selected lines are drawn over it, the busiest).
+pub const DENSE_LINES: usize = 20_000;
+
 pub fn parcoords_scene(dataset: &Dataset, backend: &Backend, opts: &ParcoordsOptions) -> Result<Scene, ViewError> {
     let topo = dataset.topology.as_ref().ok_or_else(|| {
         ViewError::Unsupported("the parcoords view needs a topology (a Boxfish file or gen:torus-sim)".into())
@@ -88,10 +93,48 @@ pub fn parcoords_scene(dataset: &Dataset, backend: &Backend, opts: &ParcoordsOpt
     for &v in selected.as_deref().unwrap_or_default() {
         is_selected[v as usize] = true;
     }
-    // Light traffic first, so that busy nodes are drawn on top; selected nodes after the rest.
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_by_key(|&v| (is_selected[v as usize], traffic[v as usize], v));
     let shown = selected.as_ref().map_or(n, Vec::len);
+    let dense = n > DENSE_LINES;
+    if dense {
+        // Too many lines to draw one by one: every node's polyline goes into a density image
+        // (the line-density stage, weighted by traffic), each pixel coloured by the mean traffic
+        // of the lines through it and as opaque as the log of their count.
+        let to_plot = |p: [f32; 2]| [p[0] - x0, p[1] - y0];
+        let mut segments = Vec::with_capacity(n * dims.saturating_sub(1));
+        let mut weights = Vec::with_capacity(segments.capacity());
+        for v in 0..n as u32 {
+            for d in 1..dims {
+                let (a, b) = (to_plot(at(v, d - 1)), to_plot(at(v, d)));
+                segments.push([a[0], a[1], b[0], b[1]]);
+                weights.push(u32::try_from(traffic[v as usize]).unwrap_or(u32::MAX));
+            }
+        }
+        let input = DensityInput { segments: &segments, weights: Some(&weights), width: plot.w, height: plot.h };
+        let image = stages::line_density::run(backend.runner().as_mut(), &input)?;
+        let most = image.counts.iter().copied().max().unwrap_or(0).max(2);
+        for py in 0..plot.h {
+            for px in 0..plot.w {
+                let k = (py * plot.w + px) as usize;
+                let count = image.counts[k];
+                if count == 0 {
+                    continue;
+                }
+                let mean = image.sums[k] as f64 / f64::from(count);
+                let mut c = if max == 0 { [0.55, 0.6, 0.7, 1.0] } else { opts.colormap.sample(scale.normalise(mean)) };
+                if selected.is_some() {
+                    c = [OTHER[0], OTHER[1], OTHER[2], 1.0];
+                }
+                c[3] = 0.15 + 0.85 * (f64::from(count).ln() / f64::from(most).ln()) as f32;
+                let (x, y) = (x0 + px as f32, y0 + py as f32);
+                scene.rect([x, y], [x + 1.0, y + 1.0], c, false);
+            }
+        }
+    }
+    // Light traffic first, so that busy nodes are drawn on top; selected nodes after the rest.
+    let mut order: Vec<u32> =
+        (0..n as u32).filter(|&v| !dense || (selected.is_some() && is_selected[v as usize])).collect();
+    order.sort_by_key(|&v| (is_selected[v as usize], traffic[v as usize], v));
+    order.drain(..order.len().saturating_sub(DENSE_LINES));
     let alpha = (60.0 / shown.max(1) as f32).sqrt().clamp(0.08, 0.9);
     for &v in &order {
         let (colour, width) = if !is_selected[v as usize] {
