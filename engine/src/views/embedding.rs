@@ -22,13 +22,8 @@ pub struct EmbeddingOptions {
 }
 
 pub fn embedding_scene(dataset: &Dataset, backend: &Backend, opts: &EmbeddingOptions) -> Result<Scene, ViewError> {
-    let topo = dataset.topology.as_ref().ok_or_else(|| {
-        ViewError::Unsupported("the mds and radviz views need a topology (a Boxfish file or gen:torus-sim)".into())
-    })?;
+    let topo = super::torus(dataset, "the mds and radviz views need")?;
     let n = topo.node_count();
-    if n == 0 {
-        return Err(ViewError::Unsupported("the topology has no nodes".into()));
-    }
     let points = embed(topo, opts.embedding).map_err(ViewError::Unsupported)?;
     let plot = Plot::inside(opts.width, opts.height, [70, TOP as u32 + 10, LEGEND_W as u32 + 20, 56])
         .ok_or_else(|| ViewError::Unsupported(format!("{}x{} is too small for this view", opts.width, opts.height)))?;
@@ -108,7 +103,7 @@ pub fn embedding_scene(dataset: &Dataset, backend: &Backend, opts: &EmbeddingOpt
     };
     scene.text(&format!("Torus {name}: {}", dataset.name), [16.0, 26.0], 16.0, Anchor::Left, TEXT);
     let dims: Vec<String> = topo.extents.iter().map(u32::to_string).collect();
-    let unit = if dataset.link_counter_unit.is_empty() { "traffic" } else { &dataset.link_counter_unit };
+    let unit = super::traffic_unit(dataset);
     let total: u64 = traffic.iter().sum();
     let sub = format!(
         "{} torus · {n} nodes · {} links · {} {unit}",

@@ -60,18 +60,9 @@ const OTHER: [f32; 4] = [0.45, 0.47, 0.52, 0.22];
 pub const DENSE_LINES: usize = 20_000;
 
 pub fn parcoords_scene(dataset: &Dataset, backend: &Backend, opts: &ParcoordsOptions) -> Result<Scene, ViewError> {
-    let topo = dataset.topology.as_ref().ok_or_else(|| {
-        ViewError::Unsupported("the parcoords view needs a topology (a Boxfish file or gen:torus-sim)".into())
-    })?;
+    let topo = super::torus(dataset, "the parcoords view needs")?;
     let (n, dims) = (topo.node_count(), topo.dims());
-    if n == 0 {
-        return Err(ViewError::Unsupported("the topology has no nodes".into()));
-    }
-    if let Some((from, to)) = opts.time_slice.filter(|(from, to)| from >= to) {
-        return Err(ViewError::Unsupported(format!(
-            "time slice {from}:{to} is empty (the start must be below the end)"
-        )));
-    }
+    super::check_slice(opts.time_slice)?;
     let selected = selected_nodes(topo, opts.node, opts.select.as_ref()).map_err(ViewError::Unsupported)?;
     let plot = Plot::inside(opts.width, opts.height, [70, TOP as u32 + 30, LEGEND_W as u32 + 30, 40])
         .ok_or_else(|| ViewError::Unsupported(format!("{}x{} is too small for this view", opts.width, opts.height)))?;
@@ -212,7 +203,7 @@ fn decorate(
         sub += &format!(" · time {from} to {to}");
     }
     scene.text(&sub, [16.0, 46.0], 12.0, Anchor::Left, TEXT_DIM);
-    let unit = if dataset.link_counter_unit.is_empty() { "traffic" } else { &dataset.link_counter_unit };
+    let unit = super::traffic_unit(dataset);
     let x = opts.width as f32 - LEGEND_W + 16.0;
     let y = TOP + 50.0;
     let bar_h = (opts.height as f32 - y - 120.0).max(40.0);

@@ -324,23 +324,14 @@ fn ring_band(circle: &Circle) -> (f32, f32) {
 
 /// Builds the ring scene.
 pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> Result<Scene, ViewError> {
-    let topo = dataset.topology.as_ref().ok_or_else(|| {
-        ViewError::Unsupported("the ring view needs a topology (a Boxfish file or gen:torus-sim)".into())
-    })?;
+    let topo = super::torus(dataset, "the ring view needs")?;
     let n = topo.node_count();
-    if n == 0 {
-        return Err(ViewError::Unsupported("the topology has no nodes".into()));
-    }
     let blocks = resolve_blocks(opts, n)?;
     if opts.colour == ChannelColour::Relation && blocks.is_none() {
         return Err(ViewError::Unsupported(format!("colouring by block relation needs blocks; {n} nodes have none")));
     }
     let selected = selected_nodes(topo, opts.node, opts.select.as_ref()).map_err(ViewError::Unsupported)?;
-    if let Some((from, to)) = opts.time_slice.filter(|(from, to)| from >= to) {
-        return Err(ViewError::Unsupported(format!(
-            "time slice {from}:{to} is empty (the start must be below the end)"
-        )));
-    }
+    super::check_slice(opts.time_slice)?;
     let traffic = link_traffic_in(dataset, backend, opts.time_slice)?;
     let pos = positions(&order_nodes(topo, opts.order));
     let mut chords = Chords::new(topo, &traffic);
@@ -558,7 +549,7 @@ fn decorate(
     }
     let dims: Vec<String> = topo.extents.iter().map(u32::to_string).collect();
     scene.text(&format!("Torus ring: {}", dataset.name), [16.0, 26.0], 16.0, Anchor::Left, TEXT);
-    let unit = if dataset.link_counter_unit.is_empty() { "traffic" } else { &dataset.link_counter_unit };
+    let unit = super::traffic_unit(dataset);
     let bundling = match opts.bundle {
         RingBundle::None => String::new(),
         RingBundle::Kde(_) => " · KDE bundled".into(),

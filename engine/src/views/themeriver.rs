@@ -70,13 +70,8 @@ impl River {
 
 /// Bins the link counters into one stream per shown node (both ends of a link count).
 pub fn river(dataset: &Dataset, backend: &Backend, opts: &ThemeRiverOptions) -> Result<River, ViewError> {
-    let topo = dataset.topology.as_ref().ok_or_else(|| {
-        ViewError::Unsupported("the themeriver view needs a topology (a Boxfish file or gen:torus-sim)".into())
-    })?;
+    let topo = super::torus(dataset, "the themeriver view needs")?;
     let n = topo.node_count();
-    if n == 0 {
-        return Err(ViewError::Unsupported("the topology has no nodes".into()));
-    }
     let selected = selected_nodes(topo, opts.node, opts.select.as_ref()).map_err(ViewError::Unsupported)?;
     let lc = &dataset.trace.link_counters;
     if lc.time.is_empty() {
@@ -152,11 +147,7 @@ fn smoothstep(f: f32) -> f32 {
 }
 
 pub fn themeriver_scene(dataset: &Dataset, backend: &Backend, opts: &ThemeRiverOptions) -> Result<Scene, ViewError> {
-    if let Some((from, to)) = opts.time_slice.filter(|(from, to)| from >= to) {
-        return Err(ViewError::Unsupported(format!(
-            "time slice {from}:{to} is empty (the start must be below the end)"
-        )));
-    }
+    super::check_slice(opts.time_slice)?;
     let plot = Plot::inside(opts.width, opts.height, [60, TOP as u32 + 20, LEGEND_W as u32 + 40, 56])
         .ok_or_else(|| ViewError::Unsupported(format!("{}x{} is too small for this view", opts.width, opts.height)))?;
     let river = river(dataset, backend, opts)?;
@@ -238,7 +229,7 @@ pub fn themeriver_scene(dataset: &Dataset, backend: &Backend, opts: &ThemeRiverO
         .filter(|&(_, v)| v <= end)
         .map(|(t, v)| (t, format_value(v)))
         .collect();
-    let unit = if dataset.link_counter_unit.is_empty() { "traffic" } else { &dataset.link_counter_unit };
+    let unit = super::traffic_unit(dataset);
     let per_bin = if river.bin_ticks == 1 { "tick".to_string() } else { format!("{} ticks", river.bin_ticks) };
     let time_title = if dataset.trace.ticks_per_second == 1 { "time (ticks)" } else { "time (trace ticks)" };
     axes(
@@ -320,7 +311,7 @@ fn decorate(
         scene.rect([x + 4.0, top], [x + 6.0, top + h], TEXT, true);
         scene.rect([x, top], [x + 10.0, top + 1.0], TEXT, true);
         scene.rect([x, top + h - 1.0], [x + 10.0, top + h], TEXT, true);
-        let unit = if dataset.link_counter_unit.is_empty() { "traffic" } else { &dataset.link_counter_unit };
+        let unit = super::traffic_unit(dataset);
         scene.text(
             &format!("{} {unit}", format_value(step)),
             [x + 16.0, top + h / 2.0 + 4.0],
