@@ -79,7 +79,6 @@ pub fn river(dataset: &Dataset, backend: &Backend, opts: &ThemeRiverOptions) -> 
             "the themeriver view needs link traffic over time; this input has none".into(),
         ));
     }
-    let busy = node_traffic(topo, &link_traffic_in(dataset, backend, None)?);
     let is_selected = selected.is_some();
     let pool = selected.unwrap_or_else(|| (0..n as u32).collect());
     if pool.is_empty() {
@@ -88,22 +87,17 @@ pub fn river(dataset: &Dataset, backend: &Backend, opts: &ThemeRiverOptions) -> 
     // The busiest `MAX_STREAMS` of the pool are named (ties to the lower id), in id order.
     let mut named = pool.clone();
     if named.len() > MAX_STREAMS {
+        let busy = node_traffic(topo, &link_traffic_in(dataset, backend, None)?);
         named.sort_by_key(|&v| (std::cmp::Reverse(busy[v as usize]), v));
         named.truncate(MAX_STREAMS);
     }
     named.sort_unstable();
     // Within a selection, the nodes not named share the last stream.
     let others = if is_selected { pool.len() - named.len() } else { 0 };
-    let mut stream_of = vec![if others > 0 { named.len() as u32 } else { u32::MAX }; n];
-    if is_selected {
-        let mut in_pool = vec![false; n];
+    let mut stream_of = vec![u32::MAX; n];
+    if others > 0 {
         for &v in &pool {
-            in_pool[v as usize] = true;
-        }
-        for (v, s) in stream_of.iter_mut().enumerate() {
-            if !in_pool[v] {
-                *s = u32::MAX;
-            }
+            stream_of[v as usize] = named.len() as u32;
         }
     }
     for (s, &v) in named.iter().enumerate() {
