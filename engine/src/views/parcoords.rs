@@ -111,10 +111,13 @@ pub fn parcoords_scene(dataset: &Dataset, backend: &Backend, opts: &ParcoordsOpt
                     continue;
                 }
                 let mean = image.sums[k] as f64 / f64::from(count);
-                let mut c = if max == 0 { [0.55, 0.6, 0.7, 1.0] } else { opts.colormap.sample(scale.normalise(mean)) };
-                if selected.is_some() {
-                    c = [OTHER[0], OTHER[1], OTHER[2], 1.0];
-                }
+                let mut c = if selected.is_some() {
+                    [OTHER[0], OTHER[1], OTHER[2], 1.0]
+                } else if max == 0 {
+                    [0.55, 0.6, 0.7, 1.0]
+                } else {
+                    opts.colormap.sample(scale.normalise(mean))
+                };
                 c[3] = 0.15 + 0.85 * (f64::from(count).ln() / f64::from(most).ln()) as f32;
                 let (x, y) = (x0 + px as f32, y0 + py as f32);
                 scene.rect([x, y], [x + 1.0, y + 1.0], c, false);
