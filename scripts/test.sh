@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The one test command (README; .ci/run calls it). Installs what is missing on a Debian machine
-# (lavapipe for the GPU tests, Xvfb and ImageMagick for the viewer test), then runs every test.
+# (lavapipe for the GPU tests, Xvfb, ImageMagick and xdotool for the viewer tests), then runs every test.
 # GPU tests fail, never skip, without an adapter. With CI=true (or EXAVIZ_REQUIRE_DATA=1) the
 # tests that read ../shared/data are mandatory too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(mesa-vulkan-drivers libvulkan1 xvfb xauth imagemagick libxkbcommon-x11-0 libx11-xcb1 libxcursor1 libxi6 otf2-tools)
+packages=(mesa-vulkan-drivers libvulkan1 xvfb xauth imagemagick xdotool libxkbcommon-x11-0 libx11-xcb1 libxcursor1 libxi6 otf2-tools)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

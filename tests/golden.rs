@@ -428,3 +428,79 @@ fn dense_parcoords_matches_golden_on_both_backends() {
     assert_images_close("dense parcoords gpu vs cpu", &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
     golden("parcoords_16x16x16x16_dense.png", &cpu);
 }
+
+/// The linked view (ring, node selector, time slicer in one picture) with a shared state: the same
+/// picture on both backends and against a golden image; and the mouse gestures change the state
+/// as documented in `linked::gesture`.
+#[test]
+fn linked_view_matches_golden_and_gestures_link_its_panels() {
+    use exaviz_engine::views::linked::{Linked, LinkedOptions, describe, gesture, linked_image, panels};
+    use exaviz_engine::views::parcoords::parcoords_axis_at;
+    use exaviz_engine::views::select::DimFilter;
+    use exaviz_engine::views::themeriver::themeriver_tick_at;
+    let d = exaviz_datasets::open("gen:torus-sim?dims=4x4x4&steps=20&seed=3").unwrap();
+    let topo = d.topology.as_ref().unwrap();
+    let (w, h) = (800, 480);
+    let ring = RingOptions::default();
+    let state = Linked { node: Some(22), select: Some(DimFilter::parse("Y=1").unwrap()), time_slice: Some((5, 12)) };
+    let opts = LinkedOptions { width: w, height: h, ring, colormap: ring.colormap, state };
+    let cpu = linked_image(&d, &Backend::Cpu, &opts).unwrap();
+    let gpu = linked_image(&d, &gpu_backend(), &opts).unwrap();
+    assert_images_close("linked gpu vs cpu", &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+    golden("linked_4x4x4_node22_y1_slice.png", &cpu);
+    let plain = linked_image(&d, &Backend::Cpu, &LinkedOptions { state: Linked::default(), ..opts }).unwrap();
+    assert!(exaviz_tests::diff_fraction(&plain.pixels, &cpu.pixels, GOLDEN) > 0.05);
+    let small = linked_image(&d, &Backend::Cpu, &LinkedOptions { width: 700, ..opts }).unwrap_err().to_string();
+    assert!(small.contains("too small for the linked view"), "{small}");
+    let outside = Linked { node: Some(0), ..state };
+    let e = linked_image(&d, &Backend::Cpu, &LinkedOptions { state: outside, ..opts }).unwrap_err().to_string();
+    assert!(e.contains("node 0 [0, 0, 0] is outside the selection Y=1"), "{e}");
+
+    // Gestures, at points found with the panels' own picking.
+    let [(_, rr), (_, pc), (_, rv)] = panels(w, h);
+    let axis_point = |dim: usize, coord: u32| -> [f32; 2] {
+        (pc[1]..pc[1] + pc[3])
+            .flat_map(|y| (pc[0]..pc[0] + pc[2]).map(move |x| [x as f32, y as f32]))
+            .find(|p| {
+                parcoords_axis_at(topo, pc[2], pc[3], [p[0] - pc[0] as f32, p[1] - pc[1] as f32])
+                    .is_some_and(|(d, c)| d == dim && c as u32 == coord && c.fract() > 0.3 && c.fract() < 0.7)
+            })
+            .expect("a point on the axis")
+    };
+    let ring_opts = RingOptions { width: rr[2], height: rr[3], ..ring };
+    let node_point = |keep: &dyn Fn(u32) -> bool| -> ([f32; 2], u32) {
+        (0..rr[3])
+            .step_by(3)
+            .flat_map(|y| (0..rr[2]).step_by(3).map(move |x| [x as f32, y as f32]))
+            .find_map(|p| {
+                exaviz_engine::views::ring::ring_node_at(topo, &ring_opts, p).filter(|&v| keep(v)).map(|v| (p, v))
+            })
+            .expect("a node on the ring")
+    };
+    let mut o = LinkedOptions { state: Linked::default(), ..opts };
+    let mut act = |a: [f32; 2], b: [f32; 2]| {
+        gesture(&d, &mut o, a, b);
+        describe(&d, &o.state)
+    };
+    let (y1, y2, y3) = (axis_point(1, 1), axis_point(1, 2), axis_point(1, 3));
+    assert_eq!(act(y2, y2), "selection Y=2 (16 nodes)");
+    assert_eq!(act(y2, y2), "nothing selected", "a second click frees the dimension");
+    assert_eq!(act(y1, [y1[0] + 30.0, y2[1]]), "selection Y=1-2 (32 nodes)", "the brush follows the height only");
+    let (p, v) = node_point(&|v| topo.coord(v as usize)[1] == 2);
+    assert_eq!(act(p, p), format!("selection Y=1-2 (32 nodes); node {v} {:?}", topo.coord(v as usize)));
+    assert_eq!(act(y3, y3), "selection Y=3 (16 nodes)", "a selection without the node drops it");
+    let (q, u) = node_point(&|v| topo.coord(v as usize)[1] == 0);
+    assert_eq!(act(q, q), format!("node {u} {:?}", topo.coord(u as usize)), "a node outside ends the selection");
+    assert_eq!(act(q, q), "nothing selected", "picking the node again drops it");
+    let centre = [rr[2] as f32 * 0.4, rr[3] as f32 * 0.5];
+    assert_eq!(act(q, q), format!("node {u} {:?}", topo.coord(u as usize)));
+    assert_eq!(act(centre, centre), "nothing selected", "a click off the ring drops the node");
+    let ry = (rv[1] + rv[3] / 2) as f32;
+    let (xa, xb) = ((rv[0] + rv[2] * 3 / 10) as f32, (rv[0] + rv[2] * 45 / 100) as f32);
+    let tick = |x: f32| themeriver_tick_at(&d, rv[2], rv[3], [x - rv[0] as f32, ry - rv[1] as f32]).unwrap();
+    let (ta, tb) = (tick(xa), tick(xb));
+    assert!(ta < tb);
+    assert_eq!(act([xb, ry], [xa, ry + 40.0]), format!("slice {ta} to {tb}"), "either direction, any height");
+    assert_eq!(act([xa, ry], [xa, ry]), "nothing selected", "a click ends the slice");
+    assert!(!gesture(&d, &mut o, [xa, ry], [xa + 1.0, ry]), "a short drag is a click, not a slice");
+}

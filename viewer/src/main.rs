@@ -14,6 +14,7 @@ use exaviz_engine::layout::embed::{Embedding, PAPER_HOPS};
 use exaviz_engine::render::{ColorMap, View, render_scene, write_png_atomic};
 use exaviz_engine::views::chord::{ChordOptions, chord_image};
 use exaviz_engine::views::embedding::{EmbeddingOptions, embedding_scene};
+use exaviz_engine::views::linked::{Linked, LinkedOptions, linked_image};
 use exaviz_engine::views::matrix::{MatrixOptions, MatrixValue, matrix_image};
 use exaviz_engine::views::parcoords::{ParcoordsOptions, parcoords_scene};
 use exaviz_engine::views::plot::Mix;
@@ -57,6 +58,8 @@ enum ViewKind {
     Parcoords,
     /// Torus time slicer: a ThemeRiver of the traffic on selected (or the busiest) nodes' links over time (seed 001 §VI-C).
     Themeriver,
+    /// Torus ring, node selector and time slicer side by side, linked: in `exaviz view` brush an axis, pick a node on the ring, drag a time slice (seed 001).
+    Linked,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -149,29 +152,29 @@ struct ViewArgs {
     /// Edge bundling of the ring's chords or the timeline's messages (grid: timeline only; blocks: ring only).
     #[arg(long, value_enum, default_value = "none")]
     bundle: BundleArg,
-    /// Ring view: Hilbert blocks, an even count dividing the node count (default: 8 or 4 where they divide it).
+    /// Ring and linked views: Hilbert blocks, an even count dividing the node count (default: 8 or 4 where they divide it).
     #[arg(long)]
     blocks: Option<u32>,
-    /// Ring view: what a chord's colour shows.
+    /// Ring and linked views: what a chord's colour shows.
     #[arg(long, value_enum, default_value = "traffic")]
     color: ColourArg,
-    /// Ring view: leave out the address rings (one per dimension, brighter for lower coordinates).
+    /// Ring and linked views: leave out the address rings (one per dimension, brighter for lower coordinates).
     #[arg(long)]
     no_address_rings: bool,
-    /// Ring view: leave out the traffic marks (a disc per channel with traffic, area by packets,
+    /// Ring and linked views: leave out the traffic marks (a disc per channel with traffic, area by packets,
     /// nearer the node sending most of them).
     #[arg(long)]
     no_traffic_marks: bool,
-    /// Ring view: only traffic sent from FROM up to (not including) TO, in trace ticks (steps for
-    /// gen:torus-sim, phases 0 and 1 for gen:pf3d); opacity follows each channel's traffic in the
-    /// slice, silent channels are grey.
+    /// Ring, parcoords, themeriver and linked views: only traffic sent from FROM up to (not
+    /// including) TO, in trace ticks (steps for gen:torus-sim, phases 0 and 1 for gen:pf3d); the
+    /// ring's opacity follows each channel's traffic in the slice, silent channels are grey.
     #[arg(long, value_name = "FROM:TO", value_parser = parse_slice)]
     time_slice: Option<(u64, u64)>,
-    /// Ring, parcoords and themeriver views: select the nodes with these coordinates, e.g.
+    /// Ring, parcoords, themeriver and linked views: select the nodes with these coordinates, e.g.
     /// `B=1,D=0-2` (dimensions A to E on a 5-D torus, X to Z up to 3-D, or d1, d2, ...).
     #[arg(long, value_name = "DIM=V[-W],...", value_parser = DimFilter::parse)]
     select: Option<DimFilter>,
-    /// Ring, parcoords and themeriver views: select this node (id: coordinates in sequential
+    /// Ring, parcoords, themeriver and linked views: select this node (id: coordinates in sequential
     /// order, the last fastest); the ring then draws only its channels, marks and address.
     #[arg(long)]
     node: Option<u32>,
@@ -453,11 +456,18 @@ fn parse_slice(s: &str) -> Result<(u64, u64), String> {
     Ok((from, to))
 }
 
+/// The linked view's options from the command line.
+fn linked_options(args: &ViewArgs, (width, height): (u32, u32)) -> LinkedOptions {
+    let ring = ring_options(args, (width, height));
+    let state = Linked { node: args.node, select: args.select, time_slice: args.time_slice };
+    LinkedOptions { width, height, ring, colormap: ring.colormap, state }
+}
+
 /// Options that do not fit the chosen view: a one-line error instead of silently ignoring them.
 fn check_view_args(args: &ViewArgs) -> Result<()> {
-    let ring = matches!(args.view, ViewKind::Ring);
+    let ring = matches!(args.view, ViewKind::Ring | ViewKind::Linked);
     match (args.view, args.bundle) {
-        (ViewKind::Ring, BundleArg::Grid) => {
+        (ViewKind::Ring | ViewKind::Linked, BundleArg::Grid) => {
             bail!("--bundle grid is for the timeline view; the ring takes none, kde, blocks or hierarchical")
         }
         (ViewKind::Timeline, BundleArg::Blocks) => {
@@ -489,11 +499,11 @@ fn check_view_args(args: &ViewArgs) -> Result<()> {
             || args.no_address_rings
             || args.no_traffic_marks)
     {
-        bail!("--blocks, --color, --no-address-rings and --no-traffic-marks are for the ring view");
+        bail!("--blocks, --color, --no-address-rings and --no-traffic-marks are for the ring and linked views");
     }
-    let linked = matches!(args.view, ViewKind::Ring | ViewKind::Parcoords | ViewKind::Themeriver);
+    let linked = matches!(args.view, ViewKind::Ring | ViewKind::Parcoords | ViewKind::Themeriver | ViewKind::Linked);
     if !linked && (args.time_slice.is_some() || args.node.is_some() || args.select.is_some()) {
-        bail!("--time-slice, --node and --select are for the ring, parcoords and themeriver views");
+        bail!("--time-slice, --node and --select are for the ring, parcoords, themeriver and linked views");
     }
     Ok(())
 }
@@ -573,6 +583,7 @@ fn render_view(
                 ThemeRiverOptions { width, height, time_slice: args.time_slice, node: args.node, select: args.select };
             render_scene(backend, &themeriver_scene(dataset, backend, &opts)?, View::default())?
         }
+        ViewKind::Linked => linked_image(dataset, backend, &linked_options(args, (width, height)))?,
     })
 }
 
@@ -663,6 +674,7 @@ fn run(cli: Cli) -> Result<()> {
             let dataset = load(&input)?;
             let content = match view.view {
                 ViewKind::Ring => window::Content::Ring(ring_options(&view, size)),
+                ViewKind::Linked => window::Content::Linked(linked_options(&view, size)),
                 kind => {
                     let duration = match kind {
                         ViewKind::Timeline => Some(

@@ -16,6 +16,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use exaviz_engine::model::Dataset;
 use exaviz_engine::render::gpu::GpuRenderer;
 use exaviz_engine::render::{Image, Scene, View, render_scene};
+use exaviz_engine::views::linked::{self, LinkedOptions, linked_image};
 use exaviz_engine::views::plot::Plot;
 use exaviz_engine::views::ring::{RingOptions, ring_scene};
 use exaviz_engine::views::timeline::{pan_window, plot_rect, zoom_window};
@@ -36,6 +37,14 @@ pub enum Content {
     /// A picture view; `duration` (seconds) is given for the timeline, whose pan and zoom
     /// choose the time window `window_s`.
     Picture { draw: PictureFn, duration: Option<f64>, window_s: Option<(f64, f64)> },
+    /// The linked torus views, whose shared state mouse gestures change.
+    Linked(LinkedOptions),
+}
+
+/// The linked view's picture size for a window: the window's, but at least the smallest the
+/// panels fit in (a smaller window shows its top left part).
+fn linked_size((w, h): (u32, u32)) -> (u32, u32) {
+    (w.max(linked::MIN_SIZE.0), h.max(linked::MIN_SIZE.1))
 }
 
 type SoftSurface = softbuffer::Surface<Arc<Window>, Arc<Window>>;
@@ -65,6 +74,8 @@ struct State {
     view: View,
     cursor: [f32; 2],
     drag_from: Option<[f32; 2]>,
+    /// Linked view: the rectangle being brushed (press and cursor), outlined over the picture.
+    brush: Option<[[f32; 2]; 2]>,
     presented: u64,
 }
 
@@ -120,6 +131,10 @@ impl State {
                     self.window.set_title(&format!("exaviz · {a:.6} to {b:.6} s"));
                 }
             }
+            Content::Linked(opts) if self.dirty => {
+                let (width, height) = linked_size(self.size);
+                self.picture = Some(linked_image(dataset, &self.backend, &LinkedOptions { width, height, ..*opts })?);
+            }
             Content::Ring(_) if self.dirty && matches!(self.present, Present::Soft { .. }) => {
                 self.picture = Some(render_scene(&Backend::Cpu, &self.scene, self.view)?);
             }
@@ -146,6 +161,9 @@ impl State {
                 p[3] = 255;
                 out.push(p);
             }
+        }
+        if let Some([a, b]) = self.brush {
+            outline(&mut out, (w, h), a, b);
         }
         out
     }
@@ -234,7 +252,7 @@ impl App {
             .find(|f| !f.is_srgb())
             .or(caps.formats.first().copied())
             .context("the surface offers no format")?;
-        let picture = matches!(self.content, Content::Picture { .. });
+        let picture = matches!(self.content, Content::Picture { .. } | Content::Linked(_));
         if picture && !caps.usages.contains(wgpu::TextureUsages::COPY_DST) {
             bail!("the window surface does not accept copies, so it cannot show this view");
         }
@@ -298,6 +316,7 @@ impl App {
             view: View::default(),
             cursor: [0.0; 2],
             drag_from: None,
+            brush: None,
             presented: 0,
         };
         state.resize(state.size.0, state.size.1)?;
@@ -330,19 +349,7 @@ impl ApplicationHandler for App {
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => {
-                match event.logical_key {
-                    Key::Named(NamedKey::Escape) => event_loop.exit(),
-                    Key::Character(c) if c.as_str() == "q" => event_loop.exit(),
-                    Key::Character(c) if c.as_str() == "0" => {
-                        state.view = View::default();
-                        if let Content::Picture { window_s, duration: Some(_), .. } = &mut self.content {
-                            *window_s = None;
-                        }
-                        state.dirty = true;
-                        state.window.request_redraw();
-                    }
-                    _ => {}
-                }
+                key(event_loop, state, &mut self.content, &self.dataset, &event.logical_key);
             }
             WindowEvent::Resized(size) => {
                 let result =
@@ -355,7 +362,10 @@ impl ApplicationHandler for App {
             }
             WindowEvent::CursorMoved { position, .. } => {
                 let p = [position.x as f32, position.y as f32];
-                if let Some(from) = state.drag_from {
+                if let (Some(from), Content::Linked(_)) = (state.drag_from, &self.content) {
+                    state.brush = Some([from, p]);
+                    state.window.request_redraw();
+                } else if let Some(from) = state.drag_from {
                     if let Some((window, duration, plot)) = time_axis(&mut self.content, state.size) {
                         // Dragging right shows earlier times.
                         *window = pan_window(*window, duration, -f64::from(p[0] - from[0]) / f64::from(plot.w));
@@ -370,8 +380,19 @@ impl ApplicationHandler for App {
                 state.cursor = p;
             }
             WindowEvent::MouseInput { state: s, button: MouseButton::Left, .. } => {
+                if let (Content::Linked(opts), Some(from), ElementState::Released) =
+                    (&mut self.content, state.drag_from, s)
+                {
+                    (opts.width, opts.height) = linked_size(state.size);
+                    state.brush = None;
+                    if linked::gesture(&self.dataset, opts, from, state.cursor) {
+                        announce(state, &self.dataset, opts);
+                    }
+                    state.window.request_redraw();
+                }
                 state.drag_from = (s == ElementState::Pressed).then_some(state.cursor);
             }
+            WindowEvent::MouseWheel { .. } if matches!(self.content, Content::Linked(_)) => {}
             WindowEvent::MouseWheel { delta, .. } => {
                 let lines = match delta {
                     MouseScrollDelta::LineDelta(_, y) => y,
@@ -403,6 +424,62 @@ impl ApplicationHandler for App {
             }
             _ => {}
         }
+    }
+}
+
+/// A key press: Esc or Q quit, 0 resets pan and zoom, C clears the linked state.
+fn key(event_loop: &ActiveEventLoop, state: &mut State, content: &mut Content, dataset: &Dataset, key: &Key) {
+    match key {
+        Key::Named(NamedKey::Escape) => event_loop.exit(),
+        Key::Character(c) if c.as_str() == "q" => event_loop.exit(),
+        Key::Character(c) if c.as_str() == "c" => {
+            if let Content::Linked(opts) = content
+                && opts.state != linked::Linked::default()
+            {
+                opts.state = linked::Linked::default();
+                announce(state, dataset, opts);
+            }
+        }
+        Key::Character(c) if c.as_str() == "0" => {
+            state.view = View::default();
+            if let Content::Picture { window_s, duration: Some(_), .. } = content {
+                *window_s = None;
+            }
+            state.dirty = true;
+            state.window.request_redraw();
+        }
+        _ => {}
+    }
+}
+
+/// A changed linked state: one line on standard error, the title, and a new picture.
+fn announce(state: &mut State, dataset: &Dataset, opts: &LinkedOptions) {
+    let what = linked::describe(dataset, &opts.state);
+    eprintln!("linked: {what}");
+    state.window.set_title(&format!("exaviz · {what}"));
+    state.dirty = true;
+    state.window.request_redraw();
+}
+
+/// Outlines the rectangle between `a` and `b` (at least 16 pixels wide, so a vertical brush
+/// along an axis shows) in a `w x h` frame.
+fn outline(frame: &mut [[u8; 4]], (w, h): (u32, u32), a: [f32; 2], b: [f32; 2]) {
+    let clampx = |x: f32| x.clamp(0.0, w.saturating_sub(1) as f32) as u32;
+    let clampy = |y: f32| y.clamp(0.0, h.saturating_sub(1) as f32) as u32;
+    let (mut x0, mut x1) = (a[0].min(b[0]), a[0].max(b[0]));
+    if x1 - x0 < 16.0 {
+        let c = (x0 + x1) / 2.0;
+        (x0, x1) = (c - 8.0, c + 8.0);
+    }
+    let (x0, x1, y0, y1) = (clampx(x0), clampx(x1), clampy(a[1].min(b[1])), clampy(a[1].max(b[1])));
+    let colour = [240, 228, 66, 255];
+    for x in x0..=x1 {
+        frame[(y0 * w + x) as usize] = colour;
+        frame[(y1 * w + x) as usize] = colour;
+    }
+    for y in y0..=y1 {
+        frame[(y * w + x0) as usize] = colour;
+        frame[(y * w + x1) as usize] = colour;
     }
 }
 

@@ -494,3 +494,35 @@ fn parcoords_themeriver_and_select_render_or_fail_clearly() {
     assert_fails(&["render", "gen:lulesh", "--view", "themeriver", "--out", o], &["gen:lulesh", "needs a topology"]);
     assert_fails(&["render", "gen:lulesh", "--view", "timeline", "--select", "A=1", "--out", o], &["--select"]);
 }
+
+/// The linked view renders headless with a shared state (and ring options), and refuses what
+/// does not fit it in one line.
+#[test]
+fn linked_view_renders_or_fails_clearly() {
+    let input = "gen:torus-sim?dims=4x4x4x4x4&steps=12";
+    let out = tmp("linked_view.png");
+    let o = out.to_str().unwrap();
+    let args = ["render", input, "--view", "linked", "--size", "900x540", "--out", o];
+    let extra = ["--select", "C=1", "--node", "17", "--time-slice", "2:8", "--order", "sequential", "--blocks", "16"];
+    let run = exaviz(&[&args[..], &extra[..]].concat());
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(png_size(&out), (900, 540));
+    let mut reader =
+        png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&out).unwrap())).read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    reader.next_frame(&mut pixels).unwrap();
+    assert!(pixels.chunks(4).filter(|p| p[..3] != pixels[..3]).count() > 10_000, "the picture looks blank");
+    let bad = tmp("never_linked_view.png");
+    let b = bad.to_str().unwrap();
+    let render = |extra: &[&str], says: &[&str]| {
+        let mut args = vec!["render", input, "--view", "linked", "--out", b];
+        args.extend_from_slice(extra);
+        assert_fails(&args, says);
+    };
+    render(&["--size", "700x400"], &[input, "too small for the linked view (at least 800x480)"]);
+    render(&["--select", "B=2", "--node", "17"], &[input, "node 17 [0, 0, 1, 0, 1] is outside the selection B=2"]);
+    render(&["--bundle", "grid"], &["--bundle grid is for the timeline view"]);
+    render(&["--scope", "hops"], &["--scope and --hops are for the mds view"]);
+    assert_fails(&["render", "gen:lulesh", "--view", "linked", "--out", b], &["gen:lulesh", "needs a topology"]);
+    assert!(!bad.exists());
+}

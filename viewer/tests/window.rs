@@ -1,6 +1,7 @@
 //! The viewer under Xvfb on lavapipe: it opens a window, presents frames, and a screenshot of
 //! the X screen shows the view (not a blank screen). Needs xvfb-run and ImageMagick's `import`
-//! (the test command installs them); without them this test fails rather than skips.
+//! (the test command installs them; the linked-selection test also needs xdotool); without them
+//! these tests fail rather than skip.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -109,4 +110,131 @@ fn screenshot_shows_the_view(name: &str, args: &str) {
     colours.dedup();
     assert!(colours.len() > 50, "only {} distinct colours: the window looks blank", colours.len());
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Linked selection in the window (seed 001): under Xvfb, `xdotool` brushes a range on a
+/// parallel-coordinates axis, picks a node on the ring and drags a time slice on the river; the
+/// viewer reports each new shared state, and its window then shows what `exaviz render --view
+/// linked` draws for that state. `c` clears it. The points are found with the engine's own
+/// picking functions, so the test follows the layout.
+#[test]
+fn linked_selection_follows_the_mouse_under_xvfb() {
+    use exaviz_engine::views::linked::panels;
+    use exaviz_engine::views::parcoords::parcoords_axis_at;
+    use exaviz_engine::views::ring::{RingOptions, ring_node_at};
+    use exaviz_engine::views::themeriver::themeriver_tick_at;
+    require("xvfb-run");
+    require("import");
+    require("xdotool");
+    let input = "gen:torus-sim?dims=4x4x4&steps=20&seed=3";
+    let (w, h) = (1000u32, 640u32);
+    let d = exaviz_datasets::open(input).unwrap();
+    let topo = d.topology.as_ref().unwrap();
+    let [(_, ring), (_, pc), (_, river)] = panels(w, h);
+
+    // A brush on axis Y from coordinate 1 to coordinate 2.
+    let mut on_y = Vec::new();
+    for x in pc[0]..pc[0] + pc[2] {
+        for y in (pc[1]..pc[1] + pc[3]).step_by(2) {
+            let q = [(x - pc[0]) as f32, (y - pc[1]) as f32];
+            if let Some((1, c)) = parcoords_axis_at(topo, pc[2], pc[3], q) {
+                on_y.push((x, y, c));
+            }
+        }
+    }
+    let axis_x = on_y.iter().map(|p| p.0).sum::<u32>() / on_y.len() as u32;
+    let at = |lo: f32, hi: f32| on_y.iter().find(|p| p.0 == axis_x && p.2 > lo && p.2 < hi).map(|p| p.1).unwrap();
+    let (brush_a, brush_b) = (at(1.3, 1.7), at(2.3, 2.7));
+
+    // A node on the ring within the selection.
+    let opts = RingOptions { width: ring[2], height: ring[3], ..Default::default() };
+    let (pick, node) = (0..ring[3])
+        .step_by(5)
+        .flat_map(|y| (0..ring[2]).step_by(5).map(move |x| [x, y]))
+        .find_map(|[x, y]| {
+            let v = ring_node_at(topo, &opts, [x as f32, y as f32])?;
+            (1..=2).contains(&topo.coord(v as usize)[1]).then_some(([x, y], v))
+        })
+        .expect("a node on the ring");
+
+    // A slice from 30% to 60% across the river.
+    let ry = river[1] + river[3] / 2;
+    let (sa, sb) = (river[0] + river[2] * 3 / 10, river[0] + river[2] * 6 / 10);
+    let tick = |x: u32| themeriver_tick_at(&d, river[2], river[3], [(x - river[0]) as f32, (ry - river[1]) as f32]);
+    let (ta, tb) = (tick(sa).unwrap(), tick(sb).unwrap());
+    assert!(ta < tb);
+
+    let dir = std::env::temp_dir().join(format!("exaviz-window-linked-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (log, shot, expected) = (dir.join("viewer.log"), dir.join("shot.png"), dir.join("expected.png"));
+    let exe = env!("CARGO_BIN_EXE_exaviz");
+    let select = "Y=1-2 (32 nodes)";
+    let coord = format!("{:?}", topo.coord(node as usize));
+    let script = format!(
+        "set -e\n\
+         wait_for() {{ for i in $(seq 1 600); do [ $(grep -c '^linked:' {log}) -ge $1 ] && return 0; sleep 0.1; done; return 1; }}\n\
+         \"{exe}\" view '{input}' --view linked --size {w}x{h} --frames 100000000 2> {log} &\n\
+         pid=$!\n\
+         for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
+         sleep 1\n\
+         wid=$(xdotool search --name exaviz | head -1)\n\
+         xdotool mousemove --window $wid {axis_x} {brush_a} mousedown 1 mousemove --window $wid {axis_x} {mid} mousemove --window $wid {axis_x} {brush_b} mouseup 1\n\
+         wait_for 1\n\
+         xdotool mousemove --window $wid {px} {py} click 1\n\
+         wait_for 2\n\
+         xdotool mousemove --window $wid {sa} {ry} mousedown 1 mousemove --window $wid {sm} {ry} mousemove --window $wid {sb} {ry} mouseup 1\n\
+         wait_for 3\n\
+         sleep 2\n\
+         import -window $wid {shot}\n\
+         xdotool windowfocus $wid key c\n\
+         wait_for 4\n\
+         kill $pid\n\
+         \"{exe}\" render '{input}' --view linked --size {w}x{h} --select Y=1-2 --node {node} --time-slice {ta}:{tb} -o {expected}\n\
+         cat {log} >&2\n",
+        log = log.display(),
+        shot = shot.display(),
+        expected = expected.display(),
+        mid = (brush_a + brush_b) / 2,
+        px = pick[0],
+        py = pick[1],
+        sm = (sa + sb) / 2,
+    );
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1100x700x24", "sh", "-c", &script])
+        .env("XDG_RUNTIME_DIR", &dir)
+        .output()
+        .expect("xvfb-run starts");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("linked: ")).collect();
+    assert_eq!(
+        lines,
+        [
+            format!("linked: selection {select}"),
+            format!("linked: selection {select}; node {node} {coord}"),
+            format!("linked: selection {select}; node {node} {coord}; slice {ta} to {tb}"),
+            "linked: nothing selected".to_string(),
+        ],
+        "{text}"
+    );
+    assert!(!text.contains("panicked"), "{text}");
+    // The window showed the linked state: the same picture as the headless render (up to
+    // presentation), and not the unselected one.
+    let (shot, expected) = (read_rgb(&shot), read_rgb(&expected));
+    assert_eq!(shot.len(), expected.len(), "screenshot size");
+    let differ = shot.iter().zip(&expected).filter(|(a, b)| a.iter().zip(*b).any(|(x, y)| x.abs_diff(*y) > 8)).count();
+    assert!(differ * 100 < shot.len(), "{differ} of {} pixels differ from the headless render", shot.len());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The RGB pixels of a PNG file.
+fn read_rgb(path: &std::path::Path) -> Vec<[u8; 3]> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = reader.output_color_type().0.samples();
+    buf[..info.buffer_size()].chunks(channels).map(|p| [p[0], p[1], p[2]]).collect()
 }

@@ -4,6 +4,7 @@ pub mod chord;
 pub mod density;
 pub mod embedding;
 pub mod legend;
+pub mod linked;
 pub mod matrix;
 pub mod pairs;
 pub mod parcoords;

@@ -59,20 +59,51 @@ const OTHER: [f32; 4] = [0.45, 0.47, 0.52, 0.22];
 /// by one (and at most this many selected lines are drawn over it, the busiest).
 pub const DENSE_LINES: usize = 20_000;
 
+/// The plot rectangle of a `width x height` parcoords picture.
+fn plot_of(width: u32, height: u32) -> Option<Plot> {
+    Plot::inside(width, height, [70, TOP as u32 + 30, LEGEND_W as u32 + 30, 40])
+}
+
+/// Where the axis of dimension `d` (of `dims`) stands.
+fn axis_x(plot: Plot, dims: usize, d: usize) -> f32 {
+    let (x0, pw) = (plot.x0 as f32, plot.w as f32);
+    if dims == 1 { x0 + pw / 2.0 } else { x0 + pw * d as f32 / (dims - 1) as f32 }
+}
+
+/// Brushing: the axis nearest to the picture point `p` (within 16 pixels, and no further than
+/// 12 pixels above or below the plot) and the coordinate at `p`'s height, fractional (coordinate
+/// `c` spans `[c, c + 1)`), clamped to the axis.
+pub fn parcoords_axis_at(topo: &Topology, width: u32, height: u32, p: [f32; 2]) -> Option<(usize, f32)> {
+    let plot = plot_of(width, height)?;
+    let dims = topo.dims();
+    let (y0, ph) = (plot.y0 as f32, plot.h as f32);
+    if dims == 0 || p[1] < y0 - 12.0 || p[1] > y0 + ph + 12.0 {
+        return None;
+    }
+    let d = (0..dims)
+        .min_by(|&a, &b| (axis_x(plot, dims, a) - p[0]).abs().total_cmp(&(axis_x(plot, dims, b) - p[0]).abs()))?;
+    if (axis_x(plot, dims, d) - p[0]).abs() > 16.0 {
+        return None;
+    }
+    let extent = topo.extents[d].max(1) as f32;
+    let c = (y0 + ph - p[1]) / ph * extent;
+    Some((d, c.clamp(0.0, extent - 1e-3)))
+}
+
 pub fn parcoords_scene(dataset: &Dataset, backend: &Backend, opts: &ParcoordsOptions) -> Result<Scene, ViewError> {
     let topo = super::torus(dataset, "the parcoords view needs")?;
     let (n, dims) = (topo.node_count(), topo.dims());
     super::check_slice(opts.time_slice)?;
     let selected = selected_nodes(topo, opts.node, opts.select.as_ref()).map_err(ViewError::Unsupported)?;
-    let plot = Plot::inside(opts.width, opts.height, [70, TOP as u32 + 30, LEGEND_W as u32 + 30, 40])
+    let plot = plot_of(opts.width, opts.height)
         .ok_or_else(|| ViewError::Unsupported(format!("{}x{} is too small for this view", opts.width, opts.height)))?;
     let traffic = node_traffic(topo, &link_traffic_in(dataset, backend, opts.time_slice)?);
     let max = traffic.iter().copied().max().unwrap_or(0);
     let min_positive = traffic.iter().copied().filter(|&t| t > 0).min().unwrap_or(0);
     let scale = Scale::auto(min_positive.max(1) as f64, max.max(1) as f64);
 
-    let (x0, y0, pw, ph) = (plot.x0 as f32, plot.y0 as f32, plot.w as f32, plot.h as f32);
-    let axis_x = |d: usize| if dims == 1 { x0 + pw / 2.0 } else { x0 + pw * d as f32 / (dims - 1) as f32 };
+    let (x0, y0, ph) = (plot.x0 as f32, plot.y0 as f32, plot.h as f32);
+    let axis_x = |d: usize| axis_x(plot, dims, d);
     // Coordinate c of dimension d sits in the middle of its band: extent bands fill the axis.
     let at = |v: u32, d: usize| {
         let c = topo.coord(v as usize)[d] as f32 + 0.5 + jitter(v, d);

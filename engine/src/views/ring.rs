@@ -322,6 +322,38 @@ fn ring_band(circle: &Circle) -> (f32, f32) {
     ((circle.radius * 0.025).clamp(2.5, 7.0), 1.5)
 }
 
+/// The circle of an `n`-node ring in a picture of `opts`' size, and the outer radius of the
+/// address rings around it.
+fn place_circle(n: usize, dims: usize, opts: &RingOptions) -> (Circle, f32) {
+    let (w, h) = (opts.width as f32, opts.height as f32);
+    let mut circle = Circle { cx: (w - LEGEND_W) / 2.0, cy: TOP + (h - TOP) / 2.0 - 8.0, radius: 1.0, n };
+    let outer = (w - LEGEND_W).min(h - TOP) / 2.0 - 30.0;
+    let (band, gap) = ring_band(&Circle { radius: outer, ..circle });
+    let rings = if opts.address_rings { dims as f32 * (band + gap) + 4.0 } else { 0.0 };
+    circle.radius = (outer - rings).max(8.0);
+    (circle, outer)
+}
+
+/// Picking: the node whose place on the ring (or address rings) is nearest to the picture point
+/// `p`, if `p` lies on the ring's band, from a little inside the circle to just outside the
+/// address rings.
+pub fn ring_node_at(topo: &crate::model::Topology, opts: &RingOptions, p: [f32; 2]) -> Option<u32> {
+    let n = topo.node_count();
+    if n == 0 {
+        return None;
+    }
+    let (circle, outer) = place_circle(n, topo.dims(), opts);
+    let (dx, dy) = (p[0] - circle.cx, p[1] - circle.cy);
+    let r = dx.hypot(dy);
+    if r < circle.radius - 12.0 || r > outer.max(circle.radius) + 8.0 {
+        return None;
+    }
+    // Ring position 0 is at the top, increasing clockwise (see `Circle::at_f`).
+    let turn = (dy.atan2(dx) + std::f32::consts::FRAC_PI_2).rem_euclid(std::f32::consts::TAU) / std::f32::consts::TAU;
+    let position = (turn * n as f32).round() as usize % n;
+    Some(order_nodes(topo, opts.order)[position])
+}
+
 /// Builds the ring scene.
 pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> Result<Scene, ViewError> {
     let topo = super::torus(dataset, "the ring view needs")?;
@@ -343,14 +375,8 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
         chords.retain(|a, b| keep[a as usize] || keep[b as usize]);
     }
 
-    let (w, h) = (opts.width as f32, opts.height as f32);
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
-    let (legend_w, top) = (LEGEND_W, TOP);
-    let mut circle = Circle { cx: (w - legend_w) / 2.0, cy: top + (h - top) / 2.0 - 8.0, radius: 1.0, n };
-    let outer = (w - legend_w).min(h - top) / 2.0 - 30.0;
-    let (band, gap) = ring_band(&Circle { radius: outer, ..circle });
-    let rings = if opts.address_rings { topo.dims() as f32 * (band + gap) + 4.0 } else { 0.0 };
-    circle.radius = (outer - rings).max(8.0);
+    let (circle, _) = place_circle(n, topo.dims(), opts);
 
     // Dense rings would cover the disc many times over: thin every chord so the ink (length x
     // width) stays within three times the disc's area; chords thinner than a pixel fade instead.

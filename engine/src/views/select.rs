@@ -20,7 +20,7 @@ impl DimFilter {
     /// Parses `DIM=V[-W],...`, where DIM is a letter as the views label dimensions (A to E for
     /// five, X to Z for up to three) or `d1`, `d2`, ... for any count.
     pub fn parse(spec: &str) -> Result<Self, String> {
-        let mut f = Self { terms: [(0, 0, 0, 0); MAX_DIMS], len: 0 };
+        let mut f = Self::empty();
         for term in spec.split(',').map(str::trim) {
             let (dim, values) =
                 term.split_once('=').ok_or_else(|| format!("'{term}' is not DIM=VALUE or DIM=FROM-TO"))?;
@@ -89,6 +89,48 @@ impl DimFilter {
     /// The selected nodes, in id order.
     pub fn nodes(&self, topo: &Topology) -> Vec<u32> {
         (0..topo.node_count()).filter(|&v| self.matches(topo.coord(v))).map(|v| v as u32).collect()
+    }
+
+    /// No dimension is named.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The range named for dimension `dim`, if any.
+    pub fn range(&self, dim: usize) -> Option<(u32, u32)> {
+        self.terms[..self.len].iter().find(|t| usize::from(t.0) == dim).map(|t| (t.2, t.3))
+    }
+
+    /// Names dimension `dim` of a `dims`-D torus (as the views label it), replacing its range if
+    /// it was named. Dimensions past [`MAX_DIMS`] cannot be named and are left free.
+    pub fn set(&mut self, dim: usize, dims: usize, lo: u32, hi: u32) {
+        let name = match dims {
+            5 => b'A' + dim as u8,
+            1..=3 => b'X' + dim as u8,
+            _ => b'd',
+        };
+        let (lo, hi) = (lo.min(hi), lo.max(hi));
+        if let Some(t) = self.terms[..self.len].iter_mut().find(|t| usize::from(t.0) == dim) {
+            *t = (dim as u8, name, lo, hi);
+        } else if dim < MAX_DIMS && self.len < MAX_DIMS {
+            self.terms[self.len] = (dim as u8, name, lo, hi);
+            self.len += 1;
+        }
+    }
+
+    /// Frees dimension `dim`.
+    pub fn remove(&mut self, dim: usize) {
+        if let Some(i) = self.terms[..self.len].iter().position(|t| usize::from(t.0) == dim) {
+            self.terms.copy_within(i + 1..self.len, i);
+            self.len -= 1;
+            // Unused slots stay zero, so that equal selections compare equal.
+            self.terms[self.len] = (0, 0, 0, 0);
+        }
+    }
+
+    /// A selection naming no dimension (every node matches).
+    pub fn empty() -> Self {
+        Self { terms: [(0, 0, 0, 0); MAX_DIMS], len: 0 }
     }
 
     /// As written for a subtitle: `B=1, D=0-2`.
@@ -162,5 +204,27 @@ mod tests {
         assert_eq!(selected_nodes(&small, Some(5), Some(&DimFilter::parse("X=0").unwrap())).unwrap(), Some(vec![5]));
         assert_eq!(selected_nodes(&small, Some(16), Some(&DimFilter::parse("X=0").unwrap())).unwrap(), Some(vec![]));
         assert!(selected_nodes(&small, Some(64), None).unwrap_err().contains("node 64 is not in the torus"));
+    }
+
+    #[test]
+    fn set_and_remove_name_dimensions_as_the_views_do() {
+        let t = torus(&[4, 4, 4, 4, 2]);
+        let mut f = DimFilter::empty();
+        assert!(f.is_empty() && f.nodes(&t).len() == 512);
+        f.set(3, 5, 2, 1);
+        f.set(1, 5, 0, 0);
+        assert_eq!(f.describe(), "D=1-2, B=0");
+        f.set(3, 5, 3, 3);
+        assert_eq!((f.describe(), f.range(3), f.range(0)), ("D=3, B=0".into(), Some((3, 3)), None));
+        f.check(&t).unwrap();
+        assert_eq!(f, DimFilter::parse("D=3,B=0").unwrap());
+        f.remove(3);
+        assert_eq!(f.describe(), "B=0");
+        f.remove(1);
+        assert!(f.is_empty());
+        let mut g = DimFilter::empty();
+        g.set(2, 4, 1, 1);
+        assert_eq!(g.describe(), "d3=1");
+        g.check(&torus(&[4, 4, 4, 4])).unwrap();
     }
 }

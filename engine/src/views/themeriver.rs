@@ -103,8 +103,7 @@ pub fn river(dataset: &Dataset, backend: &Backend, opts: &ThemeRiverOptions) -> 
     for (s, &v) in named.iter().enumerate() {
         stream_of[v as usize] = s as u32;
     }
-    let (t_min, t_max) = lc.time.iter().fold((u64::MAX, 0), |(lo, hi), &t| (lo.min(t), hi.max(t)));
-    let bins = (t_max - t_min + 1).min(MAX_BINS) as u32;
+    let (t_min, t_max, bins) = time_bins(&lc.time);
     let (mut keys, mut times, mut weights) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..lc.entity.len() {
         let l = lc.entity[i] as usize;
@@ -136,13 +135,40 @@ pub fn river(dataset: &Dataset, backend: &Backend, opts: &ThemeRiverOptions) -> 
     })
 }
 
+/// The river's time range (first and last tick) and bin count.
+fn time_bins(times: &[u64]) -> (u64, u64, u32) {
+    let (t_min, t_max) = times.iter().fold((u64::MAX, 0), |(lo, hi), &t| (lo.min(t), hi.max(t)));
+    (t_min, t_max, (t_max - t_min + 1).min(MAX_BINS) as u32)
+}
+
+/// The plot rectangle of a `width x height` river picture.
+fn plot_of(width: u32, height: u32) -> Option<Plot> {
+    Plot::inside(width, height, [60, TOP as u32 + 20, LEGEND_W as u32 + 40, 56])
+}
+
+/// Choosing a slice: the trace tick under picture column `x` (clamped to the time axis), rounded
+/// to the nearest bin boundary, or `None` without link traffic over time or outside the plot's
+/// height.
+pub fn themeriver_tick_at(dataset: &Dataset, width: u32, height: u32, p: [f32; 2]) -> Option<u64> {
+    let times = &dataset.trace.link_counters.time;
+    let plot = plot_of(width, height)?;
+    if times.is_empty() || p[1] < plot.y0 as f32 || p[1] > (plot.y0 + plot.h) as f32 {
+        return None;
+    }
+    let (t_min, t_max, bins) = time_bins(times);
+    let bin_ticks = AxisKey::time(&[], t_min, t_max, bins).bin_ticks();
+    let u = ((p[0] - plot.x0 as f32) / plot.w as f32).clamp(0.0, 1.0);
+    let bin = (u * bins as f32).round() as u64;
+    Some(t_min + bin * bin_ticks)
+}
+
 fn smoothstep(f: f32) -> f32 {
     f * f * (3.0 - 2.0 * f)
 }
 
 pub fn themeriver_scene(dataset: &Dataset, backend: &Backend, opts: &ThemeRiverOptions) -> Result<Scene, ViewError> {
     super::check_slice(opts.time_slice)?;
-    let plot = Plot::inside(opts.width, opts.height, [60, TOP as u32 + 20, LEGEND_W as u32 + 40, 56])
+    let plot = plot_of(opts.width, opts.height)
         .ok_or_else(|| ViewError::Unsupported(format!("{}x{} is too small for this view", opts.width, opts.height)))?;
     let river = river(dataset, backend, opts)?;
     let Some(topo) = dataset.topology.as_ref() else { unreachable!("river() checked the topology") };
@@ -255,7 +281,8 @@ fn decorate(
             (Some(v), Some(f)) => format!("node {v} if {}", f.describe()),
             (None, None) => String::new(),
         };
-        format!("{what} ({} nodes)", river.nodes.len() + river.others)
+        let count = river.nodes.len() + river.others;
+        format!("{what} ({count} node{})", if count == 1 { "" } else { "s" })
     } else {
         format!("the {} busiest of {n} nodes", river.nodes.len())
     };

@@ -1,0 +1,266 @@
+//! The `linked` view: seed 001's three linked views of a torus in one picture. The ring (left)
+//! shows the channels; the node selector (parallel coordinates, top right) and the time slicer
+//! (ThemeRiver, bottom right) choose what the ring shows. All three share one state, a
+//! [`Linked`] of node, coordinate selection and time slice, so a choice made in one shows in all:
+//! - brushing a range on a parallel-coordinates axis selects those coordinates: the ring keeps
+//!   only the selected nodes' channels and addresses, the river shows their streams;
+//! - picking a node on the ring highlights its polyline, keeps only its channels and shows its
+//!   stream;
+//! - brushing a time range on the river sets the slice: the ring's channel opacity follows their
+//!   traffic in the slice, silent channels turn grey (Fig. 16), and the polylines are coloured by
+//!   the slice's traffic.
+//!
+//! [`gesture`] turns a press and release (in picture pixels) into a change of state, so the
+//! window (`exaviz view --view linked`) and tests share one interpretation of the mouse.
+
+use crate::Backend;
+use crate::model::Dataset;
+use crate::render::{Anchor, ColorMap, Image, Scene, View, render_scene};
+
+use super::parcoords::{ParcoordsOptions, parcoords_axis_at, parcoords_scene};
+use super::ring::{RingOptions, ring_node_at, ring_scene};
+use super::select::{DimFilter, selected_nodes};
+use super::themeriver::{ThemeRiverOptions, themeriver_scene, themeriver_tick_at};
+use super::{BACKGROUND, TEXT_DIM, ViewError};
+
+/// The smallest picture the three panels fit in.
+pub const MIN_SIZE: (u32, u32) = (800, 480);
+
+/// A press and release closer than this (pixels) is a click, not a drag.
+const CLICK: f32 = 4.0;
+
+/// The state the three views share.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Linked {
+    pub node: Option<u32>,
+    pub select: Option<DimFilter>,
+    pub time_slice: Option<(u64, u64)>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct LinkedOptions {
+    pub width: u32,
+    pub height: u32,
+    /// The ring's options (order, blocks, bundling, colours); its size and filters are set from
+    /// the panel and from `state`.
+    pub ring: RingOptions,
+    pub colormap: ColorMap,
+    pub state: Linked,
+}
+
+/// Which view a panel holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Panel {
+    Ring,
+    Parcoords,
+    River,
+}
+
+/// The panels' rectangles `[x, y, width, height]` in a `width x height` picture: the ring on the
+/// left (55% of the width), the node selector above the time slicer on the right.
+pub fn panels(width: u32, height: u32) -> [(Panel, [u32; 4]); 3] {
+    let ring_w = width * 11 / 20;
+    let right = width - ring_w;
+    let top = height / 2;
+    [
+        (Panel::Ring, [0, 0, ring_w, height]),
+        (Panel::Parcoords, [ring_w, 0, right, top]),
+        (Panel::River, [ring_w, top, right, height - top]),
+    ]
+}
+
+/// The panel under picture point `p`, and `p` in that panel's pixels.
+fn panel_at(width: u32, height: u32, p: [f32; 2]) -> Option<(Panel, [u32; 4], [f32; 2])> {
+    panels(width, height).into_iter().find_map(|(panel, r)| {
+        let q = [p[0] - r[0] as f32, p[1] - r[1] as f32];
+        let inside = q[0] >= 0.0 && q[1] >= 0.0 && q[0] < r[2] as f32 && q[1] < r[3] as f32;
+        inside.then_some((panel, r, q))
+    })
+}
+
+impl LinkedOptions {
+    fn ring_options(&self, [_, _, w, h]: [u32; 4]) -> RingOptions {
+        let s = self.state;
+        RingOptions { width: w, height: h, time_slice: s.time_slice, node: s.node, select: s.select, ..self.ring }
+    }
+
+    fn parcoords_options(&self, [_, _, w, h]: [u32; 4]) -> ParcoordsOptions {
+        let s = self.state;
+        ParcoordsOptions {
+            width: w,
+            height: h,
+            colormap: self.colormap,
+            time_slice: s.time_slice,
+            node: s.node,
+            select: s.select,
+        }
+    }
+
+    fn river_options(&self, [_, _, w, h]: [u32; 4]) -> ThemeRiverOptions {
+        let s = self.state;
+        ThemeRiverOptions { width: w, height: h, time_slice: s.time_slice, node: s.node, select: s.select }
+    }
+}
+
+/// Renders the three panels on `backend` and puts them side by side.
+pub fn linked_image(dataset: &Dataset, backend: &Backend, opts: &LinkedOptions) -> Result<Image, ViewError> {
+    let topo = super::torus(dataset, "the linked view needs")?;
+    let (w, h) = (opts.width, opts.height);
+    if w < MIN_SIZE.0 || h < MIN_SIZE.1 {
+        return Err(ViewError::Unsupported(format!(
+            "{w}x{h} is too small for the linked view (at least {}x{})",
+            MIN_SIZE.0, MIN_SIZE.1
+        )));
+    }
+    let chosen = selected_nodes(topo, opts.state.node, opts.state.select.as_ref()).map_err(ViewError::Unsupported)?;
+    if let (Some(v), Some(f), Some(true)) = (opts.state.node, opts.state.select, chosen.map(|c| c.is_empty())) {
+        return Err(ViewError::Unsupported(format!(
+            "node {v} {:?} is outside the selection {}; the linked view shows a node within it",
+            topo.coord(v as usize),
+            f.describe()
+        )));
+    }
+    let mut out = Image { width: w, height: h, pixels: vec![0; (w as usize) * (h as usize) * 4] };
+    for (panel, r) in panels(w, h) {
+        let scene = match panel {
+            Panel::Ring => ring_scene(dataset, backend, &opts.ring_options(r))?,
+            Panel::Parcoords => parcoords_scene(dataset, backend, &opts.parcoords_options(r))?,
+            Panel::River => match themeriver_scene(dataset, backend, &opts.river_options(r)) {
+                Ok(scene) => scene,
+                // Counters without times (one snapshot): the panel says so; the others still link.
+                Err(ViewError::Unsupported(why)) if dataset.trace.link_counters.time.is_empty() => {
+                    let mut scene = Scene::new(r[2], r[3], BACKGROUND);
+                    let at = [r[2] as f32 / 2.0, r[3] as f32 / 2.0];
+                    scene.text(&format!("No time slicer: {why}"), at, 12.0, Anchor::Centre, TEXT_DIM);
+                    scene
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        let image =
+            render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))?;
+        paste(&mut out, &image, r);
+    }
+    // Thin dividers between the panels.
+    let line = [70u8, 74, 84, 255];
+    let [_, _, ring_w, _] = panels(w, h)[0].1;
+    let [_, top, _, _] = panels(w, h)[2].1;
+    for y in 0..h {
+        put(&mut out, ring_w, y, line);
+    }
+    for x in ring_w..w {
+        put(&mut out, x, top, line);
+    }
+    Ok(out)
+}
+
+fn put(image: &mut Image, x: u32, y: u32, p: [u8; 4]) {
+    let i = ((y * image.width + x) * 4) as usize;
+    image.pixels[i..i + 4].copy_from_slice(&p);
+}
+
+/// Copies `part` into `out` with its top left corner at `r`'s.
+fn paste(out: &mut Image, part: &Image, r: [u32; 4]) {
+    let row = (part.width * 4) as usize;
+    for y in 0..part.height.min(out.height - r[1]) {
+        let from = (y * part.width * 4) as usize;
+        let to = (((r[1] + y) * out.width + r[0]) * 4) as usize;
+        out.pixels[to..to + row].copy_from_slice(&part.pixels[from..from + row]);
+    }
+}
+
+/// Applies a press at `from` and a release at `to` (picture pixels) to the shared state.
+/// Returns whether the state changed.
+///
+/// - Ring: a click on a node (on the circle or its address rings) picks it; a click on the
+///   picked node, or off the ring, drops it. A picked node outside the selection ends the
+///   selection.
+/// - Node selector: a drag along an axis selects the coordinates it spans on that dimension
+///   (replacing that dimension's range); a click on an axis selects one coordinate, or frees the
+///   dimension when that coordinate alone was selected; a click away from the axes ends the
+///   selection. A selection that leaves out the picked node drops the node.
+/// - Time slicer: a drag across time sets the slice (whole bins); a click ends it.
+pub fn gesture(dataset: &Dataset, opts: &mut LinkedOptions, from: [f32; 2], to: [f32; 2]) -> bool {
+    let Some(topo) = dataset.topology.as_ref() else { return false };
+    let Some((panel, r, a)) = panel_at(opts.width, opts.height, from) else { return false };
+    let b = [to[0] - r[0] as f32, to[1] - r[1] as f32];
+    let click = (b[0] - a[0]).hypot(b[1] - a[1]) < CLICK;
+    let before = opts.state;
+    let ring = opts.ring_options(r);
+    let s = &mut opts.state;
+    match panel {
+        Panel::Ring if click => {
+            let picked = ring_node_at(topo, &ring, a);
+            s.node = if picked == s.node { None } else { picked };
+            if let (Some(v), Some(f)) = (s.node, s.select)
+                && !f.matches(topo.coord(v as usize))
+            {
+                s.select = None;
+            }
+        }
+        Panel::Ring => {}
+        Panel::Parcoords => {
+            let mut f = s.select.unwrap_or_else(DimFilter::empty);
+            match parcoords_axis_at(topo, r[2], r[3], a) {
+                None if click => f = DimFilter::empty(),
+                None => {}
+                Some((d, c)) => {
+                    let lo = c as u32;
+                    // The release's height on the same axis, wherever the pointer went sideways.
+                    let hi = parcoords_axis_at(topo, r[2], r[3], [a[0], b[1]]).map_or(lo, |(_, c)| c as u32);
+                    if click && f.range(d) == Some((lo, lo)) {
+                        f.remove(d);
+                    } else {
+                        f.set(d, topo.dims(), lo, hi);
+                    }
+                }
+            }
+            s.select = (!f.is_empty()).then_some(f);
+            if let (Some(v), Some(f)) = (s.node, s.select)
+                && !f.matches(topo.coord(v as usize))
+            {
+                s.node = None;
+            }
+        }
+        Panel::River => {
+            let ta = themeriver_tick_at(dataset, r[2], r[3], a);
+            let tb = themeriver_tick_at(dataset, r[2], r[3], [b[0], a[1]]);
+            match (ta, tb) {
+                (Some(_), _) if click => s.time_slice = None,
+                (Some(ta), Some(tb)) if ta != tb => s.time_slice = Some((ta.min(tb), ta.max(tb))),
+                _ => {}
+            }
+        }
+    }
+    opts.state != before
+}
+
+/// The shared state in words: `selection B=1-2 (128 nodes); node 37; slice 5 to 10`.
+pub fn describe(dataset: &Dataset, state: &Linked) -> String {
+    let mut parts = Vec::new();
+    if let (Some(f), Some(topo)) = (&state.select, dataset.topology.as_ref()) {
+        let count = f.nodes(topo).len();
+        parts.push(format!("selection {} ({count} node{})", f.describe(), if count == 1 { "" } else { "s" }));
+    }
+    if let Some(v) = state.node {
+        let coord = dataset.topology.as_ref().map(|t| t.coord(v as usize).to_vec()).unwrap_or_default();
+        parts.push(format!("node {v} {coord:?}"));
+    }
+    if let Some((a, b)) = state.time_slice {
+        parts.push(format!("slice {a} to {b}"));
+    }
+    if parts.is_empty() { "nothing selected".into() } else { parts.join("; ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panels_tile_the_picture() {
+        let [(_, ring), (_, pc), (_, river)] = panels(1001, 701);
+        assert_eq!(ring[2] + pc[2], 1001);
+        assert_eq!(pc[3] + river[3], 701);
+        assert_eq!((pc[0], river[0], river[1]), (ring[2], ring[2], pc[3]));
+    }
+}
