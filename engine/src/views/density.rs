@@ -62,3 +62,29 @@ pub fn density_picture(
     }
     Ok(image)
 }
+
+/// Draws the lines aggregated in `image` (weighted by a value per line) as one pixel rectangle per
+/// covered pixel, at `origin` in scene pixels: coloured by `colour` of the mean value of the lines
+/// through the pixel, and more opaque with the log of their count (Datashader's `how='log'` on
+/// alpha), so dense pictures keep both the busy lines' colour and the crowding.
+pub(crate) fn mean_value_pixels(
+    scene: &mut Scene,
+    image: &DensityImage,
+    origin: [f32; 2],
+    colour: impl Fn(f64) -> [f32; 4],
+) {
+    let most = image.counts.iter().copied().max().unwrap_or(0).max(2);
+    for py in 0..image.height {
+        for px in 0..image.width {
+            let k = (py * image.width + px) as usize;
+            let count = image.counts[k];
+            if count == 0 {
+                continue;
+            }
+            let mut c = colour(image.sums[k] as f64 / f64::from(count));
+            c[3] = 0.15 + 0.85 * (f64::from(count).ln() / f64::from(most).ln()) as f32;
+            let (x, y) = (origin[0] + px as f32, origin[1] + py as f32);
+            scene.rect([x, y], [x + 1.0, y + 1.0], c, false);
+        }
+    }
+}

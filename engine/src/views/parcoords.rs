@@ -133,27 +133,16 @@ pub fn parcoords_scene(dataset: &Dataset, backend: &Backend, opts: &ParcoordsOpt
         }
         let input = DensityInput { segments: &segments, weights: Some(&weights), width: plot.w, height: plot.h };
         let image = stages::line_density::run(backend.runner().as_mut(), &input)?;
-        let most = image.counts.iter().copied().max().unwrap_or(0).max(2);
-        for py in 0..plot.h {
-            for px in 0..plot.w {
-                let k = (py * plot.w + px) as usize;
-                let count = image.counts[k];
-                if count == 0 {
-                    continue;
-                }
-                let mean = image.sums[k] as f64 / f64::from(count);
-                let mut c = if selected.is_some() {
-                    [OTHER[0], OTHER[1], OTHER[2], 1.0]
-                } else if max == 0 {
-                    [0.55, 0.6, 0.7, 1.0]
-                } else {
-                    opts.colormap.sample(scale.normalise(mean))
-                };
-                c[3] = 0.15 + 0.85 * (f64::from(count).ln() / f64::from(most).ln()) as f32;
-                let (x, y) = (x0 + px as f32, y0 + py as f32);
-                scene.rect([x, y], [x + 1.0, y + 1.0], c, false);
+        let colour = |mean: f64| {
+            if selected.is_some() {
+                [OTHER[0], OTHER[1], OTHER[2], 1.0]
+            } else if max == 0 {
+                [0.55, 0.6, 0.7, 1.0]
+            } else {
+                opts.colormap.sample(scale.normalise(mean))
             }
-        }
+        };
+        super::density::mean_value_pixels(&mut scene, &image, [x0, y0], colour);
     }
     // Light traffic first, so that busy nodes are drawn on top; selected nodes after the rest.
     let mut order: Vec<u32> =
