@@ -504,3 +504,24 @@ fn linked_view_matches_golden_and_gestures_link_its_panels() {
     assert_eq!(act([xa, ry], [xa, ry]), "nothing selected", "a click ends the slice");
     assert!(!gesture(&d, &mut o, [xa, ry], [xa + 1.0, ry]), "a short drag is a click, not a slice");
 }
+
+/// Past `DENSE_CHORDS` chords the ring aggregates its curves with the line-density stage: the
+/// same picture on both backends, and against a golden image; with a node filter the few chords
+/// left are drawn one by one again.
+#[test]
+fn dense_ring_matches_golden_on_both_backends() {
+    use exaviz_engine::views::ring::DENSE_CHORDS;
+    let input = "gen:torus-sim?dims=16x16x16x16&steps=2&seed=5";
+    let d = exaviz_datasets::open(input).unwrap();
+    assert!(d.topology.as_ref().unwrap().link_count() / 2 > DENSE_CHORDS);
+    let opts = RingOptions { width: 480, height: 360, ..Default::default() };
+    let draw = |backend: &Backend, opts: &RingOptions| {
+        let scene = ring_scene(&d, backend, opts).expect("scene");
+        render_scene(backend, &scene, View::default()).expect("render")
+    };
+    let (cpu, gpu) = (draw(&Backend::Cpu, &opts), draw(&gpu_backend(), &opts));
+    assert_images_close("dense ring gpu vs cpu", &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+    golden("ring_16x16x16x16_dense.png", &cpu);
+    let one = draw(&Backend::Cpu, &RingOptions { node: Some(4321), ..opts });
+    assert!(exaviz_tests::diff_fraction(&one.pixels, &cpu.pixels, GOLDEN) > 0.1);
+}

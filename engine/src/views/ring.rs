@@ -13,6 +13,7 @@ use crate::model::Dataset;
 use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
 use crate::stages::bspline::Curve;
 use crate::stages::kde_bundle::UnitFrame;
+use crate::stages::line_density::DensityInput;
 use crate::stages::{self, AxisKey, BundleInput, BundleParams, HeatmapInput};
 
 use super::legend::{color_bar, format_value};
@@ -354,6 +355,47 @@ pub fn ring_node_at(topo: &crate::model::Topology, opts: &RingOptions, p: [f32; 
     Some(order_nodes(topo, opts.order)[position])
 }
 
+/// Above this many chords (coloured by traffic), the chords' curves are aggregated by the
+/// line-density stage and drawn as a density image instead of one by one: the 16^5 torus has
+/// 5.2 million chords, far more than the disc has pixels.
+pub const DENSE_CHORDS: usize = 100_000;
+
+/// Whether the chords are drawn as a density image.
+fn is_dense(chords: &Chords, opts: &RingOptions) -> bool {
+    chords.list.len() > DENSE_CHORDS && opts.colour == ChannelColour::Traffic
+}
+
+/// The chords' curves through the line-density stage over the circle's bounding square, each
+/// segment weighted by its chord's traffic: each pixel coloured by the mean traffic of the chords
+/// through it, and more opaque where more chords cross.
+fn chord_density(
+    scene: &mut Scene,
+    chords: &Chords,
+    lines: &[Vec<[f32; 2]>],
+    circle: &Circle,
+    map: ColorMap,
+    backend: &Backend,
+) -> Result<(), ViewError> {
+    let origin = [(circle.cx - circle.radius).floor() - 2.0, (circle.cy - circle.radius).floor() - 2.0];
+    let side = (2.0 * circle.radius).ceil() as u32 + 5;
+    let count: usize = lines.iter().map(|l| l.len().saturating_sub(1)).sum();
+    let (mut segments, mut weights) = (Vec::with_capacity(count), Vec::with_capacity(count));
+    for (&(_, t), line) in chords.list.iter().zip(lines) {
+        for seg in line.windows(2) {
+            let (a, b) = (seg[0], seg[1]);
+            segments.push([a[0] - origin[0], a[1] - origin[1], b[0] - origin[0], b[1] - origin[1]]);
+            weights.push(u32::try_from(t).unwrap_or(u32::MAX));
+        }
+    }
+    let input = DensityInput { segments: &segments, weights: Some(&weights), width: side, height: side };
+    let image = stages::line_density::run(backend.runner().as_mut(), &input)?;
+    let colour = |mean: f64| {
+        if chords.max == 0 { [0.55, 0.6, 0.7, 1.0] } else { map.sample(chords.scale.normalise(mean)) }
+    };
+    super::density::mean_value_pixels(scene, &image, origin, colour);
+    Ok(())
+}
+
 /// Builds the ring scene.
 pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> Result<Scene, ViewError> {
     let topo = super::torus(dataset, "the ring view needs")?;
@@ -392,7 +434,11 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
     let disc = std::f64::consts::PI * f64::from(circle.radius).powi(2);
     let thin = if ink > 3.0 * disc { (3.0 * disc / ink).max(0.15) as f32 } else { 1.0 };
     let lines = polylines(&circle, &pos, &chords, opts.bundle, blocks.as_ref(), backend)?;
-    for (&((a, b), t), line) in chords.list.iter().zip(&lines) {
+    let dense = is_dense(&chords, opts);
+    if dense {
+        chord_density(&mut scene, &chords, &lines, &circle, opts.colormap, backend)?;
+    }
+    for (&((a, b), t), line) in chords.list.iter().zip(&lines).filter(|_| !dense) {
         let (mut color, width) = chords.style(opts.colormap, t);
         if opts.time_slice.is_some() && t > 0 {
             // Opacity proportional to the chord's traffic in the slice (seed 001 Fig. 14).
@@ -620,6 +666,18 @@ fn decorate(
         let bar_h = (h - top - room).max(40.0);
         color_bar(scene, opts.colormap, chords.scale, &format!("{unit}\nper link pair"), [x, y, 18.0, bar_h]);
         y += bar_h + 40.0;
+        if is_dense(chords, opts) {
+            let lines = [
+                format!("as density of {}", format_value(chords.list.len() as f64)),
+                "chords: the mean".into(),
+                "per pixel; opacity".into(),
+                "= chords crossing".into(),
+            ];
+            for (k, line) in lines.iter().enumerate() {
+                scene.text(line, [x, y - 8.0 + 13.0 * k as f32], 11.0, Anchor::Left, TEXT_DIM);
+            }
+            y += 52.0;
+        }
     } else {
         scene.text("no traffic recorded", [x, y], 12.0, Anchor::Left, TEXT_DIM);
         y += 30.0;
