@@ -3,8 +3,8 @@
 //! (the test command installs them; the linked-selection test also needs xdotool); without them
 //! these tests fail rather than skip.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn require(tool: &str) {
@@ -42,12 +42,7 @@ fn viewer_draws_on_the_cpu_path_without_an_adapter() {
          WGPU_BACKEND=dx12 \"{exe}\" view 'gen:lulesh?iterations=3' --view chord --backend gpu --frames 3\n\
          echo gpu=$?\n"
     );
-    let out = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 640x480x24", "sh", "-c", &script])
-        .env("XDG_RUNTIME_DIR", &dir)
-        .output()
-        .expect("xvfb-run starts");
-    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let (_, log) = in_xvfb("640x480", &dir, &script);
     assert!(log.contains("auto=0") && log.contains("gpu=1"), "{log}");
     let warnings: Vec<&str> = log.lines().filter(|l| l.starts_with("warning:")).collect();
     assert_eq!(warnings.len(), 1, "{log}");
@@ -80,29 +75,15 @@ fn screenshot_shows_the_view(name: &str, args: &str) {
         shot = shot.display(),
     );
     let start = Instant::now();
-    let mut child = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 640x480x24", "sh", "-c", &script])
-        .env("XDG_RUNTIME_DIR", &dir)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("xvfb-run starts");
-    let stderr: Vec<String> = BufReader::new(child.stderr.take().unwrap()).lines().map_while(Result::ok).collect();
-    let status = child.wait().unwrap();
-    let log = stderr.join("\n");
-    assert!(status.success(), "viewer run failed: {log}");
+    let (ok, log) = in_xvfb("640x480", &dir, &script);
+    assert!(ok, "viewer run failed: {log}");
     assert!(start.elapsed() < Duration::from_secs(300));
     assert!(log.contains("presented 40 frames"), "{log}");
     assert!(!log.contains("panicked"), "{log}");
     // The screenshot: decode and check it shows more than a blank screen.
-    let file = std::fs::File::open(&shot).expect("screenshot written");
-    let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
-    decoder.set_transformations(png::Transformations::normalize_to_color8());
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let channels = reader.output_color_type().0.samples();
+    let (buf, channels) = decode(&shot);
     assert!(channels >= 3, "the screenshot is greyscale: the window looks blank");
-    let mut colours: Vec<Vec<u8>> = buf[..info.buffer_size()].chunks(channels).map(|p| p[..3].to_vec()).collect();
+    let mut colours: Vec<Vec<u8>> = buf.chunks(channels).map(|p| p[..3].to_vec()).collect();
     // The view's dark background fills much of the window.
     let background = colours.iter().filter(|p| p[0] == 17 && p[1] == 19 && p[2] == 24).count();
     assert!(background > 10_000, "background pixels: {background}");
@@ -199,13 +180,8 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
         py = pick[1],
         sm = (sa + sb) / 2,
     );
-    let out = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1100x700x24", "sh", "-c", &script])
-        .env("XDG_RUNTIME_DIR", &dir)
-        .output()
-        .expect("xvfb-run starts");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{text}");
+    let (ok, text) = in_xvfb("1100x700", &dir, &script);
+    assert!(ok, "{text}");
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("linked: ")).collect();
     assert_eq!(
         lines,
@@ -227,14 +203,32 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// The RGB pixels of a PNG file.
-fn read_rgb(path: &std::path::Path) -> Vec<[u8; 3]> {
+/// Runs a shell script in a fresh Xvfb screen (WIDTHxHEIGHT, 24-bit): whether it succeeded, and
+/// its standard output and error.
+fn in_xvfb(screen: &str, runtime_dir: &Path, script: &str) -> (bool, String) {
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", &format!("-screen 0 {screen}x24"), "sh", "-c", script])
+        .env("XDG_RUNTIME_DIR", runtime_dir)
+        .output()
+        .expect("xvfb-run starts");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+/// The 8-bit samples of a PNG file and its channel count.
+fn decode(path: &Path) -> (Vec<u8>, usize) {
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
     decoder.set_transformations(png::Transformations::normalize_to_color8());
     let mut reader = decoder.read_info().unwrap();
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
     let info = reader.next_frame(&mut buf).unwrap();
-    let channels = reader.output_color_type().0.samples();
-    buf[..info.buffer_size()].chunks(channels).map(|p| [p[0], p[1], p[2]]).collect()
+    buf.truncate(info.buffer_size());
+    (buf, reader.output_color_type().0.samples())
+}
+
+/// The RGB pixels of a PNG file.
+fn read_rgb(path: &Path) -> Vec<[u8; 3]> {
+    let (buf, channels) = decode(path);
+    buf.chunks(channels).map(|p| [p[0], p[1], p[2]]).collect()
 }

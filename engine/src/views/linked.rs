@@ -121,7 +121,8 @@ pub fn linked_image(dataset: &Dataset, backend: &Backend, opts: &LinkedOptions) 
         )));
     }
     let mut out = Image { width: w, height: h, pixels: vec![0; (w as usize) * (h as usize) * 4] };
-    for (panel, r) in panels(w, h) {
+    let all = panels(w, h);
+    for (panel, r) in all {
         let scene = match panel {
             Panel::Ring => ring_scene(dataset, backend, &opts.ring_options(r))?,
             Panel::Parcoords => parcoords_scene(dataset, backend, &opts.parcoords_options(r))?,
@@ -143,8 +144,8 @@ pub fn linked_image(dataset: &Dataset, backend: &Backend, opts: &LinkedOptions) 
     }
     // Thin dividers between the panels.
     let line = [70u8, 74, 84, 255];
-    let [_, _, ring_w, _] = panels(w, h)[0].1;
-    let [_, top, _, _] = panels(w, h)[2].1;
+    let [_, _, ring_w, _] = all[0].1;
+    let [_, top, _, _] = all[2].1;
     for y in 0..h {
         put(&mut out, ring_w, y, line);
     }
