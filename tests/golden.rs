@@ -434,7 +434,9 @@ fn dense_parcoords_matches_golden_on_both_backends() {
 /// as documented in `linked::gesture`.
 #[test]
 fn linked_view_matches_golden_and_gestures_link_its_panels() {
-    use exaviz_engine::views::linked::{Linked, LinkedOptions, describe, gesture, linked_image, panels};
+    use exaviz_engine::views::linked::{
+        Linked, LinkedOptions, describe, gesture, linked_image, panels, toggle_track, zoom_gesture,
+    };
     use exaviz_engine::views::parcoords::parcoords_axis_at;
     use exaviz_engine::views::select::DimFilter;
     use exaviz_engine::views::themeriver::themeriver_tick_at;
@@ -442,7 +444,12 @@ fn linked_view_matches_golden_and_gestures_link_its_panels() {
     let topo = d.topology.as_ref().unwrap();
     let (w, h) = (800, 480);
     let ring = RingOptions::default();
-    let state = Linked { node: Some(22), select: Some(DimFilter::parse("Y=1").unwrap()), time_slice: Some((5, 12)) };
+    let state = Linked {
+        node: Some(22),
+        select: Some(DimFilter::parse("Y=1").unwrap()),
+        time_slice: Some((5, 12)),
+        ..Default::default()
+    };
     let opts = LinkedOptions { width: w, height: h, ring, colormap: ring.colormap, state };
     let cpu = linked_image(&d, &Backend::Cpu, &opts).unwrap();
     let gpu = linked_image(&d, &gpu_backend(), &opts).unwrap();
@@ -478,31 +485,133 @@ fn linked_view_matches_golden_and_gestures_link_its_panels() {
             .expect("a node on the ring")
     };
     let mut o = LinkedOptions { state: Linked::default(), ..opts };
-    let mut act = |a: [f32; 2], b: [f32; 2]| {
-        gesture(&d, &mut o, a, b);
+    let act = |o: &mut LinkedOptions, a: [f32; 2], b: [f32; 2]| {
+        gesture(&d, o, a, b);
         describe(&d, &o.state)
     };
     let (y1, y2, y3) = (axis_point(1, 1), axis_point(1, 2), axis_point(1, 3));
-    assert_eq!(act(y2, y2), "selection Y=2 (16 nodes)");
-    assert_eq!(act(y2, y2), "nothing selected", "a second click frees the dimension");
-    assert_eq!(act(y1, [y1[0] + 30.0, y2[1]]), "selection Y=1-2 (32 nodes)", "the brush follows the height only");
+    assert_eq!(act(&mut o, y2, y2), "selection Y=2 (16 nodes)");
+    assert_eq!(act(&mut o, y2, y2), "nothing selected", "a second click frees the dimension");
+    assert_eq!(
+        act(&mut o, y1, [y1[0] + 30.0, y2[1]]),
+        "selection Y=1-2 (32 nodes)",
+        "the brush follows the height only"
+    );
     let (p, v) = node_point(&|v| topo.coord(v as usize)[1] == 2);
-    assert_eq!(act(p, p), format!("selection Y=1-2 (32 nodes); node {v} {:?}", topo.coord(v as usize)));
-    assert_eq!(act(y3, y3), "selection Y=3 (16 nodes)", "a selection without the node drops it");
+    assert_eq!(act(&mut o, p, p), format!("selection Y=1-2 (32 nodes); node {v} {:?}", topo.coord(v as usize)));
+    assert_eq!(act(&mut o, y3, y3), "selection Y=3 (16 nodes)", "a selection without the node drops it");
     let (q, u) = node_point(&|v| topo.coord(v as usize)[1] == 0);
-    assert_eq!(act(q, q), format!("node {u} {:?}", topo.coord(u as usize)), "a node outside ends the selection");
-    assert_eq!(act(q, q), "nothing selected", "picking the node again drops it");
+    assert_eq!(
+        act(&mut o, q, q),
+        format!("node {u} {:?}", topo.coord(u as usize)),
+        "a node outside ends the selection"
+    );
+    assert_eq!(act(&mut o, q, q), "nothing selected", "picking the node again drops it");
     let centre = [rr[2] as f32 * 0.4, rr[3] as f32 * 0.5];
-    assert_eq!(act(q, q), format!("node {u} {:?}", topo.coord(u as usize)));
-    assert_eq!(act(centre, centre), "nothing selected", "a click off the ring drops the node");
+    assert_eq!(act(&mut o, q, q), format!("node {u} {:?}", topo.coord(u as usize)));
+    assert_eq!(act(&mut o, centre, centre), "nothing selected", "a click off the ring drops the node");
     let ry = (rv[1] + rv[3] / 2) as f32;
     let (xa, xb) = ((rv[0] + rv[2] * 3 / 10) as f32, (rv[0] + rv[2] * 45 / 100) as f32);
     let tick = |x: f32| themeriver_tick_at(&d, rv[2], rv[3], [x - rv[0] as f32, ry - rv[1] as f32]).unwrap();
     let (ta, tb) = (tick(xa), tick(xb));
     assert!(ta < tb);
-    assert_eq!(act([xb, ry], [xa, ry + 40.0]), format!("slice {ta} to {tb}"), "either direction, any height");
-    assert_eq!(act([xa, ry], [xa, ry]), "nothing selected", "a click ends the slice");
+    assert_eq!(act(&mut o, [xb, ry], [xa, ry + 40.0]), format!("slice {ta} to {tb}"), "either direction, any height");
+    assert_eq!(act(&mut o, [xa, ry], [xa, ry]), "nothing selected", "a click ends the slice");
     assert!(!gesture(&d, &mut o, [xa, ry], [xa + 1.0, ry]), "a short drag is a click, not a slice");
+
+    // The ring: a drag inside the disc brushes bundles, a click off the nodes ends the group; the
+    // right button zooms into a rectangle and a click zooms out; T tracks the picked node's message.
+    let brushed =
+        exaviz_engine::views::ring::ring_bundles_in(&d, &Backend::Cpu, &ring_opts, [150.0, 150.0, 250.0, 300.0]);
+    let brushed = brushed.unwrap().expect("chords cross the brush");
+    assert_eq!(act(&mut o, [150.0, 150.0], [250.0, 300.0]), format!("bundles {}", brushed.describe()));
+    assert_eq!(act(&mut o, centre, centre), "nothing selected", "a click off the nodes ends the group");
+    assert!(zoom_gesture(&mut o, [100.0, 100.0], [300.0, 250.0]));
+    assert_eq!(describe(&d, &o.state), "zoom 100,100,300,250");
+    // The ring's plot in its 440x480 panel is 290x416 pixels, so that zoom magnifies
+    // min(290 / 200, 416 / 150) = 1.45 times; a second rectangle is taken back into the
+    // unzoomed panel's pixels, 1.45 times smaller.
+    assert!(zoom_gesture(&mut o, [100.0, 100.0], [300.0, 250.0]));
+    let [x0, y0, x1, y1] = o.state.zoom.unwrap();
+    assert!(((x1 - x0) - 200.0 / 1.45).abs() < 0.01 && ((y1 - y0) - 150.0 / 1.45).abs() < 0.01, "{:?}", o.state.zoom);
+    assert!(zoom_gesture(&mut o, [200.0, 200.0], [200.0, 200.0]) && o.state.zoom.is_none(), "a click zooms out");
+    assert!(!zoom_gesture(&mut o, [600.0, 200.0], [700.0, 300.0]), "only the ring zooms");
+    assert!(!toggle_track(&mut o), "nothing to track without a picked node");
+    assert_eq!(act(&mut o, q, q), format!("node {u} {:?}", topo.coord(u as usize)));
+    assert!(toggle_track(&mut o));
+    assert_eq!(describe(&d, &o.state), format!("node {u} {:?}; tracking node {u}'s message", topo.coord(u as usize)));
+    assert!(toggle_track(&mut o) && o.state.track.is_none());
+}
+
+/// The ring's message tracking (seed 001 Fig. 13), group filter and zoom: golden images on both
+/// backends; the tracked path is the message's walk; the zoom picks nodes where it draws them; bad
+/// requests get clear errors.
+#[test]
+fn tracked_message_group_filter_and_zoom_match_golden_on_both_backends() {
+    use exaviz_engine::views::group::BundleGroup;
+    use exaviz_engine::views::ring::{ring_bundles_in, ring_node_at, ring_unzoom};
+    use exaviz_engine::views::track::hops;
+    let input = "gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1";
+    let d = exaviz_datasets::open(input).unwrap();
+    let topo = d.topology.as_ref().unwrap();
+    let path = hops(&d, 22).unwrap();
+    assert_eq!(path[0].from, 22);
+    for pair in path.windows(2) {
+        assert_eq!((pair[0].to, pair[0].sent + 1), (pair[1].from, pair[1].sent), "one walk, a hop a step");
+    }
+    assert_eq!(path.last().unwrap().sent, 29, "the walk goes on to the last step");
+
+    let base = RingOptions { width: 640, height: 480, ..Default::default() };
+    let group = BundleGroup::parse("1-2,2-3").unwrap();
+    let zoom = Some([300.0, 60.0, 470.0, 200.0]);
+    let plain = render_with(input, &Backend::Cpu, base);
+    for (name, opts) in [
+        ("ring_4x4x4x4x4_track_22.png", RingOptions { track: Some(22), ..base }),
+        (
+            "ring_4x4x4x4x4_group_zoom.png",
+            RingOptions { group: Some(group), zoom, bundle: RingBundle::Blocks { beta: 0.85 }, ..base },
+        ),
+    ] {
+        let cpu = render_with(input, &Backend::Cpu, opts);
+        let gpu = render_with(input, &gpu_backend(), opts);
+        assert_images_close(&format!("{name} gpu vs cpu"), &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+        golden(name, &cpu);
+        assert!(exaviz_tests::diff_fraction(&plain.pixels, &cpu.pixels, GOLDEN) > 0.05, "{name}: same as plain");
+    }
+
+    // The group keeps exactly its bundles: brushing the whole picture finds those and no other.
+    let whole = [0.0, 0.0, 640.0, 480.0];
+    let all = ring_bundles_in(&d, &Backend::Cpu, &base, whole).unwrap().unwrap();
+    assert!(all.pairs().len() > 2 && all.contains(0, 1) && all.contains(1, 2));
+    let only = ring_bundles_in(&d, &Backend::Cpu, &RingOptions { group: Some(group), ..base }, whole).unwrap();
+    assert_eq!(only, Some(all), "brushing ignores the group filter it replaces");
+    let grouped =
+        exaviz_engine::views::ring::ring_scene(&d, &Backend::Cpu, &RingOptions { group: Some(group), ..base });
+    assert!(grouped.unwrap().instance_count() < ring_scene(&d, &Backend::Cpu, &base).unwrap().instance_count());
+
+    // Zoomed into a rectangle around a node's place (12 pixels inside the address rings' outer
+    // edge, straight above the centre), the plot's centre shows that node.
+    let x = (640.0 - 150.0) / 2.0 + 3.0;
+    let edge = (0..240).map(|y| [x, y as f32]).find(|&p| ring_node_at(topo, &base, p).is_some()).unwrap();
+    let p = [x, edge[1] + 12.0];
+    let v = ring_node_at(topo, &base, p).unwrap();
+    let zoomed = RingOptions { zoom: Some([p[0] - 20.0, p[1] - 15.0, p[0] + 20.0, p[1] + 15.0]), ..base };
+    let centre = [(640.0 - 150.0) / 2.0, 64.0 + (480.0 - 64.0) / 2.0];
+    let back = ring_unzoom(&zoomed, centre);
+    assert!((back[0] - p[0]).abs() < 1e-3 && (back[1] - p[1]).abs() < 1e-3, "{back:?} {p:?}");
+    assert_eq!(ring_node_at(topo, &zoomed, centre), Some(v));
+
+    let e = |opts| ring_scene(&d, &Backend::Cpu, &opts).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e(RingOptions { track: Some(5000), ..base }).contains("the torus has nodes 0 to 1023"));
+    let nine = BundleGroup::parse("9-1").unwrap();
+    assert!(e(RingOptions { group: Some(nine), ..base }).contains("names block 9, but the ring has 8 blocks"));
+    assert!(e(RingOptions { zoom: Some([5.0, 5.0, 6.0, 60.0]), ..base }).contains("at least 4x4"));
+    let small = exaviz_datasets::open("gen:torus-sim?dims=3x3x3").unwrap();
+    let no_blocks = ring_scene(&small, &Backend::Cpu, &RingOptions { group: Some(group), ..base });
+    assert!(no_blocks.err().unwrap().to_string().contains("needs Hilbert blocks"));
+    let pf3d = exaviz_datasets::open("gen:pf3d?dims=4x4x4x4x1").unwrap();
+    let none = hops(&pf3d, 9999).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(none.contains("the torus has nodes 0 to 255"), "{none}");
 }
 
 /// Past `DENSE_CHORDS` chords the ring aggregates its curves with the line-density stage: the

@@ -14,6 +14,7 @@ use exaviz_engine::layout::embed::{Embedding, PAPER_HOPS};
 use exaviz_engine::render::{ColorMap, View, render_scene, write_png_atomic};
 use exaviz_engine::views::chord::{ChordOptions, chord_image};
 use exaviz_engine::views::embedding::{EmbeddingOptions, embedding_scene};
+use exaviz_engine::views::group::BundleGroup;
 use exaviz_engine::views::linked::{Linked, LinkedOptions, linked_image};
 use exaviz_engine::views::matrix::{MatrixOptions, MatrixValue, matrix_image};
 use exaviz_engine::views::parcoords::{ParcoordsOptions, parcoords_scene};
@@ -178,6 +179,18 @@ struct ViewArgs {
     /// order, the last fastest); the ring then draws only its channels, marks and address.
     #[arg(long)]
     node: Option<u32>,
+    /// Ring and linked views: only the channels of these bundles, pairs of Hilbert blocks numbered as
+    /// on the ring: `1-3,2` keeps the bundle between blocks 1 and 3 and the one within block 2.
+    #[arg(long, value_name = "BLOCK[-BLOCK],...", value_parser = BundleGroup::parse)]
+    group: Option<BundleGroup>,
+    /// Ring and linked views: track the message NODE sent first (seed 001 Fig. 13; gen:torus-sim
+    /// tags each hop with it): its path hop by hop, coloured by step, over the other channels in grey.
+    #[arg(long, value_name = "NODE")]
+    track: Option<u32>,
+    /// Ring and linked views: zoom into this rectangle of the unzoomed picture (of the ring panel in
+    /// the linked view), in pixels from the top left.
+    #[arg(long, value_name = "X0,Y0,X1,Y1", value_parser = parse_rect)]
+    zoom: Option<[f32; 4]>,
     /// MDS view: which distances the embedding keeps.
     #[arg(long, value_enum, default_value = "full")]
     scope: ScopeArg,
@@ -442,7 +455,20 @@ fn ring_options(args: &ViewArgs, (width, height): (u32, u32)) -> RingOptions {
         time_slice: args.time_slice,
         node: args.node,
         select: args.select,
+        group: args.group,
+        track: args.track,
+        zoom: args.zoom,
     }
+}
+
+/// `X0,Y0,X1,Y1`: four finite numbers.
+fn parse_rect(s: &str) -> Result<[f32; 4], String> {
+    let v: Vec<f32> = s
+        .split(',')
+        .map(|p| p.trim().parse::<f32>().ok().filter(|v| v.is_finite()))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("'{s}' is not four numbers X0,Y0,X1,Y1"))?;
+    <[f32; 4]>::try_from(v).map_err(|_| format!("'{s}' is not four numbers X0,Y0,X1,Y1"))
 }
 
 /// `FROM:TO` with whole numbers, FROM below TO.
@@ -459,7 +485,14 @@ fn parse_slice(s: &str) -> Result<(u64, u64), String> {
 /// The linked view's options from the command line.
 fn linked_options(args: &ViewArgs, (width, height): (u32, u32)) -> LinkedOptions {
     let ring = ring_options(args, (width, height));
-    let state = Linked { node: args.node, select: args.select, time_slice: args.time_slice };
+    let state = Linked {
+        node: args.node,
+        select: args.select,
+        time_slice: args.time_slice,
+        group: args.group,
+        track: args.track,
+        zoom: args.zoom,
+    };
     LinkedOptions { width, height, ring, colormap: ring.colormap, state }
 }
 
@@ -497,9 +530,15 @@ fn check_view_args(args: &ViewArgs) -> Result<()> {
         && (args.blocks.is_some()
             || matches!(args.color, ColourArg::Relation)
             || args.no_address_rings
-            || args.no_traffic_marks)
+            || args.no_traffic_marks
+            || args.group.is_some()
+            || args.track.is_some()
+            || args.zoom.is_some())
     {
-        bail!("--blocks, --color, --no-address-rings and --no-traffic-marks are for the ring and linked views");
+        bail!(
+            "--blocks, --color, --no-address-rings, --no-traffic-marks, --group, --track and --zoom are for the ring \
+             and linked views"
+        );
     }
     let linked = matches!(args.view, ViewKind::Ring | ViewKind::Parcoords | ViewKind::Themeriver | ViewKind::Linked);
     if !linked && (args.time_slice.is_some() || args.node.is_some() || args.select.is_some()) {
@@ -673,8 +712,8 @@ fn run(cli: Cli) -> Result<()> {
             let view_backend = view.backend.into();
             let dataset = load(&input)?;
             let content = match view.view {
-                ViewKind::Ring => window::Content::Ring(ring_options(&view, size)),
-                ViewKind::Linked => window::Content::Linked(linked_options(&view, size)),
+                ViewKind::Ring => window::Content::Ring(Box::new(ring_options(&view, size))),
+                ViewKind::Linked => window::Content::Linked(Box::new(linked_options(&view, size))),
                 kind => {
                     let duration = match kind {
                         ViewKind::Timeline => Some(

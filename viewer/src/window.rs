@@ -33,12 +33,12 @@ pub type PictureFn = Box<dyn Fn(&Dataset, &Backend, (u32, u32), Option<(f64, f64
 /// What the window shows.
 pub enum Content {
     /// The ring's scene.
-    Ring(RingOptions),
+    Ring(Box<RingOptions>),
     /// A picture view; `duration` (seconds) is given for the timeline, whose pan and zoom
     /// choose the time window `window_s`.
     Picture { draw: PictureFn, duration: Option<f64>, window_s: Option<(f64, f64)> },
     /// The linked torus views, whose shared state mouse gestures change.
-    Linked(LinkedOptions),
+    Linked(Box<LinkedOptions>),
 }
 
 /// The linked view's picture size for a window: the window's, but at least the smallest the
@@ -74,6 +74,8 @@ struct State {
     view: View,
     cursor: [f32; 2],
     drag_from: Option<[f32; 2]>,
+    /// Linked view: where the right button (zoom) was pressed.
+    zoom_from: Option<[f32; 2]>,
     /// Linked view: the rectangle being brushed (press and cursor), outlined over the picture.
     brush: Option<[[f32; 2]; 2]>,
     presented: u64,
@@ -93,7 +95,7 @@ struct App {
 impl State {
     fn rebuild(&mut self, dataset: &Dataset, content: &Content) -> Result<()> {
         if let Content::Ring(opts) = content {
-            let opts = RingOptions { width: self.size.0, height: self.size.1, ..*opts };
+            let opts = RingOptions { width: self.size.0, height: self.size.1, ..**opts };
             self.scene = ring_scene(dataset, &self.backend, &opts)?;
         }
         self.dirty = true;
@@ -133,7 +135,7 @@ impl State {
             }
             Content::Linked(opts) if self.dirty => {
                 let (width, height) = linked_size(self.size);
-                self.picture = Some(linked_image(dataset, &self.backend, &LinkedOptions { width, height, ..*opts })?);
+                self.picture = Some(linked_image(dataset, &self.backend, &LinkedOptions { width, height, ..**opts })?);
             }
             Content::Ring(_) if self.dirty && matches!(self.present, Present::Soft { .. }) => {
                 self.picture = Some(render_scene(&Backend::Cpu, &self.scene, self.view)?);
@@ -316,6 +318,7 @@ impl App {
             view: View::default(),
             cursor: [0.0; 2],
             drag_from: None,
+            zoom_from: None,
             brush: None,
             presented: 0,
         };
@@ -348,7 +351,10 @@ impl ApplicationHandler for App {
         let ring = matches!(self.content, Content::Ring(_));
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
-            WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => {
+            // Synthetic presses (keys held while the window gains focus) and repeats are not new presses.
+            WindowEvent::KeyboardInput { event, is_synthetic: false, .. }
+                if event.state == ElementState::Pressed && !event.repeat =>
+            {
                 key(event_loop, state, &mut self.content, &self.dataset, &event.logical_key);
             }
             WindowEvent::Resized(size) => {
@@ -362,7 +368,7 @@ impl ApplicationHandler for App {
             }
             WindowEvent::CursorMoved { position, .. } => {
                 let p = [position.x as f32, position.y as f32];
-                if let (Some(from), Content::Linked(_)) = (state.drag_from, &self.content) {
+                if let (Some(from), Content::Linked(_)) = (state.drag_from.or(state.zoom_from), &self.content) {
                     state.brush = Some([from, p]);
                     state.window.request_redraw();
                 } else if let Some(from) = state.drag_from {
@@ -391,6 +397,19 @@ impl ApplicationHandler for App {
                     state.window.request_redraw();
                 }
                 state.drag_from = (s == ElementState::Pressed).then_some(state.cursor);
+            }
+            WindowEvent::MouseInput { state: s, button: MouseButton::Right, .. } => {
+                if let Content::Linked(opts) = &mut self.content {
+                    if let (Some(from), ElementState::Released) = (state.zoom_from, s) {
+                        (opts.width, opts.height) = linked_size(state.size);
+                        state.brush = None;
+                        if linked::zoom_gesture(opts, from, state.cursor) {
+                            announce(state, &self.dataset, opts);
+                        }
+                        state.window.request_redraw();
+                    }
+                    state.zoom_from = (s == ElementState::Pressed).then_some(state.cursor);
+                }
             }
             WindowEvent::MouseWheel { .. } if matches!(self.content, Content::Linked(_)) => {}
             WindowEvent::MouseWheel { delta, .. } => {
@@ -427,7 +446,8 @@ impl ApplicationHandler for App {
     }
 }
 
-/// A key press: Esc or Q quit, 0 resets pan and zoom, C clears the linked state.
+/// A key press: Esc or Q quit, 0 resets pan and zoom, C clears the linked state, T tracks the
+/// picked node's message in the linked view (or stops tracking).
 fn key(event_loop: &ActiveEventLoop, state: &mut State, content: &mut Content, dataset: &Dataset, key: &Key) {
     match key {
         Key::Named(NamedKey::Escape) => event_loop.exit(),
@@ -437,6 +457,13 @@ fn key(event_loop: &ActiveEventLoop, state: &mut State, content: &mut Content, d
                 && opts.state != linked::Linked::default()
             {
                 opts.state = linked::Linked::default();
+                announce(state, dataset, opts);
+            }
+        }
+        Key::Character(c) if c.as_str() == "t" => {
+            if let Content::Linked(opts) = content
+                && linked::toggle_track(opts)
+            {
                 announce(state, dataset, opts);
             }
         }

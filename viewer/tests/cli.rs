@@ -533,5 +533,17 @@ fn linked_view_renders_or_fails_clearly() {
     render(&["--bundle", "grid"], &["--bundle grid is for the timeline view"]);
     render(&["--scope", "hops"], &["--scope and --hops are for the mds view"]);
     assert_fails(&["render", "gen:lulesh", "--view", "linked", "--out", b], &["gen:lulesh", "needs a topology"]);
+    // The ring's group filter, message tracking and zoom.
+    render(&["--group", "1-x"], &["'x' in '1-x' is not a block number from 1 to 64"]);
+    render(&["--group", "2-17"], &[input, "group 2-17 names block 17, but the ring has 8 blocks"]);
+    render(&["--track", "5000"], &[input, "cannot track node 5000's message: the torus has nodes 0 to 1023"]);
+    render(&["--zoom", "1,2,3"], &["'1,2,3' is not four numbers X0,Y0,X1,Y1"]);
+    render(&["--zoom", "10,10,12,90"], &[input, "must be at least 4x4 pixels"]);
+    let other = ["render", input, "--view", "parcoords", "--out", b];
+    assert_fails(&[&other[..], &["--track", "3"]].concat(), &["--track and --zoom are for the ring and linked views"]);
     assert!(!bad.exists());
+    let tracked = ["--group", "1-2,2-3", "--track", "17", "--zoom", "100,100,300,250", "--bundle", "hierarchical"];
+    let run = exaviz(&[&args[..], &tracked[..]].concat());
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(png_size(&out), (900, 540));
 }

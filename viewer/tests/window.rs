@@ -94,14 +94,14 @@ fn screenshot_shows_the_view(name: &str, args: &str) {
 }
 
 /// Linked selection in the window (seed 001): under Xvfb, `xdotool` brushes a range on a
-/// parallel-coordinates axis, picks a node on the ring and drags a time slice on the river; the
-/// viewer reports each new shared state, and its window then shows what `exaviz render --view
-/// linked` draws for that state. `c` clears it. The points are found with the engine's own
+/// parallel-coordinates axis, picks a node on the ring, drags a time slice on the river, presses
+/// `t` to track the node's message and drags with the right button to zoom the ring; the viewer
+/// reports each new shared state, and its window then shows what `exaviz render --view linked`
+/// draws for that state. `c` clears it. The points are found with the engine's own
 /// picking functions, so the test follows the layout.
 #[test]
 fn linked_selection_follows_the_mouse_under_xvfb() {
     use exaviz_engine::views::linked::panels;
-    use exaviz_engine::views::parcoords::parcoords_axis_at;
     use exaviz_engine::views::ring::{RingOptions, ring_node_at};
     use exaviz_engine::views::themeriver::themeriver_tick_at;
     require("xvfb-run");
@@ -114,18 +114,7 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
     let [(_, ring), (_, pc), (_, river)] = panels(w, h);
 
     // A brush on axis Y from coordinate 1 to coordinate 2.
-    let mut on_y = Vec::new();
-    for x in pc[0]..pc[0] + pc[2] {
-        for y in (pc[1]..pc[1] + pc[3]).step_by(2) {
-            let q = [(x - pc[0]) as f32, (y - pc[1]) as f32];
-            if let Some((1, c)) = parcoords_axis_at(topo, pc[2], pc[3], q) {
-                on_y.push((x, y, c));
-            }
-        }
-    }
-    let axis_x = on_y.iter().map(|p| p.0).sum::<u32>() / on_y.len() as u32;
-    let at = |lo: f32, hi: f32| on_y.iter().find(|p| p.0 == axis_x && p.2 > lo && p.2 < hi).map(|p| p.1).unwrap();
-    let (brush_a, brush_b) = (at(1.3, 1.7), at(2.3, 2.7));
+    let (axis_x, brush_a, brush_b) = axis_y_brush(topo, pc);
 
     // A node on the ring within the selection.
     let opts = RingOptions { width: ring[2], height: ring[3], ..Default::default() };
@@ -144,6 +133,9 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
     let tick = |x: u32| themeriver_tick_at(&d, river[2], river[3], [(x - river[0]) as f32, (ry - river[1]) as f32]);
     let (ta, tb) = (tick(sa).unwrap(), tick(sb).unwrap());
     assert!(ta < tb);
+
+    // A zoom (right button) into the ring's upper left quarter.
+    let (zx0, zy0, zx1, zy1) = (ring[2] / 5, ring[3] / 5, ring[2] / 2, ring[3] * 9 / 20);
 
     let dir = std::env::temp_dir().join(format!("exaviz-window-linked-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -165,12 +157,17 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
          wait_for 2\n\
          xdotool mousemove --window $wid {sa} {ry} mousedown 1 mousemove --window $wid {sm} {ry} mousemove --window $wid {sb} {ry} mouseup 1\n\
          wait_for 3\n\
+         xdotool windowfocus $wid key t\n\
+         wait_for 4\n\
+         xdotool mousemove --window $wid {zx0} {zy0} mousedown 3 mousemove --window $wid {zxm} {zym} mousemove --window $wid {zx1} {zy1} mouseup 3\n\
+         wait_for 5\n\
          sleep 2\n\
          import -window $wid {shot}\n\
          xdotool windowfocus $wid key c\n\
-         wait_for 4\n\
+         wait_for 6\n\
          kill $pid\n\
-         \"{exe}\" render '{input}' --view linked --size {w}x{h} --select Y=1-2 --node {node} --time-slice {ta}:{tb} -o {expected}\n\
+         \"{exe}\" render '{input}' --view linked --size {w}x{h} --select Y=1-2 --node {node} --time-slice {ta}:{tb} \
+           --track {node} --zoom {zx0},{zy0},{zx1},{zy1} -o {expected}\n\
          cat {log} >&2\n",
         log = log.display(),
         shot = shot.display(),
@@ -179,6 +176,8 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
         px = pick[0],
         py = pick[1],
         sm = (sa + sb) / 2,
+        zxm = (zx0 + zx1) / 2,
+        zym = (zy0 + zy1) / 2,
     );
     let (ok, text) = in_xvfb("1100x700", &dir, &script);
     assert!(ok, "{text}");
@@ -189,6 +188,13 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
             format!("linked: selection {select}"),
             format!("linked: selection {select}; node {node} {coord}"),
             format!("linked: selection {select}; node {node} {coord}; slice {ta} to {tb}"),
+            format!(
+                "linked: selection {select}; node {node} {coord}; slice {ta} to {tb}; tracking node {node}'s message"
+            ),
+            format!(
+                "linked: selection {select}; node {node} {coord}; slice {ta} to {tb}; tracking node {node}'s message; \
+                 zoom {zx0},{zy0},{zx1},{zy1}"
+            ),
             "linked: nothing selected".to_string(),
         ],
         "{text}"
@@ -201,6 +207,24 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
     let differ = shot.iter().zip(&expected).filter(|(a, b)| a.iter().zip(*b).any(|(x, y)| x.abs_diff(*y) > 8)).count();
     assert!(differ * 100 < shot.len(), "{differ} of {} pixels differ from the headless render", shot.len());
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A point on the node selector's axis Y (of panel `pc`) at coordinate 1.5 and one at 2.5: the
+/// axis' column and the two heights.
+fn axis_y_brush(topo: &exaviz_engine::model::Topology, pc: [u32; 4]) -> (u32, u32, u32) {
+    use exaviz_engine::views::parcoords::parcoords_axis_at;
+    let mut on_y = Vec::new();
+    for x in pc[0]..pc[0] + pc[2] {
+        for y in (pc[1]..pc[1] + pc[3]).step_by(2) {
+            let q = [(x - pc[0]) as f32, (y - pc[1]) as f32];
+            if let Some((1, c)) = parcoords_axis_at(topo, pc[2], pc[3], q) {
+                on_y.push((x, y, c));
+            }
+        }
+    }
+    let axis_x = on_y.iter().map(|p| p.0).sum::<u32>() / on_y.len() as u32;
+    let at = |lo: f32, hi: f32| on_y.iter().find(|p| p.0 == axis_x && p.2 > lo && p.2 < hi).map(|p| p.1).unwrap();
+    (axis_x, at(1.3, 1.7), at(2.3, 2.7))
 }
 
 /// Runs a shell script in a fresh Xvfb screen (WIDTHxHEIGHT, 24-bit): whether it succeeded, and

@@ -17,8 +17,9 @@ use crate::Backend;
 use crate::model::Dataset;
 use crate::render::{Anchor, ColorMap, Image, Scene, View, render_scene};
 
+use super::group::BundleGroup;
 use super::parcoords::{ParcoordsOptions, parcoords_axis_at, parcoords_scene};
-use super::ring::{RingOptions, ring_node_at, ring_scene};
+use super::ring::{RingOptions, ring_bundles_in, ring_node_at, ring_scene, ring_unzoom};
 use super::select::{DimFilter, selected_nodes};
 use super::themeriver::{ThemeRiverOptions, themeriver_scene, themeriver_tick_at};
 use super::{BACKGROUND, TEXT_DIM, ViewError};
@@ -29,12 +30,18 @@ pub const MIN_SIZE: (u32, u32) = (800, 480);
 /// A press and release closer than this (pixels) is a click, not a drag.
 const CLICK: f32 = 4.0;
 
-/// The state the three views share.
+/// The state the three views share (the last three show in the ring only).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Linked {
     pub node: Option<u32>,
     pub select: Option<DimFilter>,
     pub time_slice: Option<(u64, u64)>,
+    /// The ring's group filter: the brushed bundles.
+    pub group: Option<BundleGroup>,
+    /// The node whose message the ring tracks.
+    pub track: Option<u32>,
+    /// The ring's zoom rectangle, in the unzoomed ring panel's pixels.
+    pub zoom: Option<[f32; 4]>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -81,7 +88,17 @@ fn panel_at(width: u32, height: u32, p: [f32; 2]) -> Option<(Panel, [u32; 4], [f
 impl LinkedOptions {
     fn ring_options(&self, [_, _, w, h]: [u32; 4]) -> RingOptions {
         let s = self.state;
-        RingOptions { width: w, height: h, time_slice: s.time_slice, node: s.node, select: s.select, ..self.ring }
+        RingOptions {
+            width: w,
+            height: h,
+            time_slice: s.time_slice,
+            node: s.node,
+            select: s.select,
+            group: s.group,
+            track: s.track,
+            zoom: s.zoom,
+            ..self.ring
+        }
     }
 
     fn parcoords_options(&self, [_, _, w, h]: [u32; 4]) -> ParcoordsOptions {
@@ -193,13 +210,22 @@ pub fn gesture(dataset: &Dataset, opts: &mut LinkedOptions, from: [f32; 2], to: 
         Panel::Ring if click => {
             let picked = ring_node_at(topo, &ring, a);
             s.node = if picked == s.node { None } else { picked };
+            if picked.is_none() {
+                s.group = None;
+            }
             if let (Some(v), Some(f)) = (s.node, s.select)
                 && !f.matches(topo.coord(v as usize))
             {
                 s.select = None;
             }
         }
-        Panel::Ring => {}
+        Panel::Ring => {
+            // The bundles are found on the CPU path, which draws the same curves as a GPU's.
+            let brushed = ring_bundles_in(dataset, &Backend::Cpu, &ring, [a[0], a[1], b[0], b[1]]);
+            if let Ok(group) = brushed {
+                s.group = group;
+            }
+        }
         Panel::Parcoords => {
             let mut f = s.select.unwrap_or_else(DimFilter::empty);
             match parcoords_axis_at(topo, r[2], r[3], a) {
@@ -236,6 +262,36 @@ pub fn gesture(dataset: &Dataset, opts: &mut LinkedOptions, from: [f32; 2], to: 
     opts.state != before
 }
 
+/// Applies a press at `from` and a release at `to` of the zoom button (the right one): a drag on
+/// the ring zooms into the rectangle it spans, a click on the ring zooms back out. Returns
+/// whether the state changed.
+pub fn zoom_gesture(opts: &mut LinkedOptions, from: [f32; 2], to: [f32; 2]) -> bool {
+    let Some((Panel::Ring, r, a)) = panel_at(opts.width, opts.height, from) else { return false };
+    let b = [to[0] - r[0] as f32, to[1] - r[1] as f32];
+    let before = opts.state.zoom;
+    if (b[0] - a[0]).hypot(b[1] - a[1]) < CLICK {
+        opts.state.zoom = None;
+    } else {
+        let ring = opts.ring_options(r);
+        let (p, q) = (ring_unzoom(&ring, a), ring_unzoom(&ring, b));
+        let zoom = [p[0].min(q[0]), p[1].min(q[1]), p[0].max(q[0]), p[1].max(q[1])];
+        // A rectangle too thin to zoom into is ignored, as is one past the most magnification.
+        let check = RingOptions { zoom: Some(zoom), ..ring };
+        if super::ring::zoom_is_valid(&check) {
+            opts.state.zoom = Some(zoom);
+        }
+    }
+    opts.state.zoom != before
+}
+
+/// Tracks the message of the picked node (`t` in the window), or stops tracking. Returns whether
+/// the state changed.
+pub fn toggle_track(opts: &mut LinkedOptions) -> bool {
+    let before = opts.state.track;
+    opts.state.track = if before.is_some() { None } else { opts.state.node };
+    opts.state.track != before
+}
+
 /// The shared state in words: `selection B=1-2 (128 nodes); node 37; slice 5 to 10`.
 pub fn describe(dataset: &Dataset, state: &Linked) -> String {
     let mut parts = Vec::new();
@@ -249,6 +305,15 @@ pub fn describe(dataset: &Dataset, state: &Linked) -> String {
     }
     if let Some((a, b)) = state.time_slice {
         parts.push(format!("slice {a} to {b}"));
+    }
+    if let Some(g) = &state.group {
+        parts.push(format!("bundles {}", g.describe()));
+    }
+    if let Some(v) = state.track {
+        parts.push(format!("tracking node {v}'s message"));
+    }
+    if let Some([x0, y0, x1, y1]) = state.zoom {
+        parts.push(format!("zoom {x0:.0},{y0:.0},{x1:.0},{y1:.0}"));
     }
     if parts.is_empty() { "nothing selected".into() } else { parts.join("; ") }
 }

@@ -3,6 +3,7 @@
 pub mod chord;
 pub mod density;
 pub mod embedding;
+pub mod group;
 pub mod legend;
 pub mod linked;
 pub mod matrix;
@@ -14,6 +15,7 @@ pub mod select;
 pub mod sendrecv;
 pub mod themeriver;
 pub mod timeline;
+pub mod track;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewError {

@@ -16,7 +16,8 @@ use crate::stages::kde_bundle::UnitFrame;
 use crate::stages::line_density::DensityInput;
 use crate::stages::{self, AxisKey, BundleInput, BundleParams, HeatmapInput};
 
-use super::legend::{color_bar, format_value};
+use super::group::{BundleGroup, clip_segment};
+use super::legend::{color_bar, color_bar_of, format_value};
 use super::select::{DimFilter, selected_nodes};
 use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
@@ -64,6 +65,15 @@ pub struct RingOptions {
     /// Dimension-value filter (seed 001 Fig. 10, seed 004 §V-B.2): only the channels of nodes
     /// with these coordinates, and their addresses; with `node`, their intersection.
     pub select: Option<DimFilter>,
+    /// Group filter (seed 004 §V-B.2): only the channels of these bundles (pairs of blocks).
+    pub group: Option<BundleGroup>,
+    /// Message tracking (seed 001 Fig. 13): the hops of the message node `track` sent first
+    /// (the messages tagged with it), coloured by the step they were sent at, over the other
+    /// channels in grey.
+    pub track: Option<u32>,
+    /// Zoom into this rectangle `[x0, y0, x1, y1]` of the unzoomed picture (pixels): it is
+    /// scaled to fill the plot; labels and legend keep their size.
+    pub zoom: Option<[f32; 4]>,
 }
 
 impl Default for RingOptions {
@@ -81,6 +91,9 @@ impl Default for RingOptions {
             time_slice: None,
             node: None,
             select: None,
+            group: None,
+            track: None,
+            zoom: None,
         }
     }
 }
@@ -202,27 +215,28 @@ impl Chords {
     }
 }
 
-/// Where the circle is: centre, radius, and node count.
-struct Circle {
-    cx: f32,
-    cy: f32,
-    radius: f32,
-    n: usize,
+/// Where the circle is: centre, radius, node count, and the zoom factor it was drawn at.
+pub(crate) struct Circle {
+    pub(crate) cx: f32,
+    pub(crate) cy: f32,
+    pub(crate) radius: f32,
+    pub(crate) n: usize,
+    pub(crate) zoom: f32,
 }
 
 impl Circle {
-    fn at(&self, p: u32, r: f32) -> [f32; 2] {
+    pub(crate) fn at(&self, p: u32, r: f32) -> [f32; 2] {
         self.at_f(p as f32, r)
     }
 
     /// A point at ring position `p` (fractional between nodes) and radius `r` in pixels.
-    fn at_f(&self, p: f32, r: f32) -> [f32; 2] {
+    pub(crate) fn at_f(&self, p: f32, r: f32) -> [f32; 2] {
         let a = std::f32::consts::TAU * p / self.n as f32 - std::f32::consts::FRAC_PI_2;
         [self.cx + r * a.cos(), self.cy + r * a.sin()]
     }
 
     /// A chord as a quadratic curve pulled towards the centre: (start, control, end).
-    fn curve(&self, pa: u32, pb: u32) -> ([f32; 2], [f32; 2], [f32; 2]) {
+    pub(crate) fn curve(&self, pa: u32, pb: u32) -> ([f32; 2], [f32; 2], [f32; 2]) {
         let (p0, p2) = (self.at(pa, self.radius), self.at(pb, self.radius));
         let mid = [(p0[0] + p2[0]) / 2.0, (p0[1] + p2[1]) / 2.0];
         (p0, [self.cx + (mid[0] - self.cx) * 0.35, self.cy + (mid[1] - self.cy) * 0.35], p2)
@@ -267,20 +281,18 @@ fn polylines(
 /// Quadratic curves pulled towards the centre.
 fn plain_curves(circle: &Circle, ends: impl Iterator<Item = (u32, u32)>, count: usize) -> Vec<Vec<[f32; 2]>> {
     let detail = if count > 200_000 { 4 } else { 10 };
-    ends.map(|(a, b)| {
-        let (p0, p1, p2) = circle.curve(a, b);
-        (0..=detail)
-            .map(|k| {
-                let u = k as f32 / detail as f32;
-                let v = 1.0 - u;
-                [
-                    v * v * p0[0] + 2.0 * v * u * p1[0] + u * u * p2[0],
-                    v * v * p0[1] + 2.0 * v * u * p1[1] + u * u * p2[1],
-                ]
-            })
-            .collect()
-    })
-    .collect()
+    ends.map(|(a, b)| flatten(circle.curve(a, b), detail)).collect()
+}
+
+/// A quadratic curve as `detail` straight pieces.
+pub(crate) fn flatten((p0, p1, p2): ([f32; 2], [f32; 2], [f32; 2]), detail: u32) -> Vec<[f32; 2]> {
+    (0..=detail)
+        .map(|k| {
+            let u = k as f32 / detail as f32;
+            let v = 1.0 - u;
+            [v * v * p0[0] + 2.0 * v * u * p1[0] + u * u * p2[0], v * v * p0[1] + 2.0 * v * u * p1[1] + u * u * p2[1]]
+        })
+        .collect()
 }
 
 /// Chords bundled by the KDE stage; heavier links pull harder (weight 1 + 999 * traffic / max).
@@ -318,21 +330,59 @@ fn resolve_blocks(opts: &RingOptions, n: usize) -> Result<Option<Blocks>, ViewEr
     }
 }
 
-/// Width of one address ring and the gap between rings, in pixels.
+/// Width of one address ring and the gap between rings, in pixels (scaled with the zoom).
 fn ring_band(circle: &Circle) -> (f32, f32) {
-    ((circle.radius * 0.025).clamp(2.5, 7.0), 1.5)
+    ((circle.radius / circle.zoom * 0.025).clamp(2.5, 7.0) * circle.zoom, 1.5 * circle.zoom)
+}
+
+/// The plot's rectangle `[x0, y0, x1, y1]`: left of the legend, below the title.
+fn plot_rect(opts: &RingOptions) -> [f32; 4] {
+    [0.0, TOP, opts.width as f32 - LEGEND_W, opts.height as f32]
+}
+
+/// Most a zoom may magnify (or shrink, inversely).
+const MAX_ZOOM: f32 = 1000.0;
+
+/// The zoom of `opts` as a scale `s` and offset `o`: an unzoomed picture point `p` is drawn at
+/// `p * s + o`. The zoom rectangle's centre goes to the plot's centre, and the rectangle fills
+/// the plot in one direction.
+fn zoom_transform(opts: &RingOptions) -> Result<(f32, [f32; 2]), ViewError> {
+    let Some([x0, y0, x1, y1]) = opts.zoom else { return Ok((1.0, [0.0, 0.0])) };
+    let [px0, py0, px1, py1] = plot_rect(opts);
+    let (rw, rh) = ((x1 - x0).abs(), (y1 - y0).abs());
+    let s = ((px1 - px0) / rw).min((py1 - py0) / rh);
+    if !(rw >= 4.0 && rh >= 4.0 && s.is_finite() && (1.0 / MAX_ZOOM..=MAX_ZOOM).contains(&s)) {
+        return Err(ViewError::Unsupported(format!(
+            "zoom rectangle {x0},{y0},{x1},{y1} must be at least 4x4 pixels and magnify at most {MAX_ZOOM} times"
+        )));
+    }
+    let (cx, cy) = ((x0 + x1) / 2.0, (y0 + y1) / 2.0);
+    Ok((s, [(px0 + px1) / 2.0 - cx * s, (py0 + py1) / 2.0 - cy * s]))
+}
+
+/// Whether `opts`' zoom rectangle is one [`ring_scene`] accepts.
+pub fn zoom_is_valid(opts: &RingOptions) -> bool {
+    zoom_transform(opts).is_ok()
+}
+
+/// The unzoomed picture point drawn at `q` under `opts`' zoom (for zooming further in).
+pub fn ring_unzoom(opts: &RingOptions, q: [f32; 2]) -> [f32; 2] {
+    let (s, o) = zoom_transform(opts).unwrap_or((1.0, [0.0, 0.0]));
+    [(q[0] - o[0]) / s, (q[1] - o[1]) / s]
 }
 
 /// The circle of an `n`-node ring in a picture of `opts`' size, and the outer radius of the
-/// address rings around it.
-fn place_circle(n: usize, dims: usize, opts: &RingOptions) -> (Circle, f32) {
+/// address rings around it, both zoomed.
+fn place_circle(n: usize, dims: usize, opts: &RingOptions) -> Result<(Circle, f32), ViewError> {
     let (w, h) = (opts.width as f32, opts.height as f32);
-    let mut circle = Circle { cx: (w - LEGEND_W) / 2.0, cy: TOP + (h - TOP) / 2.0 - 8.0, radius: 1.0, n };
+    let mut circle = Circle { cx: (w - LEGEND_W) / 2.0, cy: TOP + (h - TOP) / 2.0 - 8.0, radius: 1.0, n, zoom: 1.0 };
     let outer = (w - LEGEND_W).min(h - TOP) / 2.0 - 30.0;
     let (band, gap) = ring_band(&Circle { radius: outer, ..circle });
     let rings = if opts.address_rings { dims as f32 * (band + gap) + 4.0 } else { 0.0 };
     circle.radius = (outer - rings).max(8.0);
-    (circle, outer)
+    let (s, o) = zoom_transform(opts)?;
+    let zoomed = Circle { cx: circle.cx * s + o[0], cy: circle.cy * s + o[1], radius: circle.radius * s, n, zoom: s };
+    Ok((zoomed, outer * s))
 }
 
 /// Picking: the node whose place on the ring (or address rings) is nearest to the picture point
@@ -343,7 +393,7 @@ pub fn ring_node_at(topo: &crate::model::Topology, opts: &RingOptions, p: [f32; 
     if n == 0 {
         return None;
     }
-    let (circle, outer) = place_circle(n, topo.dims(), opts);
+    let Ok((circle, outer)) = place_circle(n, topo.dims(), opts) else { return None };
     let (dx, dy) = (p[0] - circle.cx, p[1] - circle.cy);
     let r = dx.hypot(dy);
     if r < circle.radius - 12.0 || r > outer.max(circle.radius) + 8.0 {
@@ -365,39 +415,75 @@ fn is_dense(chords: &Chords, opts: &RingOptions) -> bool {
     chords.list.len() > DENSE_CHORDS && opts.colour == ChannelColour::Traffic
 }
 
-/// The chords' curves through the line-density stage over the circle's bounding square, each
-/// segment weighted by its chord's traffic: each pixel coloured by the mean traffic of the chords
-/// through it, and more opaque where more chords cross.
+/// The chords' curves through the line-density stage over the circle's bounding square (within
+/// `view`, the visible plot, when zoomed), each segment weighted by its chord's traffic: each
+/// pixel coloured by the mean traffic of the chords through it (or `grey` for all), and more
+/// opaque where more chords cross.
 fn chord_density(
     scene: &mut Scene,
-    chords: &Chords,
-    lines: &[Vec<[f32; 2]>],
-    circle: &Circle,
+    ring: &Prepared,
+    view: Option<[f32; 4]>,
     map: ColorMap,
+    grey: Option<[f32; 4]>,
     backend: &Backend,
 ) -> Result<(), ViewError> {
-    let origin = [(circle.cx - circle.radius).floor() - 2.0, (circle.cy - circle.radius).floor() - 2.0];
-    let side = (2.0 * circle.radius).ceil() as u32 + 5;
-    let count: usize = lines.iter().map(|l| l.len().saturating_sub(1)).sum();
+    let (chords, circle) = (&ring.chords, &ring.circle);
+    let mut origin = [(circle.cx - circle.radius).floor() - 2.0, (circle.cy - circle.radius).floor() - 2.0];
+    let (mut width, mut height) = ((2.0 * circle.radius).ceil() as u32 + 5, (2.0 * circle.radius).ceil() as u32 + 5);
+    if let Some([x0, y0, x1, y1]) = view {
+        let end = [origin[0] + width as f32, origin[1] + height as f32];
+        origin = [origin[0].max(x0.floor()), origin[1].max(y0.floor())];
+        width = (end[0].min(x1.ceil()) - origin[0]).max(1.0) as u32;
+        height = (end[1].min(y1.ceil()) - origin[1]).max(1.0) as u32;
+    }
+    let clip = [-2.0, -2.0, width as f32 + 2.0, height as f32 + 2.0];
+    let count: usize = ring.lines.iter().map(|l| l.len().saturating_sub(1)).sum();
     let (mut segments, mut weights) = (Vec::with_capacity(count), Vec::with_capacity(count));
-    for (&(_, t), line) in chords.list.iter().zip(lines) {
+    for (&(_, t), line) in chords.list.iter().zip(&ring.lines) {
         for seg in line.windows(2) {
-            let (a, b) = (seg[0], seg[1]);
-            segments.push([a[0] - origin[0], a[1] - origin[1], b[0] - origin[0], b[1] - origin[1]]);
+            let (a, b) =
+                ([seg[0][0] - origin[0], seg[0][1] - origin[1]], [seg[1][0] - origin[0], seg[1][1] - origin[1]]);
+            // Zoomed, curves reach far outside the image: only their visible parts are walked.
+            let Some((a, b)) = (if view.is_some() { clip_segment(a, b, clip) } else { Some((a, b)) }) else {
+                continue;
+            };
+            segments.push([a[0], a[1], b[0], b[1]]);
             weights.push(u32::try_from(t).unwrap_or(u32::MAX));
         }
     }
-    let input = DensityInput { segments: &segments, weights: Some(&weights), width: side, height: side };
+    let input = DensityInput { segments: &segments, weights: Some(&weights), width, height };
     let image = stages::line_density::run(backend.runner().as_mut(), &input)?;
-    let colour = |mean: f64| {
-        if chords.max == 0 { [0.55, 0.6, 0.7, 1.0] } else { map.sample(chords.scale.normalise(mean)) }
+    let colour = |mean: f64| match grey {
+        Some(g) => g,
+        None if chords.max == 0 => [0.55, 0.6, 0.7, 1.0],
+        None => map.sample(chords.scale.normalise(mean)),
     };
     super::density::mean_value_pixels(scene, &image, origin, colour);
     Ok(())
 }
 
-/// Builds the ring scene.
-pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> Result<Scene, ViewError> {
+/// What the ring draws, computed before drawing; shared by [`ring_scene`] and picking.
+pub(crate) struct Prepared<'a> {
+    pub(crate) topo: &'a crate::model::Topology,
+    pub(crate) blocks: Option<Blocks>,
+    /// The node and dimension-value filters' nodes.
+    pub(crate) selected: Option<Vec<u32>>,
+    /// Ring position of each node.
+    pub(crate) pos: Vec<u32>,
+    pub(crate) chords: Chords,
+    pub(crate) circle: Circle,
+    /// Per chord of `chords`, its curve in picture pixels.
+    pub(crate) lines: Vec<Vec<[f32; 2]>>,
+    /// Width factor of chords, below 1 where they would cover the disc many times over.
+    pub(crate) thin: f32,
+}
+
+/// Checks `opts` against the dataset, filters the chords and computes their curves.
+pub(crate) fn prepare<'a>(
+    dataset: &'a Dataset,
+    backend: &Backend,
+    opts: &RingOptions,
+) -> Result<Prepared<'a>, ViewError> {
     let topo = super::torus(dataset, "the ring view needs")?;
     let n = topo.node_count();
     let blocks = resolve_blocks(opts, n)?;
@@ -406,6 +492,7 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
     }
     let selected = selected_nodes(topo, opts.node, opts.select.as_ref()).map_err(ViewError::Unsupported)?;
     super::check_slice(opts.time_slice)?;
+    let (circle, _) = place_circle(n, topo.dims(), opts)?;
     let traffic = link_traffic_in(dataset, backend, opts.time_slice)?;
     let pos = positions(&order_nodes(topo, opts.order));
     let mut chords = Chords::new(topo, &traffic);
@@ -416,9 +503,20 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
         }
         chords.retain(|a, b| keep[a as usize] || keep[b as usize]);
     }
-
-    let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
-    let (circle, _) = place_circle(n, topo.dims(), opts);
+    if let Some(group) = &opts.group {
+        let b = blocks.as_ref().ok_or_else(|| {
+            ViewError::Unsupported(format!("the group filter needs Hilbert blocks; {n} nodes have none"))
+        })?;
+        if let Some(m) = group.max_block().filter(|&m| m >= b.count()) {
+            return Err(ViewError::Unsupported(format!(
+                "group {} names block {}, but the ring has {} blocks",
+                group.describe(),
+                m + 1,
+                b.count()
+            )));
+        }
+        chords.retain(|x, y| group.contains(b.of(pos[x as usize]), b.of(pos[y as usize])));
+    }
 
     // Dense rings would cover the disc many times over: thin every chord so the ink (length x
     // width) stays within three times the disc's area; chords thinner than a pixel fade instead.
@@ -434,39 +532,86 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
     let disc = std::f64::consts::PI * f64::from(circle.radius).powi(2);
     let thin = if ink > 3.0 * disc { (3.0 * disc / ink).max(0.15) as f32 } else { 1.0 };
     let lines = polylines(&circle, &pos, &chords, opts.bundle, blocks.as_ref(), backend)?;
-    let dense = is_dense(&chords, opts);
-    if dense {
-        chord_density(&mut scene, &chords, &lines, &circle, opts.colormap, backend)?;
+    Ok(Prepared { topo, blocks, selected, pos, chords, circle, lines, thin })
+}
+
+/// Group brushing: the bundles (block pairs) of the chords whose curves, as `opts` draws them,
+/// cross the picture rectangle `[x0, y0, x1, y1]`; `None` without blocks or where none cross.
+/// The group filter of `opts` is left out, so a new brush replaces the group.
+pub fn ring_bundles_in(
+    dataset: &Dataset,
+    backend: &Backend,
+    opts: &RingOptions,
+    [x0, y0, x1, y1]: [f32; 4],
+) -> Result<Option<BundleGroup>, ViewError> {
+    let ring = prepare(dataset, backend, &RingOptions { group: None, ..*opts })?;
+    let Some(blocks) = &ring.blocks else { return Ok(None) };
+    let rect = [x0.min(x1), y0.min(y1), x0.max(x1), y0.max(y1)];
+    let mut group = BundleGroup::default();
+    for (&((a, b), _), line) in ring.chords.list.iter().zip(&ring.lines) {
+        if line.windows(2).any(|s| clip_segment(s[0], s[1], rect).is_some()) {
+            group.insert(blocks.of(ring.pos[a as usize]), blocks.of(ring.pos[b as usize]));
+        }
     }
-    for (&((a, b), t), line) in chords.list.iter().zip(&lines).filter(|_| !dense) {
+    Ok((!group.is_empty()).then_some(group))
+}
+
+/// Builds the ring scene.
+pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> Result<Scene, ViewError> {
+    let ring = prepare(dataset, backend, opts)?;
+    let hops = match opts.track {
+        Some(origin) => Some(super::track::hops(dataset, origin)?),
+        None => None,
+    };
+    let (topo, chords, circle, pos) = (ring.topo, &ring.chords, &ring.circle, &ring.pos);
+    let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
+    let dense = is_dense(chords, opts);
+    // Tracking a message, the other channels are context, in grey.
+    let context = [0.4, 0.42, 0.48, 0.22];
+    if dense {
+        let view = opts.zoom.map(|_| plot_rect(opts));
+        chord_density(&mut scene, &ring, view, opts.colormap, hops.as_ref().map(|_| context), backend)?;
+    }
+    for (&((a, b), t), line) in chords.list.iter().zip(&ring.lines).filter(|_| !dense) {
         let (mut color, width) = chords.style(opts.colormap, t);
         if opts.time_slice.is_some() && t > 0 {
             // Opacity proportional to the chord's traffic in the slice (seed 001 Fig. 14).
             color[3] = 0.12 + 0.88 * (t as f32 / chords.max as f32);
         }
-        if let (ChannelColour::Relation, Some(blocks)) = (opts.colour, &blocks) {
+        if let (ChannelColour::Relation, Some(blocks)) = (opts.colour, &ring.blocks) {
             color = relation_colour(blocks.relation(pos[a as usize], pos[b as usize]));
         }
+        if hops.is_some() {
+            color = context;
+        }
         for seg in line.windows(2) {
-            scene.segment(Blend::Alpha, seg[0], seg[1], width * thin, color, false);
+            scene.segment(Blend::Alpha, seg[0], seg[1], width * ring.thin, color, false);
         }
     }
-    let marks = if opts.traffic_marks { traffic_marks(&mut scene, &chords, &lines, &circle) } else { None };
-    let rim = if opts.address_rings {
-        address_rings(&mut scene, topo, &pos, &circle, selected.as_deref())
+    let marks = if opts.traffic_marks && hops.is_none() {
+        traffic_marks(&mut scene, chords, &ring.lines, circle)
     } else {
-        circle.radius + 4.0
+        None
     };
-    if let Some(blocks) = &blocks {
-        block_marks(&mut scene, blocks, &circle, rim);
+    let track = hops.as_ref().map(|h| super::track::draw(&mut scene, h, circle, pos, opts.colormap));
+    let rim = if opts.address_rings {
+        address_rings(&mut scene, topo, pos, circle, ring.selected.as_deref())
+    } else {
+        circle.radius + 4.0 * circle.zoom
+    };
+    if let Some(blocks) = &ring.blocks {
+        block_marks(&mut scene, blocks, circle, rim);
     } else {
         for k in 0..4 {
-            let p = (n as u32 * k) / 4;
+            let p = (circle.n as u32 * k) / 4;
             let q = circle.at(p, rim + 13.0);
             scene.text(&format!("{p}"), [q[0], q[1] + 4.0], 11.0, Anchor::Centre, TEXT_DIM);
         }
     }
-    decorate(&mut scene, dataset, &circle, &chords, opts, blocks.as_ref(), marks);
+    if let Some(t) = &track {
+        super::track::label_ends(&mut scene, t, circle, rim);
+    }
+    decorate(&mut scene, dataset, &ring, opts, Decor { marks, track });
     Ok(scene)
 }
 
@@ -599,59 +744,46 @@ fn block_marks(scene: &mut Scene, blocks: &Blocks, circle: &Circle, rim: f32) {
     }
 }
 
-/// Nodes, title, subtitle and legends.
-fn decorate(
-    scene: &mut Scene,
-    dataset: &Dataset,
-    circle: &Circle,
-    chords: &Chords,
-    opts: &RingOptions,
-    blocks: Option<&Blocks>,
+/// What the legend tells beside the chords: traffic marks (largest radius and traffic) and a
+/// tracked message.
+struct Decor {
     marks: Option<(f32, u64)>,
-) {
-    // Every link belongs to one chord, so the chords' traffic sums to the links'.
-    let total: u64 = chords.list.iter().map(|c| c.1).sum();
+    track: Option<super::track::Tracked>,
+}
+
+/// Nodes, title, subtitle and legends (over an opaque title band and legend column when
+/// zoomed, so the zoomed circle does not run under them).
+fn decorate(scene: &mut Scene, dataset: &Dataset, ring: &Prepared, opts: &RingOptions, decor: Decor) {
+    let (circle, chords, blocks, marks) = (&ring.circle, &ring.chords, ring.blocks.as_ref(), decor.marks);
     let Some(topo) = dataset.topology.as_ref() else { return };
     let (w, h) = (opts.width as f32, opts.height as f32);
     let (legend_w, top) = (LEGEND_W, TOP);
     let n = circle.n;
-    let node_r = (std::f32::consts::TAU * circle.radius / n as f32 * 0.35).clamp(0.6, 3.0);
+    let node_r =
+        (std::f32::consts::TAU * circle.radius / n as f32 * 0.35).clamp(0.6, 3.0 * circle.zoom.clamp(1.0, 2.0));
     for p in 0..n as u32 {
         scene.disc(circle.at(p, circle.radius), node_r, [0.85, 0.86, 0.9, 0.9], false);
     }
-    let dims: Vec<String> = topo.extents.iter().map(u32::to_string).collect();
+    if opts.zoom.is_some() {
+        let bg = [BACKGROUND[0], BACKGROUND[1], BACKGROUND[2], 1.0];
+        scene.rect([0.0, 0.0], [w, top], bg, true);
+        scene.rect([w - legend_w, top], [w, h], bg, true);
+    }
     scene.text(&format!("Torus ring: {}", dataset.name), [16.0, 26.0], 16.0, Anchor::Left, TEXT);
     let unit = super::traffic_unit(dataset);
-    let bundling = match opts.bundle {
-        RingBundle::None => String::new(),
-        RingBundle::Kde(_) => " · KDE bundled".into(),
-        RingBundle::Blocks { beta } => format!(" · block bundled (β {beta:.2})"),
-        RingBundle::Hierarchical { beta } => format!(" · hierarchically bundled (β {beta:.2})"),
-    };
-    let block_text = blocks.map(|b| format!(" · {} blocks", b.count())).unwrap_or_default();
-    let mut filters = String::new();
-    if let Some(node) = opts.node {
-        let coord: Vec<String> = topo.coord(node as usize).iter().map(u32::to_string).collect();
-        filters += &format!(" · node {node} [{}] only", coord.join(","));
-    }
-    if let Some(f) = &opts.select {
-        filters += &format!(" · nodes with {}", f.describe());
-    }
-    if let Some((from, to)) = opts.time_slice {
-        filters += &format!(" · time {from} to {to}");
-    }
-    let sub = format!(
-        "{} order{block_text}{bundling}{filters} · {} torus · {} nodes · {} links · {} {unit}",
-        opts.order.name(),
-        dims.join("x"),
-        n,
-        topo.link_count(),
-        format_value(total as f64),
-    );
-    scene.text(&sub, [16.0, 46.0], 12.0, Anchor::Left, TEXT_DIM);
+    scene.text(&subtitle(dataset, topo, ring, opts, decor.track.as_ref()), [16.0, 46.0], 12.0, Anchor::Left, TEXT_DIM);
     let x = w - legend_w + 16.0;
     let mut y = top + 40.0;
-    if opts.colour == ChannelColour::Relation {
+    if let Some(t) = &decor.track {
+        let bar_h = (h - top - 200.0).clamp(40.0, 240.0);
+        let scale = Scale { lo: t.first as f64, hi: t.last as f64, log: false };
+        let map = opts.colormap;
+        color_bar_of(scene, |a| super::track::age_colour(map, a), scale, "hop sent at\nstep", [x, y, 18.0, bar_h]);
+        y += bar_h + 40.0;
+        scene.text("other channels", [x + 20.0, y], 11.0, Anchor::Left, TEXT_DIM);
+        scene.rect([x, y - 6.0], [x + 14.0, y + 2.0], [0.4, 0.42, 0.48, 1.0], true);
+        y += 30.0;
+    } else if opts.colour == ChannelColour::Relation {
         scene.text("channels", [x, y - 14.0], 12.0, Anchor::Left, TEXT);
         y += 4.0;
         let kinds = blocks.map_or(2, |b| (b.count() / 2 + 1).min(5) as usize);
@@ -709,6 +841,58 @@ fn decorate(
         scene.text("0", [x, y + 48.0], 11.0, Anchor::Left, TEXT_DIM);
         scene.text("max coordinate", [x + 100.0, y + 48.0], 11.0, Anchor::Right, TEXT_DIM);
     }
+}
+
+/// The line under the title: order, blocks, bundling, filters, torus and traffic.
+fn subtitle(
+    dataset: &Dataset,
+    topo: &crate::model::Topology,
+    ring: &Prepared,
+    opts: &RingOptions,
+    track: Option<&super::track::Tracked>,
+) -> String {
+    let (circle, chords, blocks) = (&ring.circle, &ring.chords, ring.blocks.as_ref());
+    // Every link belongs to one chord, so the chords' traffic sums to the links'.
+    let total: u64 = chords.list.iter().map(|c| c.1).sum();
+    let n = circle.n;
+    let dims: Vec<String> = topo.extents.iter().map(u32::to_string).collect();
+    let unit = super::traffic_unit(dataset);
+    let bundling = match opts.bundle {
+        RingBundle::None => String::new(),
+        RingBundle::Kde(_) => " · KDE bundled".into(),
+        RingBundle::Blocks { beta } => format!(" · block bundled (β {beta:.2})"),
+        RingBundle::Hierarchical { beta } => format!(" · hierarchically bundled (β {beta:.2})"),
+    };
+    let block_text = blocks.map(|b| format!(" · {} blocks", b.count())).unwrap_or_default();
+    let mut filters = String::new();
+    if let Some(node) = opts.node {
+        let coord: Vec<String> = topo.coord(node as usize).iter().map(u32::to_string).collect();
+        filters += &format!(" · node {node} [{}] only", coord.join(","));
+    }
+    if let Some(f) = &opts.select {
+        filters += &format!(" · nodes with {}", f.describe());
+    }
+    if let Some((from, to)) = opts.time_slice {
+        filters += &format!(" · time {from} to {to}");
+    }
+    if let Some(g) = &opts.group {
+        filters += &format!(" · bundles {} only", g.describe());
+    }
+    if let Some(t) = track {
+        filters += &format!(" · message of node {}: {} hops", t.origin, t.hops);
+    }
+    if opts.zoom.is_some() {
+        filters += &format!(" · zoom ×{}", format_value(f64::from(circle.zoom)));
+    }
+    let sub = format!(
+        "{} order{block_text}{bundling}{filters} · {} torus · {} nodes · {} links · {} {unit}",
+        opts.order.name(),
+        dims.join("x"),
+        n,
+        topo.link_count(),
+        format_value(total as f64),
+    );
+    sub
 }
 
 /// Dimension names: Blue Gene's A, B, C, D, E for five dimensions, else X, Y, Z (and d1, d2, ...).
