@@ -434,9 +434,7 @@ fn dense_parcoords_matches_golden_on_both_backends() {
 /// as documented in `linked::gesture`.
 #[test]
 fn linked_view_matches_golden_and_gestures_link_its_panels() {
-    use exaviz_engine::views::linked::{
-        Linked, LinkedOptions, describe, gesture, linked_image, panels, toggle_track, zoom_gesture,
-    };
+    use exaviz_engine::views::linked::{Linked, LinkedOptions, describe, gesture, linked_image, panels};
     use exaviz_engine::views::parcoords::parcoords_axis_at;
     use exaviz_engine::views::select::DimFilter;
     use exaviz_engine::views::themeriver::themeriver_tick_at;
@@ -518,11 +516,33 @@ fn linked_view_matches_golden_and_gestures_link_its_panels() {
     assert_eq!(act(&mut o, [xb, ry], [xa, ry + 40.0]), format!("slice {ta} to {tb}"), "either direction, any height");
     assert_eq!(act(&mut o, [xa, ry], [xa, ry]), "nothing selected", "a click ends the slice");
     assert!(!gesture(&d, &mut o, [xa, ry], [xa + 1.0, ry]), "a short drag is a click, not a slice");
+}
 
-    // The ring: a drag inside the disc brushes bundles, a click off the nodes ends the group; the
-    // right button zooms into a rectangle and a click zooms out; T tracks the picked node's message.
-    let brushed =
-        exaviz_engine::views::ring::ring_bundles_in(&d, &Backend::Cpu, &ring_opts, [150.0, 150.0, 250.0, 300.0]);
+/// The ring's own gestures in the linked view: a drag inside the disc brushes bundles, a click
+/// off the nodes ends the group; the right button zooms into a rectangle and a click zooms out;
+/// T tracks the picked node's message; a click on an address ring selects a coordinate.
+#[test]
+fn ring_gestures_in_the_linked_view_brush_zoom_track_and_select() {
+    use exaviz_engine::views::linked::{Linked, LinkedOptions, describe, gesture, panels, toggle_track, zoom_gesture};
+    use exaviz_engine::views::ring::{ring_address_at, ring_bundles_in, ring_node_at};
+    let d = exaviz_datasets::open("gen:torus-sim?dims=4x4x4&steps=20&seed=3").unwrap();
+    let topo = d.topology.as_ref().unwrap();
+    let ring = RingOptions::default();
+    let mut o = LinkedOptions { width: 800, height: 480, ring, colormap: ring.colormap, state: Linked::default() };
+    let [(_, rr), _, _] = panels(800, 480);
+    let ring_opts = RingOptions { width: rr[2], height: rr[3], ..ring };
+    let act = |o: &mut LinkedOptions, a: [f32; 2], b: [f32; 2]| {
+        gesture(&d, o, a, b);
+        describe(&d, &o.state)
+    };
+    let centre = [rr[2] as f32 * 0.4, rr[3] as f32 * 0.5];
+    let (q, u) = (0..rr[3])
+        .step_by(3)
+        .flat_map(|y| (0..rr[2]).step_by(3).map(move |x| [x as f32, y as f32]))
+        .find_map(|p| ring_node_at(topo, &ring_opts, p).map(|v| (p, v)))
+        .expect("a node on the ring");
+
+    let brushed = ring_bundles_in(&d, &Backend::Cpu, &ring_opts, [150.0, 150.0, 250.0, 300.0]);
     let brushed = brushed.unwrap().expect("chords cross the brush");
     assert_eq!(act(&mut o, [150.0, 150.0], [250.0, 300.0]), format!("bundles {}", brushed.describe()));
     assert_eq!(act(&mut o, centre, centre), "nothing selected", "a click off the nodes ends the group");
@@ -541,6 +561,22 @@ fn linked_view_matches_golden_and_gestures_link_its_panels() {
     assert!(toggle_track(&mut o));
     assert_eq!(describe(&d, &o.state), format!("node {u} {:?}; tracking node {u}'s message", topo.coord(u as usize)));
     assert!(toggle_track(&mut o) && o.state.track.is_none());
+
+    // A click on an address ring selects that ring's coordinate there, a second click frees it.
+    let (mut ring_x, mut x_value) = (None, 0);
+    'search: for y in (0..rr[3]).step_by(2) {
+        for x in (0..rr[2]).step_by(2) {
+            let p = [x as f32, y as f32];
+            if let Some((0, v)) = ring_address_at(topo, &ring_opts, p) {
+                (ring_x, x_value) = (Some(p), topo.coord(v as usize)[0]);
+                break 'search;
+            }
+        }
+    }
+    let p = ring_x.expect("a point on address ring X");
+    assert_eq!(act(&mut o, centre, centre), "nothing selected");
+    assert_eq!(act(&mut o, p, p), format!("selection X={x_value} (16 nodes)"));
+    assert_eq!(act(&mut o, p, p), "nothing selected");
 }
 
 /// The ring's message tracking (seed 001 Fig. 13), group filter and zoom: golden images on both

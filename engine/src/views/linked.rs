@@ -8,10 +8,14 @@
 //!   stream;
 //! - brushing a time range on the river sets the slice: the ring's channel opacity follows their
 //!   traffic in the slice, silent channels turn grey (Fig. 16), and the polylines are coloured by
-//!   the slice's traffic.
+//!   the slice's traffic;
+//! - on the ring itself: a click on an address ring selects that coordinate (as on an axis), a
+//!   drag brushes a group of bundles, the right button zooms into a rectangle, and the picked
+//!   node's message can be tracked (seed 001 Fig. 13).
 //!
-//! [`gesture`] turns a press and release (in picture pixels) into a change of state, so the
-//! window (`exaviz view --view linked`) and tests share one interpretation of the mouse.
+//! [`gesture`] and [`zoom_gesture`] turn a press and release (in picture pixels) into a change of
+//! state, so the window (`exaviz view --view linked`) and tests share one interpretation of the
+//! mouse.
 
 use crate::Backend;
 use crate::model::Dataset;
@@ -19,7 +23,7 @@ use crate::render::{Anchor, ColorMap, Image, Scene, View, render_scene};
 
 use super::group::BundleGroup;
 use super::parcoords::{ParcoordsOptions, parcoords_axis_at, parcoords_scene};
-use super::ring::{RingOptions, ring_bundles_in, ring_node_at, ring_scene, ring_unzoom};
+use super::ring::{RingOptions, ring_address_at, ring_bundles_in, ring_node_at, ring_scene, ring_unzoom};
 use super::select::{DimFilter, selected_nodes};
 use super::themeriver::{ThemeRiverOptions, themeriver_scene, themeriver_tick_at};
 use super::{BACKGROUND, TEXT_DIM, ViewError};
@@ -190,9 +194,12 @@ fn paste(out: &mut Image, part: &Image, r: [u32; 4]) {
 /// Applies a press at `from` and a release at `to` (picture pixels) to the shared state.
 /// Returns whether the state changed.
 ///
-/// - Ring: a click on a node (on the circle or its address rings) picks it; a click on the
-///   picked node, or off the ring, drops it. A picked node outside the selection ends the
-///   selection.
+/// - Ring: a click on a node on the circle (or just outside the address rings) picks it; a click
+///   on the picked node drops it, a click off the ring drops it and the group. A picked node
+///   outside the selection ends the selection. A click on an address ring selects that ring's
+///   coordinate there (the dimension-value filter), or frees the dimension when that coordinate
+///   alone was selected. A drag brushes bundles: the group becomes the bundles (block pairs)
+///   whose drawn curves cross the rectangle.
 /// - Node selector: a drag along an axis selects the coordinates it spans on that dimension
 ///   (replacing that dimension's range); a click on an axis selects one coordinate, or frees the
 ///   dimension when that coordinate alone was selected; a click away from the axes ends the
@@ -208,15 +215,27 @@ pub fn gesture(dataset: &Dataset, opts: &mut LinkedOptions, from: [f32; 2], to: 
     let s = &mut opts.state;
     match panel {
         Panel::Ring if click => {
-            let picked = ring_node_at(topo, &ring, a);
-            s.node = if picked == s.node { None } else { picked };
-            if picked.is_none() {
-                s.group = None;
-            }
-            if let (Some(v), Some(f)) = (s.node, s.select)
-                && !f.matches(topo.coord(v as usize))
-            {
-                s.select = None;
+            if let Some((d, v)) = ring_address_at(topo, &ring, a) {
+                let c = topo.coord(v as usize)[d];
+                let mut f = s.select.unwrap_or_else(DimFilter::empty);
+                if f.range(d) == Some((c, c)) {
+                    f.remove(d);
+                } else {
+                    f.set(d, topo.dims(), c, c);
+                }
+                s.select = (!f.is_empty()).then_some(f);
+                drop_node_outside(topo, s);
+            } else {
+                let picked = ring_node_at(topo, &ring, a);
+                s.node = if picked == s.node { None } else { picked };
+                if picked.is_none() {
+                    s.group = None;
+                }
+                if let (Some(v), Some(f)) = (s.node, s.select)
+                    && !f.matches(topo.coord(v as usize))
+                {
+                    s.select = None;
+                }
             }
         }
         Panel::Ring => {
@@ -243,11 +262,7 @@ pub fn gesture(dataset: &Dataset, opts: &mut LinkedOptions, from: [f32; 2], to: 
                 }
             }
             s.select = (!f.is_empty()).then_some(f);
-            if let (Some(v), Some(f)) = (s.node, s.select)
-                && !f.matches(topo.coord(v as usize))
-            {
-                s.node = None;
-            }
+            drop_node_outside(topo, s);
         }
         Panel::River => {
             let ta = themeriver_tick_at(dataset, r[2], r[3], a);
@@ -260,6 +275,15 @@ pub fn gesture(dataset: &Dataset, opts: &mut LinkedOptions, from: [f32; 2], to: 
         }
     }
     opts.state != before
+}
+
+/// A selection that leaves out the picked node drops the node.
+fn drop_node_outside(topo: &crate::model::Topology, s: &mut Linked) {
+    if let (Some(v), Some(f)) = (s.node, s.select)
+        && !f.matches(topo.coord(v as usize))
+    {
+        s.node = None;
+    }
 }
 
 /// Applies a press at `from` and a release at `to` of the zoom button (the right one): a drag on

@@ -405,6 +405,25 @@ pub fn ring_node_at(topo: &crate::model::Topology, opts: &RingOptions, p: [f32; 
     Some(order_nodes(topo, opts.order)[position])
 }
 
+/// Picking on the address rings (seed 004 §V-B.2's dimension-value filter): the dimension of the
+/// address ring under the picture point `p` (0 the innermost) and the node at that place, if `p`
+/// lies on one.
+pub fn ring_address_at(topo: &crate::model::Topology, opts: &RingOptions, p: [f32; 2]) -> Option<(usize, u32)> {
+    let n = topo.node_count();
+    if n == 0 || !opts.address_rings {
+        return None;
+    }
+    let Ok((circle, _)) = place_circle(n, topo.dims(), opts) else { return None };
+    let (band, gap) = ring_band(&circle);
+    let r = (p[0] - circle.cx).hypot(p[1] - circle.cy) - (circle.radius + 4.0 * circle.zoom) + gap / 2.0;
+    let d = (r / (band + gap)).floor();
+    if r < 0.0 || d >= topo.dims() as f32 {
+        return None;
+    }
+    let node = ring_node_at(topo, opts, p)?;
+    Some((d as usize, node))
+}
+
 /// Above this many chords (coloured by traffic), the chords' curves are aggregated by the
 /// line-density stage and drawn as a density image instead of one by one: the 16^5 torus has
 /// 5.2 million chords, far more than the disc has pixels.
