@@ -589,7 +589,7 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
     let context = [0.4, 0.42, 0.48, 0.22];
     if dense {
         let view = opts.zoom.map(|_| plot_rect(opts));
-        chord_density(&mut scene, &ring, view, opts.colormap, hops.as_ref().map(|_| context), backend)?;
+        chord_density(&mut scene, &ring, view, opts.colormap, hops.as_ref().map(|_| [0.26, 0.27, 0.31, 1.0]), backend)?;
     }
     for (&((a, b), t), line) in chords.list.iter().zip(&ring.lines).filter(|_| !dense) {
         let (mut color, width) = chords.style(opts.colormap, t);
