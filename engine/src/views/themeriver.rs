@@ -333,6 +333,8 @@ fn decorate(
         scene.rect([x, top], [x + 10.0, top + 1.0], TEXT, true);
         scene.rect([x, top + h - 1.0], [x + 10.0, top + h], TEXT, true);
         let unit = super::traffic_unit(dataset);
+        // One packet, not "1 packets".
+        let unit = if step == 1.0 { unit.strip_suffix('s').unwrap_or(unit) } else { unit };
         scene.text(
             &format!("{} {unit}", format_value(step)),
             [x + 16.0, top + h / 2.0 + 4.0],
