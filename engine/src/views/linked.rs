@@ -218,13 +218,8 @@ pub fn gesture(dataset: &Dataset, opts: &mut LinkedOptions, from: [f32; 2], to: 
             if let Some((d, v)) = ring_address_at(topo, &ring, a) {
                 let c = topo.coord(v as usize)[d];
                 let mut f = s.select.unwrap_or_else(DimFilter::empty);
-                if f.range(d) == Some((c, c)) {
-                    f.remove(d);
-                } else {
-                    f.set(d, topo.dims(), c, c);
-                }
-                s.select = (!f.is_empty()).then_some(f);
-                drop_node_outside(topo, s);
+                choose(&mut f, topo.dims(), d, (c, c), true);
+                set_selection(topo, s, f);
             } else {
                 let picked = ring_node_at(topo, &ring, a);
                 s.node = if picked == s.node { None } else { picked };
@@ -254,15 +249,10 @@ pub fn gesture(dataset: &Dataset, opts: &mut LinkedOptions, from: [f32; 2], to: 
                     let lo = c as u32;
                     // The release's height on the same axis, wherever the pointer went sideways.
                     let hi = parcoords_axis_at(topo, r[2], r[3], [a[0], b[1]]).map_or(lo, |(_, c)| c as u32);
-                    if click && f.range(d) == Some((lo, lo)) {
-                        f.remove(d);
-                    } else {
-                        f.set(d, topo.dims(), lo, hi);
-                    }
+                    choose(&mut f, topo.dims(), d, (lo, hi), click);
                 }
             }
-            s.select = (!f.is_empty()).then_some(f);
-            drop_node_outside(topo, s);
+            set_selection(topo, s, f);
         }
         Panel::River => {
             let ta = themeriver_tick_at(dataset, r[2], r[3], a);
@@ -277,8 +267,20 @@ pub fn gesture(dataset: &Dataset, opts: &mut LinkedOptions, from: [f32; 2], to: 
     opts.state != before
 }
 
-/// A selection that leaves out the picked node drops the node.
-fn drop_node_outside(topo: &crate::model::Topology, s: &mut Linked) {
+/// Coordinates `lo..=hi` chosen on dimension `d` (of `dims`): they replace that dimension's
+/// range, except that a click on the one coordinate selected there frees the dimension.
+fn choose(f: &mut DimFilter, dims: usize, d: usize, (lo, hi): (u32, u32), click: bool) {
+    if click && f.range(d) == Some((lo, lo)) {
+        f.remove(d);
+    } else {
+        f.set(d, dims, lo, hi);
+    }
+}
+
+/// Sets the selection (none when empty); a selection that leaves out the picked node drops the
+/// node.
+fn set_selection(topo: &crate::model::Topology, s: &mut Linked, f: DimFilter) {
+    s.select = (!f.is_empty()).then_some(f);
     if let (Some(v), Some(f)) = (s.node, s.select)
         && !f.matches(topo.coord(v as usize))
     {

@@ -448,7 +448,8 @@ fn chord_density(
 ) -> Result<(), ViewError> {
     let (chords, circle) = (&ring.chords, &ring.circle);
     let mut origin = [(circle.cx - circle.radius).floor() - 2.0, (circle.cy - circle.radius).floor() - 2.0];
-    let (mut width, mut height) = ((2.0 * circle.radius).ceil() as u32 + 5, (2.0 * circle.radius).ceil() as u32 + 5);
+    let side = (2.0 * circle.radius).ceil() as u32 + 5;
+    let (mut width, mut height) = (side, side);
     if let Some([x0, y0, x1, y1]) = view {
         let end = [origin[0] + width as f32, origin[1] + height as f32];
         origin = [origin[0].max(x0.floor()), origin[1].max(y0.floor())];
