@@ -72,9 +72,29 @@ impl Runner for CpuRunner {
     }
 }
 
+/// Binding indices a kernel only reads and can take as plain words: an upload into such a buffer
+/// is not copied before the dispatch (see `run_recording`).
+fn plain_inputs(kernel: Kernel) -> &'static [u32] {
+    match kernel {
+        Kernel::LineDensity => &[1],
+        _ => &[],
+    }
+}
+
+/// Copies a pending upload into its buffer.
+fn settle(bufs: &HashMap<BufId, Vec<AtomicU32>>, pending: &mut HashMap<BufId, &[u32]>, buf: BufId) {
+    if let (Some(data), Some(b)) = (pending.remove(&buf), bufs.get(&buf)) {
+        b.par_iter().zip(data.par_iter()).for_each(|(dst, &v)| dst.store(v, Relaxed));
+    }
+}
+
 fn run_recording(recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError> {
     {
         let mut bufs: HashMap<BufId, Vec<AtomicU32>> = HashMap::new();
+        // Uploads not yet copied into their buffers: a kernel input in `plain_inputs` reads the
+        // uploaded words where they are (a copy of, say, 16 MiB of segments per dispatch saved);
+        // any other use of the buffer copies them in first.
+        let mut pending: HashMap<BufId, &[u32]> = HashMap::new();
         let mut downloads = Vec::new();
         let mut last_use = HashMap::new();
         for (index, cmd) in recording.commands.iter().enumerate() {
@@ -88,6 +108,7 @@ fn run_recording(recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError>
                     bufs.insert(*buf, zeroed(*words));
                 }
                 Command::Clear { buf } => {
+                    pending.remove(buf);
                     let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
                     b.par_iter().for_each(|w| w.store(0, Relaxed));
                 }
@@ -100,9 +121,22 @@ fn run_recording(recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError>
                             b.len()
                         )));
                     }
-                    b.par_iter().zip(data.par_iter()).for_each(|(dst, &v)| dst.store(v, Relaxed));
+                    // A shorter upload leaves the rest of an earlier one in place.
+                    if pending.get(buf).is_some_and(|old| old.len() > data.len()) {
+                        settle(&bufs, &mut pending, *buf);
+                    }
+                    pending.insert(*buf, data);
                 }
                 Command::Dispatch { kernel, elements, params, bindings } => {
+                    for (binding, id) in bindings {
+                        if !plain_inputs(*kernel).contains(binding) {
+                            settle(&bufs, &mut pending, *id);
+                        }
+                    }
+                    let plain = |binding: u32| -> Option<&[u32]> {
+                        let id = bindings.iter().find(|(b, _)| *b == binding)?.1;
+                        pending.get(&id).copied()
+                    };
                     let get = |binding: u32| -> Result<&Words, StageError> {
                         let id = bindings
                             .iter()
@@ -111,9 +145,10 @@ fn run_recording(recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError>
                             .ok_or_else(|| StageError::Input(format!("{kernel:?}: binding {binding} not bound")))?;
                         bufs.get(&id).map(Vec::as_slice).ok_or_else(|| missing(id))
                     };
-                    dispatch(*kernel, *elements, params, &get)?;
+                    dispatch(*kernel, *elements, params, &get, &plain)?;
                 }
                 Command::Download { buf } => {
+                    settle(&bufs, &mut pending, *buf);
                     // A buffer read back for the last time is moved out and converted in place
                     // (no second copy of, say, every bundled point).
                     if last_use.get(buf) == Some(&index) {
@@ -139,12 +174,14 @@ fn check_cells(kernel: Kernel, n: u32, p: &kde_bundle::Params) -> Result<(), Sta
     }
 }
 
-/// Runs one dispatch with the mirrors; `get` resolves a binding index to its buffer.
+/// Runs one dispatch with the mirrors; `get` resolves a binding index to its buffer, and
+/// `plain` to the words of a pending upload where the binding is one of [`plain_inputs`].
 fn dispatch<'b>(
     kernel: Kernel,
     n: u32,
     params: &[u32],
     get: &dyn Fn(u32) -> Result<&'b Words, StageError>,
+    plain: &dyn Fn(u32) -> Option<&'b [u32]>,
 ) -> Result<(), StageError> {
     match kernel {
         Kernel::BinHeatmap => {
@@ -157,6 +194,17 @@ fn dispatch<'b>(
             let (seg, w, c, s) = (get(1)?, get(2)?, get(3)?, get(4)?);
             if n != p.n {
                 return Err(StageError::Input("line_density: dispatch size differs from n".into()));
+            }
+            let copied: Vec<u32>;
+            let seg = match plain(1) {
+                Some(words) => words,
+                None => {
+                    copied = seg.iter().map(|w| w.load(Relaxed)).collect();
+                    &copied
+                }
+            };
+            if seg.len() < 4 * n as usize {
+                return Err(StageError::Input("line_density: fewer segments than invocations".into()));
             }
             line_density::line_density_all(&p, seg, w, c, s);
         }
