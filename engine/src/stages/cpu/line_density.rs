@@ -412,9 +412,10 @@ impl ShortLines {
             & ((x1 as u32) < w_px as u32)
             & ((y0 as u32) < h_px as u32)
             & ((y1 as u32) < h_px as u32);
+        // Wrapping: for a segment not taken the record is garbage, and must not overflow.
         let b = (y0.min(y1) as u32) >> shift;
-        let y = y0 - (b << shift) as i32;
-        let tile = (y >> 2) as u32 * tile_cols as u32 + (x0 >> 2) as u32;
+        let y = y0.wrapping_sub((b << shift) as i32);
+        let tile = ((y >> 2) as u32).wrapping_mul(tile_cols as u32).wrapping_add((x0 >> 2) as u32);
         let entry = Self::entry(dx, dy, x0 & 3, y & 3) as u32;
         (if short & inside { b } else { u32::MAX }, tile << Self::ENTRY_BITS | entry)
     }
