@@ -377,6 +377,10 @@ pub fn kde_advect(e: u32, params: &Params, points: &Words, gradient: &Words) -> 
     out[0] = sm[0];
     out[s - 1] = sm[s - 1];
     let spacing = total / (s - 1) as f32;
+    // `walked_to[1..s - 1]`, padded to a fixed length with +inf (less than no target), so that
+    // the count below is a loop of fixed length, which vectorises.
+    let mut bounds = [f32::INFINITY; MAX_SAMPLES];
+    bounds[..s - 2].copy_from_slice(&walked_to[1..s - 1]);
     for j in 1..s - 1 {
         let target_len = spacing * j as f32;
         // The shader walks `seg` on while `seg + 1 < s` and `walked + seg_lens[seg] <
@@ -384,7 +388,7 @@ pub fn kde_advect(e: u32, params: &Params, points: &Words, gradient: &Words) -> 
         // decrease (and once NaN stay NaN, failing every test), so the segment it stops at is
         // one plus the count of `k < s - 1` with `walked_to[k] < target_len`: counted without a
         // branch, where the walk's exit mispredicts.
-        let below = walked_to[1..s - 1].iter().map(|&w| u32::from(w < target_len)).sum::<u32>();
+        let below = bounds.iter().map(|&w| u32::from(w < target_len)).sum::<u32>();
         let seg = 1 + below as usize;
         let walked = walked_to[seg - 1];
         let seg_len = seg_lens[seg];
