@@ -198,11 +198,17 @@ fn bucket(range: std::ops::Range<usize>, p: &Params, bands: Bands, segments: &[u
     let mut rest = Vec::new();
     let mut i = range.start;
     for block in ends.chunks(BLOCK) {
-        // Short segments of a whole block are found and recorded in straight-line code over
-        // arrays, which the compiler turns into vector instructions; the rest go one by one.
+        // Short segments of a block are found and recorded in straight-line code over arrays of
+        // fixed length, which the compiler turns into vector instructions; the rest go one by
+        // one. A last, partial block is padded with NaN segments, which are never short.
         let mut found = [(u32::MAX, 0); BLOCK];
-        if bands.tabled && block.len() == BLOCK {
-            for (f, &e) in found.iter_mut().zip(block) {
+        if bands.tabled {
+            let whole: [[f32; 4]; BLOCK] = block.try_into().unwrap_or_else(|_| {
+                let mut padded = [[f32::NAN; 4]; BLOCK];
+                padded[..block.len()].copy_from_slice(block);
+                padded
+            });
+            for (f, e) in found.iter_mut().zip(whole) {
                 *f = ShortLines::bucket(to_pixels(e), shift, bands.tile_cols, (w_px, h_px));
             }
         }
@@ -217,11 +223,6 @@ fn bucket(range: std::ops::Range<usize>, p: &Params, bands: Bands, segments: &[u
     }
     for (i, [x0, y0, x1, y1]) in rest {
         if (x0 < 0 && x1 < 0) || (y0 < 0 && y1 < 0) || (x0 >= w_px && x1 >= w_px) || (y0 >= h_px && y1 >= h_px) {
-            continue;
-        }
-        if bands.tabled && ShortLines::takes([x0, y0, x1, y1], w_px, h_px) {
-            let (b, record) = ShortLines::bucket([x0, y0, x1, y1], shift, bands.tile_cols, (w_px, h_px));
-            short[b as usize].push(record);
             continue;
         }
         let record = pack([x0, y0, x1, y1]);
@@ -293,7 +294,7 @@ pub fn line_density_all(p: &Params, segments: &[u32], weights: &Words, counts: &
             }
         }
         if let Some(table) = &table {
-            table.draw(buckets.iter().map(|chunk| &chunk[b]), (y_lo, rows), p, counts);
+            table.draw(buckets.iter().map(|chunk| chunk.short[b].as_slice()), (y_lo, rows), p, counts);
         }
     };
     if table.is_some() {
@@ -303,15 +304,6 @@ pub fn line_density_all(p: &Params, segments: &[u32], weights: &Words, counts: &
         }
     } else {
         (0..count).into_par_iter().for_each(draw);
-    }
-}
-
-impl std::ops::Index<usize> for Bucketed {
-    type Output = [u32];
-
-    /// The short segments of band `b`.
-    fn index(&self, b: usize) -> &[u32] {
-        &self.short[b]
     }
 }
 
@@ -401,8 +393,8 @@ impl ShortLines {
         rows >= Self::HALO && tiles <= 1 << (32 - Self::ENTRY_BITS)
     }
 
-    /// The band and record of a segment with pixel ends `[x0, y0, x1, y1]` if [`ShortLines::takes`]
-    /// it, else `u32::MAX` for the band. The record holds the tile of the segment's first pixel in
+    /// The band and record of a segment with pixel ends `[x0, y0, x1, y1]` if the table takes
+    /// it (short, and wholly inside the image), else `u32::MAX` for the band. The record holds the tile of the segment's first pixel in
     /// its band's buffer and its table entry. Without branches, so that blocks of segments vectorise.
     #[inline(always)]
     fn bucket([x0, y0, x1, y1]: [i32; 4], shift: u32, tile_cols: usize, (w_px, h_px): (i32, i32)) -> (u32, u32) {
@@ -418,12 +410,6 @@ impl ShortLines {
         let tile = ((y >> 2) as u32).wrapping_mul(tile_cols as u32).wrapping_add((x0 >> 2) as u32);
         let entry = Self::entry(dx, dy, x0 & 3, y & 3) as u32;
         (if short & inside { b } else { u32::MAX }, tile << Self::ENTRY_BITS | entry)
-    }
-
-    /// Whether a segment is drawn from the table: short, and wholly inside the image.
-    fn takes([x0, y0, x1, y1]: [i32; 4], w_px: i32, h_px: i32) -> bool {
-        let inside = |x: i32, y: i32| x >= 0 && y >= 0 && x < w_px && y < h_px;
-        (x1 - x0).abs() <= SHORT && (y1 - y0).abs() <= SHORT && inside(x0, y0) && inside(x1, y1)
     }
 
     fn entry(dx: i32, dy: i32, r: i32, s: i32) -> usize {
