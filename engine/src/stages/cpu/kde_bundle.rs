@@ -1,5 +1,6 @@
 //! CPU mirror of `shaders/wgsl/kde_bundle.wgsl` (keep the two in sync).
 
+use std::ops::Range;
 use std::sync::atomic::Ordering::Relaxed;
 
 use rayon::prelude::*;
@@ -112,10 +113,11 @@ fn splat_edge<T: Cell>(params: &Params, pts: &[V2], w: u32, grid: &mut [T]) {
     }
 }
 
-/// Runs `edge(e, grid)` for every edge, each rayon task with its own grid, then adds the grids
-/// into `splat` (low and high words, as the shader's carry leaves them). Integer additions
-/// commute, so the words equal one atomic add per point in any order, without contended atomics.
-fn with_task_grids<T: Cell>(params: &Params, splat: &Words, edge: impl Fn(usize, &mut [T]) + Sync) {
+/// Runs `edges(range, grid)` over every edge, each rayon task with a range and its own grid, then
+/// adds the grids into `splat` (low and high words, as the shader's carry leaves them). Integer
+/// additions commute, so the words equal one atomic add per point in any order, without
+/// contended atomics.
+fn with_task_grids<T: Cell>(params: &Params, splat: &Words, edges: impl Fn(Range<usize>, &mut [T]) + Sync) {
     let n = params.n as usize;
     let cells = params.grid as usize * params.grid as usize;
     let tasks = rayon::current_num_threads().clamp(1, (n * params.samples as usize).div_ceil(1 << 14).max(1));
@@ -124,9 +126,7 @@ fn with_task_grids<T: Cell>(params: &Params, splat: &Words, edge: impl Fn(usize,
         .into_par_iter()
         .map(|t| {
             let mut grid = vec![T::default(); cells];
-            for e in t * per..((t + 1) * per).min(n) {
-                edge(e, &mut grid);
-            }
+            edges((t * per).min(n)..((t + 1) * per).min(n), &mut grid);
             grid
         })
         .collect();
@@ -156,12 +156,14 @@ fn with_task_grids<T: Cell>(params: &Params, splat: &Words, edge: impl Fn(usize,
 
 fn splat_all<T: Cell>(params: &Params, points: &Words, weights: &Words, splat: &Words) {
     let s = params.samples as usize;
-    with_task_grids::<T>(params, splat, |e, grid| {
-        let mut pts = [[0f32; 2]; MAX_SAMPLES];
-        for (k, slot) in pts.iter_mut().enumerate().take(s) {
-            *slot = load_point(points, e * s + k);
+    with_task_grids::<T>(params, splat, |edges, grid| {
+        for e in edges {
+            let mut pts = [[0f32; 2]; MAX_SAMPLES];
+            for (k, slot) in pts.iter_mut().enumerate().take(s) {
+                *slot = load_point(points, e * s + k);
+            }
+            splat_edge(params, &pts[..s], weights[e].load(Relaxed), grid);
         }
-        splat_edge(params, &pts[..s], weights[e].load(Relaxed), grid);
     });
 }
 
@@ -176,9 +178,17 @@ pub fn kde_splat_all(params: &Params, points: &Words, weights: &Words, splat: &W
 
 fn advect_splat_all<T: Cell>(params: &Params, points: &Words, gradient: &Words, weights: &Words, splat: &Words) {
     let s = params.samples as usize;
-    with_task_grids::<T>(params, splat, |e, grid| {
-        let pts = kde_advect(e as u32, params, points, gradient);
-        splat_edge(params, &pts[..s], weights[e].load(Relaxed), grid);
+    with_task_grids::<T>(params, splat, |edges, grid| {
+        let lanes_end = edges.start + edges.len() / LANES * LANES;
+        for e0 in (edges.start..lanes_end).step_by(LANES) {
+            let pts = kde_advect_lanes(e0, params, points, gradient);
+            let w: [u32; LANES] = each_lane(|l| weights[e0 + l].load(Relaxed));
+            splat_lanes(params, &pts[..s], &w, grid);
+        }
+        for (e, w) in weights.iter().enumerate().take(edges.end).skip(lanes_end) {
+            let pts = kde_advect(e as u32, params, points, gradient);
+            splat_edge(params, &pts[..s], w.load(Relaxed), grid);
+        }
     });
 }
 
@@ -186,8 +196,16 @@ fn advect_splat_all<T: Cell>(params: &Params, points: &Words, gradient: &Words, 
 /// as the shader does.
 pub fn kde_advect_all(params: &Params, points: &Words, gradient: &Words, weights: &Words, splat: &Words) {
     if params.splat_next == 0 {
-        (0..params.n).into_par_iter().with_min_len(1024).for_each(|e| {
-            kde_advect(e, params, points, gradient);
+        let n = params.n as usize;
+        (0..n.div_ceil(LANES)).into_par_iter().with_min_len(128).for_each(|group| {
+            let e0 = group * LANES;
+            if e0 + LANES <= n {
+                kde_advect_lanes(e0, params, points, gradient);
+            } else {
+                for e in e0..n {
+                    kde_advect(e as u32, params, points, gradient);
+                }
+            }
         });
     } else if fits_u32(params, weights) {
         advect_splat_all::<u32>(params, points, gradient, weights, splat);
@@ -402,9 +420,211 @@ pub fn kde_advect(e: u32, params: &Params, points: &Words, gradient: &Words) -> 
     out
 }
 
+/// Edges advected at once by [`kde_advect_lanes`].
+const LANES: usize = 8;
+
+/// One value per lane (per edge of a group).
+type Lanes = [f32; LANES];
+
+/// `f` of every lane. Written as loops over lanes of one operation each, the code below compiles
+/// to vector instructions; each lane sees the scalar code's operations in the same order, so
+/// its floats are the scalar code's, bit for bit (no operation is fused or reordered).
+#[inline(always)]
+fn lanes(f: impl Fn(usize) -> f32) -> Lanes {
+    each_lane(f)
+}
+
+/// `f` of every lane, any type (a plain loop: `std::array::from_fn` is not always inlined, which
+/// leaves a call per lane).
+#[inline(always)]
+fn each_lane<T: Copy + Default>(f: impl Fn(usize) -> T) -> [T; LANES] {
+    let mut out = [T::default(); LANES];
+    for (l, v) in out.iter_mut().enumerate() {
+        *v = f(l);
+    }
+    out
+}
+
+/// [`sample_gradient`] of every lane's point. `as i32 as u32` equals the scalar `as u32` on the
+/// clamped values (in `0..grid`, or NaN, which both map to 0) and converts in vector registers.
+#[inline(always)]
+fn sample_gradient_lanes(params: &Params, gradient: &Words, x: &Lanes, y: &Lanes) -> [Lanes; 2] {
+    let g = params.grid as f32;
+    let gi = params.grid;
+    let qx = lanes(|l| (x[l] * g - 0.5).clamp(0.0, g - 1.0));
+    let qy = lanes(|l| (y[l] * g - 0.5).clamp(0.0, g - 1.0));
+    let c0x: [u32; LANES] = each_lane(|l| qx[l] as i32 as u32);
+    let c0y: [u32; LANES] = each_lane(|l| qy[l] as i32 as u32);
+    let c1x: [u32; LANES] = each_lane(|l| (c0x[l] + 1).min(gi - 1));
+    let c1y: [u32; LANES] = each_lane(|l| (c0y[l] + 1).min(gi - 1));
+    let fx = lanes(|l| qx[l] - c0x[l] as f32);
+    let fy = lanes(|l| qy[l] - c0y[l] as f32);
+    let at = |xs: &[u32; LANES], ys: &[u32; LANES]| -> [u32; LANES] {
+        each_lane(|l| gradient[(ys[l] * gi + xs[l]) as usize].load(Relaxed))
+    };
+    let (a, b, c, d) = (at(&c0x, &c0y), at(&c1x, &c0y), at(&c0x, &c1y), at(&c1x, &c1y));
+    let half = |w: &[u32; LANES], shift: u32| lanes(|l| f32::from((w[l] >> shift) as u16 as i16));
+    let component = |shift: u32| {
+        let (a, b, c, d) = (half(&a, shift), half(&b, shift), half(&c, shift), half(&d, shift));
+        lanes(|l| mix(mix(a[l], b[l], fx[l]), mix(c[l], d[l], fx[l]), fy[l]) * (1.0 / 32767.0))
+    };
+    [component(0), component(16)]
+}
+
+/// A group's points: `[k][0][l]` and `[k][1][l]` are x and y of point `k` of lane `l`.
+type LanePoints = [[Lanes; 2]; MAX_SAMPLES];
+
+/// [`kde_advect`] of the edges `e0..e0 + LANES` (lane `l` is edge `e0 + l`, which must be below
+/// `params.n`): the same steps, each on every lane at once; returns the new points.
+#[expect(clippy::needless_range_loop, reason = "indexed loops keep the lanes and the scalar code diffable by eye")]
+fn kde_advect_lanes(e0: usize, params: &Params, points: &Words, gradient: &Words) -> LanePoints {
+    let s = params.samples as usize;
+    let mut p: LanePoints = [[[0.0; LANES]; 2]; MAX_SAMPLES];
+    for l in 0..LANES {
+        for k in 0..s {
+            let [x, y] = load_point(points, (e0 + l) * s + k);
+            (p[k][0][l], p[k][1][l]) = (x, y);
+        }
+    }
+    for k in 1..s - 1 {
+        let [gx, gy] = sample_gradient_lanes(params, gradient, &p[k][0], &p[k][1]);
+        let q = p[k];
+        p[k] = [lanes(|l| q[0][l] + gx[l] * params.step), lanes(|l| q[1][l] + gy[l] * params.step)];
+    }
+    let mut sm = p;
+    let w = 0.5 * params.smoothing;
+    for k in 1..s - 1 {
+        for c in 0..2 {
+            sm[k][c] = lanes(|l| p[k][c][l] * (1.0 - params.smoothing) + (p[k - 1][c][l] + p[k + 1][c][l]) * w);
+        }
+    }
+    let mut seg_lens = [[0f32; LANES]; MAX_SAMPLES];
+    let mut walked_to = [[0f32; LANES]; MAX_SAMPLES];
+    let mut total = [0f32; LANES];
+    for k in 1..s {
+        let (a, b) = (sm[k - 1], sm[k]);
+        seg_lens[k] = lanes(|l| {
+            let (dx, dy) = (a[0][l] - b[0][l], a[1][l] - b[1][l]);
+            (dx * dx + dy * dy).sqrt()
+        });
+        total = lanes(|l| total[l] + seg_lens[k][l]);
+        walked_to[k] = total;
+    }
+    let mut out = sm;
+    let spacing = lanes(|l| total[l] / (s - 1) as f32);
+    for j in 1..s - 1 {
+        let target = lanes(|l| spacing[l] * j as f32);
+        // The segment each lane stops at, counted as in `kde_advect`.
+        let mut seg = [1u32; LANES];
+        for k in 1..s - 1 {
+            for l in 0..LANES {
+                seg[l] += u32::from(walked_to[k][l] < target[l]);
+            }
+        }
+        let seg = each_lane(|l| seg[l] as usize);
+        let walked = lanes(|l| walked_to[seg[l] - 1][l]);
+        let seg_len = lanes(|l| seg_lens[seg[l]][l]);
+        let t = lanes(|l| if seg_len[l] > 0.0 { ((target[l] - walked[l]) / seg_len[l]).clamp(0.0, 1.0) } else { 0.0 });
+        for c in 0..2 {
+            out[j][c] = lanes(|l| mix(sm[seg[l] - 1][c][l], sm[seg[l]][c][l], t[l]));
+        }
+    }
+    for l in 0..LANES {
+        for k in 0..s {
+            store_point(points, (e0 + l) * s + k, [out[k][0][l], out[k][1][l]]);
+        }
+    }
+    out
+}
+
+/// [`splat_edge`] of every lane's points, lane `l` adding `w[l]`.
+fn splat_lanes<T: Cell>(params: &Params, pts: &[[Lanes; 2]], w: &[u32; LANES], grid: &mut [T]) {
+    let g = params.grid as f32;
+    for p in pts {
+        let cell = |v: &Lanes| -> [u32; LANES] { each_lane(|l| (v[l] * g).clamp(0.0, g - 1.0) as i32 as u32) };
+        let (cx, cy) = (cell(&p[0]), cell(&p[1]));
+        for l in 0..LANES {
+            if !(p[0][l].is_nan() || p[1][l].is_nan()) {
+                grid[(cy[l] * params.grid + cx[l]) as usize].add(w[l]);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicU32;
+
     use super::*;
+
+    fn words(v: impl IntoIterator<Item = u32>) -> Vec<AtomicU32> {
+        v.into_iter().map(AtomicU32::new).collect()
+    }
+
+    fn plain(w: &[AtomicU32]) -> Vec<u32> {
+        w.iter().map(|v| v.load(Relaxed)).collect()
+    }
+
+    /// Advecting edges a group of lanes at a time gives the scalar `kde_advect`'s points and
+    /// splat, bit for bit: every sample count's edge cases (2 samples: no interior point; 32:
+    /// the most), groups and a remainder, points outside the unit square, NaN points and
+    /// zero-length edges, and both splat widths.
+    #[test]
+    fn lanes_equal_the_scalar_advection() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for samples in [2u32, 3, 7, 16, 32] {
+            for n in [5u32, 8, 21] {
+                let grid = 64;
+                let params =
+                    Params { n, samples, grid, radius: 3, step: 0.01, smoothing: 0.5, splat_next: 1, _pad1: 0 };
+                let mut pts = Vec::new();
+                for e in 0..n {
+                    let start = [(next() % 1000) as f32 / 800.0 - 0.1, (next() % 1000) as f32 / 800.0 - 0.1];
+                    for k in 0..samples {
+                        let p = match e % 7 {
+                            // A zero-length edge: every point the same.
+                            3 => start,
+                            // NaN points, as a degenerate input leaves them.
+                            5 if k == samples / 2 => [f32::NAN, 0.5],
+                            _ => [(next() % 1000) as f32 / 800.0 - 0.1, (next() % 1000) as f32 / 800.0 - 0.1],
+                        };
+                        pts.extend(p.map(f32::to_bits));
+                    }
+                }
+                let gradient = words((0..grid * grid).map(|_| next() as u32));
+                for heavy in [false, true] {
+                    let weights = words((0..n).map(|e| if heavy { u32::MAX - e } else { 1 + e % 3 }));
+                    assert_eq!(fits_u32(&params, &weights), !heavy);
+                    let (scalar, lanes) = (words(pts.iter().copied()), words(pts.iter().copied()));
+                    for e in 0..n {
+                        kde_advect(e, &params, &scalar, &gradient);
+                    }
+                    let expected_splat = words((0..2 * grid * grid).map(|_| 0));
+                    kde_splat_all(&params, &scalar, &weights, &expected_splat);
+                    let splat = words((0..2 * grid * grid).map(|_| 0));
+                    kde_advect_all(&params, &lanes, &gradient, &weights, &splat);
+                    let what = format!("{samples} samples, {n} edges, heavy {heavy}");
+                    assert_eq!(plain(&lanes), plain(&scalar), "points: {what}");
+                    assert_eq!(plain(&splat), plain(&expected_splat), "splat: {what}");
+                    assert!(plain(&splat).iter().any(|&w| w != 0), "{what}");
+                    // The last iteration's advection, without a splat.
+                    let last = Params { splat_next: 0, ..params };
+                    let (scalar, lanes) = (words(pts.iter().copied()), words(pts.iter().copied()));
+                    for e in 0..n {
+                        kde_advect(e, &last, &scalar, &gradient);
+                    }
+                    kde_advect_all(&last, &lanes, &gradient, &weights, &splat);
+                    assert_eq!(plain(&lanes), plain(&scalar), "points, no splat: {what}");
+                }
+            }
+        }
+    }
 
     /// The conversion-free floor equals `floor` by definition, on a sweep of [-1, 1], every
     /// half-integer tie and the ends.
