@@ -255,7 +255,7 @@ pub fn kde_blur_x_all(params: &Params, splat: &Words, blur_out: &Words) {
 pub fn kde_blur_y_all(params: &Params, blur_in: &Words, blur_out: &Words) {
     let (g, r) = (params.grid as usize, params.radius as usize);
     let w = taps(params.radius);
-    let input: Vec<f32> = blur_in[..g * g].iter().map(|v| f32::from_bits(v.load(Relaxed))).collect();
+    let input = plain_f32(&blur_in[..g * g]);
     (0..g).into_par_iter().for_each_init(
         || vec![0f32; g],
         |acc, y| {
@@ -281,24 +281,31 @@ fn mix(a: f32, b: f32, t: f32) -> f32 {
     a * (1.0 - t) + b * t
 }
 
+/// The words of a buffer as floats, copied out in parallel (each a separate atomic load).
+fn plain_f32(words: &Words) -> Vec<f32> {
+    let mut out = vec![0f32; words.len()];
+    out.par_chunks_mut(1 << 12).zip(words.par_chunks(1 << 12)).for_each(|(dst, src)| {
+        for (d, w) in dst.iter_mut().zip(src) {
+            *d = f32::from_bits(w.load(Relaxed));
+        }
+    });
+    out
+}
+
 /// All invocations of `kde_gradient`, one row per task (the shader's formula per cell, the same
-/// operations in the same order). The row and its neighbours are copied out of the buffer first,
-/// so the per-cell loop runs on plain slices and vectorises.
+/// operations in the same order). The grid is copied out of the buffer first, so the per-cell
+/// loop runs on plain slices and vectorises.
 pub fn kde_gradient_all(params: &Params, blur_in: &Words, gradient_out: &Words) {
     let g = params.grid as usize;
+    let input = plain_f32(&blur_in[..g * g]);
     (0..g).into_par_iter().for_each_init(
-        || (vec![0f32; g + 2], vec![0f32; g], vec![0f32; g], vec![0u32; g]),
-        |(mid, up, down, out), y| {
-            let load = |row: usize, dst: &mut [f32]| {
-                for (x, v) in dst.iter_mut().enumerate() {
-                    *v = load_f32(blur_in, row * g + x);
-                }
-            };
+        || (vec![0f32; g + 2], vec![0u32; g]),
+        |(mid, out), y| {
+            let row = |y: usize| &input[y * g..(y + 1) * g];
             // `mid` is padded by one clamped cell each side: `mid[x]` is the cell left of `x`.
-            load(y, &mut mid[1..=g]);
+            mid[1..=g].copy_from_slice(row(y));
             (mid[0], mid[g + 1]) = (mid[1], mid[g]);
-            load((y + 1).min(g - 1), up);
-            load(y.max(1) - 1, down);
+            let (up, down) = (row((y + 1).min(g - 1)), row(y.max(1) - 1));
             for x in 0..g {
                 let gx = mid[x + 2] - mid[x];
                 let gy = up[x] - down[x];
