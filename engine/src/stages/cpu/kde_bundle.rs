@@ -180,8 +180,9 @@ fn advect_splat_all<T: Cell>(params: &Params, points: &Words, gradient: &Words, 
     let s = params.samples as usize;
     with_task_grids::<T>(params, splat, |edges, grid| {
         let lanes_end = edges.start + edges.len() / LANES * LANES;
+        let mut scratch = LaneScratch::new();
         for e0 in (edges.start..lanes_end).step_by(LANES) {
-            let pts = kde_advect_lanes(e0, params, points, gradient);
+            let pts = kde_advect_lanes(e0, params, points, gradient, &mut scratch);
             let w: [u32; LANES] = each_lane(|l| weights[e0 + l].load(Relaxed));
             splat_lanes(params, &pts[..s], &w, grid);
         }
@@ -197,10 +198,10 @@ fn advect_splat_all<T: Cell>(params: &Params, points: &Words, gradient: &Words, 
 pub fn kde_advect_all(params: &Params, points: &Words, gradient: &Words, weights: &Words, splat: &Words) {
     if params.splat_next == 0 {
         let n = params.n as usize;
-        (0..n.div_ceil(LANES)).into_par_iter().with_min_len(128).for_each(|group| {
+        (0..n.div_ceil(LANES)).into_par_iter().with_min_len(128).for_each_init(LaneScratch::new, |scratch, group| {
             let e0 = group * LANES;
             if e0 + LANES <= n {
-                kde_advect_lanes(e0, params, points, gradient);
+                kde_advect_lanes(e0, params, points, gradient, scratch);
             } else {
                 for e in e0..n {
                     kde_advect(e as u32, params, points, gradient);
@@ -466,10 +467,12 @@ fn sample_gradient_lanes(params: &Params, gradient: &Words, x: &Lanes, y: &Lanes
     let c1y: [u32; LANES] = each_lane(|l| (c0y[l] + 1).min(gi - 1));
     let fx = lanes(|l| qx[l] - c0x[l] as f32);
     let fy = lanes(|l| qy[l] - c0y[l] as f32);
-    let at = |xs: &[u32; LANES], ys: &[u32; LANES]| -> [u32; LANES] {
-        each_lane(|l| gradient[(ys[l] * gi + xs[l]) as usize].load(Relaxed))
-    };
-    let (a, b, c, d) = (at(&c0x, &c0y), at(&c1x, &c0y), at(&c0x, &c1y), at(&c1x, &c1y));
+    let (a, b, c, d) = (
+        gather(gradient, gi, &c0x, &c0y),
+        gather(gradient, gi, &c1x, &c0y),
+        gather(gradient, gi, &c0x, &c1y),
+        gather(gradient, gi, &c1x, &c1y),
+    );
     let half = |w: &[u32; LANES], shift: u32| lanes(|l| f32::from((w[l] >> shift) as u16 as i16));
     let component = |shift: u32| {
         let (a, b, c, d) = (half(&a, shift), half(&b, shift), half(&c, shift), half(&d, shift));
@@ -478,15 +481,43 @@ fn sample_gradient_lanes(params: &Params, gradient: &Words, x: &Lanes, y: &Lanes
     [component(0), component(16)]
 }
 
+/// The words of the cells `(xs[l], ys[l])` of a `grid`-wide grid.
+#[inline(always)]
+fn gather(words: &Words, grid: u32, xs: &[u32; LANES], ys: &[u32; LANES]) -> [u32; LANES] {
+    each_lane(|l| words[(ys[l] * grid + xs[l]) as usize].load(Relaxed))
+}
+
 /// A group's points: `[k][0][l]` and `[k][1][l]` are x and y of point `k` of lane `l`.
 type LanePoints = [[Lanes; 2]; MAX_SAMPLES];
 
+/// Working arrays of [`kde_advect_lanes`], allocated once per task rather than zeroed per group.
+pub(super) struct LaneScratch {
+    p: LanePoints,
+    sm: LanePoints,
+    seg_lens: [Lanes; MAX_SAMPLES],
+    walked_to: [Lanes; MAX_SAMPLES],
+}
+
+impl LaneScratch {
+    fn new() -> Box<Self> {
+        let (point, lanes) = ([[[0.0; LANES]; 2]; MAX_SAMPLES], [[0.0; LANES]; MAX_SAMPLES]);
+        Box::new(Self { p: point, sm: point, seg_lens: lanes, walked_to: lanes })
+    }
+}
+
 /// [`kde_advect`] of the edges `e0..e0 + LANES` (lane `l` is edge `e0 + l`, which must be below
-/// `params.n`): the same steps, each on every lane at once; returns the new points.
+/// `params.n`): the same steps, each on every lane at once; returns the new points (the first
+/// `params.samples` of them; the rest are left from earlier calls).
 #[expect(clippy::needless_range_loop, reason = "indexed loops keep the lanes and the scalar code diffable by eye")]
-fn kde_advect_lanes(e0: usize, params: &Params, points: &Words, gradient: &Words) -> LanePoints {
+fn kde_advect_lanes<'a>(
+    e0: usize,
+    params: &Params,
+    points: &Words,
+    gradient: &Words,
+    scratch: &'a mut LaneScratch,
+) -> &'a LanePoints {
     let s = params.samples as usize;
-    let mut p: LanePoints = [[[0.0; LANES]; 2]; MAX_SAMPLES];
+    let LaneScratch { p, sm, seg_lens, walked_to } = scratch;
     for l in 0..LANES {
         for k in 0..s {
             let [x, y] = load_point(points, (e0 + l) * s + k);
@@ -498,15 +529,13 @@ fn kde_advect_lanes(e0: usize, params: &Params, points: &Words, gradient: &Words
         let q = p[k];
         p[k] = [lanes(|l| q[0][l] + gx[l] * params.step), lanes(|l| q[1][l] + gy[l] * params.step)];
     }
-    let mut sm = p;
+    (sm[0], sm[s - 1]) = (p[0], p[s - 1]);
     let w = 0.5 * params.smoothing;
     for k in 1..s - 1 {
         for c in 0..2 {
             sm[k][c] = lanes(|l| p[k][c][l] * (1.0 - params.smoothing) + (p[k - 1][c][l] + p[k + 1][c][l]) * w);
         }
     }
-    let mut seg_lens = [[0f32; LANES]; MAX_SAMPLES];
-    let mut walked_to = [[0f32; LANES]; MAX_SAMPLES];
     let mut total = [0f32; LANES];
     for k in 1..s {
         let (a, b) = (sm[k - 1], sm[k]);
@@ -517,7 +546,9 @@ fn kde_advect_lanes(e0: usize, params: &Params, points: &Words, gradient: &Words
         total = lanes(|l| total[l] + seg_lens[k][l]);
         walked_to[k] = total;
     }
-    let mut out = sm;
+    walked_to[0] = [0.0; LANES];
+    // The new points go into `p` (no longer needed): the ends are the smoothed ones (unchanged).
+    let out = p;
     let spacing = lanes(|l| total[l] / (s - 1) as f32);
     for j in 1..s - 1 {
         let target = lanes(|l| spacing[l] * j as f32);
