@@ -183,7 +183,7 @@ fn advect_splat_all<T: Cell>(params: &Params, points: &Words, gradient: &Words, 
         let mut scratch = LaneScratch::new();
         for e0 in (edges.start..lanes_end).step_by(LANES) {
             let pts = kde_advect_lanes(e0, params, points, gradient, &mut scratch);
-            let w: [u32; LANES] = each_lane(|l| weights[e0 + l].load(Relaxed));
+            let w: [u32; LANES] = lanes(|l| weights[e0 + l].load(Relaxed));
             splat_lanes(params, &pts[..s], &w, grid);
         }
         for (e, w) in weights.iter().enumerate().take(edges.end).skip(lanes_end) {
@@ -436,16 +436,10 @@ type Lanes = [f32; LANES];
 
 /// `f` of every lane. Written as loops over lanes of one operation each, the code below compiles
 /// to vector instructions; each lane sees the scalar code's operations in the same order, so
-/// its floats are the scalar code's, bit for bit (no operation is fused or reordered).
+/// its floats are the scalar code's, bit for bit (no operation is fused or reordered). A plain
+/// loop: `std::array::from_fn` is not always inlined, which leaves a call per lane.
 #[inline(always)]
-fn lanes(f: impl Fn(usize) -> f32) -> Lanes {
-    each_lane(f)
-}
-
-/// `f` of every lane, any type (a plain loop: `std::array::from_fn` is not always inlined, which
-/// leaves a call per lane).
-#[inline(always)]
-fn each_lane<T: Copy + Default>(f: impl Fn(usize) -> T) -> [T; LANES] {
+fn lanes<T: Copy + Default>(f: impl Fn(usize) -> T) -> [T; LANES] {
     let mut out = [T::default(); LANES];
     for (l, v) in out.iter_mut().enumerate() {
         *v = f(l);
@@ -461,10 +455,10 @@ fn sample_gradient_lanes(params: &Params, gradient: &Words, x: &Lanes, y: &Lanes
     let gi = params.grid;
     let qx = lanes(|l| (x[l] * g - 0.5).clamp(0.0, g - 1.0));
     let qy = lanes(|l| (y[l] * g - 0.5).clamp(0.0, g - 1.0));
-    let c0x: [u32; LANES] = each_lane(|l| qx[l] as i32 as u32);
-    let c0y: [u32; LANES] = each_lane(|l| qy[l] as i32 as u32);
-    let c1x: [u32; LANES] = each_lane(|l| (c0x[l] + 1).min(gi - 1));
-    let c1y: [u32; LANES] = each_lane(|l| (c0y[l] + 1).min(gi - 1));
+    let c0x: [u32; LANES] = lanes(|l| qx[l] as i32 as u32);
+    let c0y: [u32; LANES] = lanes(|l| qy[l] as i32 as u32);
+    let c1x: [u32; LANES] = lanes(|l| (c0x[l] + 1).min(gi - 1));
+    let c1y: [u32; LANES] = lanes(|l| (c0y[l] + 1).min(gi - 1));
     let fx = lanes(|l| qx[l] - c0x[l] as f32);
     let fy = lanes(|l| qy[l] - c0y[l] as f32);
     let (a, b, c, d) = (
@@ -484,14 +478,15 @@ fn sample_gradient_lanes(params: &Params, gradient: &Words, x: &Lanes, y: &Lanes
 /// The words of the cells `(xs[l], ys[l])` of a `grid`-wide grid.
 #[inline(always)]
 fn gather(words: &Words, grid: u32, xs: &[u32; LANES], ys: &[u32; LANES]) -> [u32; LANES] {
-    each_lane(|l| words[(ys[l] * grid + xs[l]) as usize].load(Relaxed))
+    lanes(|l| words[(ys[l] * grid + xs[l]) as usize].load(Relaxed))
 }
 
 /// A group's points: `[k][0][l]` and `[k][1][l]` are x and y of point `k` of lane `l`.
 type LanePoints = [[Lanes; 2]; MAX_SAMPLES];
 
-/// Working arrays of [`kde_advect_lanes`], allocated once per task rather than zeroed per group.
-pub(super) struct LaneScratch {
+/// Working arrays of [`kde_advect_lanes`], allocated once per task rather than zeroed per group
+/// (`walked_to[0]`, the distance walked before the first segment, stays 0).
+struct LaneScratch {
     p: LanePoints,
     sm: LanePoints,
     seg_lens: [Lanes; MAX_SAMPLES],
@@ -546,7 +541,6 @@ fn kde_advect_lanes<'a>(
         total = lanes(|l| total[l] + seg_lens[k][l]);
         walked_to[k] = total;
     }
-    walked_to[0] = [0.0; LANES];
     // The new points go into `p` (no longer needed): the ends are the smoothed ones (unchanged).
     let out = p;
     let spacing = lanes(|l| total[l] / (s - 1) as f32);
@@ -559,7 +553,7 @@ fn kde_advect_lanes<'a>(
                 seg[l] += u32::from(walked_to[k][l] < target[l]);
             }
         }
-        let seg = each_lane(|l| seg[l] as usize);
+        let seg = lanes(|l| seg[l] as usize);
         let walked = lanes(|l| walked_to[seg[l] - 1][l]);
         let seg_len = lanes(|l| seg_lens[seg[l]][l]);
         let t = lanes(|l| if seg_len[l] > 0.0 { ((target[l] - walked[l]) / seg_len[l]).clamp(0.0, 1.0) } else { 0.0 });
@@ -579,7 +573,7 @@ fn kde_advect_lanes<'a>(
 fn splat_lanes<T: Cell>(params: &Params, pts: &[[Lanes; 2]], w: &[u32; LANES], grid: &mut [T]) {
     let g = params.grid as f32;
     for p in pts {
-        let cell = |v: &Lanes| -> [u32; LANES] { each_lane(|l| (v[l] * g).clamp(0.0, g - 1.0) as i32 as u32) };
+        let cell = |v: &Lanes| -> [u32; LANES] { lanes(|l| (v[l] * g).clamp(0.0, g - 1.0) as i32 as u32) };
         let (cx, cy) = (cell(&p[0]), cell(&p[1]));
         for l in 0..LANES {
             if !(p[0][l].is_nan() || p[1][l].is_nan()) {
