@@ -52,12 +52,13 @@ fn gpu_and_cpu_bundles_agree() {
 fn chunked_bundles_agree_with_unchunked() {
     let edges = ring_edges(1000, 2);
     let p = BundleParams { samples: 8, grid: 128, iterations: 5, ..Default::default() };
-    let whole = run(&mut CpuRunner::default(), &edges, None, &p);
+    let input = BundleInput { edges: &edges, weights: None };
+    let whole = stages::kde_bundle::run_recorded(&mut CpuRunner::default(), &input, &p).unwrap();
     // 8 samples x 8 bytes = 64 bytes per edge: a 4 KiB binding holds 64 edges, so 16 chunks.
     let mut small = CpuRunner { max_binding_bytes: 128 * 128 * 8 };
-    let rec = stages::kde_bundle::record(&BundleInput { edges: &edges, weights: None }, &p, 4096);
+    let rec = stages::kde_bundle::record(&input, &p, 4096);
     assert!(rec.is_err(), "the density grid alone exceeds 4 KiB");
-    let chunked_cpu = run(&mut small, &edges, None, &p);
+    let chunked_cpu = stages::kde_bundle::run_recorded(&mut small, &input, &p).unwrap();
     assert_eq!(whole, chunked_cpu, "chunking must not change the CPU result");
     let chunked = {
         let rec = stages::kde_bundle::record(&BundleInput { edges: &edges, weights: None }, &p, 128 * 128 * 8).unwrap();
@@ -67,6 +68,49 @@ fn chunked_bundles_agree_with_unchunked() {
         Bundled { samples: 8, points }
     };
     compare(&whole, &chunked);
+}
+
+/// The CPU runner bundles in plain memory (`cpu::kde_plain`), not by running the recording the
+/// GPU runs; the two give the same floats, bit for bit: edge counts short of, equal to and past
+/// a group of eight lanes, every sample count's ends, no iteration, 32- and 64-bit density sums,
+/// and edges that are degenerate, NaN or outside the unit square.
+#[test]
+fn plain_cpu_bundling_equals_the_recording() {
+    let mut cases = 0;
+    for (n, samples, grid, iterations) in [
+        (0, 16, 64, 3),
+        (1, 16, 64, 3),
+        (7, 3, 32, 4),
+        (8, 2, 32, 2),
+        (9, 32, 64, 5),
+        (301, 16, 128, 10),
+        (64, 5, 64, 0),
+    ] {
+        let mut edges = ring_edges(n, 7 + n as u64);
+        edges.truncate(n);
+        if n >= 9 {
+            edges[2] = [0.5, 0.5, 0.5, 0.5];
+            edges[3] = [f32::NAN, 0.2, 0.7, 0.7];
+            edges[4] = [-0.3, 0.1, 1.4, 0.9];
+        }
+        let p = BundleParams { samples, grid, iterations, ..Default::default() };
+        let light: Vec<u32> = (0..n as u32).map(|i| 1 + i % 5).collect();
+        let heavy: Vec<u32> = (0..n as u32).map(|i| u32::MAX / 3 - i).collect();
+        for weights in [None, Some(&light[..]), Some(&heavy[..])] {
+            let input = BundleInput { edges: &edges, weights };
+            let plain = stages::kde_bundle::run_each(&mut CpuRunner::default(), &input, &p).unwrap();
+            let recorded = stages::kde_bundle::run_recorded(&mut CpuRunner::default(), &input, &p).unwrap();
+            assert_eq!(plain.points.len(), n * samples as usize);
+            let bits = |b: &Bundled| b.points.iter().flat_map(|q| q.map(f32::to_bits)).collect::<Vec<_>>();
+            assert!(
+                bits(&plain) == bits(&recorded),
+                "{n} edges, {samples} samples, weights {:?}",
+                weights.map(|w| w[0])
+            );
+            cases += 1;
+        }
+    }
+    assert_eq!(cases, 21);
 }
 
 #[test]

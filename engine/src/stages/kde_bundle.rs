@@ -284,8 +284,33 @@ pub fn run(runner: &mut dyn Runner, input: &BundleInput<'_>, params: &BundlePara
     Ok(Bundled { samples: params.samples, points })
 }
 
-/// Bundles every edge of `input` as it is.
+/// Bundles every edge of `input` as it is: on a runner of plain memory (the CPU's) with
+/// `cpu::kde_plain`, which equals [`run_recorded`] there bit for bit, else as [`run_recorded`].
 pub fn run_each(
+    runner: &mut dyn Runner,
+    input: &BundleInput<'_>,
+    params: &BundleParams,
+) -> Result<Bundled, StageError> {
+    if !runner.plain_memory() {
+        return run_recorded(runner, input, params);
+    }
+    params.validate().map_err(StageError::Input)?;
+    let n = input.edges.len();
+    let ones;
+    let weights = match input.weights {
+        Some(w) if w.len() != n => return Err(StageError::Input("bundle weights and edges differ in length".into())),
+        Some(w) => w,
+        None => {
+            ones = vec![1u32; n];
+            &ones
+        }
+    };
+    let points = super::cpu::kde_plain::bundle(input.edges, weights, params);
+    Ok(Bundled { samples: params.samples, points })
+}
+
+/// Bundles every edge of `input` by running [`record`]'s recording on `runner`.
+pub fn run_recorded(
     runner: &mut dyn Runner,
     input: &BundleInput<'_>,
     params: &BundleParams,

@@ -171,6 +171,11 @@ pub trait Runner {
     /// Runs every command; returns the downloaded buffers in order.
     fn run(&mut self, recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError>;
     fn name(&self) -> &'static str;
+    /// Whether stages may run on the CPU in plain memory instead of running their recording
+    /// (the CPU runner: a stage's plain path equals its mirror's run of the recording).
+    fn plain_memory(&self) -> bool {
+        false
+    }
 }
 
 /// Splits `n` elements into chunks whose every column fits one binding; `bytes_per_element` is

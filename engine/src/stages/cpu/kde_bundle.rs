@@ -39,6 +39,26 @@ fn store_f32(w: &Words, i: usize, v: f32) {
     w[i].store(v.to_bits(), Relaxed);
 }
 
+/// Read access to a grid of words, whether a runner's buffer or plain memory (the gradient, read
+/// by [`advect_group`] from either).
+pub(super) trait WordGrid: Sync {
+    fn word(&self, i: usize) -> u32;
+}
+
+impl WordGrid for Words {
+    #[inline(always)]
+    fn word(&self, i: usize) -> u32 {
+        self[i].load(Relaxed)
+    }
+}
+
+impl WordGrid for [u32] {
+    #[inline(always)]
+    fn word(&self, i: usize) -> u32 {
+        self[i]
+    }
+}
+
 fn load_point(points: &Words, i: usize) -> V2 {
     [load_f32(points, 2 * i), load_f32(points, 2 * i + 1)]
 }
@@ -53,13 +73,19 @@ pub fn kde_init(e: u32, params: &Params, endpoints: &Words, points: &Words) {
         return;
     }
     let ep = [0, 1, 2, 3].map(|k| load_f32(endpoints, 4 * e as usize + k));
-    let last = (params.samples - 1) as f32;
-    for k in 0..params.samples - 1 {
-        let t = k as f32 / last;
-        let p = [ep[0] + (ep[2] - ep[0]) * t, ep[1] + (ep[3] - ep[1]) * t];
-        store_point(points, (e * params.samples + k) as usize, p);
+    for k in 0..params.samples {
+        store_point(points, (e * params.samples + k) as usize, init_point(ep, k, params.samples));
     }
-    store_point(points, (e * params.samples + params.samples - 1) as usize, [ep[2], ep[3]]);
+}
+
+/// Point `k` of `samples` of the straight edge `ep` (`kde_init`'s formula; the last point is the
+/// end itself).
+pub(super) fn init_point(ep: [f32; 4], k: u32, samples: u32) -> V2 {
+    if k + 1 == samples {
+        return [ep[2], ep[3]];
+    }
+    let t = k as f32 / (samples - 1) as f32;
+    [ep[0] + (ep[2] - ep[0]) * t, ep[1] + (ep[3] - ep[1]) * t]
 }
 
 /// The cell of a point; `clamp` then truncation equals the shader's `floor` then `clamp` (the
@@ -72,7 +98,7 @@ fn cell_of(params: &Params, p: V2) -> (u32, u32) {
 
 /// A cell of a task's own density grid: `u32` where no cell can overflow it (a third less memory
 /// traffic than `u64`, whose grids fall out of a core's L2 cache sooner), else `u64`.
-trait Cell: Copy + Default + Send + Sync {
+pub(super) trait Cell: Copy + Default + Send + Sync {
     fn add(&mut self, w: u32);
     fn get(self) -> u64;
 }
@@ -221,7 +247,7 @@ fn kernel(d: i32, r: u32) -> f32 {
 }
 
 /// The kernel's taps `d = -r..=r`, evaluated as the shader does.
-fn taps(r: u32) -> Vec<f32> {
+pub(super) fn taps(r: u32) -> Vec<f32> {
     (-(r as i32)..=r as i32).map(|d| kernel(d, r)).collect()
 }
 
@@ -236,15 +262,11 @@ pub fn kde_blur_x_all(params: &Params, splat: &Words, blur_out: &Words) {
         |(row, acc), y| {
             for x in 0..g {
                 let c = y * g + x;
-                row[r + x] =
-                    splat[2 * c].load(Relaxed) as f32 + splat[2 * c + 1].load(Relaxed) as f32 * 4_294_967_296.0;
+                row[r + x] = density_f32(
+                    u64::from(splat[2 * c].load(Relaxed)) | (u64::from(splat[2 * c + 1].load(Relaxed)) << 32),
+                );
             }
-            acc.fill(0.0);
-            for (d, &k) in w.iter().enumerate() {
-                for (a, &v) in acc.iter_mut().zip(&row[d..d + g]) {
-                    *a += k * v;
-                }
-            }
+            blur_x_row(&w, row, acc);
             for (x, &a) in acc.iter().enumerate() {
                 store_f32(blur_out, y * g + x, a);
             }
@@ -252,30 +274,53 @@ pub fn kde_blur_x_all(params: &Params, splat: &Words, blur_out: &Words) {
     );
 }
 
+/// A cell's splatted density as `kde_blur_x` reads it: low word plus high word times 2^32.
+#[inline(always)]
+pub(super) fn density_f32(v: u64) -> f32 {
+    v as u32 as f32 + (v >> 32) as u32 as f32 * 4_294_967_296.0
+}
+
+/// One row of `kde_blur_x`: `row` is the input padded with `taps.len() / 2` zeros each side,
+/// `out` the row's outputs, each summing its taps in the shader's order from 0.0.
+pub(super) fn blur_x_row(taps: &[f32], row: &[f32], out: &mut [f32]) {
+    let g = out.len();
+    out.fill(0.0);
+    for (d, &k) in taps.iter().enumerate() {
+        for (a, &v) in out.iter_mut().zip(&row[d..d + g]) {
+            *a += k * v;
+        }
+    }
+}
+
 /// All invocations of `kde_blur_y`, one row of outputs per task (taps in the shader's order).
 pub fn kde_blur_y_all(params: &Params, blur_in: &Words, blur_out: &Words) {
-    let (g, r) = (params.grid as usize, params.radius as usize);
+    let g = params.grid as usize;
     let w = taps(params.radius);
     let input = plain_f32(&blur_in[..g * g]);
     (0..g).into_par_iter().for_each_init(
         || vec![0f32; g],
         |acc, y| {
-            acc.fill(0.0);
-            for (d, &k) in w.iter().enumerate() {
-                let yy = (y + d) as isize - r as isize;
-                if yy < 0 || yy >= g as isize {
-                    continue; // adds +0.0 in the shader's terms: skipped there too
-                }
-                let src = &input[yy as usize * g..(yy as usize + 1) * g];
-                for (a, &v) in acc.iter_mut().zip(src) {
-                    *a += k * v;
-                }
-            }
+            blur_y_row(&w, &input, y, acc);
             for (x, &a) in acc.iter().enumerate() {
                 store_f32(blur_out, y * g + x, a);
             }
         },
     );
+}
+
+/// Row `y` of `kde_blur_y` over the grid `input` (rows of `out.len()` cells) into `out`.
+pub(super) fn blur_y_row(taps: &[f32], input: &[f32], y: usize, out: &mut [f32]) {
+    let (g, r) = (out.len(), taps.len() / 2);
+    out.fill(0.0);
+    for (d, &k) in taps.iter().enumerate() {
+        let yy = (y + d) as isize - r as isize;
+        if yy < 0 || yy >= g as isize {
+            continue; // adds +0.0 in the shader's terms: skipped there too
+        }
+        for (a, &v) in out.iter_mut().zip(&input[yy as usize * g..(yy as usize + 1) * g]) {
+            *a += k * v;
+        }
+    }
 }
 
 fn mix(a: f32, b: f32, t: f32) -> f32 {
@@ -302,23 +347,30 @@ pub fn kde_gradient_all(params: &Params, blur_in: &Words, gradient_out: &Words) 
     (0..g).into_par_iter().for_each_init(
         || (vec![0f32; g + 2], vec![0u32; g]),
         |(mid, out), y| {
-            let row = |y: usize| &input[y * g..(y + 1) * g];
-            // `mid` is padded by one clamped cell each side: `mid[x]` is the cell left of `x`.
-            mid[1..=g].copy_from_slice(row(y));
-            (mid[0], mid[g + 1]) = (mid[1], mid[g]);
-            let (up, down) = (row((y + 1).min(g - 1)), row(y.max(1) - 1));
-            for x in 0..g {
-                let gx = mid[x + 2] - mid[x];
-                let gy = up[x] - down[x];
-                let len = (gx * gx + gy * gy).sqrt();
-                let dir = if len > 0.0 { [gx / len, gy / len] } else { [0.0, 0.0] };
-                out[x] = pack2x16snorm(dir);
-            }
+            gradient_row(&input, y, mid, out);
             for (x, &v) in out.iter().enumerate() {
                 gradient_out[y * g + x].store(v, Relaxed);
             }
         },
     );
+}
+
+/// Row `y` of `kde_gradient` over the grid `input` (rows of `out.len()` cells) into `out`; `mid`
+/// is working space of `out.len() + 2` cells.
+pub(super) fn gradient_row(input: &[f32], y: usize, mid: &mut [f32], out: &mut [u32]) {
+    let g = out.len();
+    let row = |y: usize| &input[y * g..(y + 1) * g];
+    // `mid` is padded by one clamped cell each side: `mid[x]` is the cell left of `x`.
+    mid[1..=g].copy_from_slice(row(y));
+    (mid[0], mid[g + 1]) = (mid[1], mid[g]);
+    let (up, down) = (row((y + 1).min(g - 1)), row(y.max(1) - 1));
+    for x in 0..g {
+        let gx = mid[x + 2] - mid[x];
+        let gy = up[x] - down[x];
+        let len = (gx * gx + gy * gy).sqrt();
+        let dir = if len > 0.0 { [gx / len, gy / len] } else { [0.0, 0.0] };
+        out[x] = pack2x16snorm(dir);
+    }
 }
 
 /// WGSL's `pack2x16snorm`: each component to `floor(0.5 + 32767 * clamp(v, -1, 1))`, first in the
@@ -429,10 +481,13 @@ pub fn kde_advect(e: u32, params: &Params, points: &Words, gradient: &Words) -> 
 }
 
 /// Edges advected at once by [`kde_advect_lanes`].
-const LANES: usize = 8;
+pub(super) const LANES: usize = 8;
+
+/// The sums counted per resampled point by [`kde_advect_lanes`] where the window is exact.
+const WINDOW: usize = 4;
 
 /// One value per lane (per edge of a group).
-type Lanes = [f32; LANES];
+pub(super) type Lanes = [f32; LANES];
 
 /// `f` of every lane. Written as loops over lanes of one operation each, the code below compiles
 /// to vector instructions; each lane sees the scalar code's operations in the same order, so
@@ -450,7 +505,7 @@ fn lanes<T: Copy + Default>(f: impl Fn(usize) -> T) -> [T; LANES] {
 /// [`sample_gradient`] of every lane's point. `as i32 as u32` equals the scalar `as u32` on the
 /// clamped values (in `0..grid`, or NaN, which both map to 0) and converts in vector registers.
 #[inline(always)]
-fn sample_gradient_lanes(params: &Params, gradient: &Words, x: &Lanes, y: &Lanes) -> [Lanes; 2] {
+fn sample_gradient_lanes<G: WordGrid + ?Sized>(params: &Params, gradient: &G, x: &Lanes, y: &Lanes) -> [Lanes; 2] {
     let g = params.grid as f32;
     let gi = params.grid;
     let qx = lanes(|l| (x[l] * g - 0.5).clamp(0.0, g - 1.0));
@@ -467,43 +522,55 @@ fn sample_gradient_lanes(params: &Params, gradient: &Words, x: &Lanes, y: &Lanes
         gather(gradient, gi, &c0x, &c1y),
         gather(gradient, gi, &c1x, &c1y),
     );
-    let half = |w: &[u32; LANES], shift: u32| lanes(|l| f32::from((w[l] >> shift) as u16 as i16));
-    let component = |shift: u32| {
-        let (a, b, c, d) = (half(&a, shift), half(&b, shift), half(&c, shift), half(&d, shift));
-        lanes(|l| mix(mix(a[l], b[l], fx[l]), mix(c[l], d[l], fx[l]), fy[l]) * (1.0 / 32767.0))
-    };
-    [component(0), component(16)]
+    [bilinear_lanes([&a, &b, &c, &d], 0, &fx, &fy), bilinear_lanes([&a, &b, &c, &d], 16, &fx, &fy)]
+}
+
+/// One component (the half at `shift`) of [`sample_gradient_lanes`]' four corners, mixed.
+#[inline(always)]
+fn bilinear_lanes(corners: [&[u32; LANES]; 4], shift: u32, fx: &Lanes, fy: &Lanes) -> Lanes {
+    let [a, b, c, d] = corners.map(|w| lanes(|l| f32::from((w[l] >> shift) as u16 as i16)));
+    lanes(|l| mix(mix(a[l], b[l], fx[l]), mix(c[l], d[l], fx[l]), fy[l]) * (1.0 / 32767.0))
 }
 
 /// The words of the cells `(xs[l], ys[l])` of a `grid`-wide grid.
 #[inline(always)]
-fn gather(words: &Words, grid: u32, xs: &[u32; LANES], ys: &[u32; LANES]) -> [u32; LANES] {
-    lanes(|l| words[(ys[l] * grid + xs[l]) as usize].load(Relaxed))
+fn gather<G: WordGrid + ?Sized>(words: &G, grid: u32, xs: &[u32; LANES], ys: &[u32; LANES]) -> [u32; LANES] {
+    lanes(|l| words.word((ys[l] * grid + xs[l]) as usize))
 }
 
 /// A group's points: `[k][0][l]` and `[k][1][l]` are x and y of point `k` of lane `l`.
-type LanePoints = [[Lanes; 2]; MAX_SAMPLES];
+pub(super) type LanePoints = [[Lanes; 2]; MAX_SAMPLES];
 
-/// Working arrays of [`kde_advect_lanes`], allocated once per task rather than zeroed per group
+/// Working arrays of [`advect_group`], allocated once per task rather than zeroed per group
 /// (`walked_to[0]`, the distance walked before the first segment, stays 0).
-struct LaneScratch {
-    p: LanePoints,
+pub(super) struct LaneWork {
     sm: LanePoints,
     seg_lens: [Lanes; MAX_SAMPLES],
     walked_to: [Lanes; MAX_SAMPLES],
 }
 
-impl LaneScratch {
-    fn new() -> Box<Self> {
+impl LaneWork {
+    pub(super) fn new() -> Box<Self> {
         let (point, lanes) = ([[[0.0; LANES]; 2]; MAX_SAMPLES], [[0.0; LANES]; MAX_SAMPLES]);
-        Box::new(Self { p: point, sm: point, seg_lens: lanes, walked_to: lanes })
+        Box::new(Self { sm: point, seg_lens: lanes, walked_to: lanes })
+    }
+}
+
+/// [`LaneWork`] and a group's points, copied out of the points buffer.
+struct LaneScratch {
+    p: LanePoints,
+    work: Box<LaneWork>,
+}
+
+impl LaneScratch {
+    fn new() -> Self {
+        Self { p: [[[0.0; LANES]; 2]; MAX_SAMPLES], work: LaneWork::new() }
     }
 }
 
 /// [`kde_advect`] of the edges `e0..e0 + LANES` (lane `l` is edge `e0 + l`, which must be below
-/// `params.n`): the same steps, each on every lane at once; returns the new points (the first
-/// `params.samples` of them; the rest are left from earlier calls).
-#[expect(clippy::needless_range_loop, reason = "indexed loops keep the lanes and the scalar code diffable by eye")]
+/// `params.n`): [`advect_group`] between a copy out of `points` and back; returns the new points
+/// (the first `params.samples` of them; the rest are left from earlier calls).
 fn kde_advect_lanes<'a>(
     e0: usize,
     params: &Params,
@@ -512,13 +579,32 @@ fn kde_advect_lanes<'a>(
     scratch: &'a mut LaneScratch,
 ) -> &'a LanePoints {
     let s = params.samples as usize;
-    let LaneScratch { p, sm, seg_lens, walked_to } = scratch;
+    let p = &mut scratch.p;
     for l in 0..LANES {
-        for k in 0..s {
-            let [x, y] = load_point(points, (e0 + l) * s + k);
-            (p[k][0][l], p[k][1][l]) = (x, y);
+        for (k, pk) in p.iter_mut().enumerate().take(s) {
+            [pk[0][l], pk[1][l]] = load_point(points, (e0 + l) * s + k);
         }
     }
+    advect_group(params, gradient, &mut p[..s], &mut scratch.work);
+    for l in 0..LANES {
+        for (k, pk) in p.iter().enumerate().take(s) {
+            store_point(points, (e0 + l) * s + k, [pk[0][l], pk[1][l]]);
+        }
+    }
+    p
+}
+
+/// [`kde_advect`] of a group of `LANES` edges whose `params.samples` points are `p` (in place):
+/// the same steps, each on every lane at once.
+#[expect(clippy::needless_range_loop, reason = "indexed loops keep the lanes and the scalar code diffable by eye")]
+pub(super) fn advect_group<G: WordGrid + ?Sized>(
+    params: &Params,
+    gradient: &G,
+    p: &mut [[Lanes; 2]],
+    work: &mut LaneWork,
+) {
+    let s = params.samples as usize;
+    let LaneWork { sm, seg_lens, walked_to } = work;
     for k in 1..s - 1 {
         let [gx, gy] = sample_gradient_lanes(params, gradient, &p[k][0], &p[k][1]);
         let q = p[k];
@@ -542,13 +628,23 @@ fn kde_advect_lanes<'a>(
         walked_to[k] = total;
     }
     // The new points go into `p` (no longer needed): the ends are the smoothed ones (unchanged).
-    let out = p;
     let spacing = lanes(|l| total[l] / (s - 1) as f32);
     for j in 1..s - 1 {
         let target = lanes(|l| spacing[l] * j as f32);
-        // The segment each lane stops at, counted as in `kde_advect`.
-        let mut seg = [1u32; LANES];
-        for k in 1..s - 1 {
+        // The segment each lane stops at, counted as in `kde_advect`: one plus the count of
+        // `k in 1..s - 1` with `walked_to[k] < target`. Points were spaced evenly by the last
+        // resampling, so the count is about `j - 1`: only the window `lo..=hi` around it is
+        // counted, and every `k < lo` taken as counted, every `k > hi` as not. That is exact
+        // where `walked_to[lo - 1] < target` and `!(walked_to[hi + 1] < target)`, as the
+        // running sums never decrease and, once NaN, stay NaN (which fails every test): the
+        // first makes every earlier sum a number below `target`, the second every later sum
+        // NaN or at least `target`. Where a lane fails either, the group counts them all.
+        let (lo, hi) = (j.saturating_sub(WINDOW / 2).max(1), (j + WINDOW / 2 - 1).min(s - 2));
+        let exact = (lo == 1 || (0..LANES).all(|l| walked_to[lo - 1][l] < target[l]))
+            && (hi == s - 2 || !(0..LANES).any(|l| walked_to[hi + 1][l] < target[l]));
+        let (lo, hi) = if exact { (lo, hi) } else { (1, s - 2) };
+        let mut seg = [lo as u32; LANES];
+        for k in lo..=hi {
             for l in 0..LANES {
                 seg[l] += u32::from(walked_to[k][l] < target[l]);
             }
@@ -558,19 +654,13 @@ fn kde_advect_lanes<'a>(
         let seg_len = lanes(|l| seg_lens[seg[l]][l]);
         let t = lanes(|l| if seg_len[l] > 0.0 { ((target[l] - walked[l]) / seg_len[l]).clamp(0.0, 1.0) } else { 0.0 });
         for c in 0..2 {
-            out[j][c] = lanes(|l| mix(sm[seg[l] - 1][c][l], sm[seg[l]][c][l], t[l]));
+            p[j][c] = lanes(|l| mix(sm[seg[l] - 1][c][l], sm[seg[l]][c][l], t[l]));
         }
     }
-    for l in 0..LANES {
-        for k in 0..s {
-            store_point(points, (e0 + l) * s + k, [out[k][0][l], out[k][1][l]]);
-        }
-    }
-    out
 }
 
 /// [`splat_edge`] of every lane's points, lane `l` adding `w[l]`.
-fn splat_lanes<T: Cell>(params: &Params, pts: &[[Lanes; 2]], w: &[u32; LANES], grid: &mut [T]) {
+pub(super) fn splat_lanes<T: Cell>(params: &Params, pts: &[[Lanes; 2]], w: &[u32; LANES], grid: &mut [T]) {
     let g = params.grid as f32;
     for p in pts {
         let cell = |v: &Lanes| -> [u32; LANES] { lanes(|l| (v[l] * g).clamp(0.0, g - 1.0) as i32 as u32) };
@@ -610,7 +700,7 @@ mod tests {
             state ^= state << 17;
             state
         };
-        for samples in [2u32, 3, 7, 16, 32] {
+        for (samples, even) in [2u32, 3, 7, 16, 32].into_iter().flat_map(|s| [(s, false), (s, true)]) {
             for n in [5u32, 8, 21] {
                 let grid = 64;
                 let params =
@@ -618,8 +708,15 @@ mod tests {
                 let mut pts = Vec::new();
                 for e in 0..n {
                     let start = [(next() % 1000) as f32 / 800.0 - 0.1, (next() % 1000) as f32 / 800.0 - 0.1];
+                    let jitter = (next() % 1000) as f32 / 1000.0;
                     for k in 0..samples {
                         let p = match e % 7 {
+                            _ if even => {
+                                // Nearly even spacing, as resampling leaves points: the
+                                // resampling count's window holds, or (more jitter) fails.
+                                let t = (k as f32 + jitter * ((next() % 1000) as f32 / 1000.0 - 0.5)) / samples as f32;
+                                [start[0] + 0.3 * t, start[1] + 0.2 * t]
+                            }
                             // A zero-length edge: every point the same.
                             3 => start,
                             // NaN points, as a degenerate input leaves them.
@@ -641,7 +738,7 @@ mod tests {
                     kde_splat_all(&params, &scalar, &weights, &expected_splat);
                     let splat = words((0..2 * grid * grid).map(|_| 0));
                     kde_advect_all(&params, &lanes, &gradient, &weights, &splat);
-                    let what = format!("{samples} samples, {n} edges, heavy {heavy}");
+                    let what = format!("{samples} samples, {n} edges, even {even}, heavy {heavy}");
                     assert_eq!(plain(&lanes), plain(&scalar), "points: {what}");
                     assert_eq!(plain(&splat), plain(&expected_splat), "splat: {what}");
                     assert!(plain(&splat).iter().any(|&w| w != 0), "{what}");

@@ -14,6 +14,7 @@ use super::{BufId, Command, Kernel, Recording, Runner, StageError, WORKGROUP, wo
 pub mod bin_heatmap;
 pub mod bspline;
 pub mod kde_bundle;
+pub mod kde_plain;
 pub mod line_density;
 pub mod reduce;
 
@@ -62,6 +63,10 @@ impl Runner for CpuRunner {
 
     fn name(&self) -> &'static str {
         "cpu"
+    }
+
+    fn plain_memory(&self) -> bool {
+        true
     }
 
     fn run(&mut self, recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError> {
