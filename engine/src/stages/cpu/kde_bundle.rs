@@ -528,7 +528,8 @@ fn sample_gradient_lanes<G: WordGrid + ?Sized>(params: &Params, gradient: &G, x:
 /// One component (the half at `shift`) of [`sample_gradient_lanes`]' four corners, mixed.
 #[inline(always)]
 fn bilinear_lanes(corners: [&[u32; LANES]; 4], shift: u32, fx: &Lanes, fy: &Lanes) -> Lanes {
-    let [a, b, c, d] = corners.map(|w| lanes(|l| f32::from((w[l] >> shift) as u16 as i16)));
+    let half = |w: &[u32; LANES]| lanes(|l| f32::from((w[l] >> shift) as u16 as i16));
+    let (a, b, c, d) = (half(corners[0]), half(corners[1]), half(corners[2]), half(corners[3]));
     lanes(|l| mix(mix(a[l], b[l], fx[l]), mix(c[l], d[l], fx[l]), fy[l]) * (1.0 / 32767.0))
 }
 
@@ -665,10 +666,11 @@ pub(super) fn splat_lanes<T: Cell>(params: &Params, pts: &[[Lanes; 2]], w: &[u32
     for p in pts {
         let cell = |v: &Lanes| -> [u32; LANES] { lanes(|l| (v[l] * g).clamp(0.0, g - 1.0) as i32 as u32) };
         let (cx, cy) = (cell(&p[0]), cell(&p[1]));
+        // A NaN point adds 0 (to cell 0, where its NaN coordinates clamp and convert to): the
+        // same as skipping it, without a branch.
+        let add: [u32; LANES] = lanes(|l| if p[0][l].is_nan() || p[1][l].is_nan() { 0 } else { w[l] });
         for l in 0..LANES {
-            if !(p[0][l].is_nan() || p[1][l].is_nan()) {
-                grid[(cy[l] * params.grid + cx[l]) as usize].add(w[l]);
-            }
+            grid[(cy[l] * params.grid + cx[l]) as usize].add(add[l]);
         }
     }
 }

@@ -25,11 +25,15 @@ use crate::stages::kde_bundle::BundleParams;
 /// points, edge `e`'s `bp.samples` of them at `e * samples`. `bp` must be valid.
 pub fn bundle(edges: &[[f32; 4]], weights: &[u32], bp: &BundleParams) -> Vec<[f32; 2]> {
     let total: u64 = weights.iter().map(|&w| u64::from(w)).sum();
-    if total.saturating_mul(u64::from(bp.samples)) <= u64::from(u32::MAX) {
-        bundle_in::<u32>(edges, weights, bp)
-    } else {
-        bundle_in::<u64>(edges, weights, bp)
-    }
+    // On one of rayon's threads, as the CPU runner runs a recording: every parallel loop then
+    // starts from a worker, not by handing a job across threads and sleeping until it ends.
+    rayon::scope(|_| {
+        if total.saturating_mul(u64::from(bp.samples)) <= u64::from(u32::MAX) {
+            bundle_in::<u32>(edges, weights, bp)
+        } else {
+            bundle_in::<u64>(edges, weights, bp)
+        }
+    })
 }
 
 /// [`bundle`] with per-task density grids of `T`, which no cell's sum overflows.
@@ -78,10 +82,15 @@ fn bundle_in<T: Cell>(edges: &[[f32; 4]], weights: &[u32], bp: &BundleParams) ->
         let (r, w_taps) = (p.radius as usize, taps(p.radius));
         // blur-x, each row's cells first summed over the task grids.
         blur.par_chunks_mut(g).enumerate().for_each_init(
-            || vec![0f32; g + 2 * r],
-            |row, (y, out)| {
-                for (x, v) in row[r..r + g].iter_mut().enumerate() {
-                    let sum = grids.iter().fold(0u64, |a, grid| a.wrapping_add(grid[y * g + x].get()));
+            || (vec![0f32; g + 2 * r], vec![0u64; g]),
+            |(row, sums), (y, out)| {
+                sums.fill(0);
+                for grid in &grids {
+                    for (a, v) in sums.iter_mut().zip(&grid[y * g..(y + 1) * g]) {
+                        *a = a.wrapping_add(v.get());
+                    }
+                }
+                for (v, &sum) in row[r..r + g].iter_mut().zip(sums.iter()) {
                     *v = density_f32(sum);
                 }
                 blur_x_row(&w_taps, row, out);
