@@ -43,6 +43,45 @@ fn store_f32(w: &Words, i: usize, v: f32) {
 /// by [`advect_group`] from either).
 pub(super) trait WordGrid: Sync {
     fn word(&self, i: usize) -> u32;
+
+    /// Per lane, the words of the cells `(x0, y0)`, `(x1, y0)`, `(x0, y1)` and `(x1, y1)` of a
+    /// `grid`-wide grid, where `x1` is `min(x0 + 1, grid - 1)`.
+    #[inline(always)]
+    fn corners(&self, grid: u32, x0: &[u32; LANES], y0: &[u32; LANES], y1: &[u32; LANES]) -> [[u32; LANES]; 4] {
+        let x1 = lanes(|l| (x0[l] + 1).min(grid - 1));
+        let at = |xs: &[u32; LANES], ys: &[u32; LANES]| lanes(|l| self.word((ys[l] * grid + xs[l]) as usize));
+        [at(x0, y0), at(&x1, y0), at(x0, y1), at(&x1, y1)]
+    }
+}
+
+/// A grid of words whose every cell also holds, in its high half, the word of the cell to its
+/// right (the last column its own word): [`WordGrid::corners`] in two loads per lane, not four.
+pub(super) struct PairedWords<'a>(pub &'a [u64]);
+
+impl PairedWords<'_> {
+    /// The pair of a cell whose word is `word` and whose right-hand neighbour's is `right`.
+    pub(super) fn pair(word: u32, right: u32) -> u64 {
+        u64::from(word) | (u64::from(right) << 32)
+    }
+}
+
+impl WordGrid for PairedWords<'_> {
+    #[inline(always)]
+    fn word(&self, i: usize) -> u32 {
+        self.0[i] as u32
+    }
+
+    #[inline(always)]
+    fn corners(&self, grid: u32, x0: &[u32; LANES], y0: &[u32; LANES], y1: &[u32; LANES]) -> [[u32; LANES]; 4] {
+        let top: [u64; LANES] = lanes(|l| self.0[(y0[l] * grid + x0[l]) as usize]);
+        let bottom: [u64; LANES] = lanes(|l| self.0[(y1[l] * grid + x0[l]) as usize]);
+        [
+            lanes(|l| top[l] as u32),
+            lanes(|l| (top[l] >> 32) as u32),
+            lanes(|l| bottom[l] as u32),
+            lanes(|l| (bottom[l] >> 32) as u32),
+        ]
+    }
 }
 
 impl WordGrid for Words {
@@ -512,16 +551,10 @@ fn sample_gradient_lanes<G: WordGrid + ?Sized>(params: &Params, gradient: &G, x:
     let qy = lanes(|l| (y[l] * g - 0.5).clamp(0.0, g - 1.0));
     let c0x: [u32; LANES] = lanes(|l| qx[l] as i32 as u32);
     let c0y: [u32; LANES] = lanes(|l| qy[l] as i32 as u32);
-    let c1x: [u32; LANES] = lanes(|l| (c0x[l] + 1).min(gi - 1));
     let c1y: [u32; LANES] = lanes(|l| (c0y[l] + 1).min(gi - 1));
     let fx = lanes(|l| qx[l] - c0x[l] as f32);
     let fy = lanes(|l| qy[l] - c0y[l] as f32);
-    let (a, b, c, d) = (
-        gather(gradient, gi, &c0x, &c0y),
-        gather(gradient, gi, &c1x, &c0y),
-        gather(gradient, gi, &c0x, &c1y),
-        gather(gradient, gi, &c1x, &c1y),
-    );
+    let [a, b, c, d] = gradient.corners(gi, &c0x, &c0y, &c1y);
     [bilinear_lanes([&a, &b, &c, &d], 0, &fx, &fy), bilinear_lanes([&a, &b, &c, &d], 16, &fx, &fy)]
 }
 
@@ -531,12 +564,6 @@ fn bilinear_lanes(corners: [&[u32; LANES]; 4], shift: u32, fx: &Lanes, fy: &Lane
     let half = |w: &[u32; LANES]| lanes(|l| f32::from((w[l] >> shift) as u16 as i16));
     let (a, b, c, d) = (half(corners[0]), half(corners[1]), half(corners[2]), half(corners[3]));
     lanes(|l| mix(mix(a[l], b[l], fx[l]), mix(c[l], d[l], fx[l]), fy[l]) * (1.0 / 32767.0))
-}
-
-/// The words of the cells `(xs[l], ys[l])` of a `grid`-wide grid.
-#[inline(always)]
-fn gather<G: WordGrid + ?Sized>(words: &G, grid: u32, xs: &[u32; LANES], ys: &[u32; LANES]) -> [u32; LANES] {
-    lanes(|l| words.word((ys[l] * grid + xs[l]) as usize))
 }
 
 /// A group's points: `[k][0][l]` and `[k][1][l]` are x and y of point `k` of lane `l`.

@@ -16,8 +16,8 @@
 use rayon::prelude::*;
 
 use super::kde_bundle::{
-    Cell, LANES, LaneWork, Lanes, Params, advect_group, blur_x_row, blur_y_row, density_f32, gradient_row, init_point,
-    splat_lanes, taps,
+    Cell, LANES, LaneWork, Lanes, PairedWords, Params, advect_group, blur_x_row, blur_y_row, density_f32, gradient_row,
+    init_point, splat_lanes, taps,
 };
 use crate::stages::kde_bundle::BundleParams;
 
@@ -76,7 +76,7 @@ fn bundle_in<T: Cell>(edges: &[[f32; 4]], weights: &[u32], bp: &BundleParams) ->
             splat_lanes(&first, group, &w[t * per + i], grid);
         }
     });
-    let (mut blur, mut density, mut gradient) = (vec![0f32; g * g], vec![0f32; g * g], vec![0u32; g * g]);
+    let (mut blur, mut density, mut gradient) = (vec![0f32; g * g], vec![0f32; g * g], vec![0u64; g * g]);
     for it in 0..bp.iterations {
         let p = params(it);
         let (r, w_taps) = (p.radius as usize, taps(p.radius));
@@ -97,10 +97,14 @@ fn bundle_in<T: Cell>(edges: &[[f32; 4]], weights: &[u32], bp: &BundleParams) ->
             },
         );
         density.par_chunks_mut(g).enumerate().for_each(|(y, out)| blur_y_row(&w_taps, &blur, y, out));
+        // Each cell's gradient paired with its right-hand neighbour's, for advection's lookups.
         gradient.par_chunks_mut(g).enumerate().for_each_init(
-            || vec![0f32; g + 2],
-            |mid, (y, out)| {
-                gradient_row(&density, y, mid, out);
+            || (vec![0f32; g + 2], vec![0u32; g]),
+            |(mid, row), (y, out)| {
+                gradient_row(&density, y, mid, row);
+                for (x, pair) in out.iter_mut().enumerate() {
+                    *pair = PairedWords::pair(row[x], row[(x + 1).min(g - 1)]);
+                }
             },
         );
         points.par_chunks_mut(per * s).zip(grids.par_iter_mut()).enumerate().for_each(|(t, (pts, grid))| {
@@ -109,7 +113,7 @@ fn bundle_in<T: Cell>(edges: &[[f32; 4]], weights: &[u32], bp: &BundleParams) ->
                 grid.fill(T::default());
             }
             for (i, group) in pts.chunks_mut(s).enumerate() {
-                advect_group(&p, &gradient[..], group, &mut work);
+                advect_group(&p, &PairedWords(&gradient), group, &mut work);
                 if p.splat_next != 0 {
                     splat_lanes(&p, group, &w[t * per + i], grid);
                 }
