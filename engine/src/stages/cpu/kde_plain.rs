@@ -43,7 +43,7 @@ fn bundle_in<T: Cell>(edges: &[[f32; 4]], weights: &[u32], bp: &BundleParams) ->
     // Point `k` of group `i`'s lanes is `points[i * s + k]`.
     let mut points: Vec<[Lanes; 2]> = vec![[[f32::NAN; LANES]; 2]; groups * s];
     points.par_chunks_mut(s).enumerate().for_each(|(i, group)| {
-        for (l, &edge) in edges.iter().enumerate().skip(i * LANES).take(LANES).map(|(e, v)| (e - i * LANES, v)) {
+        for (l, &edge) in edges.iter().skip(i * LANES).take(LANES).enumerate() {
             for (k, p) in group.iter_mut().enumerate() {
                 [p[0][l], p[1][l]] = init_point(edge, k as u32, bp.samples);
             }
