@@ -39,8 +39,8 @@ fn store_f32(w: &Words, i: usize, v: f32) {
     w[i].store(v.to_bits(), Relaxed);
 }
 
-/// Read access to a grid of words, whether a runner's buffer or plain memory (the gradient, read
-/// by [`advect_group`] from either).
+/// Read access to a grid of words: a runner's buffer, or [`PairedWords`] in plain memory (the
+/// gradient, as [`advect_group`] reads it on either path).
 pub(super) trait WordGrid: Sync {
     fn word(&self, i: usize) -> u32;
 
@@ -88,13 +88,6 @@ impl WordGrid for Words {
     #[inline(always)]
     fn word(&self, i: usize) -> u32 {
         self[i].load(Relaxed)
-    }
-}
-
-impl WordGrid for [u32] {
-    #[inline(always)]
-    fn word(&self, i: usize) -> u32 {
-        self[i]
     }
 }
 
@@ -519,10 +512,10 @@ pub fn kde_advect(e: u32, params: &Params, points: &Words, gradient: &Words) -> 
     out
 }
 
-/// Edges advected at once by [`kde_advect_lanes`].
+/// Edges advected at once by [`advect_group`].
 pub(super) const LANES: usize = 8;
 
-/// The sums counted per resampled point by [`kde_advect_lanes`] where the window is exact.
+/// The running sums counted per resampled point by [`advect_group`] where the window is exact.
 const WINDOW: usize = 4;
 
 /// One value per lane (per edge of a group).
@@ -693,8 +686,8 @@ pub(super) fn splat_lanes<T: Cell>(params: &Params, pts: &[[Lanes; 2]], w: &[u32
     for p in pts {
         let cell = |v: &Lanes| -> [u32; LANES] { lanes(|l| (v[l] * g).clamp(0.0, g - 1.0) as i32 as u32) };
         let (cx, cy) = (cell(&p[0]), cell(&p[1]));
-        // A NaN point adds 0 (to cell 0, where its NaN coordinates clamp and convert to): the
-        // same as skipping it, without a branch.
+        // A NaN point adds 0 to the in-range cell its coordinates convert to (a NaN one to 0):
+        // the same as skipping it, without a branch.
         let add: [u32; LANES] = lanes(|l| if p[0][l].is_nan() || p[1][l].is_nan() { 0 } else { w[l] });
         for l in 0..LANES {
             grid[(cy[l] * params.grid + cx[l]) as usize].add(add[l]);
