@@ -157,7 +157,18 @@ impl Cell for u64 {
 fn fits_u32(params: &Params, weights: &Words) -> bool {
     let n = params.n as usize;
     let total: u64 = weights[..n.min(weights.len())].iter().map(|w| u64::from(w.load(Relaxed))).sum();
-    total.saturating_mul(u64::from(params.samples)) <= u64::from(u32::MAX)
+    sums_fit_u32(total, params.samples)
+}
+
+/// Whether `samples` points of edges weighing `total` in all sum below 2^32 in any one cell.
+pub(super) fn sums_fit_u32(total: u64, samples: u32) -> bool {
+    total.saturating_mul(u64::from(samples)) <= u64::from(u32::MAX)
+}
+
+/// How many tasks, each with its own density grid, splat `points` points: one per thread, and
+/// at most one per 16,384 points (each task's grid is zeroed and summed whatever it holds).
+pub(super) fn splat_tasks(points: usize) -> usize {
+    rayon::current_num_threads().clamp(1, points.div_ceil(1 << 14).max(1))
 }
 
 /// Splats one edge's points into a task's own grid (the shader's `splat_point`, without atomics).
@@ -178,7 +189,7 @@ fn splat_edge<T: Cell>(params: &Params, pts: &[V2], w: u32, grid: &mut [T]) {
 fn with_task_grids<T: Cell>(params: &Params, splat: &Words, edges: impl Fn(Range<usize>, &mut [T]) + Sync) {
     let n = params.n as usize;
     let cells = params.grid as usize * params.grid as usize;
-    let tasks = rayon::current_num_threads().clamp(1, (n * params.samples as usize).div_ceil(1 << 14).max(1));
+    let tasks = splat_tasks(n * params.samples as usize);
     let per = n.div_ceil(tasks).max(1);
     let grids: Vec<Vec<T>> = (0..tasks)
         .into_par_iter()

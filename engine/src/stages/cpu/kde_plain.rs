@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use super::kde_bundle::{
     Cell, LANES, LaneWork, Lanes, PairedWords, Params, advect_group, blur_x_row, blur_y_row, density_f32, gradient_row,
-    init_point, splat_lanes, taps,
+    init_point, splat_lanes, splat_tasks, sums_fit_u32, taps,
 };
 use crate::stages::kde_bundle::BundleParams;
 
@@ -28,7 +28,7 @@ pub fn bundle(edges: &[[f32; 4]], weights: &[u32], bp: &BundleParams) -> Vec<[f3
     // On one of rayon's threads, as the CPU runner runs a recording: every parallel loop then
     // starts from a worker, not by handing a job across threads and sleeping until it ends.
     rayon::scope(|_| {
-        if total.saturating_mul(u64::from(bp.samples)) <= u64::from(u32::MAX) {
+        if sums_fit_u32(total, bp.samples) {
             bundle_in::<u32>(edges, weights, bp)
         } else {
             bundle_in::<u64>(edges, weights, bp)
@@ -52,7 +52,7 @@ fn bundle_in<T: Cell>(edges: &[[f32; 4]], weights: &[u32], bp: &BundleParams) ->
     let w: Vec<[u32; LANES]> =
         (0..groups).map(|i| std::array::from_fn(|l| weights.get(i * LANES + l).copied().unwrap_or(0))).collect();
     // One task per thread, each with a run of groups and its own grid (as `with_task_grids`).
-    let tasks = rayon::current_num_threads().clamp(1, (n * s).div_ceil(1 << 14).max(1));
+    let tasks = splat_tasks(n * s);
     let per = groups.div_ceil(tasks).max(1);
     let mut grids: Vec<Vec<T>> = (0..groups.div_ceil(per)).map(|_| vec![T::default(); g * g]).collect();
     let params = |it: u32| {
