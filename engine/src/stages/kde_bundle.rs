@@ -150,16 +150,22 @@ fn params_words(n: u32, p: &BundleParams, radius: u32, step: f32, splat_next: bo
     vec![n, p.samples, p.grid, radius, step.to_bits(), p.smoothing.to_bits(), u32::from(splat_next), 0]
 }
 
+/// Refuses invalid parameters and a weight column of another length than the edges'.
+fn check(input: &BundleInput<'_>, params: &BundleParams) -> Result<(), StageError> {
+    params.validate().map_err(StageError::Input)?;
+    if input.weights.is_some_and(|w| w.len() != input.edges.len()) {
+        return Err(StageError::Input("bundle weights and edges differ in length".into()));
+    }
+    Ok(())
+}
+
 pub fn record<'a>(
     input: &BundleInput<'a>,
     params: &BundleParams,
     max_binding_bytes: u64,
 ) -> Result<Recording<'a>, StageError> {
-    params.validate().map_err(StageError::Input)?;
+    check(input, params)?;
     let n = input.edges.len();
-    if input.weights.is_some_and(|w| w.len() != n) {
-        return Err(StageError::Input("bundle weights and edges differ in length".into()));
-    }
     let s = u64::from(params.samples);
     let cells = u64::from(params.grid) * u64::from(params.grid);
     super::check_binding("bundle density grid", cells * 8, max_binding_bytes)?;
@@ -294,18 +300,8 @@ pub fn run_each(
     if !runner.plain_memory() {
         return run_recorded(runner, input, params);
     }
-    params.validate().map_err(StageError::Input)?;
-    let n = input.edges.len();
-    let ones;
-    let weights = match input.weights {
-        Some(w) if w.len() != n => return Err(StageError::Input("bundle weights and edges differ in length".into())),
-        Some(w) => w,
-        None => {
-            ones = vec![1u32; n];
-            &ones
-        }
-    };
-    let points = super::cpu::kde_plain::bundle(input.edges, weights, params);
+    check(input, params)?;
+    let points = super::cpu::kde_plain::bundle(input.edges, input.weights, params);
     Ok(Bundled { samples: params.samples, points })
 }
 

@@ -21,10 +21,11 @@ use super::kde_bundle::{
 };
 use crate::stages::kde_bundle::BundleParams;
 
-/// Bundles `edges` (unit square) of weights `weights` (one per edge) with `bp`; returns the
-/// points, edge `e`'s `bp.samples` of them at `e * samples`. `bp` must be valid.
-pub fn bundle(edges: &[[f32; 4]], weights: &[u32], bp: &BundleParams) -> Vec<[f32; 2]> {
-    let total: u64 = weights.iter().map(|&w| u64::from(w)).sum();
+/// Bundles `edges` (unit square) of weights `weights` (1 each without) with `bp`; returns the
+/// points, edge `e`'s `bp.samples` of them at `e * samples`. `bp` must be valid, and `weights`
+/// one per edge (`kde_bundle::run_each` checks both).
+pub fn bundle(edges: &[[f32; 4]], weights: Option<&[u32]>, bp: &BundleParams) -> Vec<[f32; 2]> {
+    let total: u64 = weights.map_or(edges.len() as u64, |w| w.iter().map(|&w| u64::from(w)).sum());
     // On one of rayon's threads, as the CPU runner runs a recording: every parallel loop then
     // starts from a worker, not by handing a job across threads and sleeping until it ends.
     rayon::scope(|_| {
@@ -37,7 +38,7 @@ pub fn bundle(edges: &[[f32; 4]], weights: &[u32], bp: &BundleParams) -> Vec<[f3
 }
 
 /// [`bundle`] with per-task density grids of `T`, which no cell's sum overflows.
-fn bundle_in<T: Cell>(edges: &[[f32; 4]], weights: &[u32], bp: &BundleParams) -> Vec<[f32; 2]> {
+fn bundle_in<T: Cell>(edges: &[[f32; 4]], weights: Option<&[u32]>, bp: &BundleParams) -> Vec<[f32; 2]> {
     let (n, s, g) = (edges.len(), bp.samples as usize, bp.grid as usize);
     let groups = n.div_ceil(LANES);
     // Point `k` of group `i`'s lanes is `points[i * s + k]`.
@@ -50,7 +51,7 @@ fn bundle_in<T: Cell>(edges: &[[f32; 4]], weights: &[u32], bp: &BundleParams) ->
         }
     });
     let w: Vec<[u32; LANES]> =
-        (0..groups).map(|i| std::array::from_fn(|l| weights.get(i * LANES + l).copied().unwrap_or(0))).collect();
+        (0..groups).map(|i| std::array::from_fn(|l| weight(weights, i * LANES + l, edges.len()))).collect();
     // One task per thread, each with a run of groups and its own grid (as `with_task_grids`).
     let tasks = splat_tasks(n * s);
     let per = groups.div_ceil(tasks).max(1);
@@ -135,4 +136,13 @@ fn bundle_in<T: Cell>(edges: &[[f32; 4]], weights: &[u32], bp: &BundleParams) ->
     });
     flat.truncate(n * s * 2);
     bytemuck::allocation::try_cast_vec(flat).unwrap_or_else(|(_, flat)| bytemuck::cast_slice(&flat).to_vec())
+}
+
+/// Edge `e`'s weight (1 without a weight column), or 0 for a lane past the last edge `n - 1`.
+fn weight(weights: Option<&[u32]>, e: usize, n: usize) -> u32 {
+    match weights {
+        _ if e >= n => 0,
+        Some(w) => w[e],
+        None => 1,
+    }
 }
