@@ -21,7 +21,8 @@ shader!(BSPLINE, "bspline");
 shader!(LINE_DENSITY, "line_density");
 shader!(KDE_BUNDLE, "kde_bundle");
 shader!(REDUCE, "reduce");
+shader!(RASTER, "raster");
 shader!(RENDER, "render");
 
 /// Every embedded shader.
-pub const ALL: &[Shader] = &[BIN_HEATMAP, BSPLINE, LINE_DENSITY, KDE_BUNDLE, REDUCE, RENDER];
+pub const ALL: &[Shader] = &[BIN_HEATMAP, BSPLINE, LINE_DENSITY, KDE_BUNDLE, REDUCE, RASTER, RENDER];

@@ -5,8 +5,45 @@
 
 use rayon::prelude::*;
 
+use super::raster::{Raster, ToneParams, colour_table};
 use super::text::ATLAS_SIZE;
 use super::{Blend, FLAG_SCREEN, Image, Instance, KIND_DISC, KIND_GLYPH, KIND_RECT, KIND_SEGMENT, Scene, View};
+
+/// A raster layer ready to draw: its colour table and tone parameters computed once.
+struct RasterPrep<'a> {
+    raster: &'a Raster,
+    table: Vec<[u8; 4]>,
+    tone: Option<ToneParams>,
+    view: View,
+    origin: [f32; 2],
+}
+
+impl<'a> RasterPrep<'a> {
+    fn new(raster: &'a Raster, view: View, origin: [f32; 2]) -> Self {
+        let map = match &raster.data {
+            super::RasterData::Values { shade, .. } => shade.map,
+            super::RasterData::Rgba(_) => super::ColorMap::Viridis,
+        };
+        Self { raster, table: colour_table(map), tone: raster.tone_params(), view, origin }
+    }
+
+    /// Blends the raster "over" row `y` of the target (`row` holds its pixels).
+    fn draw_row(&self, row: &mut [[f32; 4]], y: i32) {
+        for (x, dst) in row.iter_mut().enumerate() {
+            let p = [x as f32 + 0.5 + self.origin[0], y as f32 + 0.5 + self.origin[1]];
+            let Some((cx, cy)) = self.raster.cell_at(p, self.view) else { continue };
+            let c = self.raster.shade_cell(cx, cy, &self.table, self.tone.as_ref());
+            let alpha = c[3];
+            if alpha <= 0.0 {
+                continue;
+            }
+            let src = [c[0] * alpha, c[1] * alpha, c[2] * alpha, alpha];
+            for k in 0..4 {
+                dst[k] = quantise(src[k] + dst[k] * (1.0 - alpha));
+            }
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug)]
 struct Prepared {
@@ -110,9 +147,16 @@ fn quantise(v: f32) -> f32 {
     (clamp01(v) * 255.0).round() / 255.0
 }
 
-fn draw_band(band: &mut [[f32; 4]], y0: i32, width: u32, shapes: &[(Blend, Vec<Prepared>)], atlas: &[u8]) {
+type Shapes<'a> = [(Blend, Option<RasterPrep<'a>>, Vec<Prepared>)];
+
+fn draw_band(band: &mut [[f32; 4]], y0: i32, width: u32, shapes: &Shapes, atlas: &[u8]) {
     let rows = (band.len() / width as usize) as i32;
-    for (blend, list) in shapes {
+    for (blend, raster, list) in shapes {
+        if let Some(r) = raster {
+            for y in 0..rows {
+                r.draw_row(&mut band[y as usize * width as usize..][..width as usize], y0 + y);
+            }
+        }
         for s in list {
             let (ys, ye) = (s.bounds[1].max(y0), s.bounds[3].min(y0 + rows));
             for y in ys..ye {
@@ -153,10 +197,13 @@ fn draw_band(band: &mut [[f32; 4]], y0: i32, width: u32, shapes: &[(Blend, Vec<P
 /// Renders the part of the picture at `origin` of size `size` (a tile, or the whole).
 pub fn render_region(scene: &Scene, view: View, origin: [u32; 2], size: [u32; 2]) -> Image {
     let o = [origin[0] as f32, origin[1] as f32];
-    let shapes: Vec<(Blend, Vec<Prepared>)> = scene
+    let shapes: Vec<(Blend, Option<RasterPrep>, Vec<Prepared>)> = scene
         .layers
         .iter()
-        .map(|l| (l.blend, l.instances.par_iter().filter_map(|i| prepare(i, view, o, size)).collect()))
+        .map(|l| {
+            let raster = l.raster.as_deref().map(|r| RasterPrep::new(r, view, o));
+            (l.blend, raster, l.instances.par_iter().filter_map(|i| prepare(i, view, o, size)).collect())
+        })
         .collect();
     let bg = scene.background_rgba8();
     let bgf = [f32::from(bg[0]) / 255.0, f32::from(bg[1]) / 255.0, f32::from(bg[2]) / 255.0, 1.0];

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use wgpu::util::DeviceExt;
 
+use super::raster::{Raster, RasterData, TABLE, ToneParams, colour_table};
 use super::text::ATLAS_SIZE;
 use super::{Blend, Image, Instance, Scene, View};
 use crate::gpu::{GpuContext, GpuError};
@@ -21,6 +22,25 @@ struct Globals {
 }
 const _: () = assert!(size_of::<Globals>() == 32);
 
+/// Uniforms of `raster.wgsl` (`RasterGlobals`, 80 bytes). Keep in sync.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct RasterGlobals {
+    viewport: [f32; 2],
+    scale: f32,
+    screen: u32,
+    offset: [f32; 2],
+    origin: [f32; 2],
+    rect: [f32; 4],
+    size: [u32; 2],
+    /// 0: colours; else the tone kind plus one.
+    mode: u32,
+    opacity: f32,
+    max_value: f32,
+    _pad: [f32; 3],
+}
+const _: () = assert!(size_of::<RasterGlobals>() == 80);
+
 /// Offscreen format: linear 8-bit RGBA, matching the CPU renderer's arithmetic.
 pub const OFFSCREEN_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 
@@ -30,6 +50,52 @@ pub struct GpuRenderer {
     layout: wgpu::PipelineLayout,
     pipelines: HashMap<(wgpu::TextureFormat, Blend), wgpu::RenderPipeline>,
     atlas: Option<(wgpu::Texture, u64)>,
+    raster_module: wgpu::ShaderModule,
+    raster_bind_layout: wgpu::BindGroupLayout,
+    raster_layout: wgpu::PipelineLayout,
+    raster_pipelines: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
+}
+
+/// A texture binding read with `textureLoad` (no sampler).
+fn texture_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::FRAGMENT,
+        ty: wgpu::BindingType::Texture {
+            sample_type: wgpu::TextureSampleType::Float { filterable: false },
+            view_dimension: wgpu::TextureViewDimension::D2,
+            multisampled: false,
+        },
+        count: None,
+    }
+}
+
+/// A 2-D texture with `data` (rows of `width` texels of `format`).
+fn texture_with(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    label: &str,
+    format: wgpu::TextureFormat,
+    (width, height): (u32, u32),
+    data: &[u8],
+) -> wgpu::TextureView {
+    device
+        .create_texture_with_data(
+            queue,
+            &wgpu::TextureDescriptor {
+                label: Some(label),
+                size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                view_formats: &[],
+            },
+            wgpu::util::TextureDataOrder::LayerMajor,
+            data,
+        )
+        .create_view(&Default::default())
 }
 
 const ATTRIBUTES: [wgpu::VertexAttribute; 7] = wgpu::vertex_attr_array![
@@ -72,7 +138,167 @@ impl GpuRenderer {
             bind_group_layouts: &[Some(&bind_layout)],
             immediate_size: 0,
         });
-        Self { module, bind_layout, layout, pipelines: HashMap::new(), atlas: None }
+        let raster_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("exaviz.raster"),
+            source: wgpu::ShaderSource::Wgsl(exaviz_shaders::RASTER.source.into()),
+        });
+        let raster_bind_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("exaviz.raster.globals"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+                texture_entry(1),
+                texture_entry(2),
+                texture_entry(3),
+            ],
+        });
+        let raster_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("exaviz.raster.layout"),
+            bind_group_layouts: &[Some(&raster_bind_layout)],
+            immediate_size: 0,
+        });
+        Self {
+            module,
+            bind_layout,
+            layout,
+            pipelines: HashMap::new(),
+            atlas: None,
+            raster_module,
+            raster_bind_layout,
+            raster_layout,
+            raster_pipelines: HashMap::new(),
+        }
+    }
+
+    fn raster_pipeline(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat) -> wgpu::RenderPipeline {
+        let (module, layout) = (&self.raster_module, &self.raster_layout);
+        self.raster_pipelines
+            .entry(format)
+            .or_insert_with(|| {
+                let over = wgpu::BlendComponent {
+                    src_factor: wgpu::BlendFactor::One,
+                    dst_factor: wgpu::BlendFactor::OneMinusSrcAlpha,
+                    operation: wgpu::BlendOperation::Add,
+                };
+                device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                    label: Some("exaviz.raster"),
+                    layout: Some(layout),
+                    vertex: wgpu::VertexState {
+                        module,
+                        entry_point: Some("vs_main"),
+                        compilation_options: Default::default(),
+                        buffers: &[],
+                    },
+                    primitive: wgpu::PrimitiveState::default(),
+                    depth_stencil: None,
+                    multisample: wgpu::MultisampleState::default(),
+                    fragment: Some(wgpu::FragmentState {
+                        module,
+                        entry_point: Some("fs_main"),
+                        compilation_options: Default::default(),
+                        targets: &[Some(wgpu::ColorTargetState {
+                            format,
+                            blend: Some(wgpu::BlendState { color: over, alpha: over }),
+                            write_mask: wgpu::ColorWrites::ALL,
+                        })],
+                    }),
+                    multiview_mask: None,
+                    cache: None,
+                })
+            })
+            .clone()
+    }
+
+    /// The bind group drawing `raster` (its cells, colour table and quantiles uploaded).
+    #[allow(clippy::too_many_arguments, reason = "the raster's placement in the target")]
+    fn raster_group(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        raster: &Raster,
+        tone: Option<&ToneParams>,
+        view: View,
+        size: [u32; 2],
+        origin: [u32; 2],
+    ) -> wgpu::BindGroup {
+        let (map, opacity) = match &raster.data {
+            RasterData::Values { shade, .. } => (shade.map, shade.opacity),
+            RasterData::Rgba(_) => (super::ColorMap::Viridis, 1.0),
+        };
+        let globals = RasterGlobals {
+            viewport: [size[0] as f32, size[1] as f32],
+            scale: view.scale,
+            screen: u32::from(raster.screen),
+            offset: view.offset,
+            origin: [origin[0] as f32, origin[1] as f32],
+            rect: raster.rect,
+            size: [raster.width, raster.height],
+            mode: tone.map_or(0, |t| t.kind + 1),
+            opacity,
+            max_value: tone.map_or(0.0, |t| t.max),
+            _pad: [0.0; 3],
+        };
+        let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("exaviz.raster.globals"),
+            contents: bytemuck::bytes_of(&globals),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let dims = (raster.width, raster.height);
+        let cells = match &raster.data {
+            RasterData::Rgba(p) => texture_with(
+                device,
+                queue,
+                "exaviz.raster.cells",
+                wgpu::TextureFormat::Rgba8Unorm,
+                dims,
+                p.as_flattened(),
+            ),
+            RasterData::Values { values, .. } => texture_with(
+                device,
+                queue,
+                "exaviz.raster.cells",
+                wgpu::TextureFormat::R32Float,
+                dims,
+                bytemuck::cast_slice(values),
+            ),
+        };
+        let table = colour_table(map);
+        let table = texture_with(
+            device,
+            queue,
+            "exaviz.raster.table",
+            wgpu::TextureFormat::Rgba8Unorm,
+            (TABLE as u32, 1),
+            table.as_flattened(),
+        );
+        let mut quantiles = tone.map(|t| t.quantiles.clone()).unwrap_or_default();
+        quantiles.resize(TABLE, 0.0);
+        let quantiles = texture_with(
+            device,
+            queue,
+            "exaviz.raster.quantiles",
+            wgpu::TextureFormat::R32Float,
+            (TABLE as u32, 1),
+            bytemuck::cast_slice(&quantiles),
+        );
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("exaviz.raster.globals"),
+            layout: &self.raster_bind_layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(&cells) },
+                wgpu::BindGroupEntry { binding: 2, resource: wgpu::BindingResource::TextureView(&table) },
+                wgpu::BindGroupEntry { binding: 3, resource: wgpu::BindingResource::TextureView(&quantiles) },
+            ],
+        })
     }
 
     fn pipeline(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat, blend: Blend) -> wgpu::RenderPipeline {
@@ -196,6 +422,18 @@ impl GpuRenderer {
             })
         });
         let pipelines: Vec<_> = scene.layers.iter().map(|l| self.pipeline(device, format, l.blend)).collect();
+        let max_side = device.limits().max_texture_dimension_2d;
+        let rasters: Vec<Vec<wgpu::BindGroup>> = scene
+            .layers
+            .iter()
+            .map(|l| {
+                let Some(whole) = l.raster.as_deref() else { return Vec::new() };
+                let tone = whole.tone_params();
+                let pieces = whole.split(max_side);
+                pieces.iter().map(|r| self.raster_group(device, queue, r, tone.as_ref(), view, size, origin)).collect()
+            })
+            .collect();
+        let raster_pipeline = rasters.iter().any(|r| !r.is_empty()).then(|| self.raster_pipeline(device, format));
         let bg = scene.background_rgba8();
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("exaviz.render.pass"),
@@ -218,14 +456,20 @@ impl GpuRenderer {
             occlusion_query_set: None,
             multiview_mask: None,
         });
-        let Some(instances) = instances else { return };
-        pass.set_bind_group(0, &group, &[]);
-        pass.set_vertex_buffer(0, instances.slice(..));
         let mut start = 0u32;
-        for (layer, pipeline) in scene.layers.iter().zip(&pipelines) {
+        for ((layer, pipeline), raster) in scene.layers.iter().zip(&pipelines).zip(&rasters) {
+            if let Some(raster_pipeline) = &raster_pipeline {
+                for piece in raster {
+                    pass.set_pipeline(raster_pipeline);
+                    pass.set_bind_group(0, piece, &[]);
+                    pass.draw(0..6, 0..1);
+                }
+            }
             let end = start + layer.instances.len() as u32;
-            if end > start {
+            if let Some(instances) = instances.as_ref().filter(|_| end > start) {
                 pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, &group, &[]);
+                pass.set_vertex_buffer(0, instances.slice(..));
                 pass.draw(0..6, start..end);
             }
             start = end;

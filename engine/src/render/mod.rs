@@ -7,11 +7,13 @@ pub mod colormap;
 pub mod cpu;
 pub mod gpu;
 pub mod image;
+pub mod raster;
 pub mod text;
 pub mod tone;
 
 pub use colormap::{ColorMap, Scale};
 pub use image::{Image, write_atomic, write_png_atomic};
+pub use raster::{Raster, RasterData, Shade};
 pub use text::{Anchor, TextAtlas};
 pub use tone::ToneMap;
 
@@ -52,10 +54,12 @@ pub enum Blend {
     Additive,
 }
 
-/// Instances drawn with one blend mode, in order.
+/// Instances drawn with one blend mode, in order, over the layer's raster if it has one.
 #[derive(Clone, Debug)]
 pub struct Layer {
     pub blend: Blend,
+    /// A grid drawn as one textured quad ("over"), before the instances.
+    pub raster: Option<Box<Raster>>,
     pub instances: Vec<Instance>,
 }
 
@@ -101,9 +105,14 @@ impl Scene {
     /// The current top layer if it has this blend mode, else a new one.
     pub fn layer(&mut self, blend: Blend) -> &mut Vec<Instance> {
         if self.layers.last().is_none_or(|l| l.blend != blend) {
-            self.layers.push(Layer { blend, instances: Vec::new() });
+            self.layers.push(Layer { blend, raster: None, instances: Vec::new() });
         }
         &mut self.layers.last_mut().expect("just pushed").instances
+    }
+
+    /// Adds a raster layer: `raster` over what is drawn so far, under what is drawn after.
+    pub fn raster(&mut self, raster: Raster) {
+        self.layers.push(Layer { blend: Blend::Alpha, raster: Some(Box::new(raster)), instances: Vec::new() });
     }
 
     pub fn instance_count(&self) -> usize {
