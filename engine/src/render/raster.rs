@@ -148,8 +148,8 @@ impl Raster {
             RasterData::Values { values, shade } => {
                 let Some(tone) = tone else { return [0.0; 4] };
                 let v = values[k];
-                // `!(v > 0)` also catches NaN.
-                if !(v > 0.0) {
+                // NaN is not above zero either.
+                if v.is_nan() || v <= 0.0 {
                     return [0.0; 4];
                 }
                 let t = tone_of(v, tone);
