@@ -9,6 +9,7 @@ pub mod gpu;
 pub mod layout;
 pub mod model;
 pub mod render;
+pub mod selection;
 pub mod stages;
 pub mod views;
 

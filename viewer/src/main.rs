@@ -1,29 +1,32 @@
 //! `exaviz`: render, inspect and view communication traces and network traffic.
 
+mod bench_interact;
 mod edges_cmd;
+mod explore;
 mod window;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use exaviz_engine::layout::Ordering;
 use exaviz_engine::layout::embed::{Embedding, PAPER_HOPS};
-use exaviz_engine::render::{ColorMap, View, render_scene, write_png_atomic};
-use exaviz_engine::views::chord::{ChordOptions, chord_image};
-use exaviz_engine::views::embedding::{EmbeddingOptions, embedding_scene};
+use exaviz_engine::render::{ColorMap, write_png_atomic};
+use exaviz_engine::selection::Selection;
+use exaviz_engine::views::chord::ChordOptions;
+use exaviz_engine::views::embedding::EmbeddingOptions;
 use exaviz_engine::views::group::BundleGroup;
-use exaviz_engine::views::linked::{Linked, LinkedOptions, linked_image};
-use exaviz_engine::views::matrix::{MatrixOptions, MatrixValue, matrix_image};
-use exaviz_engine::views::parcoords::{ParcoordsOptions, parcoords_scene};
+use exaviz_engine::views::linked::{Linked, LinkedOptions};
+use exaviz_engine::views::matrix::{MatrixOptions, MatrixValue};
+use exaviz_engine::views::parcoords::ParcoordsOptions;
 use exaviz_engine::views::plot::Mix;
-use exaviz_engine::views::ring::{ChannelColour, RingBundle, RingOptions, ring_scene};
+use exaviz_engine::views::ring::{ChannelColour, RingBundle, RingOptions};
 use exaviz_engine::views::select::DimFilter;
-use exaviz_engine::views::sendrecv::{SendRecvOptions, sendrecv_image};
-use exaviz_engine::views::themeriver::{ThemeRiverOptions, themeriver_scene};
-use exaviz_engine::views::timeline::{TimelineBundle, TimelineOptions, timeline_image};
+use exaviz_engine::views::sendrecv::SendRecvOptions;
+use exaviz_engine::views::timeline::{TimelineBundle, TimelineOptions};
 use exaviz_engine::{Backend, BackendChoice};
 
 /// The built-in default input of `exaviz render` when none is given.
@@ -140,7 +143,7 @@ enum MapArg {
 }
 
 #[derive(clap::Args, Clone, Debug)]
-struct ViewArgs {
+pub(crate) struct ViewArgs {
     /// Which view to draw.
     #[arg(long, value_enum, default_value = "ring")]
     view: ViewKind,
@@ -191,6 +194,10 @@ struct ViewArgs {
     /// the linked view), in pixels from the top left.
     #[arg(long, value_name = "X0,Y0,X1,Y1", value_parser = parse_rect)]
     zoom: Option<[f32; 4]>,
+    /// Matrix, chord, sendrecv and timeline views: highlight the messages from SENDER to RECEIVER
+    /// (ranks), as a click on a matrix cell, a curve or a message line does in `exaviz view`.
+    #[arg(long, value_name = "SENDER,RECEIVER", value_parser = parse_pair)]
+    pair: Option<(u32, u32)>,
     /// MDS view: which distances the embedding keeps.
     #[arg(long, value_enum, default_value = "full")]
     scope: ScopeArg,
@@ -261,6 +268,9 @@ enum Command {
     Bundle(edges_cmd::BundleArgs),
     /// Compare bundlers on the same edges: time, ink ratio, distortion and endpoint displacement.
     Bench(edges_cmd::BenchArgs),
+    /// Replay gestures (zoom, pan, hover, click) through the window's code without a window and
+    /// report the time to the first frame and to the complete picture per gesture.
+    BenchInteract(bench_interact::BenchInteractArgs),
     /// Aggregate the segments of a CSV file into a line-density image (and optionally a PNG).
     Aggregate(edges_cmd::AggregateArgs),
     /// Open a view in a window, with pan (drag) and zoom (wheel; on the timeline, in time); 0 resets, Esc or Q quits.
@@ -471,6 +481,13 @@ fn parse_rect(s: &str) -> Result<[f32; 4], String> {
     <[f32; 4]>::try_from(v).map_err(|_| format!("'{s}' is not four numbers X0,Y0,X1,Y1"))
 }
 
+/// `SENDER,RECEIVER`: two ranks.
+fn parse_pair(s: &str) -> Result<(u32, u32), String> {
+    let (a, b) = s.split_once(',').ok_or_else(|| format!("'{s}' is not SENDER,RECEIVER"))?;
+    let num = |v: &str| v.trim().parse::<u32>().map_err(|_| format!("'{v}' in '{s}' is not a rank"));
+    Ok((num(a)?, num(b)?))
+}
+
 /// `FROM:TO` with whole numbers, FROM below TO.
 fn parse_slice(s: &str) -> Result<(u64, u64), String> {
     let (a, b) = s.split_once(':').ok_or_else(|| format!("'{s}' is not FROM:TO"))?;
@@ -497,7 +514,7 @@ fn linked_options(args: &ViewArgs, (width, height): (u32, u32)) -> LinkedOptions
 }
 
 /// Options that do not fit the chosen view: a one-line error instead of silently ignoring them.
-fn check_view_args(args: &ViewArgs) -> Result<()> {
+pub(crate) fn check_view_args(args: &ViewArgs) -> Result<()> {
     let ring = matches!(args.view, ViewKind::Ring | ViewKind::Linked);
     match (args.view, args.bundle) {
         (ViewKind::Ring | ViewKind::Linked, BundleArg::Grid) => {
@@ -540,6 +557,10 @@ fn check_view_args(args: &ViewArgs) -> Result<()> {
              and linked views"
         );
     }
+    let pairs = matches!(args.view, ViewKind::Timeline | ViewKind::Matrix | ViewKind::Chord | ViewKind::Sendrecv);
+    if !pairs && args.pair.is_some() {
+        bail!("--pair is for the timeline, matrix, chord and sendrecv views");
+    }
     let linked = matches!(args.view, ViewKind::Ring | ViewKind::Parcoords | ViewKind::Themeriver | ViewKind::Linked);
     if !linked && (args.time_slice.is_some() || args.node.is_some() || args.select.is_some()) {
         bail!("--time-slice, --node and --select are for the ring, parcoords, themeriver and linked views");
@@ -568,39 +589,37 @@ pub(crate) fn timeline_options(args: &ViewArgs, (width, height): (u32, u32)) -> 
     TimelineOptions { width, height, window_s: args.from.zip(args.to), bundle, mix: mix(args, Mix::Alpha) }
 }
 
-/// Renders the chosen view headless.
-fn render_view(
-    dataset: &exaviz_engine::model::Dataset,
-    backend: &Backend,
-    args: &ViewArgs,
-    (width, height): (u32, u32),
-) -> Result<exaviz_engine::render::Image> {
+/// The chosen view with its options, through the view contract.
+pub(crate) fn make_view(args: &ViewArgs) -> Box<dyn exaviz_engine::views::View> {
+    use exaviz_engine::views::chord::ChordView;
+    use exaviz_engine::views::matrix::MatrixView;
+    use exaviz_engine::views::sendrecv::SendRecvView;
+    use exaviz_engine::views::timeline::TimelineView;
+    use exaviz_engine::views::torus_views::{EmbeddingView, LinkedView, ParcoordsView, RingView, ThemeRiverView};
     let colormap = match args.colormap {
         MapArg::Viridis => ColorMap::Viridis,
         MapArg::Cividis => ColorMap::Cividis,
     };
-    Ok(match args.view {
-        ViewKind::Ring => {
-            let scene = ring_scene(dataset, backend, &ring_options(args, (width, height)))?;
-            render_scene(backend, &scene, View::default())?
-        }
-        ViewKind::Timeline => timeline_image(dataset, backend, &timeline_options(args, (width, height)))?,
+    // Sizes come from the frame each prepare is given.
+    let size = (1024, 768);
+    match args.view {
+        ViewKind::Ring => Box::new(RingView(ring_options(args, size))),
+        ViewKind::Timeline => Box::new(TimelineView::new(timeline_options(args, size))),
         ViewKind::Matrix => {
             let value = match args.value {
                 ValueArg::Messages => MatrixValue::Messages,
                 ValueArg::Bytes => MatrixValue::Bytes,
                 ValueArg::Bandwidth => MatrixValue::Bandwidth,
             };
-            matrix_image(dataset, backend, &MatrixOptions { width, height, value, colormap })?
+            Box::new(MatrixView(MatrixOptions { width: size.0, height: size.1, value, colormap }))
         }
-        ViewKind::Chord => chord_image(
-            dataset,
-            backend,
-            &ChordOptions { width, height, beta: args.beta, mix: mix(args, Mix::Additive) },
-        )?,
+        ViewKind::Chord => {
+            let mix = mix(args, Mix::Additive);
+            Box::new(ChordView(ChordOptions { width: size.0, height: size.1, beta: args.beta, mix }))
+        }
         ViewKind::Sendrecv => {
-            let opts = SendRecvOptions { width, height, beta: args.beta, mix: mix(args, Mix::Additive) };
-            sendrecv_image(dataset, backend, &opts)?
+            let mix = mix(args, Mix::Additive);
+            Box::new(SendRecvView(SendRecvOptions { width: size.0, height: size.1, beta: args.beta, mix }))
         }
         ViewKind::Mds | ViewKind::Radviz => {
             let embedding = match (args.view, args.scope) {
@@ -609,25 +628,49 @@ fn render_view(
                 (_, ScopeArg::Hops) => Embedding::MdsHops(args.hops),
                 (_, ScopeArg::Immediate) => Embedding::MdsImmediate,
             };
-            let scene = embedding_scene(dataset, backend, &EmbeddingOptions { width, height, embedding, colormap })?;
-            render_scene(backend, &scene, View::default())?
+            Box::new(EmbeddingView(EmbeddingOptions { width: size.0, height: size.1, embedding, colormap }))
         }
-        ViewKind::Parcoords => {
-            let (time_slice, node, select) = (args.time_slice, args.node, args.select);
-            let opts = ParcoordsOptions { width, height, colormap, time_slice, node, select };
-            render_scene(backend, &parcoords_scene(dataset, backend, &opts)?, View::default())?
-        }
-        ViewKind::Themeriver => {
-            let opts =
-                ThemeRiverOptions { width, height, time_slice: args.time_slice, node: args.node, select: args.select };
-            render_scene(backend, &themeriver_scene(dataset, backend, &opts)?, View::default())?
-        }
-        ViewKind::Linked => linked_image(dataset, backend, &linked_options(args, (width, height)))?,
-    })
+        ViewKind::Parcoords => Box::new(ParcoordsView(ParcoordsOptions {
+            width: size.0,
+            height: size.1,
+            colormap,
+            time_slice: None,
+            node: None,
+            select: None,
+        })),
+        ViewKind::Themeriver => Box::new(ThemeRiverView),
+        ViewKind::Linked => Box::new(LinkedView(linked_options(args, size))),
+    }
+}
+
+/// The selection given on the command line.
+pub(crate) fn selection(args: &ViewArgs) -> Selection {
+    Selection {
+        node: args.node,
+        dims: args.select,
+        time_slice: args.time_slice,
+        window_s: args.from.zip(args.to),
+        pair: args.pair,
+        group: args.group,
+        track: args.track,
+        zoom: args.zoom,
+    }
+}
+
+/// Renders the chosen view headless, through the view contract.
+fn render_view(
+    dataset: &exaviz_engine::model::Dataset,
+    backend: &Backend,
+    args: &ViewArgs,
+    (width, height): (u32, u32),
+) -> Result<exaviz_engine::render::Image> {
+    let view = make_view(args);
+    let frame = exaviz_engine::views::Frame { width, height };
+    Ok(exaviz_engine::views::contract::render_view(view.as_ref(), dataset, &selection(args), frame, backend)?)
 }
 
 /// Loads an input with a spinner, turned into a progress bar (bytes) by formats that report it.
-fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
+pub(crate) fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
     let pb = spinner(&format!("loading {input}"));
     let style = indicatif::ProgressStyle::with_template("{msg} [{bar:32}] {bytes}/{total_bytes} ({eta} left)")
         .map(|s| s.progress_chars("=> "));
@@ -706,30 +749,21 @@ fn run(cli: Cli) -> Result<()> {
         Command::Bundle(args) => edges_cmd::bundle(args),
         Command::Aggregate(args) => edges_cmd::aggregate(args),
         Command::Bench(args) => edges_cmd::bench(args),
+        Command::BenchInteract(args) => bench_interact::run(args),
         Command::View { input, size, frames, view } => {
             let size = parse_size(&size)?;
             check_view_args(&view)?;
             let view_backend = view.backend.into();
             let dataset = load(&input)?;
-            let content = match view.view {
-                ViewKind::Ring => window::Content::Ring(Box::new(ring_options(&view, size))),
-                ViewKind::Linked => window::Content::Linked(Box::new(linked_options(&view, size))),
-                kind => {
-                    let duration = match kind {
-                        ViewKind::Timeline => Some(
-                            exaviz_engine::views::timeline::duration_s(&dataset.trace)
-                                .with_context(|| format!("{input}: the trace has no intervals or messages"))?,
-                        ),
-                        _ => None,
-                    };
-                    let window_s = view.from.zip(view.to);
-                    let draw: window::PictureFn = Box::new(move |d, backend, size, window_s| {
-                        let args = ViewArgs { from: window_s.map(|w| w.0), to: window_s.map(|w| w.1), ..view.clone() };
-                        render_view(d, backend, &args, size)
-                    });
-                    window::Content::Picture { draw, duration, window_s }
-                }
+            let selection = selection(&view);
+            selection.validate(&dataset).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
+            let linked = matches!(view.view, ViewKind::Linked)
+                .then(|| Arc::new(exaviz_engine::views::torus_views::LinkedView(linked_options(&view, size))));
+            let shown: Arc<dyn exaviz_engine::views::View> = match &linked {
+                Some(l) => l.clone(),
+                None => Arc::from(make_view(&view)),
             };
+            let content = window::Content { view: shown, linked, selection };
             window::run(dataset, input, view_backend, size, content, frames)
         }
     }

@@ -1,51 +1,55 @@
-//! `exaviz view`: the same views as `exaviz render` in a winit window, with pan (drag) and zoom
-//! (wheel). The MPI views (timeline, matrix, chord, sendrecv) are pictures computed on the backend
-//! at the window's size; on the timeline, pan and zoom choose the time window, which is recomputed
-//! (states and messages aggregated again at the new resolution); the other pictures are moved and
-//! magnified as images. `0` resets the view.
+//! `exaviz view`: every view of `exaviz render` in a winit window that never waits for
+//! computation. A worker thread prepares, draws and renders the view ([`crate::explore`]); the
+//! window thread shows the last finished picture, moved and magnified at once to match each new
+//! gesture (pan, zoom, the timeline's time window) until the worker's picture replaces it.
+//! Hovering shows a tooltip from the view's `pick`, which never recomputes; a click selects what
+//! is under the pointer (a matrix cell, a curve or a message line selects its pair of ranks;
+//! a ring node, an axis value); `h` lists every gesture and key; `s` writes the picture to a PNG.
 //!
-//! Two presenters: with a GPU adapter (lavapipe included) the ring's scene is drawn by the GPU
-//! renderer every frame and pictures are copied into the wgpu surface; without one (or with
-//! `--backend cpu`) everything is computed and drawn on the CPU path and shown through
-//! `softbuffer`, after a one-line warning where an adapter was wanted.
+//! Two presenters: with a GPU adapter (lavapipe included) pictures are copied into the wgpu
+//! surface and the worker computes and renders on that adapter; without one (or with
+//! `--backend cpu`) everything runs on the CPU path and is shown through `softbuffer`, after a
+//! one-line warning where an adapter was wanted.
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use exaviz_engine::model::Dataset;
-use exaviz_engine::render::gpu::GpuRenderer;
-use exaviz_engine::render::{Image, Scene, View, render_scene};
-use exaviz_engine::views::linked::{self, LinkedOptions, linked_image};
-use exaviz_engine::views::plot::Plot;
-use exaviz_engine::views::ring::{RingOptions, ring_scene};
-use exaviz_engine::views::timeline::{pan_window, plot_rect, zoom_window};
+use exaviz_engine::render::write_png_atomic;
+use exaviz_engine::selection::Selection;
+use exaviz_engine::views::torus_views::LinkedView;
+use exaviz_engine::views::{Frame, View};
 use exaviz_engine::{Backend, BackendChoice, GpuContext};
 use winit::application::ApplicationHandler;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
-use winit::event_loop::{ActiveEventLoop, EventLoop};
+use winit::event_loop::{ActiveEventLoop, EventLoop, EventLoopProxy};
 use winit::keyboard::{Key, NamedKey};
 use winit::window::{Window, WindowId};
 
-/// Computes a picture view at a size, for a time window (timeline) or the whole trace.
-pub type PictureFn = Box<dyn Fn(&Dataset, &Backend, (u32, u32), Option<(f64, f64)>) -> Result<Image>>;
+use crate::explore::{Explorer, Gesture, frame_pixels, overlay_text};
 
-/// What the window shows.
-pub enum Content {
-    /// The ring's scene.
-    Ring(Box<RingOptions>),
-    /// A picture view; `duration` (seconds) is given for the timeline, whose pan and zoom
-    /// choose the time window `window_s`.
-    Picture { draw: PictureFn, duration: Option<f64>, window_s: Option<(f64, f64)> },
-    /// The linked torus views, whose shared state mouse gestures change.
-    Linked(Box<LinkedOptions>),
+/// What the window explores: the view, and the linked view's own gestures where it is one.
+pub struct Content {
+    pub view: Arc<dyn View>,
+    pub linked: Option<Arc<LinkedView>>,
+    pub selection: Selection,
 }
 
-/// The linked view's picture size for a window: the window's, but at least the smallest the
-/// panels fit in (a smaller window shows its top left part).
-fn linked_size((w, h): (u32, u32)) -> (u32, u32) {
-    (w.max(linked::MIN_SIZE.0), h.max(linked::MIN_SIZE.1))
-}
+/// Every gesture and key, for the help overlay.
+const HELP: &[&str] = &[
+    "wheel: zoom (the timeline zooms in time)",
+    "drag: pan (the timeline pans in time)",
+    "hover: what is under the pointer",
+    "click: select it (a pair of ranks, a node, an axis value); again: clear",
+    "linked view: drag on an axis, the ring or the river; right drag: zoom",
+    "0: reset pan and zoom    c: clear the selection",
+    "t: track the picked node's message (linked view)",
+    "s: save the picture as a PNG    h: this help    Esc, q: quit",
+];
+
+/// A press and release closer than this (pixels) is a click.
+const CLICK: f32 = 4.0;
 
 type SoftSurface = softbuffer::Surface<Arc<Window>, Arc<Window>>;
 
@@ -58,58 +62,52 @@ enum Present {
 struct GpuPresent {
     surface: wgpu::Surface<'static>,
     config: wgpu::SurfaceConfiguration,
-    renderer: GpuRenderer,
 }
 
 struct State {
     window: Arc<Window>,
     present: Present,
     /// The compute and render path: the presenting adapter, or the CPU.
-    backend: Backend,
+    backend: Arc<Backend>,
     size: (u32, u32),
-    scene: Scene,
-    /// The picture of a picture view (or, on the CPU presenter, of the ring), recomputed when `dirty`.
-    picture: Option<Image>,
-    dirty: bool,
-    view: View,
+    explorer: Explorer,
     cursor: [f32; 2],
-    drag_from: Option<[f32; 2]>,
+    /// Where the left button was pressed, and the last position a drag moved to.
+    press: Option<([f32; 2], [f32; 2])>,
     /// Linked view: where the right button (zoom) was pressed.
     zoom_from: Option<[f32; 2]>,
-    /// Linked view: the rectangle being brushed (press and cursor), outlined over the picture.
-    brush: Option<[[f32; 2]; 2]>,
+    help: bool,
+    linked: Option<Arc<LinkedView>>,
+    /// The last PNG written with `s`.
+    saved: Option<String>,
     presented: u64,
 }
 
+/// Wakes the event loop when the worker has a picture.
+#[derive(Debug)]
+struct Wake;
+
 struct App {
-    dataset: Dataset,
+    dataset: Arc<Dataset>,
     title: String,
     size: (u32, u32),
     content: Content,
     backend: BackendChoice,
     frames: Option<u64>,
+    proxy: EventLoopProxy<Wake>,
     state: Option<State>,
     error: Option<anyhow::Error>,
 }
 
 impl State {
-    fn rebuild(&mut self, dataset: &Dataset, content: &Content) -> Result<()> {
-        if let Content::Ring(opts) = content {
-            let opts = RingOptions { width: self.size.0, height: self.size.1, ..**opts };
-            self.scene = ring_scene(dataset, &self.backend, &opts)?;
-        }
-        self.dirty = true;
-        Ok(())
-    }
-
     fn resize(&mut self, width: u32, height: u32) -> Result<()> {
         self.size = (width.max(1), height.max(1));
         match &mut self.present {
             Present::Gpu(g) => {
-                let GpuPresent { surface, config, .. } = &mut **g;
+                let GpuPresent { surface, config } = &mut **g;
                 config.width = self.size.0;
                 config.height = self.size.1;
-                if let Backend::Gpu(ctx) = &self.backend {
+                if let Backend::Gpu(ctx) = self.backend.as_ref() {
                     surface.configure(&ctx.device, config);
                 }
             }
@@ -119,62 +117,46 @@ impl State {
                 surface.resize(w, h).map_err(|e| anyhow!("cannot resize the window buffer: {e}"))?;
             }
         }
+        self.explorer.gesture(Gesture::Resize { width: self.size.0, height: self.size.1 });
         Ok(())
     }
 
-    /// Recomputes the picture where it is stale: a picture view's, or the ring drawn on the CPU
-    /// presenter with the current pan and zoom.
-    fn refresh(&mut self, dataset: &Dataset, content: &Content) -> Result<()> {
-        match content {
-            Content::Picture { draw, window_s, .. } if self.dirty => {
-                let size = (self.size.0.max(16), self.size.1.max(16));
-                self.picture = Some(draw(dataset, &self.backend, size, *window_s)?);
-                if let Some((a, b)) = window_s {
-                    self.window.set_title(&format!("exaviz · {a:.6} to {b:.6} s"));
-                }
-            }
-            Content::Linked(opts) if self.dirty => {
-                let (width, height) = linked_size(self.size);
-                self.picture = Some(linked_image(dataset, &self.backend, &LinkedOptions { width, height, ..**opts })?);
-            }
-            Content::Ring(_) if self.dirty && matches!(self.present, Present::Soft { .. }) => {
-                self.picture = Some(render_scene(&Backend::Cpu, &self.scene, self.view)?);
-            }
-            _ => {}
-        }
-        self.dirty = false;
-        Ok(())
-    }
-
-    /// The frame's pixels (RGBA) from the picture: moved and magnified by the view for picture
-    /// views; the CPU-drawn ring already has the view applied.
-    fn frame_pixels(&self, ring: bool) -> Vec<[u8; 4]> {
+    /// The frame: the last picture moved to match the newest gesture, the brush, the tooltip
+    /// and the status line.
+    fn frame_pixels(&self) -> Vec<[u8; 4]> {
         let (w, h) = self.size;
-        let Some(image) = &self.picture else { return vec![[0, 0, 0, 255]; (w * h) as usize] };
-        let view = if ring { View::default() } else { self.view };
-        let background = image.pixel(0, 0);
-        let mut out = Vec::with_capacity((w * h) as usize);
-        for y in 0..h {
-            for x in 0..w {
-                let sx = (x as f32 - view.offset[0]) / view.scale;
-                let sy = (y as f32 - view.offset[1]) / view.scale;
-                let inside = sx >= 0.0 && sy >= 0.0 && (sx as u32) < image.width && (sy as u32) < image.height;
-                let mut p = if inside { image.pixel(sx as u32, sy as u32) } else { background };
-                p[3] = 255;
-                out.push(p);
-            }
+        let mut out = match self.explorer.preview() {
+            Some((affine, image)) => frame_pixels(image, affine, (w, h)),
+            None => vec![[17, 19, 24, 255]; (w * h) as usize],
+        };
+        if let (Some(from), Some(_)) = (self.press.map(|p| p.0).or(self.zoom_from), &self.linked) {
+            outline(&mut out, (w, h), from, self.cursor);
         }
-        if let Some([a, b]) = self.brush {
-            outline(&mut out, (w, h), a, b);
+        if self.help {
+            let lines: Vec<String> = HELP.iter().map(|l| (*l).to_string()).collect();
+            overlay_text(&mut out, (w, h), [24.0, 40.0], "exaviz view: gestures and keys", &lines);
+        } else if self.press.is_none()
+            && let Some(pick) = self.explorer.pick(self.cursor)
+        {
+            overlay_text(&mut out, (w, h), [self.cursor[0] + 14.0, self.cursor[1] + 14.0], &pick.title, &pick.lines);
+        }
+        let status = if let Some(e) = &self.explorer.error {
+            Some(format!("error: {e} (the last good picture is shown)"))
+        } else if self.explorer.busy() {
+            Some("computing…".to_string())
+        } else {
+            self.saved.as_ref().map(|p| format!("saved {p}"))
+        };
+        if let Some(status) = status {
+            overlay_text(&mut out, (w, h), [4.0, h as f32], &status, &[]);
         }
         out
     }
 
-    fn redraw(&mut self, ring: bool) -> Result<bool> {
+    fn redraw(&mut self) -> Result<bool> {
+        let pixels = self.frame_pixels();
         match &mut self.present {
-            Present::Soft { .. } => {
-                let pixels = self.frame_pixels(ring);
-                let Present::Soft { surface } = &mut self.present else { unreachable!() };
+            Present::Soft { surface } => {
                 let mut buffer = surface.buffer_mut().map_err(|e| anyhow!("cannot draw into the window: {e}"))?;
                 for (dst, p) in buffer.iter_mut().zip(&pixels) {
                     *dst = (u32::from(p[0]) << 16) | (u32::from(p[1]) << 8) | u32::from(p[2]);
@@ -182,8 +164,8 @@ impl State {
                 buffer.present().map_err(|e| anyhow!("cannot present the window: {e}"))?;
             }
             Present::Gpu(g) => {
-                let GpuPresent { surface, config, renderer } = &mut **g;
-                let Backend::Gpu(ctx) = &self.backend else { bail!("the GPU presenter lost its adapter") };
+                let GpuPresent { surface, config } = &mut **g;
+                let Backend::Gpu(ctx) = self.backend.as_ref() else { bail!("the GPU presenter lost its adapter") };
                 let frame = match surface.get_current_texture() {
                     wgpu::CurrentSurfaceTexture::Success(f) | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
                     wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
@@ -192,47 +174,43 @@ impl State {
                     }
                     _ => return Ok(false),
                 };
-                if ring {
-                    let target = frame.texture.create_view(&Default::default());
-                    let mut enc = ctx.device.create_command_encoder(&Default::default());
-                    let size = [config.width, config.height];
-                    renderer.draw(
-                        &ctx.device,
-                        &ctx.queue,
-                        &mut enc,
-                        &self.scene,
-                        self.view,
-                        &target,
-                        config.format,
-                        size,
-                        [0, 0],
-                    );
-                    ctx.queue.submit([enc.finish()]);
-                } else {
-                    let swap = match config.format {
-                        wgpu::TextureFormat::Bgra8Unorm => true,
-                        wgpu::TextureFormat::Rgba8Unorm => false,
-                        f => bail!("the window surface's format {f:?} cannot show pictures (needs 8-bit RGBA or BGRA)"),
-                    };
-                    let (w, h) = (frame.texture.width(), frame.texture.height());
-                    let mut pixels = self.frame_pixels(false);
-                    pixels.resize((w * h) as usize, [0, 0, 0, 255]);
-                    if swap {
-                        pixels.iter_mut().for_each(|p| p.swap(0, 2));
-                    }
-                    ctx.queue.write_texture(
-                        frame.texture.as_image_copy(),
-                        pixels.as_flattened(),
-                        wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(w * 4), rows_per_image: Some(h) },
-                        wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
-                    );
-                    ctx.queue.submit([]);
+                let swap = match config.format {
+                    wgpu::TextureFormat::Bgra8Unorm => true,
+                    wgpu::TextureFormat::Rgba8Unorm => false,
+                    f => bail!("the window surface's format {f:?} cannot show pictures (needs 8-bit RGBA or BGRA)"),
+                };
+                let (w, h) = (frame.texture.width(), frame.texture.height());
+                let mut pixels = pixels;
+                pixels.resize((w * h) as usize, [0, 0, 0, 255]);
+                if swap {
+                    pixels.iter_mut().for_each(|p| p.swap(0, 2));
                 }
+                ctx.queue.write_texture(
+                    frame.texture.as_image_copy(),
+                    pixels.as_flattened(),
+                    wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(w * 4), rows_per_image: Some(h) },
+                    wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
+                );
+                ctx.queue.submit([]);
                 ctx.queue.present(frame);
             }
         }
         self.presented += 1;
         Ok(true)
+    }
+
+    /// Writes the shown picture (at the window's size) to a new PNG in the working folder.
+    fn save(&mut self) {
+        let Some(shown) = &self.explorer.shown else { return };
+        let name = (1..).map(|k| format!("exaviz-view-{k}.png")).find(|n| !std::path::Path::new(n).exists());
+        let Some(name) = name else { return };
+        match write_png_atomic(std::path::Path::new(&name), &shown.image) {
+            Ok(()) => {
+                eprintln!("saved {name}");
+                self.saved = Some(name);
+            }
+            Err(e) => eprintln!("error: {name}: cannot write: {e}"),
+        }
     }
 }
 
@@ -254,17 +232,11 @@ impl App {
             .find(|f| !f.is_srgb())
             .or(caps.formats.first().copied())
             .context("the surface offers no format")?;
-        let picture = matches!(self.content, Content::Picture { .. } | Content::Linked(_));
-        if picture && !caps.usages.contains(wgpu::TextureUsages::COPY_DST) {
-            bail!("the window surface does not accept copies, so it cannot show this view");
+        if !caps.usages.contains(wgpu::TextureUsages::COPY_DST) {
+            bail!("the window surface does not accept copies, so it cannot show pictures");
         }
-        let usage = if picture {
-            wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_DST
-        } else {
-            wgpu::TextureUsages::RENDER_ATTACHMENT
-        };
         let config = wgpu::SurfaceConfiguration {
-            usage,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_DST,
             format,
             width: size.width.max(1),
             height: size.height.max(1),
@@ -275,9 +247,8 @@ impl App {
             color_space: wgpu::SurfaceColorSpace::Auto,
         };
         surface.configure(&ctx.device, &config);
-        let renderer = GpuRenderer::new(&ctx.device);
         eprintln!("viewer on {}", ctx.describe());
-        Ok((Present::Gpu(Box::new(GpuPresent { surface, config, renderer })), Backend::Gpu(Box::new(ctx))))
+        Ok((Present::Gpu(Box::new(GpuPresent { surface, config })), Backend::Gpu(Box::new(ctx))))
     }
 
     fn soft_present(window: &Arc<Window>) -> Result<Present> {
@@ -306,24 +277,37 @@ impl App {
                 }
             },
         };
+        let backend = Arc::new(backend);
         let size = window.inner_size();
+        let size = (size.width.max(1), size.height.max(1));
+        let proxy = self.proxy.clone();
+        let wake = Box::new(move || {
+            let _ = proxy.send_event(Wake);
+        });
+        let frame = Frame { width: size.0.max(16), height: size.1.max(16) };
+        let explorer = Explorer::new(
+            self.dataset.clone(),
+            self.content.view.clone(),
+            backend.clone(),
+            self.content.selection,
+            frame,
+            wake,
+        );
         let mut state = State {
             window,
             present,
             backend,
-            size: (size.width.max(1), size.height.max(1)),
-            scene: Scene::new(1, 1, [0.0; 3]),
-            picture: None,
-            dirty: true,
-            view: View::default(),
+            size,
+            explorer,
             cursor: [0.0; 2],
-            drag_from: None,
+            press: None,
             zoom_from: None,
-            brush: None,
+            help: false,
+            linked: self.content.linked.clone(),
+            saved: None,
             presented: 0,
         };
-        state.resize(state.size.0, state.size.1)?;
-        state.rebuild(&self.dataset, &self.content)?;
+        state.resize(size.0, size.1)?;
         state.window.request_redraw();
         self.state = Some(state);
         Ok(())
@@ -335,7 +319,7 @@ impl App {
     }
 }
 
-impl ApplicationHandler for App {
+impl ApplicationHandler<Wake> for App {
     fn resumed(&mut self, event_loop: &ActiveEventLoop) {
         if self.state.is_none()
             && let Err(e) = self.start(event_loop)
@@ -344,23 +328,33 @@ impl ApplicationHandler for App {
         }
     }
 
+    /// The worker has a picture (or an error): show it.
+    fn user_event(&mut self, _: &ActiveEventLoop, _: Wake) {
+        if let Some(state) = self.state.as_mut()
+            && state.explorer.receive()
+        {
+            let s = state.explorer.request.selection;
+            if let Some(w) = s.window_s {
+                state.window.set_title(&format!("exaviz · {:.6} to {:.6} s", w.0, w.1));
+            }
+            state.window.request_redraw();
+        }
+    }
+
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
         let Some(state) = self.state.as_mut() else {
             return;
         };
-        let ring = matches!(self.content, Content::Ring(_));
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             // Synthetic presses (keys held while the window gains focus) and repeats are not new presses.
             WindowEvent::KeyboardInput { event, is_synthetic: false, .. }
                 if event.state == ElementState::Pressed && !event.repeat =>
             {
-                key(event_loop, state, &mut self.content, &self.dataset, &event.logical_key);
+                key(event_loop, state, &self.dataset, &event.logical_key);
             }
             WindowEvent::Resized(size) => {
-                let result =
-                    state.resize(size.width, size.height).and_then(|()| state.rebuild(&self.dataset, &self.content));
-                if let Err(e) = result {
+                if let Err(e) = state.resize(size.width, size.height) {
                     self.fail(event_loop, e);
                     return;
                 }
@@ -368,68 +362,62 @@ impl ApplicationHandler for App {
             }
             WindowEvent::CursorMoved { position, .. } => {
                 let p = [position.x as f32, position.y as f32];
-                if let (Some(from), Content::Linked(_)) = (state.drag_from.or(state.zoom_from), &self.content) {
-                    state.brush = Some([from, p]);
-                    state.window.request_redraw();
-                } else if let Some(from) = state.drag_from {
-                    if let Some((window, duration, plot)) = time_axis(&mut self.content, state.size) {
-                        // Dragging right shows earlier times.
-                        *window = pan_window(*window, duration, -f64::from(p[0] - from[0]) / f64::from(plot.w));
-                    } else {
-                        state.view.offset[0] += p[0] - from[0];
-                        state.view.offset[1] += p[1] - from[1];
-                    }
-                    state.dirty = true;
-                    state.drag_from = Some(p);
-                    state.window.request_redraw();
+                if let Some((from, last)) = state.press
+                    && state.linked.is_none()
+                {
+                    state.explorer.gesture(Gesture::Pan { by: [p[0] - last[0], p[1] - last[1]] });
+                    state.press = Some((from, p));
                 }
                 state.cursor = p;
+                state.window.request_redraw();
             }
-            WindowEvent::MouseInput { state: s, button: MouseButton::Left, .. } => {
-                if let (Content::Linked(opts), Some(from), ElementState::Released) =
-                    (&mut self.content, state.drag_from, s)
-                {
-                    (opts.width, opts.height) = linked_size(state.size);
-                    state.brush = None;
-                    if linked::gesture(&self.dataset, opts, from, state.cursor) {
-                        announce(state, &self.dataset, opts);
+            WindowEvent::MouseInput { state: s, button: MouseButton::Left, .. } => match (s, state.press) {
+                (ElementState::Pressed, _) => state.press = Some((state.cursor, state.cursor)),
+                (ElementState::Released, Some((from, _))) => {
+                    state.press = None;
+                    let to = state.cursor;
+                    let click = (to[0] - from[0]).hypot(to[1] - from[1]) < CLICK;
+                    if let Some(linked) = state.linked.clone() {
+                        let e = &state.explorer;
+                        let next = linked.drag(&self.dataset, &e.request.selection, e.request.frame, from, to);
+                        if let Some(next) = next {
+                            announce(state, &self.dataset, next);
+                        }
+                    } else if click {
+                        let before = state.explorer.request.selection;
+                        state.explorer.gesture(Gesture::Click { at: to });
+                        if state.explorer.request.selection != before {
+                            eprintln!("selected: {}", describe(&state.explorer.request.selection));
+                        }
                     }
                     state.window.request_redraw();
                 }
-                state.drag_from = (s == ElementState::Pressed).then_some(state.cursor);
-            }
+                _ => {}
+            },
             WindowEvent::MouseInput { state: s, button: MouseButton::Right, .. } => {
-                if let Content::Linked(opts) = &mut self.content {
+                if let Some(linked) = state.linked.clone() {
                     if let (Some(from), ElementState::Released) = (state.zoom_from, s) {
-                        (opts.width, opts.height) = linked_size(state.size);
-                        state.brush = None;
-                        if linked::zoom_gesture(opts, from, state.cursor) {
-                            announce(state, &self.dataset, opts);
+                        let e = &state.explorer;
+                        if let Some(next) = linked.zoom(&e.request.selection, e.request.frame, from, state.cursor) {
+                            announce(state, &self.dataset, next);
                         }
-                        state.window.request_redraw();
                     }
                     state.zoom_from = (s == ElementState::Pressed).then_some(state.cursor);
+                    state.window.request_redraw();
                 }
             }
-            WindowEvent::MouseWheel { .. } if matches!(self.content, Content::Linked(_)) => {}
+            WindowEvent::MouseWheel { .. } if state.linked.is_some() => {}
             WindowEvent::MouseWheel { delta, .. } => {
-                let lines = match delta {
+                let steps = match delta {
                     MouseScrollDelta::LineDelta(_, y) => y,
                     MouseScrollDelta::PixelDelta(p) => p.y as f32 / 40.0,
                 };
-                let factor = 1.15f32.powf(lines);
-                let cursor_x = state.cursor[0];
-                if let Some((window, duration, plot)) = time_axis(&mut self.content, state.size) {
-                    let at = f64::from(cursor_x - plot.x0 as f32) / f64::from(plot.w);
-                    *window = zoom_window(*window, duration, f64::from(factor), at);
-                } else {
-                    state.view.zoom_at(factor, state.cursor);
-                }
-                state.dirty = true;
+                state.explorer.gesture(Gesture::Wheel { at: state.cursor, steps });
                 state.window.request_redraw();
             }
             WindowEvent::RedrawRequested => {
-                if let Err(e) = state.refresh(&self.dataset, &self.content).and_then(|()| state.redraw(ring)) {
+                state.explorer.receive();
+                if let Err(e) = state.redraw() {
                     self.fail(event_loop, e);
                     return;
                 }
@@ -446,46 +434,67 @@ impl ApplicationHandler for App {
     }
 }
 
-/// A key press: Esc or Q quit, 0 resets pan and zoom, C clears the linked state, T tracks the
-/// picked node's message in the linked view (or stops tracking).
-fn key(event_loop: &ActiveEventLoop, state: &mut State, content: &mut Content, dataset: &Dataset, key: &Key) {
+/// A key press: Esc or Q quit, 0 resets pan and zoom, C clears the selection, T tracks the
+/// picked node's message in the linked view (or stops tracking), H shows the help, S saves.
+fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: &Key) {
     match key {
         Key::Named(NamedKey::Escape) => event_loop.exit(),
-        Key::Character(c) if c.as_str() == "q" => event_loop.exit(),
-        Key::Character(c) if c.as_str() == "c" => {
-            if let Content::Linked(opts) = content
-                && opts.state != linked::Linked::default()
-            {
-                opts.state = linked::Linked::default();
-                announce(state, dataset, opts);
+        Key::Character(c) => match c.as_str() {
+            "q" => event_loop.exit(),
+            "c" => {
+                let cleared = Selection { window_s: state.explorer.request.selection.window_s, ..Default::default() };
+                if cleared != state.explorer.request.selection {
+                    announce(state, dataset, cleared);
+                }
             }
-        }
-        Key::Character(c) if c.as_str() == "t" => {
-            if let Content::Linked(opts) = content
-                && linked::toggle_track(opts)
-            {
-                announce(state, dataset, opts);
+            "t" => {
+                if let Some(linked) = state.linked.clone() {
+                    let e = &state.explorer;
+                    if let Some(next) = linked.toggle_track(&e.request.selection, e.request.frame) {
+                        announce(state, dataset, next);
+                    }
+                }
             }
-        }
-        Key::Character(c) if c.as_str() == "0" => {
-            state.view = View::default();
-            if let Content::Picture { window_s, duration: Some(_), .. } = content {
-                *window_s = None;
+            "0" => {
+                state.explorer.gesture(Gesture::Reset);
             }
-            state.dirty = true;
-            state.window.request_redraw();
-        }
+            "h" | "?" => state.help = !state.help,
+            "s" => state.save(),
+            _ => {}
+        },
         _ => {}
     }
+    state.window.request_redraw();
 }
 
-/// A changed linked state: one line on standard error, the title, and a new picture.
-fn announce(state: &mut State, dataset: &Dataset, opts: &LinkedOptions) {
-    let what = linked::describe(dataset, &opts.state);
-    eprintln!("linked: {what}");
-    state.window.set_title(&format!("exaviz · {what}"));
-    state.dirty = true;
+/// A changed selection: one line on standard error (the linked view's as before), the title,
+/// and a new picture asked for.
+fn announce(state: &mut State, dataset: &Dataset, next: Selection) {
+    state.explorer.select(next);
+    if state.linked.is_some() {
+        let what =
+            exaviz_engine::views::linked::describe(dataset, &exaviz_engine::views::torus_views::linked_state(&next));
+        eprintln!("linked: {what}");
+        state.window.set_title(&format!("exaviz · {what}"));
+    } else {
+        eprintln!("selected: {}", describe(&next));
+    }
     state.window.request_redraw();
+}
+
+/// A selection in a few words, for the log.
+fn describe(s: &Selection) -> String {
+    let mut parts = Vec::new();
+    if let Some((a, b)) = s.pair {
+        parts.push(format!("pair {a} -> {b}"));
+    }
+    if let Some(v) = s.node {
+        parts.push(format!("node {v}"));
+    }
+    if let Some(f) = s.dims {
+        parts.push(format!("selection {}", f.describe()));
+    }
+    if parts.is_empty() { "nothing".into() } else { parts.join("; ") }
 }
 
 /// Outlines the rectangle between `a` and `b` (at least 16 pixels wide, so a vertical brush
@@ -510,16 +519,6 @@ fn outline(frame: &mut [[u8; 4]], (w, h): (u32, u32), a: [f32; 2], b: [f32; 2]) 
     }
 }
 
-/// The timeline's time window (made explicit), the trace's duration and the plot rectangle, when
-/// the content is a timeline.
-fn time_axis(content: &mut Content, (width, height): (u32, u32)) -> Option<(&mut (f64, f64), f64, Plot)> {
-    let Content::Picture { duration: Some(duration), window_s, .. } = content else { return None };
-    let plot = plot_rect(width, height)?;
-    let duration = *duration;
-    let window = window_s.get_or_insert((0.0, duration));
-    Some((window, duration, plot))
-}
-
 /// Opens the window and runs until it is closed (or `frames` frames were presented).
 pub fn run(
     dataset: Dataset,
@@ -529,9 +528,12 @@ pub fn run(
     content: Content,
     frames: Option<u64>,
 ) -> Result<()> {
-    let event_loop =
-        EventLoop::new().map_err(|e| anyhow!("cannot open a window ({e}); for headless output use exaviz render"))?;
-    let mut app = App { dataset, title, size, content, backend, frames, state: None, error: None };
+    let event_loop = EventLoop::<Wake>::with_user_event()
+        .build()
+        .map_err(|e| anyhow!("cannot open a window ({e}); for headless output use exaviz render"))?;
+    let proxy = event_loop.create_proxy();
+    let dataset = Arc::new(dataset);
+    let mut app = App { dataset, title, size, content, backend, frames, proxy, state: None, error: None };
     event_loop.run_app(&mut app).context("window event loop failed")?;
     match app.error {
         Some(e) => Err(e),

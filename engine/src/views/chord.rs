@@ -16,9 +16,11 @@ use crate::render::{Anchor, Blend, Image, Scene, View, render_scene};
 use crate::stages::bspline::Curve;
 use crate::stages::{self, ControlPolygons};
 
-use super::pairs::{communicating_pairs, draw_curves, opacity_legend};
+use super::contract::{self, Drawn, Frame, Prepared};
+use super::pairs::{PairPick, communicating_pairs, draw_curves, opacity_legend};
 use super::plot::{Mix, direction_colour, direction_legend};
 use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+use crate::selection::{Parts, Selection};
 
 #[derive(Clone, Copy, Debug)]
 pub struct ChordOptions {
@@ -65,6 +67,34 @@ fn polygon(a: usize, b: usize, n: usize, c: [f32; 2], r: f32) -> Vec<[f32; 2]> {
 
 /// Draws the chord diagram of `dataset`'s messages.
 pub fn chord_image(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) -> Result<Image, ViewError> {
+    let (scene, _) = chord_scene(dataset, backend, opts)?;
+    render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
+}
+
+/// The chord view through the view contract.
+pub struct ChordView(pub ChordOptions);
+
+impl contract::View for ChordView {
+    fn name(&self) -> &'static str {
+        "chord"
+    }
+
+    fn depends_on(&self) -> Parts {
+        Parts::NONE
+    }
+
+    fn reads(&self) -> Parts {
+        Parts::PAIR
+    }
+
+    fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let (scene, picker) = chord_scene(d, b, &ChordOptions { width: f.width, height: f.height, ..self.0 })?;
+        Ok(Box::new(Drawn { scene, picker }))
+    }
+}
+
+/// The chord diagram as a scene, and its curves for picking.
+pub fn chord_scene(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) -> Result<(Scene, PairPick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len();
     if !(2..=MAX_PROCESSES).contains(&n) {
@@ -111,7 +141,7 @@ pub fn chord_image(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) ->
     let title = format!("Chord diagram: {} ({n} processes, {} communicating pairs)", dataset.name, pairs.len());
     scene.text(&title, [16.0, 28.0], 15.0, Anchor::Left, TEXT);
     legend(&mut scene, w - legend_w + 10.0, 80.0, max, opts);
-    render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
+    Ok((scene, PairPick { pairs, curves }))
 }
 
 fn legend(scene: &mut Scene, x: f32, y: f32, max: u32, opts: &ChordOptions) {

@@ -22,6 +22,15 @@ pub struct EmbeddingOptions {
 }
 
 pub fn embedding_scene(dataset: &Dataset, backend: &Backend, opts: &EmbeddingOptions) -> Result<Scene, ViewError> {
+    embedding_scene_and_points(dataset, backend, opts).map(|(scene, _)| scene)
+}
+
+/// The scene and where each node is drawn in it (for picking).
+pub fn embedding_scene_and_points(
+    dataset: &Dataset,
+    backend: &Backend,
+    opts: &EmbeddingOptions,
+) -> Result<(Scene, Vec<[f32; 2]>), ViewError> {
     let topo = super::torus(dataset, "the mds and radviz views need")?;
     let n = topo.node_count();
     let points = embed(topo, opts.embedding).map_err(ViewError::Unsupported)?;
@@ -120,5 +129,6 @@ pub fn embedding_scene(dataset: &Dataset, backend: &Backend, opts: &EmbeddingOpt
     } else {
         scene.text("no traffic recorded", [x, y], 12.0, Anchor::Left, TEXT_DIM);
     }
-    Ok(scene)
+    let drawn = points.iter().map(|&p| at(p)).collect();
+    Ok((scene, drawn))
 }

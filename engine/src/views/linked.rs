@@ -81,7 +81,7 @@ pub fn panels(width: u32, height: u32) -> [(Panel, [u32; 4]); 3] {
 }
 
 /// The panel under picture point `p`, and `p` in that panel's pixels.
-fn panel_at(width: u32, height: u32, p: [f32; 2]) -> Option<(Panel, [u32; 4], [f32; 2])> {
+pub fn panel_at(width: u32, height: u32, p: [f32; 2]) -> Option<(Panel, [u32; 4], [f32; 2])> {
     panels(width, height).into_iter().find_map(|(panel, r)| {
         let q = [p[0] - r[0] as f32, p[1] - r[1] as f32];
         let inside = q[0] >= 0.0 && q[1] >= 0.0 && q[0] < r[2] as f32 && q[1] < r[3] as f32;

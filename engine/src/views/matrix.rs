@@ -5,11 +5,13 @@
 
 use crate::Backend;
 use crate::model::Dataset;
-use crate::render::{Anchor, ColorMap, Image, Scale, Scene, View, render_scene};
+use crate::render::{Anchor, ColorMap, Image, Raster, Scale, Scene, View, render_scene};
+use crate::selection::{Parts, Selection};
 use crate::stages::{self, AxisKey, HeatmapInput};
 
-use super::legend::color_bar;
-use super::plot::{Plot, Tick, axes, nice_ticks, paste};
+use super::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
+use super::legend::{color_bar, format_value};
+use super::plot::{Plot, Tick, axes, nice_ticks};
 use super::{BACKGROUND, TEXT, ViewError};
 
 /// What a cell shows.
@@ -50,6 +52,97 @@ const MARGIN: [u32; 4] = [80, 56, 170, 52];
 
 /// Draws the communication matrix of `dataset`'s messages.
 pub fn matrix_image(dataset: &Dataset, backend: &Backend, opts: &MatrixOptions) -> Result<Image, ViewError> {
+    let (scene, _) = matrix_scene(dataset, backend, opts)?;
+    render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
+}
+
+/// What the matrix's tooltips and clicks read: the cells' ranks, messages and bytes.
+pub struct MatrixPick {
+    plot: Plot,
+    /// Cells across (and down); a cell gathers `n / cells` ranks.
+    cells: u32,
+    cell_px: u32,
+    n: u32,
+    counts: Vec<u32>,
+    bytes: Vec<u64>,
+}
+
+impl MatrixPick {
+    /// Ranks `[lo, hi]` of cell `c`.
+    fn ranks(&self, c: u32) -> (u32, u32) {
+        let lo = (u64::from(c) * u64::from(self.n)).div_ceil(u64::from(self.cells)) as u32;
+        let hi = ((u64::from(c) + 1) * u64::from(self.n)).div_ceil(u64::from(self.cells)) as u32 - 1;
+        (lo, hi.max(lo))
+    }
+
+    fn cell_rect(&self, (row, col): (u32, u32)) -> [f32; 4] {
+        let (x, y) = (self.plot.x0 + col * self.cell_px, self.plot.y0 + row * self.cell_px);
+        [x as f32, y as f32, (x + self.cell_px) as f32, (y + self.cell_px) as f32]
+    }
+}
+
+impl Picker for MatrixPick {
+    fn pick(&self, _: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let p = self.plot;
+        let [u, v] = contract::share_in([p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32], at)?;
+        let (col, row) = ((u * self.cells as f32) as u32, (v * self.cells as f32) as u32);
+        let k = (row * self.cells + col) as usize;
+        let ((s0, s1), (r0, r1)) = (self.ranks(row), self.ranks(col));
+        let span = |a: u32, b: u32| if a == b { format!("rank {a}") } else { format!("ranks {a}-{b}") };
+        let title = format!("{} → {}", span(s0, s1), span(r0, r1));
+        let lines =
+            vec![format!("messages: {}", self.counts[k]), format!("bytes: {}", format_value(self.bytes[k] as f64))];
+        let pick = Pick::new(title, lines);
+        Some(if s0 == s1 && r0 == r1 {
+            pick.with_click(Parts::PAIR, Selection { pair: Some((s0, r0)), ..Default::default() })
+        } else {
+            pick
+        })
+    }
+
+    /// The selected pair's cell outlined.
+    fn overlay(&self, _: &Dataset, selection: &Selection, scene: &mut Scene) -> bool {
+        let Some((s, r)) = selection.pair else { return false };
+        let cell = |rank: u32| (u64::from(rank) * u64::from(self.cells) / u64::from(self.n.max(1))) as u32;
+        let [x0, y0, x1, y1] = self.cell_rect((cell(s), cell(r)));
+        let (x0, y0, x1, y1) = (x0 - 2.0, y0 - 2.0, x1 + 2.0, y1 + 2.0);
+        let c = [1.0, 1.0, 1.0, 1.0];
+        scene.rect([x0, y0], [x1, y0 + 1.5], c, false);
+        scene.rect([x0, y1 - 1.5], [x1, y1], c, false);
+        scene.rect([x0, y0], [x0 + 1.5, y1], c, false);
+        scene.rect([x1 - 1.5, y0], [x1, y1], c, false);
+        true
+    }
+}
+
+/// The matrix view through the view contract.
+pub struct MatrixView(pub MatrixOptions);
+
+impl contract::View for MatrixView {
+    fn name(&self) -> &'static str {
+        "matrix"
+    }
+
+    fn depends_on(&self) -> Parts {
+        Parts::NONE
+    }
+
+    fn reads(&self) -> Parts {
+        Parts::PAIR
+    }
+
+    fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let (scene, picker) = matrix_scene(d, b, &MatrixOptions { width: f.width, height: f.height, ..self.0 })?;
+        Ok(Box::new(Drawn { scene, picker }))
+    }
+}
+
+/// The communication matrix as a scene (the cells one raster layer) and its picking data.
+pub fn matrix_scene(
+    dataset: &Dataset,
+    backend: &Backend,
+    opts: &MatrixOptions,
+) -> Result<(Scene, MatrixPick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len() as u32;
     if n == 0 {
@@ -77,9 +170,11 @@ pub fn matrix_image(dataset: &Dataset, backend: &Backend, opts: &MatrixOptions) 
         };
         stages::bin_heatmap::run(backend.runner().as_mut(), &input)
     };
+    let counts = grid(None)?.counts;
+    let bytes = grid(Some(&m.bytes))?.sums;
     let values: Vec<f64> = match opts.value {
-        MatrixValue::Messages => grid(None)?.counts.iter().map(|&c| f64::from(c)).collect(),
-        MatrixValue::Bytes => grid(Some(&m.bytes))?.sums.iter().map(|&s| s as f64).collect(),
+        MatrixValue::Messages => counts.iter().map(|&c| f64::from(c)).collect(),
+        MatrixValue::Bytes => bytes.iter().map(|&s| s as f64).collect(),
         MatrixValue::Bandwidth => {
             // Transfer times in microseconds (at least 1), summed per pair like the bytes.
             let tps = t.ticks_per_second.max(1) as f64;
@@ -89,8 +184,8 @@ pub fn matrix_image(dataset: &Dataset, backend: &Backend, opts: &MatrixOptions) 
                     d.clamp(1.0, f64::from(u32::MAX)) as u32
                 })
                 .collect();
-            let (bytes, time) = (grid(Some(&m.bytes))?, grid(Some(&micros))?);
-            bytes.sums.iter().zip(&time.sums).map(|(&b, &us)| if us > 0 { b as f64 / us as f64 } else { 0.0 }).collect()
+            let time = grid(Some(&micros))?;
+            bytes.iter().zip(&time.sums).map(|(&b, &us)| if us > 0 { b as f64 / us as f64 } else { 0.0 }).collect()
         }
     };
     let lo = values.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min);
@@ -111,11 +206,18 @@ pub fn matrix_image(dataset: &Dataset, backend: &Backend, opts: &MatrixOptions) 
     axes(&mut scene, p, &ticks, &ticks, "receiver (rank)", "sender (rank)");
     let bar = [(p.x0 + p.w + 24) as f32, p.y0 as f32 + 40.0, 16.0, (p.h as f32 - 80.0).max(40.0)];
     color_bar(&mut scene, opts.colormap, scale, opts.value.label(), bar);
-    let mut image =
-        render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))?;
-    paste(&mut image, p, |x, y| {
-        let v = values[((y / cell_px) * cells + x / cell_px) as usize];
-        (v > 0.0).then(|| opts.colormap.sample(scale.normalise(v)))
-    });
-    Ok(image)
+    // The cells: one raster cell per matrix cell, stretched over its pixels.
+    let colours: Vec<[u8; 4]> = values
+        .iter()
+        .map(|&v| {
+            if v > 0.0 {
+                opts.colormap.sample(scale.normalise(v)).map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)
+            } else {
+                [0; 4]
+            }
+        })
+        .collect();
+    let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
+    scene.raster(Raster::rgba(rect, cells, cells, colours));
+    Ok((scene, MatrixPick { plot: p, cells, cell_px, n, counts, bytes }))
 }

@@ -1,6 +1,7 @@
 //! Views: from a dataset to a [`crate::render::Scene`], running compute stages on the backend.
 
 pub mod chord;
+pub mod contract;
 pub mod density;
 pub mod embedding;
 pub mod group;
@@ -15,7 +16,10 @@ pub mod select;
 pub mod sendrecv;
 pub mod themeriver;
 pub mod timeline;
+pub mod torus_views;
 pub mod track;
+
+pub use contract::{Frame, Pick, Prepared, REGISTRY, View};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewError {

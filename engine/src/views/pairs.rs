@@ -70,3 +70,53 @@ pub fn opacity_legend(scene: &mut Scene, x: f32, y: f32, max: u32, mix: Mix) {
     let how = if mix == Mix::Additive { " colours add up)" } else { " alpha blended)" };
     scene.text(how, [x, y + 80.0], 11.0, Anchor::Left, TEXT_DIM);
 }
+
+/// Picking over the curves of the pair views: the curve passing nearest to a point.
+pub struct PairPick {
+    pub pairs: Vec<Pair>,
+    pub curves: Option<Bundled>,
+}
+
+impl PairPick {
+    /// The pair whose curve passes within 4 pixels of `at`, nearest first; the busiest pair
+    /// wins among curves equally near (they are drawn on top).
+    fn pair_near(&self, at: [f32; 2]) -> Option<usize> {
+        use rayon::prelude::*;
+        let curves = self.curves.as_ref()?;
+        let dist = |e: usize| {
+            curves
+                .edge(e)
+                .windows(2)
+                .map(|s| super::contract::distance_to_segment(at, s[0], s[1]))
+                .fold(f32::INFINITY, f32::min)
+        };
+        (0..self.pairs.len())
+            .into_par_iter()
+            .map(|e| (dist(e), e))
+            .filter(|(d, _)| *d <= 4.0)
+            .min_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+            .map(|(_, e)| e)
+    }
+}
+
+impl super::contract::Picker for PairPick {
+    fn pick(&self, _: &crate::model::Dataset, at: [f32; 2]) -> Option<super::Pick> {
+        let (s, r, count) = self.pairs[self.pair_near(at)?];
+        let (s, r) = (s as u32, r as u32);
+        let sel = crate::selection::Selection { pair: Some((s, r)), ..Default::default() };
+        Some(
+            super::Pick::new(format!("rank {s} → rank {r}"), vec![format!("{count} messages")])
+                .with_click(crate::selection::Parts::PAIR, sel),
+        )
+    }
+
+    /// The selected pair's curve drawn over the others in white.
+    fn overlay(&self, _: &crate::model::Dataset, selection: &crate::selection::Selection, scene: &mut Scene) -> bool {
+        let (Some((s, r)), Some(curves)) = (selection.pair, self.curves.as_ref()) else { return false };
+        let Some(e) = self.pairs.iter().position(|p| (p.0, p.1) == (s as usize, r as usize)) else { return false };
+        for seg in curves.edge(e).windows(2) {
+            scene.segment(Blend::Alpha, seg[0], seg[1], 2.5, [1.0, 1.0, 1.0, 0.95], false);
+        }
+        true
+    }
+}

@@ -13,10 +13,12 @@ use crate::render::{Anchor, Blend, ColorMap, Image, Scale, Scene, View, render_s
 use crate::stages::bspline::Curve;
 use crate::stages::{self, ControlPolygons};
 
+use super::contract::{self, Drawn, Frame, Prepared};
 use super::legend::color_bar_of;
-use super::pairs::{communicating_pairs, draw_curves, opacity_legend};
+use super::pairs::{PairPick, communicating_pairs, draw_curves, opacity_legend};
 use super::plot::{Mix, Plot, nice_ticks};
 use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+use crate::selection::{Parts, Selection};
 
 #[derive(Clone, Copy, Debug)]
 pub struct SendRecvOptions {
@@ -61,6 +63,38 @@ fn sender_colour_at(map: ColorMap, f: f32) -> [f32; 3] {
 
 /// Draws the sender/receiver diagram of `dataset`'s messages.
 pub fn sendrecv_image(dataset: &Dataset, backend: &Backend, opts: &SendRecvOptions) -> Result<Image, ViewError> {
+    let (scene, _) = sendrecv_scene(dataset, backend, opts)?;
+    render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
+}
+
+/// The sender/receiver view through the view contract.
+pub struct SendRecvView(pub SendRecvOptions);
+
+impl contract::View for SendRecvView {
+    fn name(&self) -> &'static str {
+        "sendrecv"
+    }
+
+    fn depends_on(&self) -> Parts {
+        Parts::NONE
+    }
+
+    fn reads(&self) -> Parts {
+        Parts::PAIR
+    }
+
+    fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let (scene, picker) = sendrecv_scene(d, b, &SendRecvOptions { width: f.width, height: f.height, ..self.0 })?;
+        Ok(Box::new(Drawn { scene, picker }))
+    }
+}
+
+/// The sender/receiver diagram as a scene, and its curves for picking.
+pub fn sendrecv_scene(
+    dataset: &Dataset,
+    backend: &Backend,
+    opts: &SendRecvOptions,
+) -> Result<(Scene, PairPick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len();
     if !(2..=MAX_PROCESSES).contains(&n) {
@@ -82,10 +116,12 @@ pub fn sendrecv_image(dataset: &Dataset, backend: &Backend, opts: &SendRecvOptio
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     let map = ColorMap::Viridis;
     let sender_colour = |a: usize| sender_colour_at(map, a as f32 / (n - 1) as f32);
+    let mut curves = None;
     if !pairs.is_empty() {
         let curve = Curve { samples: SAMPLES, beta: opts.beta.clamp(0.0, 1.0), degree: 2 };
-        let curves = stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?;
-        draw_curves(&mut scene, &curves, &pairs, opts.mix, 1.2, |pair, _| sender_colour(pair.0));
+        let bundled = stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?;
+        draw_curves(&mut scene, &bundled, &pairs, opts.mix, 1.2, |pair, _| sender_colour(pair.0));
+        curves = Some(bundled);
     }
     // Process columns: a thin bar per side, ranks ticked.
     let (x0, y0, w, h) = (p.x0 as f32, p.y0 as f32, p.w as f32, p.h as f32);
@@ -116,7 +152,7 @@ pub fn sendrecv_image(dataset: &Dataset, backend: &Backend, opts: &SendRecvOptio
     let routing = format!("routes: {GRID}x{GRID} grid, YX routing");
     scene.text(&routing, [lx, y0 + 340.0], 11.0, Anchor::Left, TEXT_DIM);
     scene.text(&format!("bundling strength β = {:.2}", opts.beta), [lx, y0 + 356.0], 11.0, Anchor::Left, TEXT_DIM);
-    render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
+    Ok((scene, PairPick { pairs, curves }))
 }
 
 #[cfg(test)]

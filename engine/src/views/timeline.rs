@@ -9,16 +9,20 @@
 
 use rayon::prelude::*;
 
+use std::sync::Arc;
+
 use crate::Backend;
 use crate::layout::routes::{EndpointHierarchy, Grid};
 use crate::model::{Dataset, Trace};
-use crate::render::{Anchor, Image, Scene, View, render_scene};
+use crate::render::{Anchor, Image, Raster, Scene, View, render_scene};
+use crate::selection::{Parts, Selection};
 use crate::stages::bspline::{Curve, MAX_CTRL};
 use crate::stages::kde_bundle::UnitFrame;
 use crate::stages::{self, BundleInput, BundleParams, ControlPolygons, DensityInput};
 
+use super::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
 use super::legend::format_value;
-use super::plot::{CATEGORICAL, Mix, Plot, Tick, axes, direction_colour, direction_legend, nice_ticks, paste};
+use super::plot::{CATEGORICAL, Mix, Plot, Tick, axes, direction_colour, direction_legend, nice_ticks};
 use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 #[derive(Clone, Copy, Debug)]
@@ -174,9 +178,8 @@ fn rows_of(l: usize, n: usize, h: u32) -> std::ops::Range<u32> {
 /// Colour slot and name of each state in the legend.
 type Legend = Vec<(usize, String)>;
 
-fn state_pixels(t: &Trace, p: Plot, window: (u64, u64), n: usize) -> (Vec<Option<[f32; 4]>>, Legend) {
-    let by = ByLocation::new(t, n);
-    let (slot, legend) = state_slots(t, &by, n);
+fn state_pixels(t: &Trace, p: Plot, window: (u64, u64), n: usize, index: &TimelineIndex) -> Vec<Option<[f32; 4]>> {
+    let (by, slot) = (&index.by, &index.slot);
     let (t0, t1) = window;
     let per_px = (t1 - t0) as f64 / f64::from(p.w);
     // Locations of each pixel row (several per row when there are more locations than rows).
@@ -223,7 +226,61 @@ fn state_pixels(t: &Trace, p: Plot, window: (u64, u64), n: usize) -> (Vec<Option
                 .collect()
         })
         .collect();
-    (rows.into_iter().flatten().collect(), legend)
+    rows.into_iter().flatten().collect()
+}
+
+/// What a timeline keeps between pictures of one trace: intervals by location, state colours
+/// and legend, the time span, and messages in order of sending, so that a new time window
+/// (zoom, pan) starts from them instead of sorting the trace again.
+pub struct TimelineIndex {
+    by: ByLocation,
+    slot: Vec<usize>,
+    legend: Legend,
+    span: Option<(u64, u64)>,
+    /// Message rows by send time.
+    by_send: Vec<u32>,
+    /// The longest send-to-receive time, so a window's messages are a range of `by_send`.
+    max_latency: u64,
+}
+
+impl TimelineIndex {
+    pub fn new(t: &Trace) -> Self {
+        let n = t.locations.name.len();
+        let by = ByLocation::new(t, n);
+        let (slot, legend) = state_slots(t, &by, n);
+        let m = &t.messages;
+        let mut by_send: Vec<u32> = (0..m.source.len() as u32).collect();
+        by_send.par_sort_unstable_by_key(|&i| m.send_time[i as usize]);
+        let max_latency = (0..m.source.len())
+            .into_par_iter()
+            .filter(|&i| m.recv_time[i] != u64::MAX)
+            .map(|i| m.recv_time[i].saturating_sub(m.send_time[i]))
+            .max()
+            .unwrap_or(0);
+        Self { by, slot, legend, span: span(t), by_send, max_latency }
+    }
+
+    /// Rows of the messages that may be visible in `[t0, t1]`: sent by `t1`, and late enough
+    /// to arrive after `t0`.
+    fn candidates(&self, t: &Trace, (t0, t1): (u64, u64)) -> &[u32] {
+        let send = &t.messages.send_time;
+        let a = self.by_send.partition_point(|&i| send[i as usize] < t0.saturating_sub(self.max_latency));
+        let b = self.by_send.partition_point(|&i| send[i as usize] <= t1);
+        &self.by_send[a..b.max(a)]
+    }
+
+    /// The innermost state of location `l` at time `at`: its kind, start and end.
+    fn state_at(&self, t: &Trace, l: usize, at: u64) -> Option<(u32, u64, u64)> {
+        let i = &t.intervals;
+        let rows = &self.by.order[self.by.ranges.get(l)?.clone()];
+        let upto = rows.partition_point(|&k| i.start[k as usize] <= at);
+        rows[..upto]
+            .iter()
+            .map(|&k| k as usize)
+            .filter(|&k| i.end[k] > at)
+            .max_by_key(|&k| (i.depth[k], i.start[k]))
+            .map(|k| (i.kind[k], i.start[k], i.end[k]))
+    }
 }
 
 /// Gradient weight of a piece of a message line at `t` along it (0: sender, 1: receiver).
@@ -242,7 +299,8 @@ fn message_density(
     window: (u64, u64),
     n: usize,
     bundle: &TimelineBundle,
-) -> Result<stages::DensityImage, ViewError> {
+    index: &TimelineIndex,
+) -> Result<(stages::DensityImage, Vec<u32>), ViewError> {
     let (t0, t1) = window;
     let m = &t.messages;
     let scale = f64::from(p.w) / (t1 - t0) as f64;
@@ -251,17 +309,21 @@ fn message_density(
         let r = rows_of(l as usize, n, p.h);
         (r.start + r.end) as f32 / 2.0
     };
-    let visible: Vec<usize> = (0..m.source.len())
-        .into_par_iter()
+    let mut visible: Vec<usize> = index
+        .candidates(t, window)
+        .par_iter()
+        .map(|&i| i as usize)
         .filter(|&i| m.send_time[i] <= t1 && m.recv_time[i] >= t0 && m.recv_time[i] != u64::MAX)
         .filter(|&i| (m.source[i] as usize) < n && (m.destination[i] as usize) < n)
         .collect();
+    // In row order, as the density and bundling stages always saw them.
+    visible.par_sort_unstable();
     let lines: Vec<[f32; 4]> = visible
         .par_iter()
         .map(|&i| [x(m.send_time[i]), y(m.source[i]), x(m.recv_time[i]), y(m.destination[i])])
         .collect();
     let router = Router::new(bundle, &lines, |k| [m.source[visible[k]], m.destination[visible[k]]], n, p);
-    drop(visible);
+    let visible: Vec<u32> = visible.into_iter().map(|i| i as u32).collect();
     let pixels = (p.w * p.h) as usize;
     let mut total = stages::DensityImage { width: p.w, height: p.h, counts: vec![0; pixels], sums: vec![0; pixels] };
     for (c, part) in lines.chunks(MESSAGES_PER_PASS).enumerate() {
@@ -293,7 +355,7 @@ fn message_density(
         total.counts.iter_mut().zip(&image.counts).for_each(|(a, b)| *a = a.saturating_add(*b));
         total.sums.iter_mut().zip(&image.sums).for_each(|(a, b)| *a += b);
     }
-    Ok(total)
+    Ok((total, visible))
 }
 
 /// Control polygons of the routed bundlings: the endpoint hierarchy, and the grid if routed on one.
@@ -436,12 +498,25 @@ fn span(t: &Trace) -> Option<(u64, u64)> {
 
 /// Draws the timeline of `dataset`'s trace.
 pub fn timeline_image(dataset: &Dataset, backend: &Backend, opts: &TimelineOptions) -> Result<Image, ViewError> {
+    let index = TimelineIndex::new(&dataset.trace);
+    let (scene, _) = timeline_scene(dataset, backend, opts, &Arc::new(index))?;
+    render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
+}
+
+/// The timeline as a scene (states and messages one raster layer over the plot) and what its
+/// tooltips read, from the trace's `index`.
+pub fn timeline_scene(
+    dataset: &Dataset,
+    backend: &Backend,
+    opts: &TimelineOptions,
+    index: &Arc<TimelineIndex>,
+) -> Result<(Scene, TimelinePick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len();
     if n == 0 {
         return Err(ViewError::Unsupported("the timeline needs a trace with processes (locations)".into()));
     }
-    let full = span(t).ok_or_else(|| ViewError::Unsupported("the trace has no intervals or messages".into()))?;
+    let full = index.span.ok_or_else(|| ViewError::Unsupported("the trace has no intervals or messages".into()))?;
     let tps = t.ticks_per_second.max(1) as f64;
     let window = match opts.window_s {
         None => full,
@@ -455,8 +530,11 @@ pub fn timeline_image(dataset: &Dataset, backend: &Backend, opts: &TimelineOptio
     let p = Plot::inside(opts.width, opts.height, MARGIN).ok_or_else(|| {
         ViewError::Unsupported(format!("picture {}x{} too small for a timeline", opts.width, opts.height))
     })?;
-    let (states, legend) = state_pixels(t, p, window, n);
-    let density = message_density(t, backend, p, window, n, &opts.bundle)?;
+    let (states, messages) = rayon::join(
+        || state_pixels(t, p, window, n, index),
+        || message_density(t, backend, p, window, n, &opts.bundle, index),
+    );
+    let (density, visible) = messages?;
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     let bundled = opts.bundle.label();
     let title = format!("Timeline: {} ({n} processes, {} messages{bundled})", dataset.name, t.messages.source.len());
@@ -479,17 +557,15 @@ pub fn timeline_image(dataset: &Dataset, backend: &Backend, opts: &TimelineOptio
         .collect();
     axes(&mut scene, p, &x_ticks, &y_ticks, "time since trace start (s)", "process (rank)");
     let max = density.counts.iter().copied().max().unwrap_or(0);
-    legend_column(&mut scene, p, &legend, max, opts.mix);
-    let mut image =
-        render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))?;
+    legend_column(&mut scene, p, &index.legend, max, opts.mix);
     let log_max = (f64::from(max) + 1.0).ln();
-    paste(&mut image, p, |x, y| {
-        let state = states[(y * p.w + x) as usize];
-        let c = density.counts[(y * p.w + x) as usize];
+    let pixel = |k: usize| -> Option<[f32; 4]> {
+        let state = states[k];
+        let c = density.counts[k];
         if c == 0 {
             return state;
         }
-        let share = (density.sums[(y * p.w + x) as usize] as f32 / GRADIENT_STEPS / c as f32).clamp(0.0, 1.0);
+        let share = (density.sums[k] as f32 / GRADIENT_STEPS / c as f32).clamp(0.0, 1.0);
         let line = direction_colour(share);
         let under = state.map_or(BACKGROUND, |s| [s[0] * s[3], s[1] * s[3], s[2] * s[3]]);
         if opts.mix == Mix::Additive {
@@ -507,8 +583,182 @@ pub fn timeline_image(dataset: &Dataset, backend: &Backend, opts: &TimelineOptio
             under[2] + (line[2] - under[2]) * a,
             1.0,
         ])
-    });
-    Ok(image)
+    };
+    let colours: Vec<[u8; 4]> = (0..(p.w * p.h) as usize)
+        .into_par_iter()
+        .map(|k| pixel(k).map_or([0; 4], |c| c.map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8)))
+        .collect();
+    let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
+    scene.raster(Raster::rgba(rect, p.w, p.h, colours));
+    let pick = TimelinePick { index: index.clone(), plot: p, window, full, n, counts: density.counts, visible };
+    Ok((scene, pick))
+}
+
+/// What the timeline's tooltips read: the plot, the window, the messages drawn and the lines
+/// through each pixel.
+pub struct TimelinePick {
+    index: Arc<TimelineIndex>,
+    plot: Plot,
+    /// The time window drawn, ticks.
+    window: (u64, u64),
+    /// The trace's span, ticks (times are shown from its start).
+    full: (u64, u64),
+    n: usize,
+    counts: Vec<u32>,
+    /// The rows of the messages drawn.
+    visible: Vec<u32>,
+}
+
+/// Most messages searched one by one for the line under the pointer; past it, the tooltip gives
+/// the count of lines through the pixel only.
+const PICK_MESSAGES: usize = 200_000;
+/// Most lines a highlighted pair draws.
+const PAIR_LINES: usize = 50_000;
+
+impl TimelinePick {
+    fn x_of(&self, time: u64) -> f32 {
+        let (t0, t1) = self.window;
+        self.plot.x0 as f32 + ((time as f64 - t0 as f64) / (t1 - t0) as f64 * f64::from(self.plot.w)) as f32
+    }
+
+    fn y_of(&self, l: u32) -> f32 {
+        let r = rows_of(l as usize, self.n, self.plot.h);
+        self.plot.y0 as f32 + (r.start + r.end) as f32 / 2.0
+    }
+
+    /// The drawn message whose line passes nearest to `at`, within 4 pixels.
+    fn message_near(&self, t: &Trace, at: [f32; 2]) -> Option<usize> {
+        if self.visible.len() > PICK_MESSAGES {
+            return None;
+        }
+        let m = &t.messages;
+        let dist = |i: usize| {
+            let a = [self.x_of(m.send_time[i]), self.y_of(m.source[i])];
+            let b = [self.x_of(m.recv_time[i]), self.y_of(m.destination[i])];
+            contract::distance_to_segment(at, a, b)
+        };
+        self.visible
+            .par_iter()
+            .map(|&i| (dist(i as usize), i as usize))
+            .filter(|(d, _)| *d <= 4.0)
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, i)| i)
+    }
+
+    fn seconds(&self, t: &Trace, time: u64) -> String {
+        format!("{:.6} s", time.saturating_sub(self.full.0) as f64 / t.ticks_per_second.max(1) as f64)
+    }
+}
+
+impl Picker for TimelinePick {
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let p = self.plot;
+        let t = &dataset.trace;
+        let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
+        let [u, v] = contract::share_in(rect, at)?;
+        let (t0, t1) = self.window;
+        let time = t0 + ((t1 - t0) as f64 * f64::from(u)) as u64;
+        let row = (v * p.h as f32) as u32;
+        // The first location drawn on this pixel row.
+        let l = (0..self.n).find(|&l| rows_of(l, self.n, p.h).contains(&row)).unwrap_or(self.n - 1);
+        let name = t.locations.name.get(l).cloned().unwrap_or_default();
+        let mut lines = vec![format!("at {}", self.seconds(t, time))];
+        match self.index.state_at(t, l, time) {
+            Some((kind, a, b)) => {
+                let state = t.region_names.get(kind as usize).cloned().unwrap_or_else(|| format!("state {kind}"));
+                lines.push(format!("{state}: {} to {}", self.seconds(t, a), self.seconds(t, b)));
+            }
+            None => lines.push("no state".into()),
+        }
+        let k = (row * p.w + ((u * p.w as f32) as u32).min(p.w - 1)) as usize;
+        let mut click = None;
+        if let Some(i) = self.message_near(t, at) {
+            let m = &t.messages;
+            lines.push(format!(
+                "message {} → {}, {} bytes, tag {}",
+                m.source[i], m.destination[i], m.bytes[i], m.tag[i]
+            ));
+            lines.push(format!(
+                "sent {}, received {}",
+                self.seconds(t, m.send_time[i]),
+                self.seconds(t, m.recv_time[i])
+            ));
+            click = Some(Selection { pair: Some((m.source[i], m.destination[i])), ..Default::default() });
+        } else if let Some(&c) = self.counts.get(k).filter(|&&c| c > 0) {
+            lines.push(format!("{c} message lines through this pixel"));
+        }
+        let pick = Pick::new(format!("rank {l} ({name})"), lines);
+        Some(match click {
+            Some(s) => pick.with_click(Parts::PAIR, s),
+            None => pick,
+        })
+    }
+
+    /// The selected pair's messages in the window, drawn over everything in white.
+    fn overlay(&self, dataset: &Dataset, selection: &Selection, scene: &mut Scene) -> bool {
+        let Some((s, r)) = selection.pair else { return false };
+        let m = &dataset.trace.messages;
+        let of_pair = |&&i: &&u32| m.source[i as usize] == s && m.destination[i as usize] == r;
+        for &i in self.visible.iter().filter(of_pair).take(PAIR_LINES) {
+            let i = i as usize;
+            let (a, b) = ([self.x_of(m.send_time[i]), self.y_of(s)], [self.x_of(m.recv_time[i]), self.y_of(r)]);
+            scene.segment(crate::render::Blend::Alpha, a, b, 1.5, [1.0, 1.0, 1.0, 0.9], false);
+        }
+        let label = format!("highlighted: messages {s} → {r}");
+        let at = [self.plot.x0 as f32 + self.plot.w as f32, self.plot.y0 as f32 - 8.0];
+        scene.text(&label, at, 11.0, Anchor::Right, TEXT);
+        true
+    }
+}
+
+/// The timeline view through the view contract: the trace's index is built once and kept.
+#[derive(Default)]
+pub struct TimelineView {
+    pub opts: TimelineOptions,
+    index: std::sync::Mutex<Option<(IndexKey, Arc<TimelineIndex>)>>,
+}
+
+/// Which trace an index was built from.
+type IndexKey = (String, usize, usize, usize);
+
+impl TimelineView {
+    pub fn new(opts: TimelineOptions) -> Self {
+        Self { opts, index: Default::default() }
+    }
+
+    fn index(&self, dataset: &Dataset) -> Arc<TimelineIndex> {
+        let t = &dataset.trace;
+        let key = (dataset.name.clone(), t.messages.source.len(), t.intervals.start.len(), t.locations.name.len());
+        let mut cached = self.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match cached.as_ref() {
+            Some((k, index)) if *k == key => index.clone(),
+            _ => {
+                let index = Arc::new(TimelineIndex::new(t));
+                *cached = Some((key, index.clone()));
+                index
+            }
+        }
+    }
+}
+
+impl contract::View for TimelineView {
+    fn name(&self) -> &'static str {
+        "timeline"
+    }
+
+    fn depends_on(&self) -> Parts {
+        Parts::WINDOW
+    }
+
+    fn reads(&self) -> Parts {
+        Parts::WINDOW | Parts::PAIR
+    }
+
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let opts = TimelineOptions { width: f.width, height: f.height, window_s: sel.window_s, ..self.opts };
+        let (scene, picker) = timeline_scene(d, b, &opts, &self.index(d))?;
+        Ok(Box::new(Drawn { scene, picker }))
+    }
 }
 
 /// Additive mixing: the sum of `count` lines' colours over their mean colour, after the log tone

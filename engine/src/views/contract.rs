@@ -1,0 +1,258 @@
+//! The view contract: every view is a [`View`] that `prepare`s the heavy part once (layout,
+//! compute stages) for a selection and a frame, and a [`Prepared`] that `draw`s a [`Scene`]
+//! cheaply and answers `pick` (what is under a point, for tooltips and clicks) without
+//! recomputing anything. [`View::depends_on`] names the selection parts that need a new
+//! `prepare`; a change of any other part, or a pan or zoom, only draws again.
+//!
+//! [`REGISTRY`] lists the views; `exaviz render`, `exaviz view` and `exaviz bench-interact` all
+//! go through it.
+
+use std::borrow::Cow;
+
+use crate::Backend;
+use crate::model::Dataset;
+use crate::render::Scene;
+use crate::selection::{Parts, Selection};
+
+use super::ViewError;
+
+/// The picture a view is prepared for, in pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub width: u32,
+    pub height: u32,
+}
+
+/// What is under a point: a title and lines for a tooltip, and what a click there selects.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Pick {
+    pub title: String,
+    pub lines: Vec<String>,
+    /// A click selects these parts as they are in the selection given (a second click on the
+    /// same thing clears them again).
+    pub click: Option<(Parts, Selection)>,
+}
+
+impl Pick {
+    pub fn new(title: impl Into<String>, lines: Vec<String>) -> Self {
+        Self { title: title.into(), lines, click: None }
+    }
+
+    pub fn with_click(mut self, parts: Parts, selection: Selection) -> Self {
+        self.click = Some((parts, selection));
+        self
+    }
+
+    /// The selection after clicking here: `parts` taken from the pick's, or cleared when they
+    /// already equal it.
+    pub fn clicked(&self, current: &Selection) -> Option<Selection> {
+        let (parts, chosen) = self.click.as_ref()?;
+        let same = current.only(*parts) == chosen.only(*parts);
+        let theirs = if same { Selection::default() } else { *chosen };
+        let mut next = *current;
+        let p = *parts;
+        let take = |part: Parts| p.intersects(part);
+        if take(Parts::NODE) {
+            next.node = theirs.node;
+        }
+        if take(Parts::DIMS) {
+            next.dims = theirs.dims;
+        }
+        if take(Parts::TIME_SLICE) {
+            next.time_slice = theirs.time_slice;
+        }
+        if take(Parts::WINDOW) {
+            next.window_s = theirs.window_s;
+        }
+        if take(Parts::PAIR) {
+            next.pair = theirs.pair;
+        }
+        if take(Parts::GROUP) {
+            next.group = theirs.group;
+        }
+        if take(Parts::TRACK) {
+            next.track = theirs.track;
+        }
+        if take(Parts::ZOOM) {
+            next.zoom = theirs.zoom;
+        }
+        Some(next)
+    }
+}
+
+/// A view: options held by the value, the heavy work in `prepare`.
+pub trait View: Send + Sync {
+    /// The name `--view` takes.
+    fn name(&self) -> &'static str;
+    /// Selection parts that change what `prepare` computes.
+    fn depends_on(&self) -> Parts;
+    /// Selection parts the view reads at all (in `prepare` or `draw`); the others are refused
+    /// on the command line.
+    fn reads(&self) -> Parts {
+        self.depends_on()
+    }
+    /// Layout and compute stages for `selection` at `frame`'s size.
+    fn prepare(
+        &self,
+        dataset: &Dataset,
+        selection: &Selection,
+        frame: Frame,
+        backend: &Backend,
+    ) -> Result<Box<dyn Prepared>, ViewError>;
+}
+
+/// A prepared view: drawing and picking, both cheap.
+pub trait Prepared: Send + Sync {
+    /// The scene for `selection` in the dataset it was prepared from (the selection may differ from the prepared one in parts the view does
+    /// not depend on, e.g. a highlighted pair).
+    fn draw(&self, dataset: &Dataset, selection: &Selection) -> Cow<'_, Scene>;
+    /// What is at `at`, in the prepared picture's pixels (before pan and zoom), in the dataset
+    /// it was prepared from.
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick>;
+}
+
+/// A prepared scene and a picking function: the usual [`Prepared`].
+pub struct Drawn<P> {
+    pub scene: Scene,
+    pub picker: P,
+}
+
+/// Picking over a view's own prepared data.
+pub trait Picker: Send + Sync {
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick>;
+    /// Highlights of the selection's parts the view draws without preparing again.
+    fn overlay(&self, _dataset: &Dataset, _selection: &Selection, _scene: &mut Scene) -> bool {
+        false
+    }
+}
+
+impl<P: Picker> Prepared for Drawn<P> {
+    fn draw(&self, dataset: &Dataset, selection: &Selection) -> Cow<'_, Scene> {
+        let mut scene = self.scene.clone();
+        if self.picker.overlay(dataset, selection, &mut scene) { Cow::Owned(scene) } else { Cow::Borrowed(&self.scene) }
+    }
+
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        self.picker.pick(dataset, at)
+    }
+}
+
+/// Nothing to pick (pictures without tooltips yet).
+pub struct NoPick;
+
+impl Picker for NoPick {
+    fn pick(&self, _: &Dataset, _: [f32; 2]) -> Option<Pick> {
+        None
+    }
+}
+
+/// One entry of the registry.
+pub struct Entry {
+    pub name: &'static str,
+    pub about: &'static str,
+}
+
+/// Every view, in the order `--help` and the window list them.
+pub const REGISTRY: &[Entry] = &[
+    Entry {
+        name: "ring",
+        about: "Torus nodes on a circle in sequential or Hilbert order, links as chords coloured by traffic (TorusVisND).",
+    },
+    Entry {
+        name: "timeline",
+        about: "MPI trace: processes as rows over time, states as coloured bars, messages as lines (Brendel et al., 2016).",
+    },
+    Entry { name: "matrix", about: "MPI trace: communication matrix, senders as rows, receivers as columns." },
+    Entry {
+        name: "chord",
+        about: "MPI trace: processes on a circle, communicating pairs as hierarchically bundled curves.",
+    },
+    Entry {
+        name: "sendrecv",
+        about: "MPI trace: senders on the left, receivers on the right, pairs routed over an 8x8 grid.",
+    },
+    Entry {
+        name: "mds",
+        about: "Torus embedded by MDS on its hop-distance matrix, links coloured by traffic (TorusTrafficND).",
+    },
+    Entry {
+        name: "radviz",
+        about: "Torus embedded by RadViz, one anchor per dimension, links coloured by traffic (TorusTrafficND).",
+    },
+    Entry {
+        name: "parcoords",
+        about: "Torus node selector: parallel coordinates, one axis per dimension, a line per node (TorusVisND).",
+    },
+    Entry {
+        name: "themeriver",
+        about: "Torus time slicer: a ThemeRiver of the traffic on selected or the busiest nodes over time (TorusVisND).",
+    },
+    Entry {
+        name: "linked",
+        about: "Torus ring, node selector and time slicer side by side, sharing one selection (TorusVisND).",
+    },
+];
+
+/// Renders what `view` prepares for `selection` at `frame`: the path `exaviz render` takes.
+pub fn render_view(
+    view: &dyn View,
+    dataset: &Dataset,
+    selection: &Selection,
+    frame: Frame,
+    backend: &Backend,
+) -> Result<crate::render::Image, ViewError> {
+    selection.validate(dataset)?;
+    let prepared = view.prepare(dataset, selection, frame, backend)?;
+    let scene = prepared.draw(dataset, selection);
+    crate::render::render_scene(backend, &scene, crate::render::View::default())
+        .map_err(|e| ViewError::Unsupported(e.to_string()))
+}
+
+/// A tooltip's lines under a point `at` of a rectangle `[x0, y0, x1, y1]`: the share of the way
+/// across and down, if inside.
+pub fn share_in(rect: [f32; 4], at: [f32; 2]) -> Option<[f32; 2]> {
+    let [x0, y0, x1, y1] = rect;
+    let u = (at[0] - x0) / (x1 - x0);
+    let v = (at[1] - y0) / (y1 - y0);
+    ((0.0..1.0).contains(&u) && (0.0..1.0).contains(&v)).then_some([u, v])
+}
+
+/// Distance from `p` to the segment `a`-`b`, for picking lines and curves.
+pub fn distance_to_segment(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
+    let (p, a, b) = (glam::Vec2::from(p), glam::Vec2::from(a), glam::Vec2::from(b));
+    let ab = b - a;
+    let len2 = ab.length_squared();
+    let h = if len2 > 0.0 { ((p - a).dot(ab) / len2).clamp(0.0, 1.0) } else { 0.0 };
+    p.distance(a + ab * h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_click_on_the_same_pair_clears_it() {
+        let pick =
+            Pick::new("pair", vec![]).with_click(Parts::PAIR, Selection { pair: Some((1, 2)), ..Default::default() });
+        let start = Selection { node: Some(4), ..Default::default() };
+        let once = pick.clicked(&start).expect("clickable");
+        assert_eq!(once, Selection { node: Some(4), pair: Some((1, 2)), ..Default::default() });
+        assert_eq!(pick.clicked(&once), Some(start));
+        assert_eq!(Pick::new("x", vec![]).clicked(&start), None);
+    }
+
+    #[test]
+    fn distances_to_segments_clamp_at_the_ends() {
+        assert_eq!(distance_to_segment([5.0, 3.0], [0.0, 0.0], [10.0, 0.0]), 3.0);
+        assert_eq!(distance_to_segment([13.0, 4.0], [0.0, 0.0], [10.0, 0.0]), 5.0);
+        assert_eq!(distance_to_segment([3.0, 4.0], [0.0, 0.0], [0.0, 0.0]), 5.0);
+    }
+
+    #[test]
+    fn the_registry_names_each_view_once() {
+        let mut names: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), REGISTRY.len());
+    }
+}

@@ -1,0 +1,309 @@
+//! The torus views through the view contract (ring, mds and radviz, parcoords, themeriver,
+//! linked), and what their tooltips share: a node's coordinates and the traffic on its links.
+
+use crate::Backend;
+use crate::layout::embed::Embedding;
+use crate::model::{Dataset, Topology};
+use crate::render::{Image, Raster, Scene};
+use crate::selection::{Parts, Selection};
+
+use super::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
+use super::embedding::{EmbeddingOptions, embedding_scene_and_points};
+use super::legend::format_value;
+use super::linked::{self, Linked, LinkedOptions, linked_image};
+use super::parcoords::{ParcoordsOptions, node_traffic, parcoords_axis_at, parcoords_scene};
+use super::ring::{RingOptions, dim_letter, link_traffic_in, ring_node_at, ring_scene};
+use super::select::DimFilter;
+use super::themeriver::{ThemeRiverOptions, themeriver_scene, themeriver_tick_at};
+use super::{ViewError, traffic_unit};
+
+/// The selection parts every torus view with filters reads.
+const TORUS_FILTERS: Parts = Parts::NODE.or(Parts::DIMS).or(Parts::TIME_SLICE);
+
+/// A node's tooltip: its coordinates and the traffic on its links (both directions), and a
+/// click that picks it.
+fn node_pick(topo: &Topology, traffic: &[u64], unit: &str, v: u32) -> Pick {
+    let dims = topo.dims();
+    let coords: Vec<String> =
+        topo.coord(v as usize).iter().enumerate().map(|(d, c)| format!("{}={c}", dim_letter(d, dims))).collect();
+    let on_links = traffic.get(v as usize).copied().unwrap_or(0);
+    let lines = vec![coords.join(" "), format!("{} {unit} on its links", format_value(on_links as f64))];
+    Pick::new(format!("node {v}"), lines).with_click(Parts::NODE, Selection { node: Some(v), ..Default::default() })
+}
+
+/// Traffic per node over the selection's slice.
+fn traffic_per_node(dataset: &Dataset, backend: &Backend, sel: &Selection) -> Result<Vec<u64>, ViewError> {
+    let topo = super::torus(dataset, "this view needs")?;
+    Ok(node_traffic(topo, &link_traffic_in(dataset, backend, sel.time_slice)?))
+}
+
+/// The ring view.
+pub struct RingView(pub RingOptions);
+
+struct RingPick {
+    opts: RingOptions,
+    traffic: Vec<u64>,
+}
+
+impl Picker for RingPick {
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let topo = dataset.topology.as_ref()?;
+        let v = ring_node_at(topo, &self.opts, at)?;
+        Some(node_pick(topo, &self.traffic, traffic_unit(dataset), v))
+    }
+}
+
+impl RingView {
+    fn options(&self, sel: &Selection, f: Frame) -> RingOptions {
+        RingOptions {
+            width: f.width,
+            height: f.height,
+            time_slice: sel.time_slice,
+            node: sel.node,
+            select: sel.dims,
+            group: sel.group,
+            track: sel.track,
+            zoom: sel.zoom,
+            ..self.0
+        }
+    }
+}
+
+impl contract::View for RingView {
+    fn name(&self) -> &'static str {
+        "ring"
+    }
+
+    fn depends_on(&self) -> Parts {
+        TORUS_FILTERS | Parts::GROUP | Parts::TRACK | Parts::ZOOM
+    }
+
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let opts = self.options(sel, f);
+        let scene = ring_scene(d, b, &opts)?;
+        let traffic = traffic_per_node(d, b, sel)?;
+        Ok(Box::new(Drawn { scene, picker: RingPick { opts, traffic } }))
+    }
+}
+
+/// The mds and radviz views.
+pub struct EmbeddingView(pub EmbeddingOptions);
+
+struct PointsPick {
+    points: Vec<[f32; 2]>,
+    traffic: Vec<u64>,
+}
+
+impl Picker for PointsPick {
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let topo = dataset.topology.as_ref()?;
+        let dist = |p: &[f32; 2]| (p[0] - at[0]).hypot(p[1] - at[1]);
+        let (v, p) = self.points.iter().enumerate().min_by(|a, b| dist(a.1).total_cmp(&dist(b.1)))?;
+        (dist(p) <= 8.0).then(|| node_pick(topo, &self.traffic, traffic_unit(dataset), v as u32))
+    }
+}
+
+impl contract::View for EmbeddingView {
+    fn name(&self) -> &'static str {
+        if self.0.embedding == Embedding::RadViz { "radviz" } else { "mds" }
+    }
+
+    fn depends_on(&self) -> Parts {
+        Parts::NONE
+    }
+
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let opts = EmbeddingOptions { width: f.width, height: f.height, ..self.0 };
+        let (scene, points) = embedding_scene_and_points(d, b, &opts)?;
+        let traffic = traffic_per_node(d, b, sel)?;
+        Ok(Box::new(Drawn { scene, picker: PointsPick { points, traffic } }))
+    }
+}
+
+/// The parcoords view (node selector).
+pub struct ParcoordsView(pub ParcoordsOptions);
+
+struct AxisPick {
+    frame: Frame,
+}
+
+impl Picker for AxisPick {
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let topo = dataset.topology.as_ref()?;
+        let (d, c) = parcoords_axis_at(topo, self.frame.width, self.frame.height, at)?;
+        let c = c.floor() as u32;
+        let name = dim_letter(d, topo.dims());
+        let count = (0..topo.node_count()).filter(|&v| topo.coord(v)[d] == c).count();
+        let mut f = DimFilter::empty();
+        f.set(d, topo.dims(), c, c);
+        let pick = Pick::new(format!("{name} = {c}"), vec![format!("{count} nodes")]);
+        Some(pick.with_click(Parts::DIMS, Selection { dims: Some(f), ..Default::default() }))
+    }
+}
+
+impl contract::View for ParcoordsView {
+    fn name(&self) -> &'static str {
+        "parcoords"
+    }
+
+    fn depends_on(&self) -> Parts {
+        TORUS_FILTERS
+    }
+
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let opts = ParcoordsOptions {
+            width: f.width,
+            height: f.height,
+            time_slice: sel.time_slice,
+            node: sel.node,
+            select: sel.dims,
+            ..self.0
+        };
+        Ok(Box::new(Drawn { scene: parcoords_scene(d, b, &opts)?, picker: AxisPick { frame: f } }))
+    }
+}
+
+/// The themeriver view (time slicer).
+pub struct ThemeRiverView;
+
+struct TickPick {
+    frame: Frame,
+}
+
+impl Picker for TickPick {
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let tick = themeriver_tick_at(dataset, self.frame.width, self.frame.height, at)?;
+        Some(Pick::new(format!("step {tick}"), vec!["drag in the linked view to slice time".into()]))
+    }
+}
+
+impl contract::View for ThemeRiverView {
+    fn name(&self) -> &'static str {
+        "themeriver"
+    }
+
+    fn depends_on(&self) -> Parts {
+        TORUS_FILTERS
+    }
+
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let opts = ThemeRiverOptions {
+            width: f.width,
+            height: f.height,
+            time_slice: sel.time_slice,
+            node: sel.node,
+            select: sel.dims,
+        };
+        Ok(Box::new(Drawn { scene: themeriver_scene(d, b, &opts)?, picker: TickPick { frame: f } }))
+    }
+}
+
+/// The linked view: ring, node selector and time slicer sharing the selection. Its panels are
+/// rendered apart and shown as one colour raster (their scenes have their own glyph atlases).
+pub struct LinkedView(pub LinkedOptions);
+
+/// The selection as the linked view's state.
+pub fn linked_state(sel: &Selection) -> Linked {
+    Linked {
+        node: sel.node,
+        select: sel.dims,
+        time_slice: sel.time_slice,
+        group: sel.group,
+        track: sel.track,
+        zoom: sel.zoom,
+    }
+}
+
+/// The linked view's state as a selection (other parts from `sel`).
+pub fn with_linked_state(sel: &Selection, s: &Linked) -> Selection {
+    Selection {
+        node: s.node,
+        dims: s.select,
+        time_slice: s.time_slice,
+        group: s.group,
+        track: s.track,
+        zoom: s.zoom,
+        ..*sel
+    }
+}
+
+impl LinkedView {
+    fn options(&self, sel: &Selection, f: Frame) -> LinkedOptions {
+        LinkedOptions { width: f.width, height: f.height, state: linked_state(sel), ..self.0 }
+    }
+
+    /// A press at `from` and release at `to` (picture pixels) applied to the selection, as the
+    /// linked view reads gestures: `None` when nothing changes.
+    pub fn drag(&self, d: &Dataset, sel: &Selection, f: Frame, from: [f32; 2], to: [f32; 2]) -> Option<Selection> {
+        let mut opts = self.options(sel, f);
+        linked::gesture(d, &mut opts, from, to).then(|| with_linked_state(sel, &opts.state))
+    }
+
+    /// A zoom gesture (right button) from `from` to `to`.
+    pub fn zoom(&self, sel: &Selection, f: Frame, from: [f32; 2], to: [f32; 2]) -> Option<Selection> {
+        let mut opts = self.options(sel, f);
+        linked::zoom_gesture(&mut opts, from, to).then(|| with_linked_state(sel, &opts.state))
+    }
+
+    /// Tracking the picked node's message on or off.
+    pub fn toggle_track(&self, sel: &Selection, f: Frame) -> Option<Selection> {
+        let mut opts = self.options(sel, f);
+        linked::toggle_track(&mut opts).then(|| with_linked_state(sel, &opts.state))
+    }
+}
+
+struct LinkedPick {
+    frame: Frame,
+    traffic: Vec<u64>,
+    ring: RingOptions,
+}
+
+impl Picker for LinkedPick {
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let topo = dataset.topology.as_ref()?;
+        let (panel, r, q) = linked::panel_at(self.frame.width, self.frame.height, at)?;
+        let sub = Frame { width: r[2], height: r[3] };
+        match panel {
+            linked::Panel::Ring => {
+                let v = ring_node_at(topo, &RingOptions { width: r[2], height: r[3], ..self.ring }, q)?;
+                Some(node_pick(topo, &self.traffic, traffic_unit(dataset), v))
+            }
+            linked::Panel::Parcoords => AxisPick { frame: sub }.pick(dataset, q),
+            linked::Panel::River => TickPick { frame: sub }.pick(dataset, q),
+        }
+    }
+}
+
+impl contract::View for LinkedView {
+    fn name(&self) -> &'static str {
+        "linked"
+    }
+
+    fn depends_on(&self) -> Parts {
+        TORUS_FILTERS | Parts::GROUP | Parts::TRACK | Parts::ZOOM
+    }
+
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let opts = self.options(sel, f);
+        let image = linked_image(d, b, &opts)?;
+        let traffic = traffic_per_node(d, b, sel)?;
+        let ring = RingOptions {
+            time_slice: sel.time_slice,
+            node: sel.node,
+            select: sel.dims,
+            group: sel.group,
+            track: sel.track,
+            zoom: sel.zoom,
+            ..opts.ring
+        };
+        Ok(Box::new(Drawn { scene: image_scene(&image), picker: LinkedPick { frame: f, traffic, ring } }))
+    }
+}
+
+/// A scene holding a rendered picture as one colour raster.
+pub fn image_scene(image: &Image) -> Scene {
+    let mut scene = Scene::new(image.width, image.height, super::BACKGROUND);
+    let pixels = image.pixels.chunks_exact(4).map(|p| [p[0], p[1], p[2], p[3]]).collect();
+    scene.raster(Raster::rgba([0.0, 0.0, image.width as f32, image.height as f32], image.width, image.height, pixels));
+    scene
+}

@@ -1,0 +1,389 @@
+//! Exploration without blocking: the state of one explored view (selection, pan and zoom, time
+//! window) and a worker thread that prepares, draws and renders it. The window thread (and
+//! `exaviz bench-interact`, which replays gestures through this same code) only asks for
+//! pictures and shows the last finished one, moved and magnified to match the newest gesture
+//! until the worker delivers it (the preview). A request made stale by a newer one is dropped
+//! before it starts; a prepared view is reused when only parts it does not depend on changed.
+
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::time::{Duration, Instant};
+
+use exaviz_engine::Backend;
+use exaviz_engine::model::Dataset;
+use exaviz_engine::render::{self, Image, Scene, render_scene};
+use exaviz_engine::selection::{Parts, Selection};
+use exaviz_engine::views::timeline::{pan_window, plot_rect, zoom_window};
+use exaviz_engine::views::{Frame, Pick, Prepared, View};
+
+/// What a picture is of: everything a request names.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Request {
+    pub selection: Selection,
+    /// Pan and zoom of the scene.
+    pub transform: render::View,
+    pub frame: Frame,
+}
+
+/// A finished picture with what it was made from.
+pub struct Picture {
+    pub generation: u64,
+    pub request: Request,
+    pub image: Image,
+    pub prepared: Arc<dyn Prepared>,
+    /// Whether the view was prepared again for it (else only drawn).
+    pub prepared_again: bool,
+}
+
+enum Reply {
+    Done(Box<Picture>),
+    Failed { generation: u64, message: String },
+}
+
+struct Job {
+    generation: u64,
+    request: Request,
+}
+
+/// The worker thread: prepares (when needed), draws and renders requests, newest first.
+pub struct Worker {
+    jobs: Sender<Job>,
+    replies: Receiver<Reply>,
+    /// Called on the worker thread after each reply, so the window wakes up.
+    _thread: std::thread::JoinHandle<()>,
+}
+
+impl Worker {
+    pub fn start(
+        dataset: Arc<Dataset>,
+        view: Arc<dyn View>,
+        backend: Arc<Backend>,
+        wake: Box<dyn Fn() + Send>,
+    ) -> Self {
+        let (jobs, job_rx) = channel::<Job>();
+        let (reply_tx, replies) = channel::<Reply>();
+        let thread = std::thread::Builder::new()
+            .name("exaviz-worker".into())
+            .spawn(move || work(&dataset, view.as_ref(), &backend, &job_rx, &reply_tx, wake.as_ref()))
+            .expect("the worker thread starts");
+        Self { jobs, replies, _thread: thread }
+    }
+}
+
+fn work(
+    dataset: &Dataset,
+    view: &dyn View,
+    backend: &Backend,
+    jobs: &Receiver<Job>,
+    replies: &Sender<Reply>,
+    wake: &dyn Fn(),
+) {
+    let mut cached: Option<(Selection, Frame, Arc<dyn Prepared>)> = None;
+    while let Ok(mut job) = jobs.recv() {
+        // Only the newest request matters.
+        while let Ok(newer) = jobs.try_recv() {
+            job = newer;
+        }
+        let r = job.request;
+        let key = r.selection.only(view.depends_on());
+        let reuse = cached.as_ref().filter(|(k, f, _)| *k == key && *f == r.frame).map(|c| c.2.clone());
+        let prepared_again = reuse.is_none();
+        let result = (|| -> Result<(Arc<dyn Prepared>, Image), String> {
+            let prepared = match reuse {
+                Some(p) => p,
+                None => {
+                    r.selection.validate(dataset).map_err(|e| e.to_string())?;
+                    let p: Arc<dyn Prepared> =
+                        Arc::from(view.prepare(dataset, &r.selection, r.frame, backend).map_err(|e| e.to_string())?);
+                    cached = Some((key, r.frame, p.clone()));
+                    p
+                }
+            };
+            let scene = prepared.draw(dataset, &r.selection);
+            let image = render_scene(backend, &scene, r.transform).map_err(|e| e.to_string())?;
+            Ok((prepared, image))
+        })();
+        let reply = match result {
+            Ok((prepared, image)) => Reply::Done(Box::new(Picture {
+                generation: job.generation,
+                request: r,
+                image,
+                prepared,
+                prepared_again,
+            })),
+            Err(message) => Reply::Failed { generation: job.generation, message },
+        };
+        if replies.send(reply).is_err() {
+            return;
+        }
+        wake();
+    }
+}
+
+/// A gesture, in window pixels.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Gesture {
+    /// Wheel steps at a point (positive: zoom in).
+    Wheel { at: [f32; 2], steps: f32 },
+    /// A drag by a distance (the timeline pans in time, other views move the picture).
+    Pan { by: [f32; 2] },
+    /// A click at a point: selects what is there, if anything.
+    Click { at: [f32; 2] },
+    /// Back to the whole picture.
+    Reset,
+    /// The window's new size.
+    Resize { width: u32, height: u32 },
+}
+
+/// One explored view: the current request, the last finished picture and the worker.
+pub struct Explorer {
+    pub dataset: Arc<Dataset>,
+    worker: Worker,
+    pub request: Request,
+    /// The trace's duration in seconds, for views that zoom in time (the timeline).
+    duration: Option<f64>,
+    generation: u64,
+    /// The newest generation asked for.
+    pub asked: u64,
+    pub shown: Option<Picture>,
+    pub error: Option<String>,
+}
+
+impl Explorer {
+    pub fn new(
+        dataset: Arc<Dataset>,
+        view: Arc<dyn View>,
+        backend: Arc<Backend>,
+        selection: Selection,
+        frame: Frame,
+        wake: Box<dyn Fn() + Send>,
+    ) -> Self {
+        let duration = if view.depends_on().intersects(Parts::WINDOW) {
+            exaviz_engine::views::timeline::duration_s(&dataset.trace)
+        } else {
+            None
+        };
+        let worker = Worker::start(dataset.clone(), view, backend, wake);
+        let request = Request { selection, transform: render::View::default(), frame };
+        let mut e = Self { dataset, worker, request, duration, generation: 0, asked: 0, shown: None, error: None };
+        e.ask();
+        e
+    }
+
+    /// Sends the current request to the worker.
+    pub fn ask(&mut self) {
+        self.generation += 1;
+        self.asked = self.generation;
+        let job = Job { generation: self.generation, request: self.request };
+        // The worker ends only with the explorer.
+        let _ = self.worker.jobs.send(job);
+    }
+
+    /// Whether a newer picture than the one shown is being made.
+    pub fn busy(&self) -> bool {
+        self.shown.as_ref().is_none_or(|p| p.generation < self.asked) && self.error.is_none()
+    }
+
+    /// Takes the worker's finished pictures; true when something new is to be shown.
+    pub fn receive(&mut self) -> bool {
+        let mut changed = false;
+        while let Ok(reply) = self.worker.replies.try_recv() {
+            match reply {
+                Reply::Done(p) => {
+                    if self.shown.as_ref().is_none_or(|s| s.generation < p.generation) {
+                        if p.generation == self.asked {
+                            self.error = None;
+                        }
+                        self.shown = Some(*p);
+                        changed = true;
+                    }
+                }
+                Reply::Failed { generation, message } if generation == self.asked => {
+                    eprintln!("error: {message}");
+                    self.error = Some(message);
+                    changed = true;
+                }
+                Reply::Failed { .. } => {}
+            }
+        }
+        changed
+    }
+
+    /// Waits for the picture of the newest request (for tests and benchmarks).
+    pub fn wait(&mut self, limit: Duration) -> Option<&Picture> {
+        let end = Instant::now() + limit;
+        while self.busy() && Instant::now() < end {
+            match self.worker.replies.recv_timeout(end.saturating_duration_since(Instant::now())) {
+                Ok(Reply::Done(p)) => {
+                    if p.generation == self.asked {
+                        self.error = None;
+                    }
+                    if self.shown.as_ref().is_none_or(|s| s.generation < p.generation) {
+                        self.shown = Some(*p);
+                    }
+                }
+                Ok(Reply::Failed { generation, message }) if generation == self.asked => self.error = Some(message),
+                Ok(Reply::Failed { .. }) => {}
+                Err(_) => break,
+            }
+        }
+        self.shown.as_ref().filter(|p| p.generation == self.asked)
+    }
+
+    /// The timeline's plot rectangle `[x0, y0, x1, y1]`, when the view zooms in time.
+    fn time_plot(&self) -> Option<[f32; 4]> {
+        self.duration?;
+        let p = plot_rect(self.request.frame.width, self.request.frame.height)?;
+        Some([p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32])
+    }
+
+    /// Applies a gesture: a new request for the worker where the picture changes. Returns
+    /// whether it did.
+    pub fn gesture(&mut self, g: Gesture) -> bool {
+        let before = self.request;
+        let (duration, plot) = (self.duration, self.time_plot());
+        let clicked = match g {
+            Gesture::Click { at } => self.pick(at).and_then(|p| p.clicked(&before.selection)),
+            _ => None,
+        };
+        let r = &mut self.request;
+        match (g, duration, plot) {
+            (Gesture::Wheel { at, steps }, Some(duration), Some(plot)) => {
+                let u = f64::from((at[0] - plot[0]) / (plot[2] - plot[0]));
+                let window = r.selection.window_s.unwrap_or((0.0, duration));
+                r.selection.window_s = Some(zoom_window(window, duration, f64::from(1.15f32.powf(steps)), u));
+            }
+            (Gesture::Wheel { at, steps }, ..) => r.transform.zoom_at(1.15f32.powf(steps), at),
+            (Gesture::Pan { by }, Some(duration), Some(plot)) => {
+                let window = r.selection.window_s.unwrap_or((0.0, duration));
+                // Dragging right shows earlier times.
+                let share = -f64::from(by[0] / (plot[2] - plot[0]));
+                r.selection.window_s = Some(pan_window(window, duration, share));
+            }
+            (Gesture::Pan { by }, ..) => {
+                r.transform.offset[0] += by[0];
+                r.transform.offset[1] += by[1];
+            }
+            (Gesture::Click { .. }, ..) => {
+                if let Some(next) = clicked {
+                    r.selection = next;
+                }
+            }
+            (Gesture::Reset, ..) => {
+                r.transform = render::View::default();
+                r.selection.window_s = None;
+            }
+            (Gesture::Resize { width, height }, ..) => {
+                r.frame = Frame { width: width.max(16), height: height.max(16) };
+            }
+        }
+        let changed = self.request != before;
+        if changed {
+            self.ask();
+        }
+        changed
+    }
+
+    /// Replaces the selection (the linked view's gestures).
+    pub fn select(&mut self, selection: Selection) {
+        if selection != self.request.selection {
+            self.request.selection = selection;
+            self.ask();
+        }
+    }
+
+    /// What is under the window point `at`, from the shown picture's prepared view: hovering
+    /// never prepares anything.
+    pub fn pick(&self, at: [f32; 2]) -> Option<Pick> {
+        let shown = self.shown.as_ref()?;
+        let t = shown.request.transform;
+        let q = [(at[0] - t.offset[0]) / t.scale, (at[1] - t.offset[1]) / t.scale];
+        shown.prepared.pick(&self.dataset, q)
+    }
+
+    /// The shown picture moved and magnified to the current request, `(scale, offset)` per
+    /// axis, within a clip rectangle (the timeline's plot; elsewhere the whole picture).
+    pub fn preview(&self) -> Option<(Affine, &Image)> {
+        let shown = self.shown.as_ref()?;
+        let (a, b) = (shown.request, self.request);
+        if let (Some(duration), Some(plot)) = (self.duration, self.time_plot()) {
+            let (w0, w1) =
+                (a.selection.window_s.unwrap_or((0.0, duration)), b.selection.window_s.unwrap_or((0.0, duration)));
+            let width = plot[2] - plot[0];
+            let sx = ((w0.1 - w0.0) / (w1.1 - w1.0)) as f32;
+            let ox = plot[0] - plot[0] * sx + ((w0.0 - w1.0) / (w1.1 - w1.0)) as f32 * width;
+            return Some((Affine { scale: [sx, 1.0], offset: [ox, 0.0], clip: Some(plot) }, &shown.image));
+        }
+        let (s0, s1) = (a.transform, b.transform);
+        let k = s1.scale / s0.scale;
+        let offset = [s1.offset[0] - k * s0.offset[0], s1.offset[1] - k * s0.offset[1]];
+        Some((Affine { scale: [k, k], offset, clip: None }, &shown.image))
+    }
+}
+
+/// Old picture pixel `p` goes to `p * scale + offset` inside `clip`; outside it, stays.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Affine {
+    pub scale: [f32; 2],
+    pub offset: [f32; 2],
+    pub clip: Option<[f32; 4]>,
+}
+
+/// The frame's pixels (RGBA, `w x h`): `image` moved by `affine`, the background where nothing
+/// of it lands.
+pub fn frame_pixels(image: &Image, affine: Affine, (w, h): (u32, u32)) -> Vec<[u8; 4]> {
+    let background = image.pixel(0, 0);
+    let clip = affine.clip.unwrap_or([0.0, 0.0, w as f32, h as f32]);
+    let mut out = Vec::with_capacity((w * h) as usize);
+    for y in 0..h {
+        for x in 0..w {
+            let (fx, fy) = (x as f32 + 0.5, y as f32 + 0.5);
+            let inside = fx >= clip[0] && fx < clip[2] && fy >= clip[1] && fy < clip[3];
+            let (sx, sy) = if inside {
+                ((fx - affine.offset[0]) / affine.scale[0], (fy - affine.offset[1]) / affine.scale[1])
+            } else {
+                (fx, fy)
+            };
+            // Inside the clip, only pixels of the old clip move in (the rest is new ground).
+            let from_clip = !inside || (sx >= clip[0] && sx < clip[2] && sy >= clip[1] && sy < clip[3]);
+            let ok = from_clip && sx >= 0.0 && sy >= 0.0 && (sx as u32) < image.width && (sy as u32) < image.height;
+            let mut p = if ok { image.pixel(sx as u32, sy as u32) } else { background };
+            p[3] = 255;
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A box of text lines drawn over the frame at `at` (kept inside it): tooltips, the help and
+/// status lines. Rendered by the CPU renderer on its own small region, which is cheap.
+pub fn overlay_text(frame: &mut [[u8; 4]], (w, h): (u32, u32), at: [f32; 2], title: &str, lines: &[String]) {
+    const SIZE: f32 = 12.0;
+    const LINE: f32 = 16.0;
+    let mut probe = Scene::new(1, 1, [0.0; 3]);
+    let widest = std::iter::once(title)
+        .chain(lines.iter().map(String::as_str))
+        .map(|l| probe.atlas.layout(l, [0.0, 0.0], SIZE, render::Anchor::Left).1)
+        .fold(0.0f32, f32::max);
+    let (bw, bh) = ((widest + 16.0).ceil() as u32, (LINE * (lines.len() + 1) as f32 + 10.0).ceil() as u32);
+    let (bw, bh) = (bw.min(w), bh.min(h));
+    let x0 = (at[0] as u32).min(w - bw);
+    let y0 = (at[1] as u32).min(h - bh);
+    let mut scene = Scene::new(bw, bh, [0.09, 0.10, 0.13]);
+    let border = [0.45, 0.47, 0.52, 1.0];
+    scene.rect([0.0, 0.0], [bw as f32, 1.0], border, true);
+    scene.rect([0.0, bh as f32 - 1.0], [bw as f32, bh as f32], border, true);
+    scene.rect([0.0, 0.0], [1.0, bh as f32], border, true);
+    scene.rect([bw as f32 - 1.0, 0.0], [bw as f32, bh as f32], border, true);
+    scene.text(title, [8.0, 5.0 + SIZE], SIZE, render::Anchor::Left, exaviz_engine::views::TEXT);
+    for (k, l) in lines.iter().enumerate() {
+        let y = 5.0 + SIZE + LINE * (k + 1) as f32;
+        scene.text(l, [8.0, y], SIZE, render::Anchor::Left, exaviz_engine::views::TEXT_DIM);
+    }
+    let image = render::cpu::render(&scene, render::View::default());
+    for y in 0..bh {
+        for x in 0..bw {
+            frame[((y0 + y) * w + x0 + x) as usize] = image.pixel(x, y);
+        }
+    }
+}
