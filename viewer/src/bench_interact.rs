@@ -119,6 +119,7 @@ pub fn run(args: BenchInteractArgs) -> Result<()> {
     selection.validate(&dataset).map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
     let backend = Arc::new(Backend::new(args.view.backend.into())?);
     let view: Arc<dyn exaviz_engine::views::View> = Arc::from(crate::make_view(&args.view));
+    view.check(&dataset).map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
     let limit = Duration::from_secs(600);
     let (mut first_open, open) = timed(|| {
         let mut e = Explorer::new(

@@ -79,7 +79,12 @@ fn work(
     wake: &dyn Fn(),
 ) {
     let mut cached: Option<(Selection, Frame, Arc<dyn Prepared>)> = None;
+    // Tests slow every computation down to see the preview and the window stay responsive.
+    let delay = std::env::var("EXAVIZ_WORKER_DELAY_MS").ok().and_then(|v| v.parse::<u64>().ok());
     while let Ok(mut job) = jobs.recv() {
+        if let Some(ms) = delay {
+            std::thread::sleep(Duration::from_millis(ms));
+        }
         // Only the newest request matters.
         while let Ok(newer) = jobs.try_recv() {
             job = newer;

@@ -763,6 +763,7 @@ fn run(cli: Cli) -> Result<()> {
                 Some(l) => l.clone(),
                 None => Arc::from(make_view(&view)),
             };
+            shown.check(&dataset).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
             let content = window::Content { view: shown, linked, selection };
             window::run(dataset, input, view_backend, size, content, frames)
         }

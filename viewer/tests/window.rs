@@ -256,3 +256,75 @@ fn read_rgb(path: &Path) -> Vec<[u8; 3]> {
     let (buf, channels) = decode(path);
     buf.chunks(channels).map(|p| [p[0], p[1], p[2]]).collect()
 }
+
+/// Exploring without blocking, with real X input: hovering a matrix cell shows a tooltip, a click
+/// on it selects its pair (the log says so); on the timeline, a wheel step changes the screen at
+/// once while the worker is still computing (slowed to 3 s a picture here), and the finished
+/// picture then replaces the preview.
+#[test]
+fn hover_click_and_wheel_respond_while_the_worker_computes() {
+    require("xvfb-run");
+    require("import");
+    require("xdotool");
+    let dir = std::env::temp_dir().join(format!("exaviz-window-explore-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = env!("CARGO_BIN_EXE_exaviz");
+    let shot = |k: &str| dir.join(format!("{k}.png")).display().to_string();
+    let log = dir.join("viewer.log").display().to_string();
+    let tlog = dir.join("timeline.log").display().to_string();
+    // The matrix of 8 ranks at 640x480: cells are about 40 pixels; cell (sender 2, receiver 5).
+    let p = exaviz_engine::views::plot::Plot::inside(640, 480, [80, 56, 170, 52]).unwrap();
+    let side = p.w.min(p.h) / 8;
+    let (cx, cy) = (p.x0 + side * 5 + side / 2, p.y0 + side * 2 + side / 2);
+    let script = format!(
+        "set -e\n\
+         \"{exe}\" view 'gen:lulesh?iterations=3' --view matrix --size 640x480 --frames 100000000 2> {log} &\n\
+         pid=$!\n\
+         for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
+         sleep 2\n\
+         wid=$(xdotool search --name exaviz | head -1)\n\
+         xdotool mousemove --window $wid 5 5\n\
+         sleep 0.5\n\
+         import -window $wid {before}\n\
+         xdotool mousemove --window $wid {cx} {cy}\n\
+         sleep 0.5\n\
+         import -window $wid {hover}\n\
+         xdotool click 1\n\
+         for i in $(seq 1 100); do grep -q 'selected:' {log} && break; sleep 0.1; done\n\
+         kill $pid\n\
+         EXAVIZ_WORKER_DELAY_MS=3000 \"{exe}\" view 'gen:wrf?iterations=3' --view timeline --size 640x480 --frames 100000000 2> {tlog} &\n\
+         pid=$!\n\
+         for i in $(seq 1 300); do grep -q 'viewer on' {tlog} 2>/dev/null && break; sleep 0.1; done\n\
+         sleep 5\n\
+         wid=$(xdotool search --name exaviz | head -1)\n\
+         import -window $wid {t0}\n\
+         xdotool mousemove --window $wid 300 240 click 4 click 4\n\
+         sleep 0.7\n\
+         import -window $wid {t1}\n\
+         sleep 5\n\
+         import -window $wid {t2}\n\
+         kill $pid\n\
+         cat {log} {tlog} >&2\n",
+        before = shot("before"),
+        hover = shot("hover"),
+        t0 = shot("t0"),
+        t1 = shot("t1"),
+        t2 = shot("t2"),
+    );
+    let (ok, text) = in_xvfb("800x600", &dir, &script);
+    assert!(ok, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    assert!(text.contains("selected: pair 2 -> 5"), "the click selects the cell's pair: {text}");
+    // The tooltip: a box of its background colour appears beside the pointer.
+    let (before, hover) = (read_rgb(Path::new(&shot("before"))), read_rgb(Path::new(&shot("hover"))));
+    let tooltip = |img: &[[u8; 3]]| img.iter().filter(|p| **p == [23, 26, 33]).count();
+    assert!(tooltip(&hover) > tooltip(&before) + 1000, "no tooltip: {} vs {}", tooltip(&hover), tooltip(&before));
+    // The wheel: the screen changed within 0.7 s though each picture takes over 3 s, and the
+    // finished picture then differs from the preview.
+    let (t0, t1, t2) =
+        (read_rgb(Path::new(&shot("t0"))), read_rgb(Path::new(&shot("t1"))), read_rgb(Path::new(&shot("t2"))));
+    let differ = |a: &[[u8; 3]], b: &[[u8; 3]]| a.iter().zip(b).filter(|(x, y)| x != y).count();
+    assert!(differ(&t0, &t1) > 5000, "the preview did not move: {} pixels changed", differ(&t0, &t1));
+    assert!(differ(&t1, &t2) > 1000, "the finished picture did not replace the preview");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -79,6 +79,10 @@ impl contract::View for ChordView {
         "chord"
     }
 
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        contract::needs_processes(d, "chord", 2)
+    }
+
     fn depends_on(&self) -> Parts {
         Parts::NONE
     }

@@ -91,6 +91,11 @@ pub trait View: Send + Sync {
     fn reads(&self) -> Parts {
         self.depends_on()
     }
+    /// Whether the dataset has what the view needs (processes, a topology, events), cheaply,
+    /// so that a window can refuse bad input before it opens.
+    fn check(&self, _dataset: &Dataset) -> Result<(), ViewError> {
+        Ok(())
+    }
     /// Layout and compute stages for `selection` at `frame`'s size.
     fn prepare(
         &self,
@@ -192,6 +197,17 @@ pub const REGISTRY: &[Entry] = &[
         about: "Torus ring, node selector and time slicer side by side, sharing one selection (TorusVisND).",
     },
 ];
+
+/// The MPI views' check: a trace with at least `least` processes.
+pub fn needs_processes(dataset: &Dataset, who: &str, least: usize) -> Result<(), ViewError> {
+    let n = dataset.trace.locations.name.len();
+    if n < least {
+        return Err(ViewError::Unsupported(format!(
+            "the {who} view needs a trace with at least {least} processes (locations); this one has {n}"
+        )));
+    }
+    Ok(())
+}
 
 /// Renders what `view` prepares for `selection` at `frame`: the path `exaviz render` takes.
 pub fn render_view(

@@ -123,6 +123,10 @@ impl contract::View for MatrixView {
         "matrix"
     }
 
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        contract::needs_processes(d, "matrix", 1)
+    }
+
     fn depends_on(&self) -> Parts {
         Parts::NONE
     }

@@ -75,6 +75,10 @@ impl contract::View for SendRecvView {
         "sendrecv"
     }
 
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        contract::needs_processes(d, "sendrecv", 2)
+    }
+
     fn depends_on(&self) -> Parts {
         Parts::NONE
     }

@@ -746,6 +746,13 @@ impl contract::View for TimelineView {
         "timeline"
     }
 
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        contract::needs_processes(d, "timeline", 1)?;
+        span(&d.trace)
+            .map(|_| ())
+            .ok_or_else(|| ViewError::Unsupported("the trace has no intervals or messages".into()))
+    }
+
     fn depends_on(&self) -> Parts {
         Parts::WINDOW
     }

@@ -74,6 +74,10 @@ impl contract::View for RingView {
         "ring"
     }
 
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        super::torus(d, "this view needs").map(|_| ())
+    }
+
     fn depends_on(&self) -> Parts {
         TORUS_FILTERS | Parts::GROUP | Parts::TRACK | Parts::ZOOM
     }
@@ -106,6 +110,10 @@ impl Picker for PointsPick {
 impl contract::View for EmbeddingView {
     fn name(&self) -> &'static str {
         if self.0.embedding == Embedding::RadViz { "radviz" } else { "mds" }
+    }
+
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        super::torus(d, "the mds and radviz views need").map(|_| ())
     }
 
     fn depends_on(&self) -> Parts {
@@ -146,6 +154,10 @@ impl contract::View for ParcoordsView {
         "parcoords"
     }
 
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        super::torus(d, "this view needs").map(|_| ())
+    }
+
     fn depends_on(&self) -> Parts {
         TORUS_FILTERS
     }
@@ -180,6 +192,10 @@ impl Picker for TickPick {
 impl contract::View for ThemeRiverView {
     fn name(&self) -> &'static str {
         "themeriver"
+    }
+
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        super::torus(d, "this view needs").map(|_| ())
     }
 
     fn depends_on(&self) -> Parts {
@@ -277,6 +293,10 @@ impl Picker for LinkedPick {
 impl contract::View for LinkedView {
     fn name(&self) -> &'static str {
         "linked"
+    }
+
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        super::torus(d, "this view needs").map(|_| ())
     }
 
     fn depends_on(&self) -> Parts {
