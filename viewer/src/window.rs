@@ -277,6 +277,18 @@ impl App {
                 }
             },
         };
+        // The worker computes on a device of its own: the window's surface then never waits for
+        // the worker's queue when it is reconfigured (a resize during a long computation).
+        let worker_backend = match &backend {
+            Backend::Gpu(_) => match GpuContext::new() {
+                Ok(ctx) => Backend::Gpu(Box::new(ctx)),
+                Err(e) => {
+                    eprintln!("warning: no second GPU device for the worker ({e}); computing on the CPU path");
+                    Backend::Cpu
+                }
+            },
+            Backend::Cpu => Backend::Cpu,
+        };
         let backend = Arc::new(backend);
         let size = window.inner_size();
         let size = (size.width.max(1), size.height.max(1));
@@ -288,7 +300,7 @@ impl App {
         let explorer = Explorer::new(
             self.dataset.clone(),
             self.content.view.clone(),
-            backend.clone(),
+            Arc::new(worker_backend),
             self.content.selection,
             frame,
             wake,
