@@ -35,7 +35,7 @@ pub const DEFAULT_INPUT: &str = "gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1";
 #[derive(Parser, Debug)]
 #[command(name = "exaviz", version, about = "GPU visualization of parallel-program communication and network traffic")]
 #[command(
-    after_help = "INPUT is a path to a supported file (format detected from content: Boxfish meta YAML) or a generator:\n  gen:torus?dims=4x4x4            an N-D torus without traffic\n  gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1   seed 001's traffic simulation (Algorithm 1)"
+    after_help = "INPUT is a path to a supported file (format detected from content: Boxfish meta YAML) or a generator:\n  gen:torus?dims=4x4x4            an N-D torus without traffic\n  gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1   TorusVisND's traffic simulation (Algorithm 1)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -54,15 +54,15 @@ enum ViewKind {
     Chord,
     /// MPI trace: senders on the left, receivers on the right, pairs routed over an 8x8 grid.
     Sendrecv,
-    /// Torus embedded by MDS on its hop-distance matrix (seed 004 §IV; --scope), links coloured by traffic.
+    /// Torus embedded by MDS on its hop-distance matrix (TorusTrafficND §IV; --scope), links coloured by traffic.
     Mds,
-    /// Torus embedded by RadViz, one anchor per dimension (seed 004 §IV), links coloured by traffic.
+    /// Torus embedded by RadViz, one anchor per dimension (TorusTrafficND §IV), links coloured by traffic.
     Radviz,
-    /// Torus node selector: parallel coordinates, one axis per dimension, a jittered line per node (seed 001 §V).
+    /// Torus node selector: parallel coordinates, one axis per dimension, a jittered line per node (TorusVisND §V).
     Parcoords,
-    /// Torus time slicer: a ThemeRiver of the traffic on selected (or the busiest) nodes' links over time (seed 001 §VI-C).
+    /// Torus time slicer: a ThemeRiver of the traffic on selected (or the busiest) nodes' links over time (TorusVisND §VI-C).
     Themeriver,
-    /// Torus ring, node selector and time slicer side by side, linked: in `exaviz view` brush an axis, pick a node on the ring, drag a time slice (seed 001).
+    /// Torus ring, node selector and time slicer side by side, linked: in `exaviz view` brush an axis, pick a node on the ring, drag a time slice (TorusVisND).
     Linked,
 }
 
@@ -112,11 +112,11 @@ enum BundleArg {
     None,
     /// Image-space KDE bundling (this engine's, any view with --bundle).
     Kde,
-    /// Timeline: seed 002's hierarchy of mean-shift endpoint clusters, degree-2 B-splines; ring: Holten's along the Hilbert block tree.
+    /// Timeline: Brendel et al.'s hierarchy of mean-shift endpoint clusters, degree-2 B-splines; ring: Holten's along the Hilbert block tree.
     Hierarchical,
-    /// Timeline: seed 002's grid-based routing with diagonals between endpoint clusters.
+    /// Timeline: Brendel et al.'s grid-based routing with diagonals between endpoint clusters.
     Grid,
-    /// Ring: seed 004's block-based bundling (channels between two blocks through their group's centre).
+    /// Ring: TorusTrafficND's block-based bundling (channels between two blocks through their group's centre).
     Blocks,
 }
 
@@ -124,7 +124,7 @@ enum BundleArg {
 enum ColourArg {
     /// Traffic through the colour map.
     Traffic,
-    /// Block relation: within a block, neighbouring blocks, 2, 3, 4+ blocks apart (seed 004 Fig. 8a).
+    /// Block relation: within a block, neighbouring blocks, 2, 3, 4+ blocks apart (TorusTrafficND Fig. 8a).
     Relation,
 }
 
@@ -132,7 +132,7 @@ enum ColourArg {
 enum MixArg {
     /// Lines over each other, more opaque where more cross.
     Alpha,
-    /// Colours add up, crowded paths saturate (seed 002's "hot paths").
+    /// Colours add up, crowded paths saturate (Brendel et al.'s "hot paths").
     Additive,
 }
 
@@ -186,7 +186,7 @@ pub(crate) struct ViewArgs {
     /// on the ring: `1-3,2` keeps the bundle between blocks 1 and 3 and the one within block 2.
     #[arg(long, value_name = "BLOCK[-BLOCK],...", value_parser = BundleGroup::parse)]
     group: Option<BundleGroup>,
-    /// Ring and linked views: track the message NODE sent first (seed 001 Fig. 13; gen:torus-sim
+    /// Ring and linked views: track the message NODE sent first (TorusVisND Fig. 13; gen:torus-sim
     /// tags each hop with it): its path hop by hop, coloured by step, over the other channels in grey.
     #[arg(long, value_name = "NODE")]
     track: Option<u32>,
@@ -247,7 +247,7 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Layout quality of the ring orderings (and 2-D embeddings) of a torus: locality L (seed 001 Eq. 1) and CL (Eq. 2).
+    /// Layout quality of the ring orderings (and 2-D embeddings) of a torus: locality L (TorusVisND Eq. 1) and CL (Eq. 2).
     Metrics {
         /// A torus input (file or gen: generator).
         input: String,
@@ -302,7 +302,7 @@ fn metrics_cmd(input: &str, json: bool) -> Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        println!("{} torus, {} nodes (L: seed 001 Eq. 1, k = 3; CL: Eq. 2)", dims.join("x"), topology.node_count());
+        println!("{} torus, {} nodes (L: TorusVisND Eq. 1, k = 3; CL: Eq. 2)", dims.join("x"), topology.node_count());
         print_metrics_table(&[(dims.join("x"), rows.into_iter().chain(embeddings).collect())]);
     }
     Ok(())
@@ -353,7 +353,7 @@ fn ordering_metrics(topology: &exaviz_engine::model::Topology) -> Vec<serde_json
         .collect()
 }
 
-/// The same for the 2-D embeddings of seed 004 §IV (MDS at three scopes, RadViz), with their
+/// The same for the 2-D embeddings of TorusTrafficND §IV (MDS at three scopes, RadViz), with their
 /// metrics read as `layout::embed` documents; an embedding too large to compute is listed with
 /// the reason.
 fn embedding_metrics(topology: &exaviz_engine::model::Topology) -> Vec<serde_json::Value> {
