@@ -670,3 +670,43 @@ fn dense_ring_matches_golden_on_both_backends() {
     let one = draw(&Backend::Cpu, &RingOptions { node: Some(4321), ..opts });
     assert!(exaviz_tests::diff_fraction(&one.pixels, &cpu.pixels, GOLDEN) > 0.1);
 }
+
+/// The linked MPI view: timeline, matrix and chord diagram placed in one scene. A selected pair
+/// is highlighted in all three panels; a time window restricts the matrix and the chord diagram
+/// to the messages sent in it. Both backends, against the stored reference.
+#[test]
+fn mpi_linked_view_matches_golden_on_both_backends() {
+    use exaviz_engine::selection::Selection;
+    use exaviz_engine::views::contract::render_view;
+    use exaviz_engine::views::mpi_linked::{MpiLinkedView, panels};
+    use exaviz_engine::views::timeline::TimelineView;
+    use exaviz_engine::views::{Frame, View as _};
+    let d = exaviz_datasets::open("gen:wrf?iterations=3").unwrap();
+    let view =
+        MpiLinkedView { timeline: TimelineView::default(), matrix: Default::default(), chord: Default::default() };
+    let frame = Frame { width: 800, height: 480 };
+    let pair = Selection { pair: Some((3, 7)), ..Default::default() };
+    let render = |b: &Backend, s: &Selection| render_view(&view, &d, s, frame, b).expect("mpi view");
+    let (cpu, gpu) = (render(&Backend::Cpu, &pair), render(&gpu_backend(), &pair));
+    assert!(cpu.distinct_colours() > 50, "the picture looks blank");
+    assert_images_close("mpi gpu vs cpu", &gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+    golden("mpi_wrf_pair_3_7.png", &cpu);
+    // The highlight shows in each panel.
+    let plain = render(&Backend::Cpu, &Selection::default());
+    for (k, r) in panels(800, 480).iter().enumerate() {
+        let changed = (r[1]..r[1] + r[3])
+            .flat_map(|y| (r[0]..r[0] + r[2]).map(move |x| (x, y)))
+            .filter(|&(x, y)| plain.pixel(x, y) != cpu.pixel(x, y))
+            .count();
+        assert!(changed > 20, "panel {k}: the pair is not highlighted ({changed} pixels changed)");
+    }
+    // A window of the first second: fewer messages in the matrix and chord panels, so they change.
+    let windowed = render(&Backend::Cpu, &Selection { window_s: Some((0.0, 1.0)), ..Default::default() });
+    let r = panels(800, 480)[1];
+    let changed = (r[1]..r[1] + r[3])
+        .flat_map(|y| (r[0]..r[0] + r[2]).map(move |x| (x, y)))
+        .filter(|&(x, y)| plain.pixel(x, y) != windowed.pixel(x, y))
+        .count();
+    assert!(changed > 100, "the time window does not restrict the matrix ({changed})");
+    assert!(view.time_axis(frame).is_some());
+}

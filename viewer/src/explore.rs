@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use exaviz_engine::Backend;
 use exaviz_engine::model::Dataset;
 use exaviz_engine::render::{self, Image, Scene, render_scene};
-use exaviz_engine::selection::{Parts, Selection};
-use exaviz_engine::views::timeline::{pan_window, plot_rect, zoom_window};
+use exaviz_engine::selection::Selection;
+use exaviz_engine::views::timeline::{pan_window, zoom_window};
 use exaviz_engine::views::{Frame, Pick, Prepared, View};
 
 /// What a picture is of: everything a request names.
@@ -143,6 +143,7 @@ pub enum Gesture {
 /// One explored view: the current request, the last finished picture and the worker.
 pub struct Explorer {
     pub dataset: Arc<Dataset>,
+    view: Arc<dyn View>,
     worker: Worker,
     pub request: Request,
     /// The trace's duration in seconds, for views that zoom in time (the timeline).
@@ -163,14 +164,15 @@ impl Explorer {
         frame: Frame,
         wake: Box<dyn Fn() + Send>,
     ) -> Self {
-        let duration = if view.depends_on().intersects(Parts::WINDOW) {
+        let duration = if view.time_axis(frame).is_some() {
             exaviz_engine::views::timeline::duration_s(&dataset.trace)
         } else {
             None
         };
-        let worker = Worker::start(dataset.clone(), view, backend, wake);
+        let worker = Worker::start(dataset.clone(), view.clone(), backend, wake);
         let request = Request { selection, transform: render::View::default(), frame };
-        let mut e = Self { dataset, worker, request, duration, generation: 0, asked: 0, shown: None, error: None };
+        let mut e =
+            Self { dataset, view, worker, request, duration, generation: 0, asked: 0, shown: None, error: None };
         e.ask();
         e
     }
@@ -235,11 +237,10 @@ impl Explorer {
         self.shown.as_ref().filter(|p| p.generation == self.asked)
     }
 
-    /// The timeline's plot rectangle `[x0, y0, x1, y1]`, when the view zooms in time.
+    /// The rectangle where x is time `[x0, y0, x1, y1]`, when the view zooms in time.
     fn time_plot(&self) -> Option<[f32; 4]> {
         self.duration?;
-        let p = plot_rect(self.request.frame.width, self.request.frame.height)?;
-        Some([p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32])
+        self.view.time_axis(self.request.frame)
     }
 
     /// Applies a gesture: a new request for the worker where the picture changes. Returns

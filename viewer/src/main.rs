@@ -54,6 +54,8 @@ enum ViewKind {
     Chord,
     /// MPI trace: senders on the left, receivers on the right, pairs routed over an 8x8 grid.
     Sendrecv,
+    /// MPI trace: timeline over matrix and chord diagram, linked: a click selects a pair in all three, the timeline's time window restricts the others.
+    Mpi,
     /// Torus embedded by MDS on its hop-distance matrix (TorusTrafficND §IV; --scope), links coloured by traffic.
     Mds,
     /// Torus embedded by RadViz, one anchor per dimension (TorusTrafficND §IV), links coloured by traffic.
@@ -213,10 +215,11 @@ pub(crate) struct ViewArgs {
     /// Chord and sendrecv views, the timeline's hierarchical and grid bundling, the ring's blocks and hierarchical bundling: bundling strength β (0 straight, 1 fully bundled).
     #[arg(long, default_value_t = exaviz_engine::bundling::DEFAULT_BETA)]
     beta: f32,
-    /// Timeline view: start of the time window, seconds since the trace's start.
+    /// Timeline and mpi views: start of the time window, seconds since the trace's start (matrix,
+    /// chord and sendrecv count only the messages sent in the window).
     #[arg(long, requires = "to")]
     from: Option<f64>,
-    /// Timeline view: end of the time window, seconds since the trace's start.
+    /// End of the time window (see --from).
     #[arg(long, requires = "from")]
     to: Option<f64>,
     /// Compute and render path: a GPU adapter if any (else the CPU, with a warning), a GPU or a clear error, or the CPU.
@@ -520,7 +523,7 @@ pub(crate) fn check_view_args(args: &ViewArgs) -> Result<()> {
         (ViewKind::Ring | ViewKind::Linked, BundleArg::Grid) => {
             bail!("--bundle grid is for the timeline view; the ring takes none, kde, blocks or hierarchical")
         }
-        (ViewKind::Timeline, BundleArg::Blocks) => {
+        (ViewKind::Timeline | ViewKind::Mpi, BundleArg::Blocks) => {
             bail!("--bundle blocks is for the ring view; the timeline takes none, kde, hierarchical or grid")
         }
         (
@@ -557,9 +560,15 @@ pub(crate) fn check_view_args(args: &ViewArgs) -> Result<()> {
              and linked views"
         );
     }
-    let pairs = matches!(args.view, ViewKind::Timeline | ViewKind::Matrix | ViewKind::Chord | ViewKind::Sendrecv);
-    if !pairs && args.pair.is_some() {
-        bail!("--pair is for the timeline, matrix, chord and sendrecv views");
+    let mpi = matches!(
+        args.view,
+        ViewKind::Timeline | ViewKind::Matrix | ViewKind::Chord | ViewKind::Sendrecv | ViewKind::Mpi
+    );
+    if !mpi && args.pair.is_some() {
+        bail!("--pair is for the timeline, matrix, chord, sendrecv and mpi views");
+    }
+    if !mpi && args.from.is_some() {
+        bail!("--from and --to are for the timeline, matrix, chord, sendrecv and mpi views");
     }
     let linked = matches!(args.view, ViewKind::Ring | ViewKind::Parcoords | ViewKind::Themeriver | ViewKind::Linked);
     if !linked && (args.time_slice.is_some() || args.node.is_some() || args.select.is_some()) {
@@ -640,6 +649,15 @@ pub(crate) fn make_view(args: &ViewArgs) -> Box<dyn exaviz_engine::views::View> 
         })),
         ViewKind::Themeriver => Box::new(ThemeRiverView),
         ViewKind::Linked => Box::new(LinkedView(linked_options(args, size))),
+        ViewKind::Mpi => {
+            let value = MatrixValue::Messages;
+            let chord_mix = mix(args, Mix::Additive);
+            Box::new(exaviz_engine::views::mpi_linked::MpiLinkedView {
+                timeline: TimelineView::new(timeline_options(args, size)),
+                matrix: MatrixOptions { width: size.0, height: size.1, value, colormap },
+                chord: ChordOptions { width: size.0, height: size.1, beta: args.beta, mix: chord_mix },
+            })
+        }
     }
 }
 

@@ -27,9 +27,11 @@ impl<'a> RasterPrep<'a> {
         Self { raster, table: colour_table(map), tone: raster.tone_params(), view, origin }
     }
 
-    /// Blends the raster "over" row `y` of the target (`row` holds its pixels).
-    fn draw_row(&self, row: &mut [[f32; 4]], y: i32) {
+    /// Blends the raster "over" row `y` of the target from column `x0` on (`row` holds those
+    /// pixels).
+    fn draw_row(&self, row: &mut [[f32; 4]], x0: i32, y: i32) {
         for (x, dst) in row.iter_mut().enumerate() {
+            let x = x as i32 + x0;
             let p = [x as f32 + 0.5 + self.origin[0], y as f32 + 0.5 + self.origin[1]];
             let Some((cx, cy)) = self.raster.cell_at(p, self.view) else { continue };
             let c = self.raster.shade_cell(cx, cy, &self.table, self.tone.as_ref());
@@ -147,22 +149,24 @@ fn quantise(v: f32) -> f32 {
     (clamp01(v) * 255.0).round() / 255.0
 }
 
-type Shapes<'a> = [(Blend, Option<RasterPrep<'a>>, Vec<Prepared>)];
+/// A layer ready to draw: blend, raster, instances and its clip in target pixels.
+type Shapes<'a> = [(Blend, Option<RasterPrep<'a>>, Vec<Prepared>, [i32; 4])];
 
 fn draw_band(band: &mut [[f32; 4]], y0: i32, width: u32, shapes: &Shapes, atlas: &[u8]) {
     let rows = (band.len() / width as usize) as i32;
-    for (blend, raster, list) in shapes {
+    for (blend, raster, list, clip) in shapes {
         if let Some(r) = raster {
-            for y in 0..rows {
-                r.draw_row(&mut band[y as usize * width as usize..][..width as usize], y0 + y);
+            for y in y0.max(clip[1])..(y0 + rows).min(clip[3]) {
+                let row = &mut band[(y - y0) as usize * width as usize..][..width as usize];
+                r.draw_row(&mut row[clip[0] as usize..clip[2] as usize], clip[0], y);
             }
         }
         for s in list {
-            let (ys, ye) = (s.bounds[1].max(y0), s.bounds[3].min(y0 + rows));
+            let (ys, ye) = (s.bounds[1].max(y0).max(clip[1]), s.bounds[3].min(y0 + rows).min(clip[3]));
             for y in ys..ye {
                 let (xs, xe) = if s.kind == KIND_SEGMENT { segment_row_span(s, y) } else { (s.bounds[0], s.bounds[2]) };
                 let row = &mut band[((y - y0) as usize * width as usize)..][..width as usize];
-                for x in xs.max(0)..xe.min(width as i32) {
+                for x in xs.max(clip[0])..xe.min(clip[2]) {
                     let p = [x as f32 + 0.5, y as f32 + 0.5];
                     let cov = match s.kind {
                         KIND_SEGMENT => segment_coverage(p, s.a, s.b, s.width),
@@ -197,12 +201,13 @@ fn draw_band(band: &mut [[f32; 4]], y0: i32, width: u32, shapes: &Shapes, atlas:
 /// Renders the part of the picture at `origin` of size `size` (a tile, or the whole).
 pub fn render_region(scene: &Scene, view: View, origin: [u32; 2], size: [u32; 2]) -> Image {
     let o = [origin[0] as f32, origin[1] as f32];
-    let shapes: Vec<(Blend, Option<RasterPrep>, Vec<Prepared>)> = scene
+    let shapes: Vec<(Blend, Option<RasterPrep>, Vec<Prepared>, [i32; 4])> = scene
         .layers
         .iter()
         .map(|l| {
             let raster = l.raster.as_deref().map(|r| RasterPrep::new(r, view, o));
-            (l.blend, raster, l.instances.par_iter().filter_map(|i| prepare(i, view, o, size)).collect())
+            let clip = l.clip_pixels(view, origin, size).unwrap_or([0, 0, size[0], size[1]]).map(|v| v as i32);
+            (l.blend, raster, l.instances.par_iter().filter_map(|i| prepare(i, view, o, size)).collect(), clip)
         })
         .collect();
     let bg = scene.background_rgba8();

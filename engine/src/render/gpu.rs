@@ -458,6 +458,12 @@ impl GpuRenderer {
         });
         let mut start = 0u32;
         for ((layer, pipeline), raster) in scene.layers.iter().zip(&pipelines).zip(&rasters) {
+            let [x0, y0, x1, y1] = layer.clip_pixels(view, origin, size).unwrap_or([0, 0, size[0], size[1]]);
+            if x1 <= x0 || y1 <= y0 {
+                start += layer.instances.len() as u32;
+                continue;
+            }
+            pass.set_scissor_rect(x0, y0, x1 - x0, y1 - y0);
             if let Some(raster_pipeline) = &raster_pipeline {
                 for piece in raster {
                     pass.set_pipeline(raster_pipeline);

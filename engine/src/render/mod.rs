@@ -61,6 +61,24 @@ pub struct Layer {
     /// A grid drawn as one textured quad ("over"), before the instances.
     pub raster: Option<Box<Raster>>,
     pub instances: Vec<Instance>,
+    /// Only pixels inside this rectangle `[x0, y0, x1, y1]` (scene pixels, moved by pan and
+    /// zoom like the scene) are drawn: a placed panel stays inside its place.
+    pub clip: Option<[f32; 4]>,
+}
+
+impl Layer {
+    /// The layer's clip as whole target pixels `[x0, y0, x1, y1]` (exclusive ends) under `view`,
+    /// for a target of `size` at `origin` in the picture; `None` draws everywhere. Both
+    /// renderers clip with this one rectangle.
+    pub fn clip_pixels(&self, view: View, origin: [u32; 2], size: [u32; 2]) -> Option<[u32; 4]> {
+        let [x0, y0, x1, y1] = self.clip?;
+        let t = |v: f32, o: f32, k: usize| (v * view.scale + view.offset[k] - o).round();
+        let (ox, oy) = (origin[0] as f32, origin[1] as f32);
+        let c = |v: f32, max: u32| v.clamp(0.0, max as f32) as u32;
+        let (a, b) = (c(t(x0, ox, 0), size[0]), c(t(x1, ox, 0), size[0]));
+        let (d, e) = (c(t(y0, oy, 1), size[1]), c(t(y1, oy, 1), size[1]));
+        Some([a, d, b.max(a), e.max(d)])
+    }
 }
 
 /// Scene → screen transform (pan and zoom); screen-space instances ignore it.
@@ -104,15 +122,62 @@ impl Scene {
 
     /// The current top layer if it has this blend mode, else a new one.
     pub fn layer(&mut self, blend: Blend) -> &mut Vec<Instance> {
-        if self.layers.last().is_none_or(|l| l.blend != blend) {
-            self.layers.push(Layer { blend, raster: None, instances: Vec::new() });
+        if self.layers.last().is_none_or(|l| l.blend != blend || l.clip.is_some()) {
+            self.layers.push(Layer { blend, raster: None, instances: Vec::new(), clip: None });
         }
         &mut self.layers.last_mut().expect("just pushed").instances
     }
 
+    /// Draws `other` into this scene with its top-left corner at `origin` (picture pixels), over
+    /// what is there and clipped to its own rectangle: multi-panel views are panels of one
+    /// scene. Its glyphs move into this scene's atlas.
+    pub fn place(&mut self, other: &Scene, origin: [f32; 2]) {
+        let glyphs = self.atlas.adopt(&other.atlas);
+        let shift = |p: [f32; 2]| [p[0] + origin[0], p[1] + origin[1]];
+        for layer in &other.layers {
+            let instances = layer
+                .instances
+                .iter()
+                .filter_map(|i| {
+                    let mut i = *i;
+                    let kind = i.kind & 255;
+                    i.a = shift(i.a);
+                    if kind != KIND_DISC {
+                        i.b = shift(i.b);
+                    }
+                    if kind == KIND_GLYPH {
+                        let at = glyphs.get(&(i.uv_a[0] as u32, i.uv_a[1] as u32))?;
+                        i.uv_a = [at.0 as f32, at.1 as f32];
+                    }
+                    Some(i)
+                })
+                .collect();
+            let raster = layer.raster.as_ref().map(|r| {
+                let mut r = r.clone();
+                let [x0, y0, x1, y1] = r.rect;
+                r.rect = [x0 + origin[0], y0 + origin[1], x1 + origin[0], y1 + origin[1]];
+                r
+            });
+            let panel = [origin[0], origin[1], origin[0] + other.width as f32, origin[1] + other.height as f32];
+            let clip = match layer.clip {
+                None => panel,
+                Some([a, b, c, d]) => {
+                    let [a, b, c, d] = [a + origin[0], b + origin[1], c + origin[0], d + origin[1]];
+                    [a.max(panel[0]), b.max(panel[1]), c.min(panel[2]), d.min(panel[3])]
+                }
+            };
+            self.layers.push(Layer { blend: layer.blend, raster, instances, clip: Some(clip) });
+        }
+    }
+
     /// Adds a raster layer: `raster` over what is drawn so far, under what is drawn after.
     pub fn raster(&mut self, raster: Raster) {
-        self.layers.push(Layer { blend: Blend::Alpha, raster: Some(Box::new(raster)), instances: Vec::new() });
+        self.layers.push(Layer {
+            blend: Blend::Alpha,
+            raster: Some(Box::new(raster)),
+            instances: Vec::new(),
+            clip: None,
+        });
     }
 
     pub fn instance_count(&self) -> usize {
@@ -165,5 +230,43 @@ pub fn render_scene(backend: &crate::Backend, scene: &Scene, view: View) -> Resu
     match backend {
         crate::Backend::Gpu(ctx) => gpu::GpuRenderer::new(&ctx.device).render_to_image(ctx, scene, view),
         crate::Backend::Cpu => Ok(cpu::render(scene, view)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_placed_scene_draws_as_it_does_alone() {
+        let mut panel = Scene::new(100, 80, [0.1, 0.1, 0.1]);
+        panel.rect([5.0, 5.0], [60.0, 20.5], [0.9, 0.2, 0.1, 1.0], false);
+        panel.segment(Blend::Additive, [0.0, 70.0], [95.0, 30.0], 2.0, [0.2, 0.8, 0.3, 0.7], false);
+        panel.disc([70.0, 60.0], 6.0, [1.0, 1.0, 1.0, 0.9], false);
+        panel.text("panel 42", [10.0, 50.0], 12.0, Anchor::Left, [1.0, 1.0, 0.8, 1.0]);
+        panel.raster(Raster::rgba([60.0, 5.0, 92.0, 29.0], 4, 3, (0..12).map(|k| [k * 20, 200, 100, 255]).collect()));
+        let mut whole = Scene::new(300, 200, [0.1, 0.1, 0.1]);
+        // Something in the whole scene's atlas first, so the panel's glyphs move.
+        whole.text("xyz", [200.0, 180.0], 15.0, Anchor::Left, [1.0; 4]);
+        whole.place(&panel, [40.0, 30.0]);
+        let (alone, placed) = (cpu::render(&panel, View::default()), cpu::render(&whole, View::default()));
+        let mut worst = 0;
+        for y in 0..80 {
+            for x in 0..100 {
+                let (a, b) = (alone.pixel(x, y), placed.pixel(x + 40, y + 30));
+                worst = worst.max(a.iter().zip(&b).map(|(p, q)| p.abs_diff(*q)).max().unwrap_or(0));
+            }
+        }
+        assert!(worst <= 2, "a placed panel differs by {worst}");
+        // Nothing of the panel is drawn outside its place, though its segment runs to x 95 + 40
+        // and a disc is placed beyond its right edge.
+        let mut spill = Scene::new(100, 80, [0.1, 0.1, 0.1]);
+        spill.disc([104.0, 40.0], 10.0, [1.0, 1.0, 1.0, 1.0], false);
+        let mut into = Scene::new(300, 200, [0.1, 0.1, 0.1]);
+        into.place(&spill, [40.0, 30.0]);
+        let out = cpu::render(&into, View::default());
+        assert!((140..160).all(|x| out.pixel(x, 70) == out.pixel(299, 199)), "the disc spilled out");
+        assert_ne!(out.pixel(139, 70), out.pixel(299, 199), "the disc's part inside is drawn");
+        assert!(alone.distinct_colours() > 20);
     }
 }

@@ -108,6 +108,19 @@ impl TextAtlas {
         slot
     }
 
+    /// For every glyph of `other`, its place in this atlas (rasterised here if new): a map from
+    /// `other`'s atlas texel of a glyph's top-left to this atlas' texel.
+    pub fn adopt(&mut self, other: &TextAtlas) -> HashMap<(u32, u32), (u32, u32)> {
+        let font = font();
+        let mut map = HashMap::new();
+        for (&(c, size), theirs) in &other.slots {
+            if let (Some(t), Some(mine)) = (theirs, self.slot(&font, c, size)) {
+                map.insert((t.x, t.y), (mine.x, mine.y));
+            }
+        }
+        map
+    }
+
     /// Width in pixels of `text` at `size_px`.
     pub fn measure(text: &str, size_px: f32) -> f32 {
         let font = font();

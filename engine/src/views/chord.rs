@@ -67,7 +67,7 @@ fn polygon(a: usize, b: usize, n: usize, c: [f32; 2], r: f32) -> Vec<[f32; 2]> {
 
 /// Draws the chord diagram of `dataset`'s messages.
 pub fn chord_image(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) -> Result<Image, ViewError> {
-    let (scene, _) = chord_scene(dataset, backend, opts)?;
+    let (scene, _) = chord_scene(dataset, backend, opts, None)?;
     render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
 }
 
@@ -84,21 +84,27 @@ impl contract::View for ChordView {
     }
 
     fn depends_on(&self) -> Parts {
-        Parts::NONE
+        Parts::WINDOW
     }
 
     fn reads(&self) -> Parts {
-        Parts::PAIR
+        Parts::WINDOW | Parts::PAIR
     }
 
-    fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
-        let (scene, picker) = chord_scene(d, b, &ChordOptions { width: f.width, height: f.height, ..self.0 })?;
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let opts = ChordOptions { width: f.width, height: f.height, ..self.0 };
+        let (scene, picker) = chord_scene(d, b, &opts, sel.window_s)?;
         Ok(Box::new(Drawn { scene, picker }))
     }
 }
 
 /// The chord diagram as a scene, and its curves for picking.
-pub fn chord_scene(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) -> Result<(Scene, PairPick), ViewError> {
+pub fn chord_scene(
+    dataset: &Dataset,
+    backend: &Backend,
+    opts: &ChordOptions,
+    window_s: Option<(f64, f64)>,
+) -> Result<(Scene, PairPick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len();
     if !(2..=MAX_PROCESSES).contains(&n) {
@@ -106,7 +112,7 @@ pub fn chord_scene(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) ->
             "the chord view needs 2 to {MAX_PROCESSES} processes (locations); this trace has {n}"
         )));
     }
-    let pairs = communicating_pairs(t, backend, n)?;
+    let pairs = communicating_pairs(&contract::messages_in(t, window_s), backend, n)?;
     let (w, h) = (opts.width as f32, opts.height as f32);
     let legend_w = 190.0;
     let c = [(w - legend_w) / 2.0, h / 2.0 + 16.0];
@@ -143,7 +149,7 @@ pub fn chord_scene(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) ->
         }
     }
     let title = format!("Chord diagram: {} ({n} processes, {} communicating pairs)", dataset.name, pairs.len());
-    scene.text(&title, [16.0, 28.0], 15.0, Anchor::Left, TEXT);
+    scene.text(&super::plot::fit(&title, opts.width as f32 - 24.0, 15.0), [16.0, 28.0], 15.0, Anchor::Left, TEXT);
     legend(&mut scene, w - legend_w + 10.0, 80.0, max, opts);
     Ok((scene, PairPick { pairs, curves }))
 }

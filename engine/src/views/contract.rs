@@ -96,6 +96,11 @@ pub trait View: Send + Sync {
     fn check(&self, _dataset: &Dataset) -> Result<(), ViewError> {
         Ok(())
     }
+    /// Where x is time, for views that zoom and pan in time (the selection's window): the plot
+    /// rectangle `[x0, y0, x1, y1]` that the window spans at `frame`'s size.
+    fn time_axis(&self, _frame: Frame) -> Option<[f32; 4]> {
+        None
+    }
     /// Layout and compute stages for `selection` at `frame`'s size.
     fn prepare(
         &self,
@@ -197,6 +202,30 @@ pub const REGISTRY: &[Entry] = &[
         about: "Torus ring, node selector and time slicer side by side, sharing one selection (TorusVisND).",
     },
 ];
+
+/// The messages sent within `window_s` (seconds since the trace's start: the timeline's time
+/// window), or all of them without a window: what the matrix, chord and sendrecv views count
+/// when time is brushed on a linked timeline.
+pub fn messages_in(t: &crate::model::Trace, window_s: Option<(f64, f64)>) -> Cow<'_, crate::model::Messages> {
+    let (Some((a, b)), Some((start, _))) = (window_s, super::timeline::span(t)) else {
+        return Cow::Borrowed(&t.messages);
+    };
+    let tps = t.ticks_per_second.max(1) as f64;
+    let at = |s: f64| start.saturating_add((s.max(0.0) * tps).min(u64::MAX as f64) as u64);
+    let (from, to) = (at(a), at(b));
+    let m = &t.messages;
+    let keep: Vec<usize> = (0..m.source.len()).filter(|&i| (from..to).contains(&m.send_time[i])).collect();
+    let pick = |c: &[u32]| keep.iter().map(|&i| c[i]).collect::<Vec<u32>>();
+    let pick64 = |c: &[u64]| keep.iter().map(|&i| c[i]).collect::<Vec<u64>>();
+    Cow::Owned(crate::model::Messages {
+        source: pick(&m.source),
+        destination: pick(&m.destination),
+        send_time: pick64(&m.send_time),
+        recv_time: pick64(&m.recv_time),
+        bytes: pick(&m.bytes),
+        tag: pick(&m.tag),
+    })
+}
 
 /// The MPI views' check: a trace with at least `least` processes.
 pub fn needs_processes(dataset: &Dataset, who: &str, least: usize) -> Result<(), ViewError> {

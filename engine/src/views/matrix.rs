@@ -52,7 +52,7 @@ const MARGIN: [u32; 4] = [80, 56, 170, 52];
 
 /// Draws the communication matrix of `dataset`'s messages.
 pub fn matrix_image(dataset: &Dataset, backend: &Backend, opts: &MatrixOptions) -> Result<Image, ViewError> {
-    let (scene, _) = matrix_scene(dataset, backend, opts)?;
+    let (scene, _) = matrix_scene(dataset, backend, opts, None)?;
     render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
 }
 
@@ -128,15 +128,16 @@ impl contract::View for MatrixView {
     }
 
     fn depends_on(&self) -> Parts {
-        Parts::NONE
+        Parts::WINDOW
     }
 
     fn reads(&self) -> Parts {
-        Parts::PAIR
+        Parts::WINDOW | Parts::PAIR
     }
 
-    fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
-        let (scene, picker) = matrix_scene(d, b, &MatrixOptions { width: f.width, height: f.height, ..self.0 })?;
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let opts = MatrixOptions { width: f.width, height: f.height, ..self.0 };
+        let (scene, picker) = matrix_scene(d, b, &opts, sel.window_s)?;
         Ok(Box::new(Drawn { scene, picker }))
     }
 }
@@ -146,6 +147,7 @@ pub fn matrix_scene(
     dataset: &Dataset,
     backend: &Backend,
     opts: &MatrixOptions,
+    window_s: Option<(f64, f64)>,
 ) -> Result<(Scene, MatrixPick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len() as u32;
@@ -160,7 +162,7 @@ pub fn matrix_scene(
     let cells = n.min(side);
     let cell_px = side / cells;
     let p = Plot { x0: area.x0, y0: area.y0, w: cells * cell_px, h: cells * cell_px };
-    let m = &t.messages;
+    let m = &*contract::messages_in(t, window_s);
     let block = |r: &[u32]| -> Vec<u32> {
         r.iter().map(|&v| (u64::from(v) * u64::from(cells) / u64::from(n)) as u32).collect()
     };
@@ -200,7 +202,7 @@ pub fn matrix_scene(
     }
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     let title = format!("Communication matrix: {} ({n} processes, {} messages)", dataset.name, m.source.len());
-    scene.text(&title, [16.0, 28.0], 15.0, Anchor::Left, TEXT);
+    scene.text(&super::plot::fit(&title, opts.width as f32 - 24.0, 15.0), [16.0, 28.0], 15.0, Anchor::Left, TEXT);
     // Ticks at the centres of the ranks they name.
     let ticks: Vec<Tick> = nice_ticks(0.0, f64::from(n - 1), 6)
         .into_iter()

@@ -8,6 +8,7 @@ pub mod group;
 pub mod legend;
 pub mod linked;
 pub mod matrix;
+pub mod mpi_linked;
 pub mod pairs;
 pub mod parcoords;
 pub mod plot;

@@ -3,7 +3,7 @@
 //! opacity by count (log scale) and alpha or additive mixing, and the legend of both.
 
 use crate::Backend;
-use crate::model::Trace;
+use crate::model::Messages;
 use crate::render::{Anchor, Blend, Scene};
 use crate::stages::{self, AxisKey, Bundled, HeatmapInput};
 
@@ -15,8 +15,7 @@ pub type Pair = (usize, usize, u32);
 
 /// Every pair of distinct processes with messages from the first to the second, binned on the
 /// backend, fewest messages first (so the busiest pairs are drawn on top).
-pub fn communicating_pairs(t: &Trace, backend: &Backend, n: usize) -> Result<Vec<Pair>, ViewError> {
-    let m = &t.messages;
+pub fn communicating_pairs(m: &Messages, backend: &Backend, n: usize) -> Result<Vec<Pair>, ViewError> {
     let input = HeatmapInput {
         x: AxisKey::Id { keys: &m.destination, extent: n as u32 },
         y: AxisKey::Id { keys: &m.source, extent: n as u32 },

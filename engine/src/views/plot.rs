@@ -107,6 +107,20 @@ pub fn paste(image: &mut Image, p: Plot, rgba: impl Fn(u32, u32) -> Option<[f32;
     }
 }
 
+/// `text` cut to fit `width` pixels at `size_px`, ending in "…" where cut (titles of narrow
+/// panels).
+pub fn fit(text: &str, width: f32, size_px: f32) -> String {
+    use crate::render::TextAtlas;
+    if TextAtlas::measure(text, size_px) <= width {
+        return text.to_string();
+    }
+    let mut cut: String = text.to_string();
+    while !cut.is_empty() && TextAtlas::measure(&format!("{cut}…"), size_px) > width {
+        cut.pop();
+    }
+    format!("{}…", cut.trim_end())
+}
+
 /// About `n` round tick values spanning `[lo, hi]`, as positions in `[0, 1]`.
 pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<(f32, f64)> {
     if hi <= lo || n == 0 {
@@ -127,6 +141,13 @@ pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<(f32, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn titles_are_cut_to_fit() {
+        assert_eq!(fit("short", 500.0, 15.0), "short");
+        let cut = fit("a rather long title for a narrow panel", 120.0, 15.0);
+        assert!(cut.ends_with('…') && crate::render::TextAtlas::measure(&cut, 15.0) <= 120.0, "{cut}");
+    }
 
     #[test]
     fn ticks_are_round_and_inside() {

@@ -63,7 +63,7 @@ fn sender_colour_at(map: ColorMap, f: f32) -> [f32; 3] {
 
 /// Draws the sender/receiver diagram of `dataset`'s messages.
 pub fn sendrecv_image(dataset: &Dataset, backend: &Backend, opts: &SendRecvOptions) -> Result<Image, ViewError> {
-    let (scene, _) = sendrecv_scene(dataset, backend, opts)?;
+    let (scene, _) = sendrecv_scene(dataset, backend, opts, None)?;
     render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
 }
 
@@ -80,15 +80,16 @@ impl contract::View for SendRecvView {
     }
 
     fn depends_on(&self) -> Parts {
-        Parts::NONE
+        Parts::WINDOW
     }
 
     fn reads(&self) -> Parts {
-        Parts::PAIR
+        Parts::WINDOW | Parts::PAIR
     }
 
-    fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
-        let (scene, picker) = sendrecv_scene(d, b, &SendRecvOptions { width: f.width, height: f.height, ..self.0 })?;
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let opts = SendRecvOptions { width: f.width, height: f.height, ..self.0 };
+        let (scene, picker) = sendrecv_scene(d, b, &opts, sel.window_s)?;
         Ok(Box::new(Drawn { scene, picker }))
     }
 }
@@ -98,6 +99,7 @@ pub fn sendrecv_scene(
     dataset: &Dataset,
     backend: &Backend,
     opts: &SendRecvOptions,
+    window_s: Option<(f64, f64)>,
 ) -> Result<(Scene, PairPick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len();
@@ -112,7 +114,7 @@ pub fn sendrecv_scene(
             opts.width, opts.height
         ))
     })?;
-    let pairs = communicating_pairs(t, backend, n)?;
+    let pairs = communicating_pairs(&contract::messages_in(t, window_s), backend, n)?;
     let mut polygons = ControlPolygons::new();
     for &(a, b, _) in &pairs {
         polygons.push(polygon(a, b, n, p));
@@ -143,7 +145,7 @@ pub fn sendrecv_scene(
     scene.text("rank", [x0 - 10.0, y0 + h + 18.0], 11.0, Anchor::Right, TEXT_DIM);
     let title =
         format!("Sender/receiver diagram: {} ({n} processes, {} communicating pairs)", dataset.name, pairs.len());
-    scene.text(&title, [16.0, 26.0], 15.0, Anchor::Left, TEXT);
+    scene.text(&super::plot::fit(&title, opts.width as f32 - 24.0, 15.0), [16.0, 26.0], 15.0, Anchor::Left, TEXT);
     let lx = x0 + w + 70.0;
     let sender_map = Scale { lo: 0.0, hi: (n - 1) as f64, log: false };
     let bar = |f: f32| {

@@ -489,7 +489,7 @@ fn clamp_window(start: f64, span: f64, duration: f64) -> (f64, f64) {
 }
 
 /// The trace's time span over intervals and messages.
-fn span(t: &Trace) -> Option<(u64, u64)> {
+pub(crate) fn span(t: &Trace) -> Option<(u64, u64)> {
     let i = &t.intervals;
     let m = &t.messages;
     let times = i.start.iter().chain(&i.end).chain(&m.send_time).chain(m.recv_time.iter().filter(|&&v| v != u64::MAX));
@@ -538,7 +538,7 @@ pub fn timeline_scene(
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     let bundled = opts.bundle.label();
     let title = format!("Timeline: {} ({n} processes, {} messages{bundled})", dataset.name, t.messages.source.len());
-    scene.text(&title, [16.0, 28.0], 15.0, Anchor::Left, TEXT);
+    scene.text(&super::plot::fit(&title, opts.width as f32 - 24.0, 15.0), [16.0, 28.0], 15.0, Anchor::Left, TEXT);
     let (s0, s1) = ((window.0 - full.0) as f64 / tps, (window.1 - full.0) as f64 / tps);
     let x_ticks = nice_ticks(s0, s1, 6);
     let step = x_ticks.get(1).map_or(1.0, |b| b.1 - x_ticks[0].1);
@@ -726,7 +726,7 @@ impl TimelineView {
         Self { opts, index: Default::default() }
     }
 
-    fn index(&self, dataset: &Dataset) -> Arc<TimelineIndex> {
+    pub(crate) fn index(&self, dataset: &Dataset) -> Arc<TimelineIndex> {
         let t = &dataset.trace;
         let key = (dataset.name.clone(), t.messages.source.len(), t.intervals.start.len(), t.locations.name.len());
         let mut cached = self.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -759,6 +759,11 @@ impl contract::View for TimelineView {
 
     fn reads(&self) -> Parts {
         Parts::WINDOW | Parts::PAIR
+    }
+
+    fn time_axis(&self, f: Frame) -> Option<[f32; 4]> {
+        let p = plot_rect(f.width, f.height)?;
+        Some([p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32])
     }
 
     fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {

@@ -1,0 +1,126 @@
+//! The `mpi` view: the timeline over the communication matrix and the chord diagram, linked
+//! (Brendel et al., 2016, show them side by side). One selection drives all three: clicking a
+//! matrix cell, a chord curve or a message line selects that pair of ranks and highlights it in
+//! every panel; the timeline's time window (wheel and drag over it) restricts the matrix and the
+//! chord diagram to the messages sent in it. The panels are placed in one scene.
+
+use crate::Backend;
+use crate::model::Dataset;
+use crate::render::{Blend, Scene};
+use crate::selection::{Parts, Selection};
+
+use super::chord::{ChordOptions, chord_scene};
+use super::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
+use super::matrix::{MatrixOptions, MatrixPick, matrix_scene};
+use super::pairs::PairPick;
+use super::timeline::{TimelineOptions, TimelinePick, TimelineView, plot_rect, timeline_scene};
+use super::{BACKGROUND, ViewError};
+
+/// The smallest picture the three panels fit in.
+pub const MIN_SIZE: (u32, u32) = (800, 480);
+
+/// The panels' rectangles `[x, y, width, height]`: the timeline across the top 55%, the matrix
+/// and the chord diagram below it, side by side.
+pub fn panels(width: u32, height: u32) -> [[u32; 4]; 3] {
+    let top = height * 11 / 20;
+    let half = width / 2;
+    [[0, 0, width, top], [0, top, half, height - top], [half, top, width - half, height - top]]
+}
+
+/// The linked MPI views' options.
+pub struct MpiLinkedView {
+    pub timeline: TimelineView,
+    pub matrix: MatrixOptions,
+    pub chord: ChordOptions,
+}
+
+struct MpiPick {
+    panels: [[u32; 4]; 3],
+    timeline: TimelinePick,
+    matrix: MatrixPick,
+    chord: PairPick,
+}
+
+impl MpiPick {
+    fn pickers(&self) -> [(&dyn Picker, [u32; 4]); 3] {
+        [(&self.timeline, self.panels[0]), (&self.matrix, self.panels[1]), (&self.chord, self.panels[2])]
+    }
+}
+
+impl Picker for MpiPick {
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        self.pickers().into_iter().find_map(|(picker, r)| {
+            let q = [at[0] - r[0] as f32, at[1] - r[1] as f32];
+            let inside = q[0] >= 0.0 && q[1] >= 0.0 && q[0] < r[2] as f32 && q[1] < r[3] as f32;
+            if inside { picker.pick(dataset, q) } else { None }
+        })
+    }
+
+    /// Each panel's highlight of the selected pair, placed over the panel.
+    fn overlay(&self, dataset: &Dataset, selection: &Selection, scene: &mut Scene) -> bool {
+        let mut any = false;
+        for (picker, r) in self.pickers() {
+            let mut panel = Scene::new(r[2], r[3], BACKGROUND);
+            if picker.overlay(dataset, selection, &mut panel) {
+                scene.place(&panel, [r[0] as f32, r[1] as f32]);
+                any = true;
+            }
+        }
+        any
+    }
+}
+
+impl contract::View for MpiLinkedView {
+    fn name(&self) -> &'static str {
+        "mpi"
+    }
+
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        self.timeline.check(d)?;
+        contract::needs_processes(d, "mpi", 2)
+    }
+
+    fn depends_on(&self) -> Parts {
+        Parts::WINDOW
+    }
+
+    fn reads(&self) -> Parts {
+        Parts::WINDOW | Parts::PAIR
+    }
+
+    fn time_axis(&self, f: Frame) -> Option<[f32; 4]> {
+        let [x, y, w, h] = panels(f.width, f.height)[0];
+        let p = plot_rect(w, h)?;
+        Some([(x + p.x0) as f32, (y + p.y0) as f32, (x + p.x0 + p.w) as f32, (y + p.y0 + p.h) as f32])
+    }
+
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let (w, h) = (f.width, f.height);
+        if w < MIN_SIZE.0 || h < MIN_SIZE.1 {
+            return Err(ViewError::Unsupported(format!(
+                "{w}x{h} is too small for the mpi view (at least {}x{})",
+                MIN_SIZE.0, MIN_SIZE.1
+            )));
+        }
+        let all = panels(w, h);
+        let [t, m, c] = all;
+        let topts = TimelineOptions { width: t[2], height: t[3], window_s: sel.window_s, ..self.timeline.opts };
+        let mopts = MatrixOptions { width: m[2], height: m[3], ..self.matrix };
+        let copts = ChordOptions { width: c[2], height: c[3], ..self.chord };
+        let index = self.timeline.index(d);
+        let (timeline, (matrix, chord)) = rayon::join(
+            || timeline_scene(d, b, &topts, &index),
+            || rayon::join(|| matrix_scene(d, b, &mopts, sel.window_s), || chord_scene(d, b, &copts, sel.window_s)),
+        );
+        let ((ts, tp), (ms, mp), (cs, cp)) = (timeline?, matrix?, chord?);
+        let mut scene = Scene::new(w, h, BACKGROUND);
+        for (panel, r) in [(&ts, t), (&ms, m), (&cs, c)] {
+            scene.place(panel, [r[0] as f32, r[1] as f32]);
+        }
+        // Thin dividers between the panels.
+        let line = [0.27, 0.29, 0.33, 1.0];
+        scene.segment(Blend::Alpha, [0.0, m[1] as f32], [w as f32, m[1] as f32], 1.0, line, false);
+        scene.segment(Blend::Alpha, [c[0] as f32, c[1] as f32], [c[0] as f32, h as f32], 1.0, line, false);
+        Ok(Box::new(Drawn { scene, picker: MpiPick { panels: all, timeline: tp, matrix: mp, chord: cp } }))
+    }
+}
