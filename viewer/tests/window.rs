@@ -330,3 +330,64 @@ fn hover_click_and_wheel_respond_while_the_worker_computes() {
     assert!(differ(&t1, &t2) > 1000, "the finished picture did not replace the preview");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The linked MPI views in the window, with real X input: a click on a matrix cell selects that
+/// pair and highlights its messages on the timeline above (white lines appear in the timeline's
+/// plot), and a second click clears it again.
+#[test]
+fn a_matrix_click_highlights_the_pairs_messages_on_the_timeline() {
+    use exaviz_engine::views::mpi_linked::panels;
+    use exaviz_engine::views::plot::Plot;
+    require("xvfb-run");
+    require("import");
+    require("xdotool");
+    let (w, h) = (900u32, 560u32);
+    let [t, m, _] = panels(w, h);
+    let p = Plot::inside(m[2], m[3], [80, 56, 170, 52]).unwrap();
+    let side = p.w.min(p.h) / 16;
+    // Cell of sender 3 (row), receiver 7 (column).
+    let (cx, cy) = (m[0] + p.x0 + side * 7 + side / 2, m[1] + p.y0 + side * 3 + side / 2);
+    let plot = exaviz_engine::views::timeline::plot_rect(t[2], t[3]).unwrap();
+    let dir = std::env::temp_dir().join(format!("exaviz-window-mpi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = env!("CARGO_BIN_EXE_exaviz");
+    let shot = |k: &str| dir.join(format!("{k}.png")).display().to_string();
+    let log = dir.join("viewer.log").display().to_string();
+    let script = format!(
+        "set -e\n\
+         \"{exe}\" view 'gen:wrf?iterations=3' --view mpi --size {w}x{h} --frames 100000000 2> {log} &\n\
+         pid=$!\n\
+         for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
+         sleep 3\n\
+         wid=$(xdotool search --name exaviz | head -1)\n\
+         xdotool mousemove --window $wid 1 1\n\
+         sleep 0.5\n\
+         import -window $wid {before}\n\
+         xdotool mousemove --window $wid {cx} {cy} click 1\n\
+         for i in $(seq 1 100); do grep -q 'selected: pair' {log} && break; sleep 0.1; done\n\
+         xdotool mousemove --window $wid 1 1\n\
+         sleep 3\n\
+         import -window $wid {after}\n\
+         xdotool mousemove --window $wid {cx} {cy} click 1\n\
+         for i in $(seq 1 100); do grep -q 'selected: nothing' {log} && break; sleep 0.1; done\n\
+         kill $pid\n\
+         cat {log} >&2\n",
+        before = shot("before"),
+        after = shot("after"),
+    );
+    let (ok, text) = in_xvfb("1000x700", &dir, &script);
+    assert!(ok, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    assert!(text.contains("selected: pair 3 -> 7"), "{text}");
+    assert!(text.contains("selected: nothing"), "a second click clears the pair: {text}");
+    let white_in_plot = |path: &str| {
+        let img = read_rgb(Path::new(path));
+        (t[1] + plot.y0..t[1] + plot.y0 + plot.h)
+            .flat_map(|y| (t[0] + plot.x0..t[0] + plot.x0 + plot.w).map(move |x| (x, y)))
+            .filter(|&(x, y)| img[(y * w + x) as usize].iter().all(|&c| c >= 235))
+            .count()
+    };
+    let (before, after) = (white_in_plot(&shot("before")), white_in_plot(&shot("after")));
+    assert!(after > before + 20, "no highlighted messages on the timeline: {before} -> {after} white pixels");
+    std::fs::remove_dir_all(&dir).ok();
+}
