@@ -328,7 +328,10 @@ fn message_density(
     let mut total = stages::DensityImage { width: p.w, height: p.h, counts: vec![0; pixels], sums: vec![0; pixels] };
     for (c, part) in lines.chunks(MESSAGES_PER_PASS).enumerate() {
         let polylines = match bundle {
-            TimelineBundle::None => Polylines::straight(part, 4),
+            TimelineBundle::None => {
+                straight_density(backend, part, p, &mut total)?;
+                continue;
+            }
             TimelineBundle::Kde(params) => {
                 let frame = UnitFrame::fit(part);
                 let unit: Vec<[f32; 4]> = part.iter().map(|&e| frame.edge_to_unit(e)).collect();
@@ -356,6 +359,46 @@ fn message_density(
         total.sums.iter_mut().zip(&image.sums).for_each(|(a, b)| *a += b);
     }
     Ok((total, visible))
+}
+
+/// Straight message lines, each cut into the three pieces [`Polylines::straight`] makes of it,
+/// into `total`: one unweighted density pass per piece (the pieces of a pass share a weight:
+/// 0, 8 and 16 steps from sender to receiver), which takes the line-density stage's fast path
+/// for short segments where a weighted pass would walk every one. Equal to one weighted pass
+/// over the pieces, count for count and sum for sum.
+fn straight_density(
+    backend: &Backend,
+    lines: &[[f32; 4]],
+    p: Plot,
+    total: &mut stages::DensityImage,
+) -> Result<(), ViewError> {
+    const PIECES: usize = STRAIGHT_SAMPLES - 1;
+    for k in 0..PIECES {
+        let (f0, f1) = (k as f32 / PIECES as f32, (k + 1) as f32 / PIECES as f32);
+        let at = |l: &[f32; 4], f: f32| [l[0] + (l[2] - l[0]) * f, l[1] + (l[3] - l[1]) * f];
+        let segments: Vec<[f32; 4]> = lines
+            .par_iter()
+            .map(|l| {
+                let (a, b) = (at(l, f0), at(l, f1));
+                [a[0], a[1], b[0], b[1]]
+            })
+            .collect();
+        let weight = u64::from(piece_weight(k, PIECES));
+        let input = DensityInput { segments: &segments, weights: None, width: p.w, height: p.h };
+        let image = stages::line_density::run(backend.runner().as_mut(), &input)?;
+        total.counts.par_iter_mut().zip(&image.counts).for_each(|(a, b)| *a = a.saturating_add(*b));
+        total.sums.par_iter_mut().zip(&image.counts).for_each(|(a, b)| *a += weight * u64::from(*b));
+    }
+    Ok(())
+}
+
+/// Points of a straight message line (three pieces).
+const STRAIGHT_SAMPLES: usize = 4;
+
+/// The gradient weight of piece `k` of `per` along a line (0: at the sender).
+fn piece_weight(k: usize, per: usize) -> u32 {
+    let f = if per > 1 { k as f32 / (per - 1) as f32 } else { 0.5 };
+    (f * GRADIENT_STEPS).round() as u32
 }
 
 /// Control polygons of the routed bundlings: the endpoint hierarchy, and the grid if routed on one.
@@ -426,6 +469,8 @@ struct Polylines {
 }
 
 impl Polylines {
+    /// Straight lines of `samples` points each (the reference of [`straight_density`]).
+    #[cfg(test)]
     fn straight(lines: &[[f32; 4]], samples: usize) -> Self {
         let points = lines
             .iter()
@@ -449,8 +494,7 @@ impl Polylines {
             for k in 0..per {
                 let (a, b) = (line[k], line[k + 1]);
                 segments.push([a[0], a[1], b[0], b[1]]);
-                let f = if per > 1 { k as f32 / (per - 1) as f32 } else { 0.5 };
-                weights.push((f * GRADIENT_STEPS).round() as u32);
+                weights.push(piece_weight(k, per));
             }
         }
         (segments, weights)
@@ -872,6 +916,35 @@ mod tests {
         assert_eq!(pan_window((10.0, 20.0), 100.0, -5.0), (0.0, 10.0));
         assert_eq!(pan_window((10.0, 20.0), 100.0, 0.5), (15.0, 25.0));
         assert_eq!(pan_window((80.0, 100.0), 100.0, 1.0), (80.0, 100.0));
+    }
+
+    #[test]
+    fn straight_lines_in_three_passes_equal_one_weighted_pass() {
+        let mut state = 11u64;
+        let mut rng = move || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let p = Plot { x0: 0, y0: 0, w: 97, h: 61 };
+        // Short and long lines, some leaving the plot, one of zero length.
+        let mut lines: Vec<[f32; 4]> = (0..3000)
+            .map(|k| {
+                let (x, y) = (rng() * 120.0 - 10.0, rng() * 80.0 - 10.0);
+                let reach = if k % 3 == 0 { 60.0 } else { 6.0 };
+                [x, y, x + (rng() - 0.5) * reach, y + (rng() - 0.5) * reach]
+            })
+            .collect();
+        lines.push([5.0, 5.0, 5.0, 5.0]);
+        let pixels = (p.w * p.h) as usize;
+        let mut split =
+            stages::DensityImage { width: p.w, height: p.h, counts: vec![0; pixels], sums: vec![0; pixels] };
+        straight_density(&Backend::Cpu, &lines, p, &mut split).unwrap();
+        let (segments, weights) = Polylines::straight(&lines, STRAIGHT_SAMPLES).pieces();
+        let input = DensityInput { segments: &segments, weights: Some(&weights), width: p.w, height: p.h };
+        let one = stages::line_density::run(Backend::Cpu.runner().as_mut(), &input).unwrap();
+        assert!(one.counts.iter().any(|&c| c > 2));
+        assert_eq!(split.counts, one.counts);
+        assert_eq!(split.sums, one.sums);
     }
 
     #[test]
