@@ -150,7 +150,8 @@ fn quantise(v: f32) -> f32 {
 }
 
 /// A layer ready to draw: blend, raster, instances and its clip in target pixels.
-type Shapes<'a> = [(Blend, Option<RasterPrep<'a>>, Vec<Prepared>, [i32; 4])];
+type Shape<'a> = (Blend, Option<RasterPrep<'a>>, Vec<Prepared>, [i32; 4]);
+type Shapes<'a> = [Shape<'a>];
 
 fn draw_band(band: &mut [[f32; 4]], y0: i32, width: u32, shapes: &Shapes, atlas: &[u8]) {
     let rows = (band.len() / width as usize) as i32;
@@ -201,7 +202,7 @@ fn draw_band(band: &mut [[f32; 4]], y0: i32, width: u32, shapes: &Shapes, atlas:
 /// Renders the part of the picture at `origin` of size `size` (a tile, or the whole).
 pub fn render_region(scene: &Scene, view: View, origin: [u32; 2], size: [u32; 2]) -> Image {
     let o = [origin[0] as f32, origin[1] as f32];
-    let shapes: Vec<(Blend, Option<RasterPrep>, Vec<Prepared>, [i32; 4])> = scene
+    let shapes: Vec<Shape> = scene
         .layers
         .iter()
         .map(|l| {
