@@ -123,8 +123,14 @@ impl LinkedOptions {
     }
 }
 
-/// Renders the three panels on `backend` and puts them side by side.
+/// Renders the three panels on `backend` side by side.
 pub fn linked_image(dataset: &Dataset, backend: &Backend, opts: &LinkedOptions) -> Result<Image, ViewError> {
+    let scene = linked_scene(dataset, backend, opts)?;
+    render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
+}
+
+/// The three panels placed in one scene, each clipped to its place.
+pub fn linked_scene(dataset: &Dataset, backend: &Backend, opts: &LinkedOptions) -> Result<Scene, ViewError> {
     let topo = super::torus(dataset, "the linked view needs")?;
     let (w, h) = (opts.width, opts.height);
     if w < MIN_SIZE.0 || h < MIN_SIZE.1 {
@@ -141,7 +147,7 @@ pub fn linked_image(dataset: &Dataset, backend: &Backend, opts: &LinkedOptions) 
             f.describe()
         )));
     }
-    let mut out = Image { width: w, height: h, pixels: vec![0; (w as usize) * (h as usize) * 4] };
+    let mut out = Scene::new(w, h, BACKGROUND);
     let all = panels(w, h);
     for (panel, r) in all {
         let scene = match panel {
@@ -159,36 +165,16 @@ pub fn linked_image(dataset: &Dataset, backend: &Backend, opts: &LinkedOptions) 
                 Err(e) => return Err(e),
             },
         };
-        let image =
-            render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))?;
-        paste(&mut out, &image, r);
+        out.place(&scene, [r[0] as f32, r[1] as f32]);
     }
     // Thin dividers between the panels.
-    let line = [70u8, 74, 84, 255];
+    let line = [70.0 / 255.0, 74.0 / 255.0, 84.0 / 255.0, 1.0];
     let [_, _, ring_w, _] = all[0].1;
     let [_, top, _, _] = all[2].1;
-    for y in 0..h {
-        put(&mut out, ring_w, y, line);
-    }
-    for x in ring_w..w {
-        put(&mut out, x, top, line);
-    }
+    let (ring_w, top) = (ring_w as f32, top as f32);
+    out.rect([ring_w, 0.0], [ring_w + 1.0, h as f32], line, false);
+    out.rect([ring_w, top], [w as f32, top + 1.0], line, false);
     Ok(out)
-}
-
-fn put(image: &mut Image, x: u32, y: u32, p: [u8; 4]) {
-    let i = ((y * image.width + x) * 4) as usize;
-    image.pixels[i..i + 4].copy_from_slice(&p);
-}
-
-/// Copies `part` into `out` with its top left corner at `r`'s.
-fn paste(out: &mut Image, part: &Image, r: [u32; 4]) {
-    let row = (part.width * 4) as usize;
-    for y in 0..part.height.min(out.height - r[1]) {
-        let from = (y * part.width * 4) as usize;
-        let to = (((r[1] + y) * out.width + r[0]) * 4) as usize;
-        out.pixels[to..to + row].copy_from_slice(&part.pixels[from..from + row]);
-    }
 }
 
 /// Applies a press at `from` and a release at `to` (picture pixels) to the shared state.

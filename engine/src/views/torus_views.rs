@@ -4,13 +4,12 @@
 use crate::Backend;
 use crate::layout::embed::Embedding;
 use crate::model::{Dataset, Topology};
-use crate::render::{Image, Raster, Scene};
 use crate::selection::{Parts, Selection};
 
 use super::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
 use super::embedding::{EmbeddingOptions, embedding_scene_and_points};
 use super::legend::format_value;
-use super::linked::{self, Linked, LinkedOptions, linked_image};
+use super::linked::{self, Linked, LinkedOptions, linked_scene};
 use super::parcoords::{ParcoordsOptions, node_traffic, parcoords_axis_at, parcoords_scene};
 use super::ring::{RingOptions, dim_letter, link_traffic_in, ring_node_at, ring_scene};
 use super::select::DimFilter;
@@ -214,8 +213,8 @@ impl contract::View for ThemeRiverView {
     }
 }
 
-/// The linked view: ring, node selector and time slicer sharing the selection. Its panels are
-/// rendered apart and shown as one colour raster (their scenes have their own glyph atlases).
+/// The linked view: ring, node selector and time slicer sharing the selection, placed in one
+/// scene.
 pub struct LinkedView(pub LinkedOptions);
 
 /// The selection as the linked view's state.
@@ -305,7 +304,7 @@ impl contract::View for LinkedView {
 
     fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
         let opts = self.options(sel, f);
-        let image = linked_image(d, b, &opts)?;
+        let scene = linked_scene(d, b, &opts)?;
         let traffic = traffic_per_node(d, b, sel)?;
         let ring = RingOptions {
             time_slice: sel.time_slice,
@@ -316,14 +315,6 @@ impl contract::View for LinkedView {
             zoom: sel.zoom,
             ..opts.ring
         };
-        Ok(Box::new(Drawn { scene: image_scene(&image), picker: LinkedPick { frame: f, traffic, ring } }))
+        Ok(Box::new(Drawn { scene, picker: LinkedPick { frame: f, traffic, ring } }))
     }
-}
-
-/// A scene holding a rendered picture as one colour raster.
-pub fn image_scene(image: &Image) -> Scene {
-    let mut scene = Scene::new(image.width, image.height, super::BACKGROUND);
-    let pixels = image.pixels.chunks_exact(4).map(|p| [p[0], p[1], p[2], p[3]]).collect();
-    scene.raster(Raster::rgba([0.0, 0.0, image.width as f32, image.height as f32], image.width, image.height, pixels));
-    scene
 }
