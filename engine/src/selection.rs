@@ -89,16 +89,21 @@ impl Selection {
 
     /// Only the parts in `parts`, the rest cleared.
     pub fn only(&self, parts: Parts) -> Selection {
-        let keep = |part: Parts| parts.intersects(part);
+        Selection::default().replaced(parts, self)
+    }
+
+    /// This selection with the parts in `parts` taken from `from`.
+    pub fn replaced(&self, parts: Parts, from: &Selection) -> Selection {
+        let take = |part: Parts| parts.intersects(part);
         Selection {
-            node: self.node.filter(|_| keep(Parts::NODE)),
-            dims: self.dims.filter(|_| keep(Parts::DIMS)),
-            time_slice: self.time_slice.filter(|_| keep(Parts::TIME_SLICE)),
-            window_s: self.window_s.filter(|_| keep(Parts::WINDOW)),
-            pair: self.pair.filter(|_| keep(Parts::PAIR)),
-            group: self.group.filter(|_| keep(Parts::GROUP)),
-            track: self.track.filter(|_| keep(Parts::TRACK)),
-            zoom: self.zoom.filter(|_| keep(Parts::ZOOM)),
+            node: if take(Parts::NODE) { from.node } else { self.node },
+            dims: if take(Parts::DIMS) { from.dims } else { self.dims },
+            time_slice: if take(Parts::TIME_SLICE) { from.time_slice } else { self.time_slice },
+            window_s: if take(Parts::WINDOW) { from.window_s } else { self.window_s },
+            pair: if take(Parts::PAIR) { from.pair } else { self.pair },
+            group: if take(Parts::GROUP) { from.group } else { self.group },
+            track: if take(Parts::TRACK) { from.track } else { self.track },
+            zoom: if take(Parts::ZOOM) { from.zoom } else { self.zoom },
         }
     }
 

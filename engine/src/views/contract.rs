@@ -48,35 +48,8 @@ impl Pick {
     pub fn clicked(&self, current: &Selection) -> Option<Selection> {
         let (parts, chosen) = self.click.as_ref()?;
         let same = current.only(*parts) == chosen.only(*parts);
-        let theirs = if same { Selection::default() } else { *chosen };
-        let mut next = *current;
-        let p = *parts;
-        let take = |part: Parts| p.intersects(part);
-        if take(Parts::NODE) {
-            next.node = theirs.node;
-        }
-        if take(Parts::DIMS) {
-            next.dims = theirs.dims;
-        }
-        if take(Parts::TIME_SLICE) {
-            next.time_slice = theirs.time_slice;
-        }
-        if take(Parts::WINDOW) {
-            next.window_s = theirs.window_s;
-        }
-        if take(Parts::PAIR) {
-            next.pair = theirs.pair;
-        }
-        if take(Parts::GROUP) {
-            next.group = theirs.group;
-        }
-        if take(Parts::TRACK) {
-            next.track = theirs.track;
-        }
-        if take(Parts::ZOOM) {
-            next.zoom = theirs.zoom;
-        }
-        Some(next)
+        let cleared = Selection::default();
+        Some(current.replaced(*parts, if same { &cleared } else { chosen }))
     }
 }
 

@@ -30,6 +30,11 @@ fn node_pick(topo: &Topology, traffic: &[u64], unit: &str, v: u32) -> Pick {
     Pick::new(format!("node {v}"), lines).with_click(Parts::NODE, Selection { node: Some(v), ..Default::default() })
 }
 
+/// The torus views' check: a topology with nodes.
+fn needs_torus(d: &Dataset) -> Result<(), ViewError> {
+    super::torus(d, "this view needs").map(|_| ())
+}
+
 /// Traffic per node over the selection's slice.
 fn traffic_per_node(dataset: &Dataset, backend: &Backend, sel: &Selection) -> Result<Vec<u64>, ViewError> {
     let topo = super::torus(dataset, "this view needs")?;
@@ -74,7 +79,7 @@ impl contract::View for RingView {
     }
 
     fn check(&self, d: &Dataset) -> Result<(), ViewError> {
-        super::torus(d, "this view needs").map(|_| ())
+        needs_torus(d)
     }
 
     fn depends_on(&self) -> Parts {
@@ -154,7 +159,7 @@ impl contract::View for ParcoordsView {
     }
 
     fn check(&self, d: &Dataset) -> Result<(), ViewError> {
-        super::torus(d, "this view needs").map(|_| ())
+        needs_torus(d)
     }
 
     fn depends_on(&self) -> Parts {
@@ -194,7 +199,7 @@ impl contract::View for ThemeRiverView {
     }
 
     fn check(&self, d: &Dataset) -> Result<(), ViewError> {
-        super::torus(d, "this view needs").map(|_| ())
+        needs_torus(d)
     }
 
     fn depends_on(&self) -> Parts {
@@ -295,7 +300,7 @@ impl contract::View for LinkedView {
     }
 
     fn check(&self, d: &Dataset) -> Result<(), ViewError> {
-        super::torus(d, "this view needs").map(|_| ())
+        needs_torus(d)
     }
 
     fn depends_on(&self) -> Parts {
