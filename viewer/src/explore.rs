@@ -152,7 +152,10 @@ pub struct Explorer {
     /// The newest generation asked for.
     pub asked: u64,
     pub shown: Option<Picture>,
+    /// The last failure's message, until a newer picture is shown.
     pub error: Option<String>,
+    /// The generation that failed last.
+    failed: u64,
 }
 
 impl Explorer {
@@ -171,8 +174,18 @@ impl Explorer {
         };
         let worker = Worker::start(dataset.clone(), view.clone(), backend, wake);
         let request = Request { selection, transform: render::View::default(), frame };
-        let mut e =
-            Self { dataset, view, worker, request, duration, generation: 0, asked: 0, shown: None, error: None };
+        let mut e = Self {
+            dataset,
+            view,
+            worker,
+            request,
+            duration,
+            generation: 0,
+            asked: 0,
+            shown: None,
+            error: None,
+            failed: 0,
+        };
         e.ask();
         e
     }
@@ -188,7 +201,7 @@ impl Explorer {
 
     /// Whether a newer picture than the one shown is being made.
     pub fn busy(&self) -> bool {
-        self.shown.as_ref().is_none_or(|p| p.generation < self.asked) && self.error.is_none()
+        self.shown.as_ref().is_none_or(|p| p.generation < self.asked) && self.failed < self.asked
     }
 
     /// Takes the worker's finished pictures; true when something new is to be shown.
@@ -208,6 +221,7 @@ impl Explorer {
                 Reply::Failed { generation, message } if generation == self.asked => {
                     eprintln!("error: {message}");
                     self.error = Some(message);
+                    self.failed = generation;
                     changed = true;
                 }
                 Reply::Failed { .. } => {}
@@ -229,7 +243,10 @@ impl Explorer {
                         self.shown = Some(*p);
                     }
                 }
-                Ok(Reply::Failed { generation, message }) if generation == self.asked => self.error = Some(message),
+                Ok(Reply::Failed { generation, message }) if generation == self.asked => {
+                    self.error = Some(message);
+                    self.failed = generation;
+                }
                 Ok(Reply::Failed { .. }) => {}
                 Err(_) => break,
             }
@@ -391,5 +408,53 @@ pub fn overlay_text(frame: &mut [[u8; 4]], (w, h): (u32, u32), at: [f32; 2], tit
         for x in 0..bw {
             frame[((y0 + y) * w + x0 + x) as usize] = image.pixel(x, y);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use exaviz_engine::views::torus_views::RingView;
+
+    fn explorer() -> Explorer {
+        let dataset = Arc::new(exaviz_datasets::open("gen:torus-sim?dims=4x4x4&steps=10&seed=3").unwrap());
+        let view: Arc<dyn View> = Arc::new(RingView(Default::default()));
+        let frame = Frame { width: 320, height: 240 };
+        Explorer::new(dataset, view, Arc::new(Backend::Cpu), Selection::default(), frame, Box::new(|| {}))
+    }
+
+    #[test]
+    fn a_failed_computation_keeps_the_last_good_picture() {
+        let mut e = explorer();
+        let first = e.wait(Duration::from_secs(120)).expect("a first picture").generation;
+        // Node 999 is not in the 64-node torus: the worker refuses it.
+        e.select(Selection { node: Some(999), ..Default::default() });
+        assert!(e.wait(Duration::from_secs(120)).is_none());
+        assert!(e.error.as_deref().is_some_and(|m| m.contains("node 999")), "{:?}", e.error);
+        assert_eq!(e.shown.as_ref().map(|p| p.generation), Some(first), "the last good picture stays");
+        // The next good request clears the error.
+        e.select(Selection { node: Some(5), ..Default::default() });
+        assert!(e.wait(Duration::from_secs(120)).is_some());
+        assert!(e.error.is_none());
+    }
+
+    #[test]
+    fn pan_and_zoom_only_draw_again_and_the_preview_follows_the_gesture() {
+        let mut e = explorer();
+        e.wait(Duration::from_secs(120)).expect("a first picture");
+        assert!(e.gesture(Gesture::Wheel { at: [100.0, 50.0], steps: 2.0 }));
+        // Before the worker answers, the preview magnifies the shown picture about the pointer.
+        let (affine, _) = e.preview().expect("a preview");
+        let k = 1.15f32.powi(2);
+        assert!((affine.scale[0] - k).abs() < 1e-5);
+        assert!((100.0 * affine.scale[0] + affine.offset[0] - 100.0).abs() < 1e-3, "the pointer stays put");
+        let p = e.wait(Duration::from_secs(120)).expect("the zoomed picture");
+        assert!(!p.prepared_again, "a zoom only draws again");
+        assert!(e.gesture(Gesture::Pan { by: [10.0, 0.0] }));
+        assert!(!e.wait(Duration::from_secs(120)).expect("the panned picture").prepared_again);
+        // A click on nothing changes nothing; a new node filter prepares again.
+        assert!(!e.gesture(Gesture::Click { at: [2.0, 2.0] }));
+        e.select(Selection { node: Some(1), ..Default::default() });
+        assert!(e.wait(Duration::from_secs(120)).expect("the filtered picture").prepared_again);
     }
 }

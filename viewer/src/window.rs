@@ -140,10 +140,10 @@ impl State {
         {
             overlay_text(&mut out, (w, h), [self.cursor[0] + 14.0, self.cursor[1] + 14.0], &pick.title, &pick.lines);
         }
-        let status = if let Some(e) = &self.explorer.error {
-            Some(format!("error: {e} (the last good picture is shown)"))
-        } else if self.explorer.busy() {
+        let status = if self.explorer.busy() {
             Some("computing…".to_string())
+        } else if let Some(e) = &self.explorer.error {
+            Some(format!("error: {e} (the last good picture is shown)"))
         } else {
             self.saved.as_ref().map(|p| format!("saved {p}"))
         };
