@@ -204,27 +204,35 @@ impl Explorer {
         self.shown.as_ref().is_none_or(|p| p.generation < self.asked) && self.failed < self.asked
     }
 
+    /// Takes one reply of the worker; true when something new is to be shown.
+    fn accept(&mut self, reply: Reply) -> bool {
+        match reply {
+            Reply::Done(p) if self.shown.as_ref().is_none_or(|s| s.generation < p.generation) => {
+                if p.generation == self.asked {
+                    self.error = None;
+                }
+                self.shown = Some(*p);
+                true
+            }
+            Reply::Failed { generation, message } if generation == self.asked => {
+                self.error = Some(message);
+                self.failed = generation;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Takes the worker's finished pictures; true when something new is to be shown.
     pub fn receive(&mut self) -> bool {
         let mut changed = false;
         while let Ok(reply) = self.worker.replies.try_recv() {
-            match reply {
-                Reply::Done(p) => {
-                    if self.shown.as_ref().is_none_or(|s| s.generation < p.generation) {
-                        if p.generation == self.asked {
-                            self.error = None;
-                        }
-                        self.shown = Some(*p);
-                        changed = true;
-                    }
-                }
-                Reply::Failed { generation, message } if generation == self.asked => {
-                    eprintln!("error: {message}");
-                    self.error = Some(message);
-                    self.failed = generation;
-                    changed = true;
-                }
-                Reply::Failed { .. } => {}
+            let failed = self.failed;
+            changed |= self.accept(reply);
+            if self.failed != failed
+                && let Some(e) = &self.error
+            {
+                eprintln!("error: {e}");
             }
         }
         changed
@@ -235,19 +243,9 @@ impl Explorer {
         let end = Instant::now() + limit;
         while self.busy() && Instant::now() < end {
             match self.worker.replies.recv_timeout(end.saturating_duration_since(Instant::now())) {
-                Ok(Reply::Done(p)) => {
-                    if p.generation == self.asked {
-                        self.error = None;
-                    }
-                    if self.shown.as_ref().is_none_or(|s| s.generation < p.generation) {
-                        self.shown = Some(*p);
-                    }
+                Ok(reply) => {
+                    self.accept(reply);
                 }
-                Ok(Reply::Failed { generation, message }) if generation == self.asked => {
-                    self.error = Some(message);
-                    self.failed = generation;
-                }
-                Ok(Reply::Failed { .. }) => {}
                 Err(_) => break,
             }
         }

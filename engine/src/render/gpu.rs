@@ -56,6 +56,52 @@ pub struct GpuRenderer {
     raster_pipelines: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
 }
 
+/// A pipeline drawing six vertices per quad from `module`'s `vs_main` and `fs_main` into
+/// `format`, blended as `blend` says (premultiplied colours: "over" or added).
+fn quad_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    module: &wgpu::ShaderModule,
+    layout: &wgpu::PipelineLayout,
+    buffers: &[Option<wgpu::VertexBufferLayout<'_>>],
+    format: wgpu::TextureFormat,
+    blend: Blend,
+) -> wgpu::RenderPipeline {
+    let component = wgpu::BlendComponent {
+        src_factor: wgpu::BlendFactor::One,
+        dst_factor: match blend {
+            Blend::Alpha => wgpu::BlendFactor::OneMinusSrcAlpha,
+            Blend::Additive => wgpu::BlendFactor::One,
+        },
+        operation: wgpu::BlendOperation::Add,
+    };
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(label),
+        layout: Some(layout),
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some("vs_main"),
+            compilation_options: Default::default(),
+            buffers,
+        },
+        primitive: wgpu::PrimitiveState::default(),
+        depth_stencil: None,
+        multisample: wgpu::MultisampleState::default(),
+        fragment: Some(wgpu::FragmentState {
+            module,
+            entry_point: Some("fs_main"),
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::ColorTargetState {
+                format,
+                blend: Some(wgpu::BlendState { color: component, alpha: component }),
+                write_mask: wgpu::ColorWrites::ALL,
+            })],
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
 /// The uniform buffer at binding 0, read by both stages.
 fn uniform_entry() -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
@@ -161,38 +207,7 @@ impl GpuRenderer {
         let (module, layout) = (&self.raster_module, &self.raster_layout);
         self.raster_pipelines
             .entry(format)
-            .or_insert_with(|| {
-                let over = wgpu::BlendComponent {
-                    src_factor: wgpu::BlendFactor::One,
-                    dst_factor: wgpu::BlendFactor::OneMinusSrcAlpha,
-                    operation: wgpu::BlendOperation::Add,
-                };
-                device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                    label: Some("exaviz.raster"),
-                    layout: Some(layout),
-                    vertex: wgpu::VertexState {
-                        module,
-                        entry_point: Some("vs_main"),
-                        compilation_options: Default::default(),
-                        buffers: &[],
-                    },
-                    primitive: wgpu::PrimitiveState::default(),
-                    depth_stencil: None,
-                    multisample: wgpu::MultisampleState::default(),
-                    fragment: Some(wgpu::FragmentState {
-                        module,
-                        entry_point: Some("fs_main"),
-                        compilation_options: Default::default(),
-                        targets: &[Some(wgpu::ColorTargetState {
-                            format,
-                            blend: Some(wgpu::BlendState { color: over, alpha: over }),
-                            write_mask: wgpu::ColorWrites::ALL,
-                        })],
-                    }),
-                    multiview_mask: None,
-                    cache: None,
-                })
-            })
+            .or_insert_with(|| quad_pipeline(device, "exaviz.raster", module, layout, &[], format, Blend::Alpha))
             .clone()
     }
 
@@ -282,54 +297,18 @@ impl GpuRenderer {
 
     fn pipeline(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat, blend: Blend) -> wgpu::RenderPipeline {
         let (module, layout) = (&self.module, &self.layout);
+        let label = match blend {
+            Blend::Alpha => "exaviz.render.alpha",
+            Blend::Additive => "exaviz.render.additive",
+        };
+        let instances = [Some(wgpu::VertexBufferLayout {
+            array_stride: size_of::<Instance>() as u64,
+            step_mode: wgpu::VertexStepMode::Instance,
+            attributes: &ATTRIBUTES,
+        })];
         self.pipelines
             .entry((format, blend))
-            .or_insert_with(|| {
-                let component = match blend {
-                    Blend::Alpha => wgpu::BlendComponent {
-                        src_factor: wgpu::BlendFactor::One,
-                        dst_factor: wgpu::BlendFactor::OneMinusSrcAlpha,
-                        operation: wgpu::BlendOperation::Add,
-                    },
-                    Blend::Additive => wgpu::BlendComponent {
-                        src_factor: wgpu::BlendFactor::One,
-                        dst_factor: wgpu::BlendFactor::One,
-                        operation: wgpu::BlendOperation::Add,
-                    },
-                };
-                device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                    label: Some(match blend {
-                        Blend::Alpha => "exaviz.render.alpha",
-                        Blend::Additive => "exaviz.render.additive",
-                    }),
-                    layout: Some(layout),
-                    vertex: wgpu::VertexState {
-                        module,
-                        entry_point: Some("vs_main"),
-                        compilation_options: Default::default(),
-                        buffers: &[Some(wgpu::VertexBufferLayout {
-                            array_stride: size_of::<Instance>() as u64,
-                            step_mode: wgpu::VertexStepMode::Instance,
-                            attributes: &ATTRIBUTES,
-                        })],
-                    },
-                    primitive: wgpu::PrimitiveState::default(),
-                    depth_stencil: None,
-                    multisample: wgpu::MultisampleState::default(),
-                    fragment: Some(wgpu::FragmentState {
-                        module,
-                        entry_point: Some("fs_main"),
-                        compilation_options: Default::default(),
-                        targets: &[Some(wgpu::ColorTargetState {
-                            format,
-                            blend: Some(wgpu::BlendState { color: component, alpha: component }),
-                            write_mask: wgpu::ColorWrites::ALL,
-                        })],
-                    }),
-                    multiview_mask: None,
-                    cache: None,
-                })
-            })
+            .or_insert_with(|| quad_pipeline(device, label, module, layout, &instances, format, blend))
             .clone()
     }
 
