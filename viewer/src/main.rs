@@ -1,8 +1,10 @@
 //! `exaviz`: render, inspect and view communication traces and network traffic.
 
 mod bench_interact;
+mod choices;
 mod edges_cmd;
 mod explore;
+mod panel;
 mod window;
 
 use std::path::PathBuf;
@@ -42,7 +44,7 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum ViewKind {
     /// Torus nodes on a circle in sequential or Hilbert order, links as chords coloured by traffic.
     Ring,
@@ -68,7 +70,7 @@ enum ViewKind {
     Linked,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum ScopeArg {
     /// Every pair at its torus distance.
     Full,
@@ -78,14 +80,14 @@ enum ScopeArg {
     Immediate,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum ValueArg {
     Messages,
     Bytes,
     Bandwidth,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum BackendArg {
     Auto,
     Gpu,
@@ -102,13 +104,13 @@ impl From<BackendArg> for BackendChoice {
     }
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum OrderArg {
     Hilbert,
     Sequential,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum BundleArg {
     /// Straight lines.
     None,
@@ -122,7 +124,7 @@ enum BundleArg {
     Blocks,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum ColourArg {
     /// Traffic through the colour map.
     Traffic,
@@ -130,7 +132,7 @@ enum ColourArg {
     Relation,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum MixArg {
     /// Lines over each other, more opaque where more cross.
     Alpha,
@@ -138,7 +140,7 @@ enum MixArg {
     Additive,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum MapArg {
     Viridis,
     Cividis,
@@ -276,11 +278,11 @@ enum Command {
     BenchInteract(bench_interact::BenchInteractArgs),
     /// Aggregate the segments of a CSV file into a line-density image (and optionally a PNG).
     Aggregate(edges_cmd::AggregateArgs),
-    /// Open a view in a window, with pan (drag) and zoom (wheel; on the timeline, in time); 0 resets, Esc or Q quits.
+    /// Open a view in a window, with pan (drag) and zoom (wheel; on the timeline, in time), hover tooltips and a side panel to switch views and options; h lists every key.
     View {
         #[arg(default_value = DEFAULT_INPUT)]
         input: String,
-        /// Initial window size, WIDTHxHEIGHT.
+        /// Initial picture size, WIDTHxHEIGHT (the window adds the side panel's width; `p` hides it).
         #[arg(long, default_value = "1024x768")]
         size: String,
         /// Close after presenting this many frames (for tests and demos).
@@ -773,19 +775,28 @@ fn run(cli: Cli) -> Result<()> {
             check_view_args(&view)?;
             let view_backend = view.backend.into();
             let dataset = load(&input)?;
-            let selection = selection(&view);
-            selection.validate(&dataset).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
-            let linked = matches!(view.view, ViewKind::Linked)
-                .then(|| Arc::new(exaviz_engine::views::torus_views::LinkedView(linked_options(&view, size))));
-            let shown: Arc<dyn exaviz_engine::views::View> = match &linked {
-                Some(l) => l.clone(),
-                None => Arc::from(make_view(&view)),
-            };
-            shown.check(&dataset).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
-            let content = window::Content { view: shown, linked, selection };
-            window::run(dataset, input, view_backend, size, content, frames)
+            let content = content(&view, &dataset, selection(&view)).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
+            window::run(dataset, input, view_backend, size, view, content, frames)
         }
     }
+}
+
+/// What the window explores for `args`: the view (checked against the dataset) and the
+/// selection (validated).
+pub(crate) fn content(
+    args: &ViewArgs,
+    dataset: &exaviz_engine::model::Dataset,
+    selection: Selection,
+) -> Result<window::Content> {
+    selection.validate(dataset)?;
+    let linked = matches!(args.view, ViewKind::Linked)
+        .then(|| Arc::new(exaviz_engine::views::torus_views::LinkedView(linked_options(args, (1024, 768)))));
+    let shown: Arc<dyn exaviz_engine::views::View> = match &linked {
+        Some(l) => l.clone(),
+        None => Arc::from(make_view(args)),
+    };
+    shown.check(dataset)?;
+    Ok(window::Content { view: shown, linked, selection })
 }
 
 /// Mesa's Vulkan drivers print "XDG_RUNTIME_DIR is invalid or not set" twice on every run where

@@ -5,6 +5,8 @@
 //! Hovering shows a tooltip from the view's `pick`, which never recomputes; a click selects what
 //! is under the pointer (a matrix cell, a curve or a message line selects its pair of ranks;
 //! a ring node, an axis value); `h` lists every gesture and key; `s` writes the picture to a PNG.
+//! A side panel (egui, [`crate::panel`]) switches views, shows the dataset, the view's options,
+//! the selection and the worker's status; `p` hides or shows it.
 //!
 //! Two presenters: with a GPU adapter (lavapipe included) pictures are copied into the wgpu
 //! surface and the worker computes and renders on that adapter; without one (or with
@@ -28,6 +30,8 @@ use winit::keyboard::{Key, NamedKey};
 use winit::window::{Window, WindowId};
 
 use crate::explore::{Explorer, Gesture, frame_pixels, overlay_text};
+use crate::panel::{self, Action, GpuPainter, PanelInfo, SoftPainter, ViewEntry};
+use crate::{ViewArgs, choices};
 
 /// What the window explores: the view, and the linked view's own gestures where it is one.
 pub struct Content {
@@ -46,6 +50,7 @@ const HELP: &[&str] = &[
     "0: reset pan and zoom    c: clear the selection",
     "t: track the picked node's message (linked view)",
     "s: save the picture as a PNG    h: this help    Esc, q: quit",
+    "p: hide or show the panel (views, dataset, options, selection)",
 ];
 
 /// A press and release closer than this (pixels) is a click.
@@ -62,6 +67,21 @@ enum Present {
 struct GpuPresent {
     surface: wgpu::Surface<'static>,
     config: wgpu::SurfaceConfiguration,
+    painter: GpuPainter,
+}
+
+/// The side panel: egui's context and input, and what the panel shows that changes rarely.
+struct Panel {
+    ctx: egui::Context,
+    input: egui_winit::State,
+    open: bool,
+    soft: SoftPainter,
+    views: Vec<ViewEntry>,
+    summary: Vec<String>,
+    /// The view buttons' places last logged (`EXAVIZ_PANEL_LOG`).
+    logged: Option<panel::Layout>,
+    /// When egui asked to be drawn again (an animation, a tooltip's delay).
+    repaint_at: Option<std::time::Instant>,
 }
 
 struct State {
@@ -78,9 +98,15 @@ struct State {
     zoom_from: Option<[f32; 2]>,
     help: bool,
     linked: Option<Arc<LinkedView>>,
-    /// The last PNG written with `s`.
+    /// The last PNG written with `s`, or the last panel action that failed.
     saved: Option<String>,
     presented: u64,
+    panel: Panel,
+    /// The command line's view options, changed by the panel.
+    args: ViewArgs,
+    /// Where the worker computes (kept to start a worker for another view).
+    worker_backend: Arc<Backend>,
+    proxy: EventLoopProxy<Wake>,
 }
 
 /// Wakes the event loop when the worker has a picture.
@@ -91,6 +117,7 @@ struct App {
     dataset: Arc<Dataset>,
     title: String,
     size: (u32, u32),
+    args: ViewArgs,
     content: Content,
     backend: BackendChoice,
     frames: Option<u64>,
@@ -104,7 +131,7 @@ impl State {
         self.size = (width.max(1), height.max(1));
         match &mut self.present {
             Present::Gpu(g) => {
-                let GpuPresent { surface, config } = &mut **g;
+                let GpuPresent { surface, config, .. } = &mut **g;
                 config.width = self.size.0;
                 config.height = self.size.1;
                 if let Backend::Gpu(ctx) = self.backend.as_ref() {
@@ -117,14 +144,29 @@ impl State {
                 surface.resize(w, h).map_err(|e| anyhow!("cannot resize the window buffer: {e}"))?;
             }
         }
-        self.explorer.gesture(Gesture::Resize { width: self.size.0, height: self.size.1 });
+        self.explorer.gesture(Gesture::Resize { width: self.picture_width(), height: self.size.1 });
         Ok(())
     }
 
+    /// The panel's width in pixels while it is shown.
+    fn panel_pixels(&self) -> u32 {
+        if self.panel.open { (panel::WIDTH * self.window.scale_factor() as f32).round() as u32 } else { 0 }
+    }
+
+    /// The picture's width: the window's less the panel's (at least 16 pixels).
+    fn picture_width(&self) -> u32 {
+        self.size.0.saturating_sub(self.panel_pixels()).max(16)
+    }
+
+    /// Whether the pointer is over the panel.
+    fn over_panel(&self) -> bool {
+        self.panel.open && self.cursor[0] >= self.picture_width() as f32
+    }
+
     /// The frame: the last picture moved to match the newest gesture, the brush, the tooltip
-    /// and the status line.
+    /// and the status line, in the picture's part of the window (the panel is drawn over the rest).
     fn frame_pixels(&self) -> Vec<[u8; 4]> {
-        let (w, h) = self.size;
+        let (w, h) = (self.picture_width(), self.size.1);
         let mut out = match self.explorer.preview() {
             Some((affine, image)) => frame_pixels(image, affine, (w, h)),
             None => vec![[17, 19, 24, 255]; (w * h) as usize],
@@ -136,27 +178,113 @@ impl State {
             let lines: Vec<String> = HELP.iter().map(|l| (*l).to_string()).collect();
             overlay_text(&mut out, (w, h), [24.0, 40.0], "exaviz view: gestures and keys", &lines);
         } else if self.press.is_none()
+            && !self.over_panel()
             && let Some(pick) = self.explorer.pick(self.cursor)
         {
             overlay_text(&mut out, (w, h), [self.cursor[0] + 14.0, self.cursor[1] + 14.0], &pick.title, &pick.lines);
         }
-        let status = if self.explorer.busy() {
+        if let Some(status) = self.status() {
+            overlay_text(&mut out, (w, h), [4.0, h as f32], &status, &[]);
+        }
+        if w >= self.size.0 {
+            return out;
+        }
+        let full = self.size.0 as usize;
+        let mut wide = vec![[27, 27, 27, 255]; full * h as usize];
+        for (row, src) in wide.chunks_exact_mut(full).zip(out.chunks_exact(w as usize)) {
+            row[..w as usize].copy_from_slice(src);
+        }
+        wide
+    }
+
+    /// The worker's state, or the last saved file or failed panel action.
+    fn status(&self) -> Option<String> {
+        if self.explorer.busy() {
             Some("computing…".to_string())
         } else if let Some(e) = &self.explorer.error {
             Some(format!("error: {e} (the last good picture is shown)"))
         } else {
-            self.saved.as_ref().map(|p| format!("saved {p}"))
-        };
-        if let Some(status) = status {
-            overlay_text(&mut out, (w, h), [4.0, h as f32], &status, &[]);
+            self.saved.clone()
         }
-        out
     }
 
-    fn redraw(&mut self) -> Result<bool> {
-        let pixels = self.frame_pixels();
+    /// One pass of the panel: what the user asked for, and the triangles and textures to draw.
+    fn panel_pass(&mut self) -> (Vec<Action>, Vec<egui::ClippedPrimitive>, egui::TexturesDelta, f32) {
+        let raw = self.panel.input.take_egui_input(&self.window);
+        let view = self.args.view;
+        let current = choices::name(view);
+        let options = choices::choices(&self.args);
+        let selection = self.describe_selection();
+        let status = self.status();
+        let ppp = self.window.scale_factor() as f32;
+        let mut actions = Vec::new();
+        let mut layout = None;
+        let open = self.panel.open;
+        let info = PanelInfo {
+            views: &self.panel.views,
+            current: &current,
+            summary: &self.panel.summary,
+            choices: &options,
+            selection,
+            status,
+            help: self.help,
+        };
+        let out = self.panel.ctx.run_pass(raw, |ctx| {
+            if open {
+                let (a, l) = panel::ui(ctx, &info, ppp);
+                actions = a;
+                layout = Some(l);
+            }
+        });
+        self.panel.input.handle_platform_output(&self.window, out.platform_output);
+        let delay = out.viewport_output.get(&egui::ViewportId::ROOT).map(|v| v.repaint_delay);
+        self.panel.repaint_at = match delay {
+            Some(d) if d.is_zero() => {
+                self.window.request_redraw();
+                None
+            }
+            Some(d) if d < std::time::Duration::from_secs(5) => Some(std::time::Instant::now() + d),
+            _ => None,
+        };
+        if let Some(layout) = layout
+            && std::env::var_os("EXAVIZ_PANEL_LOG").is_some()
+            && self.panel.logged.as_ref() != Some(&layout)
+        {
+            for (name, r) in &layout {
+                eprintln!("panel: {name} at {:.0} {:.0}", (r[0] + r[2]) / 2.0, (r[1] + r[3]) / 2.0);
+            }
+            self.panel.logged = Some(layout);
+        }
+        let primitives = self.panel.ctx.tessellate(out.shapes, out.pixels_per_point);
+        (actions, primitives, out.textures_delta, out.pixels_per_point)
+    }
+
+    /// The selection in a few words, for the panel.
+    fn describe_selection(&self) -> String {
+        let s = &self.explorer.request.selection;
+        let mut text = if self.linked.is_some() {
+            exaviz_engine::views::linked::describe(
+                &self.explorer.dataset,
+                &exaviz_engine::views::torus_views::linked_state(s),
+            )
+        } else {
+            describe(s)
+        };
+        if let Some((a, b)) = s.window_s {
+            text.push_str(&format!("; time {a:.6} to {b:.6} s"));
+        }
+        text
+    }
+
+    fn redraw(&mut self) -> Result<Vec<Action>> {
+        let (actions, primitives, mut textures, ppp) = self.panel_pass();
+        let mut pixels = self.frame_pixels();
         match &mut self.present {
             Present::Soft { surface } => {
+                self.panel.soft.set_textures(&textures);
+                self.panel.soft.paint(&primitives, &mut pixels, self.size.0, ppp);
+                self.panel.soft.free_textures(&textures);
+                textures.clear();
                 let mut buffer = surface.buffer_mut().map_err(|e| anyhow!("cannot draw into the window: {e}"))?;
                 for (dst, p) in buffer.iter_mut().zip(&pixels) {
                     *dst = (u32::from(p[0]) << 16) | (u32::from(p[1]) << 8) | u32::from(p[2]);
@@ -164,15 +292,19 @@ impl State {
                 buffer.present().map_err(|e| anyhow!("cannot present the window: {e}"))?;
             }
             Present::Gpu(g) => {
-                let GpuPresent { surface, config } = &mut **g;
+                let GpuPresent { surface, config, painter } = &mut **g;
                 let Backend::Gpu(ctx) = self.backend.as_ref() else { bail!("the GPU presenter lost its adapter") };
                 let frame = match surface.get_current_texture() {
                     wgpu::CurrentSurfaceTexture::Success(f) | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
                     wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
                         surface.configure(&ctx.device, config);
-                        return Ok(false);
+                        textures.clear();
+                        return Ok(actions);
                     }
-                    _ => return Ok(false),
+                    _ => {
+                        textures.clear();
+                        return Ok(actions);
+                    }
                 };
                 let swap = match config.format {
                     wgpu::TextureFormat::Bgra8Unorm => true,
@@ -180,7 +312,6 @@ impl State {
                     f => bail!("the window surface's format {f:?} cannot show pictures (needs 8-bit RGBA or BGRA)"),
                 };
                 let (w, h) = (frame.texture.width(), frame.texture.height());
-                let mut pixels = pixels;
                 pixels.resize((w * h) as usize, [0, 0, 0, 255]);
                 if swap {
                     pixels.iter_mut().for_each(|p| p.swap(0, 2));
@@ -191,12 +322,93 @@ impl State {
                     wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(w * 4), rows_per_image: Some(h) },
                     wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
                 );
-                ctx.queue.submit([]);
+                let target = frame.texture.create_view(&Default::default());
+                let screen = egui_wgpu::ScreenDescriptor { size_in_pixels: [w, h], pixels_per_point: ppp };
+                painter.paint(&ctx.device, &ctx.queue, &target, &screen, &primitives, &textures);
+                textures.clear();
                 ctx.queue.present(frame);
             }
         }
         self.presented += 1;
-        Ok(true)
+        Ok(actions)
+    }
+
+    /// Explores another view, or the same view with other options: a new worker for it, the
+    /// selection's parts the view reads kept. A failure leaves the current view and says why.
+    fn explore(&mut self, dataset: &Arc<Dataset>, args: ViewArgs, what: &str) {
+        let keep = self.explorer.request.selection;
+        let content = crate::make_view(&args);
+        let selection = keep.only(content.reads());
+        let content =
+            crate::content(&args, dataset, selection).or_else(|_| crate::content(&args, dataset, Selection::default()));
+        match content {
+            Ok(c) => {
+                let frame = self.explorer.request.frame;
+                let proxy = self.proxy.clone();
+                let wake = Box::new(move || {
+                    let _ = proxy.send_event(Wake);
+                });
+                self.explorer =
+                    Explorer::new(dataset.clone(), c.view, self.worker_backend.clone(), c.selection, frame, wake);
+                self.linked = c.linked;
+                self.args = args;
+                self.saved = None;
+                eprintln!("{what}");
+                self.window.set_title(&format!("exaviz · {}", choices::name(self.args.view)));
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                self.saved = Some(format!("error: {e}"));
+            }
+        }
+    }
+
+    /// The left button released after a press at `from`: a click selects what is there, a
+    /// drag on the linked view brushes.
+    fn release(&mut self, dataset: &Dataset, from: [f32; 2]) {
+        self.press = None;
+        let to = self.cursor;
+        let click = (to[0] - from[0]).hypot(to[1] - from[1]) < CLICK;
+        if let Some(linked) = self.linked.clone() {
+            let e = &self.explorer;
+            if let Some(next) = linked.drag(dataset, &e.request.selection, e.request.frame, from, to) {
+                announce(self, dataset, next);
+            }
+        } else if click {
+            let before = self.explorer.request.selection;
+            self.explorer.gesture(Gesture::Click { at: to });
+            if self.explorer.request.selection != before {
+                eprintln!("selected: {}", describe(&self.explorer.request.selection));
+            }
+        }
+        self.window.request_redraw();
+    }
+
+    /// What the panel asked for.
+    fn act(&mut self, event_loop: &ActiveEventLoop, dataset: &Arc<Dataset>, action: Action) {
+        match action {
+            Action::SwitchView(name) => match choices::kind(&name).and_then(|k| choices::switched(&self.args, k)) {
+                Ok(args) => self.explore(dataset, args, &format!("view: {name}")),
+                Err(e) => self.saved = Some(format!("error: {e}")),
+            },
+            Action::SetOption(flag, index) => match choices::with_choice(&self.args, flag, index) {
+                Ok(args) => {
+                    let value = choices::choices(&args)
+                        .into_iter()
+                        .find(|c| c.flag == flag)
+                        .and_then(|c| c.values.get(c.current).map(|v| v.0.clone()))
+                        .unwrap_or_default();
+                    self.explore(dataset, args, &format!("option: {flag} {value}"));
+                }
+                Err(e) => self.saved = Some(format!("error: {e}")),
+            },
+            Action::ClearSelection => key(event_loop, self, dataset, &Key::Character("c".into())),
+            Action::Reset => key(event_loop, self, dataset, &Key::Character("0".into())),
+            Action::Save => self.save(),
+            Action::ToggleHelp => self.help = !self.help,
+            Action::Hide => key(event_loop, self, dataset, &Key::Character("p".into())),
+        }
+        self.window.request_redraw();
     }
 
     /// Writes the shown picture (at the window's size) to a new PNG in the working folder.
@@ -248,7 +460,8 @@ impl App {
         };
         surface.configure(&ctx.device, &config);
         eprintln!("viewer on {}", ctx.describe());
-        Ok((Present::Gpu(Box::new(GpuPresent { surface, config })), Backend::Gpu(Box::new(ctx))))
+        let painter = GpuPainter::new(&ctx.device, format);
+        Ok((Present::Gpu(Box::new(GpuPresent { surface, config, painter })), Backend::Gpu(Box::new(ctx))))
     }
 
     fn soft_present(window: &Arc<Window>) -> Result<Present> {
@@ -260,10 +473,16 @@ impl App {
     }
 
     fn start(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
+        // The picture at the size asked for, the panel beside it.
         let attrs = Window::default_attributes()
             .with_title(format!("exaviz · {}", self.title))
-            .with_inner_size(winit::dpi::PhysicalSize::new(self.size.0, self.size.1));
+            .with_inner_size(winit::dpi::PhysicalSize::new(self.size.0 + panel::WIDTH as u32, self.size.1));
         let window = Arc::new(event_loop.create_window(attrs).context("cannot create a window")?);
+        let scale = window.scale_factor();
+        if scale != 1.0 {
+            let wide = self.size.0 + (f64::from(panel::WIDTH) * scale).round() as u32;
+            let _ = window.request_inner_size(winit::dpi::PhysicalSize::new(wide, self.size.1));
+        }
         let (present, backend) = match self.backend {
             BackendChoice::Cpu => (Self::soft_present(&window)?, Backend::Cpu),
             BackendChoice::Gpu => self.gpu_present(event_loop, &window).map_err(|e| {
@@ -296,15 +515,37 @@ impl App {
         let wake = Box::new(move || {
             let _ = proxy.send_event(Wake);
         });
-        let frame = Frame { width: size.0.max(16), height: size.1.max(16) };
+        let panel_pixels = (f64::from(panel::WIDTH) * scale).round() as u32;
+        let frame = Frame { width: size.0.saturating_sub(panel_pixels).max(16), height: size.1.max(16) };
+        let worker_backend = Arc::new(worker_backend);
         let explorer = Explorer::new(
             self.dataset.clone(),
             self.content.view.clone(),
-            Arc::new(worker_backend),
+            worker_backend.clone(),
             self.content.selection,
             frame,
             wake,
         );
+        let ctx = egui::Context::default();
+        ctx.set_visuals(egui::Visuals::dark());
+        let input = egui_winit::State::new(
+            ctx.clone(),
+            egui::ViewportId::ROOT,
+            &window,
+            Some(scale as f32),
+            window.theme(),
+            Some(4096),
+        );
+        let panel = Panel {
+            ctx,
+            input,
+            open: true,
+            soft: SoftPainter::default(),
+            views: choices::views(&self.dataset),
+            summary: summary(&self.dataset),
+            logged: None,
+            repaint_at: None,
+        };
         let mut state = State {
             window,
             present,
@@ -318,6 +559,10 @@ impl App {
             linked: self.content.linked.clone(),
             saved: None,
             presented: 0,
+            panel,
+            args: self.args.clone(),
+            worker_backend,
+            proxy: self.proxy.clone(),
         };
         state.resize(size.0, size.1)?;
         state.window.request_redraw();
@@ -353,15 +598,39 @@ impl ApplicationHandler<Wake> for App {
         }
     }
 
+    /// egui asked to be drawn again at a time (a tooltip's delay, an animation).
+    fn new_events(&mut self, _: &ActiveEventLoop, cause: winit::event::StartCause) {
+        if let (winit::event::StartCause::ResumeTimeReached { .. }, Some(state)) = (cause, self.state.as_mut()) {
+            state.panel.repaint_at = None;
+            state.window.request_redraw();
+        }
+    }
+
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        let at = self.state.as_ref().and_then(|s| s.panel.repaint_at);
+        event_loop.set_control_flow(match at {
+            Some(t) => winit::event_loop::ControlFlow::WaitUntil(t),
+            None => winit::event_loop::ControlFlow::Wait,
+        });
+    }
+
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
         let Some(state) = self.state.as_mut() else {
             return;
         };
+        // The panel sees every event first; the picture gets the pointer only outside the panel
+        // (a drag begun on the picture goes on over it) and keys only when no widget wants them.
+        let response = state.panel.input.on_window_event(&state.window, &event);
+        if response.repaint {
+            state.window.request_redraw();
+        }
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             // Synthetic presses (keys held while the window gains focus) and repeats are not new presses.
             WindowEvent::KeyboardInput { event, is_synthetic: false, .. }
-                if event.state == ElementState::Pressed && !event.repeat =>
+                if event.state == ElementState::Pressed
+                    && !event.repeat
+                    && !state.panel.ctx.egui_wants_keyboard_input() =>
             {
                 key(event_loop, state, &self.dataset, &event.logical_key);
             }
@@ -383,27 +652,10 @@ impl ApplicationHandler<Wake> for App {
                 state.cursor = p;
                 state.window.request_redraw();
             }
+            WindowEvent::MouseInput { state: ElementState::Pressed, .. } if state.over_panel() => {}
             WindowEvent::MouseInput { state: s, button: MouseButton::Left, .. } => match (s, state.press) {
                 (ElementState::Pressed, _) => state.press = Some((state.cursor, state.cursor)),
-                (ElementState::Released, Some((from, _))) => {
-                    state.press = None;
-                    let to = state.cursor;
-                    let click = (to[0] - from[0]).hypot(to[1] - from[1]) < CLICK;
-                    if let Some(linked) = state.linked.clone() {
-                        let e = &state.explorer;
-                        let next = linked.drag(&self.dataset, &e.request.selection, e.request.frame, from, to);
-                        if let Some(next) = next {
-                            announce(state, &self.dataset, next);
-                        }
-                    } else if click {
-                        let before = state.explorer.request.selection;
-                        state.explorer.gesture(Gesture::Click { at: to });
-                        if state.explorer.request.selection != before {
-                            eprintln!("selected: {}", describe(&state.explorer.request.selection));
-                        }
-                    }
-                    state.window.request_redraw();
-                }
+                (ElementState::Released, Some((from, _))) => state.release(&self.dataset, from),
                 _ => {}
             },
             WindowEvent::MouseInput { state: s, button: MouseButton::Right, .. } => {
@@ -418,7 +670,7 @@ impl ApplicationHandler<Wake> for App {
                     state.window.request_redraw();
                 }
             }
-            WindowEvent::MouseWheel { .. } if state.linked.is_some() => {}
+            WindowEvent::MouseWheel { .. } if state.linked.is_some() || state.over_panel() => {}
             WindowEvent::MouseWheel { delta, .. } => {
                 let steps = match delta {
                     MouseScrollDelta::LineDelta(_, y) => y,
@@ -429,9 +681,15 @@ impl ApplicationHandler<Wake> for App {
             }
             WindowEvent::RedrawRequested => {
                 state.explorer.receive();
-                if let Err(e) = state.redraw() {
-                    self.fail(event_loop, e);
-                    return;
+                let actions = match state.redraw() {
+                    Ok(a) => a,
+                    Err(e) => {
+                        self.fail(event_loop, e);
+                        return;
+                    }
+                };
+                for action in actions {
+                    state.act(event_loop, &self.dataset, action);
                 }
                 if let Some(limit) = self.frames {
                     if state.presented >= limit {
@@ -447,7 +705,8 @@ impl ApplicationHandler<Wake> for App {
 }
 
 /// A key press: Esc or Q quit, 0 resets pan and zoom, C clears the selection, T tracks the
-/// picked node's message in the linked view (or stops tracking), H shows the help, S saves.
+/// picked node's message in the linked view (or stops tracking), H shows the help, S saves,
+/// P hides or shows the panel.
 fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: &Key) {
     match key {
         Key::Named(NamedKey::Escape) => event_loop.exit(),
@@ -472,6 +731,13 @@ fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: 
             }
             "h" | "?" => state.help = !state.help,
             "s" => state.save(),
+            "p" => {
+                state.panel.open = !state.panel.open;
+                let (w, h) = state.size;
+                if let Err(e) = state.resize(w, h) {
+                    state.saved = Some(format!("error: {e}"));
+                }
+            }
             _ => {}
         },
         _ => {}
@@ -537,6 +803,7 @@ pub fn run(
     title: String,
     backend: BackendChoice,
     size: (u32, u32),
+    args: ViewArgs,
     content: Content,
     frames: Option<u64>,
 ) -> Result<()> {
@@ -545,7 +812,7 @@ pub fn run(
         .map_err(|e| anyhow!("cannot open a window ({e}); for headless output use exaviz render"))?;
     let proxy = event_loop.create_proxy();
     let dataset = Arc::new(dataset);
-    let mut app = App { dataset, title, size, content, backend, frames, proxy, state: None, error: None };
+    let mut app = App { dataset, title, size, args, content, backend, frames, proxy, state: None, error: None };
     event_loop.run_app(&mut app).context("window event loop failed")?;
     match app.error {
         Some(e) => Err(e),
@@ -556,4 +823,40 @@ pub fn run(
             Ok(())
         }
     }
+}
+
+/// The dataset in a few lines, for the panel.
+fn summary(dataset: &Dataset) -> Vec<String> {
+    let s = dataset.summary();
+    let mut lines = vec![s.name.clone()];
+    if !s.dimensions.is_empty() {
+        let d: Vec<String> = s.dimensions.iter().map(u32::to_string).collect();
+        lines.push(format!("{} torus: {} nodes, {} links", d.join("x"), thousands(s.nodes), thousands(s.links)));
+    }
+    if s.locations > 0 {
+        lines.push(format!("{} ranks (locations)", thousands(s.locations)));
+    }
+    lines.push(format!("{} messages, {} states", thousands(s.messages), thousands(s.intervals)));
+    if s.collectives > 0 {
+        lines.push(format!("{} collectives", thousands(s.collectives)));
+    }
+    if let Some((a, b)) = s.time_span_ticks
+        && s.ticks_per_second > 0
+    {
+        lines.push(format!("{:.6} s of trace", (b - a) as f64 / s.ticks_per_second as f64));
+    }
+    lines
+}
+
+/// 1234567 as "1,234,567".
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -75,7 +75,7 @@ fn screenshot_shows_the_view(name: &str, args: &str) {
         shot = shot.display(),
     );
     let start = Instant::now();
-    let (ok, log) = in_xvfb("640x480", &dir, &script);
+    let (ok, log) = in_xvfb("800x480", &dir, &script);
     assert!(ok, "viewer run failed: {log}");
     assert!(start.elapsed() < Duration::from_secs(300));
     assert!(log.contains("presented 40 frames"), "{log}");
@@ -180,7 +180,7 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
         zxm = (zx0 + zx1) / 2,
         zym = (zy0 + zy1) / 2,
     );
-    let (ok, text) = in_xvfb("1100x700", &dir, &script);
+    let (ok, text) = in_xvfb("1300x700", &dir, &script);
     assert!(ok, "{text}");
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("linked: ")).collect();
     assert_eq!(
@@ -204,7 +204,7 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
     // The window showed the linked state: the same picture as the headless render (up to
     // presentation), and not the unselected one. (The pointer rests in a corner, where there is
     // no tooltip.)
-    let (shot, expected) = (read_rgb(&shot), read_rgb(&expected));
+    let (shot, expected) = (picture(&shot, w), read_rgb(&expected));
     assert_eq!(shot.len(), expected.len(), "screenshot size");
     let differ = shot.iter().zip(&expected).filter(|(a, b)| a.iter().zip(*b).any(|(x, y)| x.abs_diff(*y) > 8)).count();
     assert!(differ * 100 < shot.len(), "{differ} of {} pixels differ from the headless render", shot.len());
@@ -257,6 +257,15 @@ fn decode(path: &Path) -> (Vec<u8>, usize) {
 fn read_rgb(path: &Path) -> Vec<[u8; 3]> {
     let (buf, channels) = decode(path);
     buf.chunks(channels).map(|p| [p[0], p[1], p[2]]).collect()
+}
+
+/// The picture part (the left `width` columns) of a window screenshot: the panel is beside it.
+fn picture(path: &Path, width: u32) -> Vec<[u8; 3]> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let full = png::Decoder::new(std::io::BufReader::new(file)).read_info().unwrap().info().width;
+    assert!(full >= width, "the window ({full} pixels wide) is narrower than the picture ({width})");
+    let rgb = read_rgb(path);
+    rgb.chunks(full as usize).flat_map(|row| row[..width as usize].to_vec()).collect()
 }
 
 /// Exploring without blocking, with real X input: hovering a matrix cell shows a tooltip, a click
@@ -313,18 +322,21 @@ fn hover_click_and_wheel_respond_while_the_worker_computes() {
         t1 = shot("t1"),
         t2 = shot("t2"),
     );
-    let (ok, text) = in_xvfb("800x600", &dir, &script);
+    let (ok, text) = in_xvfb("1000x600", &dir, &script);
     assert!(ok, "{text}");
     assert!(!text.contains("panicked"), "{text}");
     assert!(text.contains("selected: pair 2 -> 5"), "the click selects the cell's pair: {text}");
     // The tooltip: a box of its background colour appears beside the pointer.
-    let (before, hover) = (read_rgb(Path::new(&shot("before"))), read_rgb(Path::new(&shot("hover"))));
+    let (before, hover) = (picture(Path::new(&shot("before")), 640), picture(Path::new(&shot("hover")), 640));
     let tooltip = |img: &[[u8; 3]]| img.iter().filter(|p| **p == [23, 26, 33]).count();
     assert!(tooltip(&hover) > tooltip(&before) + 1000, "no tooltip: {} vs {}", tooltip(&hover), tooltip(&before));
     // The wheel: the screen changed within 0.7 s though each picture takes over 3 s, and the
     // finished picture then differs from the preview.
-    let (t0, t1, t2) =
-        (read_rgb(Path::new(&shot("t0"))), read_rgb(Path::new(&shot("t1"))), read_rgb(Path::new(&shot("t2"))));
+    let (t0, t1, t2) = (
+        picture(Path::new(&shot("t0")), 640),
+        picture(Path::new(&shot("t1")), 640),
+        picture(Path::new(&shot("t2")), 640),
+    );
     let differ = |a: &[[u8; 3]], b: &[[u8; 3]]| a.iter().zip(b).filter(|(x, y)| x != y).count();
     assert!(differ(&t0, &t1) > 5000, "the preview did not move: {} pixels changed", differ(&t0, &t1));
     assert!(differ(&t1, &t2) > 1000, "the finished picture did not replace the preview");
@@ -375,13 +387,13 @@ fn a_matrix_click_highlights_the_pairs_messages_on_the_timeline() {
         before = shot("before"),
         after = shot("after"),
     );
-    let (ok, text) = in_xvfb("1000x700", &dir, &script);
+    let (ok, text) = in_xvfb("1200x700", &dir, &script);
     assert!(ok, "{text}");
     assert!(!text.contains("panicked"), "{text}");
     assert!(text.contains("selected: pair 3 -> 7"), "{text}");
     assert!(text.contains("selected: nothing"), "a second click clears the pair: {text}");
     let white_in_plot = |path: &str| {
-        let img = read_rgb(Path::new(path));
+        let img = picture(Path::new(path), w);
         (t[1] + plot.y0..t[1] + plot.y0 + plot.h)
             .flat_map(|y| (t[0] + plot.x0..t[0] + plot.x0 + plot.w).map(move |x| (x, y)))
             .filter(|&(x, y)| img[(y * w + x) as usize].iter().all(|&c| c >= 235))
@@ -389,5 +401,69 @@ fn a_matrix_click_highlights_the_pairs_messages_on_the_timeline() {
     };
     let (before, after) = (white_in_plot(&shot("before")), white_in_plot(&shot("after")));
     assert!(after > before + 20, "no highlighted messages on the timeline: {before} -> {after} white pixels");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The side panel with real X input: a click on a view's button in the panel switches the
+/// window to that view (the log says so, and the picture then equals what `exaviz render` draws
+/// for it), and an option chosen in the panel's list redraws the view with it. The buttons'
+/// places come from the viewer's own log (`EXAVIZ_PANEL_LOG`), so the test follows egui's layout.
+#[test]
+fn the_panel_switches_views_and_options() {
+    require("xvfb-run");
+    require("import");
+    require("xdotool");
+    let (w, h) = (480u32, 360u32);
+    let dir = std::env::temp_dir().join(format!("exaviz-window-panel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = env!("CARGO_BIN_EXE_exaviz");
+    let file = |k: &str| dir.join(k).display().to_string();
+    let log = file("viewer.log");
+    // Click what the log places at `$1 $2` once a line starting with the pattern appears.
+    let script = format!(
+        "set -e\n\
+         at() {{ for i in $(seq 1 300); do grep -q \"^panel: $1 at\" {log} 2>/dev/null && break; sleep 0.1; done; \
+                 set -- $(grep \"^panel: $1 at\" {log} | tail -1 | sed 's/.* at //'); \
+                 xdotool mousemove --window $wid $1 $2 click 1; }}\n\
+         wait_log() {{ for i in $(seq 1 300); do grep -q \"^$1\" {log} && return 0; sleep 0.1; done; return 1; }}\n\
+         EXAVIZ_PANEL_LOG=1 \"{exe}\" view 'gen:wrf?iterations=3' --view matrix --size {w}x{h} --frames 100000000 2> {log} &\n\
+         pid=$!\n\
+         wait_log 'panel: view timeline'\n\
+         sleep 1\n\
+         wid=$(xdotool search --name exaviz | head -1)\n\
+         at 'option --value'\n\
+         at 'value --value bytes'\n\
+         wait_log 'option: --value bytes'\n\
+         xdotool mousemove --window $wid {rest} {h2}\n\
+         sleep 4\n\
+         import -window $wid {bytes_shot}\n\
+         at 'view timeline'\n\
+         wait_log 'view: timeline'\n\
+         xdotool mousemove --window $wid {rest} {h2}\n\
+         sleep 4\n\
+         import -window $wid {shot}\n\
+         kill $pid\n\
+         \"{exe}\" render 'gen:wrf?iterations=3' --view matrix --value bytes --size {w}x{h} -o {bytes_expected}\n\
+         \"{exe}\" render 'gen:wrf?iterations=3' --view timeline --size {w}x{h} -o {expected}\n\
+         cat {log} >&2\n",
+        shot = file("shot.png"),
+        expected = file("expected.png"),
+        bytes_shot = file("bytes.png"),
+        bytes_expected = file("bytes-expected.png"),
+        rest = w + 240,
+        h2 = h - 4,
+    );
+    let (ok, text) = in_xvfb("900x500", &dir, &script);
+    assert!(ok, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    assert!(text.contains("option: --value bytes"), "the list in the panel sets the option: {text}");
+    assert!(text.contains("view: timeline"), "the click on the panel's button switches the view: {text}");
+    for (shot, expected) in [("bytes.png", "bytes-expected.png"), ("shot.png", "expected.png")] {
+        let (shot, expected) = (picture(Path::new(&file(shot)), w), read_rgb(Path::new(&file(expected))));
+        assert_eq!(shot.len(), expected.len());
+        let far = |a: &[u8; 3], b: &[u8; 3]| a.iter().zip(b).any(|(x, y)| x.abs_diff(*y) > 8);
+        let differ = shot.iter().zip(&expected).filter(|(a, b)| far(a, b)).count();
+        assert!(differ * 100 < shot.len(), "{differ} of {} pixels differ from the render", shot.len());
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
