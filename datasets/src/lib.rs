@@ -39,25 +39,25 @@ pub const GENERATORS: &[(&str, &str)] = &[
     ("torus", "an N-D torus topology without traffic; options: dims (e.g. 4x4x4)"),
     (
         "torus-sim",
-        "seed 001's traffic simulation (Algorithm 1) on an N-D torus; options: dims (default 4x4x4x4x4), steps (default 30), seed (default 1)",
+        "TorusVisND's (Cheng et al., 2014) traffic simulation (Algorithm 1) on an N-D torus; options: dims (default 4x4x4x4x4), steps (default 30), seed (default 1)",
     ),
     (
         "pf3d",
-        "seed 004's pF3D case: X-line then Y-line messages of a process grid under the default task mapping (threads fill a node, nodes in E, D, C, B, A order), dimension-ordered routes; options: dims (default 4x4x4x4x2), threads (per node, default 32), grid (XxYxZ, default the most nearly cubic), bytes (per message, default 32768)",
+        "TorusTrafficND's (Cheng et al., 2018) pF3D case: X-line then Y-line messages of a process grid under the default task mapping (threads fill a node, nodes in E, D, C, B, A order), dimension-ordered routes; options: dims (default 4x4x4x4x2), threads (per node, default 32), grid (XxYxZ, default the most nearly cubic), bytes (per message, default 32768)",
     ),
     (
         "wrf",
-        "MPI trace like seed 002's WRF case: 16 ranks, ~160,000 messages to 2-4 grid neighbours, 4 min; options: iterations, seed",
+        "MPI trace like Brendel et al.'s (2016) WRF case: 16 ranks, ~160,000 messages to 2-4 grid neighbours, 4 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%)",
     ),
     (
         "fd4",
-        "MPI trace like seed 002's FD4 case: 1,024 ranks, ~2.2M messages, neighbours plus far partners, 5 min; options: iterations, seed",
+        "MPI trace like Brendel et al.'s (2016) FD4 case: 1,024 ranks, ~2.2M messages, neighbours plus far partners, 5 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%)",
     ),
     (
         "tachyon",
-        "MPI trace like seed 002's Tachyon case: 256 ranks, ~8,000 messages all to rank 0, 20 min; options: iterations, seed",
+        "MPI trace like Brendel et al.'s (2016) Tachyon case: 256 ranks, ~8,000 messages all to rank 0, 20 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%)",
     ),
-    ("lulesh", "MPI trace like seed 002's LULESH case: 8 ranks, all-to-all; options: iterations, seed"),
+    ("lulesh", "MPI trace like Brendel et al.'s (2016) LULESH case: 8 ranks, all-to-all; options: iterations, seed"),
 ];
 
 /// Opens an input: a `gen:` generator spec or a path to a supported file.
@@ -106,7 +106,7 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
         "torus" => &["dims"],
         "torus-sim" => &["dims", "steps", "seed"],
         "pf3d" => &["dims", "threads", "grid", "bytes"],
-        "wrf" | "fd4" | "tachyon" | "lulesh" => &["iterations", "seed"],
+        "wrf" | "fd4" | "tachyon" | "lulesh" => &["iterations", "seed", "collectives", "plant"],
         _ => {
             let names: Vec<_> = GENERATORS.iter().map(|g| g.0).collect();
             return Err(SourceError::invalid(
@@ -138,14 +138,22 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
     if mpi_gen::CASES.contains(&name) {
         let iterations = get("iterations").map(|_| number("iterations", 1, 1_000_000)).transpose()?.map(|n| n as u32);
         let seed = number("seed", 1, u64::MAX)?;
-        let bound = mpi_gen::message_bound(name, iterations).unwrap_or(u64::MAX);
+        let extras = mpi_gen::Extras {
+            collectives: number("collectives", 0, 1_000_000)? as u32,
+            plant: match get("plant") {
+                None | Some("0") => false,
+                Some("1") => true,
+                Some(v) => return Err(SourceError::invalid(input, format!("option plant={v} must be 0 or 1"))),
+            },
+        };
+        let bound = mpi_gen::message_bound(name, iterations, extras).unwrap_or(u64::MAX);
         if bound > MAX_MESSAGES {
             return Err(SourceError::invalid(
                 input,
                 format!("would generate up to {bound} messages, above the limit of {MAX_MESSAGES}"),
             ));
         }
-        let mut dataset = mpi_gen::generate(name, iterations, seed).expect("a known case");
+        let mut dataset = mpi_gen::generate_with(name, iterations, seed, extras).expect("a known case");
         dataset.name = input.to_string();
         return Ok(dataset);
     }

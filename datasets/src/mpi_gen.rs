@@ -11,6 +11,12 @@
 //! Each rank's iteration is a `compute` interval then an `MPI_Waitall` interval; a message is
 //! sent when its sender's compute ends and arrives after a latency that grows with its size.
 //! Times are nanoseconds. Deterministic for a given seed.
+//!
+//! Two extras make structure to look for ([`Extras`]): `collectives=N` ends every N-th
+//! iteration with an `MPI_Allreduce` over all ranks, and `plant=1` plants two events in the
+//! run: from 40% to 55% of the iterations the ranks of the second eighth compute twice as long,
+//! so the others wait for them (a slow node group); from 70% to 80% the ranks of the sixth
+//! eighth send 8 extra messages each per iteration among themselves (a phase of extra traffic).
 
 use exaviz_engine::model::{Dataset, Trace};
 
@@ -64,24 +70,59 @@ fn partners(name: &str, rank: u32, ranks: u32) -> Vec<u32> {
     }
 }
 
+/// Structure added to a generated trace.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// An `MPI_Allreduce` over all ranks ends every this many iterations (0: none).
+    pub collectives: u32,
+    /// A slow group of ranks and a phase of extra traffic (see the module's documentation).
+    pub plant: bool,
+}
+
+/// Extra messages per rank and iteration in the planted traffic phase.
+const BURST: u32 = 8;
+
+/// The ranks slowed (`.0`) and the ranks of the extra traffic (`.1`), and the iterations of
+/// each, for `ranks` ranks and `iterations` iterations.
+fn planted(ranks: u32, iterations: u32) -> [(std::ops::Range<u32>, std::ops::Range<u32>); 2] {
+    let eighth = (ranks / 8).max(1);
+    let at = |f: f64| (f64::from(iterations) * f) as u32;
+    [
+        (ranks / 4..(ranks / 4 + eighth).min(ranks), at(0.40)..at(0.55).max(at(0.40) + 1)),
+        (ranks * 5 / 8..(ranks * 5 / 8 + eighth).min(ranks), at(0.70)..at(0.80).max(at(0.70) + 1)),
+    ]
+}
+
 /// An upper bound of the messages case `name` generates with `iterations` (default: the
 /// case's), checked before anything is allocated.
-pub fn message_bound(name: &str, iterations: Option<u32>) -> Option<u64> {
+pub fn message_bound(name: &str, iterations: Option<u32>, extras: Extras) -> Option<u64> {
     let c = case(name)?;
     let per_iteration: u64 = (0..c.ranks).map(|r| partners(name, r, c.ranks).len() as u64 + 1).sum();
+    let per_iteration = per_iteration + if extras.plant { u64::from(c.ranks / 8 + 1) * u64::from(BURST) } else { 0 };
     Some(per_iteration * u64::from(iterations.unwrap_or(c.iterations).max(1)))
 }
 
 /// Generates case `name` with `iterations` (default: the case's) from `seed`; `None` for an
 /// unknown name.
 pub fn generate(name: &str, iterations: Option<u32>, seed: u64) -> Option<Dataset> {
+    generate_with(name, iterations, seed, Extras::default())
+}
+
+/// [`generate`] with collectives and planted structure.
+#[allow(clippy::too_many_lines)]
+pub fn generate_with(name: &str, iterations: Option<u32>, seed: u64, extras: Extras) -> Option<Dataset> {
     let c = case(name)?;
     let iterations = iterations.unwrap_or(c.iterations).max(1);
     let mut rng = SplitMix64(seed);
-    let period = (c.span_s * 1e9 / f64::from(iterations)) as u64;
+    let base = (c.span_s * 1e9 / f64::from(iterations)) as u64;
     let fixed: Vec<Vec<u32>> = (0..c.ranks).map(|r| partners(name, r, c.ranks)).collect();
+    let [(slow_ranks, slow_its), (burst_ranks, burst_its)] = planted(c.ranks, iterations);
     let mut t = Trace { ticks_per_second: 1_000_000_000, ..Default::default() };
     t.region_names = vec!["compute".into(), "MPI_Waitall".into()];
+    if extras.collectives > 0 {
+        t.region_names.push("MPI_Allreduce".into());
+        t.collective_names.push("MPI_Allreduce".into());
+    }
     for r in 0..c.ranks {
         t.locations.name.push(format!("rank {r}"));
         t.locations.node.push(u32::MAX);
@@ -92,23 +133,54 @@ pub fn generate(name: &str, iterations: Option<u32>, seed: u64) -> Option<Datase
         v.reserve(per_iteration * iterations as usize);
     }
     let mut far = Vec::new();
+    let mut start = 0u64;
     for it in 0..iterations {
-        let start = u64::from(it) * period;
+        let slowed = extras.plant && slow_its.contains(&it);
+        let burst = extras.plant && burst_its.contains(&it);
+        let allreduce = extras.collectives > 0 && (it + 1) % extras.collectives == 0;
+        // A slow group stretches the iteration for everyone: the others wait for it.
+        let period = if slowed { 2 * base } else { base };
         for r in 0..c.ranks {
             // Compute takes 55-85% of the period (tachyon's master mostly waits).
             let share = if name == "tachyon" && r == 0 { 0.1 } else { 0.55 + 0.3 * f64::from(rng.unit()) };
-            let compute_end = start + (period as f64 * share) as u64;
+            let slow = slowed && slow_ranks.contains(&r);
+            let compute = (if slow { period } else { base }) as f64 * share;
+            let compute_end = start + compute as u64;
+            // Ranks enter the allreduce when done, at 90% of the period at the earliest, and
+            // all leave it at the period's end.
+            let enter = if allreduce { compute_end.max(start + period * 9 / 10) } else { start + period };
             let i = &mut t.intervals;
-            for (kind, (a, b)) in [(0, (start, compute_end)), (1, (compute_end, start + period))] {
+            for (kind, (a, b)) in [(0, (start, compute_end)), (1, (compute_end, enter)), (2, (enter, start + period))] {
+                if b <= a {
+                    continue;
+                }
                 i.location.push(r);
                 i.start.push(a);
                 i.end.push(b);
                 i.kind.push(kind);
                 i.depth.push(0);
             }
+            if allreduce {
+                let k = &mut t.collectives;
+                k.location.push(r);
+                k.start.push(enter);
+                k.end.push(start + period);
+                k.op.push(0);
+                k.root.push(u32::MAX);
+                k.bytes.push(8);
+            }
             far.clear();
             if name == "fd4" && rng.unit() < 0.1 {
                 far.push(rng.below(c.ranks));
+            }
+            if burst && burst_ranks.contains(&r) && burst_ranks.len() > 1 {
+                for _ in 0..BURST {
+                    let mut p = burst_ranks.start + rng.below(burst_ranks.len() as u32);
+                    if p == r {
+                        p = burst_ranks.start + (p + 1 - burst_ranks.start) % burst_ranks.len() as u32;
+                    }
+                    far.push(p);
+                }
             }
             for (k, &p) in fixed[r as usize].iter().chain(&far).enumerate() {
                 let bytes = c.bytes / 2 + rng.below(c.bytes);
@@ -124,6 +196,7 @@ pub fn generate(name: &str, iterations: Option<u32>, seed: u64) -> Option<Datase
                 m.tag.push(k as u32);
             }
         }
+        start += period;
     }
     Some(Dataset { trace: t, ..Default::default() })
 }
@@ -145,5 +218,33 @@ mod tests {
         assert!((0..m.source.len()).all(|i| m.recv_time[i] > m.send_time[i] && m.source[i] != m.destination[i]));
         assert_eq!(d.trace.intervals.location.len(), 16 * 10 * 2);
         assert!(generate("nope", None, 1).is_none());
+    }
+
+    #[test]
+    fn extras_add_collectives_and_planted_structure_within_the_bound() {
+        let plain = generate("fd4", Some(20), 5).unwrap();
+        let extras = Extras { collectives: 5, plant: true };
+        let d = generate_with("fd4", Some(20), 5, extras).unwrap();
+        let t = &d.trace;
+        assert_eq!(t.collectives.location.len(), 4 * 1024, "an allreduce over all ranks every 5th iteration");
+        let bound = message_bound("fd4", Some(20), extras).unwrap();
+        assert!(t.messages.source.len() as u64 <= bound);
+        // The burst: 8 extra messages per rank of ranks 640..768 in iterations 14 and 15, all
+        // within the group (fd4's random far partners drawn after them differ a little).
+        let extra = t.messages.source.len() as i64 - plain.trace.messages.source.len() as i64;
+        assert!((2 * 128 * 8 - 100..2 * 128 * 8 + 100).contains(&extra), "{extra}");
+        let m = &t.messages;
+        let period = 300_000_000_000 / 20;
+        let in_burst = (0..m.source.len())
+            .filter(|&i| (640..768).contains(&m.source[i]) && (640..768).contains(&m.destination[i]))
+            .filter(|&i| (17 * period..19 * period).contains(&m.send_time[i]))
+            .count();
+        assert!(in_burst >= 2 * 128 * 8, "{in_burst}");
+        // The slow group doubles iterations 8..11: the run is longer.
+        let end = |t: &Trace| t.intervals.end.iter().copied().max().unwrap();
+        assert_eq!(end(t), end(&plain.trace) + 3 * (300_000_000_000 / 20));
+        // Without extras, generate_with is generate.
+        let same = generate_with("fd4", Some(20), 5, Extras::default()).unwrap();
+        assert_eq!(same.trace.messages.send_time, plain.trace.messages.send_time);
     }
 }

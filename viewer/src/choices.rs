@@ -7,10 +7,15 @@ use clap::{Args, ValueEnum};
 use exaviz_engine::model::Dataset;
 
 use crate::panel::{Choice, ViewEntry};
-use crate::{BundleArg, ColourArg, MapArg, MixArg, OrderArg, ScopeArg, ValueArg, ViewArgs, ViewKind, check_view_args};
+use crate::{
+    BundleArg, ColourArg, MapArg, MixArg, OrderArg, ScopeArg, StatesArg, ValueArg, ViewArgs, ViewKind, check_view_args,
+};
 
 /// The options the panel can change, by long flag name.
-const FLAGS: &[&str] = &["value", "colormap", "order", "color", "bundle", "mix", "scope"];
+const FLAGS: &[&str] = &["value", "colormap", "order", "color", "bundle", "mix", "states", "message-opacity", "scope"];
+
+/// The values the panel offers for `--message-opacity`.
+const OPACITIES: [&str; 5] = ["0", "0.3", "0.6", "0.8", "1"];
 
 /// The name clap gives a value.
 fn name_of<T: ValueEnum>(v: &T) -> String {
@@ -30,6 +35,8 @@ fn get(args: &ViewArgs, flag: &str) -> Option<String> {
             _ => MixArg::Alpha,
         })),
         "scope" => name_of(&args.scope),
+        "states" => name_of(&args.states),
+        "message-opacity" => args.message_opacity.to_string(),
         _ => return None,
     })
 }
@@ -46,6 +53,8 @@ fn set(args: &ViewArgs, flag: &str, value: &str) -> Result<ViewArgs> {
         "bundle" => a.bundle = BundleArg::from_str(value, false).map_err(bad)?,
         "mix" => a.mix = Some(MixArg::from_str(value, false).map_err(bad)?),
         "scope" => a.scope = ScopeArg::from_str(value, false).map_err(bad)?,
+        "states" => a.states = StatesArg::from_str(value, false).map_err(bad)?,
+        "message-opacity" => a.message_opacity = crate::parse_opacity(value).map_err(bad)?,
         _ => return Err(anyhow!("--{flag} cannot be changed in the window")),
     }
     Ok(a)
@@ -60,6 +69,7 @@ fn applies(flag: &str, view: ViewKind) -> bool {
         "order" | "color" => matches!(view, Ring | Linked),
         "bundle" => matches!(view, Ring | Linked | Timeline | Mpi),
         "mix" => matches!(view, Timeline | Chord | Sendrecv | Mpi),
+        "states" | "message-opacity" => matches!(view, Timeline | Mpi),
         "scope" => matches!(view, Mds),
         _ => false,
     }
@@ -77,10 +87,17 @@ pub(crate) fn choices(args: &ViewArgs) -> Vec<Choice> {
         }
         let Some(arg) = command.get_arguments().find(|a| a.get_long() == Some(flag)) else { continue };
         let Some(current) = get(args, flag) else { continue };
-        let values: Vec<(String, String)> = arg
-            .get_possible_values()
-            .iter()
-            .map(|p| (p.get_name().to_string(), p.get_help().map(ToString::to_string).unwrap_or_default()))
+        let offered: Vec<(String, String)> = if *flag == "message-opacity" {
+            OPACITIES.iter().map(|v| ((*v).to_string(), String::new())).collect()
+        } else {
+            let values = arg.get_possible_values();
+            values
+                .iter()
+                .map(|p| (p.get_name().to_string(), p.get_help().map(ToString::to_string).unwrap_or_default()))
+                .collect()
+        };
+        let values: Vec<(String, String)> = offered
+            .into_iter()
             .filter(|(name, _)| set(args, flag, name).is_ok_and(|a| check_view_args(&a).is_ok()))
             .collect();
         if values.len() < 2 {

@@ -141,6 +141,14 @@ enum MixArg {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum StatesArg {
+    /// Each pixel shows the state covering most of its time and processes.
+    Dominant,
+    /// The states' shares stacked up each process row (rows one pixel high show the middle state).
+    Stacked,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum MapArg {
     Viridis,
     Cividis,
@@ -211,6 +219,13 @@ pub(crate) struct ViewArgs {
     /// Timeline, chord and sendrecv views: how overlapping lines combine (default: alpha for the timeline, additive for the others).
     #[arg(long, value_enum)]
     mix: Option<MixArg>,
+    /// Timeline and mpi views: how a pixel shows the states of the time and processes it covers.
+    #[arg(long, value_enum, default_value = "dominant")]
+    states: StatesArg,
+    /// Timeline and mpi views: opacity of the densest message pixels, 0 (messages hidden) to 1;
+    /// the others are fainter by their rank among message pixels (histogram equalisation).
+    #[arg(long, default_value_t = exaviz_engine::views::timeline::DEFAULT_MESSAGE_OPACITY, value_parser = parse_opacity)]
+    message_opacity: f32,
     /// Matrix view: what a cell shows (message count, bytes, or mean bandwidth in MB/s).
     #[arg(long, value_enum, default_value = "messages")]
     value: ValueArg,
@@ -476,6 +491,14 @@ fn ring_options(args: &ViewArgs, (width, height): (u32, u32)) -> RingOptions {
     }
 }
 
+/// A number from 0 to 1.
+fn parse_opacity(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not an opacity from 0 to 1")),
+    }
+}
+
 /// `X0,Y0,X1,Y1`: four finite numbers.
 fn parse_rect(s: &str) -> Result<[f32; 4], String> {
     let v: Vec<f32> = s
@@ -569,6 +592,11 @@ pub(crate) fn check_view_args(args: &ViewArgs) -> Result<()> {
     if !mpi && args.pair.is_some() {
         bail!("--pair is for the timeline, matrix, chord, sendrecv and mpi views");
     }
+    let timeline = matches!(args.view, ViewKind::Timeline | ViewKind::Mpi);
+    let opacity = args.message_opacity != exaviz_engine::views::timeline::DEFAULT_MESSAGE_OPACITY;
+    if !timeline && (args.states != StatesArg::Dominant || opacity) {
+        bail!("--states and --message-opacity are for the timeline and mpi views");
+    }
     if !mpi && args.from.is_some() {
         bail!("--from and --to are for the timeline, matrix, chord, sendrecv and mpi views");
     }
@@ -597,7 +625,19 @@ pub(crate) fn timeline_options(args: &ViewArgs, (width, height): (u32, u32)) -> 
         BundleArg::Grid => TimelineBundle::Grid { beta },
         BundleArg::Blocks => TimelineBundle::None, // refused by check_view_args
     };
-    TimelineOptions { width, height, window_s: args.from.zip(args.to), bundle, mix: mix(args, Mix::Alpha) }
+    let states = match args.states {
+        StatesArg::Dominant => exaviz_engine::views::timeline::StateMode::Dominant,
+        StatesArg::Stacked => exaviz_engine::views::timeline::StateMode::Stacked,
+    };
+    TimelineOptions {
+        width,
+        height,
+        window_s: args.from.zip(args.to),
+        bundle,
+        mix: mix(args, Mix::Alpha),
+        states,
+        message_opacity: args.message_opacity,
+    }
 }
 
 /// The chosen view with its options, through the view contract.

@@ -36,12 +36,39 @@ pub struct TimelineOptions {
     pub bundle: TimelineBundle,
     /// How overlapping message lines combine.
     pub mix: Mix,
+    /// How a pixel shows the states it covers.
+    pub states: StateMode,
+    /// Opacity of the densest message pixels (0: messages hidden, 1: opaque); the others are
+    /// more transparent by their rank among the message pixels (histogram equalisation).
+    pub message_opacity: f32,
 }
 
 impl Default for TimelineOptions {
     fn default() -> Self {
-        Self { width: 1024, height: 768, window_s: None, bundle: TimelineBundle::None, mix: Mix::Alpha }
+        Self {
+            width: 1024,
+            height: 768,
+            window_s: None,
+            bundle: TimelineBundle::None,
+            mix: Mix::Alpha,
+            states: StateMode::Dominant,
+            message_opacity: DEFAULT_MESSAGE_OPACITY,
+        }
     }
+}
+
+/// The message layer's opacity where it is densest, by default: the states show through.
+pub const DEFAULT_MESSAGE_OPACITY: f32 = 0.6;
+
+/// How a pixel shows the states of the time and the processes it covers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StateMode {
+    /// The state covering most of the pixel.
+    #[default]
+    Dominant,
+    /// The states' shares stacked up each process row, in the legend's order from the bottom
+    /// (a row one pixel high shows the state at the middle of its stack).
+    Stacked,
 }
 
 /// Bundling of the timeline's message lines.
@@ -174,24 +201,42 @@ fn rows_of(l: usize, n: usize, h: u32) -> std::ops::Range<u32> {
     a..b.min(h)
 }
 
-/// RGBA of every plot pixel from the states (row-major, `None`: no state).
 /// Colour slot and name of each state in the legend.
 type Legend = Vec<(usize, String)>;
 
-fn state_pixels(t: &Trace, p: Plot, window: (u64, u64), n: usize, index: &TimelineIndex) -> Vec<Option<[f32; 4]>> {
+/// RGBA of every plot pixel from the states (row-major, `None`: no state): per pixel the
+/// dominant state, or the states' shares stacked up the rows of each process (`mode`); the
+/// opacity is the share of the pixel's time covered by a state.
+fn state_pixels(
+    t: &Trace,
+    p: Plot,
+    window: (u64, u64),
+    n: usize,
+    index: &TimelineIndex,
+    mode: StateMode,
+) -> Vec<Option<[f32; 4]>> {
     let (by, slot) = (&index.by, &index.slot);
     let (t0, t1) = window;
     let per_px = (t1 - t0) as f64 / f64::from(p.w);
-    // Locations of each pixel row (several per row when there are more locations than rows).
+    // Locations of each pixel row (several per row when there are more locations than rows),
+    // then runs of rows showing the same locations: one coverage per run.
     let mut of_row: Vec<Vec<usize>> = vec![Vec::new(); p.h as usize];
     for l in 0..n {
         for r in rows_of(l, n, p.h) {
             of_row[r as usize].push(l);
         }
     }
-    let rows: Vec<Vec<Option<[f32; 4]>>> = of_row
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for r in 0..of_row.len() {
+        match runs.last_mut() {
+            Some((start, len)) if of_row[*start] == of_row[r] => *len += 1,
+            _ => runs.push((r, 1)),
+        }
+    }
+    let runs: Vec<Vec<Vec<Option<[f32; 4]>>>> = runs
         .par_iter()
-        .map(|locs| {
+        .map(|&(start, height)| {
+            let locs = &of_row[start];
             let mut cov = vec![[0f32; CATEGORICAL.len()]; p.w as usize];
             for &l in locs {
                 by.innermost(t, l, |a, b, k| {
@@ -208,25 +253,41 @@ fn state_pixels(t: &Trace, p: Plot, window: (u64, u64), n: usize, index: &Timeli
                 });
             }
             let share = 1.0 / locs.len().max(1) as f32;
-            cov.iter()
-                .map(|c| {
-                    let total: f32 = c.iter().sum();
-                    (total > 0.0).then(|| {
-                        let mut rgb = [0f32; 3];
-                        for (s, w) in c.iter().enumerate() {
-                            for ch in 0..3 {
-                                rgb[ch] += CATEGORICAL[s][ch] * w / total;
+            (0..height)
+                .map(|row| {
+                    // Stacked: how far up the run this row's centre is.
+                    let up = 1.0 - (row as f32 + 0.5) / height as f32;
+                    cov.iter()
+                        .map(|c| {
+                            let total: f32 = c.iter().sum();
+                            if total <= 0.0 {
+                                return None;
                             }
-                        }
-                        // States a little darker than their legend swatches, so that message
-                        // lines stand out on them.
-                        [rgb[0] * 0.72, rgb[1] * 0.72, rgb[2] * 0.72, (total * share).min(1.0)]
-                    })
+                            let s = match mode {
+                                StateMode::Dominant => {
+                                    (0..c.len()).fold(0, |best, s| if c[s] > c[best] { s } else { best })
+                                }
+                                StateMode::Stacked => {
+                                    let mut below = 0.0;
+                                    (0..c.len())
+                                        .find(|&s| {
+                                            below += c[s] / total;
+                                            c[s] > 0.0 && below > up
+                                        })
+                                        .unwrap_or_else(|| (0..c.len()).rfind(|&s| c[s] > 0.0).unwrap_or(0))
+                                }
+                            };
+                            // States a little darker than their legend swatches, so that message
+                            // lines stand out on them.
+                            let rgb = CATEGORICAL[s].map(|v| v * 0.72);
+                            Some([rgb[0], rgb[1], rgb[2], (total * share).min(1.0)])
+                        })
+                        .collect()
                 })
                 .collect()
         })
         .collect();
-    rows.into_iter().flatten().collect()
+    runs.into_iter().flatten().flatten().collect()
 }
 
 /// What a timeline keeps between pictures of one trace: intervals by location, state colours
@@ -241,6 +302,8 @@ pub struct TimelineIndex {
     by_send: Vec<u32>,
     /// The longest send-to-receive time, so a window's messages are a range of `by_send`.
     max_latency: u64,
+    /// Collective operations by end time: first start, last end, lowest and highest location.
+    collectives: Vec<(u64, u64, u32, u32)>,
 }
 
 impl TimelineIndex {
@@ -257,7 +320,8 @@ impl TimelineIndex {
             .map(|i| m.recv_time[i].saturating_sub(m.send_time[i]))
             .max()
             .unwrap_or(0);
-        Self { by, slot, legend, span: span(t), by_send, max_latency }
+        let collectives = collective_operations(t, n);
+        Self { by, slot, legend, span: span(t), by_send, max_latency, collectives }
     }
 
     /// Rows of the messages that may be visible in `[t0, t1]`: sent by `t1`, and late enough
@@ -575,7 +639,7 @@ pub fn timeline_scene(
         ViewError::Unsupported(format!("picture {}x{} too small for a timeline", opts.width, opts.height))
     })?;
     let (states, messages) = rayon::join(
-        || state_pixels(t, p, window, n, index),
+        || state_pixels(t, p, window, n, index, opts.states),
         || message_density(t, backend, p, window, n, &opts.bundle, index),
     );
     let (density, visible) = messages?;
@@ -601,12 +665,15 @@ pub fn timeline_scene(
         .collect();
     axes(&mut scene, p, &x_ticks, &y_ticks, "time since trace start (s)", "process (rank)");
     let max = density.counts.iter().copied().max().unwrap_or(0);
-    legend_column(&mut scene, p, &index.legend, max, opts.mix);
+    let tone = MessageTone::new(&density.counts, opts.message_opacity);
+    let joins = collective_joins(t, p, window, n, index);
+    legend_column(&mut scene, p, &index.legend, &tone, opts.mix, !joins.is_empty());
     let log_max = (f64::from(max) + 1.0).ln();
+    let opacity = tone.opacity;
     let pixel = |k: usize| -> Option<[f32; 4]> {
         let state = states[k];
         let c = density.counts[k];
-        if c == 0 {
+        if c == 0 || opacity <= 0.0 {
             return state;
         }
         let share = (density.sums[k] as f32 / GRADIENT_STEPS / c as f32).clamp(0.0, 1.0);
@@ -616,11 +683,11 @@ pub fn timeline_scene(
             // Every line adds its colour (the gradient is linear, so the sum is the count times
             // the mean colour), tone-mapped by the log of the count so that the busiest pixel
             // saturates and single lines stay visible.
-            let k = additive_gain(c, log_max);
+            let k = additive_gain(c, log_max) * opacity;
             let rgb = [0, 1, 2].map(|ch| (under[ch] * 0.5 + line[ch] * k).min(1.0));
             return Some([rgb[0], rgb[1], rgb[2], 1.0]);
         }
-        let a = message_alpha(c, log_max);
+        let a = tone.alpha(c);
         Some([
             under[0] + (line[0] - under[0]) * a,
             under[1] + (line[1] - under[1]) * a,
@@ -634,6 +701,7 @@ pub fn timeline_scene(
         .collect();
     let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
     scene.raster(Raster::rgba(rect, p.w, p.h, colours));
+    draw_collectives(&mut scene, p, &joins);
     let pick = TimelinePick { index: index.clone(), plot: p, window, full, n, counts: density.counts, visible };
     Ok((scene, pick))
 }
@@ -823,13 +891,156 @@ fn additive_gain(count: u32, log_max: f64) -> f32 {
     (0.25 + 1.05 * ((f64::from(count) + 1.0).ln() - 2f64.ln()).max(0.0) / (log_max - 2f64.ln()).max(1e-9)) as f32
 }
 
-/// Opacity of the message overlay for `count` lines in a pixel: one line is visible, the
-/// densest pixel still lets the states show through (log scale in between).
-fn message_alpha(count: u32, log_max: f64) -> f32 {
-    (0.4 + 0.45 * ((f64::from(count) + 1.0).ln() / log_max.max(f64::MIN_POSITIVE))).min(0.85) as f32
+/// The message layer's opacity by histogram equalisation: a pixel's rank among the pixels that
+/// messages cross (the midpoint of its count's run), so that every density level gets an equal
+/// share of the opacity range, from a fifth of `opacity` up to `opacity`.
+struct MessageTone {
+    /// Line counts of the pixels with lines, sorted.
+    sorted: Vec<u32>,
+    opacity: f32,
 }
 
-fn legend_column(scene: &mut Scene, p: Plot, legend: &[(usize, String)], max: u32, mix: Mix) {
+impl MessageTone {
+    fn new(counts: &[u32], opacity: f32) -> Self {
+        let mut sorted: Vec<u32> = counts.par_iter().copied().filter(|&c| c > 0).collect();
+        sorted.par_sort_unstable();
+        Self { sorted, opacity: if opacity.is_finite() { opacity.clamp(0.0, 1.0) } else { DEFAULT_MESSAGE_OPACITY } }
+    }
+
+    /// Rank of `count` among the message pixels, 0 to 1.
+    fn rank(&self, count: u32) -> f32 {
+        if self.sorted.is_empty() {
+            return 0.0;
+        }
+        let below = self.sorted.partition_point(|&c| c < count);
+        let upto = self.sorted.partition_point(|&c| c <= count);
+        ((below + upto) as f32 / 2.0 / self.sorted.len() as f32).clamp(0.0, 1.0)
+    }
+
+    fn alpha(&self, count: u32) -> f32 {
+        self.opacity * (0.2 + 0.8 * self.rank(count))
+    }
+
+    /// The count at quantile `q` of the message pixels.
+    fn quantile(&self, q: f32) -> u32 {
+        let k = ((self.sorted.len().saturating_sub(1)) as f32 * q.clamp(0.0, 1.0)).round() as usize;
+        self.sorted.get(k).copied().unwrap_or(0)
+    }
+}
+
+/// Collective operations in a window, as plot pixels: each participant's span (`spans`: row,
+/// x0, x1; only where rows are tall enough to show them apart from the states), and one join
+/// per operation and pixel column at the operations' end (`x`, top row, bottom row).
+struct Joins {
+    spans: Vec<(u32, f32, f32)>,
+    joins: Vec<(f32, f32, f32)>,
+}
+
+impl Joins {
+    fn is_empty(&self) -> bool {
+        self.joins.is_empty()
+    }
+}
+
+/// The operations of the trace's collectives: participants' rows grouped where they are of the
+/// same operation and overlap in time (every participant is inside it until the last arrives).
+/// Sorted by end time: (first start, last end, lowest location, highest location).
+fn collective_operations(t: &Trace, n: usize) -> Vec<(u64, u64, u32, u32)> {
+    let c = &t.collectives;
+    let mut rows: Vec<usize> = (0..c.location.len()).filter(|&k| (c.location[k] as usize) < n).collect();
+    rows.par_sort_unstable_by_key(|&k| (c.op[k], c.end[k], c.location[k]));
+    let mut ops: Vec<(u32, u64, u64, u64, u32, u32)> = Vec::new();
+    for k in rows {
+        let (op, a, b, l) = (c.op[k], c.start[k], c.end[k], c.location[k]);
+        match ops.last_mut() {
+            // Same operation while this participant started before the earliest end so far.
+            Some(g) if g.0 == op && a <= g.3 => {
+                g.1 = g.1.min(a);
+                g.2 = g.2.max(b);
+                g.4 = g.4.min(l);
+                g.5 = g.5.max(l);
+            }
+            _ => ops.push((op, a, b, b, l, l)),
+        }
+    }
+    let mut out: Vec<(u64, u64, u32, u32)> = ops.into_iter().map(|g| (g.1, g.2, g.4, g.5)).collect();
+    out.par_sort_unstable_by_key(|o| o.1);
+    out
+}
+
+fn collective_joins(t: &Trace, p: Plot, window: (u64, u64), n: usize, index: &TimelineIndex) -> Joins {
+    let (t0, t1) = window;
+    let scale = f64::from(p.w) / (t1 - t0) as f64;
+    let x = |time: u64| ((time as f64 - t0 as f64) * scale) as f32;
+    let row = |l: u32| rows_of(l as usize, n, p.h);
+    let ops = &index.collectives;
+    let first = ops.partition_point(|o| o.1 < t0);
+    // Per pixel column: the highest and lowest rows joined there.
+    let mut columns: Vec<Option<(u32, u32)>> = vec![None; p.w as usize];
+    for o in ops[first..].iter().take_while(|o| o.1 <= t1) {
+        let c = (x(o.1).floor().max(0.0) as usize).min(p.w as usize - 1);
+        let (top, bottom) = (row(o.2).start, row(o.3).end);
+        columns[c] = Some(columns[c].map_or((top, bottom), |(a, b)| (a.min(top), b.max(bottom))));
+    }
+    let joins =
+        columns.iter().enumerate().filter_map(|(c, j)| j.map(|(a, b)| (c as f32 + 0.5, a as f32, b as f32))).collect();
+    // Spans: a line along the bottom of each participant's row, merged per row where they
+    // touch within a pixel.
+    let mut spans = Vec::new();
+    if (n as u32) * 4 <= p.h {
+        let c = &t.collectives;
+        let mut by_row: Vec<Vec<(f32, f32)>> = vec![Vec::new(); n];
+        for k in 0..c.location.len() {
+            let l = c.location[k] as usize;
+            if l < n && c.end[k] >= t0 && c.start[k] <= t1 {
+                by_row[l].push((x(c.start[k].max(t0)), x(c.end[k].min(t1))));
+            }
+        }
+        for (l, mut v) in by_row.into_iter().enumerate() {
+            v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+            let mut open: Option<(f32, f32)> = None;
+            for (a, b) in v {
+                open = match open {
+                    Some((oa, ob)) if a <= ob + 1.0 => Some((oa, ob.max(b))),
+                    Some(done) => {
+                        spans.push((row(l as u32).end, done.0, done.1));
+                        Some((a, b))
+                    }
+                    None => Some((a, b)),
+                };
+            }
+            if let Some(done) = open {
+                spans.push((row(l as u32).end, done.0, done.1));
+            }
+        }
+    }
+    Joins { spans, joins }
+}
+
+/// Collectives' colour: a light reddish purple, apart from the states' darker colours and the
+/// white of a highlighted pair.
+const COLLECTIVE: [f32; 4] = [0.96, 0.62, 0.84, 0.95];
+
+fn draw_collectives(scene: &mut Scene, p: Plot, j: &Joins) {
+    let (x0, y0) = (p.x0 as f32, p.y0 as f32);
+    for &(row_end, a, b) in &j.spans {
+        let y = y0 + row_end as f32;
+        scene.rect([x0 + a, y - 2.0], [x0 + b.max(a + 1.0), y], COLLECTIVE, false);
+    }
+    for &(x, top, bottom) in &j.joins {
+        let (a, b) = ([x0 + x, y0 + top], [x0 + x, y0 + bottom.max(top + 1.0)]);
+        scene.segment(crate::render::Blend::Alpha, a, b, 1.0, COLLECTIVE, false);
+    }
+}
+
+fn legend_column(
+    scene: &mut Scene,
+    p: Plot,
+    legend: &[(usize, String)],
+    tone: &MessageTone,
+    mix: Mix,
+    collectives: bool,
+) {
     let x = (p.x0 + p.w + 20) as f32;
     let mut y = p.y0 as f32 + 8.0;
     scene.text("states", [x, y], 13.0, Anchor::Left, TEXT);
@@ -840,10 +1051,17 @@ fn legend_column(scene: &mut Scene, p: Plot, legend: &[(usize, String)], max: u3
         let short: String = name.chars().take(22).collect();
         scene.text(&short, [x + 20.0, y], 11.0, Anchor::Left, TEXT_DIM);
     }
+    if collectives {
+        y += 20.0;
+        scene.rect([x + 6.0, y - 12.0], [x + 8.0, y + 4.0], COLLECTIVE, true);
+        scene.rect([x, y + 2.0], [x + 14.0, y + 4.0], COLLECTIVE, true);
+        scene.text("collective", [x + 20.0, y], 11.0, Anchor::Left, TEXT_DIM);
+    }
     y += 36.0;
     scene.text("messages per pixel", [x, y], 13.0, Anchor::Left, TEXT);
     y += 10.0;
     let steps = 24;
+    let max = tone.quantile(1.0);
     if mix == Mix::Additive {
         // Swatches from one line to the busiest pixel, of the gradient's middle colour.
         let mid = direction_colour(0.5);
@@ -856,7 +1074,7 @@ fn legend_column(scene: &mut Scene, p: Plot, legend: &[(usize, String)], max: u3
             }
             last = lines;
             let y0 = y + k as f32 * 24.0;
-            let c = mid.map(|v| (v * additive_gain(lines, log_max)).min(1.0));
+            let c = mid.map(|v| (v * additive_gain(lines, log_max) * tone.opacity).min(1.0));
             scene.rect([x, y0], [x + 16.0, y0 + 16.0], [c[0], c[1], c[2], 1.0], true);
             scene.text(&format!("{lines}"), [x + 22.0, y0 + 12.0], 11.0, Anchor::Left, TEXT_DIM);
         }
@@ -864,19 +1082,28 @@ fn legend_column(scene: &mut Scene, p: Plot, legend: &[(usize, String)], max: u3
         direction_legend(scene, x, y + steps as f32 * 4.0 + 40.0);
         return;
     }
-    let log_max = (f64::from(max.max(1)) + 1.0).ln();
+    // Equalised: equal steps of the ramp hold equal numbers of pixels; labels at the quartiles.
     for k in 0..steps {
-        let v = (f64::from(k) / f64::from(steps - 1) * log_max).exp() - 1.0;
-        let a = message_alpha(v.max(1.0) as u32, log_max);
+        let q = k as f32 / (steps - 1) as f32;
+        let a = tone.opacity * (0.2 + 0.8 * q);
         let y0 = y + k as f32 * 4.0;
         scene.rect([x, y0], [x + 16.0, y0 + 4.0], [1.0, 1.0, 1.0, a], true);
     }
-    let gy = y + steps as f32 * 4.0 + 40.0;
+    let mut last = None;
+    for q in [0.0f32, 0.5, 1.0] {
+        let c = tone.quantile(q);
+        if max == 0 || last == Some(c) {
+            continue;
+        }
+        last = Some(c);
+        let y0 = y + 8.0 + q * (steps as f32 * 4.0 - 8.0);
+        scene.text(&format!("{c}"), [x + 22.0, y0], 11.0, Anchor::Left, TEXT_DIM);
+    }
+    scene.text("(equalised)", [x, y + steps as f32 * 4.0 + 18.0], 11.0, Anchor::Left, TEXT_DIM);
+    let gy = y + steps as f32 * 4.0 + 48.0;
     direction_legend(scene, x, gy);
-    scene.text("1", [x + 22.0, y + 8.0], 11.0, Anchor::Left, TEXT_DIM);
-    scene.text(&format!("{max} (log scale)"), [x + 22.0, y + steps as f32 * 4.0], 11.0, Anchor::Left, TEXT_DIM);
     if max == 0 {
-        scene.text("(no messages in view)", [x, y + steps as f32 * 4.0 + 18.0], 11.0, Anchor::Left, TEXT_DIM);
+        scene.text("(no messages in view)", [x, y + steps as f32 * 4.0 + 32.0], 11.0, Anchor::Left, TEXT_DIM);
     }
 }
 
