@@ -69,7 +69,7 @@ fn screenshot_shows_the_view(name: &str, args: &str) {
          for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
          sleep 3\n\
          import -window root {shot}\n\
-         kill $pid\n\
+         kill $pid || {{ echo 'the viewer had exited:' >&2; cat {log} >&2; exit 1; }}\n\
          cat {log} >&2\n",
         log = dir.join("viewer.log").display(),
         shot = shot.display(),
