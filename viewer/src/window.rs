@@ -82,6 +82,9 @@ struct Panel {
     logged: Option<panel::Layout>,
     /// When egui asked to be drawn again (an animation, a tooltip's delay).
     repaint_at: Option<std::time::Instant>,
+    /// Texture changes of frames the surface skipped, applied with the next frame drawn (egui
+    /// sends each change once).
+    pending: egui::TexturesDelta,
 }
 
 struct State {
@@ -256,7 +259,9 @@ impl State {
             self.panel.logged = Some(layout);
         }
         let primitives = self.panel.ctx.tessellate(out.shapes, out.pixels_per_point);
-        (actions, primitives, out.textures_delta, out.pixels_per_point)
+        let mut textures = std::mem::take(&mut self.panel.pending);
+        textures.append(out.textures_delta);
+        (actions, primitives, textures, out.pixels_per_point)
     }
 
     /// The selection in a few words, for the panel.
@@ -296,13 +301,12 @@ impl State {
                 let Backend::Gpu(ctx) = self.backend.as_ref() else { bail!("the GPU presenter lost its adapter") };
                 let frame = match surface.get_current_texture() {
                     wgpu::CurrentSurfaceTexture::Success(f) | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
-                    wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
-                        surface.configure(&ctx.device, config);
-                        textures.clear();
-                        return Ok(actions);
-                    }
-                    _ => {
-                        textures.clear();
+                    skipped => {
+                        if matches!(skipped, wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost)
+                        {
+                            surface.configure(&ctx.device, config);
+                        }
+                        self.panel.pending = textures;
                         return Ok(actions);
                     }
                 };
@@ -545,6 +549,7 @@ impl App {
             summary: summary(&self.dataset),
             logged: None,
             repaint_at: None,
+            pending: egui::TexturesDelta::default(),
         };
         let mut state = State {
             window,
