@@ -110,8 +110,9 @@ pub(crate) fn choices(args: &ViewArgs) -> Vec<Choice> {
     out
 }
 
-/// `args` with the option `label` (`--value`, ...) set to its `index`-th offered value.
-pub(crate) fn with_choice(args: &ViewArgs, label: &str, index: usize) -> Result<ViewArgs> {
+/// `args` with the option `label` (`--value`, ...) set to its `index`-th offered value, and
+/// that value's name.
+pub(crate) fn with_choice(args: &ViewArgs, label: &str, index: usize) -> Result<(ViewArgs, String)> {
     let c = choices(args)
         .into_iter()
         .find(|c| c.flag == label)
@@ -119,7 +120,7 @@ pub(crate) fn with_choice(args: &ViewArgs, label: &str, index: usize) -> Result<
     let (value, _) = c.values.get(index).ok_or_else(|| anyhow!("{label}: no value number {index}"))?;
     let next = set(args, label.trim_start_matches("--"), value)?;
     check_view_args(&next)?;
-    Ok(next)
+    Ok((next, value.clone()))
 }
 
 /// Every view, with its `--help` line and, where the dataset cannot show it, why.
@@ -130,9 +131,7 @@ pub(crate) fn views(dataset: &Dataset) -> Vec<ViewEntry> {
             let p = kind.to_possible_value();
             let name = p.as_ref().map(|p| p.get_name().to_string()).unwrap_or_default();
             let help = p.as_ref().and_then(|p| p.get_help()).map(ToString::to_string).unwrap_or_default();
-            let unavailable = switched(&default_args(*kind), *kind)
-                .ok()
-                .and_then(|a| crate::make_view(&a).check(dataset).err().map(|e| e.to_string()));
+            let unavailable = crate::make_view(&default_args(*kind)).check(dataset).err().map(|e| e.to_string());
             ViewEntry { name, help, unavailable }
         })
         .collect()
@@ -192,7 +191,7 @@ mod tests {
         let value = &choices(&matrix)[0];
         let names: Vec<&str> = value.values.iter().map(|v| v.0.as_str()).collect();
         assert_eq!(names, ["messages", "bytes", "bandwidth"]);
-        let bytes = with_choice(&matrix, "--value", 1).expect("bytes is a value of --value");
+        let (bytes, _) = with_choice(&matrix, "--value", 1).expect("bytes is a value of --value");
         assert_eq!(bytes.value, ValueArg::Bytes);
         assert!(with_choice(&matrix, "--bundle", 0).is_err(), "the matrix has no --bundle");
         // The timeline's --bundle offers only what the timeline takes (no blocks).

@@ -340,13 +340,14 @@ impl State {
     /// Explores another view, or the same view with other options: a new worker for it, the
     /// selection's parts the view reads kept. A failure leaves the current view and says why.
     fn explore(&mut self, dataset: &Arc<Dataset>, args: ViewArgs, what: &str) {
-        let keep = self.explorer.request.selection;
-        let content = crate::make_view(&args);
-        let selection = keep.only(content.reads());
-        let content =
-            crate::content(&args, dataset, selection).or_else(|_| crate::content(&args, dataset, Selection::default()));
-        match content {
-            Ok(c) => {
+        // The view first (with nothing selected), then the parts of the selection it reads, where
+        // they are valid for it.
+        match crate::content(&args, dataset, Selection::default()) {
+            Ok(mut c) => {
+                let kept = self.explorer.request.selection.only(c.view.reads());
+                if kept.validate(dataset).is_ok() {
+                    c.selection = kept;
+                }
                 let frame = self.explorer.request.frame;
                 let proxy = self.proxy.clone();
                 let wake = Box::new(move || {
@@ -396,14 +397,7 @@ impl State {
                 Err(e) => self.saved = Some(format!("error: {e}")),
             },
             Action::SetOption(flag, index) => match choices::with_choice(&self.args, flag, index) {
-                Ok(args) => {
-                    let value = choices::choices(&args)
-                        .into_iter()
-                        .find(|c| c.flag == flag)
-                        .and_then(|c| c.values.get(c.current).map(|v| v.0.clone()))
-                        .unwrap_or_default();
-                    self.explore(dataset, args, &format!("option: {flag} {value}"));
-                }
+                Ok((args, value)) => self.explore(dataset, args, &format!("option: {flag} {value}")),
                 Err(e) => self.saved = Some(format!("error: {e}")),
             },
             Action::ClearSelection => key(event_loop, self, dataset, &Key::Character("c".into())),
