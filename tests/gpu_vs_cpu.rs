@@ -242,3 +242,44 @@ fn raster_layers_agree_between_backends() {
         assert_eq!(tiled, on_gpu, "raster tiles join without seams");
     }
 }
+
+/// Stroked paths (lyon's triangles, coverage by 16 samples per pixel): many translucent curves,
+/// additive and alpha, some thinner than a pixel, panned and zoomed, whole and in tiles; the GPU
+/// (render.wgsl) and the CPU mirror count the same samples, up to a sample falling on an edge
+/// within float rounding.
+#[test]
+fn strokes_agree_between_backends() {
+    use exaviz_engine::render::{Blend, Scene, View, cpu, gpu::GpuRenderer};
+    let mut rng = Rng(11);
+    let mut scene = Scene::new(256, 192, [0.02, 0.02, 0.05]);
+    for k in 0..300 {
+        let (x0, y0) = (rng.unit() * 256.0, rng.unit() * 192.0);
+        let (x2, y2) = (rng.unit() * 256.0, rng.unit() * 192.0);
+        let (x1, y1) = (128.0 + (rng.unit() - 0.5) * 40.0, 96.0 + (rng.unit() - 0.5) * 40.0);
+        let points: Vec<[f32; 2]> = (0..=16)
+            .map(|i| {
+                let (u, v) = (i as f32 / 16.0, 1.0 - i as f32 / 16.0);
+                [v * v * x0 + 2.0 * u * v * x1 + u * u * x2, v * v * y0 + 2.0 * u * v * y1 + u * u * y2]
+            })
+            .collect();
+        let blend = if k % 3 == 0 { Blend::Alpha } else { Blend::Additive };
+        let width = [0.6, 1.0, 1.7, 3.2][k % 4];
+        scene.stroke(blend, &points, width, |i| [i as f32 / 16.0, 0.8, 1.0 - i as f32 / 16.0, 0.25]);
+    }
+    let mut r = GpuRenderer::new(&gpu().device);
+    for view in [View::default(), View { scale: 2.1, offset: [-90.0, -70.0] }] {
+        let on_cpu = cpu::render(&scene, view);
+        let on_gpu = r.render_to_image(gpu(), &scene, view).expect("gpu render");
+        assert!(on_cpu.distinct_colours() > 500, "the strokes look blank");
+        exaviz_tests::assert_images_close(
+            "strokes gpu vs cpu",
+            &on_gpu.pixels,
+            &on_cpu.pixels,
+            exaviz_tests::GPU_VS_CPU,
+        );
+        let strict = exaviz_tests::ImageTolerance { channel: 4, fraction: 0.01 };
+        exaviz_tests::assert_images_close("strokes gpu vs cpu (4 levels)", &on_gpu.pixels, &on_cpu.pixels, strict);
+        let tiled = r.render_tiled(gpu(), &scene, view, 64).expect("tiles");
+        assert_eq!(tiled, on_gpu, "stroke tiles join without seams");
+    }
+}

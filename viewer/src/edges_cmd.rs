@@ -155,23 +155,22 @@ fn write_curves(path: &Path, bundled: &Bundled, frame: &UnitFrame) -> Result<()>
     .with_context(|| format!("{}: cannot write", path.display()))
 }
 
-/// The bundled curves as a picture: additive segments whose colour runs from green (source) to
+/// The bundled curves as a picture: additive strokes whose colour runs from green (source) to
 /// red (target), a title and a legend.
 fn draw_bundles(backend: &Backend, bundled: &Bundled, title: &str, method: &str, png: &Path) -> Result<()> {
     let (w, h) = (900u32, 800u32);
     let mut scene = Scene::new(w, h, exaviz_engine::views::BACKGROUND);
     let (ox, oy, side) = (50.0f32, 70.0f32, 700.0f32);
     let alpha = (20_000.0 / bundled.len().max(1) as f32).clamp(0.03, 0.6);
-    let s = bundled.samples as usize;
+    let last = (bundled.samples as usize).saturating_sub(1).max(1) as f32;
+    let mut line = Vec::new();
     for e in 0..bundled.len() {
-        let pts = bundled.edge(e);
-        for k in 1..s {
-            let t = (k as f32 - 0.5) / (s - 1) as f32;
-            let c = [t, 1.0 - t, 0.15, alpha];
-            let a = [ox + pts[k - 1][0] * side, oy + (1.0 - pts[k - 1][1]) * side];
-            let b = [ox + pts[k][0] * side, oy + (1.0 - pts[k][1]) * side];
-            scene.segment(Blend::Additive, a, b, 1.0, c, false);
-        }
+        line.clear();
+        line.extend(bundled.edge(e).iter().map(|p| [ox + p[0] * side, oy + (1.0 - p[1]) * side]));
+        scene.stroke(Blend::Additive, &line, 1.0, |k| {
+            let t = k as f32 / last;
+            [t, 1.0 - t, 0.15, alpha]
+        });
     }
     let text = exaviz_engine::views::TEXT;
     scene.text(title, [16.0, 28.0], 15.0, Anchor::Left, text);

@@ -371,7 +371,8 @@ impl GpuRenderer {
                 wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(&atlas) },
             ],
         });
-        let all: Vec<Instance> = scene.layers.iter().flat_map(|l| l.instances.iter().copied()).collect();
+        let drawn: Vec<_> = scene.layers.iter().map(|l| l.drawn(view)).collect();
+        let all: Vec<Instance> = drawn.iter().flat_map(|d| d.iter().copied()).collect();
         let instances = (!all.is_empty()).then(|| {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("exaviz.render.instances"),
@@ -415,10 +416,10 @@ impl GpuRenderer {
             multiview_mask: None,
         });
         let mut start = 0u32;
-        for ((layer, pipeline), raster) in scene.layers.iter().zip(&pipelines).zip(&rasters) {
+        for (((layer, pipeline), raster), drawn) in scene.layers.iter().zip(&pipelines).zip(&rasters).zip(&drawn) {
             let [x0, y0, x1, y1] = layer.clip_pixels(view, origin, size).unwrap_or([0, 0, size[0], size[1]]);
             if x1 <= x0 || y1 <= y0 {
-                start += layer.instances.len() as u32;
+                start += drawn.len() as u32;
                 continue;
             }
             pass.set_scissor_rect(x0, y0, x1 - x0, y1 - y0);
@@ -429,7 +430,7 @@ impl GpuRenderer {
                     pass.draw(0..6, 0..1);
                 }
             }
-            let end = start + layer.instances.len() as u32;
+            let end = start + drawn.len() as u32;
             if let Some(instances) = instances.as_ref().filter(|_| end > start) {
                 pass.set_pipeline(pipeline);
                 pass.set_bind_group(0, &group, &[]);

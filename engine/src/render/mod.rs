@@ -1,5 +1,5 @@
-//! The instanced renderer: a [`Scene`] of primitives (segments, rectangles, discs, glyphs) in
-//! blend layers, drawn by the GPU renderer ([`gpu`]) into an offscreen texture or a window
+//! The instanced renderer: a [`Scene`] of primitives (segments, rectangles, discs, glyphs and
+//! the triangles of stroked paths) in blend layers, drawn by the GPU renderer ([`gpu`]) into an offscreen texture or a window
 //! surface, or by its CPU mirror ([`cpu`]) where no adapter exists. Both compute the same
 //! analytic coverage per pixel (see `shaders/wgsl/render.wgsl`).
 
@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod gpu;
 pub mod image;
 pub mod raster;
+pub mod stroke;
 pub mod text;
 pub mod tone;
 
@@ -21,12 +22,13 @@ pub use tone::ToneMap;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Instance {
-    /// Segment start, rectangle min corner, disc centre, glyph top-left.
+    /// Segment start, rectangle min corner, disc centre, glyph top-left, triangle corner.
     pub a: [f32; 2],
-    /// Segment end, rectangle max corner, glyph bottom-right (unused by discs).
+    /// Segment end, rectangle max corner, glyph bottom-right, triangle corner (unused by discs).
     pub b: [f32; 2],
-    /// Glyph: atlas texel of the top-left corner.
+    /// Glyph: atlas texel of the top-left corner. Triangle, quadrilateral: the third corner.
     pub uv_a: [f32; 2],
+    /// Quadrilateral: the fourth corner.
     pub uv_b: [f32; 2],
     /// Straight (not premultiplied) RGBA in 0..1.
     pub color: [f32; 4],
@@ -42,6 +44,15 @@ pub const KIND_SEGMENT: u32 = 0;
 pub const KIND_RECT: u32 = 1;
 pub const KIND_DISC: u32 = 2;
 pub const KIND_GLYPH: u32 = 3;
+/// One triangle of a tessellated path ([`Scene::stroke`]): its coverage is the share of
+/// [`SAMPLES`] points per pixel inside it, with ties on an edge going to exactly one of the two
+/// triangles that share it, so the triangles of a path add up to the path's coverage once.
+pub const KIND_TRIANGLE: u32 = 4;
+/// A convex quadrilateral of a tessellated path (corners `a`, `b`, `uv_a`, `uv_b` in order),
+/// covered as a triangle is.
+pub const KIND_QUAD: u32 = 5;
+/// Sample points per pixel of triangles (an n-rooks pattern: every row and column used once).
+pub const SAMPLES: u32 = 16;
 /// Placed in screen pixels: not moved by pan and zoom (legends, titles, labels).
 pub const FLAG_SCREEN: u32 = 256;
 
@@ -64,9 +75,21 @@ pub struct Layer {
     /// Only pixels inside this rectangle `[x0, y0, x1, y1]` (scene pixels, moved by pan and
     /// zoom like the scene) are drawn: a placed panel stays inside its place.
     pub clip: Option<[f32; 4]>,
+    /// Stroked paths ([`Scene::stroke`]): a layer with paths has no instances of its own; its
+    /// paths are tessellated into triangles when it is drawn.
+    pub paths: Option<Box<stroke::Paths>>,
 }
 
 impl Layer {
+    /// What both renderers draw of this layer under `view`: its instances, or its paths'
+    /// triangles.
+    pub fn drawn(&self, view: View) -> std::borrow::Cow<'_, [Instance]> {
+        match &self.paths {
+            Some(paths) => std::borrow::Cow::Owned(paths.triangles(view)),
+            None => std::borrow::Cow::Borrowed(&self.instances),
+        }
+    }
+
     /// The layer's clip as whole target pixels `[x0, y0, x1, y1]` (exclusive ends) under `view`,
     /// for a target of `size` at `origin` in the picture; `None` draws everywhere. Both
     /// renderers clip with this one rectangle.
@@ -122,8 +145,8 @@ impl Scene {
 
     /// The current top layer if it has this blend mode, else a new one.
     pub fn layer(&mut self, blend: Blend) -> &mut Vec<Instance> {
-        if self.layers.last().is_none_or(|l| l.blend != blend || l.clip.is_some()) {
-            self.layers.push(Layer { blend, raster: None, instances: Vec::new(), clip: None });
+        if self.layers.last().is_none_or(|l| l.blend != blend || l.clip.is_some() || l.paths.is_some()) {
+            self.layers.push(Layer { blend, raster: None, instances: Vec::new(), clip: None, paths: None });
         }
         &mut self.layers.last_mut().expect("just pushed").instances
     }
@@ -144,6 +167,12 @@ impl Scene {
                     i.a = shift(i.a);
                     if kind != KIND_DISC {
                         i.b = shift(i.b);
+                    }
+                    if kind == KIND_TRIANGLE || kind == KIND_QUAD {
+                        i.uv_a = shift(i.uv_a);
+                    }
+                    if kind == KIND_QUAD {
+                        i.uv_b = shift(i.uv_b);
                     }
                     if kind == KIND_GLYPH {
                         let at = glyphs.get(&(i.uv_a[0] as u32, i.uv_a[1] as u32))?;
@@ -166,7 +195,12 @@ impl Scene {
                     [a.max(panel[0]), b.max(panel[1]), c.min(panel[2]), d.min(panel[3])]
                 }
             };
-            self.layers.push(Layer { blend: layer.blend, raster, instances, clip: Some(clip) });
+            let paths = layer.paths.as_ref().map(|p| {
+                let mut p = p.clone();
+                p.shift(origin);
+                p
+            });
+            self.layers.push(Layer { blend: layer.blend, raster, instances, clip: Some(clip), paths });
         }
     }
 
@@ -177,6 +211,7 @@ impl Scene {
             raster: Some(Box::new(raster)),
             instances: Vec::new(),
             clip: None,
+            paths: None,
         });
     }
 

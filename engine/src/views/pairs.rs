@@ -49,10 +49,11 @@ pub fn draw_curves(
     for (e, pair) in pairs.iter().enumerate() {
         let alpha = (0.12 + 0.6 * ((f64::from(pair.2) + 1.0).ln() / log_max)) as f32 * crowding;
         let points = curves.edge(e);
-        for (k, seg) in points.windows(2).enumerate() {
-            let g = colour(pair, k as f32 / (points.len() - 2).max(1) as f32);
-            scene.segment(blend, seg[0], seg[1], width, [g[0], g[1], g[2], alpha * 0.6], false);
-        }
+        let last = (points.len() - 1).max(1) as f32;
+        scene.stroke(blend, points, width, |k| {
+            let g = colour(pair, k as f32 / last);
+            [g[0], g[1], g[2], alpha * 0.6]
+        });
     }
 }
 
@@ -113,9 +114,7 @@ impl super::contract::Picker for PairPick {
     fn overlay(&self, _: &crate::model::Dataset, selection: &crate::selection::Selection, scene: &mut Scene) -> bool {
         let (Some((s, r)), Some(curves)) = (selection.pair, self.curves.as_ref()) else { return false };
         let Some(e) = self.pairs.iter().position(|p| (p.0, p.1) == (s as usize, r as usize)) else { return false };
-        for seg in curves.edge(e).windows(2) {
-            scene.segment(Blend::Alpha, seg[0], seg[1], 2.5, [1.0, 1.0, 1.0, 0.95], false);
-        }
+        scene.stroke(Blend::Alpha, curves.edge(e), 2.5, |_| [1.0, 1.0, 1.0, 0.95]);
         true
     }
 }

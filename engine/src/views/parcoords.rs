@@ -160,8 +160,9 @@ pub fn parcoords_scene(dataset: &Dataset, backend: &Backend, opts: &ParcoordsOpt
             c[3] = alpha;
             (c, if selected.is_some() { 1.6 } else { 1.0 })
         };
-        for d in 1..dims {
-            scene.segment(Blend::Alpha, at(v, d - 1), at(v, d), width, colour, false);
+        if dims > 1 {
+            let line: Vec<[f32; 2]> = (0..dims).map(|d| at(v, d)).collect();
+            scene.stroke(Blend::Alpha, &line, width, |_| colour);
         }
         if dims == 1 {
             scene.disc(at(v, 0), 2.0, colour, false);

@@ -83,12 +83,9 @@ pub(crate) fn draw(scene: &mut Scene, hops: &[Hop], circle: &Circle, pos: &[u32]
     let outline = [0.07, 0.08, 0.1, 0.9];
     for hop in hops {
         let line = flatten(circle.curve(pos[hop.from as usize], pos[hop.to as usize]), 16);
-        for seg in line.windows(2) {
-            scene.segment(crate::render::Blend::Alpha, seg[0], seg[1], 4.4, outline, false);
-        }
-        for seg in line.windows(2) {
-            scene.segment(crate::render::Blend::Alpha, seg[0], seg[1], 2.6, age_colour(map, age(hop.sent)), false);
-        }
+        scene.stroke(crate::render::Blend::Alpha, &line, 4.4, |_| outline);
+        let colour = age_colour(map, age(hop.sent));
+        scene.stroke(crate::render::Blend::Alpha, &line, 2.6, |_| colour);
     }
     let (start, end) = (pos[hops[0].from as usize], pos[hops[hops.len() - 1].to as usize]);
     for (p, a) in [(start, 0.0), (end, 1.0)] {

@@ -253,9 +253,7 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
         if hops.is_some() {
             color = context;
         }
-        for seg in line.windows(2) {
-            scene.segment(Blend::Alpha, seg[0], seg[1], width * ring.thin, color, false);
-        }
+        scene.stroke(Blend::Alpha, line, width * ring.thin, |_| color);
     }
     let marks = if opts.traffic_marks && hops.is_none() {
         traffic_marks(&mut scene, chords, &ring.lines, circle)
