@@ -106,7 +106,7 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
 
 pub fn run(args: BenchInteractArgs) -> Result<()> {
     let (w, h) = crate::parse_size(&args.size)?;
-    crate::check_view_args(&args.view)?;
+    let built = args.view.built()?;
     let steps = match &args.script {
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
@@ -115,10 +115,10 @@ pub fn run(args: BenchInteractArgs) -> Result<()> {
         None => default_script(w, h),
     };
     let dataset = Arc::new(crate::load(&args.input)?);
-    let selection = crate::selection(&args.view);
+    let selection = built.selection;
     selection.validate(&dataset).map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
     let backend = Arc::new(Backend::new(args.view.backend.into())?);
-    let view: Arc<dyn exaviz_engine::views::View> = Arc::from(crate::make_view(&args.view));
+    let view: Arc<dyn exaviz_engine::views::View> = Arc::from(built.view);
     view.check(&dataset).map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
     let limit = Duration::from_secs(600);
     let (mut first_open, open) = timed(|| {
@@ -223,7 +223,7 @@ struct Head<'a> {
 
 fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> {
     let (w, h) = head.size;
-    let view = format!("{:?}", head.view.view).to_lowercase();
+    let view = &head.view.view;
     if json {
         let ms = |s: Stats| serde_json::json!({ "p50": s.0, "p95": s.1, "max": s.2 });
         let gestures: Vec<serde_json::Value> = rows

@@ -15,20 +15,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use exaviz_engine::layout::Ordering;
-use exaviz_engine::layout::embed::{Embedding, PAPER_HOPS};
-use exaviz_engine::render::{ColorMap, write_png_atomic};
+use exaviz_engine::render::write_png_atomic;
 use exaviz_engine::selection::Selection;
-use exaviz_engine::views::chord::ChordOptions;
-use exaviz_engine::views::embedding::EmbeddingOptions;
-use exaviz_engine::views::group::BundleGroup;
-use exaviz_engine::views::linked::{Linked, LinkedOptions};
-use exaviz_engine::views::matrix::{MatrixOptions, MatrixValue};
-use exaviz_engine::views::parcoords::ParcoordsOptions;
-use exaviz_engine::views::plot::Mix;
-use exaviz_engine::views::ring::{ChannelColour, RingBundle, RingOptions};
-use exaviz_engine::views::select::DimFilter;
-use exaviz_engine::views::sendrecv::SendRecvOptions;
-use exaviz_engine::views::timeline::{TimelineBundle, TimelineOptions};
+use exaviz_engine::views::contract::Entry;
+use exaviz_engine::views::torus_views::LinkedArgs;
 use exaviz_engine::{Backend, BackendChoice};
 
 /// The built-in default input of `exaviz render` when none is given.
@@ -42,49 +32,6 @@ pub const DEFAULT_INPUT: &str = "gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1";
 struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum ViewKind {
-    /// Torus nodes on a circle in sequential or Hilbert order, links as chords coloured by traffic.
-    Ring,
-    /// MPI trace: processes as rows over time, states as coloured bars, messages as lines.
-    Timeline,
-    /// MPI trace: communication matrix, senders as rows, receivers as columns.
-    Matrix,
-    /// MPI trace: processes on a circle, communicating pairs as hierarchically bundled curves.
-    Chord,
-    /// MPI trace: senders on the left, receivers on the right, pairs routed over an 8x8 grid.
-    Sendrecv,
-    /// MPI trace: timeline over matrix and chord diagram, linked: a click selects a pair in all three, the timeline's time window restricts the others.
-    Mpi,
-    /// Torus embedded by MDS on its hop-distance matrix (TorusTrafficND §IV; --scope), links coloured by traffic.
-    Mds,
-    /// Torus embedded by RadViz, one anchor per dimension (TorusTrafficND §IV), links coloured by traffic.
-    Radviz,
-    /// Torus node selector: parallel coordinates, one axis per dimension, a jittered line per node (TorusVisND §V).
-    Parcoords,
-    /// Torus time slicer: a ThemeRiver of the traffic on selected (or the busiest) nodes' links over time (TorusVisND §VI-C).
-    Themeriver,
-    /// Torus ring, node selector and time slicer side by side, linked: in `exaviz view` brush an axis, pick a node on the ring, drag a time slice (TorusVisND).
-    Linked,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum ScopeArg {
-    /// Every pair at its torus distance.
-    Full,
-    /// Pairs within --hops hops at their distance, the rest "infinite".
-    Hops,
-    /// Torus neighbours at distance 1, the rest "infinite".
-    Immediate,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum ValueArg {
-    Messages,
-    Bytes,
-    Bandwidth,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -104,149 +51,138 @@ impl From<BackendArg> for BackendChoice {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum OrderArg {
-    Hilbert,
-    Sequential,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum BundleArg {
-    /// Straight lines.
-    None,
-    /// Image-space KDE bundling (this engine's, any view with --bundle).
-    Kde,
-    /// Timeline: Brendel et al.'s hierarchy of mean-shift endpoint clusters, degree-2 B-splines; ring: Holten's along the Hilbert block tree.
-    Hierarchical,
-    /// Timeline: Brendel et al.'s grid-based routing with diagonals between endpoint clusters.
-    Grid,
-    /// Ring: TorusTrafficND's block-based bundling (channels between two blocks through their group's centre).
-    Blocks,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum ColourArg {
-    /// Traffic through the colour map.
-    Traffic,
-    /// Block relation: within a block, neighbouring blocks, 2, 3, 4+ blocks apart (TorusTrafficND Fig. 8a).
-    Relation,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum MixArg {
-    /// Lines over each other, more opaque where more cross.
-    Alpha,
-    /// Colours add up, crowded paths saturate (Brendel et al.'s "hot paths").
-    Additive,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum StatesArg {
-    /// Each pixel shows the state covering most of its time and processes.
-    Dominant,
-    /// The states' shares stacked up each process row (rows one pixel high show the middle state).
-    Stacked,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum MapArg {
-    Viridis,
-    Cividis,
-}
-
+/// The options every view command shares: which view, and where it computes. The view's own
+/// options come from its entry in the registry (`exaviz render --view V --help` lists them).
 #[derive(clap::Args, Clone, Debug)]
 pub(crate) struct ViewArgs {
-    /// Which view to draw.
-    #[arg(long, value_enum, default_value = "ring")]
-    view: ViewKind,
-    /// Node ordering along the ring.
-    #[arg(long, value_enum, default_value = "hilbert")]
-    order: OrderArg,
-    /// Colour map (both are safe for colour-blind readers).
-    #[arg(long, value_enum, default_value = "viridis")]
-    colormap: MapArg,
-    /// Edge bundling of the ring's chords or the timeline's messages (grid: timeline only; blocks: ring only).
-    #[arg(long, value_enum, default_value = "none")]
-    bundle: BundleArg,
-    /// Ring and linked views: Hilbert blocks, an even count dividing the node count (default: 8 or 4 where they divide it).
-    #[arg(long)]
-    blocks: Option<u32>,
-    /// Ring and linked views: what a chord's colour shows.
-    #[arg(long, value_enum, default_value = "traffic")]
-    color: ColourArg,
-    /// Ring and linked views: leave out the address rings (one per dimension, brighter for lower coordinates).
-    #[arg(long)]
-    no_address_rings: bool,
-    /// Ring and linked views: leave out the traffic marks (a disc per channel with traffic, area by packets,
-    /// nearer the node sending most of them).
-    #[arg(long)]
-    no_traffic_marks: bool,
-    /// Ring, parcoords, themeriver and linked views: only traffic sent from FROM up to (not
-    /// including) TO, in trace ticks (steps for gen:torus-sim, phases 0 and 1 for gen:pf3d); the
-    /// ring's opacity follows each channel's traffic in the slice, silent channels are grey.
-    #[arg(long, value_name = "FROM:TO", value_parser = parse_slice)]
-    time_slice: Option<(u64, u64)>,
-    /// Ring, parcoords, themeriver and linked views: select the nodes with these coordinates, e.g.
-    /// `B=1,D=0-2` (dimensions A to E on a 5-D torus, X to Z up to 3-D, or d1, d2, ...).
-    #[arg(long, value_name = "DIM=V[-W],...", value_parser = DimFilter::parse)]
-    select: Option<DimFilter>,
-    /// Ring, parcoords, themeriver and linked views: select this node (id: coordinates in sequential
-    /// order, the last fastest); the ring then draws only its channels, marks and address.
-    #[arg(long)]
-    node: Option<u32>,
-    /// Ring and linked views: only the channels of these bundles, pairs of Hilbert blocks numbered as
-    /// on the ring: `1-3,2` keeps the bundle between blocks 1 and 3 and the one within block 2.
-    #[arg(long, value_name = "BLOCK[-BLOCK],...", value_parser = BundleGroup::parse)]
-    group: Option<BundleGroup>,
-    /// Ring and linked views: track the message NODE sent first (TorusVisND Fig. 13; gen:torus-sim
-    /// tags each hop with it): its path hop by hop, coloured by step, over the other channels in grey.
-    #[arg(long, value_name = "NODE")]
-    track: Option<u32>,
-    /// Ring and linked views: zoom into this rectangle of the unzoomed picture (of the ring panel in
-    /// the linked view), in pixels from the top left.
-    #[arg(long, value_name = "X0,Y0,X1,Y1", value_parser = parse_rect)]
-    zoom: Option<[f32; 4]>,
-    /// Matrix, chord, sendrecv and timeline views: highlight the messages from SENDER to RECEIVER
-    /// (ranks), as a click on a matrix cell, a curve or a message line does in `exaviz view`.
-    #[arg(long, value_name = "SENDER,RECEIVER", value_parser = parse_pair)]
-    pair: Option<(u32, u32)>,
-    /// MDS view: which distances the embedding keeps.
-    #[arg(long, value_enum, default_value = "full")]
-    scope: ScopeArg,
-    /// MDS view with --scope hops: the most hops kept.
-    #[arg(long, default_value_t = exaviz_engine::layout::embed::PAPER_HOPS)]
-    hops: u32,
-    /// Timeline, chord and sendrecv views: how overlapping lines combine (default: alpha for the timeline, additive for the others).
-    #[arg(long, value_enum)]
-    mix: Option<MixArg>,
-    /// Timeline and mpi views: how a pixel shows the states of the time and processes it covers.
-    #[arg(long, value_enum, default_value = "dominant")]
-    states: StatesArg,
-    /// Timeline and mpi views: opacity of the densest message pixels, 0 (messages hidden) to 1;
-    /// the others are fainter by their rank among message pixels (histogram equalisation).
-    #[arg(long, default_value_t = exaviz_engine::views::timeline::DEFAULT_MESSAGE_OPACITY, value_parser = parse_opacity)]
-    message_opacity: f32,
-    /// Matrix view: what a cell shows (message count, bytes, or mean bandwidth in MB/s).
-    #[arg(long, value_enum, default_value = "messages")]
-    value: ValueArg,
-    /// Chord and sendrecv views, the timeline's hierarchical and grid bundling, the ring's blocks and hierarchical bundling: bundling strength β (0 straight, 1 fully bundled).
-    #[arg(long, default_value_t = exaviz_engine::bundling::DEFAULT_BETA)]
-    beta: f32,
-    /// Timeline and mpi views: start of the time window, seconds since the trace's start (matrix,
-    /// chord and sendrecv count only the messages sent in the window).
-    #[arg(long, requires = "to")]
-    from: Option<f64>,
-    /// End of the time window (see --from).
-    #[arg(long, requires = "from")]
-    to: Option<f64>,
+    /// Which view to draw; each has options of its own, listed by `--view V --help`.
+    #[arg(long, default_value = "ring", value_parser = view_names())]
+    view: String,
     /// Compute and render path: a GPU adapter if any (else the CPU, with a warning), a GPU or a clear error, or the CPU.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
+    /// The view's options as given, one word each (`--mix`, `alpha`), read after parsing.
+    #[arg(skip)]
+    options: Vec<String>,
+}
+
+impl ViewArgs {
+    /// The view's entry in the registry (the parser accepts no other name).
+    pub(crate) fn entry(&self) -> &'static Entry {
+        Entry::find(&self.view).unwrap_or(&exaviz_engine::views::REGISTRY[0])
+    }
+
+    /// The view and the selection its options ask for.
+    pub(crate) fn built(&self) -> Result<exaviz_engine::views::contract::Built> {
+        self.entry().parse(&self.options).map_err(|e| anyhow::anyhow!("{}", clap_line(&e)))
+    }
+
+    /// The view's options given in `matches` (parsed with [`augment`]), as words.
+    fn read_options(&mut self, matches: &clap::ArgMatches) {
+        self.options.clear();
+        for arg in self.entry().command().get_arguments() {
+            let (id, Some(long)) = (arg.get_id().as_str(), arg.get_long()) else { continue };
+            if matches.value_source(id) != Some(clap::parser::ValueSource::CommandLine) {
+                continue;
+            }
+            self.options.push(format!("--{long}"));
+            if arg.get_action().takes_values() {
+                let raw = matches.get_raw(id).into_iter().flatten();
+                self.options.extend(raw.map(|v| v.to_string_lossy().into_owned()));
+            }
+        }
+    }
+}
+
+/// The registry's views as the values of `--view`, with their help.
+fn view_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        exaviz_engine::views::REGISTRY.iter().map(|e| clap::builder::PossibleValue::new(e.name).help(e.about)),
+    )
+}
+
+/// The commands that show a view.
+const VIEW_COMMANDS: [&str; 3] = ["render", "view", "bench-interact"];
+
+/// The command line's view name (`--view V` or `--view=V`), if any.
+fn view_named(argv: &[String]) -> Option<&str> {
+    argv.iter().enumerate().find_map(|(k, a)| match a.strip_prefix("--view") {
+        Some("") => argv.get(k + 1).map(String::as_str),
+        Some(v) => v.strip_prefix('='),
+        None => None,
+    })
+}
+
+/// The command line's parser with the options of the view `argv` names (or the default view)
+/// added to the commands that show a view.
+fn augment(argv: &[String]) -> clap::Command {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let entry = match view_named(argv) {
+        Some(name) => Entry::find(name),
+        None => exaviz_engine::views::REGISTRY.first(),
+    };
+    if let Some(entry) = entry {
+        for sub in VIEW_COMMANDS {
+            cmd = cmd.mut_subcommand(sub, |c| {
+                let c = c.next_help_heading(format!("Options of the {} view", entry.name));
+                (entry.args)(c)
+            });
+        }
+    }
+    cmd
+}
+
+/// A clap error as one line: its first line, the arguments it lists and the values it offers.
+pub(crate) fn clap_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut lines = text.lines();
+    let mut first = lines.next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_string();
+    let more: Vec<&str> =
+        lines.take_while(|l| l.starts_with("  ")).map(str::trim).filter(|l| !l.starts_with("tip:")).collect();
+    if !more.is_empty() {
+        first = format!("{first} {}", more.join(", "));
+    }
+    first
+}
+
+/// An option, or an option's value, of another view: which views take it.
+fn other_view_hint(e: &clap::Error, argv: &[String]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let text = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    let long = text(ContextKind::InvalidArg)?.strip_prefix("--")?.split(['=', ' ']).next()?;
+    let value = match e.kind() {
+        ErrorKind::UnknownArgument => None,
+        ErrorKind::InvalidValue => Some(text(ContextKind::InvalidValue)?),
+        _ => return None,
+    };
+    let takes = |a: &clap::Arg| {
+        a.get_long() == Some(long) && value.is_none_or(|v| a.get_possible_values().iter().any(|p| p.get_name() == v))
+    };
+    let takers: Vec<&str> = exaviz_engine::views::REGISTRY
+        .iter()
+        .filter(|v| v.command().get_arguments().any(takes))
+        .map(|v| v.name)
+        .collect();
+    let view = view_named(argv).unwrap_or(exaviz_engine::views::REGISTRY[0].name);
+    if takers.is_empty() || takers.contains(&view) {
+        return None;
+    }
+    let names = match takers.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => takers.join(""),
+    };
+    let views = if takers.len() == 1 { "view takes" } else { "views take" };
+    let what = value.map_or(format!("--{long}"), |v| format!("--{long} {v}"));
+    Some(format!("{what} is not an option of the {view} view; the {names} {views} it (see --view {view} --help)"))
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Render a view headless to a PNG file.
+    #[command(after_help = "Each view has options of its own: exaviz render --view VIEW --help lists them.")]
     Render {
         /// Input file or gen: generator (default: the built-in 4x4x4x4x4 torus simulation).
         #[arg(default_value = DEFAULT_INPUT)]
@@ -294,6 +230,7 @@ enum Command {
     /// Aggregate the segments of a CSV file into a line-density image (and optionally a PNG).
     Aggregate(edges_cmd::AggregateArgs),
     /// Open a view in a window, with pan (drag) and zoom (wheel; on the timeline, in time), hover tooltips and a side panel to switch views and options; h lists every key.
+    #[command(after_help = "Each view has options of its own: exaviz view --view VIEW --help lists them.")]
     View {
         #[arg(default_value = DEFAULT_INPUT)]
         input: String,
@@ -306,6 +243,17 @@ enum Command {
         #[command(flatten)]
         view: ViewArgs,
     },
+}
+
+impl Command {
+    /// The view options of the commands that show a view.
+    fn view_args(&mut self) -> Option<&mut ViewArgs> {
+        match self {
+            Command::Render { view, .. } | Command::View { view, .. } => Some(view),
+            Command::BenchInteract(args) => Some(&mut args.view),
+            _ => None,
+        }
+    }
 }
 
 /// `exaviz metrics`: L and CL of each ordering of one torus.
@@ -457,278 +405,6 @@ pub(crate) fn spinner(msg: &str) -> indicatif::ProgressBar {
     pb
 }
 
-fn ring_options(args: &ViewArgs, (width, height): (u32, u32)) -> RingOptions {
-    RingOptions {
-        width,
-        height,
-        order: match args.order {
-            OrderArg::Hilbert => Ordering::Hilbert,
-            OrderArg::Sequential => Ordering::Sequential,
-        },
-        colormap: match args.colormap {
-            MapArg::Viridis => ColorMap::Viridis,
-            MapArg::Cividis => ColorMap::Cividis,
-        },
-        bundle: match args.bundle {
-            BundleArg::Kde => RingBundle::Kde(exaviz_engine::stages::BundleParams::default()),
-            BundleArg::Blocks => RingBundle::Blocks { beta: args.beta.clamp(0.0, 1.0) },
-            BundleArg::Hierarchical => RingBundle::Hierarchical { beta: args.beta.clamp(0.0, 1.0) },
-            BundleArg::None | BundleArg::Grid => RingBundle::None,
-        },
-        blocks: args.blocks,
-        colour: match args.color {
-            ColourArg::Traffic => ChannelColour::Traffic,
-            ColourArg::Relation => ChannelColour::Relation,
-        },
-        address_rings: !args.no_address_rings,
-        traffic_marks: !args.no_traffic_marks,
-        time_slice: args.time_slice,
-        node: args.node,
-        select: args.select,
-        group: args.group,
-        track: args.track,
-        zoom: args.zoom,
-    }
-}
-
-/// A number from 0 to 1.
-fn parse_opacity(s: &str) -> Result<f32, String> {
-    match s.trim().parse::<f32>() {
-        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
-        _ => Err(format!("'{s}' is not an opacity from 0 to 1")),
-    }
-}
-
-/// `X0,Y0,X1,Y1`: four finite numbers.
-fn parse_rect(s: &str) -> Result<[f32; 4], String> {
-    let v: Vec<f32> = s
-        .split(',')
-        .map(|p| p.trim().parse::<f32>().ok().filter(|v| v.is_finite()))
-        .collect::<Option<_>>()
-        .ok_or_else(|| format!("'{s}' is not four numbers X0,Y0,X1,Y1"))?;
-    <[f32; 4]>::try_from(v).map_err(|_| format!("'{s}' is not four numbers X0,Y0,X1,Y1"))
-}
-
-/// `SENDER,RECEIVER`: two ranks.
-fn parse_pair(s: &str) -> Result<(u32, u32), String> {
-    let (a, b) = s.split_once(',').ok_or_else(|| format!("'{s}' is not SENDER,RECEIVER"))?;
-    let num = |v: &str| v.trim().parse::<u32>().map_err(|_| format!("'{v}' in '{s}' is not a rank"));
-    Ok((num(a)?, num(b)?))
-}
-
-/// `FROM:TO` with whole numbers, FROM below TO.
-fn parse_slice(s: &str) -> Result<(u64, u64), String> {
-    let (a, b) = s.split_once(':').ok_or_else(|| format!("'{s}' is not FROM:TO"))?;
-    let num = |v: &str| v.trim().parse::<u64>().map_err(|_| format!("'{v}' in '{s}' is not a whole number"));
-    let (from, to) = (num(a)?, num(b)?);
-    if from >= to {
-        return Err(format!("'{s}' is empty: FROM must be below TO"));
-    }
-    Ok((from, to))
-}
-
-/// The linked view's options from the command line.
-fn linked_options(args: &ViewArgs, (width, height): (u32, u32)) -> LinkedOptions {
-    let ring = ring_options(args, (width, height));
-    let state = Linked {
-        node: args.node,
-        select: args.select,
-        time_slice: args.time_slice,
-        group: args.group,
-        track: args.track,
-        zoom: args.zoom,
-    };
-    LinkedOptions { width, height, ring, colormap: ring.colormap, state }
-}
-
-/// Options that do not fit the chosen view: a one-line error instead of silently ignoring them.
-pub(crate) fn check_view_args(args: &ViewArgs) -> Result<()> {
-    let ring = matches!(args.view, ViewKind::Ring | ViewKind::Linked);
-    match (args.view, args.bundle) {
-        (ViewKind::Ring | ViewKind::Linked, BundleArg::Grid) => {
-            bail!("--bundle grid is for the timeline view; the ring takes none, kde, blocks or hierarchical")
-        }
-        (ViewKind::Timeline | ViewKind::Mpi, BundleArg::Blocks) => {
-            bail!("--bundle blocks is for the ring view; the timeline takes none, kde, hierarchical or grid")
-        }
-        (
-            ViewKind::Matrix
-            | ViewKind::Chord
-            | ViewKind::Sendrecv
-            | ViewKind::Mds
-            | ViewKind::Radviz
-            | ViewKind::Parcoords
-            | ViewKind::Themeriver,
-            b,
-        ) if !matches!(b, BundleArg::None) => {
-            bail!("--bundle is for the ring and timeline views, not {:?}", args.view)
-        }
-        _ => {}
-    }
-    if !matches!(args.view, ViewKind::Mds) && (!matches!(args.scope, ScopeArg::Full) || args.hops != PAPER_HOPS) {
-        bail!("--scope and --hops are for the mds view");
-    }
-    if args.hops == 0 {
-        bail!("--hops must be at least 1");
-    }
-    if !ring
-        && (args.blocks.is_some()
-            || matches!(args.color, ColourArg::Relation)
-            || args.no_address_rings
-            || args.no_traffic_marks
-            || args.group.is_some()
-            || args.track.is_some()
-            || args.zoom.is_some())
-    {
-        bail!(
-            "--blocks, --color, --no-address-rings, --no-traffic-marks, --group, --track and --zoom are for the ring \
-             and linked views"
-        );
-    }
-    let mpi = matches!(
-        args.view,
-        ViewKind::Timeline | ViewKind::Matrix | ViewKind::Chord | ViewKind::Sendrecv | ViewKind::Mpi
-    );
-    if !mpi && args.pair.is_some() {
-        bail!("--pair is for the timeline, matrix, chord, sendrecv and mpi views");
-    }
-    let timeline = matches!(args.view, ViewKind::Timeline | ViewKind::Mpi);
-    let opacity = args.message_opacity != exaviz_engine::views::timeline::DEFAULT_MESSAGE_OPACITY;
-    if !timeline && (args.states != StatesArg::Dominant || opacity) {
-        bail!("--states and --message-opacity are for the timeline and mpi views");
-    }
-    if !mpi && args.from.is_some() {
-        bail!("--from and --to are for the timeline, matrix, chord, sendrecv and mpi views");
-    }
-    let linked = matches!(args.view, ViewKind::Ring | ViewKind::Parcoords | ViewKind::Themeriver | ViewKind::Linked);
-    if !linked && (args.time_slice.is_some() || args.node.is_some() || args.select.is_some()) {
-        bail!("--time-slice, --node and --select are for the ring, parcoords, themeriver and linked views");
-    }
-    Ok(())
-}
-
-fn mix(args: &ViewArgs, default: Mix) -> Mix {
-    match args.mix {
-        None => default,
-        Some(MixArg::Alpha) => Mix::Alpha,
-        Some(MixArg::Additive) => Mix::Additive,
-    }
-}
-
-/// The timeline's options from the command line.
-pub(crate) fn timeline_options(args: &ViewArgs, (width, height): (u32, u32)) -> TimelineOptions {
-    let beta = args.beta.clamp(0.0, 1.0);
-    let bundle = match args.bundle {
-        BundleArg::None => TimelineBundle::None,
-        BundleArg::Kde => TimelineBundle::Kde(exaviz_engine::stages::BundleParams::default()),
-        BundleArg::Hierarchical => TimelineBundle::Hierarchical { beta },
-        BundleArg::Grid => TimelineBundle::Grid { beta },
-        BundleArg::Blocks => TimelineBundle::None, // refused by check_view_args
-    };
-    let states = match args.states {
-        StatesArg::Dominant => exaviz_engine::views::timeline::StateMode::Dominant,
-        StatesArg::Stacked => exaviz_engine::views::timeline::StateMode::Stacked,
-    };
-    TimelineOptions {
-        width,
-        height,
-        window_s: args.from.zip(args.to),
-        bundle,
-        mix: mix(args, Mix::Alpha),
-        states,
-        message_opacity: args.message_opacity,
-    }
-}
-
-/// The chosen view with its options, through the view contract.
-pub(crate) fn make_view(args: &ViewArgs) -> Box<dyn exaviz_engine::views::View> {
-    use exaviz_engine::views::chord::ChordView;
-    use exaviz_engine::views::matrix::MatrixView;
-    use exaviz_engine::views::sendrecv::SendRecvView;
-    use exaviz_engine::views::timeline::TimelineView;
-    use exaviz_engine::views::torus_views::{EmbeddingView, LinkedView, ParcoordsView, RingView, ThemeRiverView};
-    let colormap = match args.colormap {
-        MapArg::Viridis => ColorMap::Viridis,
-        MapArg::Cividis => ColorMap::Cividis,
-    };
-    // Sizes come from the frame each prepare is given.
-    let size = (1024, 768);
-    match args.view {
-        ViewKind::Ring => Box::new(RingView(ring_options(args, size))),
-        ViewKind::Timeline => Box::new(TimelineView::new(timeline_options(args, size))),
-        ViewKind::Matrix => {
-            let value = match args.value {
-                ValueArg::Messages => MatrixValue::Messages,
-                ValueArg::Bytes => MatrixValue::Bytes,
-                ValueArg::Bandwidth => MatrixValue::Bandwidth,
-            };
-            Box::new(MatrixView(MatrixOptions { width: size.0, height: size.1, value, colormap }))
-        }
-        ViewKind::Chord => {
-            let mix = mix(args, Mix::Additive);
-            Box::new(ChordView(ChordOptions { width: size.0, height: size.1, beta: args.beta, mix }))
-        }
-        ViewKind::Sendrecv => {
-            let mix = mix(args, Mix::Additive);
-            Box::new(SendRecvView(SendRecvOptions { width: size.0, height: size.1, beta: args.beta, mix }))
-        }
-        ViewKind::Mds | ViewKind::Radviz => {
-            let embedding = match (args.view, args.scope) {
-                (ViewKind::Radviz, _) => Embedding::RadViz,
-                (_, ScopeArg::Full) => Embedding::MdsFull,
-                (_, ScopeArg::Hops) => Embedding::MdsHops(args.hops),
-                (_, ScopeArg::Immediate) => Embedding::MdsImmediate,
-            };
-            Box::new(EmbeddingView(EmbeddingOptions { width: size.0, height: size.1, embedding, colormap }))
-        }
-        ViewKind::Parcoords => Box::new(ParcoordsView(ParcoordsOptions {
-            width: size.0,
-            height: size.1,
-            colormap,
-            time_slice: None,
-            node: None,
-            select: None,
-        })),
-        ViewKind::Themeriver => Box::new(ThemeRiverView),
-        ViewKind::Linked => Box::new(LinkedView(linked_options(args, size))),
-        ViewKind::Mpi => {
-            let value = MatrixValue::Messages;
-            let chord_mix = mix(args, Mix::Additive);
-            Box::new(exaviz_engine::views::mpi_linked::MpiLinkedView {
-                timeline: TimelineView::new(timeline_options(args, size)),
-                matrix: MatrixOptions { width: size.0, height: size.1, value, colormap },
-                chord: ChordOptions { width: size.0, height: size.1, beta: args.beta, mix: chord_mix },
-            })
-        }
-    }
-}
-
-/// The selection given on the command line.
-pub(crate) fn selection(args: &ViewArgs) -> Selection {
-    Selection {
-        node: args.node,
-        dims: args.select,
-        time_slice: args.time_slice,
-        window_s: args.from.zip(args.to),
-        pair: args.pair,
-        group: args.group,
-        track: args.track,
-        zoom: args.zoom,
-    }
-}
-
-/// Renders the chosen view headless, through the view contract.
-fn render_view(
-    dataset: &exaviz_engine::model::Dataset,
-    backend: &Backend,
-    args: &ViewArgs,
-    (width, height): (u32, u32),
-) -> Result<exaviz_engine::render::Image> {
-    let view = make_view(args);
-    let frame = exaviz_engine::views::Frame { width, height };
-    Ok(exaviz_engine::views::contract::render_view(view.as_ref(), dataset, &selection(args), frame, backend)?)
-}
-
 /// Loads an input with a spinner, turned into a progress bar (bytes) by formats that report it.
 pub(crate) fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
     let pb = spinner(&format!("loading {input}"));
@@ -752,18 +428,26 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Render { input, out, size, view } => {
             let size = parse_size(&size)?;
-            check_view_args(&view)?;
+            let built = view.built()?;
             if out.is_dir() {
                 bail!("{}: is a folder; give a file name for the PNG", out.display());
             }
             let dataset = load(&input)?;
             let backend = Backend::new(view.backend.into())?;
-            let pb = spinner(&format!("rendering {:?} on {}", view.view, backend.describe()));
-            let image = render_view(&dataset, &backend, &view, size).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
+            let pb = spinner(&format!("rendering the {} view on {}", view.view, backend.describe()));
+            let frame = exaviz_engine::views::Frame { width: size.0, height: size.1 };
+            let image = exaviz_engine::views::contract::render_view(
+                built.view.as_ref(),
+                &dataset,
+                &built.selection,
+                frame,
+                &backend,
+            )
+            .map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
             pb.finish_and_clear();
             write_png_atomic(&out, &image).with_context(|| format!("{}: cannot write", out.display()))?;
             eprintln!(
-                "wrote {} ({}x{}, {:?} view, {})",
+                "wrote {} ({}x{}, {} view, {})",
                 out.display(),
                 image.width,
                 image.height,
@@ -812,10 +496,10 @@ fn run(cli: Cli) -> Result<()> {
         Command::BenchInteract(args) => bench_interact::run(args),
         Command::View { input, size, frames, view } => {
             let size = parse_size(&size)?;
-            check_view_args(&view)?;
+            let selection = view.built()?.selection;
             let view_backend = view.backend.into();
             let dataset = load(&input)?;
-            let content = content(&view, &dataset, selection(&view)).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
+            let content = content(&view, &dataset, selection).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
             window::run(dataset, input, view_backend, size, view, content, frames)
         }
     }
@@ -829,11 +513,18 @@ pub(crate) fn content(
     selection: Selection,
 ) -> Result<window::Content> {
     selection.validate(dataset)?;
-    let linked = matches!(args.view, ViewKind::Linked)
-        .then(|| Arc::new(exaviz_engine::views::torus_views::LinkedView(linked_options(args, (1024, 768)))));
+    let built = args.built()?;
+    // The window brushes the linked view's panels itself, so it keeps the linked view's type.
+    let linked = (args.view == "linked")
+        .then(|| {
+            let m = args.entry().command().try_get_matches_from(&args.options).ok()?;
+            let a = <LinkedArgs as clap::FromArgMatches>::from_arg_matches(&m).ok()?;
+            Some(Arc::new(a.view()))
+        })
+        .flatten();
     let shown: Arc<dyn exaviz_engine::views::View> = match &linked {
         Some(l) => l.clone(),
-        None => Arc::from(make_view(args)),
+        None => Arc::from(built.view),
     };
     shown.check(dataset)?;
     Ok(window::Content { view: shown, linked, selection })
@@ -866,7 +557,15 @@ fn ensure_runtime_dir() {}
 
 fn main() -> ExitCode {
     ensure_runtime_dir();
-    let cli = match Cli::try_parse() {
+    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    let parsed = augment(&argv).try_get_matches_from(&argv).and_then(|m| {
+        let mut cli = <Cli as clap::FromArgMatches>::from_arg_matches(&m)?;
+        if let (Some((_, sub)), Some(view)) = (m.subcommand(), cli.command.view_args()) {
+            view.read_options(sub);
+        }
+        Ok(cli)
+    });
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {
             // --help and --version
@@ -874,16 +573,11 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            // One line, as for every other error: clap's first line names the problem, and
-            // where it ends with a colon the indented lines after it name the arguments.
-            let text = e.render().to_string();
-            let mut lines = text.lines();
-            let mut first = lines.next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_string();
-            if first.ends_with(':') {
-                let named: Vec<&str> = lines.take_while(|l| l.starts_with("  ")).map(str::trim).collect();
-                first = format!("{first} {}", named.join(", "));
+            // One line, as for every other error.
+            match other_view_hint(&e, &argv) {
+                Some(hint) => eprintln!("error: {hint}"),
+                None => eprintln!("error: {} (see exaviz --help)", clap_line(&e)),
             }
-            eprintln!("error: {first} (see exaviz --help)");
             return ExitCode::from(2);
         }
     };

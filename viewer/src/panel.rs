@@ -24,7 +24,7 @@ pub struct ViewEntry {
 
 /// One option of the current view: its flag, its values and the chosen one.
 pub struct Choice {
-    pub flag: &'static str,
+    pub flag: String,
     pub help: String,
     /// (value, help) pairs, as `--help` lists them.
     pub values: Vec<(String, String)>,
@@ -47,7 +47,7 @@ pub struct PanelInfo<'a> {
 pub enum Action {
     SwitchView(String),
     /// Set the option with this flag to the value at this index.
-    SetOption(&'static str, usize),
+    SetOption(String, usize),
     ClearSelection,
     Reset,
     Save,
@@ -104,21 +104,22 @@ pub fn ui(ctx: &egui::Context, info: &PanelInfo, pixels_per_point: f32) -> (Vec<
                     ui.strong("Options");
                     for c in info.choices {
                         let shown = c.values.get(c.current).map_or("", |v| v.0.as_str());
-                        ui.label(c.flag).on_hover_text(&c.help);
-                        let combo = egui::ComboBox::from_id_salt(c.flag).selected_text(shown).show_ui(ui, |ui| {
-                            for (k, (value, help)) in c.values.iter().enumerate() {
-                                let r = ui.selectable_label(k == c.current, value);
-                                let r = if help.is_empty() { r } else { r.on_hover_text(help) };
-                                let b = r.rect;
-                                layout.push((
-                                    format!("value {} {value}", c.flag),
-                                    [b.min.x, b.min.y, b.max.x, b.max.y].map(|c| c * pixels_per_point),
-                                ));
-                                if r.clicked() && k != c.current {
-                                    actions.push(Action::SetOption(c.flag, k));
+                        ui.label(c.flag.as_str()).on_hover_text(&c.help);
+                        let combo =
+                            egui::ComboBox::from_id_salt(c.flag.as_str()).selected_text(shown).show_ui(ui, |ui| {
+                                for (k, (value, help)) in c.values.iter().enumerate() {
+                                    let r = ui.selectable_label(k == c.current, value);
+                                    let r = if help.is_empty() { r } else { r.on_hover_text(help) };
+                                    let b = r.rect;
+                                    layout.push((
+                                        format!("value {} {value}", c.flag),
+                                        [b.min.x, b.min.y, b.max.x, b.max.y].map(|c| c * pixels_per_point),
+                                    ));
+                                    if r.clicked() && k != c.current {
+                                        actions.push(Action::SetOption(c.flag.clone(), k));
+                                    }
                                 }
-                            }
-                        });
+                            });
                         let b = combo.response.rect;
                         layout.push((
                             format!("option {}", c.flag),
@@ -410,7 +411,7 @@ mod tests {
         let views = info_views();
         let summary = vec!["ranks: 16".to_string(), "messages: 2,048".to_string()];
         let choices = vec![Choice {
-            flag: "--value",
+            flag: "--value".to_string(),
             help: "what a cell shows".into(),
             values: vec![("messages".into(), String::new()), ("bytes".into(), String::new())],
             current: 0,

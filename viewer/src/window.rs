@@ -214,8 +214,7 @@ impl State {
     /// One pass of the panel: what the user asked for, and the triangles and textures to draw.
     fn panel_pass(&mut self) -> (Vec<Action>, Vec<egui::ClippedPrimitive>, egui::TexturesDelta, f32) {
         let raw = self.panel.input.take_egui_input(&self.window);
-        let view = self.args.view;
-        let current = choices::name(view);
+        let current = self.args.view.clone();
         let options = choices::choices(&self.args);
         let selection = self.describe_selection();
         let status = self.status();
@@ -359,7 +358,7 @@ impl State {
                 self.args = args;
                 self.saved = None;
                 eprintln!("{what}");
-                self.window.set_title(&format!("exaviz · {}", choices::name(self.args.view)));
+                self.window.set_title(&format!("exaviz · {}", self.args.view));
             }
             Err(e) => {
                 eprintln!("error: {e}");
@@ -392,11 +391,11 @@ impl State {
     /// What the panel asked for.
     fn act(&mut self, event_loop: &ActiveEventLoop, dataset: &Arc<Dataset>, action: Action) {
         match action {
-            Action::SwitchView(name) => match choices::kind(&name).and_then(|k| choices::switched(&self.args, k)) {
+            Action::SwitchView(name) => match choices::switched(&self.args, &name) {
                 Ok(args) => self.explore(dataset, args, &format!("view: {name}")),
                 Err(e) => self.saved = Some(format!("error: {e}")),
             },
-            Action::SetOption(flag, index) => match choices::with_choice(&self.args, flag, index) {
+            Action::SetOption(flag, index) => match choices::with_choice(&self.args, &flag, index) {
                 Ok((args, value)) => self.explore(dataset, args, &format!("option: {flag} {value}")),
                 Err(e) => self.saved = Some(format!("error: {e}")),
             },

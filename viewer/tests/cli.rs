@@ -332,7 +332,10 @@ fn ring_blocks_bundle_and_colour_or_fail_clearly() {
     let o = o.to_str().unwrap();
     assert_fails(&["render", "gen:torus?dims=4x4x4", "--blocks", "6", "--out", o], &["gen:torus", "do not divide 64"]);
     assert_fails(&["render", "gen:torus?dims=3x3x3", "--color", "relation", "--out", o], &["gen:torus", "blocks"]);
-    assert_fails(&["render", "gen:lulesh", "--view", "timeline", "--bundle", "blocks", "--out", o], &["ring view"]);
+    assert_fails(
+        &["render", "gen:lulesh", "--view", "timeline", "--bundle", "blocks", "--out", o],
+        &["--bundle blocks is not an option of the timeline view; the ring and linked views take it"],
+    );
     assert_fails(
         &["render", "gen:lulesh", "--view", "matrix", "--blocks", "4", "--out", o],
         &["ring and linked views"],
@@ -530,8 +533,8 @@ fn linked_view_renders_or_fails_clearly() {
     };
     render(&["--size", "700x400"], &[input, "too small for the linked view (at least 800x480)"]);
     render(&["--select", "B=2", "--node", "17"], &[input, "node 17 [0, 0, 1, 0, 1] is outside the selection B=2"]);
-    render(&["--bundle", "grid"], &["--bundle grid is for the timeline view"]);
-    render(&["--scope", "hops"], &["--scope and --hops are for the mds view"]);
+    render(&["--bundle", "grid"], &["--bundle grid is not an option of the linked view; the timeline and mpi views"]);
+    render(&["--scope", "hops"], &["--scope is not an option of the linked view; the mds view takes it"]);
     assert_fails(&["render", "gen:lulesh", "--view", "linked", "--out", b], &["gen:lulesh", "needs a topology"]);
     // The ring's group filter, message tracking and zoom.
     render(&["--group", "1-x"], &["'x' in '1-x' is not a block number from 1 to 64"]);
@@ -540,7 +543,10 @@ fn linked_view_renders_or_fails_clearly() {
     render(&["--zoom", "1,2,3"], &["'1,2,3' is not four numbers X0,Y0,X1,Y1"]);
     render(&["--zoom", "10,10,12,90"], &[input, "must be at least 4x4 pixels"]);
     let other = ["render", input, "--view", "parcoords", "--out", b];
-    assert_fails(&[&other[..], &["--track", "3"]].concat(), &["--track and --zoom are for the ring and linked views"]);
+    assert_fails(
+        &[&other[..], &["--track", "3"]].concat(),
+        &["--track is not an option of the parcoords view; the ring and linked views take it"],
+    );
     assert!(!bad.exists());
     let tracked = ["--group", "1-2,2-3", "--track", "17", "--zoom", "100,100,300,250", "--bundle", "hierarchical"];
     let run = exaviz(&[&args[..], &tracked[..]].concat());

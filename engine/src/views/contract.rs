@@ -129,50 +129,133 @@ impl Picker for NoPick {
     }
 }
 
+/// A view's command-line options: a clap `Args` struct (so `exaviz render --view V --help`, the
+/// parser and the window's panel come from it) that makes the view and the selection it asks
+/// for. The options of one view only are accepted with it.
+pub trait Options: clap::Args + clap::FromArgMatches {
+    fn view(&self) -> Box<dyn View>;
+    /// What the options select (nodes, a pair, a time window, ...); nothing by default.
+    fn selection(&self) -> Selection {
+        Selection::default()
+    }
+}
+
+/// A view made from its options, with the selection they ask for.
+pub struct Built {
+    pub view: Box<dyn View>,
+    pub selection: Selection,
+}
+
 /// One entry of the registry.
 pub struct Entry {
     pub name: &'static str,
     pub about: &'static str,
+    /// Adds the view's options to a command (`<O as clap::Args>::augment_args`).
+    pub args: fn(clap::Command) -> clap::Command,
+    /// The view from options parsed with [`Entry::command`] ([`build`]).
+    pub build: fn(&clap::ArgMatches) -> Result<Built, clap::Error>,
 }
 
-/// Every view, in the order `--help` and the window list them.
+impl Entry {
+    /// The view's options as a command of their own, named after the view.
+    pub fn command(&self) -> clap::Command {
+        (self.args)(clap::Command::new(self.name).about(self.about).no_binary_name(true))
+    }
+
+    /// The view and selection of `options` (command-line words, e.g. `["--mix", "alpha"]`).
+    pub fn parse<S: AsRef<str>>(&self, options: &[S]) -> Result<Built, clap::Error> {
+        let matches = self.command().try_get_matches_from(options.iter().map(|s| s.as_ref().to_string()))?;
+        (self.build)(&matches)
+    }
+
+    /// The entry called `name`.
+    pub fn find(name: &str) -> Option<&'static Entry> {
+        REGISTRY.iter().find(|e| e.name == name)
+    }
+}
+
+/// [`Entry::build`] for the options `O`.
+pub fn build<O: Options>(matches: &clap::ArgMatches) -> Result<Built, clap::Error> {
+    let o = O::from_arg_matches(matches)?;
+    Ok(Built { view: o.view(), selection: o.selection() })
+}
+
+use super::chord::ChordArgs;
+use super::matrix::MatrixArgs;
+use super::mpi_linked::MpiArgs;
+use super::sendrecv::SendRecvArgs;
+use super::timeline::TimelineArgs;
+use super::torus_views::{LinkedArgs, MdsArgs, ParcoordsArgs, RadvizArgs, RingArgs, ThemeRiverArgs};
+
+/// Every view, in the order `--help` and the window list them. A new view is its module and
+/// one line here.
 pub const REGISTRY: &[Entry] = &[
     Entry {
         name: "ring",
         about: "Torus nodes on a circle in sequential or Hilbert order, links as chords coloured by traffic (TorusVisND).",
+        args: <RingArgs as clap::Args>::augment_args,
+        build: build::<RingArgs>,
     },
     Entry {
         name: "timeline",
         about: "MPI trace: processes as rows over time, states as coloured bars, messages as lines (Brendel et al., 2016).",
+        args: <TimelineArgs as clap::Args>::augment_args,
+        build: build::<TimelineArgs>,
     },
-    Entry { name: "matrix", about: "MPI trace: communication matrix, senders as rows, receivers as columns." },
+    Entry {
+        name: "matrix",
+        about: "MPI trace: communication matrix, senders as rows, receivers as columns.",
+        args: <MatrixArgs as clap::Args>::augment_args,
+        build: build::<MatrixArgs>,
+    },
     Entry {
         name: "chord",
         about: "MPI trace: processes on a circle, communicating pairs as hierarchically bundled curves.",
+        args: <ChordArgs as clap::Args>::augment_args,
+        build: build::<ChordArgs>,
     },
     Entry {
         name: "sendrecv",
         about: "MPI trace: senders on the left, receivers on the right, pairs routed over an 8x8 grid.",
+        args: <SendRecvArgs as clap::Args>::augment_args,
+        build: build::<SendRecvArgs>,
+    },
+    Entry {
+        name: "mpi",
+        about: "MPI trace: timeline over matrix and chord diagram, linked: a click selects a pair in all three, the \
+                timeline's time window restricts the others.",
+        args: <MpiArgs as clap::Args>::augment_args,
+        build: build::<MpiArgs>,
     },
     Entry {
         name: "mds",
         about: "Torus embedded by MDS on its hop-distance matrix, links coloured by traffic (TorusTrafficND).",
+        args: <MdsArgs as clap::Args>::augment_args,
+        build: build::<MdsArgs>,
     },
     Entry {
         name: "radviz",
         about: "Torus embedded by RadViz, one anchor per dimension, links coloured by traffic (TorusTrafficND).",
+        args: <RadvizArgs as clap::Args>::augment_args,
+        build: build::<RadvizArgs>,
     },
     Entry {
         name: "parcoords",
         about: "Torus node selector: parallel coordinates, one axis per dimension, a line per node (TorusVisND).",
+        args: <ParcoordsArgs as clap::Args>::augment_args,
+        build: build::<ParcoordsArgs>,
     },
     Entry {
         name: "themeriver",
         about: "Torus time slicer: a ThemeRiver of the traffic on selected or the busiest nodes over time (TorusVisND).",
+        args: <ThemeRiverArgs as clap::Args>::augment_args,
+        build: build::<ThemeRiverArgs>,
     },
     Entry {
         name: "linked",
         about: "Torus ring, node selector and time slicer side by side, sharing one selection (TorusVisND).",
+        args: <LinkedArgs as clap::Args>::augment_args,
+        build: build::<LinkedArgs>,
     },
 ];
 
@@ -272,5 +355,23 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), REGISTRY.len());
+    }
+
+    #[test]
+    fn each_entry_parses_its_own_options_into_its_view() {
+        for entry in REGISTRY {
+            entry.command().debug_assert();
+            let built = entry.parse::<&str>(&[]).unwrap_or_else(|e| panic!("{} defaults: {e}", entry.name));
+            assert_eq!(built.view.name(), entry.name);
+            assert_eq!(built.selection, Selection::default(), "{} selects nothing by default", entry.name);
+        }
+        let timeline = Entry::find("timeline").expect("listed");
+        let built = timeline.parse(&["--pair", "3,4", "--from", "0.5", "--to", "1.5"]).expect("valid");
+        assert_eq!((built.selection.pair, built.selection.window_s), (Some((3, 4)), Some((0.5, 1.5))));
+        assert!(timeline.parse(&["--bundle", "blocks"]).is_err(), "blocks bundle the ring only");
+        assert!(timeline.parse(&["--beta", "1.5"]).is_err(), "beta is from 0 to 1");
+        assert!(Entry::find("mds").expect("listed").parse(&["--hops", "0"]).is_err());
+        let ring = Entry::find("ring").expect("listed").parse(&["--node", "5", "--track", "2"]).expect("valid");
+        assert_eq!((ring.selection.node, ring.selection.track), (Some(5), Some(2)));
     }
 }

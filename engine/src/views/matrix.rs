@@ -227,3 +227,43 @@ pub fn matrix_scene(
     scene.raster(Raster::rgba(rect, cells, cells, colours));
     Ok((scene, MatrixPick { plot: p, cells, cell_px, n, counts, bytes }))
 }
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ValueArg {
+    Messages,
+    Bytes,
+    Bandwidth,
+}
+
+impl From<ValueArg> for MatrixValue {
+    fn from(v: ValueArg) -> Self {
+        match v {
+            ValueArg::Messages => MatrixValue::Messages,
+            ValueArg::Bytes => MatrixValue::Bytes,
+            ValueArg::Bandwidth => MatrixValue::Bandwidth,
+        }
+    }
+}
+
+/// `exaviz render --view matrix` options.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct MatrixArgs {
+    /// What a cell shows (message count, bytes, or mean bandwidth in MB/s).
+    #[arg(long, value_enum, default_value = "messages")]
+    pub value: ValueArg,
+    #[command(flatten)]
+    pub colormap: super::options::ColormapArgs,
+    #[command(flatten)]
+    pub select: super::options::TraceSelectArgs,
+}
+
+impl contract::Options for MatrixArgs {
+    fn view(&self) -> Box<dyn super::View> {
+        let (value, colormap) = (self.value.into(), self.colormap.colormap.into());
+        Box::new(MatrixView(MatrixOptions { width: 1024, height: 768, value, colormap }))
+    }
+
+    fn selection(&self) -> Selection {
+        self.select.selection()
+    }
+}

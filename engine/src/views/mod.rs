@@ -9,6 +9,7 @@ pub mod legend;
 pub mod linked;
 pub mod matrix;
 pub mod mpi_linked;
+pub mod options;
 pub mod pairs;
 pub mod parcoords;
 pub mod plot;

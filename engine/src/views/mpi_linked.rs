@@ -124,3 +124,36 @@ impl contract::View for MpiLinkedView {
         Ok(Box::new(Drawn { scene, picker: MpiPick { panels: all, timeline: tp, matrix: mp, chord: cp } }))
     }
 }
+
+/// `exaviz render --view mpi` options.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct MpiArgs {
+    #[command(flatten)]
+    pub look: super::timeline::TimelineLook,
+    /// How overlapping lines combine (default: alpha on the timeline, additive in the chord
+    /// diagram).
+    #[arg(long, value_enum)]
+    pub mix: Option<super::options::MixArg>,
+    #[command(flatten)]
+    pub colormap: super::options::ColormapArgs,
+    #[command(flatten)]
+    pub select: super::options::TraceSelectArgs,
+}
+
+impl contract::Options for MpiArgs {
+    fn view(&self) -> Box<dyn super::View> {
+        use super::options::MixArg;
+        let (width, height, colormap) = (1024, 768, self.colormap.colormap.into());
+        let timeline = self.look.options(self.mix.unwrap_or(MixArg::Alpha).into(), &self.select);
+        let chord_mix = self.mix.unwrap_or(MixArg::Additive).into();
+        Box::new(MpiLinkedView {
+            timeline: TimelineView::new(timeline),
+            matrix: MatrixOptions { width, height, value: super::matrix::MatrixValue::Messages, colormap },
+            chord: ChordOptions { width, height, beta: self.look.beta, mix: chord_mix },
+        })
+    }
+
+    fn selection(&self) -> Selection {
+        self.select.selection()
+    }
+}

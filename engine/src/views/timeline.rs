@@ -1181,3 +1181,90 @@ mod tests {
         assert_eq!(rows_of(999, 1000, 100), 99..100);
     }
 }
+
+/// Bundling of the timeline's message lines, as the command line names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimelineBundleArg {
+    /// Straight lines.
+    None,
+    /// Image-space KDE bundling (this engine's).
+    Kde,
+    /// Brendel et al.'s hierarchy of mean-shift endpoint clusters, degree-2 B-splines.
+    Hierarchical,
+    /// Brendel et al.'s grid-based routing with diagonals between endpoint clusters.
+    Grid,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatesArg {
+    /// Each pixel shows the state covering most of its time and processes.
+    Dominant,
+    /// The states' shares stacked up each process row (rows one pixel high show the middle state).
+    Stacked,
+}
+
+/// The timeline's look, shared with the linked MPI view.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct TimelineLook {
+    /// Edge bundling of the message lines.
+    #[arg(long, value_enum, default_value = "none")]
+    pub bundle: TimelineBundleArg,
+    /// Bundling strength β of the hierarchical and grid bundling (0 straight, 1 fully bundled).
+    #[arg(long, default_value_t = crate::bundling::DEFAULT_BETA, value_parser = super::options::parse_beta)]
+    pub beta: f32,
+    /// How a pixel shows the states of the time and processes it covers.
+    #[arg(long, value_enum, default_value = "dominant")]
+    pub states: StatesArg,
+    /// Opacity of the densest message pixels, 0 (messages hidden) to 1; the others are fainter by
+    /// their rank among message pixels (histogram equalisation).
+    #[arg(long, default_value_t = DEFAULT_MESSAGE_OPACITY, value_parser = super::options::parse_opacity)]
+    pub message_opacity: f32,
+}
+
+impl TimelineLook {
+    /// The timeline's options with these choices, `mix` and the time window of `select`.
+    pub fn options(&self, mix: Mix, select: &super::options::TraceSelectArgs) -> TimelineOptions {
+        let beta = self.beta;
+        let bundle = match self.bundle {
+            TimelineBundleArg::None => TimelineBundle::None,
+            TimelineBundleArg::Kde => TimelineBundle::Kde(BundleParams::default()),
+            TimelineBundleArg::Hierarchical => TimelineBundle::Hierarchical { beta },
+            TimelineBundleArg::Grid => TimelineBundle::Grid { beta },
+        };
+        let states = match self.states {
+            StatesArg::Dominant => StateMode::Dominant,
+            StatesArg::Stacked => StateMode::Stacked,
+        };
+        TimelineOptions {
+            width: 1024,
+            height: 768,
+            window_s: select.from.zip(select.to),
+            bundle,
+            mix,
+            states,
+            message_opacity: self.message_opacity,
+        }
+    }
+}
+
+/// `exaviz render --view timeline` options.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct TimelineArgs {
+    #[command(flatten)]
+    pub look: TimelineLook,
+    /// How overlapping message lines combine.
+    #[arg(long, value_enum, default_value = "alpha")]
+    pub mix: super::options::MixArg,
+    #[command(flatten)]
+    pub select: super::options::TraceSelectArgs,
+}
+
+impl contract::Options for TimelineArgs {
+    fn view(&self) -> Box<dyn super::View> {
+        Box::new(TimelineView::new(self.look.options(self.mix.into(), &self.select)))
+    }
+
+    fn selection(&self) -> Selection {
+        self.select.selection()
+    }
+}

@@ -323,3 +323,226 @@ impl contract::View for LinkedView {
         Ok(Box::new(Drawn { scene, picker: LinkedPick { frame: f, traffic, ring } }))
     }
 }
+
+use super::options::{ColormapArgs, RingSelectArgs, TorusSelectArgs};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OrderArg {
+    Hilbert,
+    Sequential,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RingBundleArg {
+    /// Straight chords (quadratic curves towards the centre).
+    None,
+    /// Image-space KDE bundling (this engine's).
+    Kde,
+    /// Holten's hierarchical bundling along the Hilbert block tree.
+    Hierarchical,
+    /// TorusTrafficND's block-based bundling (channels between two blocks through their group's
+    /// centre).
+    Blocks,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColourArg {
+    /// Traffic through the colour map.
+    Traffic,
+    /// Block relation: within a block, neighbouring blocks, 2, 3, 4+ blocks apart (TorusTrafficND
+    /// Fig. 8a).
+    Relation,
+}
+
+/// `exaviz render --view ring` options (the linked view's ring takes them too).
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct RingArgs {
+    /// Node ordering along the ring.
+    #[arg(long, value_enum, default_value = "hilbert")]
+    pub order: OrderArg,
+    #[command(flatten)]
+    pub colormap: ColormapArgs,
+    /// Edge bundling of the chords.
+    #[arg(long, value_enum, default_value = "none")]
+    pub bundle: RingBundleArg,
+    /// Bundling strength β of the blocks and hierarchical bundling (0 straight, 1 fully bundled).
+    #[arg(long, default_value_t = crate::bundling::DEFAULT_BETA, value_parser = super::options::parse_beta)]
+    pub beta: f32,
+    /// Hilbert blocks, an even count dividing the node count (default: 8 or 4 where they divide it).
+    #[arg(long)]
+    pub blocks: Option<u32>,
+    /// What a chord's colour shows.
+    #[arg(long, value_enum, default_value = "traffic")]
+    pub color: ColourArg,
+    /// Leave out the address rings (one per dimension, brighter for lower coordinates).
+    #[arg(long)]
+    pub no_address_rings: bool,
+    /// Leave out the traffic marks (a disc per channel with traffic, area by packets, nearer the
+    /// node sending most of them).
+    #[arg(long)]
+    pub no_traffic_marks: bool,
+    #[command(flatten)]
+    pub torus: TorusSelectArgs,
+    #[command(flatten)]
+    pub ring: RingSelectArgs,
+}
+
+impl RingArgs {
+    pub fn options(&self) -> RingOptions {
+        use super::ring::{ChannelColour, RingBundle};
+        RingOptions {
+            width: 1024,
+            height: 768,
+            order: match self.order {
+                OrderArg::Hilbert => crate::layout::Ordering::Hilbert,
+                OrderArg::Sequential => crate::layout::Ordering::Sequential,
+            },
+            colormap: self.colormap.colormap.into(),
+            bundle: match self.bundle {
+                RingBundleArg::None => RingBundle::None,
+                RingBundleArg::Kde => RingBundle::Kde(crate::stages::BundleParams::default()),
+                RingBundleArg::Blocks => RingBundle::Blocks { beta: self.beta },
+                RingBundleArg::Hierarchical => RingBundle::Hierarchical { beta: self.beta },
+            },
+            blocks: self.blocks,
+            colour: match self.color {
+                ColourArg::Traffic => ChannelColour::Traffic,
+                ColourArg::Relation => ChannelColour::Relation,
+            },
+            address_rings: !self.no_address_rings,
+            traffic_marks: !self.no_traffic_marks,
+            time_slice: self.torus.time_slice,
+            node: self.torus.node,
+            select: self.torus.select,
+            group: self.ring.group,
+            track: self.ring.track,
+            zoom: self.ring.zoom,
+        }
+    }
+
+    /// Everything the options select on the torus and the ring.
+    fn select(&self) -> Selection {
+        Selection { group: self.ring.group, track: self.ring.track, zoom: self.ring.zoom, ..self.torus.selection() }
+    }
+}
+
+impl contract::Options for RingArgs {
+    fn view(&self) -> Box<dyn contract::View> {
+        Box::new(RingView(self.options()))
+    }
+
+    fn selection(&self) -> Selection {
+        self.select()
+    }
+}
+
+/// `exaviz render --view linked` options: the ring's.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct LinkedArgs {
+    #[command(flatten)]
+    pub ring: RingArgs,
+}
+
+impl LinkedArgs {
+    pub fn view(&self) -> LinkedView {
+        let ring = self.ring.options();
+        let state = linked_state(&self.ring.select());
+        LinkedView(LinkedOptions { width: 1024, height: 768, ring, colormap: ring.colormap, state })
+    }
+}
+
+impl contract::Options for LinkedArgs {
+    fn view(&self) -> Box<dyn contract::View> {
+        Box::new(LinkedArgs::view(self))
+    }
+
+    fn selection(&self) -> Selection {
+        self.ring.select()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScopeArg {
+    /// Every pair at its torus distance.
+    Full,
+    /// Pairs within --hops hops at their distance, the rest "infinite".
+    Hops,
+    /// Torus neighbours at distance 1, the rest "infinite".
+    Immediate,
+}
+
+/// `exaviz render --view mds` options.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct MdsArgs {
+    /// Which distances the embedding keeps.
+    #[arg(long, value_enum, default_value = "full")]
+    pub scope: ScopeArg,
+    /// With --scope hops: the most hops kept.
+    #[arg(long, default_value_t = crate::layout::embed::PAPER_HOPS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub hops: u32,
+    #[command(flatten)]
+    pub colormap: ColormapArgs,
+}
+
+impl contract::Options for MdsArgs {
+    fn view(&self) -> Box<dyn contract::View> {
+        let embedding = match self.scope {
+            ScopeArg::Full => Embedding::MdsFull,
+            ScopeArg::Hops => Embedding::MdsHops(self.hops),
+            ScopeArg::Immediate => Embedding::MdsImmediate,
+        };
+        let colormap = self.colormap.colormap.into();
+        Box::new(EmbeddingView(EmbeddingOptions { width: 1024, height: 768, embedding, colormap }))
+    }
+}
+
+/// `exaviz render --view radviz` options.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct RadvizArgs {
+    #[command(flatten)]
+    pub colormap: ColormapArgs,
+}
+
+impl contract::Options for RadvizArgs {
+    fn view(&self) -> Box<dyn contract::View> {
+        let colormap = self.colormap.colormap.into();
+        Box::new(EmbeddingView(EmbeddingOptions { width: 1024, height: 768, embedding: Embedding::RadViz, colormap }))
+    }
+}
+
+/// `exaviz render --view parcoords` options.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct ParcoordsArgs {
+    #[command(flatten)]
+    pub colormap: ColormapArgs,
+    #[command(flatten)]
+    pub torus: TorusSelectArgs,
+}
+
+impl contract::Options for ParcoordsArgs {
+    fn view(&self) -> Box<dyn contract::View> {
+        let colormap = self.colormap.colormap.into();
+        Box::new(ParcoordsView(ParcoordsOptions { colormap, ..ParcoordsOptions::default() }))
+    }
+
+    fn selection(&self) -> Selection {
+        self.torus.selection()
+    }
+}
+
+/// `exaviz render --view themeriver` options.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct ThemeRiverArgs {
+    #[command(flatten)]
+    pub torus: TorusSelectArgs,
+}
+
+impl contract::Options for ThemeRiverArgs {
+    fn view(&self) -> Box<dyn contract::View> {
+        Box::new(ThemeRiverView)
+    }
+
+    fn selection(&self) -> Selection {
+        self.torus.selection()
+    }
+}
