@@ -350,6 +350,26 @@ impl GpuRenderer {
         size: [u32; 2],
         origin: [u32; 2],
     ) {
+        let drawn: Vec<_> = scene.layers.iter().map(|l| l.drawn(view)).collect();
+        self.draw_layers(device, queue, encoder, scene, view, target, format, size, origin, &drawn);
+    }
+
+    /// [`Self::draw`] with each layer's instances under `view` given (a tiled render
+    /// tessellates its paths once for all tiles).
+    #[allow(clippy::too_many_arguments, reason = "a draw call needs its target, format, size and placement")]
+    fn draw_layers(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        scene: &Scene,
+        view: View,
+        target: &wgpu::TextureView,
+        format: wgpu::TextureFormat,
+        size: [u32; 2],
+        origin: [u32; 2],
+        drawn: &[std::borrow::Cow<'_, [Instance]>],
+    ) {
         let globals = Globals {
             viewport: [size[0] as f32, size[1] as f32],
             scale: view.scale,
@@ -371,7 +391,6 @@ impl GpuRenderer {
                 wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(&atlas) },
             ],
         });
-        let drawn: Vec<_> = scene.layers.iter().map(|l| l.drawn(view)).collect();
         let all: Vec<Instance> = drawn.iter().flat_map(|d| d.iter().copied()).collect();
         let instances = (!all.is_empty()).then(|| {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -416,7 +435,7 @@ impl GpuRenderer {
             multiview_mask: None,
         });
         let mut start = 0u32;
-        for (((layer, pipeline), raster), drawn) in scene.layers.iter().zip(&pipelines).zip(&rasters).zip(&drawn) {
+        for (((layer, pipeline), raster), drawn) in scene.layers.iter().zip(&pipelines).zip(&rasters).zip(drawn) {
             let [x0, y0, x1, y1] = layer.clip_pixels(view, origin, size).unwrap_or([0, 0, size[0], size[1]]);
             if x1 <= x0 || y1 <= y0 {
                 start += drawn.len() as u32;
@@ -454,6 +473,7 @@ impl GpuRenderer {
         let (w, h) = (scene.width, scene.height);
         let mut pixels = vec![0u8; w as usize * h as usize * 4];
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let drawn: Vec<_> = scene.layers.iter().map(|l| l.drawn(view)).collect();
         for ty in (0..h).step_by(tile as usize) {
             for tx in (0..w).step_by(tile as usize) {
                 let (tw, th) = (tile.min(w - tx), tile.min(h - ty));
@@ -469,7 +489,8 @@ impl GpuRenderer {
                 });
                 let target = texture.create_view(&Default::default());
                 let mut enc = device.create_command_encoder(&Default::default());
-                self.draw(device, queue, &mut enc, scene, view, &target, OFFSCREEN_FORMAT, [tw, th], [tx, ty]);
+                let (format, size, origin) = (OFFSCREEN_FORMAT, [tw, th], [tx, ty]);
+                self.draw_layers(device, queue, &mut enc, scene, view, &target, format, size, origin, &drawn);
                 let row = (tw * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
                 let staging = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("exaviz.render.readback"),
