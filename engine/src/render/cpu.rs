@@ -245,9 +245,8 @@ fn corners(s: &Prepared) -> ([[f32; 2]; 4], usize) {
 /// the row's band.
 fn polygon_row_span(s: &Prepared, y: i32) -> (i32, i32) {
     let (y0, y1) = (y as f32, y as f32 + 1.0);
-    let (lo, hi) = (f32::INFINITY, f32::NEG_INFINITY);
     let (c, n) = corners(s);
-    let (mut lo, mut hi) = (lo, hi);
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
     for i in 0..n {
         let (u, v) = (c[i], c[(i + 1) % n]);
         let (top, bottom) = (u[1].min(v[1]), u[1].max(v[1]));

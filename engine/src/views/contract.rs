@@ -174,6 +174,13 @@ impl Entry {
     }
 }
 
+impl Entry {
+    /// The entry of a view called `name` whose options are `O`.
+    pub const fn of<O: Options>(name: &'static str, about: &'static str) -> Self {
+        Self { name, about, args: <O as clap::Args>::augment_args, build: build::<O> }
+    }
+}
+
 /// [`Entry::build`] for the options `O`.
 pub fn build<O: Options>(matches: &clap::ArgMatches) -> Result<Built, clap::Error> {
     let o = O::from_arg_matches(matches)?;
@@ -190,73 +197,48 @@ use super::torus_views::{LinkedArgs, MdsArgs, ParcoordsArgs, RadvizArgs, RingArg
 /// Every view, in the order `--help` and the window list them. A new view is its module and
 /// one line here.
 pub const REGISTRY: &[Entry] = &[
-    Entry {
-        name: "ring",
-        about: "Torus nodes on a circle in sequential or Hilbert order, links as chords coloured by traffic (TorusVisND).",
-        args: <RingArgs as clap::Args>::augment_args,
-        build: build::<RingArgs>,
-    },
-    Entry {
-        name: "timeline",
-        about: "MPI trace: processes as rows over time, states as coloured bars, messages as lines (Brendel et al., 2016).",
-        args: <TimelineArgs as clap::Args>::augment_args,
-        build: build::<TimelineArgs>,
-    },
-    Entry {
-        name: "matrix",
-        about: "MPI trace: communication matrix, senders as rows, receivers as columns.",
-        args: <MatrixArgs as clap::Args>::augment_args,
-        build: build::<MatrixArgs>,
-    },
-    Entry {
-        name: "chord",
-        about: "MPI trace: processes on a circle, communicating pairs as hierarchically bundled curves.",
-        args: <ChordArgs as clap::Args>::augment_args,
-        build: build::<ChordArgs>,
-    },
-    Entry {
-        name: "sendrecv",
-        about: "MPI trace: senders on the left, receivers on the right, pairs routed over an 8x8 grid.",
-        args: <SendRecvArgs as clap::Args>::augment_args,
-        build: build::<SendRecvArgs>,
-    },
-    Entry {
-        name: "mpi",
-        about: "MPI trace: timeline over matrix and chord diagram, linked: a click selects a pair in all three, the \
+    Entry::of::<RingArgs>(
+        "ring",
+        "Torus nodes on a circle in sequential or Hilbert order, links as chords coloured by traffic (TorusVisND).",
+    ),
+    Entry::of::<TimelineArgs>(
+        "timeline",
+        "MPI trace: processes as rows over time, states as coloured bars, messages as lines (Brendel et al., 2016).",
+    ),
+    Entry::of::<MatrixArgs>("matrix", "MPI trace: communication matrix, senders as rows, receivers as columns."),
+    Entry::of::<ChordArgs>(
+        "chord",
+        "MPI trace: processes on a circle, communicating pairs as hierarchically bundled curves.",
+    ),
+    Entry::of::<SendRecvArgs>(
+        "sendrecv",
+        "MPI trace: senders on the left, receivers on the right, pairs routed over an 8x8 grid.",
+    ),
+    Entry::of::<MpiArgs>(
+        "mpi",
+        "MPI trace: timeline over matrix and chord diagram, linked: a click selects a pair in all three, the \
                 timeline's time window restricts the others.",
-        args: <MpiArgs as clap::Args>::augment_args,
-        build: build::<MpiArgs>,
-    },
-    Entry {
-        name: "mds",
-        about: "Torus embedded by MDS on its hop-distance matrix, links coloured by traffic (TorusTrafficND).",
-        args: <MdsArgs as clap::Args>::augment_args,
-        build: build::<MdsArgs>,
-    },
-    Entry {
-        name: "radviz",
-        about: "Torus embedded by RadViz, one anchor per dimension, links coloured by traffic (TorusTrafficND).",
-        args: <RadvizArgs as clap::Args>::augment_args,
-        build: build::<RadvizArgs>,
-    },
-    Entry {
-        name: "parcoords",
-        about: "Torus node selector: parallel coordinates, one axis per dimension, a line per node (TorusVisND).",
-        args: <ParcoordsArgs as clap::Args>::augment_args,
-        build: build::<ParcoordsArgs>,
-    },
-    Entry {
-        name: "themeriver",
-        about: "Torus time slicer: a ThemeRiver of the traffic on selected or the busiest nodes over time (TorusVisND).",
-        args: <ThemeRiverArgs as clap::Args>::augment_args,
-        build: build::<ThemeRiverArgs>,
-    },
-    Entry {
-        name: "linked",
-        about: "Torus ring, node selector and time slicer side by side, sharing one selection (TorusVisND).",
-        args: <LinkedArgs as clap::Args>::augment_args,
-        build: build::<LinkedArgs>,
-    },
+    ),
+    Entry::of::<MdsArgs>(
+        "mds",
+        "Torus embedded by MDS on its hop-distance matrix, links coloured by traffic (TorusTrafficND).",
+    ),
+    Entry::of::<RadvizArgs>(
+        "radviz",
+        "Torus embedded by RadViz, one anchor per dimension, links coloured by traffic (TorusTrafficND).",
+    ),
+    Entry::of::<ParcoordsArgs>(
+        "parcoords",
+        "Torus node selector: parallel coordinates, one axis per dimension, a line per node (TorusVisND).",
+    ),
+    Entry::of::<ThemeRiverArgs>(
+        "themeriver",
+        "Torus time slicer: a ThemeRiver of the traffic on selected or the busiest nodes over time (TorusVisND).",
+    ),
+    Entry::of::<LinkedArgs>(
+        "linked",
+        "Torus ring, node selector and time slicer side by side, sharing one selection (TorusVisND).",
+    ),
 ];
 
 /// The messages sent within `window_s` (seconds since the trace's start: the timeline's time

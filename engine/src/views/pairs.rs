@@ -118,3 +118,16 @@ impl super::contract::Picker for PairPick {
         true
     }
 }
+
+/// Options of the views that draw one curve per pair (`chord`, `sendrecv`).
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct CurveArgs {
+    /// How overlapping curves combine.
+    #[arg(long, value_enum, default_value = "additive")]
+    pub mix: super::options::MixArg,
+    /// Bundling strength β (0 straight, 1 fully bundled).
+    #[arg(long, default_value_t = crate::bundling::DEFAULT_BETA, value_parser = super::options::parse_beta)]
+    pub beta: f32,
+    #[command(flatten)]
+    pub select: super::options::TraceSelectArgs,
+}

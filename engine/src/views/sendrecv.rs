@@ -183,22 +183,17 @@ mod tests {
 /// `exaviz render --view sendrecv` options.
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct SendRecvArgs {
-    /// How overlapping curves combine.
-    #[arg(long, value_enum, default_value = "additive")]
-    pub mix: super::options::MixArg,
-    /// Bundling strength β (0 straight, 1 fully bundled).
-    #[arg(long, default_value_t = DEFAULT_BETA, value_parser = super::options::parse_beta)]
-    pub beta: f32,
     #[command(flatten)]
-    pub select: super::options::TraceSelectArgs,
+    pub curves: super::pairs::CurveArgs,
 }
 
 impl contract::Options for SendRecvArgs {
     fn view(&self) -> Box<dyn super::View> {
-        Box::new(SendRecvView(SendRecvOptions { width: 1024, height: 768, beta: self.beta, mix: self.mix.into() }))
+        let (beta, mix) = (self.curves.beta, self.curves.mix.into());
+        Box::new(SendRecvView(SendRecvOptions { width: 1024, height: 768, beta, mix }))
     }
 
     fn selection(&self) -> Selection {
-        self.select.selection()
+        self.curves.select.selection()
     }
 }
