@@ -23,10 +23,21 @@ fn bench(c: &mut Criterion) {
         eprintln!("GPU adapter: {}", ctx.describe());
     }
 
-    let n = 2_000_000;
+    // 20M messages (240 MB of columns): well beyond the caches, as a trace is.
+    let n = 20_000_000;
     let (src, dst, bytes) = messages(n, 1024);
     let mut g = c.benchmark_group("bin_heatmap_1024x1024");
-    g.throughput(Throughput::Elements(n as u64));
+    g.throughput(Throughput::Elements(n as u64)).sample_size(10);
+    // The limit: one streaming read of the same three columns (a sum, on every core).
+    g.bench_function(BenchmarkId::new("stream_read", n), |b| {
+        use rayon::prelude::*;
+        b.iter(|| {
+            (&src[..], &dst[..], &bytes[..])
+                .into_par_iter()
+                .map(|(&s, &d, &w)| u64::from(s) + u64::from(d) + u64::from(w))
+                .sum::<u64>()
+        })
+    });
     g.bench_function(BenchmarkId::new("serial", n), |b| {
         b.iter(|| {
             let mut counts = vec![0u32; 1024 * 1024];
@@ -44,6 +55,10 @@ fn bench(c: &mut Criterion) {
         y: AxisKey::Id { keys: &src, extent: 1024 },
         weights: Some(&bytes),
     };
+    // "cpu": the plain path (partitioned scatter); "cpu_mirror": the WGSL mirror's recording.
+    g.bench_function(BenchmarkId::new("cpu_mirror", n), |b| {
+        b.iter(|| stages::bin_heatmap::run_recorded(&mut CpuRunner::default(), &input).unwrap())
+    });
     for (name, mut r) in runners(ctx.as_ref()) {
         g.bench_function(BenchmarkId::new(name, n), |b| {
             b.iter(|| stages::bin_heatmap::run(r.as_mut(), &input).unwrap())

@@ -100,21 +100,49 @@ impl HeatmapGrid {
     }
 }
 
+impl HeatmapInput<'_> {
+    /// Elements (the length of every column).
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Columns of the grid.
+    pub fn x_extent(&self) -> u32 {
+        self.x.extent()
+    }
+
+    /// Rows of the grid.
+    pub fn y_extent(&self) -> u32 {
+        self.y.extent()
+    }
+
+    /// Equal column lengths and a grid of 1 to `u32::MAX` cells; returns the cells.
+    fn check(&self) -> Result<u64, StageError> {
+        let n = self.x.len();
+        if self.y.len() != n || self.weights.is_some_and(|w| w.len() != n) {
+            return Err(StageError::Input("heatmap key and weight columns differ in length".into()));
+        }
+        let cells = u64::from(self.x.extent()) * u64::from(self.y.extent());
+        if cells == 0 {
+            return Err(StageError::Input("heatmap grid has no cells".into()));
+        }
+        if cells > u64::from(u32::MAX) {
+            return Err(StageError::Input(format!("heatmap grid of {cells} cells is too large")));
+        }
+        Ok(cells)
+    }
+}
+
 /// Records stage (a); downloads counts then sums.
 pub fn record<'a>(input: &HeatmapInput<'a>, max_binding_bytes: u64) -> Result<Recording<'a>, StageError> {
-    let n = input.x.len();
-    if input.y.len() != n || input.weights.is_some_and(|w| w.len() != n) {
-        return Err(StageError::Input("heatmap key and weight columns differ in length".into()));
-    }
+    let cells = input.check()?;
+    let n = input.len();
     let (cols, rows) = (input.x.extent(), input.y.extent());
-    let cells = u64::from(cols) * u64::from(rows);
-    if cells == 0 {
-        return Err(StageError::Input("heatmap grid has no cells".into()));
-    }
     check_binding("heatmap sums", cells * 8, max_binding_bytes)?;
-    if cells > u64::from(u32::MAX) {
-        return Err(StageError::Input(format!("heatmap grid of {cells} cells is too large")));
-    }
     let per_element = input.x.bytes_per_element().max(input.y.bytes_per_element()).max(4);
     let mut rec = Recording::default();
     let counts = rec.alloc(cells, "heatmap.counts");
@@ -147,8 +175,18 @@ pub fn record<'a>(input: &HeatmapInput<'a>, max_binding_bytes: u64) -> Result<Re
     Ok(rec)
 }
 
-/// Runs stage (a) on a runner.
+/// Runs stage (a) on a runner: on one of plain memory (the CPU's) with the partitioned scatter
+/// of `cpu::bin_plain`, which equals the recording's run there, else as [`run_recorded`].
 pub fn run(runner: &mut dyn Runner, input: &HeatmapInput<'_>) -> Result<HeatmapGrid, StageError> {
+    if runner.plain_memory() {
+        input.check()?;
+        return Ok(super::cpu::bin_plain::bin(input));
+    }
+    run_recorded(runner, input)
+}
+
+/// Runs stage (a) by running [`record`]'s recording on `runner` (the mirror on the CPU).
+pub fn run_recorded(runner: &mut dyn Runner, input: &HeatmapInput<'_>) -> Result<HeatmapGrid, StageError> {
     let rec = record(input, runner.max_binding_bytes())?;
     let mut out = runner.run(&rec)?.into_iter();
     let (Some(counts), Some(sums)) = (out.next(), out.next()) else {
@@ -170,5 +208,52 @@ mod tests {
             assert!(q_max <= u64::from(u32::MAX));
             assert!(q_max / u64::from(width) < u64::from(bins), "{lo} {hi} {bins}");
         }
+    }
+
+    /// The plain path (partitioned or per thread) equals the mirror's run of the recording, bit
+    /// for bit, on grids below and above a partition, with ids and times out of range, weights
+    /// near `u32::MAX` and time bins of several widths.
+    #[test]
+    fn plain_path_equals_the_mirror() {
+        use crate::stages::cpu::CpuRunner;
+        let mut s = 7u64;
+        let mut next = move || {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            s >> 11
+        };
+        for (n, cols, rows, time_x, weighted) in [
+            (0usize, 3u32, 5u32, false, true),
+            (5_000, 40, 30, true, true),
+            (300_000, 1024, 1024, false, true),
+            (200_000, 700, 300, true, false),
+            (2_100_000, 1024, 1024, true, true),
+            (50_000, 1, 1, false, true),
+        ] {
+            let ids_x: Vec<u32> = (0..n).map(|_| (next() % u64::from(cols + 3)) as u32).collect();
+            let ids_y: Vec<u32> = (0..n).map(|_| (next() % u64::from(rows + 2)) as u32).collect();
+            let times: Vec<u64> = (0..n).map(|_| (1 << 40) + next() % 10_000_000_019).collect();
+            let w: Vec<u32> =
+                (0..n).map(|i| if i % 7 == 0 { u32::MAX - (next() % 9) as u32 } else { next() as u32 >> 8 }).collect();
+            let (lo, hi) = (
+                times.iter().min().copied().unwrap_or(0) + 1000,
+                times.iter().max().copied().unwrap_or(0).saturating_sub(1000).max(1 << 40),
+            );
+            let x =
+                if time_x { AxisKey::time(&times, lo, hi, cols) } else { AxisKey::Id { keys: &ids_x, extent: cols } };
+            let input =
+                HeatmapInput { x, y: AxisKey::Id { keys: &ids_y, extent: rows }, weights: weighted.then_some(&w[..]) };
+            let mut cpu = CpuRunner::default();
+            let plain = run(&mut cpu, &input).unwrap();
+            let mirror = run_recorded(&mut cpu, &input).unwrap();
+            assert!(plain == mirror, "n {n}, {cols}x{rows}, time {time_x}, weighted {weighted}");
+            let binned: u64 = plain.counts.iter().map(|&c| u64::from(c)).sum();
+            assert!(binned > 0 || n == 0, "something binned");
+        }
+        let bad = HeatmapInput {
+            x: AxisKey::Id { keys: &[1, 2], extent: 4 },
+            y: AxisKey::Id { keys: &[1], extent: 4 },
+            weights: None,
+        };
+        assert!(run(&mut CpuRunner::default(), &bad).is_err());
     }
 }

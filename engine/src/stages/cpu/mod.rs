@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use super::{BufId, Command, Kernel, Recording, Runner, StageError, WORKGROUP, workgroups};
 
 pub mod bin_heatmap;
+pub mod bin_plain;
 pub mod bspline;
 pub mod kde_bundle;
 pub mod kde_plain;
