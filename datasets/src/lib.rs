@@ -9,6 +9,7 @@ pub mod mpi_gen;
 pub mod otf2;
 pub mod pf3d;
 pub mod rng;
+pub mod store;
 pub mod torus;
 
 use std::path::Path;
@@ -72,6 +73,9 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
         return generate(input, spec);
     }
     let path = Path::new(input);
+    if store::is_store(path) {
+        return store::open(path, progress);
+    }
     let head = read_head(input, path)?;
     if otf2::looks_like_anchor(&head) {
         return otf2::load_with_progress(path, progress);
@@ -81,7 +85,7 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
     }
     Err(SourceError::invalid(
         input,
-        "unrecognised format (supported: OTF2 anchor file NAME.otf2, Boxfish meta YAML, or a gen: generator)",
+        "unrecognised format (supported: OTF2 anchor file NAME.otf2, Boxfish meta YAML, an exaviz store folder, or a gen: generator)",
     ))
 }
 

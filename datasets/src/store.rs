@@ -1,0 +1,994 @@
+//! The exaviz store: a trace and its topology as a folder of Apache Parquet files, one per
+//! table, that DuckDB, Polars, Spark and pandas read as they are.
+//!
+//! ```text
+//! NAME.exaviz/
+//!   exaviz-store.json    manifest: schema version, name, clock, table row counts, sort order
+//!   locations.parquet    location u32, name utf8, node u32 (4294967295: unknown)
+//!   regions.parquet      region u32, name utf8
+//!   intervals.parquet    location u32, start u64, end u64, region u32, depth u32   (by start)
+//!   messages.parquet     source u32, destination u32, send_time u64, recv_time u64,
+//!                        bytes u32, tag u32                                       (by send_time)
+//!   collective_ops.parquet  op u32, name utf8
+//!   collectives.parquet  location u32, start u64, end u64, op u32, root u32, bytes u32 (by start)
+//!   location_counters.parquet  location u32, time u64, value u32                 (by time)
+//!   link_counters.parquet      link u32, time u64, value u32                      (by time)
+//!   metric_names.parquet       metric u32, name utf8
+//!   metrics.parquet      location u32, time u64, metric u32, value u64            (by time)
+//!   nodes.parquet        node u32, group u32, d0 u32, d1 u32, ... (one per dimension)
+//!   links.parquet        source u32, destination u32, dimension u32
+//! ```
+//!
+//! Times are ticks of the trace clock (`ticks_per_second` in the manifest). Event tables are
+//! written in row groups of [`ROW_GROUP`] rows sorted by time, with min/max statistics per row
+//! group, so a reader of a time window skips the row groups outside it. Every file carries
+//! `exaviz.schema_version` in its key-value metadata.
+//!
+//! A store is written under a temporary name beside its final one and renamed when complete: an
+//! interrupted or failed write leaves nothing under the final name.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use exaviz_engine::model::{
+    Collectives, Counters, Dataset, Intervals, Links, Locations, Messages, MetricSamples, Topology, Trace,
+};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+
+use crate::SourceError;
+
+/// The version of the layout above; a store of another version is refused with a hint.
+pub const SCHEMA_VERSION: u32 = 1;
+/// The manifest's file name, which marks a folder as a store.
+pub const MANIFEST: &str = "exaviz-store.json";
+/// Rows per row group of the event tables.
+pub const ROW_GROUP: usize = 1 << 20;
+/// Largest column chunk a reader accepts (uncompressed): a writer of this layout never makes one
+/// above 8 MiB (a row group of `u64`s).
+const MAX_CHUNK_BYTES: i64 = 256 << 20;
+
+/// The type of a column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    U32,
+    U64,
+    Str,
+}
+
+impl Kind {
+    fn arrow(self) -> DataType {
+        match self {
+            Kind::U32 => DataType::UInt32,
+            Kind::U64 => DataType::UInt64,
+            Kind::Str => DataType::Utf8,
+        }
+    }
+}
+
+/// A table of the layout: its name and columns.
+struct Table {
+    name: &'static str,
+    columns: Vec<(String, Kind)>,
+}
+
+impl Table {
+    fn of(name: &'static str, columns: &[(&str, Kind)]) -> Self {
+        Self { name, columns: columns.iter().map(|&(n, k)| (n.to_string(), k)).collect() }
+    }
+
+    fn schema(&self) -> SchemaRef {
+        Arc::new(Schema::new(self.columns.iter().map(|(n, k)| Field::new(n, k.arrow(), false)).collect::<Vec<_>>()))
+    }
+
+    fn file(&self) -> String {
+        format!("{}.parquet", self.name)
+    }
+}
+
+use Kind::{Str, U32, U64};
+
+fn locations_table() -> Table {
+    Table::of("locations", &[("location", U32), ("name", Str), ("node", U32)])
+}
+fn names_table(name: &'static str, id: &str) -> Table {
+    Table::of(name, &[(id, U32), ("name", Str)])
+}
+fn intervals_table() -> Table {
+    Table::of("intervals", &[("location", U32), ("start", U64), ("end", U64), ("region", U32), ("depth", U32)])
+}
+fn messages_table() -> Table {
+    Table::of(
+        "messages",
+        &[("source", U32), ("destination", U32), ("send_time", U64), ("recv_time", U64), ("bytes", U32), ("tag", U32)],
+    )
+}
+fn collectives_table() -> Table {
+    Table::of(
+        "collectives",
+        &[("location", U32), ("start", U64), ("end", U64), ("op", U32), ("root", U32), ("bytes", U32)],
+    )
+}
+fn counters_table(name: &'static str, entity: &str) -> Table {
+    Table::of(name, &[(entity, U32), ("time", U64), ("value", U32)])
+}
+fn metrics_table() -> Table {
+    Table::of("metrics", &[("location", U32), ("time", U64), ("metric", U32), ("value", U64)])
+}
+fn nodes_table(dims: usize) -> Table {
+    let mut t = Table::of("nodes", &[("node", U32), ("group", U32)]);
+    t.columns.extend((0..dims).map(|d| (format!("d{d}"), U32)));
+    t
+}
+fn links_table() -> Table {
+    Table::of("links", &[("source", U32), ("destination", U32), ("dimension", U32)])
+}
+
+/// A column to write: borrowed slices of the model.
+#[derive(Clone, Copy)]
+enum Col<'a> {
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+    Str(&'a [String]),
+}
+
+impl Col<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Col::U32(v) => v.len(),
+            Col::U64(v) => v.len(),
+            Col::Str(v) => v.len(),
+        }
+    }
+
+    /// Rows `order[range]` of the column (all rows in order when `order` is `None`).
+    fn array(&self, order: Option<&[u32]>, range: std::ops::Range<usize>) -> ArrayRef {
+        fn pick<T: Copy>(v: &[T], order: Option<&[u32]>, range: std::ops::Range<usize>) -> Vec<T> {
+            match order {
+                Some(o) => o[range].iter().map(|&i| v[i as usize]).collect(),
+                None => v[range].to_vec(),
+            }
+        }
+        match *self {
+            Col::U32(v) => Arc::new(UInt32Array::from(pick(v, order, range))),
+            Col::U64(v) => Arc::new(UInt64Array::from(pick(v, order, range))),
+            Col::Str(v) => {
+                let rows: Vec<&str> = match order {
+                    Some(o) => o[range].iter().map(|&i| v[i as usize].as_str()).collect(),
+                    None => v[range].iter().map(String::as_str).collect(),
+                };
+                Arc::new(StringArray::from(rows))
+            }
+        }
+    }
+}
+
+/// What the manifest records.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct Manifest {
+    pub format: String,
+    pub schema_version: u32,
+    pub name: String,
+    pub ticks_per_second: u64,
+    pub link_counter_unit: String,
+    /// Extents of the topology's dimensions; `None`: the store has no topology.
+    pub extents: Option<Vec<u32>>,
+    /// Rows of each table, in the layout's order.
+    pub rows: Vec<(String, u64)>,
+    /// Whether each event table is sorted by its time column.
+    pub sorted: Vec<(String, bool)>,
+    /// First and last time stamp in ticks over every event table (`None`: no events).
+    pub time_span: Option<(u64, u64)>,
+}
+
+impl Manifest {
+    pub fn rows(&self, table: &str) -> u64 {
+        self.rows.iter().find(|(t, _)| t == table).map_or(0, |r| r.1)
+    }
+}
+
+fn io(path: &Path, source: std::io::Error) -> SourceError {
+    SourceError::Io { input: path.display().to_string(), source }
+}
+
+fn invalid(path: &Path, message: impl Into<String>) -> SourceError {
+    SourceError::invalid(path.display().to_string(), message)
+}
+
+/// Whether `path` is a folder holding a store manifest.
+pub fn is_store(path: &Path) -> bool {
+    path.join(MANIFEST).is_file()
+}
+
+/// Writes tables into a temporary folder and renames it into place when finished.
+pub struct StoreWriter {
+    target: PathBuf,
+    temp: PathBuf,
+    open: Option<(String, ArrowWriter<File>, SchemaRef)>,
+    rows: Vec<(String, u64)>,
+    sorted: Vec<(String, bool)>,
+    span: Option<(u64, u64)>,
+    /// The last time written to the open table (for the sort flag across batches).
+    last_time: Option<u64>,
+}
+
+fn properties(table: &str) -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(ROW_GROUP))
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_key_value_metadata(Some(vec![
+            KeyValue::new("exaviz.schema_version".to_string(), SCHEMA_VERSION.to_string()),
+            KeyValue::new("exaviz.table".to_string(), table.to_string()),
+        ]))
+        .build()
+}
+
+impl StoreWriter {
+    /// Starts a store to be renamed to `target` when finished. An existing store there is
+    /// replaced then; anything else there is refused now.
+    pub fn create(target: &Path) -> Result<Self, SourceError> {
+        if target.exists() && !is_store(target) {
+            return Err(invalid(target, "exists and is not an exaviz store; choose another name"));
+        }
+        let name = target.file_name().ok_or_else(|| invalid(target, "is not a folder name"))?;
+        let parent = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let temp = parent.join(format!(".{}.partial-{}", name.to_string_lossy(), std::process::id()));
+        if temp.exists() {
+            std::fs::remove_dir_all(&temp).map_err(|e| io(&temp, e))?;
+        }
+        std::fs::create_dir_all(&temp).map_err(|e| io(&temp, e))?;
+        Ok(Self {
+            target: target.to_path_buf(),
+            temp,
+            open: None,
+            rows: Vec::new(),
+            sorted: Vec::new(),
+            span: None,
+            last_time: None,
+        })
+    }
+
+    fn begin(&mut self, table: &Table) -> Result<(), SourceError> {
+        self.end()?;
+        let path = self.temp.join(table.file());
+        let file = File::create(&path).map_err(|e| io(&path, e))?;
+        let schema = table.schema();
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(properties(table.name)))
+            .map_err(|e| invalid(&path, e.to_string()))?;
+        self.open = Some((table.name.to_string(), writer, schema));
+        self.rows.push((table.name.to_string(), 0));
+        self.last_time = None;
+        Ok(())
+    }
+
+    /// Appends rows to the open table; `time` is its time column, for the sort flag and span.
+    fn append(&mut self, cols: &[Col<'_>], order: Option<&[u32]>, time: Option<&[u64]>) -> Result<(), SourceError> {
+        let Some((name, writer, schema)) = self.open.as_mut() else { return Ok(()) };
+        let n = order.map_or_else(|| cols.first().map_or(0, Col::len), <[u32]>::len);
+        if let Some(t) = time {
+            let mut sorted = true;
+            let mut last = self.last_time;
+            let each = |i: usize| t[order.map_or(i, |o| o[i] as usize)];
+            for i in 0..n {
+                let v = each(i);
+                sorted &= last.is_none_or(|l| l <= v);
+                last = Some(v);
+                self.span = Some(self.span.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
+            }
+            self.last_time = last;
+            match self.sorted.iter_mut().find(|(t, _)| t == name) {
+                Some(s) => s.1 &= sorted,
+                None => self.sorted.push((name.clone(), sorted)),
+            }
+        }
+        let path = self.temp.join(format!("{name}.parquet"));
+        for start in (0..n).step_by(ROW_GROUP) {
+            let range = start..(start + ROW_GROUP).min(n);
+            let arrays: Vec<ArrayRef> = cols.iter().map(|c| c.array(order, range.clone())).collect();
+            let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| invalid(&path, e.to_string()))?;
+            writer.write(&batch).map_err(|e| invalid(&path, e.to_string()))?;
+        }
+        if let Some(r) = self.rows.last_mut() {
+            r.1 += n as u64;
+        }
+        Ok(())
+    }
+
+    fn end(&mut self) -> Result<(), SourceError> {
+        if let Some((name, writer, _)) = self.open.take() {
+            let path = self.temp.join(format!("{name}.parquet"));
+            writer.close().map_err(|e| invalid(&path, e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Starts the messages table; then call [`Self::messages`] with batches in time order.
+    pub fn begin_messages(&mut self) -> Result<(), SourceError> {
+        self.begin(&messages_table())
+    }
+
+    /// Appends messages (to the table begun by [`Self::begin_messages`]), sorted by send time
+    /// within the batch.
+    pub fn messages(&mut self, m: &Messages) -> Result<(), SourceError> {
+        let order = time_order(&m.send_time);
+        let cols = [
+            Col::U32(&m.source),
+            Col::U32(&m.destination),
+            Col::U64(&m.send_time),
+            Col::U64(&m.recv_time),
+            Col::U32(&m.bytes),
+            Col::U32(&m.tag),
+        ];
+        self.append(&cols, order.as_deref(), Some(&m.send_time))
+    }
+
+    /// Starts the intervals table; then call [`Self::intervals`] with batches in time order.
+    pub fn begin_intervals(&mut self) -> Result<(), SourceError> {
+        self.begin(&intervals_table())
+    }
+
+    /// Appends intervals, sorted by start within the batch.
+    pub fn intervals(&mut self, v: &Intervals) -> Result<(), SourceError> {
+        let order = time_order(&v.start);
+        let cols = [Col::U32(&v.location), Col::U64(&v.start), Col::U64(&v.end), Col::U32(&v.kind), Col::U32(&v.depth)];
+        self.append(&cols, order.as_deref(), Some(&v.start))
+    }
+
+    /// Writes every table of `d` but those already written (messages and intervals may have
+    /// been streamed), then the manifest, and renames the store into place.
+    pub fn finish(mut self, d: &Dataset) -> Result<Manifest, SourceError> {
+        self.end()?;
+        let t = &d.trace;
+        let written = |w: &Self, table: &str| w.rows.iter().any(|(n, _)| n == table);
+        let ids = |n: usize| -> Vec<u32> { (0..n as u32).collect() };
+        self.begin(&locations_table())?;
+        let loc_ids = ids(t.locations.name.len());
+        self.append(&[Col::U32(&loc_ids), Col::Str(&t.locations.name), Col::U32(&t.locations.node)], None, None)?;
+        for (table, id, names) in [
+            ("regions", "region", &t.region_names),
+            ("collective_ops", "op", &t.collective_names),
+            ("metric_names", "metric", &t.metric_names),
+        ] {
+            self.begin(&names_table(table, id))?;
+            self.append(&[Col::U32(&ids(names.len())), Col::Str(names)], None, None)?;
+        }
+        if !written(&self, "intervals") {
+            self.begin_intervals()?;
+            self.intervals(&t.intervals)?;
+        }
+        if !written(&self, "messages") {
+            self.begin_messages()?;
+            self.messages(&t.messages)?;
+        }
+        let c = &t.collectives;
+        self.begin(&collectives_table())?;
+        let order = time_order(&c.start);
+        let cols = [
+            Col::U32(&c.location),
+            Col::U64(&c.start),
+            Col::U64(&c.end),
+            Col::U32(&c.op),
+            Col::U32(&c.root),
+            Col::U32(&c.bytes),
+        ];
+        self.append(&cols, order.as_deref(), Some(&c.start))?;
+        for (table, entity, c) in
+            [("location_counters", "location", &t.location_counters), ("link_counters", "link", &t.link_counters)]
+        {
+            self.begin(&counters_table(table, entity))?;
+            let order = time_order(&c.time);
+            self.append(
+                &[Col::U32(&c.entity), Col::U64(&c.time), Col::U32(&c.value)],
+                order.as_deref(),
+                Some(&c.time),
+            )?;
+        }
+        let m = &t.metrics;
+        self.begin(&metrics_table())?;
+        let order = time_order(&m.time);
+        let cols = [Col::U32(&m.location), Col::U64(&m.time), Col::U32(&m.metric), Col::U64(&m.value)];
+        self.append(&cols, order.as_deref(), Some(&m.time))?;
+        if let Some(topo) = &d.topology {
+            let dims = topo.dims();
+            let n = topo.node_count();
+            let node_ids = ids(n);
+            let per_dim: Vec<Vec<u32>> =
+                (0..dims).map(|k| (0..n).map(|i| topo.coords[i * dims + k]).collect()).collect();
+            let mut group = topo.group.clone();
+            group.resize(n, u32::MAX);
+            let mut cols = vec![Col::U32(&node_ids), Col::U32(&group)];
+            cols.extend(per_dim.iter().map(|v| Col::U32(v)));
+            self.begin(&nodes_table(dims))?;
+            self.append(&cols, None, None)?;
+            let l = &topo.links;
+            self.begin(&links_table())?;
+            self.append(&[Col::U32(&l.source), Col::U32(&l.destination), Col::U32(&l.dimension)], None, None)?;
+        }
+        self.end()?;
+        let manifest = Manifest {
+            format: "exaviz-store".into(),
+            schema_version: SCHEMA_VERSION,
+            name: d.name.clone(),
+            ticks_per_second: t.ticks_per_second,
+            link_counter_unit: d.link_counter_unit.clone(),
+            extents: d.topology.as_ref().map(|t| t.extents.clone()),
+            rows: std::mem::take(&mut self.rows),
+            sorted: std::mem::take(&mut self.sorted),
+            time_span: self.span,
+        };
+        let path = self.temp.join(MANIFEST);
+        let text = serde_json::to_string_pretty(&manifest).map_err(|e| invalid(&path, e.to_string()))?;
+        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+        self.commit()?;
+        Ok(manifest)
+    }
+
+    /// Renames the finished folder into place (replacing an older store there).
+    fn commit(&mut self) -> Result<(), SourceError> {
+        if self.target.exists() {
+            let old = self.temp.with_extension("old");
+            std::fs::rename(&self.target, &old).map_err(|e| io(&self.target, e))?;
+            std::fs::rename(&self.temp, &self.target).map_err(|e| io(&self.target, e))?;
+            std::fs::remove_dir_all(&old).map_err(|e| io(&old, e))?;
+        } else {
+            std::fs::rename(&self.temp, &self.target).map_err(|e| io(&self.target, e))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for StoreWriter {
+    /// A store never finished (an error, a panic) leaves no partial folder behind.
+    fn drop(&mut self) {
+        if self.temp.exists() {
+            let _ = std::fs::remove_dir_all(&self.temp);
+        }
+    }
+}
+
+/// The permutation sorting `times` (stable), or `None` when they are sorted already.
+fn time_order(times: &[u64]) -> Option<Vec<u32>> {
+    if times.windows(2).all(|w| w[0] <= w[1]) {
+        return None;
+    }
+    let mut order: Vec<u32> = (0..times.len() as u32).collect();
+    order.sort_by_key(|&i| times[i as usize]);
+    Some(order)
+}
+
+/// Writes `dataset` as a store at `target` (through a temporary folder).
+pub fn write(dataset: &Dataset, target: &Path) -> Result<Manifest, SourceError> {
+    StoreWriter::create(target)?.finish(dataset)
+}
+
+/// Reads a store's manifest and checks its version.
+pub fn manifest(store: &Path) -> Result<Manifest, SourceError> {
+    let path = store.join(MANIFEST);
+    let meta = std::fs::metadata(&path).map_err(|e| io(&path, e))?;
+    if meta.len() > 1 << 20 {
+        return Err(invalid(&path, "manifest larger than 1 MiB: not an exaviz store manifest"));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
+    let version = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("schema_version").and_then(serde_json::Value::as_u64));
+    if let Some(v) = version
+        && v != u64::from(SCHEMA_VERSION)
+    {
+        return Err(invalid(
+            &path,
+            format!("store of schema version {v}; this exaviz reads version {SCHEMA_VERSION}: re-run exaviz convert"),
+        ));
+    }
+    let m: Manifest = serde_json::from_str(&text)
+        .map_err(|e| invalid(&path, format!("not an exaviz store manifest ({e}): re-run exaviz convert")))?;
+    if m.format != "exaviz-store" {
+        return Err(invalid(&path, format!("format '{}' is not exaviz-store", m.format)));
+    }
+    Ok(m)
+}
+
+/// Columns read from one table.
+enum Owned {
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    Str(Vec<String>),
+}
+
+thread_local! {
+    /// Set while this thread decodes a Parquet file under [`guarded`]: its panics stay silent.
+    static DECODING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs a Parquet decode, turning a panic inside the parquet crate into an error naming `path`.
+///
+/// The checks in [`read_table`] catch what they can before decoding (sizes, offsets, schema,
+/// row counts), but the decoder asserts on some damage no reader can see from the metadata (a
+/// data page naming a dictionary the chunk lacks): a damaged file must give one line and no
+/// panic, so the decode runs under `catch_unwind` with the panic message kept off the terminal.
+fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T, SourceError>) -> Result<T, SourceError> {
+    static QUIET_HOOK: std::sync::Once = std::sync::Once::new();
+    QUIET_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !DECODING.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    DECODING.with(|d| d.set(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    DECODING.with(|d| d.set(false));
+    result.unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown damage".into());
+        let why = why.lines().next().unwrap_or_default().to_string();
+        Err(invalid(path, format!("corrupt Parquet file ({why}): re-run exaviz convert")))
+    })
+}
+
+/// Reads every row of one table, checking its schema, version and row count.
+fn read_table(store: &Path, table: &Table, expect_rows: u64) -> Result<Vec<Owned>, SourceError> {
+    let path = store.join(table.file());
+    guarded(&path, || read_table_unguarded(&path, table, expect_rows))
+}
+
+fn read_table_unguarded(path: &Path, table: &Table, expect_rows: u64) -> Result<Vec<Owned>, SourceError> {
+    let path = path.to_path_buf();
+    let file = File::open(&path).map_err(|e| io(&path, e))?;
+    let bad = |m: String| invalid(&path, format!("{m}: re-run exaviz convert"));
+    // The Arrow schema is taken from the Parquet schema, not from the serialized one embedded in
+    // the metadata: decoding a damaged one panics inside arrow-ipc.
+    let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+    let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
+        .map_err(|e| bad(format!("not a readable Parquet file ({e})")))?;
+    let meta = builder.metadata();
+    let version = meta
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == "exaviz.schema_version"))
+        .and_then(|k| k.value.clone());
+    if version.as_deref() != Some(&SCHEMA_VERSION.to_string()) {
+        return Err(bad(format!(
+            "schema version {} where {SCHEMA_VERSION} was expected",
+            version.as_deref().unwrap_or("missing")
+        )));
+    }
+    let rows = meta.file_metadata().num_rows();
+    if u64::try_from(rows).ok() != Some(expect_rows) {
+        return Err(bad(format!("holds {rows} rows where the manifest says {expect_rows} (stale or truncated)")));
+    }
+    // Offsets and sizes of every column chunk within the file and bounded, checked before the
+    // Parquet reader uses them (it asserts on some, and sizes buffers from them).
+    let file_len = std::fs::metadata(&path).map_err(|e| io(&path, e))?.len();
+    let within = |start: i64, len: i64| {
+        u64::try_from(start)
+            .ok()
+            .zip(u64::try_from(len).ok())
+            .is_some_and(|(s, l)| s.checked_add(l).is_some_and(|e| e <= file_len))
+    };
+    for rg in meta.row_groups() {
+        if rg.num_rows() < 0 || rg.num_rows() > rows {
+            return Err(bad(format!("a row group of {} rows is out of bounds", rg.num_rows())));
+        }
+        for c in rg.columns() {
+            if !(0..=MAX_CHUNK_BYTES).contains(&c.uncompressed_size()) {
+                return Err(bad(format!("a column chunk of {} bytes is out of bounds", c.uncompressed_size())));
+            }
+            let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+            if !within(start, c.compressed_size()) || !within(c.data_page_offset(), 0) || c.num_values() < 0 {
+                return Err(bad("a column chunk lies outside the file".into()));
+            }
+        }
+    }
+    let schema = builder.schema().clone();
+    if schema.fields().len() != table.columns.len() {
+        return Err(bad(format!("{} columns where {} were expected", schema.fields().len(), table.columns.len())));
+    }
+    for (f, (name, kind)) in schema.fields().iter().zip(&table.columns) {
+        if f.name() != name || f.data_type() != &kind.arrow() {
+            return Err(bad(format!(
+                "column '{}' of type {} where '{name}' of type {} was expected",
+                f.name(),
+                f.data_type(),
+                kind.arrow()
+            )));
+        }
+    }
+    let reader = builder.with_batch_size(64 << 10).build().map_err(|e| bad(format!("unreadable ({e})")))?;
+    let mut out: Vec<Owned> = table
+        .columns
+        .iter()
+        .map(|(_, k)| match k {
+            U32 => Owned::U32(Vec::new()),
+            U64 => Owned::U64(Vec::new()),
+            Str => Owned::Str(Vec::new()),
+        })
+        .collect();
+    let mut seen = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| bad(format!("corrupt ({e})")))?;
+        seen += batch.num_rows() as u64;
+        if seen > expect_rows {
+            return Err(bad(format!("holds more than the {expect_rows} rows its metadata says")));
+        }
+        for (col, out) in batch.columns().iter().zip(&mut out) {
+            if col.null_count() > 0 {
+                return Err(bad("a column holds nulls".into()));
+            }
+            let wrong = || bad("a column's values do not match its type".into());
+            match out {
+                Owned::U32(v) => {
+                    v.extend_from_slice(col.as_any().downcast_ref::<UInt32Array>().ok_or_else(wrong)?.values())
+                }
+                Owned::U64(v) => {
+                    v.extend_from_slice(col.as_any().downcast_ref::<UInt64Array>().ok_or_else(wrong)?.values())
+                }
+                Owned::Str(v) => v.extend(
+                    col.as_any()
+                        .downcast_ref::<StringArray>()
+                        .ok_or_else(wrong)?
+                        .iter()
+                        .map(|s| s.unwrap_or("").to_string()),
+                ),
+            }
+        }
+    }
+    if seen != expect_rows {
+        return Err(bad(format!("holds {seen} rows where the manifest says {expect_rows} (truncated)")));
+    }
+    Ok(out)
+}
+
+fn take_u32(c: &mut [Owned], i: usize) -> Vec<u32> {
+    match &mut c[i] {
+        Owned::U32(v) => std::mem::take(v),
+        _ => Vec::new(),
+    }
+}
+fn take_u64(c: &mut [Owned], i: usize) -> Vec<u64> {
+    match &mut c[i] {
+        Owned::U64(v) => std::mem::take(v),
+        _ => Vec::new(),
+    }
+}
+fn take_str(c: &mut [Owned], i: usize) -> Vec<String> {
+    match &mut c[i] {
+        Owned::Str(v) => std::mem::take(v),
+        _ => Vec::new(),
+    }
+}
+
+/// Reads a whole store into memory, reporting `progress(tables done, tables)`.
+pub fn open(store: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
+    let m = manifest(store)?;
+    let mut tables = vec![
+        locations_table(),
+        names_table("regions", "region"),
+        names_table("collective_ops", "op"),
+        names_table("metric_names", "metric"),
+        intervals_table(),
+        messages_table(),
+        collectives_table(),
+        counters_table("location_counters", "location"),
+        counters_table("link_counters", "link"),
+        metrics_table(),
+    ];
+    if let Some(extents) = &m.extents {
+        if extents.is_empty() || extents.len() > 16 || extents.contains(&0) {
+            return Err(invalid(&store.join(MANIFEST), "topology extents must be 1 to 16 dimensions of at least 1"));
+        }
+        tables.push(nodes_table(extents.len()));
+        tables.push(links_table());
+    }
+    let total = tables.len() as u64;
+    let mut read = Vec::new();
+    for (i, t) in tables.iter().enumerate() {
+        read.push(read_table(store, t, m.rows(t.name))?);
+        progress(i as u64 + 1, total);
+    }
+    let mut read = read.into_iter();
+    let mut next = || read.next().unwrap_or_default();
+    let mut t = Trace { ticks_per_second: m.ticks_per_second, ..Default::default() };
+    let mut c = next();
+    t.locations = Locations { name: take_str(&mut c, 1), node: take_u32(&mut c, 2) };
+    t.region_names = take_str(&mut next(), 1);
+    t.collective_names = take_str(&mut next(), 1);
+    t.metric_names = take_str(&mut next(), 1);
+    let mut c = next();
+    t.intervals = Intervals {
+        location: take_u32(&mut c, 0),
+        start: take_u64(&mut c, 1),
+        end: take_u64(&mut c, 2),
+        kind: take_u32(&mut c, 3),
+        depth: take_u32(&mut c, 4),
+    };
+    let mut c = next();
+    t.messages = Messages {
+        source: take_u32(&mut c, 0),
+        destination: take_u32(&mut c, 1),
+        send_time: take_u64(&mut c, 2),
+        recv_time: take_u64(&mut c, 3),
+        bytes: take_u32(&mut c, 4),
+        tag: take_u32(&mut c, 5),
+    };
+    let mut c = next();
+    t.collectives = Collectives {
+        location: take_u32(&mut c, 0),
+        start: take_u64(&mut c, 1),
+        end: take_u64(&mut c, 2),
+        op: take_u32(&mut c, 3),
+        root: take_u32(&mut c, 4),
+        bytes: take_u32(&mut c, 5),
+    };
+    let mut c = next();
+    t.location_counters =
+        Counters { entity: take_u32(&mut c, 0), time: take_u64(&mut c, 1), value: take_u32(&mut c, 2) };
+    let mut c = next();
+    t.link_counters = Counters { entity: take_u32(&mut c, 0), time: take_u64(&mut c, 1), value: take_u32(&mut c, 2) };
+    let mut c = next();
+    t.metrics = MetricSamples {
+        location: take_u32(&mut c, 0),
+        time: take_u64(&mut c, 1),
+        metric: take_u32(&mut c, 2),
+        value: take_u64(&mut c, 3),
+    };
+    let topology = if let Some(extents) = &m.extents {
+        let mut c = next();
+        let dims = extents.len();
+        let group = take_u32(&mut c, 1);
+        let per_dim: Vec<Vec<u32>> = (0..dims).map(|k| take_u32(&mut c, 2 + k)).collect();
+        let n = group.len();
+        let mut coords = Vec::with_capacity(n * dims);
+        for i in 0..n {
+            coords.extend(per_dim.iter().map(|v| v[i]));
+        }
+        let mut c = next();
+        let links =
+            Links { source: take_u32(&mut c, 0), destination: take_u32(&mut c, 1), dimension: take_u32(&mut c, 2) };
+        Some(Topology { extents: extents.clone(), coords, links, group })
+    } else {
+        None
+    };
+    let d = Dataset { name: m.name.clone(), trace: t, topology, link_counter_unit: m.link_counter_unit.clone() };
+    check_references(store, &d)?;
+    Ok(d)
+}
+
+/// Every id in range: a store written by another program cannot make a view index out of bounds.
+fn check_references(store: &Path, d: &Dataset) -> Result<(), SourceError> {
+    let t = &d.trace;
+    let locs = t.locations.name.len() as u32;
+    let check = |table: &str, what: &str, ids: &[u32], bound: u32, allow_max: bool| -> Result<(), SourceError> {
+        match ids.iter().find(|&&v| v >= bound && !(allow_max && v == u32::MAX)) {
+            Some(v) => Err(invalid(
+                &store.join(format!("{table}.parquet")),
+                format!("{what} {v} is out of range (there are {bound}): re-run exaviz convert"),
+            )),
+            None => Ok(()),
+        }
+    };
+    check("messages", "source", &t.messages.source, locs, false)?;
+    check("messages", "destination", &t.messages.destination, locs, false)?;
+    check("intervals", "location", &t.intervals.location, locs, false)?;
+    check("intervals", "region", &t.intervals.kind, t.region_names.len() as u32, false)?;
+    check("collectives", "location", &t.collectives.location, locs, false)?;
+    check("collectives", "op", &t.collectives.op, t.collective_names.len() as u32, false)?;
+    check("location_counters", "location", &t.location_counters.entity, locs, false)?;
+    check("metrics", "location", &t.metrics.location, locs, false)?;
+    check("metrics", "metric", &t.metrics.metric, t.metric_names.len() as u32, false)?;
+    if let Some(topo) = &d.topology {
+        let nodes = topo.group.len() as u32;
+        check("locations", "node", &t.locations.node, nodes, true)?;
+        check("links", "source", &topo.links.source, nodes, false)?;
+        check("links", "destination", &topo.links.destination, nodes, false)?;
+        check("link_counters", "link", &t.link_counters.entity, topo.link_count() as u32, false)?;
+        for (k, &e) in topo.extents.iter().enumerate() {
+            if topo.coords.iter().skip(k).step_by(topo.dims()).any(|&c| c >= e) {
+                return Err(invalid(
+                    &store.join("nodes.parquet"),
+                    format!("a coordinate d{k} is out of its extent {e}"),
+                ));
+            }
+        }
+    }
+    if t.intervals.start.iter().zip(&t.intervals.end).any(|(s, e)| e < s) {
+        return Err(invalid(&store.join("intervals.parquet"), "an interval ends before it starts"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("exaviz-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn same(a: &Dataset, b: &Dataset) {
+        let (x, y) = (&a.trace, &b.trace);
+        assert_eq!(a.summary(), b.summary());
+        assert_eq!(x.locations.name, y.locations.name);
+        assert_eq!(x.locations.node, y.locations.node);
+        assert_eq!(x.region_names, y.region_names);
+        assert_eq!(x.collective_names, y.collective_names);
+        // Event tables come back sorted by time: compare them as sorted rows.
+        let msgs = |m: &Messages| {
+            let mut v: Vec<_> = (0..m.source.len())
+                .map(|i| (m.send_time[i], m.source[i], m.destination[i], m.recv_time[i], m.bytes[i], m.tag[i]))
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(msgs(&x.messages), msgs(&y.messages));
+        let ivs = |v: &Intervals| {
+            let mut r: Vec<_> =
+                (0..v.start.len()).map(|i| (v.start[i], v.location[i], v.end[i], v.kind[i], v.depth[i])).collect();
+            r.sort_unstable();
+            r
+        };
+        assert_eq!(ivs(&x.intervals), ivs(&y.intervals));
+        let ctr = |c: &Counters| {
+            let mut r: Vec<_> = (0..c.time.len()).map(|i| (c.time[i], c.entity[i], c.value[i])).collect();
+            r.sort_unstable();
+            r
+        };
+        assert_eq!(ctr(&x.link_counters), ctr(&y.link_counters));
+        assert_eq!(
+            a.topology.as_ref().map(|t| (&t.extents, &t.coords, &t.group)),
+            b.topology.as_ref().map(|t| (&t.extents, &t.coords, &t.group))
+        );
+        assert_eq!(
+            a.topology.as_ref().map(|t| (&t.links.source, &t.links.destination, &t.links.dimension)),
+            b.topology.as_ref().map(|t| (&t.links.source, &t.links.destination, &t.links.dimension))
+        );
+        assert_eq!(a.link_counter_unit, b.link_counter_unit);
+    }
+
+    #[test]
+    fn generators_round_trip_through_a_store() {
+        let dir = temp("round");
+        for spec in [
+            "gen:wrf?iterations=40&collectives=5&plant=1",
+            "gen:torus-sim?dims=4x4x2&steps=5",
+            "gen:pf3d?dims=2x2x2x2x2&threads=2",
+        ] {
+            let d = crate::open(spec).unwrap();
+            let path = dir.join("s.exaviz");
+            let m = write(&d, &path).unwrap();
+            assert_eq!(m.rows("messages"), d.trace.messages.source.len() as u64);
+            assert!(m.sorted.iter().all(|s| s.1), "{spec}: {:?}", m.sorted);
+            let back = crate::open(path.to_str().unwrap()).unwrap();
+            same(&d, &back);
+        }
+        // Nothing but the store is left in the folder (no temporary folder).
+        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("s.exaviz")]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn unsorted_events_are_written_sorted() {
+        let dir = temp("sort");
+        let mut d = crate::open("gen:lulesh?iterations=3").unwrap();
+        d.trace.messages.send_time.reverse();
+        let path = dir.join("s.exaviz");
+        write(&d, &path).unwrap();
+        let back = open(&path, &|_, _| {}).unwrap();
+        assert!(back.trace.messages.send_time.windows(2).all(|w| w[0] <= w[1]));
+        same(&d, &back);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_write_that_fails_leaves_nothing_under_the_final_name() {
+        let dir = temp("fail");
+        let path = dir.join("s.exaviz");
+        {
+            let mut w = StoreWriter::create(&path).unwrap();
+            w.begin_messages().unwrap();
+            w.messages(&crate::open("gen:lulesh?iterations=2").unwrap().trace.messages).unwrap();
+            // dropped here, as by an error or Ctrl-C unwinding, before finish
+        }
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        // A folder that is not a store is never replaced.
+        std::fs::create_dir_all(dir.join("photos")).unwrap();
+        let e = write(&Dataset::default(), &dir.join("photos")).unwrap_err().to_string();
+        assert!(e.ends_with("photos: exists and is not an exaviz store; choose another name"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn stale_foreign_and_other_version_stores_are_refused_in_one_line() {
+        let dir = temp("bad");
+        let path = dir.join("s.exaviz");
+        let d = crate::open("gen:wrf?iterations=10").unwrap();
+        write(&d, &path).unwrap();
+        let manifest_path = path.join(MANIFEST);
+        let text = std::fs::read_to_string(&manifest_path).unwrap();
+        let err = |p: &Path| crate::open(p.to_str().unwrap()).unwrap_err().to_string();
+
+        std::fs::write(&manifest_path, text.replace("\"schema_version\": 1", "\"schema_version\": 7")).unwrap();
+        let e = err(&path);
+        assert!(e.contains("schema version 7") && e.contains("re-run exaviz convert") && !e.contains('\n'), "{e}");
+
+        let rows = d.trace.messages.source.len();
+        std::fs::write(&manifest_path, text.replace(&format!("\"messages\",\n      {rows}"), "\"messages\",\n      5"))
+            .unwrap();
+        let e = err(&path);
+        assert!(e.contains("messages.parquet") && e.contains("stale or truncated"), "{e}");
+
+        std::fs::write(&manifest_path, &text).unwrap();
+        // A foreign Parquet file in place of a table: the locations table's schema.
+        std::fs::copy(path.join("locations.parquet"), path.join("messages.parquet")).unwrap();
+        let e = err(&path);
+        assert!(e.contains("messages.parquet") && !e.contains('\n'), "{e}");
+
+        std::fs::write(path.join("messages.parquet"), b"PAR1 not really").unwrap();
+        let e = err(&path);
+        assert!(e.contains("messages.parquet: not a readable Parquet file"), "{e}");
+        std::fs::write(&manifest_path, "{").unwrap();
+        assert!(err(&path).contains("not an exaviz store manifest"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Flipping bytes anywhere in a table or the manifest, or truncating a table, gives a
+    /// dataset or a one-line error naming the file: never a panic.
+    #[test]
+    fn mutated_stores_never_panic() {
+        let dir = temp("fuzz");
+        let path = dir.join("s.exaviz");
+        let d = crate::open("gen:torus-sim?dims=2x2x2&steps=3").unwrap();
+        write(&d, &path).unwrap();
+        let mut errors = 0;
+        for file in ["messages.parquet", "intervals.parquet", "links.parquet", "nodes.parquet", MANIFEST] {
+            let f = path.join(file);
+            let original = std::fs::read(&f).unwrap();
+            let step = (original.len()
+                / std::env::var("EXAVIZ_FUZZ_STEPS").ok().and_then(|v| v.parse().ok()).unwrap_or(150))
+            .max(1);
+            let mut cases: Vec<Vec<u8>> = Vec::new();
+            for i in (0..original.len()).step_by(step) {
+                for x in [0x01u8, 0x80, 0xff] {
+                    let mut b = original.clone();
+                    b[i] ^= x;
+                    cases.push(b);
+                }
+            }
+            for cut in [0, 4, original.len() / 2, original.len().saturating_sub(9), original.len() - 1] {
+                cases.push(original[..cut].to_vec());
+            }
+            for b in cases {
+                std::fs::write(&f, &b).unwrap();
+                match crate::open(path.to_str().unwrap()) {
+                    Err(e) => {
+                        let e = e.to_string();
+                        assert!(!e.contains('\n') && e.contains("s.exaviz"), "{e}");
+                        errors += 1;
+                    }
+                    Ok(back) => assert_eq!(back.trace.locations.name.len(), d.trace.locations.name.len()),
+                }
+            }
+            std::fs::write(&f, &original).unwrap();
+        }
+        assert!(errors > 200, "corruptions should mostly be caught ({errors})");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
