@@ -211,3 +211,42 @@ fn loading_reports_progress_over_the_event_files() {
     assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
     assert_eq!(seen.last(), Some(&(evt_bytes, evt_bytes)));
 }
+
+/// OTF2 into a store and back: the same summary, messages, intervals and metric samples.
+#[test]
+fn otf2_traces_round_trip_through_a_store() {
+    let Some(data) = shared_data_or_skip("otf2 store round trip") else { return };
+    let dir = std::env::temp_dir().join(format!("exaviz-otf2-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for variant in ["ping-pong-otf2", "ping-pong-otf2-papi"] {
+        let anchor = archive(&data, variant);
+        let d = exaviz_datasets::open(anchor.to_str().unwrap()).unwrap();
+        let store = dir.join(format!("{variant}.exaviz"));
+        let m = exaviz_datasets::convert(anchor.to_str().unwrap(), &store, &|_, _| {}).unwrap();
+        assert_eq!(m.rows("messages"), 16);
+        let back = exaviz_datasets::open(store.to_str().unwrap()).unwrap();
+        assert_eq!(d.summary(), back.summary(), "{variant}");
+        let (a, b) = (&d.trace, &back.trace);
+        assert_eq!(a.locations.name, b.locations.name);
+        assert_eq!(a.region_names, b.region_names);
+        assert_eq!(a.metric_names, b.metric_names);
+        let rows = |t: &exaviz_engine::model::Trace| {
+            let m = &t.messages;
+            let mut v: Vec<_> = (0..m.source.len())
+                .map(|i| (m.send_time[i], m.source[i], m.destination[i], m.recv_time[i], m.bytes[i], m.tag[i]))
+                .collect();
+            v.sort_unstable();
+            let i = &t.intervals;
+            let mut w: Vec<_> =
+                (0..i.start.len()).map(|k| (i.start[k], i.location[k], i.end[k], i.kind[k], i.depth[k])).collect();
+            w.sort_unstable();
+            let s = &t.metrics;
+            let mut x: Vec<_> =
+                (0..s.time.len()).map(|k| (s.time[k], s.location[k], s.metric[k], s.value[k])).collect();
+            x.sort_unstable();
+            (v, w, x)
+        };
+        assert_eq!(rows(a), rows(b), "{variant}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -9,6 +9,7 @@ pub mod mpi_gen;
 pub mod otf2;
 pub mod pf3d;
 pub mod rng;
+pub mod scale_gen;
 pub mod store;
 pub mod torus;
 
@@ -52,7 +53,7 @@ pub const GENERATORS: &[(&str, &str)] = &[
     ),
     (
         "fd4",
-        "MPI trace like Brendel et al.'s (2016) FD4 case: 1,024 ranks, ~2.2M messages, neighbours plus far partners, 5 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%)",
+        "MPI trace like Brendel et al.'s (2016) FD4 case: 1,024 ranks, ~2.2M messages, neighbours plus far partners, 5 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%); or at any scale: ranks and messages (e.g. ranks=65536&messages=1e9, streamed into a store by exaviz convert), seed, collectives",
     ),
     (
         "tachyon",
@@ -89,6 +90,96 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
     ))
 }
 
+/// Parses a count written as digits or in scientific notation (`1e9`, `2.5e8`).
+fn count(input: &str, key: &str, v: &str, max: u64) -> Result<u64, SourceError> {
+    let n = v.parse::<u64>().ok().or_else(|| {
+        v.parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite() && *f >= 0.0 && f.fract() == 0.0 && *f < 1.8e19)
+            .map(|f| f as u64)
+    });
+    match n {
+        None => Err(SourceError::invalid(input, format!("option {key}={v} is not a whole number"))),
+        Some(n) if n > max => Err(SourceError::invalid(input, format!("option {key}={n} is above the limit of {max}"))),
+        Some(n) => Ok(n),
+    }
+}
+
+/// Largest number of messages generated into a store.
+pub const MAX_STORE_MESSAGES: u64 = 1 << 40;
+
+/// The scaled FD4 generator, when `gen:fd4` has `ranks` or `messages`.
+fn scaled(input: &str, name: &str, opts: &[(&str, &str)]) -> Result<Option<scale_gen::Scale>, SourceError> {
+    let get = |k: &str| opts.iter().rev().find(|(key, _)| *key == k).map(|(_, v)| *v);
+    if name != "fd4" || (get("ranks").is_none() && get("messages").is_none()) {
+        return Ok(None);
+    }
+    for k in ["iterations", "plant"] {
+        if get(k).is_some() {
+            return Err(SourceError::invalid(input, format!("option {k} does not go with ranks and messages")));
+        }
+    }
+    let ranks = get("ranks").map_or(Ok(1024), |v| count(input, "ranks", v, u64::from(scale_gen::MAX_RANKS)))? as u32;
+    if ranks < 2 {
+        return Err(SourceError::invalid(input, "option ranks must be at least 2"));
+    }
+    let messages = match get("messages") {
+        Some(v) => count(input, "messages", v, MAX_STORE_MESSAGES)?,
+        None => (f64::from(ranks) * 4.1 * 524.0) as u64,
+    };
+    let seed = get("seed").map_or(Ok(1), |v| count(input, "seed", v, u64::MAX))?;
+    let collectives = get("collectives").map_or(Ok(0), |v| count(input, "collectives", v, 1_000_000))? as u32;
+    Ok(Some(scale_gen::Scale { ranks, messages, seed, collectives }))
+}
+
+/// A scaled generator's trace in memory, when small enough to hold.
+fn scaled_in_memory(input: &str, name: &str, opts: &[(&str, &str)]) -> Result<Option<Dataset>, SourceError> {
+    let Some(scale) = scaled(input, name, opts)? else { return Ok(None) };
+    if scale.messages > MAX_MESSAGES {
+        return Err(SourceError::invalid(
+            input,
+            format!(
+                "{} messages are above the in-memory limit of {MAX_MESSAGES}: write them into a store with exaviz convert",
+                scale.messages
+            ),
+        ));
+    }
+    Ok(Some(scale.dataset(input)))
+}
+
+/// Writes any input into a store at `target` (through a temporary folder, renamed at the end),
+/// reporting `progress(done, total)`: scaled generators stream iteration by iteration without
+/// holding the trace; other inputs are read, then written.
+pub fn convert(input: &str, target: &Path, progress: &dyn Fn(u64, u64)) -> Result<store::Manifest, SourceError> {
+    if let Some(spec) = input.strip_prefix("gen:") {
+        let (name, query) = spec.split_once('?').unwrap_or((spec, ""));
+        let opts: Vec<(&str, &str)> = query.split('&').filter_map(|p| p.split_once('=')).collect();
+        // Unknown options and malformed pairs are reported by the in-memory path's parser.
+        let known = query
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .all(|p| p.split_once('=').is_some_and(|(k, _)| ["seed", "collectives", "ranks", "messages"].contains(&k)));
+        if known && let Some(scale) = scaled(input, name, &opts)? {
+            let mut w = store::StoreWriter::create(target)?;
+            w.begin_messages()?;
+            w.begin_intervals()?;
+            w.begin_collectives()?;
+            let mut done = 0u64;
+            scale.generate(|chunk| {
+                w.messages(&chunk.messages)?;
+                w.intervals(&chunk.intervals)?;
+                w.collectives(&chunk.collectives)?;
+                done += chunk.messages.source.len() as u64;
+                progress(done, scale.messages);
+                Ok::<(), SourceError>(())
+            })?;
+            return w.finish(&scale.skeleton(input));
+        }
+    }
+    let dataset = open_with_progress(input, progress)?;
+    store::write(&dataset, target)
+}
+
 fn read_head(input: &str, path: &Path) -> Result<Vec<u8>, SourceError> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|source| SourceError::Io { input: input.into(), source })?;
@@ -110,7 +201,8 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
         "torus" => &["dims"],
         "torus-sim" => &["dims", "steps", "seed"],
         "pf3d" => &["dims", "threads", "grid", "bytes"],
-        "wrf" | "fd4" | "tachyon" | "lulesh" => &["iterations", "seed", "collectives", "plant"],
+        "fd4" => &["iterations", "seed", "collectives", "plant", "ranks", "messages"],
+        "wrf" | "tachyon" | "lulesh" => &["iterations", "seed", "collectives", "plant"],
         _ => {
             let names: Vec<_> = GENERATORS.iter().map(|g| g.0).collect();
             return Err(SourceError::invalid(
@@ -139,6 +231,10 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
         }
         Ok(n)
     };
+    let pairs: Vec<(&str, &str)> = opts.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    if let Some(dataset) = scaled_in_memory(input, name, &pairs)? {
+        return Ok(dataset);
+    }
     if mpi_gen::CASES.contains(&name) {
         let iterations = get("iterations").map(|_| number("iterations", 1, 1_000_000)).transpose()?.map(|n| n as u32);
         let seed = number("seed", 1, u64::MAX)?;
@@ -224,5 +320,43 @@ mod tests {
     fn missing_file_is_an_io_error_naming_it() {
         let e = open("/nonexistent/trace.yaml").unwrap_err().to_string();
         assert!(e.starts_with("/nonexistent/trace.yaml: "), "{e}");
+    }
+
+    /// A scaled generator streamed into a store holds what the in-memory path generates:
+    /// the same counts, rows and byte sums.
+    #[test]
+    fn convert_streams_a_scaled_generator_into_a_store() {
+        let dir = std::env::temp_dir().join(format!("exaviz-convert-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec = "gen:fd4?ranks=3000&messages=1e5&collectives=3";
+        let target = dir.join("t.exaviz");
+        let seen = std::cell::Cell::new((0, 0));
+        let m = convert(spec, &target, &|d, t| seen.set((d, t))).unwrap();
+        assert_eq!(seen.get(), (100_000, 100_000));
+        assert_eq!(m.rows("messages"), 100_000);
+        assert!(m.sorted.iter().all(|s| s.1), "{:?}", m.sorted);
+        let memory = open(spec).unwrap();
+        let stored = open(target.to_str().unwrap()).unwrap();
+        assert_eq!(memory.summary(), stored.summary());
+        let (a, b) = (&memory.trace, &stored.trace);
+        assert_eq!(a.messages.send_time, b.messages.send_time);
+        assert_eq!(
+            a.messages.bytes.iter().map(|&v| u64::from(v)).sum::<u64>(),
+            b.messages.bytes.iter().map(|&v| u64::from(v)).sum::<u64>()
+        );
+        assert_eq!(a.intervals.start, b.intervals.start);
+        assert_eq!(a.collectives.location.len(), b.collectives.location.len());
+        assert_eq!(a.collectives.location.len(), 3000 * 3, "iterations 3, 6 and 9 of 9");
+        // Non-scaled inputs go through memory; errors name the input.
+        convert("gen:lulesh?iterations=2", &dir.join("l.exaviz"), &|_, _| {}).unwrap();
+        let e = convert("gen:fd4?ranks=1e9", &dir.join("x.exaviz"), &|_, _| {}).unwrap_err().to_string();
+        assert!(e.starts_with("gen:fd4?ranks=1e9: option ranks=1000000000 is above the limit"), "{e}");
+        let e = convert("gen:fd4?ranks=64&plant=1", &dir.join("x.exaviz"), &|_, _| {}).unwrap_err().to_string();
+        assert!(e.contains("plant does not go with ranks and messages"), "{e}");
+        let e = open("gen:fd4?ranks=65536&messages=1e9").unwrap_err().to_string();
+        assert!(e.contains("above the in-memory limit") && e.contains("exaviz convert"), "{e}");
+        assert!(!dir.join("x.exaviz").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -206,16 +206,25 @@ pub fn is_store(path: &Path) -> bool {
     path.join(MANIFEST).is_file()
 }
 
-/// Writes tables into a temporary folder and renames it into place when finished.
+/// A table being written.
+struct OpenTable {
+    name: String,
+    writer: ArrowWriter<File>,
+    schema: SchemaRef,
+    rows: u64,
+    sorted: bool,
+    /// The last time written (for the sort flag across batches).
+    last_time: Option<u64>,
+}
+
+/// Writes tables into a temporary folder and renames it into place when finished. Several
+/// tables may be open at once (a generator streams messages, intervals and collectives side by
+/// side).
 pub struct StoreWriter {
     target: PathBuf,
     temp: PathBuf,
-    open: Option<(String, ArrowWriter<File>, SchemaRef)>,
-    rows: Vec<(String, u64)>,
-    sorted: Vec<(String, bool)>,
+    tables: Vec<OpenTable>,
     span: Option<(u64, u64)>,
-    /// The last time written to the open table (for the sort flag across batches).
-    last_time: Option<u64>,
 }
 
 fn properties(table: &str) -> WriterProperties {
@@ -247,68 +256,63 @@ impl StoreWriter {
             std::fs::remove_dir_all(&temp).map_err(|e| io(&temp, e))?;
         }
         std::fs::create_dir_all(&temp).map_err(|e| io(&temp, e))?;
-        Ok(Self {
-            target: target.to_path_buf(),
-            temp,
-            open: None,
-            rows: Vec::new(),
-            sorted: Vec::new(),
-            span: None,
-            last_time: None,
-        })
+        Ok(Self { target: target.to_path_buf(), temp, tables: Vec::new(), span: None })
+    }
+
+    fn has(&self, table: &str) -> bool {
+        self.tables.iter().any(|t| t.name == table)
     }
 
     fn begin(&mut self, table: &Table) -> Result<(), SourceError> {
-        self.end()?;
         let path = self.temp.join(table.file());
+        if self.has(table.name) {
+            return Err(invalid(&path, "table begun twice"));
+        }
         let file = File::create(&path).map_err(|e| io(&path, e))?;
         let schema = table.schema();
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(properties(table.name)))
             .map_err(|e| invalid(&path, e.to_string()))?;
-        self.open = Some((table.name.to_string(), writer, schema));
-        self.rows.push((table.name.to_string(), 0));
-        self.last_time = None;
+        self.tables.push(OpenTable {
+            name: table.name.to_string(),
+            writer,
+            schema,
+            rows: 0,
+            sorted: true,
+            last_time: None,
+        });
         Ok(())
     }
 
-    /// Appends rows to the open table; `time` is its time column, for the sort flag and span.
-    fn append(&mut self, cols: &[Col<'_>], order: Option<&[u32]>, time: Option<&[u64]>) -> Result<(), SourceError> {
-        let Some((name, writer, schema)) = self.open.as_mut() else { return Ok(()) };
+    /// Appends rows to table `name`; `time` is its time column, for the sort flag and span.
+    fn append(
+        &mut self,
+        name: &str,
+        cols: &[Col<'_>],
+        order: Option<&[u32]>,
+        time: Option<&[u64]>,
+    ) -> Result<(), SourceError> {
+        let path = self.temp.join(format!("{name}.parquet"));
+        let Some(t) = self.tables.iter_mut().find(|t| t.name == name) else {
+            return Err(invalid(&path, "table written before it was begun"));
+        };
         let n = order.map_or_else(|| cols.first().map_or(0, Col::len), <[u32]>::len);
-        if let Some(t) = time {
-            let mut sorted = true;
-            let mut last = self.last_time;
-            let each = |i: usize| t[order.map_or(i, |o| o[i] as usize)];
-            for i in 0..n {
-                let v = each(i);
-                sorted &= last.is_none_or(|l| l <= v);
-                last = Some(v);
-                self.span = Some(self.span.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
-            }
-            self.last_time = last;
-            match self.sorted.iter_mut().find(|(t, _)| t == name) {
-                Some(s) => s.1 &= sorted,
-                None => self.sorted.push((name.clone(), sorted)),
+        if let Some(times) = time {
+            let each = |i: usize| times[order.map_or(i, |o| o[i] as usize)];
+            if n > 0 {
+                let (first, last) = (each(0), each(n - 1));
+                t.sorted &= t.last_time.is_none_or(|l| l <= first) && (1..n).all(|i| each(i - 1) <= each(i));
+                t.last_time = Some(last);
+                let (lo, hi) = (0..n).map(each).fold((u64::MAX, 0), |(lo, hi), v| (lo.min(v), hi.max(v)));
+                self.span = Some(self.span.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
             }
         }
-        let path = self.temp.join(format!("{name}.parquet"));
         for start in (0..n).step_by(ROW_GROUP) {
             let range = start..(start + ROW_GROUP).min(n);
             let arrays: Vec<ArrayRef> = cols.iter().map(|c| c.array(order, range.clone())).collect();
-            let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| invalid(&path, e.to_string()))?;
-            writer.write(&batch).map_err(|e| invalid(&path, e.to_string()))?;
+            let batch = RecordBatch::try_new(t.schema.clone(), arrays).map_err(|e| invalid(&path, e.to_string()))?;
+            t.writer.write(&batch).map_err(|e| invalid(&path, e.to_string()))?;
         }
-        if let Some(r) = self.rows.last_mut() {
-            r.1 += n as u64;
-        }
-        Ok(())
-    }
-
-    fn end(&mut self) -> Result<(), SourceError> {
-        if let Some((name, writer, _)) = self.open.take() {
-            let path = self.temp.join(format!("{name}.parquet"));
-            writer.close().map_err(|e| invalid(&path, e.to_string()))?;
-        }
+        t.rows += n as u64;
         Ok(())
     }
 
@@ -329,7 +333,7 @@ impl StoreWriter {
             Col::U32(&m.bytes),
             Col::U32(&m.tag),
         ];
-        self.append(&cols, order.as_deref(), Some(&m.send_time))
+        self.append("messages", &cols, order.as_deref(), Some(&m.send_time))
     }
 
     /// Starts the intervals table; then call [`Self::intervals`] with batches in time order.
@@ -341,37 +345,16 @@ impl StoreWriter {
     pub fn intervals(&mut self, v: &Intervals) -> Result<(), SourceError> {
         let order = time_order(&v.start);
         let cols = [Col::U32(&v.location), Col::U64(&v.start), Col::U64(&v.end), Col::U32(&v.kind), Col::U32(&v.depth)];
-        self.append(&cols, order.as_deref(), Some(&v.start))
+        self.append("intervals", &cols, order.as_deref(), Some(&v.start))
     }
 
-    /// Writes every table of `d` but those already written (messages and intervals may have
-    /// been streamed), then the manifest, and renames the store into place.
-    pub fn finish(mut self, d: &Dataset) -> Result<Manifest, SourceError> {
-        self.end()?;
-        let t = &d.trace;
-        let written = |w: &Self, table: &str| w.rows.iter().any(|(n, _)| n == table);
-        let ids = |n: usize| -> Vec<u32> { (0..n as u32).collect() };
-        self.begin(&locations_table())?;
-        let loc_ids = ids(t.locations.name.len());
-        self.append(&[Col::U32(&loc_ids), Col::Str(&t.locations.name), Col::U32(&t.locations.node)], None, None)?;
-        for (table, id, names) in [
-            ("regions", "region", &t.region_names),
-            ("collective_ops", "op", &t.collective_names),
-            ("metric_names", "metric", &t.metric_names),
-        ] {
-            self.begin(&names_table(table, id))?;
-            self.append(&[Col::U32(&ids(names.len())), Col::Str(names)], None, None)?;
-        }
-        if !written(&self, "intervals") {
-            self.begin_intervals()?;
-            self.intervals(&t.intervals)?;
-        }
-        if !written(&self, "messages") {
-            self.begin_messages()?;
-            self.messages(&t.messages)?;
-        }
-        let c = &t.collectives;
-        self.begin(&collectives_table())?;
+    /// Starts the collectives table; then call [`Self::collectives`] with batches in time order.
+    pub fn begin_collectives(&mut self) -> Result<(), SourceError> {
+        self.begin(&collectives_table())
+    }
+
+    /// Appends collective rows, sorted by start within the batch.
+    pub fn collectives(&mut self, c: &Collectives) -> Result<(), SourceError> {
         let order = time_order(&c.start);
         let cols = [
             Col::U32(&c.location),
@@ -381,23 +364,51 @@ impl StoreWriter {
             Col::U32(&c.root),
             Col::U32(&c.bytes),
         ];
-        self.append(&cols, order.as_deref(), Some(&c.start))?;
+        self.append("collectives", &cols, order.as_deref(), Some(&c.start))
+    }
+
+    /// Writes every table of `d` but those already begun (messages, intervals and collectives
+    /// may have been streamed), then the manifest, and renames the store into place.
+    pub fn finish(mut self, d: &Dataset) -> Result<Manifest, SourceError> {
+        let t = &d.trace;
+        let ids = |n: usize| -> Vec<u32> { (0..n as u32).collect() };
+        self.begin(&locations_table())?;
+        let loc_ids = ids(t.locations.name.len());
+        let cols = [Col::U32(&loc_ids), Col::Str(&t.locations.name), Col::U32(&t.locations.node)];
+        self.append("locations", &cols, None, None)?;
+        for (table, id, names) in [
+            ("regions", "region", &t.region_names),
+            ("collective_ops", "op", &t.collective_names),
+            ("metric_names", "metric", &t.metric_names),
+        ] {
+            self.begin(&names_table(table, id))?;
+            self.append(table, &[Col::U32(&ids(names.len())), Col::Str(names)], None, None)?;
+        }
+        if !self.has("intervals") {
+            self.begin_intervals()?;
+            self.intervals(&t.intervals)?;
+        }
+        if !self.has("messages") {
+            self.begin_messages()?;
+            self.messages(&t.messages)?;
+        }
+        if !self.has("collectives") {
+            self.begin_collectives()?;
+            self.collectives(&t.collectives)?;
+        }
         for (table, entity, c) in
             [("location_counters", "location", &t.location_counters), ("link_counters", "link", &t.link_counters)]
         {
             self.begin(&counters_table(table, entity))?;
             let order = time_order(&c.time);
-            self.append(
-                &[Col::U32(&c.entity), Col::U64(&c.time), Col::U32(&c.value)],
-                order.as_deref(),
-                Some(&c.time),
-            )?;
+            let cols = [Col::U32(&c.entity), Col::U64(&c.time), Col::U32(&c.value)];
+            self.append(table, &cols, order.as_deref(), Some(&c.time))?;
         }
         let m = &t.metrics;
         self.begin(&metrics_table())?;
         let order = time_order(&m.time);
         let cols = [Col::U32(&m.location), Col::U64(&m.time), Col::U32(&m.metric), Col::U64(&m.value)];
-        self.append(&cols, order.as_deref(), Some(&m.time))?;
+        self.append("metrics", &cols, order.as_deref(), Some(&m.time))?;
         if let Some(topo) = &d.topology {
             let dims = topo.dims();
             let n = topo.node_count();
@@ -409,12 +420,21 @@ impl StoreWriter {
             let mut cols = vec![Col::U32(&node_ids), Col::U32(&group)];
             cols.extend(per_dim.iter().map(|v| Col::U32(v)));
             self.begin(&nodes_table(dims))?;
-            self.append(&cols, None, None)?;
+            self.append("nodes", &cols, None, None)?;
             let l = &topo.links;
             self.begin(&links_table())?;
-            self.append(&[Col::U32(&l.source), Col::U32(&l.destination), Col::U32(&l.dimension)], None, None)?;
+            self.append("links", &[Col::U32(&l.source), Col::U32(&l.destination), Col::U32(&l.dimension)], None, None)?;
         }
-        self.end()?;
+        let mut rows = Vec::new();
+        let mut sorted = Vec::new();
+        for table in std::mem::take(&mut self.tables) {
+            let path = self.temp.join(format!("{}.parquet", table.name));
+            table.writer.close().map_err(|e| invalid(&path, e.to_string()))?;
+            if table.last_time.is_some() || EVENT_TABLES.contains(&table.name.as_str()) {
+                sorted.push((table.name.clone(), table.sorted));
+            }
+            rows.push((table.name, table.rows));
+        }
         let manifest = Manifest {
             format: "exaviz-store".into(),
             schema_version: SCHEMA_VERSION,
@@ -422,8 +442,8 @@ impl StoreWriter {
             ticks_per_second: t.ticks_per_second,
             link_counter_unit: d.link_counter_unit.clone(),
             extents: d.topology.as_ref().map(|t| t.extents.clone()),
-            rows: std::mem::take(&mut self.rows),
-            sorted: std::mem::take(&mut self.sorted),
+            rows,
+            sorted,
             time_span: self.span,
         };
         let path = self.temp.join(MANIFEST);
@@ -446,6 +466,10 @@ impl StoreWriter {
         Ok(())
     }
 }
+
+/// Tables sorted by their time column.
+const EVENT_TABLES: [&str; 6] =
+    ["intervals", "messages", "collectives", "location_counters", "link_counters", "metrics"];
 
 impl Drop for StoreWriter {
     /// A store never finished (an error, a panic) leaves no partial folder behind.

@@ -196,6 +196,17 @@ enum Command {
         #[command(flatten)]
         view: ViewArgs,
     },
+    /// Write any input into an exaviz store: a folder of Parquet files (one per table, sorted by
+    /// time; see the README) that DuckDB, Polars or pandas read as they are and that every exaviz
+    /// command opens in place of its input. Generators at scale (gen:fd4?ranks=65536&messages=1e9)
+    /// stream into it without holding the trace in memory.
+    Convert {
+        /// Input file or gen: generator.
+        input: String,
+        /// The store folder to write (written under a temporary name, then renamed; an older
+        /// store there is replaced).
+        store: PathBuf,
+    },
     /// Print counts of nodes, links, locations, messages, intervals and the time span.
     Info {
         input: String,
@@ -424,6 +435,41 @@ pub(crate) fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
     Ok(d?)
 }
 
+/// `exaviz convert`: any input into a store, with a progress bar.
+fn convert_cmd(input: &str, store: &std::path::Path) -> Result<()> {
+    let started = std::time::Instant::now();
+    let pb = spinner(&format!("converting {input}"));
+    let style = indicatif::ProgressStyle::with_template("{msg} [{bar:32}] {percent}% ({eta} left)")
+        .map(|s| s.progress_chars("=> "));
+    let progress = |done: u64, total: u64| {
+        if pb.length().is_none()
+            && let Ok(style) = &style
+        {
+            pb.set_style(style.clone());
+        }
+        pb.set_length(total);
+        pb.set_position(done);
+    };
+    let m = exaviz_datasets::convert(input, store, &progress);
+    pb.finish_and_clear();
+    let m = m?;
+    let bytes: u64 = std::fs::read_dir(store)
+        .map(|d| d.filter_map(Result::ok).filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+        .unwrap_or(0);
+    let messages = m.rows("messages");
+    println!(
+        "{}: {} messages, {} intervals, {} locations; {:.1} MB on disk ({:.1} bytes per message) in {:.1} s",
+        store.display(),
+        messages,
+        m.rows("intervals"),
+        m.rows("locations"),
+        bytes as f64 / 1e6,
+        bytes as f64 / messages.max(1) as f64,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Render { input, out, size, view } => {
@@ -456,6 +502,7 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
+        Command::Convert { input, store } => convert_cmd(&input, &store),
         Command::Info { input, json } => {
             let s = load(&input)?.summary();
             if json {
