@@ -188,8 +188,8 @@ fn read_head(input: &str, path: &Path) -> Result<Vec<u8>, SourceError> {
     Ok(buf)
 }
 
-fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
-    let (name, query) = spec.split_once('?').unwrap_or((spec, ""));
+/// The `key=value` options of generator `name`, each checked to be one it knows.
+fn generator_options(input: &str, name: &str, query: &str) -> Result<Vec<(String, String)>, SourceError> {
     let mut opts = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair
@@ -219,6 +219,12 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
             ));
         }
     }
+    Ok(opts)
+}
+
+fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
+    let (name, query) = spec.split_once('?').unwrap_or((spec, ""));
+    let opts = generator_options(input, name, query)?;
     let get = |k: &str| opts.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
     let default_dims = if name == "pf3d" { "4x4x4x4x2" } else { "4x4x4x4x4" };
     let dims = torus::parse_dims(get("dims").unwrap_or(default_dims)).map_err(|m| SourceError::invalid(input, m))?;
