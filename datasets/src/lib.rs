@@ -160,7 +160,13 @@ pub fn convert(input: &str, target: &Path, progress: &dyn Fn(u64, u64)) -> Resul
             .filter(|p| !p.is_empty())
             .all(|p| p.split_once('=').is_some_and(|(k, _)| ["seed", "collectives", "ranks", "messages"].contains(&k)));
         if known && let Some(scale) = scaled(input, name, &opts)? {
-            let mut w = store::StoreWriter::create(target)?;
+            let span = store::PyramidSpan {
+                t0: 0,
+                t1: scale.end_ticks(),
+                ranks: scale.ranks,
+                states: scale.skeleton("").trace.region_names.len() as u32,
+            };
+            let mut w = store::StoreWriter::create(target)?.with_pyramid(span);
             w.begin_messages()?;
             w.begin_intervals()?;
             w.begin_collectives()?;
@@ -354,6 +360,12 @@ mod tests {
         assert_eq!(a.intervals.start, b.intervals.start);
         assert_eq!(a.collectives.location.len(), b.collectives.location.len());
         assert_eq!(a.collectives.location.len(), 3000 * 3, "iterations 3, 6 and 9 of 9");
+        // The pyramid summed while streaming holds every message and every interval's ticks.
+        let p = store::pyramid(&target).unwrap().expect("a pyramid");
+        let top = p.levels.last().unwrap();
+        assert_eq!(top.counts.iter().sum::<u64>(), 100_000);
+        let ticks: u64 = a.intervals.start.iter().zip(&a.intervals.end).map(|(s, e)| e - s).sum();
+        assert_eq!(top.ticks.iter().sum::<u64>(), ticks);
         // Non-scaled inputs go through memory; errors name the input.
         convert("gen:lulesh?iterations=2", &dir.join("l.exaviz"), &|_, _| {}).unwrap();
         let e = convert("gen:fd4?ranks=1e9", &dir.join("x.exaviz"), &|_, _| {}).unwrap_err().to_string();

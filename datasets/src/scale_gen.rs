@@ -64,6 +64,16 @@ impl Scale {
         (self.messages as f64 / self.per_iteration()).ceil().max(1.0) as u64
     }
 
+    /// An upper bound of the last time stamp: the end of the last iteration. Every rank sends
+    /// at least one message to each grid neighbour other than itself, so every iteration but
+    /// the cut last one holds at least that many.
+    pub fn end_ticks(&self) -> u64 {
+        let (rows, cols) = grid(self.ranks);
+        let per_rank = if rows > 1 { 2 } else { 0 } + if cols > 1 { 2 } else { 0 };
+        let most = self.messages / (per_rank * u64::from(self.ranks)).max(1) + 1;
+        most.saturating_mul(PERIOD_NS)
+    }
+
     /// The trace without events: ranks, region and collective names, the clock.
     pub fn skeleton(&self, name: &str) -> Dataset {
         let mut t = Trace { ticks_per_second: 1_000_000_000, ..Default::default() };
@@ -273,6 +283,13 @@ mod tests {
         let again = s.dataset("x");
         assert_eq!(again.trace.messages.send_time, t.messages.send_time);
         assert_eq!(again.trace.messages.destination, t.messages.destination);
+        let last = t.intervals.end.iter().chain(&t.messages.recv_time).max().copied().unwrap();
+        assert!(last <= s.end_ticks() && s.end_ticks() - last < 3 * PERIOD_NS, "{last} {}", s.end_ticks());
+        for ranks in [2, 13, 64] {
+            let s = Scale { ranks, messages: 1000, seed: 1, collectives: 0 };
+            let d = s.dataset("x");
+            assert!(d.trace.intervals.end.iter().all(|&e| e <= s.end_ticks()), "{ranks}");
+        }
         let other = Scale { seed: 4, ..s }.dataset("x");
         assert_ne!(other.trace.messages.send_time, t.messages.send_time);
     }

@@ -36,6 +36,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use exaviz_engine::model::{
     Collectives, Counters, Dataset, Intervals, Links, Locations, Messages, MetricSamples, Topology, Trace,
 };
+use exaviz_engine::pyramid::{Pyramid, PyramidBuilder, Shape};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::basic::Compression;
@@ -129,6 +130,15 @@ fn nodes_table(dims: usize) -> Table {
 fn links_table() -> Table {
     Table::of("links", &[("source", U32), ("destination", U32), ("dimension", U32)])
 }
+fn pyramid_messages_table() -> Table {
+    Table::of(
+        "pyramid_messages",
+        &[("level", U32), ("sender_block", U32), ("receiver_block", U32), ("bin", U32), ("count", U64), ("bytes", U64)],
+    )
+}
+fn pyramid_states_table() -> Table {
+    Table::of("pyramid_states", &[("level", U32), ("block", U32), ("state", U32), ("bin", U32), ("ticks", U64)])
+}
 
 /// A column to write: borrowed slices of the model.
 #[derive(Clone, Copy)]
@@ -185,6 +195,23 @@ pub struct Manifest {
     pub sorted: Vec<(String, bool)>,
     /// First and last time stamp in ticks over every event table (`None`: no events).
     pub time_span: Option<(u64, u64)>,
+    /// What the pyramid tables cover (`None`: the store has none).
+    pub pyramid: Option<PyramidSpan>,
+}
+
+/// What a stored pyramid covers; its shape is [`Shape::new`] of these, never read from a file.
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct PyramidSpan {
+    pub t0: u64,
+    pub t1: u64,
+    pub ranks: u32,
+    pub states: u32,
+}
+
+impl PyramidSpan {
+    pub fn shape(&self) -> Shape {
+        Shape::new(self.t0, self.t1, self.ranks, self.states)
+    }
 }
 
 impl Manifest {
@@ -225,6 +252,8 @@ pub struct StoreWriter {
     temp: PathBuf,
     tables: Vec<OpenTable>,
     span: Option<(u64, u64)>,
+    /// The pyramid, summed from the messages and intervals as they are written.
+    pyramid: Option<(PyramidSpan, PyramidBuilder)>,
 }
 
 fn properties(table: &str) -> WriterProperties {
@@ -256,7 +285,13 @@ impl StoreWriter {
             std::fs::remove_dir_all(&temp).map_err(|e| io(&temp, e))?;
         }
         std::fs::create_dir_all(&temp).map_err(|e| io(&temp, e))?;
-        Ok(Self { target: target.to_path_buf(), temp, tables: Vec::new(), span: None })
+        Ok(Self { target: target.to_path_buf(), temp, tables: Vec::new(), span: None, pyramid: None })
+    }
+
+    /// Sums a pyramid over `span` from the messages and intervals written from now on.
+    pub fn with_pyramid(mut self, span: PyramidSpan) -> Self {
+        self.pyramid = Some((span, PyramidBuilder::new(span.shape())));
+        self
     }
 
     fn has(&self, table: &str) -> bool {
@@ -324,6 +359,9 @@ impl StoreWriter {
     /// Appends messages (to the table begun by [`Self::begin_messages`]), sorted by send time
     /// within the batch.
     pub fn messages(&mut self, m: &Messages) -> Result<(), SourceError> {
+        if let Some((_, p)) = &mut self.pyramid {
+            p.add_messages(m);
+        }
         let order = time_order(&m.send_time);
         let cols = [
             Col::U32(&m.source),
@@ -343,6 +381,9 @@ impl StoreWriter {
 
     /// Appends intervals, sorted by start within the batch.
     pub fn intervals(&mut self, v: &Intervals) -> Result<(), SourceError> {
+        if let Some((_, p)) = &mut self.pyramid {
+            p.add_intervals(v);
+        }
         let order = time_order(&v.start);
         let cols = [Col::U32(&v.location), Col::U64(&v.start), Col::U64(&v.end), Col::U32(&v.kind), Col::U32(&v.depth)];
         self.append("intervals", &cols, order.as_deref(), Some(&v.start))
@@ -425,6 +466,10 @@ impl StoreWriter {
             self.begin(&links_table())?;
             self.append("links", &[Col::U32(&l.source), Col::U32(&l.destination), Col::U32(&l.dimension)], None, None)?;
         }
+        let pyramid = self.pyramid.take().map(|(span, b)| (span, b.finish()));
+        if let Some((_, p)) = &pyramid {
+            self.write_pyramid(p)?;
+        }
         let mut rows = Vec::new();
         let mut sorted = Vec::new();
         for table in std::mem::take(&mut self.tables) {
@@ -445,12 +490,61 @@ impl StoreWriter {
             rows,
             sorted,
             time_span: self.span,
+            pyramid: pyramid.map(|p| p.0),
         };
         let path = self.temp.join(MANIFEST);
         let text = serde_json::to_string_pretty(&manifest).map_err(|e| invalid(&path, e.to_string()))?;
         std::fs::write(&path, text).map_err(|e| io(&path, e))?;
         self.commit()?;
         Ok(manifest)
+    }
+
+    /// Writes the pyramid's non-zero cells, level by level.
+    fn write_pyramid(&mut self, p: &Pyramid) -> Result<(), SourceError> {
+        self.begin(&pyramid_messages_table())?;
+        self.begin(&pyramid_states_table())?;
+        let states = p.shape.states;
+        for (k, lvl) in p.levels.iter().enumerate() {
+            let mut c: [Vec<u32>; 4] = Default::default();
+            let (mut count, mut bytes) = (Vec::new(), Vec::new());
+            let (mb, bins) = (lvl.message_blocks, lvl.message_bins);
+            for (cell, (&n, &b)) in lvl.counts.iter().zip(&lvl.bytes).enumerate() {
+                if n > 0 {
+                    let cell = cell as u32;
+                    c[0].push(k as u32);
+                    c[1].push(cell / bins / mb);
+                    c[2].push(cell / bins % mb);
+                    c[3].push(cell % bins);
+                    count.push(n);
+                    bytes.push(b);
+                }
+            }
+            let cols = [
+                Col::U32(&c[0]),
+                Col::U32(&c[1]),
+                Col::U32(&c[2]),
+                Col::U32(&c[3]),
+                Col::U64(&count),
+                Col::U64(&bytes),
+            ];
+            self.append("pyramid_messages", &cols, None, None)?;
+            let mut c: [Vec<u32>; 4] = Default::default();
+            let mut ticks = Vec::new();
+            let bins = lvl.state_bins;
+            for (cell, &t) in lvl.ticks.iter().enumerate() {
+                if t > 0 {
+                    let cell = cell as u32;
+                    c[0].push(k as u32);
+                    c[1].push(cell / bins / states);
+                    c[2].push(cell / bins % states);
+                    c[3].push(cell % bins);
+                    ticks.push(t);
+                }
+            }
+            let cols = [Col::U32(&c[0]), Col::U32(&c[1]), Col::U32(&c[2]), Col::U32(&c[3]), Col::U64(&ticks)];
+            self.append("pyramid_states", &cols, None, None)?;
+        }
+        Ok(())
     }
 
     /// Renames the finished folder into place (replacing an older store there).
@@ -490,9 +584,66 @@ fn time_order(times: &[u64]) -> Option<Vec<u32>> {
     Some(order)
 }
 
-/// Writes `dataset` as a store at `target` (through a temporary folder).
+/// Writes `dataset` as a store at `target` (through a temporary folder), with its pyramid.
 pub fn write(dataset: &Dataset, target: &Path) -> Result<Manifest, SourceError> {
-    StoreWriter::create(target)?.finish(dataset)
+    let mut w = StoreWriter::create(target)?;
+    if let Some(span) = pyramid_span(dataset) {
+        w = w.with_pyramid(span);
+    }
+    w.finish(dataset)
+}
+
+/// The span of `dataset`'s pyramid: its messages' and intervals' times, ranks and states
+/// (`None` without either).
+pub fn pyramid_span(d: &Dataset) -> Option<PyramidSpan> {
+    let t = &d.trace;
+    let times = t.messages.send_time.iter().chain(&t.intervals.start).chain(&t.intervals.end);
+    let (t0, t1) =
+        times.fold(None, |acc: Option<(u64, u64)>, &v| Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))))?;
+    let ranks = u32::try_from(t.locations.name.len()).ok().filter(|&r| r > 0)?;
+    Some(PyramidSpan { t0, t1, ranks, states: t.region_names.len().clamp(1, 64) as u32 })
+}
+
+/// Reads a store's pyramid (`Ok(None)` where it has none).
+pub fn pyramid(store: &Path) -> Result<Option<Pyramid>, SourceError> {
+    let m = manifest(store)?;
+    let Some(span) = m.pyramid else { return Ok(None) };
+    if span.ranks == 0 || span.t1 < span.t0 || span.states == 0 {
+        return Err(invalid(&store.join(MANIFEST), "pyramid span is impossible: re-run exaviz convert"));
+    }
+    let mut levels = PyramidBuilder::new(span.shape()).finish().levels;
+    let mut c = read_table(store, &pyramid_messages_table(), m.rows("pyramid_messages"))?;
+    let (lv, s, r, bin, count, bytes) = (
+        take_u32(&mut c, 0),
+        take_u32(&mut c, 1),
+        take_u32(&mut c, 2),
+        take_u32(&mut c, 3),
+        take_u64(&mut c, 4),
+        take_u64(&mut c, 5),
+    );
+    let bad = |t: &str| {
+        invalid(&store.join(format!("{t}.parquet")), "a cell lies outside the pyramid: re-run exaviz convert")
+    };
+    for i in 0..lv.len() {
+        let l = levels.get_mut(lv[i] as usize).ok_or_else(|| bad("pyramid_messages"))?;
+        if s[i] >= l.message_blocks || r[i] >= l.message_blocks || bin[i] >= l.message_bins {
+            return Err(bad("pyramid_messages"));
+        }
+        let cell = ((s[i] * l.message_blocks + r[i]) * l.message_bins + bin[i]) as usize;
+        l.counts[cell] = count[i];
+        l.bytes[cell] = bytes[i];
+    }
+    let mut c = read_table(store, &pyramid_states_table(), m.rows("pyramid_states"))?;
+    let (lv, b, st, bin, ticks) =
+        (take_u32(&mut c, 0), take_u32(&mut c, 1), take_u32(&mut c, 2), take_u32(&mut c, 3), take_u64(&mut c, 4));
+    for i in 0..lv.len() {
+        let l = levels.get_mut(lv[i] as usize).ok_or_else(|| bad("pyramid_states"))?;
+        if b[i] >= l.blocks || st[i] >= span.states || bin[i] >= l.state_bins {
+            return Err(bad("pyramid_states"));
+        }
+        l.ticks[((b[i] * span.states + st[i]) * l.state_bins + bin[i]) as usize] = ticks[i];
+    }
+    Ok(Some(Pyramid { shape: span.shape(), levels }))
 }
 
 /// Reads a store's manifest and checks its version.
@@ -905,6 +1056,25 @@ mod tests {
         // Nothing but the store is left in the folder (no temporary folder).
         let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("s.exaviz")]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The stored pyramid equals one built from the dataset in memory, cell for cell.
+    #[test]
+    fn the_stored_pyramid_equals_the_one_built_in_memory() {
+        let dir = temp("pyramid");
+        let d = crate::open("gen:fd4?iterations=6&collectives=2").unwrap();
+        let path = dir.join("s.exaviz");
+        let m = write(&d, &path).unwrap();
+        assert!(m.rows("pyramid_messages") > 0 && m.rows("pyramid_states") > 0);
+        let span = pyramid_span(&d).unwrap();
+        let mut b = PyramidBuilder::new(span.shape());
+        b.add_messages(&d.trace.messages);
+        b.add_intervals(&d.trace.intervals);
+        let want = b.finish();
+        assert_eq!(pyramid(&path).unwrap(), Some(want.clone()));
+        let top = want.levels.last().unwrap();
+        assert_eq!(top.counts.iter().sum::<u64>(), d.trace.messages.source.len() as u64);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

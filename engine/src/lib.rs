@@ -8,6 +8,7 @@ pub mod bundling;
 pub mod gpu;
 pub mod layout;
 pub mod model;
+pub mod pyramid;
 pub mod render;
 pub mod selection;
 pub mod stages;

@@ -101,23 +101,42 @@ impl Cells<'_> {
 pub fn bin(input: &HeatmapInput<'_>) -> HeatmapGrid {
     let (cols, rows) = (input.x_extent(), input.y_extent());
     let cells = cols as usize * rows as usize;
-    let n = input.len();
-    let keyer = Cells { x: Key::new(&input.x), y: Key::new(&input.y), cols };
-    let weights = input.weights;
-    let (counts, sums) = if cells <= 1 << SPAN_BITS || n < cells / 4 {
-        per_thread(&keyer, weights, n, cells)
-    } else {
-        partitioned(&keyer, weights, n, cells)
-    };
+    let mut counts = vec![0u32; cells];
+    let mut sums = vec![0u64; cells];
+    bin_into(input, &mut counts, &mut sums);
     HeatmapGrid { cols, rows, counts, sums }
 }
 
-/// Small grids (or few elements): each thread sums its runs into a grid of its own.
-fn per_thread(keyer: &Cells<'_>, weights: Option<&[u32]>, n: usize, cells: usize) -> (Vec<u32>, Vec<u64>) {
+/// Adds `input`'s counts and weight sums into a grid of `x_extent * y_extent` cells
+/// (`counts.len()` and `sums.len()`; shorter slices are a caller's error and panic). Counts may
+/// be `u32` (the stage's grid) or `u64` (totals over many batches).
+pub fn bin_into<C>(input: &HeatmapInput<'_>, counts: &mut [C], sums: &mut [u64])
+where
+    C: Copy + Send + Sync + std::ops::AddAssign + From<u32>,
+{
+    let cols = input.x_extent();
+    let cells = cols as usize * input.y_extent() as usize;
+    assert!(counts.len() >= cells && sums.len() >= cells, "grid slices shorter than the grid");
+    let n = input.len();
+    let keyer = Cells { x: Key::new(&input.x), y: Key::new(&input.y), cols };
+    let weights = input.weights;
+    if cells <= 1 << SPAN_BITS {
+        per_thread(&keyer, weights, n, &mut counts[..cells], &mut sums[..cells]);
+    } else {
+        partitioned(&keyer, weights, n, &mut counts[..cells], &mut sums[..cells]);
+    }
+}
+
+/// Small grids: each thread sums its runs into a grid of its own, then the grids are added.
+fn per_thread<C>(keyer: &Cells<'_>, weights: Option<&[u32]>, n: usize, counts: &mut [C], sums: &mut [u64])
+where
+    C: Copy + Send + Sync + std::ops::AddAssign + From<u32>,
+{
+    let cells = counts.len();
     let zero = || (vec![0u32; cells], vec![0u64; cells]);
     let runs = n.div_ceil(RUN / 4).max(1);
     let step = n.div_ceil(runs).max(1);
-    (0..runs)
+    let (c, s) = (0..runs)
         .into_par_iter()
         .fold(zero, |(mut counts, mut sums), r| {
             let range = r * step..((r + 1) * step).min(n);
@@ -134,7 +153,9 @@ fn per_thread(keyer: &Cells<'_>, weights: Option<&[u32]>, n: usize, cells: usize
             ca.iter_mut().zip(&cb).for_each(|(a, b)| *a += b);
             sa.iter_mut().zip(&sb).for_each(|(a, b)| *a += b);
             (ca, sa)
-        })
+        });
+    counts.iter_mut().zip(c).for_each(|(a, b)| *a += C::from(b));
+    sums.iter_mut().zip(s).for_each(|(a, b)| *a += b);
 }
 
 /// One run's elements by partition: `parts[p]` holds partition `p`'s, each
@@ -170,25 +191,25 @@ fn partition_run(
 }
 
 /// Large grids: partition runs of elements by cell block, then accumulate each block in cache.
-fn partitioned(keyer: &Cells<'_>, weights: Option<&[u32]>, n: usize, cells: usize) -> (Vec<u32>, Vec<u64>) {
+fn partitioned<C>(keyer: &Cells<'_>, weights: Option<&[u32]>, n: usize, counts: &mut [C], sums: &mut [u64])
+where
+    C: Copy + Send + Sync + std::ops::AddAssign + From<u32>,
+{
     let span = 1usize << SPAN_BITS;
-    let parts = cells.div_ceil(span);
+    let parts = counts.len().div_ceil(span);
     let runs: Vec<Vec<Vec<u64>>> = (0..n.div_ceil(RUN))
         .into_par_iter()
         .map(|r| partition_run(keyer, weights, r * RUN..((r + 1) * RUN).min(n), parts))
         .collect();
-    let mut counts = vec![0u32; cells];
-    let mut sums = vec![0u64; cells];
     counts.par_chunks_mut(span).zip(sums.par_chunks_mut(span)).enumerate().for_each(|(p, (counts, sums))| {
         for run in &runs {
             for &item in &run[p] {
                 let c = (item >> 32) as usize;
-                counts[c] += 1;
+                counts[c] += C::from(1);
                 sums[c] += item & 0xffff_ffff;
             }
         }
     });
-    (counts, sums)
 }
 
 #[cfg(test)]

@@ -1,0 +1,393 @@
+//! A multi-resolution pyramid of a trace: what a zoomed-out picture needs, summed once, so a
+//! picture of a billion messages reads megabytes instead of rescanning the trace.
+//!
+//! Level 0 is the finest; each level above halves the time bins and the rank blocks (each block
+//! holds twice the ranks) and is the exact sum of the one below. Per level:
+//! - messages: count and byte sum per (sender block, receiver block, time bin of the send);
+//! - states: ticks spent per (rank block, state, time bin), an interval's ticks split exactly
+//!   over the bins it overlaps.
+//!
+//! It is built in one streaming pass over batches of rows ([`PyramidBuilder`]), with the
+//! partitioned scatter of the CPU binning stage, so the rows never need to be in memory at once.
+
+use rayon::prelude::*;
+
+use crate::model::{Intervals, Messages};
+use crate::stages::{AxisKey, HeatmapInput, cpu::bin_plain};
+
+/// The shape of a pyramid's finest level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// First tick covered.
+    pub t0: u64,
+    /// Ticks per finest time bin (a power of two).
+    pub bin_ticks: u64,
+    /// Time bins of the message cube and of the state tiles at level 0.
+    pub message_bins: u32,
+    pub state_bins: u32,
+    pub ranks: u32,
+    /// Ranks per block of the state tiles at level 0 (a power of two).
+    pub block: u32,
+    /// Ranks per block of the message cube at level 0 (a power of two, at least `block`).
+    pub message_block: u32,
+    /// State classes (interval kinds); kinds at or above the last are counted in it.
+    pub states: u32,
+}
+
+impl Shape {
+    /// A shape for ranks `ranks`, times `t0..=t1` and `states` state kinds: state tiles of at
+    /// most 1,024 rank blocks by 2,048 bins (48 MB for 3 states), a message cube of at most
+    /// 256x256 blocks by 128 bins (134 MB).
+    pub fn new(t0: u64, t1: u64, ranks: u32, states: u32) -> Self {
+        let span = t1.saturating_sub(t0).saturating_add(1);
+        let state_bins = 2048u32;
+        let bin_ticks = span.div_ceil(u64::from(state_bins)).max(1).next_power_of_two();
+        let block = ranks.div_ceil(1024).max(1).next_power_of_two();
+        let message_block = ranks.div_ceil(256).max(1).next_power_of_two();
+        Self { t0, bin_ticks, message_bins: 128, state_bins, ranks, block, message_block, states: states.clamp(1, 64) }
+    }
+
+    /// Rank blocks of the state tiles at level 0.
+    pub fn blocks(&self) -> u32 {
+        self.ranks.div_ceil(self.block).max(1)
+    }
+
+    /// Rank blocks of the message cube at level 0.
+    pub fn message_blocks(&self) -> u32 {
+        self.ranks.div_ceil(self.message_block).max(1)
+    }
+
+    /// Ticks per message bin at level 0 (message bins are coarser than state bins).
+    pub fn message_bin_ticks(&self) -> u64 {
+        self.bin_ticks * u64::from(self.state_bins / self.message_bins)
+    }
+}
+
+/// One level's dense arrays.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Level {
+    /// Ranks per block of the state tiles.
+    pub block: u32,
+    pub blocks: u32,
+    /// Ranks per block of the message cube.
+    pub message_block: u32,
+    pub message_blocks: u32,
+    pub message_bins: u32,
+    pub message_bin_ticks: u64,
+    /// `[sender block][receiver block][bin]`.
+    pub counts: Vec<u64>,
+    pub bytes: Vec<u64>,
+    pub state_bins: u32,
+    pub state_bin_ticks: u64,
+    /// `[block][state][bin]`.
+    pub ticks: Vec<u64>,
+}
+
+impl Level {
+    fn message_cell(&self, s: u32, r: u32, bin: u32) -> usize {
+        ((s as usize * self.message_blocks as usize) + r as usize) * self.message_bins as usize + bin as usize
+    }
+
+    /// Message counts and byte sums per (sender block, receiver block) over the bins that
+    /// overlap ticks `t0..=t1` (relative to the pyramid's start), row-major by sender block.
+    pub fn matrix(&self, bins: std::ops::Range<u32>) -> (Vec<u64>, Vec<u64>) {
+        let b = self.message_blocks as usize;
+        let mut counts = vec![0u64; b * b];
+        let mut bytes = vec![0u64; b * b];
+        let bins = bins.start.min(self.message_bins)..bins.end.min(self.message_bins);
+        for s in 0..self.message_blocks {
+            for r in 0..self.message_blocks {
+                let c = self.message_cell(s, r, 0);
+                let k = s as usize * b + r as usize;
+                counts[k] = self.counts[c + bins.start as usize..c + bins.end as usize].iter().sum();
+                bytes[k] = self.bytes[c + bins.start as usize..c + bins.end as usize].iter().sum();
+            }
+        }
+        (counts, bytes)
+    }
+
+    /// Ticks of state `state` in block `block`, time bin `bin`.
+    pub fn state_ticks(&self, block: u32, state: u32, states: u32, bin: u32) -> u64 {
+        self.ticks[((block as usize * states as usize) + state as usize) * self.state_bins as usize + bin as usize]
+    }
+
+    /// The level above: half the bins and blocks, each cell the sum of the cells it covers.
+    fn coarser(&self, states: u32) -> Level {
+        let blocks = self.blocks.div_ceil(2);
+        let mblocks = self.message_blocks.div_ceil(2);
+        let (mb, sb) = (self.message_bins.div_ceil(2), self.state_bins.div_ceil(2));
+        let mut up = Level {
+            block: self.block * 2,
+            blocks,
+            message_block: self.message_block * 2,
+            message_blocks: mblocks,
+            message_bins: mb,
+            message_bin_ticks: self.message_bin_ticks * 2,
+            counts: vec![0; (mblocks * mblocks * mb) as usize],
+            bytes: vec![0; (mblocks * mblocks * mb) as usize],
+            state_bins: sb,
+            state_bin_ticks: self.state_bin_ticks * 2,
+            ticks: vec![0; (blocks * states * sb) as usize],
+        };
+        for s in 0..self.message_blocks {
+            for r in 0..self.message_blocks {
+                for bin in 0..self.message_bins {
+                    let (from, to) = (self.message_cell(s, r, bin), up.message_cell(s / 2, r / 2, bin / 2));
+                    up.counts[to] += self.counts[from];
+                    up.bytes[to] += self.bytes[from];
+                }
+            }
+        }
+        for b in 0..self.blocks {
+            for st in 0..states {
+                for bin in 0..self.state_bins {
+                    let from = ((b * states + st) * self.state_bins + bin) as usize;
+                    let to = (((b / 2) * states + st) * sb + bin / 2) as usize;
+                    up.ticks[to] += self.ticks[from];
+                }
+            }
+        }
+        up
+    }
+}
+
+/// A trace's pyramid: its shape and levels, finest first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pyramid {
+    pub shape: Shape,
+    pub levels: Vec<Level>,
+}
+
+/// Builds a pyramid from batches of rows in any order.
+pub struct PyramidBuilder {
+    shape: Shape,
+    level: Level,
+}
+
+impl PyramidBuilder {
+    pub fn new(shape: Shape) -> Self {
+        let blocks = shape.blocks();
+        let mblocks = shape.message_blocks();
+        let cube = (mblocks * mblocks * shape.message_bins) as usize;
+        let level = Level {
+            block: shape.block,
+            blocks,
+            message_block: shape.message_block,
+            message_blocks: mblocks,
+            message_bins: shape.message_bins,
+            message_bin_ticks: shape.message_bin_ticks(),
+            counts: vec![0; cube],
+            bytes: vec![0; cube],
+            state_bins: shape.state_bins,
+            state_bin_ticks: shape.bin_ticks,
+            ticks: vec![0; (blocks * shape.states * shape.state_bins) as usize],
+        };
+        Self { shape, level }
+    }
+
+    /// Adds messages: each counted at its send time, its sender's and receiver's blocks.
+    /// Messages outside the shape's ranks or span are left out.
+    pub fn add_messages(&mut self, m: &Messages) {
+        let (shape, blocks) = (self.shape, self.level.message_blocks);
+        let block = shape.message_block;
+        let pairs: Vec<u32> = m
+            .source
+            .par_iter()
+            .zip(&m.destination)
+            .map(
+                |(&s, &d)| {
+                    if s < shape.ranks && d < shape.ranks { (s / block) * blocks + d / block } else { u32::MAX }
+                },
+            )
+            .collect();
+        let bin_ticks = shape.message_bin_ticks();
+        let t_last = shape.t0.saturating_add(bin_ticks * u64::from(shape.message_bins) - 1);
+        let input = HeatmapInput {
+            x: AxisKey::time(&m.send_time, shape.t0, t_last, shape.message_bins),
+            y: AxisKey::Id { keys: &pairs, extent: blocks * blocks },
+            weights: Some(&m.bytes),
+        };
+        debug_assert_eq!(input.x.bin_ticks(), bin_ticks);
+        bin_plain::bin_into(&input, &mut self.level.counts, &mut self.level.bytes);
+    }
+
+    /// Adds intervals: each one's ticks split over the state bins it overlaps.
+    pub fn add_intervals(&mut self, v: &Intervals) {
+        let shape = self.shape;
+        let (bins, states) = (shape.state_bins as usize, shape.states);
+        let cells = self.level.ticks.len();
+        let span_end = shape.t0.saturating_add(shape.bin_ticks * u64::from(shape.state_bins));
+        let zero = || vec![0u64; cells];
+        let add = (0..v.start.len())
+            .into_par_iter()
+            .with_min_len(1 << 16)
+            .fold(zero, |mut acc, i| {
+                let l = v.location[i];
+                if l >= shape.ranks {
+                    return acc;
+                }
+                let (a, b) = (v.start[i].max(shape.t0), v.end[i].min(span_end));
+                if b <= a {
+                    return acc;
+                }
+                let state = v.kind[i].min(states - 1);
+                let row = ((l / shape.block) as usize * states as usize + state as usize) * bins;
+                let mut t = a;
+                while t < b {
+                    let bin = (t - shape.t0) / shape.bin_ticks;
+                    let edge = (shape.t0 + (bin + 1) * shape.bin_ticks).min(b);
+                    acc[row + bin as usize] += edge - t;
+                    t = edge;
+                }
+                acc
+            })
+            .reduce(zero, |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            });
+        self.level.ticks.iter_mut().zip(&add).for_each(|(a, b)| *a += b);
+    }
+
+    /// The pyramid: level 0 and every coarser level down to one block and one bin.
+    pub fn finish(self) -> Pyramid {
+        let mut levels = vec![self.level];
+        while let Some(top) = levels.last() {
+            if top.blocks <= 1 && top.message_blocks <= 1 && top.message_bins <= 1 && top.state_bins <= 1 {
+                break;
+            }
+            let up = top.coarser(self.shape.states);
+            levels.push(up);
+        }
+        Pyramid { shape: self.shape, levels }
+    }
+}
+
+impl Pyramid {
+    /// The coarsest level whose blocks and state bins still resolve `rows` ranks rows and
+    /// `columns` time columns over `window_ticks` (at least one block per row and bin per
+    /// column), or the finest.
+    pub fn level_for(&self, rows: u32, columns: u32, window_ticks: u64) -> &Level {
+        let need_block = (self.shape.ranks / rows.max(1)).max(1);
+        let need_ticks = (window_ticks / u64::from(columns.max(1))).max(1);
+        self.levels
+            .iter()
+            .rev()
+            .find(|l| l.block <= need_block && l.state_bin_ticks <= need_ticks)
+            .unwrap_or(&self.levels[0])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn messages(n: usize, ranks: u32, span: u64) -> Messages {
+        let mut s = 11u64;
+        let mut next = move || {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            s >> 17
+        };
+        let mut m = Messages::default();
+        for _ in 0..n {
+            m.source.push((next() % u64::from(ranks + 2)) as u32);
+            m.destination.push((next() % u64::from(ranks)) as u32);
+            let t = 1000 + next() % span;
+            m.send_time.push(t);
+            m.recv_time.push(t + 5);
+            m.bytes.push(if next() % 9 == 0 { u32::MAX } else { (next() % 100_000) as u32 });
+            m.tag.push(0);
+        }
+        m
+    }
+
+    /// Every level's message cube equals a plain count of the raw rows, and batches in any
+    /// split add up to one batch.
+    #[test]
+    fn message_cube_equals_the_raw_rows_at_every_level() {
+        let (ranks, span) = (1500u32, 10_000_000u64);
+        let m = messages(200_000, ranks, span);
+        let shape = Shape::new(1000, 1000 + span, ranks, 3);
+        let mut whole = PyramidBuilder::new(shape);
+        whole.add_messages(&m);
+        let p = whole.finish();
+        let mut split = PyramidBuilder::new(shape);
+        for part in [0..70_000usize, 70_000..70_001, 70_001..200_000] {
+            let sub = Messages {
+                source: m.source[part.clone()].to_vec(),
+                destination: m.destination[part.clone()].to_vec(),
+                send_time: m.send_time[part.clone()].to_vec(),
+                recv_time: m.recv_time[part.clone()].to_vec(),
+                bytes: m.bytes[part.clone()].to_vec(),
+                tag: m.tag[part].to_vec(),
+            };
+            split.add_messages(&sub);
+        }
+        assert_eq!(split.finish(), p);
+        assert!(p.levels.len() >= 8, "{}", p.levels.len());
+        for lvl in &p.levels {
+            let b = lvl.message_blocks as usize;
+            let (mut counts, mut bytes) = (vec![0u64; b * b], vec![0u64; b * b]);
+            let bins = 10..lvl.message_bins.max(12) - 2;
+            for i in 0..m.source.len() {
+                let bin = (m.send_time[i] - shape.t0) / lvl.message_bin_ticks;
+                if m.source[i] >= ranks || !(u64::from(bins.start)..u64::from(bins.end)).contains(&bin) {
+                    continue;
+                }
+                let k =
+                    (m.source[i] / lvl.message_block) as usize * b + (m.destination[i] / lvl.message_block) as usize;
+                counts[k] += 1;
+                bytes[k] += u64::from(m.bytes[i]);
+            }
+            assert_eq!(lvl.matrix(bins.clone()), (counts, bytes), "level with blocks of {}", lvl.message_block);
+        }
+        let top = p.levels.last().unwrap();
+        assert_eq!(top.counts.iter().sum::<u64>(), m.source.iter().filter(|&&s| s < ranks).count() as u64);
+    }
+
+    /// State ticks: every interval's duration is split over its bins, nothing lost or doubled.
+    #[test]
+    fn state_ticks_sum_to_the_interval_durations() {
+        let ranks = 700u32;
+        let mut v = Intervals::default();
+        let mut s = 5u64;
+        for i in 0..50_000u64 {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let start = (s >> 20) % 1_000_000;
+            v.location.push((i % u64::from(ranks)) as u32);
+            v.start.push(start);
+            v.end.push(start + (s >> 50) % 20_000);
+            v.kind.push((i % 4) as u32);
+            v.depth.push(0);
+        }
+        let shape = Shape::new(0, 1_020_000, ranks, 3);
+        let mut b = PyramidBuilder::new(shape);
+        b.add_intervals(&v);
+        let p = b.finish();
+        for lvl in &p.levels {
+            for block in [0, lvl.blocks - 1] {
+                for state in 0..3 {
+                    let got: u64 = (0..lvl.state_bins).map(|bin| lvl.state_ticks(block, state, 3, bin)).sum();
+                    let want: u64 = (0..v.start.len())
+                        .filter(|&i| v.location[i] / lvl.block == block && v.kind[i].min(2) == state)
+                        .map(|i| v.end[i] - v.start[i])
+                        .sum();
+                    assert_eq!(got, want, "block {block} state {state} at blocks of {}", lvl.block);
+                }
+            }
+        }
+        // One bin of the finest level: the overlap of each interval with it.
+        let lvl = &p.levels[0];
+        let bin = 300u32;
+        let (lo, hi) = (u64::from(bin) * lvl.state_bin_ticks, u64::from(bin + 1) * lvl.state_bin_ticks);
+        let want: u64 = (0..v.start.len())
+            .filter(|&i| v.location[i] / lvl.block == 0 && v.kind[i] == 1)
+            .map(|i| v.end[i].min(hi).saturating_sub(v.start[i].max(lo)))
+            .sum();
+        assert_eq!(lvl.state_ticks(0, 1, 3, bin), want);
+        // A picture 700 rows by 1,000 columns over the whole span reads a level coarse enough.
+        let l = p.level_for(700, 1000, 1_020_000);
+        assert!(l.block <= 1 && l.state_bin_ticks <= 1020, "{} {}", l.block, l.state_bin_ticks);
+        let l = p.level_for(10, 10, 1_020_000);
+        assert!(l.block >= 64 && l.state_bin_ticks >= 64, "{} {}", l.block, l.state_bin_ticks);
+    }
+}
