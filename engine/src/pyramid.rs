@@ -162,7 +162,13 @@ pub struct Pyramid {
 pub struct PyramidBuilder {
     shape: Shape,
     level: Level,
+    /// Intervals not yet summed: each sum allocates a tile set per thread, so small batches are
+    /// gathered first.
+    pending: Intervals,
 }
+
+/// Intervals gathered before a sum (112 MB of rows).
+const PENDING_INTERVALS: usize = 1 << 22;
 
 impl PyramidBuilder {
     pub fn new(shape: Shape) -> Self {
@@ -182,7 +188,7 @@ impl PyramidBuilder {
             state_bin_ticks: shape.bin_ticks,
             ticks: vec![0; (blocks * shape.states * shape.state_bins) as usize],
         };
-        Self { shape, level }
+        Self { shape, level, pending: Intervals::default() }
     }
 
     /// Adds messages: each counted at its send time, its sender's and receiver's blocks.
@@ -213,6 +219,23 @@ impl PyramidBuilder {
 
     /// Adds intervals: each one's ticks split over the state bins it overlaps.
     pub fn add_intervals(&mut self, v: &Intervals) {
+        if v.start.len() >= PENDING_INTERVALS {
+            self.sum_intervals(v);
+            return;
+        }
+        let p = &mut self.pending;
+        p.location.extend_from_slice(&v.location);
+        p.start.extend_from_slice(&v.start);
+        p.end.extend_from_slice(&v.end);
+        p.kind.extend_from_slice(&v.kind);
+        p.depth.extend_from_slice(&v.depth);
+        if p.start.len() >= PENDING_INTERVALS {
+            let p = std::mem::take(&mut self.pending);
+            self.sum_intervals(&p);
+        }
+    }
+
+    fn sum_intervals(&mut self, v: &Intervals) {
         let shape = self.shape;
         let (bins, states) = (shape.state_bins as usize, shape.states);
         let cells = self.level.ticks.len();
@@ -249,7 +272,11 @@ impl PyramidBuilder {
     }
 
     /// The pyramid: level 0 and every coarser level down to one block and one bin.
-    pub fn finish(self) -> Pyramid {
+    pub fn finish(mut self) -> Pyramid {
+        let p = std::mem::take(&mut self.pending);
+        if !p.start.is_empty() {
+            self.sum_intervals(&p);
+        }
         let mut levels = vec![self.level];
         while let Some(top) = levels.last() {
             if top.blocks <= 1 && top.message_blocks <= 1 && top.message_bins <= 1 && top.state_bins <= 1 {
