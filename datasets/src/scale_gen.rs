@@ -95,7 +95,7 @@ impl Scale {
             let mut chunk = self.iteration(it);
             let n = chunk.messages.source.len() as u64;
             if n > left {
-                truncate(&mut chunk.messages, left as usize);
+                chunk.messages.truncate(left as usize);
             }
             left -= n.min(left);
             sink(chunk)?;
@@ -110,9 +110,9 @@ impl Scale {
         let parts: Vec<Chunk> = blocks.par_iter().map(|&b| self.block(it, b)).collect();
         let mut out = Chunk::default();
         for p in parts {
-            append_messages(&mut out.messages, p.messages);
-            append_intervals(&mut out.intervals, p.intervals);
-            append_collectives(&mut out.collectives, p.collectives);
+            out.messages.append(p.messages);
+            out.intervals.append(p.intervals);
+            out.collectives.append(p.collectives);
         }
         sort_messages(&mut out.messages);
         sort_intervals(&mut out.intervals);
@@ -184,72 +184,25 @@ impl Scale {
         let mut d = self.skeleton(name);
         let t = &mut d.trace;
         let _ = self.generate(|c| {
-            append_messages(&mut t.messages, c.messages);
-            append_intervals(&mut t.intervals, c.intervals);
-            append_collectives(&mut t.collectives, c.collectives);
+            t.messages.append(c.messages);
+            t.intervals.append(c.intervals);
+            t.collectives.append(c.collectives);
             Ok::<(), ()>(())
         });
         d
     }
 }
 
-fn truncate(m: &mut Messages, n: usize) {
-    for v in [&mut m.source, &mut m.destination, &mut m.bytes, &mut m.tag] {
-        v.truncate(n);
-    }
-    m.send_time.truncate(n);
-    m.recv_time.truncate(n);
-}
-
-fn append_messages(to: &mut Messages, from: Messages) {
-    to.source.extend(from.source);
-    to.destination.extend(from.destination);
-    to.send_time.extend(from.send_time);
-    to.recv_time.extend(from.recv_time);
-    to.bytes.extend(from.bytes);
-    to.tag.extend(from.tag);
-}
-
-fn append_intervals(to: &mut Intervals, from: Intervals) {
-    to.location.extend(from.location);
-    to.start.extend(from.start);
-    to.end.extend(from.end);
-    to.kind.extend(from.kind);
-    to.depth.extend(from.depth);
-}
-
-fn append_collectives(to: &mut Collectives, from: Collectives) {
-    to.location.extend(from.location);
-    to.start.extend(from.start);
-    to.end.extend(from.end);
-    to.op.extend(from.op);
-    to.root.extend(from.root);
-    to.bytes.extend(from.bytes);
-}
-
-fn permute<T: Copy>(v: &mut Vec<T>, order: &[u32]) {
-    *v = order.iter().map(|&i| v[i as usize]).collect();
-}
-
 fn sort_messages(m: &mut Messages) {
     let mut order: Vec<u32> = (0..m.source.len() as u32).collect();
     order.par_sort_by_key(|&i| m.send_time[i as usize]);
-    permute(&mut m.source, &order);
-    permute(&mut m.destination, &order);
-    permute(&mut m.send_time, &order);
-    permute(&mut m.recv_time, &order);
-    permute(&mut m.bytes, &order);
-    permute(&mut m.tag, &order);
+    m.permute(&order);
 }
 
 fn sort_intervals(v: &mut Intervals) {
     let mut order: Vec<u32> = (0..v.start.len() as u32).collect();
     order.par_sort_by_key(|&i| v.start[i as usize]);
-    permute(&mut v.location, &order);
-    permute(&mut v.start, &order);
-    permute(&mut v.end, &order);
-    permute(&mut v.kind, &order);
-    permute(&mut v.depth, &order);
+    v.permute(&order);
 }
 
 #[cfg(test)]

@@ -37,6 +37,61 @@ pub struct Messages {
     pub tag: Vec<u32>,
 }
 
+impl Intervals {
+    /// Moves `other`'s rows after these.
+    pub fn append(&mut self, other: Intervals) {
+        self.location.extend(other.location);
+        self.start.extend(other.start);
+        self.end.extend(other.end);
+        self.kind.extend(other.kind);
+        self.depth.extend(other.depth);
+    }
+
+    /// Reorders the rows: row `i` becomes the old row `order[i]`.
+    pub fn permute(&mut self, order: &[u32]) {
+        permute(&mut self.location, order);
+        permute(&mut self.start, order);
+        permute(&mut self.end, order);
+        permute(&mut self.kind, order);
+        permute(&mut self.depth, order);
+    }
+}
+
+impl Messages {
+    /// Moves `other`'s rows after these.
+    pub fn append(&mut self, other: Messages) {
+        self.source.extend(other.source);
+        self.destination.extend(other.destination);
+        self.send_time.extend(other.send_time);
+        self.recv_time.extend(other.recv_time);
+        self.bytes.extend(other.bytes);
+        self.tag.extend(other.tag);
+    }
+
+    /// Reorders the rows: row `i` becomes the old row `order[i]`.
+    pub fn permute(&mut self, order: &[u32]) {
+        permute(&mut self.source, order);
+        permute(&mut self.destination, order);
+        permute(&mut self.send_time, order);
+        permute(&mut self.recv_time, order);
+        permute(&mut self.bytes, order);
+        permute(&mut self.tag, order);
+    }
+
+    /// Keeps the first `n` rows.
+    pub fn truncate(&mut self, n: usize) {
+        for v in [&mut self.source, &mut self.destination, &mut self.bytes, &mut self.tag] {
+            v.truncate(n);
+        }
+        self.send_time.truncate(n);
+        self.recv_time.truncate(n);
+    }
+}
+
+fn permute<T: Copy>(v: &mut Vec<T>, order: &[u32]) {
+    *v = order.iter().map(|&i| v[i as usize]).collect();
+}
+
 /// Collective operations, one row per participating location.
 #[derive(Clone, Debug, Default)]
 pub struct Collectives {
@@ -47,6 +102,18 @@ pub struct Collectives {
     pub op: Vec<u32>,
     pub root: Vec<u32>,
     pub bytes: Vec<u32>,
+}
+
+impl Collectives {
+    /// Moves `other`'s rows after these.
+    pub fn append(&mut self, other: Collectives) {
+        self.location.extend(other.location);
+        self.start.extend(other.start);
+        self.end.extend(other.end);
+        self.op.extend(other.op);
+        self.root.extend(other.root);
+        self.bytes.extend(other.bytes);
+    }
 }
 
 /// Counter samples attached to an entity (a location or a link) over time.

@@ -416,11 +416,11 @@ pub(crate) fn spinner(msg: &str) -> indicatif::ProgressBar {
     pb
 }
 
-/// Loads an input with a spinner, turned into a progress bar (bytes) by formats that report it.
-pub(crate) fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
-    let pb = spinner(&format!("loading {input}"));
-    let style = indicatif::ProgressStyle::with_template("{msg} [{bar:32}] {bytes}/{total_bytes} ({eta} left)")
-        .map(|s| s.progress_chars("=> "));
+/// Runs `work` with a spinner that turns into a progress bar (`template`) once `work` reports
+/// `(done, total)`.
+fn with_progress<T>(msg: &str, template: &str, work: impl FnOnce(&dyn Fn(u64, u64)) -> T) -> T {
+    let pb = spinner(msg);
+    let style = indicatif::ProgressStyle::with_template(template).map(|s| s.progress_chars("=> "));
     let progress = |done: u64, total: u64| {
         if pb.length().is_none()
             && let Ok(style) = &style
@@ -430,29 +430,22 @@ pub(crate) fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
         pb.set_length(total);
         pb.set_position(done);
     };
-    let d = exaviz_datasets::open_with_progress(input, &progress);
+    let out = work(&progress);
     pb.finish_and_clear();
-    Ok(d?)
+    out
+}
+
+/// Loads an input with a spinner, turned into a progress bar (bytes) by formats that report it.
+pub(crate) fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
+    let template = "{msg} [{bar:32}] {bytes}/{total_bytes} ({eta} left)";
+    Ok(with_progress(&format!("loading {input}"), template, |p| exaviz_datasets::open_with_progress(input, p))?)
 }
 
 /// `exaviz convert`: any input into a store, with a progress bar.
 fn convert_cmd(input: &str, store: &std::path::Path) -> Result<()> {
     let started = std::time::Instant::now();
-    let pb = spinner(&format!("converting {input}"));
-    let style = indicatif::ProgressStyle::with_template("{msg} [{bar:32}] {percent}% ({eta} left)")
-        .map(|s| s.progress_chars("=> "));
-    let progress = |done: u64, total: u64| {
-        if pb.length().is_none()
-            && let Ok(style) = &style
-        {
-            pb.set_style(style.clone());
-        }
-        pb.set_length(total);
-        pb.set_position(done);
-    };
-    let m = exaviz_datasets::convert(input, store, &progress);
-    pb.finish_and_clear();
-    let m = m?;
+    let template = "{msg} [{bar:32}] {percent}% ({eta} left)";
+    let m = with_progress(&format!("converting {input}"), template, |p| exaviz_datasets::convert(input, store, p))?;
     let bytes: u64 = std::fs::read_dir(store)
         .map(|d| d.filter_map(Result::ok).filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
         .unwrap_or(0);
