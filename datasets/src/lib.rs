@@ -182,7 +182,19 @@ pub fn convert(input: &str, target: &Path, progress: &dyn Fn(u64, u64)) -> Resul
             return w.finish(&scale.skeleton(input));
         }
     }
-    let dataset = open_with_progress(input, progress)?;
+    let path = Path::new(input);
+    let dataset = if store::is_store(path) {
+        let d = store::open_with(path, progress, store::MAX_IN_MEMORY_ROWS)?;
+        if d.out_of_core.is_some() {
+            return Err(SourceError::invalid(
+                input,
+                "is a store too large to rewrite in memory; copy its folder to duplicate it",
+            ));
+        }
+        d
+    } else {
+        open_with_progress(input, progress)?
+    };
     store::write(&dataset, target)
 }
 

@@ -160,7 +160,13 @@ pub fn generate(topology: Topology, opts: &Pf3dOptions) -> Result<Dataset, Strin
             value -= part;
         }
     }
-    Ok(Dataset { name: String::new(), trace, topology: Some(topology), link_counter_unit: "packets".into() })
+    Ok(Dataset {
+        name: String::new(),
+        trace,
+        topology: Some(topology),
+        link_counter_unit: "packets".into(),
+        out_of_core: None,
+    })
 }
 
 /// The links of the dimension-ordered route from node `s` to node `d` (see the module docs).

@@ -17,7 +17,14 @@
 //!   metrics.parquet      location u32, time u64, metric u32, value u64            (by time)
 //!   nodes.parquet        node u32, group u32, d0 u32, d1 u32, ... (one per dimension)
 //!   links.parquet        source u32, destination u32, dimension u32
+//!   pyramid_messages.parquet  level u32, sender_block u32, receiver_block u32, bin u32,
+//!                             count u64, bytes u64                  (non-zero cells)
+//!   pyramid_states.parquet    level u32, block u32, state u32, bin u32, ticks u64
+//!   pyramid_lines.parquet     block u32, bin u32, lines u64, gradient u64
 //! ```
+//!
+//! The pyramid tables hold the non-zero cells of [`exaviz_engine::pyramid::Pyramid`], whose
+//! shape follows from the span in the manifest.
 //!
 //! Times are ticks of the trace clock (`ticks_per_second` in the manifest). Event tables are
 //! written in row groups of [`ROW_GROUP`] rows sorted by time, with min/max statistics per row
@@ -34,7 +41,7 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use exaviz_engine::model::{
-    Collectives, Counters, Dataset, Intervals, Links, Locations, Messages, MetricSamples, Topology, Trace,
+    Collectives, Counters, Dataset, Intervals, Links, Locations, Messages, MetricSamples, OutOfCore, Topology, Trace,
 };
 use exaviz_engine::pyramid::{Pyramid, PyramidBuilder, Shape};
 use parquet::arrow::ArrowWriter;
@@ -44,6 +51,8 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use crate::SourceError;
+
+mod rows;
 
 /// The version of the layout above; a store of another version is refused with a hint.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -74,6 +83,7 @@ impl Kind {
 }
 
 /// A table of the layout: its name and columns.
+#[derive(Debug)]
 struct Table {
     name: &'static str,
     columns: Vec<(String, Kind)>,
@@ -138,6 +148,9 @@ fn pyramid_messages_table() -> Table {
 }
 fn pyramid_states_table() -> Table {
     Table::of("pyramid_states", &[("level", U32), ("block", U32), ("state", U32), ("bin", U32), ("ticks", U64)])
+}
+fn pyramid_lines_table() -> Table {
+    Table::of("pyramid_lines", &[("block", U32), ("bin", U32), ("lines", U64), ("gradient", U64)])
 }
 
 /// A column to write: borrowed slices of the model.
@@ -371,7 +384,16 @@ impl StoreWriter {
             Col::U32(&m.bytes),
             Col::U32(&m.tag),
         ];
-        self.append("messages", &cols, order.as_deref(), Some(&m.send_time))
+        self.append("messages", &cols, order.as_deref(), Some(&m.send_time))?;
+        self.widen(&m.recv_time);
+        Ok(())
+    }
+
+    /// Widens the span to the end times `ends` (receive times: `u64::MAX` is never received).
+    fn widen(&mut self, ends: &[u64]) {
+        if let Some(hi) = ends.iter().copied().filter(|&v| v != u64::MAX).max() {
+            self.span = Some(self.span.map_or((hi, hi), |(a, b)| (a.min(hi), b.max(hi))));
+        }
     }
 
     /// Starts the intervals table; then call [`Self::intervals`] with batches in time order.
@@ -386,7 +408,9 @@ impl StoreWriter {
         }
         let order = time_order(&v.start);
         let cols = [Col::U32(&v.location), Col::U64(&v.start), Col::U64(&v.end), Col::U32(&v.kind), Col::U32(&v.depth)];
-        self.append("intervals", &cols, order.as_deref(), Some(&v.start))
+        self.append("intervals", &cols, order.as_deref(), Some(&v.start))?;
+        self.widen(&v.end);
+        Ok(())
     }
 
     /// Starts the collectives table; then call [`Self::collectives`] with batches in time order.
@@ -544,6 +568,20 @@ impl StoreWriter {
             let cols = [Col::U32(&c[0]), Col::U32(&c[1]), Col::U32(&c[2]), Col::U32(&c[3]), Col::U64(&ticks)];
             self.append("pyramid_states", &cols, None, None)?;
         }
+        if let Some(lines) = &p.lines {
+            self.begin(&pyramid_lines_table())?;
+            let (mut block, mut bin, mut count, mut gradient) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for (cell, (&n, &g)) in lines.counts.iter().zip(&lines.gradient).enumerate() {
+                if n > 0 {
+                    block.push(cell as u32 % lines.blocks);
+                    bin.push(cell as u32 / lines.blocks);
+                    count.push(n);
+                    gradient.push(g);
+                }
+            }
+            let cols = [Col::U32(&block), Col::U32(&bin), Col::U64(&count), Col::U64(&gradient)];
+            self.append("pyramid_lines", &cols, None, None)?;
+        }
         Ok(())
     }
 
@@ -611,7 +649,8 @@ pub fn pyramid(store: &Path) -> Result<Option<Pyramid>, SourceError> {
     if span.ranks == 0 || span.t1 < span.t0 || span.states == 0 {
         return Err(invalid(&store.join(MANIFEST), "pyramid span is impossible: re-run exaviz convert"));
     }
-    let mut levels = PyramidBuilder::new(span.shape()).finish().levels;
+    let empty = PyramidBuilder::new(span.shape()).finish();
+    let (mut levels, mut lines) = (empty.levels, empty.lines);
     let mut c = read_table(store, &pyramid_messages_table(), m.rows("pyramid_messages"))?;
     let (lv, s, r, bin, count, bytes) = (
         take_u32(&mut c, 0),
@@ -643,7 +682,23 @@ pub fn pyramid(store: &Path) -> Result<Option<Pyramid>, SourceError> {
         }
         l.ticks[((b[i] * span.states + st[i]) * l.state_bins + bin[i]) as usize] = ticks[i];
     }
-    Ok(Some(Pyramid { shape: span.shape(), levels }))
+    if m.rows.iter().any(|(t, _)| t == "pyramid_lines")
+        && let Some(l) = &mut lines
+    {
+        let mut c = read_table(store, &pyramid_lines_table(), m.rows("pyramid_lines"))?;
+        let (b, bin, n, g) = (take_u32(&mut c, 0), take_u32(&mut c, 1), take_u64(&mut c, 2), take_u64(&mut c, 3));
+        for i in 0..b.len() {
+            if b[i] >= l.blocks || bin[i] >= l.bins {
+                return Err(bad("pyramid_lines"));
+            }
+            let cell = l.cell(bin[i], b[i]);
+            l.counts[cell] = n[i];
+            l.gradient[cell] = g[i];
+        }
+    } else {
+        lines = None;
+    }
+    Ok(Some(Pyramid { shape: span.shape(), levels, lines }))
 }
 
 /// Reads a store's manifest and checks its version.
@@ -722,6 +777,13 @@ fn read_table(store: &Path, table: &Table, expect_rows: u64) -> Result<Vec<Owned
 }
 
 fn read_table_unguarded(path: &Path, table: &Table, expect_rows: u64) -> Result<Vec<Owned>, SourceError> {
+    let builder = checked(path, table, expect_rows)?;
+    decode(path, table, builder, None, expect_rows)
+}
+
+/// A reader of one table's file after every check that the metadata allows: schema version,
+/// row count against the manifest, column chunks within the file, column names and types.
+fn checked(path: &Path, table: &Table, expect_rows: u64) -> Result<ParquetRecordBatchReaderBuilder<File>, SourceError> {
     let path = path.to_path_buf();
     let file = File::open(&path).map_err(|e| io(&path, e))?;
     let bad = |m: String| invalid(&path, format!("{m}: re-run exaviz convert"));
@@ -783,6 +845,23 @@ fn read_table_unguarded(path: &Path, table: &Table, expect_rows: u64) -> Result<
             )));
         }
     }
+    Ok(builder)
+}
+
+/// Decodes the rows of `builder`'s file (of the row groups `groups` only, where given): `expect`
+/// rows in all.
+fn decode(
+    path: &Path,
+    table: &Table,
+    builder: ParquetRecordBatchReaderBuilder<File>,
+    groups: Option<Vec<usize>>,
+    expect_rows: u64,
+) -> Result<Vec<Owned>, SourceError> {
+    let bad = |m: String| invalid(path, format!("{m}: re-run exaviz convert"));
+    let builder = match groups {
+        Some(g) => builder.with_row_groups(g),
+        None => builder,
+    };
     let reader = builder.with_batch_size(64 << 10).build().map_err(|e| bad(format!("unreadable ({e})")))?;
     let mut out: Vec<Owned> = table
         .columns
@@ -847,9 +926,45 @@ fn take_str(c: &mut [Owned], i: usize) -> Vec<String> {
     }
 }
 
-/// Reads a whole store into memory, reporting `progress(tables done, tables)`.
+/// Messages and intervals that [`open`] reads into memory. A store holding more, with a
+/// pyramid, is opened out of core: every other table in memory, the pyramid, and a reader of the
+/// messages and intervals by time window ([`Dataset::out_of_core`]).
+pub const IN_MEMORY_ROWS: u64 = 20_000_000;
+/// Most messages and intervals read into memory from a store without a pyramid.
+pub const MAX_IN_MEMORY_ROWS: u64 = 400_000_000;
+
+/// Opens a store, reporting `progress(tables done, tables)`: in memory up to [`IN_MEMORY_ROWS`]
+/// messages and intervals, out of core above.
 pub fn open(store: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
+    open_with(store, progress, IN_MEMORY_ROWS)
+}
+
+/// Columns of `table` with no rows.
+fn no_rows(table: &Table) -> Vec<Owned> {
+    table
+        .columns
+        .iter()
+        .map(|(_, k)| match k {
+            U32 => Owned::U32(Vec::new()),
+            U64 => Owned::U64(Vec::new()),
+            Str => Owned::Str(Vec::new()),
+        })
+        .collect()
+}
+
+/// [`open`] with the largest count of messages and intervals read into memory.
+pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64) -> Result<Dataset, SourceError> {
     let m = manifest(store)?;
+    let events = m.rows("messages").saturating_add(m.rows("intervals"));
+    let out_of_core = events > in_memory_rows && m.pyramid.is_some();
+    if !out_of_core && events > MAX_IN_MEMORY_ROWS {
+        return Err(invalid(
+            &store.join(MANIFEST),
+            format!(
+                "holds {events} messages and intervals and no pyramid, too many to read into memory: re-run exaviz convert, which adds one"
+            ),
+        ));
+    }
     let mut tables = vec![
         locations_table(),
         names_table("regions", "region"),
@@ -872,7 +987,8 @@ pub fn open(store: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dataset, Source
     let total = tables.len() as u64;
     let mut read = Vec::new();
     for (i, t) in tables.iter().enumerate() {
-        read.push(read_table(store, t, m.rows(t.name))?);
+        let on_disk = out_of_core && (t.name == "messages" || t.name == "intervals");
+        read.push(if on_disk { no_rows(t) } else { read_table(store, t, m.rows(t.name))? });
         progress(i as u64 + 1, total);
     }
     let mut read = read.into_iter();
@@ -921,26 +1037,53 @@ pub fn open(store: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dataset, Source
         metric: take_u32(&mut c, 2),
         value: take_u64(&mut c, 3),
     };
-    let topology = if let Some(extents) = &m.extents {
-        let mut c = next();
-        let dims = extents.len();
-        let group = take_u32(&mut c, 1);
-        let per_dim: Vec<Vec<u32>> = (0..dims).map(|k| take_u32(&mut c, 2 + k)).collect();
-        let n = group.len();
-        let mut coords = Vec::with_capacity(n * dims);
-        for i in 0..n {
-            coords.extend(per_dim.iter().map(|v| v[i]));
-        }
-        let mut c = next();
-        let links =
-            Links { source: take_u32(&mut c, 0), destination: take_u32(&mut c, 1), dimension: take_u32(&mut c, 2) };
-        Some(Topology { extents: extents.clone(), coords, links, group })
-    } else {
-        None
+    let topology = m.extents.as_ref().map(|extents| topology(extents, next(), next()));
+    let mut d = Dataset {
+        name: m.name.clone(),
+        trace: t,
+        topology,
+        link_counter_unit: m.link_counter_unit.clone(),
+        out_of_core: None,
     };
-    let d = Dataset { name: m.name.clone(), trace: t, topology, link_counter_unit: m.link_counter_unit.clone() };
     check_references(store, &d)?;
+    if out_of_core {
+        d.out_of_core = Some(out_of_core_rows(store, &m, &d)?);
+        d.trace.span_of_whole = d.out_of_core.as_ref().map(|o| o.span);
+    }
     Ok(d)
+}
+
+/// The topology of the `nodes` and `links` tables' columns.
+fn topology(extents: &[u32], mut nodes: Vec<Owned>, mut links: Vec<Owned>) -> Topology {
+    let dims = extents.len();
+    let group = take_u32(&mut nodes, 1);
+    let per_dim: Vec<Vec<u32>> = (0..dims).map(|k| take_u32(&mut nodes, 2 + k)).collect();
+    let n = group.len();
+    let mut coords = Vec::with_capacity(n * dims);
+    for i in 0..n {
+        coords.extend(per_dim.iter().map(|v| v[i]));
+    }
+    let links = Links {
+        source: take_u32(&mut links, 0),
+        destination: take_u32(&mut links, 1),
+        dimension: take_u32(&mut links, 2),
+    };
+    Topology { extents: extents.to_vec(), coords, links, group }
+}
+
+/// The pyramid and window reader of a store opened out of core.
+fn out_of_core_rows(store: &Path, m: &Manifest, d: &Dataset) -> Result<OutOfCore, SourceError> {
+    let path = store.join(MANIFEST);
+    let span =
+        m.time_span.filter(|(a, b)| a <= b).ok_or_else(|| invalid(&path, "no time span: re-run exaviz convert"))?;
+    let pyramid = pyramid(store)?.ok_or_else(|| invalid(&path, "no pyramid: re-run exaviz convert"))?;
+    let t = &d.trace;
+    let (messages, intervals) = (m.rows("messages"), m.rows("intervals"));
+    let rows =
+        rows::StoreRows::new(store, (messages, intervals), t.locations.name.len() as u32, t.region_names.len() as u32)?;
+    // The row groups' statistics know the last receive and end times where the manifest may not.
+    let span = rows.span().map_or(span, |(a, b)| (span.0.min(a), span.1.max(b)));
+    Ok(OutOfCore { pyramid: Arc::new(pyramid), rows: Arc::new(rows), messages, intervals, span })
 }
 
 /// Every id in range: a store written by another program cannot make a view index out of bounds.
@@ -990,7 +1133,7 @@ fn check_references(store: &Path, d: &Dataset) -> Result<(), SourceError> {
 mod tests {
     use super::*;
 
-    fn temp(name: &str) -> PathBuf {
+    pub(super) fn temp(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("exaviz-store-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();

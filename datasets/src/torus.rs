@@ -118,7 +118,13 @@ pub fn simulate(topology: Topology, steps: u32, seed: u64) -> Dataset {
             at = next;
         }
     }
-    Dataset { name: String::new(), trace, topology: Some(topology), link_counter_unit: "packets".into() }
+    Dataset {
+        name: String::new(),
+        trace,
+        topology: Some(topology),
+        link_counter_unit: "packets".into(),
+        out_of_core: None,
+    }
 }
 
 #[cfg(test)]

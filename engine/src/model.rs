@@ -152,6 +152,10 @@ pub struct Trace {
     /// Names of collective operations.
     pub collective_names: Vec<String>,
     pub metric_names: Vec<String>,
+    /// Set where the trace holds only some of a larger trace's rows (a time window read from a
+    /// store, or none at all): the larger trace's first and last tick, so that times are shown
+    /// from its start and windows mean the same in both.
+    pub span_of_whole: Option<(u64, u64)>,
 }
 
 /// Directed links of a topology.
@@ -203,6 +207,50 @@ pub struct Dataset {
     pub topology: Option<Topology>,
     /// What the link counters count ("packets", "messages").
     pub link_counter_unit: String,
+    /// Set where the trace's messages and intervals stay on disk (a store too large to hold):
+    /// `trace` then holds every other table, and no message or interval.
+    pub out_of_core: Option<OutOfCore>,
+}
+
+/// Rows of a trace kept on disk, read by time window.
+pub trait WindowRows: Send + Sync + std::fmt::Debug {
+    /// An upper bound on the messages and intervals that [`WindowRows::read`] reads for the
+    /// window `[t0, t1]` (ticks), from statistics alone: cheap.
+    fn estimate(&self, window: (u64, u64)) -> u64;
+    /// The messages whose send-to-receive span overlaps the window and the intervals that
+    /// overlap it, with ids checked against the trace's locations and regions.
+    fn read(&self, window: (u64, u64)) -> Result<(Messages, Intervals), String>;
+}
+
+/// A trace too large to hold: its pyramid, its row counts and a reader of its rows by window.
+#[derive(Clone, Debug)]
+pub struct OutOfCore {
+    pub pyramid: std::sync::Arc<crate::pyramid::Pyramid>,
+    pub rows: std::sync::Arc<dyn WindowRows>,
+    pub messages: u64,
+    pub intervals: u64,
+    /// First and last tick of the messages and intervals.
+    pub span: (u64, u64),
+}
+
+impl Dataset {
+    /// The rows of `window` (ticks) as a dataset of their own that keeps the whole trace's
+    /// span; `self` where the rows are in memory.
+    pub fn window_rows(&self, window: (u64, u64)) -> Result<std::borrow::Cow<'_, Dataset>, String> {
+        let Some(ooc) = &self.out_of_core else { return Ok(std::borrow::Cow::Borrowed(self)) };
+        let (messages, intervals) = ooc.rows.read(window)?;
+        let mut d = Dataset {
+            name: self.name.clone(),
+            trace: self.trace.clone(),
+            topology: self.topology.clone(),
+            link_counter_unit: self.link_counter_unit.clone(),
+            out_of_core: None,
+        };
+        d.trace.messages = messages;
+        d.trace.intervals = intervals;
+        d.trace.span_of_whole = Some(ooc.span);
+        Ok(std::borrow::Cow::Owned(d))
+    }
 }
 
 /// Summary counts, as printed by `exaviz info`.
@@ -243,14 +291,20 @@ impl Dataset {
             Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
         });
         let topo = self.topology.as_ref();
+        let ooc = self.out_of_core.as_ref();
+        let span = match (span, ooc) {
+            (Some((a, b)), Some(o)) => Some((a.min(o.span.0), b.max(o.span.1))),
+            (s, o) => s.or(o.map(|o| o.span)),
+        };
+        let held = |n: usize, on_disk: Option<u64>| on_disk.map_or(n, |k| usize::try_from(k).unwrap_or(usize::MAX));
         Summary {
             name: self.name.clone(),
             locations: t.locations.name.len(),
             nodes: topo.map_or(0, Topology::node_count),
             links: topo.map_or(0, Topology::link_count),
             dimensions: topo.map(|t| t.extents.clone()).unwrap_or_default(),
-            messages: t.messages.source.len(),
-            intervals: t.intervals.location.len(),
+            messages: held(t.messages.source.len(), ooc.map(|o| o.messages)),
+            intervals: held(t.intervals.location.len(), ooc.map(|o| o.intervals)),
             collectives: t.collectives.location.len(),
             metric_samples: t.metrics.location.len(),
             link_counter_samples: t.link_counters.entity.len(),

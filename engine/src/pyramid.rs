@@ -7,6 +7,10 @@
 //! - states: ticks spent per (rank block, state, time bin), an interval's ticks split exactly
 //!   over the bins it overlaps.
 //!
+//! Beside the levels, at the state tiles' finest blocks and bins, [`Lines`]: per (time bin, rank
+//! block) the messages sent in the bin whose line from sender to receiver crosses the block,
+//! which is what a timeline draws, at a time resolution the message cube cannot afford.
+//!
 //! It is built in one streaming pass over batches of rows ([`PyramidBuilder`]), with the
 //! partitioned scatter of the CPU binning stage, so the rows never need to be in memory at once.
 
@@ -151,11 +155,98 @@ impl Level {
     }
 }
 
-/// A trace's pyramid: its shape and levels, finest first.
+/// A trace's pyramid: its shape and levels, finest first, and its message lines.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pyramid {
     pub shape: Shape,
     pub levels: Vec<Level>,
+    /// `None` in a store written before the lines were summed.
+    pub lines: Option<Lines>,
+}
+
+/// Message lines per (time bin, rank block) at the shape's finest state blocks and bins: how
+/// many messages sent in the bin have a line from the sender's block to the receiver's that
+/// crosses the block, and the sum of their gradient weights there (0 at the sender's block, 16
+/// at the receiver's, linear in between; 8 where both are the block).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lines {
+    pub blocks: u32,
+    pub bins: u32,
+    /// `[bin][block]`.
+    pub counts: Vec<u64>,
+    pub gradient: Vec<u64>,
+}
+
+/// Gradient weight at a line's receiving end ([`Lines::gradient`]).
+pub const LINE_STEPS: f64 = 16.0;
+
+impl Lines {
+    pub fn new(blocks: u32, bins: u32) -> Self {
+        let cells = blocks as usize * bins as usize;
+        Self { blocks, bins, counts: vec![0; cells], gradient: vec![0; cells] }
+    }
+
+    /// Cell of (`bin`, `block`).
+    pub fn cell(&self, bin: u32, block: u32) -> usize {
+        bin as usize * self.blocks as usize + block as usize
+    }
+}
+
+/// Running sums of [`Lines`] as difference arrays along the blocks of each bin: lines, and the
+/// gradient as `slope * block + offset`.
+struct LineSums {
+    blocks: usize,
+    count: Vec<i64>,
+    slope: Vec<f64>,
+    offset: Vec<f64>,
+}
+
+impl LineSums {
+    fn new(blocks: u32, bins: u32) -> Self {
+        let cells = (blocks as usize + 1) * bins as usize;
+        Self { blocks: blocks as usize + 1, count: vec![0; cells], slope: vec![0.0; cells], offset: vec![0.0; cells] }
+    }
+
+    /// A line in `bin` from block `s` to block `r`.
+    fn add(&mut self, bin: usize, s: usize, r: usize) {
+        let row = bin * self.blocks;
+        let (lo, hi) = (row + s.min(r), row + s.max(r) + 1);
+        self.count[lo] += 1;
+        self.count[hi] -= 1;
+        if s == r {
+            self.offset[lo] += LINE_STEPS / 2.0;
+            self.offset[hi] -= LINE_STEPS / 2.0;
+            return;
+        }
+        let slope = LINE_STEPS / (r as f64 - s as f64);
+        self.slope[lo] += slope;
+        self.slope[hi] -= slope;
+        self.offset[lo] -= slope * s as f64;
+        self.offset[hi] += slope * s as f64;
+    }
+
+    fn merge(mut self, o: LineSums) -> Self {
+        self.count.iter_mut().zip(&o.count).for_each(|(a, b)| *a += b);
+        self.slope.iter_mut().zip(&o.slope).for_each(|(a, b)| *a += b);
+        self.offset.iter_mut().zip(&o.offset).for_each(|(a, b)| *a += b);
+        self
+    }
+
+    /// The lines per cell: the running sums along each bin's blocks.
+    fn lines(&self, blocks: u32, bins: u32) -> Lines {
+        let mut out = Lines::new(blocks, bins);
+        for bin in 0..bins as usize {
+            let (mut c, mut a, mut b) = (0i64, 0f64, 0f64);
+            for block in 0..blocks as usize {
+                let at = bin * self.blocks + block;
+                (c, a, b) = (c + self.count[at], a + self.slope[at], b + self.offset[at]);
+                let k = bin * blocks as usize + block;
+                out.counts[k] = c.max(0) as u64;
+                out.gradient[k] = (a * block as f64 + b).clamp(0.0, LINE_STEPS * c.max(0) as f64).round() as u64;
+            }
+        }
+        out
+    }
 }
 
 /// Builds a pyramid from batches of rows in any order.
@@ -165,7 +256,13 @@ pub struct PyramidBuilder {
     /// Intervals not yet summed: each sum allocates a tile set per thread, so small batches are
     /// gathered first.
     pending: Intervals,
+    lines: LineSums,
 }
+
+/// Most partial line sums kept at once while adding messages (each is 24 bytes a cell).
+const LINE_PARTS: usize = 4;
+/// Messages from which a batch's lines are summed in parallel parts.
+const PARALLEL_LINES: usize = 1 << 23;
 
 /// Intervals gathered before a sum (112 MB of rows).
 const PENDING_INTERVALS: usize = 1 << 22;
@@ -188,7 +285,7 @@ impl PyramidBuilder {
             state_bin_ticks: shape.bin_ticks,
             ticks: vec![0; (blocks * shape.states * shape.state_bins) as usize],
         };
-        Self { shape, level, pending: Intervals::default() }
+        Self { shape, level, pending: Intervals::default(), lines: LineSums::new(blocks, shape.state_bins) }
     }
 
     /// Adds messages: each counted at its send time, its sender's and receiver's blocks.
@@ -215,6 +312,42 @@ impl PyramidBuilder {
         };
         debug_assert_eq!(input.x.bin_ticks(), bin_ticks);
         bin_plain::bin_into(&input, &mut self.level.counts, &mut self.level.bytes);
+        self.add_lines(m);
+    }
+
+    /// Adds the messages' lines: small batches into the running sums, large ones in a few
+    /// parts in parallel, each into sums of its own (zeroing a part's sums costs as much as
+    /// adding a few million lines).
+    fn add_lines(&mut self, m: &Messages) {
+        let shape = self.shape;
+        let (blocks, bins) = (shape.blocks(), shape.state_bins);
+        let end = shape.t0.saturating_add(shape.bin_ticks * u64::from(bins));
+        let add = |sums: &mut LineSums, range: std::ops::Range<usize>| {
+            for i in range {
+                let (s, d, t) = (m.source[i], m.destination[i], m.send_time[i]);
+                if s < shape.ranks && d < shape.ranks && (shape.t0..end).contains(&t) {
+                    let bin = ((t - shape.t0) / shape.bin_ticks) as usize;
+                    sums.add(bin, (s / shape.block) as usize, (d / shape.block) as usize);
+                }
+            }
+        };
+        let n = m.source.len();
+        let parts = rayon::current_num_threads().clamp(1, LINE_PARTS);
+        if n < PARALLEL_LINES || parts == 1 {
+            add(&mut self.lines, 0..n);
+            return;
+        }
+        let sum = |range: std::ops::Range<usize>| {
+            let mut sums = LineSums::new(blocks, bins);
+            add(&mut sums, range);
+            sums
+        };
+        let per = n.div_ceil(parts);
+        let ranges: Vec<std::ops::Range<usize>> = (0..n).step_by(per).map(|a| a..(a + per).min(n)).collect();
+        if let Some(sums) = ranges.into_par_iter().map(sum).reduce_with(LineSums::merge) {
+            let mine = std::mem::replace(&mut self.lines, LineSums::new(0, 0));
+            self.lines = mine.merge(sums);
+        }
     }
 
     /// Adds intervals: each one's ticks split over the state bins it overlaps.
@@ -285,7 +418,8 @@ impl PyramidBuilder {
             let up = top.coarser(self.shape.states);
             levels.push(up);
         }
-        Pyramid { shape: self.shape, levels }
+        let lines = Some(self.lines.lines(self.shape.blocks(), self.shape.state_bins));
+        Pyramid { shape: self.shape, levels, lines }
     }
 }
 
@@ -369,6 +503,48 @@ mod tests {
         }
         let top = p.levels.last().unwrap();
         assert_eq!(top.counts.iter().sum::<u64>(), m.source.iter().filter(|&&s| s < ranks).count() as u64);
+    }
+
+    /// Lines: every cell counts the messages of its bin whose line crosses its block, and the
+    /// gradient sums their weights there (to rounding); batches in any split add up to one.
+    #[test]
+    fn lines_count_the_messages_crossing_each_block() {
+        let (ranks, span) = (3000u32, 5_000_000u64);
+        let m = messages(100_000, ranks, span);
+        let shape = Shape::new(1000, 1000 + span, ranks, 3);
+        let mut b = PyramidBuilder::new(shape);
+        b.add_messages(&m);
+        let lines = b.finish().lines.unwrap();
+        let (mut counts, mut gradient) = (vec![0u64; lines.counts.len()], vec![0f64; lines.counts.len()]);
+        for i in 0..m.source.len() {
+            let (s, d) = (m.source[i], m.destination[i]);
+            if s >= ranks {
+                continue;
+            }
+            let bin = ((m.send_time[i] - shape.t0) / shape.bin_ticks) as u32;
+            let (ys, yr) = (s / shape.block, d / shape.block);
+            for y in ys.min(yr)..=ys.max(yr) {
+                let k = lines.cell(bin, y);
+                counts[k] += 1;
+                gradient[k] += if ys == yr {
+                    LINE_STEPS / 2.0
+                } else {
+                    LINE_STEPS * (f64::from(y) - f64::from(ys)) / (f64::from(yr) - f64::from(ys))
+                };
+            }
+        }
+        assert_eq!(lines.counts, counts);
+        for (k, (&got, &want)) in lines.gradient.iter().zip(&gradient).enumerate() {
+            assert!((got as f64 - want).abs() <= 1.0, "cell {k}: {got} vs {want}");
+        }
+        assert!(counts.iter().filter(|&&c| c > 0).count() > 10_000);
+        let mut split = PyramidBuilder::new(shape);
+        for part in [0..1usize, 1..60_000, 60_000..100_000] {
+            let mut sub = m.clone();
+            sub.permute(&part.map(|i| i as u32).collect::<Vec<u32>>());
+            split.add_messages(&sub);
+        }
+        assert_eq!(split.finish().lines.unwrap().counts, lines.counts);
     }
 
     /// State ticks: every interval's duration is split over its bins, nothing lost or doubled.

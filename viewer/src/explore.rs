@@ -13,6 +13,7 @@ use exaviz_engine::Backend;
 use exaviz_engine::model::Dataset;
 use exaviz_engine::render::{self, Image, Scene, render_scene};
 use exaviz_engine::selection::Selection;
+use exaviz_engine::views::contract::prepare;
 use exaviz_engine::views::timeline::{pan_window, zoom_window};
 use exaviz_engine::views::{Frame, Pick, Prepared, View};
 
@@ -99,7 +100,7 @@ fn work(
                 None => {
                     r.selection.validate(dataset).map_err(|e| e.to_string())?;
                     let p: Arc<dyn Prepared> =
-                        Arc::from(view.prepare(dataset, &r.selection, r.frame, backend).map_err(|e| e.to_string())?);
+                        Arc::from(prepare(view, dataset, &r.selection, r.frame, backend).map_err(|e| e.to_string())?);
                     cached = Some((key, r.frame, p.clone()));
                     p
                 }

@@ -74,6 +74,12 @@ pub trait View: Send + Sync {
     fn time_axis(&self, _frame: Frame) -> Option<[f32; 4]> {
         None
     }
+    /// Whether `prepare` draws a dataset whose rows stay on disk ([`Dataset::out_of_core`]) from
+    /// its pyramid; the other views get the rows of the selection's window read into memory
+    /// when few enough ([`prepare`]).
+    fn reads_pyramid(&self) -> bool {
+        false
+    }
     /// Layout and compute stages for `selection` at `frame`'s size.
     fn prepare(
         &self,
@@ -276,6 +282,66 @@ pub fn needs_processes(dataset: &Dataset, who: &str, least: usize) -> Result<(),
     Ok(())
 }
 
+/// Most messages and intervals read from disk for one picture of a trace kept there; a window
+/// holding more is drawn from the pyramid.
+pub const ROW_BUDGET: u64 = 5_000_000;
+
+/// The window of `selection` in ticks of the trace's whole span (`None`: the whole span, or a
+/// trace without times).
+pub fn window_ticks(dataset: &Dataset, selection: &Selection) -> Option<(u64, u64)> {
+    let t = &dataset.trace;
+    let (start, end) = super::timeline::span(t)?;
+    let Some((a, b)) = selection.window_s else { return Some((start, end)) };
+    let tps = t.ticks_per_second.max(1) as f64;
+    let at = |s: f64| start.saturating_add((s.max(0.0) * tps).min(u64::MAX as f64) as u64);
+    Some((at(a), at(b).max(at(a))))
+}
+
+/// Prepares `view`: the path every picture takes. A dataset whose rows stay on disk gets the
+/// rows of the selection's window read into memory when they number at most [`ROW_BUDGET`]; a
+/// larger window is drawn from the pyramid by the views that read it, and refused by the others
+/// with what to do instead.
+pub fn prepare(
+    view: &dyn View,
+    dataset: &Dataset,
+    selection: &Selection,
+    frame: Frame,
+    backend: &Backend,
+) -> Result<Box<dyn Prepared>, ViewError> {
+    let Some(ooc) = &dataset.out_of_core else { return view.prepare(dataset, selection, frame, backend) };
+    let window = window_ticks(dataset, selection).unwrap_or(ooc.span);
+    let rows = ooc.rows.estimate(window);
+    if rows <= ROW_BUDGET {
+        let rows = dataset.window_rows(window).map_err(ViewError::Unsupported)?.into_owned();
+        let inner = view.prepare(&rows, selection, frame, backend)?;
+        return Ok(Box::new(WithRows { rows, inner }));
+    }
+    if view.reads_pyramid() {
+        return view.prepare(dataset, selection, frame, backend);
+    }
+    Err(ViewError::Unsupported(format!(
+        "the {} view reads raw rows, and this window holds about {rows} of the trace's {} messages and intervals, more than the {ROW_BUDGET} read at once: choose a shorter time window (--from/--to, or zoom a timeline), or use the timeline or matrix view, which draw any window from the pyramid",
+        view.name(),
+        ooc.messages + ooc.intervals
+    )))
+}
+
+/// A view prepared from the rows of a window read from disk: drawn and picked with them.
+struct WithRows {
+    rows: Dataset,
+    inner: Box<dyn Prepared>,
+}
+
+impl Prepared for WithRows {
+    fn draw(&self, _: &Dataset, selection: &Selection) -> Cow<'_, Scene> {
+        self.inner.draw(&self.rows, selection)
+    }
+
+    fn pick(&self, _: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        self.inner.pick(&self.rows, at)
+    }
+}
+
 /// Renders what `view` prepares for `selection` at `frame`: the path `exaviz render` takes.
 pub fn render_view(
     view: &dyn View,
@@ -285,7 +351,7 @@ pub fn render_view(
     backend: &Backend,
 ) -> Result<crate::render::Image, ViewError> {
     selection.validate(dataset)?;
-    let prepared = view.prepare(dataset, selection, frame, backend)?;
+    let prepared = prepare(view, dataset, selection, frame, backend)?;
     let scene = prepared.draw(dataset, selection);
     crate::render::render_scene(backend, &scene, crate::render::View::default())
         .map_err(|e| ViewError::Unsupported(e.to_string()))

@@ -63,13 +63,19 @@ pub struct MatrixPick {
     cells: u32,
     cell_px: u32,
     n: u32,
-    counts: Vec<u32>,
+    /// Ranks per cell where cells are the pyramid's blocks (`None`: `n / cells` as above).
+    block: Option<u32>,
+    counts: Vec<u64>,
     bytes: Vec<u64>,
 }
 
 impl MatrixPick {
     /// Ranks `[lo, hi]` of cell `c`.
     fn ranks(&self, c: u32) -> (u32, u32) {
+        if let Some(b) = self.block {
+            let lo = c.saturating_mul(b).min(self.n - 1);
+            return (lo, (c.saturating_add(1)).saturating_mul(b).min(self.n) - 1);
+        }
         let lo = (u64::from(c) * u64::from(self.n)).div_ceil(u64::from(self.cells)) as u32;
         let hi = ((u64::from(c) + 1) * u64::from(self.n)).div_ceil(u64::from(self.cells)) as u32 - 1;
         (lo, hi.max(lo))
@@ -103,7 +109,10 @@ impl Picker for MatrixPick {
     /// The selected pair's cell outlined.
     fn overlay(&self, _: &Dataset, selection: &Selection, scene: &mut Scene) -> bool {
         let Some((s, r)) = selection.pair else { return false };
-        let cell = |rank: u32| (u64::from(rank) * u64::from(self.cells) / u64::from(self.n.max(1))) as u32;
+        let cell = |rank: u32| match self.block {
+            Some(b) => rank / b,
+            None => (u64::from(rank) * u64::from(self.cells) / u64::from(self.n.max(1))) as u32,
+        };
         let [x0, y0, x1, y1] = self.cell_rect((cell(s), cell(r)));
         let (x0, y0, x1, y1) = (x0 - 2.0, y0 - 2.0, x1 + 2.0, y1 + 2.0);
         let c = [1.0, 1.0, 1.0, 1.0];
@@ -135,8 +144,17 @@ impl contract::View for MatrixView {
         Parts::WINDOW | Parts::PAIR
     }
 
+    fn reads_pyramid(&self) -> bool {
+        true
+    }
+
     fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
         let opts = MatrixOptions { width: f.width, height: f.height, ..self.0 };
+        if let Some(ooc) = &d.out_of_core {
+            let window = contract::window_ticks(d, sel).unwrap_or(ooc.span);
+            let (scene, picker) = pyramid_matrix_scene(d, ooc, &opts, window)?;
+            return Ok(Box::new(Drawn { scene, picker }));
+        }
         let (scene, picker) = matrix_scene(d, b, &opts, sel.window_s)?;
         Ok(Box::new(Drawn { scene, picker }))
     }
@@ -194,6 +212,15 @@ pub fn matrix_scene(
             bytes.iter().zip(&time.sums).map(|(&b, &us)| if us > 0 { b as f64 / us as f64 } else { 0.0 }).collect()
         }
     };
+    let title = format!("Communication matrix: {} ({n} processes, {} messages)", dataset.name, m.source.len());
+    let scene = draw_matrix(opts, p, n, cells, &values, &title);
+    let counts = counts.into_iter().map(u64::from).collect();
+    Ok((scene, MatrixPick { plot: p, cells, cell_px, n, block: None, counts, bytes }))
+}
+
+/// The matrix scene of `values` per cell (`cells` by `cells`, row-major by sender), in the plot
+/// `p` of a trace of `n` ranks.
+fn draw_matrix(opts: &MatrixOptions, p: Plot, n: u32, cells: u32, values: &[f64], title: &str) -> Scene {
     let lo = values.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(0.0, f64::max);
     let mut scale = if hi > 0.0 { Scale::auto(lo, hi) } else { Scale { lo: 0.0, hi: 1.0, log: false } };
@@ -201,8 +228,7 @@ pub fn matrix_scene(
         scale.lo = 0.0;
     }
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
-    let title = format!("Communication matrix: {} ({n} processes, {} messages)", dataset.name, m.source.len());
-    scene.text(&super::plot::fit(&title, opts.width as f32 - 24.0, 15.0), [16.0, 28.0], 15.0, Anchor::Left, TEXT);
+    scene.text(&super::plot::fit(title, opts.width as f32 - 24.0, 15.0), [16.0, 28.0], 15.0, Anchor::Left, TEXT);
     // Ticks at the centres of the ranks they name.
     let ticks: Vec<Tick> = nice_ticks(0.0, f64::from(n - 1), 6)
         .into_iter()
@@ -225,7 +251,54 @@ pub fn matrix_scene(
         .collect();
     let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
     scene.raster(Raster::rgba(rect, cells, cells, colours));
-    Ok((scene, MatrixPick { plot: p, cells, cell_px, n, counts, bytes }))
+    scene
+}
+
+/// The matrix of a trace kept on disk, from its pyramid: one cell per rank block of the finest
+/// level whose blocks fit the plot, messages of the time bins that overlap `window` (ticks).
+fn pyramid_matrix_scene(
+    dataset: &Dataset,
+    ooc: &crate::model::OutOfCore,
+    opts: &MatrixOptions,
+    window: (u64, u64),
+) -> Result<(Scene, MatrixPick), ViewError> {
+    let n = dataset.trace.locations.name.len() as u32;
+    let area = Plot::inside(opts.width, opts.height, MARGIN).ok_or_else(|| {
+        ViewError::Unsupported(format!("picture {}x{} too small for a matrix", opts.width, opts.height))
+    })?;
+    if opts.value == MatrixValue::Bandwidth {
+        return Err(ViewError::Unsupported(
+            "the pyramid holds no transfer times: choose a shorter time window to draw the mean bandwidth from the rows"
+                .into(),
+        ));
+    }
+    let pyr = &ooc.pyramid;
+    if n == 0 || pyr.shape.ranks != n {
+        return Err(ViewError::Unsupported(format!(
+            "the pyramid covers {} ranks where the trace has {n}: re-run exaviz convert",
+            pyr.shape.ranks
+        )));
+    }
+    let side = area.w.min(area.h);
+    let level = pyr.levels.iter().find(|l| l.message_blocks <= side).unwrap_or(&pyr.levels[pyr.levels.len() - 1]);
+    let cells = level.message_blocks;
+    let cell_px = side / cells;
+    let p = Plot { x0: area.x0, y0: area.y0, w: cells * cell_px, h: cells * cell_px };
+    let bt = level.message_bin_ticks;
+    let first = (window.0.saturating_sub(pyr.shape.t0) / bt) as u32;
+    let last = (window.1.saturating_sub(pyr.shape.t0) / bt + 1).min(u64::from(level.message_bins)) as u32;
+    let (counts, bytes) = level.matrix(first..last.max(first));
+    let values: Vec<f64> = match opts.value {
+        MatrixValue::Bytes => bytes.iter().map(|&b| b as f64).collect(),
+        _ => counts.iter().map(|&c| c as f64).collect(),
+    };
+    let total: u64 = counts.iter().sum();
+    let title = format!(
+        "Communication matrix: {} ({n} processes, {total} messages; from the pyramid: {} ranks a cell)",
+        dataset.name, level.message_block
+    );
+    let scene = draw_matrix(opts, p, n, cells, &values, &title);
+    Ok((scene, MatrixPick { plot: p, cells, cell_px, n, block: Some(level.message_block), counts, bytes }))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

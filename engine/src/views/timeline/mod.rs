@@ -25,6 +25,8 @@ use super::legend::format_value;
 use super::plot::{CATEGORICAL, Mix, Plot, Tick, axes, direction_colour, direction_legend, nice_ticks};
 use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
+mod overview;
+
 #[derive(Clone, Copy, Debug)]
 pub struct TimelineOptions {
     pub width: u32,
@@ -257,37 +259,37 @@ fn state_pixels(
                 .map(|row| {
                     // Stacked: how far up the run this row's centre is.
                     let up = 1.0 - (row as f32 + 0.5) / height as f32;
-                    cov.iter()
-                        .map(|c| {
-                            let total: f32 = c.iter().sum();
-                            if total <= 0.0 {
-                                return None;
-                            }
-                            let s = match mode {
-                                StateMode::Dominant => {
-                                    (0..c.len()).fold(0, |best, s| if c[s] > c[best] { s } else { best })
-                                }
-                                StateMode::Stacked => {
-                                    let mut below = 0.0;
-                                    (0..c.len())
-                                        .find(|&s| {
-                                            below += c[s] / total;
-                                            c[s] > 0.0 && below > up
-                                        })
-                                        .unwrap_or_else(|| (0..c.len()).rfind(|&s| c[s] > 0.0).unwrap_or(0))
-                                }
-                            };
-                            // States a little darker than their legend swatches, so that message
-                            // lines stand out on them.
-                            let rgb = CATEGORICAL[s].map(|v| v * 0.72);
-                            Some([rgb[0], rgb[1], rgb[2], (total * share).min(1.0)])
-                        })
-                        .collect()
+                    cov.iter().map(|c| cover_colour(c, share, mode, up)).collect()
                 })
                 .collect()
         })
         .collect();
     runs.into_iter().flatten().flatten().collect()
+}
+
+/// The colour of a pixel whose states cover `c` (per colour slot, in pixels of one process's
+/// row; `share`: one over the processes drawn on the row), by `mode` (`up`: how far up its
+/// process's rows the pixel is, for stacking). `None`: no state.
+fn cover_colour(c: &[f32; CATEGORICAL.len()], share: f32, mode: StateMode, up: f32) -> Option<[f32; 4]> {
+    let total: f32 = c.iter().sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let s = match mode {
+        StateMode::Dominant => (0..c.len()).fold(0, |best, s| if c[s] > c[best] { s } else { best }),
+        StateMode::Stacked => {
+            let mut below = 0.0;
+            (0..c.len())
+                .find(|&s| {
+                    below += c[s] / total;
+                    c[s] > 0.0 && below > up
+                })
+                .unwrap_or_else(|| (0..c.len()).rfind(|&s| c[s] > 0.0).unwrap_or(0))
+        }
+    };
+    // States a little darker than their legend swatches, so that message lines stand out on them.
+    let rgb = CATEGORICAL[s].map(|v| v * 0.72);
+    Some([rgb[0], rgb[1], rgb[2], (total * share).min(1.0)])
 }
 
 /// What a timeline keeps between pictures of one trace: intervals by location, state colours
@@ -598,6 +600,9 @@ fn clamp_window(start: f64, span: f64, duration: f64) -> (f64, f64) {
 
 /// The trace's time span over intervals and messages.
 pub(crate) fn span(t: &Trace) -> Option<(u64, u64)> {
+    if let Some(whole) = t.span_of_whole {
+        return Some(whole);
+    }
     let i = &t.intervals;
     let m = &t.messages;
     let times = i.start.iter().chain(&i.end).chain(&m.send_time).chain(m.recv_time.iter().filter(|&&v| v != u64::MAX));
@@ -611,22 +616,10 @@ pub fn timeline_image(dataset: &Dataset, backend: &Backend, opts: &TimelineOptio
     render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
 }
 
-/// The timeline as a scene (states and messages one raster layer over the plot) and what its
-/// tooltips read, from the trace's `index`.
-pub fn timeline_scene(
-    dataset: &Dataset,
-    backend: &Backend,
-    opts: &TimelineOptions,
-    index: &Arc<TimelineIndex>,
-) -> Result<(Scene, TimelinePick), ViewError> {
-    let t = &dataset.trace;
-    let n = t.locations.name.len();
-    if n == 0 {
-        return Err(ViewError::Unsupported("the timeline needs a trace with processes (locations)".into()));
-    }
-    let full = index.span.ok_or_else(|| ViewError::Unsupported("the trace has no intervals or messages".into()))?;
-    let tps = t.ticks_per_second.max(1) as f64;
-    let window = match opts.window_s {
+/// The time window `[t0, t1]` in ticks of `window_s` (seconds since `full`'s start; `None`: all
+/// of `full`), at least one tick wide.
+fn window_ticks(full: (u64, u64), tps: f64, window_s: Option<(f64, f64)>) -> Result<(u64, u64), ViewError> {
+    let window = match window_s {
         None => full,
         Some((a, b)) if a.is_finite() && b.is_finite() && 0.0 <= a && a < b => {
             let at = |s: f64| full.0.saturating_add((s * tps).min(u64::MAX as f64) as u64);
@@ -634,19 +627,38 @@ pub fn timeline_scene(
         }
         Some((a, b)) => return Err(ViewError::Unsupported(format!("time window {a}..{b} s is empty or negative"))),
     };
-    let window = (window.0, window.1.max(window.0 + 1));
-    let p = Plot::inside(opts.width, opts.height, MARGIN).ok_or_else(|| {
+    Ok((window.0, window.1.max(window.0 + 1)))
+}
+
+/// The plot rectangle of a timeline picture of `opts`' size.
+fn timeline_plot(opts: &TimelineOptions) -> Result<Plot, ViewError> {
+    Plot::inside(opts.width, opts.height, MARGIN).ok_or_else(|| {
         ViewError::Unsupported(format!("picture {}x{} too small for a timeline", opts.width, opts.height))
-    })?;
-    let (states, messages) = rayon::join(
-        || state_pixels(t, p, window, n, index, opts.states),
-        || message_density(t, backend, p, window, n, &opts.bundle, index),
-    );
-    let (density, visible) = messages?;
+    })
+}
+
+/// What a timeline picture is made of, from raw rows or from a pyramid: per plot pixel the
+/// state colour and the message lines, the states' legend and the collectives' joins.
+struct Layers<'a> {
+    states: &'a [Option<[f32; 4]>],
+    density: &'a stages::DensityImage,
+    legend: &'a [(usize, String)],
+    joins: &'a Joins,
+}
+
+/// The timeline scene of `layers` over `window` of the trace's span `full` (ticks, `tps` per
+/// second): title, axes, legend, the states and messages as one raster layer, collectives.
+fn compose(
+    opts: &TimelineOptions,
+    p: Plot,
+    (window, full, tps): ((u64, u64), (u64, u64), f64),
+    n: usize,
+    title: &str,
+    layers: &Layers<'_>,
+) -> Scene {
+    let (states, density) = (layers.states, layers.density);
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
-    let bundled = opts.bundle.label();
-    let title = format!("Timeline: {} ({n} processes, {} messages{bundled})", dataset.name, t.messages.source.len());
-    scene.text(&super::plot::fit(&title, opts.width as f32 - 24.0, 15.0), [16.0, 28.0], 15.0, Anchor::Left, TEXT);
+    scene.text(&super::plot::fit(title, opts.width as f32 - 24.0, 15.0), [16.0, 28.0], 15.0, Anchor::Left, TEXT);
     let (s0, s1) = ((window.0 - full.0) as f64 / tps, (window.1 - full.0) as f64 / tps);
     let x_ticks = nice_ticks(s0, s1, 6);
     let step = x_ticks.get(1).map_or(1.0, |b| b.1 - x_ticks[0].1);
@@ -666,8 +678,7 @@ pub fn timeline_scene(
     axes(&mut scene, p, &x_ticks, &y_ticks, "time since trace start (s)", "process (rank)");
     let max = density.counts.iter().copied().max().unwrap_or(0);
     let tone = MessageTone::new(&density.counts, opts.message_opacity);
-    let joins = collective_joins(t, p, window, n, index);
-    legend_column(&mut scene, p, &index.legend, &tone, opts.mix, !joins.is_empty());
+    legend_column(&mut scene, p, layers.legend, &tone, opts.mix, !layers.joins.is_empty());
     let log_max = (f64::from(max) + 1.0).ln();
     let opacity = tone.opacity;
     let pixel = |k: usize| -> Option<[f32; 4]> {
@@ -701,7 +712,39 @@ pub fn timeline_scene(
         .collect();
     let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
     scene.raster(Raster::rgba(rect, p.w, p.h, colours));
-    draw_collectives(&mut scene, p, &joins);
+    draw_collectives(&mut scene, p, layers.joins);
+    scene
+}
+
+/// The timeline as a scene (states and messages one raster layer over the plot) and what its
+/// tooltips read, from the trace's `index`.
+pub fn timeline_scene(
+    dataset: &Dataset,
+    backend: &Backend,
+    opts: &TimelineOptions,
+    index: &Arc<TimelineIndex>,
+) -> Result<(Scene, TimelinePick), ViewError> {
+    let t = &dataset.trace;
+    let n = t.locations.name.len();
+    if n == 0 {
+        return Err(ViewError::Unsupported("the timeline needs a trace with processes (locations)".into()));
+    }
+    let full = index.span.ok_or_else(|| ViewError::Unsupported("the trace has no intervals or messages".into()))?;
+    let tps = t.ticks_per_second.max(1) as f64;
+    let window = window_ticks(full, tps, opts.window_s)?;
+    let p = timeline_plot(opts)?;
+    let (states, messages) = rayon::join(
+        || state_pixels(t, p, window, n, index, opts.states),
+        || message_density(t, backend, p, window, n, &opts.bundle, index),
+    );
+    let (density, visible) = messages?;
+    let bundled = opts.bundle.label();
+    let read = if t.span_of_whole.is_some() { " read for this window" } else { "" };
+    let title =
+        format!("Timeline: {} ({n} processes, {} messages{read}{bundled})", dataset.name, t.messages.source.len());
+    let joins = collective_joins(t, p, window, n, index);
+    let layers = Layers { states: &states, density: &density, legend: &index.legend, joins: &joins };
+    let scene = compose(opts, p, (window, full, tps), n, &title, &layers);
     let pick = TimelinePick { index: index.clone(), plot: p, window, full, n, counts: density.counts, visible };
     Ok((scene, pick))
 }
@@ -840,6 +883,10 @@ impl TimelineView {
 
     pub(crate) fn index(&self, dataset: &Dataset) -> Arc<TimelineIndex> {
         let t = &dataset.trace;
+        if t.span_of_whole.is_some() {
+            // The rows of one window of a larger trace: a new window brings other rows.
+            return Arc::new(TimelineIndex::new(t));
+        }
         let key = (dataset.name.clone(), t.messages.source.len(), t.intervals.start.len(), t.locations.name.len());
         let mut cached = self.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match cached.as_ref() {
@@ -878,8 +925,16 @@ impl contract::View for TimelineView {
         Some([p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32])
     }
 
+    fn reads_pyramid(&self) -> bool {
+        true
+    }
+
     fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
         let opts = TimelineOptions { width: f.width, height: f.height, window_s: sel.window_s, ..self.opts };
+        if let Some(ooc) = &d.out_of_core {
+            let (scene, picker) = overview::overview_scene(d, ooc, &opts)?;
+            return Ok(Box::new(Drawn { scene, picker }));
+        }
         let (scene, picker) = timeline_scene(d, b, &opts, &self.index(d))?;
         Ok(Box::new(Drawn { scene, picker }))
     }

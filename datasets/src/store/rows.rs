@@ -1,0 +1,274 @@
+//! A store's messages and intervals read by time window: the row groups whose statistics say
+//! they overlap the window, and nothing else, so a window of a billion-message store costs what
+//! the window holds.
+
+use std::path::PathBuf;
+
+use exaviz_engine::model::{Intervals, Messages, WindowRows};
+use parquet::file::statistics::Statistics;
+
+use super::{SourceError, Table, checked, decode, guarded, intervals_table, messages_table, take_u32, take_u64};
+
+/// One row group: its rows and the first and last tick they cover (the lowest start or send
+/// time, the highest end or receive time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Group {
+    first: u64,
+    last: u64,
+    rows: u64,
+}
+
+/// The row groups of one table.
+#[derive(Debug)]
+struct Groups {
+    path: PathBuf,
+    table: Table,
+    rows: u64,
+    groups: Vec<Group>,
+}
+
+impl Groups {
+    /// Reads the row groups' statistics of `table` (`first` and `last`: the columns of the
+    /// lowest and highest tick); a group without statistics covers every tick.
+    fn new(store: &std::path::Path, table: Table, rows: u64, first: usize, last: usize) -> Result<Self, SourceError> {
+        let path = store.join(table.file());
+        let groups = guarded(&path, || {
+            let b = checked(&path, &table, rows)?;
+            Ok(b.metadata()
+                .row_groups()
+                .iter()
+                .map(|rg| Group {
+                    first: stat(rg.column(first).statistics(), false).unwrap_or(0),
+                    last: stat(rg.column(last).statistics(), true).unwrap_or(u64::MAX),
+                    rows: u64::try_from(rg.num_rows()).unwrap_or(0),
+                })
+                .collect())
+        })?;
+        Ok(Self { path, table, rows, groups })
+    }
+
+    /// The row groups that may hold rows overlapping `[t0, t1]`, and their rows.
+    fn overlapping(&self, (t0, t1): (u64, u64)) -> (Vec<usize>, u64) {
+        let chosen: Vec<usize> =
+            (0..self.groups.len()).filter(|&g| self.groups[g].first <= t1 && self.groups[g].last >= t0).collect();
+        let rows = chosen.iter().map(|&g| self.groups[g].rows).sum();
+        (chosen, rows)
+    }
+
+    /// The columns of the row groups overlapping `window`.
+    fn read(&self, window: (u64, u64)) -> Result<Vec<super::Owned>, SourceError> {
+        let (chosen, rows) = self.overlapping(window);
+        guarded(&self.path, || {
+            let b = checked(&self.path, &self.table, self.rows)?;
+            decode(&self.path, &self.table, b, Some(chosen), rows)
+        })
+    }
+}
+
+/// The minimum or maximum of a `u64` column chunk (stored as Parquet INT64).
+fn stat(s: Option<&Statistics>, max: bool) -> Option<u64> {
+    match s? {
+        Statistics::Int64(v) => (if max { v.max_opt() } else { v.min_opt() }).map(|&x| x as u64),
+        _ => None,
+    }
+}
+
+/// A store's messages and intervals, read by window.
+#[derive(Debug)]
+pub(super) struct StoreRows {
+    messages: Groups,
+    intervals: Groups,
+    locations: u32,
+    regions: u32,
+}
+
+impl StoreRows {
+    pub(super) fn new(
+        store: &std::path::Path,
+        (messages, intervals): (u64, u64),
+        locations: u32,
+        regions: u32,
+    ) -> Result<Self, SourceError> {
+        Ok(Self {
+            // Messages: from the lowest send time (column 2) to the highest receive time (3).
+            messages: Groups::new(store, messages_table(), messages, 2, 3)?,
+            // Intervals: from the lowest start (1) to the highest end (2).
+            intervals: Groups::new(store, intervals_table(), intervals, 1, 2)?,
+            locations,
+            regions,
+        })
+    }
+
+    /// The first and last tick of the rows, from the row groups' statistics (`None`: no rows).
+    pub(super) fn span(&self) -> Option<(u64, u64)> {
+        let groups = self.messages.groups.iter().chain(&self.intervals.groups);
+        let first = groups.clone().map(|g| g.first).min()?;
+        let last = groups.map(|g| g.last).filter(|&v| v != u64::MAX).max().unwrap_or(first);
+        Some((first, last.max(first)))
+    }
+
+    fn read_rows(&self, (t0, t1): (u64, u64)) -> Result<(Messages, Intervals), SourceError> {
+        let mut c = self.messages.read((t0, t1))?;
+        let mut m = Messages {
+            source: take_u32(&mut c, 0),
+            destination: take_u32(&mut c, 1),
+            send_time: take_u64(&mut c, 2),
+            recv_time: take_u64(&mut c, 3),
+            bytes: take_u32(&mut c, 4),
+            tag: take_u32(&mut c, 5),
+        };
+        let keep: Vec<u32> = (0..m.source.len() as u32)
+            .filter(|&i| m.send_time[i as usize] <= t1 && m.recv_time[i as usize] >= t0)
+            .collect();
+        m.permute(&keep);
+        let bad = |what: &str, v: u32, bound: u32, path: &std::path::Path| {
+            super::invalid(path, format!("{what} {v} is out of range (there are {bound}): re-run exaviz convert"))
+        };
+        if let Some(&v) = m.source.iter().chain(&m.destination).find(|&&v| v >= self.locations) {
+            return Err(bad("location", v, self.locations, &self.messages.path));
+        }
+        let mut c = self.intervals.read((t0, t1))?;
+        let mut i = Intervals {
+            location: take_u32(&mut c, 0),
+            start: take_u64(&mut c, 1),
+            end: take_u64(&mut c, 2),
+            kind: take_u32(&mut c, 3),
+            depth: take_u32(&mut c, 4),
+        };
+        let keep: Vec<u32> =
+            (0..i.start.len() as u32).filter(|&k| i.start[k as usize] <= t1 && i.end[k as usize] >= t0).collect();
+        i.permute(&keep);
+        if let Some(&v) = i.location.iter().find(|&&v| v >= self.locations) {
+            return Err(bad("location", v, self.locations, &self.intervals.path));
+        }
+        if let Some(&v) = i.kind.iter().find(|&&v| v >= self.regions) {
+            return Err(bad("region", v, self.regions, &self.intervals.path));
+        }
+        if i.start.iter().zip(&i.end).any(|(s, e)| e < s) {
+            return Err(super::invalid(&self.intervals.path, "an interval ends before it starts"));
+        }
+        Ok((m, i))
+    }
+}
+
+impl WindowRows for StoreRows {
+    fn estimate(&self, window: (u64, u64)) -> u64 {
+        self.messages.overlapping(window).1 + self.intervals.overlapping(window).1
+    }
+
+    fn read(&self, window: (u64, u64)) -> Result<(Messages, Intervals), String> {
+        self.read_rows(window).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use exaviz_engine::model::Dataset;
+
+    use super::super::{open, open_with, tests::temp};
+
+    /// A store of 2.5M messages on 1,024 ranks (three row groups of messages): the in-memory
+    /// dataset and the store opened out of core.
+    fn opened(name: &str) -> (std::path::PathBuf, Dataset, Dataset) {
+        let dir = temp(name);
+        let path = dir.join("s.exaviz");
+        crate::convert("gen:fd4?ranks=1024&messages=2500000", &path, &|_, _| {}).unwrap();
+        let all = open(&path, &|_, _| {}).unwrap();
+        let ooc = open_with(&path, &|_, _| {}, 0).unwrap();
+        (dir, all, ooc)
+    }
+
+    /// Rows `i` of `v` sorted by the keys `key(i)`.
+    fn sorted<K: Ord>(n: usize, key: impl Fn(usize) -> K) -> Vec<K> {
+        let mut v: Vec<K> = (0..n).map(key).collect();
+        v.sort();
+        v
+    }
+
+    /// A window read from disk holds exactly the rows of the in-memory trace that overlap it,
+    /// reading fewer row groups than the whole; out of core, the trace keeps every other table
+    /// and reports the counts on disk.
+    #[test]
+    fn a_window_reads_exactly_its_rows_and_skips_the_rest() {
+        let (dir, all, ooc) = opened("window");
+        let o = ooc.out_of_core.as_ref().expect("opened out of core");
+        assert!(all.out_of_core.is_none());
+        assert!(ooc.trace.messages.source.is_empty() && ooc.trace.intervals.start.is_empty());
+        assert_eq!(ooc.summary(), all.summary());
+        assert_eq!(ooc.trace.locations.name, all.trace.locations.name);
+        let span = o.span;
+        let total = o.messages + o.intervals;
+        assert_eq!(o.rows.estimate(span), total);
+        let t = &all.trace;
+        for share in [(0.1, 0.12), (0.5, 0.5), (0.97, 1.0)] {
+            let at = |f: f64| span.0 + ((span.1 - span.0) as f64 * f) as u64;
+            let window = (at(share.0), at(share.1));
+            let estimate = o.rows.estimate(window);
+            assert!(estimate < total, "{share:?}: {estimate} of {total} rows");
+            let (m, i) = o.rows.read(window).unwrap();
+            let (mt, it) = (&t.messages, &t.intervals);
+            let want: Vec<usize> =
+                (0..mt.source.len()).filter(|&k| mt.send_time[k] <= window.1 && mt.recv_time[k] >= window.0).collect();
+            assert!(!want.is_empty() || !i.start.is_empty(), "{share:?}");
+            assert!((m.source.len() + i.start.len()) as u64 <= estimate);
+            let key = |s: &[u32], d: &[u32], a: &[u64], b: &[u64], k: usize| (a[k], b[k], s[k], d[k]);
+            assert_eq!(
+                sorted(m.source.len(), |k| key(&m.source, &m.destination, &m.send_time, &m.recv_time, k)),
+                sorted(want.len(), |k| { key(&mt.source, &mt.destination, &mt.send_time, &mt.recv_time, want[k]) }),
+                "{share:?}"
+            );
+            let want: Vec<usize> =
+                (0..it.start.len()).filter(|&k| it.start[k] <= window.1 && it.end[k] >= window.0).collect();
+            assert_eq!(
+                sorted(i.start.len(), |k| (i.start[k], i.end[k], i.location[k], i.kind[k])),
+                sorted(want.len(), |k| {
+                    let k = want[k];
+                    (it.start[k], it.end[k], it.location[k], it.kind[k])
+                }),
+                "{share:?}"
+            );
+        }
+        let window = ooc.window_rows(span).unwrap();
+        assert_eq!(window.trace.messages.source.len(), t.messages.source.len());
+        assert_eq!(window.trace.span_of_whole, Some(span));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Damaged message, interval and pyramid files of a store opened out of core: one line
+    /// naming the store, at open or at a window's read, never a panic.
+    #[test]
+    fn mutated_stores_opened_out_of_core_never_panic() {
+        let dir = temp("ooc-fuzz");
+        let path = dir.join("s.exaviz");
+        crate::convert("gen:fd4?ranks=64&messages=20000", &path, &|_, _| {}).unwrap();
+        let mut errors = 0;
+        for file in ["messages.parquet", "intervals.parquet", "pyramid_messages.parquet", "pyramid_states.parquet"] {
+            let f = path.join(file);
+            let original = std::fs::read(&f).unwrap();
+            let step = (original.len() / 60).max(1);
+            let mut cases: Vec<Vec<u8>> = Vec::new();
+            for i in (0..original.len()).step_by(step) {
+                for x in [0x01u8, 0x80, 0xff] {
+                    let mut b = original.clone();
+                    b[i] ^= x;
+                    cases.push(b);
+                }
+            }
+            cases.extend([0, original.len() / 2, original.len() - 1].map(|cut| original[..cut].to_vec()));
+            for b in cases {
+                std::fs::write(&f, &b).unwrap();
+                let result = open_with(&path, &|_, _| {}, 0).map_err(|e| e.to_string()).and_then(|d| {
+                    let o = d.out_of_core.expect("opened out of core");
+                    o.rows.read(o.span).map(|_| ())
+                });
+                if let Err(e) = result {
+                    assert!(!e.contains('\n') && e.contains("s.exaviz"), "{e}");
+                    errors += 1;
+                }
+            }
+            std::fs::write(&f, &original).unwrap();
+        }
+        assert!(errors > 100, "corruptions should mostly be caught ({errors})");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

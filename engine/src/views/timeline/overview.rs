@@ -1,0 +1,492 @@
+//! The timeline of a window too large to read, drawn from the trace's pyramid: the same picture
+//! as from the rows, at the resolution of the pyramid's cells.
+//!
+//! - States: a pixel takes the ticks of each state in the rank blocks and time bins it overlaps,
+//!   each cell weighted by the share of it inside the pixel (ticks spread evenly over a cell),
+//!   coloured and shaded as the rows would be.
+//! - Messages: from the pyramid's [`Lines`], the lines crossing each (time bin, rank block): a
+//!   pixel sums the bins it overlaps (weighted by the share of each inside it) and averages the
+//!   blocks of its row (weighted likewise), then counts whole lines as the rows would.
+//! - Stores written before the lines were summed fall back on the message cube: a (sender
+//!   block, receiver block, time bin) cell becomes lines from the sender block's row to the
+//!   receiver block's, spread evenly over the bin's pixel columns; lines within one block spread
+//!   over its rows by the chance that a line between two uniformly placed ends crosses each.
+//!   The cube's bins are coarse (128 over the trace), so its pictures are smoother than the rows'.
+
+use rayon::prelude::*;
+
+use crate::model::{Dataset, OutOfCore};
+use crate::pyramid::{Level, Lines, Pyramid, Shape};
+use crate::render::Scene;
+use crate::stages::DensityImage;
+
+use super::super::contract::{self, Pick, Picker};
+use super::super::legend::format_value;
+use super::super::plot::{CATEGORICAL, Plot};
+use super::{
+    GRADIENT_STEPS, Joins, Layers, Legend, NAMED_STATES, StateMode, TimelineOptions, ViewError, compose, cover_colour,
+    rows_of, timeline_plot, window_ticks,
+};
+
+/// Ranks `[lo, hi)` drawn on each pixel row of a plot `h` rows high (`lo == hi`: a gap row).
+fn row_ranks(n: usize, h: u32) -> Vec<(u32, u32)> {
+    let mut out = vec![(u32::MAX, 0u32); h as usize];
+    for l in 0..n {
+        for r in rows_of(l, n, h) {
+            let e = &mut out[r as usize];
+            e.0 = e.0.min(l as u32);
+            e.1 = e.1.max(l as u32 + 1);
+        }
+    }
+    out.into_iter().map(|(a, b)| if a == u32::MAX { (0, 0) } else { (a, b) }).collect()
+}
+
+/// Cells `[origin + k * cell, origin + (k + 1) * cell)`, `k < cells`, that `[a, b)` overlaps,
+/// with the share of each cell inside it.
+fn cover(a: f64, b: f64, origin: f64, cell: f64, cells: u32) -> Vec<(u32, f64)> {
+    if b <= a || cells == 0 {
+        return Vec::new();
+    }
+    let first = ((a - origin) / cell).floor().max(0.0) as i64;
+    let last = (((b - origin) / cell).ceil() as i64 - 1).min(i64::from(cells) - 1);
+    (first..=last)
+        .filter_map(|k| {
+            let (ca, cb) = (origin + k as f64 * cell, origin + (k + 1) as f64 * cell);
+            let inside = b.min(cb) - a.max(ca);
+            (inside > 0.0).then_some((k as u32, inside / cell))
+        })
+        .collect()
+}
+
+/// Rank blocks of `block` ranks (of `n`) that ranks `[lo, hi)` overlap, with the share of each
+/// block's ranks inside.
+fn block_cover(lo: u32, hi: u32, block: u32, n: u32) -> Vec<(u32, f64)> {
+    if hi <= lo {
+        return Vec::new();
+    }
+    (lo / block..=(hi - 1) / block)
+        .map(|b| {
+            let (a, e) = (b * block, ((b + 1) * block).min(n));
+            let inside = hi.min(e) - lo.max(a);
+            (b, f64::from(inside) / f64::from((e - a).max(1)))
+        })
+        .collect()
+}
+
+/// The coarsest level whose message blocks and bins still resolve the plot, or the finest.
+fn message_level(p: &Pyramid, rows: u32, columns: u32, window_ticks: u64) -> usize {
+    let need_block = (p.shape.ranks / rows.max(1)).max(1);
+    let need_ticks = (window_ticks / u64::from(columns.max(1))).max(1);
+    p.levels.iter().rposition(|l| l.message_block <= need_block && l.message_bin_ticks <= need_ticks).unwrap_or(0)
+}
+
+/// Colour slots and legend of the pyramid's states, most time first (as [`super::state_slots`]).
+fn pyramid_slots(p: &Pyramid, names: &[String]) -> (Vec<usize>, Legend) {
+    let top = p.levels.last().expect("a pyramid has a level");
+    let states = p.shape.states;
+    let totals: Vec<u64> = (0..states)
+        .map(|s| {
+            (0..top.blocks).map(|b| (0..top.state_bins).map(|k| top.state_ticks(b, s, states, k)).sum::<u64>()).sum()
+        })
+        .collect();
+    let mut ranked: Vec<usize> = (0..states as usize).filter(|&s| totals[s] > 0).collect();
+    ranked.sort_by_key(|&s| std::cmp::Reverse(totals[s]));
+    let mut slot = vec![NAMED_STATES; states as usize];
+    let mut legend = Vec::new();
+    for (k, &s) in ranked.iter().take(NAMED_STATES).enumerate() {
+        slot[s] = k;
+        legend.push((k, names.get(s).cloned().unwrap_or_else(|| format!("state {s}"))));
+    }
+    if ranked.len() > NAMED_STATES {
+        legend.push((NAMED_STATES, format!("{} other states", ranked.len() - NAMED_STATES)));
+    }
+    (slot, legend)
+}
+
+/// Where a plot's pixels fall in a pyramid: per column the state bins, per row the ranks.
+struct Grid<'a> {
+    shape: &'a Shape,
+    level: &'a Level,
+    columns: Vec<Vec<(u32, f64)>>,
+    rows: &'a [(u32, u32)],
+}
+
+impl<'a> Grid<'a> {
+    fn new(shape: &'a Shape, level: &'a Level, p: Plot, window: (u64, u64), rows: &'a [(u32, u32)]) -> Self {
+        let per_px = (window.1 - window.0) as f64 / f64::from(p.w);
+        let (t0, cell) = (shape.t0 as f64, level.state_bin_ticks as f64);
+        let columns = (0..p.w)
+            .map(|c| {
+                let a = window.0 as f64 + f64::from(c) * per_px;
+                cover(a, a + per_px, t0, cell, level.state_bins)
+            })
+            .collect();
+        Self { shape, level, columns, rows }
+    }
+
+    /// Per state, the ticks inside the pixel at (`column`, the rank blocks `blocks`).
+    fn ticks(&self, column: usize, blocks: &[(u32, f64)], mut add: impl FnMut(u32, f64)) {
+        let states = self.shape.states;
+        for &(b, wb) in blocks {
+            for &(bin, wt) in &self.columns[column] {
+                for s in 0..states {
+                    let v = self.level.state_ticks(b, s, states, bin);
+                    if v > 0 {
+                        add(s, v as f64 * wb * wt);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// State colours of every plot pixel from the pyramid's state tiles, as [`super::state_pixels`]
+/// makes them from rows.
+fn pyramid_states(grid: &Grid<'_>, p: Plot, per_px: f64, slot: &[usize], mode: StateMode) -> Vec<Option<[f32; 4]>> {
+    // Runs of rows showing the same ranks: one coverage per run, stacked over its rows.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for r in 0..grid.rows.len() {
+        match runs.last_mut() {
+            Some((start, len)) if grid.rows[*start] == grid.rows[r] => *len += 1,
+            _ => runs.push((r, 1)),
+        }
+    }
+    let n = grid.shape.ranks;
+    let runs: Vec<Vec<Vec<Option<[f32; 4]>>>> = runs
+        .par_iter()
+        .map(|&(start, height)| {
+            let (lo, hi) = grid.rows[start];
+            let blocks = block_cover(lo, hi, grid.level.block, n);
+            let cov: Vec<[f32; CATEGORICAL.len()]> = (0..p.w as usize)
+                .map(|c| {
+                    let mut cov = [0f32; CATEGORICAL.len()];
+                    grid.ticks(c, &blocks, |s, ticks| {
+                        // In pixels of one rank's row, as the rows give it.
+                        cov[slot[s as usize]] += (ticks / per_px) as f32;
+                    });
+                    cov
+                })
+                .collect();
+            let share = 1.0 / (hi - lo).max(1) as f32;
+            (0..height)
+                .map(|row| {
+                    let up = 1.0 - (row as f32 + 0.5) / height as f32;
+                    cov.iter().map(|c| cover_colour(c, share, mode, up)).collect()
+                })
+                .collect()
+        })
+        .collect();
+    runs.into_iter().flatten().flatten().collect()
+}
+
+/// Message lines per pixel from the pyramid's message cube (see the module's notes).
+fn pyramid_messages(p: &Pyramid, level: &Level, plot: Plot, window: (u64, u64), n: usize) -> DensityImage {
+    let (w, h) = (plot.w as usize, plot.h as usize);
+    let per_px = (window.1 - window.0) as f64 / plot.w as f64;
+    let mb = level.message_blocks;
+    // Pixel rows of each message block: first, end, centre.
+    let blocks: Vec<(usize, usize, f64)> = (0..mb)
+        .map(|b| {
+            let lo = (b * level.message_block).min(p.shape.ranks - 1) as usize;
+            let hi = (((b + 1) * level.message_block).min(p.shape.ranks) as usize).max(lo + 1).min(n);
+            let (top, bottom) = (rows_of(lo.min(n - 1), n, plot.h).start, rows_of(hi - 1, n, plot.h).end);
+            (top as usize, bottom as usize, f64::from(top + bottom) / 2.0)
+        })
+        .collect();
+    let bins = cover(
+        window.0 as f64,
+        window.1 as f64 + 1.0,
+        p.shape.t0 as f64,
+        level.message_bin_ticks as f64,
+        level.message_bins,
+    );
+    let (Some(&(b0, _)), Some(&(b1, _))) = (bins.first(), bins.last()) else {
+        return DensityImage { width: plot.w, height: plot.h, counts: vec![0; w * h], sums: vec![0; w * h] };
+    };
+    let (b0, nb) = (b0 as usize, (b1 - b0) as usize + 1);
+    let profiles = bin_profiles(level, &blocks, b0..b0 + nb, h);
+    // Each bin's pixel columns and the share of its lines in each.
+    let columns: Vec<Vec<(u32, f64)>> = (0..nb)
+        .map(|k| {
+            let start = p.shape.t0 as f64 + (b0 + k) as f64 * level.message_bin_ticks as f64;
+            let xa = (start - window.0 as f64) / per_px;
+            let xb = xa + level.message_bin_ticks as f64 / per_px;
+            cover(xa, xb, 0.0, 1.0, plot.w).into_iter().map(|(c, share)| (c, share / (xb - xa))).collect()
+        })
+        .collect();
+    let rows: Vec<(Vec<u32>, Vec<u64>)> = (0..h)
+        .into_par_iter()
+        .map(|y| {
+            let (mut c, mut s) = (vec![0f64; w], vec![0f64; w]);
+            for (k, cols) in columns.iter().enumerate() {
+                let (lines, gradient) = (profiles.counts[k * h + y], profiles.sums[k * h + y]);
+                if lines <= 0.0 {
+                    continue;
+                }
+                for &(col, f) in cols {
+                    c[col as usize] += lines * f;
+                    s[col as usize] += gradient * f;
+                }
+            }
+            whole_lines(&c, &s)
+        })
+        .collect();
+    let (mut counts, mut sums) = (Vec::with_capacity(w * h), Vec::with_capacity(w * h));
+    for (c, s) in rows {
+        counts.extend(c);
+        sums.extend(s);
+    }
+    DensityImage { width: plot.w, height: plot.h, counts, sums }
+}
+
+/// Expected lines and gradient sums per (bin, pixel row), `[bin - bins.start][row]`.
+struct Profiles {
+    counts: Vec<f64>,
+    sums: Vec<f64>,
+}
+
+/// Running sums of one thread in [`bin_profiles`]: difference arrays per bin over rows (lines,
+/// and the gradient as `a * (y + 0.5) + b`), and the lines within one block added per row.
+struct Acc {
+    dc: Vec<f64>,
+    da: Vec<f64>,
+    db: Vec<f64>,
+    counts: Vec<f64>,
+    sums: Vec<f64>,
+}
+
+impl Acc {
+    fn new(bins: usize, h: usize) -> Self {
+        let d = || vec![0.0; bins * (h + 1)];
+        Self { dc: d(), da: d(), db: d(), counts: vec![0.0; bins * h], sums: vec![0.0; bins * h] }
+    }
+
+    fn add(mut self, o: Acc) -> Self {
+        for (x, y) in [
+            (&mut self.dc, &o.dc),
+            (&mut self.da, &o.da),
+            (&mut self.db, &o.db),
+            (&mut self.counts, &o.counts),
+            (&mut self.sums, &o.sums),
+        ] {
+            x.iter_mut().zip(y).for_each(|(p, q)| *p += q);
+        }
+        self
+    }
+}
+
+/// The message cube's lines over the bins `bins`, per pixel row (`blocks`: each message block's
+/// first row, end row and centre). Senders in parallel, each reading its cells in memory order.
+fn bin_profiles(level: &Level, blocks: &[(usize, usize, f64)], bins: std::ops::Range<usize>, h: usize) -> Profiles {
+    let (mb, nb, all) = (level.message_blocks as usize, bins.len(), level.message_bins as usize);
+    let steps = f64::from(GRADIENT_STEPS);
+    let acc = (0..mb)
+        .into_par_iter()
+        .fold(
+            || Acc::new(nb, h),
+            |mut acc, s| {
+                let (top, bottom, ys) = blocks[s];
+                for (r, &(_, _, yr)) in blocks.iter().enumerate() {
+                    let base = (s * mb + r) * all;
+                    let cells = &level.counts[base + bins.start..base + bins.end];
+                    if s == r {
+                        let len = (bottom - top).max(1);
+                        for (k, &c) in cells.iter().enumerate().filter(|(_, c)| **c > 0) {
+                            for y in top..(top + len).min(h) {
+                                let (q0, q1) = ((y - top) as f64 / len as f64, (y + 1 - top) as f64 / len as f64);
+                                let chance = 1.0 - q0 * q0 - (1.0 - q1) * (1.0 - q1);
+                                acc.counts[k * h + y] += c as f64 * chance;
+                                acc.sums[k * h + y] += c as f64 * chance * steps / 2.0;
+                            }
+                        }
+                        continue;
+                    }
+                    let (lo, hi) = ((ys.min(yr) as usize).min(h - 1), (ys.max(yr) as usize).min(h - 1));
+                    let slope = steps / (yr - ys);
+                    for (k, &c) in cells.iter().enumerate().filter(|(_, c)| **c > 0) {
+                        let (c, at) = (c as f64, k * (h + 1));
+                        acc.dc[at + lo] += c;
+                        acc.dc[at + hi + 1] -= c;
+                        acc.da[at + lo] += slope * c;
+                        acc.da[at + hi + 1] -= slope * c;
+                        acc.db[at + lo] -= slope * c * ys;
+                        acc.db[at + hi + 1] += slope * c * ys;
+                    }
+                }
+                acc
+            },
+        )
+        .reduce(|| Acc::new(nb, h), Acc::add);
+    let (mut counts, mut sums) = (acc.counts, acc.sums);
+    for k in 0..nb {
+        let (mut rc, mut ra, mut rb) = (0.0, 0.0, 0.0);
+        for y in 0..h {
+            let at = k * (h + 1) + y;
+            (rc, ra, rb) = (rc + acc.dc[at], ra + acc.da[at], rb + acc.db[at]);
+            counts[k * h + y] += rc;
+            sums[k * h + y] += (ra * (y as f64 + 0.5) + rb).clamp(0.0, steps * rc.max(0.0));
+        }
+    }
+    Profiles { counts, sums }
+}
+
+/// Whole lines per pixel from expected counts `c` and gradient sums `g`: an expected quarter
+/// of a line or more shows as one; the gradient keeps its mean.
+fn whole_lines(c: &[f64], g: &[f64]) -> (Vec<u32>, Vec<u64>) {
+    let counts: Vec<u32> =
+        c.iter().map(|&v| if v >= 0.25 { v.round().clamp(1.0, f64::from(u32::MAX)) as u32 } else { 0 }).collect();
+    let sums = counts
+        .iter()
+        .zip(c.iter().zip(g))
+        .map(|(&k, (&v, &g))| if k > 0 { (g / v * f64::from(k)).round() as u64 } else { 0 })
+        .collect();
+    (counts, sums)
+}
+
+/// Message lines per pixel from the pyramid's lines (see the module's notes).
+fn lines_density(lines: &Lines, grid: &Grid<'_>, p: Plot) -> DensityImage {
+    let (w, n) = (p.w as usize, grid.shape.ranks);
+    let rows: Vec<(Vec<u32>, Vec<u64>)> = grid
+        .rows
+        .par_iter()
+        .map(|&(lo, hi)| {
+            let blocks = block_cover(lo, hi, grid.shape.block, n);
+            let weight: f64 = blocks.iter().map(|b| b.1).sum();
+            let (mut c, mut g) = (vec![0f64; w], vec![0f64; w]);
+            if weight > 0.0 {
+                for (col, bins) in grid.columns.iter().enumerate() {
+                    for &(bin, wt) in bins {
+                        for &(b, wb) in &blocks {
+                            let k = lines.cell(bin, b);
+                            let f = wt * wb / weight;
+                            c[col] += lines.counts[k] as f64 * f;
+                            g[col] += lines.gradient[k] as f64 * f;
+                        }
+                    }
+                }
+            }
+            whole_lines(&c, &g)
+        })
+        .collect();
+    let (mut counts, mut sums) = (Vec::with_capacity(w * rows.len()), Vec::with_capacity(w * rows.len()));
+    for (c, s) in rows {
+        counts.extend(c);
+        sums.extend(s);
+    }
+    DensityImage { width: p.w, height: p.h, counts, sums }
+}
+
+/// The timeline of `dataset`, kept on disk as `ooc`, from its pyramid, and what its tooltips read.
+pub(super) fn overview_scene(
+    dataset: &Dataset,
+    ooc: &OutOfCore,
+    opts: &TimelineOptions,
+) -> Result<(Scene, OverviewPick), ViewError> {
+    let t = &dataset.trace;
+    let n = t.locations.name.len();
+    if n == 0 || ooc.pyramid.shape.ranks as usize != n {
+        return Err(ViewError::Unsupported(format!(
+            "the pyramid covers {} ranks where the trace has {n}: re-run exaviz convert",
+            ooc.pyramid.shape.ranks
+        )));
+    }
+    let tps = t.ticks_per_second.max(1) as f64;
+    let window = window_ticks(ooc.span, tps, opts.window_s)?;
+    let p = timeline_plot(opts)?;
+    let pyr = &ooc.pyramid;
+    let ticks = window.1 - window.0;
+    let level = pyr.level_for(p.h, p.w, ticks);
+    let rows = row_ranks(n, p.h);
+    let grid = Grid::new(&pyr.shape, level, p, window, &rows);
+    let (slot, legend) = pyramid_slots(pyr, &t.region_names);
+    let per_px = ticks as f64 / f64::from(p.w);
+    let mlevel = &pyr.levels[message_level(pyr, p.h, p.w, ticks)];
+    // The lines are at the finest blocks and bins: a grid of its own over level 0.
+    let fine = Grid::new(&pyr.shape, &pyr.levels[0], p, window, &rows);
+    let (states, density) = rayon::join(
+        || pyramid_states(&grid, p, per_px, &slot, opts.states),
+        || match &pyr.lines {
+            Some(lines) => lines_density(lines, &fine, p),
+            None => pyramid_messages(pyr, mlevel, p, window, n),
+        },
+    );
+    let cell = format_value(level.state_bin_ticks as f64 / tps * 1e3);
+    let title = format!(
+        "Timeline: {} ({n} processes, {} messages; from the pyramid: cells of {} ranks by {cell} ms)",
+        dataset.name, ooc.messages, level.block
+    );
+    let joins = Joins { spans: Vec::new(), joins: Vec::new() };
+    let layers = Layers { states: &states, density: &density, legend: &legend, joins: &joins };
+    let scene = compose(opts, p, (window, ooc.span, tps), n, &title, &layers);
+    let names: Vec<String> = (0..pyr.shape.states as usize)
+        .map(|s| t.region_names.get(s).cloned().unwrap_or_else(|| format!("state {s}")))
+        .collect();
+    let level = pyr.levels.iter().position(|l| std::ptr::eq(l, level)).unwrap_or(0);
+    let pick = OverviewPick {
+        pyramid: ooc.pyramid.clone(),
+        level,
+        plot: p,
+        window,
+        full: ooc.span,
+        tps,
+        rows,
+        counts: density.counts,
+        names,
+    };
+    Ok((scene, pick))
+}
+
+/// What the pyramid timeline's tooltips read.
+pub struct OverviewPick {
+    pyramid: std::sync::Arc<Pyramid>,
+    level: usize,
+    plot: Plot,
+    window: (u64, u64),
+    full: (u64, u64),
+    tps: f64,
+    rows: Vec<(u32, u32)>,
+    counts: Vec<u32>,
+    names: Vec<String>,
+}
+
+impl Picker for OverviewPick {
+    fn pick(&self, _: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let p = self.plot;
+        let [u, v] = contract::share_in([p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32], at)?;
+        let (col, row) = (((u * p.w as f32) as u32).min(p.w - 1), ((v * p.h as f32) as u32).min(p.h - 1));
+        let (lo, hi) = self.rows[row as usize];
+        if hi <= lo {
+            return None;
+        }
+        let (t0, t1) = self.window;
+        let time = t0 + ((t1 - t0) as f64 * f64::from(u)) as u64;
+        let seconds = |t: u64| format!("{:.6} s", t.saturating_sub(self.full.0) as f64 / self.tps);
+        let level = &self.pyramid.levels[self.level];
+        let one = Plot { x0: 0, y0: 0, w: p.w, h: p.h };
+        let grid = Grid::new(&self.pyramid.shape, level, one, self.window, &self.rows);
+        let blocks = block_cover(lo, hi, level.block, self.pyramid.shape.ranks);
+        let mut ticks = vec![0f64; self.names.len()];
+        grid.ticks(col as usize, &blocks, |s, v| ticks[s as usize] += v);
+        let total: f64 = ticks.iter().sum();
+        let mut lines = vec![format!("at {}", seconds(time))];
+        if total > 0.0 {
+            let mut order: Vec<usize> = (0..ticks.len()).filter(|&s| ticks[s] > 0.0).collect();
+            order.sort_by(|&a, &b| ticks[b].total_cmp(&ticks[a]));
+            let shares: Vec<String> =
+                order.iter().take(3).map(|&s| format!("{} {:.0}%", self.names[s], ticks[s] / total * 100.0)).collect();
+            lines.push(format!("states: {}", shares.join(", ")));
+        } else {
+            lines.push("no state".into());
+        }
+        if let Some(&c) = self.counts.get((row * p.w + col) as usize).filter(|&&c| c > 0) {
+            lines.push(format!("about {c} message lines through this pixel"));
+        }
+        lines.push(format!(
+            "summed from the pyramid ({} ranks by {} ms a cell): zoom in to read the rows",
+            level.block,
+            format_value(level.state_bin_ticks as f64 / self.tps * 1e3)
+        ));
+        let title = if hi - lo == 1 { format!("rank {lo}") } else { format!("ranks {lo}-{}", hi - 1) };
+        Some(Pick::new(title, lines))
+    }
+}

@@ -1,0 +1,143 @@
+//! Pictures of a store opened out of core, drawn from its pyramid, against the same pictures
+//! drawn from the rows in memory, on both backends: a zoomed-out timeline must look like the
+//! one from rows (block averages close), and the matrix of a trace of at most 256 ranks (one
+//! rank per pyramid block) must be the same picture.
+
+use exaviz_engine::Backend;
+use exaviz_engine::model::Dataset;
+use exaviz_engine::render::{Image, View as Transform, render_scene};
+use exaviz_engine::selection::Selection;
+use exaviz_engine::views::contract::{self, render_view};
+use exaviz_engine::views::matrix::{MatrixOptions, MatrixView};
+use exaviz_engine::views::timeline::{TimelineOptions, TimelineView, plot_rect};
+use exaviz_engine::views::{Frame, View};
+use exaviz_tests::gpu;
+
+/// A store of `input` written by `exaviz convert`, opened in memory and out of core.
+fn store(name: &str, input: &str) -> (std::path::PathBuf, Dataset, Dataset) {
+    let dir = std::env::temp_dir().join(format!("exaviz-pyramid-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.exaviz");
+    exaviz_datasets::convert(input, &path, &|_, _| {}).unwrap();
+    let all = exaviz_datasets::store::open_with(&path, &|_, _| {}, u64::MAX).unwrap();
+    let ooc = exaviz_datasets::store::open_with(&path, &|_, _| {}, 0).unwrap();
+    assert!(all.out_of_core.is_none() && ooc.out_of_core.is_some());
+    (dir, all, ooc)
+}
+
+const FRAME: Frame = Frame { width: 1024, height: 768 };
+
+/// `view` drawn from the pyramid of `ooc` (whatever the window's rows number).
+fn from_pyramid(view: &dyn View, ooc: &Dataset, backend: &Backend) -> Image {
+    let prepared = view.prepare(ooc, &Selection::default(), FRAME, backend).unwrap();
+    render_scene(backend, &prepared.draw(ooc, &Selection::default()), Transform::default()).unwrap()
+}
+
+/// Mean RGB of the `block`-pixel squares of the plot `[x0, y0, w, h]`.
+fn block_means(img: &Image, plot: [u32; 4], block: u32) -> Vec<[f32; 3]> {
+    let [x0, y0, w, h] = plot;
+    let mut out = Vec::new();
+    for by in 0..h / block {
+        for bx in 0..w / block {
+            let mut sum = [0f32; 3];
+            for y in y0 + by * block..y0 + (by + 1) * block {
+                for x in x0 + bx * block..x0 + (bx + 1) * block {
+                    let k = ((y * img.width + x) * 4) as usize;
+                    (0..3).for_each(|c| sum[c] += f32::from(img.pixels[k + c]));
+                }
+            }
+            out.push(sum.map(|v| v / (block * block) as f32));
+        }
+    }
+    out
+}
+
+/// The whole-trace timeline of 2M messages on 4,096 ranks from the pyramid looks like the one
+/// from the rows: over squares of 16 pixels (a little more than two iterations by ten
+/// processes), the mean colour differs by at most 8 of 255 per channel on average and 20 at the
+/// 99th percentile (4.2 and 9.9 measured on both backends).
+fn timeline_from_pyramid_looks_like_rows(backend: &Backend) {
+    let name = if matches!(backend, Backend::Cpu) { "timeline-cpu" } else { "timeline-gpu" };
+    let (dir, all, ooc) = store(name, "gen:fd4?ranks=4096&messages=2000000");
+    let view = TimelineView::new(TimelineOptions::default());
+    let rows = render_view(&view, &all, &Selection::default(), FRAME, backend).unwrap();
+    let pyramid = from_pyramid(&view, &ooc, backend);
+    let p = plot_rect(FRAME.width, FRAME.height).unwrap();
+    let (a, b) = (block_means(&rows, [p.x0, p.y0, p.w, p.h], 16), block_means(&pyramid, [p.x0, p.y0, p.w, p.h], 16));
+    if let Ok(out) = std::env::var("EXAVIZ_TEST_OUT") {
+        let out = std::path::Path::new(&out);
+        exaviz_engine::render::image::write_png_atomic(&out.join(format!("{name}-rows.png")), &rows).unwrap();
+        exaviz_engine::render::image::write_png_atomic(&out.join(format!("{name}-pyramid.png")), &pyramid).unwrap();
+    }
+    let mut diffs: Vec<f32> = a.iter().zip(&b).flat_map(|(x, y)| (0..3).map(move |c| (x[c] - y[c]).abs())).collect();
+    diffs.sort_by(f32::total_cmp);
+    let mean = diffs.iter().sum::<f32>() / diffs.len() as f32;
+    let p99 = diffs[diffs.len() * 99 / 100];
+    eprintln!("{}: block mean difference {mean:.2}, 99th percentile {p99:.2}", backend.describe());
+    assert!(mean <= 8.0 && p99 <= 20.0, "{}: mean {mean}, 99th percentile {p99}", backend.describe());
+    // Not a blank picture: the rows' blocks vary, and the pyramid's follow them.
+    let spread = a.iter().map(|x| x[0]).fold(0f32, f32::max) - a.iter().map(|x| x[0]).fold(255f32, f32::min);
+    assert!(spread > 20.0, "the rows' picture is nearly flat ({spread})");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn timeline_from_the_pyramid_looks_like_the_rows_on_the_cpu() {
+    timeline_from_pyramid_looks_like_rows(&Backend::Cpu);
+}
+
+#[test]
+fn timeline_from_the_pyramid_looks_like_the_rows_on_the_gpu() {
+    let _ = gpu();
+    timeline_from_pyramid_looks_like_rows(&Backend::new(exaviz_engine::BackendChoice::Gpu).expect("a GPU adapter"));
+}
+
+/// With one rank per pyramid block, the matrix from the pyramid is the matrix from the rows,
+/// pixel for pixel inside the plot, and its tooltips count the same messages.
+fn matrix_from_pyramid_equals_rows(backend: &Backend) {
+    let (dir, all, ooc) = store("matrix", "gen:fd4?ranks=200&messages=300000");
+    let view = MatrixView(MatrixOptions::default());
+    let rows = render_view(&view, &all, &Selection::default(), FRAME, backend).unwrap();
+    let pyramid = from_pyramid(&view, &ooc, backend);
+    // Below the title: the plot, the axes and the colour bar.
+    let from = (40 * FRAME.width * 4) as usize;
+    assert_eq!(rows.pixels[from..], pyramid.pixels[from..], "{}", backend.describe());
+    let (a, b) = (
+        view.prepare(&all, &Selection::default(), FRAME, backend).unwrap(),
+        view.prepare(&ooc, &Selection::default(), FRAME, backend).unwrap(),
+    );
+    for at in [[200.0, 200.0], [300.0, 150.0], [120.0, 400.0]] {
+        let (x, y) = (a.pick(&all, at), b.pick(&ooc, at));
+        assert!(x.is_some());
+        assert_eq!(x.map(|p| (p.title, p.lines)), y.map(|p| (p.title, p.lines)), "{at:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn matrix_from_the_pyramid_equals_the_rows_on_both_backends() {
+    matrix_from_pyramid_equals_rows(&Backend::Cpu);
+    let _ = gpu();
+    matrix_from_pyramid_equals_rows(&Backend::new(exaviz_engine::BackendChoice::Gpu).expect("a GPU adapter"));
+}
+
+/// Out of core, a view that reads rows gets those of a short window and is refused a window
+/// holding more than the budget, with what to do; the timeline draws any window.
+#[test]
+fn views_read_the_rows_of_short_windows_and_refuse_long_ones() {
+    let (dir, _, ooc) = store("budget", "gen:fd4?ranks=256&messages=6000000");
+    let o = ooc.out_of_core.as_ref().unwrap();
+    assert!(o.rows.estimate(o.span) > contract::ROW_BUDGET);
+    let chord = contract::REGISTRY.iter().find(|e| e.name == "chord").unwrap().parse::<&str>(&[]).unwrap().view;
+    let whole = Selection::default();
+    let e = contract::prepare(chord.as_ref(), &ooc, &whole, FRAME, &Backend::Cpu).err().unwrap().to_string();
+    assert!(e.contains("shorter time window") && e.contains("pyramid"), "{e}");
+    let seconds = (o.span.1 - o.span.0) as f64 / 1e9;
+    let short = Selection { window_s: Some((seconds * 0.5, seconds * 0.51)), ..Selection::default() };
+    render_view(chord.as_ref(), &ooc, &short, FRAME, &Backend::Cpu).unwrap();
+    let timeline = TimelineView::new(TimelineOptions::default());
+    let img = render_view(&timeline, &ooc, &whole, FRAME, &Backend::Cpu).unwrap();
+    assert_eq!((img.width, img.height), (FRAME.width, FRAME.height));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
