@@ -642,6 +642,53 @@ pub fn pyramid_span(d: &Dataset) -> Option<PyramidSpan> {
     Some(PyramidSpan { t0, t1, ranks, states: t.region_names.len().clamp(1, 64) as u32 })
 }
 
+/// Messages or intervals summed into a pyramid at once by [`add_pyramid`].
+const PYRAMID_BATCH: usize = 1 << 22;
+
+/// Sums the pyramid of `store` from its rows, streamed in batches (a store written without one,
+/// or one to sum again), and adds it to the store: its tables are written into a temporary
+/// folder inside the store, moved into place, and the manifest is replaced last, so an
+/// interrupted run leaves the store as it was or with a stale pyramid its reader refuses.
+/// Reports `progress(rows done, rows)`.
+pub fn add_pyramid(store: &Path, progress: &dyn Fn(u64, u64)) -> Result<Manifest, SourceError> {
+    let mut m = manifest(store)?;
+    let path = store.join(MANIFEST);
+    let ranks = u32::try_from(m.rows("locations"))
+        .ok()
+        .filter(|&r| r > 0)
+        .ok_or_else(|| invalid(&path, "holds no processes (locations) to sum a pyramid over"))?;
+    let regions = u32::try_from(m.rows("regions")).unwrap_or(u32::MAX);
+    let rows = rows::StoreRows::new(store, (m.rows("messages"), m.rows("intervals")), ranks, regions)?;
+    let (t0, t1) = rows.span().ok_or_else(|| invalid(&path, "holds no messages or intervals to sum"))?;
+    let span = PyramidSpan { t0, t1, ranks, states: regions.clamp(1, 64) };
+    let mut b = PyramidBuilder::new(span.shape());
+    rows.each(PYRAMID_BATCH, progress, &mut |batch| match batch {
+        rows::Batch::Messages(m) => b.add_messages(&m),
+        rows::Batch::Intervals(i) => b.add_intervals(&i),
+    })?;
+    let p = b.finish();
+    let mut w = StoreWriter::create(&store.join(".pyramid"))?;
+    w.write_pyramid(&p)?;
+    let mut written = Vec::new();
+    for table in std::mem::take(&mut w.tables) {
+        let file = w.temp.join(format!("{}.parquet", table.name));
+        table.writer.close().map_err(|e| invalid(&file, e.to_string()))?;
+        written.push((table.name, table.rows));
+    }
+    for (name, _) in &written {
+        let (from, to) = (w.temp.join(format!("{name}.parquet")), store.join(format!("{name}.parquet")));
+        std::fs::rename(&from, &to).map_err(|e| io(&to, e))?;
+    }
+    m.rows.retain(|(t, _)| !written.iter().any(|(w, _)| w == t));
+    m.rows.extend(written);
+    m.pyramid = Some(span);
+    let text = serde_json::to_string_pretty(&m).map_err(|e| invalid(&path, e.to_string()))?;
+    let temp = w.temp.join(MANIFEST);
+    std::fs::write(&temp, text).map_err(|e| io(&temp, e))?;
+    std::fs::rename(&temp, &path).map_err(|e| io(&path, e))?;
+    Ok(m)
+}
+
 /// Reads a store's pyramid (`Ok(None)` where it has none).
 pub fn pyramid(store: &Path) -> Result<Option<Pyramid>, SourceError> {
     let m = manifest(store)?;
@@ -857,25 +904,41 @@ fn decode(
     groups: Option<Vec<usize>>,
     expect_rows: u64,
 ) -> Result<Vec<Owned>, SourceError> {
+    let mut all = None;
+    decode_batches(path, table, builder, groups, expect_rows, usize::MAX, &mut |c| {
+        all = Some(c);
+        Ok(())
+    })?;
+    Ok(all.unwrap_or_else(|| no_rows(table)))
+}
+
+/// [`decode`], handing the rows to `each` in batches of at least `batch_rows` (the last one
+/// smaller), so a table larger than memory streams through.
+fn decode_batches(
+    path: &Path,
+    table: &Table,
+    builder: ParquetRecordBatchReaderBuilder<File>,
+    groups: Option<Vec<usize>>,
+    expect_rows: u64,
+    batch_rows: usize,
+    each: &mut dyn FnMut(Vec<Owned>) -> Result<(), SourceError>,
+) -> Result<(), SourceError> {
     let bad = |m: String| invalid(path, format!("{m}: re-run exaviz convert"));
     let builder = match groups {
         Some(g) => builder.with_row_groups(g),
         None => builder,
     };
     let reader = builder.with_batch_size(64 << 10).build().map_err(|e| bad(format!("unreadable ({e})")))?;
-    let mut out: Vec<Owned> = table
-        .columns
-        .iter()
-        .map(|(_, k)| match k {
-            U32 => Owned::U32(Vec::new()),
-            U64 => Owned::U64(Vec::new()),
-            Str => Owned::Str(Vec::new()),
-        })
-        .collect();
-    let mut seen = 0u64;
+    let mut out = no_rows(table);
+    let (mut seen, mut held) = (0u64, 0usize);
     for batch in reader {
         let batch = batch.map_err(|e| bad(format!("corrupt ({e})")))?;
+        if held >= batch_rows {
+            each(std::mem::replace(&mut out, no_rows(table)))?;
+            held = 0;
+        }
         seen += batch.num_rows() as u64;
+        held += batch.num_rows();
         if seen > expect_rows {
             return Err(bad(format!("holds more than the {expect_rows} rows its metadata says")));
         }
@@ -904,7 +967,7 @@ fn decode(
     if seen != expect_rows {
         return Err(bad(format!("holds {seen} rows where the manifest says {expect_rows} (truncated)")));
     }
-    Ok(out)
+    each(out)
 }
 
 fn take_u32(c: &mut [Owned], i: usize) -> Vec<u32> {
@@ -961,7 +1024,7 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
         return Err(invalid(
             &store.join(MANIFEST),
             format!(
-                "holds {events} messages and intervals and no pyramid, too many to read into memory: re-run exaviz convert, which adds one"
+                "holds {events} messages and intervals and no pyramid, too many to read into memory: add one with exaviz pyramid"
             ),
         ));
     }

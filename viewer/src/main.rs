@@ -124,8 +124,12 @@ fn augment(argv: &[String]) -> clap::Command {
     if let Some(entry) = entry {
         for sub in VIEW_COMMANDS {
             cmd = cmd.mut_subcommand(sub, |c| {
-                let c = c.next_help_heading(format!("Options of the {} view", entry.name));
-                (entry.args)(c)
+                // A view's options struct brings its own doc comment as the command's about:
+                // the command keeps its own.
+                let (about, long) = (c.get_about().cloned(), c.get_long_about().cloned());
+                let c = (entry.args)(c.next_help_heading(format!("Options of the {} view", entry.name)));
+                let c = if let Some(a) = about { c.about(a) } else { c };
+                if let Some(l) = long { c.long_about(l) } else { c.long_about(None::<&str>) }
             });
         }
     }
@@ -205,6 +209,13 @@ enum Command {
         input: String,
         /// The store folder to write (written under a temporary name, then renamed; an older
         /// store there is replaced).
+        store: PathBuf,
+    },
+    /// Sum the multi-resolution pyramid of a store from its rows and add it to the store (a
+    /// store written without one, or to sum it again). Stores too large to hold open out of core
+    /// only with a pyramid: their timelines and matrices are drawn from it.
+    Pyramid {
+        /// The store folder.
         store: PathBuf,
     },
     /// Print counts of nodes, links, locations, messages, intervals and the time span.
@@ -463,6 +474,28 @@ fn convert_cmd(input: &str, store: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
+fn pyramid_cmd(store: &std::path::Path) -> Result<()> {
+    let started = std::time::Instant::now();
+    let template = "{msg} [{bar:32}] {percent}% ({eta} left)";
+    let m = with_progress(&format!("summing the pyramid of {}", store.display()), template, |p| {
+        exaviz_datasets::store::add_pyramid(store, p)
+    })?;
+    let rows = m.rows("messages") + m.rows("intervals");
+    let bytes: u64 = ["pyramid_messages", "pyramid_states", "pyramid_lines"]
+        .iter()
+        .filter_map(|t| std::fs::metadata(store.join(format!("{t}.parquet"))).ok())
+        .map(|m| m.len())
+        .sum();
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "{}: pyramid summed from {rows} messages and intervals in {seconds:.1} s ({:.1}M rows/s); {:.1} MB on disk",
+        store.display(),
+        rows as f64 / seconds / 1e6,
+        bytes as f64 / 1e6
+    );
+    Ok(())
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Render { input, out, size, view } => {
@@ -496,6 +529,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Convert { input, store } => convert_cmd(&input, &store),
+        Command::Pyramid { store } => pyramid_cmd(&store),
         Command::Info { input, json } => {
             let s = load(&input)?.summary();
             if json {

@@ -47,6 +47,30 @@ fn bad_inputs_give_one_line_and_a_non_zero_exit() {
     assert!(!out.exists(), "no output is written on failure");
 }
 
+/// A generator converted into a store, its pyramid summed again, the store rendered and
+/// described; a folder that is not a store is refused in one line.
+#[test]
+fn convert_pyramid_and_render_a_store() {
+    let store = tmp("small.exaviz");
+    let s = store.to_str().unwrap();
+    let out = exaviz(&["convert", "gen:fd4?ranks=128&messages=50000", s]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("50000 messages"));
+    let out = exaviz(&["pyramid", s]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("pyramid summed from"));
+    let png = tmp("store-timeline.png");
+    let out = exaviz(&["render", s, "--view", "timeline", "--backend", "cpu", "--out", png.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(png_size(&png), (1024, 768));
+    let info = String::from_utf8_lossy(&exaviz(&["info", s]).stdout).to_string();
+    assert!(info.contains("messages:     50000"), "{info}");
+    let not_a_store = tmp("plain-folder");
+    std::fs::create_dir_all(&not_a_store).unwrap();
+    assert_fails(&["pyramid", not_a_store.to_str().unwrap()], &["plain-folder", "exaviz-store.json"]);
+    std::fs::remove_dir_all(&store).unwrap();
+}
+
 #[test]
 fn help_is_available_on_every_command() {
     for cmd in [
@@ -57,10 +81,16 @@ fn help_is_available_on_every_command() {
         &["bundle", "--help"],
         &["aggregate", "--help"],
         &["bench", "--help"],
+        &["convert", "--help"],
+        &["pyramid", "--help"],
+        &["bench-interact", "--help"],
     ] {
         let out = exaviz(cmd);
         assert!(out.status.success(), "{cmd:?}");
-        assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"), "{cmd:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Usage"), "{cmd:?}");
+        // Each command's help opens with its own description, not a view's options' doc.
+        assert!(!text.contains("`exaviz render --view ring` options"), "{cmd:?}: {text}");
     }
 }
 

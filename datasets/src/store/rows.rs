@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use exaviz_engine::model::{Intervals, Messages, WindowRows};
 use parquet::file::statistics::Statistics;
 
-use super::{SourceError, Table, checked, decode, guarded, intervals_table, messages_table, take_u32, take_u64};
+use super::{
+    SourceError, Table, checked, decode, decode_batches, guarded, intervals_table, messages_table, take_u32, take_u64,
+};
 
 /// One row group: its rows and the first and last tick they cover (the lowest start or send
 /// time, the highest end or receive time).
@@ -53,6 +55,18 @@ impl Groups {
             (0..self.groups.len()).filter(|&g| self.groups[g].first <= t1 && self.groups[g].last >= t0).collect();
         let rows = chosen.iter().map(|&g| self.groups[g].rows).sum();
         (chosen, rows)
+    }
+
+    /// Every row, in batches of at least `batch` rows.
+    fn each(
+        &self,
+        batch: usize,
+        each: &mut dyn FnMut(Vec<super::Owned>) -> Result<(), SourceError>,
+    ) -> Result<(), SourceError> {
+        guarded(&self.path, || {
+            let b = checked(&self.path, &self.table, self.rows)?;
+            decode_batches(&self.path, &self.table, b, None, self.rows, batch, each)
+        })
     }
 
     /// The columns of the row groups overlapping `window`.
@@ -107,9 +121,9 @@ impl StoreRows {
         Some((first, last.max(first)))
     }
 
-    fn read_rows(&self, (t0, t1): (u64, u64)) -> Result<(Messages, Intervals), SourceError> {
-        let mut c = self.messages.read((t0, t1))?;
-        let mut m = Messages {
+    /// Messages of the columns `c`, their ids checked.
+    fn messages_of(&self, mut c: Vec<super::Owned>) -> Result<Messages, SourceError> {
+        let m = Messages {
             source: take_u32(&mut c, 0),
             destination: take_u32(&mut c, 1),
             send_time: take_u64(&mut c, 2),
@@ -117,38 +131,81 @@ impl StoreRows {
             bytes: take_u32(&mut c, 4),
             tag: take_u32(&mut c, 5),
         };
-        let keep: Vec<u32> = (0..m.source.len() as u32)
-            .filter(|&i| m.send_time[i as usize] <= t1 && m.recv_time[i as usize] >= t0)
-            .collect();
-        m.permute(&keep);
-        let bad = |what: &str, v: u32, bound: u32, path: &std::path::Path| {
-            super::invalid(path, format!("{what} {v} is out of range (there are {bound}): re-run exaviz convert"))
-        };
         if let Some(&v) = m.source.iter().chain(&m.destination).find(|&&v| v >= self.locations) {
-            return Err(bad("location", v, self.locations, &self.messages.path));
+            return Err(out_of_range("location", v, self.locations, &self.messages.path));
         }
-        let mut c = self.intervals.read((t0, t1))?;
-        let mut i = Intervals {
+        Ok(m)
+    }
+
+    /// Intervals of the columns `c`, their ids and times checked.
+    fn intervals_of(&self, mut c: Vec<super::Owned>) -> Result<Intervals, SourceError> {
+        let i = Intervals {
             location: take_u32(&mut c, 0),
             start: take_u64(&mut c, 1),
             end: take_u64(&mut c, 2),
             kind: take_u32(&mut c, 3),
             depth: take_u32(&mut c, 4),
         };
-        let keep: Vec<u32> =
-            (0..i.start.len() as u32).filter(|&k| i.start[k as usize] <= t1 && i.end[k as usize] >= t0).collect();
-        i.permute(&keep);
         if let Some(&v) = i.location.iter().find(|&&v| v >= self.locations) {
-            return Err(bad("location", v, self.locations, &self.intervals.path));
+            return Err(out_of_range("location", v, self.locations, &self.intervals.path));
         }
         if let Some(&v) = i.kind.iter().find(|&&v| v >= self.regions) {
-            return Err(bad("region", v, self.regions, &self.intervals.path));
+            return Err(out_of_range("region", v, self.regions, &self.intervals.path));
         }
         if i.start.iter().zip(&i.end).any(|(s, e)| e < s) {
             return Err(super::invalid(&self.intervals.path, "an interval ends before it starts"));
         }
+        Ok(i)
+    }
+
+    fn read_rows(&self, (t0, t1): (u64, u64)) -> Result<(Messages, Intervals), SourceError> {
+        let mut m = self.messages_of(self.messages.read((t0, t1))?)?;
+        let keep: Vec<u32> = (0..m.source.len() as u32)
+            .filter(|&i| m.send_time[i as usize] <= t1 && m.recv_time[i as usize] >= t0)
+            .collect();
+        m.permute(&keep);
+        let mut i = self.intervals_of(self.intervals.read((t0, t1))?)?;
+        let keep: Vec<u32> =
+            (0..i.start.len() as u32).filter(|&k| i.start[k as usize] <= t1 && i.end[k as usize] >= t0).collect();
+        i.permute(&keep);
         Ok((m, i))
     }
+
+    /// Every message, then every interval, in batches of at least `batch` rows, reporting
+    /// `progress(rows done, rows)`.
+    pub(super) fn each(
+        &self,
+        batch: usize,
+        progress: &dyn Fn(u64, u64),
+        f: &mut dyn FnMut(Batch),
+    ) -> Result<(), SourceError> {
+        let total = self.messages.rows + self.intervals.rows;
+        let mut done = 0u64;
+        self.messages.each(batch, &mut |c| {
+            let m = self.messages_of(c)?;
+            done += m.source.len() as u64;
+            f(Batch::Messages(m));
+            progress(done, total);
+            Ok(())
+        })?;
+        self.intervals.each(batch, &mut |c| {
+            let i = self.intervals_of(c)?;
+            done += i.start.len() as u64;
+            f(Batch::Intervals(i));
+            progress(done, total);
+            Ok(())
+        })
+    }
+}
+
+/// Rows handed out by [`StoreRows::each`].
+pub(super) enum Batch {
+    Messages(Messages),
+    Intervals(Intervals),
+}
+
+fn out_of_range(what: &str, v: u32, bound: u32, path: &std::path::Path) -> SourceError {
+    super::invalid(path, format!("{what} {v} is out of range (there are {bound}): re-run exaviz convert"))
 }
 
 impl WindowRows for StoreRows {
@@ -231,6 +288,30 @@ mod tests {
         let window = ooc.window_rows(span).unwrap();
         assert_eq!(window.trace.messages.source.len(), t.messages.source.len());
         assert_eq!(window.trace.span_of_whole, Some(span));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A store written without a pyramid gets one summed from its rows, equal to one summed in
+    /// memory over the same span, and then opens out of core.
+    #[test]
+    fn a_pyramid_added_to_a_store_equals_one_summed_in_memory() {
+        let dir = temp("add-pyramid");
+        let path = dir.join("s.exaviz");
+        let d = crate::open("gen:fd4?ranks=300&messages=200000").unwrap();
+        super::super::StoreWriter::create(&path).unwrap().finish(&d).unwrap();
+        assert!(super::super::manifest(&path).unwrap().pyramid.is_none());
+        assert!(open_with(&path, &|_, _| {}, 0).unwrap().out_of_core.is_none());
+        let seen = std::cell::Cell::new(0);
+        let m = super::super::add_pyramid(&path, &|done, _| seen.set(done)).unwrap();
+        assert_eq!(seen.get(), (d.trace.messages.source.len() + d.trace.intervals.start.len()) as u64);
+        let span = m.pyramid.unwrap();
+        let mut b = exaviz_engine::pyramid::PyramidBuilder::new(span.shape());
+        b.add_messages(&d.trace.messages);
+        b.add_intervals(&d.trace.intervals);
+        assert_eq!(super::super::pyramid(&path).unwrap(), Some(b.finish()));
+        let ooc = open_with(&path, &|_, _| {}, 0).unwrap();
+        assert!(ooc.out_of_core.is_some());
+        assert!(std::fs::read_dir(&path).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().starts_with('.')));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
