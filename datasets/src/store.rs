@@ -642,31 +642,15 @@ pub fn pyramid_span(d: &Dataset) -> Option<PyramidSpan> {
     Some(PyramidSpan { t0, t1, ranks, states: t.region_names.len().clamp(1, 64) as u32 })
 }
 
-/// Messages or intervals summed into a pyramid at once by [`add_pyramid`].
-const PYRAMID_BATCH: usize = 1 << 22;
-
 /// Sums the pyramid of `store` from its rows, streamed in batches (a store written without one,
 /// or one to sum again), and adds it to the store: its tables are written into a temporary
 /// folder inside the store, moved into place, and the manifest is replaced last, so an
 /// interrupted run leaves the store as it was or with a stale pyramid its reader refuses.
 /// Reports `progress(rows done, rows)`.
-pub fn add_pyramid(store: &Path, progress: &dyn Fn(u64, u64)) -> Result<Manifest, SourceError> {
-    let mut m = manifest(store)?;
+pub fn add_pyramid(store: &Path, progress: &dyn Fn(u64, u64)) -> Result<(Manifest, PyramidTimes), SourceError> {
+    let (span, p, times) = sum_pyramid(store, progress)?;
     let path = store.join(MANIFEST);
-    let ranks = u32::try_from(m.rows("locations"))
-        .ok()
-        .filter(|&r| r > 0)
-        .ok_or_else(|| invalid(&path, "holds no processes (locations) to sum a pyramid over"))?;
-    let regions = u32::try_from(m.rows("regions")).unwrap_or(u32::MAX);
-    let rows = rows::StoreRows::new(store, (m.rows("messages"), m.rows("intervals")), ranks, regions)?;
-    let (t0, t1) = rows.span().ok_or_else(|| invalid(&path, "holds no messages or intervals to sum"))?;
-    let span = PyramidSpan { t0, t1, ranks, states: regions.clamp(1, 64) };
-    let mut b = PyramidBuilder::new(span.shape());
-    rows.each(PYRAMID_BATCH, progress, &mut |batch| match batch {
-        rows::Batch::Messages(m) => b.add_messages(&m),
-        rows::Batch::Intervals(i) => b.add_intervals(&i),
-    })?;
-    let p = b.finish();
+    let mut m = manifest(store)?;
     let mut w = StoreWriter::create(&store.join(".pyramid"))?;
     w.write_pyramid(&p)?;
     let mut written = Vec::new();
@@ -686,7 +670,58 @@ pub fn add_pyramid(store: &Path, progress: &dyn Fn(u64, u64)) -> Result<Manifest
     let temp = w.temp.join(MANIFEST);
     std::fs::write(&temp, text).map_err(|e| io(&temp, e))?;
     std::fs::rename(&temp, &path).map_err(|e| io(&path, e))?;
-    Ok(m)
+    Ok((m, times))
+}
+
+/// Seconds spent by [`sum_pyramid`] reading and summing the messages, then the intervals.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PyramidTimes {
+    pub messages_s: f64,
+    pub intervals_s: f64,
+    /// Of both, the seconds spent summing (the rest decodes the files).
+    pub summing_s: f64,
+}
+
+/// The pyramid of `store` summed from its rows, streamed in batches, without writing anything.
+pub fn sum_pyramid(
+    store: &Path,
+    progress: &dyn Fn(u64, u64),
+) -> Result<(PyramidSpan, Pyramid, PyramidTimes), SourceError> {
+    let m = manifest(store)?;
+    let path = store.join(MANIFEST);
+    let ranks = u32::try_from(m.rows("locations"))
+        .ok()
+        .filter(|&r| r > 0)
+        .ok_or_else(|| invalid(&path, "holds no processes (locations) to sum a pyramid over"))?;
+    let regions = u32::try_from(m.rows("regions")).unwrap_or(u32::MAX);
+    let rows = rows::StoreRows::new(store, (m.rows("messages"), m.rows("intervals")), ranks, regions)?;
+    let (t0, t1) = rows.span().ok_or_else(|| invalid(&path, "holds no messages or intervals to sum"))?;
+    let span = PyramidSpan { t0, t1, ranks, states: regions.clamp(1, 64) };
+    let mut b = PyramidBuilder::new(span.shape());
+    let started = std::time::Instant::now();
+    let mut times = PyramidTimes::default();
+    rows.each(progress, &mut |batch| match batch {
+        rows::Batch::Messages(m) => {
+            let t = std::time::Instant::now();
+            b.add_messages(&m);
+            times.summing_s += t.elapsed().as_secs_f64();
+        }
+        rows::Batch::Intervals(i) => {
+            if times.messages_s == 0.0 {
+                times.messages_s = started.elapsed().as_secs_f64();
+            }
+            let t = std::time::Instant::now();
+            b.add_intervals(&i);
+            times.summing_s += t.elapsed().as_secs_f64();
+        }
+    })?;
+    let p = b.finish();
+    let total = started.elapsed().as_secs_f64();
+    if times.messages_s == 0.0 {
+        times.messages_s = total;
+    }
+    times.intervals_s = total - times.messages_s;
+    Ok((span, p, times))
 }
 
 /// Reads a store's pyramid (`Ok(None)` where it has none).
@@ -905,22 +940,22 @@ fn decode(
     expect_rows: u64,
 ) -> Result<Vec<Owned>, SourceError> {
     let mut all = None;
-    decode_batches(path, table, builder, groups, expect_rows, usize::MAX, &mut |c| {
+    decode_batches(path, table, builder, groups, None, expect_rows, &mut |c| {
         all = Some(c);
         Ok(())
     })?;
     Ok(all.unwrap_or_else(|| no_rows(table)))
 }
 
-/// [`decode`], handing the rows to `each` in batches of at least `batch_rows` (the last one
-/// smaller), so a table larger than memory streams through.
+/// [`decode`] of the columns `columns` only (`None`: all; the others stay empty), handing the
+/// rows to `each`.
 fn decode_batches(
     path: &Path,
     table: &Table,
     builder: ParquetRecordBatchReaderBuilder<File>,
     groups: Option<Vec<usize>>,
+    columns: Option<&[usize]>,
     expect_rows: u64,
-    batch_rows: usize,
     each: &mut dyn FnMut(Vec<Owned>) -> Result<(), SourceError>,
 ) -> Result<(), SourceError> {
     let bad = |m: String| invalid(path, format!("{m}: re-run exaviz convert"));
@@ -928,21 +963,28 @@ fn decode_batches(
         Some(g) => builder.with_row_groups(g),
         None => builder,
     };
+    let targets: Vec<usize> = columns.map_or_else(|| (0..table.columns.len()).collect(), <[usize]>::to_vec);
+    let builder = match columns {
+        Some(c) => {
+            let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), c.iter().copied());
+            builder.with_projection(mask)
+        }
+        None => builder,
+    };
     let reader = builder.with_batch_size(64 << 10).build().map_err(|e| bad(format!("unreadable ({e})")))?;
     let mut out = no_rows(table);
-    let (mut seen, mut held) = (0u64, 0usize);
+    let mut seen = 0u64;
     for batch in reader {
         let batch = batch.map_err(|e| bad(format!("corrupt ({e})")))?;
-        if held >= batch_rows {
-            each(std::mem::replace(&mut out, no_rows(table)))?;
-            held = 0;
-        }
         seen += batch.num_rows() as u64;
-        held += batch.num_rows();
         if seen > expect_rows {
             return Err(bad(format!("holds more than the {expect_rows} rows its metadata says")));
         }
-        for (col, out) in batch.columns().iter().zip(&mut out) {
+        if batch.num_columns() != targets.len() {
+            return Err(bad(format!("{} columns read where {} were asked for", batch.num_columns(), targets.len())));
+        }
+        for (col, &k) in batch.columns().iter().zip(&targets) {
+            let out = &mut out[k];
             if col.null_count() > 0 {
                 return Err(bad("a column holds nulls".into()));
             }

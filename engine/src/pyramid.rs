@@ -256,13 +256,12 @@ pub struct PyramidBuilder {
     /// Intervals not yet summed: each sum allocates a tile set per thread, so small batches are
     /// gathered first.
     pending: Intervals,
-    lines: LineSums,
+    /// Line sums, one per part of a batch summed in parallel (kept, so that no batch allocates).
+    lines: Vec<LineSums>,
 }
 
-/// Most partial line sums kept at once while adding messages (each is 24 bytes a cell).
+/// Most partial line sums kept while adding messages (each is 24 bytes a cell: 50 MB at most).
 const LINE_PARTS: usize = 4;
-/// Messages from which a batch's lines are summed in parallel parts.
-const PARALLEL_LINES: usize = 1 << 23;
 
 /// Intervals gathered before a sum (112 MB of rows).
 const PENDING_INTERVALS: usize = 1 << 22;
@@ -285,7 +284,9 @@ impl PyramidBuilder {
             state_bin_ticks: shape.bin_ticks,
             ticks: vec![0; (blocks * shape.states * shape.state_bins) as usize],
         };
-        Self { shape, level, pending: Intervals::default(), lines: LineSums::new(blocks, shape.state_bins) }
+        let parts = rayon::current_num_threads().clamp(1, LINE_PARTS);
+        let lines = (0..parts).map(|_| LineSums::new(blocks, shape.state_bins)).collect();
+        Self { shape, level, pending: Intervals::default(), lines }
     }
 
     /// Adds messages: each counted at its send time, its sender's and receiver's blocks.
@@ -315,39 +316,21 @@ impl PyramidBuilder {
         self.add_lines(m);
     }
 
-    /// Adds the messages' lines: small batches into the running sums, large ones in a few
-    /// parts in parallel, each into sums of its own (zeroing a part's sums costs as much as
-    /// adding a few million lines).
+    /// Adds the messages' lines: the batch cut into one part per line sum, summed in parallel.
     fn add_lines(&mut self, m: &Messages) {
         let shape = self.shape;
-        let (blocks, bins) = (shape.blocks(), shape.state_bins);
-        let end = shape.t0.saturating_add(shape.bin_ticks * u64::from(bins));
-        let add = |sums: &mut LineSums, range: std::ops::Range<usize>| {
-            for i in range {
+        let end = shape.t0.saturating_add(shape.bin_ticks * u64::from(shape.state_bins));
+        let n = m.source.len();
+        let per = n.div_ceil(self.lines.len()).max(1);
+        self.lines.par_iter_mut().enumerate().for_each(|(k, sums)| {
+            for i in (k * per).min(n)..((k + 1) * per).min(n) {
                 let (s, d, t) = (m.source[i], m.destination[i], m.send_time[i]);
                 if s < shape.ranks && d < shape.ranks && (shape.t0..end).contains(&t) {
                     let bin = ((t - shape.t0) / shape.bin_ticks) as usize;
                     sums.add(bin, (s / shape.block) as usize, (d / shape.block) as usize);
                 }
             }
-        };
-        let n = m.source.len();
-        let parts = rayon::current_num_threads().clamp(1, LINE_PARTS);
-        if n < PARALLEL_LINES || parts == 1 {
-            add(&mut self.lines, 0..n);
-            return;
-        }
-        let sum = |range: std::ops::Range<usize>| {
-            let mut sums = LineSums::new(blocks, bins);
-            add(&mut sums, range);
-            sums
-        };
-        let per = n.div_ceil(parts);
-        let ranges: Vec<std::ops::Range<usize>> = (0..n).step_by(per).map(|a| a..(a + per).min(n)).collect();
-        if let Some(sums) = ranges.into_par_iter().map(sum).reduce_with(LineSums::merge) {
-            let mine = std::mem::replace(&mut self.lines, LineSums::new(0, 0));
-            self.lines = mine.merge(sums);
-        }
+        });
     }
 
     /// Adds intervals: each one's ticks split over the state bins it overlaps.
@@ -368,40 +351,51 @@ impl PyramidBuilder {
         }
     }
 
+    /// Sums intervals into the state tiles: the rows are sorted by rank block first (a counting
+    /// sort), so each block's tiles are summed by one thread in place, with no tile set per
+    /// thread to allocate and add up.
     fn sum_intervals(&mut self, v: &Intervals) {
         let shape = self.shape;
         let (bins, states) = (shape.state_bins as usize, shape.states);
-        let cells = self.level.ticks.len();
         let span_end = shape.t0.saturating_add(shape.bin_ticks * u64::from(shape.state_bins));
-        let zero = || vec![0u64; cells];
-        let add = (0..v.start.len())
-            .into_par_iter()
-            .with_min_len(1 << 16)
-            .fold(zero, |mut acc, i| {
-                let l = v.location[i];
-                if l >= shape.ranks {
-                    return acc;
+        let blocks = shape.blocks() as usize;
+        let shift = shape.bin_ticks.trailing_zeros();
+        debug_assert!(shape.bin_ticks.is_power_of_two());
+        let block_of = |i: usize| (v.location[i] < shape.ranks).then(|| (v.location[i] / shape.block) as usize);
+        let mut starts = vec![0usize; blocks + 1];
+        for i in 0..v.start.len() {
+            if let Some(b) = block_of(i) {
+                starts[b + 1] += 1;
+            }
+        }
+        for b in 0..blocks {
+            starts[b + 1] += starts[b];
+        }
+        let mut order = vec![0u32; starts[blocks]];
+        let mut fill = starts.clone();
+        for i in 0..v.start.len() {
+            if let Some(b) = block_of(i) {
+                order[fill[b]] = i as u32;
+                fill[b] += 1;
+            }
+        }
+        self.level.ticks.par_chunks_mut(states as usize * bins).enumerate().for_each(|(b, tiles)| {
+            for &i in &order[starts[b]..starts[b + 1]] {
+                let i = i as usize;
+                let (a, e) = (v.start[i].max(shape.t0), v.end[i].min(span_end));
+                let row = v.kind[i].min(states - 1) as usize * bins;
+                if e <= a {
+                    continue;
                 }
-                let (a, b) = (v.start[i].max(shape.t0), v.end[i].min(span_end));
-                if b <= a {
-                    return acc;
+                // Bins are a power of two ticks wide: one division for the first, then steps.
+                let (mut t, mut bin) = (a, ((a - shape.t0) >> shift) as usize);
+                while t < e {
+                    let edge = (shape.t0 + ((bin as u64 + 1) << shift)).min(e);
+                    tiles[row + bin] += edge - t;
+                    (t, bin) = (edge, bin + 1);
                 }
-                let state = v.kind[i].min(states - 1);
-                let row = ((l / shape.block) as usize * states as usize + state as usize) * bins;
-                let mut t = a;
-                while t < b {
-                    let bin = (t - shape.t0) / shape.bin_ticks;
-                    let edge = (shape.t0 + (bin + 1) * shape.bin_ticks).min(b);
-                    acc[row + bin as usize] += edge - t;
-                    t = edge;
-                }
-                acc
-            })
-            .reduce(zero, |mut a, b| {
-                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                a
-            });
-        self.level.ticks.iter_mut().zip(&add).for_each(|(a, b)| *a += b);
+            }
+        });
     }
 
     /// The pyramid: level 0 and every coarser level down to one block and one bin.
@@ -418,7 +412,8 @@ impl PyramidBuilder {
             let up = top.coarser(self.shape.states);
             levels.push(up);
         }
-        let lines = Some(self.lines.lines(self.shape.blocks(), self.shape.state_bins));
+        let sums = std::mem::take(&mut self.lines).into_iter().reduce(LineSums::merge);
+        let lines = sums.map(|l| l.lines(self.shape.blocks(), self.shape.state_bins));
         Pyramid { shape: self.shape, levels, lines }
     }
 }

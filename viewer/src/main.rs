@@ -217,6 +217,9 @@ enum Command {
     Pyramid {
         /// The store folder.
         store: PathBuf,
+        /// Sum the pyramid and report the time of each part without writing it (to measure).
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Print counts of nodes, links, locations, messages, intervals and the time span.
     Info {
@@ -474,24 +477,33 @@ fn convert_cmd(input: &str, store: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-fn pyramid_cmd(store: &std::path::Path) -> Result<()> {
+fn pyramid_cmd(store: &std::path::Path, dry_run: bool) -> Result<()> {
     let started = std::time::Instant::now();
     let template = "{msg} [{bar:32}] {percent}% ({eta} left)";
-    let m = with_progress(&format!("summing the pyramid of {}", store.display()), template, |p| {
-        exaviz_datasets::store::add_pyramid(store, p)
-    })?;
-    let rows = m.rows("messages") + m.rows("intervals");
+    let m = exaviz_datasets::store::manifest(store)?;
+    let msg = format!("summing the pyramid of {}", store.display());
+    let times = if dry_run {
+        with_progress(&msg, template, |p| exaviz_datasets::store::sum_pyramid(store, p))?.2
+    } else {
+        with_progress(&msg, template, |p| exaviz_datasets::store::add_pyramid(store, p))?.1
+    };
+    let (messages, intervals) = (m.rows("messages"), m.rows("intervals"));
     let bytes: u64 = ["pyramid_messages", "pyramid_states", "pyramid_lines"]
         .iter()
         .filter_map(|t| std::fs::metadata(store.join(format!("{t}.parquet"))).ok())
         .map(|m| m.len())
         .sum();
     let seconds = started.elapsed().as_secs_f64();
+    let rate = |rows: u64, s: f64| rows as f64 / s.max(1e-9) / 1e6;
     println!(
-        "{}: pyramid summed from {rows} messages and intervals in {seconds:.1} s ({:.1}M rows/s); {:.1} MB on disk",
+        "{}: pyramid summed from {messages} messages in {:.2} s ({:.1}M/s) and {intervals} intervals in {:.2} s ({:.1}M/s), {:.2} s of it summing and the rest reading; {seconds:.1} s in all{}",
         store.display(),
-        rows as f64 / seconds / 1e6,
-        bytes as f64 / 1e6
+        times.messages_s,
+        rate(messages, times.messages_s),
+        times.intervals_s,
+        rate(intervals, times.intervals_s),
+        times.summing_s,
+        if dry_run { ", nothing written".to_string() } else { format!(", {:.1} MB on disk", bytes as f64 / 1e6) }
     );
     Ok(())
 }
@@ -529,7 +541,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Convert { input, store } => convert_cmd(&input, &store),
-        Command::Pyramid { store } => pyramid_cmd(&store),
+        Command::Pyramid { store, dry_run } => pyramid_cmd(&store, dry_run),
         Command::Info { input, json } => {
             let s = load(&input)?.summary();
             if json {

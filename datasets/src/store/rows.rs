@@ -4,8 +4,12 @@
 
 use std::path::PathBuf;
 
+use std::fs::File;
+
 use exaviz_engine::model::{Intervals, Messages, WindowRows};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::file::statistics::Statistics;
+use rayon::prelude::*;
 
 use super::{
     SourceError, Table, checked, decode, decode_batches, guarded, intervals_table, messages_table, take_u32, take_u64,
@@ -57,16 +61,52 @@ impl Groups {
         (chosen, rows)
     }
 
-    /// Every row, in batches of at least `batch` rows.
+    /// Every row of the columns `columns` (the others stay empty), a few row groups at a time
+    /// decoded in parallel, each handful handed to `each` as one batch.
     fn each(
         &self,
-        batch: usize,
+        columns: &[usize],
         each: &mut dyn FnMut(Vec<super::Owned>) -> Result<(), SourceError>,
     ) -> Result<(), SourceError> {
-        guarded(&self.path, || {
-            let b = checked(&self.path, &self.table, self.rows)?;
-            decode_batches(&self.path, &self.table, b, None, self.rows, batch, each)
-        })
+        let b = guarded(&self.path, || checked(&self.path, &self.table, self.rows))?;
+        let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+        let meta = ArrowReaderMetadata::try_new(b.metadata().clone(), options).map_err(|e| {
+            super::invalid(&self.path, format!("not a readable Parquet file ({e}): re-run exaviz convert"))
+        })?;
+        let groups: Vec<u64> =
+            meta.metadata().row_groups().iter().map(|g| u64::try_from(g.num_rows()).unwrap_or(0)).collect();
+        let wave = rayon::current_num_threads().clamp(1, 8);
+        for first in (0..groups.len()).step_by(wave) {
+            let decoded: Vec<Result<Vec<super::Owned>, SourceError>> = (first..(first + wave).min(groups.len()))
+                .into_par_iter()
+                .map(|g| {
+                    guarded(&self.path, || {
+                        let file = File::open(&self.path).map_err(|e| super::io(&self.path, e))?;
+                        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta.clone());
+                        let mut out = None;
+                        decode_batches(
+                            &self.path,
+                            &self.table,
+                            builder,
+                            Some(vec![g]),
+                            Some(columns),
+                            groups[g],
+                            &mut |c| {
+                                out = Some(c);
+                                Ok(())
+                            },
+                        )?;
+                        Ok(out.unwrap_or_else(|| super::no_rows(&self.table)))
+                    })
+                })
+                .collect();
+            let mut batch = super::no_rows(&self.table);
+            for d in decoded {
+                append(&mut batch, d?);
+            }
+            each(batch)?;
+        }
+        Ok(())
     }
 
     /// The columns of the row groups overlapping `window`.
@@ -76,6 +116,19 @@ impl Groups {
             let b = checked(&self.path, &self.table, self.rows)?;
             decode(&self.path, &self.table, b, Some(chosen), rows)
         })
+    }
+}
+
+/// Appends the columns `more` to `to`, column by column.
+fn append(to: &mut [super::Owned], more: Vec<super::Owned>) {
+    use super::Owned;
+    for (a, b) in to.iter_mut().zip(more) {
+        match (a, b) {
+            (Owned::U32(a), Owned::U32(b)) => a.extend(b),
+            (Owned::U64(a), Owned::U64(b)) => a.extend(b),
+            (Owned::Str(a), Owned::Str(b)) => a.extend(b),
+            _ => {}
+        }
     }
 }
 
@@ -171,24 +224,21 @@ impl StoreRows {
         Ok((m, i))
     }
 
-    /// Every message, then every interval, in batches of at least `batch` rows, reporting
-    /// `progress(rows done, rows)`.
-    pub(super) fn each(
-        &self,
-        batch: usize,
-        progress: &dyn Fn(u64, u64),
-        f: &mut dyn FnMut(Batch),
-    ) -> Result<(), SourceError> {
+    /// Every message, then every interval, in batches of a few row groups, reporting
+    /// `progress(rows done, rows)`. Only the columns a pyramid reads are decoded: the receive
+    /// times, tags and depths are left empty.
+    pub(super) fn each(&self, progress: &dyn Fn(u64, u64), f: &mut dyn FnMut(Batch)) -> Result<(), SourceError> {
         let total = self.messages.rows + self.intervals.rows;
         let mut done = 0u64;
-        self.messages.each(batch, &mut |c| {
+        // What a pyramid reads: not the receive times and tags, nor the intervals' depths.
+        self.messages.each(&[0, 1, 2, 4], &mut |c| {
             let m = self.messages_of(c)?;
             done += m.source.len() as u64;
             f(Batch::Messages(m));
             progress(done, total);
             Ok(())
         })?;
-        self.intervals.each(batch, &mut |c| {
+        self.intervals.each(&[0, 1, 2, 3], &mut |c| {
             let i = self.intervals_of(c)?;
             done += i.start.len() as u64;
             f(Batch::Intervals(i));
@@ -302,7 +352,7 @@ mod tests {
         assert!(super::super::manifest(&path).unwrap().pyramid.is_none());
         assert!(open_with(&path, &|_, _| {}, 0).unwrap().out_of_core.is_none());
         let seen = std::cell::Cell::new(0);
-        let m = super::super::add_pyramid(&path, &|done, _| seen.set(done)).unwrap();
+        let (m, _) = super::super::add_pyramid(&path, &|done, _| seen.set(done)).unwrap();
         assert_eq!(seen.get(), (d.trace.messages.source.len() + d.trace.intervals.start.len()) as u64);
         let span = m.pyramid.unwrap();
         let mut b = exaviz_engine::pyramid::PyramidBuilder::new(span.shape());
