@@ -4,7 +4,9 @@
 Edge sets (as in the issue): 1,024 nodes on a circle; N edges with random endpoints, or
 structured: 70% stencil neighbours (i +- 1, i +- 32 on a 32x32 grid numbered along the circle),
 20% to a root (node 0) and 10% random. Segment sets for aggregation: N segments 16 units long
-with random positions and directions inside a 1024 x 1024 square.
+with random positions and directions inside a 1024 x 1024 square. Point sets for binning: N
+points, half uniform in the square and half in a Gaussian blob, counted per pixel of a
+1024 x 1024 canvas (exaviz aggregate --points against Canvas.points).
 
 Times are the compute only (file reading and writing excluded on both sides), medians of
 --runs runs after one warm-up call on each side (Datashader's excludes numba's compilation;
@@ -20,6 +22,7 @@ Set-up, once per machine:
 Then, from the repository root:
     python3 benches/peer_compare.py bundle --sizes 1000,10000,100000 --kinds structured,random
     python3 benches/peer_compare.py aggregate --sizes 1000000,10000000
+    python3 benches/peer_compare.py points --sizes 20000000 --backends cpu
 """
 import argparse, json, math, os, random, subprocess, sys, tempfile, time
 
@@ -63,6 +66,18 @@ def write_segments(path, n, seed=2):
             f.write(f"{x:.2f},{y:.2f},{x + 16 * math.cos(a):.2f},{y + 16 * math.sin(a):.2f}\n")
 
 
+def write_points(path, n, seed=3):
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        f.write("x,y\n")
+        for i in range(n):
+            if i % 2:
+                x, y = rng.random() * 1024, rng.random() * 1024
+            else:
+                x, y = rng.gauss(400, 90) % 1024, rng.gauss(600, 60) % 1024
+            f.write(f"{x:.3f},{y:.3f}\n")
+
+
 def result(cmd, timeout):
     t0 = time.perf_counter()
     try:
@@ -100,7 +115,7 @@ def ratio(peer, ours):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["bundle", "aggregate"])
+    ap.add_argument("what", choices=["bundle", "aggregate", "points"])
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--kinds", default="structured,random")
     ap.add_argument("--runs", type=int, default=3)
@@ -116,10 +131,11 @@ def main():
     backends = a.backends.split(",")
     rows, everything = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        cases = [(n, k) for n in sizes for k in a.kinds.split(",")] if a.what == "bundle" else [(n, "16px") for n in sizes]
+        cases = [(n, k) for n in sizes for k in a.kinds.split(",")] if a.what == "bundle" else [(n, "16px" if a.what == "aggregate" else "points") for n in sizes]
         for n, kind in cases:
             path = os.path.join(tmp, f"{a.what}_{kind}_{n}.csv")
-            (write_edges(path, n, kind) if a.what == "bundle" else write_segments(path, n))
+            {"bundle": lambda: write_edges(path, n, kind), "aggregate": lambda: write_segments(path, n),
+             "points": lambda: write_points(path, n)}[a.what]()
             our_runs = max(a.runs, a.min_runs) if n < 100_000 else a.runs
 
             def ours_now():
@@ -129,6 +145,7 @@ def main():
                         cmd = [EXAVIZ, "bundle", path, "--out", os.path.join(tmp, "curves.csv"), "--backend", b]
                     else:
                         cmd = [EXAVIZ, "aggregate", path, "--size", "1024x1024", "--backend", b]
+                        cmd += ["--points"] if a.what == "points" else []
                     out[b] = result(cmd + ["--runs", str(our_runs), "--warmup", "1"], a.peer_timeout)
                 return out
 

@@ -114,8 +114,16 @@ pub fn parse(reader: impl BufRead, input: &str) -> Result<EdgeList, SourceError>
     };
     let names: Vec<String> = header.split(',').map(|c| c.trim().trim_matches('"').to_ascii_lowercase()).collect();
     let col = |name: &str| names.iter().position(|c| c == name);
-    let (Some(x0), Some(y0), Some(x1), Some(y1)) = (col("x0"), col("y0"), col("x1"), col("y1")) else {
-        return Err(SourceError::invalid(input, format!("line 1: header '{header}' lacks one of x0,y0,x1,y1")));
+    // Points (x,y) read as segments of no length.
+    let ends = match (col("x0"), col("y0"), col("x1"), col("y1")) {
+        (Some(a), Some(b), Some(c), Some(d)) => Some((a, b, c, d)),
+        _ => col("x").zip(col("y")).map(|(x, y)| (x, y, x, y)),
+    };
+    let Some((x0, y0, x1, y1)) = ends else {
+        return Err(SourceError::invalid(
+            input,
+            format!("line 1: header '{header}' lacks one of x0,y0,x1,y1 (or x,y for points)"),
+        ));
     };
     let weight = col("weight");
     let mut out = EdgeList { edges: Vec::new(), weights: weight.map(|_| Vec::new()) };

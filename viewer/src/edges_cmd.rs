@@ -14,8 +14,9 @@ use exaviz_engine::render::{
     Anchor, Blend, ColorMap, Scene, ToneMap, View, render_scene, write_atomic, write_png_atomic,
 };
 use exaviz_engine::stages::kde_bundle::UnitFrame;
-use exaviz_engine::stages::{self, BundleParams, Bundled, DensityInput};
+use exaviz_engine::stages::{self, AxisKey, BundleParams, Bundled, DensityInput, HeatmapInput};
 use exaviz_engine::views::density::density_picture;
+use rayon::prelude::*;
 
 use crate::BackendArg;
 
@@ -84,8 +85,13 @@ pub struct BundleArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct AggregateArgs {
-    /// CSV of segments with a header naming x0,y0,x1,y1 and optionally weight.
+    /// CSV of segments with a header naming x0,y0,x1,y1 and optionally weight (or x,y with
+    /// --points).
     input: PathBuf,
+    /// Count points (the first end of each row) per pixel with the heatmap stage, instead of
+    /// lines: what Datashader's Canvas.points does.
+    #[arg(long)]
+    points: bool,
     /// Accumulation image size in pixels, WIDTHxHEIGHT; the canvas covers the data's bounds.
     #[arg(long, default_value = "1024x1024")]
     size: String,
@@ -387,7 +393,21 @@ pub fn aggregate(args: AggregateArgs) -> Result<()> {
     let mut image = None;
     for run in 0..args.warmup.saturating_add(args.runs) {
         let t = Instant::now();
-        image = Some(stages::line_density::run(backend.runner().as_mut(), &input)?);
+        image = Some(if args.points {
+            // Timed from the data's coordinates, as the peer's canvas maps them.
+            let cell = |v: f32, l: f32, s: f32, n: u32| (px(v, s, l, n).max(0.0) as u32).min(n - 1);
+            let xs: Vec<u32> = list.edges.par_iter().map(|e| cell(e[0], lo[0], sx, w)).collect();
+            let ys: Vec<u32> = list.edges.par_iter().map(|e| cell(e[1], lo[1], sy, h)).collect();
+            let input = HeatmapInput {
+                x: AxisKey::Id { keys: &xs, extent: w },
+                y: AxisKey::Id { keys: &ys, extent: h },
+                weights: None,
+            };
+            let grid = stages::bin_heatmap::run(backend.runner().as_mut(), &input)?;
+            stages::DensityImage { width: w, height: h, sums: vec![0; grid.counts.len()], counts: grid.counts }
+        } else {
+            stages::line_density::run(backend.runner().as_mut(), &input)?
+        });
         if run >= args.warmup {
             times.push(t.elapsed().as_secs_f64());
         }
@@ -407,6 +427,7 @@ pub fn aggregate(args: AggregateArgs) -> Result<()> {
     }
     let sum: u64 = image.counts.iter().map(|&c| u64::from(c)).sum();
     let extra = serde_json::json!({ "size": args.size, "sum_of_counts": sum });
-    report("aggregate", &backend, segments.len(), &times, start.elapsed().as_secs_f64(), extra);
+    let what = if args.points { "points" } else { "aggregate" };
+    report(what, &backend, segments.len(), &times, start.elapsed().as_secs_f64(), extra);
     Ok(())
 }

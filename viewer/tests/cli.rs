@@ -262,6 +262,15 @@ fn bundle_and_aggregate_csv_round_trip_and_errors() {
         let runs = stdout.split("\"runs_s\":[").nth(1).and_then(|t| t.split(']').next()).unwrap_or_default();
         assert_eq!(runs.split(',').count(), 3, "{stdout}");
     }
+    // Points: every one counted once, on both backends.
+    let points = tmp("points.csv");
+    let text: String = (0..500).map(|i| format!("{},{}\n", i % 37, (i * 7) % 23)).collect();
+    std::fs::write(&points, format!("x,y\n{text}")).unwrap();
+    for backend in ["cpu", "gpu"] {
+        let r = exaviz(&["aggregate", points.to_str().unwrap(), "--points", "--size", "32x16", "--backend", backend]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        assert!(String::from_utf8_lossy(&r.stdout).contains("\"sum_of_counts\":500"), "{backend}");
+    }
     let bad = tmp("bad.csv");
     std::fs::write(&bad, "x0,y0,x1,y1\n1,2,3,4\n1,2,three,4\n").unwrap();
     let o = curves.to_str().unwrap();

@@ -294,7 +294,7 @@ fn pyramid_matrix_scene(
     };
     let total: u64 = counts.iter().sum();
     let title = format!(
-        "Communication matrix: {} ({n} processes, {total} messages; from the pyramid: {} ranks a cell)",
+        "Communication matrix: {} ({n} processes, {total} messages; pyramid: {} ranks a cell)",
         dataset.name, level.message_block
     );
     let scene = draw_matrix(opts, p, n, cells, &values, &title);

@@ -412,7 +412,7 @@ pub(super) fn overview_scene(
     );
     let cell = format_value(level.state_bin_ticks as f64 / tps * 1e3);
     let title = format!(
-        "Timeline: {} ({n} processes, {} messages; from the pyramid: cells of {} ranks by {cell} ms)",
+        "Timeline: {} ({n} processes, {} messages; pyramid: {} ranks x {cell} ms)",
         dataset.name, ooc.messages, level.block
     );
     let joins = Joins { spans: Vec::new(), joins: Vec::new() };
