@@ -76,6 +76,12 @@ fn timeline_from_pyramid_looks_like_rows(backend: &Backend) {
     let p99 = diffs[diffs.len() * 99 / 100];
     eprintln!("{}: block mean difference {mean:.2}, 99th percentile {p99:.2}", backend.describe());
     assert!(mean <= 8.0 && p99 <= 20.0, "{}: mean {mean}, 99th percentile {p99}", backend.describe());
+    // The tooltip under the plot's centre: ranks, the states' shares, the lines there.
+    let prepared = view.prepare(&ooc, &Selection::default(), FRAME, backend).unwrap();
+    let pick = prepared.pick(&ooc, [(p.x0 + p.w / 2) as f32, (p.y0 + p.h / 2) as f32]).unwrap();
+    assert!(pick.title.starts_with("ranks "), "{pick:?}");
+    assert!(pick.lines.iter().any(|l| l.starts_with("states: ") && l.contains('%')), "{pick:?}");
+    assert!(pick.lines.iter().any(|l| l.contains("zoom in to read the rows")), "{pick:?}");
     // Not a blank picture: the rows' blocks vary, and the pyramid's follow them.
     let spread = a.iter().map(|x| x[0]).fold(0f32, f32::max) - a.iter().map(|x| x[0]).fold(255f32, f32::min);
     assert!(spread > 20.0, "the rows' picture is nearly flat ({spread})");

@@ -7,11 +7,9 @@
 //! - Messages: from the pyramid's [`Lines`], the lines crossing each (time bin, rank block): a
 //!   pixel sums the bins it overlaps (weighted by the share of each inside it) and averages the
 //!   blocks of its row (weighted likewise), then counts whole lines as the rows would.
-//! - Stores written before the lines were summed fall back on the message cube: a (sender
-//!   block, receiver block, time bin) cell becomes lines from the sender block's row to the
-//!   receiver block's, spread evenly over the bin's pixel columns; lines within one block spread
-//!   over its rows by the chance that a line between two uniformly placed ends crosses each.
-//!   The cube's bins are coarse (128 over the trace), so its pictures are smoother than the rows'.
+//!
+//! (The message cube is too coarse in time for this: 128 bins over the trace, against 2,048 for
+//! the lines; a timeline drawn from it smeared every iteration's messages over several.)
 
 use rayon::prelude::*;
 
@@ -24,9 +22,12 @@ use super::super::contract::{self, Pick, Picker};
 use super::super::legend::format_value;
 use super::super::plot::{CATEGORICAL, Plot};
 use super::{
-    GRADIENT_STEPS, Joins, Layers, Legend, NAMED_STATES, StateMode, TimelineOptions, ViewError, compose, cover_colour,
-    rows_of, timeline_plot, window_ticks,
+    Joins, Layers, Legend, NAMED_STATES, StateMode, TimelineOptions, ViewError, compose, cover_colour, rows_of,
+    timeline_plot, window_ticks,
 };
+
+// The pyramid's gradient weights are the timeline's.
+const _: () = assert!(crate::pyramid::LINE_STEPS as f32 == super::GRADIENT_STEPS);
 
 /// Ranks `[lo, hi)` drawn on each pixel row of a plot `h` rows high (`lo == hi`: a gap row).
 fn row_ranks(n: usize, h: u32) -> Vec<(u32, u32)> {
@@ -71,13 +72,6 @@ fn block_cover(lo: u32, hi: u32, block: u32, n: u32) -> Vec<(u32, f64)> {
             (b, f64::from(inside) / f64::from((e - a).max(1)))
         })
         .collect()
-}
-
-/// The coarsest level whose message blocks and bins still resolve the plot, or the finest.
-fn message_level(p: &Pyramid, rows: u32, columns: u32, window_ticks: u64) -> usize {
-    let need_block = (p.shape.ranks / rows.max(1)).max(1);
-    let need_ticks = (window_ticks / u64::from(columns.max(1))).max(1);
-    p.levels.iter().rposition(|l| l.message_block <= need_block && l.message_bin_ticks <= need_ticks).unwrap_or(0)
 }
 
 /// Colour slots and legend of the pyramid's states, most time first (as [`super::state_slots`]).
@@ -179,157 +173,6 @@ fn pyramid_states(grid: &Grid<'_>, p: Plot, per_px: f64, slot: &[usize], mode: S
     runs.into_iter().flatten().flatten().collect()
 }
 
-/// Message lines per pixel from the pyramid's message cube (see the module's notes).
-fn pyramid_messages(p: &Pyramid, level: &Level, plot: Plot, window: (u64, u64), n: usize) -> DensityImage {
-    let (w, h) = (plot.w as usize, plot.h as usize);
-    let per_px = (window.1 - window.0) as f64 / plot.w as f64;
-    let mb = level.message_blocks;
-    // Pixel rows of each message block: first, end, centre.
-    let blocks: Vec<(usize, usize, f64)> = (0..mb)
-        .map(|b| {
-            let lo = (b * level.message_block).min(p.shape.ranks - 1) as usize;
-            let hi = (((b + 1) * level.message_block).min(p.shape.ranks) as usize).max(lo + 1).min(n);
-            let (top, bottom) = (rows_of(lo.min(n - 1), n, plot.h).start, rows_of(hi - 1, n, plot.h).end);
-            (top as usize, bottom as usize, f64::from(top + bottom) / 2.0)
-        })
-        .collect();
-    let bins = cover(
-        window.0 as f64,
-        window.1 as f64 + 1.0,
-        p.shape.t0 as f64,
-        level.message_bin_ticks as f64,
-        level.message_bins,
-    );
-    let (Some(&(b0, _)), Some(&(b1, _))) = (bins.first(), bins.last()) else {
-        return DensityImage { width: plot.w, height: plot.h, counts: vec![0; w * h], sums: vec![0; w * h] };
-    };
-    let (b0, nb) = (b0 as usize, (b1 - b0) as usize + 1);
-    let profiles = bin_profiles(level, &blocks, b0..b0 + nb, h);
-    // Each bin's pixel columns and the share of its lines in each.
-    let columns: Vec<Vec<(u32, f64)>> = (0..nb)
-        .map(|k| {
-            let start = p.shape.t0 as f64 + (b0 + k) as f64 * level.message_bin_ticks as f64;
-            let xa = (start - window.0 as f64) / per_px;
-            let xb = xa + level.message_bin_ticks as f64 / per_px;
-            cover(xa, xb, 0.0, 1.0, plot.w).into_iter().map(|(c, share)| (c, share / (xb - xa))).collect()
-        })
-        .collect();
-    let rows: Vec<(Vec<u32>, Vec<u64>)> = (0..h)
-        .into_par_iter()
-        .map(|y| {
-            let (mut c, mut s) = (vec![0f64; w], vec![0f64; w]);
-            for (k, cols) in columns.iter().enumerate() {
-                let (lines, gradient) = (profiles.counts[k * h + y], profiles.sums[k * h + y]);
-                if lines <= 0.0 {
-                    continue;
-                }
-                for &(col, f) in cols {
-                    c[col as usize] += lines * f;
-                    s[col as usize] += gradient * f;
-                }
-            }
-            whole_lines(&c, &s)
-        })
-        .collect();
-    let (mut counts, mut sums) = (Vec::with_capacity(w * h), Vec::with_capacity(w * h));
-    for (c, s) in rows {
-        counts.extend(c);
-        sums.extend(s);
-    }
-    DensityImage { width: plot.w, height: plot.h, counts, sums }
-}
-
-/// Expected lines and gradient sums per (bin, pixel row), `[bin - bins.start][row]`.
-struct Profiles {
-    counts: Vec<f64>,
-    sums: Vec<f64>,
-}
-
-/// Running sums of one thread in [`bin_profiles`]: difference arrays per bin over rows (lines,
-/// and the gradient as `a * (y + 0.5) + b`), and the lines within one block added per row.
-struct Acc {
-    dc: Vec<f64>,
-    da: Vec<f64>,
-    db: Vec<f64>,
-    counts: Vec<f64>,
-    sums: Vec<f64>,
-}
-
-impl Acc {
-    fn new(bins: usize, h: usize) -> Self {
-        let d = || vec![0.0; bins * (h + 1)];
-        Self { dc: d(), da: d(), db: d(), counts: vec![0.0; bins * h], sums: vec![0.0; bins * h] }
-    }
-
-    fn add(mut self, o: Acc) -> Self {
-        for (x, y) in [
-            (&mut self.dc, &o.dc),
-            (&mut self.da, &o.da),
-            (&mut self.db, &o.db),
-            (&mut self.counts, &o.counts),
-            (&mut self.sums, &o.sums),
-        ] {
-            x.iter_mut().zip(y).for_each(|(p, q)| *p += q);
-        }
-        self
-    }
-}
-
-/// The message cube's lines over the bins `bins`, per pixel row (`blocks`: each message block's
-/// first row, end row and centre). Senders in parallel, each reading its cells in memory order.
-fn bin_profiles(level: &Level, blocks: &[(usize, usize, f64)], bins: std::ops::Range<usize>, h: usize) -> Profiles {
-    let (mb, nb, all) = (level.message_blocks as usize, bins.len(), level.message_bins as usize);
-    let steps = f64::from(GRADIENT_STEPS);
-    let acc = (0..mb)
-        .into_par_iter()
-        .fold(
-            || Acc::new(nb, h),
-            |mut acc, s| {
-                let (top, bottom, ys) = blocks[s];
-                for (r, &(_, _, yr)) in blocks.iter().enumerate() {
-                    let base = (s * mb + r) * all;
-                    let cells = &level.counts[base + bins.start..base + bins.end];
-                    if s == r {
-                        let len = (bottom - top).max(1);
-                        for (k, &c) in cells.iter().enumerate().filter(|(_, c)| **c > 0) {
-                            for y in top..(top + len).min(h) {
-                                let (q0, q1) = ((y - top) as f64 / len as f64, (y + 1 - top) as f64 / len as f64);
-                                let chance = 1.0 - q0 * q0 - (1.0 - q1) * (1.0 - q1);
-                                acc.counts[k * h + y] += c as f64 * chance;
-                                acc.sums[k * h + y] += c as f64 * chance * steps / 2.0;
-                            }
-                        }
-                        continue;
-                    }
-                    let (lo, hi) = ((ys.min(yr) as usize).min(h - 1), (ys.max(yr) as usize).min(h - 1));
-                    let slope = steps / (yr - ys);
-                    for (k, &c) in cells.iter().enumerate().filter(|(_, c)| **c > 0) {
-                        let (c, at) = (c as f64, k * (h + 1));
-                        acc.dc[at + lo] += c;
-                        acc.dc[at + hi + 1] -= c;
-                        acc.da[at + lo] += slope * c;
-                        acc.da[at + hi + 1] -= slope * c;
-                        acc.db[at + lo] -= slope * c * ys;
-                        acc.db[at + hi + 1] += slope * c * ys;
-                    }
-                }
-                acc
-            },
-        )
-        .reduce(|| Acc::new(nb, h), Acc::add);
-    let (mut counts, mut sums) = (acc.counts, acc.sums);
-    for k in 0..nb {
-        let (mut rc, mut ra, mut rb) = (0.0, 0.0, 0.0);
-        for y in 0..h {
-            let at = k * (h + 1) + y;
-            (rc, ra, rb) = (rc + acc.dc[at], ra + acc.da[at], rb + acc.db[at]);
-            counts[k * h + y] += rc;
-            sums[k * h + y] += (ra * (y as f64 + 0.5) + rb).clamp(0.0, steps * rc.max(0.0));
-        }
-    }
-    Profiles { counts, sums }
-}
-
 /// Whole lines per pixel from expected counts `c` and gradient sums `g`: an expected quarter
 /// of a line or more shows as one; the gradient keeps its mean.
 fn whole_lines(c: &[f64], g: &[f64]) -> (Vec<u32>, Vec<u64>) {
@@ -400,16 +243,15 @@ pub(super) fn overview_scene(
     let grid = Grid::new(&pyr.shape, level, p, window, &rows);
     let (slot, legend) = pyramid_slots(pyr, &t.region_names);
     let per_px = ticks as f64 / f64::from(p.w);
-    let mlevel = &pyr.levels[message_level(pyr, p.h, p.w, ticks)];
+    let lines = pyr.lines.as_ref().ok_or_else(|| {
+        ViewError::Unsupported(
+            "the store's pyramid has no line counts (an older exaviz wrote it): run exaviz pyramid STORE".into(),
+        )
+    })?;
     // The lines are at the finest blocks and bins: a grid of its own over level 0.
     let fine = Grid::new(&pyr.shape, &pyr.levels[0], p, window, &rows);
-    let (states, density) = rayon::join(
-        || pyramid_states(&grid, p, per_px, &slot, opts.states),
-        || match &pyr.lines {
-            Some(lines) => lines_density(lines, &fine, p),
-            None => pyramid_messages(pyr, mlevel, p, window, n),
-        },
-    );
+    let (states, density) =
+        rayon::join(|| pyramid_states(&grid, p, per_px, &slot, opts.states), || lines_density(lines, &fine, p));
     let cell = format_value(level.state_bin_ticks as f64 / tps * 1e3);
     let title = format!(
         "Timeline: {} ({n} processes, {} messages; pyramid: {} ranks x {cell} ms)",
