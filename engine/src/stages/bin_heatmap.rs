@@ -227,6 +227,8 @@ mod tests {
             (300_000, 1024, 1024, false, true),
             (200_000, 700, 300, true, false),
             (2_100_000, 1024, 1024, true, true),
+            (1_500_000, 2048, 1024, false, true),
+            (400_000, 1500, 900, true, false),
             (50_000, 1, 1, false, true),
         ] {
             let ids_x: Vec<u32> = (0..n).map(|_| (next() % u64::from(cols + 3)) as u32).collect();

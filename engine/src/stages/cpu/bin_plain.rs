@@ -14,6 +14,13 @@ use crate::stages::{AxisKey, HeatmapGrid, HeatmapInput};
 
 /// Cells of one partition: 16 Ki cells of 12 bytes (count + sum) = 192 KiB, within an L2 cache.
 const SPAN_BITS: u32 = 14;
+/// Grids up to this many cells are summed in a private grid per thread; larger ones are
+/// partitioned. (Private grids of up to 1 Mi cells, 12 MiB each, two of which fit this
+/// machine's L3 cache, binned 20M messages into 1024x1024 in 141 ms against the partitioned
+/// scatter's 73 ms.)
+const PER_THREAD_CELLS: usize = 1 << SPAN_BITS;
+/// Most private grids at once.
+const MAX_GRIDS: usize = 8;
 /// Messages one thread partitions at a time (the partition buffers then stay a few MiB).
 const RUN: usize = 1 << 20;
 
@@ -120,42 +127,65 @@ where
     let n = input.len();
     let keyer = Cells { x: Key::new(&input.x), y: Key::new(&input.y), cols };
     let weights = input.weights;
-    if cells <= 1 << SPAN_BITS {
+    if cells <= PER_THREAD_CELLS {
         per_thread(&keyer, weights, n, &mut counts[..cells], &mut sums[..cells]);
     } else {
         partitioned(&keyer, weights, n, &mut counts[..cells], &mut sums[..cells]);
     }
 }
 
-/// Small grids: each thread sums its runs into a grid of its own, then the grids are added.
+/// Grids that fit the cache: each thread sums a share of the elements into a grid of its own
+/// (counts, and weights where given: an unweighted sum is the count), then the grids are added
+/// chunk by chunk in parallel.
 fn per_thread<C>(keyer: &Cells<'_>, weights: Option<&[u32]>, n: usize, counts: &mut [C], sums: &mut [u64])
 where
     C: Copy + Send + Sync + std::ops::AddAssign + From<u32>,
 {
     let cells = counts.len();
-    let zero = || (vec![0u32; cells], vec![0u64; cells]);
-    let runs = n.div_ceil(RUN / 4).max(1);
-    let step = n.div_ceil(runs).max(1);
-    let (c, s) = (0..runs)
+    let parts = rayon::current_num_threads().clamp(1, MAX_GRIDS).min(n.div_ceil(1 << 16).max(1));
+    let step = n.div_ceil(parts).max(1);
+    let grids: Vec<(Vec<u32>, Vec<u64>)> = (0..parts)
         .into_par_iter()
-        .fold(zero, |(mut counts, mut sums), r| {
-            let range = r * step..((r + 1) * step).min(n);
-            for i in range {
-                let c = keyer.at(i);
-                if c != u32::MAX {
-                    counts[c as usize] += 1;
-                    sums[c as usize] += weights.map_or(1, |w| u64::from(w[i]));
+        .map(|p| {
+            let range = (p * step).min(n)..((p + 1) * step).min(n);
+            let mut c = vec![0u32; cells];
+            let mut s = Vec::new();
+            match weights {
+                Some(w) => {
+                    s = vec![0u64; cells];
+                    for i in range {
+                        let k = keyer.at(i);
+                        if k != u32::MAX {
+                            c[k as usize] += 1;
+                            s[k as usize] += u64::from(w[i]);
+                        }
+                    }
+                }
+                None => {
+                    for i in range {
+                        let k = keyer.at(i);
+                        if k != u32::MAX {
+                            c[k as usize] += 1;
+                        }
+                    }
                 }
             }
-            (counts, sums)
+            (c, s)
         })
-        .reduce(zero, |(mut ca, mut sa), (cb, sb)| {
-            ca.iter_mut().zip(&cb).for_each(|(a, b)| *a += b);
-            sa.iter_mut().zip(&sb).for_each(|(a, b)| *a += b);
-            (ca, sa)
-        });
-    counts.iter_mut().zip(c).for_each(|(a, b)| *a += C::from(b));
-    sums.iter_mut().zip(s).for_each(|(a, b)| *a += b);
+        .collect();
+    const CHUNK: usize = 1 << 14;
+    counts.par_chunks_mut(CHUNK).zip(sums.par_chunks_mut(CHUNK)).enumerate().for_each(|(j, (cc, ss))| {
+        let (at, len) = (j * CHUNK, cc.len());
+        for (c, s) in &grids {
+            let c = &c[at..at + len];
+            cc.iter_mut().zip(c).for_each(|(a, &b)| *a += C::from(b));
+            if s.is_empty() {
+                ss.iter_mut().zip(c).for_each(|(a, &b)| *a += u64::from(b));
+            } else {
+                ss.iter_mut().zip(&s[at..at + len]).for_each(|(a, &b)| *a += b);
+            }
+        }
+    });
 }
 
 /// One run's elements by partition: `parts[p]` holds partition `p`'s, each
