@@ -121,10 +121,11 @@ impl Scale {
 
     fn block(&self, it: u64, block: u32) -> Chunk {
         let (rows, cols) = grid(self.ranks);
-        let mut rng = SplitMix64(
-            self.seed ^ it.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(block).wrapping_mul(0xD1B5_4A32_D192_ED03),
-        );
-        rng.next_u64();
+        // Each (iteration, block) stream seeded by a hash of both: seeds a multiple of the
+        // generator's own increment apart would give consecutive iterations the same stream
+        // shifted by one draw (block 0's far partners repeated from one iteration to the next).
+        let hash = |v: u64| SplitMix64(v).next_u64();
+        let mut rng = SplitMix64(hash(self.seed ^ hash(it ^ hash(u64::from(block) ^ 0xD1B5_4A32_D192_ED03))));
         let start = it * PERIOD_NS;
         let end = start + PERIOD_NS;
         let allreduce = self.collectives > 0 && (it + 1).is_multiple_of(u64::from(self.collectives));
@@ -208,6 +209,31 @@ fn sort_intervals(v: &mut Intervals) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Far partners are drawn afresh every iteration in every block: the first block's reach
+    /// as many receivers as the second's.
+    #[test]
+    fn far_partners_are_independent_across_iterations_and_blocks() {
+        let s = Scale { ranks: 8192, messages: 8192 * 4 * 60, seed: 1, collectives: 0 };
+        let m = s.dataset("x").trace.messages;
+        let distinct = |blocks: std::ops::Range<u32>| {
+            let mut d: Vec<u32> = (0..m.source.len())
+                .filter(|&i| m.tag[i] == 4 && blocks.contains(&m.source[i]))
+                .map(|i| m.destination[i])
+                .collect();
+            let far = d.len();
+            d.sort_unstable();
+            d.dedup();
+            (far, d.len())
+        };
+        let (a, b) = (distinct(0..BLOCK), distinct(BLOCK..2 * BLOCK));
+        assert!(a.0 > 1000 && b.0 > 1000, "{a:?} {b:?}");
+        // Uniform draws of `far` among 8,192 receivers reach almost as many distinct ones.
+        for (far, seen) in [a, b] {
+            let expected = 8192.0 * (1.0 - (-(far as f64) / 8192.0).exp());
+            assert!(seen as f64 > 0.9 * expected, "{far} far messages reach {seen} receivers, {expected:.0} expected");
+        }
+    }
 
     #[test]
     fn grids_are_nearly_square() {
