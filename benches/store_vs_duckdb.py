@@ -3,12 +3,14 @@
 Parquet file of an exaviz store, in one run.
 
     /tmp/peers-venv/bin/python benches/store_vs_duckdb.py STORE [--exaviz target/release/exaviz] [--runs 3]
+        [--datafusion target/release/examples/cube]
 
 exaviz: `exaviz pyramid STORE --dry-run`, its messages part (decode the messages, then count and
 sum bytes per sender block, receiver block and time bin, and sum the timeline's line counts).
 DuckDB: count(*) and sum(bytes) grouped by the same blocks and bins, on all cores. The cells are
-checked against the store's own pyramid (level 0) so both sides compute the same thing. Prints a
-table and one line `RESULT {json}`.
+checked against the store's own pyramid (level 0) so both sides compute the same thing. With
+--datafusion, the same GROUP BY as a DataFusion plan (`cargo build --release -p exaviz-aggregate
+--example cube`) runs beside them. Prints a table and one line `RESULT {json}`.
 """
 
 import argparse
@@ -39,6 +41,7 @@ def main():
     ap.add_argument("store")
     ap.add_argument("--exaviz", default="target/release/exaviz")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--datafusion", help="the exaviz-aggregate crate's cube example binary")
     a = ap.parse_args()
     import duckdb
 
@@ -55,7 +58,7 @@ def main():
         where source < {ranks} and destination < {ranks} and send_time >= {t0}
         group by all"""
     con = duckdb.connect()
-    ours, theirs = [], []
+    ours, theirs, fusion = [], [], []
     for run in range(a.runs + 1):
         out = subprocess.run([a.exaviz, "pyramid", a.store, "--dry-run"], capture_output=True, text=True, check=True)
         m = re.search(r"messages in ([0-9.]+) s", out.stdout)
@@ -64,9 +67,18 @@ def main():
         start = time.perf_counter()
         con.execute(f"create or replace temp table cube as {query}")
         took = time.perf_counter() - start
-        if run > 0:  # the first run warms the page cache for both
+        df = None
+        if a.datafusion:
+            out = subprocess.run([a.datafusion, a.store, "1"], capture_output=True, text=True, check=True)
+            r = json.loads(out.stdout.split("RESULT ", 1)[1])
+            if not r["equal"]:
+                sys.exit("DataFusion's cells differ from the store's pyramid")
+            df = r["datafusion_s"][0]
+        if run > 0:  # the first run warms the page cache for all
             ours.append(float(m.group(1)))
             theirs.append(took)
+            if df is not None:
+                fusion.append(df)
     pyramid = os.path.join(a.store, "pyramid_messages.parquet")
     mismatched = con.execute(f"""
         select count(*) from cube full outer join
@@ -79,9 +91,12 @@ def main():
     print(f"{messages} messages, {cells[0]} cells of {block} ranks by {bin_ticks} ticks; cells equal to the store's pyramid: {mismatched == 0}")
     print(f"exaviz pyramid (messages): {o:.2f} s ({messages / o / 1e6:.0f}M messages/s)")
     print(f"DuckDB GROUP BY:           {t:.2f} s ({messages / t / 1e6:.0f}M messages/s)")
+    if fusion:
+        f = statistics.median(fusion)
+        print(f"DataFusion plan (embedded): {f:.2f} s ({messages / f / 1e6:.0f}M messages/s), cells equal")
     print(f"ratio: exaviz {t / o:.2f}x DuckDB's speed")
     print("RESULT " + json.dumps({"messages": messages, "cells": cells[0], "equal": mismatched == 0,
-                                  "exaviz_s": ours, "duckdb_s": theirs, "ratio": t / o}))
+                                  "exaviz_s": ours, "duckdb_s": theirs, "datafusion_s": fusion, "ratio": t / o}))
     if mismatched:
         sys.exit(f"{mismatched} cells differ between DuckDB and the store's pyramid")
 
