@@ -2,8 +2,10 @@
 //! level 0 (message count and byte sum per sender block, receiver block and time bin of the
 //! send) as a filter and a GROUP BY over the store's `messages.parquet`, run by DataFusion's
 //! embedded engine. The native pass (`exaviz pyramid`, rayon over arrow-rs) is the fast path on
-//! one machine; this plan is the same aggregation on an engine that also runs distributed, and
-//! [`message_cube`] must equal the native pyramid cell for cell.
+//! one machine; this plan is the same aggregation on an engine that also runs distributed:
+//! unchanged on a Ballista cluster ([`message_cube_on_cluster`] with `df://HOST:PORT`, or
+//! `standalone` for a scheduler and an executor started in this process). Every way must equal
+//! the native pyramid cell for cell.
 
 use std::path::Path;
 
@@ -88,6 +90,50 @@ pub fn message_cube(store: &Path) -> Result<Vec<Cell>, AggregateError> {
     runtime.block_on(message_cube_on(&SessionContext::new(), store))
 }
 
+/// How long a cluster may take to answer before [`message_cube_on_cluster`] gives up.
+pub const CLUSTER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The message cube of `store` on a Ballista cluster: `cluster` is `df://HOST:PORT` (a running
+/// scheduler, which must see the store at the same path) or `standalone` (a scheduler and an
+/// executor started in this process, over localhost). An unreachable scheduler or one slower
+/// than `timeout` gives an error, never a hang.
+pub fn message_cube_on_cluster(
+    store: &Path,
+    cluster: &str,
+    timeout: std::time::Duration,
+) -> Result<Vec<Cell>, AggregateError> {
+    use ballista::prelude::SessionContextExt;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| plan_error(store, e))?;
+    let what = format!("Ballista cluster {cluster}");
+    runtime.block_on(async {
+        let work = async {
+            let ctx = if cluster == "standalone" {
+                SessionContext::standalone().await
+            } else if cluster.starts_with("df://") {
+                SessionContext::remote(cluster).await
+            } else {
+                return Err(plan_error(store, format!("cluster '{cluster}' is neither df://HOST:PORT nor standalone")));
+            };
+            let ctx = ctx.map_err(|e| plan_error(store, format!("{what}: {}", first_line(&e.to_string()))))?;
+            message_cube_on(&ctx, store).await.map_err(|e| {
+                let message = match e {
+                    AggregateError::Plan { message, .. } => message,
+                    other => other.to_string(),
+                };
+                plan_error(store, format!("{what}: {}", first_line(&message)))
+            })
+        };
+        tokio::time::timeout(timeout, work)
+            .await
+            .map_err(|_| plan_error(store, format!("{what} did not answer within {} s", timeout.as_secs())))?
+    })
+}
+
+/// The first line of an error (gRPC errors carry several).
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or_default().to_string()
+}
+
 /// The same cells from the store's own pyramid (summed natively when it was written).
 pub fn native_cube(store: &Path) -> Result<Vec<Cell>, AggregateError> {
     let p = store::pyramid(store)?.ok_or_else(|| plan_error(store, "no pyramid: run exaviz pyramid STORE"))?;
@@ -125,6 +171,30 @@ mod tests {
         assert!(native.len() > 1000, "{}", native.len());
         assert_eq!(planned.iter().map(|c| c.3).sum::<u64>(), 400_000);
         assert_eq!(planned, native);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Ballista's scheduler and executor, started in this process, run the same plan to the
+    /// same cells; an unreachable scheduler is an error within the timeout, not a hang.
+    #[test]
+    fn ballista_in_process_equals_the_native_pyramid_and_a_dead_cluster_times_out() {
+        let dir = std::env::temp_dir().join(format!("exaviz-ballista-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.exaviz");
+        exaviz_datasets::convert("gen:fd4?ranks=700&messages=150000", &path, &|_, _| {}).unwrap();
+        let native = native_cube(&path).unwrap();
+        let distributed = message_cube_on_cluster(&path, "standalone", CLUSTER_TIMEOUT).unwrap();
+        assert!(native.len() > 500, "{}", native.len());
+        assert_eq!(distributed, native);
+        let started = std::time::Instant::now();
+        let e = message_cube_on_cluster(&path, "df://127.0.0.1:9", std::time::Duration::from_secs(20))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("df://127.0.0.1:9") && !e.contains('\n'), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(25));
+        let e = message_cube_on_cluster(&path, "spark://x", CLUSTER_TIMEOUT).unwrap_err().to_string();
+        assert!(e.contains("neither"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
