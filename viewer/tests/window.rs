@@ -293,7 +293,7 @@ fn hover_click_and_wheel_respond_while_the_worker_computes() {
          pid=$!\n\
          for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
          sleep 2\n\
-         wid=$(xdotool search --name exaviz | head -1)\n\
+         for i in $(seq 1 300); do wid=$(xdotool search --name exaviz | head -1); [ -n \"$wid\" ] && break; sleep 0.1; done\n\
          xdotool mousemove --window $wid 5 5\n\
          sleep 0.5\n\
          import -window $wid {before}\n\
@@ -303,11 +303,12 @@ fn hover_click_and_wheel_respond_while_the_worker_computes() {
          xdotool click 1\n\
          for i in $(seq 1 100); do grep -q 'selected:' {log} && break; sleep 0.1; done\n\
          kill $pid\n\
+         wait $pid || true\n\
          EXAVIZ_WORKER_DELAY_MS=3000 \"{exe}\" view 'gen:wrf?iterations=3' --view timeline --size 640x480 --frames 100000000 2> {tlog} &\n\
          pid=$!\n\
          for i in $(seq 1 300); do grep -q 'viewer on' {tlog} 2>/dev/null && break; sleep 0.1; done\n\
          sleep 5\n\
-         wid=$(xdotool search --name exaviz | head -1)\n\
+         for i in $(seq 1 300); do wid=$(xdotool search --name exaviz | head -1); [ -n \"$wid\" ] && break; sleep 0.1; done\n\
          import -window $wid {t0}\n\
          xdotool mousemove --window $wid 300 240 click 4 click 4\n\
          sleep 0.7\n\
