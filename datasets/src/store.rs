@@ -496,13 +496,11 @@ impl StoreWriter {
         }
         let mut rows = Vec::new();
         let mut sorted = Vec::new();
-        for table in std::mem::take(&mut self.tables) {
-            let path = self.temp.join(format!("{}.parquet", table.name));
-            table.writer.close().map_err(|e| invalid(&path, e.to_string()))?;
-            if table.last_time.is_some() || EVENT_TABLES.contains(&table.name.as_str()) {
-                sorted.push((table.name.clone(), table.sorted));
+        for (name, n, flag) in self.close_tables()? {
+            if let Some(f) = flag {
+                sorted.push((name.clone(), f));
             }
-            rows.push((table.name, table.rows));
+            rows.push((name, n));
         }
         let manifest = Manifest {
             format: "exaviz-store".into(),
@@ -585,6 +583,18 @@ impl StoreWriter {
         Ok(())
     }
 
+    /// Closes every open table: (name, rows, whether sorted by time for the event tables).
+    fn close_tables(&mut self) -> Result<Vec<(String, u64, Option<bool>)>, SourceError> {
+        let mut out = Vec::new();
+        for table in std::mem::take(&mut self.tables) {
+            let path = self.temp.join(format!("{}.parquet", table.name));
+            table.writer.close().map_err(|e| invalid(&path, e.to_string()))?;
+            let event = table.last_time.is_some() || EVENT_TABLES.contains(&table.name.as_str());
+            out.push((table.name, table.rows, event.then_some(table.sorted)));
+        }
+        Ok(out)
+    }
+
     /// Renames the finished folder into place (replacing an older store there).
     fn commit(&mut self) -> Result<(), SourceError> {
         if self.target.exists() {
@@ -653,12 +663,7 @@ pub fn add_pyramid(store: &Path, progress: &dyn Fn(u64, u64)) -> Result<(Manifes
     let mut m = manifest(store)?;
     let mut w = StoreWriter::create(&store.join(".pyramid"))?;
     w.write_pyramid(&p)?;
-    let mut written = Vec::new();
-    for table in std::mem::take(&mut w.tables) {
-        let file = w.temp.join(format!("{}.parquet", table.name));
-        table.writer.close().map_err(|e| invalid(&file, e.to_string()))?;
-        written.push((table.name, table.rows));
-    }
+    let written: Vec<(String, u64)> = w.close_tables()?.into_iter().map(|(name, n, _)| (name, n)).collect();
     for (name, _) in &written {
         let (from, to) = (w.temp.join(format!("{name}.parquet")), store.join(format!("{name}.parquet")));
         std::fs::rename(&from, &to).map_err(|e| io(&to, e))?;
@@ -1238,6 +1243,20 @@ fn check_references(store: &Path, d: &Dataset) -> Result<(), SourceError> {
 mod tests {
     use super::*;
 
+    /// Copies of `original` with 3 values flipped at every `step`-th byte, and cut to `cuts`.
+    pub(super) fn mutations(original: &[u8], step: usize, cuts: &[usize]) -> Vec<Vec<u8>> {
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for i in (0..original.len()).step_by(step.max(1)) {
+            for x in [0x01u8, 0x80, 0xff] {
+                let mut b = original.to_vec();
+                b[i] ^= x;
+                cases.push(b);
+            }
+        }
+        cases.extend(cuts.iter().map(|&cut| original[..cut].to_vec()));
+        cases
+    }
+
     pub(super) fn temp(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("exaviz-store-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
@@ -1406,18 +1425,8 @@ mod tests {
             let step = (original.len()
                 / std::env::var("EXAVIZ_FUZZ_STEPS").ok().and_then(|v| v.parse().ok()).unwrap_or(150))
             .max(1);
-            let mut cases: Vec<Vec<u8>> = Vec::new();
-            for i in (0..original.len()).step_by(step) {
-                for x in [0x01u8, 0x80, 0xff] {
-                    let mut b = original.clone();
-                    b[i] ^= x;
-                    cases.push(b);
-                }
-            }
-            for cut in [0, 4, original.len() / 2, original.len().saturating_sub(9), original.len() - 1] {
-                cases.push(original[..cut].to_vec());
-            }
-            for b in cases {
+            let cuts = [0, 4, original.len() / 2, original.len().saturating_sub(9), original.len() - 1];
+            for b in mutations(&original, step, &cuts) {
                 std::fs::write(&f, &b).unwrap();
                 match crate::open(path.to_str().unwrap()) {
                     Err(e) => {

@@ -284,9 +284,9 @@ impl PyramidBuilder {
             state_bin_ticks: shape.bin_ticks,
             ticks: vec![0; (blocks * shape.states * shape.state_bins) as usize],
         };
-        let parts = rayon::current_num_threads().clamp(1, LINE_PARTS);
-        let lines = (0..parts).map(|_| LineSums::new(blocks, shape.state_bins)).collect();
-        Self { shape, level, pending: Intervals::default(), lines }
+        // The line sums are allocated with the first messages (a pyramid read from a store
+        // starts from an empty builder and never sums a message).
+        Self { shape, level, pending: Intervals::default(), lines: Vec::new() }
     }
 
     /// Adds messages: each counted at its send time, its sender's and receiver's blocks.
@@ -320,6 +320,10 @@ impl PyramidBuilder {
     fn add_lines(&mut self, m: &Messages) {
         let shape = self.shape;
         let end = shape.t0.saturating_add(shape.bin_ticks * u64::from(shape.state_bins));
+        if self.lines.is_empty() {
+            let parts = rayon::current_num_threads().clamp(1, LINE_PARTS);
+            self.lines = (0..parts).map(|_| LineSums::new(shape.blocks(), shape.state_bins)).collect();
+        }
         let n = m.source.len();
         let per = n.div_ceil(self.lines.len()).max(1);
         self.lines.par_iter_mut().enumerate().for_each(|(k, sums)| {
@@ -412,8 +416,9 @@ impl PyramidBuilder {
             let up = top.coarser(self.shape.states);
             levels.push(up);
         }
+        let (blocks, bins) = (self.shape.blocks(), self.shape.state_bins);
         let sums = std::mem::take(&mut self.lines).into_iter().reduce(LineSums::merge);
-        let lines = sums.map(|l| l.lines(self.shape.blocks(), self.shape.state_bins));
+        let lines = Some(sums.map_or_else(|| Lines::new(blocks, bins), |l| l.lines(blocks, bins)));
         Pyramid { shape: self.shape, levels, lines }
     }
 }

@@ -272,7 +272,8 @@ impl WindowRows for StoreRows {
 mod tests {
     use exaviz_engine::model::Dataset;
 
-    use super::super::{open, open_with, tests::temp};
+    use super::super::tests::{mutations, temp};
+    use super::super::{open, open_with};
 
     /// A store of 2.5M messages on 1,024 ranks (three row groups of messages): the in-memory
     /// dataset and the store opened out of core.
@@ -376,17 +377,8 @@ mod tests {
         for file in ["messages.parquet", "intervals.parquet", "pyramid_messages.parquet", "pyramid_states.parquet"] {
             let f = path.join(file);
             let original = std::fs::read(&f).unwrap();
-            let step = (original.len() / 60).max(1);
-            let mut cases: Vec<Vec<u8>> = Vec::new();
-            for i in (0..original.len()).step_by(step) {
-                for x in [0x01u8, 0x80, 0xff] {
-                    let mut b = original.clone();
-                    b[i] ^= x;
-                    cases.push(b);
-                }
-            }
-            cases.extend([0, original.len() / 2, original.len() - 1].map(|cut| original[..cut].to_vec()));
-            for b in cases {
+            let cuts = [0, original.len() / 2, original.len() - 1];
+            for b in mutations(&original, (original.len() / 60).max(1), &cuts) {
                 std::fs::write(&f, &b).unwrap();
                 let result = open_with(&path, &|_, _| {}, 0).map_err(|e| e.to_string()).and_then(|d| {
                     let o = d.out_of_core.expect("opened out of core");

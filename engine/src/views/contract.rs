@@ -290,11 +290,8 @@ pub const ROW_BUDGET: u64 = 5_000_000;
 /// trace without times).
 pub fn window_ticks(dataset: &Dataset, selection: &Selection) -> Option<(u64, u64)> {
     let t = &dataset.trace;
-    let (start, end) = super::timeline::span(t)?;
-    let Some((a, b)) = selection.window_s else { return Some((start, end)) };
     let tps = t.ticks_per_second.max(1) as f64;
-    let at = |s: f64| start.saturating_add((s.max(0.0) * tps).min(u64::MAX as f64) as u64);
-    Some((at(a), at(b).max(at(a))))
+    super::timeline::window_ticks(super::timeline::span(t)?, tps, selection.window_s).ok()
 }
 
 /// Prepares `view`: the path every picture takes. A dataset whose rows stay on disk gets the

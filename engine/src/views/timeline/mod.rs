@@ -220,41 +220,53 @@ fn state_pixels(
     let (by, slot) = (&index.by, &index.slot);
     let (t0, t1) = window;
     let per_px = (t1 - t0) as f64 / f64::from(p.w);
-    // Locations of each pixel row (several per row when there are more locations than rows),
-    // then runs of rows showing the same locations: one coverage per run.
+    // Locations of each pixel row (several per row when there are more locations than rows).
     let mut of_row: Vec<Vec<usize>> = vec![Vec::new(); p.h as usize];
     for l in 0..n {
         for r in rows_of(l, n, p.h) {
             of_row[r as usize].push(l);
         }
     }
+    stacked_runs(&of_row, mode, |locs| {
+        let mut cov = vec![[0f32; CATEGORICAL.len()]; p.w as usize];
+        for &l in locs {
+            by.innermost(t, l, |a, b, k| {
+                let (a, b) = (a.max(t0), b.min(t1));
+                if a >= b {
+                    return;
+                }
+                let (xa, xb) = ((a - t0) as f64 / per_px, (b - t0) as f64 / per_px);
+                let s = slot[k as usize];
+                for c in (xa.floor() as u32)..(xb.ceil() as u32).min(p.w) {
+                    let overlap = (xb.min(f64::from(c) + 1.0) - xa.max(f64::from(c))).max(0.0);
+                    cov[c as usize][s] += overlap as f32;
+                }
+            });
+        }
+        (cov, 1.0 / locs.len().max(1) as f32)
+    })
+}
+
+/// State colours of every pixel, row-major, from `coverage(what a row shows)`: per pixel column
+/// the states' cover in pixels of one process's row, and one over the processes on the row.
+/// Rows showing the same (runs of them, where processes are taller than a row) share one
+/// coverage, stacked over the run's rows in [`StateMode::Stacked`].
+fn stacked_runs<K: PartialEq + Sync>(
+    rows: &[K],
+    mode: StateMode,
+    coverage: impl Fn(&K) -> (Vec<[f32; CATEGORICAL.len()]>, f32) + Sync,
+) -> Vec<Option<[f32; 4]>> {
     let mut runs: Vec<(usize, usize)> = Vec::new();
-    for r in 0..of_row.len() {
+    for r in 0..rows.len() {
         match runs.last_mut() {
-            Some((start, len)) if of_row[*start] == of_row[r] => *len += 1,
+            Some((start, len)) if rows[*start] == rows[r] => *len += 1,
             _ => runs.push((r, 1)),
         }
     }
     let runs: Vec<Vec<Vec<Option<[f32; 4]>>>> = runs
         .par_iter()
         .map(|&(start, height)| {
-            let locs = &of_row[start];
-            let mut cov = vec![[0f32; CATEGORICAL.len()]; p.w as usize];
-            for &l in locs {
-                by.innermost(t, l, |a, b, k| {
-                    let (a, b) = (a.max(t0), b.min(t1));
-                    if a >= b {
-                        return;
-                    }
-                    let (xa, xb) = ((a - t0) as f64 / per_px, (b - t0) as f64 / per_px);
-                    let s = slot[k as usize];
-                    for c in (xa.floor() as u32)..(xb.ceil() as u32).min(p.w) {
-                        let overlap = (xb.min(f64::from(c) + 1.0) - xa.max(f64::from(c))).max(0.0);
-                        cov[c as usize][s] += overlap as f32;
-                    }
-                });
-            }
-            let share = 1.0 / locs.len().max(1) as f32;
+            let (cov, share) = coverage(&rows[start]);
             (0..height)
                 .map(|row| {
                     // Stacked: how far up the run this row's centre is.
@@ -618,7 +630,7 @@ pub fn timeline_image(dataset: &Dataset, backend: &Backend, opts: &TimelineOptio
 
 /// The time window `[t0, t1]` in ticks of `window_s` (seconds since `full`'s start; `None`: all
 /// of `full`), at least one tick wide.
-fn window_ticks(full: (u64, u64), tps: f64, window_s: Option<(f64, f64)>) -> Result<(u64, u64), ViewError> {
+pub(crate) fn window_ticks(full: (u64, u64), tps: f64, window_s: Option<(f64, f64)>) -> Result<(u64, u64), ViewError> {
     let window = match window_s {
         None => full,
         Some((a, b)) if a.is_finite() && b.is_finite() && 0.0 <= a && a < b => {

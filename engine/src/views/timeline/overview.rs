@@ -22,7 +22,7 @@ use super::super::contract::{self, Pick, Picker};
 use super::super::legend::format_value;
 use super::super::plot::{CATEGORICAL, Plot};
 use super::{
-    Joins, Layers, Legend, NAMED_STATES, StateMode, TimelineOptions, ViewError, compose, cover_colour, rows_of,
+    Joins, Layers, Legend, NAMED_STATES, StateMode, TimelineOptions, ViewError, compose, rows_of, stacked_runs,
     timeline_plot, window_ticks,
 };
 
@@ -137,40 +137,21 @@ impl<'a> Grid<'a> {
 /// State colours of every plot pixel from the pyramid's state tiles, as [`super::state_pixels`]
 /// makes them from rows.
 fn pyramid_states(grid: &Grid<'_>, p: Plot, per_px: f64, slot: &[usize], mode: StateMode) -> Vec<Option<[f32; 4]>> {
-    // Runs of rows showing the same ranks: one coverage per run, stacked over its rows.
-    let mut runs: Vec<(usize, usize)> = Vec::new();
-    for r in 0..grid.rows.len() {
-        match runs.last_mut() {
-            Some((start, len)) if grid.rows[*start] == grid.rows[r] => *len += 1,
-            _ => runs.push((r, 1)),
-        }
-    }
     let n = grid.shape.ranks;
-    let runs: Vec<Vec<Vec<Option<[f32; 4]>>>> = runs
-        .par_iter()
-        .map(|&(start, height)| {
-            let (lo, hi) = grid.rows[start];
-            let blocks = block_cover(lo, hi, grid.level.block, n);
-            let cov: Vec<[f32; CATEGORICAL.len()]> = (0..p.w as usize)
-                .map(|c| {
-                    let mut cov = [0f32; CATEGORICAL.len()];
-                    grid.ticks(c, &blocks, |s, ticks| {
-                        // In pixels of one rank's row, as the rows give it.
-                        cov[slot[s as usize]] += (ticks / per_px) as f32;
-                    });
-                    cov
-                })
-                .collect();
-            let share = 1.0 / (hi - lo).max(1) as f32;
-            (0..height)
-                .map(|row| {
-                    let up = 1.0 - (row as f32 + 0.5) / height as f32;
-                    cov.iter().map(|c| cover_colour(c, share, mode, up)).collect()
-                })
-                .collect()
-        })
-        .collect();
-    runs.into_iter().flatten().flatten().collect()
+    stacked_runs(grid.rows, mode, |&(lo, hi)| {
+        let blocks = block_cover(lo, hi, grid.level.block, n);
+        let cov = (0..p.w as usize)
+            .map(|c| {
+                let mut cov = [0f32; CATEGORICAL.len()];
+                grid.ticks(c, &blocks, |s, ticks| {
+                    // In pixels of one rank's row, as the rows give it.
+                    cov[slot[s as usize]] += (ticks / per_px) as f32;
+                });
+                cov
+            })
+            .collect();
+        (cov, 1.0 / (hi - lo).max(1) as f32)
+    })
 }
 
 /// Whole lines per pixel from expected counts `c` and gradient sums `g`: an expected quarter
