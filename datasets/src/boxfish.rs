@@ -325,7 +325,8 @@ pub fn load(meta_path: &Path) -> Result<Dataset, SourceError> {
             trace.link_counters.value.push(v);
         }
     }
-    Ok(Dataset { name: input, trace, topology: Some(topology), link_counter_unit: "packets".into(), out_of_core: None })
+    let unit = "packets".into();
+    Ok(Dataset { name: input, trace, topology: Some(topology), link_counter_unit: unit, ..Default::default() })
 }
 
 #[cfg(test)]

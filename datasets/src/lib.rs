@@ -5,6 +5,7 @@
 
 pub mod boxfish;
 pub mod edges_csv;
+pub mod fattree;
 pub mod mpi_gen;
 pub mod otf2;
 pub mod pf3d;
@@ -60,6 +61,10 @@ pub const GENERATORS: &[(&str, &str)] = &[
         "MPI trace like Brendel et al.'s (2016) Tachyon case: 256 ranks, ~8,000 messages all to rank 0, 20 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%)",
     ),
     ("lulesh", "MPI trace like Brendel et al.'s (2016) LULESH case: 8 ranks, all-to-all; options: iterations, seed"),
+    (
+        "fattree",
+        "a three-level fat tree with jobs, routing and per-port counters over time (TreeScope, Bhatia et al., 2018); options: system (production: 1,296 nodes in 4 pods; simulated: 3,200 nodes in 8 pods; or k=K for the k-ary fat tree), steps (counter samples, default 120), interval (seconds, default 60), placement (fragmented or packed), routing (dmodk, hashed, or both: one per half of the run), seed",
+    ),
 ];
 
 /// Opens an input: a `gen:` generator spec or a path to a supported file.
@@ -76,6 +81,9 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
     let path = Path::new(input);
     if store::is_store(path) {
         return store::open(path, progress);
+    }
+    if fattree::files::is_dir(path) {
+        return Ok(fattree_dataset(input, fattree::files::load(path, None)?));
     }
     let head = read_head(input, path)?;
     if otf2::looks_like_anchor(&head) {
@@ -198,6 +206,51 @@ pub fn convert(input: &str, target: &Path, progress: &dyn Fn(u64, u64)) -> Resul
     store::write(&dataset, target)
 }
 
+/// A fat tree as a dataset.
+pub fn fattree_dataset(input: &str, tree: exaviz_engine::fattree::FatTree) -> Dataset {
+    Dataset { name: input.to_string(), fattree: Some(std::sync::Arc::new(tree)), ..Default::default() }
+}
+
+/// The `gen:fattree` simulation from its options.
+pub fn fattree_gen(input: &str, opts: &[(String, String)]) -> Result<exaviz_engine::fattree::FatTree, SourceError> {
+    use fattree::{Placement, Routing, Shape};
+    let get = |k: &str| opts.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let bad = |m: String| SourceError::invalid(input, m);
+    let shape = match (get("system"), get("k")) {
+        (Some(_), Some(_)) => return Err(bad("give system or k, not both".into())),
+        (None | Some("simulated"), None) => Shape::SIMULATED,
+        (Some("production"), None) => Shape::PRODUCTION,
+        (Some(s), None) => return Err(bad(format!("system={s}: expected production or simulated"))),
+        (None, Some(k)) => {
+            let k = count(input, "k", k, 64)? as u32;
+            if k < 2 || !k.is_multiple_of(2) {
+                return Err(bad(format!("k={k} must be even and at least 2")));
+            }
+            Shape::k_ary(k)
+        }
+    };
+    let steps = get("steps").map_or(Ok(120), |v| count(input, "steps", v, 100_000))? as u32;
+    let interval = get("interval").map_or(Ok(60), |v| count(input, "interval", v, 86_400))? as i64;
+    if steps == 0 || interval == 0 {
+        return Err(bad("steps and interval must be at least 1".into()));
+    }
+    let placement = match get("placement").unwrap_or("fragmented") {
+        "fragmented" => Placement::Fragmented,
+        "packed" => Placement::Packed,
+        v => return Err(bad(format!("placement={v}: expected fragmented or packed"))),
+    };
+    let routing = match get("routing").unwrap_or("dmodk") {
+        "dmodk" => vec![Routing::DModK],
+        "hashed" => vec![Routing::Hashed],
+        "both" => vec![Routing::DModK, Routing::Hashed],
+        v => return Err(bad(format!("routing={v}: expected dmodk, hashed or both"))),
+    };
+    let seed = get("seed").map_or(Ok(1), |v| count(input, "seed", v, u64::MAX))?;
+    let jobs = fattree::default_jobs(shape, steps, routing.len() > 1);
+    let sim = fattree::Sim { shape, steps, interval, placement, routing, seed, jobs };
+    fattree::simulate(&sim).map_err(bad)
+}
+
 fn read_head(input: &str, path: &Path) -> Result<Vec<u8>, SourceError> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|source| SourceError::Io { input: input.into(), source })?;
@@ -221,6 +274,7 @@ fn generator_options(input: &str, name: &str, query: &str) -> Result<Vec<(String
         "pf3d" => &["dims", "threads", "grid", "bytes"],
         "fd4" => &["iterations", "seed", "collectives", "plant", "ranks", "messages"],
         "wrf" | "tachyon" | "lulesh" => &["iterations", "seed", "collectives", "plant"],
+        "fattree" => &["system", "k", "steps", "interval", "placement", "routing", "seed"],
         _ => {
             let names: Vec<_> = GENERATORS.iter().map(|g| g.0).collect();
             return Err(SourceError::invalid(
@@ -255,6 +309,9 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
         }
         Ok(n)
     };
+    if name == "fattree" {
+        return fattree_gen(input, &opts).map(|t| fattree_dataset(input, t));
+    }
     let pairs: Vec<(&str, &str)> = opts.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     if let Some(dataset) = scaled_in_memory(input, name, &pairs)? {
         return Ok(dataset);

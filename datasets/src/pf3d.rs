@@ -166,6 +166,7 @@ pub fn generate(topology: Topology, opts: &Pf3dOptions) -> Result<Dataset, Strin
         topology: Some(topology),
         link_counter_unit: "packets".into(),
         out_of_core: None,
+        fattree: None,
     })
 }
 

@@ -1154,6 +1154,7 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
         topology,
         link_counter_unit: m.link_counter_unit.clone(),
         out_of_core: None,
+        fattree: None,
     };
     check_references(store, &d)?;
     if out_of_core {
@@ -1240,11 +1241,11 @@ fn check_references(store: &Path, d: &Dataset) -> Result<(), SourceError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Copies of `original` with 3 values flipped at every `step`-th byte, and cut to `cuts`.
-    pub(super) fn mutations(original: &[u8], step: usize, cuts: &[usize]) -> Vec<Vec<u8>> {
+    pub(crate) fn mutations(original: &[u8], step: usize, cuts: &[usize]) -> Vec<Vec<u8>> {
         let mut cases: Vec<Vec<u8>> = Vec::new();
         for i in (0..original.len()).step_by(step.max(1)) {
             for x in [0x01u8, 0x80, 0xff] {

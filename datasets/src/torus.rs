@@ -124,6 +124,7 @@ pub fn simulate(topology: Topology, steps: u32, seed: u64) -> Dataset {
         topology: Some(topology),
         link_counter_unit: "packets".into(),
         out_of_core: None,
+        fattree: None,
     }
 }
 

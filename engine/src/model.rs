@@ -210,6 +210,8 @@ pub struct Dataset {
     /// Set where the trace's messages and intervals stay on disk (a store too large to hold):
     /// `trace` then holds every other table, and no message or interval.
     pub out_of_core: Option<OutOfCore>,
+    /// A fat-tree network with its traffic, jobs and routing (TreeScope's data).
+    pub fattree: Option<std::sync::Arc<crate::fattree::FatTree>>,
 }
 
 /// Rows of a trace kept on disk, read by time window.
@@ -245,6 +247,7 @@ impl Dataset {
             topology: self.topology.clone(),
             link_counter_unit: self.link_counter_unit.clone(),
             out_of_core: None,
+            fattree: self.fattree.clone(),
         };
         d.trace.messages = messages;
         d.trace.intervals = intervals;

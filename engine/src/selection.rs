@@ -29,6 +29,48 @@ pub struct Selection {
     pub track: Option<u32>,
     /// The ring's zoom rectangle, in the unzoomed picture's pixels.
     pub zoom: Option<[f32; 4]>,
+    /// The fat tree's active traffic range (bytes per link over the active time range, which
+    /// is `time_slice` in counter intervals).
+    pub traffic: Option<TrafficRange>,
+    /// Jobs selected in a job table, by id.
+    pub jobs: Option<JobSet>,
+    /// A route query: from switch SRC (to switch DST).
+    pub route: Option<(u32, Option<u32>)>,
+}
+
+/// A range of per-link traffic, or what lies outside it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrafficRange {
+    pub lo: f64,
+    pub hi: f64,
+    pub complement: bool,
+}
+
+/// Up to [`JobSet::MAX`] job ids, in the order selected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobSet {
+    ids: [u64; JobSet::MAX],
+    len: u8,
+}
+
+impl JobSet {
+    pub const MAX: usize = 8;
+
+    /// The first [`JobSet::MAX`] of `ids`, each once.
+    pub fn of(ids: &[u64]) -> Self {
+        let mut s = Self { ids: [0; Self::MAX], len: 0 };
+        for &id in ids {
+            if (s.len as usize) < Self::MAX && !s.ids().contains(&id) {
+                s.ids[s.len as usize] = id;
+                s.len += 1;
+            }
+        }
+        s
+    }
+
+    pub fn ids(&self) -> &[u64] {
+        &self.ids[..self.len as usize]
+    }
 }
 
 /// A set of [`Selection`] parts.
@@ -45,7 +87,10 @@ impl Parts {
     pub const GROUP: Self = Self(32);
     pub const TRACK: Self = Self(64);
     pub const ZOOM: Self = Self(128);
-    pub const ALL: Self = Self(255);
+    pub const TRAFFIC: Self = Self(256);
+    pub const JOBS: Self = Self(512);
+    pub const ROUTE: Self = Self(1024);
+    pub const ALL: Self = Self(2047);
 
     pub const fn or(self, other: Self) -> Self {
         Self(self.0 | other.0)
@@ -84,6 +129,9 @@ impl Selection {
         mark(self.group != other.group, Parts::GROUP);
         mark(self.track != other.track, Parts::TRACK);
         mark(self.zoom != other.zoom, Parts::ZOOM);
+        mark(self.traffic != other.traffic, Parts::TRAFFIC);
+        mark(self.jobs != other.jobs, Parts::JOBS);
+        mark(self.route != other.route, Parts::ROUTE);
         p
     }
 
@@ -104,6 +152,9 @@ impl Selection {
             group: if take(Parts::GROUP) { from.group } else { self.group },
             track: if take(Parts::TRACK) { from.track } else { self.track },
             zoom: if take(Parts::ZOOM) { from.zoom } else { self.zoom },
+            traffic: if take(Parts::TRAFFIC) { from.traffic } else { self.traffic },
+            jobs: if take(Parts::JOBS) { from.jobs } else { self.jobs },
+            route: if take(Parts::ROUTE) { from.route } else { self.route },
         }
     }
 

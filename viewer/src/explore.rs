@@ -314,6 +314,25 @@ impl Explorer {
         }
     }
 
+    /// The window point `at` in the picture's pixels (before pan and zoom).
+    fn to_picture(&self, at: [f32; 2]) -> [f32; 2] {
+        let t = self.request.transform;
+        [(at[0] - t.offset[0]) / t.scale, (at[1] - t.offset[1]) / t.scale]
+    }
+
+    /// Whether a drag from the window point `at` brushes (a chart's axis) rather than pans.
+    pub fn brushes_at(&self, at: [f32; 2]) -> bool {
+        self.view.brushes_at(&self.dataset, self.request.frame, self.to_picture(at))
+    }
+
+    /// A brush from `from` to `to` (window points): the selection it makes, applied.
+    pub fn brush(&mut self, from: [f32; 2], to: [f32; 2]) -> Option<Selection> {
+        let r = &self.request;
+        let next = self.view.brush(&self.dataset, &r.selection, r.frame, self.to_picture(from), self.to_picture(to))?;
+        self.select(next);
+        Some(next)
+    }
+
     /// What is under the window point `at`, from the shown picture's prepared view: hovering
     /// never prepares anything.
     pub fn pick(&self, at: [f32; 2]) -> Option<Pick> {

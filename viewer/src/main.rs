@@ -4,6 +4,7 @@ mod bench_interact;
 mod choices;
 mod edges_cmd;
 mod explore;
+mod fattree_cmd;
 mod panel;
 mod window;
 
@@ -229,12 +230,31 @@ enum Command {
         json: bool,
     },
     /// Layout quality of the ring orderings (and 2-D embeddings) of a torus: locality L (TorusVisND Eq. 1) and CL (Eq. 2).
+    /// On a fat tree (TreeScope, Bhatia et al., 2018): the hottest links over the active range
+    /// and the hot-link count per routing table in effect.
     Metrics {
-        /// A torus input (file or gen: generator).
+        /// A torus input, or a fat tree (a TreeScope data directory or gen:fattree).
         input: String,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Fat tree: the active range, counter intervals FROM up to TO (default: all).
+        #[arg(long, value_name = "FROM:TO", value_parser = exaviz_engine::views::options::parse_slice)]
+        time: Option<(u64, u64)>,
+        /// Fat tree: how many of the hottest links to list.
+        #[arg(long, default_value = "20")]
+        top: usize,
+        /// Fat tree: a link is hot above this many times the mean switch-to-switch link.
+        #[arg(long, default_value = "2.0")]
+        hot: f64,
+    },
+    /// Write a simulated fat tree (gen:fattree?...) as a TreeScope data directory: network.topo,
+    /// per-port counters at each timestamp, routing tables and the job log.
+    Gen {
+        /// The generator, e.g. gen:fattree?system=simulated&steps=1000&placement=packed.
+        spec: String,
+        /// The directory to write (through a temporary name, then renamed).
+        dir: PathBuf,
     },
     /// Table of every ordering's and embedding's L, mean CL, max CL and time on a list of tori (for layout benchmarks).
     BenchLayout {
@@ -282,8 +302,7 @@ impl Command {
 }
 
 /// `exaviz metrics`: L and CL of each ordering of one torus.
-fn metrics_cmd(input: &str, json: bool) -> Result<()> {
-    let dataset = load(input)?;
+fn metrics_cmd(input: &str, dataset: exaviz_engine::model::Dataset, json: bool) -> Result<()> {
     let topology = dataset.topology.with_context(|| format!("{input}: no topology to lay out"))?;
     let rows = ordering_metrics(&topology);
     let embeddings = embedding_metrics(&topology);
@@ -542,8 +561,13 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Convert { input, store } => convert_cmd(&input, &store),
         Command::Pyramid { store, dry_run } => pyramid_cmd(&store, dry_run),
+        Command::Gen { spec, dir } => fattree_cmd::gen_cmd(&spec, &dir),
         Command::Info { input, json } => {
-            let s = load(&input)?.summary();
+            let dataset = load(&input)?;
+            if let Some(t) = &dataset.fattree {
+                return fattree_cmd::info(&input, t, json);
+            }
+            let s = dataset.summary();
             if json {
                 println!("{}", serde_json::to_string_pretty(&s)?);
             } else {
@@ -574,7 +598,13 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Metrics { input, json } => metrics_cmd(&input, json),
+        Command::Metrics { input, json, time, top, hot } => {
+            let dataset = load(&input)?;
+            match &dataset.fattree {
+                Some(t) => fattree_cmd::metrics(&input, t, &fattree_cmd::MetricsArgs { time, top, hot, json }),
+                None => metrics_cmd(&input, dataset, json),
+            }
+        }
         Command::BenchLayout { dims, json } => bench_layout_cmd(&dims, json),
         Command::Bundle(args) => edges_cmd::bundle(args),
         Command::Aggregate(args) => edges_cmd::aggregate(args),

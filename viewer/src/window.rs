@@ -176,6 +176,10 @@ impl State {
         };
         if let (Some(from), Some(_)) = (self.press.map(|p| p.0).or(self.zoom_from), &self.linked) {
             outline(&mut out, (w, h), from, self.cursor);
+        } else if let Some((from, _)) = self.press
+            && self.explorer.brushes_at(from)
+        {
+            outline(&mut out, (w, h), from, self.cursor);
         }
         if self.help {
             let lines: Vec<String> = HELP.iter().map(|l| (*l).to_string()).collect();
@@ -377,6 +381,10 @@ impl State {
             let e = &self.explorer;
             if let Some(next) = linked.drag(dataset, &e.request.selection, e.request.frame, from, to) {
                 announce(self, dataset, next);
+            }
+        } else if !click && self.explorer.brushes_at(from) {
+            if let Some(next) = self.explorer.brush(from, to) {
+                eprintln!("brushed: {}", describe(&next));
             }
         } else if click {
             let before = self.explorer.request.selection;
@@ -643,6 +651,7 @@ impl ApplicationHandler<Wake> for App {
                 let p = [position.x as f32, position.y as f32];
                 if let Some((from, last)) = state.press
                     && state.linked.is_none()
+                    && !state.explorer.brushes_at(from)
                 {
                     state.explorer.gesture(Gesture::Pan { by: [p[0] - last[0], p[1] - last[1]] });
                     state.press = Some((from, p));
@@ -769,6 +778,22 @@ fn describe(s: &Selection) -> String {
     }
     if let Some(f) = s.dims {
         parts.push(format!("selection {}", f.describe()));
+    }
+    if let Some((a, b)) = s.time_slice {
+        parts.push(format!("time {a}:{b}"));
+    }
+    if let Some(r) = s.traffic {
+        parts.push(format!("traffic {}:{}{}", r.lo, r.hi, if r.complement { " (complement)" } else { "" }));
+    }
+    if let Some(j) = s.jobs {
+        let ids: Vec<String> = j.ids().iter().map(u64::to_string).collect();
+        parts.push(format!("jobs {}", ids.join(",")));
+    }
+    if let Some((a, b)) = s.route {
+        parts.push(match b {
+            Some(b) => format!("route {a} -> {b}"),
+            None => format!("route from {a}"),
+        });
     }
     if parts.is_empty() { "nothing".into() } else { parts.join("; ") }
 }

@@ -468,3 +468,113 @@ fn the_panel_switches_views_and_options() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// TreeScope's interactions in the window (seed 000), with real X input: a drag on the time
+/// chart sets the active range, a drag on the histogram the traffic range, a click on a job
+/// row selects the job (the range follows its span), clicks on two switches query the routes
+/// between them; the window then shows what `exaviz render --view fattree` draws for that state.
+/// The points are found with the view's own picking, so the test follows the layout.
+#[test]
+fn fattree_brushes_jobs_and_routes_follow_the_mouse_under_xvfb() {
+    use exaviz_engine::views::contract::{Entry, Frame};
+    use exaviz_engine::views::fattree::Layout;
+    require("xvfb-run");
+    require("import");
+    require("xdotool");
+    let input = "gen:fattree?k=8&steps=40&placement=packed";
+    let (w, h) = (1100u32, 700u32);
+    let d = exaviz_datasets::open(input).unwrap();
+    let tree = d.fattree.clone().unwrap();
+    let frame = Frame { width: w, height: h };
+    let l = Layout::new(&tree, frame);
+    let built = Entry::find("fattree").unwrap().parse::<&str>(&[]).unwrap();
+    let prepared = built.view.prepare(&d, &built.selection, frame, &exaviz_engine::Backend::Cpu).unwrap();
+    let find = |want: &dyn Fn(&str) -> bool| -> ([u32; 2], String) {
+        (0..h)
+            .step_by(3)
+            .flat_map(|y| (0..w).step_by(3).map(move |x| [x, y]))
+            .find_map(|[x, y]| {
+                let p = prepared.pick(&d, [x as f32 + 1.0, y as f32 + 1.0])?;
+                want(&p.title).then_some(([x + 1, y + 1], p.title))
+            })
+            .expect("a point to pick")
+    };
+    let (job_at, job_title) = find(&|t| t.starts_with("job "));
+    let job: u64 = job_title["job ".len()..].parse().unwrap();
+    let (src_at, src_title) = find(&|t| t.starts_with("switch ") && t.contains("L1 pod 0"));
+    let (dst_at, dst_title) = find(&|t| t.starts_with("switch ") && t.contains("L1 pod 3"));
+    let number = |t: &str| t["switch ".len()..].split(':').next().unwrap().parse::<u32>().unwrap();
+    let (src, dst) = (number(&src_title), number(&dst_title));
+    let at = |r: [f32; 4], u: f32| ((r[0] + (r[2] - r[0]) * u) as u32, ((r[1] + r[3]) / 2.0) as u32);
+    let ((ta, ty), (tb, _)) = (at(l.chart, 0.3), at(l.chart, 0.6));
+    let ((ha, hy), (hb, _)) = (at(l.histogram, 0.05), at(l.histogram, 0.7));
+
+    let dir = std::env::temp_dir().join(format!("exaviz-window-fattree-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (log, shot, expected) = (dir.join("viewer.log"), dir.join("shot.png"), dir.join("expected.png"));
+    let exe = env!("CARGO_BIN_EXE_exaviz");
+    let script = format!(
+        "set -e\n\
+         wait_for() {{ for i in $(seq 1 600); do [ $(grep -c -E '^(selected|brushed):' {log}) -ge $1 ] && return 0; sleep 0.1; done; return 1; }}\n\
+         \"{exe}\" view '{input}' --view fattree --size {w}x{h} --frames 100000000 2> {log} &\n\
+         pid=$!\n\
+         for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
+         sleep 1\n\
+         wid=$(xdotool search --name exaviz | head -1)\n\
+         xdotool mousemove --window $wid {ta} {ty} mousedown 1 mousemove --window $wid {tm} {ty} mousemove --window $wid {tb} {ty} mouseup 1\n\
+         wait_for 1; sleep 1\n\
+         xdotool mousemove --window $wid {ha} {hy} mousedown 1 mousemove --window $wid {hm} {hy} mousemove --window $wid {hb} {hy} mouseup 1\n\
+         wait_for 2; sleep 1\n\
+         xdotool mousemove --window $wid {jx} {jy} click 1\n\
+         wait_for 3; sleep 1\n\
+         xdotool mousemove --window $wid {sx} {sy} click 1\n\
+         wait_for 4; sleep 1\n\
+         xdotool mousemove --window $wid {dx} {dy} click 1\n\
+         wait_for 5\n\
+         xdotool mousemove --window $wid 1 1\n\
+         sleep 4\n\
+         import -window $wid {shot}\n\
+         kill $pid\n\
+         cat {log} >&2\n",
+        log = log.display(),
+        shot = shot.display(),
+        tm = (ta + tb) / 2,
+        hm = (ha + hb) / 2,
+        jx = job_at[0],
+        jy = job_at[1],
+        sx = src_at[0],
+        sy = src_at[1],
+        dx = dst_at[0],
+        dy = dst_at[1],
+    );
+    let (ok, text) = in_xvfb("1500x800", &dir, &script);
+    assert!(ok, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("selected: ") || l.starts_with("brushed: ")).collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    assert!(lines[0].starts_with("brushed: time ") && !lines[0].contains("traffic"), "{text}");
+    assert!(lines[1].contains("; traffic "), "{text}");
+    assert!(lines[2].contains(&format!("jobs {job}")), "{text}");
+    assert!(lines[3].ends_with(&format!("route from {src}")), "{text}");
+    assert!(lines[4].ends_with(&format!("route {src} -> {dst}")), "{text}");
+    // The final state, read back from the log, rendered headless.
+    let last = lines[4].trim_start_matches("selected: ");
+    let field = |key: &str| last.split("; ").find_map(|p| p.strip_prefix(key)).unwrap().to_string();
+    let (time, traffic) = (field("time "), field("traffic "));
+    let (a, b) = time.split_once(':').unwrap();
+    let span = exaviz_engine::views::fattree::jobs_span(&tree, &[job]).unwrap();
+    assert_eq!((a.parse::<usize>().unwrap(), b.parse::<usize>().unwrap()), span, "the job's span became the range");
+    let out = Command::new(exe)
+        .args(["render", input, "--view", "fattree", "--size", &format!("{w}x{h}"), "--time", &time, "--traffic"])
+        .arg(&traffic)
+        .args(["--job", &job.to_string(), "--route", &format!("{src},{dst}"), "-o"])
+        .arg(&expected)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (shot, expected) = (picture(&shot, w), read_rgb(&expected));
+    assert_eq!(shot.len(), expected.len(), "screenshot size");
+    let differ = shot.iter().zip(&expected).filter(|(a, b)| a.iter().zip(*b).any(|(x, y)| x.abs_diff(*y) > 8)).count();
+    assert!(differ * 100 < shot.len(), "{differ} of {} pixels differ from the headless render", shot.len());
+    std::fs::remove_dir_all(&dir).ok();
+}

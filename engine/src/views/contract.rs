@@ -80,6 +80,22 @@ pub trait View: Send + Sync {
     fn reads_pyramid(&self) -> bool {
         false
     }
+    /// A drag from `from` to `to` (picture pixels) that brushes: the selection it makes, or
+    /// `None` where a drag there pans ([`View::brushes_at`]).
+    fn brush(
+        &self,
+        _dataset: &Dataset,
+        _selection: &Selection,
+        _frame: Frame,
+        _from: [f32; 2],
+        _to: [f32; 2],
+    ) -> Option<Selection> {
+        None
+    }
+    /// Whether a drag starting at `at` brushes (a chart's axis) rather than pans.
+    fn brushes_at(&self, _dataset: &Dataset, _frame: Frame, _at: [f32; 2]) -> bool {
+        false
+    }
     /// Layout and compute stages for `selection` at `frame`'s size.
     fn prepare(
         &self,
@@ -194,6 +210,7 @@ pub fn build<O: Options>(matches: &clap::ArgMatches) -> Result<Built, clap::Erro
 }
 
 use super::chord::ChordArgs;
+use super::fattree::FatTreeArgs;
 use super::matrix::MatrixArgs;
 use super::mpi_linked::MpiArgs;
 use super::sendrecv::SendRecvArgs;
@@ -244,6 +261,10 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<LinkedArgs>(
         "linked",
         "Torus ring, node selector and time slicer side by side, sharing one selection (TorusVisND).",
+    ),
+    Entry::of::<FatTreeArgs>(
+        "fattree",
+        "Fat-tree network: per pod and bundle, L1xL2 and L3xL2 adjacency matrices of link traffic with time-chart and histogram brushes, a job table and routes (TreeScope, Bhatia et al., 2018).",
     ),
 ];
 

@@ -4,6 +4,7 @@ pub mod chord;
 pub mod contract;
 pub mod density;
 pub mod embedding;
+pub mod fattree;
 pub mod group;
 pub mod legend;
 pub mod linked;
