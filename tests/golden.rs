@@ -710,3 +710,46 @@ fn mpi_linked_view_matches_golden_on_both_backends() {
     assert!(changed > 100, "the time window does not restrict the matrix ({changed})");
     assert!(view.time_axis(frame).is_some());
 }
+
+/// The fattree view (TreeScope, Bhatia et al., 2018) of the three systems: a k-ary fat tree,
+/// the paper's production system (1,296 nodes, routing changed halfway, the job under the
+/// second routing selected, diverging colours) and its simulated system (3,200 nodes, jobs
+/// packed into pods, a traffic range and a route between pods), on both backends.
+#[test]
+fn fattree_views_match_golden_on_both_backends() {
+    use exaviz_engine::views::contract::{Entry, Frame, render_view};
+    let gpu = gpu_backend();
+    let cases: [(&str, &str, &[&str]); 4] = [
+        ("fattree_k8.png", "gen:fattree?k=8&steps=40", &[]),
+        (
+            "fattree_production_sar_job.png",
+            "gen:fattree?system=production&steps=48&routing=both",
+            &["--job", "1000002", "--colours", "diverging"],
+        ),
+        (
+            "fattree_simulated_packed.png",
+            "gen:fattree?system=simulated&steps=40&placement=packed",
+            &["--time", "10:30"],
+        ),
+        (
+            "fattree_simulated_route_traffic.png",
+            "gen:fattree?system=simulated&steps=40",
+            &["--traffic", "2e11:4e12", "--route", "0,60", "--stat", "mean"],
+        ),
+    ];
+    let mut first: Option<Image> = None;
+    for (name, input, options) in cases {
+        let d = exaviz_datasets::open(input).expect("generator");
+        let built = Entry::find("fattree").unwrap().parse(options).expect("options");
+        let frame = Frame { width: 960, height: 640 };
+        let cpu = render_view(built.view.as_ref(), &d, &built.selection, frame, &Backend::Cpu).expect("cpu");
+        let on_gpu = render_view(built.view.as_ref(), &d, &built.selection, frame, &gpu).expect("gpu");
+        assert!(cpu.distinct_colours() > 40, "{name}: the picture looks blank");
+        assert_images_close(&format!("{name} gpu vs cpu"), &on_gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+        if let Some(f) = &first {
+            assert!(exaviz_tests::diff_fraction(&f.pixels, &cpu.pixels, GOLDEN) > 0.02, "{name}: same as the first");
+        }
+        golden(name, &cpu);
+        first.get_or_insert(cpu);
+    }
+}

@@ -432,7 +432,7 @@ fn order(switches: &mut [Switch]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The k = 4 fat tree of TreeScope's Figure 2, wired by hand: levels, pods and bundles come

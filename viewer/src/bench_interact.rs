@@ -17,8 +17,9 @@ use crate::explore::{Explorer, Gesture, frame_pixels, overlay_text};
 pub struct BenchInteractArgs {
     /// Input file or gen: generator.
     pub input: String,
-    /// Gestures, one a line: `wheel X Y STEPS`, `pan DX DY`, `hover X Y`, `click X Y`, `reset`
-    /// (window pixels; `#` starts a comment). Default: zoom in five steps, pan, hover, click, reset.
+    /// Gestures, one a line: `wheel X Y STEPS`, `pan DX DY`, `hover X Y`, `click X Y`,
+    /// `brush X0 Y0 X1 Y1` (a drag on a chart's axis), `reset` (window pixels; `#` starts a
+    /// comment). Default: zoom in five steps, pan, hover, click, reset.
     #[arg(long)]
     pub script: Option<PathBuf>,
     /// Window size, WIDTHxHEIGHT.
@@ -39,6 +40,8 @@ pub struct BenchInteractArgs {
 enum Step {
     Gesture(Gesture),
     Hover([f32; 2]),
+    /// A drag that brushes (a chart's axis), from one point to another.
+    Brush([f32; 2], [f32; 2]),
 }
 
 impl Step {
@@ -50,6 +53,7 @@ impl Step {
             Step::Gesture(Gesture::Reset) => "reset",
             Step::Gesture(Gesture::Resize { .. }) => "resize",
             Step::Hover(_) => "hover",
+            Step::Brush(..) => "brush",
         }
     }
 }
@@ -76,7 +80,8 @@ fn parse_script(name: &str, text: &str) -> Result<Vec<Step>> {
             "hover" => Step::Hover([num(1)?, num(2)?]),
             "click" => Step::Gesture(Gesture::Click { at: [num(1)?, num(2)?] }),
             "reset" => Step::Gesture(Gesture::Reset),
-            w => bail!("{name}:{}: unknown gesture '{w}' (wheel, pan, hover, click or reset)", k + 1),
+            "brush" => Step::Brush([num(1)?, num(2)?], [num(3)?, num(4)?]),
+            w => bail!("{name}:{}: unknown gesture '{w}' (wheel, pan, hover, click, brush or reset)", k + 1),
         };
         steps.push(step);
     }
@@ -154,9 +159,16 @@ pub fn run(args: BenchInteractArgs) -> Result<()> {
                     });
                     (t, t)
                 }
-                Step::Gesture(g) => {
+                Step::Gesture(_) | Step::Brush(..) => {
                     let start = Instant::now();
-                    let changed = explorer.gesture(g);
+                    let changed = match *step {
+                        Step::Gesture(g) => explorer.gesture(g),
+                        Step::Brush(a, b) => {
+                            let before = explorer.request.selection;
+                            explorer.brush(a, b).is_some_and(|next| next != before)
+                        }
+                        Step::Hover(_) => false,
+                    };
                     if let Some((affine, image)) = explorer.preview() {
                         std::hint::black_box(frame_pixels(image, affine, (w, h)));
                     }

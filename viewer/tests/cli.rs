@@ -592,3 +592,76 @@ fn linked_view_renders_or_fails_clearly() {
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     assert_eq!(png_size(&out), (900, 540));
 }
+
+/// Fat trees (TreeScope, Bhatia et al., 2018): `exaviz gen` writes TreeScope's data directory,
+/// which info, metrics and render read back; two routing schemes on one workload give
+/// different hot-link counts, per run and per half of a run whose routing changes; bad
+/// files and options are one line.
+#[test]
+fn fattree_directories_generate_load_measure_and_render() {
+    let run = |dir: &Path, spec: &str| {
+        let out = exaviz(&["gen", spec, dir.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = exaviz(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    };
+    let (a, b, both) = (tmp("ft-dmodk"), tmp("ft-hashed"), tmp("ft-both"));
+    run(&a, "gen:fattree?system=simulated&steps=30&routing=dmodk");
+    run(&b, "fattree?system=simulated&steps=30&routing=hashed");
+    run(&both, "gen:fattree?system=production&steps=40&routing=both");
+    let info = json(&["info", a.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        (info["nodes"].as_u64(), info["switches"].as_u64(), info["pods"].as_u64()),
+        (Some(3200), Some(400), Some(8))
+    );
+    assert_eq!((info["timestamps"].as_u64(), info["jobs"].as_u64()), (Some(31), Some(6)));
+    let hot = |d: &Path| json(&["metrics", d.to_str().unwrap(), "--json", "--top", "5"]);
+    let (ma, mb) = (hot(&a), hot(&b));
+    assert_ne!(ma["hot_links"], mb["hot_links"], "{ma} {mb}");
+    assert_eq!(ma["hottest"].as_array().unwrap().len(), 5);
+    assert!(ma["hottest"][0]["bytes"].as_f64() >= ma["hottest"][1]["bytes"].as_f64());
+    let halves = hot(&both)["routing"].as_array().unwrap().clone();
+    assert_eq!(halves.len(), 2, "{halves:?}");
+    assert_ne!(halves[0]["hot_links"], halves[1]["hot_links"], "{halves:?}");
+    // The directory renders, with a job and a route selected.
+    let png = tmp("ft.png");
+    let out = exaviz(&[
+        "render",
+        a.to_str().unwrap(),
+        "--view",
+        "fattree",
+        "--job",
+        "1000003",
+        "--route",
+        "0,60",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(png_size(&png), (1024, 768));
+    // Bad options and files.
+    let o = tmp("never-ft.png");
+    let o = o.to_str().unwrap();
+    let dir = a.to_str().unwrap();
+    assert_fails(
+        &["render", dir, "--view", "fattree", "--time", "5:99", "-o", o],
+        &["--time 5:99", "intervals 0 to 30"],
+    );
+    assert_fails(&["render", dir, "--view", "fattree", "--route", "9999", "-o", o], &["switch 9999"]);
+    assert_fails(&["render", dir, "--view", "fattree", "--job", "7", "-o", o], &["--job 7"]);
+    assert_fails(&["render", dir, "--view", "fattree", "--traffic", "9:1", "-o", o], &["LO:HI"]);
+    assert_fails(&["render", "gen:fattree?k=3", "--view", "fattree", "-o", o], &["k=3 must be even"]);
+    assert_fails(&["render", "gen:torus-sim", "--view", "fattree", "-o", o], &["needs a fat-tree network"]);
+    assert_fails(&["gen", "gen:wrf", o], &["exaviz gen writes fat trees"]);
+    let topo = a.join("network.topo");
+    let text = std::fs::read_to_string(&topo).unwrap();
+    std::fs::write(&topo, &text[..text.len() / 2]).unwrap();
+    assert_fails(&["info", dir], &["network.topo", "EOF"]);
+    assert!(!Path::new(o).exists());
+    for d in [a, b, both] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}

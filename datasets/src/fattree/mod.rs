@@ -298,33 +298,56 @@ pub fn default_jobs(shape: Shape, steps: u32, halves: bool) -> Vec<JobPlan> {
             steps: (s / 4, s * 3 / 4),
         },
         JobPlan { name: "pf3d", user: "erin", nodes: q, pattern: Pattern::Halo, rate: 2e6, steps: (s * 3 / 10, s) },
-        JobPlan { name: "vpic", user: "bob", nodes: q / 2, pattern: Pattern::AllToAll, rate: 4e5, steps: (0, s / 2) },
+        JobPlan {
+            name: "vpic",
+            user: "bob",
+            nodes: q / 2,
+            pattern: Pattern::AllToAll,
+            rate: 4e5,
+            steps: (s * 2 / 5, s * 7 / 10),
+        },
     ]
 }
 
-/// Nodes of each job: fragmented (a shuffled free list) or packed (consecutive, pod after pod).
+/// Nodes of each job, in order of start, from the nodes free then (a job's nodes are freed when
+/// it ends): fragmented (a shuffled free list) or packed (the lowest free nodes, pod after pod).
 fn place(total: u32, jobs: &[JobPlan], placement: Placement, seed: u64) -> Result<Vec<Vec<u32>>, String> {
-    let need: u64 = jobs.iter().map(|j| u64::from(j.nodes)).sum();
-    if need > u64::from(total) {
-        return Err(format!("the jobs need {need} nodes, the fat tree has {total}"));
-    }
     let mut free: Vec<u32> = (0..total).collect();
-    if placement == Placement::Fragmented {
-        let mut rng = SplitMix64(seed ^ 0x5eed);
-        for i in (1..free.len()).rev() {
-            free.swap(i, rng.below(i as u32 + 1) as usize);
+    let mut rng = SplitMix64(seed ^ 0x5eed);
+    let shuffle = |v: &mut Vec<u32>, rng: &mut SplitMix64| {
+        for i in (1..v.len()).rev() {
+            v.swap(i, rng.below(i as u32 + 1) as usize);
         }
+    };
+    if placement == Placement::Fragmented {
+        shuffle(&mut free, &mut rng);
     }
-    let mut at = 0usize;
-    Ok(jobs
-        .iter()
-        .map(|j| {
-            let mut v = free[at..at + j.nodes as usize].to_vec();
-            at += j.nodes as usize;
-            v.sort_unstable();
-            v
-        })
-        .collect())
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&j| (jobs[j].steps.0, j));
+    let mut out = vec![Vec::new(); jobs.len()];
+    let mut running: Vec<usize> = Vec::new();
+    for j in order {
+        let start = jobs[j].steps.0;
+        running.retain(|&r| {
+            let ended = jobs[r].steps.1 <= start;
+            if ended {
+                free.extend(&out[r]);
+            }
+            !ended
+        });
+        if placement == Placement::Packed {
+            free.sort_unstable();
+        }
+        let n = jobs[j].nodes as usize;
+        if n > free.len() {
+            return Err(format!("job {} needs {n} nodes, {} are free when it starts", jobs[j].name, free.len()));
+        }
+        let mut mine: Vec<u32> = free.drain(..n).collect();
+        mine.sort_unstable();
+        out[j] = mine;
+        running.push(j);
+    }
+    Ok(out)
 }
 
 /// The pairs of `pattern` over `nodes`.

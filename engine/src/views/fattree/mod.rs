@@ -688,3 +688,92 @@ pub fn duration(secs: i64) -> String {
 
 mod chart;
 mod table;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fattree::Job;
+
+    /// The k = 4 fat tree with four counter intervals, traffic growing on every link, a job on
+    /// pods 0 and 1 from interval 1 to 3 and a table routing up through the first port.
+    fn dataset() -> Dataset {
+        let mut t = crate::fattree::tests::k4();
+        let n = t.links.len();
+        t.times = (0..5).map(|s| 1_000_000 + 60 * s).collect();
+        t.cum = (0..5).flat_map(|s| (0..n).map(move |l| (s * (l + 1) * 1000) as f64)).collect();
+        t.jobs = vec![Job {
+            id: 42,
+            name: "app".into(),
+            start: 1_000_060,
+            end: 1_000_170,
+            nodes: (0..8).collect(),
+            ..Default::default()
+        }];
+        Dataset { fattree: Some(Arc::new(t)), ..Default::default() }
+    }
+
+    fn view() -> FatTreeView {
+        FatTreeView { args: FatTreeArgs::default() }
+    }
+
+    #[test]
+    fn brushes_on_the_chart_and_histogram_set_the_time_and_traffic_ranges() {
+        let d = dataset();
+        let frame = Frame { width: 1100, height: 700 };
+        let l = Layout::new(d.fattree.as_ref().unwrap(), frame);
+        let v = view();
+        let y = (l.chart[1] + l.chart[3]) / 2.0;
+        let x = |u: f32| l.chart[0] + (l.chart[2] - l.chart[0]) * u;
+        let none = Selection::default();
+        assert!(v.brushes_at(&d, frame, [x(0.5), y]));
+        let s = v.brush(&d, &none, frame, [x(0.3), y], [x(0.6), y]).expect("a brush");
+        assert_eq!(s.time_slice, Some((1, 3)), "intervals 1.2 to 2.4, widened to whole intervals");
+        let hx = |u: f32| l.histogram[0] + (l.histogram[2] - l.histogram[0]) * u;
+        let hy = (l.histogram[1] + l.histogram[3]) / 2.0;
+        let s = v.brush(&d, &s, frame, [hx(0.75), hy], [hx(0.25), hy]).expect("a brush");
+        let max = histogram_max(d.fattree.as_ref().unwrap(), (1, 3));
+        let r = s.traffic.expect("a traffic range");
+        assert!((r.lo - 0.25 * max).abs() < max * 1e-6 && (r.hi - 0.75 * max).abs() < max * 1e-6, "{r:?}");
+        assert_eq!(s.time_slice, Some((1, 3)), "kept");
+        // Elsewhere a drag pans.
+        let m = [l.matrices[0] + 5.0, l.matrices[1] + 5.0];
+        assert!(!v.brushes_at(&d, frame, m));
+        assert_eq!(v.brush(&d, &none, frame, m, [m[0] + 50.0, m[1]]), None);
+    }
+
+    #[test]
+    fn a_job_row_toggles_the_job_and_its_span_and_switches_query_routes() {
+        let d = dataset();
+        let frame = Frame { width: 1100, height: 700 };
+        let v = view();
+        let prepared = v.prepare(&d, &Selection::default(), frame, &Backend::Cpu).unwrap();
+        let pick_at = |p: &dyn Prepared, want: &str| {
+            (0..700)
+                .flat_map(|y| (0..1100).map(move |x| [x as f32, y as f32]))
+                .find_map(|at| p.pick(&d, at).filter(|k| k.title.starts_with(want)).map(|k| (at, k)))
+                .expect("something to pick")
+        };
+        let (_, job) = pick_at(prepared.as_ref(), "job 42");
+        let s = job.clicked(&Selection::default()).expect("clickable");
+        assert_eq!(s.jobs.map(|j| j.ids().to_vec()), Some(vec![42]));
+        assert_eq!(s.time_slice, Some((1, 3)), "the job ran from 60 s to 170 s: intervals 1 and 2");
+        let again = v.prepare(&d, &s, frame, &Backend::Cpu).unwrap();
+        let (_, job) = pick_at(again.as_ref(), "job 42");
+        let cleared = job.clicked(&s).unwrap();
+        assert_eq!((cleared.jobs, cleared.time_slice), (None, None));
+        // Routes: a first switch is the source, a second the destination, the first again clears.
+        let (_, sw) = pick_at(prepared.as_ref(), "switch 0:");
+        let one = sw.clicked(&Selection::default()).unwrap();
+        assert_eq!(one.route, Some((0, None)));
+        let p1 = v.prepare(&d, &one, frame, &Backend::Cpu).unwrap();
+        let (_, other) = pick_at(p1.as_ref(), "switch 7:");
+        let two = other.clicked(&one).unwrap();
+        assert_eq!(two.route, Some((0, Some(7))));
+        let (_, same) = pick_at(p1.as_ref(), "switch 0:");
+        assert_eq!(same.clicked(&one).unwrap().route, None);
+        // A route without a table highlights nothing but still draws; an unknown switch is refused.
+        assert!(v.prepare(&d, &two, frame, &Backend::Cpu).is_ok());
+        let bad = Selection { route: Some((99, None)), ..Default::default() };
+        assert!(v.prepare(&d, &bad, frame, &Backend::Cpu).err().unwrap().to_string().contains("switch 99"));
+    }
+}
