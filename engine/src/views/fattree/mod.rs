@@ -597,7 +597,13 @@ impl Picker for FatTreePick {
             return Some(Pick::new(format!("interval {s}, from {}", clock(t.times[s])), lines));
         }
         if inside(self.layout.histogram) {
-            return Some(Pick::new("per-link traffic", vec!["drag: set the active traffic range".into()]));
+            let mut lines = vec!["drag: set the active traffic range".to_string()];
+            let Some(r) = self.selection.traffic else { return Some(Pick::new("per-link traffic", lines)) };
+            lines.push(format!("click: keep the links {} the range", if r.complement { "within" } else { "outside" }));
+            let flipped = TrafficRange { complement: !r.complement, ..r };
+            let mut pick = Pick::new("per-link traffic", lines);
+            pick.click = Some((Parts::TRAFFIC, Selection { traffic: Some(flipped), ..self.selection }));
+            return Some(pick);
         }
         None
     }
@@ -735,6 +741,10 @@ mod tests {
         let r = s.traffic.expect("a traffic range");
         assert!((r.lo - 0.25 * max).abs() < max * 1e-6 && (r.hi - 0.75 * max).abs() < max * 1e-6, "{r:?}");
         assert_eq!(s.time_slice, Some((1, 3)), "kept");
+        // A click on the histogram keeps the other side of the range.
+        let p = v.prepare(&d, &s, frame, &Backend::Cpu).unwrap();
+        let flip = p.pick(&d, [hx(0.5), hy]).unwrap().clicked(&s).unwrap();
+        assert_eq!(flip.traffic, Some(TrafficRange { complement: true, ..r }));
         // Elsewhere a drag pans.
         let m = [l.matrices[0] + 5.0, l.matrices[1] + 5.0];
         assert!(!v.brushes_at(&d, frame, m));
