@@ -2,7 +2,7 @@
 //! `exaviz gen`, which writes a simulated TreeScope data directory.
 
 use anyhow::{Context, Result};
-use exaviz_datasets::fattree::{files, hot_links};
+use exaviz_datasets::fattree::{files, hot_links, hot_links_above};
 use exaviz_engine::fattree::{End, FatTree};
 
 /// `exaviz info` of a fat tree.
@@ -49,6 +49,8 @@ pub struct MetricsArgs {
     pub time: Option<(u64, u64)>,
     pub top: usize,
     pub hot: f64,
+    /// A hot link's bytes, instead of `hot` times the mean (to compare runs on one scale).
+    pub above: Option<f64>,
     pub json: bool,
 }
 
@@ -75,7 +77,23 @@ pub fn metrics(input: &str, t: &FatTree, args: &MetricsArgs) -> Result<()> {
         Some((a, b)) => anyhow::bail!("{input}: --time {a}:{b}: the counters have intervals 0 to {steps}"),
         None => (0, steps),
     };
-    let (threshold, hot) = hot_links(t, range, args.hot);
+    let hot_in = |range: (usize, usize)| match args.above {
+        Some(bytes) => (bytes, hot_links_above(t, range, bytes)),
+        None => hot_links(t, range, args.hot),
+    };
+    let (threshold, hot) = hot_in(range);
+    // Hot links per pod (a link between an L2 and an L3 switch counts for the L2's pod).
+    let mut per_pod = vec![0usize; t.pods as usize];
+    for &(l, _) in &hot {
+        let link = t.links[l as usize];
+        let pod = [link.from, link.to].iter().find_map(|e| match e {
+            End::Switch(s) => t.switches[*s as usize].pod,
+            End::Node(_) => None,
+        });
+        if let Some(p) = pod.filter(|&p| (p as usize) < per_pod.len()) {
+            per_pod[p as usize] += 1;
+        }
+    }
     let hottest: Vec<serde_json::Value> = hot.iter().take(args.top).map(|&(l, b)| link_json(t, l, b)).collect();
     // The intervals each routing table was in effect.
     let mut routing = Vec::new();
@@ -88,7 +106,7 @@ pub fn metrics(input: &str, t: &FatTree, args: &MetricsArgs) -> Result<()> {
         if to <= from {
             continue;
         }
-        let (th, h) = hot_links(t, (from, to), args.hot);
+        let (th, h) = hot_in((from, to));
         routing.push(serde_json::json!({
             "table": table.name, "intervals": [from, to], "threshold": th, "hot_links": h.len(),
             "max_link": h.first().map_or(0.0, |x| x.1),
@@ -97,18 +115,18 @@ pub fn metrics(input: &str, t: &FatTree, args: &MetricsArgs) -> Result<()> {
     if args.json {
         let v = serde_json::json!({
             "input": input, "intervals": [range.0, range.1], "hot_factor": args.hot, "threshold": threshold,
-            "hot_links": hot.len(), "hottest": hottest, "routing": routing,
+            "hot_links": hot.len(), "hot_links_per_pod": per_pod, "hottest": hottest, "routing": routing,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
     println!(
-        "{input}: intervals {}-{}, {} hot links (switch-to-switch, above {} x the mean: {:.3e} bytes)",
+        "{input}: intervals {}-{}, {} hot links (switch-to-switch, above {:.3e} bytes{})",
         range.0,
         range.1,
         hot.len(),
-        args.hot,
-        threshold
+        threshold,
+        if args.above.is_some() { String::new() } else { format!(": {} x the mean", args.hot) }
     );
     println!("{:>14}  {:<6} {:<5} {:<24} {:>4}  {:<24} {:>4}", "bytes", "levels", "dir", "from", "port", "to", "port");
     for &(l, b) in hot.iter().take(args.top) {
@@ -124,6 +142,8 @@ pub fn metrics(input: &str, t: &FatTree, args: &MetricsArgs) -> Result<()> {
             link.to_port
         );
     }
+    let pods: Vec<String> = per_pod.iter().enumerate().map(|(p, n)| format!("pod {p}: {n}")).collect();
+    println!("hot links per pod: {}", pods.join(", "));
     for r in &routing {
         println!("routing {}: intervals {}, {} hot links", r["table"], r["intervals"], r["hot_links"]);
     }

@@ -247,6 +247,9 @@ enum Command {
         /// Fat tree: a link is hot above this many times the mean switch-to-switch link.
         #[arg(long, default_value = "2.0")]
         hot: f64,
+        /// Fat tree: a link is hot above this many bytes instead (to compare runs on one scale).
+        #[arg(long, value_name = "BYTES", conflicts_with = "hot")]
+        above: Option<f64>,
     },
     /// Write a simulated fat tree (gen:fattree?...) as a TreeScope data directory: network.topo,
     /// per-port counters at each timestamp, routing tables and the job log.
@@ -598,10 +601,10 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Metrics { input, json, time, top, hot } => {
+        Command::Metrics { input, json, time, top, hot, above } => {
             let dataset = load(&input)?;
             match &dataset.fattree {
-                Some(t) => fattree_cmd::metrics(&input, t, &fattree_cmd::MetricsArgs { time, top, hot, json }),
+                Some(t) => fattree_cmd::metrics(&input, t, &fattree_cmd::MetricsArgs { time, top, hot, above, json }),
                 None => metrics_cmd(&input, dataset, json),
             }
         }

@@ -33,9 +33,8 @@ pub fn step_values(t: &FatTree, stat: Stat) -> Vec<[f64; 6]> {
         .collect()
 }
 
-/// The time chart, stacked by group, with the active range brushed; returns its values.
-pub fn time_chart(scene: &mut Scene, t: &FatTree, l: &Layout, stat: Stat, range: (usize, usize)) -> Vec<[f64; 6]> {
-    let values = step_values(t, stat);
+/// The time chart of `values` ([`step_values`]), stacked by group, with the active range brushed.
+pub fn time_chart(scene: &mut Scene, t: &FatTree, l: &Layout, stat: Stat, values: &[[f64; 6]], range: (usize, usize)) {
     let p = plot_of(l.chart);
     let top = values.iter().map(|v| v.iter().sum::<f64>()).fold(0.0, f64::max).max(1.0);
     let n = values.len().max(1) as f32;
@@ -81,7 +80,6 @@ pub fn time_chart(scene: &mut Scene, t: &FatTree, l: &Layout, stat: Stat, range:
         scene.rect([x, y - 8.0], [x + 10.0, y], [c[0], c[1], c[2], 1.0], true);
         scene.text(g.label(), [x + 14.0, y], 11.0, Anchor::Left, super::TEXT_DIM);
     }
-    values
 }
 
 /// Bins of the histogram.

@@ -119,7 +119,7 @@ fn parse_route(s: &str) -> Result<(u32, Option<u32>), String> {
 
 impl contract::Options for FatTreeArgs {
     fn view(&self) -> Box<dyn View> {
-        Box::new(FatTreeView { args: self.clone() })
+        Box::new(FatTreeView { args: self.clone(), chart: Default::default() })
     }
 
     fn selection(&self) -> Selection {
@@ -133,8 +133,29 @@ impl contract::Options for FatTreeArgs {
     }
 }
 
+/// Per interval, per group: the time chart's values.
+type ChartValues = Arc<Vec<[f64; 6]>>;
+
 pub struct FatTreeView {
     pub args: FatTreeArgs,
+    /// The time chart's values of the last tree drawn (they do not depend on the selection).
+    chart: std::sync::Mutex<Option<(usize, ChartValues)>>,
+}
+
+impl FatTreeView {
+    /// The time chart's values of `t`, computed once per tree.
+    fn chart_values(&self, t: &Arc<FatTree>) -> Arc<Vec<[f64; 6]>> {
+        let key = Arc::as_ptr(t) as usize;
+        let mut cache = self.chart.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((k, v)) = cache.as_ref()
+            && *k == key
+        {
+            return v.clone();
+        }
+        let v = Arc::new(chart::step_values(t, self.args.stat));
+        *cache = Some((key, v.clone()));
+        v
+    }
 }
 
 /// The dataset's fat tree.
@@ -192,7 +213,8 @@ impl View for FatTreeView {
     ) -> Result<Box<dyn Prepared>, ViewError> {
         let t = tree(dataset)?.clone();
         check_selection(&t, selection)?;
-        let (scene, picker) = draw(&t, &self.args, selection, frame);
+        let values = self.chart_values(&t);
+        let (scene, picker) = draw(&t, &self.args, selection, frame, values);
         Ok(Box::new(Drawn { scene, picker }))
     }
 
@@ -401,7 +423,13 @@ impl Paint {
 }
 
 /// The whole picture and what picks read.
-fn draw(t: &Arc<FatTree>, args: &FatTreeArgs, selection: &Selection, frame: Frame) -> (Scene, FatTreePick) {
+fn draw(
+    t: &Arc<FatTree>,
+    args: &FatTreeArgs,
+    selection: &Selection,
+    frame: Frame,
+    values: Arc<Vec<[f64; 6]>>,
+) -> (Scene, FatTreePick) {
     let mut scene = Scene::new(frame.width, frame.height, BACKGROUND);
     let l = Layout::new(t, frame);
     let range = active_range(t, selection);
@@ -428,7 +456,8 @@ fn draw(t: &Arc<FatTree>, args: &FatTreeArgs, selection: &Selection, frame: Fram
     let focus = focus(t, selection, range);
     let jobs_sel: Vec<u64> = selection.jobs.map(|j| j.ids().to_vec()).unwrap_or_default();
     let cells = matrices(&mut scene, t, &l, &sums, &io, &paint, &keep, focus.as_ref(), &jobs_sel);
-    let chart = chart::time_chart(&mut scene, t, &l, args.stat, range);
+    chart::time_chart(&mut scene, t, &l, args.stat, &values, range);
+    let chart = values;
     chart::histogram(&mut scene, t, &l, &sums, selection, range);
     legends(&mut scene, &l, &paint, args.colours);
     let rows = table::job_table(&mut scene, t, &l, args, selection, range);
@@ -572,7 +601,7 @@ pub struct FatTreePick {
     /// The job table's rows: rectangle and job id.
     rows: Vec<([f32; 4], u64)>,
     /// Per step, per group: the chart's values.
-    chart: Vec<[f64; 6]>,
+    chart: Arc<Vec<[f64; 6]>>,
     selection: Selection,
     range: (usize, usize),
 }
@@ -719,7 +748,7 @@ mod tests {
     }
 
     fn view() -> FatTreeView {
-        FatTreeView { args: FatTreeArgs::default() }
+        FatTreeView { args: FatTreeArgs::default(), chart: Default::default() }
     }
 
     #[test]
