@@ -47,6 +47,7 @@ const HELP: &[&str] = &[
     "hover: what is under the pointer",
     "click: select it (a pair of ranks, a node, an axis value); again: clear",
     "linked view: drag on an axis, the ring or the river; right drag: zoom",
+    "fattree: drag on the time chart or histogram; click a job row, or a switch then another",
     "0: reset pan and zoom    c: clear the selection",
     "t: track the picked node's message (linked view)",
     "s: save the picture as a PNG    h: this help    Esc, q: quit",
@@ -852,6 +853,22 @@ pub fn run(
 fn summary(dataset: &Dataset) -> Vec<String> {
     let s = dataset.summary();
     let mut lines = vec![s.name.clone()];
+    if let Some(t) = &dataset.fattree {
+        lines.push(format!("fat tree: {} pods, {} bundles", t.pods, t.bundles));
+        lines.push(format!(
+            "{} nodes, {} switches, {} links",
+            thousands(t.nodes.len()),
+            thousands(t.switches.len()),
+            thousands(t.links.len())
+        ));
+        lines.push(format!(
+            "{} counter samples, {} jobs, {} routing tables",
+            thousands(t.times.len()),
+            thousands(t.jobs.len()),
+            t.tables.len()
+        ));
+        return lines;
+    }
     if !s.dimensions.is_empty() {
         let d: Vec<String> = s.dimensions.iter().map(u32::to_string).collect();
         lines.push(format!("{} torus: {} nodes, {} links", d.join("x"), thousands(s.nodes), thousands(s.links)));

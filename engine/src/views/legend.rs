@@ -49,7 +49,14 @@ pub fn color_bar(scene: &mut Scene, map: ColorMap, scale: Scale, title: &str, re
 }
 
 /// [`color_bar`] of any colour function of `t` in `[0, 1]`.
-pub fn color_bar_of(
+pub fn color_bar_of(scene: &mut Scene, sample: impl Fn(f32) -> [f32; 4], scale: Scale, title: &str, rect: [f32; 4]) {
+    color_bar_bare(scene, sample, scale, title, rect);
+    let note = if scale.log { "log scale" } else { "linear scale" };
+    scene.text(note, [rect[0], rect[1] + rect[3] + 16.0], 11.0, Anchor::Left, TEXT_DIM);
+}
+
+/// [`color_bar_of`] without the note of its scale under it (for bars side by side that share one).
+pub fn color_bar_bare(
     scene: &mut Scene,
     sample: impl Fn(f32) -> [f32; 4],
     scale: Scale,
@@ -75,8 +82,6 @@ pub fn color_bar_of(
         scene.rect([x + w, ty - 0.5], [x + w + 5.0, ty + 0.5], TEXT_DIM, true);
         scene.text(&format_value(scale.value_at(t)), [x + w + 8.0, ty + 4.0], 11.0, Anchor::Left, TEXT_DIM);
     }
-    let note = if scale.log { "log scale" } else { "linear scale" };
-    scene.text(note, [x, y + h + 16.0], 11.0, Anchor::Left, TEXT_DIM);
 }
 
 #[cfg(test)]

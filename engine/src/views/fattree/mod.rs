@@ -22,7 +22,7 @@ use crate::render::{Anchor, Scale, Scene};
 use crate::selection::{JobSet, Parts, Selection, TrafficRange};
 
 use super::contract::{self, Drawn, Frame, Pick, Picker, Prepared, View};
-use super::legend::{color_bar_of, format_value};
+use super::legend::{color_bar_bare, format_value};
 use super::plot::CATEGORICAL;
 use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
@@ -51,10 +51,14 @@ pub enum Colours {
 /// How the job table is sorted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum JobSort {
+    /// Earliest first.
     #[default]
     Start,
+    /// Largest first.
     Nodes,
+    /// Longest first.
     Duration,
+    /// By job id.
     Id,
 }
 
@@ -570,13 +574,13 @@ fn legends(scene: &mut Scene, l: &Layout, paint: &Paint, colours: Colours) {
     let links = Scale { lo: 0.0, hi: paint.max_link, log: false };
     match colours {
         Colours::Single => {
-            color_bar_of(scene, |v| ramp(&GREENS, v), links, "up\nlinks", [x, y + 32.0, 12.0, h]);
-            color_bar_of(scene, |v| ramp(&ORANGES, v), links, "down\nlinks", [x + 74.0, y + 32.0, 12.0, h]);
+            color_bar_bare(scene, |v| ramp(&GREENS, v), links, "up\nlinks", [x, y + 32.0, 12.0, h]);
+            color_bar_bare(scene, |v| ramp(&ORANGES, v), links, "down\nlinks", [x + 74.0, y + 32.0, 12.0, h]);
         }
         Colours::Diverging => {
             let p = Paint { ..*paint };
             let title = format!("links\n(mean {})", format_value(paint.mean_link));
-            color_bar_of(
+            color_bar_bare(
                 scene,
                 |v| p.link(Group::L1L2, f64::from(v) * p.max_link),
                 links,
@@ -586,9 +590,9 @@ fn legends(scene: &mut Scene, l: &Layout, paint: &Paint, colours: Colours) {
         }
     }
     let sw = Scale { lo: 0.0, hi: paint.max_switch, log: false };
-    color_bar_of(scene, |v| ramp(&PURPLES, v), sw, "switch\nin", [x + 148.0, y + 32.0, 12.0, h]);
-    color_bar_of(scene, |v| ramp(&MAGENTAS, v), sw, "switch\nout", [x + 222.0, y + 32.0, 12.0, h]);
-    scene.text("bytes over the active range", [x, y + 32.0 + h + 30.0], 11.0, Anchor::Left, TEXT_DIM);
+    color_bar_bare(scene, |v| ramp(&PURPLES, v), sw, "switch\nin", [x + 148.0, y + 32.0, 12.0, h]);
+    color_bar_bare(scene, |v| ramp(&MAGENTAS, v), sw, "switch\nout", [x + 222.0, y + 32.0, 12.0, h]);
+    scene.text("bytes over the active range, linear scales", [x, y + 32.0 + h + 18.0], 11.0, Anchor::Left, TEXT_DIM);
 }
 
 /// What the fattree view's tooltips and clicks read.
