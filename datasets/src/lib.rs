@@ -85,6 +85,29 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
     if fattree::files::is_dir(path) {
         return Ok(fattree_dataset(input, fattree::files::load(path, None)?));
     }
+    // A fat-tree directory with options: `DIR?year=2017` (the job log's year).
+    if let Some((dir, query)) = input.rsplit_once('?')
+        && fattree::files::is_dir(Path::new(dir))
+    {
+        let mut year = None;
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            match pair.split_once('=') {
+                Some(("year", v)) => {
+                    let y = v.parse::<i64>().ok().filter(|y| (1970..=9999).contains(y));
+                    year = Some(y.ok_or_else(|| {
+                        SourceError::invalid(input, format!("year={v} is not a year from 1970 to 9999"))
+                    })?);
+                }
+                _ => {
+                    return Err(SourceError::invalid(
+                        input,
+                        format!("unknown option '{pair}' for a fat-tree directory (expected year=YYYY)"),
+                    ));
+                }
+            }
+        }
+        return Ok(fattree_dataset(input, fattree::files::load(Path::new(dir), year)?));
+    }
     let head = read_head(input, path)?;
     if otf2::looks_like_anchor(&head) {
         return otf2::load_with_progress(path, progress);

@@ -673,6 +673,8 @@ mod tests {
         assert_eq!((back.pods, back.bundles, back.links.len()), (t.pods, t.bundles, t.links.len()));
         assert_eq!(back.times, t.times);
         assert_eq!(back.jobs, t.jobs);
+        let earlier = load(&dir, Some(2017)).unwrap();
+        assert_eq!(earlier.jobs[0].start, t.jobs[0].start - 365 * 86_400, "the job log's year is an option");
         assert_eq!(back.tables.len(), 2);
         assert_eq!(back.tables[1].port, t.tables[1].port);
         let nl = t.links.len();
@@ -728,6 +730,12 @@ mod tests {
         check(&cf, count.replacen(",1,", ",99,", 1), "line 2");
         check(&cf, count.replacen(",1,", ",1,7,", 1), "4 columns, the header has 3");
         check(&cf, format!("{count}ff:ff,1,5\n"), "unknown node ff:ff");
+        let rt = format!("{}.rtable", format_stamp(t.tables[0].from));
+        let rtable = std::fs::read_to_string(dir.join(&rt)).unwrap();
+        check(&rt, format!("{rtable}{},99999:1\n", t.switches[0].guid), "dlid 99999 is no node's or switch's lid");
+        check(&rt, format!("{rtable}{},1-3\n", t.switches[0].guid), "'1-3' is not dlid:port");
+        check(&rt, format!("{rtable}{},1:1\n", t.nodes[0].guid), "is not a switch");
+        check(&rt, format!("{rtable}{},1:77\n", t.switches[0].guid), "no link on port 77");
         check("jobs.squeue", format!("{jobs}12 pbatch x y R 13/40-99:00:00 1:00 1 cab1\n"), "is not MM/DD");
         check("jobs.squeue", format!("{jobs}12 pbatch x y R 09/02-08:00:00 1:00 2 cab1\n"), "1 nodes listed");
         check("jobs.squeue", format!("{jobs}12 pbatch x y R 09/02-08:00:00 1:00 1 zz9\n"), "node zz9");
