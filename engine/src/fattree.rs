@@ -131,8 +131,9 @@ pub struct FatTree {
     pub unit: String,
     /// The outgoing link of each (end, port).
     port_link: FxHashMap<(End, u16), u32>,
-    /// Each node's L1 switch.
+    /// Each node's L1 switch, and the link up to it.
     l1_of: Vec<u32>,
+    node_link: Vec<u32>,
 }
 
 impl FatTree {
@@ -177,9 +178,13 @@ impl FatTree {
             groups.push(g);
         }
         let mut l1_of = vec![u32::MAX; nodes.len()];
-        for l in &links {
-            if let (End::Node(n), End::Switch(s)) = (l.from, l.to) {
+        let mut node_link = vec![u32::MAX; nodes.len()];
+        for (i, l) in links.iter().enumerate() {
+            if let (End::Node(n), End::Switch(s)) = (l.from, l.to)
+                && l1_of[n as usize] == u32::MAX
+            {
                 l1_of[n as usize] = s;
+                node_link[n as usize] = i as u32;
             }
         }
         if let Some(n) = l1_of.iter().position(|&s| s == u32::MAX) {
@@ -198,6 +203,7 @@ impl FatTree {
             unit: "bytes".into(),
             port_link,
             l1_of,
+            node_link,
             ..Default::default()
         })
     }
@@ -242,7 +248,7 @@ impl FatTree {
     /// The links from node `src` to node `dst` through `table`, hop by hop; `None` where the
     /// table has no port for `dst` or the route loops.
     pub fn route(&self, table: &Table, src: u32, dst: u32) -> Option<Vec<u32>> {
-        let first = self.link_at(End::Node(src), self.links_of_node(src))?;
+        let first = self.node_link(src);
         let mut path = vec![first];
         let mut at = self.links[first as usize].to;
         for _ in 0..8 {
@@ -259,9 +265,9 @@ impl FatTree {
         None
     }
 
-    fn links_of_node(&self, n: u32) -> u16 {
-        // A node's first wired port (nodes have one link up).
-        self.links.iter().find(|l| l.from == End::Node(n)).map_or(1, |l| l.from_port)
+    /// The link from node `n` up to its L1 switch (its first wired port).
+    pub fn node_link(&self, n: u32) -> u32 {
+        self.node_link[n as usize]
     }
 
     /// The links and switches on the routes between every node of `srcs` and every node of
@@ -275,9 +281,7 @@ impl FatTree {
         l1s.dedup();
         let proxy: FxHashMap<u32, u32> = srcs.iter().map(|&s| (self.l1_of(s), s)).collect();
         for &s in srcs {
-            if let Some(&l) = self.port_link.get(&(End::Node(s), self.links_of_node(s))) {
-                links[l as usize] = true;
-            }
+            links[self.node_link(s) as usize] = true;
         }
         for &d in dsts {
             for &l1 in &l1s {

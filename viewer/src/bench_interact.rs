@@ -275,12 +275,14 @@ mod tests {
 
     #[test]
     fn scripts_parse_and_bad_lines_name_the_line() {
-        let s = parse_script("s.txt", "wheel 10 20 1 # in\n\npan -5 0\nhover 1 2\nclick 3 4\nreset\n").unwrap();
-        assert_eq!(s.len(), 5);
+        let s = parse_script("s.txt", "wheel 10 20 1 # in\n\npan -5 0\nhover 1 2\nclick 3 4\nreset\nbrush 1 2 3 4\n")
+            .unwrap();
+        assert_eq!(s.len(), 6);
+        assert_eq!(s[5], Step::Brush([1.0, 2.0], [3.0, 4.0]));
         assert_eq!(s[0], Step::Gesture(Gesture::Wheel { at: [10.0, 20.0], steps: 1.0 }));
         assert_eq!(s[2], Step::Hover([1.0, 2.0]));
         let err = |t: &str| parse_script("s.txt", t).unwrap_err().to_string();
-        assert_eq!(err("reset\nzoom 1"), "s.txt:2: unknown gesture 'zoom' (wheel, pan, hover, click or reset)");
+        assert_eq!(err("reset\nzoom 1"), "s.txt:2: unknown gesture 'zoom' (wheel, pan, hover, click, brush or reset)");
         assert_eq!(err("pan 1"), "s.txt:1: 'pan 1' needs more numbers");
         assert_eq!(err("pan 1 NaN"), "s.txt:1: 'NaN' is not a number");
         assert_eq!(err("# nothing"), "s.txt: the script has no gestures");

@@ -384,8 +384,7 @@ fn load(tree: &FatTree, table: &Table, job: &JobPlan, nodes: &[u32]) -> Vec<f64>
     let mut per_l1: rustc_hash::FxHashMap<(u32, u32), (u32, f64)> = rustc_hash::FxHashMap::default();
     let mut out = vec![0.0; tree.links.len()];
     pairs(job.pattern, nodes, |a, b| {
-        let first = tree.link_at(End::Node(a), 1).expect("a node's port 1 is wired");
-        out[first as usize] += job.rate;
+        out[tree.node_link(a) as usize] += job.rate;
         per_l1.entry((tree.l1_of(a), b)).or_insert((a, 0.0)).1 += job.rate;
     });
     for ((_, b), (a, w)) in per_l1 {
