@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """exaviz against Datashader on the same files, in one run; prints a table of ratios.
 
-Edge sets (as in the issue): 1,024 nodes on a circle; N edges with random endpoints, or
-structured: 70% stencil neighbours (i +- 1, i +- 32 on a 32x32 grid numbered along the circle),
-20% to a root (node 0) and 10% random. Segment sets for aggregation: N segments 16 units long
+Edge sets: 1,024 nodes on a circle; N edges with random endpoints, structured (70% stencil
+neighbours, i +- 1 and i +- 32 on a 32x32 grid numbered along the circle, 20% to a root, node 0,
+and 10% random), or communities (the circle's halves, four hubs each: 60% of edges to a hub of
+the node's community, 25% within it, 15% to a hub of the other). Segment sets for aggregation: N segments 16 units long
 with random positions and directions inside a 1024 x 1024 square. Point sets for binning: N
 points, half uniform in the square and half in a Gaussian blob, counted per pixel of a
 1024 x 1024 canvas (exaviz aggregate --points against Canvas.points).
@@ -45,6 +46,12 @@ def write_edges(path, n, kind, seed=1):
             a = rng.randrange(1024)
             if kind == "random":
                 b = rng.randrange(1024)
+            elif kind == "communities":
+                # Two communities (the circle's halves), four hubs each: 60% of edges to a hub of
+                # the node's community, 25% within it, 15% to a hub of the other.
+                own, r = a // 512, rng.random()
+                hub = lambda c: c * 512 + rng.randrange(4) * 128 + 64
+                b = hub(own) if r < 0.6 else own * 512 + rng.randrange(512) if r < 0.85 else hub(1 - own)
             else:
                 r = rng.random()
                 if r < 0.7:

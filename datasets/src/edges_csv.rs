@@ -26,10 +26,12 @@ impl EdgeList {
 /// Most edges `gen:circle` makes.
 pub const MAX_CIRCLE_EDGES: u64 = 50_000_000;
 
-/// Opens an edge list: a CSV path, or `gen:circle?edges=N&kind=structured|random&nodes=1024&seed=1`,
-/// the benchmark sets of the bundling issue: `nodes` on a circle of radius 500 around (512, 512);
-/// random endpoints, or structured ones (70% stencil neighbours i±1 and i±32, 20% to node 0, 10%
-/// random).
+/// Opens an edge list: a CSV path, or
+/// `gen:circle?edges=N&kind=structured|random|communities&nodes=1024&seed=1`, the bundling
+/// benchmark sets: `nodes` on a circle of radius 500 around (512, 512); random endpoints,
+/// structured ones (70% stencil neighbours i±1 and i±32, 20% to node 0, 10% random), or two
+/// communities (the circle's halves) with four hubs each (60% of edges from a node to a hub of
+/// its community, 25% within the community, 15% to a hub of the other).
 pub fn open(input: &str) -> Result<EdgeList, SourceError> {
     let Some(spec) = input.strip_prefix("gen:") else { return read(Path::new(input)) };
     let (name, query) = spec.split_once('?').unwrap_or((spec, ""));
@@ -50,8 +52,13 @@ pub fn open(input: &str) -> Result<EdgeList, SourceError> {
             "edges" => edges = num(MAX_CIRCLE_EDGES)?,
             "nodes" => nodes = num(1 << 24)?,
             "seed" => seed = num(u64::MAX)?,
-            "kind" if v == "structured" || v == "random" => kind = v.to_string(),
-            "kind" => return Err(SourceError::invalid(input, format!("kind={v}: expected structured or random"))),
+            "kind" if ["structured", "random", "communities"].contains(&v) => kind = v.to_string(),
+            "kind" => {
+                return Err(SourceError::invalid(
+                    input,
+                    format!("kind={v}: expected structured, random or communities"),
+                ));
+            }
             _ => {
                 return Err(SourceError::invalid(
                     input,
@@ -60,11 +67,24 @@ pub fn open(input: &str) -> Result<EdgeList, SourceError> {
             }
         }
     }
-    Ok(circle(edges as usize, kind == "structured", nodes as u32, seed))
+    let kind = match kind.as_str() {
+        "random" => CircleKind::Random,
+        "communities" => CircleKind::Communities,
+        _ => CircleKind::Structured,
+    };
+    Ok(circle(edges as usize, kind, nodes as u32, seed))
+}
+
+/// Which `gen:circle` set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CircleKind {
+    Random,
+    Structured,
+    Communities,
 }
 
 /// The `gen:circle` edge set.
-pub fn circle(edges: usize, structured: bool, nodes: u32, seed: u64) -> EdgeList {
+pub fn circle(edges: usize, kind: CircleKind, nodes: u32, seed: u64) -> EdgeList {
     let mut rng = crate::rng::SplitMix64(seed);
     let xy = |i: u32| {
         let a = std::f64::consts::TAU * f64::from(i) / f64::from(nodes);
@@ -73,8 +93,20 @@ pub fn circle(edges: usize, structured: bool, nodes: u32, seed: u64) -> EdgeList
     let list = (0..edges)
         .map(|_| {
             let a = rng.below(nodes);
-            let b = if !structured {
+            let half = (nodes / 2).max(1);
+            let hub = |community: u32, k: u32| (community * half + k * (half / 4).max(1) + half / 8) % nodes;
+            let b = if kind == CircleKind::Random {
                 rng.below(nodes)
+            } else if kind == CircleKind::Communities {
+                let own = (a / half).min(1);
+                let r = rng.unit();
+                if r < 0.6 {
+                    hub(own, rng.below(4))
+                } else if r < 0.85 {
+                    (own * half + rng.below(half)) % nodes
+                } else {
+                    hub(1 - own, rng.below(4))
+                }
             } else {
                 let r = rng.unit();
                 if r < 0.7 {
@@ -158,9 +190,125 @@ pub fn parse(reader: impl BufRead, input: &str) -> Result<EdgeList, SourceError>
     Ok(out)
 }
 
+/// Reads curves from any tool: a CSV with a header naming `edge_id`, `x` and `y` (other columns
+/// ignored), a row per point, each edge's points in order (edges in any order; an id written
+/// `3.0` is 3). Every id must be below `edges` and every edge must have at least two points.
+pub fn read_curves(path: &Path, edges: usize) -> Result<exaviz_engine::bundling::Curves, SourceError> {
+    let input = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|source| SourceError::Io { input: input.clone(), source })?;
+    parse_curves(std::io::BufReader::new(file), &input, edges)
+}
+
+pub fn parse_curves(
+    reader: impl BufRead,
+    input: &str,
+    edges: usize,
+) -> Result<exaviz_engine::bundling::Curves, SourceError> {
+    let bad = |m: String| SourceError::invalid(input, m);
+    let mut lines = reader.lines().enumerate();
+    let header = match lines.next() {
+        Some((_, Ok(h))) => h,
+        Some((_, Err(e))) => return Err(bad(format!("line 1: {e}"))),
+        None => return Err(bad("empty file: expected a header with edge_id,x,y".into())),
+    };
+    let names: Vec<String> = header.split(',').map(|c| c.trim().trim_matches('"').to_ascii_lowercase()).collect();
+    let col = |name: &str| names.iter().position(|c| c == name);
+    let (Some(ci), Some(cx), Some(cy)) = (col("edge_id"), col("x"), col("y")) else {
+        return Err(bad(format!("line 1: header '{header}' lacks one of edge_id,x,y")));
+    };
+    // (edge, row order, point), sorted by edge at the end; rows of an edge keep their order.
+    let mut rows: Vec<(u32, [f32; 2])> = Vec::new();
+    for (n, line) in lines {
+        let line_no = n + 1;
+        let line = line.map_err(|e| bad(format!("line {line_no}: {e}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields.len() != names.len() {
+            return Err(bad(format!("line {line_no}: {} fields, the header has {}", fields.len(), names.len())));
+        }
+        let num = |i: usize, what: &str| -> Result<f32, SourceError> {
+            let t = fields[i].trim();
+            t.parse::<f32>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| bad(format!("line {line_no}: {what} '{t}' is not a finite number")))
+        };
+        let id = num(ci, "edge_id")?;
+        if id < 0.0 || id.fract() != 0.0 || id as f64 >= edges as f64 {
+            return Err(bad(format!("line {line_no}: edge_id {id} is not an edge (0 to {})", edges.saturating_sub(1))));
+        }
+        rows.push((id as u32, [num(cx, "x")?, num(cy, "y")?]));
+    }
+    rows.sort_by_key(|r| r.0);
+    let mut curves = exaviz_engine::bundling::Curves { points: Vec::with_capacity(rows.len()), starts: vec![0] };
+    let mut at = 0usize;
+    for e in 0..edges as u32 {
+        let from = at;
+        while at < rows.len() && rows[at].0 == e {
+            curves.points.push(rows[at].1);
+            at += 1;
+        }
+        if at - from < 2 {
+            return Err(bad(format!("edge {e} has {} points; a curve needs at least two", at - from)));
+        }
+        curves.starts.push(curves.points.len() as u32);
+    }
+    Ok(curves)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn c(text: &str, edges: usize) -> Result<exaviz_engine::bundling::Curves, String> {
+        parse_curves(text.as_bytes(), "c.csv", edges).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn curves_read_in_any_edge_order_with_ids_as_floats() {
+        let k = c("x,y,edge_id\n0,0,1.0\n1,1,1.0\n5,5,0\n6,6,0\n7,7,0\n", 2).unwrap();
+        assert_eq!(k.starts, vec![0, 3, 5]);
+        assert_eq!(k.points[0], [5.0, 5.0]);
+        assert_eq!(k.points[4], [1.0, 1.0]);
+        assert_eq!(c("", 1).unwrap_err(), "c.csv: empty file: expected a header with edge_id,x,y");
+        assert!(c("id,x,y\n", 1).unwrap_err().contains("lacks one of edge_id,x,y"));
+        assert_eq!(
+            c("edge_id,x,y\n0,0,0\n0,1,1\n", 2).unwrap_err(),
+            "c.csv: edge 1 has 0 points; a curve needs at least two"
+        );
+        assert!(c("edge_id,x,y\n7,0,0\n", 2).unwrap_err().contains("line 2: edge_id 7 is not an edge"));
+        assert!(c("edge_id,x,y\n0.5,0,0\n", 2).unwrap_err().contains("edge_id 0.5"));
+        assert!(c("edge_id,x,y\n0,nan,0\n", 2).unwrap_err().contains("'nan' is not a finite number"));
+        assert!(c("edge_id,x,y\n0,1\n", 2).unwrap_err().contains("2 fields, the header has 3"));
+    }
+
+    /// A curves file flipped byte by byte and cut short: an error or curves, never a panic.
+    #[test]
+    fn mutated_curve_files_never_panic() {
+        let mut text = String::from("edge_id,x,y\n");
+        for e in 0..20 {
+            for k in 0..5 {
+                text.push_str(&format!("{e},{}.5,{}\n", e * 3 + k, k * 7));
+            }
+        }
+        let original = text.into_bytes();
+        let mut cases = 0;
+        for i in 0..original.len() {
+            for x in [0x01u8, 0x80, 0xff] {
+                let mut b = original.clone();
+                b[i] ^= x;
+                let r = std::panic::catch_unwind(|| parse_curves(&b[..], "c.csv", 20).map(|k| k.points.len()));
+                assert!(r.is_ok(), "byte {i} ^ {x:#x} panicked");
+                cases += 1;
+            }
+        }
+        for cut in 0..original.len() {
+            assert!(std::panic::catch_unwind(|| parse_curves(&original[..cut], "c.csv", 20).is_ok()).is_ok());
+        }
+        assert!(cases > 1000);
+    }
 
     fn p(text: &str) -> Result<EdgeList, String> {
         parse(text.as_bytes(), "e.csv").map_err(|e| e.to_string())

@@ -10,9 +10,7 @@ use anyhow::{Context, Result, bail};
 use exaviz_engine::Backend;
 use exaviz_engine::bundling::{self, Bundler};
 use exaviz_engine::layout::hierarchy;
-use exaviz_engine::render::{
-    Anchor, Blend, ColorMap, Scene, ToneMap, View, render_scene, write_atomic, write_png_atomic,
-};
+use exaviz_engine::render::{Anchor, ColorMap, Scene, ToneMap, View, render_scene, write_atomic, write_png_atomic};
 use exaviz_engine::stages::kde_bundle::UnitFrame;
 use exaviz_engine::stages::{self, AxisKey, BundleParams, Bundled, DensityInput, HeatmapInput};
 use exaviz_engine::views::density::density_picture;
@@ -20,7 +18,8 @@ use rayon::prelude::*;
 
 use crate::BackendArg;
 
-const D: BundleParams = BundleParams::DEFAULT;
+/// The CSV commands' KDE defaults: as strong as hammer_bundle's on the benchmark sets.
+const D: BundleParams = BundleParams::STRONG;
 
 #[derive(Clone, Copy, Debug, PartialEq, clap::ValueEnum)]
 pub enum BundlerArg {
@@ -49,7 +48,8 @@ pub struct BundleArgs {
     /// Output CSV of bundled polylines: edge_id,x,y rows, one polyline per edge in input order.
     #[arg(long, short)]
     out: PathBuf,
-    /// Also draw the bundled edges to this PNG (additive, green at the source, red at the target).
+    /// Also draw the bundled edges to this PNG (density by histogram equalisation, cyan at the
+    /// source, yellow at the target).
     #[arg(long)]
     png: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto")]
@@ -161,23 +161,16 @@ fn write_curves(path: &Path, bundled: &Bundled, frame: &UnitFrame) -> Result<()>
     .with_context(|| format!("{}: cannot write", path.display()))
 }
 
-/// The bundled curves as a picture: additive strokes whose colour runs from green (source) to
-/// red (target), a title and a legend.
+/// The bundled curves as a picture, shaded as `exaviz bench --sheet` shades them: density by
+/// histogram equalisation, coloured by the share of the way from source to target (cyan to
+/// yellow, apart for colour-blind readers), a title and a legend.
 fn draw_bundles(backend: &Backend, bundled: &Bundled, title: &str, method: &str, png: &Path) -> Result<()> {
     let (w, h) = (900u32, 800u32);
     let mut scene = Scene::new(w, h, exaviz_engine::views::BACKGROUND);
-    let (ox, oy, side) = (50.0f32, 70.0f32, 700.0f32);
-    let alpha = (20_000.0 / bundled.len().max(1) as f32).clamp(0.03, 0.6);
-    let last = (bundled.samples as usize).saturating_sub(1).max(1) as f32;
-    let mut line = Vec::new();
-    for e in 0..bundled.len() {
-        line.clear();
-        line.extend(bundled.edge(e).iter().map(|p| [ox + p[0] * side, oy + (1.0 - p[1]) * side]));
-        scene.stroke(Blend::Additive, &line, 1.0, |k| {
-            let t = k as f32 / last;
-            [t, 1.0 - t, 0.15, alpha]
-        });
-    }
+    let (ox, oy, side) = (50.0f32, 70.0f32, 700u32);
+    let pixels = bundling::direction_density(backend.runner().as_mut(), bundled, side)?;
+    let s = side as f32;
+    scene.raster(exaviz_engine::render::Raster::rgba([ox, oy, ox + s, oy + s], side, side, pixels));
     let text = exaviz_engine::views::TEXT;
     scene.text(title, [16.0, 28.0], 15.0, Anchor::Left, text);
     scene.text(
@@ -187,17 +180,17 @@ fn draw_bundles(backend: &Backend, bundled: &Bundled, title: &str, method: &str,
         Anchor::Left,
         exaviz_engine::views::TEXT_DIM,
     );
-    // Legend: the direction gradient.
+    // Legend: the direction gradient, and what brightness means.
     let (lx, ly) = (770.0f32, 100.0f32);
     scene.text("direction", [lx, ly - 10.0], 13.0, Anchor::Left, text);
     for i in 0..40 {
-        let t = i as f32 / 39.0;
-        scene.rect([lx, ly + i as f32 * 4.0], [lx + 16.0, ly + i as f32 * 4.0 + 4.0], [t, 1.0 - t, 0.15, 1.0], true);
+        let c = exaviz_engine::views::plot::direction_colour(i as f32 / 39.0);
+        scene.rect([lx, ly + i as f32 * 4.0], [lx + 16.0, ly + i as f32 * 4.0 + 4.0], [c[0], c[1], c[2], 1.0], true);
     }
     scene.text("source", [lx + 22.0, ly + 10.0], 11.0, Anchor::Left, text);
     scene.text("target", [lx + 22.0, ly + 160.0], 11.0, Anchor::Left, text);
-    scene.text("additive: bright", [lx, ly + 190.0], 11.0, Anchor::Left, exaviz_engine::views::TEXT_DIM);
-    scene.text("= many edges", [lx, ly + 204.0], 11.0, Anchor::Left, exaviz_engine::views::TEXT_DIM);
+    scene.text("brighter: more", [lx, ly + 190.0], 11.0, Anchor::Left, exaviz_engine::views::TEXT_DIM);
+    scene.text("edges (equalised)", [lx, ly + 204.0], 11.0, Anchor::Left, exaviz_engine::views::TEXT_DIM);
     let image = render_scene(backend, &scene, View::default())?;
     write_png_atomic(png, &image).with_context(|| format!("{}: cannot write", png.display()))
 }
@@ -275,6 +268,19 @@ pub struct BenchArgs {
     /// Bundlers to compare, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "kde,hierarchical,straight")]
     bundler: Vec<BundlerArg>,
+    /// Curves from another tool on the same edges, measured beside exaviz's bundlers: NAME=FILE,
+    /// FILE in the `edge_id,x,y` format `exaviz bundle --out` writes (Datashader's hammer_bundle
+    /// output is converted by benches/peer_compare.py). Repeatable.
+    #[arg(long, value_name = "NAME=FILE")]
+    curves: Vec<String>,
+    /// Also search KDE's kernel, decay and iterations for the fastest setting whose ink ratio is
+    /// at most R (to compare speed at equal bundling strength), and report it as `kde@ink<=R`.
+    #[arg(long, value_name = "R")]
+    match_ink: Option<f64>,
+    /// Draw every bundler's and every curves file's result side by side, with the same shading
+    /// (density by histogram equalisation, coloured by direction) and the measures under each.
+    #[arg(long, value_name = "FILE.png")]
+    sheet: Option<PathBuf>,
     /// Bundling strength of the hierarchical bundler.
     #[arg(long, default_value_t = bundling::DEFAULT_BETA)]
     beta: f32,
@@ -291,8 +297,71 @@ pub struct BenchArgs {
     json: bool,
 }
 
-/// `exaviz bench`: each bundler's time and quality (ink ratio, distortion, endpoint
-/// displacement) on the same edges.
+/// One compared result: its name, its curves (unit square), its times (none for curves from
+/// files) and the KDE parameters that made it, if any.
+struct Entry {
+    name: String,
+    curves: bundling::Curves,
+    times: Vec<f64>,
+    params: Option<BundleParams>,
+}
+
+/// KDE settings tried by `--match-ink`, from the lightest bundling to the strongest.
+fn ink_search_grid() -> Vec<BundleParams> {
+    let mut grid = Vec::new();
+    for iterations in [5, 10, 15, 20] {
+        for kernel in [0.06, 0.08, 0.1, 0.125, 0.15, 0.2] {
+            for decay in [0.8, 0.9] {
+                grid.push(BundleParams { iterations, kernel, decay, ..BundleParams::DEFAULT });
+            }
+        }
+    }
+    grid
+}
+
+/// The fastest KDE setting of [`ink_search_grid`] whose ink ratio is at most `target` (each
+/// tried once; the strongest tried when none reaches it).
+fn match_ink(
+    backend: &Backend,
+    edges: &[[f32; 4]],
+    weights: Option<&[u32]>,
+    target: f64,
+    resolution: u32,
+) -> Result<(BundleParams, bool)> {
+    let pb = crate::spinner(&format!("searching KDE settings for ink ratio <= {target}"));
+    let mut best: Option<(f64, BundleParams)> = None;
+    let mut strongest: Option<(f64, BundleParams)> = None;
+    for params in ink_search_grid() {
+        let t = Instant::now();
+        let b = Bundler::Kde(params).run(backend.runner().as_mut(), edges, weights)?;
+        let secs = t.elapsed().as_secs_f64();
+        let q = bundling::quality(backend.runner().as_mut(), edges, &b, resolution)?;
+        if q.ink_ratio <= target && best.is_none_or(|(s, _)| secs < s) {
+            best = Some((secs, params));
+        }
+        if strongest.is_none_or(|(ink, _)| q.ink_ratio < ink) {
+            strongest = Some((q.ink_ratio, params));
+        }
+    }
+    pb.finish_and_clear();
+    match (best, strongest) {
+        (Some((_, p)), _) => Ok((p, true)),
+        (None, Some((_, p))) => Ok((p, false)),
+        _ => bail!("no KDE setting to try"),
+    }
+}
+
+/// `NAME=FILE` of `--curves`.
+fn curves_arg(arg: &str) -> Result<(&str, &Path)> {
+    let (name, file) = arg
+        .split_once('=')
+        .filter(|(n, f)| !n.is_empty() && !f.is_empty())
+        .with_context(|| format!("--curves {arg}: expected NAME=FILE (e.g. hammer=hammer_curves.csv)"))?;
+    Ok((name, Path::new(file)))
+}
+
+/// `exaviz bench`: each bundler's time and quality (ink ratio, distortion, shifts, ink in the
+/// densest pixels, overdraw) on the same edges, beside curves from other tools.
 pub fn bench(args: BenchArgs) -> Result<()> {
     if args.runs == 0 {
         bail!("--runs must be at least 1");
@@ -300,15 +369,30 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     if !(16..=8192).contains(&args.resolution) {
         bail!("--resolution must be 16 to 8192, not {}", args.resolution);
     }
+    if let Some(r) = args.match_ink.filter(|r| !(r.is_finite() && *r > 0.0)) {
+        bail!("--match-ink {r}: expected an ink ratio above 0");
+    }
+    let imported: Vec<(&str, &Path)> = args.curves.iter().map(|a| curves_arg(a)).collect::<Result<_>>()?;
     let mut list = read_edges(&args.input)?;
     let backend = Backend::new(args.backend.into())?;
     let weights = list.quantised_weights();
-    to_unit(&mut list.edges);
+    let frame = to_unit(&mut list.edges);
     let edges = list.edges;
-    let mut rows = Vec::new();
+    let mut entries = Vec::new();
+    let mut todo: Vec<(String, Bundler, Option<BundleParams>)> = Vec::new();
     for &arg in &args.bundler {
-        let bundler = bundler_of(arg, BundleParams::DEFAULT, args.beta)?;
-        let pb = crate::spinner(&format!("{}: {} edges on {}", bundler.name(), edges.len(), backend.describe()));
+        let b = bundler_of(arg, D, args.beta)?;
+        todo.push((b.name().to_string(), b, (arg == BundlerArg::Kde).then_some(D)));
+    }
+    let mut matched = None;
+    if let Some(target) = args.match_ink {
+        let (params, reached) = match_ink(&backend, &edges, weights.as_deref(), target, args.resolution)?;
+        let name = if reached { format!("kde@ink<={target}") } else { format!("kde@strongest(ink>{target})") };
+        matched = Some(reached);
+        todo.push((name, Bundler::Kde(params), Some(params)));
+    }
+    for (name, bundler, params) in todo {
+        let pb = crate::spinner(&format!("{name}: {} edges on {}", edges.len(), backend.describe()));
         let mut times = Vec::new();
         let mut bundled = None;
         for _ in 0..args.runs {
@@ -316,48 +400,131 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             bundled = Some(bundler.run(backend.runner().as_mut(), &edges, weights.as_deref())?);
             times.push(t.elapsed().as_secs_f64());
         }
-        let bundled = bundled.context("no run")?;
-        let q = bundling::quality(backend.runner().as_mut(), &edges, &bundled, args.resolution)?;
         pb.finish_and_clear();
+        let curves = bundling::Curves::of(&bundled.context("no run")?);
+        entries.push(Entry { name, curves, times, params });
+    }
+    for (name, file) in imported {
+        let mut curves = exaviz_datasets::edges_csv::read_curves(file, edges.len())?;
+        curves.points.iter_mut().for_each(|p| *p = frame.to_unit(*p));
+        entries.push(Entry { name: name.to_string(), curves, times: Vec::new(), params: None });
+    }
+    let mut rows = Vec::new();
+    let mut measures = Vec::new();
+    for e in &entries {
+        let q = bundling::quality(backend.runner().as_mut(), &edges, &e.curves, args.resolution)
+            .map_err(|err| anyhow::anyhow!("{}: {err}", e.name))?;
         let mut row = serde_json::json!({
-            "input": args.input, "bundler": bundler.name(), "backend": backend.describe(), "edges": edges.len(),
-            "runs_s": times.iter().map(|t| (t * 1e4).round() / 1e4).collect::<Vec<_>>(),
-            "median_s": (median(&times) * 1e4).round() / 1e4,
+            "input": args.input, "bundler": e.name, "backend": backend.describe(), "edges": edges.len(),
+            "runs_s": e.times.iter().map(|t| (t * 1e4).round() / 1e4).collect::<Vec<_>>(),
+            "median_s": (!e.times.is_empty()).then(|| (median(&e.times) * 1e4).round() / 1e4),
         });
+        if let Some(p) = e.params {
+            row["kde"] = serde_json::json!({"kernel": p.kernel, "decay": p.decay, "iterations": p.iterations});
+        }
+        if e.name.starts_with("kde@") {
+            row["ink_target"] = serde_json::json!(args.match_ink);
+            row["ink_target_reached"] = serde_json::json!(matched);
+        }
         if let (Some(o), Ok(serde_json::Value::Object(m))) = (row.as_object_mut(), serde_json::to_value(q)) {
             o.extend(m);
         }
+        measures.push(q);
         rows.push(row);
+    }
+    if let Some(sheet) = &args.sheet {
+        draw_sheet(&backend, &args.input, &entries, &measures, sheet)?;
     }
     if args.json {
         println!("{}", serde_json::Value::Array(rows));
         return Ok(());
     }
+    print_bench_table(&args.input, &backend, edges.len(), args.resolution, &rows);
+    Ok(())
+}
+
+fn print_bench_table(input: &str, backend: &Backend, n: usize, resolution: u32, rows: &[serde_json::Value]) {
+    println!("{n} edges from {input} on {}; ink counted at {resolution}²", backend.describe());
     println!(
-        "{} edges from {} on {}; ink counted at {}²",
-        edges.len(),
-        args.input,
-        backend.describe(),
-        args.resolution
+        "{:<22} {:>9} {:>9} {:>10} {:>9} {:>10} {:>10} {:>9} {:>9}",
+        "bundler",
+        "median s",
+        "ink ratio",
+        "distortion",
+        "dist max",
+        "mean shift",
+        "end shift",
+        "top-1% ink",
+        "overdraw"
     );
-    println!(
-        "{:<13} {:>10} {:>10} {:>16} {:>15} {:>13} {:>17}",
-        "bundler", "median s", "ink ratio", "distortion mean", "distortion max", "mean shift", "endpoint shift"
-    );
-    for r in &rows {
+    for r in rows {
         let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+        let time = r["median_s"].as_f64().map_or("-".to_string(), |t| format!("{t:.4}"));
         println!(
-            "{:<13} {:>10.4} {:>10.3} {:>16.3} {:>15.3} {:>13.4} {:>17.2e}",
+            "{:<22} {:>9} {:>9.3} {:>10.3} {:>9.3} {:>10.4} {:>10.2e} {:>9.3} {:>9.2}",
             r["bundler"].as_str().unwrap_or("?"),
-            f("median_s"),
+            time,
             f("ink_ratio"),
             f("distortion_mean"),
             f("distortion_max"),
             f("mean_displacement"),
-            f("endpoint_displacement_max")
+            f("endpoint_displacement_max"),
+            f("ink_top1_share"),
+            f("overdraw")
         );
     }
-    Ok(())
+}
+
+/// The contact sheet: every entry's curves with the same shading, the measures under each.
+fn draw_sheet(
+    backend: &Backend,
+    input: &str,
+    entries: &[Entry],
+    measures: &[bundling::BundleQuality],
+    path: &Path,
+) -> Result<()> {
+    let side = 360u32;
+    let cols = entries.len().clamp(1, 4) as u32;
+    let rows = (entries.len() as u32).div_ceil(cols).max(1);
+    let (cw, ch) = (side + 40, side + 120);
+    let (w, h) = (cols * cw + 20, rows * ch + 70);
+    let mut scene = Scene::new(w, h, exaviz_engine::views::BACKGROUND);
+    let (text, dim) = (exaviz_engine::views::TEXT, exaviz_engine::views::TEXT_DIM);
+    scene.text(&format!("Bundlings of {input}"), [16.0, 26.0], 15.0, Anchor::Left, text);
+    scene.text(
+        "density by histogram equalisation; colour: share of the way from source (cyan) to target (yellow)",
+        [16.0, 46.0],
+        11.0,
+        Anchor::Left,
+        dim,
+    );
+    for (k, (e, q)) in entries.iter().zip(measures).enumerate() {
+        let (c, r) = (k as u32 % cols, k as u32 / cols);
+        let (x, y) = ((20 + c * cw) as f32, (60 + r * ch) as f32);
+        let pixels = bundling::direction_density(backend.runner().as_mut(), &e.curves, side)?;
+        scene.rect([x - 1.0, y - 1.0], [x + side as f32 + 1.0, y + side as f32 + 1.0], [0.25, 0.26, 0.3, 1.0], true);
+        scene.raster(exaviz_engine::render::Raster::rgba([x, y, x + side as f32, y + side as f32], side, side, pixels));
+        let time = match e.times.is_empty() {
+            true => "time: not run here".to_string(),
+            false => format!("median {:.1} ms", median(&e.times) * 1e3),
+        };
+        let lines = [
+            format!("{} · {time}", e.name),
+            format!("ink ratio {:.3} · top-1% ink {:.3} · overdraw {:.2}", q.ink_ratio, q.ink_top1_share, q.overdraw),
+            format!(
+                "distortion {:.3} (max {:.2}) · mean shift {:.4}",
+                q.distortion_mean, q.distortion_max, q.mean_displacement
+            ),
+            format!("endpoint shift {:.1e}", q.endpoint_displacement_max),
+        ];
+        for (i, l) in lines.iter().enumerate() {
+            let size = if i == 0 { 13.0 } else { 11.0 };
+            let colour = if i == 0 { text } else { dim };
+            scene.text(l, [x, y + side as f32 + 20.0 + 17.0 * i as f32], size, Anchor::Left, colour);
+        }
+    }
+    let image = render_scene(backend, &scene, View::default())?;
+    write_png_atomic(path, &image).with_context(|| format!("{}: cannot write", path.display()))
 }
 
 pub fn aggregate(args: AggregateArgs) -> Result<()> {

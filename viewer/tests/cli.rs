@@ -312,6 +312,77 @@ fn bench_compares_bundlers_on_generated_edges() {
     assert_fails(&["bench", "gen:sphere"], &["unknown edge generator"]);
 }
 
+/// The bundling harness: curves from another tool (here `exaviz bundle`'s own output, read back
+/// as a foreign file) measured beside the bundlers, the fastest KDE setting at a matched ink
+/// ratio, and the contact sheet; bad curve files are one line.
+#[test]
+fn bench_measures_foreign_curves_matches_ink_and_draws_a_sheet() {
+    let input = "gen:circle?edges=3000&kind=communities";
+    let curves = tmp("straight-curves.csv");
+    let c = curves.to_str().unwrap();
+    let out = exaviz(&["bundle", input, "--bundler", "straight", "--out", c, "--backend", "cpu"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sheet = tmp("sheet.png");
+    let out = exaviz(&[
+        "bench",
+        input,
+        "--backend",
+        "cpu",
+        "--runs",
+        "1",
+        "--bundler",
+        "kde,straight",
+        "--curves",
+        &format!("other={c}"),
+        "--match-ink",
+        "0.5",
+        "--sheet",
+        sheet.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = rows.as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["bundler"].as_str().unwrap()).collect();
+    assert_eq!(names, ["kde", "straight", "kde@ink<=0.5", "other"]);
+    let get = |name: &str, k: &str| rows.iter().find(|r| r["bundler"] == name).unwrap()[k].as_f64().unwrap();
+    // The foreign file holds the straight edges: the same measures as exaviz's straight ones.
+    for k in ["ink_ratio", "distortion_mean", "overdraw", "ink_top1_share"] {
+        assert!((get("other", k) - get("straight", k)).abs() < 1e-3, "{k}: {rows:?}");
+    }
+    assert!(rows[3]["median_s"].is_null(), "no time for curves made elsewhere");
+    assert!(get("kde@ink<=0.5", "ink_ratio") <= 0.5);
+    assert_eq!(rows[2]["ink_target_reached"], true);
+    let (w, _) = png_size(&sheet);
+    assert!(w > 1000, "four panels side by side");
+    // Bad curves.
+    let o = tmp("never-sheet.png");
+    let o = o.to_str().unwrap();
+    assert_fails(&["bench", input, "--curves", "nameless", "--sheet", o], &["NAME=FILE"]);
+    assert_fails(
+        &["bench", "gen:circle?edges=10", "--curves", &format!("x={c}"), "--sheet", o],
+        &["edge_id", "is not an edge"],
+    );
+    assert_fails(&["bench", input, "--curves", "x=/no/such.csv", "--sheet", o], &["/no/such.csv"]);
+    assert_fails(&["bench", input, "--match-ink", "0", "--sheet", o], &["--match-ink"]);
+    assert!(!Path::new(o).exists());
+}
+
+/// `exaviz bundle`'s and `exaviz bench`'s KDE defaults bundle at least as strongly as Datashader's
+/// hammer_bundle at its defaults: ink ratios at most those measured for hammer_bundle on 10,000
+/// edges of each kind (0.440 structured, 0.821 random, 0.509 communities; BENCHMARKS.md).
+#[test]
+fn default_bundling_is_as_strong_as_hammer_bundle() {
+    for (kind, hammer) in [("structured", 0.440), ("random", 0.821), ("communities", 0.509)] {
+        let input = format!("gen:circle?edges=10000&kind={kind}");
+        let out = exaviz(&["bench", &input, "--backend", "cpu", "--runs", "1", "--bundler", "kde", "--json"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let ink = rows[0]["ink_ratio"].as_f64().unwrap();
+        assert!(ink <= hammer, "{kind}: ink ratio {ink} above hammer_bundle's {hammer}");
+    }
+}
+
 #[test]
 fn metrics_reproduce_seed_001_locality() {
     let out = exaviz(&["metrics", "gen:torus?dims=4x4x4x4x4", "--json"]);

@@ -153,3 +153,58 @@ mod tests {
         assert!((s.value_at(0.5) - 100.0).abs() < 1e-6);
     }
 }
+
+/// Colour-vision deficiencies, simulated after Machado, Oliveira and Fernandes, "A
+/// physiologically-based model for simulation of color vision deficiency" (IEEE TVCG 2009), at
+/// severity 1 (dichromacy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deficiency {
+    Protanopia,
+    Deuteranopia,
+    Tritanopia,
+}
+
+fn to_linear(c: f32) -> f32 {
+    if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
+}
+
+fn to_srgb(c: f32) -> f32 {
+    let c = c.clamp(0.0, 1.0);
+    if c <= 0.003_130_8 { 12.92 * c } else { 1.055 * c.powf(1.0 / 2.4) - 0.055 }
+}
+
+/// What a reader with `d` sees of the sRGB colour `rgb` (in sRGB).
+pub fn simulate(rgb: [f32; 3], d: Deficiency) -> [f32; 3] {
+    let m: [[f32; 3]; 3] = match d {
+        Deficiency::Protanopia => {
+            [[0.152_286, 1.052_583, -0.204_868], [0.114_503, 0.786_281, 0.099_216], [-0.003_882, -0.048_116, 1.051_998]]
+        }
+        Deficiency::Deuteranopia => {
+            [[0.367_322, 0.860_646, -0.227_968], [0.280_085, 0.672_501, 0.047_413], [-0.011_820, 0.042_940, 0.968_881]]
+        }
+        Deficiency::Tritanopia => {
+            [[1.255_528, -0.076_749, -0.178_779], [-0.078_411, 0.930_809, 0.147_602], [0.004_733, 0.691_367, 0.303_900]]
+        }
+    };
+    let l = rgb.map(to_linear);
+    let row = |r: [f32; 3]| to_srgb(r[0] * l[0] + r[1] * l[1] + r[2] * l[2]);
+    [row(m[0]), row(m[1]), row(m[2])]
+}
+
+/// CIELAB (D65) of an sRGB colour.
+pub fn lab(rgb: [f32; 3]) -> [f32; 3] {
+    let [r, g, b] = rgb.map(to_linear);
+    let x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.950_47;
+    let y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    let z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.088_83;
+    let f = |t: f32| if t > 216.0 / 24389.0 { t.cbrt() } else { (24389.0 / 27.0 * t + 16.0) / 116.0 };
+    let (fx, fy, fz) = (f(x), f(y), f(z));
+    [116.0 * fy - 16.0, 500.0 * (fx - fy), 200.0 * (fy - fz)]
+}
+
+/// Distance between two sRGB colours in CIELAB's a*b* plane: how far apart their hues and
+/// chromas are, lightness left out (two colours told apart by lightness alone read as one hue).
+pub fn chroma_distance(a: [f32; 3], b: [f32; 3]) -> f32 {
+    let (p, q) = (lab(a), lab(b));
+    (p[1] - q[1]).hypot(p[2] - q[2])
+}

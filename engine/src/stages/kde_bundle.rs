@@ -44,6 +44,12 @@ impl BundleParams {
     pub const DEFAULT: Self =
         Self { samples: 16, grid: 256, iterations: 10, kernel: 0.06, decay: 0.8, step: 0.4, smoothing: 0.5 };
 
+    /// The defaults of `exaviz bundle` and `exaviz bench`: a wider kernel shrinking more slowly,
+    /// so that the ink ratio is at most Datashader's hammer_bundle's (at its defaults) on the
+    /// benchmark sets: random, structured and community/hub edges on a circle (BENCHMARKS.md).
+    /// The views keep [`BundleParams::DEFAULT`]'s lighter bundling, drawn over other marks.
+    pub const STRONG: Self = Self { kernel: 0.15, decay: 0.9, ..Self::DEFAULT };
+
     pub fn validate(&self) -> Result<(), String> {
         if !(2..=32).contains(&self.samples) {
             return Err(format!("samples must be 2 to 32, not {}", self.samples));

@@ -149,6 +149,23 @@ mod tests {
         assert!(cut.ends_with('…') && crate::render::TextAtlas::measure(&cut, 15.0) <= 120.0, "{cut}");
     }
 
+    /// The direction colours' two ends stay apart in hue for readers with deuteranopia and
+    /// protanopia (simulated), where the green-to-red pair of the papers does not.
+    #[test]
+    fn direction_colours_survive_colour_blindness() {
+        use crate::render::colormap::{Deficiency, chroma_distance, simulate};
+        let apart = |a: [f32; 3], b: [f32; 3], d: Deficiency| chroma_distance(simulate(a, d), simulate(b, d));
+        let (sender, receiver) = (direction_colour(0.0), direction_colour(1.0));
+        for d in [Deficiency::Deuteranopia, Deficiency::Protanopia, Deficiency::Tritanopia] {
+            assert!(apart(sender, receiver, d) > 40.0, "{d:?}: {}", apart(sender, receiver, d));
+        }
+        let (green, red) = ([0.0, 1.0, 0.15], [1.0, 0.0, 0.15]);
+        assert!(apart(green, red, Deficiency::Deuteranopia) < 20.0, "the test tells a pair that fails");
+        // The simulation keeps greys grey.
+        let g = simulate([0.5; 3], Deficiency::Deuteranopia);
+        assert!(g.iter().all(|v| (v - 0.5).abs() < 0.01), "{g:?}");
+    }
+
     #[test]
     fn ticks_are_round_and_inside() {
         let t = nice_ticks(0.0, 240.0, 5);
