@@ -297,6 +297,18 @@ pub struct BenchArgs {
     json: bool,
 }
 
+/// The bundling harness's measures (see the README's "Comparing bundlings").
+const BUNDLE_MEASURES: [&str; 8] = [
+    "ink_ratio",
+    "distortion_mean",
+    "distortion_max",
+    "mean_displacement",
+    "endpoint_displacement_max",
+    "ink_top1_share",
+    "overdraw",
+    "resolution",
+];
+
 /// One compared result: its name, its curves (unit square), its times (none for curves from
 /// files) and the KDE parameters that made it, if any.
 struct Entry {
@@ -429,6 +441,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         if let (Some(o), Ok(serde_json::Value::Object(m))) = (row.as_object_mut(), serde_json::to_value(q)) {
             o.extend(m);
         }
+        let secs = (!e.times.is_empty()).then(|| median(&e.times));
+        crate::harness_keys(&mut row, "bundling", &args.input, &e.name, secs, &BUNDLE_MEASURES);
         measures.push(q);
         rows.push(row);
     }

@@ -307,8 +307,10 @@ impl Command {
 /// `exaviz metrics`: L and CL of each ordering of one torus.
 fn metrics_cmd(input: &str, dataset: exaviz_engine::model::Dataset, json: bool) -> Result<()> {
     let topology = dataset.topology.with_context(|| format!("{input}: no topology to lay out"))?;
-    let rows = ordering_metrics(&topology);
-    let embeddings = embedding_metrics(&topology);
+    let mut rows = ordering_metrics(&topology);
+    let mut embeddings = embedding_metrics(&topology);
+    layout_rows(input, &mut rows);
+    layout_rows(input, &mut embeddings);
     let dims: Vec<String> = topology.extents.iter().map(u32::to_string).collect();
     if json {
         let v = serde_json::json!({
@@ -331,6 +333,7 @@ fn bench_layout_cmd(dims: &[String], json: bool) -> Result<()> {
         let topology = load(&input)?.topology.with_context(|| format!("{input}: no topology"))?;
         let mut rows = ordering_metrics(&topology);
         rows.extend(embedding_metrics(&topology));
+        layout_rows(&input, &mut rows);
         tables.push((d.clone(), rows));
     }
     if json {
@@ -352,6 +355,40 @@ fn bench_layout_cmd(dims: &[String], json: bool) -> Result<()> {
 }
 
 /// L, CL mean, CL max and the time of ordering plus metrics, for every ordering of a torus.
+/// The harness keys every benchmark row carries, whatever it measures (`exaviz bench` and
+/// `exaviz bench-layout` share them: see the README's "One schema for the harnesses"):
+/// `harness`, `input`, `method`, `median_s` (null where not run here) and `measures`.
+pub(crate) fn harness_keys(
+    row: &mut serde_json::Value,
+    harness: &str,
+    input: &str,
+    method: &str,
+    seconds: Option<f64>,
+    measures: &[&str],
+) {
+    let picked: serde_json::Map<String, serde_json::Value> =
+        measures.iter().filter_map(|k| row.get(*k).map(|v| ((*k).to_string(), v.clone()))).collect();
+    if let Some(o) = row.as_object_mut() {
+        o.insert("harness".into(), harness.into());
+        o.insert("input".into(), input.into());
+        o.insert("method".into(), method.into());
+        o.insert("median_s".into(), seconds.map_or(serde_json::Value::Null, |s| ((s * 1e6).round() / 1e6).into()));
+        o.insert("measures".into(), picked.into());
+    }
+}
+
+/// The layout harness's measures.
+const LAYOUT_MEASURES: [&str; 3] = ["locality", "cl_mean", "cl_max"];
+
+/// [`harness_keys`] on the rows of one torus.
+fn layout_rows(input: &str, rows: &mut [serde_json::Value]) {
+    for r in rows.iter_mut() {
+        let method = r["ordering"].as_str().unwrap_or("?").to_string();
+        let secs = if r.get("skipped").is_some() { None } else { r["seconds"].as_f64() };
+        harness_keys(r, "layout", input, &method, secs, &LAYOUT_MEASURES);
+    }
+}
+
 fn ordering_metrics(topology: &exaviz_engine::model::Topology) -> Vec<serde_json::Value> {
     use exaviz_engine::layout::{metrics, order};
     [Ordering::Sequential, Ordering::Hilbert]
@@ -405,7 +442,7 @@ fn embedding_metrics(topology: &exaviz_engine::model::Topology) -> Vec<serde_jso
 fn print_metrics_table(tables: &[(String, Vec<serde_json::Value>)]) {
     println!(
         "{:<12} {:>8} {:<12} {:>12} {:>10} {:>10} {:>10}",
-        "torus", "nodes", "ordering", "L", "CL mean", "CL max", "time ms"
+        "torus", "nodes", "method", "L", "CL mean", "CL max", "time ms"
     );
     for (dims, rows) in tables {
         for r in rows {

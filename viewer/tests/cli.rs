@@ -740,3 +740,25 @@ fn fattree_directories_generate_load_measure_and_render() {
         std::fs::remove_dir_all(d).unwrap();
     }
 }
+
+/// The two harnesses, bundlings and torus layouts, write rows of one schema: `harness`,
+/// `input`, `method`, `median_s` and `measures`.
+#[test]
+fn bench_and_bench_layout_share_one_row_schema() {
+    let runs = [
+        exaviz(&["bench", "gen:circle?edges=300", "--backend", "cpu", "--runs", "1", "--json"]),
+        exaviz(&["bench-layout", "--dims", "4x4x4", "--json"]),
+    ];
+    for (out, harness) in runs.iter().zip(["bundling", "layout"]) {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for r in rows.as_array().unwrap() {
+            assert_eq!(r["harness"], harness, "{r}");
+            assert!(r["input"].is_string() && r["method"].is_string(), "{r}");
+            assert!(r["median_s"].is_number() || r.get("skipped").is_some(), "{r}");
+            let m = r["measures"].as_object().expect("measures");
+            assert!(!m.is_empty() || r.get("skipped").is_some(), "{r}");
+            assert!(m.values().all(serde_json::Value::is_number), "{r}");
+        }
+    }
+}
