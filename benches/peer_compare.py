@@ -17,11 +17,17 @@ of both: its runs take milliseconds where the peer's take seconds, and this shar
 slow spells of seconds, so timing exaviz at one moment only would let one spell decide its
 side of the ratio. Below 100K edges each of the two calls makes at least --min-runs runs.
 
+For bundle, the peer's curves are measured by `exaviz bench --curves hammer=...` on the same
+edges (ink ratio at 1024^2), exaviz's KDE bundling at its defaults is measured beside them, and
+`exaviz bench --match-ink` finds the fastest KDE setting whose ink ratio is at most the peer's;
+that setting is then timed like the defaults (`exaviz bundle --kernel --decay --iterations`), so
+the table gives the ratio at defaults and at matched ink (equal bundling strength).
+
 Set-up, once per machine:
     python3 -m venv /tmp/peers-venv && /tmp/peers-venv/bin/pip install -q -r ../shared/peers/requirements.txt
     cargo build --release -p exaviz
 Then, from the repository root:
-    python3 benches/peer_compare.py bundle --sizes 1000,10000,100000 --kinds structured,random
+    python3 benches/peer_compare.py bundle --sizes 1000,10000,100000 --kinds structured,random,communities
     python3 benches/peer_compare.py aggregate --sizes 1000000,10000000
     python3 benches/peer_compare.py points --sizes 20000000 --backends cpu
 """
@@ -120,6 +126,38 @@ def ratio(peer, ours):
     return "-"
 
 
+def bench_rows(cmd, timeout):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        return None, (p.stderr.strip().splitlines() or ["failed"])[-1]
+    return json.loads(p.stdout), None
+
+
+def matched_ink(path, hammer, backend, runs, timeout):
+    """The peer's curves measured by exaviz bench beside KDE at its defaults, then the fastest KDE
+    setting with at most the peer's ink ratio, timed as `exaviz bundle` times the defaults."""
+    if not os.path.exists(hammer):
+        return {"error": "the peer wrote no curves"}
+    rows, err = bench_rows([EXAVIZ, "bench", path, "--bundler", "kde", "--curves", f"hammer={hammer}",
+                            "--backend", backend, "--runs", "1", "--json"], timeout)
+    if err:
+        return {"error": err}
+    by = {r["method"]: r for r in rows}
+    target = by["hammer"]["ink_ratio"]
+    rows, err = bench_rows([EXAVIZ, "bench", path, "--bundler", "straight", "--match-ink", f"{target:.4f}",
+                            "--backend", backend, "--runs", "1", "--json"], timeout)
+    if err:
+        return {"error": err}
+    m = rows[-1]
+    k = m["kde"]
+    timed = result([EXAVIZ, "bundle", path, "--out", os.path.join(os.path.dirname(hammer), "m.csv"),
+                    "--backend", backend, "--kernel", str(k["kernel"]), "--decay", str(k["decay"]),
+                    "--iterations", str(k["iterations"]), "--runs", str(runs), "--warmup", "1"], timeout)
+    return {"hammer_ink": target, "kde_ink": by["kde"]["ink_ratio"], "matched_ink": m["ink_ratio"],
+            "matched": k, "reached": m.get("ink_target_reached"), "timed": timed,
+            "hammer_measures": by["hammer"]["measures"], "kde_measures": by["kde"]["measures"]}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["bundle", "aggregate", "points"])
@@ -158,14 +196,25 @@ def main():
 
             before = ours_now()
             peer_runs = a.runs if n < 100_000 else 1
-            peer = result([PEER_PY, PEER, a.what, path, "--runs", str(peer_runs)], a.peer_timeout)
+            hammer = os.path.join(tmp, "hammer.csv")
+            peer_cmd = [PEER_PY, PEER, a.what, path, "--runs", str(peer_runs)]
+            peer = result(peer_cmd + (["--out", hammer] if a.what == "bundle" else []), a.peer_timeout)
             after = ours_now()
             ours = {b: pooled(before[b], after[b]) for b in backends}
-            everything.append({"n": n, "kind": kind, "exaviz": ours, "datashader": peer})
+            case = {"n": n, "kind": kind, "exaviz": ours, "datashader": peer}
             row = [str(n), kind, fmt(peer)] + [x for b in backends for x in (fmt(ours[b]), ratio(peer, ours[b]))]
+            if a.what == "bundle":
+                matched = matched_ink(path, hammer, backends[0], our_runs, a.peer_timeout)
+                case["ink"] = matched
+                m = matched.get("timed", {})
+                row += [f"{matched.get('hammer_ink', float('nan')):.3f}", f"{matched.get('kde_ink', float('nan')):.3f}",
+                        f"{matched.get('matched_ink', float('nan')):.3f}", fmt(m), ratio(peer, m)]
+            everything.append(case)
             rows.append(row)
             print("  ".join(row), flush=True)
     head = ["n", "kind", "datashader_s"] + [x for b in backends for x in (f"exaviz_{b}_s", f"ratio_{b}")]
+    if a.what == "bundle":
+        head += ["hammer_ink", "exaviz_ink", "matched_ink", f"matched_{backends[0]}_s", "ratio_matched"]
     print()
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
