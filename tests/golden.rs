@@ -753,3 +753,36 @@ fn fattree_views_match_golden_on_both_backends() {
         first.get_or_insert(cpu);
     }
 }
+
+/// A powerwall's tiles (`exaviz render --wall`) are the whole virtual canvas's render cropped by
+/// the tiles' rectangles, pixel for pixel, on both backends.
+#[test]
+fn wall_tiles_equal_crops_of_the_whole_canvas_on_both_backends() {
+    use exaviz_engine::render::render_region;
+    use exaviz_engine::wall::{Wall, WallSpec};
+    let wall =
+        Wall::new(WallSpec { columns: 3, rows: 2, tile: [150, 110], mullion: Some([12, 9]), ..Default::default() })
+            .unwrap();
+    let [w, h] = wall.canvas();
+    let d = exaviz_datasets::open("gen:torus-sim?dims=4x4x4&steps=20&seed=3").unwrap();
+    let scene = ring_scene(&d, &Backend::Cpu, &RingOptions { width: w, height: h, ..Default::default() }).unwrap();
+    for backend in [Backend::Cpu, gpu_backend()] {
+        let whole = render_scene(&backend, &scene, View::default()).unwrap();
+        for r in 0..wall.rows {
+            for c in 0..wall.columns {
+                let [x0, y0] = wall.origin(c, r);
+                let tile = render_region(&backend, &scene, View::default(), [x0, y0], wall.tile).unwrap();
+                assert_eq!((tile.width, tile.height), (150, 110));
+                for y in 0..110 {
+                    for x in 0..150 {
+                        assert_eq!(
+                            tile.pixel(x, y),
+                            whole.pixel(x0 + x, y0 + y),
+                            "{backend:?} tile {c},{r} at {x},{y}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

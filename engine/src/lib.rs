@@ -14,6 +14,7 @@ pub mod render;
 pub mod selection;
 pub mod stages;
 pub mod views;
+pub mod wall;
 
 pub use gpu::{Backend, BackendChoice, GpuContext, GpuError};
 pub use wgpu;

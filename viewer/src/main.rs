@@ -6,6 +6,7 @@ mod edges_cmd;
 mod explore;
 mod fattree_cmd;
 mod panel;
+mod wall_cmd;
 mod window;
 
 use std::path::PathBuf;
@@ -198,6 +199,11 @@ enum Command {
         /// Picture size in pixels, WIDTHxHEIGHT.
         #[arg(long, default_value = "1024x768")]
         size: String,
+        /// Render for a powerwall described by this wall.toml: the view is prepared at the whole
+        /// virtual canvas's size, and --out is a folder that gets each tile as tile_C_R.png and
+        /// the whole wall, mullion gaps included, as wall.png.
+        #[arg(long, value_name = "WALL.toml", conflicts_with = "size")]
+        wall: Option<PathBuf>,
         #[command(flatten)]
         view: ViewArgs,
     },
@@ -567,7 +573,8 @@ fn pyramid_cmd(store: &std::path::Path, dry_run: bool) -> Result<()> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Render { input, out, size, view } => {
+        Command::Render { input, out, wall: Some(wall), view, .. } => wall_cmd::render_cmd(&input, &wall, &out, &view),
+        Command::Render { input, out, size, view, wall: None } => {
             let size = parse_size(&size)?;
             let built = view.built()?;
             if out.is_dir() {

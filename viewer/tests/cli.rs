@@ -762,3 +762,63 @@ fn bench_and_bench_layout_share_one_row_schema() {
         }
     }
 }
+
+/// `exaviz render --wall`: each tile and the whole wall (mullion gaps black) equal one render of
+/// the virtual canvas cropped by the same rectangles; bad wall files are one line naming the field.
+#[test]
+fn wall_render_writes_tiles_equal_to_crops_of_the_canvas() {
+    let wall = tmp("wall.toml");
+    std::fs::write(&wall, "columns = 2\nrows = 2\ntile = [200, 120]\nmullion = [16, 10]\n").unwrap();
+    let dir = tmp("wall-out");
+    let full = tmp("wall-full.png");
+    let input = "gen:torus-sim?dims=4x4x4&steps=20&seed=3";
+    let out =
+        exaviz(&["render", input, "--backend", "cpu", "--wall", wall.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = exaviz(&["render", input, "--backend", "cpu", "--size", "416x250", "-o", full.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let read = |p: &Path| {
+        let d = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(p).unwrap()));
+        let mut r = d.read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size().unwrap()];
+        let info = r.next_frame(&mut buf).unwrap();
+        (info.width, buf)
+    };
+    let (fw, whole) = read(&full);
+    let (ww, stitched) = read(&dir.join("wall.png"));
+    assert_eq!((fw, ww), (416, 416));
+    let px = |img: &[u8], w: u32, x: u32, y: u32| img[((y * w + x) * 4) as usize..][..4].to_vec();
+    for y in 0..250 {
+        for x in 0..416 {
+            let in_gap = (200..216).contains(&x) || (120..130).contains(&y);
+            let want = if in_gap { vec![0, 0, 0, 255] } else { px(&whole, 416, x, y) };
+            assert_eq!(px(&stitched, 416, x, y), want, "wall.png at {x},{y}");
+        }
+    }
+    let (tw, tile) = read(&dir.join("tile_1_1.png"));
+    assert_eq!(tw, 200);
+    for y in 0..120 {
+        for x in 0..200 {
+            assert_eq!(px(&tile, 200, x, y), px(&whole, 416, 216 + x, 130 + y), "tile_1_1 at {x},{y}");
+        }
+    }
+    // Bad walls.
+    let o = tmp("never-wall");
+    let o = o.to_str().unwrap();
+    let bad = |text: &str, needles: &[&str]| {
+        std::fs::write(&wall, text).unwrap();
+        assert_fails(&["render", input, "--wall", wall.to_str().unwrap(), "-o", o], needles);
+    };
+    bad("columns = 2\nrows = 1\ntile = [0, 100]\n", &["wall.toml", "tile = [0, 100]"]);
+    bad(
+        "columns = 2\nrows = 1\ntile = [100, 100]\n[[tiles]]\ncolumn = 0\nrow = 0\n[[tiles]]\ncolumn = 0\nrow = 0\n",
+        &["tiles[1]", "twice"],
+    );
+    bad("columns = 2\nrows = 1\ntile = [100, 100]\nbezels = 3\n", &["wall.toml", "line 4", "bezels"]);
+    bad("columns = 2\nrows = 1\n", &["wall.toml", "tile"]);
+    bad("columns = [\n", &["wall.toml", "line"]);
+    assert_fails(&["render", input, "--wall", "/no/wall.toml", "-o", o], &["/no/wall.toml"]);
+    assert_fails(&["render", input, "--wall", wall.to_str().unwrap(), "--size", "100x100", "-o", o], &["--size"]);
+    assert!(!Path::new(o).exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -468,9 +468,23 @@ impl GpuRenderer {
 
     /// Renders in square tiles of `tile` pixels, each drawn offscreen and copied into place.
     pub fn render_tiled(&mut self, ctx: &GpuContext, scene: &Scene, view: View, tile: u32) -> Result<Image, GpuError> {
+        self.render_region(ctx, scene, view, [0, 0], [scene.width, scene.height], tile)
+    }
+
+    /// Renders the part of the picture at `origin` of `size` pixels, in square tiles of `tile`
+    /// pixels (a wall's tile is the same pixels as the whole picture's there).
+    pub fn render_region(
+        &mut self,
+        ctx: &GpuContext,
+        scene: &Scene,
+        view: View,
+        origin: [u32; 2],
+        size: [u32; 2],
+        tile: u32,
+    ) -> Result<Image, GpuError> {
         let (device, queue) = (&ctx.device, &ctx.queue);
         let tile = tile.max(1);
-        let (w, h) = (scene.width, scene.height);
+        let (w, h) = (size[0], size[1]);
         let mut pixels = vec![0u8; w as usize * h as usize * 4];
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let drawn: Vec<_> = scene.layers.iter().map(|l| l.drawn(view)).collect();
@@ -489,8 +503,8 @@ impl GpuRenderer {
                 });
                 let target = texture.create_view(&Default::default());
                 let mut enc = device.create_command_encoder(&Default::default());
-                let (format, size, origin) = (OFFSCREEN_FORMAT, [tw, th], [tx, ty]);
-                self.draw_layers(device, queue, &mut enc, scene, view, &target, format, size, origin, &drawn);
+                let (format, at) = (OFFSCREEN_FORMAT, [origin[0] + tx, origin[1] + ty]);
+                self.draw_layers(device, queue, &mut enc, scene, view, &target, format, [tw, th], at, &drawn);
                 let row = (tw * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
                 let staging = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("exaviz.render.readback"),

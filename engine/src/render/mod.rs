@@ -268,6 +268,24 @@ pub fn render_scene(backend: &crate::Backend, scene: &Scene, view: View) -> Resu
     }
 }
 
+/// Renders the part of the picture at `origin` of `size` pixels (a wall's tile): the same pixels
+/// as the whole picture's render there, on either backend.
+pub fn render_region(
+    backend: &crate::Backend,
+    scene: &Scene,
+    view: View,
+    origin: [u32; 2],
+    size: [u32; 2],
+) -> Result<Image, crate::GpuError> {
+    match backend {
+        crate::Backend::Gpu(ctx) => {
+            let tile = ctx.limits.max_texture_dimension_2d.clamp(256, 4096);
+            gpu::GpuRenderer::new(&ctx.device).render_region(ctx, scene, view, origin, size, tile)
+        }
+        crate::Backend::Cpu => Ok(cpu::render_region(scene, view, origin, size)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
