@@ -7,6 +7,7 @@ mod explore;
 mod fattree_cmd;
 mod panel;
 mod wall_cmd;
+mod wall_window;
 mod window;
 
 use std::path::PathBuf;
@@ -104,7 +105,7 @@ fn view_names() -> clap::builder::PossibleValuesParser {
 }
 
 /// The commands that show a view.
-const VIEW_COMMANDS: [&str; 3] = ["render", "view", "bench-interact"];
+const VIEW_COMMANDS: [&str; 4] = ["render", "view", "bench-interact", "wall"];
 
 /// The command line's view name (`--view V` or `--view=V`), if any.
 fn view_named(argv: &[String]) -> Option<&str> {
@@ -283,6 +284,22 @@ enum Command {
     BenchInteract(bench_interact::BenchInteractArgs),
     /// Aggregate the segments of a CSV file into a line-density image (and optionally a PNG).
     Aggregate(edges_cmd::AggregateArgs),
+    /// Drive a powerwall from this process: one borderless window per tile of WALL.toml (full
+    /// screen on its monitor, or side by side with fewer monitors than tiles), each showing its
+    /// rectangle of the view prepared at the whole canvas's size; a drag or wheel on any tile
+    /// pans or zooms the whole wall; 0 resets, Esc or q quits.
+    Wall {
+        /// The wall description (see the README's "Powerwalls").
+        #[arg(long, value_name = "WALL.toml")]
+        config: PathBuf,
+        #[arg(default_value = DEFAULT_INPUT)]
+        input: String,
+        /// Close after presenting this many frames (for tests and demos).
+        #[arg(long)]
+        frames: Option<u64>,
+        #[command(flatten)]
+        view: ViewArgs,
+    },
     /// Open a view in a window, with pan (drag) and zoom (wheel; on the timeline, in time), hover tooltips and a side panel to switch views and options; h lists every key.
     #[command(after_help = "Each view has options of its own: exaviz view --view VIEW --help lists them.")]
     View {
@@ -303,7 +320,7 @@ impl Command {
     /// The view options of the commands that show a view.
     fn view_args(&mut self) -> Option<&mut ViewArgs> {
         match self {
-            Command::Render { view, .. } | Command::View { view, .. } => Some(view),
+            Command::Render { view, .. } | Command::View { view, .. } | Command::Wall { view, .. } => Some(view),
             Command::BenchInteract(args) => Some(&mut args.view),
             _ => None,
         }
@@ -607,6 +624,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Convert { input, store } => convert_cmd(&input, &store),
         Command::Pyramid { store, dry_run } => pyramid_cmd(&store, dry_run),
         Command::Gen { spec, dir } => fattree_cmd::gen_cmd(&spec, &dir),
+        Command::Wall { config, input, frames, view } => wall_window::run(&input, &config, frames, &view),
         Command::Info { input, json } => {
             let dataset = load(&input)?;
             if let Some(t) = &dataset.fattree {

@@ -578,3 +578,86 @@ fn fattree_brushes_jobs_and_routes_follow_the_mouse_under_xvfb() {
     assert!(differ * 100 < shot.len(), "{differ} of {} pixels differ from the headless render", shot.len());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A 2x2 powerwall as four windows of one process (`exaviz wall`), under Xvfb with real X
+/// input: frames are presented to all four together and logged in order; each window shows its
+/// rectangle of the canvas (the engine's render of that region); a drag on one tile pans all
+/// four, which then show the panned canvas's regions.
+#[test]
+fn wall_windows_present_together_and_a_drag_on_one_tile_moves_all() {
+    use exaviz_engine::render::{View, render_region};
+    use exaviz_engine::views::contract::{Entry, Frame, prepare};
+    require("xvfb-run");
+    require("import");
+    require("xdotool");
+    let dir = std::env::temp_dir().join(format!("exaviz-window-wall-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let wall = dir.join("wall.toml");
+    std::fs::write(&wall, "columns = 2\nrows = 2\ntile = [240, 160]\nmullion = [10, 8]\n").unwrap();
+    let input = "gen:torus-sim?dims=4x4x4&steps=20&seed=3";
+    let exe = env!("CARGO_BIN_EXE_exaviz");
+    let log = dir.join("wall.log");
+    let shots = |tag: &str| {
+        ["0,0", "1,0", "0,1", "1,1"]
+            .iter()
+            .map(|t| {
+                format!(
+                    "wid=$(xdotool search --name 'exaviz wall {t}' | head -1); import -window $wid {}\n",
+                    dir.join(format!("{tag}_{t}.png")).display()
+                )
+            })
+            .collect::<String>()
+    };
+    let script = format!(
+        "set -e\n\
+         \"{exe}\" wall --config {wall} '{input}' --backend cpu --frames 5\n\
+         \"{exe}\" wall --config {wall} '{input}' --backend cpu 2> {log} &\n\
+         pid=$!\n\
+         for i in $(seq 1 300); do grep -q 'frame 1:' {log} 2>/dev/null && break; sleep 0.1; done\n\
+         sleep 1\n\
+         {before}\
+         wid=$(xdotool search --name 'exaviz wall 1,1' | head -1)\n\
+         xdotool mousemove --window $wid 150 100 mousedown 1 mousemove --window $wid 135 90 mousemove --window $wid 120 80 mouseup 1\n\
+         for i in $(seq 1 300); do grep -q '^pan:' {log} && break; sleep 0.1; done\n\
+         sleep 2\n\
+         {after}\
+         kill $pid\n\
+         cat {log} >&2\n",
+        wall = wall.display(),
+        log = log.display(),
+        before = shots("before"),
+        after = shots("after"),
+    );
+    let (ok, text) = in_xvfb("800x600", &dir, &script);
+    assert!(ok, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    // The first run: five frames, each presented on the four windows, in order.
+    let frames: Vec<&str> = text.lines().filter(|l| l.starts_with("frame ")).collect();
+    let expected: Vec<String> = (1..=5).map(|k| format!("frame {k}: 4 tiles presented")).collect();
+    assert_eq!(frames[..5], expected[..], "{text}");
+    assert!(text.contains("presented 5 frames on 4 windows"), "{text}");
+    let pan = text.lines().find(|l| l.starts_with("pan: offset ")).expect("the drag panned");
+    let (dx, dy) = pan["pan: offset ".len()..].split_once(',').unwrap();
+    let offset = [dx.parse::<f32>().unwrap(), dy.parse::<f32>().unwrap()];
+    assert_eq!(offset, [-30.0, -20.0], "{text}");
+    // What each window must show: the engine's render of its region of the canvas.
+    let d = exaviz_datasets::open(input).unwrap();
+    let built = Entry::find("ring").unwrap().parse::<&str>(&[]).unwrap();
+    let backend = exaviz_engine::Backend::Cpu;
+    let p = prepare(built.view.as_ref(), &d, &built.selection, Frame { width: 490, height: 328 }, &backend).unwrap();
+    let scene = p.draw(&d, &built.selection);
+    for (tag, view) in [("before", View::default()), ("after", View { scale: 1.0, offset })] {
+        for (t, origin) in [("0,0", [0, 0]), ("1,0", [250, 0]), ("0,1", [0, 168]), ("1,1", [250, 168])] {
+            let want = render_region(&backend, &scene, view, origin, [240, 160]).unwrap();
+            let shot = read_rgb(&dir.join(format!("{tag}_{t}.png")));
+            assert_eq!(shot.len(), 240 * 160, "{tag} {t}: window size");
+            let differ = shot
+                .iter()
+                .zip(want.pixels.chunks_exact(4))
+                .filter(|(a, b)| a.iter().zip(b.iter()).any(|(x, y)| x.abs_diff(*y) > 8))
+                .count();
+            assert!(differ * 100 < shot.len(), "{tag} {t}: {differ} of {} pixels differ", shot.len());
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
