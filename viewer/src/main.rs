@@ -7,6 +7,7 @@ mod explore;
 mod fattree_cmd;
 mod panel;
 mod wall_cmd;
+mod wall_net;
 mod wall_window;
 mod window;
 
@@ -297,6 +298,19 @@ enum Command {
         /// Close after presenting this many frames (for tests and demos).
         #[arg(long)]
         frames: Option<u64>,
+        /// Be the master of a wall over several hosts: listen on ADDR (HOST:PORT), wait for every
+        /// tile to join, then keep them in step (frame N is presented when every tile is ready).
+        #[arg(long, value_name = "ADDR", conflicts_with = "join")]
+        serve: Option<String>,
+        /// Show one tile of a wall whose master listens on ADDR (HOST:PORT); needs --tile.
+        #[arg(long, value_name = "ADDR", requires = "tile")]
+        join: Option<String>,
+        /// The tile this host shows, column and row from 0.
+        #[arg(long, value_name = "C,R", value_parser = exaviz_engine::views::options::parse_pair, requires = "join")]
+        tile: Option<(u32, u32)>,
+        /// How long the master waits for every tile to join, in seconds.
+        #[arg(long, default_value_t = 30)]
+        join_timeout: u64,
         #[command(flatten)]
         view: ViewArgs,
     },
@@ -624,7 +638,14 @@ fn run(cli: Cli) -> Result<()> {
         Command::Convert { input, store } => convert_cmd(&input, &store),
         Command::Pyramid { store, dry_run } => pyramid_cmd(&store, dry_run),
         Command::Gen { spec, dir } => fattree_cmd::gen_cmd(&spec, &dir),
-        Command::Wall { config, input, frames, view } => wall_window::run(&input, &config, frames, &view),
+        Command::Wall { config, input, frames, serve, join, tile, join_timeout, view } => {
+            let net = match (serve, join, tile) {
+                (Some(addr), ..) => wall_window::Net::Serve { addr, join_timeout: Duration::from_secs(join_timeout) },
+                (None, Some(addr), Some(tile)) => wall_window::Net::Join { addr, tile },
+                _ => wall_window::Net::Local,
+            };
+            wall_window::run(&input, &config, frames, &view, net)
+        }
         Command::Info { input, json } => {
             let dataset = load(&input)?;
             if let Some(t) = &dataset.fattree {

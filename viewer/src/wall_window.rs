@@ -9,14 +9,16 @@ use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, anyhow};
+use std::io::Write;
+
+use anyhow::{Context, Result, anyhow, bail};
 use exaviz_engine::Backend;
 use exaviz_engine::render::{Scene, View, render_region};
 use exaviz_engine::views::Frame;
 use exaviz_engine::wall::Wall;
 use winit::application::ApplicationHandler;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
-use winit::event_loop::{ActiveEventLoop, EventLoop};
+use winit::event_loop::{ActiveEventLoop, EventLoop, EventLoopProxy};
 use winit::keyboard::{Key, NamedKey};
 use winit::window::{Fullscreen, Window, WindowId};
 
@@ -30,7 +32,22 @@ struct Tile {
     surface: SoftSurface,
 }
 
+/// Where the frames come from: this process, or a master (`--join`).
+pub enum Net {
+    Local,
+    Serve { addr: String, join_timeout: std::time::Duration },
+    Join { addr: String, tile: (u32, u32) },
+}
+
 struct WallApp {
+    /// Open only this tile (a host that joined a master).
+    only: Option<(u32, u32)>,
+    /// The master's connection, for `ready N` and gestures.
+    remote: Option<std::net::TcpStream>,
+    /// The frame rendered and waiting for the master's `present`.
+    pending: Option<(u64, exaviz_engine::render::Image)>,
+    /// A frame the master sent before the window was open.
+    early: Option<(u64, View)>,
     wall: Wall,
     scene: Arc<Scene>,
     backend: Backend,
@@ -51,11 +68,11 @@ struct WallApp {
 impl WallApp {
     fn open(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
         let monitors: Vec<_> = event_loop.available_monitors().collect();
-        let count = (self.wall.columns * self.wall.rows) as usize;
+        let count = if self.only.is_some() { 1 } else { (self.wall.columns * self.wall.rows) as usize };
         let context = softbuffer::Context::new(event_loop.owned_display_handle())
             .map_err(|e| anyhow!("cannot draw into windows: {e}"))?;
         for k in 0..count as u32 {
-            let (column, row) = (k % self.wall.columns, k / self.wall.columns);
+            let (column, row) = self.only.unwrap_or((k % self.wall.columns, k / self.wall.columns));
             let [w, h] = self.wall.tile;
             let mut attrs = Window::default_attributes()
                 .with_title(format!("exaviz wall {column},{row}"))
@@ -63,7 +80,10 @@ impl WallApp {
                 .with_resizable(false)
                 .with_inner_size(winit::dpi::PhysicalSize::new(w, h));
             let chosen = self.wall.tiles.iter().find(|t| (t.column, t.row) == (column, row)).and_then(|t| t.monitor);
-            if monitors.len() >= count {
+            // A joined host goes full screen when its tile names a monitor; one process with a
+            // monitor per tile always does.
+            let full = if self.only.is_some() { chosen.is_some() } else { monitors.len() >= count };
+            if full {
                 let m = chosen.map_or(k as usize, |m| m as usize);
                 let monitor = monitors.get(m).cloned().with_context(|| {
                     format!("tile ({column}, {row}): monitor {m} is not connected ({} monitors)", monitors.len())
@@ -79,7 +99,13 @@ impl WallApp {
             surface.resize(nw, nh).map_err(|e| anyhow!("cannot size the window buffer: {e}"))?;
             self.tiles.push(Tile { column, row, window, surface });
         }
-        let how = if monitors.len() >= count { "full screen, one per monitor" } else { "side by side" };
+        let how = if self.only.is_some() {
+            "one tile of a wall kept in step by its master"
+        } else if monitors.len() >= count {
+            "full screen, one per monitor"
+        } else {
+            "side by side"
+        };
         let [cw, ch] = self.wall.canvas();
         eprintln!("wall on {}: {count} windows ({how}), canvas {cw}x{ch}", self.backend.describe());
         Ok(())
@@ -110,6 +136,50 @@ impl WallApp {
         Ok(())
     }
 
+    /// Sends a line to the master, when joined; whether it was sent there.
+    fn tell(&mut self, line: &str) -> bool {
+        let Some(w) = self.remote.as_mut() else { return false };
+        if let Err(e) = writeln!(w, "{line}") {
+            eprintln!("warning: cannot reach the master: {e}");
+        }
+        true
+    }
+
+    /// A frame from the master: rendered now, presented when the master says so.
+    fn on_master(&mut self, event_loop: &ActiveEventLoop, m: crate::wall_net::FromMaster) -> Result<()> {
+        use crate::wall_net::FromMaster;
+        match m {
+            FromMaster::Frame(n, view) => {
+                let Some(t) = self.tiles.first() else {
+                    self.early = Some((n, view));
+                    return Ok(());
+                };
+                let origin = self.wall.origin(t.column, t.row);
+                self.view = view;
+                let image = render_region(&self.backend, &self.scene, view, origin, self.wall.tile)?;
+                self.pending = Some((n, image));
+                self.tell(&format!("ready {n}"));
+            }
+            FromMaster::Present(n) => {
+                let Some((k, image)) = self.pending.take() else { return Ok(()) };
+                if k != n {
+                    return Ok(());
+                }
+                let t = self.tiles.first_mut().context("no window")?;
+                let mut buffer = t.surface.buffer_mut().map_err(|e| anyhow!("cannot draw into the window: {e}"))?;
+                for (dst, p) in buffer.iter_mut().zip(image.pixels.chunks_exact(4)) {
+                    *dst = (u32::from(p[0]) << 16) | (u32::from(p[1]) << 8) | u32::from(p[2]);
+                }
+                buffer.present().map_err(|e| anyhow!("cannot present the window: {e}"))?;
+                self.frame = n;
+                eprintln!("tile {},{} presented frame {n}", t.column, t.row);
+            }
+            FromMaster::Quit => event_loop.exit(),
+            FromMaster::Lost(why) => bail!("the master is gone: {why}"),
+        }
+        Ok(())
+    }
+
     fn tile_of(&self, id: WindowId) -> Option<&Tile> {
         self.tiles.iter().find(|t| t.window.id() == id)
     }
@@ -121,10 +191,18 @@ impl WallApp {
     }
 }
 
-impl ApplicationHandler for WallApp {
-    /// Presents one frame on every window when any asked (or every turn, counting frames).
+impl ApplicationHandler<crate::wall_net::FromMaster> for WallApp {
+    fn user_event(&mut self, event_loop: &ActiveEventLoop, m: crate::wall_net::FromMaster) {
+        if let Err(e) = self.on_master(event_loop, m) {
+            self.error = Some(e);
+            event_loop.exit();
+        }
+    }
+
+    /// Presents one frame on every window when any asked (or every turn, counting frames);
+    /// a joined tile presents when its master says.
     fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
-        if !self.asked || self.tiles.is_empty() {
+        if !self.asked || self.tiles.is_empty() || self.remote.is_some() {
             return;
         }
         self.asked = false;
@@ -152,6 +230,10 @@ impl ApplicationHandler for WallApp {
         {
             self.error = Some(e);
             event_loop.exit();
+            return;
+        }
+        if let Some((n, view)) = self.early.take() {
+            self.user_event(event_loop, crate::wall_net::FromMaster::Frame(n, view));
         }
         self.dirty = true;
         self.redraw_all();
@@ -164,6 +246,7 @@ impl ApplicationHandler for WallApp {
             {
                 Key::Named(NamedKey::Escape) => event_loop.exit(),
                 Key::Character(c) if c.as_str() == "q" => event_loop.exit(),
+                Key::Character(c) if c.as_str() == "0" && self.tell("reset") => {}
                 Key::Character(c) if c.as_str() == "0" => {
                     self.view = View::default();
                     eprintln!("reset");
@@ -177,10 +260,13 @@ impl ApplicationHandler for WallApp {
                 let o = self.wall.origin(t.column, t.row);
                 let p = [o[0] as f32 + position.x as f32, o[1] as f32 + position.y as f32];
                 if self.dragging {
-                    self.view.offset[0] += p[0] - self.cursor[0];
-                    self.view.offset[1] += p[1] - self.cursor[1];
-                    self.dirty = true;
-                    self.redraw_all();
+                    let (dx, dy) = (p[0] - self.cursor[0], p[1] - self.cursor[1]);
+                    if !self.tell(&format!("pan {dx} {dy}")) {
+                        self.view.offset[0] += dx;
+                        self.view.offset[1] += dy;
+                        self.dirty = true;
+                        self.redraw_all();
+                    }
                 }
                 self.cursor = p;
             }
@@ -196,10 +282,13 @@ impl ApplicationHandler for WallApp {
                     MouseScrollDelta::LineDelta(_, y) => y,
                     MouseScrollDelta::PixelDelta(p) => p.y as f32 / 40.0,
                 };
-                self.view.zoom_at(1.15f32.powf(steps), self.cursor);
-                eprintln!("zoom: scale {:.3}", self.view.scale);
-                self.dirty = true;
-                self.redraw_all();
+                let f = 1.15f32.powf(steps);
+                if !self.tell(&format!("zoom {f} {} {}", self.cursor[0], self.cursor[1])) {
+                    self.view.zoom_at(f, self.cursor);
+                    eprintln!("zoom: scale {:.3}", self.view.scale);
+                    self.dirty = true;
+                    self.redraw_all();
+                }
             }
             // Every window asks; the frame is presented once for all, when the loop waits.
             WindowEvent::RedrawRequested => self.asked = true,
@@ -209,8 +298,21 @@ impl ApplicationHandler for WallApp {
 }
 
 /// `exaviz wall --config FILE INPUT`.
-pub fn run(input: &str, config: &Path, frames: Option<u64>, view: &crate::ViewArgs) -> Result<()> {
+pub fn run(input: &str, config: &Path, frames: Option<u64>, view: &crate::ViewArgs, net: Net) -> Result<()> {
     let wall = crate::wall_cmd::read_wall(config)?;
+    if let Net::Serve { addr, join_timeout } = &net {
+        return crate::wall_net::serve(&wall, addr, frames, *join_timeout);
+    }
+    if let Net::Join { tile: (c, r), .. } = &net
+        && (*c >= wall.columns || *r >= wall.rows)
+    {
+        bail!(
+            "--tile {c},{r}: {} has columns 0 to {} and rows 0 to {}",
+            config.display(),
+            wall.columns - 1,
+            wall.rows - 1
+        );
+    }
     let built = view.built()?;
     let dataset = crate::load(input)?;
     let backend = Backend::new(view.backend.into())?;
@@ -223,9 +325,24 @@ pub fn run(input: &str, config: &Path, frames: Option<u64>, view: &crate::ViewAr
             .map_err(|e| anyhow!("{input}: {e}"))?;
     let scene = Arc::new(prepared.draw(&dataset, &built.selection).into_owned());
     pb.finish_and_clear();
-    let event_loop = EventLoop::new()
+    let event_loop = EventLoop::<crate::wall_net::FromMaster>::with_user_event()
+        .build()
         .map_err(|e| anyhow!("cannot open windows ({e}); for headless tiles use exaviz render --wall"))?;
+    let (only, remote) = match &net {
+        Net::Join { addr, tile } => {
+            let proxy: EventLoopProxy<crate::wall_net::FromMaster> = event_loop.create_proxy();
+            let writer = crate::wall_net::join(addr, *tile, move |m| {
+                let _ = proxy.send_event(m);
+            })?;
+            (Some(*tile), Some(writer))
+        }
+        _ => (None, None),
+    };
     let mut app = WallApp {
+        only,
+        remote,
+        pending: None,
+        early: None,
         wall,
         scene,
         backend,

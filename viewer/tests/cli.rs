@@ -822,3 +822,22 @@ fn wall_render_writes_tiles_equal_to_crops_of_the_canvas() {
     assert!(!Path::new(o).exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A wall's master refuses to start without every tile, naming the missing ones; a tile off
+/// the wall and --join without --tile are one line each.
+#[test]
+fn wall_master_and_tiles_refuse_bad_setups() {
+    let wall = tmp("net-wall.toml");
+    std::fs::write(&wall, "columns = 2\nrows = 2\ntile = [100, 80]\n").unwrap();
+    let w = wall.to_str().unwrap();
+    let port = format!("127.0.0.1:{}", 20_000 + std::process::id() % 20_000);
+    // The master says where it listens, then fails in one line.
+    let out = exaviz(&["wall", "--config", w, "--serve", &port, "--join-timeout", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && !err.contains("panicked"), "{err}");
+    let last = err.lines().last().unwrap_or("");
+    assert!(last.starts_with("error: --serve") && last.contains("0 of the wall's 4 tiles joined in 1 s"), "{err}");
+    assert!(last.contains("missing: 0,0 1,0 0,1 1,1"), "{err}");
+    assert_fails(&["wall", "--config", w, "--join", &port, "--tile", "5,0"], &["--tile 5,0", "columns 0 to 1"]);
+    assert_fails(&["wall", "--config", w, "--join", &port], &["--tile"]);
+}

@@ -585,8 +585,7 @@ fn fattree_brushes_jobs_and_routes_follow_the_mouse_under_xvfb() {
 /// four, which then show the panned canvas's regions.
 #[test]
 fn wall_windows_present_together_and_a_drag_on_one_tile_moves_all() {
-    use exaviz_engine::render::{View, render_region};
-    use exaviz_engine::views::contract::{Entry, Frame, prepare};
+    use exaviz_engine::render::View;
     require("xvfb-run");
     require("import");
     require("xdotool");
@@ -641,23 +640,133 @@ fn wall_windows_present_together_and_a_drag_on_one_tile_moves_all() {
     let offset = [dx.parse::<f32>().unwrap(), dy.parse::<f32>().unwrap()];
     assert_eq!(offset, [-30.0, -20.0], "{text}");
     // What each window must show: the engine's render of its region of the canvas.
+    let origins = [("0,0", [0, 0]), ("1,0", [250, 0]), ("0,1", [0, 168]), ("1,1", [250, 168])];
+    let mut checks = Vec::new();
+    for (tag, view) in [("before", View::default()), ("after", View { scale: 1.0, offset })] {
+        checks.extend(origins.iter().map(|&(t, o)| (tag, t, view, o)));
+    }
+    windows_show_their_regions(&dir, input, &checks);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A 2x2 powerwall over four tile processes and a master (`exaviz wall --serve` and `--join`),
+/// under Xvfb with real X input: every tile presents every frame in order (the master releases
+/// frame N when all four are ready); each window shows the engine's render of its region; a
+/// drag on one tile moves all four; a tile that is killed is reported and the others go on; a
+/// tile that joins again catches up with the panned state.
+#[test]
+fn wall_master_keeps_tile_processes_in_step_under_xvfb() {
+    use exaviz_engine::render::View;
+    require("xvfb-run");
+    require("import");
+    require("xdotool");
+    let dir = std::env::temp_dir().join(format!("exaviz-window-wallnet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let wall = dir.join("wall.toml");
+    std::fs::write(&wall, "columns = 2\nrows = 2\ntile = [240, 160]\nmullion = [10, 8]\n").unwrap();
+    let input = "gen:torus-sim?dims=4x4x4&steps=20&seed=3";
+    let exe = env!("CARGO_BIN_EXE_exaviz");
+    let port = 40_000 + (std::process::id() % 20_000);
+    let shot = |tag: &str, t: &str| {
+        format!(
+            "wid=$(xdotool search --name 'exaviz wall {t}' | head -1); import -window $wid {}\n",
+            dir.join(format!("{tag}_{t}.png")).display()
+        )
+    };
+    let all = |tag: &str| ["0,0", "1,0", "0,1", "1,1"].iter().map(|t| shot(tag, t)).collect::<String>();
+    let d = dir.display();
+    let script = format!(
+        "set -e\n\
+         trap 'kill $master $t1 $t2 $t3 $t4 $t5 2>/dev/null || true' EXIT\n\
+         count() {{ grep -c \"$1\" {d}/master.log || true; }}\n\
+         wait_for() {{ for i in $(seq 1 300); do [ $(count \"$1\") -ge $2 ] && return 0; sleep 0.1; done; return 1; }}\n\
+         \"{exe}\" wall --config {wall} --serve 127.0.0.1:{port} > /dev/null 2> {d}/master.log &\n\
+         master=$!\n\
+         sleep 0.5\n\
+         join() {{ \"{exe}\" wall --config {wall} '{input}' --backend cpu --join 127.0.0.1:{port} --tile $1 > /dev/null 2> {d}/$2.log & }}\n\
+         join 0,0 tile_0,0; t1=$!\n\
+         join 1,0 tile_1,0; t2=$!\n\
+         join 0,1 tile_0,1; t3=$!\n\
+         join 1,1 tile_1,1; t4=$!\n\
+         wait_for '4 tiles presented' 20\n\
+         sleep 1\n\
+         {before}\
+         wid=$(xdotool search --name 'exaviz wall 1,1' | head -1)\n\
+         xdotool mousemove --window $wid 150 100 mousedown 1 mousemove --window $wid 135 90 mousemove --window $wid 120 80 mouseup 1\n\
+         wait_for '^view: offset -30,-20' 1\n\
+         sleep 1\n\
+         {after}\
+         kill $t1\n\
+         wait_for 'dropped out' 1\n\
+         wait_for '3 tiles presented' 5\n\
+         join 0,0 tile_again; t5=$!\n\
+         wait_for 'tile 0,0 joined' 2\n\
+         n=$(count '4 tiles presented'); wait_for '4 tiles presented' $((n + 10))\n\
+         sleep 1\n\
+         {again}\
+         cat {d}/master.log >&2\n",
+        wall = wall.display(),
+        before = all("before"),
+        after = all("after"),
+        again = shot("again", "0,0"),
+    );
+    let (ok, text) = in_xvfb("800x600", &dir, &script);
+    assert!(ok, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    let master = std::fs::read_to_string(dir.join("master.log")).unwrap();
+    // Frames in order, all four tiles until one was killed, three then, four again after it
+    // joined again.
+    let frames: Vec<(u64, usize)> = master
+        .lines()
+        .filter_map(|l| {
+            let (n, rest) = l.strip_prefix("frame ")?.split_once(": ")?;
+            Some((n.parse().ok()?, rest.split(' ').next()?.parse().ok()?))
+        })
+        .collect();
+    assert!(frames.windows(2).all(|w| w[1].0 == w[0].0 + 1), "{master}");
+    let tiles: Vec<usize> = frames.iter().map(|f| f.1).collect();
+    let first_three = tiles.iter().position(|&n| n == 3).expect("a frame with three tiles");
+    assert!(tiles[..first_three].iter().all(|&n| n == 4), "{master}");
+    assert_eq!(tiles.last(), Some(&4), "{master}");
+    assert!(master.contains("tile 0,0 dropped out"), "{master}");
+    // Each tile presented the frames it was sent, in order, in step with the master.
+    for t in ["1,0", "0,1", "1,1"] {
+        let log = std::fs::read_to_string(dir.join(format!("tile_{t}.log"))).unwrap();
+        let seen: Vec<u64> =
+            log.lines().filter_map(|l| l.strip_prefix(&format!("tile {t} presented frame "))?.parse().ok()).collect();
+        assert!(seen.len() >= 20 && seen.windows(2).all(|w| w[1] == w[0] + 1), "{t}: {log}");
+    }
+    let panned = View { scale: 1.0, offset: [-30.0, -20.0] };
+    let origins = [("0,0", [0, 0]), ("1,0", [250, 0]), ("0,1", [0, 168]), ("1,1", [250, 168])];
+    let mut checks: Vec<(&str, &str, View, [u32; 2])> = Vec::new();
+    for (t, o) in origins {
+        checks.push(("before", t, View::default(), o));
+        checks.push(("after", t, panned, o));
+    }
+    checks.push(("again", "0,0", panned, [0, 0]));
+    windows_show_their_regions(&dir, input, &checks);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Each screenshot `{tag}_{tile}.png` in `dir` shows the engine's render (CPU path) of the ring
+/// of `input` on the 490x328 canvas, under its view, at its tile's origin (240x160 tiles).
+fn windows_show_their_regions(dir: &Path, input: &str, checks: &[(&str, &str, exaviz_engine::render::View, [u32; 2])]) {
+    use exaviz_engine::render::render_region;
+    use exaviz_engine::views::contract::{Entry, Frame, prepare};
     let d = exaviz_datasets::open(input).unwrap();
     let built = Entry::find("ring").unwrap().parse::<&str>(&[]).unwrap();
     let backend = exaviz_engine::Backend::Cpu;
     let p = prepare(built.view.as_ref(), &d, &built.selection, Frame { width: 490, height: 328 }, &backend).unwrap();
     let scene = p.draw(&d, &built.selection);
-    for (tag, view) in [("before", View::default()), ("after", View { scale: 1.0, offset })] {
-        for (t, origin) in [("0,0", [0, 0]), ("1,0", [250, 0]), ("0,1", [0, 168]), ("1,1", [250, 168])] {
-            let want = render_region(&backend, &scene, view, origin, [240, 160]).unwrap();
-            let shot = read_rgb(&dir.join(format!("{tag}_{t}.png")));
-            assert_eq!(shot.len(), 240 * 160, "{tag} {t}: window size");
-            let differ = shot
-                .iter()
-                .zip(want.pixels.chunks_exact(4))
-                .filter(|(a, b)| a.iter().zip(b.iter()).any(|(x, y)| x.abs_diff(*y) > 8))
-                .count();
-            assert!(differ * 100 < shot.len(), "{tag} {t}: {differ} of {} pixels differ", shot.len());
-        }
+    for &(tag, t, view, origin) in checks {
+        let want = render_region(&backend, &scene, view, origin, [240, 160]).unwrap();
+        let shot = read_rgb(&dir.join(format!("{tag}_{t}.png")));
+        assert_eq!(shot.len(), 240 * 160, "{tag} {t}: window size");
+        let differ = shot
+            .iter()
+            .zip(want.pixels.chunks_exact(4))
+            .filter(|(a, b)| a.iter().zip(b.iter()).any(|(x, y)| x.abs_diff(*y) > 8))
+            .count();
+        assert!(differ * 100 < shot.len(), "{tag} {t}: {differ} of {} pixels differ", shot.len());
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
