@@ -4,6 +4,7 @@
 //! wrong in one line; counts read from files never size an allocation before they are checked.
 
 pub mod boxfish;
+pub mod chrome;
 pub mod edges_csv;
 pub mod fattree;
 pub mod mpi_gen;

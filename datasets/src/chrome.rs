@@ -1,0 +1,473 @@
+//! The Chrome trace event format (what PyTorch's Kineto, JAX's profiler and PerfFlowAspect
+//! write), read as a stream: plain or gzip, a bare array or `{"traceEvents": [...], ...}`, one
+//! event at a time through a serde visitor (no whole-file document in memory). Complete `X`
+//! events and nested `B`/`E` pairs become slices, instants (`i`, `I`, `R`) instants, `C`
+//! counters, `s`/`t`/`f` flows bound by `id` (`bp: "e"` binds to the enclosing slice's end),
+//! and `M` metadata names the lanes. `ts`/`dur` are microseconds, possibly fractional: kept in
+//! nanoseconds. `pid`/`tid` may be numbers or strings. An unmatched `B` or `E` is counted, as
+//! Perfetto counts it, and the rest of the trace is kept.
+//!
+//! Not yet turned into a view's dataset: the Marey view that reads it is still to be built.
+
+use std::collections::HashMap;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::SourceError;
+
+/// A lane: one thread (or GPU stream) of one process (or device).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Lane {
+    pub pid: String,
+    pub tid: String,
+    /// From `M` events `process_name` and `thread_name` (empty where none).
+    pub process: String,
+    pub thread: String,
+    pub sort_index: Option<i64>,
+}
+
+/// A slice of time on a lane: an `X` event or a matched `B`/`E` pair.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slice {
+    pub lane: u32,
+    /// Index into [`ChromeTrace::names`].
+    pub name: u32,
+    pub cat: u32,
+    pub start_ns: i64,
+    pub dur_ns: i64,
+    pub args: Option<Box<serde_json::Value>>,
+}
+
+/// An instant, a counter sample or a flow's end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mark {
+    pub lane: u32,
+    pub name: u32,
+    pub ts_ns: i64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CounterSample {
+    pub lane: u32,
+    /// `NAME.series` for each key of the event's `args`.
+    pub name: u32,
+    pub ts_ns: i64,
+    pub value: f64,
+}
+
+/// A flow from one lane and time to another, bound by `id`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Flow {
+    pub id: String,
+    pub from: Mark,
+    pub to: Mark,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ChromeTrace {
+    pub lanes: Vec<Lane>,
+    pub slices: Vec<Slice>,
+    pub instants: Vec<Mark>,
+    pub counters: Vec<CounterSample>,
+    pub flows: Vec<Flow>,
+    /// Interned names and categories.
+    pub names: Vec<String>,
+    /// Kineto's `distributedInfo` (rank, world size, process groups), as written.
+    pub distributed: Option<serde_json::Value>,
+    pub display_time_unit: Option<String>,
+    /// `B` without its `E`, or `E` without a `B`: counted, the rest kept.
+    pub unmatched: u64,
+    pub events: u64,
+}
+
+#[derive(Deserialize)]
+struct RawEvent {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    cat: Option<String>,
+    #[serde(default)]
+    ph: Option<String>,
+    #[serde(default)]
+    ts: Option<f64>,
+    #[serde(default)]
+    dur: Option<f64>,
+    #[serde(default)]
+    pid: Option<serde_json::Value>,
+    #[serde(default)]
+    tid: Option<serde_json::Value>,
+    #[serde(default)]
+    id: Option<serde_json::Value>,
+    #[serde(default)]
+    bp: Option<String>,
+    #[serde(default)]
+    args: Option<serde_json::Value>,
+}
+
+/// A `B` event waiting for its `E`: name, category, start, args.
+type Open = (u32, u32, i64, Option<Box<serde_json::Value>>);
+
+/// Builds the trace event by event.
+#[derive(Default)]
+struct Builder {
+    trace: ChromeTrace,
+    lane_of: HashMap<(String, String), u32>,
+    name_of: HashMap<String, u32>,
+    /// Open `B` events per lane.
+    open: HashMap<u32, Vec<Open>>,
+    /// Flow starts (and steps) by id.
+    flow_at: HashMap<String, Mark>,
+}
+
+fn id_text(v: &Option<serde_json::Value>) -> String {
+    match v {
+        None => String::new(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn ns(us: f64) -> Option<i64> {
+    let v = (us * 1000.0).round();
+    (v.is_finite() && v.abs() < 9.0e18).then_some(v as i64)
+}
+
+impl Builder {
+    fn name(&mut self, s: &str) -> u32 {
+        if let Some(&k) = self.name_of.get(s) {
+            return k;
+        }
+        let k = self.trace.names.len() as u32;
+        self.trace.names.push(s.to_string());
+        self.name_of.insert(s.to_string(), k);
+        k
+    }
+
+    fn lane(&mut self, pid: String, tid: String) -> u32 {
+        if let Some(&k) = self.lane_of.get(&(pid.clone(), tid.clone())) {
+            return k;
+        }
+        let k = self.trace.lanes.len() as u32;
+        self.trace.lanes.push(Lane { pid: pid.clone(), tid: tid.clone(), ..Default::default() });
+        self.lane_of.insert((pid, tid), k);
+        k
+    }
+
+    /// One event; an error (an event without `ts` where it needs one) stops the stream.
+    fn push(&mut self, e: RawEvent) -> Result<(), String> {
+        let k = self.trace.events;
+        self.trace.events += 1;
+        let ph = e.ph.as_deref().unwrap_or("");
+        let lane = self.lane(id_text(&e.pid), id_text(&e.tid));
+        if ph == "M" {
+            let value = e.args.as_ref().and_then(|a| a.get("name")).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            let l = &mut self.trace.lanes[lane as usize];
+            match e.name.as_deref() {
+                Some("process_name") => l.process = value,
+                Some("thread_name") => l.thread = value,
+                Some("thread_sort_index" | "process_sort_index") => {
+                    l.sort_index =
+                        e.args.as_ref().and_then(|a| a.get("sort_index")).and_then(serde_json::Value::as_i64);
+                }
+                _ => {}
+            }
+            return Ok(());
+        }
+        let ts = e.ts.ok_or_else(|| format!("event {k} ({ph} '{}'): missing ts", e.name.as_deref().unwrap_or("")))?;
+        let ts = ns(ts).ok_or_else(|| format!("event {k}: ts {ts} is not a time"))?;
+        let name = self.name(e.name.as_deref().unwrap_or(""));
+        let cat = self.name(e.cat.as_deref().unwrap_or(""));
+        let args = e.args.filter(|a| !a.is_null()).map(Box::new);
+        match ph {
+            "X" => {
+                let dur = e.dur.and_then(ns).unwrap_or(0).max(0);
+                self.trace.slices.push(Slice { lane, name, cat, start_ns: ts, dur_ns: dur, args });
+            }
+            "B" => self.open.entry(lane).or_default().push((name, cat, ts, args)),
+            "E" => match self.open.get_mut(&lane).and_then(Vec::pop) {
+                Some((name, cat, start, args)) => {
+                    let dur_ns = (ts - start).max(0);
+                    self.trace.slices.push(Slice { lane, name, cat, start_ns: start, dur_ns, args });
+                }
+                None => self.trace.unmatched += 1,
+            },
+            "i" | "I" | "R" => self.trace.instants.push(Mark { lane, name, ts_ns: ts }),
+            "C" => {
+                if let Some(serde_json::Value::Object(m)) = args.as_deref() {
+                    let series: Vec<(String, f64)> =
+                        m.iter().filter_map(|(key, v)| Some((key.clone(), v.as_f64()?))).collect();
+                    for (key, value) in series {
+                        let label = format!("{}.{key}", self.trace.names[name as usize]);
+                        let n = self.name(&label);
+                        self.trace.counters.push(CounterSample { lane, name: n, ts_ns: ts, value });
+                    }
+                }
+            }
+            "s" | "t" | "f" => {
+                let id = id_text(&e.id);
+                let here = Mark { lane, name, ts_ns: ts };
+                if ph == "s" {
+                    self.flow_at.insert(id, here);
+                } else if let Some(from) = self.flow_at.get(&id).cloned() {
+                    // `bp: "e"` binds to the enclosing slice; the point is the event's time either way.
+                    let _ = e.bp;
+                    self.trace.flows.push(Flow { id: id.clone(), from, to: here.clone() });
+                    if ph == "t" {
+                        self.flow_at.insert(id, here);
+                    } else {
+                        self.flow_at.remove(&id);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// The array of events, one at a time.
+struct Events<'a>(&'a mut Builder);
+
+impl<'de> DeserializeSeed<'de> for Events<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Events<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of trace events")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(e) = seq.next_element::<RawEvent>()? {
+            if let Err(m) = self.0.push(e) {
+                return Err(serde::de::Error::custom(m));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The whole file: an array of events, or an object with `traceEvents`.
+struct Top<'a>(&'a mut Builder);
+
+impl<'de> DeserializeSeed<'de> for Top<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Top<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of trace events or an object with traceEvents")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        Events(self.0).visit_seq(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "traceEvents" => map.next_value_seed(Events(self.0))?,
+                "distributedInfo" => self.0.trace.distributed = Some(map.next_value()?),
+                "displayTimeUnit" => self.0.trace.display_time_unit = Some(map.next_value()?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Counts the bytes read, for error positions.
+struct Counting<R> {
+    inner: R,
+    read: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// Reads a trace from `reader` (already decompressed); `input` names it in errors.
+pub fn parse(reader: impl Read, input: &str) -> Result<ChromeTrace, SourceError> {
+    let read = std::rc::Rc::new(std::cell::Cell::new(0));
+    let counting = Counting { inner: reader, read: read.clone() };
+    let mut de = serde_json::Deserializer::from_reader(BufReader::new(counting));
+    let mut b = Builder::default();
+    let result = Top(&mut b).deserialize(&mut de).and_then(|()| de.end());
+    if let Err(e) = result {
+        let what = if e.is_io() {
+            "cannot be read"
+        } else if e.is_eof() {
+            "ends too early"
+        } else {
+            "is not a trace"
+        };
+        let msg = e.to_string();
+        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+        return Err(SourceError::invalid(
+            input,
+            format!("{what} near byte {} (line {}, column {}): {msg}", read.get(), e.line(), e.column()),
+        ));
+    }
+    for open in b.open.values() {
+        b.trace.unmatched += open.len() as u64;
+    }
+    if b.trace.events == 0 {
+        return Err(SourceError::invalid(input, "holds no trace events"));
+    }
+    Ok(b.trace)
+}
+
+/// Reads a trace file, plain or gzip (by its first bytes).
+pub fn read(path: &Path) -> Result<ChromeTrace, SourceError> {
+    let input = path.display().to_string();
+    let mut file = std::fs::File::open(path).map_err(|source| SourceError::Io { input: input.clone(), source })?;
+    let mut magic = [0u8; 2];
+    let n = file.read(&mut magic).map_err(|source| SourceError::Io { input: input.clone(), source })?;
+    let head = std::io::Cursor::new(magic[..n].to_vec()).chain(file);
+    if n == 2 && magic == [0x1f, 0x8b] {
+        parse(flate2::read::MultiGzDecoder::new(head), &input)
+    } else {
+        parse(head, &input)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Result<ChromeTrace, String> {
+        parse(text.as_bytes(), "t.json").map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn events_of_every_kind_become_slices_marks_counters_and_flows() {
+        let t = p(r#"{"displayTimeUnit": "ns", "distributedInfo": {"rank": 1, "world_size": 2}, "traceEvents": [
+            {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "GPU 0"}},
+            {"ph": "M", "name": "thread_name", "pid": 0, "tid": "stream 7", "args": {"name": "compute"}},
+            {"ph": "X", "name": "gemm", "cat": "kernel", "pid": 0, "tid": "stream 7", "ts": 10.5, "dur": 2.25},
+            {"ph": "B", "name": "outer", "pid": "p", "tid": 1, "ts": 1},
+            {"ph": "B", "name": "inner", "pid": "p", "tid": 1, "ts": 2},
+            {"ph": "E", "pid": "p", "tid": 1, "ts": 3},
+            {"ph": "E", "pid": "p", "tid": 1, "ts": 5},
+            {"ph": "E", "pid": "p", "tid": 1, "ts": 6},
+            {"ph": "B", "name": "open", "pid": "p", "tid": 2, "ts": 7},
+            {"ph": "i", "name": "mark", "pid": 0, "tid": 0, "ts": 4},
+            {"ph": "C", "name": "mem", "pid": 0, "ts": 4, "args": {"used": 5, "free": 7.5}},
+            {"ph": "s", "id": 9, "name": "send", "pid": 0, "tid": 0, "ts": 4},
+            {"ph": "f", "id": 9, "bp": "e", "name": "recv", "pid": "p", "tid": 1, "ts": 4.75}
+        ]}"#)
+        .unwrap();
+        assert_eq!(t.display_time_unit.as_deref(), Some("ns"));
+        assert_eq!(t.distributed.as_ref().unwrap()["world_size"], 2);
+        let gemm = &t.slices[0];
+        assert_eq!((gemm.start_ns, gemm.dur_ns), (10_500, 2_250));
+        let lane = &t.lanes[gemm.lane as usize];
+        assert_eq!((lane.pid.as_str(), lane.tid.as_str(), lane.thread.as_str()), ("0", "stream 7", "compute"));
+        assert_eq!(t.lanes.iter().find(|l| l.pid == "0" && l.tid.is_empty()).unwrap().process, "GPU 0");
+        let named = |s: &Slice| t.names[s.name as usize].as_str();
+        let inner = t.slices.iter().find(|s| named(s) == "inner").unwrap();
+        let outer = t.slices.iter().find(|s| named(s) == "outer").unwrap();
+        assert_eq!((inner.start_ns, inner.dur_ns, outer.start_ns, outer.dur_ns), (2_000, 1_000, 1_000, 4_000));
+        assert_eq!(t.unmatched, 2, "one E too many, one B never closed");
+        assert_eq!(t.instants.len(), 1);
+        assert_eq!(t.counters.len(), 2);
+        assert_eq!(t.names[t.counters[1].name as usize], "mem.used");
+        assert_eq!(t.flows.len(), 1);
+        assert_eq!((t.flows[0].from.ts_ns, t.flows[0].to.ts_ns), (4_000, 4_750));
+        // A bare array works too.
+        assert_eq!(p(r#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 1}]"#).unwrap().slices.len(), 1);
+    }
+
+    #[test]
+    fn bad_traces_are_one_line_naming_the_position() {
+        let e = p(r#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "dur": 1}]"#).unwrap_err();
+        assert!(e.starts_with("t.json: is not a trace near byte") && e.contains("event 0 (X 'a'): missing ts"), "{e}");
+        let e = p(r#"[{"ph": "X", "ts": 1}, {"ph": "#).unwrap_err();
+        assert!(e.contains("ends too early near byte"), "{e}");
+        let e = p(r#"{"traceEvents": [{"ph": "X", "ts": 1}]} trailing"#).unwrap_err();
+        assert!(e.contains("is not a trace") && !e.contains('\n'), "{e}");
+        assert!(p("[]").unwrap_err().contains("holds no trace events"));
+        assert!(p("7").unwrap_err().contains("is not a trace"));
+    }
+
+    fn shared(rel: &str) -> Option<std::path::PathBuf> {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data").join(rel);
+        if p.exists() {
+            Some(p)
+        } else {
+            assert!(std::env::var("CI").is_err(), "{} is missing; CI needs ../shared/data", p.display());
+            eprintln!("skipped: {} is absent", p.display());
+            None
+        }
+    }
+
+    /// The real Kineto and PerfFlowAspect traces read whole.
+    #[test]
+    fn real_kineto_and_perfflow_traces_read() {
+        if let Some(path) = shared("kineto/sampled_rank-0.json.gz") {
+            let t = read(&path).unwrap();
+            assert_eq!(t.distributed.as_ref().unwrap()["rank"], 0);
+            assert!(t.slices.len() >= 4_000, "{}", t.slices.len());
+            assert!(t.lanes.iter().any(|l| !l.thread.is_empty() || !l.process.is_empty()));
+        }
+        if let Some(path) = shared("kineto/nccl_data.json.gz") {
+            let t = read(&path).unwrap();
+            let nccl = t.slices.iter().filter(|s| t.names[s.name as usize].contains("nccl")).count();
+            assert!(nccl > 0, "NCCL kernels in the 2-rank trace");
+        }
+        if let Some(path) = shared("perfflow/perfflow.lassen19.108800.pfw") {
+            let t = read(&path).unwrap();
+            assert!(t.slices.len() > 1_000 && t.unmatched == 0, "{} slices", t.slices.len());
+        }
+    }
+
+    /// The real traces, flipped byte by byte and cut short (before and after decompression):
+    /// an error or a trace, never a panic.
+    #[test]
+    fn mutated_traces_never_panic() {
+        let Some(path) = shared("kineto/sampled_rank-1.json.gz") else { return };
+        let gz = std::fs::read(&path).unwrap();
+        let mut plain = Vec::new();
+        flate2::read::MultiGzDecoder::new(&gz[..]).read_to_end(&mut plain).unwrap();
+        let plain = &plain[..plain.len().min(60_000)];
+        let mut cases = 0;
+        for (bytes, step) in [(&gz[..], gz.len() / 200), (plain, plain.len() / 400)] {
+            for i in (0..bytes.len()).step_by(step.max(1)) {
+                for x in [0x01u8, 0x80, 0xff] {
+                    let mut b = bytes.to_vec();
+                    b[i] ^= x;
+                    let r = std::panic::catch_unwind(|| {
+                        let dir = std::env::temp_dir().join(format!("exaviz-chrome-{}-{i}-{x}", std::process::id()));
+                        std::fs::write(&dir, &b).unwrap();
+                        let out = read(&dir).map(|t| t.slices.len());
+                        std::fs::remove_file(&dir).ok();
+                        out.map_err(|e| e.to_string())
+                    });
+                    assert!(r.is_ok(), "byte {i} ^ {x:#x} panicked");
+                    if let Ok(Err(e)) = r {
+                        assert!(!e.contains('\n'), "{e}");
+                    }
+                    cases += 1;
+                }
+            }
+            for cut in [0, bytes.len() / 3, bytes.len() - 1] {
+                assert!(std::panic::catch_unwind(|| parse(&bytes[..cut], "cut").is_ok()).is_ok());
+            }
+        }
+        assert!(cases > 1000, "{cases}");
+    }
+}
