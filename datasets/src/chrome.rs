@@ -7,7 +7,9 @@
 //! nanoseconds. `pid`/`tid` may be numbers or strings. An unmatched `B` or `E` is counted, as
 //! Perfetto counts it, and the rest of the trace is kept.
 //!
-//! Not yet turned into a view's dataset: the Marey view that reads it is still to be built.
+//! [`dataset`] turns a trace into the engine's model for the MPI-style views (a lane per
+//! location, slices as nested intervals, flows as messages); the Marey view of DNN training
+//! that reads collectives, devices and steps is still to be built.
 
 use std::collections::HashMap;
 use std::io::{BufReader, Read};
@@ -345,6 +347,84 @@ pub fn read(path: &Path) -> Result<ChromeTrace, SourceError> {
     }
 }
 
+/// Whether the first bytes look like a Chrome trace: gzip, or JSON starting with `[` or `{`.
+pub fn looks_like(head: &[u8]) -> bool {
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return true;
+    }
+    matches!(head.iter().find(|b| !b.is_ascii_whitespace()), Some(b'[' | b'{'))
+}
+
+/// The trace as the engine's model: one location per lane with slices (named "process /
+/// thread", or by pid and tid), the slices as intervals nested by time (their names as
+/// regions), flows as messages from one lane to another; times in nanoseconds from the first
+/// slice.
+pub fn dataset(t: &ChromeTrace, input: &str) -> exaviz_engine::model::Dataset {
+    use exaviz_engine::model::{Dataset, Trace};
+    let mut used: Vec<u32> = t.slices.iter().map(|s| s.lane).collect();
+    used.sort_unstable();
+    used.dedup();
+    let loc_of: HashMap<u32, u32> = used.iter().enumerate().map(|(i, &l)| (l, i as u32)).collect();
+    let t0 = t.slices.iter().map(|s| s.start_ns).min().unwrap_or(0);
+    let at = |ns: i64| (ns - t0).max(0) as u64;
+    let mut trace = Trace { ticks_per_second: 1_000_000_000, ..Default::default() };
+    // `process_name` names every thread of its pid.
+    let process_of: HashMap<&str, &str> =
+        t.lanes.iter().filter(|l| !l.process.is_empty()).map(|l| (l.pid.as_str(), l.process.as_str())).collect();
+    for &l in &used {
+        let lane = &t.lanes[l as usize];
+        let process = process_of.get(lane.pid.as_str()).copied().unwrap_or("");
+        let name = match (process.is_empty(), lane.thread.is_empty()) {
+            (false, false) => format!("{process} / {}", lane.thread),
+            (false, true) => format!("{process} / tid {}", lane.tid),
+            (true, false) => format!("pid {} / {}", lane.pid, lane.thread),
+            (true, true) => format!("pid {} / tid {}", lane.pid, lane.tid),
+        };
+        trace.locations.name.push(name);
+        trace.locations.node.push(u32::MAX);
+    }
+    // Regions: the slice names used, in order of first use.
+    let mut region_of: HashMap<u32, u32> = HashMap::new();
+    let mut order: Vec<usize> = (0..t.slices.len()).collect();
+    order.sort_by_key(|&i| (loc_of[&t.slices[i].lane], t.slices[i].start_ns, std::cmp::Reverse(t.slices[i].dur_ns)));
+    let mut open: Vec<u64> = Vec::new();
+    let mut last_loc = u32::MAX;
+    for i in order {
+        let s = &t.slices[i];
+        let loc = loc_of[&s.lane];
+        if loc != last_loc {
+            open.clear();
+            last_loc = loc;
+        }
+        let (start, end) = (at(s.start_ns), at(s.start_ns.saturating_add(s.dur_ns)));
+        while open.last().is_some_and(|&e| e <= start) {
+            open.pop();
+        }
+        let next = trace.region_names.len() as u32;
+        let kind = *region_of.entry(s.name).or_insert_with(|| {
+            trace.region_names.push(t.names[s.name as usize].clone());
+            next
+        });
+        trace.intervals.location.push(loc);
+        trace.intervals.start.push(start);
+        trace.intervals.end.push(end);
+        trace.intervals.kind.push(kind);
+        trace.intervals.depth.push(open.len() as u32);
+        open.push(end);
+    }
+    for f in &t.flows {
+        let (Some(&a), Some(&b)) = (loc_of.get(&f.from.lane), loc_of.get(&f.to.lane)) else { continue };
+        let m = &mut trace.messages;
+        m.source.push(a);
+        m.destination.push(b);
+        m.send_time.push(at(f.from.ts_ns));
+        m.recv_time.push(at(f.to.ts_ns).max(at(f.from.ts_ns)));
+        m.bytes.push(0);
+        m.tag.push(0);
+    }
+    Dataset { name: input.to_string(), trace, ..Default::default() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,6 +468,19 @@ mod tests {
         assert_eq!(t.names[t.counters[1].name as usize], "mem.used");
         assert_eq!(t.flows.len(), 1);
         assert_eq!((t.flows[0].from.ts_ns, t.flows[0].to.ts_ns), (4_000, 4_750));
+        // As the model: lanes with slices are locations, slices nested intervals, flows messages.
+        let d = dataset(&t, "t.json");
+        let tr = &d.trace;
+        assert_eq!(tr.locations.name.len(), 2);
+        assert!(tr.locations.name.contains(&"GPU 0 / compute".to_string()), "{:?}", tr.locations.name);
+        assert_eq!(tr.intervals.start.len(), 3);
+        let depth_of = |n: &str| {
+            let k = tr.region_names.iter().position(|r| r == n).unwrap() as u32;
+            tr.intervals.depth[tr.intervals.kind.iter().position(|&x| x == k).unwrap()]
+        };
+        assert_eq!((depth_of("outer"), depth_of("inner"), depth_of("gemm")), (0, 1, 0));
+        assert_eq!(tr.intervals.start.iter().min(), Some(&0), "times from the first slice");
+        assert_eq!(tr.messages.source.len(), 0, "the flow starts on a lane without slices");
         // A bare array works too.
         assert_eq!(p(r#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 1}]"#).unwrap().slices.len(), 1);
     }

@@ -116,9 +116,12 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
     if boxfish::looks_like_meta(&String::from_utf8_lossy(&head)) {
         return boxfish::load(path);
     }
+    if chrome::looks_like(&head) {
+        return Ok(chrome::dataset(&chrome::read(path)?, input));
+    }
     Err(SourceError::invalid(
         input,
-        "unrecognised format (supported: OTF2 anchor file NAME.otf2, Boxfish meta YAML, an exaviz store folder, or a gen: generator)",
+        "unrecognised format (supported: OTF2 anchor file NAME.otf2, Boxfish meta YAML, Chrome trace event JSON (Kineto, JAX, PerfFlowAspect; plain or gzip), an exaviz store folder, a TreeScope fat-tree folder, or a gen: generator)",
     ))
 }
 

@@ -841,3 +841,46 @@ fn wall_master_and_tiles_refuse_bad_setups() {
     assert_fails(&["wall", "--config", w, "--join", &port, "--tile", "5,0"], &["--tile 5,0", "columns 0 to 1"]);
     assert_fails(&["wall", "--config", w, "--join", &port], &["--tile"]);
 }
+
+/// Chrome trace event files (PyTorch Kineto, gzip; PerfFlowAspect) open as traces: a location
+/// per lane, slices as intervals, drawn by the timeline.
+#[test]
+fn chrome_traces_load_and_render_when_present() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    if !data.exists() {
+        assert!(
+            std::env::var("EXAVIZ_REQUIRE_DATA").as_deref() != Ok("1"),
+            "../shared/data is required (EXAVIZ_REQUIRE_DATA=1)"
+        );
+        eprintln!("skipped: ../shared/data is absent");
+        return;
+    }
+    for (file, least) in [("kineto/sampled_rank-0.json.gz", 4000), ("perfflow/perfflow.lassen19.108800.pfw", 1000)] {
+        let path = data.join(file);
+        let p = path.to_str().unwrap();
+        let info = exaviz(&["info", p, "--json"]);
+        assert!(info.status.success(), "{}", String::from_utf8_lossy(&info.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&info.stdout).expect("json");
+        assert!(v["intervals"].as_u64().unwrap() >= least, "{file}: {v}");
+        assert!(v["locations"].as_u64().unwrap() >= 1, "{file}: {v}");
+        let out = tmp("chrome.png");
+        let r = exaviz(&[
+            "render",
+            p,
+            "--view",
+            "timeline",
+            "--backend",
+            "cpu",
+            "--size",
+            "600x400",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(r.status.success(), "{file}: {}", String::from_utf8_lossy(&r.stderr));
+    }
+    // A truncated gzip is one line naming the file.
+    let cut = tmp("cut.json.gz");
+    let gz = std::fs::read(data.join("kineto/sampled_rank-1.json.gz")).unwrap();
+    std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
+    assert_fails(&["info", cut.to_str().unwrap()], &["cut.json.gz"]);
+}
