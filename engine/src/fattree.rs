@@ -322,6 +322,14 @@ impl FatTree {
         describe(&self.nodes, &self.switches, e)
     }
 
+    /// The GUID of an end, as network files name it.
+    pub fn guid_of(&self, e: End) -> &str {
+        match e {
+            End::Node(n) => &self.nodes[n as usize].guid,
+            End::Switch(s) => &self.switches[s as usize].guid,
+        }
+    }
+
     /// A label for switch `s`: "L2 pod 1 #3 (name)".
     pub fn switch_label(&self, s: u32) -> String {
         let w = &self.switches[s as usize];

@@ -8,6 +8,18 @@ fn exaviz(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_exaviz")).args(args).env_remove("XDG_RUNTIME_DIR").output().expect("exaviz runs")
 }
 
+/// Whether `data` (under ../shared/data) is there; when it is not, says so, or fails where
+/// `EXAVIZ_REQUIRE_DATA=1` (set by `.ci/run`) makes the shared data mandatory.
+fn present(data: &Path) -> bool {
+    if data.exists() {
+        return true;
+    }
+    let required = std::env::var("EXAVIZ_REQUIRE_DATA").as_deref() == Ok("1");
+    assert!(!required, "../shared/data is required (EXAVIZ_REQUIRE_DATA=1)");
+    eprintln!("skipped: {} is absent", data.display());
+    false
+}
+
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("exaviz-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -125,12 +137,7 @@ fn renders_the_default_on_both_backends() {
 #[test]
 fn renders_real_boxfish_data_when_present() {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/boxfish/bgpc_meta.yaml");
-    if !data.exists() {
-        assert!(
-            std::env::var("EXAVIZ_REQUIRE_DATA").as_deref() != Ok("1"),
-            "../shared/data is required (EXAVIZ_REQUIRE_DATA=1)"
-        );
-        eprintln!("skipped: ../shared/data is absent");
+    if !present(&data) {
         return;
     }
     let out = tmp("bgp.png");
@@ -503,12 +510,7 @@ fn mpi_views_render_and_reject_bad_windows() {
 fn otf2_traces_load_and_render_when_present() {
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/data/otf2-pingpong/ping-pong-otf2-papi/traces.otf2");
-    if !data.exists() {
-        assert!(
-            std::env::var("EXAVIZ_REQUIRE_DATA").as_deref() != Ok("1"),
-            "../shared/data is required (EXAVIZ_REQUIRE_DATA=1)"
-        );
-        eprintln!("skipped: ../shared/data absent");
+    if !present(&data) {
         return;
     }
     let d = data.to_str().unwrap();
@@ -847,12 +849,7 @@ fn wall_master_and_tiles_refuse_bad_setups() {
 #[test]
 fn chrome_traces_load_and_render_when_present() {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
-    if !data.exists() {
-        assert!(
-            std::env::var("EXAVIZ_REQUIRE_DATA").as_deref() != Ok("1"),
-            "../shared/data is required (EXAVIZ_REQUIRE_DATA=1)"
-        );
-        eprintln!("skipped: ../shared/data is absent");
+    if !present(&data) {
         return;
     }
     for (file, least) in [("kineto/sampled_rank-0.json.gz", 4000), ("perfflow/perfflow.lassen19.108800.pfw", 1000)] {

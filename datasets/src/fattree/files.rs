@@ -456,14 +456,10 @@ fn topo_of(tree: &FatTree, name: &str) -> Topo {
         End::Node(n) => n as usize,
         End::Switch(s) => tree.nodes.len() + s as usize,
     };
-    let guid = |e: End| match e {
-        End::Node(n) => tree.nodes[n as usize].guid.clone(),
-        End::Switch(s) => tree.switches[s as usize].guid.clone(),
-    };
     for l in &tree.links {
         ports[slot(l.from)].push(PortEntry {
             num: l.from_port,
-            dest_node: guid(l.to),
+            dest_node: tree.guid_of(l.to).to_string(),
             dest_port: i64::from(l.to_port),
         });
     }
@@ -522,10 +518,6 @@ fn write_into(tree: &FatTree, dir: &Path, name: &str) -> Result<(), SourceError>
         Ok((std::io::BufWriter::new(f), p))
     };
     let topo = topo_of(tree, name);
-    let guid = |e: End| match e {
-        End::Node(n) => tree.nodes[n as usize].guid.clone(),
-        End::Switch(s) => tree.switches[s as usize].guid.clone(),
-    };
     let (mut w, p) = create(dir.join("network.topo"))?;
     serde_json::to_writer_pretty(&mut w, &topo).map_err(|e| invalid(&p, e.to_string()))?;
     w.flush().map_err(|e| io(&p, e))?;
@@ -537,7 +529,7 @@ fn write_into(tree: &FatTree, dir: &Path, name: &str) -> Result<(), SourceError>
         text.push_str("node_id,port_idx,rcv_data\n");
         for (l, link) in tree.links.iter().enumerate() {
             let words = (tree.cum[s * nl + l] / 4.0).round() as u64;
-            text.push_str(&format!("{},{},{words}\n", guid(link.from), link.from_port));
+            text.push_str(&format!("{},{},{words}\n", tree.guid_of(link.from), link.from_port));
         }
         w.write_all(text.as_bytes()).and_then(|()| w.flush()).map_err(|e| io(&p, e))
     })?;

@@ -85,18 +85,11 @@ pub fn time_chart(scene: &mut Scene, t: &FatTree, l: &Layout, stat: Stat, values
 /// Bins of the histogram.
 const BINS: usize = 40;
 
-/// The histogram of per-link bytes over the active range, stacked by group, with the active
-/// traffic range brushed (or its complement).
-pub fn histogram(
-    scene: &mut Scene,
-    t: &FatTree,
-    l: &Layout,
-    sums: &[f64],
-    selection: &Selection,
-    range: (usize, usize),
-) {
+/// The histogram of `sums` (per-link bytes over the active range), stacked by group, with the
+/// active traffic range brushed (or its complement).
+pub fn histogram(scene: &mut Scene, t: &FatTree, l: &Layout, sums: &[f64], selection: &Selection) {
     let p = plot_of(l.histogram);
-    let max = super::histogram_max(t, range);
+    let max = super::max_of(sums);
     let mut bins = vec![[0u32; 6]; BINS];
     for (v, g) in sums.iter().zip(&t.groups) {
         let b = ((v / max * BINS as f64) as usize).min(BINS - 1);

@@ -287,7 +287,12 @@ fn check_selection(t: &FatTree, s: &Selection) -> Result<(), ViewError> {
 
 /// Largest per-link traffic over `range`: the histogram's end.
 fn histogram_max(t: &FatTree, range: (usize, usize)) -> f64 {
-    t.sums(range).into_iter().fold(0.0, f64::max).max(1.0)
+    max_of(&t.sums(range))
+}
+
+/// The histogram's end for per-link sums already computed.
+fn max_of(sums: &[f64]) -> f64 {
+    sums.iter().copied().fold(0.0, f64::max).max(1.0)
 }
 
 /// What is highlighted: links and switches on the selected routes or jobs' footprints.
@@ -462,7 +467,7 @@ fn draw(
     let cells = matrices(&mut scene, t, &l, &sums, &io, &paint, &keep, focus.as_ref(), &jobs_sel);
     chart::time_chart(&mut scene, t, &l, args.stat, &values, range);
     let chart = values;
-    chart::histogram(&mut scene, t, &l, &sums, selection, range);
+    chart::histogram(&mut scene, t, &l, &sums, selection);
     legends(&mut scene, &l, &paint, args.colours);
     let rows = table::job_table(&mut scene, t, &l, args, selection, range);
     title(&mut scene, t, &l, range, selection);
@@ -578,11 +583,10 @@ fn legends(scene: &mut Scene, l: &Layout, paint: &Paint, colours: Colours) {
             color_bar_bare(scene, |v| ramp(&ORANGES, v), links, "down\nlinks", [x + 74.0, y + 32.0, 12.0, h]);
         }
         Colours::Diverging => {
-            let p = Paint { ..*paint };
             let title = format!("links\n(mean {})", format_value(paint.mean_link));
             color_bar_bare(
                 scene,
-                |v| p.link(Group::L1L2, f64::from(v) * p.max_link),
+                |v| paint.link(Group::L1L2, f64::from(v) * paint.max_link),
                 links,
                 &title,
                 [x, y + 32.0, 12.0, h],
