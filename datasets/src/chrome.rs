@@ -28,6 +28,8 @@ pub struct Lane {
     /// From `M` events `process_name` and `thread_name` (empty where none).
     pub process: String,
     pub thread: String,
+    /// Kineto's `process_labels` ("GPU 0", "CPU").
+    pub labels: String,
     pub sort_index: Option<i64>,
 }
 
@@ -165,9 +167,11 @@ impl Builder {
         let ph = e.ph.as_deref().unwrap_or("");
         let lane = self.lane(id_text(&e.pid), id_text(&e.tid));
         if ph == "M" {
-            let value = e.args.as_ref().and_then(|a| a.get("name")).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            let arg = |k: &str| e.args.as_ref().and_then(|a| a.get(k)).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            let value = arg("name");
             let l = &mut self.trace.lanes[lane as usize];
             match e.name.as_deref() {
+                Some("process_labels") => l.labels = arg("labels"),
                 Some("process_name") => l.process = value,
                 Some("thread_name") => l.thread = value,
                 Some("thread_sort_index" | "process_sort_index") => {

@@ -5,6 +5,7 @@
 
 pub mod boxfish;
 pub mod chrome;
+pub mod dnn;
 pub mod edges_csv;
 pub mod fattree;
 pub mod mpi_gen;
@@ -14,6 +15,7 @@ pub mod rng;
 pub mod scale_gen;
 pub mod store;
 pub mod torus;
+pub mod training_gen;
 
 use std::path::Path;
 
@@ -66,7 +68,30 @@ pub const GENERATORS: &[(&str, &str)] = &[
         "fattree",
         "a three-level fat tree with jobs, routing and per-port counters over time (TreeScope, Bhatia et al., 2018); options: system (production: 1,296 nodes in 4 pods; simulated: 3,200 nodes in 8 pods; or k=K for the k-ary fat tree), steps (counter samples, default 120), interval (seconds, default 60), placement (fragmented or packed), routing (dmodk, hashed, or both: one per half of the run), seed",
     ),
+    (
+        "training",
+        "parallel DNN training profiles for the enhanced Marey's graph (Wei et al., 2024): a GPipe schedule on devices in pipeline stages (data-parallel replicas all-reduce per stage); options: devices (8), stages (2), microbatches (4), layers (8), steps (2), straggler=RANK (computes 1.6x slower), slow_link=RANK (its sends take 4x longer), unbalanced=STAGE (twice its share of layers), skew (largest clock offset in µs, 200), flavour (kineto or jax: the files exaviz gen writes), seed",
+    ),
 ];
+
+/// A training run as a dataset: its model, and for the other views a location per device with
+/// the operators as intervals (their names as regions).
+pub fn training_dataset(input: &str, t: exaviz_engine::training::Training) -> Dataset {
+    use exaviz_engine::model::Trace;
+    let mut trace = Trace { ticks_per_second: 1_000_000_000, ..Default::default() };
+    for d in &t.devices {
+        trace.locations.name.push(d.name.clone());
+        trace.locations.node.push(u32::MAX);
+    }
+    trace.region_names = t.names.clone();
+    let iv = &mut trace.intervals;
+    iv.location = t.ops.device.clone();
+    iv.start = t.ops.start.clone();
+    iv.end = t.ops.end.clone();
+    iv.kind = t.ops.name.clone();
+    iv.depth = vec![0; t.ops.len()];
+    Dataset { name: input.to_string(), trace, training: Some(std::sync::Arc::new(t)), ..Default::default() }
+}
 
 /// Opens an input: a `gen:` generator spec or a path to a supported file.
 pub fn open(input: &str) -> Result<Dataset, SourceError> {
@@ -109,6 +134,14 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
         }
         return Ok(fattree_dataset(input, fattree::files::load(Path::new(dir), year)?));
     }
+    // A folder of Chrome trace files (one per rank), or a comma-separated list of them: one run.
+    if path.is_dir() {
+        return dnn::open(input, &dnn::files_in(path));
+    }
+    if input.contains(',') && !path.exists() {
+        let paths: Vec<std::path::PathBuf> = input.split(',').filter(|p| !p.is_empty()).map(Into::into).collect();
+        return dnn::open(input, &paths);
+    }
     let head = read_head(input, path)?;
     if otf2::looks_like_anchor(&head) {
         return otf2::load_with_progress(path, progress);
@@ -117,7 +150,7 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
         return boxfish::load(path);
     }
     if chrome::looks_like(&head) {
-        return Ok(chrome::dataset(&chrome::read(path)?, input));
+        return dnn::open(input, &[path.to_path_buf()]);
     }
     Err(SourceError::invalid(
         input,
@@ -302,6 +335,7 @@ fn generator_options(input: &str, name: &str, query: &str) -> Result<Vec<(String
         "fd4" => &["iterations", "seed", "collectives", "plant", "ranks", "messages"],
         "wrf" | "tachyon" | "lulesh" => &["iterations", "seed", "collectives", "plant"],
         "fattree" => &["system", "k", "steps", "interval", "placement", "routing", "seed"],
+        "training" => training_gen::OPTIONS,
         _ => {
             let names: Vec<_> = GENERATORS.iter().map(|g| g.0).collect();
             return Err(SourceError::invalid(
@@ -338,6 +372,11 @@ fn generate(input: &str, spec: &str) -> Result<Dataset, SourceError> {
     };
     if name == "fattree" {
         return fattree_gen(input, &opts).map(|t| fattree_dataset(input, t));
+    }
+    if name == "training" {
+        let spec = training_gen::Spec::parse(input, &opts)?;
+        let t = training_gen::training(&spec).map_err(|m| SourceError::invalid(input, m))?;
+        return Ok(training_dataset(input, t));
     }
     let pairs: Vec<(&str, &str)> = opts.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     if let Some(dataset) = scaled_in_memory(input, name, &pairs)? {

@@ -167,6 +167,7 @@ pub fn generate(topology: Topology, opts: &Pf3dOptions) -> Result<Dataset, Strin
         link_counter_unit: "packets".into(),
         out_of_core: None,
         fattree: None,
+        training: None,
     })
 }
 

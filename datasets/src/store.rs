@@ -1155,6 +1155,7 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
         link_counter_unit: m.link_counter_unit.clone(),
         out_of_core: None,
         fattree: None,
+        training: None,
     };
     check_references(store, &d)?;
     if out_of_core {

@@ -125,6 +125,7 @@ pub fn simulate(topology: Topology, steps: u32, seed: u64) -> Dataset {
         link_counter_unit: "packets".into(),
         out_of_core: None,
         fattree: None,
+        training: None,
     }
 }
 

@@ -212,6 +212,8 @@ pub struct Dataset {
     pub out_of_core: Option<OutOfCore>,
     /// A fat-tree network with its traffic, jobs and routing (TreeScope's data).
     pub fattree: Option<std::sync::Arc<crate::fattree::FatTree>>,
+    /// A parallel DNN training run (Chrome trace profiles, `gen:training`).
+    pub training: Option<std::sync::Arc<crate::training::Training>>,
 }
 
 /// Rows of a trace kept on disk, read by time window.
@@ -248,6 +250,7 @@ impl Dataset {
             link_counter_unit: self.link_counter_unit.clone(),
             out_of_core: None,
             fattree: self.fattree.clone(),
+            training: self.training.clone(),
         };
         d.trace.messages = messages;
         d.trace.intervals = intervals;

@@ -154,9 +154,31 @@ pub fn metrics(input: &str, t: &FatTree, args: &MetricsArgs) -> Result<()> {
 pub fn gen_cmd(spec: &str, dir: &std::path::Path) -> Result<()> {
     let spec = if spec.starts_with("gen:") { spec.to_string() } else { format!("gen:{spec}") };
     let name = spec["gen:".len()..].split_once('?').map_or(&spec["gen:".len()..], |(n, _)| n);
+    if name == "training" {
+        let query = spec.split_once('?').map_or("", |(_, q)| q);
+        let opts: Vec<(String, String)> = query
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .map(|p| p.split_once('=').map_or((p.to_string(), String::new()), |(k, v)| (k.to_string(), v.to_string())))
+            .collect();
+        exaviz_datasets::open(&spec)?; // checks the options with the generator's messages
+        let s = exaviz_datasets::training_gen::Spec::parse(&spec, &opts)?;
+        let tmp = dir.with_extension("partial");
+        let _ = std::fs::remove_dir_all(&tmp);
+        crate::with_progress(&format!("writing {}", dir.display()), "{msg} {spinner}", |_| {
+            exaviz_datasets::training_gen::write(&s, &tmp)
+        })
+        .with_context(|| format!("{}: cannot write", dir.display()))?;
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).with_context(|| format!("{}: cannot replace", dir.display()))?;
+        }
+        std::fs::rename(&tmp, dir).with_context(|| format!("{}: cannot rename into place", dir.display()))?;
+        println!("{}: {} devices in {} stages written as {} trace files", dir.display(), s.devices, s.stages, if s.jax { "JAX" } else { "Kineto" });
+        return Ok(());
+    }
     anyhow::ensure!(
         name == "fattree",
-        "{spec}: exaviz gen writes fat trees (gen:fattree?...); write other generators into a store with exaviz convert"
+        "{spec}: exaviz gen writes fat trees (gen:fattree?...) and training profiles (gen:training?...); write other generators into a store with exaviz convert"
     );
     let started = std::time::Instant::now();
     let dataset =
