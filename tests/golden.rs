@@ -786,3 +786,61 @@ fn wall_tiles_equal_crops_of_the_whole_canvas_on_both_backends() {
         }
     }
 }
+
+/// The enhanced Marey's graph (Wei et al., 2024) and the training overview on both backends:
+/// a generated hybrid-parallel run with a straggler and an unbalanced stage (aligned and
+/// aggregated, as recorded, every operator drawn, stages collapsed), a JAX pipeline written as
+/// files and read back, and the real Kineto (two ranks) and PerfFlowAspect traces.
+#[test]
+fn marey_views_match_golden_on_both_backends() {
+    use exaviz_engine::views::contract::{Entry, Frame, render_view};
+    let gpu = gpu_backend();
+    let generated = "gen:training?devices=8&stages=4&microbatches=6&layers=8&steps=2&straggler=5&unbalanced=2";
+    let jax_dir = std::env::temp_dir().join(format!("exaviz-golden-jax-{}", std::process::id()));
+    let spec = exaviz_datasets::training_gen::Spec::parse(
+        "gen:training",
+        &[
+            ("devices", "4"),
+            ("stages", "4"),
+            ("microbatches", "3"),
+            ("layers", "8"),
+            ("steps", "1"),
+            ("flavour", "jax"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string())),
+    )
+    .unwrap();
+    exaviz_datasets::training_gen::write(&spec, &jax_dir).unwrap();
+    let jax = jax_dir.to_str().unwrap().to_string();
+    let mut cases: Vec<(&str, &str, String, Vec<&str>)> = vec![
+        ("marey_generated.png", "marey", generated.into(), vec![]),
+        ("marey_generated_unaligned_all.png", "marey", generated.into(), vec!["--align", "none", "--bins", "0"]),
+        ("marey_generated_collapsed_step1.png", "marey", generated.into(), vec!["--collapse", "all", "--step", "1"]),
+        ("training_overview_generated.png", "training", generated.into(), vec!["--step", "1"]),
+        ("marey_jax_pipeline.png", "marey", jax.clone(), vec![]),
+    ];
+    if let Some(data) = shared_data_or_skip("marey_views_match_golden_on_both_backends") {
+        let k = |f: &str| data.join("kineto").join(f).display().to_string();
+        let ranks = format!("{},{}", k("sampled_rank-0.json.gz"), k("sampled_rank-1.json.gz"));
+        cases.push(("marey_kineto_two_ranks.png", "marey", ranks, vec![]));
+        cases.push(("marey_perfflow.png", "marey", data.join("perfflow").display().to_string(), vec![]));
+    }
+    let mut pictures = Vec::new();
+    for (name, view, input, options) in &cases {
+        let d = exaviz_datasets::open(input).expect("input opens");
+        let built = Entry::find(view).unwrap().parse(options).expect("options");
+        let frame = Frame { width: 960, height: 600 };
+        let cpu = render_view(built.view.as_ref(), &d, &built.selection, frame, &Backend::Cpu).expect("cpu");
+        let on_gpu = render_view(built.view.as_ref(), &d, &built.selection, frame, &gpu).expect("gpu");
+        assert!(cpu.distinct_colours() > 20, "{name}: the picture looks blank");
+        assert_images_close(&format!("{name} gpu vs cpu"), &on_gpu.pixels, &cpu.pixels, GPU_VS_CPU);
+        golden(name, &cpu);
+        pictures.push(cpu);
+    }
+    std::fs::remove_dir_all(&jax_dir).ok();
+    // Alignment and aggregation change the picture; so does collapsing the stages.
+    for k in [1, 2] {
+        let d = exaviz_tests::diff_fraction(&pictures[0].pixels, &pictures[k].pixels, GOLDEN);
+        assert!(d > 0.02, "{}: only {d} of the pixels differ from the aligned, aggregated picture", cases[k].0);
+    }
+}

@@ -167,7 +167,8 @@ impl Builder {
         let ph = e.ph.as_deref().unwrap_or("");
         let lane = self.lane(id_text(&e.pid), id_text(&e.tid));
         if ph == "M" {
-            let arg = |k: &str| e.args.as_ref().and_then(|a| a.get(k)).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            let arg =
+                |k: &str| e.args.as_ref().and_then(|a| a.get(k)).and_then(|v| v.as_str()).unwrap_or("").to_string();
             let value = arg("name");
             let l = &mut self.trace.lanes[lane as usize];
             match e.name.as_deref() {

@@ -166,7 +166,8 @@ pub fn training(parts: &[Part]) -> Result<Training, SourceError> {
             .lanes
             .iter()
             .map(|l| {
-                let process = t.lanes.iter().find(|x| x.pid == l.pid && !x.process.is_empty()).map(|x| x.process.as_str());
+                let process =
+                    t.lanes.iter().find(|x| x.pid == l.pid && !x.process.is_empty()).map(|x| x.process.as_str());
                 process.is_some_and(|n| n.starts_with("/device:")) && l.thread.contains("XLA Ops")
             })
             .collect();
@@ -238,7 +239,8 @@ fn kineto_devices(b: &mut Builder, t: &ChromeTrace, rank: u32, files: usize, t0:
 /// the `Steps` threads.
 fn jax_devices(b: &mut Builder, t: &ChromeTrace, jax_lanes: &[bool], file_rank: u32, t0: i64) {
     let mut dev_of: HashMap<String, usize> = HashMap::default();
-    let process_of = |pid: &str| t.lanes.iter().find(|x| x.pid == pid && !x.process.is_empty()).map(|x| x.process.clone());
+    let process_of =
+        |pid: &str| t.lanes.iter().find(|x| x.pid == pid && !x.process.is_empty()).map(|x| x.process.clone());
     for s in &t.slices {
         let lane = &t.lanes[s.lane as usize];
         let start = (s.start_ns - t0).max(0) as u64;
@@ -257,7 +259,8 @@ fn jax_devices(b: &mut Builder, t: &ChromeTrace, jax_lanes: &[bool], file_rank: 
         let d = *dev_of.entry(key.clone()).or_insert_with(|| {
             let rank = key.rsplit(':').next().and_then(|n| n.parse().ok()).unwrap_or(0);
             // Counters of a device's pid find it by `pid@file rank`.
-            let counter_key = if jax_lanes[s.lane as usize] { format!("{}@{file_rank}", lane.pid) } else { key.clone() };
+            let counter_key =
+                if jax_lanes[s.lane as usize] { format!("{}@{file_rank}", lane.pid) } else { key.clone() };
             b.device_keyed(key.trim_start_matches('/').to_string(), rank, None, counter_key)
         });
         let r = b.rank(d);
@@ -265,21 +268,40 @@ fn jax_devices(b: &mut Builder, t: &ChromeTrace, jax_lanes: &[bool], file_rank: 
     }
 }
 
-/// Any other trace: a device per process, its outermost slices as operators.
+/// Any other trace: a device per process; its operators are the slices of the outermost
+/// nesting level that holds at least eight on their thread (a `main` around everything is
+/// not an operator), or of the deepest level where none does.
 fn process_devices(b: &mut Builder, t: &ChromeTrace, t0: i64) {
     let mut order: Vec<usize> = (0..t.slices.len()).collect();
     order.sort_by_key(|&i| (t.slices[i].lane, t.slices[i].start_ns, std::cmp::Reverse(t.slices[i].dur_ns)));
-    let mut dev_of: HashMap<&str, usize> = HashMap::default();
-    let (mut lane, mut until) = (u32::MAX, i64::MIN);
-    for i in order {
+    let mut depth = vec![0u32; t.slices.len()];
+    let mut counts: HashMap<(u32, u32), u32> = HashMap::default();
+    let (mut lane, mut open): (u32, Vec<i64>) = (u32::MAX, Vec::new());
+    for &i in &order {
         let s = &t.slices[i];
         if s.lane != lane {
-            (lane, until) = (s.lane, i64::MIN);
+            (lane, open) = (s.lane, Vec::new());
         }
-        if s.start_ns < until {
+        while open.last().is_some_and(|&e| e <= s.start_ns) {
+            open.pop();
+        }
+        depth[i] = open.len().min(64) as u32;
+        *counts.entry((s.lane, depth[i])).or_default() += 1;
+        open.push(s.start_ns + s.dur_ns.max(0));
+    }
+    let level = |lane: u32| -> u32 {
+        (0..=64)
+            .find(|&d| counts.get(&(lane, d)).is_some_and(|&c| c >= 8))
+            .unwrap_or_else(|| (0..=64).rev().find(|&d| counts.contains_key(&(lane, d))).unwrap_or(0))
+    };
+    let mut levels: HashMap<u32, u32> = HashMap::default();
+    let mut dev_of: HashMap<&str, usize> = HashMap::default();
+    for i in order {
+        let s = &t.slices[i];
+        let want = *levels.entry(s.lane).or_insert_with(|| level(s.lane));
+        if depth[i] != want {
             continue;
         }
-        until = s.start_ns + s.dur_ns.max(0);
         let pid = t.lanes[s.lane as usize].pid.as_str();
         let d = *dev_of.entry(pid).or_insert_with(|| {
             let rank = pid.parse().unwrap_or(dev_of_len(b));
@@ -348,7 +370,14 @@ pub fn merge(parts: &[Part]) -> ChromeTrace {
         let slices: Vec<Slice> = t
             .slices
             .iter()
-            .map(|s| Slice { lane: s.lane + lane0, name: remap(s.name), cat: remap(s.cat), start_ns: s.start_ns, dur_ns: s.dur_ns, args: None })
+            .map(|s| Slice {
+                lane: s.lane + lane0,
+                name: remap(s.name),
+                cat: remap(s.cat),
+                start_ns: s.start_ns,
+                dur_ns: s.dur_ns,
+                args: None,
+            })
             .collect();
         out.slices.extend(slices);
         out.unmatched += t.unmatched;
@@ -406,10 +435,16 @@ mod tests {
 
     #[test]
     fn inconsistent_ranks_and_empty_traces_are_one_line() {
-        let a = || part(r#"{"distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": [{"ph": "X", "name": "k", "cat": "kernel", "pid": 0, "tid": 7, "ts": 0, "dur": 1}]}"#);
+        let a = || {
+            part(
+                r#"{"distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": [{"ph": "X", "name": "k", "cat": "kernel", "pid": 0, "tid": 7, "ts": 0, "dur": 1}]}"#,
+            )
+        };
         let e = training(&[a(), a()]).err().unwrap().to_string();
         assert!(e.contains("inconsistent ranks across files") && !e.contains('\n'), "{e}");
-        let w = part(r#"{"distributedInfo": {"rank": 1, "world_size": 4}, "traceEvents": [{"ph": "X", "name": "k", "cat": "kernel", "pid": 0, "tid": 7, "ts": 0, "dur": 1}]}"#);
+        let w = part(
+            r#"{"distributedInfo": {"rank": 1, "world_size": 4}, "traceEvents": [{"ph": "X", "name": "k", "cat": "kernel", "pid": 0, "tid": 7, "ts": 0, "dur": 1}]}"#,
+        );
         assert!(training(&[a(), w]).err().unwrap().to_string().contains("world size 4 here, 2 in"));
         let none = part(r#"[{"ph": "i", "name": "mark", "pid": 0, "tid": 0, "ts": 1}]"#);
         assert!(training(&[none]).err().unwrap().to_string().contains("no device lanes"));

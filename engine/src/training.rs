@@ -120,7 +120,12 @@ pub fn classify(name: &str, collective: Option<&str>) -> Class {
     let l = name.to_ascii_lowercase();
     if l.contains("backward") || l.contains("bwd") || l.contains("grad") || l.starts_with("transpose(") {
         Class::Backward
-    } else if l.contains("optimizer") || l.contains("adam") || l.contains("sgd") || l.contains("memcpy") || l.contains("memset") {
+    } else if l.contains("optimizer")
+        || l.contains("adam")
+        || l.contains("sgd")
+        || l.contains("memcpy")
+        || l.contains("memset")
+    {
         Class::Compute
     } else {
         Class::Forward
@@ -160,6 +165,8 @@ pub struct Ops {
     /// A send's receive and a receive's send (matched by source, destination and order), else
     /// `u32::MAX`.
     pub pair: Vec<u32>,
+    /// `(name, nth)` numbered densely: the operator's identity across devices.
+    pub instance: Vec<u32>,
 }
 
 impl Ops {
@@ -195,6 +202,8 @@ pub struct Training {
     pub first: Vec<u32>,
     pub names: Vec<String>,
     pub steps: Vec<Step>,
+    /// How many distinct [`Ops::instance`] values there are.
+    pub instances: u32,
     /// Where the profile came from ("Kineto", "JAX", "PerfFlowAspect", "generator").
     pub source: String,
     /// Whether any operator has FLOPs.
@@ -294,8 +303,7 @@ impl Builder {
         if self.devices.is_empty() {
             return Err("has no device lanes with operators (GPU kernels, XLA ops or process slices)".into());
         }
-        let rank_index: HashMap<u32, usize> =
-            self.devices.iter().enumerate().map(|(i, d)| (d.0.rank, i)).collect();
+        let rank_index: HashMap<u32, usize> = self.devices.iter().enumerate().map(|(i, d)| (d.0.rank, i)).collect();
         let stages = derive_stages(&self.devices, &rank_index);
         for (d, s) in self.devices.iter_mut().zip(&stages) {
             d.0.stage = *s;
@@ -335,6 +343,14 @@ impl Builder {
         }
         t.stages = t.devices.iter().map(|d| d.stage + 1).max().unwrap_or(1);
         pair_sends(&mut t.ops);
+        let mut inst: HashMap<(u32, u32), u32> = HashMap::default();
+        t.ops.instance = (0..t.ops.len())
+            .map(|i| {
+                let next = inst.len() as u32;
+                *inst.entry((t.ops.name[i], t.ops.nth[i])).or_insert(next)
+            })
+            .collect();
+        t.instances = inst.len() as u32;
         t.steps = if self.steps.is_empty() {
             steps_by_repetition(&t)
         } else {
@@ -497,10 +513,10 @@ pub fn offsets(t: &Training, align: Align) -> Vec<i64> {
         }
     }
     if align == Align::Full {
-        for s in 1..stages.len() {
+        for (s, devices) in stages.iter().enumerate().skip(1) {
             // The first receive on this stage from a device of an earlier stage, and that
             // device's first send to the receiver.
-            let pair = stages[s].clone().find_map(|d| {
+            let pair = devices.clone().find_map(|d| {
                 let r = first_of(d, &|i| {
                     t.ops.class(i) == Class::Recv
                         && (t.ops.peer[i] as usize) < t.devices.len()
@@ -512,7 +528,7 @@ pub fn offsets(t: &Training, align: Align) -> Vec<i64> {
             });
             let Some((d, r, p, snd)) = pair else { continue };
             let shift = (t.ops.end[snd] as i64 + off[p]) - (t.ops.end[r] as i64 + off[d]);
-            for x in stages[s].clone() {
+            for x in devices.clone() {
                 off[x] += shift;
             }
         }
@@ -567,9 +583,9 @@ impl Default for Thresholds {
 pub fn compute_totals(t: &Training) -> Vec<(u64, f64)> {
     (0..t.devices.len())
         .map(|d| {
-            t.ops_of(d).filter(|&i| t.ops.class(i).is_compute()).fold((0u64, 0f64), |(ns, f), i| {
-                (ns + (t.ops.end[i] - t.ops.start[i]), f + t.ops.flops[i] as f64)
-            })
+            t.ops_of(d)
+                .filter(|&i| t.ops.class(i).is_compute())
+                .fold((0u64, 0f64), |(ns, f), i| (ns + (t.ops.end[i] - t.ops.start[i]), f + t.ops.flops[i] as f64))
         })
         .collect()
 }
@@ -594,10 +610,16 @@ pub fn rules(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
             }
             let mean = range.clone().map(|d| rate[d]).sum::<f64>() / range.len() as f64;
             for d in range {
-                let slow = if t.has_flops { rate[d] < (1.0 - th.slow) * mean } else { rate[d] > (1.0 + th.slow) * mean };
+                let slow =
+                    if t.has_flops { rate[d] < (1.0 - th.slow) * mean } else { rate[d] > (1.0 + th.slow) * mean };
                 if slow && mean > 0.0 {
                     let message = if t.has_flops {
-                        format!("{}: {} FLOPS, {:.0}% below the mean of its stage's devices", name(d), si(rate[d]), 100.0 * (1.0 - rate[d] / mean))
+                        format!(
+                            "{}: {} FLOPS, {:.0}% below the mean of its stage's devices",
+                            name(d),
+                            si(rate[d]),
+                            100.0 * (1.0 - rate[d] / mean)
+                        )
                     } else {
                         format!(
                             "{}: computes {:.0}% longer than the mean of its stage's devices (the profile has no FLOPs)",
@@ -605,7 +627,14 @@ pub fn rules(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
                             100.0 * (rate[d] / mean - 1.0)
                         )
                     };
-                    out.push(Finding { rule: Rule::SlowDevice, device: Some(d as u32), stage: None, value: rate[d], mean, message });
+                    out.push(Finding {
+                        rule: Rule::SlowDevice,
+                        device: Some(d as u32),
+                        stage: None,
+                        value: rate[d],
+                        mean,
+                        message,
+                    });
                 }
             }
         }
@@ -630,7 +659,10 @@ pub fn rules(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
                     stage: Some(s as u32),
                     value: v,
                     mean,
-                    message: format!("stage {s}: mean {what} per device {:.0}% above the mean of stages", 100.0 * (v / mean - 1.0)),
+                    message: format!(
+                        "stage {s}: mean {what} per device {:.0}% above the mean of stages",
+                        100.0 * (v / mean - 1.0)
+                    ),
                 });
             }
         }
@@ -642,12 +674,18 @@ pub fn rules(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
 /// The straggler test over every collective shared by two or more devices.
 fn stragglers(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
     let n = t.devices.len();
-    let mut groups: HashMap<(u32, u32, u32), Vec<(i64, u64, u32)>> = HashMap::default();
+    // (stage, name, nth) → (aligned start, duration, device) of each participant.
+    type Participants = Vec<(i64, u64, u32)>;
+    let mut groups: HashMap<(u32, u32, u32), Participants> = HashMap::default();
     for i in 0..t.ops.len() {
         if t.ops.class(i).group() == Group::Collective {
             let d = t.ops.device[i];
             let s = t.ops.start[i] as i64 + offsets[d as usize];
-            groups.entry((t.devices[d as usize].stage, t.ops.name[i], t.ops.nth[i])).or_default().push((s, t.ops.end[i] - t.ops.start[i], d));
+            groups.entry((t.devices[d as usize].stage, t.ops.name[i], t.ops.nth[i])).or_default().push((
+                s,
+                t.ops.end[i] - t.ops.start[i],
+                d,
+            ));
         }
     }
     let mut late = vec![0u32; n];
@@ -708,39 +746,57 @@ fn stragglers(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
 /// Per device over `[a, b)`: computation, communication and waiting (ns), adding up to the span:
 /// time covered by computation, time covered by communication and not computation, the rest.
 pub fn breakdown(t: &Training, offsets: &[i64], a: u64, b: u64) -> Vec<[u64; 3]> {
-    (0..t.devices.len())
+    breakdown_steps(t, offsets, &[(a, b)]).pop().unwrap_or_default()
+}
+
+/// [`breakdown`] for several spans at once: `[span][device]`, each device's operators read once.
+pub fn breakdown_steps(t: &Training, offsets: &[i64], spans: &[(u64, u64)]) -> Vec<Vec<[u64; 3]>> {
+    use rayon::prelude::*;
+    let per_device: Vec<Vec<[u64; 3]>> = (0..t.devices.len())
+        .into_par_iter()
         .map(|d| {
             let o = offsets[d];
-            let mut iv: Vec<(u64, u64, bool)> = t
-                .ops_of(d)
-                .filter_map(|i| {
-                    let s = (t.ops.start[i] as i64 + o).max(a as i64) as u64;
-                    let e = (t.ops.end[i] as i64 + o).min(b as i64).max(0) as u64;
-                    (e > s).then(|| (s, e, t.ops.class(i).is_compute()))
+            let r = t.ops_of(d);
+            let longest = r.clone().map(|i| t.ops.end[i] - t.ops.start[i]).max().unwrap_or(0) as i64;
+            let starts = &t.ops.start[r.clone()];
+            spans
+                .iter()
+                .map(|&(a, b)| {
+                    let lo = starts.partition_point(|&x| (x as i64 + o) < a as i64 - longest);
+                    let hi = starts.partition_point(|&x| (x as i64 + o) < b as i64);
+                    let iv: Vec<(u64, u64, bool)> = (r.start + lo..r.start + hi.max(lo))
+                        .filter_map(|i| {
+                            let s = (t.ops.start[i] as i64 + o).max(a as i64) as u64;
+                            let e = (t.ops.end[i] as i64 + o).min(b as i64).max(0) as u64;
+                            (e > s).then(|| (s, e, t.ops.class(i).is_compute()))
+                        })
+                        .collect();
+                    let (all, comp) = (union(&iv, false), union(&iv, true));
+                    [comp, all - comp, (b - a).saturating_sub(all)]
                 })
-                .collect();
-            iv.sort_unstable_by_key(|x| x.0);
-            let union = |only_compute: bool| {
-                let (mut total, mut cur): (u64, Option<(u64, u64)>) = (0, None);
-                for &(s, e, c) in &iv {
-                    if only_compute && !c {
-                        continue;
-                    }
-                    match cur {
-                        Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
-                        Some((cs, ce)) => {
-                            total += ce - cs;
-                            cur = Some((s, e));
-                        }
-                        None => cur = Some((s, e)),
-                    }
-                }
-                total + cur.map_or(0, |(s, e)| e - s)
-            };
-            let (all, comp) = (union(false), union(true));
-            [comp, all - comp, (b - a).saturating_sub(all)]
+                .collect()
         })
-        .collect()
+        .collect();
+    (0..spans.len()).map(|k| per_device.iter().map(|v| v[k]).collect()).collect()
+}
+
+/// The length covered by intervals sorted by start (only computation ones if `only_compute`).
+fn union(iv: &[(u64, u64, bool)], only_compute: bool) -> u64 {
+    let (mut total, mut cur): (u64, Option<(u64, u64)>) = (0, None);
+    for &(s, e, c) in iv {
+        if only_compute && !c {
+            continue;
+        }
+        match cur {
+            Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
+            Some((cs, ce)) => {
+                total += ce - cs;
+                cur = Some((s, e));
+            }
+            None => cur = Some((s, e)),
+        }
+    }
+    total + cur.map_or(0, |(s, e)| e - s)
 }
 
 /// `1.5 µs`, `2.3 ms`, ...

@@ -173,7 +173,13 @@ pub fn gen_cmd(spec: &str, dir: &std::path::Path) -> Result<()> {
             std::fs::remove_dir_all(dir).with_context(|| format!("{}: cannot replace", dir.display()))?;
         }
         std::fs::rename(&tmp, dir).with_context(|| format!("{}: cannot rename into place", dir.display()))?;
-        println!("{}: {} devices in {} stages written as {} trace files", dir.display(), s.devices, s.stages, if s.jax { "JAX" } else { "Kineto" });
+        println!(
+            "{}: {} devices in {} stages written as {} trace files",
+            dir.display(),
+            s.devices,
+            s.stages,
+            if s.jax { "JAX" } else { "Kineto" }
+        );
         return Ok(());
     }
     anyhow::ensure!(

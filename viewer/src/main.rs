@@ -241,8 +241,16 @@ enum Command {
     /// On a fat tree (TreeScope, Bhatia et al., 2018): the hottest links over the active range
     /// and the hot-link count per routing table in effect.
     Metrics {
-        /// A torus input, or a fat tree (a TreeScope data directory or gen:fattree).
+        /// A torus input, a fat tree (a TreeScope data directory or gen:fattree), or a training
+        /// profile (Chrome trace files of Kineto, JAX or PerfFlowAspect, or gen:training).
         input: String,
+        /// The view whose metrics to print: marey (training profiles: rule findings, alignment
+        /// offsets, time per operator group); by default the input's kind decides.
+        #[arg(long, value_parser = ["marey", "fattree", "torus"])]
+        view: Option<String>,
+        /// Marey: the timestamp alignment the offsets and rules use.
+        #[arg(long, value_enum, default_value = "full")]
+        align: exaviz_engine::training::Align,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -682,13 +690,13 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Metrics { input, json, time, top, hot, above } => {
-            let dataset = load(&input)?;
-            match &dataset.fattree {
-                Some(t) => fattree_cmd::metrics(&input, t, &fattree_cmd::MetricsArgs { time, top, hot, above, json }),
-                None => metrics_cmd(&input, dataset, json),
-            }
-        }
+        Command::Metrics { input, view, align, json, time, top, hot, above } => metrics_dispatch(
+            &input,
+            view.as_deref(),
+            align,
+            json,
+            fattree_cmd::MetricsArgs { time, top, hot, above, json },
+        ),
         Command::BenchLayout { dims, json } => bench_layout_cmd(&dims, json),
         Command::Bundle(args) => edges_cmd::bundle(args),
         Command::Aggregate(args) => edges_cmd::aggregate(args),
@@ -703,6 +711,62 @@ fn run(cli: Cli) -> Result<()> {
             window::run(dataset, input, view_backend, size, view, content, frames)
         }
     }
+}
+
+/// `exaviz metrics`: a training profile's rule findings (Marey), a fat tree's or a torus's
+/// metrics, by `--view` or the input's kind.
+fn metrics_dispatch(
+    input: &str,
+    view: Option<&str>,
+    align: exaviz_engine::training::Align,
+    json: bool,
+    fattree: fattree_cmd::MetricsArgs,
+) -> Result<()> {
+    let dataset = load(input)?;
+    if view == Some("marey") || (view.is_none() && dataset.training.is_some()) {
+        let t = dataset.training.as_deref().with_context(|| {
+            format!(
+                "{input}: --view marey needs a training profile (Kineto, JAX or PerfFlowAspect traces, or gen:training)"
+            )
+        })?;
+        return marey_metrics(t, align, json);
+    }
+    match &dataset.fattree {
+        Some(t) => fattree_cmd::metrics(input, t, &fattree),
+        None => metrics_cmd(input, dataset, json),
+    }
+}
+
+/// `exaviz metrics --view marey`: the rules' findings, the alignment's offsets and the time per
+/// operator group, as JSON or text.
+fn marey_metrics(
+    t: &exaviz_engine::training::Training,
+    align: exaviz_engine::training::Align,
+    json: bool,
+) -> Result<()> {
+    let m = exaviz_engine::views::marey::metrics(t, align);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&m)?);
+        return Ok(());
+    }
+    println!(
+        "{} devices in {} stages, {} operators, {} steps ({})",
+        m.devices, m.stages, m.operators, m.steps, m.source
+    );
+    let [c, k, s, r] = m.groups_ns.map(|v| exaviz_engine::training::duration(v as f64));
+    println!("time in computation {c}, collectives {k}, sends {s}, receives {r}");
+    let shifted: Vec<_> = m.offsets_ns.iter().filter(|o| o.1 != 0).collect();
+    println!("alignment {}: {} devices shifted", m.align, shifted.len());
+    for (name, off) in shifted {
+        println!("  {name}: {}", exaviz_engine::training::duration(*off as f64));
+    }
+    if m.findings.is_empty() {
+        println!("no rule findings");
+    }
+    for f in &m.findings {
+        println!("{:?}: {}", f.rule, f.message);
+    }
+    Ok(())
 }
 
 /// What the window explores for `args`: the view (checked against the dataset) and the

@@ -881,3 +881,53 @@ fn chrome_traces_load_and_render_when_present() {
     std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
     assert_fails(&["info", cut.to_str().unwrap()], &["cut.json.gz"]);
 }
+
+/// A generated training run written as Kineto files: the Marey view renders it, `metrics --view
+/// marey --json` lists the injected straggler and unbalanced stage, and the training overview
+/// renders a step; bad options and inputs without a training profile are one line.
+#[test]
+fn training_profiles_render_as_marey_graphs_and_list_their_findings() {
+    let dir = tmp("training-run");
+    let _ = std::fs::remove_dir_all(&dir);
+    let spec = "gen:training?devices=16&stages=4&straggler=5&unbalanced=2";
+    let g = exaviz(&["gen", spec, dir.to_str().unwrap()]);
+    assert!(g.status.success(), "{}", String::from_utf8_lossy(&g.stderr));
+    let d = dir.to_str().unwrap();
+    for (view, extra) in [("marey", &["--collapse", "all"][..]), ("training", &["--step", "1"][..])] {
+        let out = tmp(&format!("{view}.png"));
+        let mut args =
+            vec!["render", d, "--view", view, "--backend", "cpu", "--size", "800x500", "-o", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let r = exaviz(&args);
+        assert!(r.status.success(), "{view}: {}", String::from_utf8_lossy(&r.stderr));
+        assert_eq!(png_size(&out), (800, 500));
+    }
+    let m = exaviz(&["metrics", d, "--view", "marey", "--json"]);
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&m.stdout).expect("json");
+    assert_eq!(v["devices"], 16);
+    assert_eq!(v["stages"], 4);
+    let findings = v["findings"].as_array().unwrap();
+    let has = |rule: &str, key: &str, value: u64| findings.iter().any(|f| f["rule"] == rule && f[key] == value);
+    // Rank 5 is device 5 (devices are ordered by stage, then rank).
+    assert!(has("straggler", "device", 5) && has("slow-device", "device", 5) && has("heavy-stage", "stage", 2), "{v}");
+    assert_fails(&["render", d, "--view", "marey", "--collapse", "some", "-o", "x.png"], &["some"]);
+    assert_fails(
+        &["render", d, "--view", "marey", "--step", "9", "--backend", "cpu", "-o", "x.png"],
+        &["step 9 does not exist"],
+    );
+    assert_fails(&["render", "gen:torus", "--view", "marey", "-o", "x.png"], &["training profile"]);
+    assert_fails(&["metrics", "gen:torus", "--view", "marey"], &["training profile"]);
+    assert_fails(&["info", "gen:training?devices=10&stages=4"], &["not a multiple of stages"]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Files of different runs claiming the same rank are one line.
+#[test]
+fn kineto_files_of_different_runs_are_refused_together() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    if !present(&data) {
+        return;
+    }
+    assert_fails(&["info", data.join("kineto").to_str().unwrap()], &["inconsistent ranks across files"]);
+}

@@ -211,6 +211,7 @@ pub fn build<O: Options>(matches: &clap::ArgMatches) -> Result<Built, clap::Erro
 
 use super::chord::ChordArgs;
 use super::fattree::FatTreeArgs;
+use super::marey::{MareyArgs, OverviewArgs};
 use super::matrix::MatrixArgs;
 use super::mpi_linked::MpiArgs;
 use super::sendrecv::SendRecvArgs;
@@ -265,6 +266,14 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<FatTreeArgs>(
         "fattree",
         "Fat-tree network: per pod and bundle, L1xL2 and L3xL2 adjacency matrices of link traffic with time-chart and histogram brushes, a job table and routes (TreeScope, Bhatia et al., 2018).",
+    ),
+    Entry::of::<MareyArgs>(
+        "marey",
+        "Parallel DNN training: the enhanced Marey's graph, devices as time axes grouped by pipeline stage, operators as bands joined across devices, aligned, aggregated, with rule findings (Wei et al., 2024).",
+    ),
+    Entry::of::<OverviewArgs>(
+        "training",
+        "Parallel DNN training overview: per step and device, computation, communication and waiting as stacked bars; a click opens a step in the Marey view (Wei et al., 2024).",
     ),
 ];
 

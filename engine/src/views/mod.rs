@@ -8,6 +8,7 @@ pub mod fattree;
 pub mod group;
 pub mod legend;
 pub mod linked;
+pub mod marey;
 pub mod matrix;
 pub mod mpi_linked;
 pub mod options;
