@@ -838,6 +838,29 @@ fn marey_views_match_golden_on_both_backends() {
         pictures.push(cpu);
     }
     std::fs::remove_dir_all(&jax_dir).ok();
+    // The injected straggler (rank 5, row 5) and unbalanced stage (2: rows 4 and 5) carry the
+    // rules' red cross, no other row does; hovering the straggler's cross says what it is.
+    let marked = |img: &Image, y: f32| {
+        (y as u32 - 5..y as u32 + 6).any(|y| {
+            (5..20).any(|x| {
+                let [r, g, b, _] = img.pixel(x, y);
+                r > 150 && (50..130).contains(&g) && b < 60
+            })
+        })
+    };
+    let pitch = (600.0 - 34.0 - 92.0) / 8.0;
+    let row = |r: usize| 34.0 + (r as f32 + 0.5) * pitch;
+    assert!(marked(&pictures[0], row(5)), "the straggler's row has no cross");
+    assert!(marked(&pictures[0], 34.0 + 4.0 * pitch + 6.0), "the heavy stage has no cross");
+    for r in [0, 1, 2, 3, 4, 6, 7] {
+        assert!(!marked(&pictures[0], row(r)), "row {r} has a cross");
+    }
+    let d = exaviz_datasets::open(generated).unwrap();
+    let built = Entry::find("marey").unwrap().parse::<&str>(&[]).unwrap();
+    let prepared =
+        built.view.prepare(&d, &built.selection, Frame { width: 960, height: 600 }, &Backend::Cpu).expect("prepare");
+    let pick = prepared.pick(&d, [12.0, row(5)]).expect("a pick on the cross");
+    assert!(pick.lines.iter().any(|l| l.contains("straggler")), "{pick:?}");
     // Alignment and aggregation change the picture; so does collapsing the stages.
     for k in [1, 2] {
         let d = exaviz_tests::diff_fraction(&pictures[0].pixels, &pictures[k].pixels, GOLDEN);

@@ -449,4 +449,47 @@ mod tests {
         let none = part(r#"[{"ph": "i", "name": "mark", "pid": 0, "tid": 0, "ts": 1}]"#);
         assert!(training(&[none]).err().unwrap().to_string().contains("no device lanes"));
     }
+
+    /// The real Kineto trace with bytes flipped (values, names, ranks, peers, nesting): the
+    /// training model or a one-line error, never a panic.
+    #[test]
+    fn mutated_kineto_profiles_never_panic() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/kineto/sampled_rank-0.json.gz");
+        if !path.exists() {
+            assert!(
+                std::env::var("EXAVIZ_REQUIRE_DATA").as_deref() != Ok("1"),
+                "{} is missing; EXAVIZ_REQUIRE_DATA=1 makes ../shared/data mandatory",
+                path.display()
+            );
+            eprintln!("skipped: {} is absent", path.display());
+            return;
+        }
+        let gz = std::fs::read(&path).unwrap();
+        let mut plain = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&gz[..]), &mut plain).unwrap();
+        let (mut models, mut errors) = (0, 0);
+        let step = plain.len() / 150;
+        for i in (0..plain.len()).step_by(step.max(1)) {
+            for x in [0x01u8, 0x04, 0x20] {
+                let mut b = plain.clone();
+                b[i] ^= x;
+                let r = std::panic::catch_unwind(|| {
+                    let t = crate::chrome::parse(&b[..], "m.json").map_err(|e| e.to_string())?;
+                    training(&[Part { trace: t, input: "m.json".into() }])
+                        .map(|t| t.ops.len())
+                        .map_err(|e| e.to_string())
+                });
+                match r {
+                    Err(_) => panic!("byte {i} ^ {x:#x} panicked"),
+                    Ok(Ok(_)) => models += 1,
+                    Ok(Err(e)) => {
+                        assert!(!e.contains('\n'), "{e}");
+                        errors += 1;
+                    }
+                }
+            }
+        }
+        assert!(models > 100 && errors > 10, "{models} models, {errors} errors");
+    }
 }

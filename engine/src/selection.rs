@@ -173,7 +173,16 @@ impl Selection {
         if let Some(v) = self.node.filter(|&v| v as usize >= nodes) {
             return bad(format!("--node {v}: node {v} is not in the torus (nodes 0 to {last})"));
         }
-        if let Some(v) = self.track.filter(|&v| v as usize >= nodes) {
+        // On a training run the tracked part is a device (the Marey view's highlighted row).
+        if let Some(t) = dataset.training.as_deref() {
+            if let Some(v) = self.track.filter(|&v| v as usize >= t.devices.len()) {
+                return bad(format!(
+                    "--device {v}: the run has {} devices (0 to {})",
+                    t.devices.len(),
+                    t.devices.len().saturating_sub(1)
+                ));
+            }
+        } else if let Some(v) = self.track.filter(|&v| v as usize >= nodes) {
             return bad(format!("--track {v}: cannot track node {v}'s message: the torus has nodes 0 to {last}"));
         }
         if let Some((a, b)) = self.time_slice

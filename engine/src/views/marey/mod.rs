@@ -320,7 +320,10 @@ impl Picker for MareyPicker {
         if t.ops.peer[i] != u32::MAX {
             lines.push(format!("peer {}", t.devices[t.ops.peer[i] as usize].name));
         }
-        let sel = Selection { time_slice: Some((t.ops.start[i], t.ops.end[i])), ..Selection::default() };
+        let sel = Selection {
+            time_slice: Some((t.ops.start[i], t.ops.end[i].max(t.ops.start[i] + 1))),
+            ..Selection::default()
+        };
         Some(Pick::new(t.names[t.ops.name[i] as usize].clone(), lines).with_click(Parts::TIME_SLICE, sel))
     }
 
