@@ -396,6 +396,11 @@ pub fn open(input: &str, paths: &[PathBuf]) -> Result<exaviz_engine::model::Data
     for p in paths {
         parts.push(Part { trace: crate::chrome::read(p)?, input: p.display().to_string() });
     }
+    let unmatched: u64 = parts.iter().map(|p| p.trace.unmatched).sum();
+    if unmatched > 0 {
+        // As Perfetto does: counted, the rest of the trace kept.
+        eprintln!("warning: {input}: {unmatched} B or E events without their partner were left out");
+    }
     let mut d = crate::chrome::dataset(&merge(&parts), input);
     match training(&parts) {
         Ok(t) => d.training = Some(std::sync::Arc::new(t)),

@@ -931,3 +931,21 @@ fn kineto_files_of_different_runs_are_refused_together() {
     }
     assert_fails(&["info", data.join("kineto").to_str().unwrap()], &["inconsistent ranks across files"]);
 }
+
+/// A `B` without its `E` is a counted warning, one line; the rest of the trace opens.
+#[test]
+fn unmatched_begin_events_are_a_counted_warning() {
+    let f = tmp("unmatched.json");
+    std::fs::write(
+        &f,
+        r#"[{"ph": "B", "name": "open", "pid": 1, "tid": 1, "ts": 0},
+            {"ph": "X", "name": "k", "cat": "kernel", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]"#,
+    )
+    .unwrap();
+    let out = exaviz(&["info", f.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(warnings[0].contains("1 B or E events without their partner"), "{err}");
+}
