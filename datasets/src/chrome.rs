@@ -360,6 +360,15 @@ pub fn looks_like(head: &[u8]) -> bool {
     matches!(head.iter().find(|b| !b.is_ascii_whitespace()), Some(b'[' | b'{'))
 }
 
+/// Each pid's process name (`process_name` names every thread of its pid).
+pub fn process_names(t: &ChromeTrace) -> HashMap<&str, &str> {
+    let mut out = HashMap::default();
+    for l in t.lanes.iter().filter(|l| !l.process.is_empty()) {
+        out.entry(l.pid.as_str()).or_insert(l.process.as_str());
+    }
+    out
+}
+
 /// The trace as the engine's model: one location per lane with slices (named "process /
 /// thread", or by pid and tid), the slices as intervals nested by time (their names as
 /// regions), flows as messages from one lane to another; times in nanoseconds from the first
@@ -373,9 +382,7 @@ pub fn dataset(t: &ChromeTrace, input: &str) -> exaviz_engine::model::Dataset {
     let t0 = t.slices.iter().map(|s| s.start_ns).min().unwrap_or(0);
     let at = |ns: i64| (ns - t0).max(0) as u64;
     let mut trace = Trace { ticks_per_second: 1_000_000_000, ..Default::default() };
-    // `process_name` names every thread of its pid.
-    let process_of: HashMap<&str, &str> =
-        t.lanes.iter().filter(|l| !l.process.is_empty()).map(|l| (l.pid.as_str(), l.process.as_str())).collect();
+    let process_of = process_names(t);
     for &l in &used {
         let lane = &t.lanes[l as usize];
         let process = process_of.get(lane.pid.as_str()).copied().unwrap_or("");
@@ -431,7 +438,7 @@ pub fn dataset(t: &ChromeTrace, input: &str) -> exaviz_engine::model::Dataset {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn p(text: &str) -> Result<ChromeTrace, String> {
@@ -502,7 +509,8 @@ mod tests {
         assert!(p("7").unwrap_err().contains("is not a trace"));
     }
 
-    fn shared(rel: &str) -> Option<std::path::PathBuf> {
+    /// `../shared/data/REL`, or `None` (skipped) where absent and not required.
+    pub(crate) fn shared(rel: &str) -> Option<std::path::PathBuf> {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data").join(rel);
         if p.exists() {
             Some(p)

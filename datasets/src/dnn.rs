@@ -162,13 +162,13 @@ pub fn training(parts: &[Part]) -> Result<Training, SourceError> {
         let t = &p.trace;
         let cat = |s: &Slice| t.names[s.cat as usize].as_str();
         let kineto = t.slices.iter().any(|s| GPU_CATS.contains(&cat(s)));
+        let process_of = crate::chrome::process_names(t);
         let jax_lanes: Vec<bool> = t
             .lanes
             .iter()
             .map(|l| {
-                let process =
-                    t.lanes.iter().find(|x| x.pid == l.pid && !x.process.is_empty()).map(|x| x.process.as_str());
-                process.is_some_and(|n| n.starts_with("/device:")) && l.thread.contains("XLA Ops")
+                process_of.get(l.pid.as_str()).is_some_and(|n| n.starts_with("/device:"))
+                    && l.thread.contains("XLA Ops")
             })
             .collect();
         let ordinal = t.slices.iter().any(|s| arg(s, "device_ordinal").is_some());
@@ -239,8 +239,7 @@ fn kineto_devices(b: &mut Builder, t: &ChromeTrace, rank: u32, files: usize, t0:
 /// the `Steps` threads.
 fn jax_devices(b: &mut Builder, t: &ChromeTrace, jax_lanes: &[bool], file_rank: u32, t0: i64) {
     let mut dev_of: HashMap<String, usize> = HashMap::default();
-    let process_of =
-        |pid: &str| t.lanes.iter().find(|x| x.pid == pid && !x.process.is_empty()).map(|x| x.process.clone());
+    let process_of = crate::chrome::process_names(t);
     for s in &t.slices {
         let lane = &t.lanes[s.lane as usize];
         let start = (s.start_ns - t0).max(0) as u64;
@@ -250,7 +249,7 @@ fn jax_devices(b: &mut Builder, t: &ChromeTrace, jax_lanes: &[bool], file_rank: 
             continue;
         }
         let key = if jax_lanes[s.lane as usize] {
-            process_of(&lane.pid).unwrap_or_default()
+            process_of.get(lane.pid.as_str()).copied().unwrap_or_default().to_string()
         } else if let Some(o) = small(arg(s, "device_ordinal")) {
             format!("/device:CPU:{o}")
         } else {
@@ -304,16 +303,12 @@ fn process_devices(b: &mut Builder, t: &ChromeTrace, t0: i64) {
         }
         let pid = t.lanes[s.lane as usize].pid.as_str();
         let d = *dev_of.entry(pid).or_insert_with(|| {
-            let rank = pid.parse().unwrap_or(dev_of_len(b));
+            let rank = pid.parse().unwrap_or(b.device_count() as u32);
             b.device_keyed(format!("process {pid}"), rank, None, format!("{pid}@p"))
         });
         let r = b.rank(d);
         b.op(d, raw_op(t, s, r, t0));
     }
-}
-
-fn dev_of_len(b: &Builder) -> u32 {
-    b.device_count() as u32
 }
 
 /// Chrome trace files under `dir` (`.json`, `.json.gz`, `.pfw`; down to four folders deep,
@@ -340,10 +335,11 @@ pub fn files_in(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Several files as one trace for the other views: lanes named after their file's rank.
-pub fn merge(parts: &[Part]) -> ChromeTrace {
-    if parts.len() == 1 {
-        return parts[0].trace.clone();
+/// Several files as one trace for the other views: lanes named after their file's rank (one
+/// file as it is).
+pub fn merge(parts: &[Part]) -> std::borrow::Cow<'_, ChromeTrace> {
+    if let [one] = parts {
+        return std::borrow::Cow::Borrowed(&one.trace);
     }
     let mut out = ChromeTrace::default();
     let mut name_of: HashMap<String, u32> = HashMap::default();
@@ -383,7 +379,7 @@ pub fn merge(parts: &[Part]) -> ChromeTrace {
         out.unmatched += t.unmatched;
         out.events += t.events;
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 /// Opens a run: one file, a folder of files or a comma-separated list, as a dataset with its
@@ -459,17 +455,7 @@ mod tests {
     /// training model or a one-line error, never a panic.
     #[test]
     fn mutated_kineto_profiles_never_panic() {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/kineto/sampled_rank-0.json.gz");
-        if !path.exists() {
-            assert!(
-                std::env::var("EXAVIZ_REQUIRE_DATA").as_deref() != Ok("1"),
-                "{} is missing; EXAVIZ_REQUIRE_DATA=1 makes ../shared/data mandatory",
-                path.display()
-            );
-            eprintln!("skipped: {} is absent", path.display());
-            return;
-        }
+        let Some(path) = crate::chrome::tests::shared("kineto/sampled_rank-0.json.gz") else { return };
         let gz = std::fs::read(&path).unwrap();
         let mut plain = Vec::new();
         std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&gz[..]), &mut plain).unwrap();

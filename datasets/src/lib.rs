@@ -74,6 +74,13 @@ pub const GENERATORS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The options of a `gen:training?...` spec, checked (what `exaviz gen` writes as files).
+pub fn training_spec(input: &str) -> Result<training_gen::Spec, SourceError> {
+    let spec = input.strip_prefix("gen:").unwrap_or(input);
+    let (name, query) = spec.split_once('?').unwrap_or((spec, ""));
+    training_gen::Spec::parse(input, &generator_options(input, name, query)?)
+}
+
 /// A training run as a dataset: its model, and for the other views a location per device with
 /// the operators as intervals (their names as regions).
 pub fn training_dataset(input: &str, t: exaviz_engine::training::Training) -> Dataset {

@@ -98,7 +98,8 @@ pub fn classify(name: &str, collective: Option<&str>) -> Class {
             Some(Class::ReduceScatter)
         } else if has("alltoall") {
             Some(Class::AllToAll)
-        } else if has("broadcast") && (has("nccl") || collective.is_some() || l.starts_with("broadcast")) {
+        // A bare "broadcast" in an XLA name is an element-wise op, not a collective.
+        } else if has("broadcast") && (has("nccl") || collective.is_some()) {
             Some(Class::Broadcast)
         } else if has("recv") || has("receive") {
             Some(Class::Recv)
@@ -112,10 +113,7 @@ pub fn classify(name: &str, collective: Option<&str>) -> Class {
         return c;
     }
     if let Some(c) = by(name) {
-        // A bare "broadcast" in an XLA name is an element-wise op, not a collective.
-        if !(c == Class::Broadcast && !name.to_ascii_lowercase().contains("nccl") && collective.is_none()) {
-            return c;
-        }
+        return c;
     }
     let l = name.to_ascii_lowercase();
     if l.contains("backward") || l.contains("bwd") || l.contains("grad") || l.starts_with("transpose(") {
@@ -590,6 +588,15 @@ pub fn compute_totals(t: &Training) -> Vec<(u64, f64)> {
         .collect()
 }
 
+/// Per device: FLOPS (FLOPs per second of computation), or the computation time (ns) where the
+/// profile has no FLOPs; `totals` from [`compute_totals`].
+pub fn rates(t: &Training, totals: &[(u64, f64)]) -> Vec<f64> {
+    totals
+        .iter()
+        .map(|&(ns, f)| if t.has_flops { if ns > 0 { f / (ns as f64 * 1e-9) } else { 0.0 } } else { ns as f64 })
+        .collect()
+}
+
 /// Runs the rules. Without FLOPs in the profile, computation time stands in for them (a slow
 /// device then shows as one that computes longer) and the messages say so.
 pub fn rules(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
@@ -599,10 +606,7 @@ pub fn rules(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
     let name = |d: usize| t.devices[d].name.clone();
     // Slow devices.
     if n >= 2 {
-        let rate: Vec<f64> = totals
-            .iter()
-            .map(|&(ns, f)| if t.has_flops { if ns > 0 { f / (ns as f64 * 1e-9) } else { 0.0 } } else { ns as f64 })
-            .collect();
+        let rate = rates(t, &totals);
         // Without FLOPs, a slow device computes longer: compare within its stage.
         for range in t.stage_devices() {
             if range.len() < 2 {
@@ -667,12 +671,12 @@ pub fn rules(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
             }
         }
     }
-    out.extend(stragglers(t, offsets, th));
+    out.extend(stragglers(t, offsets, th, &totals));
     out
 }
 
 /// The straggler test over every collective shared by two or more devices.
-fn stragglers(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
+fn stragglers(t: &Training, offsets: &[i64], th: Thresholds, totals: &[(u64, f64)]) -> Vec<Finding> {
     let n = t.devices.len();
     // (stage, name, nth) → (aligned start, duration, device) of each participant.
     type Participants = Vec<(i64, u64, u32)>;
@@ -711,7 +715,6 @@ fn stragglers(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
     }
     // A device late only because it waited on others (a slow device upstream in its pipeline)
     // computes no longer than its stage's median: the straggler is the one that does.
-    let totals = compute_totals(t);
     let mut median = vec![0u64; n];
     for r in t.stage_devices() {
         let mut v: Vec<u64> = r.clone().map(|d| totals[d].0).collect();

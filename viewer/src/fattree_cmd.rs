@@ -155,14 +155,7 @@ pub fn gen_cmd(spec: &str, dir: &std::path::Path) -> Result<()> {
     let spec = if spec.starts_with("gen:") { spec.to_string() } else { format!("gen:{spec}") };
     let name = spec["gen:".len()..].split_once('?').map_or(&spec["gen:".len()..], |(n, _)| n);
     if name == "training" {
-        let query = spec.split_once('?').map_or("", |(_, q)| q);
-        let opts: Vec<(String, String)> = query
-            .split('&')
-            .filter(|p| !p.is_empty())
-            .map(|p| p.split_once('=').map_or((p.to_string(), String::new()), |(k, v)| (k.to_string(), v.to_string())))
-            .collect();
-        exaviz_datasets::open(&spec)?; // checks the options with the generator's messages
-        let s = exaviz_datasets::training_gen::Spec::parse(&spec, &opts)?;
+        let s = exaviz_datasets::training_spec(&spec)?;
         let tmp = dir.with_extension("partial");
         let _ = std::fs::remove_dir_all(&tmp);
         crate::with_progress(&format!("writing {}", dir.display()), "{msg} {spinner}", |_| {

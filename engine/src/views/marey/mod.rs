@@ -108,10 +108,7 @@ impl Analysis {
             a = a.min(t.ops.start[r.start] as f64 + off);
             b = b.max(t.ops.end[r.clone()].iter().copied().max().unwrap_or(0) as f64 + off);
         }
-        let rate = crate::training::compute_totals(t)
-            .into_iter()
-            .map(|(ns, f)| if t.has_flops { if ns > 0 { f / (ns as f64 * 1e-9) } else { 0.0 } } else { ns as f64 })
-            .collect();
+        let rate = crate::training::rates(t, &crate::training::compute_totals(t));
         Self { offsets, findings, longest: rows::longest(t), span: (a.min(b), b.max(a + 1.0)), rate }
     }
 }
@@ -751,9 +748,4 @@ pub fn metrics(t: &Training, align: Align) -> MareyMetrics {
         findings: a.findings,
         groups_ns: groups,
     }
-}
-
-/// Whether `f` flags something (for tests and the CLI).
-pub fn flags(f: &[Finding], rule: Rule) -> usize {
-    f.iter().filter(|x| x.rule == rule).count()
 }
