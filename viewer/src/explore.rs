@@ -47,11 +47,15 @@ struct Job {
 }
 
 /// The worker thread: prepares (when needed), draws and renders requests, newest first.
+///
+/// Dropping a worker closes its queue and joins its thread: no thread may still be inside the
+/// GPU driver or the window system while the device, the surface or the process goes away (a
+/// worker left running at exit crashed the process in Mesa or libc's teardown).
 pub struct Worker {
-    jobs: Sender<Job>,
+    /// `None` once stopped: the thread ends after the job in hand.
+    jobs: Option<Sender<Job>>,
     replies: Receiver<Reply>,
-    /// Called on the worker thread after each reply, so the window wakes up.
-    _thread: std::thread::JoinHandle<()>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Worker {
@@ -67,7 +71,28 @@ impl Worker {
             .name("exaviz-worker".into())
             .spawn(move || work(&dataset, view.as_ref(), &backend, &job_rx, &reply_tx, wake.as_ref()))
             .expect("the worker thread starts");
-        Self { jobs, replies, _thread: thread }
+        Self { jobs: Some(jobs), replies, thread: Some(thread) }
+    }
+
+    /// Takes no more jobs; the thread ends after the one in hand (without waiting for it).
+    pub fn stop(&mut self) {
+        self.jobs = None;
+    }
+
+    /// Whether the thread has ended (after [`Worker::stop`]).
+    pub fn finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(std::thread::JoinHandle::is_finished)
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.stop();
+        if let Some(t) = self.thread.take()
+            && t.join().is_err()
+        {
+            eprintln!("error: the worker thread panicked");
+        }
     }
 }
 
@@ -196,8 +221,21 @@ impl Explorer {
         self.generation += 1;
         self.asked = self.generation;
         let job = Job { generation: self.generation, request: self.request };
-        // The worker ends only with the explorer.
-        let _ = self.worker.jobs.send(job);
+        // The worker ends only with the explorer (or once retired).
+        if let Some(jobs) = &self.worker.jobs {
+            let _ = jobs.send(job);
+        }
+    }
+
+    /// Stops the worker without waiting for it (a view being replaced): keep the explorer until
+    /// [`Explorer::finished`], then drop it, so no frame waits on a picture nobody will see.
+    pub fn retire(&mut self) {
+        self.worker.stop();
+    }
+
+    /// Whether the worker's thread has ended.
+    pub fn finished(&self) -> bool {
+        self.worker.finished()
     }
 
     /// Whether a newer picture than the one shown is being made.

@@ -52,6 +52,8 @@ struct WallApp {
     scene: Arc<Scene>,
     backend: Backend,
     tiles: Vec<Tile>,
+    /// How many windows were open when the wall shut down.
+    windows: usize,
     /// The shared pan and zoom, in canvas pixels.
     view: View,
     /// The pointer, in canvas pixels, and where the left button was pressed.
@@ -191,7 +193,26 @@ impl WallApp {
     }
 }
 
+impl WallApp {
+    /// Ends the wall's work in dependency order while the event loop is alive: the master's
+    /// connection (its reader thread ends), then every tile's surface and window; the device
+    /// goes with the app.
+    fn shut_down(&mut self) {
+        if let Some(w) = self.remote.take() {
+            let _ = w.shutdown(std::net::Shutdown::Both);
+        }
+        if !self.tiles.is_empty() {
+            self.windows = self.tiles.len();
+        }
+        self.tiles.clear();
+    }
+}
+
 impl ApplicationHandler<crate::wall_net::FromMaster> for WallApp {
+    fn exiting(&mut self, _: &ActiveEventLoop) {
+        self.shut_down();
+    }
+
     fn user_event(&mut self, event_loop: &ActiveEventLoop, m: crate::wall_net::FromMaster) {
         if let Err(e) = self.on_master(event_loop, m) {
             self.error = Some(e);
@@ -347,6 +368,7 @@ pub fn run(input: &str, config: &Path, frames: Option<u64>, view: &crate::ViewAr
         scene,
         backend,
         tiles: Vec::new(),
+        windows: 0,
         view: View::default(),
         cursor: [0.0; 2],
         dragging: false,
@@ -357,11 +379,10 @@ pub fn run(input: &str, config: &Path, frames: Option<u64>, view: &crate::ViewAr
         error: None,
     };
     event_loop.run_app(&mut app).context("window event loop failed")?;
-    match app.error {
-        Some(e) => Err(e),
-        None => {
-            eprintln!("presented {} frames on {} windows", app.frame, app.tiles.len());
-            Ok(())
-        }
+    if app.error.is_none() {
+        eprintln!("presented {} frames on {} windows", app.frame, app.windows);
     }
+    app.shut_down();
+    let WallApp { error, .. } = app;
+    error.map_or(Ok(()), Err)
 }

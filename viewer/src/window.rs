@@ -111,6 +111,8 @@ struct State {
     /// Where the worker computes (kept to start a worker for another view).
     worker_backend: Arc<Backend>,
     proxy: EventLoopProxy<Wake>,
+    /// Explorers of views replaced, their workers stopped, kept until their threads end.
+    retired: Vec<Explorer>,
 }
 
 /// Wakes the event loop when the worker has a picture.
@@ -128,9 +130,25 @@ struct App {
     proxy: EventLoopProxy<Wake>,
     state: Option<State>,
     error: Option<anyhow::Error>,
+    /// Frames presented, set when the window's work was shut down.
+    presented: Option<u64>,
 }
 
 impl State {
+    /// Ends the window's work in dependency order: the workers joined first (no thread left
+    /// inside the driver), then the panel, the surface before its window, the device last.
+    fn shut_down(self) {
+        let State { window, present, backend, explorer, panel, retired, worker_backend, linked, .. } = self;
+        drop(explorer);
+        drop(retired);
+        drop(linked);
+        drop(panel);
+        drop(present);
+        drop(window);
+        drop(worker_backend);
+        drop(backend);
+    }
+
     fn resize(&mut self, width: u32, height: u32) -> Result<()> {
         self.size = (width.max(1), height.max(1));
         match &mut self.present {
@@ -357,8 +375,12 @@ impl State {
                 let wake = Box::new(move || {
                     let _ = proxy.send_event(Wake);
                 });
-                self.explorer =
+                let next =
                     Explorer::new(dataset.clone(), c.view, self.worker_backend.clone(), c.selection, frame, wake);
+                let mut old = std::mem::replace(&mut self.explorer, next);
+                old.retire();
+                self.retired.retain(|e| !e.finished());
+                self.retired.push(old);
                 self.linked = c.linked;
                 self.args = args;
                 self.saved = None;
@@ -570,6 +592,7 @@ impl App {
             args: self.args.clone(),
             worker_backend,
             proxy: self.proxy.clone(),
+            retired: Vec::new(),
         };
         state.resize(size.0, size.1)?;
         state.window.request_redraw();
@@ -584,6 +607,15 @@ impl App {
 }
 
 impl ApplicationHandler<Wake> for App {
+    /// The loop ends: the workers are joined and the surface, the window and the device
+    /// dropped in order while the event loop (its display connection) is still alive.
+    fn exiting(&mut self, _: &ActiveEventLoop) {
+        if let Some(s) = self.state.take() {
+            self.presented = Some(s.presented);
+            s.shut_down();
+        }
+    }
+
     fn resumed(&mut self, event_loop: &ActiveEventLoop) {
         if self.state.is_none()
             && let Err(e) = self.start(event_loop)
@@ -836,13 +868,19 @@ pub fn run(
         .map_err(|e| anyhow!("cannot open a window ({e}); for headless output use exaviz render"))?;
     let proxy = event_loop.create_proxy();
     let dataset = Arc::new(dataset);
-    let mut app = App { dataset, title, size, args, content, backend, frames, proxy, state: None, error: None };
+    let mut app =
+        App { dataset, title, size, args, content, backend, frames, proxy, state: None, error: None, presented: None };
     event_loop.run_app(&mut app).context("window event loop failed")?;
+    // `exiting` shut the window's work down while the event loop was alive; a loop that ended
+    // without it (an error) leaves the state here.
+    if let Some(s) = app.state.take() {
+        s.shut_down();
+    }
     match app.error {
         Some(e) => Err(e),
         None => {
-            if let Some(s) = &app.state {
-                eprintln!("presented {} frames", s.presented);
+            if let Some(n) = app.presented {
+                eprintln!("presented {n} frames");
             }
             Ok(())
         }
