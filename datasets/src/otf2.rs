@@ -27,9 +27,9 @@ use std::collections::{HashMap, VecDeque};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use exaviz_engine::model::{Dataset, Trace};
+use exaviz_engine::model::{Dataset, LocationKind, Trace};
 
-use crate::SourceError;
+use crate::{Repairs, SourceError};
 
 const CHUNK_HEADER: u8 = 3;
 const END_OF_CHUNK: u8 = 1;
@@ -69,6 +69,7 @@ const DEF_REGION: u8 = 15;
 const DEF_GROUP: u8 = 18;
 const DEF_METRIC_MEMBER: u8 = 19;
 const DEF_METRIC_CLASS: u8 = 20;
+const DEF_METRIC_INSTANCE: u8 = 21;
 const DEF_COMM: u8 = 22;
 // Local definition record types.
 const LOCAL_MAPPING_TABLE: u8 = 5;
@@ -76,6 +77,15 @@ const LOCAL_CLOCK_OFFSET: u8 = 6;
 const MAPPING_REGION: u8 = 3;
 const MAPPING_METRIC: u8 = 5;
 const MAPPING_COMM: u8 = 6;
+
+// `OTF2_LocationType` and `OTF2_LocationGroupType`.
+const LOCATION_CPU_THREAD: u8 = 1;
+const LOCATION_ACCELERATOR_STREAM: u8 = 2;
+const LOCATION_METRIC: u8 = 3;
+// `OTF2_MetricScope`: where a metric instance's values belong.
+const SCOPE_LOCATION: u8 = 0;
+const SCOPE_LOCATION_GROUP: u8 = 1;
+const SCOPE_SYSTEM_TREE_NODE: u8 = 2;
 
 const GROUP_COMM_LOCATIONS: u8 = 4;
 const GROUP_COMM_GROUP: u8 = 5;
@@ -113,6 +123,23 @@ type R<T> = Result<T, String>;
 /// Whether the first bytes of a file are those of an OTF2 anchor file.
 pub fn looks_like_anchor(head: &[u8]) -> bool {
     head.len() >= 7 && head[0] == CHUNK_HEADER && &head[2..7] == b"OTF2\0"
+}
+
+/// The OTF2 anchor file directly in `dir` (any name: Score-P writes `traces.otf2`, APEX
+/// `APEX.otf2`), found by its first bytes.
+pub fn anchor_in(dir: &Path) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "otf2") && p.is_file())
+        .filter(|p| {
+            let mut head = [0u8; 8];
+            std::fs::File::open(p).and_then(|mut f| f.read_exact(&mut head)).is_ok() && looks_like_anchor(&head)
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
 }
 
 /// A bounds-checked reader over one record or chunk.
@@ -276,6 +303,26 @@ struct Group {
     members: Vec<u64>,
 }
 
+/// A location's definition.
+#[derive(Debug, Clone, Copy)]
+struct LocationDef {
+    id: u64,
+    name: u32,
+    /// `OTF2_LocationType`.
+    kind: u8,
+    group: u32,
+    events: u64,
+}
+
+/// A metric instance: a class's values recorded by one location for a scope.
+#[derive(Debug, Clone, Copy)]
+struct MetricInstance {
+    class: u32,
+    recorder: u64,
+    scope_type: u8,
+    scope: u64,
+}
+
 /// The global definitions this reader uses.
 #[derive(Debug, Default)]
 struct Defs {
@@ -285,10 +332,11 @@ struct Defs {
     regions: Vec<(u32, u32)>,
     /// Location group ref -> (name ref, system tree parent ref).
     location_groups: HashMap<u32, (u32, u32)>,
+    metric_instances: HashMap<u32, MetricInstance>,
     /// System tree node ref -> (name ref, class ref, parent ref).
     system_tree: HashMap<u32, (u32, u32, u32)>,
-    /// (location ref, name ref, group ref, event count), in definition order.
-    locations: Vec<(u64, u32, u32, u64)>,
+    /// In definition order.
+    locations: Vec<LocationDef>,
     groups: HashMap<u32, Group>,
     /// Comm ref -> group ref.
     comms: HashMap<u32, u32>,
@@ -330,9 +378,9 @@ impl Defs {
             }
             DEF_LOCATION => {
                 let (id, name) = (c.cu64()?, c.cu32()?);
-                let _type = c.u8()?;
+                let kind = c.u8()?;
                 let (events, group) = (c.cu64()?, c.cu32()?);
-                self.locations.push((id, name, group, events));
+                self.locations.push(LocationDef { id, name, kind, group, events });
             }
             DEF_GROUP => {
                 let (id, _name, _pre12) = (c.cu32()?, c.cu32()?, c.u8()?);
@@ -359,6 +407,11 @@ impl Defs {
                 let members = (0..count).map(|_| c.cu32()).collect::<R<Vec<_>>>()?;
                 self.metric_classes.insert(id, members);
             }
+            DEF_METRIC_INSTANCE => {
+                let (id, class, recorder) = (c.cu32()?, c.cu32()?, c.cu64()?);
+                let (scope_type, scope) = (c.u8()?, c.cu64()?);
+                self.metric_instances.insert(id, MetricInstance { class, recorder, scope_type, scope });
+            }
             _ => {}
         }
         Ok(())
@@ -379,6 +432,13 @@ impl Defs {
         }
         path.reverse();
         path
+    }
+
+    /// The scope (`OTF2_MetricScope`, its ref) of the metric instances location `id` records.
+    fn metric_scope_of_recorder(&self, id: u64) -> Option<(u8, u64)> {
+        let mut found: Vec<_> = self.metric_instances.iter().filter(|(_, m)| m.recorder == id).collect();
+        found.sort_unstable_by_key(|(k, _)| **k);
+        found.first().map(|(_, m)| (m.scope_type, m.scope))
     }
 
     fn string(&self, id: u32) -> String {
@@ -476,6 +536,7 @@ enum Pending {
 
 /// Reads events into the trace: intervals, messages (matched), collectives, metrics.
 struct Builder<'d> {
+    repairs: Repairs,
     defs: &'d Defs,
     trace: Trace,
     location_index: HashMap<u64, u32>,
@@ -526,9 +587,22 @@ impl Builder<'_> {
         }
     }
 
+    /// An interval of `region` on `loc` (an error where the region is not defined).
+    fn interval(&mut self, loc: u32, region: u32, start: u64, end: u64, depth: usize) -> R<()> {
+        let kind = *self.region_index.get(&region).ok_or_else(|| format!("region {region} is not defined"))?;
+        let t = &mut self.trace.intervals;
+        t.location.push(loc);
+        t.start.push(start);
+        t.end.push(end);
+        t.kind.push(kind);
+        t.depth.push(depth as u32);
+        Ok(())
+    }
+
     fn location(&mut self, me: u64, evt: &Path, def: &Path, chunk: u64) -> R<()> {
         let maps = Mappings::read(def, chunk).map_err(|m| format!("{}: {m}", def.display()))?;
         let loc = self.location_index[&me];
+        let file = evt.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
         let mut stack: Vec<(u32, u64)> = Vec::new();
         let mut collectives: Vec<u64> = Vec::new();
         let mut last = 0u64;
@@ -542,19 +616,26 @@ impl Builder<'_> {
                 EV_ENTER => stack.push((maps.get(MAPPING_REGION, c.cu32()?), time)),
                 EV_LEAVE => {
                     let region = maps.get(MAPPING_REGION, c.cu32()?);
-                    let (entered, start) =
-                        stack.pop().ok_or_else(|| format!("leave of region {region} never entered"))?;
-                    if entered != region {
-                        return Err(format!("leave of region {region} while in region {entered}"));
+                    // As Vampir and otf2-print take it: a leave that is not of the innermost
+                    // region closes the regions entered after its region's enter; a leave of a
+                    // region not entered is dropped. Each is a counted repair.
+                    let Some(at) = stack.iter().rposition(|&(r, _)| r == region) else {
+                        self.repairs.add("leaves of a region not entered dropped", || {
+                            format!("{file}, region {region} at tick {raw}")
+                        });
+                        return Ok(());
+                    };
+                    if at + 1 < stack.len() {
+                        let inner = stack[stack.len() - 1].0;
+                        self.repairs
+                            .add("leaves out of nesting order (regions entered later closed with them)", || {
+                                format!("{file}, leave of region {region} while in region {inner} at tick {raw}")
+                            });
                     }
-                    let kind =
-                        *self.region_index.get(&region).ok_or_else(|| format!("region {region} is not defined"))?;
-                    let t = &mut self.trace.intervals;
-                    t.location.push(loc);
-                    t.start.push(start);
-                    t.end.push(time);
-                    t.kind.push(kind);
-                    t.depth.push(stack.len() as u32);
+                    while stack.len() > at {
+                        let (r, start) = stack.pop().expect("the stack holds the region");
+                        self.interval(loc, r, start, time, stack.len())?;
+                    }
                 }
                 EV_MPI_SEND | EV_MPI_ISEND => {
                     let (rank, comm, tag, bytes) = (c.cu32()?, maps.get(MAPPING_COMM, c.cu32()?), c.cu32()?, c.cu64()?);
@@ -591,18 +672,20 @@ impl Builder<'_> {
             Ok(())
         })
         .map_err(|m| format!("{}: {m}", evt.display()))?;
-        if let Some((region, _)) = stack.last() {
-            return Err(format!(
-                "{}: {} regions never left (innermost: {region}; truncated?)",
-                evt.display(),
-                stack.len()
-            ));
+        // Regions still entered at the end of the location's events end with its last event.
+        let end = maps.correct(last);
+        while let Some((r, start)) = stack.pop() {
+            self.repairs
+                .add("regions never left (closed at their location's last event)", || format!("{file}, region {r}"));
+            self.interval(loc, r, start, end.max(start), stack.len())?;
         }
         Ok(())
     }
 
     fn metric(&mut self, loc: u32, time: u64, class: u32, c: &mut Cur) -> R<()> {
         let count = c.u8()?;
+        // A metric event names a class, or an instance of one.
+        let class = self.defs.metric_instances.get(&class).map_or(class, |i| i.class);
         let members = self.defs.metric_classes.get(&class);
         for i in 0..count {
             let ty = c.u8()?;
@@ -653,6 +736,7 @@ pub fn load_with_progress(anchor_path: &Path, progress: &dyn Fn(u64, u64)) -> Re
     }
     let defs = Defs::read(&def_path, anchor.chunk_defs).map_err(|m| err(format!("{}: {m}", def_path.display())))?;
     let mut b = Builder {
+        repairs: Repairs::default(),
         defs: &defs,
         trace: Trace { ticks_per_second: defs.ticks_per_second, ..Default::default() },
         location_index: HashMap::new(),
@@ -665,26 +749,33 @@ pub fn load_with_progress(anchor_path: &Path, progress: &dyn Fn(u64, u64)) -> Re
         b.trace.region_names.push(defs.string(name));
     }
     b.trace.collective_names = COLLECTIVE_OPS.iter().map(|s| (*s).to_string()).collect();
-    for (i, &(id, name, group, _)) in defs.locations.iter().enumerate() {
-        b.location_index.insert(id, i as u32);
+    for (i, l) in defs.locations.iter().enumerate() {
+        b.location_index.insert(l.id, i as u32);
         // "node quartz10 / MPI Rank 0 / Master thread": system tree, location group, location.
         let mut path = Vec::new();
-        if let Some(&(g, parent)) = defs.location_groups.get(&group) {
+        if let Some(&(g, parent)) = defs.location_groups.get(&l.group) {
             path.extend(defs.system_path(parent));
             path.push(defs.string(g));
         }
-        path.push(defs.string(name));
+        let name = defs.string(l.name);
+        path.push(if name.is_empty() && l.kind == LOCATION_METRIC { "metrics".into() } else { name });
         b.trace.locations.name.push(path.join(" / "));
         b.trace.locations.node.push(u32::MAX);
+        b.trace.locations.kind.push(match l.kind {
+            LOCATION_CPU_THREAD => LocationKind::CpuThread,
+            LOCATION_ACCELERATOR_STREAM => LocationKind::GpuStream,
+            LOCATION_METRIC => LocationKind::Metric,
+            _ => LocationKind::Unknown,
+        });
     }
     if defs.locations.is_empty() {
         return Err(err("no locations defined".into()));
     }
     let traces = dir.join(stem);
     let size = |id: u64| std::fs::metadata(traces.join(format!("{id}.evt"))).map_or(0, |m| m.len());
-    let total: u64 = defs.locations.iter().map(|l| size(l.0)).sum();
+    let total: u64 = defs.locations.iter().map(|l| size(l.id)).sum();
     let mut done = 0;
-    for &(id, _, _, events) in &defs.locations {
+    for &LocationDef { id, events, .. } in &defs.locations {
         progress(done, total);
         done += size(id);
         let evt = traces.join(format!("{id}.evt"));
@@ -697,30 +788,145 @@ pub fn load_with_progress(anchor_path: &Path, progress: &dyn Fn(u64, u64)) -> Re
         b.location(id, &evt, &traces.join(format!("{id}.def")), anchor.chunk_events).map_err(err)?;
     }
     progress(total, total);
-    unmatched(&b).map_err(err)?;
+    unmatched(&mut b);
     let _ = anchor.version;
-    Ok(Dataset { name: input.clone(), trace: b.trace, ..Default::default() })
+    let host = metric_hosts(&defs, &b.trace);
+    compact_locations(&mut b.trace, &host);
+    let warnings = b.repairs.lines(&input);
+    Ok(Dataset { name: input.clone(), trace: b.trace, warnings, ..Default::default() })
 }
 
-/// Sends without receives (or the reverse) mean a truncated or inconsistent trace.
-fn unmatched(b: &Builder) -> R<()> {
-    let (mut sends, mut recvs, mut first) = (0usize, 0usize, None);
-    for (key, queue) in &b.pending {
-        for p in queue {
+/// Sends without their receive (or the reverse), as a trace cut short or a process that did
+/// not finish writes them: the sends are left out of the messages, both counted as repairs.
+fn unmatched(b: &mut Builder) {
+    let mut drop = Vec::new();
+    let mut keys: Vec<_> = b.pending.iter().filter(|(_, q)| !q.is_empty()).map(|(k, _)| *k).collect();
+    keys.sort_unstable();
+    for key in keys {
+        let (s, d, comm, tag) = key;
+        let at = || format!("location {s} to {d}, communicator {comm}, tag {tag}");
+        for p in &b.pending[&key] {
             match p {
-                Pending::Send(_) => sends += 1,
-                Pending::Recv(_) => recvs += 1,
+                Pending::Send(i) => {
+                    drop.push(*i);
+                    b.repairs.add("sends without a matching receive left out", at);
+                }
+                Pending::Recv(_) => b.repairs.add("receives without a matching send left out", at),
             }
-            first = first.min(Some(*key)).or(Some(*key));
         }
     }
-    match first {
-        None => Ok(()),
-        Some((s, d, comm, tag)) => Err(format!(
-            "{sends} sends without a matching receive and {recvs} receives without a matching send \
-             (e.g. location {s} to {d}, communicator {comm}, tag {tag}); truncated trace?"
-        )),
+    if drop.is_empty() {
+        return;
     }
+    drop.sort_unstable();
+    let m = &mut b.trace.messages;
+    let keep: Vec<u32> = (0..m.source.len() as u32).filter(|i| drop.binary_search(&(*i as usize)).is_err()).collect();
+    m.permute(&keep);
+}
+
+/// For each location, the location its metric samples are shown on when it records metrics
+/// only (OTF2 `METRIC` locations, named by Score-P's plugins after nothing): the first location
+/// with events of the metric instance's scope (a location, its group, or a system tree node and
+/// below), else of its own location group; `None` keeps it.
+fn metric_hosts(defs: &Defs, t: &Trace) -> Vec<Option<u32>> {
+    let n = defs.locations.len();
+    let mut busy = vec![false; n];
+    for &l in t.intervals.location.iter().chain(&t.messages.source).chain(&t.messages.destination) {
+        busy[l as usize] = true;
+    }
+    for &l in &t.collectives.location {
+        busy[l as usize] = true;
+    }
+    let index: HashMap<u64, usize> = defs.locations.iter().enumerate().map(|(i, l)| (l.id, i)).collect();
+    // Whether system tree node `node` is `under` or below it (bounded against cycles).
+    let below = |mut node: u32, under: u64| {
+        for _ in 0..64 {
+            if u64::from(node) == under {
+                return true;
+            }
+            match defs.system_tree.get(&node) {
+                Some(&(_, _, parent)) if parent != u32::MAX => node = parent,
+                _ => return false,
+            }
+        }
+        false
+    };
+    let first_busy = |want: &dyn Fn(&LocationDef) -> bool| {
+        defs.locations.iter().enumerate().find(|(i, l)| busy[*i] && want(l)).map(|(i, _)| i as u32)
+    };
+    (0..n)
+        .map(|i| {
+            let l = &defs.locations[i];
+            if busy[i] || l.kind != LOCATION_METRIC {
+                return None;
+            }
+            let scope = defs.metric_scope_of_recorder(l.id);
+            let host = match scope {
+                Some((SCOPE_LOCATION, s)) => index.get(&s).filter(|&&k| busy[k]).map(|&k| k as u32),
+                Some((SCOPE_LOCATION_GROUP, g)) => first_busy(&|d| u64::from(d.group) == g),
+                Some((SCOPE_SYSTEM_TREE_NODE, node)) => {
+                    first_busy(&|d| defs.location_groups.get(&d.group).is_some_and(|&(_, parent)| below(parent, node)))
+                }
+                _ => None,
+            };
+            host.or_else(|| first_busy(&|d| d.group == l.group))
+        })
+        .collect()
+}
+
+/// Moves the metric samples of metric-only locations onto their hosts and leaves out every
+/// location without intervals, messages, collectives or metrics (no empty rows).
+fn compact_locations(t: &mut Trace, host: &[Option<u32>]) {
+    for l in &mut t.metrics.location {
+        if let Some(h) = host.get(*l as usize).copied().flatten() {
+            *l = h;
+        }
+    }
+    let n = t.locations.name.len();
+    let mut used = vec![false; n];
+    for &l in t
+        .intervals
+        .location
+        .iter()
+        .chain(&t.messages.source)
+        .chain(&t.messages.destination)
+        .chain(&t.collectives.location)
+        .chain(&t.metrics.location)
+        .chain(&t.collectives.root)
+    {
+        if let Some(u) = used.get_mut(l as usize) {
+            *u = true;
+        }
+    }
+    if used.iter().all(|&u| u) || used.iter().all(|&u| !u) {
+        return;
+    }
+    let mut new_index = vec![u32::MAX; n];
+    let mut next = 0u32;
+    for i in 0..n {
+        if used[i] {
+            new_index[i] = next;
+            next += 1;
+        }
+    }
+    let remap = |v: &mut Vec<u32>| {
+        for l in v.iter_mut() {
+            if let Some(&k) = new_index.get(*l as usize) {
+                *l = k;
+            }
+        }
+    };
+    remap(&mut t.intervals.location);
+    remap(&mut t.messages.source);
+    remap(&mut t.messages.destination);
+    remap(&mut t.collectives.location);
+    remap(&mut t.collectives.root);
+    remap(&mut t.metrics.location);
+    let keep = |i: &usize| used[*i];
+    let loc = &mut t.locations;
+    loc.name = std::mem::take(&mut loc.name).into_iter().enumerate().filter(|(i, _)| keep(i)).map(|p| p.1).collect();
+    loc.node = std::mem::take(&mut loc.node).into_iter().enumerate().filter(|(i, _)| keep(i)).map(|p| p.1).collect();
+    loc.kind = std::mem::take(&mut loc.kind).into_iter().enumerate().filter(|(i, _)| keep(i)).map(|p| p.1).collect();
 }
 
 #[cfg(test)]

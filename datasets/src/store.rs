@@ -1105,7 +1105,7 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
     let mut next = || read.next().unwrap_or_default();
     let mut t = Trace { ticks_per_second: m.ticks_per_second, ..Default::default() };
     let mut c = next();
-    t.locations = Locations { name: take_str(&mut c, 1), node: take_u32(&mut c, 2) };
+    t.locations = Locations { name: take_str(&mut c, 1), node: take_u32(&mut c, 2), kind: Vec::new() };
     t.region_names = take_str(&mut next(), 1);
     t.collective_names = take_str(&mut next(), 1);
     t.metric_names = take_str(&mut next(), 1);
@@ -1156,6 +1156,7 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
         out_of_core: None,
         fattree: None,
         training: None,
+        warnings: Vec::new(),
     };
     check_references(store, &d)?;
     if out_of_core {

@@ -12,6 +12,54 @@ pub struct Locations {
     pub name: Vec<String>,
     /// Optional node of the topology each location runs on (`u32::MAX`: unknown).
     pub node: Vec<u32>,
+    /// What each location is, where the source says; may be shorter than `name` (the rest
+    /// [`LocationKind::Unknown`]).
+    pub kind: Vec<LocationKind>,
+}
+
+/// What a location is, as the trace's format types it (OTF2's location types, a GPU stream of
+/// Kineto or Nsight Systems, a process of a Chrome trace).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LocationKind {
+    #[default]
+    Unknown,
+    /// A CPU thread (OTF2 `CPU_THREAD`, a host thread of a profile).
+    CpuThread,
+    /// A GPU or accelerator stream (OTF2 `ACCELERATOR_STREAM`, a CUDA or HIP stream).
+    GpuStream,
+    /// A process as one row (a Chrome trace's process, an MPI rank without threads).
+    Process,
+    /// A location that only records metrics (OTF2 `METRIC`).
+    Metric,
+}
+
+impl LocationKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Unknown => "unknown",
+            Self::CpuThread => "CPU thread",
+            Self::GpuStream => "GPU stream",
+            Self::Process => "process",
+            Self::Metric => "metric",
+        }
+    }
+}
+
+impl Locations {
+    /// Location `i`'s kind (unknown where the source did not say).
+    pub fn kind_of(&self, i: usize) -> LocationKind {
+        self.kind.get(i).copied().unwrap_or_default()
+    }
+
+    /// How many locations of each kind, in the order of [`LocationKind`].
+    pub fn kinds(&self) -> Vec<(LocationKind, usize)> {
+        let mut counts = std::collections::BTreeMap::new();
+        for i in 0..self.name.len() {
+            *counts.entry(self.kind_of(i)).or_insert(0) += 1;
+        }
+        counts.into_iter().collect()
+    }
 }
 
 /// Intervals: a location is in a state (region, kernel, operator kind) from start to end.
@@ -214,6 +262,9 @@ pub struct Dataset {
     pub fattree: Option<std::sync::Arc<crate::fattree::FatTree>>,
     /// A parallel DNN training run (Chrome trace profiles, `gen:training`).
     pub training: Option<std::sync::Arc<crate::training::Training>>,
+    /// What the reader repaired to open the input, one line each (kind, where first, count),
+    /// as the trusted peers repair it; printed as warnings.
+    pub warnings: Vec<String>,
 }
 
 /// Rows of a trace kept on disk, read by time window.
@@ -251,6 +302,7 @@ impl Dataset {
             out_of_core: None,
             fattree: self.fattree.clone(),
             training: self.training.clone(),
+            warnings: self.warnings.clone(),
         };
         d.trace.messages = messages;
         d.trace.intervals = intervals;
@@ -271,10 +323,45 @@ pub struct Summary {
     pub intervals: usize,
     pub collectives: usize,
     pub metric_samples: usize,
+    /// Locations by kind ("CPU thread", "GPU stream", ...), where the source types them.
+    pub location_kinds: Vec<(String, usize)>,
+    /// Each metric (counter) series: its name, samples, and least and greatest value.
+    pub counters: Vec<CounterSummary>,
     pub link_counter_samples: usize,
     /// First and last time stamp in ticks, or `None` for a trace without events.
     pub time_span_ticks: Option<(u64, u64)>,
     pub ticks_per_second: u64,
+}
+
+/// One metric's samples in a trace.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct CounterSummary {
+    pub name: String,
+    pub samples: usize,
+    pub min: u64,
+    pub max: u64,
+}
+
+impl Trace {
+    /// Each metric with samples: name, count, least and greatest value, in metric order.
+    pub fn counter_summaries(&self) -> Vec<CounterSummary> {
+        let m = &self.metrics;
+        let mut acc: Vec<Option<(usize, u64, u64)>> = vec![None; self.metric_names.len()];
+        for (&k, &v) in m.metric.iter().zip(&m.value) {
+            if let Some(slot) = acc.get_mut(k as usize) {
+                *slot = Some(match *slot {
+                    None => (1, v, v),
+                    Some((n, lo, hi)) => (n + 1, lo.min(v), hi.max(v)),
+                });
+            }
+        }
+        acc.iter()
+            .zip(&self.metric_names)
+            .filter_map(|(a, name)| {
+                a.map(|(samples, min, max)| CounterSummary { name: name.clone(), samples, min, max })
+            })
+            .collect()
+    }
 }
 
 impl Dataset {
@@ -313,6 +400,12 @@ impl Dataset {
             intervals: held(t.intervals.location.len(), ooc.map(|o| o.intervals)),
             collectives: t.collectives.location.len(),
             metric_samples: t.metrics.location.len(),
+            location_kinds: if t.locations.kind.is_empty() {
+                Vec::new()
+            } else {
+                t.locations.kinds().into_iter().map(|(k, n)| (k.label().to_string(), n)).collect()
+            },
+            counters: t.counter_summaries(),
             link_counter_samples: t.link_counters.entity.len(),
             time_span_ticks: span,
             ticks_per_second: t.ticks_per_second,

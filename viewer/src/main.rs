@@ -554,7 +554,66 @@ fn with_progress<T>(msg: &str, template: &str, work: impl FnOnce(&dyn Fn(u64, u6
 /// Loads an input with a spinner, turned into a progress bar (bytes) by formats that report it.
 pub(crate) fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
     let template = "{msg} [{bar:32}] {bytes}/{total_bytes} ({eta} left)";
-    Ok(with_progress(&format!("loading {input}"), template, |p| exaviz_datasets::open_with_progress(input, p))?)
+    let d = with_progress(&format!("loading {input}"), template, |p| exaviz_datasets::open_with_progress(input, p))?;
+    // What the reader repaired, one counted line per kind, as the trusted peers repair it.
+    for w in &d.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(d)
+}
+
+/// `exaviz info`: what an input holds, typed locations and counters included.
+fn info_cmd(input: &str, json: bool) -> Result<()> {
+    let dataset = load(input)?;
+    if let Some(t) = &dataset.fattree {
+        return fattree_cmd::info(input, t, json);
+    }
+    let s = dataset.summary();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+    } else {
+        println!("input:        {}", s.name);
+        if !s.dimensions.is_empty() {
+            let d: Vec<String> = s.dimensions.iter().map(u32::to_string).collect();
+            println!("topology:     {} torus", d.join("x"));
+        }
+        println!("nodes:        {}", s.nodes);
+        println!("links:        {}", s.links);
+        if s.location_kinds.is_empty() {
+            println!("locations:    {} (ranks, threads)", s.locations);
+        } else {
+            let kinds: Vec<String> = s.location_kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            println!("locations:    {} ({})", s.locations, kinds.join(", "));
+        }
+        println!("messages:     {}", s.messages);
+        println!("intervals:    {}", s.intervals);
+        println!("collectives:  {}", s.collectives);
+        println!("metrics:      {} samples of {} counters", s.metric_samples, s.counters.len());
+        for c in &s.counters {
+            println!("  {}: {} samples, {} .. {}", c.name, c.samples, c.min, c.max);
+        }
+        if let Some(t) = &dataset.training {
+            println!(
+                "training:     {} devices in {} stages ({})",
+                t.devices.len(),
+                t.devices.iter().map(|d| d.stage).max().map_or(0, |s| s + 1),
+                t.source
+            );
+        }
+        println!("link samples: {}", s.link_counter_samples);
+        match s.time_span_ticks {
+            Some((a, b)) => {
+                let secs = if s.ticks_per_second > 0 {
+                    format!(", {:.6} s", (b - a) as f64 / s.ticks_per_second as f64)
+                } else {
+                    String::new()
+                };
+                println!("time span:    {a} .. {b} ticks ({} ticks/s{secs})", s.ticks_per_second);
+            }
+            None => println!("time span:    none"),
+        }
+    }
+    Ok(())
 }
 
 /// `exaviz convert`: any input into a store, with a progress bar.
@@ -654,42 +713,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             wall_window::run(&input, &config, frames, &view, net)
         }
-        Command::Info { input, json } => {
-            let dataset = load(&input)?;
-            if let Some(t) = &dataset.fattree {
-                return fattree_cmd::info(&input, t, json);
-            }
-            let s = dataset.summary();
-            if json {
-                println!("{}", serde_json::to_string_pretty(&s)?);
-            } else {
-                println!("input:        {}", s.name);
-                if !s.dimensions.is_empty() {
-                    let d: Vec<String> = s.dimensions.iter().map(u32::to_string).collect();
-                    println!("topology:     {} torus", d.join("x"));
-                }
-                println!("nodes:        {}", s.nodes);
-                println!("links:        {}", s.links);
-                println!("locations:    {} (ranks, threads)", s.locations);
-                println!("messages:     {}", s.messages);
-                println!("intervals:    {}", s.intervals);
-                println!("collectives:  {}", s.collectives);
-                println!("metrics:      {} samples", s.metric_samples);
-                println!("link samples: {}", s.link_counter_samples);
-                match s.time_span_ticks {
-                    Some((a, b)) => {
-                        let secs = if s.ticks_per_second > 0 {
-                            format!(", {:.6} s", (b - a) as f64 / s.ticks_per_second as f64)
-                        } else {
-                            String::new()
-                        };
-                        println!("time span:    {a} .. {b} ticks ({} ticks/s{secs})", s.ticks_per_second);
-                    }
-                    None => println!("time span:    none"),
-                }
-            }
-            Ok(())
-        }
+        Command::Info { input, json } => info_cmd(&input, json),
         Command::Metrics { input, view, align, json, time, top, hot, above } => metrics_dispatch(
             &input,
             view.as_deref(),
