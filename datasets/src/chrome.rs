@@ -85,6 +85,42 @@ pub struct ChromeTrace {
     /// `B` without its `E`, or `E` without a `B`: counted, the rest kept.
     pub unmatched: u64,
     pub events: u64,
+    /// What was repaired as Perfetto and chrome://tracing accept it: empty events, events
+    /// without a time, numbers written as strings.
+    pub repairs: crate::Repairs,
+}
+
+/// A number as JSON writes it, or as a string holding one (rocprofiler writes `"ts": "12"`).
+#[derive(Clone, Copy, Debug)]
+struct Num {
+    value: f64,
+    text: bool,
+}
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Num;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number, or a string holding one")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Num, E> {
+                Ok(Num { value: v, text: false })
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Num, E> {
+                Ok(Num { value: v as f64, text: false })
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Num, E> {
+                Ok(Num { value: v as f64, text: false })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Num, E> {
+                let value = v.trim().parse::<f64>().map_err(|_| E::custom(format!("'{v}' is not a number")))?;
+                Ok(Num { value, text: true })
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Deserialize)]
@@ -96,9 +132,9 @@ struct RawEvent {
     #[serde(default)]
     ph: Option<String>,
     #[serde(default)]
-    ts: Option<f64>,
+    ts: Option<Num>,
     #[serde(default)]
-    dur: Option<f64>,
+    dur: Option<Num>,
     #[serde(default)]
     pid: Option<serde_json::Value>,
     #[serde(default)]
@@ -126,10 +162,14 @@ struct Builder {
     flow_at: HashMap<String, Mark>,
 }
 
+/// A process or thread id as text: a number and the same number written as a string are one id.
 fn id_text(v: &Option<serde_json::Value>) -> String {
     match v {
         None => String::new(),
-        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::String(s)) => match s.trim().parse::<i64>() {
+            Ok(n) => n.to_string(),
+            Err(_) => s.clone(),
+        },
         Some(other) => other.to_string(),
     }
 }
@@ -165,6 +205,21 @@ impl Builder {
         let k = self.trace.events;
         self.trace.events += 1;
         let ph = e.ph.as_deref().unwrap_or("");
+        // An event without a phase or a time (JAX ends its array with `{}`, rocprofiler begins
+        // with one) is skipped, as Perfetto and chrome://tracing skip it.
+        if ph.is_empty() && e.ts.is_none() && e.name.is_none() {
+            self.trace.repairs.add("empty events skipped", || format!("event {k}"));
+            return Ok(());
+        }
+        for _ in [e.ts, e.dur].into_iter().flatten().filter(|n| n.text) {
+            self.trace.repairs.add("times written as strings read as numbers", || format!("event {k}"));
+        }
+        if [&e.pid, &e.tid]
+            .into_iter()
+            .any(|v| matches!(v, Some(serde_json::Value::String(s)) if s.parse::<f64>().is_ok()))
+        {
+            self.trace.repairs.add("process or thread ids written as strings", || format!("event {k}"));
+        }
         let lane = self.lane(id_text(&e.pid), id_text(&e.tid));
         if ph == "M" {
             let arg =
@@ -183,14 +238,18 @@ impl Builder {
             }
             return Ok(());
         }
-        let ts = e.ts.ok_or_else(|| format!("event {k} ({ph} '{}'): missing ts", e.name.as_deref().unwrap_or("")))?;
+        let Some(ts) = e.ts.map(|n| n.value) else {
+            let name = e.name.as_deref().unwrap_or("").to_string();
+            self.trace.repairs.add("events without a time stamp (ts) skipped", || format!("event {k} ({ph} '{name}')"));
+            return Ok(());
+        };
         let ts = ns(ts).ok_or_else(|| format!("event {k}: ts {ts} is not a time"))?;
         let name = self.name(e.name.as_deref().unwrap_or(""));
         let cat = self.name(e.cat.as_deref().unwrap_or(""));
         let args = e.args.filter(|a| !a.is_null()).map(Box::new);
         match ph {
             "X" => {
-                let dur = e.dur.and_then(ns).unwrap_or(0).max(0);
+                let dur = e.dur.and_then(|d| ns(d.value)).unwrap_or(0).max(0);
                 self.trace.slices.push(Slice { lane, name, cat, start_ns: ts, dur_ns: dur, args });
             }
             "B" => self.open.entry(lane).or_default().push((name, cat, ts, args)),
@@ -499,14 +558,30 @@ pub(crate) mod tests {
 
     #[test]
     fn bad_traces_are_one_line_naming_the_position() {
-        let e = p(r#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "dur": 1}]"#).unwrap_err();
-        assert!(e.starts_with("t.json: is not a trace near byte") && e.contains("event 0 (X 'a'): missing ts"), "{e}");
+        let e = p(r#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": "soon"}]"#).unwrap_err();
+        assert!(e.starts_with("t.json: is not a trace near byte") && e.contains("'soon' is not a number"), "{e}");
         let e = p(r#"[{"ph": "X", "ts": 1}, {"ph": "#).unwrap_err();
         assert!(e.contains("ends too early near byte"), "{e}");
         let e = p(r#"{"traceEvents": [{"ph": "X", "ts": 1}]} trailing"#).unwrap_err();
         assert!(e.contains("is not a trace") && !e.contains('\n'), "{e}");
         assert!(p("[]").unwrap_err().contains("holds no trace events"));
         assert!(p("7").unwrap_err().contains("is not a trace"));
+    }
+
+    #[test]
+    fn what_peers_accept_is_repaired_and_counted() {
+        let t = p(r#"[{}, {"ph": "X", "name": "a", "pid": "7", "tid": "1", "ts": "10.5", "dur": "2"},
+            {"ph": "X", "name": "b", "pid": 7, "tid": 1, "dur": 1}, {}]"#)
+        .unwrap();
+        assert_eq!(t.slices.len(), 1);
+        assert_eq!((t.slices[0].start_ns, t.slices[0].dur_ns), (10_500, 2_000));
+        assert_eq!(t.repairs.count("empty events skipped"), 2);
+        assert_eq!(t.repairs.count("events without a time stamp (ts) skipped"), 1);
+        assert_eq!(t.repairs.count("times written as strings read as numbers"), 2);
+        assert_eq!(t.repairs.count("process or thread ids written as strings"), 1);
+        assert_eq!(t.lanes.len(), 1, "pid \"7\" and 7 are one process");
+        let lines = t.repairs.lines("t.json");
+        assert!(lines.contains(&"t.json: 2 empty events skipped (first: event 0)".to_string()), "{lines:?}");
     }
 
     /// `../shared/data/REL`, or `None` (skipped) where absent and not required.

@@ -172,9 +172,13 @@ pub fn training(parts: &[Part]) -> Result<Training, SourceError> {
             })
             .collect();
         let ordinal = t.slices.iter().any(|s| arg(s, "device_ordinal").is_some());
+        let cpu_ops = t.slices.iter().any(|s| cat(s) == "cpu_op");
         if kineto {
             sources.push("Kineto");
             kineto_devices(&mut b, t, rank, parts.len(), t0);
+        } else if cpu_ops {
+            sources.push("Kineto (CPU)");
+            kineto_cpu_device(&mut b, t, rank, t0);
         } else if jax_lanes.iter().any(|&x| x) || ordinal {
             sources.push("JAX");
             jax_devices(&mut b, t, &jax_lanes, rank, t0);
@@ -199,8 +203,56 @@ pub fn training(parts: &[Part]) -> Result<Training, SourceError> {
     b.finish().map_err(|m| SourceError::invalid(what, m))
 }
 
+/// Whether a CPU-side slice names a communication call: NCCL's and gloo's annotations
+/// (`nccl:all_to_all`, `gloo:send`) and the c10d operators (`c10d::allreduce_`).
+fn is_comm_call(name: &str) -> bool {
+    name.starts_with("nccl:") || name.starts_with("gloo:") || name.starts_with("mpi:") || name.starts_with("c10d::")
+}
+
+/// The communication calls on each CPU lane, sorted by start: (start, end, name).
+fn comm_calls(t: &ChromeTrace) -> HashMap<u32, Vec<(i64, i64, u32)>> {
+    let mut by_lane: HashMap<u32, Vec<(i64, i64, u32)>> = HashMap::default();
+    for s in &t.slices {
+        if is_comm_call(&t.names[s.name as usize]) {
+            by_lane.entry(s.lane).or_default().push((s.start_ns, s.start_ns + s.dur_ns.max(0), s.name));
+        }
+    }
+    for v in by_lane.values_mut() {
+        v.sort_unstable();
+    }
+    by_lane
+}
+
+/// The class of a GPU kernel from the CPU call that launched it: the innermost communication
+/// call around its launch (found by `correlation`). NCCL runs all-to-all and other collectives
+/// with `SendRecv` kernels; the call (`nccl:all_to_all`) says what they are.
+fn launched_by(
+    t: &ChromeTrace,
+    s: &Slice,
+    launches: &HashMap<i64, (u32, i64, i64)>,
+    calls: &HashMap<u32, Vec<(i64, i64, u32)>>,
+) -> Option<Class> {
+    let corr = arg(s, "correlation").and_then(Value::as_i64)?;
+    let &(lane, start, end) = launches.get(&corr)?;
+    let list = calls.get(&lane)?;
+    let upto = list.partition_point(|c| c.0 <= start);
+    // The innermost enclosing call: the latest start among those that still cover the launch.
+    list[..upto].iter().rev().take(64).find(|c| c.1 >= end).map(|c| classify(&t.names[c.2 as usize], None))
+}
+
 /// Kineto: a device per GPU pid with kernels; steps from `ProfilerStep#N`.
 fn kineto_devices(b: &mut Builder, t: &ChromeTrace, rank: u32, files: usize, t0: i64) {
+    // Kernel launches by correlation id: the CPU lane and time of each runtime call.
+    let mut launches: HashMap<i64, (u32, i64, i64)> = HashMap::default();
+    for s in &t.slices {
+        let c = t.names[s.cat as usize].as_str();
+        if (c == "cuda_runtime" || c == "cuda_driver" || c == "hip_runtime")
+            && let Some(corr) = arg(s, "correlation").and_then(Value::as_i64)
+        {
+            launches.insert(corr, (s.lane, s.start_ns, s.start_ns + s.dur_ns.max(0)));
+        }
+    }
+    let calls = comm_calls(t);
     let mut dev_of: HashMap<&str, usize> = HashMap::default();
     let gpus: Vec<&str> = {
         let mut v: Vec<&str> = t
@@ -226,11 +278,122 @@ fn kineto_devices(b: &mut Builder, t: &ChromeTrace, rank: u32, files: usize, t0:
         if GPU_CATS.contains(&c) {
             if let Some(&d) = dev_of.get(lane.pid.as_str()) {
                 let r = b.rank(d);
-                b.op(d, raw_op(t, s, r, t0));
+                let mut op = raw_op(t, s, r, t0);
+                let name = op.name.to_ascii_lowercase();
+                if name.contains("nccl")
+                    && arg(s, "Collective name").is_none()
+                    && let Some(class) = launched_by(t, s, &launches, &calls)
+                    && !matches!(class, Class::Forward | Class::Backward | Class::Compute)
+                {
+                    if class != op.class {
+                        op.peer_rank = None;
+                    }
+                    op.class = class;
+                }
+                b.op(d, op);
             }
         } else if t.names[s.name as usize].starts_with("ProfilerStep#") {
             let start = (s.start_ns - t0).max(0) as u64;
             b.step(t.names[s.name as usize].replace("ProfilerStep#", "step "), start, start + s.dur_ns.max(0) as u64);
+        }
+    }
+}
+
+/// A number of the c10d call's `Concrete Inputs` at `index` (PyTorch records scalars there:
+/// `c10d::send(tensors, group, dst, tag)`).
+fn concrete(s: &Slice, index: usize) -> Option<u32> {
+    let v = arg(s, "Concrete Inputs")?.as_array()?.get(index)?;
+    small(Some(v))
+}
+
+/// Bytes of the tensors of `Input Dims` and `Input type` (the first tensor argument).
+fn input_bytes(s: &Slice) -> u64 {
+    let Some(Value::Array(dims)) = arg(s, "Input Dims") else { return 0 };
+    let types = arg(s, "Input type").and_then(Value::as_array);
+    for (i, d) in dims.iter().enumerate() {
+        // A tensor's shape, or a list of them (TensorList): the first.
+        let shape = match d.as_array() {
+            Some(a) if a.first().is_some_and(Value::is_array) => a[0].as_array(),
+            Some(a) => Some(a),
+            None => None,
+        };
+        let Some(shape) = shape.filter(|a| !a.is_empty()) else { continue };
+        let elems = shape.iter().try_fold(1u64, |acc, x| acc.checked_mul(x.as_u64()?));
+        let ty = types.and_then(|t| t.get(i)).and_then(Value::as_str).unwrap_or("float");
+        let ty = if ty.contains("List") || ty.is_empty() { "float" } else { ty };
+        return elems.unwrap_or(0).saturating_mul(dtype_bytes(ty));
+    }
+    0
+}
+
+/// Kineto of a CPU-only job (gloo): the rank's process is its device. Operators: the
+/// outermost `cpu_op` slices of its busiest thread (computation), and the communication
+/// library's own spans (`gloo:send`, `gloo:all_reduce`: the time the transfer took, on any
+/// thread); a send's or receive's peer is the `dst`/`src` of the c10d call that issued it.
+/// Kineto's own lanes (`Spans`, `Traces`) are not devices.
+fn kineto_cpu_device(b: &mut Builder, t: &ChromeTrace, rank: u32, t0: i64) {
+    let cat = |s: &Slice| t.names[s.cat as usize].as_str();
+    let name = |s: &Slice| t.names[s.name as usize].as_str();
+    let mut per_lane: HashMap<u32, usize> = HashMap::default();
+    for s in t.slices.iter().filter(|s| cat(s) == "cpu_op") {
+        *per_lane.entry(s.lane).or_default() += 1;
+    }
+    let Some((&main, _)) = per_lane.iter().max_by_key(|(l, n)| (**n, std::cmp::Reverse(**l))) else { return };
+    let pid = t.lanes[main as usize].pid.clone();
+    let device = b.device_keyed(format!("rank {rank}"), rank, None, format!("{pid}@{rank}"));
+    // Library spans exist (gloo:*, nccl:*): they are the transfers; else the c10d calls are.
+    let library = |n: &str| n.starts_with("gloo:") || n.starts_with("nccl:") || n.starts_with("mpi:");
+    let has_library = t.slices.iter().any(|s| library(name(s)) && t.lanes[s.lane as usize].pid == pid);
+    // The c10d point-to-point calls by start, for the peers of the library's spans.
+    let mut p2p: Vec<(i64, bool, Option<u32>)> = t
+        .slices
+        .iter()
+        .filter(|s| t.lanes[s.lane as usize].pid == pid && name(s).starts_with("c10d::"))
+        .filter_map(|s| {
+            let n = name(s);
+            let send = n.contains("send");
+            (send || n.contains("recv")).then(|| (s.start_ns, send, concrete(s, 2)))
+        })
+        .collect();
+    p2p.sort_unstable_by_key(|c| c.0);
+    let mut order: Vec<&Slice> = t.slices.iter().filter(|s| t.lanes[s.lane as usize].pid == pid).collect();
+    order.sort_by_key(|s| (s.lane, s.start_ns, std::cmp::Reverse(s.dur_ns)));
+    let mut open: Vec<i64> = Vec::new();
+    let mut lane = u32::MAX;
+    for s in order {
+        let n = name(s);
+        let start = (s.start_ns - t0).max(0) as u64;
+        if n.starts_with("ProfilerStep#") {
+            b.step(n.replace("ProfilerStep#", "step "), start, start + s.dur_ns.max(0) as u64);
+            continue;
+        }
+        let comm = if has_library { library(n) } else { n.starts_with("c10d::") };
+        if comm {
+            let mut op = raw_op(t, s, rank, t0);
+            op.bytes = op.bytes.max(input_bytes(s));
+            if matches!(op.class, Class::Send | Class::Recv) && op.peer_rank.is_none() {
+                let send = op.class == Class::Send;
+                let at = p2p.partition_point(|c| c.0 <= s.start_ns);
+                op.peer_rank = p2p[..at].iter().rev().find(|c| c.1 == send).and_then(|c| c.2);
+            }
+            b.op(device, op);
+            continue;
+        }
+        if s.lane != main || cat(s) != "cpu_op" {
+            continue;
+        }
+        if s.lane != lane {
+            (lane, open) = (s.lane, Vec::new());
+        }
+        while open.last().is_some_and(|&e| e <= s.start_ns) {
+            open.pop();
+        }
+        let depth = open.len();
+        open.push(s.start_ns + s.dur_ns.max(0));
+        if depth == 0 && !is_comm_call(n) && n != "record_param_comms" {
+            let mut op = raw_op(t, s, rank, t0);
+            op.bytes = 0;
+            b.op(device, op);
         }
     }
 }
@@ -263,8 +426,86 @@ fn jax_devices(b: &mut Builder, t: &ChromeTrace, jax_lanes: &[bool], file_rank: 
             b.device_keyed(key.trim_start_matches('/').to_string(), rank, None, counter_key)
         });
         let r = b.rank(d);
-        b.op(d, raw_op(t, s, r, t0));
+        let op = raw_op(t, s, r, t0);
+        // A device inside a pipeline both sends (to the next) and receives (from the one before)
+        // in one collective-permute: the receive is an operator of its own.
+        let from = permute_pairs(s).iter().find(|p| p.1 == r).map(|p| p.0);
+        if op.class == Class::Send
+            && let Some(from) = from
+        {
+            b.op(d, RawOp { class: Class::Recv, peer_rank: Some(from), ..op.clone() });
+        }
+        b.op(d, op);
     }
+}
+
+/// Collective-permute pairs of XLA's HLO modules: (module, instruction) -> the module text's
+/// `source_target_pairs={{0,1},...}`, from the `*.txt` modules XLA writes with
+/// `--xla_dump_to` (a JAX profile's trace names only `hlo_module` and `hlo_op`).
+pub type HloPairs = HashMap<(String, String), String>;
+
+/// Reads the HLO text modules under `dir` (down to four folders deep): files named
+/// `module_NNNN.NAME.*.txt`; the optimized module where XLA wrote several.
+pub fn hlo_pairs(dir: &Path) -> HloPairs {
+    fn walk(d: &Path, depth: u32, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(d) else { return };
+        for e in rd.flatten() {
+            let p = e.path();
+            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if p.is_dir() && depth < 4 {
+                walk(&p, depth + 1, out);
+            } else if n.starts_with("module_") && n.ends_with(".txt") && !n.contains("buffer-assignment") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(dir, 0, &mut files);
+    files.sort();
+    files.truncate(4096);
+    let mut out = HloPairs::default();
+    for f in files {
+        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let Some(module) = name.split('.').nth(1) else { continue };
+        let Ok(meta) = std::fs::metadata(&f) else { continue };
+        if meta.len() > 64 << 20 {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&f) else { continue };
+        for line in text.lines() {
+            let Some(at) = line.find("source_target_pairs={") else { continue };
+            if !line.contains("collective-permute") {
+                continue;
+            }
+            let lhs = line.split(" = ").next().unwrap_or("").trim().trim_start_matches("ROOT ").trim();
+            let op = lhs.trim_start_matches('%').to_string();
+            let rest = &line[at..];
+            let pairs = &rest[..rest.find("}}").map_or(rest.len(), |e| e + 2)];
+            out.insert((module.to_string(), op), pairs.to_string());
+        }
+    }
+    out
+}
+
+/// Gives each JAX operator that `pairs` knows (by `hlo_module` and `hlo_op`) its
+/// `source_target_pairs`, as the profile's XPlane metadata would; how many got them.
+fn attach_hlo_pairs(parts: &mut [Part], pairs: &HloPairs) -> usize {
+    let mut n = 0;
+    for p in parts {
+        for s in &mut p.trace.slices {
+            let Some(Value::Object(m)) = s.args.as_deref_mut() else { continue };
+            let (Some(module), Some(op)) =
+                (m.get("hlo_module").and_then(Value::as_str), m.get("hlo_op").and_then(Value::as_str))
+            else {
+                continue;
+            };
+            if let Some(text) = pairs.get(&(module.to_string(), op.to_string())) {
+                m.insert("source_target_pairs".into(), Value::String(text.clone()));
+                n += 1;
+            }
+        }
+    }
+    n
 }
 
 /// Any other trace: a device per process; its operators are the slices of the outermost
@@ -335,6 +576,87 @@ pub fn files_in(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Whether a file holds Chrome trace events, from its first megabyte (decompressed): an
+/// object with `traceEvents`, or an array of objects with `ph`. A notes or configuration file
+/// in a folder of traces is not one.
+pub fn looks_like_trace_file(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    let mut head = Vec::new();
+    let mut magic = [0u8; 2];
+    let mut f = std::io::BufReader::new(file);
+    if f.read_exact(&mut magic).is_err() {
+        return false;
+    }
+    let rest = std::io::Cursor::new(magic).chain(f);
+    let read = if magic == [0x1f, 0x8b] {
+        flate2::read::MultiGzDecoder::new(rest).take(1 << 20).read_to_end(&mut head)
+    } else {
+        rest.take(1 << 20).read_to_end(&mut head)
+    };
+    if read.is_err() && head.is_empty() {
+        return false;
+    }
+    let text = String::from_utf8_lossy(&head);
+    let first = text.trim_start().chars().next();
+    text.contains("\"traceEvents\"") || (first == Some('[') && text.contains("\"ph\""))
+}
+
+/// A folder of trace files as one run: the Chrome trace files under it (see [`files_in`]),
+/// each run read once (a JAX log folder holds one run as `HOST.trace.json.gz` and as
+/// `perfetto_trace.json.gz`), files that hold no trace events skipped with a warning.
+pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset, SourceError> {
+    let mut warnings = Vec::new();
+    let all = files_in(dir);
+    let mut files = Vec::new();
+    for p in &all {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let same_run = name == "perfetto_trace.json.gz"
+            && all.iter().any(|o| {
+                o.parent() == p.parent()
+                    && o.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".trace.json.gz"))
+            });
+        if same_run {
+            warnings.push(format!("{}: the same run as the .trace.json.gz beside it; read once", p.display()));
+        } else if !looks_like_trace_file(p) {
+            warnings.push(format!("{}: holds no trace events (not a Chrome trace file); skipped", p.display()));
+        } else {
+            files.push(p.clone());
+        }
+    }
+    if files.is_empty() {
+        let xplane = xplane_in(dir);
+        let why = if xplane {
+            "holds only XPlane profiles (*.xplane.pb), which exaviz does not read yet: record with \
+             jax.profiler.trace(dir, create_perfetto_trace=True) for a Chrome trace beside them"
+        } else {
+            "holds no Chrome trace files (.json, .json.gz, .pfw)"
+        };
+        return Err(SourceError::invalid(input, why));
+    }
+    let hlo = hlo_pairs(dir);
+    let mut d = open_with(input, &files, &hlo)?;
+    warnings.append(&mut d.warnings);
+    d.warnings = warnings;
+    Ok(d)
+}
+
+/// Whether an XPlane profile lies under `dir` (down to four folders deep).
+fn xplane_in(dir: &Path) -> bool {
+    fn walk(d: &Path, depth: u32) -> bool {
+        let Ok(rd) = std::fs::read_dir(d) else { return false };
+        rd.flatten().any(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                depth < 4 && walk(&p, depth + 1)
+            } else {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".xplane.pb"))
+            }
+        })
+    }
+    walk(dir, 0)
+}
+
 /// Several files as one trace for the other views: lanes named after their file's rank (one
 /// file as it is).
 pub fn merge(parts: &[Part]) -> std::borrow::Cow<'_, ChromeTrace> {
@@ -385,6 +707,11 @@ pub fn merge(parts: &[Part]) -> std::borrow::Cow<'_, ChromeTrace> {
 /// Opens a run: one file, a folder of files or a comma-separated list, as a dataset with its
 /// training model (or without, with the reason, where no device lanes are found).
 pub fn open(input: &str, paths: &[PathBuf]) -> Result<exaviz_engine::model::Dataset, SourceError> {
+    open_with(input, paths, &HloPairs::default())
+}
+
+/// [`open`], with XLA's collective-permute pairs for JAX operators.
+pub fn open_with(input: &str, paths: &[PathBuf], hlo: &HloPairs) -> Result<exaviz_engine::model::Dataset, SourceError> {
     if paths.is_empty() {
         return Err(SourceError::invalid(input, "holds no Chrome trace files (.json, .json.gz, .pfw)"));
     }
@@ -392,12 +719,20 @@ pub fn open(input: &str, paths: &[PathBuf]) -> Result<exaviz_engine::model::Data
     for p in paths {
         parts.push(Part { trace: crate::chrome::read(p)?, input: p.display().to_string() });
     }
+    if !hlo.is_empty() {
+        attach_hlo_pairs(&mut parts, hlo);
+    }
     let unmatched: u64 = parts.iter().map(|p| p.trace.unmatched).sum();
+    let mut warnings = Vec::new();
     if unmatched > 0 {
         // As Perfetto does: counted, the rest of the trace kept.
-        eprintln!("warning: {input}: {unmatched} B or E events without their partner were left out");
+        warnings.push(format!("{input}: {unmatched} B or E events without their partner were left out"));
+    }
+    for p in &parts {
+        warnings.extend(p.trace.repairs.lines(&p.input));
     }
     let mut d = crate::chrome::dataset(&merge(&parts), input);
+    d.warnings = warnings;
     match training(&parts) {
         Ok(t) => d.training = Some(std::sync::Arc::new(t)),
         // Several files are one run only as a training run: their errors are the input's.

@@ -9,6 +9,7 @@ pub mod dnn;
 pub mod edges_csv;
 pub mod fattree;
 pub mod mpi_gen;
+pub mod nsys;
 pub mod otf2;
 pub mod pf3d;
 pub mod rng;
@@ -37,6 +38,48 @@ pub enum SourceError {
 impl SourceError {
     pub fn invalid(input: impl Into<String>, message: impl Into<String>) -> Self {
         Self::Invalid { input: input.into(), message: message.into() }
+    }
+}
+
+/// What a reader repaired to open a file, as the trusted peers (Vampir, `otf2-print`, Perfetto,
+/// chrome://tracing) accept it: per kind of repair, how often and where first. Each kind becomes
+/// one warning line.
+#[derive(Clone, Debug, Default)]
+pub struct Repairs {
+    kinds: Vec<(&'static str, u64, String)>,
+}
+
+impl Repairs {
+    /// One more repair of kind `what`; `first` says where, asked only the first time.
+    pub fn add(&mut self, what: &'static str, first: impl FnOnce() -> String) {
+        match self.kinds.iter_mut().find(|k| k.0 == what) {
+            Some(k) => k.1 += 1,
+            None => self.kinds.push((what, 1, first())),
+        }
+    }
+
+    /// How many repairs of kind `what`.
+    pub fn count(&self, what: &str) -> u64 {
+        self.kinds.iter().find(|k| k.0 == what).map_or(0, |k| k.1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    /// Adds `other`'s counts to these (its first places where these have none).
+    pub fn merge(&mut self, other: &Repairs) {
+        for (what, n, first) in &other.kinds {
+            match self.kinds.iter_mut().find(|k| k.0 == *what) {
+                Some(k) => k.1 += n,
+                None => self.kinds.push((what, *n, first.clone())),
+            }
+        }
+    }
+
+    /// One line each: "INPUT: N WHAT (first: WHERE)".
+    pub fn lines(&self, input: &str) -> Vec<String> {
+        self.kinds.iter().map(|(what, n, first)| format!("{input}: {n} {what} (first: {first})")).collect()
     }
 }
 
@@ -116,7 +159,7 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
         return store::open(path, progress);
     }
     if fattree::files::is_dir(path) {
-        return Ok(fattree_dataset(input, fattree::files::load(path, None)?));
+        return fattree_dir(input, path, None);
     }
     // A fat-tree directory with options: `DIR?year=2017` (the job log's year).
     if let Some((dir, query)) = input.rsplit_once('?')
@@ -139,11 +182,17 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
                 }
             }
         }
-        return Ok(fattree_dataset(input, fattree::files::load(Path::new(dir), year)?));
+        return fattree_dir(input, Path::new(dir), year);
+    }
+    // A folder holding an OTF2 archive (its anchor file directly in it).
+    if path.is_dir()
+        && let Some(anchor) = otf2::anchor_in(path)
+    {
+        return otf2::load_with_progress(&anchor, progress);
     }
     // A folder of Chrome trace files (one per rank), or a comma-separated list of them: one run.
     if path.is_dir() {
-        return dnn::open(input, &dnn::files_in(path));
+        return dnn::open_dir(input, path);
     }
     if input.contains(',') && !path.exists() {
         let paths: Vec<std::path::PathBuf> = input.split(',').filter(|p| !p.is_empty()).map(Into::into).collect();
@@ -156,12 +205,15 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
     if boxfish::looks_like_meta(&String::from_utf8_lossy(&head)) {
         return boxfish::load(path);
     }
+    if nsys::looks_like(&head) {
+        return nsys::load(path);
+    }
     if chrome::looks_like(&head) {
         return dnn::open(input, &[path.to_path_buf()]);
     }
     Err(SourceError::invalid(
         input,
-        "unrecognised format (supported: OTF2 anchor file NAME.otf2, Boxfish meta YAML, Chrome trace event JSON (Kineto, JAX, PerfFlowAspect; plain or gzip), an exaviz store folder, a TreeScope fat-tree folder, or a gen: generator)",
+        "unrecognised format (supported: OTF2 anchor file NAME.otf2 or its folder, Boxfish meta YAML, Chrome trace event JSON (Kineto, JAX, rocprofiler, PerfFlowAspect; plain or gzip), an Nsight Systems SQLite export, an exaviz store folder, a TreeScope fat-tree folder, or a gen: generator)",
     ))
 }
 
@@ -274,6 +326,15 @@ pub fn convert(input: &str, target: &Path, progress: &dyn Fn(u64, u64)) -> Resul
 }
 
 /// A fat tree as a dataset.
+/// A TreeScope directory as a dataset, with what was repaired as warnings.
+fn fattree_dir(input: &str, dir: &Path, year: Option<i64>) -> Result<Dataset, SourceError> {
+    let mut repairs = Repairs::default();
+    let tree = fattree::files::load_with_repairs(dir, year, &mut repairs)?;
+    let mut d = fattree_dataset(input, tree);
+    d.warnings = repairs.lines(input);
+    Ok(d)
+}
+
 pub fn fattree_dataset(input: &str, tree: exaviz_engine::fattree::FatTree) -> Dataset {
     Dataset { name: input.to_string(), fattree: Some(std::sync::Arc::new(tree)), ..Default::default() }
 }
