@@ -58,8 +58,17 @@ struct Entry {
     pod: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     idx: Option<u32>,
+    /// The director switch: its id as TreeScope's documentation writes it (`"ibcore2"`), or a
+    /// bundle number.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    core: Option<u32>,
+    core: Option<Core>,
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+enum Core {
+    Number(u32),
+    Name(String),
 }
 
 #[derive(Clone, Serialize, Deserialize)]
@@ -95,6 +104,22 @@ fn read_topo(path: &Path) -> Result<FatTree, SourceError> {
         }
     }
     let ns = topo.switches.len() as u32;
+    // Director switches named by id are bundles in the order of their names.
+    let mut core_names: Vec<&str> = topo
+        .switches
+        .iter()
+        .filter_map(|e| match &e.core {
+            Some(Core::Name(n)) => Some(n.as_str()),
+            _ => None,
+        })
+        .collect();
+    core_names.sort_unstable();
+    core_names.dedup();
+    let core_of = |e: &Entry| match &e.core {
+        Some(Core::Number(n)) => Some(*n),
+        Some(Core::Name(n)) => core_names.binary_search(&n.as_str()).ok().map(|k| k as u32),
+        None => None,
+    };
     let mut links = Vec::new();
     for (e, end) in topo.nodes.iter().zip((0..).map(End::Node)).chain(topo.switches.iter().zip((0..).map(End::Switch)))
     {
@@ -119,7 +144,7 @@ fn read_topo(path: &Path) -> Result<FatTree, SourceError> {
         if let Some(v) = e.lvl.filter(|&v| v > 3) {
             return Err(invalid(path, format!("switch {}: lvl {v} (a three-level fat tree has levels 1 to 3)", e.id)));
         }
-        for (what, v) in [("pod", e.pod), ("idx", e.idx), ("core", e.core)] {
+        for (what, v) in [("pod", e.pod), ("idx", e.idx), ("core", core_of(e))] {
             if let Some(v) = v.filter(|&v| v >= ns) {
                 return Err(bad(what, v));
             }
@@ -131,7 +156,7 @@ fn read_topo(path: &Path) -> Result<FatTree, SourceError> {
             lid: e.lid,
             level,
             pod: e.pod.filter(|_| level != 3),
-            bundle: e.core.filter(|_| level >= 2),
+            bundle: core_of(e).filter(|_| level >= 2),
             idx: e.idx,
         });
     }
@@ -177,11 +202,36 @@ pub fn format_stamp(t: i64) -> String {
     format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
-/// Files in `dir` named `YYYYmmdd-HHMMSS.EXT`, by time.
+/// The files `listing.txt` names, one per line (TreeScope reads only these), where it exists.
+fn listing(dir: &Path) -> Result<Option<Vec<PathBuf>>, SourceError> {
+    let path = dir.join("listing.txt");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
+    Ok(Some(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| dir.join(l)).collect()))
+}
+
+/// Files in `dir` named `YYYYmmdd-HHMMSS.EXT`, by time: those `listing.txt` names where it
+/// exists (a listed file that is missing is an error), else all of them.
 fn stamped(dir: &Path, ext: &str) -> Result<Vec<(i64, PathBuf)>, SourceError> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
-        let p = e.map_err(|e| io(dir, e))?.path();
+    let paths: Vec<PathBuf> = match listing(dir)? {
+        Some(listed) => {
+            if let Some(missing) = listed.iter().find(|p| !p.is_file()) {
+                return Err(invalid(
+                    &dir.join("listing.txt"),
+                    format!("names {}, which is missing", missing.display()),
+                ));
+            }
+            listed
+        }
+        None => std::fs::read_dir(dir)
+            .map_err(|e| io(dir, e))?
+            .map(|e| e.map(|e| e.path()).map_err(|e| io(dir, e)))
+            .collect::<Result<_, _>>()?,
+    };
+    for p in paths {
         if p.extension().is_some_and(|x| x == ext)
             && let Some(t) = p.file_stem().and_then(|s| s.to_str()).and_then(parse_stamp)
         {
@@ -376,6 +426,59 @@ fn read_jobs(path: &Path, year: i64, tree: &FatTree) -> Result<Vec<Job>, SourceE
     Ok(jobs)
 }
 
+/// TreeScope's job log `slurmqlog/sqlog.txt`, read as TreeScope reads it: lines of `JOBID PART
+/// NAME USER ST START TIME N NODELIST` (START `MM/DD-HH:MM:SS` in `year`, TIME `H:MM:SS`,
+/// NODELIST `cab[1-36,40]` or `cab7`); a line of another shape (a header, a pending job) is
+/// skipped, nodes not in the network are left out of their job, and each is counted.
+fn read_sqlog(path: &Path, year: i64, tree: &FatTree, repairs: &mut crate::Repairs) -> Result<Vec<Job>, SourceError> {
+    let text = std::fs::read_to_string(path).map_err(|e| io(path, e))?;
+    let by_name: FxHashMap<&str, u32> =
+        tree.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect();
+    let mut jobs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let parsed = (|| {
+            let [id, part, name, user, st, start, time, n, list, ..] = f.as_slice() else { return None };
+            let id: u64 = id.parse().ok()?;
+            let start = parse_start(start, year)?;
+            let secs = parse_elapsed(time)?;
+            let n: usize = n.parse().ok()?;
+            let hosts = expand_hosts(list).ok()?;
+            Some((id, *part, *name, *user, *st, start, secs, n, hosts))
+        })();
+        let Some((id, part, name, user, st, start, secs, n, hosts)) = parsed else {
+            if !line.trim().is_empty() && !line.trim_start().starts_with("JOBID") {
+                repairs.add("job log lines of another shape skipped", || format!("{} line {}", path.display(), i + 1));
+            }
+            continue;
+        };
+        if hosts.len() != n {
+            repairs.add("jobs whose node list and count differ (the list kept)", || {
+                format!("{} line {}: {} listed, {n} said", path.display(), i + 1, hosts.len())
+            });
+        }
+        let mut nodes = Vec::new();
+        for h in &hosts {
+            match by_name.get(h.as_str()) {
+                Some(&k) => nodes.push(k),
+                None => repairs
+                    .add("job nodes not in the network left out", || format!("{} line {}: {h}", path.display(), i + 1)),
+            }
+        }
+        jobs.push(Job {
+            id,
+            partition: part.into(),
+            name: name.into(),
+            user: user.into(),
+            state: st.into(),
+            start,
+            end: start + secs,
+            nodes,
+        });
+    }
+    Ok(jobs)
+}
+
 fn parse_start(s: &str, year: i64) -> Option<i64> {
     let (date, time) = s.split_once('-')?;
     let (m, d) = date.split_once('/')?;
@@ -386,6 +489,11 @@ fn parse_start(s: &str, year: i64) -> Option<i64> {
 /// Reads a TreeScope data directory. Job start times carry no year: `year`, or the year of the
 /// first counter sample.
 pub fn load(dir: &Path, year: Option<i64>) -> Result<FatTree, SourceError> {
+    load_with_repairs(dir, year, &mut crate::Repairs::default())
+}
+
+/// [`load`], counting what was repaired (job log lines TreeScope skips too).
+pub fn load_with_repairs(dir: &Path, year: Option<i64>, repairs: &mut crate::Repairs) -> Result<FatTree, SourceError> {
     let mut tree = read_topo(&dir.join("network.topo"))?;
     let ids = ends(&tree);
     let counts = stamped(dir, "count")?;
@@ -421,6 +529,12 @@ pub fn load(dir: &Path, year: Option<i64>) -> Result<FatTree, SourceError> {
     logs.sort();
     for p in logs {
         tree.jobs.extend(read_jobs(&p, year, &tree)?);
+    }
+    // TreeScope's own job log.
+    let sqlog = dir.join("slurmqlog").join("sqlog.txt");
+    if sqlog.is_file() {
+        let jobs = read_sqlog(&sqlog, year, &tree, repairs)?;
+        tree.jobs.extend(jobs);
     }
     Ok(tree)
 }
@@ -506,7 +620,7 @@ fn topo_of(tree: &FatTree, name: &str) -> Topo {
                 lvl: Some(s.level),
                 pod: s.pod,
                 idx: s.idx,
-                core: s.bundle,
+                core: s.bundle.map(Core::Number),
             })
             .collect(),
     }
@@ -652,6 +766,67 @@ mod tests {
         assert_eq!(compress_hosts(&["cab1", "cab2", "cab3", "cab7"]), "cab[1-3,7]");
         assert_eq!(parse_elapsed("1:30:00"), Some(5400));
         assert_eq!(parse_elapsed("2-00:00:01"), Some(172_801));
+    }
+
+    /// The directory as TreeScope's `docs/FileFormats.md` defines it: `core` the director
+    /// switch's id (a string), an unconnected port as `"dest_node": "", "dest_port": -1`, the job
+    /// log at `slurmqlog/sqlog.txt` in the shape TreeScope's job module parses, `listing.txt`
+    /// naming the counter and routing files.
+    #[test]
+    fn treescope_documented_directory_loads_with_its_jobs() {
+        let t = small();
+        let dir = temp("documented").join("run");
+        write(&t, &dir, "machine_name").unwrap();
+        let text = std::fs::read_to_string(dir.join("network.topo")).unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for s in v["switches"].as_array_mut().unwrap() {
+            let o = s.as_object_mut().unwrap();
+            if let Some(c) = o.get("core").and_then(serde_json::Value::as_u64) {
+                o.insert("core".into(), format!("ibcore{c}").into());
+            }
+            let ports = o["ports"].as_array_mut().unwrap();
+            let next = ports.len() + 1;
+            ports.push(serde_json::json!({"num": next, "dest_node": "", "dest_port": -1}));
+        }
+        std::fs::write(dir.join("network.topo"), v.to_string()).unwrap();
+        // The job log moves to TreeScope's place and shape (a header; H:MM:SS times).
+        let squeue = std::fs::read_to_string(dir.join("jobs.squeue")).unwrap();
+        std::fs::remove_file(dir.join("jobs.squeue")).unwrap();
+        std::fs::create_dir_all(dir.join("slurmqlog")).unwrap();
+        let mut log =
+            String::from("  JOBID PARTITION     NAME     USER ST          START       TIME  NODES NODELIST\n");
+        for line in squeue.lines().filter(|l| !l.starts_with("JOBID") && !l.trim().is_empty()) {
+            log.push_str(&format!("  {line}\n"));
+        }
+        log.push_str("  991 pdebug   pending  alice PD  N/A   0:00  4 (Resources)\n");
+        std::fs::write(dir.join("slurmqlog/sqlog.txt"), log).unwrap();
+        // listing.txt names every file but the last counter sample.
+        let mut counts: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".count") || n.ends_with(".rtable"))
+            .collect();
+        counts.sort();
+        let last = counts.iter().rposition(|n| n.ends_with(".count")).unwrap();
+        counts.remove(last);
+        std::fs::write(dir.join("listing.txt"), counts.join("\n")).unwrap();
+        let mut repairs = crate::Repairs::default();
+        let back = load_with_repairs(&dir, None, &mut repairs).unwrap();
+        assert_eq!(back.jobs.len(), t.jobs.len(), "the jobs of slurmqlog/sqlog.txt");
+        assert_eq!(back.jobs, t.jobs);
+        assert_eq!(
+            back.switches.iter().map(|s| s.bundle).collect::<Vec<_>>(),
+            t.switches.iter().map(|s| s.bundle).collect::<Vec<_>>(),
+            "cores by name are the same bundles"
+        );
+        assert_eq!(back.links.len(), t.links.len(), "unconnected ports are no links");
+        assert_eq!(back.times.len(), t.times.len() - 1, "only the files listing.txt names");
+        assert_eq!(repairs.count("job log lines of another shape skipped"), 1, "the pending job");
+        std::fs::write(dir.join("listing.txt"), "20990101-000000.count\n").unwrap();
+        let e = load(&dir, None).unwrap_err().to_string();
+        assert!(e.contains("listing.txt") && e.contains("which is missing"), "{e}");
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
     }
 
     #[test]
