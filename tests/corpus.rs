@@ -1,0 +1,223 @@
+//! Every real trace in `../shared/data`, and the recordings under `tests/data` (made with the
+//! scripts in `scripts/record/`), opened as a user opens them: one table of what each must
+//! give (locations by kind, intervals, messages, collectives, counters, training devices and
+//! stages, the repairs reported as warnings). These are the files real tools write; a
+//! generator's flavour of a format is only a guess about it.
+
+use std::path::PathBuf;
+
+use exaviz_engine::model::{Dataset, LocationKind};
+use exaviz_engine::training::{self, Class, Rule};
+use exaviz_tests::shared_data_or_skip;
+
+/// What one input must give; `None` where not checked.
+#[derive(Default)]
+struct Expect {
+    /// Relative to `../shared/data`, or to the repository with `repo:`.
+    input: &'static str,
+    kinds: &'static [(LocationKind, usize)],
+    intervals: Option<usize>,
+    messages: Option<usize>,
+    collectives: Option<usize>,
+    metric_samples: Option<usize>,
+    counters: &'static [&'static str],
+    /// Training devices and pipeline stages.
+    devices: Option<usize>,
+    stages: Option<u32>,
+    /// Operators of this class present (true) or absent (false).
+    classes: &'static [(Class, bool)],
+    /// Each must be part of one warning line.
+    warnings: &'static [&'static str],
+    /// No warning at all.
+    clean: bool,
+}
+
+fn path_of(data: &std::path::Path, input: &str) -> PathBuf {
+    match input.strip_prefix("repo:") {
+        Some(rel) => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(rel),
+        None => data.join(input),
+    }
+}
+
+fn check(e: &Expect, d: &Dataset) {
+    let t = &d.trace;
+    let what = e.input;
+    for &(kind, n) in e.kinds {
+        let have = (0..t.locations.name.len()).filter(|&i| t.locations.kind_of(i) == kind).count();
+        assert_eq!(have, n, "{what}: {kind:?} locations in {:?}", t.locations.name);
+    }
+    if !e.kinds.is_empty() {
+        let expected: usize = e.kinds.iter().map(|k| k.1).sum();
+        assert_eq!(t.locations.name.len(), expected, "{what}: no other locations (no empty rows)");
+    }
+    let eq = |label: &str, want: Option<usize>, have: usize| {
+        if let Some(w) = want {
+            assert_eq!(have, w, "{what}: {label}");
+        }
+    };
+    eq("intervals", e.intervals, t.intervals.start.len());
+    eq("messages", e.messages, t.messages.source.len());
+    eq("collectives", e.collectives, t.collectives.location.len());
+    eq("metric samples", e.metric_samples, t.metrics.location.len());
+    let counters = t.counter_summaries();
+    for name in e.counters {
+        assert!(counters.iter().any(|c| c.name == *name && c.samples > 0), "{what}: counter {name}");
+    }
+    // Every row of every table points at a location that exists.
+    let n = t.locations.name.len() as u32;
+    for l in
+        t.intervals.location.iter().chain(&t.messages.source).chain(&t.messages.destination).chain(&t.metrics.location)
+    {
+        assert!(*l < n, "{what}: location {l} of {n}");
+    }
+    assert!(
+        t.intervals.start.iter().zip(&t.intervals.end).all(|(a, b)| a <= b),
+        "{what}: intervals end after they start"
+    );
+    assert!(t.messages.send_time.iter().zip(&t.messages.recv_time).all(|(a, b)| a <= b && *b != u64::MAX));
+    if e.devices.is_some() || e.stages.is_some() || !e.classes.is_empty() {
+        let tr = d.training.as_ref().unwrap_or_else(|| panic!("{what}: no training model"));
+        eq("devices", e.devices, tr.devices.len());
+        if let Some(s) = e.stages {
+            let have = tr.devices.iter().map(|d| d.stage).max().map_or(0, |s| s + 1);
+            assert_eq!(have, s, "{what}: stages of {:?}", tr.devices);
+        }
+        for &(class, present) in e.classes {
+            let has = (0..tr.ops.len()).any(|i| tr.ops.class(i) == class);
+            assert_eq!(has, present, "{what}: operators of class {class:?}");
+        }
+    }
+    for w in e.warnings {
+        assert!(d.warnings.iter().any(|l| l.contains(w)), "{what}: a warning with '{w}' in {:?}", d.warnings);
+    }
+    if e.clean {
+        assert!(d.warnings.is_empty(), "{what}: {:?}", d.warnings);
+    }
+    assert!(d.warnings.iter().all(|w| !w.contains('\n')), "{what}: one line each");
+}
+
+#[test]
+fn every_real_trace_opens_and_gives_what_it_holds() {
+    use LocationKind::{CpuThread, GpuStream};
+    let Some(data) = shared_data_or_skip("corpus") else { return };
+    let table = [
+        Expect {
+            input: "otf2-pingpong/ping-pong-otf2/traces.otf2",
+            kinds: &[(CpuThread, 2)],
+            messages: Some(16),
+            clean: true,
+            ..Default::default()
+        },
+        Expect {
+            input: "otf2-pingpong/ping-pong-otf2-papi/traces.otf2",
+            kinds: &[(CpuThread, 2)],
+            messages: Some(16),
+            counters: &["PAPI_TOT_CYC", "PAPI_L2_TCM", "PAPI_BR_MSP"],
+            clean: true,
+            ..Default::default()
+        },
+        // Score-P, user regions not strictly nested: every enter (otf2-print: 1,251) is an
+        // interval; a leave out of nesting order and a leave of a region not entered are repairs.
+        Expect {
+            input: "otf2-stencil-32r",
+            kinds: &[(CpuThread, 32)],
+            intervals: Some(1_251),
+            messages: Some(512),
+            collectives: Some(96),
+            warnings: &["leaves out of nesting order", "leaves of a region not entered dropped"],
+            ..Default::default()
+        },
+        // Score-P HIP on one MI300A node: the CPU thread and two HIP streams are rows; the 32
+        // metric-only locations are not, their 72,584 samples (otf2-print) kept as counters.
+        Expect {
+            input: "otf2-hip-mi300-metrics/traces.otf2",
+            kinds: &[(CpuThread, 1), (GpuStream, 2)],
+            intervals: Some(40),
+            metric_samples: Some(72_584),
+            counters: &[
+                "HIP Memory",
+                "A2rocm_smi:::current_socket_power:device=0",
+                "A2rocm_smi:::busy_percent:device=3",
+                "A2coretemp:::hwmon2:power1_input",
+            ],
+            ..Default::default()
+        },
+        // rocprofiler: an empty first event, times and ids as strings.
+        Expect {
+            input: "rocprofiler-chrome/memcpy-host-device.rocprofiler.json.gz",
+            intervals: Some(2_636),
+            warnings: &["empty events skipped", "times written as strings read as numbers"],
+            ..Default::default()
+        },
+        // NCCL all-to-all runs as SendRecv kernels: a collective, not receives.
+        Expect {
+            input: "kineto-dlrm-8gpu",
+            devices: Some(8),
+            classes: &[(Class::AllToAll, true), (Class::AllReduce, true), (Class::Recv, false), (Class::Send, false)],
+            ..Default::default()
+        },
+        Expect { input: "kineto/nccl_data.json.gz", classes: &[(Class::AllReduce, true)], ..Default::default() },
+        Expect { input: "kineto/sampled_rank-0.json.gz", devices: Some(1), ..Default::default() },
+        Expect { input: "perfflow/perfflow.lassen19.108800.pfw", devices: Some(1), ..Default::default() },
+        Expect {
+            input: "nsys-cloverleaf/perlmutter-cloverleaf-cuda.sqlite",
+            intervals: Some(1_312 + 279 + 3_048),
+            messages: Some(1_312 + 279),
+            ..Default::default()
+        },
+        Expect { input: "boxfish/bgpc_meta.yaml", ..Default::default() },
+        // Recorded here (scripts/record/record_gloo_pipeline.py): 4 ranks of PyTorch on CPU
+        // with gloo, 2 pipeline stages x 2 replicas.
+        Expect {
+            input: "repo:tests/data/torch-gloo-pipeline",
+            devices: Some(4),
+            stages: Some(2),
+            classes: &[(Class::Send, true), (Class::Recv, true), (Class::AllReduce, true)],
+            ..Default::default()
+        },
+        // Recorded here (scripts/record/record_jax_pipeline.py): a 4-stage ppermute pipeline
+        // on 4 CPU devices; the stages come from the HLO's source_target_pairs.
+        Expect {
+            input: "repo:tests/data/jax-cpu-pipeline",
+            devices: Some(4),
+            stages: Some(4),
+            classes: &[(Class::Send, true), (Class::Recv, true)],
+            warnings: &["the same run"],
+            ..Default::default()
+        },
+    ];
+    for e in &table {
+        let path = path_of(&data, e.input);
+        let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap_or_else(|err| panic!("{}: {err}", e.input));
+        check(e, &d);
+    }
+}
+
+/// The CPU pipeline's ranks are its devices, two per stage in rank order, with train lines
+/// (sends with their peers) between the stages; the rules flag the rank that computes 1.6x as
+/// much and no other device or stage.
+#[test]
+fn the_gloo_pipeline_shows_its_ranks_in_stages_and_flags_the_slow_rank() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/torch-gloo-pipeline");
+    let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap();
+    let t = d.training.as_ref().unwrap();
+    let stages: Vec<(u32, u32)> = t.devices.iter().map(|d| (d.rank, d.stage)).collect();
+    assert_eq!(stages, [(0, 0), (1, 0), (2, 1), (3, 1)], "{:?}", t.devices);
+    assert!(t.devices.iter().all(|d| d.name.starts_with("rank ")), "no profiler lanes: {:?}", t.devices);
+    let sends: Vec<(u32, u32)> = (0..t.ops.len())
+        .filter(|&i| t.ops.class(i) == Class::Send)
+        .map(|i| (t.devices[t.ops.device[i] as usize].rank, t.ops.peer[i]))
+        .collect();
+    for (from, to) in [(0, 2), (1, 3), (2, 0), (3, 1)] {
+        assert!(sends.iter().any(|&(a, b)| a == from && t.devices[b as usize].rank == to), "{from} -> {to}: {sends:?}");
+    }
+    let offsets = training::offsets(t, training::Align::Full);
+    let findings = training::rules(t, &offsets, training::Thresholds::default());
+    let flagged: Vec<(Rule, Option<u32>, Option<u32>)> = findings.iter().map(|f| (f.rule, f.device, f.stage)).collect();
+    assert!(!flagged.is_empty(), "the slow rank is found");
+    for (rule, device, stage) in &flagged {
+        assert_eq!(*stage, None, "no stage is flagged: {flagged:?}");
+        let rank = device.map(|d| t.devices[d as usize].rank);
+        assert_eq!(rank, Some(3), "only rank 3 ({rule:?}): {flagged:?}");
+    }
+}
