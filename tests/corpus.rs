@@ -177,12 +177,31 @@ fn every_real_trace_opens_and_gives_what_it_holds() {
         },
         // Recorded here (scripts/record/record_jax_pipeline.py): a 4-stage ppermute pipeline
         // on 4 CPU devices; the stages come from the HLO's source_target_pairs.
+        // The folder: the XPlane profile is read, the Chrome traces beside it are the same run.
         Expect {
             input: "repo:tests/data/jax-cpu-pipeline",
             devices: Some(4),
             stages: Some(4),
             classes: &[(Class::Send, true), (Class::Recv, true)],
-            warnings: &["the same run"],
+            warnings: &["the same run as the .xplane.pb"],
+            ..Default::default()
+        },
+        // The XPlane profile alone (what JAX writes unless asked): the pairs come from the HLO
+        // module in its metadata plane.
+        Expect {
+            input: "repo:tests/data/jax-cpu-pipeline/plugins/profile/run/vm.xplane.pb",
+            devices: Some(4),
+            stages: Some(4),
+            classes: &[(Class::Send, true), (Class::Recv, true)],
+            clean: true,
+            ..Default::default()
+        },
+        // Its Chrome trace alone: no pairs to find, so one stage.
+        Expect {
+            input: "repo:tests/data/jax-cpu-pipeline/plugins/profile/run/vm.trace.json.gz",
+            devices: Some(4),
+            stages: Some(1),
+            warnings: &["empty events skipped"],
             ..Default::default()
         },
     ];

@@ -608,9 +608,23 @@ pub fn looks_like_trace_file(path: &Path) -> bool {
 pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset, SourceError> {
     let mut warnings = Vec::new();
     let all = files_in(dir);
+    // XPlane is what JAX always writes: where a folder holds one, its Chrome traces are the
+    // same run again.
+    let xplanes = xplanes_in(dir);
+    let mut parts = Vec::new();
+    let mut hlo = hlo_pairs(dir);
+    for p in &xplanes {
+        let space = crate::xplane::read(p)?;
+        hlo.extend(crate::xplane::hlo_pairs(&space));
+        parts.push(Part { trace: crate::xplane::to_chrome(&space), input: p.display().to_string() });
+    }
     let mut files = Vec::new();
     for p in &all {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if xplanes.iter().any(|x| x.parent() == p.parent()) {
+            warnings.push(format!("{}: the same run as the .xplane.pb beside it; read once", p.display()));
+            continue;
+        }
         let same_run = name == "perfetto_trace.json.gz"
             && all.iter().any(|o| {
                 o.parent() == p.parent()
@@ -624,37 +638,45 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
             files.push(p.clone());
         }
     }
-    if files.is_empty() {
-        let xplane = xplane_in(dir);
-        let why = if xplane {
-            "holds only XPlane profiles (*.xplane.pb), which exaviz does not read yet: record with \
-             jax.profiler.trace(dir, create_perfetto_trace=True) for a Chrome trace beside them"
-        } else {
-            "holds no Chrome trace files (.json, .json.gz, .pfw)"
-        };
-        return Err(SourceError::invalid(input, why));
+    if files.is_empty() && parts.is_empty() {
+        return Err(SourceError::invalid(input, "holds no trace files (.json, .json.gz, .pfw, .xplane.pb)"));
     }
-    let hlo = hlo_pairs(dir);
-    let mut d = open_with(input, &files, &hlo)?;
+    for p in &files {
+        parts.push(Part { trace: crate::chrome::read(p)?, input: p.display().to_string() });
+    }
+    let mut d = open_parts(input, parts, &hlo)?;
     warnings.append(&mut d.warnings);
     d.warnings = warnings;
     Ok(d)
 }
 
-/// Whether an XPlane profile lies under `dir` (down to four folders deep).
-fn xplane_in(dir: &Path) -> bool {
-    fn walk(d: &Path, depth: u32) -> bool {
-        let Ok(rd) = std::fs::read_dir(d) else { return false };
-        rd.flatten().any(|e| {
+/// The XPlane profiles under `dir` (down to four folders deep, as JAX writes
+/// `plugins/profile/RUN/HOST.xplane.pb`), sorted.
+fn xplanes_in(dir: &Path) -> Vec<PathBuf> {
+    fn walk(d: &Path, depth: u32, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(d) else { return };
+        for e in rd.flatten() {
             let p = e.path();
-            if p.is_dir() {
-                depth < 4 && walk(&p, depth + 1)
-            } else {
-                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".xplane.pb"))
+            if p.is_dir() && depth < 4 {
+                walk(&p, depth + 1, out);
+            } else if crate::xplane::is_xplane(&p) {
+                out.push(p);
             }
-        })
+        }
     }
-    walk(dir, 0)
+    let mut out = Vec::new();
+    walk(dir, 0, &mut out);
+    out.sort();
+    out.truncate(1 << 12);
+    out
+}
+
+/// One XPlane profile as a run, with the HLO pairs it carries.
+pub fn open_xplane(input: &str, path: &Path) -> Result<exaviz_engine::model::Dataset, SourceError> {
+    let space = crate::xplane::read(path)?;
+    let hlo = crate::xplane::hlo_pairs(&space);
+    let part = Part { trace: crate::xplane::to_chrome(&space), input: path.display().to_string() };
+    open_parts(input, vec![part], &hlo)
 }
 
 /// Several files as one trace for the other views: lanes named after their file's rank (one
@@ -719,6 +741,11 @@ pub fn open_with(input: &str, paths: &[PathBuf], hlo: &HloPairs) -> Result<exavi
     for p in paths {
         parts.push(Part { trace: crate::chrome::read(p)?, input: p.display().to_string() });
     }
+    open_parts(input, parts, hlo)
+}
+
+/// Files already read as one run.
+fn open_parts(input: &str, mut parts: Vec<Part>, hlo: &HloPairs) -> Result<exaviz_engine::model::Dataset, SourceError> {
     if !hlo.is_empty() {
         attach_hlo_pairs(&mut parts, hlo);
     }

@@ -17,6 +17,7 @@ pub mod scale_gen;
 pub mod store;
 pub mod torus;
 pub mod training_gen;
+pub mod xplane;
 
 use std::path::Path;
 
@@ -198,6 +199,9 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
         let paths: Vec<std::path::PathBuf> = input.split(',').filter(|p| !p.is_empty()).map(Into::into).collect();
         return dnn::open(input, &paths);
     }
+    if xplane::is_xplane(path) {
+        return dnn::open_xplane(input, path);
+    }
     let head = read_head(input, path)?;
     if otf2::looks_like_anchor(&head) {
         return otf2::load_with_progress(path, progress);
@@ -213,7 +217,7 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
     }
     Err(SourceError::invalid(
         input,
-        "unrecognised format (supported: OTF2 anchor file NAME.otf2 or its folder, Boxfish meta YAML, Chrome trace event JSON (Kineto, JAX, rocprofiler, PerfFlowAspect; plain or gzip), an Nsight Systems SQLite export, an exaviz store folder, a TreeScope fat-tree folder, or a gen: generator)",
+        "unrecognised format (supported: OTF2 anchor file NAME.otf2 or its folder, Boxfish meta YAML, Chrome trace event JSON (Kineto, JAX, rocprofiler, PerfFlowAspect; plain or gzip), a JAX/XLA XPlane profile (NAME.xplane.pb), an Nsight Systems SQLite export, an exaviz store folder, a TreeScope fat-tree folder, or a gen: generator)",
     ))
 }
 
