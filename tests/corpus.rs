@@ -24,6 +24,8 @@ struct Expect {
     /// Training devices and pipeline stages.
     devices: Option<usize>,
     stages: Option<u32>,
+    /// What the stages came from (`Training::stages_from`).
+    stages_from: Option<&'static str>,
     /// Operators of this class present (true) or absent (false).
     classes: &'static [(Class, bool)],
     /// Each must be part of one warning line.
@@ -75,12 +77,15 @@ fn check(e: &Expect, d: &Dataset) {
         "{what}: intervals end after they start"
     );
     assert!(t.messages.send_time.iter().zip(&t.messages.recv_time).all(|(a, b)| a <= b && *b != u64::MAX));
-    if e.devices.is_some() || e.stages.is_some() || !e.classes.is_empty() {
+    if e.devices.is_some() || e.stages.is_some() || e.stages_from.is_some() || !e.classes.is_empty() {
         let tr = d.training.as_ref().unwrap_or_else(|| panic!("{what}: no training model"));
         eq("devices", e.devices, tr.devices.len());
         if let Some(s) = e.stages {
             let have = tr.devices.iter().map(|d| d.stage).max().map_or(0, |s| s + 1);
             assert_eq!(have, s, "{what}: stages of {:?}", tr.devices);
+        }
+        if let Some(f) = e.stages_from {
+            assert_eq!(tr.stages_from, f, "{what}: stages from");
         }
         for &(class, present) in e.classes {
             let has = (0..tr.ops.len()).any(|i| tr.ops.class(i) == class);
@@ -166,12 +171,25 @@ fn every_real_trace_opens_and_gives_what_it_holds() {
             ..Default::default()
         },
         Expect { input: "boxfish/bgpc_meta.yaml", ..Default::default() },
+    ];
+    for e in &table {
+        let path = path_of(&data, e.input);
+        let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap_or_else(|err| panic!("{}: {err}", e.input));
+        check(e, &d);
+    }
+}
+
+/// The traces recorded for the tests (`tests/data`, with the scripts in `scripts/record`).
+#[test]
+fn every_recorded_fixture_opens_and_gives_what_it_holds() {
+    let table = [
         // Recorded here (scripts/record/record_gloo_pipeline.py): 4 ranks of PyTorch on CPU
         // with gloo, 2 pipeline stages x 2 replicas.
         Expect {
             input: "repo:tests/data/torch-gloo-pipeline",
             devices: Some(4),
             stages: Some(2),
+            stages_from: Some("sends"),
             classes: &[(Class::Send, true), (Class::Recv, true), (Class::AllReduce, true)],
             ..Default::default()
         },
@@ -182,6 +200,7 @@ fn every_real_trace_opens_and_gives_what_it_holds() {
             input: "repo:tests/data/jax-cpu-pipeline",
             devices: Some(4),
             stages: Some(4),
+            stages_from: Some("HLO pairs"),
             classes: &[(Class::Send, true), (Class::Recv, true)],
             warnings: &["the same run as the .xplane.pb"],
             ..Default::default()
@@ -192,6 +211,7 @@ fn every_real_trace_opens_and_gives_what_it_holds() {
             input: "repo:tests/data/jax-cpu-pipeline/plugins/profile/run/vm.xplane.pb",
             devices: Some(4),
             stages: Some(4),
+            stages_from: Some("HLO pairs"),
             classes: &[(Class::Send, true), (Class::Recv, true)],
             clean: true,
             ..Default::default()
@@ -201,12 +221,13 @@ fn every_real_trace_opens_and_gives_what_it_holds() {
             input: "repo:tests/data/jax-cpu-pipeline/plugins/profile/run/vm.trace.json.gz",
             devices: Some(4),
             stages: Some(1),
+            stages_from: Some("none"),
             warnings: &["empty events skipped"],
             ..Default::default()
         },
     ];
     for e in &table {
-        let path = path_of(&data, e.input);
+        let path = path_of(std::path::Path::new(""), e.input);
         let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap_or_else(|err| panic!("{}: {err}", e.input));
         check(e, &d);
     }
@@ -239,4 +260,28 @@ fn the_gloo_pipeline_shows_its_ranks_in_stages_and_flags_the_slow_rank() {
         let rank = device.map(|d| t.devices[d as usize].rank);
         assert_eq!(rank, Some(3), "only rank 3 ({rule:?}): {flagged:?}");
     }
+}
+
+/// Where nothing tells the stages apart (a JAX Chrome trace without its HLO), the user's
+/// `--stages` sets them: every operator kept, each device in the stage its rank falls in; a
+/// rank in no stage is an error naming the device.
+#[test]
+fn stages_given_by_rank_ranges_replace_the_ones_found() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/jax-cpu-pipeline/plugins/profile/run/vm.trace.json.gz");
+    let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap();
+    let t = d.training.as_ref().unwrap();
+    assert_eq!(t.stages, 1);
+    let ranks: Vec<u32> = t.devices.iter().map(|d| d.rank).collect();
+    let (lo, hi) = (*ranks.iter().min().unwrap(), *ranks.iter().max().unwrap());
+    let r = t.restaged(&[(lo, lo + 1), (lo + 2, hi)]).unwrap();
+    assert_eq!(r.stages, 2);
+    assert_eq!(r.stages_from, "--stages");
+    assert_eq!(r.ops.len(), t.ops.len(), "every operator kept");
+    assert_eq!(r.steps.len(), t.steps.len());
+    for dev in &r.devices {
+        assert_eq!(dev.stage, u32::from(dev.rank > lo + 1), "{dev:?}");
+    }
+    let err = t.restaged(&[(lo, lo)]).unwrap_err();
+    assert!(err.contains("in none of the stages"), "{err}");
 }

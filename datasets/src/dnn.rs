@@ -746,9 +746,7 @@ pub fn open_with(input: &str, paths: &[PathBuf], hlo: &HloPairs) -> Result<exavi
 
 /// Files already read as one run.
 fn open_parts(input: &str, mut parts: Vec<Part>, hlo: &HloPairs) -> Result<exaviz_engine::model::Dataset, SourceError> {
-    if !hlo.is_empty() {
-        attach_hlo_pairs(&mut parts, hlo);
-    }
+    let from_hlo = !hlo.is_empty() && attach_hlo_pairs(&mut parts, hlo) > 0;
     let unmatched: u64 = parts.iter().map(|p| p.trace.unmatched).sum();
     let mut warnings = Vec::new();
     if unmatched > 0 {
@@ -761,7 +759,12 @@ fn open_parts(input: &str, mut parts: Vec<Part>, hlo: &HloPairs) -> Result<exavi
     let mut d = crate::chrome::dataset(&merge(&parts), input);
     d.warnings = warnings;
     match training(&parts) {
-        Ok(t) => d.training = Some(std::sync::Arc::new(t)),
+        Ok(mut t) => {
+            if from_hlo && t.stages_from == "sends" {
+                t.stages_from = "HLO pairs".into();
+            }
+            d.training = Some(std::sync::Arc::new(t));
+        }
         // Several files are one run only as a training run: their errors are the input's.
         Err(e) if parts.len() > 1 => return Err(e),
         Err(_) => {}

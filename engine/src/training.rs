@@ -206,9 +206,50 @@ pub struct Training {
     pub source: String,
     /// Whether any operator has FLOPs.
     pub has_flops: bool,
+    /// Where the pipeline stages came from: "sends" (the direction of the first send between
+    /// two devices), "HLO pairs" (XLA's collective-permute pairs), "the source" (a generator),
+    /// "--stages" (the user), or "none" (one stage: nothing tells them apart).
+    pub stages_from: String,
 }
 
 impl Training {
+    /// The run with the stages the user gives: stage `k` holds the devices whose rank lies in
+    /// `ranges[k]` (inclusive). A device in no range is an error naming it.
+    pub fn restaged(&self, ranges: &[(u32, u32)]) -> Result<Training, String> {
+        let mut b = Builder { source: self.source.clone(), ..Default::default() };
+        for (d, dev) in self.devices.iter().enumerate() {
+            let stage = ranges.iter().position(|&(a, z)| (a..=z).contains(&dev.rank)).ok_or_else(|| {
+                let rank = format!("rank {}", dev.rank);
+                let who = if dev.name == rank { rank } else { format!("{} ({rank})", dev.name) };
+                format!("--stages: {who} is in none of the stages given")
+            })?;
+            let k = b.device_keyed(dev.name.clone(), dev.rank, Some(stage as u32), format!("{d}"));
+            b.memory(k, dev.memory);
+            for i in self.ops_of(d) {
+                let o = &self.ops;
+                let peer = o.peer[i];
+                b.op(
+                    k,
+                    RawOp {
+                        name: self.names[o.name[i] as usize].clone(),
+                        class: o.class(i),
+                        start: o.start[i],
+                        end: o.end[i],
+                        flops: o.flops[i],
+                        bytes: o.bytes[i],
+                        peer_rank: self.devices.get(peer as usize).map(|p| p.rank),
+                    },
+                );
+            }
+        }
+        for s in &self.steps {
+            b.step(s.label.clone(), s.start, s.end);
+        }
+        let mut t = b.finish()?;
+        t.stages_from = "--stages".into();
+        Ok(t)
+    }
+
     pub fn ops_of(&self, d: usize) -> std::ops::Range<usize> {
         self.first[d] as usize..self.first[d + 1] as usize
     }
@@ -302,6 +343,7 @@ impl Builder {
             return Err("has no device lanes with operators (GPU kernels, XLA ops or process slices)".into());
         }
         let rank_index: HashMap<u32, usize> = self.devices.iter().enumerate().map(|(i, d)| (d.0.rank, i)).collect();
+        let given = self.devices.iter().all(|d| d.1.is_some());
         let stages = derive_stages(&self.devices, &rank_index);
         for (d, s) in self.devices.iter_mut().zip(&stages) {
             d.0.stage = *s;
@@ -340,6 +382,13 @@ impl Builder {
             t.devices.push(dev);
         }
         t.stages = t.devices.iter().map(|d| d.stage + 1).max().unwrap_or(1);
+        t.stages_from = if given {
+            "the source".into()
+        } else if t.stages > 1 {
+            "sends".into()
+        } else {
+            "none".into()
+        };
         pair_sends(&mut t.ops);
         let mut inst: HashMap<(u32, u32), u32> = HashMap::default();
         t.ops.instance = (0..t.ops.len())

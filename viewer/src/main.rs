@@ -30,13 +30,52 @@ pub const DEFAULT_INPUT: &str = "gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1";
 
 #[derive(Parser, Debug)]
 #[command(name = "exaviz", version, about = "GPU visualization of parallel-program communication and network traffic")]
-#[command(
-    after_help = "INPUT is a path to a supported file (format detected from content: Boxfish meta YAML) or a generator:\n  gen:torus?dims=4x4x4            an N-D torus without traffic\n  gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1   TorusVisND's traffic simulation (Algorithm 1)"
-)]
+#[command(after_help = "INPUT is a file or folder (the format is told from its content) or a generator:\n  \
+  traces.otf2 or its folder        OTF2 (Score-P, APEX)\n  \
+  trace.json[.gz], .pfw            Chrome trace JSON (PyTorch/Kineto, JAX, rocprofiler, PerfFlowAspect)\n  \
+  HOST.xplane.pb                   XPlane profile (JAX, TensorFlow)\n  \
+  report.sqlite                    Nsight Systems export (nsys export --type sqlite)\n  \
+  folder/                          one run: Kineto ranks, a JAX log folder, an OTF2 archive, a TreeScope directory\n  \
+  NAME_meta.yaml                   Boxfish torus data\n  \
+  STORE/                           an exaviz Parquet store (exaviz convert)\n  \
+  A,B,...                          several files of one run\n  \
+  gen:torus?dims=4x4x4             an N-D torus without traffic\n  \
+  gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1   TorusVisND's traffic simulation (Algorithm 1)\n  \
+  gen:wrf, gen:fd4, gen:training, ...   more generators in the README\n\
+What a reader repaired is printed as counted `warning:` lines; `exaviz info INPUT` says what it holds.")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// A training run's pipeline stages by rank, where the trace does not tell them (CPU jobs
+    /// without sends, a profile without HLO): `0-1,2-3` puts ranks 0 and 1 in stage 0, 2 and 3
+    /// in stage 1; a single rank is `4`.
+    #[arg(long, global = true, value_parser = parse_stages)]
+    stages: Option<StageRanges>,
 }
+
+/// The inclusive rank ranges of `--stages`, one per stage.
+#[derive(Clone, Debug)]
+struct StageRanges(Vec<(u32, u32)>);
+
+/// `--stages`: comma-separated ranks or inclusive rank ranges, one per stage.
+fn parse_stages(s: &str) -> Result<StageRanges, String> {
+    s.split(',')
+        .map(|part| {
+            let num = |x: &str| x.trim().parse::<u32>().map_err(|_| format!("'{part}' is not a rank or a range A-B"));
+            match part.split_once('-') {
+                Some((a, z)) => {
+                    let (a, z) = (num(a)?, num(z)?);
+                    if a > z { Err(format!("'{part}' ends before it begins")) } else { Ok((a, z)) }
+                }
+                None => num(part).map(|r| (r, r)),
+            }
+        })
+        .collect::<Result<_, _>>()
+        .map(StageRanges)
+}
+
+/// The stages given with `--stages`, applied by [`load`] to every training run.
+static STAGES: std::sync::OnceLock<Vec<(u32, u32)>> = std::sync::OnceLock::new();
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum BackendArg {
@@ -554,7 +593,13 @@ fn with_progress<T>(msg: &str, template: &str, work: impl FnOnce(&dyn Fn(u64, u6
 /// Loads an input with a spinner, turned into a progress bar (bytes) by formats that report it.
 pub(crate) fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
     let template = "{msg} [{bar:32}] {bytes}/{total_bytes} ({eta} left)";
-    let d = with_progress(&format!("loading {input}"), template, |p| exaviz_datasets::open_with_progress(input, p))?;
+    let mut d =
+        with_progress(&format!("loading {input}"), template, |p| exaviz_datasets::open_with_progress(input, p))?;
+    if let Some(ranges) = STAGES.get() {
+        let t = d.training.as_ref().with_context(|| format!("{input}: --stages: not a training run"))?;
+        let t = t.restaged(ranges).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
+        d.training = Some(Arc::new(t));
+    }
     // What the reader repaired, one counted line per kind, as the trusted peers repair it.
     for w in &d.warnings {
         eprintln!("warning: {w}");
@@ -593,12 +638,13 @@ fn info_cmd(input: &str, json: bool) -> Result<()> {
             println!("  {}: {} samples, {} .. {}", c.name, c.samples, c.min, c.max);
         }
         if let Some(t) = &dataset.training {
-            println!(
-                "training:     {} devices in {} stages ({})",
-                t.devices.len(),
-                t.devices.iter().map(|d| d.stage).max().map_or(0, |s| s + 1),
-                t.source
-            );
+            let stages = t.devices.iter().map(|d| d.stage).max().map_or(0, |s| s + 1);
+            let from = match t.stages_from.as_str() {
+                "" | "none" => "none found, --stages sets them".to_string(),
+                f => format!("from {f}"),
+            };
+            let unit = if stages == 1 { "stage" } else { "stages" };
+            println!("training:     {} devices in {stages} {unit} ({from}; {})", t.devices.len(), t.source);
         }
         println!("link samples: {}", s.link_counter_samples);
         match s.time_span_ticks {
@@ -869,6 +915,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(ranges) = cli.stages.clone() {
+        STAGES.set(ranges.0).ok();
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -391,7 +391,7 @@ fn default_bundling_is_as_strong_as_hammer_bundle() {
 }
 
 #[test]
-fn metrics_reproduce_seed_001_locality() {
+fn metrics_reproduce_torusvisnd_locality() {
     let out = exaviz(&["metrics", "gen:torus?dims=4x4x4x4x4", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
@@ -422,7 +422,7 @@ fn bench_layout_lists_every_ordering_of_every_torus() {
     assert_fails(&["bench-layout", "--dims", "4x4,9x"], &["9x"]);
 }
 
-/// Seed 004's ring options: blocks, block and hierarchical bundling, relation colours; and the
+/// TorusTrafficND's ring options: blocks, block and hierarchical bundling, relation colours; and the
 /// errors for options that do not fit.
 /// Renders `input` with `extra` options on the CPU at 400x300 into `name` and checks that it
 /// succeeded and wrote a picture of that size.
@@ -920,6 +920,47 @@ fn training_profiles_render_as_marey_graphs_and_list_their_findings() {
     assert_fails(&["metrics", "gen:torus", "--view", "marey"], &["training profile"]);
     assert_fails(&["info", "gen:training?devices=10&stages=4"], &["not a multiple of stages"]);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A JAX Chrome trace without its HLO modules tells no stages apart: the title says so, and
+/// `--stages` sets them by rank for every command; a rank in no stage, a range that ends before
+/// it begins and an input that is no training run are one line each.
+#[test]
+fn stages_come_from_the_trace_or_from_the_command_line() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
+    let chrome = root.join("jax-cpu-pipeline/plugins/profile/run/vm.trace.json.gz");
+    let c = chrome.to_str().unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let m = exaviz(args);
+        assert!(m.status.success(), "{args:?}: {}", String::from_utf8_lossy(&m.stderr));
+        serde_json::from_slice(&m.stdout).expect("json")
+    };
+    let v = json(&["metrics", c, "--view", "marey", "--json"]);
+    assert_eq!((v["stages"].as_u64(), v["stages_from"].as_str()), (Some(1), Some("none")), "{v}");
+    let v = json(&["metrics", c, "--view", "marey", "--json", "--stages", "0-1,2-3"]);
+    assert_eq!((v["stages"].as_u64(), v["stages_from"].as_str()), (Some(2), Some("--stages")), "{v}");
+    let v = json(&["metrics", root.join("jax-cpu-pipeline").to_str().unwrap(), "--view", "marey", "--json"]);
+    assert_eq!((v["stages"].as_u64(), v["stages_from"].as_str()), (Some(4), Some("HLO pairs")), "{v}");
+    let info = exaviz(&["--stages", "0,1,2,3", "info", c]);
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(text.contains("4 devices in 4 stages (from --stages"), "{text}");
+    let out = tmp("staged.png");
+    let r = exaviz(&[
+        "render",
+        c,
+        "--view",
+        "marey",
+        "--stages",
+        "0-1,2-3",
+        "--backend",
+        "cpu",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_fails(&["info", c, "--stages", "0-2"], &["rank 3", "none of the stages"]);
+    assert_fails(&["info", c, "--stages", "3-1"], &["--stages", "ends before it begins"]);
+    assert_fails(&["info", "gen:torus", "--stages", "0"], &["gen:torus", "not a training run"]);
 }
 
 /// Files of different runs claiming the same rank are one line.

@@ -400,9 +400,11 @@ fn marey_scene(
     };
     let mut scene = Scene::new(f.width, f.height, BACKGROUND);
     let title = format!(
-        "Enhanced Marey's graph (Wei et al., 2024): {} devices in {} stages, {} operators  ·  {}",
+        "Enhanced Marey's graph (Wei et al., 2024): {} devices in {} {} ({}), {} operators  ·  {}",
         t.devices.len(),
         t.stages,
+        if t.stages == 1 { "stage" } else { "stages" },
+        stages_note(&t.stages_from),
         t.ops.len(),
         d.name
     );
@@ -715,6 +717,8 @@ impl contract::Options for MareyArgs {
 pub struct MareyMetrics {
     pub devices: usize,
     pub stages: u32,
+    /// What the stages came from: "sends", "HLO pairs", "the source", "--stages" or "none".
+    pub stages_from: String,
     pub operators: usize,
     pub steps: usize,
     pub source: String,
@@ -740,6 +744,7 @@ pub fn metrics(t: &Training, align: Align) -> MareyMetrics {
     MareyMetrics {
         devices: t.devices.len(),
         stages: t.stages,
+        stages_from: t.stages_from.clone(),
         operators: t.ops.len(),
         steps: t.steps.len(),
         source: t.source.clone(),
@@ -747,5 +752,13 @@ pub fn metrics(t: &Training, align: Align) -> MareyMetrics {
         offsets_ns: t.devices.iter().zip(&a.offsets).map(|(d, &o)| (d.name.clone(), o)).collect(),
         findings: a.findings,
         groups_ns: groups,
+    }
+}
+
+/// Where the title says the stages came from.
+fn stages_note(from: &str) -> String {
+    match from {
+        "" | "none" => "no stages found, see --stages".into(),
+        f => format!("stages from {f}"),
     }
 }
