@@ -164,7 +164,7 @@ fn bundled_ring_matches_golden_on_both_backends() {
     assert!(exaviz_tests::diff_fraction(&plain.pixels, &cpu.pixels, GOLDEN) > 0.02, "bundling changes the picture");
 }
 
-/// Seed 004's ring: block-based bundling coloured by block relation (4 blocks), and hierarchical
+/// TorusTrafficND's ring: block-based bundling coloured by block relation (4 blocks), and hierarchical
 /// bundling along the block tree (default 8 blocks), with address rings, on both backends; and
 /// without address rings, the picture changes.
 #[test]
@@ -201,7 +201,7 @@ fn block_bundled_rings_match_golden_on_both_backends() {
     assert!(err.to_string().contains("do not divide 64 nodes"), "{err}");
 }
 
-/// Seed 004's pF3D case on its 256-node torus: traffic marks (a disc per channel, nearer the main
+/// TorusTrafficND's pF3D case on its 256-node torus: traffic marks (a disc per channel, nearer the main
 /// sender) over traffic-coloured channels, on both backends; without marks the picture changes.
 #[test]
 fn pf3d_ring_with_traffic_marks_matches_golden_on_both_backends() {
@@ -215,7 +215,7 @@ fn pf3d_ring_with_traffic_marks_matches_golden_on_both_backends() {
     assert!(exaviz_tests::diff_fraction(&bare.pixels, &cpu.pixels, GOLDEN) > 0.005, "traffic marks drawn");
 }
 
-/// Seed 001's time slicer and seed 004's node filter on the ring: a slice counts exactly the
+/// TorusVisND's time slicer and TorusTrafficND's node filter on the ring: a slice counts exactly the
 /// messages sent in it (both backends), and both filtered pictures match their references.
 #[test]
 fn time_slice_and_node_filter_match_golden_on_both_backends() {
@@ -302,7 +302,7 @@ fn otf2_timeline_matches_golden() {
     assert_images_close("ping-pong timeline gpu vs cpu", &gpu.pixels, &image.pixels, GPU_VS_CPU);
 }
 
-/// The embeddings the ring is compared with (seed 004 §IV): MDS at its three scopes and RadViz,
+/// The embeddings the ring is compared with (TorusTrafficND §IV): MDS at its three scopes and RadViz,
 /// on both backends, against golden images; each differs from the others.
 #[test]
 fn embedding_views_match_golden_on_both_backends() {
@@ -332,7 +332,7 @@ fn embedding_views_match_golden_on_both_backends() {
     }
 }
 
-/// Seed 001's linked views headless: the node selector (parallel coordinates) and the time
+/// TorusVisND's linked views headless: the node selector (parallel coordinates) and the time
 /// slicer (ThemeRiver), plain and with a dimension-value selection, and the ring with the same
 /// selection; on both backends, against golden images. The river's streams sum exactly the
 /// traffic on their nodes' links, on both backends.
@@ -579,7 +579,7 @@ fn ring_gestures_in_the_linked_view_brush_zoom_track_and_select() {
     assert_eq!(act(&mut o, p, p), "nothing selected");
 }
 
-/// The ring's message tracking (seed 001 Fig. 13), group filter and zoom: golden images on both
+/// The ring's message tracking (TorusVisND Fig. 13), group filter and zoom: golden images on both
 /// backends; the tracked path is the message's walk; the zoom picks nodes where it draws them; bad
 /// requests get clear errors.
 #[test]

@@ -1,4 +1,4 @@
-//! Generators of MPI traces at the scales of seed 002's case studies (§IV): iterative codes in
+//! Generators of MPI traces at the scales of Brendel et al.'s case studies (§IV): iterative codes in
 //! which every rank computes, then exchanges messages with its partners and waits for them.
 //!
 //! | name | ranks | partners | messages (default) | span |

@@ -1,4 +1,4 @@
-//! A pF3D-like traffic generator (seed 004 §VII): the communication of the laser-plasma code
+//! A pF3D-like traffic generator (TorusTrafficND §VII): the communication of the laser-plasma code
 //! pF3D on a Blue Gene/Q-style 5-D torus, under its default task mapping.
 //!
 //! - The physical domain is a grid of `X x Y x Z` cubes, one per process (hardware thread);
@@ -222,7 +222,7 @@ mod tests {
         assert_eq!(cubic_grid(1), [1, 1, 1]);
     }
 
-    /// Seed 004 §VII: under the default mapping the traffic leans on dimension D and leaves A idle.
+    /// TorusTrafficND §VII: under the default mapping the traffic leans on dimension D and leaves A idle.
     #[test]
     fn default_mapping_favours_dimension_d_on_both_tori() {
         for dims in [[4, 4, 4, 4, 1], [4, 4, 4, 4, 2]] {

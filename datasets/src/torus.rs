@@ -1,4 +1,4 @@
-//! N-D torus topologies of any extents, and seed 001's traffic simulation (Algorithm 1).
+//! N-D torus topologies of any extents, and TorusVisND's traffic simulation (Algorithm 1).
 
 use exaviz_engine::model::{Dataset, Links, Topology, Trace};
 
@@ -82,7 +82,7 @@ pub fn link_offsets(topology: &Topology) -> Vec<u32> {
     first
 }
 
-/// Seed 001, Algorithm 1: each node wakes at a random step before T/2 and sends one message,
+/// TorusVisND, Algorithm 1: each node wakes at a random step before T/2 and sends one message,
 /// which then walks to a random neighbour at each step until step T. Every hop is recorded as a
 /// message (hop source, hop destination, send step, receive step = send + 1, 1 byte, tag = the
 /// originating node, so a message can be tracked) and as one packet on the link it used.

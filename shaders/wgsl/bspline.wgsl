@@ -7,7 +7,7 @@ struct Params {
     n: u32,          // edges in this chunk
     samples: u32,    // output points per edge, 2..=32
     beta: f32,       // bundling strength: 1 follows the hierarchy, 0 is the straight line
-    degree: u32,     // 1..=3 (seed 002 uses 2, Holten 3)
+    degree: u32,     // 1..=3 (Brendel et al. uses 2, Holten 3)
 }
 
 const MAX_CTRL: u32 = 64u;

@@ -93,7 +93,7 @@ fn screenshot_shows_the_view(name: &str, args: &str) {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Linked selection in the window (seed 001): under Xvfb, `xdotool` brushes a range on a
+/// Linked selection in the window (TorusVisND): under Xvfb, `xdotool` brushes a range on a
 /// parallel-coordinates axis, picks a node on the ring, drags a time slice on the river, presses
 /// `t` to track the node's message and drags with the right button to zoom the ring; the viewer
 /// reports each new shared state, and its window then shows what `exaviz render --view linked`
@@ -469,7 +469,7 @@ fn the_panel_switches_views_and_options() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// TreeScope's interactions in the window (seed 000), with real X input: a drag on the time
+/// TreeScope's interactions in the window (TreeScope), with real X input: a drag on the time
 /// chart sets the active range, a drag on the histogram the traffic range, a click on a job
 /// row selects the job (the range follows its span), clicks on two switches query the routes
 /// between them; the window then shows what `exaviz render --view fattree` draws for that state.

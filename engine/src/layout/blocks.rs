@@ -1,4 +1,4 @@
-//! Seed 004's Hilbert block hierarchy on the ring (§V-A.2, §V-B): the nodes, in ring order, cut
+//! TorusTrafficND's Hilbert block hierarchy on the ring (§V-A.2, §V-B): the nodes, in ring order, cut
 //! into `m` contiguous blocks of `s = N / m` nodes (`m` even, `N mod m = 0`). Along a Hilbert
 //! ordering a block is a compact piece of the torus.
 //!
@@ -15,7 +15,7 @@
 
 use crate::stages::bspline::ControlPolygons;
 
-/// How the blocks of a channel's two ends relate along the ring (seed 004 Fig. 8a).
+/// How the blocks of a channel's two ends relate along the ring (TorusTrafficND Fig. 8a).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Relation {
     /// Both ends in one block.
@@ -44,7 +44,7 @@ impl Blocks {
         Ok(Self { nodes: n, count: m })
     }
 
-    /// The default: 8 blocks (seed 004's usual choice) where they divide the ring into blocks of
+    /// The default: 8 blocks (TorusTrafficND's usual choice) where they divide the ring into blocks of
     /// at least 4 nodes, else 4, else none.
     pub fn auto(n: u32) -> Option<Self> {
         [8, 4].into_iter().find(|&m| n.is_multiple_of(m) && n / m >= 4).and_then(|m| Self::new(n, m).ok())
@@ -115,7 +115,7 @@ impl Blocks {
         polygon
     }
 
-    /// Seed 004's block-based bundling of channels `(a, b)` (ring positions): per group of
+    /// TorusTrafficND's block-based bundling of channels `(a, b)` (ring positions): per group of
     /// channels between the same two blocks, the centre `C` of their midpoints; a channel within
     /// one block is the polygon `a, C, b`, one between blocks `a, A', C, B', b`, where `A'` and
     /// `B'` lie halfway from the mean of the group's ends in each block to `C`.

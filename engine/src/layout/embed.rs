@@ -1,4 +1,4 @@
-//! 2-D embeddings of a torus that the ring is compared with (seed 004, §IV): MDS on the hop
+//! 2-D embeddings of a torus that the ring is compared with (TorusTrafficND, §IV): MDS on the hop
 //! (torus) distance matrix at three scopes, and RadViz.
 //!
 //! **MDS** is classical (Torgerson) scaling: the doubly centred matrix of squared distances,
@@ -286,7 +286,7 @@ mod tests {
     }
 
     /// Embeddings keep torus neighbours closer than the ring's worst case, and the immediate
-    /// scope superimposes nodes in pairs (seed 004, Fig. 2 right).
+    /// scope superimposes nodes in pairs (TorusTrafficND, Fig. 2 right).
     #[test]
     fn embeddings_of_a_5d_torus() {
         let t = torus(&[1, 4, 4, 4, 2]);

@@ -1,4 +1,4 @@
-//! Layout quality of a ring ordering of a torus (seed 001, §IV).
+//! Layout quality of a ring ordering of a torus (TorusVisND, §IV).
 //!
 //! **Locality L (Eq. 1)**, the reading that reproduces the paper's L = 1822 (sequential) and
 //! 1414 (Hilbert) on the 4x4x4x4x4 torus: for each node at ring position i, its k = 3 following

@@ -1,4 +1,4 @@
-//! Node orderings of N-D tori onto a ring (seed 001 §IV): sequential (row-major, the last
+//! Node orderings of N-D tori onto a ring (TorusVisND §IV): sequential (row-major, the last
 //! dimension fastest) and Hilbert.
 //!
 //! Hilbert: Skilling's N-D Hilbert curve ("Programming the Hilbert curve", 2004), exact where all

@@ -1,4 +1,4 @@
-//! Control polygons that route MPI message lines for bundling (seed 002 §V):
+//! Control polygons that route MPI message lines for bundling (Brendel et al. §V):
 //!
 //! - [`mean_shift`] clusters weighted points (flat kernel, seeds binned at a quarter of the
 //!   bandwidth, modes closer than half the bandwidth merged), deterministic for golden images;

@@ -1,7 +1,7 @@
 //! Curves of hierarchical edge bundling (Holten 2006): every edge's control polygon, the path
 //! between its endpoints through a hierarchy, is straightened by the bundling strength `beta` and
 //! evaluated as a clamped uniform B-spline (degree 1 to 3, less for short polygons; Holten uses 3,
-//! seed 002 uses 2) at `samples`
+//! Brendel et al. uses 2) at `samples`
 //! points, endpoints exact. Shader: `shaders/wgsl/bspline.wgsl`; CPU mirror: `cpu::bspline`.
 //! The control polygons come from a hierarchy (see `crate::layout::hierarchy`).
 

@@ -1,4 +1,4 @@
-//! The `chord` view (seed 002 §III-C): processes on a circle, one edge per communicating pair
+//! The `chord` view (Brendel et al. §III-C): processes on a circle, one edge per communicating pair
 //! (both directions of a pair drawn as two edges), bundled hierarchically and mixed additively.
 //!
 //! The hierarchy is a balanced binary tree over the ranks in order (blocks of consecutive ranks,

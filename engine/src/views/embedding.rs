@@ -1,4 +1,4 @@
-//! The `mds` and `radviz` views (seed 004 §IV): the torus embedded in the plane by MDS (full,
+//! The `mds` and `radviz` views (TorusTrafficND §IV): the torus embedded in the plane by MDS (full,
 //! k-hop or immediate-neighbour scope) or RadViz (see [`crate::layout::embed`]), links drawn as
 //! straight lines coloured and weighted by traffic as in the ring view, nodes as dots; axes in the
 //! embedding's units, RadViz's dimension anchors on their circle, and a colour bar.

@@ -1,4 +1,4 @@
-//! The ring's group filter (seed 004 §V-B.2): a brushed set of bundles. A bundle is the set of
+//! The ring's group filter (TorusTrafficND §V-B.2): a brushed set of bundles. A bundle is the set of
 //! channels between two Hilbert blocks (or within one), so a group is a set of block pairs.
 //! Blocks are numbered from 1 as the ring labels them.
 

@@ -1,4 +1,4 @@
-//! The `linked` view: seed 001's three linked views of a torus in one picture. The ring (left)
+//! The `linked` view: TorusVisND's three linked views of a torus in one picture. The ring (left)
 //! shows the channels; the node selector (parallel coordinates, top right) and the time slicer
 //! (ThemeRiver, bottom right) choose what the ring shows. All three share one state, a
 //! [`Linked`] of node, coordinate selection and time slice, so a choice made in one shows in all:
@@ -11,7 +11,7 @@
 //!   the slice's traffic;
 //! - on the ring itself: a click on an address ring selects that coordinate (as on an axis), a
 //!   drag brushes a group of bundles, the right button zooms into a rectangle, and the picked
-//!   node's message can be tracked (seed 001 Fig. 13).
+//!   node's message can be tracked (TorusVisND Fig. 13).
 //!
 //! [`gesture`] and [`zoom_gesture`] turn a press and release (in picture pixels) into a change of
 //! state, so the window (`exaviz view --view linked`) and tests share one interpretation of the

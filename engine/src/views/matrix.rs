@@ -1,4 +1,4 @@
-//! The `matrix` view (seed 002 §III-B): the communication matrix, senders as rows and receivers
+//! The `matrix` view (Brendel et al. §III-B): the communication matrix, senders as rows and receivers
 //! as columns, coloured by the number of messages, the bytes, or the mean bandwidth of each pair,
 //! binned by the heatmap stage on the backend. With more processes than pixels, a cell gathers
 //! a block of consecutive ranks.

@@ -1,4 +1,4 @@
-//! The `parcoords` view, seed 001's node selector (§V, Figs. 8-10): one vertical axis per torus
+//! The `parcoords` view, TorusVisND's node selector (§V, Figs. 8-10): one vertical axis per torus
 //! dimension, left to right, and each node a polyline through its coordinates, each vertex
 //! offset by a small fixed jitter (at most 0.3 of a coordinate step) so that lines sharing
 //! values can still be told apart. Polylines are coloured by the traffic on the node's links

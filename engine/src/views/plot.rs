@@ -61,7 +61,7 @@ pub const CATEGORICAL: [[f32; 3]; 8] = [
     [0.75, 0.75, 0.75],
 ];
 
-/// How overlapping message lines combine (seed 002 uses both).
+/// How overlapping message lines combine (Brendel et al. uses both).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Mix {
     /// Over each other: a pixel shows the mean colour of its lines, more opaque where more cross.
@@ -71,7 +71,7 @@ pub enum Mix {
     Additive,
 }
 
-/// Colour of a message line `share` of the way from its sender (0) to its receiver (1). Seed 002
+/// Colour of a message line `share` of the way from its sender (0) to its receiver (1). Brendel et al.
 /// uses green to red; the views keep its idea with a pair safe for colour-blind readers: pale
 /// cyan at the sender, warm yellow at the receiver (bright on dark backgrounds and state bars).
 pub fn direction_colour(share: f32) -> [f32; 3] {

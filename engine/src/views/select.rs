@@ -1,5 +1,5 @@
-//! Node selection by coordinates: seed 001's node selector (§V, Fig. 10: "only nodes with
-//! specific values in the third and fifth coordinates") and seed 004's dimension-value filter.
+//! Node selection by coordinates: TorusVisND's node selector (§V, Fig. 10: "only nodes with
+//! specific values in the third and fifth coordinates") and TorusTrafficND's dimension-value filter.
 //! A selection such as `B=1,D=0-2` keeps the nodes whose coordinate in dimension B is 1 and in
 //! dimension D is 0, 1 or 2; dimensions not named are free.
 

@@ -1,4 +1,4 @@
-//! The `sendrecv` view (seed 002 §V-B): the sender/receiver diagram. Processes are stacked
+//! The `sendrecv` view (Brendel et al. §V-B): the sender/receiver diagram. Processes are stacked
 //! vertically twice, as senders on the left and as receivers on the right; one curve per
 //! communicating pair runs from its sender to its receiver, routed over an 8x8 grid by YX
 //! routing preferring diagonals (deterministic; distant pairs run diagonally the longest) and

@@ -1,4 +1,4 @@
-//! The `themeriver` view, seed 001's time slicer (§VI-C, Fig. 15): one stream per node, stacked
+//! The `themeriver` view, TorusVisND's time slicer (§VI-C, Fig. 15): one stream per node, stacked
 //! symmetrically about a horizontal axis, each stream's height the traffic on the node's links
 //! in each time bin (for `gen:torus-sim`, where every message is one hop, the messages the node
 //! sent and received). Streams are ordered by node id. The nodes are the selection (`--node`,
@@ -232,7 +232,7 @@ pub fn themeriver_scene(dataset: &Dataset, backend: &Backend, opts: &ThemeRiverO
         }
     }
     scene.rect([x0, mid - 0.5], [x0 + pw, mid + 0.5], [0.9, 0.9, 0.95, 0.25], true);
-    // The slice over the streams, tinting them (seed 001 Fig. 15's marked slice).
+    // The slice over the streams, tinting them (TorusVisND Fig. 15's marked slice).
     if let Some((from, to)) = opts.time_slice {
         let (a, b) = (tick_x(from as f64).max(x0), tick_x(to as f64).min(x0 + pw));
         if b > a {

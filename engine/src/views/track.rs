@@ -1,5 +1,5 @@
-//! Message tracking on the ring (seed 001 §VI-A, Fig. 13): one message's path across the nodes,
-//! hop by hop, coloured by when each hop was sent. In seed 001's simulation (Algorithm 1, and
+//! Message tracking on the ring (TorusVisND §VI-A, Fig. 13): one message's path across the nodes,
+//! hop by hop, coloured by when each hop was sent. In TorusVisND's simulation (Algorithm 1, and
 //! `gen:torus-sim`) every node sends one message that walks to a random neighbour at each step;
 //! each hop is a message record tagged with the node that sent it first, so the path of node
 //! `v`'s message is the records tagged `v`, in the order they were sent.

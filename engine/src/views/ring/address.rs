@@ -3,7 +3,7 @@
 
 use super::*;
 
-/// Seed 004's address rings: ring `d` (inner to outer) shows every node's coordinate in
+/// TorusTrafficND's address rings: ring `d` (inner to outer) shows every node's coordinate in
 /// dimension `d`, brighter for lower values. Each ring is drawn as radial strokes about a pixel
 /// apart (square ends, whatever the node count); where a stroke covers several nodes it shows
 /// their mean. Returns the outer radius.

@@ -42,7 +42,7 @@ pub(super) fn along(line: &[[f32; 2]], u: f32) -> [f32; 2] {
     line.last().copied().unwrap_or([0.0, 0.0])
 }
 
-/// Seed 004 §V-B.1.a: on every channel with traffic, a disc whose area is proportional to the
+/// TorusTrafficND §V-B.1.a: on every channel with traffic, a disc whose area is proportional to the
 /// channel's packets, placed along its curve towards the node that sends most of them: at 10% of
 /// the way for one-way traffic, half way for balanced traffic, with a small fixed jitter per
 /// channel against overplotting. Returns the largest mark's radius and traffic, for the legend.

@@ -1,8 +1,8 @@
-//! The `ring` view (seeds 001 and 004): torus nodes ordered along a sequential or Hilbert curve
+//! The `ring` view (TorusVisND and TorusTrafficND): torus nodes ordered along a sequential or Hilbert curve
 //! and placed on a circle; links drawn as chords curving towards the centre, coloured and
 //! weighted by traffic that stage (a) aggregates per link, or coloured by how their blocks relate;
-//! bundled by the KDE stage or along seed 004's Hilbert blocks (B-spline stage); one address ring
-//! per dimension outside the circle (seed 004 §V-A.3); block boundaries and numbers; a legend.
+//! bundled by the KDE stage or along TorusTrafficND's Hilbert blocks (B-spline stage); one address ring
+//! per dimension outside the circle (TorusTrafficND §V-A.3); block boundaries and numbers; a legend.
 
 use std::collections::HashMap;
 
@@ -42,7 +42,7 @@ pub enum RingBundle {
     None,
     /// Image-space KDE bundling (stage `kde_bundle`).
     Kde(BundleParams),
-    /// Seed 004's block-based bundling: channels between two blocks through their group's centre.
+    /// TorusTrafficND's block-based bundling: channels between two blocks through their group's centre.
     Blocks { beta: f32 },
     /// Holten's hierarchical bundling along the Hilbert block tree.
     Hierarchical { beta: f32 },
@@ -53,7 +53,7 @@ pub enum RingBundle {
 pub enum ChannelColour {
     /// Traffic through the colour map (colour bar).
     Traffic,
-    /// How its blocks relate: within a block, neighbouring blocks, further apart (seed 004 Fig. 8a).
+    /// How its blocks relate: within a block, neighbouring blocks, further apart (TorusTrafficND Fig. 8a).
     Relation,
 }
 
@@ -69,19 +69,19 @@ pub struct RingOptions {
     pub colour: ChannelColour,
     /// One ring per dimension outside the circle, brighter for lower coordinates.
     pub address_rings: bool,
-    /// Seed 004's traffic marks: a disc on each channel with traffic, towards its main sender.
+    /// TorusTrafficND's traffic marks: a disc on each channel with traffic, towards its main sender.
     pub traffic_marks: bool,
     /// Only the traffic sent in `[from, to)` (trace ticks); chords' opacity then follows their
-    /// traffic in the slice and silent chords are drawn grey (seed 001 Figs. 14 and 16).
+    /// traffic in the slice and silent chords are drawn grey (TorusVisND Figs. 14 and 16).
     pub time_slice: Option<(u64, u64)>,
-    /// Node filter (seed 004 §V-B.2): only this node's channels, their marks, and its address.
+    /// Node filter (TorusTrafficND §V-B.2): only this node's channels, their marks, and its address.
     pub node: Option<u32>,
-    /// Dimension-value filter (seed 001 Fig. 10, seed 004 §V-B.2): only the channels of nodes
+    /// Dimension-value filter (TorusVisND Fig. 10, TorusTrafficND §V-B.2): only the channels of nodes
     /// with these coordinates, and their addresses; with `node`, their intersection.
     pub select: Option<DimFilter>,
-    /// Group filter (seed 004 §V-B.2): only the channels of these bundles (pairs of blocks).
+    /// Group filter (TorusTrafficND §V-B.2): only the channels of these bundles (pairs of blocks).
     pub group: Option<BundleGroup>,
-    /// Message tracking (seed 001 Fig. 13): the hops of the message node `track` sent first
+    /// Message tracking (TorusVisND Fig. 13): the hops of the message node `track` sent first
     /// (the messages tagged with it), coloured by the step they were sent at, over the other
     /// channels in grey.
     pub track: Option<u32>,
@@ -113,7 +113,7 @@ impl Default for RingOptions {
 }
 
 /// Chord colours by block relation: Okabe and Ito's palette (safe for colour-blind readers), with
-/// seed 004's purple within blocks and earth-yellow between neighbours.
+/// TorusTrafficND's purple within blocks and earth-yellow between neighbours.
 pub const RELATION_COLOURS: [([f32; 4], &str); 5] = [
     ([0.80, 0.47, 0.65, 0.6], "same block"),
     ([0.90, 0.62, 0.0, 0.6], "next blocks"),
@@ -244,7 +244,7 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
     for (&((a, b), t), line) in chords.list.iter().zip(&ring.lines).filter(|_| !dense) {
         let (mut color, width) = chords.style(opts.colormap, t);
         if opts.time_slice.is_some() && t > 0 {
-            // Opacity proportional to the chord's traffic in the slice (seed 001 Fig. 14).
+            // Opacity proportional to the chord's traffic in the slice (TorusVisND Fig. 14).
             color[3] = 0.12 + 0.88 * (t as f32 / chords.max as f32);
         }
         if let (ChannelColour::Relation, Some(blocks)) = (opts.colour, &ring.blocks) {

@@ -22,7 +22,7 @@ pub fn ring_node_at(topo: &crate::model::Topology, opts: &RingOptions, p: [f32; 
     Some(order_nodes(topo, opts.order)[position])
 }
 
-/// Picking on the address rings (seed 004 §V-B.2's dimension-value filter): the dimension of the
+/// Picking on the address rings (TorusTrafficND §V-B.2's dimension-value filter): the dimension of the
 /// address ring under the picture point `p` (0 the innermost) and the node at that place, if `p`
 /// lies on one.
 pub fn ring_address_at(topo: &crate::model::Topology, opts: &RingOptions, p: [f32; 2]) -> Option<(usize, u32)> {

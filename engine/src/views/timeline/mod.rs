@@ -1,4 +1,4 @@
-//! The `timeline` view (seed 002 §III-A): one row per process, time along x; states as coloured
+//! The `timeline` view (Brendel et al. §III-A): one row per process, time along x; states as coloured
 //! bars, messages as lines from their send to their receive.
 //!
 //! It always aggregates per pixel, so it scales to millions of intervals and messages: a pixel
@@ -81,11 +81,11 @@ pub enum TimelineBundle {
     None,
     /// This engine's image-space KDE bundling (stage `kde_bundle`).
     Kde(BundleParams),
-    /// Seed 002's hierarchical bundling: each process's send and receive events clustered with
+    /// Brendel et al.'s hierarchical bundling: each process's send and receive events clustered with
     /// mean shift, the cluster centres clustered again (three levels), degree-2 B-splines
     /// routed through the hierarchy with strength `beta`.
     Hierarchical { beta: f32 },
-    /// Seed 002's grid-based bundling: endpoint clusters as above, then shortest paths with
+    /// Brendel et al.'s grid-based bundling: endpoint clusters as above, then shortest paths with
     /// diagonals over a grid, degree-2 B-splines with strength `beta`.
     Grid { beta: f32 },
 }
