@@ -366,17 +366,118 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// The JSON Array Format's closing `]` is optional (writers stopped mid-trace leave it out,
+/// often after a comma), as chrome://tracing and Perfetto read it: in a file that begins with
+/// `[`, commas and white space at the end are held back and, where the last byte before them
+/// is not `]`, dropped for a `]`. Works on whole chunks, never byte by byte.
+struct Closing<R> {
+    inner: R,
+    chunk: Vec<u8>,
+    /// Bytes ready for the parser, from `at`.
+    ready: Vec<u8>,
+    at: usize,
+    /// Commas and white space at the end of what was read, emitted only if more follows.
+    held: Vec<u8>,
+    /// `Some(true)` in a file beginning with `[`, `Some(false)` in any other, `None` before
+    /// its first byte other than white space.
+    array: Option<bool>,
+    last: u8,
+    done: bool,
+    /// Line and column (1-based, as serde_json counts) of the next byte given to the parser.
+    line: u64,
+    column: u64,
+    /// Where a `]` was added, if one was.
+    closed_at: std::rc::Rc<std::cell::Cell<Option<(u64, u64)>>>,
+}
+
+impl<R: Read> Closing<R> {
+    fn new(inner: R, closed_at: std::rc::Rc<std::cell::Cell<Option<(u64, u64)>>>) -> Self {
+        Self {
+            inner,
+            chunk: vec![0; 1 << 16],
+            ready: Vec::new(),
+            at: 0,
+            held: Vec::new(),
+            array: None,
+            last: 0,
+            done: false,
+            line: 1,
+            column: 1,
+            closed_at,
+        }
+    }
+
+    /// Fills `ready` with the next bytes, or leaves it empty at the end.
+    fn refill(&mut self) -> std::io::Result<()> {
+        self.ready.clear();
+        self.at = 0;
+        let quiet = |b: &u8| b.is_ascii_whitespace() || *b == b',';
+        while self.ready.is_empty() && !self.done {
+            let n = self.inner.read(&mut self.chunk)?;
+            if n == 0 {
+                self.done = true;
+                if self.array == Some(true) && self.last != b']' {
+                    self.closed_at.set(Some((self.line, self.column)));
+                    self.ready.push(b']');
+                } else {
+                    self.ready.append(&mut self.held);
+                }
+                break;
+            }
+            let got = &self.chunk[..n];
+            if self.array.is_none() {
+                self.array = got.iter().find(|b| !b.is_ascii_whitespace()).map(|&b| b == b'[');
+            }
+            match got.iter().rposition(|b| !quiet(b)) {
+                Some(k) => {
+                    self.ready.append(&mut self.held);
+                    self.ready.extend_from_slice(&got[..=k]);
+                    self.held.extend_from_slice(&got[k + 1..]);
+                    self.last = got[k];
+                }
+                None => self.held.extend_from_slice(got),
+            }
+        }
+        // The position after these bytes, for where a `]` is added.
+        let len = self.ready.len() as u64;
+        match self.ready.iter().rposition(|&b| b == b'\n') {
+            Some(k) => {
+                self.line += self.ready.iter().filter(|&&b| b == b'\n').count() as u64;
+                self.column = len - k as u64;
+            }
+            None => self.column += len,
+        }
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for Closing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == self.ready.len() {
+            self.refill()?;
+        }
+        let n = buf.len().min(self.ready.len() - self.at);
+        buf[..n].copy_from_slice(&self.ready[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
 /// Reads a trace from `reader` (already decompressed); `input` names it in errors.
 pub fn parse(reader: impl Read, input: &str) -> Result<ChromeTrace, SourceError> {
     let read = std::rc::Rc::new(std::cell::Cell::new(0));
+    let closed_at = std::rc::Rc::new(std::cell::Cell::new(None));
     let counting = Counting { inner: reader, read: read.clone() };
-    let mut de = serde_json::Deserializer::from_reader(BufReader::new(counting));
+    let mut de = serde_json::Deserializer::from_reader(BufReader::new(Closing::new(counting, closed_at.clone())));
     let mut b = Builder::default();
     let result = Top(&mut b).deserialize(&mut de).and_then(|()| de.end());
+    // An error at the `]` added (or after it) means the file ends inside an event.
+    let at_close =
+        |e: &serde_json::Error| closed_at.get().is_some_and(|(l, c)| (e.line() as u64, e.column() as u64) >= (l, c));
     if let Err(e) = result {
         let what = if e.is_io() {
             "cannot be read"
-        } else if e.is_eof() {
+        } else if e.is_eof() || at_close(&e) {
             "ends too early"
         } else {
             "is not a trace"
@@ -387,6 +488,11 @@ pub fn parse(reader: impl Read, input: &str) -> Result<ChromeTrace, SourceError>
             input,
             format!("{what} near byte {} (line {}, column {}): {msg}", read.get(), e.line(), e.column()),
         ));
+    }
+    if let Some((line, column)) = closed_at.get() {
+        b.trace
+            .repairs
+            .add("event arrays left open (no closing ]) read to the end", || format!("line {line}, column {column}"));
     }
     for open in b.open.values() {
         b.trace.unmatched += open.len() as u64;
@@ -561,7 +667,14 @@ pub(crate) mod tests {
         let e = p(r#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": "soon"}]"#).unwrap_err();
         assert!(e.starts_with("t.json: is not a trace near byte") && e.contains("'soon' is not a number"), "{e}");
         let e = p(r#"[{"ph": "X", "ts": 1}, {"ph": "#).unwrap_err();
-        assert!(e.contains("ends too early near byte"), "{e}");
+        assert!(e.contains("ends too early near byte 30 "), "{e}");
+        let e = p("[{\"ph\": \"X\", \"ts\": 1}, {\"ph\": \"X\", \"ts\": 2").unwrap_err();
+        assert!(e.contains("ends too early"), "{e}");
+        let e = p("[{\"ph\": \"X\", \"ts\": 1}, {\"ph\": \"X\", \"args\": {\"a\": [1]},\n").unwrap_err();
+        assert!(e.contains("ends too early"), "{e}");
+        // An object's event array left open is a truncated file.
+        let e = p(r#"{"traceEvents": [{"ph": "X", "ts": 1},"#).unwrap_err();
+        assert!(e.contains("ends too early"), "{e}");
         let e = p(r#"{"traceEvents": [{"ph": "X", "ts": 1}]} trailing"#).unwrap_err();
         assert!(e.contains("is not a trace") && !e.contains('\n'), "{e}");
         assert!(p("[]").unwrap_err().contains("holds no trace events"));
@@ -582,6 +695,15 @@ pub(crate) mod tests {
         assert_eq!(t.lanes.len(), 1, "pid \"7\" and 7 are one process");
         let lines = t.repairs.lines("t.json");
         assert!(lines.contains(&"t.json: 2 empty events skipped (first: event 0)".to_string()), "{lines:?}");
+        // The array format's closing bracket is optional, with or without a comma before it.
+        let event = r#"{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 1}"#;
+        for text in [format!("[{event}"), format!("[{event},\n"), format!("[\n{event},\n{event}, \n\n")] {
+            let t = p(&text).unwrap();
+            assert!(!t.slices.is_empty());
+            assert_eq!(t.repairs.count("event arrays left open (no closing ]) read to the end"), 1, "{text}");
+        }
+        let closed = p(&format!("[{event}]\n")).unwrap();
+        assert!(closed.repairs.is_empty(), "a closed array is not repaired");
     }
 
     /// `../shared/data/REL`, or `None` (skipped) where absent and not required.
