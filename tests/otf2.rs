@@ -170,6 +170,35 @@ fn damaged_archives_get_one_line_errors() {
     assert!(d.warnings[0].contains(&dropped), "{:?}", d.warnings);
 }
 
+/// A record stamped earlier than the one before it (a clock stepped back): otf2-print lists
+/// it where it stands; it opens with the earlier time taken as the one before, counted.
+#[test]
+fn a_time_stepping_back_is_repaired_and_counted() {
+    let Some(data) = shared_data_or_skip("otf2 time back") else { return };
+    let c = Copy::new(&data, "backwards");
+    c.edit("traces/1.evt", |b| {
+        // Timestamp records: type 5, then the time as 8 bytes, near the first one's.
+        let first = u64::from_le_bytes(b[19..27].try_into().unwrap());
+        let near = |i: usize| {
+            b[i] == 5 && i + 9 <= b.len() && {
+                let t = u64::from_le_bytes(b[i + 1..i + 9].try_into().unwrap());
+                t > first && t - first < 1 << 40
+            }
+        };
+        let second = (27..b.len() - 9).find(|&i| near(i)).expect("a second time stamp");
+        b[second + 1..second + 9].copy_from_slice(&(first - 1).to_le_bytes());
+    });
+    let d = c.open().unwrap();
+    assert_eq!(d.trace.messages.source.len(), 16, "every message kept");
+    assert!(
+        d.warnings.iter().any(|w| w.contains("1 events stamped earlier than the event before them")),
+        "{:?}",
+        d.warnings
+    );
+    let t = &d.trace.intervals;
+    assert!(t.start.iter().zip(&t.end).all(|(a, b)| a <= b));
+}
+
 /// The Score-P stencil trace's repaired paths (leaves out of nesting order, a leave of a region
 /// not entered) with bytes flipped in the event file that holds them: a trace or one line.
 #[test]

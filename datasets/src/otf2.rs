@@ -607,9 +607,16 @@ impl Builder<'_> {
         let mut collectives: Vec<u64> = Vec::new();
         let mut last = 0u64;
         for_each_record(evt, chunk, true, |kind, raw, c| {
-            if raw < last {
-                return Err(format!("time goes backwards ({raw} after {last})"));
-            }
+            // otf2-print prints such a record where it stands; here it takes the time of the
+            // record before it, so intervals never end before they start.
+            let raw = if raw < last {
+                self.repairs.add("events stamped earlier than the event before them (given its time)", || {
+                    format!("{file}, tick {raw} after {last}")
+                });
+                last
+            } else {
+                raw
+            };
             last = raw;
             let time = maps.correct(raw);
             match kind {
