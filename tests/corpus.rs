@@ -166,7 +166,7 @@ fn every_real_trace_opens_and_gives_what_it_holds() {
         Expect { input: "perfflow/perfflow.lassen19.108800.pfw", devices: Some(1), ..Default::default() },
         Expect {
             input: "nsys-cloverleaf/perlmutter-cloverleaf-cuda.sqlite",
-            intervals: Some(1_312 + 279 + 3_048),
+            intervals: Some(1_312 + 279 + 3_048 + 1_831),
             messages: Some(1_312 + 279),
             ..Default::default()
         },

@@ -6,7 +6,8 @@
 //!   `..._MEMSET`): kernels by their short name, copies by kind ("Memcpy HtoD"), memsets;
 //! - CPU threads: CUDA runtime calls (`CUPTI_ACTIVITY_KIND_RUNTIME`), NVTX ranges
 //!   (`NVTX_EVENTS`, push/pop and start/end ranges) and MPI calls where traced (`MPI_*_EVENTS`
-//!   tables of the MPI trace), named from `ThreadNames` and `PROCESSES`;
+//!   tables of the MPI trace), named from `ThreadNames` and `PROCESSES`; OS runtime calls
+//!   (`OSRT_API`) on a row of their own under each thread ("... · OS runtime");
 //! - each kernel launch as a message from the launching thread to the stream (by
 //!   `correlationId`), as Nsight Systems draws it.
 //!
@@ -183,12 +184,11 @@ pub fn load(path: &Path) -> Result<Dataset, SourceError> {
         q.query_map([], |r| r.get::<_, String>(0)).map_err(&err)?.collect::<Result<_, _>>().map_err(&err)?
     };
     let has = |t: &str| tables.iter().any(|n| n == t);
-    if !has("StringIds")
-        || !(has("CUPTI_ACTIVITY_KIND_KERNEL") || has("CUPTI_ACTIVITY_KIND_RUNTIME") || has("NVTX_EVENTS"))
-    {
+    let known = ["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "OSRT_API"];
+    if !has("StringIds") || !known.iter().any(|t| has(t)) {
         return Err(SourceError::invalid(
             &input,
-            "an SQLite database but not an Nsight Systems export (no StringIds and no CUDA or NVTX tables)",
+            "an SQLite database but not an Nsight Systems export (no StringIds and no CUDA, NVTX or OS runtime tables)",
         ));
     }
     let names = Names::read(&db, &has).map_err(&err)?;
@@ -196,7 +196,10 @@ pub fn load(path: &Path) -> Result<Dataset, SourceError> {
     gpu_work(&db, &names, &has, &mut b).map_err(&err)?;
     cpu_work(&db, &names, &has, &mut b).map_err(&err)?;
     if b.spans.is_empty() {
-        return Err(SourceError::invalid(&input, "an Nsight Systems export without CUDA, NVTX or MPI events"));
+        return Err(SourceError::invalid(
+            &input,
+            "an Nsight Systems export without CUDA, NVTX, MPI or OS runtime events",
+        ));
     }
     Ok(Dataset { name: input.clone(), trace: finish(b), ..Default::default() })
 }
@@ -272,6 +275,21 @@ fn cpu_work(db: &Connection, names: &Names, has: &dyn Fn(&str) -> bool, b: &mut 
             let loc = b.location(names.thread_row(tid), LocationKind::CpuThread);
             let region = b.region(&format!("NVTX {name}"));
             b.spans.push((loc, start, end, region));
+        }
+    }
+    if has("OSRT_API") {
+        // OS runtime calls (poll, ioctl, pthread_*): a row of their own under each thread, as
+        // Nsight Systems draws them, so they never cover the CUDA calls they run inside.
+        let sql = "SELECT start, end, globalTid, nameId FROM OSRT_API ORDER BY start";
+        let mut q = db.prepare(sql)?;
+        let mut rows = q.query([])?;
+        while let Some(r) = rows.next()? {
+            let (start, end): (i64, i64) = (r.get(0)?, r.get(1)?);
+            let tid: i64 = r.get::<_, Option<i64>>(2)?.unwrap_or(0);
+            let name = names.string(r.get(3)?);
+            let loc = b.location(format!("{} · OS runtime", names.thread_row(tid)), LocationKind::CpuThread);
+            let region = b.region(if name.is_empty() { "OS runtime" } else { &name });
+            b.spans.push((loc, start, end.max(start), region));
         }
     }
     for table in ["MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS"] {
@@ -351,7 +369,9 @@ mod tests {
         let runtime = (0..t.intervals.kind.len())
             .filter(|&i| t.locations.kind_of(t.intervals.location[i] as usize) == LocationKind::CpuThread)
             .count();
-        assert_eq!(runtime, 3048);
+        assert_eq!(runtime, 3048 + 1831, "CUDA runtime and OS runtime calls");
+        let os_rows = (0..t.locations.name.len()).filter(|&i| t.locations.name[i].ends_with(" · OS runtime")).count();
+        assert!(os_rows >= 1, "OS runtime calls on rows of their own");
         assert!(count("Memcpy HtoD") > 0, "{:?}", &t.region_names[..5]);
         assert_eq!(count("cudaLaunchKernel"), 1312, "names without CUPTI's _v7000");
         assert_eq!(api_name("cudaMemcpy_v3020"), "cudaMemcpy");
@@ -375,6 +395,23 @@ mod tests {
         drop(db);
         let e = load(&other).unwrap_err().to_string();
         assert!(e.contains("not an Nsight Systems export") && !e.contains('\n'), "{e}");
+        // A CPU-only profile (no CUDA, no NVTX): its OS runtime calls.
+        let cpu = dir.join("cpu.sqlite");
+        let db = Connection::open(&cpu).unwrap();
+        db.execute_batch(
+            "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+             INSERT INTO StringIds VALUES (1, 'poll'), (2, 'pthread_cond_wait');
+             CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL,
+                 globalTid INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL,
+                 nestingLevel INTEGER, callchainId INTEGER NOT NULL);
+             INSERT INTO OSRT_API VALUES (100, 200, 27, 281474976710656, 1, 0, 0, 1),
+                                         (300, 900, 27, 281474976710656, 2, 0, 0, 2);",
+        )
+        .unwrap();
+        drop(db);
+        let d = load(&cpu).unwrap();
+        assert_eq!(d.trace.intervals.start.len(), 2);
+        assert_eq!(d.trace.region_names.iter().filter(|n| *n == "poll" || *n == "pthread_cond_wait").count(), 2);
         std::fs::remove_dir_all(&dir).ok();
     }
 
