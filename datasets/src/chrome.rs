@@ -492,7 +492,7 @@ pub fn parse(reader: impl Read, input: &str) -> Result<ChromeTrace, SourceError>
     if let Some((line, column)) = closed_at.get() {
         b.trace
             .repairs
-            .add("event arrays left open (no closing ]) read to the end", || format!("line {line}, column {column}"));
+            .add("event array without its closing ] read to the end", || format!("line {line}, column {column}"));
     }
     for open in b.open.values() {
         b.trace.unmatched += open.len() as u64;
@@ -599,6 +599,27 @@ pub fn dataset(t: &ChromeTrace, input: &str) -> exaviz_engine::model::Dataset {
         m.bytes.push(0);
         m.tag.push(0);
     }
+    // Counters (`C` events: Kineto's memory, any tool's series) on the first row of their
+    // process; a process without rows has nowhere to show them.
+    let mut row_of_pid: HashMap<&str, u32> = HashMap::new();
+    for &l in &used {
+        row_of_pid.entry(t.lanes[l as usize].pid.as_str()).or_insert(loc_of[&l]);
+    }
+    let mut metric_of: HashMap<u32, u32> = HashMap::new();
+    for c in &t.counters {
+        let Some(&loc) = row_of_pid.get(t.lanes[c.lane as usize].pid.as_str()) else { continue };
+        let next = trace.metric_names.len() as u32;
+        let metric = *metric_of.entry(c.name).or_insert_with(|| {
+            trace.metric_names.push(t.names[c.name as usize].clone());
+            next
+        });
+        let m = &mut trace.metrics;
+        m.location.push(loc);
+        m.time.push(at(c.ts_ns));
+        m.metric.push(metric);
+        // The model keeps whole numbers (OTF2's unsigned metrics): rounded, negatives as 0.
+        m.value.push(if c.value.is_finite() && c.value > 0.0 { c.value.round() as u64 } else { 0 });
+    }
     Dataset { name: input.to_string(), trace, ..Default::default() }
 }
 
@@ -662,6 +683,23 @@ pub(crate) mod tests {
         assert_eq!(p(r#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 1}]"#).unwrap().slices.len(), 1);
     }
 
+    /// `C` events are the model's counters, on the first row of their process.
+    #[test]
+    fn counters_are_counted_on_their_process_row() {
+        let t = p(r#"[{"ph": "X", "name": "a", "pid": 1, "tid": 2, "ts": 0, "dur": 5},
+            {"ph": "C", "name": "memory", "pid": 1, "ts": 1, "args": {"allocated": 1024, "reserved": 2048.4}},
+            {"ph": "C", "name": "memory", "pid": 1, "ts": 3, "args": {"allocated": 512}},
+            {"ph": "C", "name": "other", "pid": 9, "ts": 3, "args": {"x": 1}}]"#)
+        .unwrap();
+        let d = dataset(&t, "t.json");
+        let counters = d.trace.counter_summaries();
+        let names: Vec<&str> = counters.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names.len(), 2, "{names:?}: the process without rows has none");
+        let allocated = counters.iter().find(|c| c.name.contains("allocated")).unwrap();
+        assert_eq!((allocated.samples, allocated.min, allocated.max), (2, 512, 1024));
+        assert!(d.trace.metrics.location.iter().all(|&l| l == 0));
+    }
+
     #[test]
     fn bad_traces_are_one_line_naming_the_position() {
         let e = p(r#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": "soon"}]"#).unwrap_err();
@@ -700,7 +738,7 @@ pub(crate) mod tests {
         for text in [format!("[{event}"), format!("[{event},\n"), format!("[\n{event},\n{event}, \n\n")] {
             let t = p(&text).unwrap();
             assert!(!t.slices.is_empty());
-            assert_eq!(t.repairs.count("event arrays left open (no closing ]) read to the end"), 1, "{text}");
+            assert_eq!(t.repairs.count("event array without its closing ] read to the end"), 1, "{text}");
         }
         let closed = p(&format!("[{event}]\n")).unwrap();
         assert!(closed.repairs.is_empty(), "a closed array is not repaired");
