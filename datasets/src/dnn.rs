@@ -447,22 +447,10 @@ pub type HloPairs = HashMap<(String, String), String>;
 /// Reads the HLO text modules under `dir` (down to four folders deep): files named
 /// `module_NNNN.NAME.*.txt`; the optimized module where XLA wrote several.
 pub fn hlo_pairs(dir: &Path) -> HloPairs {
-    fn walk(d: &Path, depth: u32, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(d) else { return };
-        for e in rd.flatten() {
-            let p = e.path();
-            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if p.is_dir() && depth < 4 {
-                walk(&p, depth + 1, out);
-            } else if n.starts_with("module_") && n.ends_with(".txt") && !n.contains("buffer-assignment") {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(dir, 0, &mut files);
-    files.sort();
-    files.truncate(4096);
+    let files = files_under(dir, 4096, &|p| {
+        let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        n.starts_with("module_") && n.ends_with(".txt") && !n.contains("buffer-assignment")
+    });
     let mut out = HloPairs::default();
     for f in files {
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -555,24 +543,29 @@ fn process_devices(b: &mut Builder, t: &ChromeTrace, t0: i64) {
 /// Chrome trace files under `dir` (`.json`, `.json.gz`, `.pfw`; down to four folders deep,
 /// as JAX writes `plugins/profile/RUN/HOST.trace.json.gz`), sorted.
 pub fn files_in(dir: &Path) -> Vec<PathBuf> {
-    fn walk(d: &Path, depth: u32, out: &mut Vec<PathBuf>) {
+    files_under(dir, 1 << 16, &|p| {
+        let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".pfw")
+    })
+}
+
+/// The files under `dir` (down to four folders deep) that `keep` takes, sorted, at most `most`.
+fn files_under(dir: &Path, most: usize, keep: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
+    fn walk(d: &Path, depth: u32, keep: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
         let Ok(rd) = std::fs::read_dir(d) else { return };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() && depth < 4 {
-                walk(&p, depth + 1, out);
-            } else {
-                let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                if n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".pfw") {
-                    out.push(p);
-                }
+                walk(&p, depth + 1, keep, out);
+            } else if keep(&p) {
+                out.push(p);
             }
         }
     }
     let mut out = Vec::new();
-    walk(dir, 0, &mut out);
+    walk(dir, 0, keep, &mut out);
     out.sort();
-    out.truncate(1 << 16);
+    out.truncate(most);
     out
 }
 
@@ -653,22 +646,7 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
 /// The XPlane profiles under `dir` (down to four folders deep, as JAX writes
 /// `plugins/profile/RUN/HOST.xplane.pb`), sorted.
 fn xplanes_in(dir: &Path) -> Vec<PathBuf> {
-    fn walk(d: &Path, depth: u32, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(d) else { return };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() && depth < 4 {
-                walk(&p, depth + 1, out);
-            } else if crate::xplane::is_xplane(&p) {
-                out.push(p);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, 0, &mut out);
-    out.sort();
-    out.truncate(1 << 12);
-    out
+    files_under(dir, 1 << 12, &crate::xplane::is_xplane)
 }
 
 /// One XPlane profile as a run, with the HLO pairs it carries.

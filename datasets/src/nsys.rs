@@ -277,36 +277,33 @@ fn cpu_work(db: &Connection, names: &Names, has: &dyn Fn(&str) -> bool, b: &mut 
             b.spans.push((loc, start, end, region));
         }
     }
+    // OS runtime calls (poll, ioctl, pthread_*): a row of their own under each thread, as
+    // Nsight Systems draws them, so they never cover the CUDA calls they run inside.
     if has("OSRT_API") {
-        // OS runtime calls (poll, ioctl, pthread_*): a row of their own under each thread, as
-        // Nsight Systems draws them, so they never cover the CUDA calls they run inside.
         let sql = "SELECT start, end, globalTid, nameId FROM OSRT_API ORDER BY start";
-        let mut q = db.prepare(sql)?;
-        let mut rows = q.query([])?;
-        while let Some(r) = rows.next()? {
-            let (start, end): (i64, i64) = (r.get(0)?, r.get(1)?);
-            let tid: i64 = r.get::<_, Option<i64>>(2)?.unwrap_or(0);
-            let name = names.string(r.get(3)?);
-            let loc = b.location(format!("{} · OS runtime", names.thread_row(tid)), LocationKind::CpuThread);
-            let region = b.region(if name.is_empty() { "OS runtime" } else { &name });
-            b.spans.push((loc, start, end.max(start), region));
-        }
+        thread_calls(db, sql, names, b, " · OS runtime", "OS runtime")?;
     }
     for table in ["MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS"] {
-        if !has(table) {
-            continue;
+        if has(table) {
+            let sql = format!("SELECT start, end, globalTid, textId FROM {table} ORDER BY start");
+            thread_calls(db, &sql, names, b, "", "MPI")?;
         }
-        let sql = format!("SELECT start, end, globalTid, textId FROM {table} ORDER BY start");
-        let mut q = db.prepare(&sql)?;
-        let mut rows = q.query([])?;
-        while let Some(r) = rows.next()? {
-            let (start, end): (i64, i64) = (r.get(0)?, r.get(1)?);
-            let tid: i64 = r.get::<_, Option<i64>>(2)?.unwrap_or(0);
-            let name = names.string(r.get(3)?);
-            let loc = b.location(names.thread_row(tid), LocationKind::CpuThread);
-            let region = b.region(if name.is_empty() { "MPI" } else { &name });
-            b.spans.push((loc, start, end.max(start), region));
-        }
+    }
+    Ok(())
+}
+
+/// Calls per thread from `sql` (start, end, globalTid, a StringIds id), on the thread's row
+/// with `suffix` added to its name; `unnamed` where the id names nothing.
+fn thread_calls(db: &Connection, sql: &str, names: &Names, b: &mut Build, suffix: &str, unnamed: &str) -> Sql<()> {
+    let mut q = db.prepare(sql)?;
+    let mut rows = q.query([])?;
+    while let Some(r) = rows.next()? {
+        let (start, end): (i64, i64) = (r.get(0)?, r.get(1)?);
+        let tid: i64 = r.get::<_, Option<i64>>(2)?.unwrap_or(0);
+        let name = names.string(r.get(3)?);
+        let loc = b.location(format!("{}{suffix}", names.thread_row(tid)), LocationKind::CpuThread);
+        let region = b.region(if name.is_empty() { unnamed } else { &name });
+        b.spans.push((loc, start, end.max(start), region));
     }
     Ok(())
 }
