@@ -88,3 +88,19 @@ pub fn read_png(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
     buf.truncate(info.buffer_size());
     (info.width, info.height, buf)
 }
+
+/// What `exaviz render INPUT --view VIEW OPTIONS --size WxH` draws on `backend`, or its error:
+/// every view's picture in the tests goes through the registry, as the command line's does.
+pub fn draw(
+    view: &str,
+    options: &[&str],
+    d: &exaviz_engine::model::Dataset,
+    backend: &exaviz_engine::Backend,
+    size: (u32, u32),
+) -> Result<exaviz_engine::render::Image, String> {
+    use exaviz_engine::views::contract::{Entry, Frame, render_view};
+    let entry = Entry::find(view).unwrap_or_else(|| panic!("{view} is not registered"));
+    let built = entry.parse(options).map_err(|e| e.to_string())?;
+    let frame = Frame { width: size.0, height: size.1 };
+    render_view(built.view.as_ref(), d, &built.selection, frame, backend).map_err(|e| e.to_string())
+}

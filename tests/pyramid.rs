@@ -60,7 +60,7 @@ fn block_means(img: &Image, plot: [u32; 4], block: u32) -> Vec<[f32; 3]> {
 fn timeline_from_pyramid_looks_like_rows(backend: &Backend) {
     let name = if matches!(backend, Backend::Cpu) { "timeline-cpu" } else { "timeline-gpu" };
     let (dir, all, ooc) = store(name, "gen:fd4?ranks=4096&messages=2000000");
-    let view = TimelineView::new(TimelineOptions::default());
+    let view = TimelineView::with(TimelineOptions::default());
     let rows = render_view(&view, &all, &Selection::default(), FRAME, backend).unwrap();
     let pyramid = from_pyramid(&view, &ooc, backend);
     let p = plot_rect(FRAME.width, FRAME.height).unwrap();
@@ -135,14 +135,14 @@ fn views_read_the_rows_of_short_windows_and_refuse_long_ones() {
     let (dir, _, ooc) = store("budget", "gen:fd4?ranks=256&messages=6000000");
     let o = ooc.out_of_core.as_ref().unwrap();
     assert!(o.rows.estimate(o.span) > contract::ROW_BUDGET);
-    let chord = contract::REGISTRY.iter().find(|e| e.name == "chord").unwrap().parse::<&str>(&[]).unwrap().view;
+    let chord = contract::Entry::find("chord").unwrap().parse::<&str>(&[]).unwrap().view;
     let whole = Selection::default();
     let e = contract::prepare(chord.as_ref(), &ooc, &whole, FRAME, &Backend::Cpu).err().unwrap().to_string();
     assert!(e.contains("shorter time window") && e.contains("pyramid"), "{e}");
     let seconds = (o.span.1 - o.span.0) as f64 / 1e9;
     let short = Selection { window_s: Some((seconds * 0.5, seconds * 0.51)), ..Selection::default() };
     render_view(chord.as_ref(), &ooc, &short, FRAME, &Backend::Cpu).unwrap();
-    let timeline = TimelineView::new(TimelineOptions::default());
+    let timeline = TimelineView::with(TimelineOptions::default());
     let img = render_view(&timeline, &ooc, &whole, FRAME, &Backend::Cpu).unwrap();
     assert_eq!((img.width, img.height), (FRAME.width, FRAME.height));
     std::fs::remove_dir_all(&dir).unwrap();

@@ -6,8 +6,8 @@
 
 use exaviz_engine::Backend;
 use exaviz_engine::render::Image;
-use exaviz_engine::views::timeline::{StateMode, TimelineOptions, plot_rect, timeline_image};
-use exaviz_tests::{GPU_VS_CPU, assert_images_close, gpu};
+use exaviz_engine::views::timeline::plot_rect;
+use exaviz_tests::{GPU_VS_CPU, assert_images_close, draw, gpu};
 
 /// The plot's pixels in the rows of `ranks` (of 1,024) and the share `x` of the time axis.
 fn region(img: &Image, ranks: (u32, u32), x: (f32, f32)) -> Vec<[u8; 3]> {
@@ -41,7 +41,7 @@ fn planted_structure_shows(iterations: u32, backend: &Backend) -> Image {
     let input = format!("gen:fd4?iterations={iterations}&plant=1&collectives=50");
     let d = exaviz_datasets::open(&input).unwrap();
     let messages = d.trace.messages.source.len();
-    let img = timeline_image(&d, backend, &TimelineOptions::default()).unwrap();
+    let img = draw("timeline", &[], &d, backend, (1024, 768)).unwrap();
     // The slow group computes while the others wait.
     let slow = compute_share(&region(&img, (264, 376), SLOW));
     let others = compute_share(&region(&img, (520, 632), SLOW));
@@ -93,9 +93,10 @@ fn planted_structure_shows_at_1e7_messages() {
 #[test]
 fn stacked_states_show_both_states_in_a_row() {
     let d = exaviz_datasets::open("gen:wrf").unwrap();
-    let opts = TimelineOptions { message_opacity: 0.0, ..Default::default() };
-    let dominant = timeline_image(&d, &Backend::Cpu, &opts).unwrap();
-    let stacked = timeline_image(&d, &Backend::Cpu, &TimelineOptions { states: StateMode::Stacked, ..opts }).unwrap();
+    let opts = ["--message-opacity", "0"];
+    let dominant = draw("timeline", &opts, &d, &Backend::Cpu, (1024, 768)).unwrap();
+    let stacked = draw("timeline", &[&opts[..], &["--states", "stacked"]].concat(), &d, &Backend::Cpu, (1024, 768));
+    let stacked = stacked.unwrap();
     let p = plot_rect(1024, 768).unwrap();
     // Rank 5's row, across the whole time axis: one row of pixels near its bottom, one near its top.
     let row = |img: &Image, y: u32| region_rows(img, y, p.x0, p.x0 + p.w);
@@ -121,11 +122,11 @@ fn region_rows(img: &Image, y: u32, x0: u32, x1: u32) -> Vec<[u8; 3]> {
 fn collectives_are_joined_per_operation() {
     let pink =
         |img: &Image| img.pixels.chunks(4).filter(|p| p[0] > 200 && p[1] > 130 && p[1] < 190 && p[2] > 180).count();
-    let opts = TimelineOptions { message_opacity: 0.0, ..Default::default() };
+    let opts = ["--message-opacity", "0"];
     let with = exaviz_datasets::open("gen:wrf?iterations=40&collectives=10").unwrap();
     let without = exaviz_datasets::open("gen:wrf?iterations=40").unwrap();
-    let (a, b) =
-        (timeline_image(&with, &Backend::Cpu, &opts).unwrap(), timeline_image(&without, &Backend::Cpu, &opts).unwrap());
+    let draw = |d| draw("timeline", &opts, d, &Backend::Cpu, (1024, 768)).unwrap();
+    let (a, b) = (draw(&with), draw(&without));
     let p = plot_rect(1024, 768).unwrap();
     // Four operations: four columns with a full-height join.
     let columns = (p.x0..p.x0 + p.w)

@@ -6,36 +6,77 @@
 
 use crate::model::Dataset;
 use crate::views::ViewError;
-use crate::views::group::BundleGroup;
-use crate::views::select::DimFilter;
+use crate::views::torus::group::BundleGroup;
+use crate::views::torus::select::DimFilter;
 
-/// The shared selection state.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Selection {
+/// Declares the selection's parts once: each line is a field of [`Selection`] (always an
+/// `Option`) and the [`Parts`] constant naming it; [`Selection::changed`] and
+/// [`Selection::replaced`] follow from the list. A new part is one line here.
+macro_rules! selection_parts {
+    ($($(#[doc = $doc:literal])* $field:ident: $ty:ty => $part:ident,)*) => {
+        /// The shared selection state.
+        #[derive(Clone, Copy, Debug, Default, PartialEq)]
+        pub struct Selection {
+            $($(#[doc = $doc])* pub $field: Option<$ty>,)*
+        }
+
+        /// Bit positions of the parts, in the order declared.
+        #[allow(clippy::upper_case_acronyms, non_camel_case_types, dead_code)]
+        enum Bit {
+            $($part,)*
+        }
+
+        impl Parts {
+            $(pub const $part: Self = Self(1 << Bit::$part as u16);)*
+            /// Every part.
+            pub const ALL: Self = Self((1u32 << [$(Bit::$part),*].len()).wrapping_sub(1) as u16);
+        }
+
+        impl Selection {
+            /// The parts in which `self` and `other` differ.
+            pub fn changed(&self, other: &Selection) -> Parts {
+                let mut p = Parts::NONE;
+                $(if self.$field != other.$field {
+                    p = p | Parts::$part;
+                })*
+                p
+            }
+
+            /// This selection with the parts in `parts` taken from `from`.
+            pub fn replaced(&self, parts: Parts, from: &Selection) -> Selection {
+                Selection {
+                    $($field: if parts.intersects(Parts::$part) { from.$field } else { self.$field },)*
+                }
+            }
+        }
+    };
+}
+
+selection_parts! {
     /// A torus node (ring, parcoords, themeriver, linked).
-    pub node: Option<u32>,
+    node: u32 => NODE,
     /// Torus coordinates selected per dimension.
-    pub dims: Option<DimFilter>,
+    dims: DimFilter => DIMS,
     /// The torus views' time slice `[from, to)`, trace ticks.
-    pub time_slice: Option<(u64, u64)>,
+    time_slice: (u64, u64) => TIME_SLICE,
     /// The MPI views' time window, seconds since the trace's start (the timeline's zoom; the
     /// matrix, chord and sendrecv count only the messages sent in it).
-    pub window_s: Option<(f64, f64)>,
+    window_s: (f64, f64) => WINDOW,
     /// A sender and receiver rank (MPI views): its messages are highlighted.
-    pub pair: Option<(u32, u32)>,
+    pair: (u32, u32) => PAIR,
     /// The ring's bundles (pairs of Hilbert blocks).
-    pub group: Option<BundleGroup>,
+    group: BundleGroup => GROUP,
     /// The node whose first message the ring tracks.
-    pub track: Option<u32>,
+    track: u32 => TRACK,
     /// The ring's zoom rectangle, in the unzoomed picture's pixels.
-    pub zoom: Option<[f32; 4]>,
+    zoom: [f32; 4] => ZOOM,
     /// The fat tree's active traffic range (bytes per link over the active time range, which
     /// is `time_slice` in counter intervals).
-    pub traffic: Option<TrafficRange>,
+    traffic: TrafficRange => TRAFFIC,
     /// Jobs selected in a job table, by id.
-    pub jobs: Option<JobSet>,
+    jobs: JobSet => JOBS,
     /// A route query: from switch SRC (to switch DST).
-    pub route: Option<(u32, Option<u32>)>,
+    route: (u32, Option<u32>) => ROUTE,
 }
 
 /// A range of per-link traffic, or what lies outside it.
@@ -73,24 +114,12 @@ impl JobSet {
     }
 }
 
-/// A set of [`Selection`] parts.
+/// A set of [`Selection`] parts (its constants come from `selection_parts!`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Parts(u16);
 
 impl Parts {
     pub const NONE: Self = Self(0);
-    pub const NODE: Self = Self(1);
-    pub const DIMS: Self = Self(2);
-    pub const TIME_SLICE: Self = Self(4);
-    pub const WINDOW: Self = Self(8);
-    pub const PAIR: Self = Self(16);
-    pub const GROUP: Self = Self(32);
-    pub const TRACK: Self = Self(64);
-    pub const ZOOM: Self = Self(128);
-    pub const TRAFFIC: Self = Self(256);
-    pub const JOBS: Self = Self(512);
-    pub const ROUTE: Self = Self(1024);
-    pub const ALL: Self = Self(2047);
 
     pub const fn or(self, other: Self) -> Self {
         Self(self.0 | other.0)
@@ -113,49 +142,9 @@ impl std::ops::BitOr for Parts {
 }
 
 impl Selection {
-    /// The parts in which `self` and `other` differ.
-    pub fn changed(&self, other: &Selection) -> Parts {
-        let mut p = Parts::NONE;
-        let mut mark = |differs: bool, part: Parts| {
-            if differs {
-                p = p | part;
-            }
-        };
-        mark(self.node != other.node, Parts::NODE);
-        mark(self.dims != other.dims, Parts::DIMS);
-        mark(self.time_slice != other.time_slice, Parts::TIME_SLICE);
-        mark(self.window_s != other.window_s, Parts::WINDOW);
-        mark(self.pair != other.pair, Parts::PAIR);
-        mark(self.group != other.group, Parts::GROUP);
-        mark(self.track != other.track, Parts::TRACK);
-        mark(self.zoom != other.zoom, Parts::ZOOM);
-        mark(self.traffic != other.traffic, Parts::TRAFFIC);
-        mark(self.jobs != other.jobs, Parts::JOBS);
-        mark(self.route != other.route, Parts::ROUTE);
-        p
-    }
-
     /// Only the parts in `parts`, the rest cleared.
     pub fn only(&self, parts: Parts) -> Selection {
         Selection::default().replaced(parts, self)
-    }
-
-    /// This selection with the parts in `parts` taken from `from`.
-    pub fn replaced(&self, parts: Parts, from: &Selection) -> Selection {
-        let take = |part: Parts| parts.intersects(part);
-        Selection {
-            node: if take(Parts::NODE) { from.node } else { self.node },
-            dims: if take(Parts::DIMS) { from.dims } else { self.dims },
-            time_slice: if take(Parts::TIME_SLICE) { from.time_slice } else { self.time_slice },
-            window_s: if take(Parts::WINDOW) { from.window_s } else { self.window_s },
-            pair: if take(Parts::PAIR) { from.pair } else { self.pair },
-            group: if take(Parts::GROUP) { from.group } else { self.group },
-            track: if take(Parts::TRACK) { from.track } else { self.track },
-            zoom: if take(Parts::ZOOM) { from.zoom } else { self.zoom },
-            traffic: if take(Parts::TRAFFIC) { from.traffic } else { self.traffic },
-            jobs: if take(Parts::JOBS) { from.jobs } else { self.jobs },
-            route: if take(Parts::ROUTE) { from.route } else { self.route },
-        }
     }
 
     /// The parts that are set.
@@ -227,6 +216,32 @@ mod tests {
         assert!(a.changed(&a).is_empty());
         assert_eq!(b.only(Parts::WINDOW), Selection { window_s: Some((0.0, 1.0)), ..a });
         assert_eq!(b.set_parts(), Parts::NODE | Parts::WINDOW);
+    }
+
+    #[test]
+    fn every_part_is_its_own_bit_and_all_holds_them() {
+        let parts = [
+            Parts::NODE,
+            Parts::DIMS,
+            Parts::TIME_SLICE,
+            Parts::WINDOW,
+            Parts::PAIR,
+            Parts::GROUP,
+            Parts::TRACK,
+            Parts::ZOOM,
+            Parts::TRAFFIC,
+            Parts::JOBS,
+            Parts::ROUTE,
+        ];
+        let mut seen = Parts::NONE;
+        for p in parts {
+            assert!(!p.is_empty() && !seen.intersects(p), "{p:?} overlaps another part");
+            seen = seen | p;
+        }
+        assert_eq!(seen, Parts::ALL);
+        let full = Selection { node: Some(1), route: Some((2, None)), ..Default::default() };
+        assert_eq!(Selection::default().replaced(Parts::ALL, &full), full);
+        assert_eq!(full.replaced(Parts::ROUTE, &Selection::default()).route, None);
     }
 
     #[test]

@@ -352,8 +352,13 @@ impl Explorer {
         }
     }
 
+    /// The view explored.
+    pub fn view(&self) -> &dyn View {
+        &*self.view
+    }
+
     /// The window point `at` in the picture's pixels (before pan and zoom).
-    fn to_picture(&self, at: [f32; 2]) -> [f32; 2] {
+    pub fn to_picture(&self, at: [f32; 2]) -> [f32; 2] {
         let t = self.request.transform;
         [(at[0] - t.offset[0]) / t.scale, (at[1] - t.offset[1]) / t.scale]
     }
@@ -470,7 +475,7 @@ pub fn overlay_text(frame: &mut [[u8; 4]], (w, h): (u32, u32), at: [f32; 2], tit
 #[cfg(test)]
 mod tests {
     use super::*;
-    use exaviz_engine::views::torus_views::RingView;
+    use exaviz_engine::views::ring::RingView;
 
     fn explorer() -> Explorer {
         let dataset = Arc::new(exaviz_datasets::open("gen:torus-sim?dims=4x4x4&steps=10&seed=3").unwrap());

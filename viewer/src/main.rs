@@ -22,7 +22,6 @@ use exaviz_engine::layout::Ordering;
 use exaviz_engine::render::write_png_atomic;
 use exaviz_engine::selection::Selection;
 use exaviz_engine::views::contract::Entry;
-use exaviz_engine::views::torus_views::LinkedArgs;
 use exaviz_engine::{Backend, BackendChoice};
 
 /// The built-in default input of `exaviz render` when none is given.
@@ -99,7 +98,7 @@ impl From<BackendArg> for BackendChoice {
 #[derive(clap::Args, Clone, Debug)]
 pub(crate) struct ViewArgs {
     /// Which view to draw; each has options of its own, listed by `--view V --help`.
-    #[arg(long, default_value = "ring", value_parser = view_names())]
+    #[arg(long, default_value = exaviz_engine::views::REGISTRY[0].name, value_parser = view_names())]
     view: String,
     /// Compute and render path: a GPU adapter if any (else the CPU, with a warning), a GPU or a clear error, or the CPU.
     #[arg(long, value_enum, default_value = "auto")]
@@ -283,10 +282,11 @@ enum Command {
         /// A torus input, a fat tree (a TreeScope data directory or gen:fattree), or a training
         /// profile (Chrome trace files of Kineto, JAX or PerfFlowAspect, or gen:training).
         input: String,
-        /// The view whose metrics to print: marey (training profiles: rule findings, alignment
-        /// offsets, time per operator group); by default the input's kind decides.
-        #[arg(long, value_parser = ["marey", "fattree", "torus"])]
-        view: Option<String>,
+        /// Which metrics to print: a training profile's (rule findings, alignment offsets, time
+        /// per operator group, as the Marey view shows them), a fat tree's, or a torus's; by
+        /// default the input's kind decides.
+        #[arg(long, value_enum, alias = "view")]
+        of: Option<MetricsOf>,
         /// Marey: the timestamp alignment the offsets and rules use.
         #[arg(long, value_enum, default_value = "full")]
         align: exaviz_engine::training::Align,
@@ -760,13 +760,9 @@ fn run(cli: Cli) -> Result<()> {
             wall_window::run(&input, &config, frames, &view, net)
         }
         Command::Info { input, json } => info_cmd(&input, json),
-        Command::Metrics { input, view, align, json, time, top, hot, above } => metrics_dispatch(
-            &input,
-            view.as_deref(),
-            align,
-            json,
-            fattree_cmd::MetricsArgs { time, top, hot, above, json },
-        ),
+        Command::Metrics { input, of, align, json, time, top, hot, above } => {
+            metrics_dispatch(&input, of, align, json, fattree_cmd::MetricsArgs { time, top, hot, above, json })
+        }
         Command::BenchLayout { dims, json } => bench_layout_cmd(&dims, json),
         Command::Bundle(args) => edges_cmd::bundle(args),
         Command::Aggregate(args) => edges_cmd::aggregate(args),
@@ -783,31 +779,55 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// What `exaviz metrics` measures: the kind of input, not a view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum MetricsOf {
+    /// A training profile: rule findings, alignment offsets, time per operator group.
+    #[value(alias = "marey")]
+    Training,
+    /// A fat tree: the hottest links and the hot links per routing table.
+    Fattree,
+    /// A torus: layout locality of the ring orderings and embeddings.
+    Torus,
+}
+
 /// `exaviz metrics`: a training profile's rule findings (Marey), a fat tree's or a torus's
-/// metrics, by `--view` or the input's kind.
+/// metrics, by `--of` or the input's kind.
 fn metrics_dispatch(
     input: &str,
-    view: Option<&str>,
+    of: Option<MetricsOf>,
     align: exaviz_engine::training::Align,
     json: bool,
     fattree: fattree_cmd::MetricsArgs,
 ) -> Result<()> {
     let dataset = load(input)?;
-    if view == Some("marey") || (view.is_none() && dataset.training.is_some()) {
-        let t = dataset.training.as_deref().with_context(|| {
-            format!(
-                "{input}: --view marey needs a training profile (Kineto, JAX or PerfFlowAspect traces, or gen:training)"
-            )
-        })?;
-        return marey_metrics(t, align, json);
-    }
-    match &dataset.fattree {
-        Some(t) => fattree_cmd::metrics(input, t, &fattree),
-        None => metrics_cmd(input, dataset, json),
+    let of = of.unwrap_or(if dataset.training.is_some() {
+        MetricsOf::Training
+    } else if dataset.fattree.is_some() {
+        MetricsOf::Fattree
+    } else {
+        MetricsOf::Torus
+    });
+    match of {
+        MetricsOf::Training => {
+            let t = dataset.training.as_deref().with_context(|| {
+                format!(
+                    "{input}: --of training needs a training profile (Kineto, JAX or PerfFlowAspect traces, or gen:training)"
+                )
+            })?;
+            marey_metrics(t, align, json)
+        }
+        MetricsOf::Fattree => {
+            let t = dataset.fattree.as_ref().with_context(|| {
+                format!("{input}: --of fattree needs a fat tree (a TreeScope data directory or gen:fattree)")
+            })?;
+            fattree_cmd::metrics(input, t, &fattree)
+        }
+        MetricsOf::Torus => metrics_cmd(input, dataset, json),
     }
 }
 
-/// `exaviz metrics --view marey`: the rules' findings, the alignment's offsets and the time per
+/// `exaviz metrics --of training`: the rules' findings, the alignment's offsets and the time per
 /// operator group, as JSON or text.
 fn marey_metrics(
     t: &exaviz_engine::training::Training,
@@ -847,21 +867,9 @@ pub(crate) fn content(
     selection: Selection,
 ) -> Result<window::Content> {
     selection.validate(dataset)?;
-    let built = args.built()?;
-    // The window brushes the linked view's panels itself, so it keeps the linked view's type.
-    let linked = (args.view == "linked")
-        .then(|| {
-            let m = args.entry().command().try_get_matches_from(&args.options).ok()?;
-            let a = <LinkedArgs as clap::FromArgMatches>::from_arg_matches(&m).ok()?;
-            Some(Arc::new(a.view()))
-        })
-        .flatten();
-    let shown: Arc<dyn exaviz_engine::views::View> = match &linked {
-        Some(l) => l.clone(),
-        None => Arc::from(built.view),
-    };
-    shown.check(dataset)?;
-    Ok(window::Content { view: shown, linked, selection })
+    let view: Arc<dyn exaviz_engine::views::View> = Arc::from(args.built()?.view);
+    view.check(dataset)?;
+    Ok(window::Content { view, selection })
 }
 
 /// Mesa's Vulkan drivers print "XDG_RUNTIME_DIR is invalid or not set" twice on every run where

@@ -20,7 +20,6 @@ use anyhow::{Context, Result, anyhow, bail};
 use exaviz_engine::model::Dataset;
 use exaviz_engine::render::write_png_atomic;
 use exaviz_engine::selection::Selection;
-use exaviz_engine::views::torus_views::LinkedView;
 use exaviz_engine::views::{Frame, View};
 use exaviz_engine::{Backend, BackendChoice, GpuContext};
 use winit::application::ApplicationHandler;
@@ -33,23 +32,19 @@ use crate::explore::{Explorer, Gesture, frame_pixels, overlay_text};
 use crate::panel::{self, Action, GpuPainter, PanelInfo, SoftPainter, ViewEntry};
 use crate::{ViewArgs, choices};
 
-/// What the window explores: the view, and the linked view's own gestures where it is one.
+/// What the window explores: the view (its own gestures come with it) and the selection.
 pub struct Content {
     pub view: Arc<dyn View>,
-    pub linked: Option<Arc<LinkedView>>,
     pub selection: Selection,
 }
 
-/// Every gesture and key, for the help overlay.
+/// The window's gestures and keys, for the help overlay (the view adds its own).
 const HELP: &[&str] = &[
-    "wheel: zoom (the timeline zooms in time)",
-    "drag: pan (the timeline pans in time)",
+    "wheel: zoom (views in time zoom in time)",
+    "drag: pan (views in time pan in time)",
     "hover: what is under the pointer",
     "click: select it (a pair of ranks, a node, an axis value); again: clear",
-    "linked view: drag on an axis, the ring or the river; right drag: zoom",
-    "fattree: drag on the time chart or histogram; click a job row, or a switch then another",
     "0: reset pan and zoom    c: clear the selection",
-    "t: track the picked node's message (linked view)",
     "s: save the picture as a PNG    h: this help    Esc, q: quit",
     "p: hide or show the panel (views, dataset, options, selection)",
 ];
@@ -98,10 +93,9 @@ struct State {
     cursor: [f32; 2],
     /// Where the left button was pressed, and the last position a drag moved to.
     press: Option<([f32; 2], [f32; 2])>,
-    /// Linked view: where the right button (zoom) was pressed.
+    /// Where the right button (a view's zoom drag) was pressed.
     zoom_from: Option<[f32; 2]>,
     help: bool,
-    linked: Option<Arc<LinkedView>>,
     /// The last PNG written with `s`, or the last panel action that failed.
     saved: Option<String>,
     presented: u64,
@@ -138,10 +132,9 @@ impl State {
     /// Ends the window's work in dependency order: the workers joined first (no thread left
     /// inside the driver), then the panel, the surface before its window, the device last.
     fn shut_down(self) {
-        let State { window, present, backend, explorer, panel, retired, worker_backend, linked, .. } = self;
+        let State { window, present, backend, explorer, panel, retired, worker_backend, .. } = self;
         drop(explorer);
         drop(retired);
-        drop(linked);
         drop(panel);
         drop(present);
         drop(window);
@@ -193,7 +186,7 @@ impl State {
             Some((affine, image)) => frame_pixels(image, affine, (w, h)),
             None => vec![[17, 19, 24, 255]; (w * h) as usize],
         };
-        if let (Some(from), Some(_)) = (self.press.map(|p| p.0).or(self.zoom_from), &self.linked) {
+        if let (Some(from), false) = (self.press.map(|p| p.0).or(self.zoom_from), self.explorer.view().pans()) {
             outline(&mut out, (w, h), from, self.cursor);
         } else if let Some((from, _)) = self.press
             && self.explorer.brushes_at(from)
@@ -201,7 +194,8 @@ impl State {
             outline(&mut out, (w, h), from, self.cursor);
         }
         if self.help {
-            let lines: Vec<String> = HELP.iter().map(|l| (*l).to_string()).collect();
+            let own = self.explorer.view().help();
+            let lines: Vec<String> = HELP.iter().chain(own).map(|l| (*l).to_string()).collect();
             overlay_text(&mut out, (w, h), [24.0, 40.0], "exaviz view: gestures and keys", &lines);
         } else if self.press.is_none()
             && !self.over_panel()
@@ -289,14 +283,7 @@ impl State {
     /// The selection in a few words, for the panel.
     fn describe_selection(&self) -> String {
         let s = &self.explorer.request.selection;
-        let mut text = if self.linked.is_some() {
-            exaviz_engine::views::linked::describe(
-                &self.explorer.dataset,
-                &exaviz_engine::views::torus_views::linked_state(s),
-            )
-        } else {
-            describe(s)
-        };
+        let mut text = self.explorer.view().describe(&self.explorer.dataset, s).unwrap_or_else(|| describe(s));
         if let Some((a, b)) = s.window_s {
             text.push_str(&format!("; time {a:.6} to {b:.6} s"));
         }
@@ -381,7 +368,6 @@ impl State {
                 old.retire();
                 self.retired.retain(|e| !e.finished());
                 self.retired.push(old);
-                self.linked = c.linked;
                 self.args = args;
                 self.saved = None;
                 eprintln!("{what}");
@@ -395,14 +381,15 @@ impl State {
     }
 
     /// The left button released after a press at `from`: a click selects what is there, a
-    /// drag on the linked view brushes.
+    /// drag brushes where the view brushes; a view that reads every release itself gets it.
     fn release(&mut self, dataset: &Dataset, from: [f32; 2]) {
         self.press = None;
         let to = self.cursor;
         let click = (to[0] - from[0]).hypot(to[1] - from[1]) < CLICK;
-        if let Some(linked) = self.linked.clone() {
+        if !self.explorer.view().pans() {
             let e = &self.explorer;
-            if let Some(next) = linked.drag(dataset, &e.request.selection, e.request.frame, from, to) {
+            let (f, t) = (e.to_picture(from), e.to_picture(to));
+            if let Some(next) = e.view().brush(dataset, &e.request.selection, e.request.frame, f, t) {
                 announce(self, dataset, next);
             }
         } else if !click && self.explorer.brushes_at(from) {
@@ -585,7 +572,6 @@ impl App {
             press: None,
             zoom_from: None,
             help: false,
-            linked: self.content.linked.clone(),
             saved: None,
             presented: 0,
             panel,
@@ -683,7 +669,7 @@ impl ApplicationHandler<Wake> for App {
             WindowEvent::CursorMoved { position, .. } => {
                 let p = [position.x as f32, position.y as f32];
                 if let Some((from, last)) = state.press
-                    && state.linked.is_none()
+                    && state.explorer.view().pans()
                     && !state.explorer.brushes_at(from)
                 {
                     state.explorer.gesture(Gesture::Pan { by: [p[0] - last[0], p[1] - last[1]] });
@@ -699,18 +685,18 @@ impl ApplicationHandler<Wake> for App {
                 _ => {}
             },
             WindowEvent::MouseInput { state: s, button: MouseButton::Right, .. } => {
-                if let Some(linked) = state.linked.clone() {
-                    if let (Some(from), ElementState::Released) = (state.zoom_from, s) {
-                        let e = &state.explorer;
-                        if let Some(next) = linked.zoom(&e.request.selection, e.request.frame, from, state.cursor) {
-                            announce(state, &self.dataset, next);
-                        }
+                if let (Some(from), ElementState::Released) = (state.zoom_from, s) {
+                    let e = &state.explorer;
+                    let (f, t) = (e.to_picture(from), e.to_picture(state.cursor));
+                    if let Some(next) = e.view().zoom_drag(&e.request.selection, e.request.frame, f, t) {
+                        announce(state, &self.dataset, next);
                     }
-                    state.zoom_from = (s == ElementState::Pressed).then_some(state.cursor);
-                    state.window.request_redraw();
                 }
+                let zooms = !state.explorer.view().pans();
+                state.zoom_from = (zooms && s == ElementState::Pressed).then_some(state.cursor);
+                state.window.request_redraw();
             }
-            WindowEvent::MouseWheel { .. } if state.linked.is_some() || state.over_panel() => {}
+            WindowEvent::MouseWheel { .. } if !state.explorer.view().pans() || state.over_panel() => {}
             WindowEvent::MouseWheel { delta, .. } => {
                 let steps = match delta {
                     MouseScrollDelta::LineDelta(_, y) => y,
@@ -744,9 +730,8 @@ impl ApplicationHandler<Wake> for App {
     }
 }
 
-/// A key press: Esc or Q quit, 0 resets pan and zoom, C clears the selection, T tracks the
-/// picked node's message in the linked view (or stops tracking), H shows the help, S saves,
-/// P hides or shows the panel.
+/// A key press: Esc or Q quit, 0 resets pan and zoom, C clears the selection, H shows the
+/// help, S saves, P hides or shows the panel; any other goes to the view ([`View::key`]).
 fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: &Key) {
     match key {
         Key::Named(NamedKey::Escape) => event_loop.exit(),
@@ -756,14 +741,6 @@ fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: 
                 let cleared = Selection { window_s: state.explorer.request.selection.window_s, ..Default::default() };
                 if cleared != state.explorer.request.selection {
                     announce(state, dataset, cleared);
-                }
-            }
-            "t" => {
-                if let Some(linked) = state.linked.clone() {
-                    let e = &state.explorer;
-                    if let Some(next) = linked.toggle_track(&e.request.selection, e.request.frame) {
-                        announce(state, dataset, next);
-                    }
                 }
             }
             "0" => {
@@ -778,21 +755,24 @@ fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: 
                     state.saved = Some(format!("error: {e}"));
                 }
             }
-            _ => {}
+            other => {
+                let e = &state.explorer;
+                if let Some(next) = e.view().key(&e.request.selection, e.request.frame, other) {
+                    announce(state, dataset, next);
+                }
+            }
         },
         _ => {}
     }
     state.window.request_redraw();
 }
 
-/// A changed selection: one line on standard error (the linked view's as before), the title,
+/// A changed selection: one line on standard error (in the view's words where it has them), the title,
 /// and a new picture asked for.
 fn announce(state: &mut State, dataset: &Dataset, next: Selection) {
     state.explorer.select(next);
-    if state.linked.is_some() {
-        let what =
-            exaviz_engine::views::linked::describe(dataset, &exaviz_engine::views::torus_views::linked_state(&next));
-        eprintln!("linked: {what}");
+    if let Some(what) = state.explorer.view().describe(dataset, &next) {
+        eprintln!("{}: {what}", state.explorer.view().name());
         state.window.set_title(&format!("exaviz · {what}"));
     } else {
         eprintln!("selected: {}", describe(&next));

@@ -902,7 +902,7 @@ fn training_profiles_render_as_marey_graphs_and_list_their_findings() {
         assert!(r.status.success(), "{view}: {}", String::from_utf8_lossy(&r.stderr));
         assert_eq!(png_size(&out), (800, 500));
     }
-    let m = exaviz(&["metrics", d, "--view", "marey", "--json"]);
+    let m = exaviz(&["metrics", d, "--of", "training", "--json"]);
     assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
     let v: serde_json::Value = serde_json::from_slice(&m.stdout).expect("json");
     assert_eq!(v["devices"], 16);

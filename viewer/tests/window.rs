@@ -349,7 +349,7 @@ fn hover_click_and_wheel_respond_while_the_worker_computes() {
 /// plot), and a second click clears it again.
 #[test]
 fn a_matrix_click_highlights_the_pairs_messages_on_the_timeline() {
-    use exaviz_engine::views::mpi_linked::panels;
+    use exaviz_engine::views::mpi::panels;
     use exaviz_engine::views::plot::Plot;
     require("xvfb-run");
     require("import");

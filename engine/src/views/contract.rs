@@ -4,7 +4,7 @@
 //! recomputing anything. [`View::depends_on`] names the selection parts that need a new
 //! `prepare`; a change of any other part, or a pan or zoom, only draws again.
 //!
-//! [`REGISTRY`] lists the views; `exaviz render`, `exaviz view` and `exaviz bench-interact` all
+//! [`super::REGISTRY`] lists the views; `exaviz render`, `exaviz view` and `exaviz bench-interact` all
 //! go through it.
 
 use std::borrow::Cow;
@@ -53,10 +53,21 @@ impl Pick {
     }
 }
 
-/// A view: options held by the value, the heavy work in `prepare`.
-pub trait View: Send + Sync {
+/// A view's name, from its type ([`Class::NAME`]): every [`Class`] has one.
+pub trait Named {
     /// The name `--view` takes.
     fn name(&self) -> &'static str;
+}
+
+impl<C: Class> Named for C {
+    fn name(&self) -> &'static str {
+        C::NAME
+    }
+}
+
+/// A view: options held by the value, the heavy work in `prepare`, and the gestures it reads
+/// itself (each with a default, so the window and the command line never ask which view it is).
+pub trait View: Named + Send + Sync {
     /// Selection parts that change what `prepare` computes.
     fn depends_on(&self) -> Parts;
     /// Selection parts the view reads at all (in `prepare` or `draw`); the others are refused
@@ -80,8 +91,15 @@ pub trait View: Send + Sync {
     fn reads_pyramid(&self) -> bool {
         false
     }
+    /// Whether a drag pans the picture and the wheel zooms it (most views). A view whose
+    /// panels read every press and release themselves says no: then each release goes to
+    /// [`View::brush`] (a click too), the right button to [`View::zoom_drag`], and the wheel
+    /// does nothing.
+    fn pans(&self) -> bool {
+        true
+    }
     /// A drag from `from` to `to` (picture pixels) that brushes: the selection it makes, or
-    /// `None` where a drag there pans ([`View::brushes_at`]).
+    /// `None` where nothing changes ([`View::brushes_at`]).
     fn brush(
         &self,
         _dataset: &Dataset,
@@ -94,7 +112,26 @@ pub trait View: Send + Sync {
     }
     /// Whether a drag starting at `at` brushes (a chart's axis) rather than pans.
     fn brushes_at(&self, _dataset: &Dataset, _frame: Frame, _at: [f32; 2]) -> bool {
-        false
+        !self.pans()
+    }
+    /// A drag with the right button from `from` to `to` (picture pixels): the selection it
+    /// makes (a zoom rectangle), or `None`.
+    fn zoom_drag(&self, _selection: &Selection, _frame: Frame, _from: [f32; 2], _to: [f32; 2]) -> Option<Selection> {
+        None
+    }
+    /// A key the window does not use itself (`key` is its character, e.g. "t"): the selection
+    /// it makes, or `None`.
+    fn key(&self, _selection: &Selection, _frame: Frame, _key: &str) -> Option<Selection> {
+        None
+    }
+    /// The view's own gestures and keys, a line each, for the window's help.
+    fn help(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The selection in the view's own words (the window's title and its line on standard
+    /// error); `None`: the window describes it.
+    fn describe(&self, _dataset: &Dataset, _selection: &Selection) -> Option<String> {
+        None
     }
     /// Layout and compute stages for `selection` at `frame`'s size.
     fn prepare(
@@ -151,13 +188,20 @@ impl Picker for NoPick {
     }
 }
 
-/// A view's command-line options: a clap `Args` struct (so `exaviz render --view V --help`, the
-/// parser and the window's panel come from it) that makes the view and the selection it asks
-/// for. The options of one view only are accepted with it.
-pub trait Options: clap::Args + clap::FromArgMatches {
-    fn view(&self) -> Box<dyn View>;
+/// A kind of view: its name and description, and its command-line options, a clap `Args`
+/// struct (so `exaviz render --view V --help`, the parser and the window's panel come from it)
+/// that makes the view and the selection it asks for. The options of one view only are
+/// accepted with it. The registry ([`super::REGISTRY`]) lists classes, one line each.
+pub trait Class: Sized + 'static {
+    /// The name `--view` takes.
+    const NAME: &'static str;
+    /// One sentence for `--help` and the window's list.
+    const ABOUT: &'static str;
+    type Args: clap::Args + clap::FromArgMatches;
+    /// The view of `args`.
+    fn new(args: &Self::Args) -> Self;
     /// What the options select (nodes, a pair, a time window, ...); nothing by default.
-    fn selection(&self) -> Selection {
+    fn selection(_args: &Self::Args) -> Selection {
         Selection::default()
     }
 }
@@ -172,13 +216,18 @@ pub struct Built {
 pub struct Entry {
     pub name: &'static str,
     pub about: &'static str,
-    /// Adds the view's options to a command (`<O as clap::Args>::augment_args`).
+    /// Adds the view's options to a command (`<C::Args as clap::Args>::augment_args`).
     pub args: fn(clap::Command) -> clap::Command,
     /// The view from options parsed with [`Entry::command`] ([`build`]).
     pub build: fn(&clap::ArgMatches) -> Result<Built, clap::Error>,
 }
 
 impl Entry {
+    /// The entry of the view class `C`.
+    pub const fn of<C: Class + View>() -> Self {
+        Self { name: C::NAME, about: C::ABOUT, args: <C::Args as clap::Args>::augment_args, build: build::<C> }
+    }
+
     /// The view's options as a command of their own, named after the view.
     pub fn command(&self) -> clap::Command {
         (self.args)(clap::Command::new(self.name).about(self.about).no_binary_name(true))
@@ -192,137 +241,19 @@ impl Entry {
 
     /// The entry called `name`.
     pub fn find(name: &str) -> Option<&'static Entry> {
-        REGISTRY.iter().find(|e| e.name == name)
+        super::REGISTRY.iter().find(|e| e.name == name)
     }
 }
 
-impl Entry {
-    /// The entry of a view called `name` whose options are `O`.
-    pub const fn of<O: Options>(name: &'static str, about: &'static str) -> Self {
-        Self { name, about, args: <O as clap::Args>::augment_args, build: build::<O> }
-    }
-}
-
-/// [`Entry::build`] for the options `O`.
-pub fn build<O: Options>(matches: &clap::ArgMatches) -> Result<Built, clap::Error> {
-    let o = O::from_arg_matches(matches)?;
-    Ok(Built { view: o.view(), selection: o.selection() })
-}
-
-use super::chord::ChordArgs;
-use super::fattree::FatTreeArgs;
-use super::marey::{MareyArgs, OverviewArgs};
-use super::matrix::MatrixArgs;
-use super::mpi_linked::MpiArgs;
-use super::sendrecv::SendRecvArgs;
-use super::timeline::TimelineArgs;
-use super::torus_views::{LinkedArgs, MdsArgs, ParcoordsArgs, RadvizArgs, RingArgs, ThemeRiverArgs};
-
-/// Every view, in the order `--help` and the window list them. A new view is its module and
-/// one line here.
-pub const REGISTRY: &[Entry] = &[
-    Entry::of::<RingArgs>(
-        "ring",
-        "Torus nodes on a circle in sequential or Hilbert order, links as chords coloured by traffic (TorusVisND).",
-    ),
-    Entry::of::<TimelineArgs>(
-        "timeline",
-        "MPI trace: processes as rows over time, states as coloured bars, messages as lines (Brendel et al., 2016).",
-    ),
-    Entry::of::<MatrixArgs>("matrix", "MPI trace: communication matrix, senders as rows, receivers as columns."),
-    Entry::of::<ChordArgs>(
-        "chord",
-        "MPI trace: processes on a circle, communicating pairs as hierarchically bundled curves.",
-    ),
-    Entry::of::<SendRecvArgs>(
-        "sendrecv",
-        "MPI trace: senders on the left, receivers on the right, pairs routed over an 8x8 grid.",
-    ),
-    Entry::of::<MpiArgs>(
-        "mpi",
-        "MPI trace: timeline over matrix and chord diagram, linked: a click selects a pair in all three, the \
-                timeline's time window restricts the others.",
-    ),
-    Entry::of::<MdsArgs>(
-        "mds",
-        "Torus embedded by MDS on its hop-distance matrix, links coloured by traffic (TorusTrafficND).",
-    ),
-    Entry::of::<RadvizArgs>(
-        "radviz",
-        "Torus embedded by RadViz, one anchor per dimension, links coloured by traffic (TorusTrafficND).",
-    ),
-    Entry::of::<ParcoordsArgs>(
-        "parcoords",
-        "Torus node selector: parallel coordinates, one axis per dimension, a line per node (TorusVisND).",
-    ),
-    Entry::of::<ThemeRiverArgs>(
-        "themeriver",
-        "Torus time slicer: a ThemeRiver of the traffic on selected or the busiest nodes over time (TorusVisND).",
-    ),
-    Entry::of::<LinkedArgs>(
-        "linked",
-        "Torus ring, node selector and time slicer side by side, sharing one selection (TorusVisND).",
-    ),
-    Entry::of::<FatTreeArgs>(
-        "fattree",
-        "Fat-tree network: per pod and bundle, L1xL2 and L3xL2 adjacency matrices of link traffic with time-chart and histogram brushes, a job table and routes (TreeScope, Bhatia et al., 2018).",
-    ),
-    Entry::of::<MareyArgs>(
-        "marey",
-        "Parallel DNN training: the enhanced Marey's graph, devices as time axes grouped by pipeline stage, operators as bands joined across devices, aligned, aggregated, with rule findings (Wei et al., 2024).",
-    ),
-    Entry::of::<OverviewArgs>(
-        "training",
-        "Parallel DNN training overview: per step and device, computation, communication and waiting as stacked bars; a click opens a step in the Marey view (Wei et al., 2024).",
-    ),
-];
-
-/// The messages sent within `window_s` (seconds since the trace's start: the timeline's time
-/// window), or all of them without a window: what the matrix, chord and sendrecv views count
-/// when time is brushed on a linked timeline.
-pub fn messages_in(t: &crate::model::Trace, window_s: Option<(f64, f64)>) -> Cow<'_, crate::model::Messages> {
-    let (Some((a, b)), Some((start, _))) = (window_s, super::timeline::span(t)) else {
-        return Cow::Borrowed(&t.messages);
-    };
-    let tps = t.ticks_per_second.max(1) as f64;
-    let at = |s: f64| start.saturating_add((s.max(0.0) * tps).min(u64::MAX as f64) as u64);
-    let (from, to) = (at(a), at(b));
-    let m = &t.messages;
-    let keep: Vec<usize> = (0..m.source.len()).filter(|&i| (from..to).contains(&m.send_time[i])).collect();
-    let pick = |c: &[u32]| keep.iter().map(|&i| c[i]).collect::<Vec<u32>>();
-    let pick64 = |c: &[u64]| keep.iter().map(|&i| c[i]).collect::<Vec<u64>>();
-    Cow::Owned(crate::model::Messages {
-        source: pick(&m.source),
-        destination: pick(&m.destination),
-        send_time: pick64(&m.send_time),
-        recv_time: pick64(&m.recv_time),
-        bytes: pick(&m.bytes),
-        tag: pick(&m.tag),
-    })
-}
-
-/// The MPI views' check: a trace with at least `least` processes.
-pub fn needs_processes(dataset: &Dataset, who: &str, least: usize) -> Result<(), ViewError> {
-    let n = dataset.trace.locations.name.len();
-    if n < least {
-        return Err(ViewError::Unsupported(format!(
-            "the {who} view needs a trace with at least {least} processes (locations); this one has {n}"
-        )));
-    }
-    Ok(())
+/// [`Entry::build`] for the class `C`.
+pub fn build<C: Class + View>(matches: &clap::ArgMatches) -> Result<Built, clap::Error> {
+    let args = <C::Args as clap::FromArgMatches>::from_arg_matches(matches)?;
+    Ok(Built { view: Box::new(C::new(&args)), selection: C::selection(&args) })
 }
 
 /// Most messages and intervals read from disk for one picture of a trace kept there; a window
 /// holding more is drawn from the pyramid.
 pub const ROW_BUDGET: u64 = 5_000_000;
-
-/// The window of `selection` in ticks of the trace's whole span (`None`: the whole span, or a
-/// trace without times).
-pub fn window_ticks(dataset: &Dataset, selection: &Selection) -> Option<(u64, u64)> {
-    let t = &dataset.trace;
-    let tps = t.ticks_per_second.max(1) as f64;
-    super::timeline::window_ticks(super::timeline::span(t)?, tps, selection.window_s).ok()
-}
 
 /// Prepares `view`: the path every picture takes. A dataset whose rows stay on disk gets the
 /// rows of the selection's window read into memory when they number at most [`ROW_BUDGET`]; a
@@ -336,7 +267,7 @@ pub fn prepare(
     backend: &Backend,
 ) -> Result<Box<dyn Prepared>, ViewError> {
     let Some(ooc) = &dataset.out_of_core else { return view.prepare(dataset, selection, frame, backend) };
-    let window = window_ticks(dataset, selection).unwrap_or(ooc.span);
+    let window = super::trace::window_ticks(dataset, selection).unwrap_or(ooc.span);
     let rows = ooc.rows.estimate(window);
     if rows <= ROW_BUDGET {
         let rows = dataset.window_rows(window).map_err(ViewError::Unsupported)?.into_owned();
@@ -422,31 +353,5 @@ mod tests {
         assert_eq!(distance_to_segment([5.0, 3.0], [0.0, 0.0], [10.0, 0.0]), 3.0);
         assert_eq!(distance_to_segment([13.0, 4.0], [0.0, 0.0], [10.0, 0.0]), 5.0);
         assert_eq!(distance_to_segment([3.0, 4.0], [0.0, 0.0], [0.0, 0.0]), 5.0);
-    }
-
-    #[test]
-    fn the_registry_names_each_view_once() {
-        let mut names: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), REGISTRY.len());
-    }
-
-    #[test]
-    fn each_entry_parses_its_own_options_into_its_view() {
-        for entry in REGISTRY {
-            entry.command().debug_assert();
-            let built = entry.parse::<&str>(&[]).unwrap_or_else(|e| panic!("{} defaults: {e}", entry.name));
-            assert_eq!(built.view.name(), entry.name);
-            assert_eq!(built.selection, Selection::default(), "{} selects nothing by default", entry.name);
-        }
-        let timeline = Entry::find("timeline").expect("listed");
-        let built = timeline.parse(&["--pair", "3,4", "--from", "0.5", "--to", "1.5"]).expect("valid");
-        assert_eq!((built.selection.pair, built.selection.window_s), (Some((3, 4)), Some((0.5, 1.5))));
-        assert!(timeline.parse(&["--bundle", "blocks"]).is_err(), "blocks bundle the ring only");
-        assert!(timeline.parse(&["--beta", "1.5"]).is_err(), "beta is from 0 to 1");
-        assert!(Entry::find("mds").expect("listed").parse(&["--hops", "0"]).is_err());
-        let ring = Entry::find("ring").expect("listed").parse(&["--node", "5", "--track", "2"]).expect("valid");
-        assert_eq!((ring.selection.node, ring.selection.track), (Some(5), Some(2)));
     }
 }

@@ -1,29 +1,51 @@
 //! Views: from a dataset to a [`crate::render::Scene`], running compute stages on the backend.
 
-pub mod chord;
 pub mod contract;
 pub mod density;
-pub mod embedding;
-pub mod fattree;
-pub mod group;
+#[cfg(test)]
+mod example;
 pub mod legend;
+pub mod options;
+pub mod pairs;
+pub mod plot;
+pub mod torus;
+pub mod trace;
+
+pub mod chord;
+pub mod fattree;
 pub mod linked;
 pub mod marey;
 pub mod matrix;
-pub mod mpi_linked;
-pub mod options;
-pub mod pairs;
+pub mod mds;
+pub mod mpi;
 pub mod parcoords;
-pub mod plot;
+pub mod radviz;
 pub mod ring;
-pub mod select;
 pub mod sendrecv;
 pub mod themeriver;
 pub mod timeline;
-pub mod torus_views;
-pub mod track;
+pub mod training;
 
-pub use contract::{Frame, Pick, Prepared, REGISTRY, View};
+pub use contract::{Class, Entry, Frame, Pick, Prepared, View};
+
+/// Every view, in the order `--help` and the window list them: a new view is its folder and
+/// one line here (its name and description come from its [`Class`]).
+pub const REGISTRY: &[Entry] = &[
+    Entry::of::<ring::RingView>(),
+    Entry::of::<timeline::TimelineView>(),
+    Entry::of::<matrix::MatrixView>(),
+    Entry::of::<chord::ChordView>(),
+    Entry::of::<sendrecv::SendRecvView>(),
+    Entry::of::<mpi::MpiLinkedView>(),
+    Entry::of::<mds::MdsView>(),
+    Entry::of::<radviz::RadvizView>(),
+    Entry::of::<parcoords::ParcoordsView>(),
+    Entry::of::<themeriver::ThemeRiverView>(),
+    Entry::of::<linked::LinkedView>(),
+    Entry::of::<fattree::FatTreeView>(),
+    Entry::of::<marey::MareyView>(),
+    Entry::of::<training::TrainingView>(),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewError {
@@ -38,22 +60,6 @@ pub const BACKGROUND: [f32; 3] = [0.067, 0.075, 0.094];
 pub const TEXT: [f32; 4] = [0.92, 0.92, 0.95, 1.0];
 pub const TEXT_DIM: [f32; 4] = [0.65, 0.66, 0.72, 1.0];
 
-/// The dataset's torus, with at least one node; without one, the error starts with `who`
-/// ("the ring view needs").
-pub(crate) fn torus<'a>(
-    dataset: &'a crate::model::Dataset,
-    who: &str,
-) -> Result<&'a crate::model::Topology, ViewError> {
-    let topo = dataset
-        .topology
-        .as_ref()
-        .ok_or_else(|| ViewError::Unsupported(format!("{who} a topology (a Boxfish file or gen:torus-sim)")))?;
-    if topo.node_count() == 0 {
-        return Err(ViewError::Unsupported("the topology has no nodes".into()));
-    }
-    Ok(topo)
-}
-
 /// A time slice `[from, to)` must not be empty.
 pub(crate) fn check_slice(slice: Option<(u64, u64)>) -> Result<(), ViewError> {
     match slice.filter(|(from, to)| from >= to) {
@@ -67,4 +73,36 @@ pub(crate) fn check_slice(slice: Option<(u64, u64)>) -> Result<(), ViewError> {
 /// What the dataset's link counters count, for legends ("packets"; "traffic" when unnamed).
 pub(crate) fn traffic_unit(dataset: &crate::model::Dataset) -> &str {
     if dataset.link_counter_unit.is_empty() { "traffic" } else { &dataset.link_counter_unit }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::selection::Selection;
+
+    #[test]
+    fn the_registry_names_each_view_once() {
+        let mut names: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), REGISTRY.len());
+    }
+
+    #[test]
+    fn each_entry_parses_its_own_options_into_its_view() {
+        for entry in REGISTRY {
+            entry.command().debug_assert();
+            let built = entry.parse::<&str>(&[]).unwrap_or_else(|e| panic!("{} defaults: {e}", entry.name));
+            assert_eq!(built.view.name(), entry.name);
+            assert_eq!(built.selection, Selection::default(), "{} selects nothing by default", entry.name);
+        }
+        let timeline = Entry::find("timeline").expect("listed");
+        let built = timeline.parse(&["--pair", "3,4", "--from", "0.5", "--to", "1.5"]).expect("valid");
+        assert_eq!((built.selection.pair, built.selection.window_s), (Some((3, 4)), Some((0.5, 1.5))));
+        assert!(timeline.parse(&["--bundle", "blocks"]).is_err(), "blocks bundle the ring only");
+        assert!(timeline.parse(&["--beta", "1.5"]).is_err(), "beta is from 0 to 1");
+        assert!(Entry::find("mds").expect("listed").parse(&["--hops", "0"]).is_err());
+        let ring = Entry::find("ring").expect("listed").parse(&["--node", "5", "--track", "2"]).expect("valid");
+        assert_eq!((ring.selection.node, ring.selection.track), (Some(5), Some(2)));
+    }
 }

@@ -1,12 +1,12 @@
 //! The views' command-line options. Each view's options are one clap `Args` struct beside the
-//! view ([`super::contract::Options`]), so `exaviz render --view V --help`, the parser and the
+//! view ([`super::contract::Class`]), so `exaviz render --view V --help`, the parser and the
 //! window's panel all come from it; the groups of options several views share are here.
 
 use clap::{Args, ValueEnum};
 
-use super::group::BundleGroup;
 use super::plot::Mix;
-use super::select::DimFilter;
+use super::torus::group::BundleGroup;
+use super::torus::select::DimFilter;
 use crate::render::ColorMap;
 use crate::selection::Selection;
 

@@ -1,5 +1,5 @@
 //! Shared pieces of the views that draw one curve per communicating pair of processes (`chord`,
-//! `sendrecv`): the pairs and their message counts from the heatmap stage, the curves drawn with
+//! `sendrecv`, one [`PairView`] each with its [`Layout`]): the pairs and their message counts from the heatmap stage, the curves drawn with
 //! opacity by count (log scale) and alpha or additive mixing, and the legend of both.
 
 use crate::Backend;
@@ -7,6 +7,10 @@ use crate::model::Messages;
 use crate::render::{Anchor, Blend, Scene};
 use crate::stages::{self, AxisKey, Bundled, HeatmapInput};
 
+use crate::model::Dataset;
+use crate::selection::{Parts, Selection};
+
+use super::contract::{Class, Drawn, Frame, Prepared, View};
 use super::plot::Mix;
 use super::{TEXT, TEXT_DIM, ViewError};
 
@@ -130,4 +134,92 @@ pub struct CurveArgs {
     pub beta: f32,
     #[command(flatten)]
     pub select: super::options::TraceSelectArgs,
+}
+
+/// The picture options of the pair views.
+#[derive(Clone, Copy, Debug)]
+pub struct CurveOptions {
+    pub width: u32,
+    pub height: u32,
+    /// Bundling strength: 0 draws straight curves, 1 follows the hierarchy or route exactly.
+    pub beta: f32,
+    /// How overlapping curves combine (the paper's diagrams add).
+    pub mix: Mix,
+}
+
+impl Default for CurveOptions {
+    fn default() -> Self {
+        Self { width: 1024, height: 768, beta: crate::bundling::DEFAULT_BETA, mix: Mix::Additive }
+    }
+}
+
+/// A pair view's picture and its curves for picking, of the messages sent in a window.
+pub type SceneFn = fn(&Dataset, &Backend, &CurveOptions, Option<(f64, f64)>) -> Result<(Scene, PairPick), ViewError>;
+
+/// How a pair view places its curves: its name, and its picture.
+pub trait Layout: Send + Sync + 'static {
+    const NAME: &'static str;
+    const ABOUT: &'static str;
+    const SCENE: SceneFn;
+}
+
+/// The trace's processes, when a pair view called `who` can draw them (2 to `most`), and its
+/// communicating pairs among the messages sent in `window_s`.
+pub fn pairs_in(
+    dataset: &Dataset,
+    backend: &Backend,
+    who: &str,
+    most: usize,
+    window_s: Option<(f64, f64)>,
+) -> Result<(usize, Vec<Pair>), ViewError> {
+    let n = dataset.trace.locations.name.len();
+    if !(2..=most).contains(&n) {
+        return Err(ViewError::Unsupported(format!(
+            "the {who} view needs 2 to {most} processes (locations); this trace has {n}"
+        )));
+    }
+    Ok((n, communicating_pairs(&super::trace::messages_in(&dataset.trace, window_s), backend, n)?))
+}
+
+/// A view with one curve per communicating pair, laid out by `L`.
+pub struct PairView<L>(pub CurveOptions, std::marker::PhantomData<fn(L)>);
+
+impl<L> PairView<L> {
+    pub fn of(opts: CurveOptions) -> Self {
+        Self(opts, std::marker::PhantomData)
+    }
+}
+
+impl<L: Layout> Class for PairView<L> {
+    const NAME: &'static str = L::NAME;
+    const ABOUT: &'static str = L::ABOUT;
+    type Args = CurveArgs;
+
+    fn new(args: &CurveArgs) -> Self {
+        Self::of(CurveOptions { beta: args.beta, mix: args.mix.into(), ..CurveOptions::default() })
+    }
+
+    fn selection(args: &CurveArgs) -> Selection {
+        args.select.selection()
+    }
+}
+
+impl<L: Layout> View for PairView<L> {
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        super::trace::needs_processes(d, L::NAME, 2)
+    }
+
+    fn depends_on(&self) -> Parts {
+        Parts::WINDOW
+    }
+
+    fn reads(&self) -> Parts {
+        Parts::WINDOW | Parts::PAIR
+    }
+
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let opts = CurveOptions { width: f.width, height: f.height, ..self.0 };
+        let (scene, picker) = (L::SCENE)(d, b, &opts, sel.window_s)?;
+        Ok(Box::new(Drawn { scene, picker }))
+    }
 }

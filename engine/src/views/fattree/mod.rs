@@ -21,10 +21,10 @@ use crate::model::Dataset;
 use crate::render::{Anchor, Scale, Scene};
 use crate::selection::{JobSet, Parts, Selection, TrafficRange};
 
-use super::contract::{self, Drawn, Frame, Pick, Picker, Prepared, View};
-use super::legend::{color_bar_bare, format_value};
-use super::plot::CATEGORICAL;
-use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+use crate::views::contract::{Class, Drawn, Frame, Pick, Picker, Prepared, View};
+use crate::views::legend::{color_bar_bare, format_value};
+use crate::views::plot::CATEGORICAL;
+use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 pub use layout::Layout;
 
@@ -67,7 +67,7 @@ pub enum JobSort {
 pub struct FatTreeArgs {
     /// The active time range: counter intervals FROM up to (not including) TO, as the time
     /// chart's brush sets it (default: all, or the selected jobs' span).
-    #[arg(long, value_name = "FROM:TO", value_parser = super::options::parse_slice)]
+    #[arg(long, value_name = "FROM:TO", value_parser = crate::views::options::parse_slice)]
     pub time: Option<(u64, u64)>,
     /// The active traffic range in bytes over the active time range, as the histogram's brush
     /// sets it: links outside it fade.
@@ -121,17 +121,21 @@ fn parse_route(s: &str) -> Result<(u32, Option<u32>), String> {
     }
 }
 
-impl contract::Options for FatTreeArgs {
-    fn view(&self) -> Box<dyn View> {
-        Box::new(FatTreeView { args: self.clone(), chart: Default::default() })
+impl Class for FatTreeView {
+    const NAME: &'static str = "fattree";
+    const ABOUT: &'static str = "Fat-tree network: per pod and bundle, L1xL2 and L3xL2 adjacency matrices of link traffic with time-chart and histogram brushes, a job table and routes (TreeScope, Bhatia et al., 2018).";
+    type Args = FatTreeArgs;
+
+    fn new(args: &FatTreeArgs) -> Self {
+        FatTreeView { args: args.clone(), chart: Default::default() }
     }
 
-    fn selection(&self) -> Selection {
+    fn selection(args: &FatTreeArgs) -> Selection {
         Selection {
-            time_slice: self.time,
-            traffic: self.traffic.map(|(lo, hi)| TrafficRange { lo, hi, complement: self.complement }),
-            jobs: (!self.job.is_empty()).then(|| JobSet::of(&self.job)),
-            route: self.route,
+            time_slice: args.time,
+            traffic: args.traffic.map(|(lo, hi)| TrafficRange { lo, hi, complement: args.complement }),
+            jobs: (!args.job.is_empty()).then(|| JobSet::of(&args.job)),
+            route: args.route,
             ..Selection::default()
         }
     }
@@ -196,8 +200,8 @@ pub fn jobs_span(t: &FatTree, ids: &[u64]) -> Option<(usize, usize)> {
 }
 
 impl View for FatTreeView {
-    fn name(&self) -> &'static str {
-        "fattree"
+    fn help(&self) -> &'static [&'static str] {
+        &["drag on the time chart or the histogram: brush; click a job row, or a switch then another"]
     }
 
     fn depends_on(&self) -> Parts {

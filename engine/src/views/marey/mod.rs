@@ -6,7 +6,6 @@
 //! dense, stages collapse into one row (min, mean and max of their devices), and the paper's
 //! rules mark slow devices, heavy stages and stragglers with a red cross.
 
-mod overview;
 pub mod rows;
 
 use std::sync::{Arc, Mutex};
@@ -14,17 +13,16 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 
-pub use overview::{OverviewArgs, OverviewView};
 use rows::{Item, Row};
 
-use super::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
-use super::plot::{Plot, fit, nice_ticks};
-use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 use crate::Backend;
 use crate::model::Dataset;
 use crate::render::{Anchor, Blend, ColorMap, Instance, KIND_QUAD, Scene};
 use crate::selection::{Parts, Selection};
 use crate::training::{Align, Class, Finding, Group, Rule, Thresholds, Training, duration, si};
+use crate::views::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
+use crate::views::plot::{Plot, fit, nice_ticks};
+use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 /// Colours by operator group (Okabe & Ito: distinguishable with the common colour-vision
 /// deficiencies).
@@ -122,7 +120,7 @@ pub struct MareyView {
 }
 
 impl MareyView {
-    pub fn new(opts: MareyOptions) -> Self {
+    pub fn with(opts: MareyOptions) -> Self {
         Self { opts, cache: Mutex::new(None) }
     }
 
@@ -560,7 +558,7 @@ fn draw_axis_and_legend(scene: &mut Scene, t: &Training, pk: &MareyPicker, o: &M
     for (f, v) in nice_ticks(0.0, span / unit.0, 8) {
         let x = x0 + f * w;
         scene.rect([x - 0.5, yb + 1.0], [x + 0.5, yb + 6.0], TEXT_DIM, true);
-        scene.text(&super::legend::format_value(v), [x, yb + 18.0], 11.0, Anchor::Centre, TEXT_DIM);
+        scene.text(&crate::views::legend::format_value(v), [x, yb + 18.0], 11.0, Anchor::Centre, TEXT_DIM);
     }
     scene.text(
         &format!("time ({}, from the window's start; drag here to zoom)", unit.1),
@@ -617,10 +615,6 @@ fn draw_axis_and_legend(scene: &mut Scene, t: &Training, pk: &MareyPicker, o: &M
 }
 
 impl contract::View for MareyView {
-    fn name(&self) -> &'static str {
-        "marey"
-    }
-
     fn depends_on(&self) -> Parts {
         Parts::WINDOW
     }
@@ -695,20 +689,24 @@ pub struct MareyArgs {
     pub device: Option<u32>,
 }
 
-impl contract::Options for MareyArgs {
-    fn view(&self) -> Box<dyn super::View> {
+impl contract::Class for MareyView {
+    const NAME: &'static str = "marey";
+    const ABOUT: &'static str = "Parallel DNN training: the enhanced Marey's graph, devices as time axes grouped by pipeline stage, operators as bands joined across devices, aligned, aggregated, with rule findings (Wei et al., 2024).";
+    type Args = MareyArgs;
+
+    fn new(args: &MareyArgs) -> Self {
         let opts = MareyOptions {
-            align: self.align,
-            bins: self.bins,
-            collapse: self.collapse.clone(),
-            step: self.step,
+            align: args.align,
+            bins: args.bins,
+            collapse: args.collapse.clone(),
+            step: args.step,
             thresholds: Thresholds::default(),
         };
-        Box::new(MareyView::new(opts))
+        MareyView::with(opts)
     }
 
-    fn selection(&self) -> Selection {
-        Selection { window_s: self.from.zip(self.to), track: self.device, ..Selection::default() }
+    fn selection(args: &MareyArgs) -> Selection {
+        Selection { window_s: args.from.zip(args.to), track: args.device, ..Selection::default() }
     }
 }
 

@@ -6,7 +6,7 @@ use super::*;
 /// tracked message.
 pub(super) struct Decor {
     pub(super) marks: Option<(f32, u64)>,
-    pub(super) track: Option<crate::views::track::Tracked>,
+    pub(super) track: Option<crate::views::ring::track::Tracked>,
 }
 
 /// Nodes, title, subtitle and legends (over an opaque title band and legend column when
@@ -38,7 +38,7 @@ pub(super) fn decorate(scene: &mut Scene, dataset: &Dataset, ring: &Prepared, op
         let map = opts.colormap;
         color_bar_of(
             scene,
-            |a| crate::views::track::age_colour(map, a),
+            |a| crate::views::ring::track::age_colour(map, a),
             scale,
             "hop sent at\nstep",
             [x, y, 18.0, bar_h],
@@ -113,7 +113,7 @@ pub(super) fn subtitle(
     topo: &crate::model::Topology,
     ring: &Prepared,
     opts: &RingOptions,
-    track: Option<&crate::views::track::Tracked>,
+    track: Option<&crate::views::ring::track::Tracked>,
 ) -> String {
     let (circle, chords, blocks) = (&ring.circle, &ring.chords, ring.blocks.as_ref());
     // Every link belongs to one chord, so the chords' traffic sums to the links'.

@@ -1,20 +1,15 @@
-//! The `parcoords` view, TorusVisND's node selector (§V, Figs. 8-10): one vertical axis per torus
-//! dimension, left to right, and each node a polyline through its coordinates, each vertex
-//! offset by a small fixed jitter (at most 0.3 of a coordinate step) so that lines sharing
-//! values can still be told apart. Polylines are coloured by the traffic on the node's links
-//! (in the time slice, if any); with a selection (`--node`, `--select`) the selected nodes are
-//! drawn on top, thicker, and the others in grey for context.
+//! The node selector's picture: the axes, a polyline per node, the legend.
 
 use crate::Backend;
 use crate::model::{Dataset, Topology};
 use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
 use crate::stages::{self, line_density::DensityInput};
 
-use super::legend::{color_bar, format_value};
-use super::plot::{Plot, nice_ticks};
-use super::ring::{LEGEND_W, TOP, dim_letter, link_traffic_in};
-use super::select::{DimFilter, selected_nodes};
-use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+use crate::views::legend::{color_bar, format_value};
+use crate::views::plot::{Plot, nice_ticks};
+use crate::views::ring::{LEGEND_W, TOP, dim_letter, link_traffic_in};
+use crate::views::torus::select::{DimFilter, selected_nodes};
+use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ParcoordsOptions {
@@ -91,9 +86,9 @@ pub fn parcoords_axis_at(topo: &Topology, width: u32, height: u32, p: [f32; 2]) 
 }
 
 pub fn parcoords_scene(dataset: &Dataset, backend: &Backend, opts: &ParcoordsOptions) -> Result<Scene, ViewError> {
-    let topo = super::torus(dataset, "the parcoords view needs")?;
+    let topo = crate::views::torus::topology(dataset, "the parcoords view needs")?;
     let (n, dims) = (topo.node_count(), topo.dims());
-    super::check_slice(opts.time_slice)?;
+    crate::views::check_slice(opts.time_slice)?;
     let selected = selected_nodes(topo, opts.node, opts.select.as_ref()).map_err(ViewError::Unsupported)?;
     let plot = plot_of(opts.width, opts.height)
         .ok_or_else(|| ViewError::Unsupported(format!("{}x{} is too small for this view", opts.width, opts.height)))?;
@@ -142,7 +137,7 @@ pub fn parcoords_scene(dataset: &Dataset, backend: &Backend, opts: &ParcoordsOpt
                 opts.colormap.sample(scale.normalise(mean))
             }
         };
-        super::density::mean_value_pixels(&mut scene, &image, [x0, y0], colour);
+        crate::views::density::mean_value_pixels(&mut scene, &image, [x0, y0], colour);
     }
     // Light traffic first, so that busy nodes are drawn on top; selected nodes after the rest.
     let mut order: Vec<u32> =
@@ -227,7 +222,7 @@ fn decorate(
         sub += &format!(" · time {from} to {to}");
     }
     scene.text(&sub, [16.0, 46.0], 12.0, Anchor::Left, TEXT_DIM);
-    let unit = super::traffic_unit(dataset);
+    let unit = crate::views::traffic_unit(dataset);
     let x = opts.width as f32 - LEGEND_W + 16.0;
     let y = TOP + 50.0;
     let bar_h = (opts.height as f32 - y - 120.0).max(40.0);

@@ -1,44 +1,21 @@
-//! The `sendrecv` view (Brendel et al. §V-B): the sender/receiver diagram. Processes are stacked
-//! vertically twice, as senders on the left and as receivers on the right; one curve per
-//! communicating pair runs from its sender to its receiver, routed over an 8x8 grid by YX
-//! routing preferring diagonals (deterministic; distant pairs run diagonally the longest) and
-//! drawn as a degree-2 B-spline on the `bspline` stage. Curves are coloured by sender (viridis
-//! over the ranks, safe for colour-blind readers) and mixed additively by default.
+//! The sendrecv view's picture and its curves.
 
 use crate::Backend;
-use crate::bundling::DEFAULT_BETA;
 use crate::layout::routes::yx_diagonal_route;
 use crate::model::Dataset;
-use crate::render::{Anchor, Blend, ColorMap, Image, Scale, Scene, View, render_scene};
+use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
 use crate::stages::bspline::Curve;
 use crate::stages::{self, ControlPolygons};
 
-use super::contract::{self, Drawn, Frame, Prepared};
-use super::legend::color_bar_of;
-use super::pairs::{PairPick, communicating_pairs, draw_curves, opacity_legend};
-use super::plot::{Mix, Plot, nice_ticks};
-use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
-use crate::selection::{Parts, Selection};
-
-#[derive(Clone, Copy, Debug)]
-pub struct SendRecvOptions {
-    pub width: u32,
-    pub height: u32,
-    /// Bundling strength: 0 draws straight lines, 1 follows the grid route exactly.
-    pub beta: f32,
-    pub mix: Mix,
-}
-
-impl Default for SendRecvOptions {
-    fn default() -> Self {
-        Self { width: 1024, height: 768, beta: DEFAULT_BETA, mix: Mix::Additive }
-    }
-}
+use crate::views::legend::color_bar_of;
+use crate::views::pairs::{CurveOptions, PairPick, draw_curves, opacity_legend};
+use crate::views::plot::{Plot, nice_ticks};
+use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 /// Grid size (the paper's: it divides the process counts 16, 256 and 1,024).
 pub const GRID: u32 = 8;
 /// Most processes the view draws (its pair matrix is binned on the backend).
-pub const MAX_PROCESSES: usize = super::chord::MAX_PROCESSES;
+pub const MAX_PROCESSES: usize = crate::views::chord::MAX_PROCESSES;
 const SAMPLES: u32 = 24;
 const MARGIN: [u32; 4] = [70, 60, 250, 40];
 
@@ -61,60 +38,20 @@ fn sender_colour_at(map: ColorMap, f: f32) -> [f32; 3] {
     [c[0], c[1], c[2]]
 }
 
-/// Draws the sender/receiver diagram of `dataset`'s messages.
-pub fn sendrecv_image(dataset: &Dataset, backend: &Backend, opts: &SendRecvOptions) -> Result<Image, ViewError> {
-    let (scene, _) = sendrecv_scene(dataset, backend, opts, None)?;
-    render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
-}
-
-/// The sender/receiver view through the view contract.
-pub struct SendRecvView(pub SendRecvOptions);
-
-impl contract::View for SendRecvView {
-    fn name(&self) -> &'static str {
-        "sendrecv"
-    }
-
-    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
-        contract::needs_processes(d, "sendrecv", 2)
-    }
-
-    fn depends_on(&self) -> Parts {
-        Parts::WINDOW
-    }
-
-    fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::PAIR
-    }
-
-    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
-        let opts = SendRecvOptions { width: f.width, height: f.height, ..self.0 };
-        let (scene, picker) = sendrecv_scene(d, b, &opts, sel.window_s)?;
-        Ok(Box::new(Drawn { scene, picker }))
-    }
-}
-
 /// The sender/receiver diagram as a scene, and its curves for picking.
 pub fn sendrecv_scene(
     dataset: &Dataset,
     backend: &Backend,
-    opts: &SendRecvOptions,
+    opts: &CurveOptions,
     window_s: Option<(f64, f64)>,
 ) -> Result<(Scene, PairPick), ViewError> {
-    let t = &dataset.trace;
-    let n = t.locations.name.len();
-    if !(2..=MAX_PROCESSES).contains(&n) {
-        return Err(ViewError::Unsupported(format!(
-            "the sendrecv view needs 2 to {MAX_PROCESSES} processes (locations); this trace has {n}"
-        )));
-    }
+    let (n, pairs) = crate::views::pairs::pairs_in(dataset, backend, "sendrecv", MAX_PROCESSES, window_s)?;
     let p = Plot::inside(opts.width, opts.height, MARGIN).ok_or_else(|| {
         ViewError::Unsupported(format!(
             "picture {}x{} too small for a sender/receiver diagram",
             opts.width, opts.height
         ))
     })?;
-    let pairs = communicating_pairs(&contract::messages_in(t, window_s), backend, n)?;
     let mut polygons = ControlPolygons::new();
     for &(a, b, _) in &pairs {
         polygons.push(polygon(a, b, n, p));
@@ -145,7 +82,13 @@ pub fn sendrecv_scene(
     scene.text("rank", [x0 - 10.0, y0 + h + 18.0], 11.0, Anchor::Right, TEXT_DIM);
     let title =
         format!("Sender/receiver diagram: {} ({n} processes, {} communicating pairs)", dataset.name, pairs.len());
-    scene.text(&super::plot::fit(&title, opts.width as f32 - 24.0, 15.0), [16.0, 26.0], 15.0, Anchor::Left, TEXT);
+    scene.text(
+        &crate::views::plot::fit(&title, opts.width as f32 - 24.0, 15.0),
+        [16.0, 26.0],
+        15.0,
+        Anchor::Left,
+        TEXT,
+    );
     let lx = x0 + w + 70.0;
     let sender_map = Scale { lo: 0.0, hi: (n - 1) as f64, log: false };
     let bar = |f: f32| {
@@ -177,23 +120,5 @@ mod tests {
         for w in q[1..9].windows(2) {
             assert!((w[1][0] - w[0][0] - 100.0).abs() < 1e-3 && (w[1][1] - w[0][1] - 100.0).abs() < 1e-3);
         }
-    }
-}
-
-/// `exaviz render --view sendrecv` options.
-#[derive(clap::Args, Clone, Copy, Debug)]
-pub struct SendRecvArgs {
-    #[command(flatten)]
-    pub curves: super::pairs::CurveArgs,
-}
-
-impl contract::Options for SendRecvArgs {
-    fn view(&self) -> Box<dyn super::View> {
-        let (beta, mix) = (self.curves.beta, self.curves.mix.into());
-        Box::new(SendRecvView(SendRecvOptions { width: 1024, height: 768, beta, mix }))
-    }
-
-    fn selection(&self) -> Selection {
-        self.curves.select.selection()
     }
 }

@@ -1,42 +1,14 @@
-//! The `chord` view (Brendel et al. §III-C): processes on a circle, one edge per communicating pair
-//! (both directions of a pair drawn as two edges), bundled hierarchically and mixed additively.
-//!
-//! The hierarchy is a balanced binary tree over the ranks in order (blocks of consecutive ranks,
-//! as processes of one node or one sub-domain usually are): a leaf sits on the circle, an inner
-//! node at the mean angle of its block and at a radius shrinking with its height. An edge's
-//! control polygon climbs from its sender to just below the lowest common ancestor and down to
-//! its receiver (Holten 2006); the `bspline` stage evaluates the curves on the backend, with
-//! bundling strength β. Each curve is coloured from sender (pale cyan) to receiver (warm
-//! yellow), its opacity growing with the pair's message count (log scale).
+//! The chord view's picture and its curves.
 
 use crate::Backend;
-use crate::bundling::DEFAULT_BETA;
 use crate::model::Dataset;
-use crate::render::{Anchor, Blend, Image, Scene, View, render_scene};
+use crate::render::{Anchor, Blend, Scene};
 use crate::stages::bspline::Curve;
 use crate::stages::{self, ControlPolygons};
 
-use super::contract::{self, Drawn, Frame, Prepared};
-use super::pairs::{PairPick, communicating_pairs, draw_curves, opacity_legend};
-use super::plot::{Mix, direction_colour, direction_legend};
-use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
-use crate::selection::{Parts, Selection};
-
-#[derive(Clone, Copy, Debug)]
-pub struct ChordOptions {
-    pub width: u32,
-    pub height: u32,
-    /// Bundling strength: 0 draws straight chords, 1 follows the hierarchy exactly.
-    pub beta: f32,
-    /// How overlapping curves combine (the paper's chord diagrams add).
-    pub mix: Mix,
-}
-
-impl Default for ChordOptions {
-    fn default() -> Self {
-        Self { width: 1024, height: 768, beta: DEFAULT_BETA, mix: Mix::Additive }
-    }
-}
+use crate::views::pairs::{CurveOptions, PairPick, draw_curves, opacity_legend};
+use crate::views::plot::{direction_colour, direction_legend};
+use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 /// Most processes the chord view draws (its pair matrix is binned on the backend).
 pub const MAX_PROCESSES: usize = 8192;
@@ -65,54 +37,14 @@ fn polygon(a: usize, b: usize, n: usize, c: [f32; 2], r: f32) -> Vec<[f32; 2]> {
     out
 }
 
-/// Draws the chord diagram of `dataset`'s messages.
-pub fn chord_image(dataset: &Dataset, backend: &Backend, opts: &ChordOptions) -> Result<Image, ViewError> {
-    let (scene, _) = chord_scene(dataset, backend, opts, None)?;
-    render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
-}
-
-/// The chord view through the view contract.
-pub struct ChordView(pub ChordOptions);
-
-impl contract::View for ChordView {
-    fn name(&self) -> &'static str {
-        "chord"
-    }
-
-    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
-        contract::needs_processes(d, "chord", 2)
-    }
-
-    fn depends_on(&self) -> Parts {
-        Parts::WINDOW
-    }
-
-    fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::PAIR
-    }
-
-    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
-        let opts = ChordOptions { width: f.width, height: f.height, ..self.0 };
-        let (scene, picker) = chord_scene(d, b, &opts, sel.window_s)?;
-        Ok(Box::new(Drawn { scene, picker }))
-    }
-}
-
 /// The chord diagram as a scene, and its curves for picking.
 pub fn chord_scene(
     dataset: &Dataset,
     backend: &Backend,
-    opts: &ChordOptions,
+    opts: &CurveOptions,
     window_s: Option<(f64, f64)>,
 ) -> Result<(Scene, PairPick), ViewError> {
-    let t = &dataset.trace;
-    let n = t.locations.name.len();
-    if !(2..=MAX_PROCESSES).contains(&n) {
-        return Err(ViewError::Unsupported(format!(
-            "the chord view needs 2 to {MAX_PROCESSES} processes (locations); this trace has {n}"
-        )));
-    }
-    let pairs = communicating_pairs(&contract::messages_in(t, window_s), backend, n)?;
+    let (n, pairs) = crate::views::pairs::pairs_in(dataset, backend, "chord", MAX_PROCESSES, window_s)?;
     let (w, h) = (opts.width as f32, opts.height as f32);
     let legend_w = 190.0;
     let c = [(w - legend_w) / 2.0, h / 2.0 + 16.0];
@@ -149,12 +81,18 @@ pub fn chord_scene(
         }
     }
     let title = format!("Chord diagram: {} ({n} processes, {} communicating pairs)", dataset.name, pairs.len());
-    scene.text(&super::plot::fit(&title, opts.width as f32 - 24.0, 15.0), [16.0, 28.0], 15.0, Anchor::Left, TEXT);
+    scene.text(
+        &crate::views::plot::fit(&title, opts.width as f32 - 24.0, 15.0),
+        [16.0, 28.0],
+        15.0,
+        Anchor::Left,
+        TEXT,
+    );
     legend(&mut scene, w - legend_w + 10.0, 80.0, max, opts);
     Ok((scene, PairPick { pairs, curves }))
 }
 
-fn legend(scene: &mut Scene, x: f32, y: f32, max: u32, opts: &ChordOptions) {
+fn legend(scene: &mut Scene, x: f32, y: f32, max: u32, opts: &CurveOptions) {
     direction_legend(scene, x, y + 10.0);
     opacity_legend(scene, x, y + 70.0, max, opts.mix);
     scene.text(&format!("bundling strength β = {:.2}", opts.beta), [x, y + 180.0], 11.0, Anchor::Left, TEXT_DIM);
@@ -175,23 +113,5 @@ mod tests {
         let radius = |q: [f32; 2]| q[0].hypot(q[1]);
         assert!((radius(p[0]) - 100.0).abs() < 1e-3 && (radius(p[5]) - 100.0).abs() < 1e-3);
         assert!(radius(p[2]) < radius(p[1]) && radius(p[1]) < radius(p[0]));
-    }
-}
-
-/// `exaviz render --view chord` options.
-#[derive(clap::Args, Clone, Copy, Debug)]
-pub struct ChordArgs {
-    #[command(flatten)]
-    pub curves: super::pairs::CurveArgs,
-}
-
-impl contract::Options for ChordArgs {
-    fn view(&self) -> Box<dyn super::View> {
-        let (beta, mix) = (self.curves.beta, self.curves.mix.into());
-        Box::new(ChordView(ChordOptions { width: 1024, height: 768, beta, mix }))
-    }
-
-    fn selection(&self) -> Selection {
-        self.curves.select.selection()
     }
 }

@@ -1,32 +1,15 @@
-//! The `linked` view: TorusVisND's three linked views of a torus in one picture. The ring (left)
-//! shows the channels; the node selector (parallel coordinates, top right) and the time slicer
-//! (ThemeRiver, bottom right) choose what the ring shows. All three share one state, a
-//! [`Linked`] of node, coordinate selection and time slice, so a choice made in one shows in all:
-//! - brushing a range on a parallel-coordinates axis selects those coordinates: the ring keeps
-//!   only the selected nodes' channels and addresses, the river shows their streams;
-//! - picking a node on the ring highlights its polyline, keeps only its channels and shows its
-//!   stream;
-//! - brushing a time range on the river sets the slice: the ring's channel opacity follows their
-//!   traffic in the slice, silent channels turn grey (Fig. 16), and the polylines are coloured by
-//!   the slice's traffic;
-//! - on the ring itself: a click on an address ring selects that coordinate (as on an axis), a
-//!   drag brushes a group of bundles, the right button zooms into a rectangle, and the picked
-//!   node's message can be tracked (TorusVisND Fig. 13).
-//!
-//! [`gesture`] and [`zoom_gesture`] turn a press and release (in picture pixels) into a change of
-//! state, so the window (`exaviz view --view linked`) and tests share one interpretation of the
-//! mouse.
+//! The linked view's picture: the ring, the node selector and the time slicer placed side by side, and how gestures on them change the shared state.
 
 use crate::Backend;
 use crate::model::Dataset;
-use crate::render::{Anchor, ColorMap, Image, Scene, View, render_scene};
+use crate::render::{Anchor, ColorMap, Scene};
 
-use super::group::BundleGroup;
-use super::parcoords::{ParcoordsOptions, parcoords_axis_at, parcoords_scene};
-use super::ring::{RingOptions, ring_address_at, ring_bundles_in, ring_node_at, ring_scene, ring_unzoom};
-use super::select::{DimFilter, selected_nodes};
-use super::themeriver::{ThemeRiverOptions, themeriver_scene, themeriver_tick_at};
-use super::{BACKGROUND, TEXT_DIM, ViewError};
+use crate::views::parcoords::{ParcoordsOptions, parcoords_axis_at, parcoords_scene};
+use crate::views::ring::{RingOptions, ring_address_at, ring_bundles_in, ring_node_at, ring_scene, ring_unzoom};
+use crate::views::themeriver::{ThemeRiverOptions, themeriver_scene, themeriver_tick_at};
+use crate::views::torus::group::BundleGroup;
+use crate::views::torus::select::{DimFilter, selected_nodes};
+use crate::views::{BACKGROUND, TEXT_DIM, ViewError};
 
 /// The smallest picture the three panels fit in.
 pub const MIN_SIZE: (u32, u32) = (800, 480);
@@ -123,15 +106,9 @@ impl LinkedOptions {
     }
 }
 
-/// Renders the three panels on `backend` side by side.
-pub fn linked_image(dataset: &Dataset, backend: &Backend, opts: &LinkedOptions) -> Result<Image, ViewError> {
-    let scene = linked_scene(dataset, backend, opts)?;
-    render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
-}
-
 /// The three panels placed in one scene, each clipped to its place.
 pub fn linked_scene(dataset: &Dataset, backend: &Backend, opts: &LinkedOptions) -> Result<Scene, ViewError> {
-    let topo = super::torus(dataset, "the linked view needs")?;
+    let topo = crate::views::torus::topology(dataset, "the linked view needs")?;
     let (w, h) = (opts.width, opts.height);
     if w < MIN_SIZE.0 || h < MIN_SIZE.1 {
         return Err(ViewError::Unsupported(format!(
@@ -289,7 +266,7 @@ pub fn zoom_gesture(opts: &mut LinkedOptions, from: [f32; 2], to: [f32; 2]) -> b
         let zoom = [p[0].min(q[0]), p[1].min(q[1]), p[0].max(q[0]), p[1].max(q[1])];
         // A rectangle too thin to zoom into is ignored, as is one past the most magnification.
         let check = RingOptions { zoom: Some(zoom), ..ring };
-        if super::ring::zoom_is_valid(&check) {
+        if crate::views::ring::zoom_is_valid(&check) {
             opts.state.zoom = Some(zoom);
         }
     }

@@ -9,12 +9,12 @@ use crate::model::Dataset;
 use crate::render::{Blend, Scene};
 use crate::selection::{Parts, Selection};
 
-use super::chord::{ChordOptions, chord_scene};
-use super::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
-use super::matrix::{MatrixOptions, MatrixPick, matrix_scene};
-use super::pairs::PairPick;
-use super::timeline::{TimelineOptions, TimelinePick, TimelineView, plot_rect, timeline_scene};
-use super::{BACKGROUND, ViewError};
+use crate::views::chord::chord_scene;
+use crate::views::contract::{self, Class, Drawn, Frame, Pick, Picker, Prepared};
+use crate::views::matrix::{MatrixOptions, MatrixPick, matrix_scene};
+use crate::views::pairs::{CurveOptions, PairPick};
+use crate::views::timeline::{TimelineOptions, TimelinePick, TimelineView, plot_rect, timeline_scene};
+use crate::views::{BACKGROUND, ViewError};
 
 /// The smallest picture the three panels fit in.
 pub const MIN_SIZE: (u32, u32) = (800, 480);
@@ -31,7 +31,7 @@ pub fn panels(width: u32, height: u32) -> [[u32; 4]; 3] {
 pub struct MpiLinkedView {
     pub timeline: TimelineView,
     pub matrix: MatrixOptions,
-    pub chord: ChordOptions,
+    pub chord: CurveOptions,
 }
 
 struct MpiPick {
@@ -71,13 +71,9 @@ impl Picker for MpiPick {
 }
 
 impl contract::View for MpiLinkedView {
-    fn name(&self) -> &'static str {
-        "mpi"
-    }
-
     fn check(&self, d: &Dataset) -> Result<(), ViewError> {
         self.timeline.check(d)?;
-        contract::needs_processes(d, "mpi", 2)
+        super::trace::needs_processes(d, Self::NAME, 2)
     }
 
     fn depends_on(&self) -> Parts {
@@ -106,7 +102,7 @@ impl contract::View for MpiLinkedView {
         let [t, m, c] = all;
         let topts = TimelineOptions { width: t[2], height: t[3], window_s: sel.window_s, ..self.timeline.opts };
         let mopts = MatrixOptions { width: m[2], height: m[3], ..self.matrix };
-        let copts = ChordOptions { width: c[2], height: c[3], ..self.chord };
+        let copts = CurveOptions { width: c[2], height: c[3], ..self.chord };
         let index = self.timeline.index(d);
         let (timeline, (matrix, chord)) = rayon::join(
             || timeline_scene(d, b, &topts, &index),
@@ -129,31 +125,35 @@ impl contract::View for MpiLinkedView {
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct MpiArgs {
     #[command(flatten)]
-    pub look: super::timeline::TimelineLook,
+    pub look: crate::views::timeline::TimelineLook,
     /// How overlapping lines combine (default: alpha on the timeline, additive in the chord
     /// diagram).
     #[arg(long, value_enum)]
-    pub mix: Option<super::options::MixArg>,
+    pub mix: Option<crate::views::options::MixArg>,
     #[command(flatten)]
-    pub colormap: super::options::ColormapArgs,
+    pub colormap: crate::views::options::ColormapArgs,
     #[command(flatten)]
-    pub select: super::options::TraceSelectArgs,
+    pub select: crate::views::options::TraceSelectArgs,
 }
 
-impl contract::Options for MpiArgs {
-    fn view(&self) -> Box<dyn super::View> {
-        use super::options::MixArg;
-        let (width, height, colormap) = (1024, 768, self.colormap.colormap.into());
-        let timeline = self.look.options(self.mix.unwrap_or(MixArg::Alpha).into(), &self.select);
-        let chord_mix = self.mix.unwrap_or(MixArg::Additive).into();
-        Box::new(MpiLinkedView {
-            timeline: TimelineView::new(timeline),
-            matrix: MatrixOptions { width, height, value: super::matrix::MatrixValue::Messages, colormap },
-            chord: ChordOptions { width, height, beta: self.look.beta, mix: chord_mix },
-        })
+impl Class for MpiLinkedView {
+    const NAME: &'static str = "mpi";
+    const ABOUT: &'static str = "MPI trace: timeline over matrix and chord diagram, linked: a click selects a pair in all three, the timeline's time window restricts the others.";
+    type Args = MpiArgs;
+
+    fn new(args: &MpiArgs) -> Self {
+        use crate::views::options::MixArg;
+        let (width, height, colormap) = (1024, 768, args.colormap.colormap.into());
+        let timeline = args.look.options(args.mix.unwrap_or(MixArg::Alpha).into(), &args.select);
+        let chord_mix = args.mix.unwrap_or(MixArg::Additive).into();
+        MpiLinkedView {
+            timeline: TimelineView::with(timeline),
+            matrix: MatrixOptions { width, height, value: crate::views::matrix::MatrixValue::Messages, colormap },
+            chord: CurveOptions { width, height, beta: args.look.beta, mix: chord_mix },
+        }
     }
 
-    fn selection(&self) -> Selection {
-        self.select.selection()
+    fn selection(args: &MpiArgs) -> Selection {
+        args.select.selection()
     }
 }

@@ -1,18 +1,15 @@
-//! The `matrix` view (Brendel et al. §III-B): the communication matrix, senders as rows and receivers
-//! as columns, coloured by the number of messages, the bytes, or the mean bandwidth of each pair,
-//! binned by the heatmap stage on the backend. With more processes than pixels, a cell gathers
-//! a block of consecutive ranks.
+//! The communication matrix as a scene, from the rows or from the pyramid.
 
 use crate::Backend;
 use crate::model::Dataset;
-use crate::render::{Anchor, ColorMap, Image, Raster, Scale, Scene, View, render_scene};
+use crate::render::{Anchor, ColorMap, Raster, Scale, Scene};
 use crate::selection::{Parts, Selection};
 use crate::stages::{self, AxisKey, HeatmapInput};
 
-use super::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
-use super::legend::{color_bar, format_value};
-use super::plot::{Plot, Tick, axes, nice_ticks};
-use super::{BACKGROUND, TEXT, ViewError};
+use crate::views::contract::{self, Pick, Picker};
+use crate::views::legend::{color_bar, format_value};
+use crate::views::plot::{Plot, Tick, axes, nice_ticks};
+use crate::views::{BACKGROUND, TEXT, ViewError};
 
 /// What a cell shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,12 +46,6 @@ impl Default for MatrixOptions {
 }
 
 const MARGIN: [u32; 4] = [80, 56, 170, 52];
-
-/// Draws the communication matrix of `dataset`'s messages.
-pub fn matrix_image(dataset: &Dataset, backend: &Backend, opts: &MatrixOptions) -> Result<Image, ViewError> {
-    let (scene, _) = matrix_scene(dataset, backend, opts, None)?;
-    render_scene(backend, &scene, View::default()).map_err(|e| ViewError::Unsupported(e.to_string()))
-}
 
 /// What the matrix's tooltips and clicks read: the cells' ranks, messages and bytes.
 pub struct MatrixPick {
@@ -124,42 +115,6 @@ impl Picker for MatrixPick {
     }
 }
 
-/// The matrix view through the view contract.
-pub struct MatrixView(pub MatrixOptions);
-
-impl contract::View for MatrixView {
-    fn name(&self) -> &'static str {
-        "matrix"
-    }
-
-    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
-        contract::needs_processes(d, "matrix", 1)
-    }
-
-    fn depends_on(&self) -> Parts {
-        Parts::WINDOW
-    }
-
-    fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::PAIR
-    }
-
-    fn reads_pyramid(&self) -> bool {
-        true
-    }
-
-    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
-        let opts = MatrixOptions { width: f.width, height: f.height, ..self.0 };
-        if let Some(ooc) = &d.out_of_core {
-            let window = contract::window_ticks(d, sel).unwrap_or(ooc.span);
-            let (scene, picker) = pyramid_matrix_scene(d, ooc, &opts, window)?;
-            return Ok(Box::new(Drawn { scene, picker }));
-        }
-        let (scene, picker) = matrix_scene(d, b, &opts, sel.window_s)?;
-        Ok(Box::new(Drawn { scene, picker }))
-    }
-}
-
 /// The communication matrix as a scene (the cells one raster layer) and its picking data.
 pub fn matrix_scene(
     dataset: &Dataset,
@@ -180,7 +135,7 @@ pub fn matrix_scene(
     let cells = n.min(side);
     let cell_px = side / cells;
     let p = Plot { x0: area.x0, y0: area.y0, w: cells * cell_px, h: cells * cell_px };
-    let m = &*contract::messages_in(t, window_s);
+    let m = &*crate::views::trace::messages_in(t, window_s);
     let block = |r: &[u32]| -> Vec<u32> {
         r.iter().map(|&v| (u64::from(v) * u64::from(cells) / u64::from(n)) as u32).collect()
     };
@@ -228,7 +183,7 @@ fn draw_matrix(opts: &MatrixOptions, p: Plot, n: u32, cells: u32, values: &[f64]
         scale.lo = 0.0;
     }
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
-    scene.text(&super::plot::fit(title, opts.width as f32 - 24.0, 15.0), [16.0, 28.0], 15.0, Anchor::Left, TEXT);
+    scene.text(&crate::views::plot::fit(title, opts.width as f32 - 24.0, 15.0), [16.0, 28.0], 15.0, Anchor::Left, TEXT);
     // Ticks at the centres of the ranks they name.
     let ticks: Vec<Tick> = nice_ticks(0.0, f64::from(n - 1), 6)
         .into_iter()
@@ -256,7 +211,7 @@ fn draw_matrix(opts: &MatrixOptions, p: Plot, n: u32, cells: u32, values: &[f64]
 
 /// The matrix of a trace kept on disk, from its pyramid: one cell per rank block of the finest
 /// level whose blocks fit the plot, messages of the time bins that overlap `window` (ticks).
-fn pyramid_matrix_scene(
+pub(crate) fn pyramid_matrix_scene(
     dataset: &Dataset,
     ooc: &crate::model::OutOfCore,
     opts: &MatrixOptions,
@@ -315,28 +270,5 @@ impl From<ValueArg> for MatrixValue {
             ValueArg::Bytes => MatrixValue::Bytes,
             ValueArg::Bandwidth => MatrixValue::Bandwidth,
         }
-    }
-}
-
-/// `exaviz render --view matrix` options.
-#[derive(clap::Args, Clone, Copy, Debug)]
-pub struct MatrixArgs {
-    /// What a cell shows (message count, bytes, or mean bandwidth in MB/s).
-    #[arg(long, value_enum, default_value = "messages")]
-    pub value: ValueArg,
-    #[command(flatten)]
-    pub colormap: super::options::ColormapArgs,
-    #[command(flatten)]
-    pub select: super::options::TraceSelectArgs,
-}
-
-impl contract::Options for MatrixArgs {
-    fn view(&self) -> Box<dyn super::View> {
-        let (value, colormap) = (self.value.into(), self.colormap.colormap.into());
-        Box::new(MatrixView(MatrixOptions { width: 1024, height: 768, value, colormap }))
-    }
-
-    fn selection(&self) -> Selection {
-        self.select.selection()
     }
 }

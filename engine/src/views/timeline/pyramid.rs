@@ -18,13 +18,14 @@ use crate::pyramid::{Level, Lines, Pyramid, Shape};
 use crate::render::Scene;
 use crate::stages::DensityImage;
 
-use super::super::contract::{self, Pick, Picker};
-use super::super::legend::format_value;
-use super::super::plot::{CATEGORICAL, Plot};
 use super::{
     Joins, Layers, Legend, NAMED_STATES, StateMode, TimelineOptions, ViewError, compose, rows_of, stacked_runs,
-    timeline_plot, window_ticks,
+    timeline_plot,
 };
+use crate::views::contract::{self, Pick, Picker};
+use crate::views::legend::format_value;
+use crate::views::plot::{CATEGORICAL, Plot};
+use crate::views::trace::window_in;
 
 // The pyramid's gradient weights are the timeline's.
 const _: () = assert!(crate::pyramid::LINE_STEPS as f32 == super::GRADIENT_STEPS);
@@ -201,7 +202,7 @@ fn lines_density(lines: &Lines, grid: &Grid<'_>, p: Plot) -> DensityImage {
 }
 
 /// The timeline of `dataset`, kept on disk as `ooc`, from its pyramid, and what its tooltips read.
-pub(super) fn overview_scene(
+pub(crate) fn overview_scene(
     dataset: &Dataset,
     ooc: &OutOfCore,
     opts: &TimelineOptions,
@@ -215,7 +216,7 @@ pub(super) fn overview_scene(
         )));
     }
     let tps = t.ticks_per_second.max(1) as f64;
-    let window = window_ticks(ooc.span, tps, opts.window_s)?;
+    let window = window_in(ooc.span, tps, opts.window_s)?;
     let p = timeline_plot(opts)?;
     let pyr = &ooc.pyramid;
     let ticks = window.1 - window.0;

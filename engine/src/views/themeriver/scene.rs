@@ -1,23 +1,16 @@
-//! The `themeriver` view, TorusVisND's time slicer (§VI-C, Fig. 15): one stream per node, stacked
-//! symmetrically about a horizontal axis, each stream's height the traffic on the node's links
-//! in each time bin (for `gen:torus-sim`, where every message is one hop, the messages the node
-//! sent and received). Streams are ordered by node id. The nodes are the selection (`--node`,
-//! `--select`), or the busiest nodes when there is none; past [`MAX_STREAMS`] the busiest are
-//! shown and the rest merged into one grey stream. A `--time-slice` is drawn as a band.
-//!
-//! The node-by-time grid is binned by the heatmap stage (GPU with its CPU mirror).
+//! The time slicer's picture: a stream per node, stacked about the axis.
 
 use crate::Backend;
 use crate::model::{Dataset, Topology};
 use crate::render::{Anchor, Scene};
 use crate::stages::{self, AxisKey, HeatmapInput};
 
-use super::legend::format_value;
-use super::parcoords::node_traffic;
-use super::plot::{CATEGORICAL, Plot, Tick, axes, nice_ticks};
-use super::ring::{LEGEND_W, TOP, link_traffic_in};
-use super::select::{DimFilter, selected_nodes};
-use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+use crate::views::legend::format_value;
+use crate::views::parcoords::node_traffic;
+use crate::views::plot::{CATEGORICAL, Plot, Tick, axes, nice_ticks};
+use crate::views::ring::{LEGEND_W, TOP, link_traffic_in};
+use crate::views::torus::select::{DimFilter, selected_nodes};
+use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 /// Most streams named (one colour each); further nodes share a grey stream.
 pub const MAX_STREAMS: usize = 7;
@@ -70,7 +63,7 @@ impl River {
 
 /// Bins the link counters into one stream per shown node (both ends of a link count).
 pub fn river(dataset: &Dataset, backend: &Backend, opts: &ThemeRiverOptions) -> Result<River, ViewError> {
-    let topo = super::torus(dataset, "the themeriver view needs")?;
+    let topo = crate::views::torus::topology(dataset, "the themeriver view needs")?;
     let n = topo.node_count();
     let selected = selected_nodes(topo, opts.node, opts.select.as_ref()).map_err(ViewError::Unsupported)?;
     let lc = &dataset.trace.link_counters;
@@ -167,7 +160,7 @@ fn smoothstep(f: f32) -> f32 {
 }
 
 pub fn themeriver_scene(dataset: &Dataset, backend: &Backend, opts: &ThemeRiverOptions) -> Result<Scene, ViewError> {
-    super::check_slice(opts.time_slice)?;
+    crate::views::check_slice(opts.time_slice)?;
     let plot = plot_of(opts.width, opts.height)
         .ok_or_else(|| ViewError::Unsupported(format!("{}x{} is too small for this view", opts.width, opts.height)))?;
     let river = river(dataset, backend, opts)?;
@@ -249,7 +242,7 @@ pub fn themeriver_scene(dataset: &Dataset, backend: &Backend, opts: &ThemeRiverO
         .filter(|&(_, v)| v <= end)
         .map(|(t, v)| (t, format_value(v)))
         .collect();
-    let unit = super::traffic_unit(dataset);
+    let unit = crate::views::traffic_unit(dataset);
     let per_bin = if river.bin_ticks == 1 { "tick".to_string() } else { format!("{} ticks", river.bin_ticks) };
     let time_title = if dataset.trace.ticks_per_second == 1 { "time (ticks)" } else { "time (trace ticks)" };
     axes(
@@ -332,7 +325,7 @@ fn decorate(
         scene.rect([x + 4.0, top], [x + 6.0, top + h], TEXT, true);
         scene.rect([x, top], [x + 10.0, top + 1.0], TEXT, true);
         scene.rect([x, top + h - 1.0], [x + 10.0, top + h], TEXT, true);
-        let unit = super::traffic_unit(dataset);
+        let unit = crate::views::traffic_unit(dataset);
         // One packet, not "1 packets".
         let unit = if step == 1.0 { unit.strip_suffix('s').unwrap_or(unit) } else { unit };
         scene.text(

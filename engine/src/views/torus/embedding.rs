@@ -1,4 +1,4 @@
-//! The `mds` and `radviz` views (TorusTrafficND §IV): the torus embedded in the plane by MDS (full,
+//! The plane embeddings of the `mds` and `radviz` views (TorusTrafficND §IV): the torus embedded in the plane by MDS (full,
 //! k-hop or immediate-neighbour scope) or RadViz (see [`crate::layout::embed`]), links drawn as
 //! straight lines coloured and weighted by traffic as in the ring view, nodes as dots; axes in the
 //! embedding's units, RadViz's dimension anchors on their circle, and a colour bar.
@@ -8,10 +8,12 @@ use crate::layout::embed::{Embedding, embed};
 use crate::model::Dataset;
 use crate::render::{Anchor, Blend, ColorMap, Scene};
 
-use super::legend::{color_bar, format_value};
-use super::plot::{Plot, Tick, axes, nice_ticks};
-use super::ring::{Chords, LEGEND_W, TOP, dim_letter, link_traffic};
-use super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+use crate::selection::{Parts, Selection};
+use crate::views::contract::{Class, Drawn, Frame, Pick, Picker, Prepared, View};
+use crate::views::legend::{color_bar, format_value};
+use crate::views::plot::{Plot, Tick, axes, nice_ticks};
+use crate::views::ring::{Chords, LEGEND_W, TOP, dim_letter, link_traffic};
+use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EmbeddingOptions {
@@ -31,7 +33,7 @@ pub fn embedding_scene_and_points(
     backend: &Backend,
     opts: &EmbeddingOptions,
 ) -> Result<(Scene, Vec<[f32; 2]>), ViewError> {
-    let topo = super::torus(dataset, "the mds and radviz views need")?;
+    let topo = crate::views::torus::topology(dataset, "the mds and radviz views need")?;
     let n = topo.node_count();
     let points = embed(topo, opts.embedding).map_err(ViewError::Unsupported)?;
     let plot = Plot::inside(opts.width, opts.height, [70, TOP as u32 + 10, LEGEND_W as u32 + 20, 56])
@@ -112,7 +114,7 @@ pub fn embedding_scene_and_points(
     };
     scene.text(&format!("Torus {name}: {}", dataset.name), [16.0, 26.0], 16.0, Anchor::Left, TEXT);
     let dims: Vec<String> = topo.extents.iter().map(u32::to_string).collect();
-    let unit = super::traffic_unit(dataset);
+    let unit = crate::views::traffic_unit(dataset);
     let total: u64 = traffic.iter().sum();
     let sub = format!(
         "{} torus · {n} nodes · {} links · {} {unit}",
@@ -131,4 +133,51 @@ pub fn embedding_scene_and_points(
     }
     let drawn = points.iter().map(|&p| at(p)).collect();
     Ok((scene, drawn))
+}
+
+/// The `mds` and `radviz` views: one view over the embedding its options name (`A`, the
+/// options, tells the two apart: each is a [`Class`] of its own).
+pub struct EmbeddingView<A>(pub EmbeddingOptions, std::marker::PhantomData<fn(A)>);
+
+impl<A> EmbeddingView<A> {
+    pub fn of(opts: EmbeddingOptions) -> Self {
+        Self(opts, std::marker::PhantomData)
+    }
+}
+
+/// The node drawn nearest a point, within 8 pixels.
+struct PointsPick {
+    points: Vec<[f32; 2]>,
+    traffic: Vec<u64>,
+}
+
+impl Picker for PointsPick {
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let dist = |p: &[f32; 2]| (p[0] - at[0]).hypot(p[1] - at[1]);
+        let (v, p) = self.points.iter().enumerate().min_by(|a, b| dist(a.1).total_cmp(&dist(b.1)))?;
+        if dist(p) > 8.0 {
+            return None;
+        }
+        super::node_pick(dataset, &self.traffic, v as u32)
+    }
+}
+
+impl<A: 'static> View for EmbeddingView<A>
+where
+    Self: Class,
+{
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        super::check(d, Self::NAME)
+    }
+
+    fn depends_on(&self) -> Parts {
+        Parts::NONE
+    }
+
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let opts = EmbeddingOptions { width: f.width, height: f.height, ..self.0 };
+        let (scene, points) = embedding_scene_and_points(d, b, &opts)?;
+        let traffic = super::traffic_per_node(d, b, sel)?;
+        Ok(Box::new(Drawn { scene, picker: PointsPick { points, traffic } }))
+    }
 }

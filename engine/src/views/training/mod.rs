@@ -1,17 +1,17 @@
-//! The training overview (Wei et al., 2024, Fig. 4 A): per training step the mean time a device
+//! The `training` view, the training overview (Wei et al., 2024, Fig. 4 A): per training step the mean time a device
 //! spends computing, communicating and waiting, as stacked bars; below, the same for every
 //! device in one step. Clicking a step selects its time window, which the Marey view then
 //! shows (`exaviz render --view marey --step K` does the same headless).
 
-use super::super::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
-use super::super::plot::{Plot, axes, fit, nice_ticks};
-use super::super::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
-use super::training;
 use crate::Backend;
 use crate::model::Dataset;
 use crate::render::{Anchor, Scene};
 use crate::selection::{Parts, Selection};
 use crate::training::{Training, breakdown_steps, duration};
+use crate::views::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
+use crate::views::marey::training;
+use crate::views::plot::{Plot, axes, fit, nice_ticks};
+use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 const PARTS: [(&str, [f32; 4]); 3] = [
     ("computation", [0.0, 0.447, 0.698, 1.0]),
@@ -19,7 +19,7 @@ const PARTS: [(&str, [f32; 4]); 3] = [
     ("waiting", [0.45, 0.45, 0.48, 1.0]),
 ];
 
-pub struct OverviewView {
+pub struct TrainingView {
     pub step: Option<u32>,
 }
 
@@ -135,7 +135,7 @@ fn overview(
     let (u, name) = unit(max_step);
     let yt: Vec<(f32, String)> = nice_ticks(0.0, max_step / u, 4)
         .into_iter()
-        .map(|(p, v)| (1.0 - p, super::super::legend::format_value(v)))
+        .map(|(p, v)| (1.0 - p, crate::views::legend::format_value(v)))
         .collect();
     let every = (t.steps.len() / 12).max(1);
     let xt: Vec<(f32, String)> = (0..t.steps.len())
@@ -170,7 +170,7 @@ fn device_bars(scene: &mut Scene, t: &Training, bottom: Plot, devices: &[[u64; 3
     bars(scene, bottom, &dv, max_dev, None);
     let yt: Vec<(f32, String)> = nice_ticks(0.0, max_dev / u, 4)
         .into_iter()
-        .map(|(p, v)| (1.0 - p, super::super::legend::format_value(v)))
+        .map(|(p, v)| (1.0 - p, crate::views::legend::format_value(v)))
         .collect();
     let every = (t.devices.len() / 16).max(1);
     let xt: Vec<(f32, String)> = (0..t.devices.len())
@@ -218,11 +218,7 @@ impl Picker for OverviewPicker {
     }
 }
 
-impl contract::View for OverviewView {
-    fn name(&self) -> &'static str {
-        "training"
-    }
-
+impl contract::View for TrainingView {
     fn depends_on(&self) -> Parts {
         Parts::WINDOW
     }
@@ -244,14 +240,18 @@ impl contract::View for OverviewView {
 
 /// `exaviz render --view training` options.
 #[derive(clap::Args, Clone, Debug)]
-pub struct OverviewArgs {
+pub struct TrainingArgs {
     /// The step whose devices the lower chart shows (from 0; default: the selected or first).
     #[arg(long)]
     pub step: Option<u32>,
 }
 
-impl contract::Options for OverviewArgs {
-    fn view(&self) -> Box<dyn super::super::View> {
-        Box::new(OverviewView { step: self.step })
+impl contract::Class for TrainingView {
+    const NAME: &'static str = "training";
+    const ABOUT: &'static str = "Parallel DNN training overview: per step and device, computation, communication and waiting as stacked bars; a click opens a step in the Marey view (Wei et al., 2024).";
+    type Args = TrainingArgs;
+
+    fn new(args: &TrainingArgs) -> Self {
+        TrainingView { step: args.step }
     }
 }

@@ -7,8 +7,8 @@
 use crate::model::Dataset;
 use crate::render::{Anchor, ColorMap, Scene};
 
-use super::ring::{Circle, flatten};
-use super::{TEXT, ViewError};
+use super::{Circle, flatten};
+use crate::views::{TEXT, ViewError};
 
 /// One hop: from node, to node, sent at (trace ticks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,7 +24,7 @@ const MAX_HOPS: usize = 100_000;
 /// The hops of the message node `origin` sent first: the message records tagged `origin`, by
 /// send time (ties in record order), with their ends as torus nodes.
 pub fn hops(dataset: &Dataset, origin: u32) -> Result<Vec<Hop>, ViewError> {
-    let topo = super::torus(dataset, "message tracking needs")?;
+    let topo = crate::views::torus::topology(dataset, "message tracking needs")?;
     let n = topo.node_count();
     if origin as usize >= n {
         return Err(ViewError::Unsupported(format!(

@@ -1,0 +1,70 @@
+//! The example view of the README's "Layout of the repository", compiled and drawn by its test.
+
+use crate::Backend;
+use crate::model::Dataset;
+use crate::render::{Anchor, Scene};
+use crate::selection::{Parts, Selection};
+use crate::views::contract::{Class, Drawn, Frame, NoPick, Prepared, View};
+use crate::views::{BACKGROUND, TEXT, ViewError};
+
+/// `--view count`: how many messages the trace holds, in words.
+pub struct Count;
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct CountArgs {}
+
+impl Class for Count {
+    const NAME: &'static str = "count";
+    const ABOUT: &'static str = "The number of messages, in words.";
+    type Args = CountArgs;
+
+    fn new(_: &CountArgs) -> Self {
+        Count
+    }
+}
+
+impl View for Count {
+    fn depends_on(&self) -> Parts {
+        Parts::NONE
+    }
+
+    fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, _: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let mut scene = Scene::new(f.width, f.height, BACKGROUND);
+        let text = format!("{} messages", d.trace.messages.source.len());
+        scene.text(&text, [16.0, 32.0], 15.0, Anchor::Left, TEXT);
+        Ok(Box::new(Drawn { scene, picker: NoPick }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::views::contract::{Entry, render_view};
+
+    /// The example registers as one line would, parses its (no) options and draws its words.
+    #[test]
+    fn the_readme_example_registers_and_draws() {
+        let entry = Entry::of::<Count>();
+        assert_eq!((entry.name, entry.about), ("count", "The number of messages, in words."));
+        let built = entry.parse::<&str>(&[]).expect("no options");
+        assert_eq!(built.view.name(), "count");
+        let mut d = Dataset::default();
+        d.trace.messages.source = vec![0; 3];
+        let frame = Frame { width: 200, height: 60 };
+        let image = render_view(built.view.as_ref(), &d, &built.selection, frame, &Backend::Cpu).expect("drawn");
+        assert!(image.distinct_colours() > 2, "the words are drawn");
+        assert!(entry.parse(&["--node", "1"]).is_err(), "options of other views are refused");
+    }
+
+    /// The README shows this file's view as it is, from `use crate::Backend;` to the end of the
+    /// `View` implementation.
+    #[test]
+    fn the_readme_shows_this_code() {
+        let readme = include_str!("../../../README.md");
+        let code = include_str!("example.rs");
+        let start = code.find("use crate::Backend;").expect("start");
+        let end = code.find("#[cfg(test)]").expect("end");
+        let shown = code[start..end].trim_end();
+        assert!(readme.contains(shown), "README.md's example view differs from engine/src/views/example.rs");
+    }
+}

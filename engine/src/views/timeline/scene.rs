@@ -1,0 +1,1212 @@
+//! The `timeline` view (Brendel et al. §III-A): one row per process, time along x; states as coloured
+//! bars, messages as lines from their send to their receive.
+//!
+//! It always aggregates per pixel, so it scales to millions of intervals and messages: a pixel
+//! of a row takes the mix of the states that cover it, weighted by the time each covers (the
+//! innermost state of nested regions); messages go through the line-density stage on the
+//! backend, one count per pixel, drawn brighter where more lines cross. Where there are more
+//! processes than pixel rows, a pixel row gathers several processes.
+
+use rayon::prelude::*;
+
+use std::sync::Arc;
+
+use crate::Backend;
+use crate::layout::routes::{EndpointHierarchy, Grid};
+use crate::model::{Dataset, Trace};
+use crate::render::{Anchor, Raster, Scene};
+use crate::selection::{Parts, Selection};
+use crate::stages::bspline::{Curve, MAX_CTRL};
+use crate::stages::kde_bundle::UnitFrame;
+use crate::stages::{self, BundleInput, BundleParams, ControlPolygons, DensityInput};
+
+use crate::views::contract::{self, Pick, Picker};
+use crate::views::legend::format_value;
+use crate::views::plot::{CATEGORICAL, Mix, Plot, Tick, axes, direction_colour, direction_legend, nice_ticks};
+use crate::views::trace::{span, window_in};
+use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+
+// The pyramid is drawn with the scene's own pieces.
+#[path = "pyramid.rs"]
+pub(super) mod pyramid;
+
+#[derive(Clone, Copy, Debug)]
+pub struct TimelineOptions {
+    pub width: u32,
+    pub height: u32,
+    /// Time window in seconds since the trace's start (`None`: the whole trace). Zooming is
+    /// choosing a window.
+    pub window_s: Option<(f64, f64)>,
+    /// How message lines are bundled.
+    pub bundle: TimelineBundle,
+    /// How overlapping message lines combine.
+    pub mix: Mix,
+    /// How a pixel shows the states it covers.
+    pub states: StateMode,
+    /// Opacity of the densest message pixels (0: messages hidden, 1: opaque); the others are
+    /// more transparent by their rank among the message pixels (histogram equalisation).
+    pub message_opacity: f32,
+}
+
+impl Default for TimelineOptions {
+    fn default() -> Self {
+        Self {
+            width: 1024,
+            height: 768,
+            window_s: None,
+            bundle: TimelineBundle::None,
+            mix: Mix::Alpha,
+            states: StateMode::Dominant,
+            message_opacity: DEFAULT_MESSAGE_OPACITY,
+        }
+    }
+}
+
+/// The message layer's opacity where it is densest, by default: the states show through.
+pub const DEFAULT_MESSAGE_OPACITY: f32 = 0.6;
+
+/// How a pixel shows the states of the time and the processes it covers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StateMode {
+    /// The state covering most of the pixel.
+    #[default]
+    Dominant,
+    /// The states' shares stacked up each process row, in the legend's order from the bottom
+    /// (a row one pixel high shows the state at the middle of its stack).
+    Stacked,
+}
+
+/// Bundling of the timeline's message lines.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum TimelineBundle {
+    /// Straight lines from send to receive.
+    #[default]
+    None,
+    /// This engine's image-space KDE bundling (stage `kde_bundle`).
+    Kde(BundleParams),
+    /// Brendel et al.'s hierarchical bundling: each process's send and receive events clustered with
+    /// mean shift, the cluster centres clustered again (three levels), degree-2 B-splines
+    /// routed through the hierarchy with strength `beta`.
+    Hierarchical { beta: f32 },
+    /// Brendel et al.'s grid-based bundling: endpoint clusters as above, then shortest paths with
+    /// diagonals over a grid, degree-2 B-splines with strength `beta`.
+    Grid { beta: f32 },
+}
+
+impl TimelineBundle {
+    fn label(&self) -> &'static str {
+        match self {
+            Self::None => "",
+            Self::Kde(_) => ", KDE bundled",
+            Self::Hierarchical { .. } => ", hierarchical bundles",
+            Self::Grid { .. } => ", grid bundles",
+        }
+    }
+}
+
+/// Mean-shift bandwidths of the three hierarchy levels, as shares of the plot: per process along
+/// time, then the centres in 2-D.
+const LEVEL_BANDWIDTHS: [f32; 3] = [1.0 / 40.0, 1.0 / 10.0, 1.0 / 4.0];
+/// Grid columns of the grid-based bundling (fewer on very tall plots).
+const GRID_COLUMNS: u32 = 32;
+
+const MARGIN: [u32; 4] = [80, 48, 200, 52];
+/// States with their own colour; the rest share the last colour as "other".
+const NAMED_STATES: usize = CATEGORICAL.len() - 1;
+
+/// Intervals of each location sorted by (start, depth): `order[ranges[l]]`.
+struct ByLocation {
+    order: Vec<u32>,
+    ranges: Vec<std::ops::Range<usize>>,
+}
+
+impl ByLocation {
+    fn new(t: &Trace, locations: usize) -> Self {
+        let i = &t.intervals;
+        let mut order: Vec<u32> =
+            (0..i.location.len() as u32).filter(|&k| (i.location[k as usize] as usize) < locations).collect();
+        order.par_sort_unstable_by_key(|&k| {
+            let k = k as usize;
+            (i.location[k], i.start[k], i.depth[k])
+        });
+        let mut ranges = vec![0..0; locations];
+        let mut a = 0;
+        while a < order.len() {
+            let l = i.location[order[a] as usize];
+            let b = a + order[a..].partition_point(|&k| i.location[k as usize] == l);
+            ranges[l as usize] = a..b;
+            a = b;
+        }
+        Self { order, ranges }
+    }
+
+    /// Calls `f(start, end, kind)` for the innermost state of location `l` over time: nested
+    /// intervals hide their parents.
+    fn innermost(&self, t: &Trace, l: usize, mut f: impl FnMut(u64, u64, u32)) {
+        let i = &t.intervals;
+        let mut stack: Vec<usize> = Vec::new();
+        let mut cursor = 0u64;
+        let emit_until = |stack: &mut Vec<usize>, cursor: &mut u64, until: u64, f: &mut dyn FnMut(u64, u64, u32)| {
+            while let Some(&top) = stack.last() {
+                let end = i.end[top].min(until);
+                if end > *cursor {
+                    f(*cursor, end, i.kind[top]);
+                    *cursor = end;
+                }
+                if i.end[top] <= until {
+                    stack.pop();
+                } else {
+                    break;
+                }
+            }
+        };
+        for &k in &self.order[self.ranges[l].clone()] {
+            let k = k as usize;
+            emit_until(&mut stack, &mut cursor, i.start[k], &mut f);
+            cursor = cursor.max(i.start[k]);
+            stack.push(k);
+        }
+        emit_until(&mut stack, &mut cursor, u64::MAX, &mut f);
+    }
+}
+
+/// Colour slot of every kind: the states covering the most time first.
+fn state_slots(t: &Trace, by: &ByLocation, locations: usize) -> (Vec<usize>, Legend) {
+    let kinds = t.region_names.len().max(t.intervals.kind.iter().map(|&k| k as usize + 1).max().unwrap_or(0));
+    let totals = (0..locations)
+        .into_par_iter()
+        .fold(
+            || vec![0u64; kinds],
+            |mut acc, l| {
+                by.innermost(t, l, |a, b, k| acc[k as usize] += b - a);
+                acc
+            },
+        )
+        .reduce(|| vec![0u64; kinds], |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect());
+    let mut ranked: Vec<usize> = (0..kinds).filter(|&k| totals[k] > 0).collect();
+    ranked.sort_by_key(|&k| std::cmp::Reverse(totals[k]));
+    let mut slot = vec![NAMED_STATES; kinds];
+    let mut legend = Vec::new();
+    for (s, &k) in ranked.iter().take(NAMED_STATES).enumerate() {
+        slot[k] = s;
+        legend.push((s, t.region_names.get(k).cloned().unwrap_or_else(|| format!("state {k}"))));
+    }
+    if ranked.len() > NAMED_STATES {
+        legend.push((NAMED_STATES, format!("{} other states", ranked.len() - NAMED_STATES)));
+    }
+    (slot, legend)
+}
+
+/// Which pixel rows location `l` of `n` covers in a plot `h` rows high.
+fn rows_of(l: usize, n: usize, h: u32) -> std::ops::Range<u32> {
+    let a = (l as u64 * u64::from(h) / n as u64) as u32;
+    let b = ((l as u64 + 1) * u64::from(h) / n as u64) as u32;
+    // Thick rows keep a one-pixel gap between processes.
+    let b = if b - a >= 4 { b - 1 } else { b.max(a + 1) };
+    a..b.min(h)
+}
+
+/// Colour slot and name of each state in the legend.
+type Legend = Vec<(usize, String)>;
+
+/// RGBA of every plot pixel from the states (row-major, `None`: no state): per pixel the
+/// dominant state, or the states' shares stacked up the rows of each process (`mode`); the
+/// opacity is the share of the pixel's time covered by a state.
+fn state_pixels(
+    t: &Trace,
+    p: Plot,
+    window: (u64, u64),
+    n: usize,
+    index: &TimelineIndex,
+    mode: StateMode,
+) -> Vec<Option<[f32; 4]>> {
+    let (by, slot) = (&index.by, &index.slot);
+    let (t0, t1) = window;
+    let per_px = (t1 - t0) as f64 / f64::from(p.w);
+    // Locations of each pixel row (several per row when there are more locations than rows).
+    let mut of_row: Vec<Vec<usize>> = vec![Vec::new(); p.h as usize];
+    for l in 0..n {
+        for r in rows_of(l, n, p.h) {
+            of_row[r as usize].push(l);
+        }
+    }
+    stacked_runs(&of_row, mode, |locs| {
+        let mut cov = vec![[0f32; CATEGORICAL.len()]; p.w as usize];
+        for &l in locs {
+            by.innermost(t, l, |a, b, k| {
+                let (a, b) = (a.max(t0), b.min(t1));
+                if a >= b {
+                    return;
+                }
+                let (xa, xb) = ((a - t0) as f64 / per_px, (b - t0) as f64 / per_px);
+                let s = slot[k as usize];
+                for c in (xa.floor() as u32)..(xb.ceil() as u32).min(p.w) {
+                    let overlap = (xb.min(f64::from(c) + 1.0) - xa.max(f64::from(c))).max(0.0);
+                    cov[c as usize][s] += overlap as f32;
+                }
+            });
+        }
+        (cov, 1.0 / locs.len().max(1) as f32)
+    })
+}
+
+/// State colours of every pixel, row-major, from `coverage(what a row shows)`: per pixel column
+/// the states' cover in pixels of one process's row, and one over the processes on the row.
+/// Rows showing the same (runs of them, where processes are taller than a row) share one
+/// coverage, stacked over the run's rows in [`StateMode::Stacked`].
+fn stacked_runs<K: PartialEq + Sync>(
+    rows: &[K],
+    mode: StateMode,
+    coverage: impl Fn(&K) -> (Vec<[f32; CATEGORICAL.len()]>, f32) + Sync,
+) -> Vec<Option<[f32; 4]>> {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for r in 0..rows.len() {
+        match runs.last_mut() {
+            Some((start, len)) if rows[*start] == rows[r] => *len += 1,
+            _ => runs.push((r, 1)),
+        }
+    }
+    let runs: Vec<Vec<Vec<Option<[f32; 4]>>>> = runs
+        .par_iter()
+        .map(|&(start, height)| {
+            let (cov, share) = coverage(&rows[start]);
+            (0..height)
+                .map(|row| {
+                    // Stacked: how far up the run this row's centre is.
+                    let up = 1.0 - (row as f32 + 0.5) / height as f32;
+                    cov.iter().map(|c| cover_colour(c, share, mode, up)).collect()
+                })
+                .collect()
+        })
+        .collect();
+    runs.into_iter().flatten().flatten().collect()
+}
+
+/// The colour of a pixel whose states cover `c` (per colour slot, in pixels of one process's
+/// row; `share`: one over the processes drawn on the row), by `mode` (`up`: how far up its
+/// process's rows the pixel is, for stacking). `None`: no state.
+fn cover_colour(c: &[f32; CATEGORICAL.len()], share: f32, mode: StateMode, up: f32) -> Option<[f32; 4]> {
+    let total: f32 = c.iter().sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let s = match mode {
+        StateMode::Dominant => (0..c.len()).fold(0, |best, s| if c[s] > c[best] { s } else { best }),
+        StateMode::Stacked => {
+            let mut below = 0.0;
+            (0..c.len())
+                .find(|&s| {
+                    below += c[s] / total;
+                    c[s] > 0.0 && below > up
+                })
+                .unwrap_or_else(|| (0..c.len()).rfind(|&s| c[s] > 0.0).unwrap_or(0))
+        }
+    };
+    // States a little darker than their legend swatches, so that message lines stand out on them.
+    let rgb = CATEGORICAL[s].map(|v| v * 0.72);
+    Some([rgb[0], rgb[1], rgb[2], (total * share).min(1.0)])
+}
+
+/// What a timeline keeps between pictures of one trace: intervals by location, state colours
+/// and legend, the time span, and messages in order of sending, so that a new time window
+/// (zoom, pan) starts from them instead of sorting the trace again.
+pub struct TimelineIndex {
+    by: ByLocation,
+    slot: Vec<usize>,
+    legend: Legend,
+    span: Option<(u64, u64)>,
+    /// Message rows by send time.
+    by_send: Vec<u32>,
+    /// The longest send-to-receive time, so a window's messages are a range of `by_send`.
+    max_latency: u64,
+    /// Collective operations by end time: first start, last end, lowest and highest location.
+    collectives: Vec<(u64, u64, u32, u32)>,
+}
+
+impl TimelineIndex {
+    pub fn new(t: &Trace) -> Self {
+        let n = t.locations.name.len();
+        let by = ByLocation::new(t, n);
+        let (slot, legend) = state_slots(t, &by, n);
+        let m = &t.messages;
+        let mut by_send: Vec<u32> = (0..m.source.len() as u32).collect();
+        by_send.par_sort_unstable_by_key(|&i| m.send_time[i as usize]);
+        let max_latency = (0..m.source.len())
+            .into_par_iter()
+            .filter(|&i| m.recv_time[i] != u64::MAX)
+            .map(|i| m.recv_time[i].saturating_sub(m.send_time[i]))
+            .max()
+            .unwrap_or(0);
+        let collectives = collective_operations(t, n);
+        Self { by, slot, legend, span: span(t), by_send, max_latency, collectives }
+    }
+
+    /// Rows of the messages that may be visible in `[t0, t1]`: sent by `t1`, and late enough
+    /// to arrive after `t0`.
+    fn candidates(&self, t: &Trace, (t0, t1): (u64, u64)) -> &[u32] {
+        let send = &t.messages.send_time;
+        let a = self.by_send.partition_point(|&i| send[i as usize] < t0.saturating_sub(self.max_latency));
+        let b = self.by_send.partition_point(|&i| send[i as usize] <= t1);
+        &self.by_send[a..b.max(a)]
+    }
+
+    /// The innermost state of location `l` at time `at`: its kind, start and end.
+    fn state_at(&self, t: &Trace, l: usize, at: u64) -> Option<(u32, u64, u64)> {
+        let i = &t.intervals;
+        let rows = &self.by.order[self.by.ranges.get(l)?.clone()];
+        let upto = rows.partition_point(|&k| i.start[k as usize] <= at);
+        rows[..upto]
+            .iter()
+            .map(|&k| k as usize)
+            .filter(|&k| i.end[k] > at)
+            .max_by_key(|&k| (i.depth[k], i.start[k]))
+            .map(|k| (i.kind[k], i.start[k], i.end[k]))
+    }
+}
+
+/// Gradient weight of a piece of a message line at `t` along it (0: sender, 1: receiver).
+const GRADIENT_STEPS: f32 = 16.0;
+/// Messages per density pass (bounds the memory of the segment lists).
+const MESSAGES_PER_PASS: usize = 1 << 18;
+
+/// Message lines in plot pixels, through the line-density stage on the backend, each line cut
+/// into pieces weighted by their position from sender (0) to receiver (16): per pixel, `counts`
+/// is the number of lines and `sums / 16` how much of them is receiver end. Bundled as `bundle`
+/// says.
+fn message_density(
+    t: &Trace,
+    backend: &Backend,
+    p: Plot,
+    window: (u64, u64),
+    n: usize,
+    bundle: &TimelineBundle,
+    index: &TimelineIndex,
+) -> Result<(stages::DensityImage, Vec<u32>), ViewError> {
+    let (t0, t1) = window;
+    let m = &t.messages;
+    let scale = f64::from(p.w) / (t1 - t0) as f64;
+    let x = |time: u64| ((time as f64 - t0 as f64) * scale) as f32;
+    let y = |l: u32| {
+        let r = rows_of(l as usize, n, p.h);
+        (r.start + r.end) as f32 / 2.0
+    };
+    let mut visible: Vec<usize> = index
+        .candidates(t, window)
+        .par_iter()
+        .map(|&i| i as usize)
+        .filter(|&i| m.send_time[i] <= t1 && m.recv_time[i] >= t0 && m.recv_time[i] != u64::MAX)
+        .filter(|&i| (m.source[i] as usize) < n && (m.destination[i] as usize) < n)
+        .collect();
+    // In row order, as the density and bundling stages always saw them.
+    visible.par_sort_unstable();
+    let lines: Vec<[f32; 4]> = visible
+        .par_iter()
+        .map(|&i| [x(m.send_time[i]), y(m.source[i]), x(m.recv_time[i]), y(m.destination[i])])
+        .collect();
+    let router = Router::new(bundle, &lines, |k| [m.source[visible[k]], m.destination[visible[k]]], n, p);
+    let visible: Vec<u32> = visible.into_iter().map(|i| i as u32).collect();
+    let pixels = (p.w * p.h) as usize;
+    let mut total = stages::DensityImage { width: p.w, height: p.h, counts: vec![0; pixels], sums: vec![0; pixels] };
+    for (c, part) in lines.chunks(MESSAGES_PER_PASS).enumerate() {
+        let polylines = match bundle {
+            TimelineBundle::None => {
+                straight_density(backend, part, p, &mut total)?;
+                continue;
+            }
+            TimelineBundle::Kde(params) => {
+                let frame = UnitFrame::fit(part);
+                let unit: Vec<[f32; 4]> = part.iter().map(|&e| frame.edge_to_unit(e)).collect();
+                let mut b = stages::kde_bundle::run(
+                    backend.runner().as_mut(),
+                    &BundleInput { edges: &unit, weights: None },
+                    params,
+                )?;
+                b.points.iter_mut().for_each(|q| *q = frame.from_unit(*q));
+                Polylines { samples: b.samples as usize, points: b.points }
+            }
+            TimelineBundle::Hierarchical { beta } | TimelineBundle::Grid { beta } => {
+                let router = router.as_ref().expect("a router for routed bundles");
+                let first = c * MESSAGES_PER_PASS;
+                let polygons = router.polygons(part, first);
+                let curve = Curve { samples: router.samples, beta: beta.clamp(0.0, 1.0), degree: 2 };
+                let b = stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?;
+                Polylines { samples: b.samples as usize, points: b.points }
+            }
+        };
+        let (segments, weights) = polylines.pieces();
+        let input = DensityInput { segments: &segments, weights: Some(&weights), width: p.w, height: p.h };
+        let image = stages::line_density::run(backend.runner().as_mut(), &input)?;
+        total.counts.iter_mut().zip(&image.counts).for_each(|(a, b)| *a = a.saturating_add(*b));
+        total.sums.iter_mut().zip(&image.sums).for_each(|(a, b)| *a += b);
+    }
+    Ok((total, visible))
+}
+
+/// Straight message lines, each cut into the three pieces [`Polylines::straight`] makes of it,
+/// into `total`: one unweighted density pass per piece (the pieces of a pass share a weight:
+/// 0, 8 and 16 steps from sender to receiver), which takes the line-density stage's fast path
+/// for short segments where a weighted pass would walk every one. Equal to one weighted pass
+/// over the pieces, count for count and sum for sum.
+fn straight_density(
+    backend: &Backend,
+    lines: &[[f32; 4]],
+    p: Plot,
+    total: &mut stages::DensityImage,
+) -> Result<(), ViewError> {
+    const PIECES: usize = STRAIGHT_SAMPLES - 1;
+    for k in 0..PIECES {
+        let (f0, f1) = (k as f32 / PIECES as f32, (k + 1) as f32 / PIECES as f32);
+        let at = |l: &[f32; 4], f: f32| [l[0] + (l[2] - l[0]) * f, l[1] + (l[3] - l[1]) * f];
+        let segments: Vec<[f32; 4]> = lines
+            .par_iter()
+            .map(|l| {
+                let (a, b) = (at(l, f0), at(l, f1));
+                [a[0], a[1], b[0], b[1]]
+            })
+            .collect();
+        let weight = u64::from(piece_weight(k, PIECES));
+        let input = DensityInput { segments: &segments, weights: None, width: p.w, height: p.h };
+        let image = stages::line_density::run(backend.runner().as_mut(), &input)?;
+        total.counts.par_iter_mut().zip(&image.counts).for_each(|(a, b)| *a = a.saturating_add(*b));
+        total.sums.par_iter_mut().zip(&image.counts).for_each(|(a, b)| *a += weight * u64::from(*b));
+    }
+    Ok(())
+}
+
+/// Points of a straight message line (three pieces).
+const STRAIGHT_SAMPLES: usize = 4;
+
+/// The gradient weight of piece `k` of `per` along a line (0: at the sender).
+fn piece_weight(k: usize, per: usize) -> u32 {
+    let f = if per > 1 { k as f32 / (per - 1) as f32 } else { 0.5 };
+    (f * GRADIENT_STEPS).round() as u32
+}
+
+/// Control polygons of the routed bundlings: the endpoint hierarchy, and the grid if routed on one.
+struct Router {
+    hierarchy: EndpointHierarchy,
+    grid: Option<Grid>,
+    samples: u32,
+}
+
+impl Router {
+    /// `ends(k)`: the sending and receiving process of line `k`.
+    fn new(
+        bundle: &TimelineBundle,
+        lines: &[[f32; 4]],
+        ends: impl Fn(usize) -> [u32; 2],
+        n: usize,
+        p: Plot,
+    ) -> Option<Self> {
+        let (w, h) = (p.w as f32, p.h as f32);
+        let (grid, levels) = match bundle {
+            TimelineBundle::Hierarchical { .. } => (None, LEVEL_BANDWIDTHS.len()),
+            TimelineBundle::Grid { .. } => {
+                // Routes must fit a control polygon with the two endpoints and their clusters.
+                let most = (MAX_CTRL - 5) as f32;
+                let cols = GRID_COLUMNS.min((most * w / h) as u32).max(1);
+                (Some(Grid::over([0.0, 0.0], [w, h], cols)), 1)
+            }
+            TimelineBundle::None | TimelineBundle::Kde(_) => return None,
+        };
+        // Endpoints far outside a zoomed window cluster at its sides (bounded work and precision).
+        let x = |v: f32| v.clamp(-w, 2.0 * w);
+        let events: Vec<[f32; 2]> = lines.iter().flat_map(|l| [[x(l[0]), l[1]], [x(l[2]), l[3]]]).collect();
+        let process: Vec<u32> = (0..lines.len()).flat_map(&ends).collect();
+        let side = w.max(h);
+        let bandwidths = [w * LEVEL_BANDWIDTHS[0], side * LEVEL_BANDWIDTHS[1], side * LEVEL_BANDWIDTHS[2]];
+        let hierarchy = EndpointHierarchy::build(&events, &process, n, &bandwidths[..levels]);
+        let samples = if grid.is_some() { 24 } else { 16 };
+        Some(Self { hierarchy, grid, samples })
+    }
+
+    /// Polygons of `part`, the lines from `first` on.
+    fn polygons(&self, part: &[[f32; 4]], first: usize) -> ControlPolygons {
+        let mut out = ControlPolygons::new();
+        let mut buf = Vec::with_capacity(MAX_CTRL);
+        for (k, l) in part.iter().enumerate() {
+            let e = 2 * (first + k);
+            let (a, b) = ([l[0], l[1]], [l[2], l[3]]);
+            match &self.grid {
+                None => self.hierarchy.hierarchical_polygon(e, a, e + 1, b, &mut buf),
+                Some(g) => {
+                    let (ca, cb) = (self.hierarchy.endpoint_centre(e), self.hierarchy.endpoint_centre(e + 1));
+                    buf.clear();
+                    buf.extend([a, ca]);
+                    g.route(ca, cb, &mut buf);
+                    buf.extend([cb, b]);
+                }
+            }
+            out.push(buf.iter().copied());
+        }
+        out
+    }
+}
+
+/// Polylines with the same number of points each.
+struct Polylines {
+    samples: usize,
+    points: Vec<[f32; 2]>,
+}
+
+impl Polylines {
+    /// Straight lines of `samples` points each (the reference of [`straight_density`]).
+    #[cfg(test)]
+    fn straight(lines: &[[f32; 4]], samples: usize) -> Self {
+        let points = lines
+            .iter()
+            .flat_map(|l| {
+                (0..samples).map(move |k| {
+                    let f = k as f32 / (samples - 1) as f32;
+                    [l[0] + (l[2] - l[0]) * f, l[1] + (l[3] - l[1]) * f]
+                })
+            })
+            .collect();
+        Self { samples, points }
+    }
+
+    /// Every piece between consecutive points, weighted by its position along its line.
+    fn pieces(&self) -> (Vec<[f32; 4]>, Vec<u32>) {
+        let s = self.samples.max(2);
+        let per = s - 1;
+        let mut segments = Vec::with_capacity(self.points.len() / s * per);
+        let mut weights = Vec::with_capacity(segments.capacity());
+        for line in self.points.chunks_exact(s) {
+            for k in 0..per {
+                let (a, b) = (line[k], line[k + 1]);
+                segments.push([a[0], a[1], b[0], b[1]]);
+                weights.push(piece_weight(k, per));
+            }
+        }
+        (segments, weights)
+    }
+}
+
+/// The plot rectangle of a timeline `width x height` pixels (`None`: too small), for mapping
+/// pointer positions to time in the interactive viewer.
+pub fn plot_rect(width: u32, height: u32) -> Option<Plot> {
+    Plot::inside(width, height, MARGIN)
+}
+
+/// The trace's duration in seconds over intervals and messages (`None`: nothing timed).
+pub fn duration_s(t: &Trace) -> Option<f64> {
+    span(t).map(|(a, b)| (b - a) as f64 / t.ticks_per_second.max(1) as f64)
+}
+
+/// The time window after zooming `window` by `factor` (above 1: in) around the point `at` of the
+/// way across it, kept inside `[0, duration]`.
+pub fn zoom_window(window: (f64, f64), duration: f64, factor: f64, at: f64) -> (f64, f64) {
+    let (a, b) = window;
+    let centre = a + at.clamp(0.0, 1.0) * (b - a);
+    let span = ((b - a) / factor).clamp(duration * 1e-9, duration);
+    clamp_window(centre - at.clamp(0.0, 1.0) * span, span, duration)
+}
+
+/// The time window after moving `window` by `share` of its width (positive: later).
+pub fn pan_window(window: (f64, f64), duration: f64, share: f64) -> (f64, f64) {
+    let span = window.1 - window.0;
+    clamp_window(window.0 + share * span, span, duration)
+}
+
+fn clamp_window(start: f64, span: f64, duration: f64) -> (f64, f64) {
+    let start = start.clamp(0.0, (duration - span).max(0.0));
+    (start, start + span)
+}
+
+/// The plot rectangle of a timeline picture of `opts`' size.
+fn timeline_plot(opts: &TimelineOptions) -> Result<Plot, ViewError> {
+    Plot::inside(opts.width, opts.height, MARGIN).ok_or_else(|| {
+        ViewError::Unsupported(format!("picture {}x{} too small for a timeline", opts.width, opts.height))
+    })
+}
+
+/// What a timeline picture is made of, from raw rows or from a pyramid: per plot pixel the
+/// state colour and the message lines, the states' legend and the collectives' joins.
+struct Layers<'a> {
+    states: &'a [Option<[f32; 4]>],
+    density: &'a stages::DensityImage,
+    legend: &'a [(usize, String)],
+    joins: &'a Joins,
+}
+
+/// The timeline scene of `layers` over `window` of the trace's span `full` (ticks, `tps` per
+/// second): title, axes, legend, the states and messages as one raster layer, collectives.
+fn compose(
+    opts: &TimelineOptions,
+    p: Plot,
+    (window, full, tps): ((u64, u64), (u64, u64), f64),
+    n: usize,
+    title: &str,
+    layers: &Layers<'_>,
+) -> Scene {
+    let (states, density) = (layers.states, layers.density);
+    let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
+    scene.text(&crate::views::plot::fit(title, opts.width as f32 - 24.0, 15.0), [16.0, 28.0], 15.0, Anchor::Left, TEXT);
+    let (s0, s1) = ((window.0 - full.0) as f64 / tps, (window.1 - full.0) as f64 / tps);
+    let x_ticks = nice_ticks(s0, s1, 6);
+    let step = x_ticks.get(1).map_or(1.0, |b| b.1 - x_ticks[0].1);
+    let decimals = (-step.log10().floor()).clamp(0.0, 9.0) as usize;
+    let x_ticks: Vec<Tick> = x_ticks
+        .into_iter()
+        .map(|(f, v)| (f, if v.abs() >= 1e4 { format_value(v) } else { format!("{v:.decimals$}") }))
+        .collect();
+    let y_ticks: Vec<Tick> = nice_ticks(0.0, (n - 1) as f64, 6)
+        .into_iter()
+        .filter(|(_, v)| v.fract() == 0.0)
+        .map(|(_, v)| {
+            let r = rows_of(v as usize, n, p.h);
+            ((r.start + r.end) as f32 / 2.0 / p.h as f32, format!("{v:.0}"))
+        })
+        .collect();
+    axes(&mut scene, p, &x_ticks, &y_ticks, "time since trace start (s)", "process (rank)");
+    let max = density.counts.iter().copied().max().unwrap_or(0);
+    let tone = MessageTone::new(&density.counts, opts.message_opacity);
+    legend_column(&mut scene, p, layers.legend, &tone, opts.mix, !layers.joins.is_empty());
+    let log_max = (f64::from(max) + 1.0).ln();
+    let opacity = tone.opacity;
+    let pixel = |k: usize| -> Option<[f32; 4]> {
+        let state = states[k];
+        let c = density.counts[k];
+        if c == 0 || opacity <= 0.0 {
+            return state;
+        }
+        let share = (density.sums[k] as f32 / GRADIENT_STEPS / c as f32).clamp(0.0, 1.0);
+        let line = direction_colour(share);
+        let under = state.map_or(BACKGROUND, |s| [s[0] * s[3], s[1] * s[3], s[2] * s[3]]);
+        if opts.mix == Mix::Additive {
+            // Every line adds its colour (the gradient is linear, so the sum is the count times
+            // the mean colour), tone-mapped by the log of the count so that the busiest pixel
+            // saturates and single lines stay visible.
+            let k = additive_gain(c, log_max) * opacity;
+            let rgb = [0, 1, 2].map(|ch| (under[ch] * 0.5 + line[ch] * k).min(1.0));
+            return Some([rgb[0], rgb[1], rgb[2], 1.0]);
+        }
+        let a = tone.alpha(c);
+        Some([
+            under[0] + (line[0] - under[0]) * a,
+            under[1] + (line[1] - under[1]) * a,
+            under[2] + (line[2] - under[2]) * a,
+            1.0,
+        ])
+    };
+    let colours: Vec<[u8; 4]> = (0..(p.w * p.h) as usize)
+        .into_par_iter()
+        .map(|k| pixel(k).map_or([0; 4], |c| c.map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8)))
+        .collect();
+    let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
+    scene.raster(Raster::rgba(rect, p.w, p.h, colours));
+    draw_collectives(&mut scene, p, layers.joins);
+    scene
+}
+
+/// The timeline as a scene (states and messages one raster layer over the plot) and what its
+/// tooltips read, from the trace's `index`.
+pub fn timeline_scene(
+    dataset: &Dataset,
+    backend: &Backend,
+    opts: &TimelineOptions,
+    index: &Arc<TimelineIndex>,
+) -> Result<(Scene, TimelinePick), ViewError> {
+    let t = &dataset.trace;
+    let n = t.locations.name.len();
+    if n == 0 {
+        return Err(ViewError::Unsupported("the timeline needs a trace with processes (locations)".into()));
+    }
+    let full = index.span.ok_or_else(|| ViewError::Unsupported("the trace has no intervals or messages".into()))?;
+    let tps = t.ticks_per_second.max(1) as f64;
+    let window = window_in(full, tps, opts.window_s)?;
+    let p = timeline_plot(opts)?;
+    let (states, messages) = rayon::join(
+        || state_pixels(t, p, window, n, index, opts.states),
+        || message_density(t, backend, p, window, n, &opts.bundle, index),
+    );
+    let (density, visible) = messages?;
+    let bundled = opts.bundle.label();
+    let read = if t.span_of_whole.is_some() { " read for this window" } else { "" };
+    let title =
+        format!("Timeline: {} ({n} processes, {} messages{read}{bundled})", dataset.name, t.messages.source.len());
+    let joins = collective_joins(t, p, window, n, index);
+    let layers = Layers { states: &states, density: &density, legend: &index.legend, joins: &joins };
+    let scene = compose(opts, p, (window, full, tps), n, &title, &layers);
+    let pick = TimelinePick { index: index.clone(), plot: p, window, full, n, counts: density.counts, visible };
+    Ok((scene, pick))
+}
+
+/// What the timeline's tooltips read: the plot, the window, the messages drawn and the lines
+/// through each pixel.
+pub struct TimelinePick {
+    index: Arc<TimelineIndex>,
+    plot: Plot,
+    /// The time window drawn, ticks.
+    window: (u64, u64),
+    /// The trace's span, ticks (times are shown from its start).
+    full: (u64, u64),
+    n: usize,
+    counts: Vec<u32>,
+    /// The rows of the messages drawn.
+    visible: Vec<u32>,
+}
+
+/// Most messages searched one by one for the line under the pointer; past it, the tooltip gives
+/// the count of lines through the pixel only.
+const PICK_MESSAGES: usize = 200_000;
+/// Most lines a highlighted pair draws.
+const PAIR_LINES: usize = 50_000;
+
+impl TimelinePick {
+    fn x_of(&self, time: u64) -> f32 {
+        let (t0, t1) = self.window;
+        self.plot.x0 as f32 + ((time as f64 - t0 as f64) / (t1 - t0) as f64 * f64::from(self.plot.w)) as f32
+    }
+
+    fn y_of(&self, l: u32) -> f32 {
+        let r = rows_of(l as usize, self.n, self.plot.h);
+        self.plot.y0 as f32 + (r.start + r.end) as f32 / 2.0
+    }
+
+    /// The drawn message whose line passes nearest to `at`, within 4 pixels.
+    fn message_near(&self, t: &Trace, at: [f32; 2]) -> Option<usize> {
+        if self.visible.len() > PICK_MESSAGES {
+            return None;
+        }
+        let m = &t.messages;
+        let dist = |i: usize| {
+            let a = [self.x_of(m.send_time[i]), self.y_of(m.source[i])];
+            let b = [self.x_of(m.recv_time[i]), self.y_of(m.destination[i])];
+            contract::distance_to_segment(at, a, b)
+        };
+        self.visible
+            .par_iter()
+            .map(|&i| (dist(i as usize), i as usize))
+            .filter(|(d, _)| *d <= 4.0)
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, i)| i)
+    }
+
+    fn seconds(&self, t: &Trace, time: u64) -> String {
+        format!("{:.6} s", time.saturating_sub(self.full.0) as f64 / t.ticks_per_second.max(1) as f64)
+    }
+}
+
+impl Picker for TimelinePick {
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let p = self.plot;
+        let t = &dataset.trace;
+        let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
+        let [u, v] = contract::share_in(rect, at)?;
+        let (t0, t1) = self.window;
+        let time = t0 + ((t1 - t0) as f64 * f64::from(u)) as u64;
+        let row = (v * p.h as f32) as u32;
+        // The first location drawn on this pixel row.
+        let l = (0..self.n).find(|&l| rows_of(l, self.n, p.h).contains(&row)).unwrap_or(self.n - 1);
+        let name = t.locations.name.get(l).cloned().unwrap_or_default();
+        let mut lines = vec![format!("at {}", self.seconds(t, time))];
+        match self.index.state_at(t, l, time) {
+            Some((kind, a, b)) => {
+                let state = t.region_names.get(kind as usize).cloned().unwrap_or_else(|| format!("state {kind}"));
+                lines.push(format!("{state}: {} to {}", self.seconds(t, a), self.seconds(t, b)));
+            }
+            None => lines.push("no state".into()),
+        }
+        let k = (row * p.w + ((u * p.w as f32) as u32).min(p.w - 1)) as usize;
+        let mut click = None;
+        if let Some(i) = self.message_near(t, at) {
+            let m = &t.messages;
+            lines.push(format!(
+                "message {} → {}, {} bytes, tag {}",
+                m.source[i], m.destination[i], m.bytes[i], m.tag[i]
+            ));
+            lines.push(format!(
+                "sent {}, received {}",
+                self.seconds(t, m.send_time[i]),
+                self.seconds(t, m.recv_time[i])
+            ));
+            click = Some(Selection { pair: Some((m.source[i], m.destination[i])), ..Default::default() });
+        } else if let Some(&c) = self.counts.get(k).filter(|&&c| c > 0) {
+            lines.push(format!("{c} message lines through this pixel"));
+        }
+        let pick = Pick::new(format!("rank {l} ({name})"), lines);
+        Some(match click {
+            Some(s) => pick.with_click(Parts::PAIR, s),
+            None => pick,
+        })
+    }
+
+    /// The selected pair's messages in the window, drawn over everything in white.
+    fn overlay(&self, dataset: &Dataset, selection: &Selection, scene: &mut Scene) -> bool {
+        let Some((s, r)) = selection.pair else { return false };
+        let m = &dataset.trace.messages;
+        let of_pair = |&&i: &&u32| m.source[i as usize] == s && m.destination[i as usize] == r;
+        for &i in self.visible.iter().filter(of_pair).take(PAIR_LINES) {
+            let i = i as usize;
+            let (a, b) = ([self.x_of(m.send_time[i]), self.y_of(s)], [self.x_of(m.recv_time[i]), self.y_of(r)]);
+            scene.segment(crate::render::Blend::Alpha, a, b, 1.5, [1.0, 1.0, 1.0, 0.9], false);
+        }
+        let label = format!("highlighted: messages {s} → {r}");
+        let at = [self.plot.x0 as f32 + self.plot.w as f32, self.plot.y0 as f32 - 8.0];
+        scene.text(&label, at, 11.0, Anchor::Right, TEXT);
+        true
+    }
+}
+
+/// Additive mixing: the sum of `count` lines' colours over their mean colour, after the log tone
+/// map (one line 0.25, the busiest pixel 1.3, saturated).
+fn additive_gain(count: u32, log_max: f64) -> f32 {
+    (0.25 + 1.05 * ((f64::from(count) + 1.0).ln() - 2f64.ln()).max(0.0) / (log_max - 2f64.ln()).max(1e-9)) as f32
+}
+
+/// The message layer's opacity by histogram equalisation: a pixel's rank among the pixels that
+/// messages cross (the midpoint of its count's run), so that every density level gets an equal
+/// share of the opacity range, from a fifth of `opacity` up to `opacity`.
+struct MessageTone {
+    /// Line counts of the pixels with lines, sorted.
+    sorted: Vec<u32>,
+    opacity: f32,
+}
+
+impl MessageTone {
+    fn new(counts: &[u32], opacity: f32) -> Self {
+        let mut sorted: Vec<u32> = counts.par_iter().copied().filter(|&c| c > 0).collect();
+        sorted.par_sort_unstable();
+        Self { sorted, opacity: if opacity.is_finite() { opacity.clamp(0.0, 1.0) } else { DEFAULT_MESSAGE_OPACITY } }
+    }
+
+    /// Rank of `count` among the message pixels, 0 to 1.
+    fn rank(&self, count: u32) -> f32 {
+        if self.sorted.is_empty() {
+            return 0.0;
+        }
+        let below = self.sorted.partition_point(|&c| c < count);
+        let upto = self.sorted.partition_point(|&c| c <= count);
+        ((below + upto) as f32 / 2.0 / self.sorted.len() as f32).clamp(0.0, 1.0)
+    }
+
+    fn alpha(&self, count: u32) -> f32 {
+        self.opacity * (0.2 + 0.8 * self.rank(count))
+    }
+
+    /// The count at quantile `q` of the message pixels.
+    fn quantile(&self, q: f32) -> u32 {
+        let k = ((self.sorted.len().saturating_sub(1)) as f32 * q.clamp(0.0, 1.0)).round() as usize;
+        self.sorted.get(k).copied().unwrap_or(0)
+    }
+}
+
+/// Collective operations in a window, as plot pixels: each participant's span (`spans`: row,
+/// x0, x1; only where rows are tall enough to show them apart from the states), and one join
+/// per operation and pixel column at the operations' end (`x`, top row, bottom row).
+struct Joins {
+    spans: Vec<(u32, f32, f32)>,
+    joins: Vec<(f32, f32, f32)>,
+}
+
+impl Joins {
+    fn is_empty(&self) -> bool {
+        self.joins.is_empty()
+    }
+}
+
+/// The operations of the trace's collectives: participants' rows grouped where they are of the
+/// same operation and overlap in time (every participant is inside it until the last arrives).
+/// Sorted by end time: (first start, last end, lowest location, highest location).
+fn collective_operations(t: &Trace, n: usize) -> Vec<(u64, u64, u32, u32)> {
+    let c = &t.collectives;
+    let mut rows: Vec<usize> = (0..c.location.len()).filter(|&k| (c.location[k] as usize) < n).collect();
+    rows.par_sort_unstable_by_key(|&k| (c.op[k], c.end[k], c.location[k]));
+    let mut ops: Vec<(u32, u64, u64, u64, u32, u32)> = Vec::new();
+    for k in rows {
+        let (op, a, b, l) = (c.op[k], c.start[k], c.end[k], c.location[k]);
+        match ops.last_mut() {
+            // Same operation while this participant started before the earliest end so far.
+            Some(g) if g.0 == op && a <= g.3 => {
+                g.1 = g.1.min(a);
+                g.2 = g.2.max(b);
+                g.4 = g.4.min(l);
+                g.5 = g.5.max(l);
+            }
+            _ => ops.push((op, a, b, b, l, l)),
+        }
+    }
+    let mut out: Vec<(u64, u64, u32, u32)> = ops.into_iter().map(|g| (g.1, g.2, g.4, g.5)).collect();
+    out.par_sort_unstable_by_key(|o| o.1);
+    out
+}
+
+fn collective_joins(t: &Trace, p: Plot, window: (u64, u64), n: usize, index: &TimelineIndex) -> Joins {
+    let (t0, t1) = window;
+    let scale = f64::from(p.w) / (t1 - t0) as f64;
+    let x = |time: u64| ((time as f64 - t0 as f64) * scale) as f32;
+    let row = |l: u32| rows_of(l as usize, n, p.h);
+    let ops = &index.collectives;
+    let first = ops.partition_point(|o| o.1 < t0);
+    // Per pixel column: the highest and lowest rows joined there.
+    let mut columns: Vec<Option<(u32, u32)>> = vec![None; p.w as usize];
+    for o in ops[first..].iter().take_while(|o| o.1 <= t1) {
+        let c = (x(o.1).floor().max(0.0) as usize).min(p.w as usize - 1);
+        let (top, bottom) = (row(o.2).start, row(o.3).end);
+        columns[c] = Some(columns[c].map_or((top, bottom), |(a, b)| (a.min(top), b.max(bottom))));
+    }
+    let joins =
+        columns.iter().enumerate().filter_map(|(c, j)| j.map(|(a, b)| (c as f32 + 0.5, a as f32, b as f32))).collect();
+    // Spans: a line along the bottom of each participant's row, merged per row where they
+    // touch within a pixel.
+    let mut spans = Vec::new();
+    if (n as u32) * 4 <= p.h {
+        let c = &t.collectives;
+        let mut by_row: Vec<Vec<(f32, f32)>> = vec![Vec::new(); n];
+        for k in 0..c.location.len() {
+            let l = c.location[k] as usize;
+            if l < n && c.end[k] >= t0 && c.start[k] <= t1 {
+                by_row[l].push((x(c.start[k].max(t0)), x(c.end[k].min(t1))));
+            }
+        }
+        for (l, mut v) in by_row.into_iter().enumerate() {
+            v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+            let mut open: Option<(f32, f32)> = None;
+            for (a, b) in v {
+                open = match open {
+                    Some((oa, ob)) if a <= ob + 1.0 => Some((oa, ob.max(b))),
+                    Some(done) => {
+                        spans.push((row(l as u32).end, done.0, done.1));
+                        Some((a, b))
+                    }
+                    None => Some((a, b)),
+                };
+            }
+            if let Some(done) = open {
+                spans.push((row(l as u32).end, done.0, done.1));
+            }
+        }
+    }
+    Joins { spans, joins }
+}
+
+/// Collectives' colour: a light reddish purple, apart from the states' darker colours and the
+/// white of a highlighted pair.
+const COLLECTIVE: [f32; 4] = [0.96, 0.62, 0.84, 0.95];
+
+fn draw_collectives(scene: &mut Scene, p: Plot, j: &Joins) {
+    let (x0, y0) = (p.x0 as f32, p.y0 as f32);
+    for &(row_end, a, b) in &j.spans {
+        let y = y0 + row_end as f32;
+        scene.rect([x0 + a, y - 2.0], [x0 + b.max(a + 1.0), y], COLLECTIVE, false);
+    }
+    for &(x, top, bottom) in &j.joins {
+        let (a, b) = ([x0 + x, y0 + top], [x0 + x, y0 + bottom.max(top + 1.0)]);
+        scene.segment(crate::render::Blend::Alpha, a, b, 1.0, COLLECTIVE, false);
+    }
+}
+
+fn legend_column(
+    scene: &mut Scene,
+    p: Plot,
+    legend: &[(usize, String)],
+    tone: &MessageTone,
+    mix: Mix,
+    collectives: bool,
+) {
+    let x = (p.x0 + p.w + 20) as f32;
+    let mut y = p.y0 as f32 + 8.0;
+    scene.text("states", [x, y], 13.0, Anchor::Left, TEXT);
+    for (s, name) in legend {
+        y += 20.0;
+        let c = CATEGORICAL[*s].map(|v| v * 0.72);
+        scene.rect([x, y - 10.0], [x + 14.0, y + 2.0], [c[0], c[1], c[2], 1.0], true);
+        let short: String = name.chars().take(22).collect();
+        scene.text(&short, [x + 20.0, y], 11.0, Anchor::Left, TEXT_DIM);
+    }
+    if collectives {
+        y += 20.0;
+        scene.rect([x + 6.0, y - 12.0], [x + 8.0, y + 4.0], COLLECTIVE, true);
+        scene.rect([x, y + 2.0], [x + 14.0, y + 4.0], COLLECTIVE, true);
+        scene.text("collective", [x + 20.0, y], 11.0, Anchor::Left, TEXT_DIM);
+    }
+    y += 36.0;
+    scene.text("messages per pixel", [x, y], 13.0, Anchor::Left, TEXT);
+    y += 10.0;
+    let steps = 24;
+    let max = tone.quantile(1.0);
+    if mix == Mix::Additive {
+        // Swatches from one line to the busiest pixel, of the gradient's middle colour.
+        let mid = direction_colour(0.5);
+        let log_max = (f64::from(max.max(1)) + 1.0).ln();
+        let mut last = 0;
+        for (k, f) in [0.0, 1.0 / 3.0, 2.0 / 3.0, 1.0].into_iter().enumerate() {
+            let lines = (f64::from(max.max(1)).powf(f).round() as u32).max(last + 1).min(max.max(1));
+            if lines == last {
+                continue;
+            }
+            last = lines;
+            let y0 = y + k as f32 * 24.0;
+            let c = mid.map(|v| (v * additive_gain(lines, log_max) * tone.opacity).min(1.0));
+            scene.rect([x, y0], [x + 16.0, y0 + 16.0], [c[0], c[1], c[2], 1.0], true);
+            scene.text(&format!("{lines}"), [x + 22.0, y0 + 12.0], 11.0, Anchor::Left, TEXT_DIM);
+        }
+        scene.text("(colours add, log scale)", [x, y + 104.0], 11.0, Anchor::Left, TEXT_DIM);
+        direction_legend(scene, x, y + steps as f32 * 4.0 + 40.0);
+        return;
+    }
+    // Equalised: equal steps of the ramp hold equal numbers of pixels; labels at the quartiles.
+    for k in 0..steps {
+        let q = k as f32 / (steps - 1) as f32;
+        let a = tone.opacity * (0.2 + 0.8 * q);
+        let y0 = y + k as f32 * 4.0;
+        scene.rect([x, y0], [x + 16.0, y0 + 4.0], [1.0, 1.0, 1.0, a], true);
+    }
+    let mut last = None;
+    for q in [0.0f32, 0.5, 1.0] {
+        let c = tone.quantile(q);
+        if max == 0 || last == Some(c) {
+            continue;
+        }
+        last = Some(c);
+        let y0 = y + 8.0 + q * (steps as f32 * 4.0 - 8.0);
+        scene.text(&format!("{c}"), [x + 22.0, y0], 11.0, Anchor::Left, TEXT_DIM);
+    }
+    scene.text("(equalised)", [x, y + steps as f32 * 4.0 + 18.0], 11.0, Anchor::Left, TEXT_DIM);
+    let gy = y + steps as f32 * 4.0 + 48.0;
+    direction_legend(scene, x, gy);
+    if max == 0 {
+        scene.text("(no messages in view)", [x, y + steps as f32 * 4.0 + 32.0], 11.0, Anchor::Left, TEXT_DIM);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Intervals;
+
+    #[test]
+    fn innermost_states_hide_their_parents() {
+        let t = Trace {
+            intervals: Intervals {
+                location: vec![0, 0, 0, 1],
+                start: vec![0, 10, 12, 5],
+                end: vec![100, 20, 15, 6],
+                kind: vec![0, 1, 2, 1],
+                depth: vec![0, 1, 2, 0],
+            },
+            ..Default::default()
+        };
+        let by = ByLocation::new(&t, 2);
+        let mut seen = Vec::new();
+        by.innermost(&t, 0, |a, b, k| seen.push((a, b, k)));
+        assert_eq!(seen, vec![(0, 10, 0), (10, 12, 1), (12, 15, 2), (15, 20, 1), (20, 100, 0)]);
+        seen.clear();
+        by.innermost(&t, 1, |a, b, k| seen.push((a, b, k)));
+        assert_eq!(seen, vec![(5, 6, 1)]);
+    }
+
+    #[test]
+    fn zoom_keeps_the_point_under_the_pointer_and_stays_inside() {
+        let w = zoom_window((0.0, 100.0), 100.0, 2.0, 0.25);
+        assert_eq!(w, (12.5, 62.5));
+        // Zooming out past the whole trace stops at it.
+        assert_eq!(zoom_window(w, 100.0, 0.1, 0.5), (0.0, 100.0));
+        // Panning stops at the ends.
+        assert_eq!(pan_window((10.0, 20.0), 100.0, -5.0), (0.0, 10.0));
+        assert_eq!(pan_window((10.0, 20.0), 100.0, 0.5), (15.0, 25.0));
+        assert_eq!(pan_window((80.0, 100.0), 100.0, 1.0), (80.0, 100.0));
+    }
+
+    #[test]
+    fn straight_lines_in_three_passes_equal_one_weighted_pass() {
+        let mut state = 11u64;
+        let mut rng = move || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let p = Plot { x0: 0, y0: 0, w: 97, h: 61 };
+        // Short and long lines, some leaving the plot, one of zero length.
+        let mut lines: Vec<[f32; 4]> = (0..3000)
+            .map(|k| {
+                let (x, y) = (rng() * 120.0 - 10.0, rng() * 80.0 - 10.0);
+                let reach = if k % 3 == 0 { 60.0 } else { 6.0 };
+                [x, y, x + (rng() - 0.5) * reach, y + (rng() - 0.5) * reach]
+            })
+            .collect();
+        lines.push([5.0, 5.0, 5.0, 5.0]);
+        let pixels = (p.w * p.h) as usize;
+        let mut split =
+            stages::DensityImage { width: p.w, height: p.h, counts: vec![0; pixels], sums: vec![0; pixels] };
+        straight_density(&Backend::Cpu, &lines, p, &mut split).unwrap();
+        let (segments, weights) = Polylines::straight(&lines, STRAIGHT_SAMPLES).pieces();
+        let input = DensityInput { segments: &segments, weights: Some(&weights), width: p.w, height: p.h };
+        let one = stages::line_density::run(Backend::Cpu.runner().as_mut(), &input).unwrap();
+        assert!(one.counts.iter().any(|&c| c > 2));
+        assert_eq!(split.counts, one.counts);
+        assert_eq!(split.sums, one.sums);
+    }
+
+    #[test]
+    fn rows_cover_the_plot_without_overlap() {
+        let rows: Vec<_> = (0..3).map(|l| rows_of(l, 3, 30)).collect();
+        assert_eq!(rows, vec![0..9, 10..19, 20..29]);
+        assert_eq!(rows_of(999, 1000, 100), 99..100);
+    }
+}
+
+/// Bundling of the timeline's message lines, as the command line names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimelineBundleArg {
+    /// Straight lines.
+    None,
+    /// Image-space KDE bundling (this engine's).
+    Kde,
+    /// Brendel et al.'s hierarchy of mean-shift endpoint clusters, degree-2 B-splines.
+    Hierarchical,
+    /// Brendel et al.'s grid-based routing with diagonals between endpoint clusters.
+    Grid,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatesArg {
+    /// Each pixel shows the state covering most of its time and processes.
+    Dominant,
+    /// The states' shares stacked up each process row (rows one pixel high show the middle state).
+    Stacked,
+}
+
+/// The timeline's look, shared with the linked MPI view.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct TimelineLook {
+    /// Edge bundling of the message lines.
+    #[arg(long, value_enum, default_value = "none")]
+    pub bundle: TimelineBundleArg,
+    /// Bundling strength β of the hierarchical and grid bundling (0 straight, 1 fully bundled).
+    #[arg(long, default_value_t = crate::bundling::DEFAULT_BETA, value_parser = crate::views::options::parse_beta)]
+    pub beta: f32,
+    /// How a pixel shows the states of the time and processes it covers.
+    #[arg(long, value_enum, default_value = "dominant")]
+    pub states: StatesArg,
+    /// Opacity of the densest message pixels, 0 (messages hidden) to 1; the others are fainter by
+    /// their rank among message pixels (histogram equalisation).
+    #[arg(long, default_value_t = DEFAULT_MESSAGE_OPACITY, value_parser = crate::views::options::parse_opacity)]
+    pub message_opacity: f32,
+}
+
+impl TimelineLook {
+    /// The timeline's options with these choices, `mix` and the time window of `select`.
+    pub fn options(&self, mix: Mix, select: &crate::views::options::TraceSelectArgs) -> TimelineOptions {
+        let beta = self.beta;
+        let bundle = match self.bundle {
+            TimelineBundleArg::None => TimelineBundle::None,
+            TimelineBundleArg::Kde => TimelineBundle::Kde(BundleParams::default()),
+            TimelineBundleArg::Hierarchical => TimelineBundle::Hierarchical { beta },
+            TimelineBundleArg::Grid => TimelineBundle::Grid { beta },
+        };
+        let states = match self.states {
+            StatesArg::Dominant => StateMode::Dominant,
+            StatesArg::Stacked => StateMode::Stacked,
+        };
+        TimelineOptions {
+            width: 1024,
+            height: 768,
+            window_s: select.from.zip(select.to),
+            bundle,
+            mix,
+            states,
+            message_opacity: self.message_opacity,
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! What the torus views (ring, mds, radviz, parcoords, themeriver, linked) share: the dataset's
+//! torus, node selection by coordinates ([`select`]), the ring's bundle groups ([`group`]), the
+//! plane embeddings ([`embedding`]), and a node's tooltip.
+
+pub mod embedding;
+pub mod group;
+pub mod select;
+
+use crate::Backend;
+use crate::model::{Dataset, Topology};
+use crate::selection::{Parts, Selection};
+
+use super::contract::Pick;
+use super::legend::format_value;
+use super::parcoords::node_traffic;
+use super::ring::{dim_letter, link_traffic_in};
+use super::{ViewError, traffic_unit};
+
+/// The selection parts every torus view with filters reads.
+pub const FILTERS: Parts = Parts::NODE.or(Parts::DIMS).or(Parts::TIME_SLICE);
+
+/// The dataset's torus, with at least one node; without one, the error starts with `who`
+/// ("the ring view needs").
+pub(crate) fn topology<'a>(dataset: &'a Dataset, who: &str) -> Result<&'a Topology, ViewError> {
+    let topo = dataset
+        .topology
+        .as_ref()
+        .ok_or_else(|| ViewError::Unsupported(format!("{who} a topology (a Boxfish file or gen:torus-sim)")))?;
+    if topo.node_count() == 0 {
+        return Err(ViewError::Unsupported("the topology has no nodes".into()));
+    }
+    Ok(topo)
+}
+
+/// The torus views' check: a topology with nodes.
+pub(crate) fn check(d: &Dataset, view: &str) -> Result<(), ViewError> {
+    topology(d, &format!("the {view} view needs")).map(|_| ())
+}
+
+/// Traffic per node over the selection's slice.
+pub(crate) fn traffic_per_node(dataset: &Dataset, backend: &Backend, sel: &Selection) -> Result<Vec<u64>, ViewError> {
+    let topo = topology(dataset, "this view needs")?;
+    Ok(node_traffic(topo, &link_traffic_in(dataset, backend, sel.time_slice)?))
+}
+
+/// A node's tooltip: its coordinates and the traffic on its links (both directions), and a
+/// click that picks it.
+pub(crate) fn node_pick(dataset: &Dataset, traffic: &[u64], v: u32) -> Option<Pick> {
+    let topo = dataset.topology.as_ref()?;
+    let dims = topo.dims();
+    let coords: Vec<String> =
+        topo.coord(v as usize).iter().enumerate().map(|(d, c)| format!("{}={c}", dim_letter(d, dims))).collect();
+    let on_links = traffic.get(v as usize).copied().unwrap_or(0);
+    let unit = traffic_unit(dataset);
+    let lines = vec![coords.join(" "), format!("{} {unit} on its links", format_value(on_links as f64))];
+    Some(
+        Pick::new(format!("node {v}"), lines)
+            .with_click(Parts::NODE, Selection { node: Some(v), ..Default::default() }),
+    )
+}

@@ -1,0 +1,82 @@
+//! `--view marey` (Wei et al., 2024): the enhanced Marey's graph of a generated run, a JAX
+//! pipeline written as files, and real traces.
+
+use exaviz_engine::Backend;
+use exaviz_engine::render::Image;
+use exaviz_tests::shared_data_or_skip;
+
+use super::{both, differ, golden, open};
+
+/// The enhanced Marey's graph (Wei et al., 2024) on both backends:
+/// a generated hybrid-parallel run with a straggler and an unbalanced stage (aligned and
+/// aggregated, as recorded, every operator drawn, stages collapsed), a JAX pipeline written as
+/// files and read back, and the real Kineto (two ranks) and PerfFlowAspect traces.
+#[test]
+fn marey_views_match_golden_on_both_backends() {
+    use exaviz_engine::views::contract::{Entry, Frame};
+    let generated = "gen:training?devices=8&stages=4&microbatches=6&layers=8&steps=2&straggler=5&unbalanced=2";
+    let jax_dir = std::env::temp_dir().join(format!("exaviz-golden-jax-{}", std::process::id()));
+    let spec = exaviz_datasets::training_gen::Spec::parse(
+        "gen:training",
+        &[
+            ("devices", "4"),
+            ("stages", "4"),
+            ("microbatches", "3"),
+            ("layers", "8"),
+            ("steps", "1"),
+            ("flavour", "jax"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string())),
+    )
+    .unwrap();
+    exaviz_datasets::training_gen::write(&spec, &jax_dir).unwrap();
+    let jax = jax_dir.to_str().unwrap().to_string();
+    let mut cases: Vec<(&str, &str, String, Vec<&str>)> = vec![
+        ("marey_generated.png", "marey", generated.into(), vec![]),
+        ("marey_generated_unaligned_all.png", "marey", generated.into(), vec!["--align", "none", "--bins", "0"]),
+        ("marey_generated_collapsed_step1.png", "marey", generated.into(), vec!["--collapse", "all", "--step", "1"]),
+        ("marey_jax_pipeline.png", "marey", jax.clone(), vec![]),
+    ];
+    if let Some(data) = shared_data_or_skip("marey_views_match_golden_on_both_backends") {
+        let k = |f: &str| data.join("kineto").join(f).display().to_string();
+        let ranks = format!("{},{}", k("sampled_rank-0.json.gz"), k("sampled_rank-1.json.gz"));
+        cases.push(("marey_kineto_two_ranks.png", "marey", ranks, vec![]));
+        cases.push(("marey_perfflow.png", "marey", data.join("perfflow").display().to_string(), vec![]));
+    }
+    let mut pictures = Vec::new();
+    for (name, view, input, options) in &cases {
+        let picture = both(view, options, &open(input), (960, 600));
+        assert!(picture.distinct_colours() > 20, "{name}: the picture looks blank");
+        golden(name, &picture);
+        pictures.push(picture);
+    }
+    std::fs::remove_dir_all(&jax_dir).ok();
+    // The injected straggler (rank 5, row 5) and unbalanced stage (2: rows 4 and 5) carry the
+    // rules' red cross, no other row does; hovering the straggler's cross says what it is.
+    let marked = |img: &Image, y: f32| {
+        (y as u32 - 5..y as u32 + 6).any(|y| {
+            (5..20).any(|x| {
+                let [r, g, b, _] = img.pixel(x, y);
+                r > 150 && (50..130).contains(&g) && b < 60
+            })
+        })
+    };
+    let pitch = (600.0 - 34.0 - 92.0) / 8.0;
+    let row = |r: usize| 34.0 + (r as f32 + 0.5) * pitch;
+    assert!(marked(&pictures[0], row(5)), "the straggler's row has no cross");
+    assert!(marked(&pictures[0], 34.0 + 4.0 * pitch + 6.0), "the heavy stage has no cross");
+    for r in [0, 1, 2, 3, 4, 6, 7] {
+        assert!(!marked(&pictures[0], row(r)), "row {r} has a cross");
+    }
+    let d = open(generated);
+    let built = Entry::find("marey").unwrap().parse::<&str>(&[]).unwrap();
+    let prepared =
+        built.view.prepare(&d, &built.selection, Frame { width: 960, height: 600 }, &Backend::Cpu).expect("prepare");
+    let pick = prepared.pick(&d, [12.0, row(5)]).expect("a pick on the cross");
+    assert!(pick.lines.iter().any(|l| l.contains("straggler")), "{pick:?}");
+    // Alignment and aggregation change the picture; so does collapsing the stages.
+    for k in [1, 2] {
+        let d = differ(&pictures[0], &pictures[k]);
+        assert!(d > 0.02, "{}: only {d} of the pixels differ from the aligned, aggregated picture", cases[k].0);
+    }
+}
