@@ -34,38 +34,24 @@ pub const MAX_CIRCLE_EDGES: u64 = 50_000_000;
 /// its community, 25% within the community, 15% to a hub of the other).
 pub fn open(input: &str) -> Result<EdgeList, SourceError> {
     let Some(spec) = input.strip_prefix("gen:") else { return read(Path::new(input)) };
-    let (name, query) = spec.split_once('?').unwrap_or((spec, ""));
+    let (name, q) = crate::Query::split(input, spec)?;
     if name != "circle" {
         return Err(SourceError::invalid(input, format!("unknown edge generator '{name}' (available: circle)")));
     }
-    let (mut edges, mut kind, mut nodes, mut seed) = (10_000u64, "structured".to_string(), 1024u64, 1u64);
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair
-            .split_once('=')
-            .ok_or_else(|| SourceError::invalid(input, format!("option '{pair}' is not key=value")))?;
-        let num = |max: u64| -> Result<u64, SourceError> {
-            v.parse::<u64>().ok().filter(|n| (1..=max).contains(n)).ok_or_else(|| {
+    q.only(&["edges", "kind", "nodes", "seed"], "gen:circle")?;
+    let num = |k: &str, default: u64, max: u64| -> Result<u64, SourceError> {
+        match q.get(k) {
+            None => Ok(default),
+            Some(v) => v.parse::<u64>().ok().filter(|n| (1..=max).contains(n)).ok_or_else(|| {
                 SourceError::invalid(input, format!("option {k}={v} must be a whole number from 1 to {max}"))
-            })
-        };
-        match k {
-            "edges" => edges = num(MAX_CIRCLE_EDGES)?,
-            "nodes" => nodes = num(1 << 24)?,
-            "seed" => seed = num(u64::MAX)?,
-            "kind" if ["structured", "random", "communities"].contains(&v) => kind = v.to_string(),
-            "kind" => {
-                return Err(SourceError::invalid(
-                    input,
-                    format!("kind={v}: expected structured, random or communities"),
-                ));
-            }
-            _ => {
-                return Err(SourceError::invalid(
-                    input,
-                    format!("unknown option '{k}' for gen:circle (expected edges, kind, nodes, seed)"),
-                ));
-            }
+            }),
         }
+    };
+    let (edges, nodes, seed) =
+        (num("edges", 10_000, MAX_CIRCLE_EDGES)?, num("nodes", 1024, 1 << 24)?, num("seed", 1, u64::MAX)?);
+    let kind = q.get("kind").unwrap_or("structured").to_string();
+    if !["structured", "random", "communities"].contains(&kind.as_str()) {
+        return Err(SourceError::invalid(input, format!("kind={kind}: expected structured, random or communities")));
     }
     let kind = match kind.as_str() {
         "random" => CircleKind::Random,

@@ -49,10 +49,11 @@ pub const OPTIONS: &[&str] = &[
 ];
 
 impl Spec {
-    pub fn parse(input: &str, opts: &[(String, String)]) -> Result<Spec, SourceError> {
-        let get = |k: &str| opts.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
-        let n = |k: &str, default: u64, max: u64| get(k).map_or(Ok(default), |v| crate::count(input, k, v, max));
-        let opt = |k: &str, max: u64| get(k).map(|v| crate::count(input, k, v, max).map(|x| x as u32)).transpose();
+    pub fn parse(q: &crate::Query) -> Result<Spec, SourceError> {
+        let input = q.input();
+        let get = |k: &str| q.get(k);
+        let n = |k: &str, default: u64, max: u64| q.count(k, default, max);
+        let opt = |k: &str, max: u64| q.count_opt(k, max).map(|v| v.map(|x| x as u32));
         let s = Spec {
             devices: n("devices", 8, 100_000)? as u32,
             stages: n("stages", 2, 1024)? as u32,
@@ -469,15 +470,7 @@ mod tests {
     use exaviz_engine::training::{Align, Rule, Thresholds, offsets, rules};
 
     fn spec(q: &str) -> Spec {
-        let opts: Vec<(String, String)> = q
-            .split('&')
-            .filter(|p| !p.is_empty())
-            .map(|p| {
-                let (k, v) = p.split_once('=').unwrap();
-                (k.to_string(), v.to_string())
-            })
-            .collect();
-        Spec::parse("gen:training", &opts).unwrap()
+        Spec::parse(&crate::Query::parse("gen:training", q).unwrap()).unwrap()
     }
 
     /// The files written read back as the model the simulation builds, in both flavours.

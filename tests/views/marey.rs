@@ -16,19 +16,8 @@ fn marey_views_match_golden_on_both_backends() {
     use exaviz_engine::views::contract::{Entry, Frame};
     let generated = "gen:training?devices=8&stages=4&microbatches=6&layers=8&steps=2&straggler=5&unbalanced=2";
     let jax_dir = std::env::temp_dir().join(format!("exaviz-golden-jax-{}", std::process::id()));
-    let spec = exaviz_datasets::training_gen::Spec::parse(
-        "gen:training",
-        &[
-            ("devices", "4"),
-            ("stages", "4"),
-            ("microbatches", "3"),
-            ("layers", "8"),
-            ("steps", "1"),
-            ("flavour", "jax"),
-        ]
-        .map(|(k, v)| (k.to_string(), v.to_string())),
-    )
-    .unwrap();
+    let options = "devices=4&stages=4&microbatches=3&layers=8&steps=1&flavour=jax";
+    let spec = exaviz_datasets::training_spec(&format!("gen:training?{options}")).unwrap();
     exaviz_datasets::training_gen::write(&spec, &jax_dir).unwrap();
     let jax = jax_dir.to_str().unwrap().to_string();
     let mut cases: Vec<(&str, &str, String, Vec<&str>)> = vec![

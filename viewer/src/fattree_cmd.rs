@@ -153,8 +153,20 @@ pub fn metrics(input: &str, t: &FatTree, args: &MetricsArgs) -> Result<()> {
 /// `exaviz gen SPEC DIR`: a simulated fat tree written as a TreeScope data directory.
 pub fn gen_cmd(spec: &str, dir: &std::path::Path) -> Result<()> {
     let spec = if spec.starts_with("gen:") { spec.to_string() } else { format!("gen:{spec}") };
-    let name = spec["gen:".len()..].split_once('?').map_or(&spec["gen:".len()..], |(n, _)| n);
-    if name == "training" {
+    let (generator, _) = exaviz_datasets::generators::parse(&spec)?;
+    let name = generator.name;
+    if generator.files.is_none() {
+        let writers: Vec<String> = exaviz_datasets::GENERATORS
+            .iter()
+            .filter(|g| g.files.is_some())
+            .map(|g| format!("gen:{}", g.name))
+            .collect();
+        anyhow::bail!(
+            "{spec}: exaviz gen writes files of {}; write other generators into a store with exaviz convert",
+            writers.join(" and ")
+        );
+    }
+    if generator.files == Some(exaviz_datasets::generators::Files::TraceFiles) {
         let s = exaviz_datasets::training_spec(&spec)?;
         let tmp = dir.with_extension("partial");
         let _ = std::fs::remove_dir_all(&tmp);
@@ -175,10 +187,6 @@ pub fn gen_cmd(spec: &str, dir: &std::path::Path) -> Result<()> {
         );
         return Ok(());
     }
-    anyhow::ensure!(
-        name == "fattree",
-        "{spec}: exaviz gen writes fat trees (gen:fattree?...) and training profiles (gen:training?...); write other generators into a store with exaviz convert"
-    );
     let started = std::time::Instant::now();
     let dataset =
         crate::with_progress(&format!("simulating {spec}"), "{msg} {spinner}", |_| exaviz_datasets::open(&spec))?;

@@ -728,11 +728,11 @@ fn fattree_directories_generate_load_measure_and_render() {
     assert_fails(&["render", dir, "--view", "fattree", "--traffic", "9:1", "-o", o], &["LO:HI"]);
     assert_fails(&["render", "gen:fattree?k=3", "--view", "fattree", "-o", o], &["k=3 must be even"]);
     assert_fails(&["render", "gen:torus-sim", "--view", "fattree", "-o", o], &["needs a fat-tree network"]);
-    assert_fails(&["gen", "gen:wrf", o], &["exaviz gen writes fat trees"]);
+    assert_fails(&["gen", "gen:wrf", o], &["exaviz gen writes files of gen:fattree and gen:training"]);
     let with_year = format!("{dir}?year=2017");
     assert!(exaviz(&["info", &with_year]).status.success());
     assert_fails(&["info", &format!("{dir}?year=often")], &["year=often is not a year"]);
-    assert_fails(&["info", &format!("{dir}?colour=red")], &["unknown option 'colour=red'"]);
+    assert_fails(&["info", &format!("{dir}?colour=red")], &["unknown option 'colour' for a fat-tree directory (expected year)"]);
     let topo = a.join("network.topo");
     let text = std::fs::read_to_string(&topo).unwrap();
     std::fs::write(&topo, &text[..text.len() / 2]).unwrap();
