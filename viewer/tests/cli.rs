@@ -732,7 +732,10 @@ fn fattree_directories_generate_load_measure_and_render() {
     let with_year = format!("{dir}?year=2017");
     assert!(exaviz(&["info", &with_year]).status.success());
     assert_fails(&["info", &format!("{dir}?year=often")], &["year=often is not a year"]);
-    assert_fails(&["info", &format!("{dir}?colour=red")], &["unknown option 'colour' for a fat-tree directory (expected year)"]);
+    assert_fails(
+        &["info", &format!("{dir}?colour=red")],
+        &["unknown option 'colour' for a fat-tree directory (expected year)"],
+    );
     let topo = a.join("network.topo");
     let text = std::fs::read_to_string(&topo).unwrap();
     std::fs::write(&topo, &text[..text.len() / 2]).unwrap();

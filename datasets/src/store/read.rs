@@ -1,0 +1,462 @@
+//! Reading a store: the manifest, each table checked before it is decoded, and the dataset
+//! they make (in memory, or rows kept on disk behind the pyramid).
+
+use super::*;
+
+/// Reads a store's manifest and checks its version.
+pub fn manifest(store: &Path) -> Result<Manifest, SourceError> {
+    let path = store.join(MANIFEST);
+    let meta = std::fs::metadata(&path).map_err(|e| io(&path, e))?;
+    if meta.len() > 1 << 20 {
+        return Err(invalid(&path, "manifest larger than 1 MiB: not an exaviz store manifest"));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
+    let version = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("schema_version").and_then(serde_json::Value::as_u64));
+    if let Some(v) = version
+        && v != u64::from(SCHEMA_VERSION)
+    {
+        return Err(invalid(
+            &path,
+            format!("store of schema version {v}; this exaviz reads version {SCHEMA_VERSION}: re-run exaviz convert"),
+        ));
+    }
+    let m: Manifest = serde_json::from_str(&text)
+        .map_err(|e| invalid(&path, format!("not an exaviz store manifest ({e}): re-run exaviz convert")))?;
+    if m.format != "exaviz-store" {
+        return Err(invalid(&path, format!("format '{}' is not exaviz-store", m.format)));
+    }
+    Ok(m)
+}
+
+/// Columns read from one table.
+pub(super) enum Owned {
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    Str(Vec<String>),
+}
+
+thread_local! {
+    /// Set while this thread decodes a Parquet file under [`guarded`]: its panics stay silent.
+    static DECODING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs a Parquet decode, turning a panic inside the parquet crate into an error naming `path`.
+///
+/// The checks in [`read_table`] catch what they can before decoding (sizes, offsets, schema,
+/// row counts), but the decoder asserts on some damage no reader can see from the metadata (a
+/// data page naming a dictionary the chunk lacks): a damaged file must give one line and no
+/// panic, so the decode runs under `catch_unwind` with the panic message kept off the terminal.
+pub(super) fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T, SourceError>) -> Result<T, SourceError> {
+    static QUIET_HOOK: std::sync::Once = std::sync::Once::new();
+    QUIET_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !DECODING.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    DECODING.with(|d| d.set(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    DECODING.with(|d| d.set(false));
+    result.unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown damage".into());
+        let why = why.lines().next().unwrap_or_default().to_string();
+        Err(invalid(path, format!("corrupt Parquet file ({why}): re-run exaviz convert")))
+    })
+}
+
+/// Reads every row of one table, checking its schema, version and row count.
+pub(super) fn read_table(store: &Path, table: &Table, expect_rows: u64) -> Result<Vec<Owned>, SourceError> {
+    let path = store.join(table.file());
+    guarded(&path, || read_table_unguarded(&path, table, expect_rows))
+}
+
+pub(super) fn read_table_unguarded(path: &Path, table: &Table, expect_rows: u64) -> Result<Vec<Owned>, SourceError> {
+    let builder = checked(path, table, expect_rows)?;
+    decode(path, table, builder, None, expect_rows)
+}
+
+/// A reader of one table's file after every check that the metadata allows: schema version,
+/// row count against the manifest, column chunks within the file, column names and types.
+pub(super) fn checked(
+    path: &Path,
+    table: &Table,
+    expect_rows: u64,
+) -> Result<ParquetRecordBatchReaderBuilder<File>, SourceError> {
+    let path = path.to_path_buf();
+    let file = File::open(&path).map_err(|e| io(&path, e))?;
+    let bad = |m: String| invalid(&path, format!("{m}: re-run exaviz convert"));
+    // The Arrow schema is taken from the Parquet schema, not from the serialized one embedded in
+    // the metadata: decoding a damaged one panics inside arrow-ipc.
+    let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+    let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
+        .map_err(|e| bad(format!("not a readable Parquet file ({e})")))?;
+    let meta = builder.metadata();
+    let version = meta
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == "exaviz.schema_version"))
+        .and_then(|k| k.value.clone());
+    if version.as_deref() != Some(&SCHEMA_VERSION.to_string()) {
+        return Err(bad(format!(
+            "schema version {} where {SCHEMA_VERSION} was expected",
+            version.as_deref().unwrap_or("missing")
+        )));
+    }
+    let rows = meta.file_metadata().num_rows();
+    if u64::try_from(rows).ok() != Some(expect_rows) {
+        return Err(bad(format!("holds {rows} rows where the manifest says {expect_rows} (stale or truncated)")));
+    }
+    // Offsets and sizes of every column chunk within the file and bounded, checked before the
+    // Parquet reader uses them (it asserts on some, and sizes buffers from them).
+    let file_len = std::fs::metadata(&path).map_err(|e| io(&path, e))?.len();
+    let within = |start: i64, len: i64| {
+        u64::try_from(start)
+            .ok()
+            .zip(u64::try_from(len).ok())
+            .is_some_and(|(s, l)| s.checked_add(l).is_some_and(|e| e <= file_len))
+    };
+    for rg in meta.row_groups() {
+        if rg.num_rows() < 0 || rg.num_rows() > rows {
+            return Err(bad(format!("a row group of {} rows is out of bounds", rg.num_rows())));
+        }
+        for c in rg.columns() {
+            if !(0..=MAX_CHUNK_BYTES).contains(&c.uncompressed_size()) {
+                return Err(bad(format!("a column chunk of {} bytes is out of bounds", c.uncompressed_size())));
+            }
+            let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+            if !within(start, c.compressed_size()) || !within(c.data_page_offset(), 0) || c.num_values() < 0 {
+                return Err(bad("a column chunk lies outside the file".into()));
+            }
+        }
+    }
+    let schema = builder.schema().clone();
+    if schema.fields().len() != table.columns.len() {
+        return Err(bad(format!("{} columns where {} were expected", schema.fields().len(), table.columns.len())));
+    }
+    for (f, (name, kind)) in schema.fields().iter().zip(&table.columns) {
+        if f.name() != name || f.data_type() != &kind.arrow() {
+            return Err(bad(format!(
+                "column '{}' of type {} where '{name}' of type {} was expected",
+                f.name(),
+                f.data_type(),
+                kind.arrow()
+            )));
+        }
+    }
+    Ok(builder)
+}
+
+/// Decodes the rows of `builder`'s file (of the row groups `groups` only, where given): `expect`
+/// rows in all.
+pub(super) fn decode(
+    path: &Path,
+    table: &Table,
+    builder: ParquetRecordBatchReaderBuilder<File>,
+    groups: Option<Vec<usize>>,
+    expect_rows: u64,
+) -> Result<Vec<Owned>, SourceError> {
+    let mut all = None;
+    decode_batches(path, table, builder, groups, None, expect_rows, &mut |c| {
+        all = Some(c);
+        Ok(())
+    })?;
+    Ok(all.unwrap_or_else(|| no_rows(table)))
+}
+
+/// [`decode`] of the columns `columns` only (`None`: all; the others stay empty), handing the
+/// rows to `each`.
+pub(super) fn decode_batches(
+    path: &Path,
+    table: &Table,
+    builder: ParquetRecordBatchReaderBuilder<File>,
+    groups: Option<Vec<usize>>,
+    columns: Option<&[usize]>,
+    expect_rows: u64,
+    each: &mut dyn FnMut(Vec<Owned>) -> Result<(), SourceError>,
+) -> Result<(), SourceError> {
+    let bad = |m: String| invalid(path, format!("{m}: re-run exaviz convert"));
+    let builder = match groups {
+        Some(g) => builder.with_row_groups(g),
+        None => builder,
+    };
+    let targets: Vec<usize> = columns.map_or_else(|| (0..table.columns.len()).collect(), <[usize]>::to_vec);
+    let builder = match columns {
+        Some(c) => {
+            let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), c.iter().copied());
+            builder.with_projection(mask)
+        }
+        None => builder,
+    };
+    let reader = builder.with_batch_size(64 << 10).build().map_err(|e| bad(format!("unreadable ({e})")))?;
+    let mut out = no_rows(table);
+    let mut seen = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| bad(format!("corrupt ({e})")))?;
+        seen += batch.num_rows() as u64;
+        if seen > expect_rows {
+            return Err(bad(format!("holds more than the {expect_rows} rows its metadata says")));
+        }
+        if batch.num_columns() != targets.len() {
+            return Err(bad(format!("{} columns read where {} were asked for", batch.num_columns(), targets.len())));
+        }
+        for (col, &k) in batch.columns().iter().zip(&targets) {
+            let out = &mut out[k];
+            if col.null_count() > 0 {
+                return Err(bad("a column holds nulls".into()));
+            }
+            let wrong = || bad("a column's values do not match its type".into());
+            match out {
+                Owned::U32(v) => {
+                    v.extend_from_slice(col.as_any().downcast_ref::<UInt32Array>().ok_or_else(wrong)?.values())
+                }
+                Owned::U64(v) => {
+                    v.extend_from_slice(col.as_any().downcast_ref::<UInt64Array>().ok_or_else(wrong)?.values())
+                }
+                Owned::Str(v) => v.extend(
+                    col.as_any()
+                        .downcast_ref::<StringArray>()
+                        .ok_or_else(wrong)?
+                        .iter()
+                        .map(|s| s.unwrap_or("").to_string()),
+                ),
+            }
+        }
+    }
+    if seen != expect_rows {
+        return Err(bad(format!("holds {seen} rows where the manifest says {expect_rows} (truncated)")));
+    }
+    each(out)
+}
+
+pub(super) fn take_u32(c: &mut [Owned], i: usize) -> Vec<u32> {
+    match &mut c[i] {
+        Owned::U32(v) => std::mem::take(v),
+        _ => Vec::new(),
+    }
+}
+pub(super) fn take_u64(c: &mut [Owned], i: usize) -> Vec<u64> {
+    match &mut c[i] {
+        Owned::U64(v) => std::mem::take(v),
+        _ => Vec::new(),
+    }
+}
+pub(super) fn take_str(c: &mut [Owned], i: usize) -> Vec<String> {
+    match &mut c[i] {
+        Owned::Str(v) => std::mem::take(v),
+        _ => Vec::new(),
+    }
+}
+
+/// Messages and intervals that [`open`] reads into memory. A store holding more, with a
+/// pyramid, is opened out of core: every other table in memory, the pyramid, and a reader of the
+/// messages and intervals by time window ([`Dataset::out_of_core`]).
+pub const IN_MEMORY_ROWS: u64 = 20_000_000;
+/// Most messages and intervals read into memory from a store without a pyramid.
+pub const MAX_IN_MEMORY_ROWS: u64 = 400_000_000;
+
+/// Opens a store, reporting `progress(tables done, tables)`: in memory up to [`IN_MEMORY_ROWS`]
+/// messages and intervals, out of core above.
+pub fn open(store: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
+    open_with(store, progress, IN_MEMORY_ROWS)
+}
+
+/// Columns of `table` with no rows.
+pub(super) fn no_rows(table: &Table) -> Vec<Owned> {
+    table
+        .columns
+        .iter()
+        .map(|(_, k)| match k {
+            U32 => Owned::U32(Vec::new()),
+            U64 => Owned::U64(Vec::new()),
+            Str => Owned::Str(Vec::new()),
+        })
+        .collect()
+}
+
+/// [`open`] with the largest count of messages and intervals read into memory.
+pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64) -> Result<Dataset, SourceError> {
+    let m = manifest(store)?;
+    let events = m.rows("messages").saturating_add(m.rows("intervals"));
+    let out_of_core = events > in_memory_rows && m.pyramid.is_some();
+    if !out_of_core && events > MAX_IN_MEMORY_ROWS {
+        return Err(invalid(
+            &store.join(MANIFEST),
+            format!(
+                "holds {events} messages and intervals and no pyramid, too many to read into memory: add one with exaviz pyramid"
+            ),
+        ));
+    }
+    let mut tables = vec![
+        locations_table(),
+        names_table("regions", "region"),
+        names_table("collective_ops", "op"),
+        names_table("metric_names", "metric"),
+        intervals_table(),
+        messages_table(),
+        collectives_table(),
+        counters_table("location_counters", "location"),
+        counters_table("link_counters", "link"),
+        metrics_table(),
+    ];
+    if let Some(extents) = &m.extents {
+        if extents.is_empty() || extents.len() > 16 || extents.contains(&0) {
+            return Err(invalid(&store.join(MANIFEST), "topology extents must be 1 to 16 dimensions of at least 1"));
+        }
+        tables.push(nodes_table(extents.len()));
+        tables.push(links_table());
+    }
+    let total = tables.len() as u64;
+    let mut read = Vec::new();
+    for (i, t) in tables.iter().enumerate() {
+        let on_disk = out_of_core && (t.name == "messages" || t.name == "intervals");
+        read.push(if on_disk { no_rows(t) } else { read_table(store, t, m.rows(t.name))? });
+        progress(i as u64 + 1, total);
+    }
+    let mut read = read.into_iter();
+    let mut next = || read.next().unwrap_or_default();
+    let mut t = Trace { ticks_per_second: m.ticks_per_second, ..Default::default() };
+    let mut c = next();
+    t.locations = Locations { name: take_str(&mut c, 1), node: take_u32(&mut c, 2), kind: Vec::new() };
+    t.region_names = take_str(&mut next(), 1);
+    t.collective_names = take_str(&mut next(), 1);
+    t.metric_names = take_str(&mut next(), 1);
+    let mut c = next();
+    t.intervals = Intervals {
+        location: take_u32(&mut c, 0),
+        start: take_u64(&mut c, 1),
+        end: take_u64(&mut c, 2),
+        kind: take_u32(&mut c, 3),
+        depth: take_u32(&mut c, 4),
+    };
+    let mut c = next();
+    t.messages = Messages {
+        source: take_u32(&mut c, 0),
+        destination: take_u32(&mut c, 1),
+        send_time: take_u64(&mut c, 2),
+        recv_time: take_u64(&mut c, 3),
+        bytes: take_u32(&mut c, 4),
+        tag: take_u32(&mut c, 5),
+    };
+    let mut c = next();
+    t.collectives = Collectives {
+        location: take_u32(&mut c, 0),
+        start: take_u64(&mut c, 1),
+        end: take_u64(&mut c, 2),
+        op: take_u32(&mut c, 3),
+        root: take_u32(&mut c, 4),
+        bytes: take_u32(&mut c, 5),
+    };
+    let mut c = next();
+    t.location_counters =
+        Counters { entity: take_u32(&mut c, 0), time: take_u64(&mut c, 1), value: take_u32(&mut c, 2) };
+    let mut c = next();
+    t.link_counters = Counters { entity: take_u32(&mut c, 0), time: take_u64(&mut c, 1), value: take_u32(&mut c, 2) };
+    let mut c = next();
+    t.metrics = MetricSamples {
+        location: take_u32(&mut c, 0),
+        time: take_u64(&mut c, 1),
+        metric: take_u32(&mut c, 2),
+        value: take_u64(&mut c, 3),
+    };
+    let topology = m.extents.as_ref().map(|extents| topology(extents, next(), next()));
+    let mut d = Dataset {
+        name: m.name.clone(),
+        trace: t,
+        topology,
+        link_counter_unit: m.link_counter_unit.clone(),
+        out_of_core: None,
+        fattree: None,
+        training: None,
+        warnings: Vec::new(),
+    };
+    check_references(store, &d)?;
+    if out_of_core {
+        d.out_of_core = Some(out_of_core_rows(store, &m, &d)?);
+        d.trace.span_of_whole = d.out_of_core.as_ref().map(|o| o.span);
+    }
+    Ok(d)
+}
+
+/// The topology of the `nodes` and `links` tables' columns.
+pub(super) fn topology(extents: &[u32], mut nodes: Vec<Owned>, mut links: Vec<Owned>) -> Topology {
+    let dims = extents.len();
+    let group = take_u32(&mut nodes, 1);
+    let per_dim: Vec<Vec<u32>> = (0..dims).map(|k| take_u32(&mut nodes, 2 + k)).collect();
+    let n = group.len();
+    let mut coords = Vec::with_capacity(n * dims);
+    for i in 0..n {
+        coords.extend(per_dim.iter().map(|v| v[i]));
+    }
+    let links = Links {
+        source: take_u32(&mut links, 0),
+        destination: take_u32(&mut links, 1),
+        dimension: take_u32(&mut links, 2),
+    };
+    Topology { extents: extents.to_vec(), coords, links, group }
+}
+
+/// The pyramid and window reader of a store opened out of core.
+pub(super) fn out_of_core_rows(store: &Path, m: &Manifest, d: &Dataset) -> Result<OutOfCore, SourceError> {
+    let path = store.join(MANIFEST);
+    let span =
+        m.time_span.filter(|(a, b)| a <= b).ok_or_else(|| invalid(&path, "no time span: re-run exaviz convert"))?;
+    let pyramid = pyramid(store)?.ok_or_else(|| invalid(&path, "no pyramid: re-run exaviz convert"))?;
+    let t = &d.trace;
+    let (messages, intervals) = (m.rows("messages"), m.rows("intervals"));
+    let rows =
+        rows::StoreRows::new(store, (messages, intervals), t.locations.name.len() as u32, t.region_names.len() as u32)?;
+    // The row groups' statistics know the last receive and end times where the manifest may not.
+    let span = rows.span().map_or(span, |(a, b)| (span.0.min(a), span.1.max(b)));
+    Ok(OutOfCore { pyramid: Arc::new(pyramid), rows: Arc::new(rows), messages, intervals, span })
+}
+
+/// Every id in range: a store written by another program cannot make a view index out of bounds.
+pub(super) fn check_references(store: &Path, d: &Dataset) -> Result<(), SourceError> {
+    let t = &d.trace;
+    let locs = t.locations.name.len() as u32;
+    let check = |table: &str, what: &str, ids: &[u32], bound: u32, allow_max: bool| -> Result<(), SourceError> {
+        match ids.iter().find(|&&v| v >= bound && !(allow_max && v == u32::MAX)) {
+            Some(v) => Err(invalid(
+                &store.join(format!("{table}.parquet")),
+                format!("{what} {v} is out of range (there are {bound}): re-run exaviz convert"),
+            )),
+            None => Ok(()),
+        }
+    };
+    check("messages", "source", &t.messages.source, locs, false)?;
+    check("messages", "destination", &t.messages.destination, locs, false)?;
+    check("intervals", "location", &t.intervals.location, locs, false)?;
+    check("intervals", "region", &t.intervals.kind, t.region_names.len() as u32, false)?;
+    check("collectives", "location", &t.collectives.location, locs, false)?;
+    check("collectives", "op", &t.collectives.op, t.collective_names.len() as u32, false)?;
+    check("location_counters", "location", &t.location_counters.entity, locs, false)?;
+    check("metrics", "location", &t.metrics.location, locs, false)?;
+    check("metrics", "metric", &t.metrics.metric, t.metric_names.len() as u32, false)?;
+    if let Some(topo) = &d.topology {
+        let nodes = topo.group.len() as u32;
+        check("locations", "node", &t.locations.node, nodes, true)?;
+        check("links", "source", &topo.links.source, nodes, false)?;
+        check("links", "destination", &topo.links.destination, nodes, false)?;
+        check("link_counters", "link", &t.link_counters.entity, topo.link_count() as u32, false)?;
+        for (k, &e) in topo.extents.iter().enumerate() {
+            if topo.coords.iter().skip(k).step_by(topo.dims()).any(|&c| c >= e) {
+                return Err(invalid(
+                    &store.join("nodes.parquet"),
+                    format!("a coordinate d{k} is out of its extent {e}"),
+                ));
+            }
+        }
+    }
+    if t.intervals.start.iter().zip(&t.intervals.end).any(|(s, e)| e < s) {
+        return Err(invalid(&store.join("intervals.parquet"), "an interval ends before it starts"));
+    }
+    Ok(())
+}
