@@ -147,3 +147,58 @@ fn views_read_the_rows_of_short_windows_and_refuse_long_ones() {
     assert_eq!((img.width, img.height), (FRAME.width, FRAME.height));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Mean and 99th percentile of the per-channel differences of the 16-pixel block means of two
+/// timeline pictures' plots.
+fn block_difference(a: &Image, b: &Image) -> (f32, f32) {
+    let p = plot_rect(a.width, a.height).unwrap();
+    let (a, b) = (block_means(a, [p.x0, p.y0, p.w, p.h], 16), block_means(b, [p.x0, p.y0, p.w, p.h], 16));
+    let mut diffs: Vec<f32> = a.iter().zip(&b).flat_map(|(x, y)| (0..3).map(move |c| (x[c] - y[c]).abs())).collect();
+    diffs.sort_by(f32::total_cmp);
+    (diffs.iter().sum::<f32>() / diffs.len() as f32, diffs[diffs.len() * 99 / 100])
+}
+
+/// A trace opened in memory with more rows than a picture reads at once gets an index: the
+/// timeline draws a window holding more rows than that from it (its tooltip says so, and the
+/// picture looks like the rows' within the pyramid test's tolerance), and a shorter window
+/// from the rows (the very picture drawn without an index), at several zooms.
+#[test]
+fn an_in_memory_trace_draws_wide_windows_from_its_index() {
+    let d = exaviz_datasets::open("gen:fd4?ranks=256&messages=6000000").unwrap();
+    let index = d.index.as_ref().expect("an index for 6M messages");
+    let rows = (d.trace.messages.source.len() + d.trace.intervals.start.len()) as u64;
+    assert_eq!(index.messages + index.intervals, rows);
+    assert!(index.rows.estimate(index.span) >= rows, "the estimate bounds the rows");
+    let plain = Dataset { index: None, ..d.clone() };
+    let view = TimelineView::with(TimelineOptions::default());
+    let seconds = (index.span.1 - index.span.0) as f64 / d.trace.ticks_per_second as f64;
+    let centre = {
+        let p = plot_rect(FRAME.width, FRAME.height).unwrap();
+        [(p.x0 + p.w / 2) as f32, (p.y0 + p.h / 2) as f32]
+    };
+    let mut seen = [false; 2];
+    for share in [1.0, 0.7, 0.02] {
+        let sel = Selection {
+            window_s: (share < 1.0).then_some((0.1 * seconds, (0.1 + share) * seconds)),
+            ..Default::default()
+        };
+        let window = sel.window_s.map_or(index.span, |(a, b)| {
+            let at = |s: f64| index.span.0 + (s * d.trace.ticks_per_second as f64) as u64;
+            (at(a), at(b))
+        });
+        let from_index = index.rows.estimate(window) > exaviz_engine::pyramid::INDEX_ROWS;
+        seen[usize::from(from_index)] = true;
+        let prepared = contract::prepare(&view, &d, &sel, FRAME, &Backend::Cpu).unwrap();
+        let tooltip = prepared.pick(&d, centre).map(|p| p.lines.join(" ")).unwrap_or_default();
+        assert_eq!(tooltip.contains("zoom in to read the rows"), from_index, "share {share}: {tooltip}");
+        let indexed = render_view(&view, &d, &sel, FRAME, &Backend::Cpu).unwrap();
+        let from_rows = render_view(&view, &plain, &sel, FRAME, &Backend::Cpu).unwrap();
+        if from_index {
+            let (mean, p99) = block_difference(&indexed, &from_rows);
+            assert!(mean <= 8.0 && p99 <= 20.0, "share {share}: mean {mean}, 99th percentile {p99}");
+        } else {
+            assert!(indexed.pixels == from_rows.pixels, "share {share}: a short window is drawn from the rows");
+        }
+    }
+    assert_eq!(seen, [true, true], "both paths taken");
+}

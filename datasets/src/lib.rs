@@ -95,8 +95,16 @@ pub fn open(input: &str) -> Result<Dataset, SourceError> {
 }
 
 /// [`open`], calling `progress(done, total)` in bytes while reading formats that can tell
-/// (OTF2 event files).
+/// (OTF2 event files). A trace held in memory with more rows than a picture reads at once gets
+/// its index ([`exaviz_engine::pyramid::index`]), so that views draw wide windows from it.
 pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
+    let mut dataset = read(input, progress)?;
+    dataset.index = exaviz_engine::pyramid::index(&dataset);
+    Ok(dataset)
+}
+
+/// The dataset of `input`, without an index.
+fn read(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
     if input.starts_with("gen:") {
         return generators::generate(input);
     }
@@ -201,7 +209,7 @@ pub fn convert(input: &str, target: &Path, progress: &dyn Fn(u64, u64)) -> Resul
         }
         d
     } else {
-        open_with_progress(input, progress)?
+        read(input, progress)?
     };
     store::write(&dataset, target)
 }

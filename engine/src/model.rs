@@ -262,6 +262,10 @@ pub struct Dataset {
     pub fattree: Option<std::sync::Arc<crate::fattree::FatTree>>,
     /// A parallel DNN training run (Chrome trace profiles, `gen:training`).
     pub training: Option<std::sync::Arc<crate::training::Training>>,
+    /// Set where the trace's rows are in memory but more than a picture reads at once
+    /// ([`crate::pyramid::index`]): their pyramid, from which the views that read one draw a
+    /// window holding more rows than that, as they draw a store's; the rows stay in `trace`.
+    pub index: Option<OutOfCore>,
     /// What the reader repaired to open the input, one line each (kind, where first, count),
     /// as the trusted peers repair it; printed as warnings.
     pub warnings: Vec<String>,
@@ -302,12 +306,44 @@ impl Dataset {
             out_of_core: None,
             fattree: self.fattree.clone(),
             training: self.training.clone(),
+            index: None,
             warnings: self.warnings.clone(),
         };
         d.trace.messages = messages;
         d.trace.intervals = intervals;
         d.trace.span_of_whole = Some(ooc.span);
         Ok(std::borrow::Cow::Owned(d))
+    }
+
+    /// This dataset without its messages and intervals, drawn from `index` as a store too
+    /// large to hold is: everything else is copied (names, locations, collectives, counters).
+    pub fn indexed(&self, index: &OutOfCore) -> Dataset {
+        let t = &self.trace;
+        let trace = Trace {
+            ticks_per_second: t.ticks_per_second,
+            locations: t.locations.clone(),
+            intervals: Intervals::default(),
+            messages: Messages::default(),
+            collectives: t.collectives.clone(),
+            location_counters: t.location_counters.clone(),
+            link_counters: t.link_counters.clone(),
+            metrics: t.metrics.clone(),
+            region_names: t.region_names.clone(),
+            collective_names: t.collective_names.clone(),
+            metric_names: t.metric_names.clone(),
+            span_of_whole: Some(index.span),
+        };
+        Dataset {
+            name: self.name.clone(),
+            trace,
+            topology: self.topology.clone(),
+            link_counter_unit: self.link_counter_unit.clone(),
+            out_of_core: Some(index.clone()),
+            fattree: self.fattree.clone(),
+            training: self.training.clone(),
+            index: None,
+            warnings: self.warnings.clone(),
+        }
     }
 }
 

@@ -424,6 +424,13 @@ impl PyramidBuilder {
 }
 
 impl Pyramid {
+    /// The bytes its cells take in memory.
+    pub fn bytes(&self) -> usize {
+        let level = |l: &Level| (l.counts.len() + l.bytes.len() + l.ticks.len()) * 8;
+        let lines = self.lines.as_ref().map_or(0, |l| (l.counts.len() + l.gradient.len()) * 8);
+        self.levels.iter().map(level).sum::<usize>() + lines
+    }
+
     /// The coarsest level whose blocks and state bins still resolve `rows` ranks rows and
     /// `columns` time columns over `window_ticks` (at least one block per row and bin per
     /// column), or the finest.
@@ -436,6 +443,99 @@ impl Pyramid {
             .find(|l| l.block <= need_block && l.state_bin_ticks <= need_ticks)
             .unwrap_or(&self.levels[0])
     }
+}
+
+/// Rows a trace in memory may hold before it gets an index ([`index`]), and that a window of
+/// it may hold before it is drawn from the index instead of rescanned: below this a timeline
+/// from the rows takes about 100 ms on two cores (BENCHMARKS.md); the index's finest level has
+/// 2,048 time bins, at least a bin per pixel column in the windows drawn from it.
+pub const INDEX_ROWS: u64 = 1_000_000;
+
+/// Bins of the in-memory rows' histogram ([`RowsInMemory`]).
+const ROW_BINS: u64 = 4096;
+
+/// How many of an in-memory trace's rows (messages by send time, intervals by start) fall in
+/// each of [`ROW_BINS`] time bins: what a window holds, estimated without scanning the rows.
+#[derive(Debug)]
+pub struct RowsInMemory {
+    t0: u64,
+    bin_ticks: u64,
+    rows: Vec<u64>,
+}
+
+impl RowsInMemory {
+    fn new(m: &Messages, v: &Intervals, span: (u64, u64)) -> Self {
+        let bin_ticks = (span.1 - span.0).div_ceil(ROW_BINS).max(1) + 1;
+        let bin = |t: u64| (t.saturating_sub(span.0) / bin_ticks).min(ROW_BINS - 1) as usize;
+        let count = |times: &[u64]| {
+            times
+                .par_chunks(1 << 16)
+                .fold(
+                    || vec![0u64; ROW_BINS as usize],
+                    |mut h, c| {
+                        for &t in c {
+                            h[bin(t)] += 1;
+                        }
+                        h
+                    },
+                )
+                .reduce(
+                    || vec![0u64; ROW_BINS as usize],
+                    |mut a, b| {
+                        a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                        a
+                    },
+                )
+        };
+        let (a, b) = rayon::join(|| count(&m.send_time), || count(&v.start));
+        Self { t0: span.0, bin_ticks, rows: a.into_iter().zip(b).map(|(x, y)| x + y).collect() }
+    }
+}
+
+impl crate::model::WindowRows for RowsInMemory {
+    /// The rows of the bins the window overlaps (an upper bound, whole bins).
+    fn estimate(&self, window: (u64, u64)) -> u64 {
+        let bin = |t: u64| (t.saturating_sub(self.t0) / self.bin_ticks).min(ROW_BINS - 1) as usize;
+        self.rows[bin(window.0)..=bin(window.1.max(window.0))].iter().sum()
+    }
+
+    /// Never needed: the rows are in the dataset's trace.
+    fn read(&self, _: (u64, u64)) -> Result<(Messages, Intervals), String> {
+        Err("the rows of an in-memory trace are in its trace, not in its index".into())
+    }
+}
+
+/// The index of a trace held in memory with more than [`INDEX_ROWS`] messages and intervals:
+/// its pyramid, summed in one pass over the rows, with a histogram of its rows over time; `None`
+/// for a smaller trace, one without ranks or times, or one whose rows are on disk.
+pub fn index(d: &crate::model::Dataset) -> Option<crate::model::OutOfCore> {
+    let t = &d.trace;
+    let (m, v) = (&t.messages, &t.intervals);
+    let rows = (m.source.len() + v.start.len()) as u64;
+    if d.out_of_core.is_some() || rows <= INDEX_ROWS {
+        return None;
+    }
+    let both = |x: (u64, u64), y: (u64, u64)| (x.0.min(y.0), x.1.max(y.1));
+    // As the views' span of a trace: receive times too, where known.
+    let lo_hi =
+        |times: &Vec<u64>| times.par_iter().filter(|&&x| x != u64::MAX).map(|&x| (x, x)).reduce(|| (u64::MAX, 0), both);
+    let columns = [&m.send_time, &m.recv_time, &v.start, &v.end];
+    let span = columns.into_iter().map(lo_hi).fold((u64::MAX, 0), both);
+    let ranks = u32::try_from(t.locations.name.len()).ok().filter(|&r| r > 0)?;
+    if span.0 > span.1 {
+        return None;
+    }
+    let states = t.region_names.len().clamp(1, 64) as u32;
+    let mut builder = PyramidBuilder::new(Shape::new(span.0, span.1, ranks, states));
+    builder.add_messages(m);
+    builder.add_intervals(v);
+    Some(crate::model::OutOfCore {
+        pyramid: std::sync::Arc::new(builder.finish()),
+        rows: std::sync::Arc::new(RowsInMemory::new(m, v, span)),
+        messages: m.source.len() as u64,
+        intervals: v.start.len() as u64,
+        span,
+    })
 }
 
 #[cfg(test)]

@@ -31,8 +31,33 @@ pub struct BenchInteractArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Draw a trace held in memory from its rows at every zoom, without its index (to compare
+    /// the two in one run).
+    #[arg(long)]
+    pub no_index: bool,
     #[command(flatten)]
     pub view: crate::ViewArgs,
+}
+
+/// The input, with its index unless `--no-index`; the index's size and build time printed.
+fn load(args: &BenchInteractArgs) -> Result<exaviz_engine::model::Dataset> {
+    let mut dataset = crate::load(&args.input)?;
+    if args.no_index {
+        dataset.index = None;
+    }
+    if let (Some(index), false) = (&dataset.index, args.json) {
+        // Built once more to time it (the load above built it too).
+        let started = Instant::now();
+        let again = exaviz_engine::pyramid::index(&dataset);
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        let mb = again.map_or(0, |i| i.pyramid.bytes()) as f64 / 1e6;
+        println!(
+            "index of {} rows: {} levels, {mb:.0} MB, built in {ms:.0} ms",
+            index.messages + index.intervals,
+            index.pyramid.levels.len()
+        );
+    }
+    Ok(dataset)
 }
 
 /// One step of a script.
@@ -119,7 +144,7 @@ pub fn run(args: BenchInteractArgs) -> Result<()> {
         }
         None => default_script(w, h),
     };
-    let dataset = Arc::new(crate::load(&args.input)?);
+    let dataset = Arc::new(load(&args)?);
     let selection = built.selection;
     selection.validate(&dataset).map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
     let backend = Arc::new(Backend::new(args.view.backend.into())?);

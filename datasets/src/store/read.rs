@@ -367,16 +367,8 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
         value: take_u64(&mut c, 3),
     };
     let topology = m.extents.as_ref().map(|extents| topology(extents, next(), next()));
-    let mut d = Dataset {
-        name: m.name.clone(),
-        trace: t,
-        topology,
-        link_counter_unit: m.link_counter_unit.clone(),
-        out_of_core: None,
-        fattree: None,
-        training: None,
-        warnings: Vec::new(),
-    };
+    let link_counter_unit = m.link_counter_unit.clone();
+    let mut d = Dataset { name: m.name.clone(), trace: t, topology, link_counter_unit, ..Dataset::default() };
     check_references(store, &d)?;
     if out_of_core {
         d.out_of_core = Some(out_of_core_rows(store, &m, &d)?);

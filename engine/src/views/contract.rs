@@ -91,6 +91,12 @@ pub trait View: Named + Send + Sync {
     fn reads_pyramid(&self) -> bool {
         false
     }
+    /// Whether `prepare` draws a wide window of a trace in memory from its index
+    /// ([`Dataset::index`]) rather than its rows: where the view reads a pyramid and the
+    /// index's cells lose nothing the view would show.
+    fn reads_index(&self, _index: &crate::model::OutOfCore) -> bool {
+        self.reads_pyramid()
+    }
     /// Whether a drag pans the picture and the wheel zooms it (most views). A view whose
     /// panels read every press and release themselves says no: then each release goes to
     /// [`View::brush`] (a click too), the right button to [`View::zoom_drag`], and the wheel
@@ -258,7 +264,8 @@ pub const ROW_BUDGET: u64 = 5_000_000;
 /// Prepares `view`: the path every picture takes. A dataset whose rows stay on disk gets the
 /// rows of the selection's window read into memory when they number at most [`ROW_BUDGET`]; a
 /// larger window is drawn from the pyramid by the views that read it, and refused by the others
-/// with what to do instead.
+/// with what to do instead. A dataset in memory with an index ([`Dataset::index`]) draws such a
+/// window from its index too, in the views that read a pyramid; the others read its rows.
 pub fn prepare(
     view: &dyn View,
     dataset: &Dataset,
@@ -266,7 +273,22 @@ pub fn prepare(
     frame: Frame,
     backend: &Backend,
 ) -> Result<Box<dyn Prepared>, ViewError> {
-    let Some(ooc) = &dataset.out_of_core else { return view.prepare(dataset, selection, frame, backend) };
+    let Some(ooc) = &dataset.out_of_core else {
+        // Rows in memory but many: a window holding more than a picture reads at once is drawn
+        // from the index, as a store's is.
+        if let Some(index) = &dataset.index
+            && view.reads_index(index)
+        {
+            let tps = dataset.trace.ticks_per_second.max(1) as f64;
+            let window = super::trace::window_in(index.span, tps, selection.window_s).unwrap_or(index.span);
+            if index.rows.estimate(window) > crate::pyramid::INDEX_ROWS {
+                let rows = dataset.indexed(index);
+                let inner = view.prepare(&rows, selection, frame, backend)?;
+                return Ok(Box::new(WithRows { rows, inner }));
+            }
+        }
+        return view.prepare(dataset, selection, frame, backend);
+    };
     let window = super::trace::window_ticks(dataset, selection).unwrap_or(ooc.span);
     let rows = ooc.rows.estimate(window);
     if rows <= ROW_BUDGET {

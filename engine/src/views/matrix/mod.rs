@@ -34,6 +34,12 @@ impl contract::View for MatrixView {
         true
     }
 
+    /// The index's message cube gathers ranks in blocks past 256 ranks; the rows draw one cell
+    /// per rank pair, so only an index of single ranks stands in for them.
+    fn reads_index(&self, index: &crate::model::OutOfCore) -> bool {
+        index.pyramid.shape.message_block == 1
+    }
+
     fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
         let opts = MatrixOptions { width: f.width, height: f.height, ..self.0 };
         if let Some(ooc) = &d.out_of_core {
