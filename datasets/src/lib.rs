@@ -103,6 +103,31 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
     Ok(dataset)
 }
 
+/// What a folder without trace files holds one level down that exaviz opens: OTF2 archives,
+/// stores and TreeScope directories, named with what to pass instead.
+fn inputs_below(dir: &Path) -> Option<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    entries.sort();
+    for sub in entries {
+        let what = if let Some(anchor) = otf2::anchor_in(&sub) {
+            Some(anchor)
+        } else if store::is_store(&sub) || fattree::files::is_dir(&sub) {
+            Some(sub.clone())
+        } else {
+            None
+        };
+        found.extend(what.map(|p| p.display().to_string()));
+    }
+    let first = found.first()?;
+    let more = if found.len() > 1 { format!(" (or one of {} more)", found.len() - 1) } else { String::new() };
+    Some(format!(
+        "holds no trace files itself, but {} input{} in its folders: pass {first}{more}",
+        found.len(),
+        if found.len() == 1 { "" } else { "s" }
+    ))
+}
+
 /// The dataset of `input`, without an index.
 fn read(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
     if input.starts_with("gen:") {
@@ -138,7 +163,10 @@ fn read(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError
     }
     // A folder of Chrome trace files (one per rank), or a comma-separated list of them: one run.
     if path.is_dir() {
-        return dnn::open_dir(input, path);
+        return dnn::open_dir(input, path).map_err(|e| match inputs_below(path) {
+            Some(hint) if e.to_string().contains("holds no trace files") => SourceError::invalid(input, hint),
+            _ => e,
+        });
     }
     if input.contains(',') && !path.exists() {
         let paths: Vec<std::path::PathBuf> = input.split(',').filter(|p| !p.is_empty()).map(Into::into).collect();

@@ -24,24 +24,15 @@ use exaviz_engine::selection::Selection;
 use exaviz_engine::views::contract::Entry;
 use exaviz_engine::{Backend, BackendChoice};
 
+/// What INPUT may be, for every command's --help.
+const INPUT_HELP: &str = "A trace, profile, topology or store (OTF2, Chrome trace JSON, XPlane, Nsight Systems SQLite, \
+Boxfish, TreeScope, an exaviz store: exaviz --help lists them), or a generator gen:NAME?key=value, e.g. gen:wrf";
+
 /// The built-in default input of `exaviz render` when none is given.
 pub const DEFAULT_INPUT: &str = "gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1";
 
 #[derive(Parser, Debug)]
 #[command(name = "exaviz", version, about = "GPU visualization of parallel-program communication and network traffic")]
-#[command(after_help = "INPUT is a file or folder (the format is told from its content) or a generator:\n  \
-  traces.otf2 or its folder        OTF2 (Score-P, APEX)\n  \
-  trace.json[.gz], .pfw            Chrome trace JSON (PyTorch/Kineto, JAX, rocprofiler, PerfFlowAspect)\n  \
-  HOST.xplane.pb                   XPlane profile (JAX, TensorFlow)\n  \
-  report.sqlite                    Nsight Systems export (nsys export --type sqlite)\n  \
-  folder/                          one run: Kineto ranks, a JAX log folder, an OTF2 archive, a TreeScope directory\n  \
-  NAME_meta.yaml                   Boxfish torus data\n  \
-  STORE/                           an exaviz Parquet store (exaviz convert)\n  \
-  A,B,...                          several files of one run\n  \
-  gen:torus?dims=4x4x4             an N-D torus without traffic\n  \
-  gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1   TorusVisND's traffic simulation (Algorithm 1)\n  \
-  gen:wrf, gen:fd4, gen:training, ...   more generators in the README\n\
-What a reader repaired is printed as counted `warning:` lines; `exaviz info INPUT` says what it holds.")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -157,8 +148,33 @@ fn view_named(argv: &[String]) -> Option<&str> {
 
 /// The command line's parser with the options of the view `argv` names (or the default view)
 /// added to the commands that show a view.
+/// `exaviz --help`'s last part: what INPUT may be, the generators listed from their registry.
+fn inputs_help() -> String {
+    let generators: Vec<String> = exaviz_datasets::GENERATORS
+        .iter()
+        .map(|g| {
+            let what = g.about.split(';').next().unwrap_or(g.about);
+            format!("  gen:{:<28} {what} (options: {})", g.name, g.options.join(", "))
+        })
+        .collect();
+    format!(
+        "INPUT is a file or folder (the format is told from its content) or a generator:\n  \
+  traces.otf2 or its folder        OTF2 (Score-P, APEX)\n  \
+  trace.json[.gz], .pfw            Chrome trace JSON (PyTorch/Kineto, JAX, rocprofiler, PerfFlowAspect)\n  \
+  HOST.xplane.pb                   XPlane profile (JAX, TensorFlow)\n  \
+  report.sqlite                    Nsight Systems export (nsys export --type sqlite)\n  \
+  folder/                          one run: Kineto ranks, a JAX log folder, an OTF2 archive, a TreeScope directory\n  \
+  NAME_meta.yaml                   Boxfish torus data\n  \
+  STORE/                           an exaviz Parquet store (exaviz convert)\n  \
+  A,B,...                          several files of one run\n\
+Generators, gen:NAME?key=value&... (e.g. gen:torus-sim?dims=4x4x4&steps=30&seed=1):\n{}\n\
+What a reader repaired is printed as counted `warning:` lines; `exaviz info INPUT` says what it holds.",
+        generators.join("\n")
+    )
+}
+
 fn augment(argv: &[String]) -> clap::Command {
-    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let mut cmd = <Cli as clap::CommandFactory>::command().after_help(inputs_help());
     let entry = match view_named(argv) {
         Some(name) => Entry::find(name),
         None => exaviz_engine::views::REGISTRY.first(),
@@ -187,6 +203,13 @@ pub(crate) fn clap_line(e: &clap::Error) -> String {
         lines.take_while(|l| l.starts_with("  ")).map(str::trim).filter(|l| !l.starts_with("tip:")).collect();
     if !more.is_empty() {
         first = format!("{first} {}", more.join(", "));
+    }
+    // clap's suggestion for a mistyped value or option ("tip: a similar value exists: 'x'").
+    let similar = text.lines().map(str::trim).find_map(|l| {
+        l.strip_prefix("tip: a similar value exists: ").or_else(|| l.strip_prefix("tip: a similar argument exists: "))
+    });
+    if let Some(s) = similar {
+        first = format!("{first}; did you mean {s}?");
     }
     first
 }
@@ -230,8 +253,7 @@ enum Command {
     /// Render a view headless to a PNG file.
     #[command(after_help = "Each view has options of its own: exaviz render --view VIEW --help lists them.")]
     Render {
-        /// Input file or gen: generator (default: the built-in 4x4x4x4x4 torus simulation).
-        #[arg(default_value = DEFAULT_INPUT)]
+        #[arg(default_value = DEFAULT_INPUT, help = INPUT_HELP)]
         input: String,
         /// Output PNG (written to a temporary file, then renamed).
         #[arg(long, short, default_value = "exaviz.png")]
@@ -252,7 +274,7 @@ enum Command {
     /// command opens in place of its input. Generators at scale (gen:fd4?ranks=65536&messages=1e9)
     /// stream into it without holding the trace in memory.
     Convert {
-        /// Input file or gen: generator.
+        #[arg(help = INPUT_HELP)]
         input: String,
         /// The store folder to write (written under a temporary name, then renamed; an older
         /// store there is replaced).
@@ -270,6 +292,7 @@ enum Command {
     },
     /// Print counts of nodes, links, locations, messages, intervals and the time span.
     Info {
+        #[arg(help = INPUT_HELP)]
         input: String,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -306,10 +329,12 @@ enum Command {
         #[arg(long, value_name = "BYTES", conflicts_with = "hot")]
         above: Option<f64>,
     },
-    /// Write a simulated fat tree (gen:fattree?...) as a TreeScope data directory: network.topo,
-    /// per-port counters at each timestamp, routing tables and the job log.
+    /// Write a generator's output as the files a tool would: gen:fattree as a TreeScope data
+    /// directory (network.topo, per-port counters at each timestamp, routing tables, the job log),
+    /// gen:training as one Chrome trace file per device (Kineto or JAX, flavour=jax).
     Gen {
-        /// The generator, e.g. gen:fattree?system=simulated&steps=1000&placement=packed.
+        /// The generator, e.g. gen:fattree?system=simulated&steps=1000&placement=packed or
+        /// gen:training?devices=8&stages=4.
         spec: String,
         /// The directory to write (through a temporary name, then renamed).
         dir: PathBuf,
@@ -340,7 +365,7 @@ enum Command {
         /// The wall description (see the README's "Powerwalls").
         #[arg(long, value_name = "WALL.toml")]
         config: PathBuf,
-        #[arg(default_value = DEFAULT_INPUT)]
+        #[arg(default_value = DEFAULT_INPUT, help = INPUT_HELP)]
         input: String,
         /// Close after presenting this many frames (for tests and demos).
         #[arg(long)]
@@ -364,7 +389,7 @@ enum Command {
     /// Open a view in a window, with pan (drag) and zoom (wheel; on the timeline, in time), hover tooltips and a side panel to switch views and options; h lists every key.
     #[command(after_help = "Each view has options of its own: exaviz view --view VIEW --help lists them.")]
     View {
-        #[arg(default_value = DEFAULT_INPUT)]
+        #[arg(default_value = DEFAULT_INPUT, help = INPUT_HELP)]
         input: String,
         /// Initial picture size, WIDTHxHEIGHT (the window adds the side panel's width; `p` hides it).
         #[arg(long, default_value = "1024x768")]
@@ -553,13 +578,16 @@ const MAX_SIDE: u32 = 32_768;
 const MAX_PIXELS: u64 = 1 << 28;
 
 pub(crate) fn parse_size(s: &str) -> Result<(u32, u32)> {
-    let (w, h) = s.split_once('x').with_context(|| format!("size '{s}' must be WIDTHxHEIGHT, e.g. 1024x768"))?;
-    let parse = |v: &str| v.trim().parse::<u32>().ok().filter(|&v| (16..=MAX_SIDE).contains(&v));
-    let (Some(w), Some(h)) = (parse(w), parse(h)) else {
-        bail!("size '{s}' is impossible: each side must be 16 to {MAX_SIDE} pixels");
-    };
+    let malformed = || anyhow::anyhow!("size '{s}' is not WIDTHxHEIGHT in whole pixels, e.g. 1024x768");
+    let (w, h) = s.split_once('x').ok_or_else(malformed)?;
+    let (Ok(w), Ok(h)) = (w.trim().parse::<u64>(), h.trim().parse::<u64>()) else { return Err(malformed()) };
+    let side = |v: u64| (16..=u64::from(MAX_SIDE)).contains(&v);
+    if !side(w) || !side(h) {
+        bail!("size '{s}' is out of range: each side must be 16 to {MAX_SIDE} pixels");
+    }
+    let (w, h) = (w as u32, h as u32);
     if u64::from(w) * u64::from(h) > MAX_PIXELS {
-        bail!("size '{s}' is impossible: more than {MAX_PIXELS} pixels");
+        bail!("size '{s}' is out of range: more than {MAX_PIXELS} pixels");
     }
     Ok((w, h))
 }
@@ -897,6 +925,18 @@ fn ensure_runtime_dir() {
 #[cfg(not(unix))]
 fn ensure_runtime_dir() {}
 
+/// An error's chain of causes joined in one line, each cause once (a message that already
+/// ends with its cause's text does not repeat it).
+fn one_line(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in e.chain().map(ToString::to_string) {
+        if !parts.last().is_some_and(|last| last.ends_with(&cause)) {
+            parts.push(cause);
+        }
+    }
+    parts.join(": ")
+}
+
 fn main() -> ExitCode {
     ensure_runtime_dir();
     let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
@@ -929,9 +969,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            // One line: the chain of causes joined.
-            let msg: Vec<String> = e.chain().map(ToString::to_string).collect();
-            eprintln!("error: {}", msg.join(": "));
+            eprintln!("error: {}", one_line(&e));
             ExitCode::from(1)
         }
     }

@@ -44,10 +44,15 @@ fn bad_inputs_give_one_line_and_a_non_zero_exit() {
     let out = tmp("never.png");
     let o = out.to_str().unwrap();
     assert_fails(&["render", "/no/such/trace.yaml", "--out", o], &["/no/such/trace.yaml", "No such file"]);
+    let missing = String::from_utf8_lossy(&exaviz(&["info", "/no/such/trace.yaml"]).stderr).into_owned();
+    assert_eq!(missing.matches("No such file").count(), 1, "the cause once: {missing}");
     assert_fails(&["render", "gen:torus-sim?dims=4x4&speed=9", "--out", o], &["unknown option 'speed'"]);
-    assert_fails(&["render", "gen:torus-sim", "--size", "0x100", "--out", o], &["size '0x100' is impossible"]);
-    assert_fails(&["render", "gen:torus-sim", "--size", "30000x30000", "--out", o], &["impossible"]);
+    assert_fails(&["render", "gen:torus-sim", "--size", "0x100", "--out", o], &["size '0x100' is out of range"]);
+    assert_fails(&["render", "gen:torus-sim", "--size", "30000x30000", "--out", o], &["out of range"]);
     assert_fails(&["render", "gen:torus-sim", "--size", "big", "--out", o], &["WIDTHxHEIGHT"]);
+    assert_fails(&["render", "gen:torus-sim", "--size", "10x", "--out", o], &["size '10x' is not WIDTHxHEIGHT"]);
+    assert_fails(&["render", "gen:wrf", "--view", "timelin", "--out", o], &["did you mean 'timeline'?"]);
+    assert_fails(&["render", "gen:wrf", "--view", "timeline", "--mixx", "alpha"], &["did you mean '--mix'?"]);
     assert_fails(&["render", "--frobnicate"], &["--frobnicate"]);
     assert_fails(&["info", "gen:torus-sim?dims=99999x99999x99999"], &["limit"]);
     let meta = tmp("broken_meta.yaml");
@@ -103,7 +108,19 @@ fn help_is_available_on_every_command() {
         assert!(text.contains("Usage"), "{cmd:?}");
         // Each command's help opens with its own description, not a view's options' doc.
         assert!(!text.contains("`exaviz render --view ring` options"), "{cmd:?}: {text}");
+        if ["render", "info", "view", "convert", "bench-interact"].contains(&cmd[0]) {
+            assert!(
+                text.contains("OTF2, Chrome trace JSON") && text.contains("gen:NAME"),
+                "{cmd:?}: INPUT is described"
+            );
+        }
     }
+    // The generators come from their registry, each with its options.
+    let top = String::from_utf8_lossy(&exaviz(&["--help"]).stdout).into_owned();
+    for g in exaviz_datasets::GENERATORS {
+        assert!(top.contains(&format!("gen:{}", g.name)), "gen:{} is not in --help", g.name);
+    }
+    assert!(top.contains("(options: dims, steps, seed)"), "{top}");
 }
 
 #[test]
@@ -520,6 +537,10 @@ fn otf2_traces_load_and_render_when_present() {
     let out = tmp("pingpong_timeline.png");
     let r = exaviz(&["render", d, "--view", "timeline", "--backend", "cpu", "--out", out.to_str().unwrap()]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // The folder above the archives: the hint names an archive to pass.
+    let above = data.parent().unwrap().parent().unwrap();
+    let above = above.to_str().unwrap();
+    assert_fails(&["info", above], &["holds no trace files itself, but 2 inputs", "ping-pong-otf2/traces.otf2"]);
     // A truncated copy: one line naming the event file, no panic.
     let dir = tmp("pingpong_copy");
     std::fs::create_dir_all(dir.join("traces")).unwrap();
