@@ -70,6 +70,29 @@ pub(crate) fn check_slice(slice: Option<(u64, u64)>) -> Result<(), ViewError> {
     }
 }
 
+/// A dataset's name as titles show it: a generator spec as given, a file by its name (an OTF2
+/// anchor with its archive's folder: `ping-pong-otf2/traces.otf2`), several files by the first
+/// and how many more.
+pub fn title_name(dataset: &crate::model::Dataset) -> String {
+    short_name(&dataset.name)
+}
+
+fn short_name(name: &str) -> String {
+    if name.starts_with("gen:") {
+        return name.to_string();
+    }
+    let parts: Vec<&str> = name.split(',').filter(|p| !p.is_empty()).collect();
+    if parts.len() > 1 {
+        return format!("{} and {} more", short_name(parts[0]), parts.len() - 1);
+    }
+    let path = std::path::Path::new(name.trim_end_matches('/'));
+    let file = path.file_name().map_or_else(|| name.to_string(), |f| f.to_string_lossy().into_owned());
+    match path.parent().and_then(|p| p.file_name()) {
+        Some(parent) if file.ends_with(".otf2") => format!("{}/{file}", parent.to_string_lossy()),
+        _ => file,
+    }
+}
+
 /// What the dataset's link counters count, for legends ("packets"; "traffic" when unnamed).
 pub(crate) fn traffic_unit(dataset: &crate::model::Dataset) -> &str {
     if dataset.link_counter_unit.is_empty() { "traffic" } else { &dataset.link_counter_unit }
@@ -79,6 +102,18 @@ pub(crate) fn traffic_unit(dataset: &crate::model::Dataset) -> &str {
 mod tests {
     use super::*;
     use crate::selection::Selection;
+
+    #[test]
+    fn titles_name_files_not_paths() {
+        assert_eq!(short_name("/data/run/ping-pong-otf2/traces.otf2"), "ping-pong-otf2/traces.otf2");
+        assert_eq!(
+            short_name("/tmp/x/rank0.pt.trace.json.gz,/tmp/x/rank1.pt.trace.json.gz"),
+            "rank0.pt.trace.json.gz and 1 more"
+        );
+        assert_eq!(short_name("/data/profiles/"), "profiles");
+        assert_eq!(short_name("gen:fd4?iterations=3"), "gen:fd4?iterations=3");
+        assert_eq!(short_name("report.sqlite"), "report.sqlite");
+    }
 
     #[test]
     fn the_registry_names_each_view_once() {

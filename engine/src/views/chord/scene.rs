@@ -80,7 +80,11 @@ pub fn chord_scene(
             scene.text(&i.to_string(), at, 11.0, Anchor::Centre, TEXT_DIM);
         }
     }
-    let title = format!("Chord diagram: {} ({n} processes, {} communicating pairs)", dataset.name, pairs.len());
+    let title = format!(
+        "Chord diagram: {} ({n} processes, {} communicating pairs)",
+        crate::views::title_name(dataset),
+        pairs.len()
+    );
     scene.text(
         &crate::views::plot::fit(&title, opts.width as f32 - 24.0, 15.0),
         [16.0, 28.0],

@@ -404,7 +404,7 @@ fn marey_scene(
         if t.stages == 1 { "stage" } else { "stages" },
         stages_note(&t.stages_from),
         t.ops.len(),
-        d.name
+        crate::views::title_name(d)
     );
     scene.text(&fit(&title, f.width as f32 - 16.0, 13.0), [8.0, 20.0], 13.0, Anchor::Left, TEXT);
     draw_rows(&mut scene, t, &pk);

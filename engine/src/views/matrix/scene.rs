@@ -167,7 +167,11 @@ pub fn matrix_scene(
             bytes.iter().zip(&time.sums).map(|(&b, &us)| if us > 0 { b as f64 / us as f64 } else { 0.0 }).collect()
         }
     };
-    let title = format!("Communication matrix: {} ({n} processes, {} messages)", dataset.name, m.source.len());
+    let title = format!(
+        "Communication matrix: {} ({n} processes, {} messages)",
+        crate::views::title_name(dataset),
+        m.source.len()
+    );
     let scene = draw_matrix(opts, p, n, cells, &values, &title);
     let counts = counts.into_iter().map(u64::from).collect();
     Ok((scene, MatrixPick { plot: p, cells, cell_px, n, block: None, counts, bytes }))
@@ -250,7 +254,8 @@ pub(crate) fn pyramid_matrix_scene(
     let total: u64 = counts.iter().sum();
     let title = format!(
         "Communication matrix: {} ({n} processes, {total} messages; pyramid: {} ranks a cell)",
-        dataset.name, level.message_block
+        crate::views::title_name(dataset),
+        level.message_block
     );
     let scene = draw_matrix(opts, p, n, cells, &values, &title);
     Ok((scene, MatrixPick { plot: p, cells, cell_px, n, block: Some(level.message_block), counts, bytes }))

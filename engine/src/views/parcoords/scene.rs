@@ -201,7 +201,7 @@ fn decorate(
 ) {
     let n = topo.node_count();
     scene.text(
-        &format!("Node selector (parallel coordinates): {}", dataset.name),
+        &format!("Node selector (parallel coordinates): {}", crate::views::title_name(dataset)),
         [16.0, 26.0],
         16.0,
         Anchor::Left,

@@ -80,8 +80,11 @@ pub fn sendrecv_scene(
         scene.text(&format!("{v:.0}"), [x0 + w + 10.0, y + 4.0], 11.0, Anchor::Left, TEXT_DIM);
     }
     scene.text("rank", [x0 - 10.0, y0 + h + 18.0], 11.0, Anchor::Right, TEXT_DIM);
-    let title =
-        format!("Sender/receiver diagram: {} ({n} processes, {} communicating pairs)", dataset.name, pairs.len());
+    let title = format!(
+        "Sender/receiver diagram: {} ({n} processes, {} communicating pairs)",
+        crate::views::title_name(dataset),
+        pairs.len()
+    );
     scene.text(
         &crate::views::plot::fit(&title, opts.width as f32 - 24.0, 15.0),
         [16.0, 26.0],

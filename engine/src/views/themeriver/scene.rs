@@ -265,7 +265,13 @@ fn decorate(
     river: &River,
     (scale, peak): (f32, f32),
 ) {
-    scene.text(&format!("Time slicer (ThemeRiver): {}", dataset.name), [16.0, 26.0], 16.0, Anchor::Left, TEXT);
+    scene.text(
+        &format!("Time slicer (ThemeRiver): {}", crate::views::title_name(dataset)),
+        [16.0, 26.0],
+        16.0,
+        Anchor::Left,
+        TEXT,
+    );
     let n = topo.node_count();
     let mut sub = if river.selected {
         let what = match (opts.node, &opts.select) {

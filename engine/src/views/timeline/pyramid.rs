@@ -237,7 +237,9 @@ pub(crate) fn overview_scene(
     let cell = format_value(level.state_bin_ticks as f64 / tps * 1e3);
     let title = format!(
         "Timeline: {} ({n} processes, {} messages; pyramid: {} ranks x {cell} ms)",
-        dataset.name, ooc.messages, level.block
+        crate::views::title_name(dataset),
+        ooc.messages,
+        level.block
     );
     let joins = Joins { spans: Vec::new(), joins: Vec::new() };
     let layers = Layers { states: &states, density: &density, legend: &legend, joins: &joins };

@@ -723,8 +723,11 @@ pub fn timeline_scene(
     let (density, visible) = messages?;
     let bundled = opts.bundle.label();
     let read = if t.span_of_whole.is_some() { " read for this window" } else { "" };
-    let title =
-        format!("Timeline: {} ({n} processes, {} messages{read}{bundled})", dataset.name, t.messages.source.len());
+    let title = format!(
+        "Timeline: {} ({n} processes, {} messages{read}{bundled})",
+        crate::views::title_name(dataset),
+        t.messages.source.len()
+    );
     let joins = collective_joins(t, p, window, n, index);
     let layers = Layers { states: &states, density: &density, legend: &index.legend, joins: &joins };
     let scene = compose(opts, p, (window, full, tps), n, &title, &layers);

@@ -112,7 +112,7 @@ pub fn embedding_scene_and_points(
         Embedding::MdsImmediate => "MDS, immediate neighbours".to_string(),
         Embedding::RadViz => "RadViz".to_string(),
     };
-    scene.text(&format!("Torus {name}: {}", dataset.name), [16.0, 26.0], 16.0, Anchor::Left, TEXT);
+    scene.text(&format!("Torus {name}: {}", crate::views::title_name(dataset)), [16.0, 26.0], 16.0, Anchor::Left, TEXT);
     let dims: Vec<String> = topo.extents.iter().map(u32::to_string).collect();
     let unit = crate::views::traffic_unit(dataset);
     let total: u64 = traffic.iter().sum();

@@ -128,7 +128,7 @@ fn overview(
         "Training overview (Wei et al., 2024): {} steps on {} devices  ·  {}",
         t.steps.len(),
         t.devices.len(),
-        d.name
+        crate::views::title_name(d)
     );
     scene.text(&fit(&title, f.width as f32 - 16.0, 13.0), [8.0, 20.0], 13.0, Anchor::Left, TEXT);
     let max_step = steps.iter().map(|v| v.iter().sum::<f64>()).fold(0.0, f64::max);
