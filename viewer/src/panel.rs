@@ -140,7 +140,7 @@ pub fn ui(ctx: &egui::Context, info: &PanelInfo, pixels_per_point: f32) -> (Vec<
                 });
                 ui.separator();
                 ui.horizontal(|ui| {
-                    if ui.button("save PNG (s)").clicked() {
+                    if ui.button("save PNG (ctrl+s)").clicked() {
                         actions.push(Action::Save);
                     }
                     if ui.selectable_label(info.help, "help (h)").clicked() {

@@ -44,8 +44,9 @@ const HELP: &[&str] = &[
     "drag: pan (views in time pan in time)",
     "hover: what is under the pointer",
     "click: select it (a pair of ranks, a node, an axis value); again: clear",
+    "w, s: zoom in, out at the pointer    a, d: pan left, right (Perfetto's keys; held: repeat)",
     "0: reset pan and zoom    c: clear the selection",
-    "s: save the picture as a PNG    h: this help    Esc, q: quit",
+    "ctrl+s: save the picture as a PNG    h: this help    Esc, q: quit",
     "p: hide or show the panel (views, dataset, options, selection)",
 ];
 
@@ -96,6 +97,8 @@ struct State {
     /// Where the right button (a view's zoom drag) was pressed.
     zoom_from: Option<[f32; 2]>,
     help: bool,
+    /// Whether Ctrl is held (Ctrl+S saves).
+    ctrl: bool,
     /// The last PNG written with `s`, or the last panel action that failed.
     saved: Option<String>,
     presented: u64,
@@ -417,11 +420,11 @@ impl State {
                 Ok((args, value)) => self.explore(dataset, args, &format!("option: {flag} {value}")),
                 Err(e) => self.saved = Some(format!("error: {e}")),
             },
-            Action::ClearSelection => key(event_loop, self, dataset, &Key::Character("c".into())),
-            Action::Reset => key(event_loop, self, dataset, &Key::Character("0".into())),
+            Action::ClearSelection => key(event_loop, self, dataset, &Key::Character("c".into()), false),
+            Action::Reset => key(event_loop, self, dataset, &Key::Character("0".into()), false),
             Action::Save => self.save(),
             Action::ToggleHelp => self.help = !self.help,
-            Action::Hide => key(event_loop, self, dataset, &Key::Character("p".into())),
+            Action::Hide => key(event_loop, self, dataset, &Key::Character("p".into()), false),
         }
         self.window.request_redraw();
     }
@@ -572,6 +575,7 @@ impl App {
             press: None,
             zoom_from: None,
             help: false,
+            ctrl: false,
             saved: None,
             presented: 0,
             panel,
@@ -652,12 +656,11 @@ impl ApplicationHandler<Wake> for App {
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             // Synthetic presses (keys held while the window gains focus) and repeats are not new presses.
+            WindowEvent::ModifiersChanged(m) => state.ctrl = m.state().control_key(),
             WindowEvent::KeyboardInput { event, is_synthetic: false, .. }
-                if event.state == ElementState::Pressed
-                    && !event.repeat
-                    && !state.panel.ctx.egui_wants_keyboard_input() =>
+                if event.state == ElementState::Pressed && !state.panel.ctx.egui_wants_keyboard_input() =>
             {
-                key(event_loop, state, &self.dataset, &event.logical_key);
+                key(event_loop, state, &self.dataset, &event.logical_key, event.repeat);
             }
             WindowEvent::Resized(size) => {
                 if let Err(e) = state.resize(size.width, size.height) {
@@ -730,9 +733,43 @@ impl ApplicationHandler<Wake> for App {
     }
 }
 
-/// A key press: Esc or Q quit, 0 resets pan and zoom, C clears the selection, H shows the
-/// help, S saves, P hides or shows the panel; any other goes to the view ([`View::key`]).
-fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: &Key) {
+/// Perfetto's navigation keys: W and S zoom in and out at `at`, A and D pan left and right by
+/// a tenth of the picture's `width`.
+fn navigation(key: &str, at: [f32; 2], width: f32) -> Option<Gesture> {
+    match key {
+        "w" | "W" => Some(Gesture::Wheel { at, steps: 1.0 }),
+        "s" | "S" => Some(Gesture::Wheel { at, steps: -1.0 }),
+        "a" | "A" => Some(Gesture::Pan { by: [width * 0.1, 0.0] }),
+        "d" | "D" => Some(Gesture::Pan { by: [-width * 0.1, 0.0] }),
+        _ => None,
+    }
+}
+
+/// A key press: W/A/S/D zoom and pan (held, they repeat), Ctrl+S saves, Esc or Q quit, 0 resets
+/// pan and zoom, C clears the selection, H shows the help, P hides or shows the panel; any
+/// other goes to the view ([`View::key`]).
+fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: &Key, repeat: bool) {
+    if let Key::Character(c) = key {
+        // Ctrl+S: some platforms give the control character instead of the letter.
+        if (state.ctrl && c.eq_ignore_ascii_case("s")) || c.as_str() == "\u{13}" {
+            if !repeat {
+                state.save();
+            }
+            state.window.request_redraw();
+            return;
+        }
+        let width = state.picture_width() as f32;
+        let inside = state.cursor[0] < width && !state.over_panel();
+        let at = if inside { state.cursor } else { [width / 2.0, state.size.1 as f32 / 2.0] };
+        if let Some(g) = navigation(c.as_str(), at, width).filter(|_| state.explorer.view().pans()) {
+            state.explorer.gesture(g);
+            state.window.request_redraw();
+            return;
+        }
+    }
+    if repeat {
+        return;
+    }
     match key {
         Key::Named(NamedKey::Escape) => event_loop.exit(),
         Key::Character(c) => match c.as_str() {
@@ -747,7 +784,6 @@ fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: 
                 state.explorer.gesture(Gesture::Reset);
             }
             "h" | "?" => state.help = !state.help,
-            "s" => state.save(),
             "p" => {
                 state.panel.open = !state.panel.open;
                 let (w, h) = state.size;
@@ -917,4 +953,20 @@ fn thousands(n: usize) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perfettos_keys_zoom_at_the_pointer_and_pan_by_a_tenth() {
+        let at = [300.0, 200.0];
+        assert_eq!(navigation("w", at, 1000.0), Some(Gesture::Wheel { at, steps: 1.0 }));
+        assert_eq!(navigation("S", at, 1000.0), Some(Gesture::Wheel { at, steps: -1.0 }));
+        assert_eq!(navigation("a", at, 1000.0), Some(Gesture::Pan { by: [100.0, 0.0] }));
+        assert_eq!(navigation("d", at, 1000.0), Some(Gesture::Pan { by: [-100.0, 0.0] }));
+        assert_eq!(navigation("x", at, 1000.0), None);
+        assert!(HELP.iter().any(|l| l.contains("ctrl+s: save")), "the help says which key saves");
+    }
 }

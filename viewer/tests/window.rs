@@ -304,6 +304,7 @@ fn hover_click_and_wheel_respond_while_the_worker_computes() {
          for i in $(seq 1 100); do grep -q 'selected:' {log} && break; sleep 0.1; done\n\
          kill $pid\n\
          wait $pid || true\n\
+         cd {dir}\n\
          EXAVIZ_WORKER_DELAY_MS=3000 \"{exe}\" view 'gen:wrf?iterations=3' --view timeline --size 640x480 --frames 100000000 2> {tlog} &\n\
          pid=$!\n\
          for i in $(seq 1 300); do grep -q 'viewer on' {tlog} 2>/dev/null && break; sleep 0.1; done\n\
@@ -315,6 +316,12 @@ fn hover_click_and_wheel_respond_while_the_worker_computes() {
          import -window $wid {t1}\n\
          sleep 5\n\
          import -window $wid {t2}\n\
+         xdotool windowfocus $wid key w\n\
+         sleep 0.7\n\
+         import -window $wid {t3}\n\
+         xdotool windowfocus $wid key s\n\
+         xdotool windowfocus $wid key ctrl+s\n\
+         for i in $(seq 1 100); do grep -q 'saved exaviz-view' {tlog} && break; sleep 0.1; done\n\
          kill $pid\n\
          cat {log} {tlog} >&2\n",
         before = shot("before"),
@@ -322,6 +329,8 @@ fn hover_click_and_wheel_respond_while_the_worker_computes() {
         t0 = shot("t0"),
         t1 = shot("t1"),
         t2 = shot("t2"),
+        t3 = shot("t3"),
+        dir = dir.display(),
     );
     let (ok, text) = in_xvfb("1000x600", &dir, &script);
     assert!(ok, "{text}");
@@ -341,6 +350,10 @@ fn hover_click_and_wheel_respond_while_the_worker_computes() {
     let differ = |a: &[[u8; 3]], b: &[[u8; 3]]| a.iter().zip(b).filter(|(x, y)| x != y).count();
     assert!(differ(&t0, &t1) > 5000, "the preview did not move: {} pixels changed", differ(&t0, &t1));
     assert!(differ(&t1, &t2) > 1000, "the finished picture did not replace the preview");
+    // Perfetto's keys: W zooms at once (the preview), S zooms out and does not save; Ctrl+S saves.
+    let t3 = picture(Path::new(&shot("t3")), 640);
+    assert!(differ(&t2, &t3) > 5000, "w did not zoom: {} pixels changed", differ(&t2, &t3));
+    assert_eq!(text.matches("saved exaviz-view").count(), 1, "ctrl+s saves once, s does not: {text}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
