@@ -629,13 +629,55 @@ struct Layers<'a> {
     joins: &'a Joins,
 }
 
+/// Rows at least this tall (pixels) are labelled with their location's name; thinner ones get
+/// a few rank numbers.
+const NAMED_ROW_PX: u32 = 14;
+
+/// The row axis's ticks: where rows are tall enough, every row with its location's name (the
+/// part that tells the names apart, fitted to the margin, elided with "…"); else a few rank
+/// numbers.
+fn row_ticks(names: &[String], p: Plot) -> Vec<Tick> {
+    let n = names.len();
+    let centre = |i: usize| {
+        let r = rows_of(i, n, p.h);
+        (r.start + r.end) as f32 / 2.0 / p.h as f32
+    };
+    if n > 0 && p.h / n as u32 >= NAMED_ROW_PX {
+        let short = distinct_parts(names);
+        let width = MARGIN[0] as f32 - 14.0;
+        return short.iter().enumerate().map(|(i, s)| (centre(i), crate::views::plot::fit(s, width, 11.0))).collect();
+    }
+    nice_ticks(0.0, (n.max(1) - 1) as f64, 6)
+        .into_iter()
+        .filter(|(_, v)| v.fract() == 0.0)
+        .map(|(_, v)| (centre(v as usize), format!("{v:.0}")))
+        .collect()
+}
+
+/// The names without the leading and trailing ` / `-separated parts they all share ("node
+/// quartz10 / MPI Rank 0 / Master thread" and "... Rank 1 ..." become "MPI Rank 0" and "MPI Rank
+/// 1"); names that share nothing, or a single name, are kept whole.
+fn distinct_parts(names: &[String]) -> Vec<String> {
+    let parts: Vec<Vec<&str>> = names.iter().map(|s| s.split(" / ").collect()).collect();
+    let shortest = parts.iter().map(Vec::len).min().unwrap_or(0);
+    if names.len() < 2 || shortest < 2 {
+        return names.to_vec();
+    }
+    let lead = (0..shortest - 1).take_while(|&k| parts.iter().all(|p| p[k] == parts[0][k])).count();
+    let from_end = |p: &Vec<&str>, k: usize| p[p.len() - 1 - k].to_string();
+    let trail = (0..shortest - 1 - lead)
+        .take_while(|&k| parts.iter().all(|p| from_end(p, k) == from_end(&parts[0], k)))
+        .count();
+    parts.iter().map(|p| p[lead..p.len() - trail].join(" / ")).collect()
+}
+
 /// The timeline scene of `layers` over `window` of the trace's span `full` (ticks, `tps` per
 /// second): title, axes, legend, the states and messages as one raster layer, collectives.
 fn compose(
     opts: &TimelineOptions,
     p: Plot,
     (window, full, tps): ((u64, u64), (u64, u64), f64),
-    n: usize,
+    names: &[String],
     title: &str,
     layers: &Layers<'_>,
 ) -> Scene {
@@ -650,14 +692,7 @@ fn compose(
         .into_iter()
         .map(|(f, v)| (f, if v.abs() >= 1e4 { format_value(v) } else { format!("{v:.decimals$}") }))
         .collect();
-    let y_ticks: Vec<Tick> = nice_ticks(0.0, (n - 1) as f64, 6)
-        .into_iter()
-        .filter(|(_, v)| v.fract() == 0.0)
-        .map(|(_, v)| {
-            let r = rows_of(v as usize, n, p.h);
-            ((r.start + r.end) as f32 / 2.0 / p.h as f32, format!("{v:.0}"))
-        })
-        .collect();
+    let y_ticks = row_ticks(names, p);
     axes(&mut scene, p, &x_ticks, &y_ticks, "time since trace start (s)", "process (rank)");
     let max = density.counts.iter().copied().max().unwrap_or(0);
     let tone = MessageTone::new(&density.counts, opts.message_opacity);
@@ -730,7 +765,7 @@ pub fn timeline_scene(
     );
     let joins = collective_joins(t, p, window, n, index);
     let layers = Layers { states: &states, density: &density, legend: &index.legend, joins: &joins };
-    let scene = compose(opts, p, (window, full, tps), n, &title, &layers);
+    let scene = compose(opts, p, (window, full, tps), &t.locations.name, &title, &layers);
     let pick = TimelinePick { index: index.clone(), plot: p, window, full, n, counts: density.counts, visible };
     Ok((scene, pick))
 }
@@ -1078,6 +1113,23 @@ fn legend_column(
 mod tests {
     use super::*;
     use crate::model::Intervals;
+
+    #[test]
+    fn rows_are_named_by_what_tells_their_names_apart() {
+        let names: Vec<String> =
+            ["node quartz10 / MPI Rank 0 / Master thread", "node quartz10 / MPI Rank 1 / Master thread"]
+                .map(String::from)
+                .to_vec();
+        assert_eq!(distinct_parts(&names), ["MPI Rank 0", "MPI Rank 1"]);
+        let plain: Vec<String> = ["rank 0", "rank 1"].map(String::from).to_vec();
+        assert_eq!(distinct_parts(&plain), plain);
+        let p = Plot { x0: 80, y0: 48, w: 600, h: 400 };
+        let named = row_ticks(&names, p);
+        assert_eq!(named.iter().map(|t| t.1.as_str()).collect::<Vec<_>>(), ["MPI Rank 0", "MPI Rank 1"]);
+        assert!(named[0].0 < named[1].0, "top to bottom");
+        let many: Vec<String> = (0..1000).map(|r| format!("rank {r}")).collect();
+        assert!(row_ticks(&many, p).iter().all(|t| t.1.parse::<u32>().is_ok()), "thin rows get numbers");
+    }
 
     #[test]
     fn innermost_states_hide_their_parents() {
