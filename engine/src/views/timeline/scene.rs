@@ -1062,12 +1062,16 @@ fn legend_column(
     y += 36.0;
     scene.text("messages per pixel", [x, y], 13.0, Anchor::Left, TEXT);
     y += 10.0;
-    let steps = 24;
+    // The direction legend needs 30 pixels below its top; nothing is drawn past the picture.
+    let bottom = scene.height as f32 - 6.0;
     let max = tone.quantile(1.0);
     if mix == Mix::Additive {
         // Swatches from one line to the busiest pixel, of the gradient's middle colour.
         let mid = direction_colour(0.5);
         let log_max = (f64::from(max.max(1)) + 1.0).ln();
+        // Four swatches 24 pixels apart, closer (to 14) where the picture is short.
+        let pitch = ((bottom - y - 36.0) / 4.0).clamp(14.0, 24.0);
+        let size = (pitch - 4.0).min(16.0);
         let mut last = 0;
         for (k, f) in [0.0, 1.0 / 3.0, 2.0 / 3.0, 1.0].into_iter().enumerate() {
             let lines = (f64::from(max.max(1)).powf(f).round() as u32).max(last + 1).min(max.max(1));
@@ -1075,37 +1079,47 @@ fn legend_column(
                 continue;
             }
             last = lines;
-            let y0 = y + k as f32 * 24.0;
+            let y0 = y + k as f32 * pitch;
             let c = mid.map(|v| (v * additive_gain(lines, log_max) * tone.opacity).min(1.0));
-            scene.rect([x, y0], [x + 16.0, y0 + 16.0], [c[0], c[1], c[2], 1.0], true);
-            scene.text(&format!("{lines}"), [x + 22.0, y0 + 12.0], 11.0, Anchor::Left, TEXT_DIM);
+            scene.rect([x, y0], [x + size, y0 + size], [c[0], c[1], c[2], 1.0], true);
+            scene.text(&format!("{lines}"), [x + 22.0, y0 + size - 4.0], 11.0, Anchor::Left, TEXT_DIM);
         }
-        scene.text("(colours add, log scale)", [x, y + 104.0], 11.0, Anchor::Left, TEXT_DIM);
-        direction_legend(scene, x, y + steps as f32 * 4.0 + 40.0);
+        let note = y + 3.0 * pitch + 32.0;
+        scene.text("(colours add, log scale)", [x, note], 11.0, Anchor::Left, TEXT_DIM);
+        if note + 32.0 + 30.0 <= bottom {
+            direction_legend(scene, x, note + 32.0);
+        }
         return;
     }
     // Equalised: equal steps of the ramp hold equal numbers of pixels; labels at the quartiles.
+    // The ramp shrinks (to 24 pixels) to leave room for the direction legend below it.
+    let steps = ((bottom - y - 78.0) / 4.0).clamp(6.0, 24.0) as usize;
+    let ramp = steps as f32 * 4.0;
     for k in 0..steps {
         let q = k as f32 / (steps - 1) as f32;
         let a = tone.opacity * (0.2 + 0.8 * q);
         let y0 = y + k as f32 * 4.0;
         scene.rect([x, y0], [x + 16.0, y0 + 4.0], [1.0, 1.0, 1.0, a], true);
     }
+    if max == 0 {
+        // No lines: nothing for the direction legend to explain.
+        scene.text("(no messages in view)", [x, y + ramp + 18.0], 11.0, Anchor::Left, TEXT_DIM);
+        return;
+    }
     let mut last = None;
     for q in [0.0f32, 0.5, 1.0] {
         let c = tone.quantile(q);
-        if max == 0 || last == Some(c) {
+        if last == Some(c) {
             continue;
         }
         last = Some(c);
-        let y0 = y + 8.0 + q * (steps as f32 * 4.0 - 8.0);
+        let y0 = y + 8.0 + q * (ramp - 8.0);
         scene.text(&format!("{c}"), [x + 22.0, y0], 11.0, Anchor::Left, TEXT_DIM);
     }
-    scene.text("(equalised)", [x, y + steps as f32 * 4.0 + 18.0], 11.0, Anchor::Left, TEXT_DIM);
-    let gy = y + steps as f32 * 4.0 + 48.0;
-    direction_legend(scene, x, gy);
-    if max == 0 {
-        scene.text("(no messages in view)", [x, y + steps as f32 * 4.0 + 32.0], 11.0, Anchor::Left, TEXT_DIM);
+    scene.text("(equalised)", [x, y + ramp + 18.0], 11.0, Anchor::Left, TEXT_DIM);
+    let gy = y + ramp + 48.0;
+    if gy + 30.0 <= bottom {
+        direction_legend(scene, x, gy);
     }
 }
 
@@ -1113,6 +1127,31 @@ fn legend_column(
 mod tests {
     use super::*;
     use crate::model::Intervals;
+
+    /// The legend column stays inside the picture at small heights, in both mixes, with and
+    /// without messages: every glyph and swatch below the picture's top and above its bottom.
+    #[test]
+    fn the_legend_column_fits_small_pictures() {
+        use crate::render::{FLAG_SCREEN, KIND_GLYPH};
+        let legend: Vec<(usize, String)> = (0..7).map(|s| (s, format!("state {s}"))).collect();
+        for height in [360u32, 400, 768] {
+            for mix in [Mix::Alpha, Mix::Additive] {
+                for counts in [vec![0u32; 16], (0..16).collect()] {
+                    let mut scene = Scene::new(1024, height, BACKGROUND);
+                    let p = Plot::inside(1024, height, MARGIN).expect("a plot");
+                    legend_column(&mut scene, p, &legend, &MessageTone::new(&counts, 0.8), mix, true);
+                    let bottom = scene
+                        .layers
+                        .iter()
+                        .flat_map(|l| &l.instances)
+                        .filter(|i| i.kind & !FLAG_SCREEN == KIND_GLYPH || i.kind & !FLAG_SCREEN == 1)
+                        .map(|i| i.b[1])
+                        .fold(0.0f32, f32::max);
+                    assert!(bottom <= height as f32, "{height} px, {mix:?}: the legend reaches {bottom}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn rows_are_named_by_what_tells_their_names_apart() {
