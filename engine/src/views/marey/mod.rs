@@ -474,8 +474,10 @@ fn draw_rows(scene: &mut Scene, t: &Training, pk: &MareyPicker) {
             cross(scene, [12.0, y], (pk.pitch * 0.4).clamp(2.5, 6.0));
         }
     }
-    scene.text("FLOPS", [x0 - 45.0, p.y0 as f32 - 6.0], 9.0, Anchor::Centre, TEXT_DIM);
-    scene.text("mem", [x0 - 17.0, p.y0 as f32 - 6.0], 9.0, Anchor::Centre, TEXT_DIM);
+    // The cells' column heads go under the columns: above them the title runs.
+    let below = (p.y0 + p.h) as f32 + 12.0;
+    scene.text("FLOPS", [x0 - 45.0, below], 9.0, Anchor::Centre, TEXT_DIM);
+    scene.text("mem", [x0 - 17.0, below], 9.0, Anchor::Centre, TEXT_DIM);
 }
 
 /// The rules' red cross.
