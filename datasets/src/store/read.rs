@@ -329,22 +329,9 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
     t.collective_names = take_str(&mut next(), 1);
     t.metric_names = take_str(&mut next(), 1);
     let mut c = next();
-    t.intervals = Intervals {
-        location: take_u32(&mut c, 0),
-        start: take_u64(&mut c, 1),
-        end: take_u64(&mut c, 2),
-        kind: take_u32(&mut c, 3),
-        depth: take_u32(&mut c, 4),
-    };
+    t.intervals = intervals_from(&mut c);
     let mut c = next();
-    t.messages = Messages {
-        source: take_u32(&mut c, 0),
-        destination: take_u32(&mut c, 1),
-        send_time: take_u64(&mut c, 2),
-        recv_time: take_u64(&mut c, 3),
-        bytes: take_u32(&mut c, 4),
-        tag: take_u32(&mut c, 5),
-    };
+    t.messages = messages_from(&mut c);
     let mut c = next();
     t.collectives = Collectives {
         location: take_u32(&mut c, 0),
@@ -451,4 +438,27 @@ pub(super) fn check_references(store: &Path, d: &Dataset) -> Result<(), SourceEr
         return Err(invalid(&store.join("intervals.parquet"), "an interval ends before it starts"));
     }
     Ok(())
+}
+
+/// The intervals table's columns as intervals (in [`intervals_table`]'s order).
+pub(super) fn intervals_from(c: &mut [Owned]) -> Intervals {
+    Intervals {
+        location: take_u32(c, 0),
+        start: take_u64(c, 1),
+        end: take_u64(c, 2),
+        kind: take_u32(c, 3),
+        depth: take_u32(c, 4),
+    }
+}
+
+/// The messages table's columns as messages (in [`messages_table`]'s order).
+pub(super) fn messages_from(c: &mut [Owned]) -> Messages {
+    Messages {
+        source: take_u32(c, 0),
+        destination: take_u32(c, 1),
+        send_time: take_u64(c, 2),
+        recv_time: take_u64(c, 3),
+        bytes: take_u32(c, 4),
+        tag: take_u32(c, 5),
+    }
 }

@@ -11,9 +11,7 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, Parq
 use parquet::file::statistics::Statistics;
 use rayon::prelude::*;
 
-use super::{
-    SourceError, Table, checked, decode, decode_batches, guarded, intervals_table, messages_table, take_u32, take_u64,
-};
+use super::{SourceError, Table, checked, decode, decode_batches, guarded, intervals_table, messages_table};
 
 /// One row group: its rows and the first and last tick they cover (the lowest start or send
 /// time, the highest end or receive time).
@@ -176,14 +174,7 @@ impl StoreRows {
 
     /// Messages of the columns `c`, their ids checked.
     fn messages_of(&self, mut c: Vec<super::Owned>) -> Result<Messages, SourceError> {
-        let m = Messages {
-            source: take_u32(&mut c, 0),
-            destination: take_u32(&mut c, 1),
-            send_time: take_u64(&mut c, 2),
-            recv_time: take_u64(&mut c, 3),
-            bytes: take_u32(&mut c, 4),
-            tag: take_u32(&mut c, 5),
-        };
+        let m = super::messages_from(&mut c);
         if let Some(&v) = m.source.iter().chain(&m.destination).find(|&&v| v >= self.locations) {
             return Err(out_of_range("location", v, self.locations, &self.messages.path));
         }
@@ -192,13 +183,7 @@ impl StoreRows {
 
     /// Intervals of the columns `c`, their ids and times checked.
     fn intervals_of(&self, mut c: Vec<super::Owned>) -> Result<Intervals, SourceError> {
-        let i = Intervals {
-            location: take_u32(&mut c, 0),
-            start: take_u64(&mut c, 1),
-            end: take_u64(&mut c, 2),
-            kind: take_u32(&mut c, 3),
-            depth: take_u32(&mut c, 4),
-        };
+        let i = super::intervals_from(&mut c);
         if let Some(&v) = i.location.iter().find(|&&v| v >= self.locations) {
             return Err(out_of_range("location", v, self.locations, &self.intervals.path));
         }
