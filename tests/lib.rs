@@ -104,3 +104,20 @@ pub fn draw(
     let frame = Frame { width: size.0, height: size.1 };
     render_view(built.view.as_ref(), d, &built.selection, frame, backend).map_err(|e| e.to_string())
 }
+
+/// The scene `exaviz render INPUT --view VIEW OPTIONS --size WxH` draws (on the CPU), or its
+/// error: what tests of labels and legends read.
+pub fn scene(
+    view: &str,
+    options: &[&str],
+    d: &exaviz_engine::model::Dataset,
+    size: (u32, u32),
+) -> Result<exaviz_engine::render::Scene, String> {
+    use exaviz_engine::views::contract::{Entry, Frame, prepare};
+    let entry = Entry::find(view).unwrap_or_else(|| panic!("{view} is not registered"));
+    let built = entry.parse(options).map_err(|e| e.to_string())?;
+    let frame = Frame { width: size.0, height: size.1 };
+    let prepared = prepare(built.view.as_ref(), d, &built.selection, frame, &exaviz_engine::Backend::Cpu)
+        .map_err(|e| e.to_string())?;
+    Ok(prepared.draw(d, &built.selection).into_owned())
+}

@@ -548,14 +548,21 @@ pub fn dataset(t: &ChromeTrace, input: &str) -> exaviz_engine::model::Dataset {
     let at = |ns: i64| (ns - t0).max(0) as u64;
     let mut trace = Trace { ticks_per_second: 1_000_000_000, ..Default::default() };
     let process_of = process_names(t);
+    // A process drawn on one row is named by itself; several rows add their threads' names.
+    let mut rows_of: HashMap<&str, u32> = HashMap::default();
+    for &l in &used {
+        *rows_of.entry(t.lanes[l as usize].pid.as_str()).or_default() += 1;
+    }
     for &l in &used {
         let lane = &t.lanes[l as usize];
-        let process = process_of.get(lane.pid.as_str()).copied().unwrap_or("");
-        let name = match (process.is_empty(), lane.thread.is_empty()) {
-            (false, false) => format!("{process} / {}", lane.thread),
-            (false, true) => format!("{process} / tid {}", lane.tid),
-            (true, false) => format!("pid {} / {}", lane.pid, lane.thread),
-            (true, true) => format!("pid {} / tid {}", lane.pid, lane.tid),
+        let process = match process_of.get(lane.pid.as_str()).copied().unwrap_or("") {
+            "" => format!("process {}", lane.pid),
+            named => named.to_string(),
+        };
+        let name = match (lane.thread.is_empty(), rows_of[lane.pid.as_str()]) {
+            (false, _) => format!("{process} / {}", lane.thread),
+            (true, 1) => process,
+            (true, _) => format!("{process} / thread {}", lane.tid),
         };
         trace.locations.name.push(name);
         trace.locations.node.push(u32::MAX);

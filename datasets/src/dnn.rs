@@ -536,7 +536,13 @@ fn process_devices(b: &mut Builder, t: &ChromeTrace, t0: i64) {
             b.device_keyed(format!("process {pid}"), rank, None, format!("{pid}@p"))
         });
         let r = b.rank(d);
-        b.op(d, raw_op(t, s, r, t0));
+        let mut op = raw_op(t, s, r, t0);
+        // A process's functions are no model's forward pass unless their names say so.
+        let named = op.name.to_ascii_lowercase();
+        if op.class == Class::Forward && !(named.contains("forward") || named.contains("fwd")) {
+            op.class = Class::Compute;
+        }
+        b.op(d, op);
     }
 }
 
@@ -665,15 +671,30 @@ pub fn merge(parts: &[Part]) -> std::borrow::Cow<'_, ChromeTrace> {
     }
     let mut out = ChromeTrace::default();
     let mut name_of: HashMap<String, u32> = HashMap::default();
+    // Files without ranks (PerfFlowAspect's, one per process) keep their processes' names
+    // where no two files share a process id.
+    let mut all: Vec<&str> = Vec::new();
+    for p in parts {
+        let mut own: Vec<&str> = p.trace.lanes.iter().map(|l| l.pid.as_str()).collect();
+        own.sort_unstable();
+        own.dedup();
+        all.extend(own);
+    }
+    let per_file = all.len();
+    all.sort_unstable();
+    all.dedup();
+    let ranked = parts.iter().any(|p| p.trace.distributed.is_some()) || all.len() < per_file;
     for (i, p) in parts.iter().enumerate() {
         let t = &p.trace;
         let rank = rank_of(p, i).map_or(i as u32, |r| r.0);
         let lane0 = out.lanes.len() as u32;
         for l in &t.lanes {
             let mut l = l.clone();
-            l.pid = format!("rank {rank}: {}", l.pid);
-            if !l.process.is_empty() {
-                l.process = format!("rank {rank} {}", l.process);
+            if ranked {
+                l.pid = format!("rank {rank}: {}", l.pid);
+                if !l.process.is_empty() {
+                    l.process = format!("rank {rank} {}", l.process);
+                }
             }
             out.lanes.push(l);
         }

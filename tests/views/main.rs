@@ -6,6 +6,7 @@
 
 mod chord;
 mod fattree;
+mod labels;
 mod linked;
 mod marey;
 mod matrix;

@@ -174,6 +174,8 @@ pub struct Explorer {
     pub request: Request,
     /// The trace's duration in seconds, for views that zoom in time (the timeline).
     duration: Option<f64>,
+    /// The window the view opens on and resets to ([`View::home`]), seconds.
+    home: Option<(f64, f64)>,
     generation: u64,
     /// The newest generation asked for.
     pub asked: u64,
@@ -198,6 +200,7 @@ impl Explorer {
         } else {
             None
         };
+        let home = duration.and(view.home(&dataset));
         let worker = Worker::start(dataset.clone(), view.clone(), backend, wake);
         let request = Request { selection, transform: render::View::default(), frame };
         let mut e = Self {
@@ -206,6 +209,7 @@ impl Explorer {
             worker,
             request,
             duration,
+            home,
             generation: 0,
             asked: 0,
             shown: None,
@@ -301,7 +305,7 @@ impl Explorer {
     /// whether it did.
     pub fn gesture(&mut self, g: Gesture) -> bool {
         let before = self.request;
-        let (duration, plot) = (self.duration, self.time_plot());
+        let (duration, plot, home) = (self.duration, self.time_plot(), self.home);
         let clicked = match g {
             Gesture::Click { at } => self.pick(at).and_then(|p| p.clicked(&before.selection)),
             _ => None,
@@ -310,12 +314,12 @@ impl Explorer {
         match (g, duration, plot) {
             (Gesture::Wheel { at, steps }, Some(duration), Some(plot)) => {
                 let u = f64::from((at[0] - plot[0]) / (plot[2] - plot[0]));
-                let window = r.selection.window_s.unwrap_or((0.0, duration));
+                let window = r.selection.window_s.or(home).unwrap_or((0.0, duration));
                 r.selection.window_s = Some(zoom_window(window, duration, f64::from(1.15f32.powf(steps)), u));
             }
             (Gesture::Wheel { at, steps }, ..) => r.transform.zoom_at(1.15f32.powf(steps), at),
             (Gesture::Pan { by }, Some(duration), Some(plot)) => {
-                let window = r.selection.window_s.unwrap_or((0.0, duration));
+                let window = r.selection.window_s.or(home).unwrap_or((0.0, duration));
                 // Dragging right shows earlier times.
                 let share = -f64::from(by[0] / (plot[2] - plot[0]));
                 r.selection.window_s = Some(pan_window(window, duration, share));
@@ -391,8 +395,8 @@ impl Explorer {
         let shown = self.shown.as_ref()?;
         let (a, b) = (shown.request, self.request);
         if let (Some(duration), Some(plot)) = (self.duration, self.time_plot()) {
-            let (w0, w1) =
-                (a.selection.window_s.unwrap_or((0.0, duration)), b.selection.window_s.unwrap_or((0.0, duration)));
+            let window = |w: Option<(f64, f64)>| w.or(self.home).unwrap_or((0.0, duration));
+            let (w0, w1) = (window(a.selection.window_s), window(b.selection.window_s));
             let width = plot[2] - plot[0];
             let sx = ((w0.1 - w0.0) / (w1.1 - w1.0)) as f32;
             let ox = plot[0] - plot[0] * sx + ((w0.0 - w1.0) / (w1.1 - w1.0)) as f32 * width;

@@ -136,11 +136,21 @@ pub struct Scene {
     pub background: [f32; 3],
     pub layers: Vec<Layer>,
     pub atlas: TextAtlas,
+    /// Every text drawn, with the box its glyphs cover `[x0, y0, x1, y1]` (picture pixels, as
+    /// drawn unzoomed): what tests of legends and labels check for overlaps.
+    pub labels: Vec<Label>,
+}
+
+/// One text of a scene and the box its glyphs cover.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Label {
+    pub text: String,
+    pub rect: [f32; 4],
 }
 
 impl Scene {
     pub fn new(width: u32, height: u32, background: [f32; 3]) -> Self {
-        Self { width, height, background, layers: Vec::new(), atlas: TextAtlas::new() }
+        Self { width, height, background, layers: Vec::new(), atlas: TextAtlas::new(), labels: Vec::new() }
     }
 
     /// The current top layer if it has this blend mode, else a new one.
@@ -202,6 +212,15 @@ impl Scene {
             });
             self.layers.push(Layer { blend: layer.blend, raster, instances, clip: Some(clip), paths });
         }
+        let panel = [origin[0], origin[1], origin[0] + other.width as f32, origin[1] + other.height as f32];
+        for l in &other.labels {
+            let [a, b, c, d] = l.rect;
+            let rect = [a + origin[0], b + origin[1], c + origin[0], d + origin[1]];
+            // A panel clips its texts: what falls outside it is not drawn.
+            if rect[0] < panel[2] && rect[2] > panel[0] && rect[1] < panel[3] && rect[3] > panel[1] {
+                self.labels.push(Label { text: l.text.clone(), rect });
+            }
+        }
     }
 
     /// Adds a raster layer: `raster` over what is drawn so far, under what is drawn after.
@@ -237,6 +256,13 @@ impl Scene {
     /// Screen-space text; returns its advance width in pixels.
     pub fn text(&mut self, text: &str, at: [f32; 2], size_px: f32, anchor: Anchor, color: [f32; 4]) -> f32 {
         let (glyphs, width) = self.atlas.layout(text, at, size_px, anchor);
+        let mut rect = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
+        for g in &glyphs {
+            rect = [rect[0].min(g.min[0]), rect[1].min(g.min[1]), rect[2].max(g.max[0]), rect[3].max(g.max[1])];
+        }
+        if !glyphs.is_empty() {
+            self.labels.push(Label { text: text.to_string(), rect });
+        }
         let layer = self.layer(Blend::Alpha);
         for g in glyphs {
             layer.push(Instance {

@@ -85,6 +85,11 @@ pub trait View: Named + Send + Sync {
     fn time_axis(&self, _frame: Frame) -> Option<[f32; 4]> {
         None
     }
+    /// The time window (seconds since the trace's start) the view opens on and resets to when
+    /// the selection has none; `None`: the whole trace.
+    fn home(&self, _dataset: &Dataset) -> Option<(f64, f64)> {
+        None
+    }
     /// Whether `prepare` draws a dataset whose rows stay on disk ([`Dataset::out_of_core`]) from
     /// its pyramid; the other views get the rows of the selection's window read into memory
     /// when few enough ([`prepare`]).
@@ -280,10 +285,11 @@ pub fn prepare(
             && view.reads_index(index)
         {
             let tps = dataset.trace.ticks_per_second.max(1) as f64;
-            let window = super::trace::window_in(index.span, tps, selection.window_s).unwrap_or(index.span);
+            let home = Selection { window_s: selection.window_s.or_else(|| view.home(dataset)), ..selection.clone() };
+            let window = super::trace::window_in(index.span, tps, home.window_s).unwrap_or(index.span);
             if index.rows.estimate(window) > crate::pyramid::INDEX_ROWS {
                 let rows = dataset.indexed(index);
-                let inner = view.prepare(&rows, selection, frame, backend)?;
+                let inner = view.prepare(&rows, &home, frame, backend)?;
                 return Ok(Box::new(WithRows { rows, inner }));
             }
         }

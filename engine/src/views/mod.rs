@@ -78,8 +78,14 @@ pub fn title_name(dataset: &crate::model::Dataset) -> String {
 }
 
 fn short_name(name: &str) -> String {
-    if name.starts_with("gen:") {
-        return name.to_string();
+    // A generator's output says so: its name, "simulated", and the parameters given.
+    if let Some(generator) = name.strip_prefix("gen:") {
+        let (base, query) = generator.split_once('?').unwrap_or((generator, ""));
+        let params: Vec<&str> = query.split('&').filter(|p| !p.is_empty()).collect();
+        return match params.is_empty() {
+            true => format!("simulated {base}"),
+            false => format!("simulated {base} [{}]", params.join(", ")),
+        };
     }
     let parts: Vec<&str> = name.split(',').filter(|p| !p.is_empty()).collect();
     if parts.len() > 1 {
@@ -111,7 +117,8 @@ mod tests {
             "rank0.pt.trace.json.gz and 1 more"
         );
         assert_eq!(short_name("/data/profiles/"), "profiles");
-        assert_eq!(short_name("gen:fd4?iterations=3"), "gen:fd4?iterations=3");
+        assert_eq!(short_name("gen:fd4?iterations=3&seed=2"), "simulated fd4 [iterations=3, seed=2]");
+        assert_eq!(short_name("gen:wrf"), "simulated wrf");
         assert_eq!(short_name("report.sqlite"), "report.sqlite");
     }
 

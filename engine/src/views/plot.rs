@@ -44,7 +44,7 @@ pub fn axes(scene: &mut Scene, p: Plot, x_ticks: &[Tick], y_ticks: &[Tick], x_ti
         scene.rect([x0 - 6.0, y - 0.5], [x0 - 1.0, y + 0.5], TEXT_DIM, true);
         scene.text(label, [x0 - 8.0, y + 4.0], 11.0, Anchor::Right, TEXT_DIM);
     }
-    scene.text(x_title, [x0 + w / 2.0, y0 + h + 34.0], 12.0, Anchor::Centre, TEXT);
+    scene.text(&fit(x_title, w, 12.0), [x0 + w / 2.0, y0 + h + 34.0], 12.0, Anchor::Centre, TEXT);
     scene.text(y_title, [8.0, y0 - 10.0], 12.0, Anchor::Left, TEXT);
 }
 

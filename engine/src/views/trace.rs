@@ -75,3 +75,145 @@ pub fn needs_processes(dataset: &Dataset, who: &str, least: usize) -> Result<(),
     }
     Ok(())
 }
+
+/// The window a trace view opens on when none is asked for: the whole trace, less a leading or
+/// trailing phase where nothing but initialisation or finalisation happens (a Score-P trace's
+/// `MPI_Init` can be 96% of it, squeezing the run into a few pixels).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Home {
+    /// Seconds since the trace's start.
+    pub window_s: (f64, f64),
+    /// What was left out, in words, for the picture to say (e.g. `0-0.195 s of MPI_Init left
+    /// out (--from 0 shows it)`).
+    pub note: String,
+}
+
+/// Share of a trace an initialisation phase must take before the home window leaves it out.
+const HOME_SKIP: f64 = 0.2;
+
+/// The home window of `t` ([`Home`]), or `None` where it is the whole trace: a phase before the
+/// first communication (message or collective) or after the last is left out when it is at
+/// least a fifth of the trace and at least half of its time on the rows is spent in regions
+/// named for setting up or tearing down (`init`, `finaliz`, `setup`, `startup`, `shutdown`).
+pub fn home_window(t: &Trace) -> Option<Home> {
+    if t.span_of_whole.is_some() {
+        return None;
+    }
+    let (t0, t1) = span(t)?;
+    let m = &t.messages;
+    let c = &t.collectives;
+    let first = m.send_time.iter().chain(&c.start).copied().min()?;
+    let last = m.recv_time.iter().filter(|&&v| v != u64::MAX).chain(&m.send_time).chain(&c.end).copied().max()?;
+    let whole = (t1 - t0).max(1) as f64;
+    let head = (first - t0.min(first)) as f64 >= HOME_SKIP * whole;
+    let tail = (t1.max(last) - last) as f64 >= HOME_SKIP * whole;
+    let head = head.then(|| setup_phase(t, t0, first)).flatten();
+    let tail = tail.then(|| setup_phase(t, last, t1)).flatten();
+    if head.is_none() && tail.is_none() {
+        return None;
+    }
+    let pad = ((last.max(first) - first) / 50).max(1);
+    let a = if head.is_some() { first.saturating_sub(pad).max(t0) } else { t0 };
+    let b = if tail.is_some() { last.saturating_add(pad).min(t1) } else { t1 };
+    let tps = t.ticks_per_second.max(1) as f64;
+    let s = |v: u64| (v - t0) as f64 / tps;
+    let mut parts = Vec::new();
+    if let Some(name) = &head {
+        parts.push(format!("0-{} s of {name}", short_seconds(s(a))));
+    }
+    if let Some(name) = &tail {
+        parts.push(format!("{}-{} s of {name}", short_seconds(s(b)), short_seconds(s(t1))));
+    }
+    let shows = if head.is_some() { "--from 0" } else { "--to" };
+    let note = format!("{} left out ({shows} shows it)", parts.join(" and "));
+    Some(Home { window_s: (s(a), s(b).max(s(a) + 1.0 / tps)), note })
+}
+
+/// Seconds with four significant digits.
+fn short_seconds(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
+    format!("{v:.digits$}")
+}
+
+/// Whether `[from, to)` is a set-up or tear-down phase on the rows: the name of the region that
+/// covers most of it where such regions cover at least half of the rows' time in it.
+fn setup_phase(t: &Trace, from: u64, to: u64) -> Option<String> {
+    let i = &t.intervals;
+    let setup: Vec<bool> = t
+        .region_names
+        .iter()
+        .map(|n| {
+            let n = n.to_ascii_lowercase();
+            ["init", "finaliz", "setup", "startup", "shutdown"].iter().any(|w| n.contains(w))
+        })
+        .collect();
+    let mut covered = vec![0u64; t.region_names.len()];
+    let mut rows = vec![false; t.locations.name.len()];
+    for k in 0..i.start.len() {
+        let (a, b) = (i.start[k].max(from), i.end[k].min(to));
+        if let Some(r) = rows.get_mut(i.location[k] as usize) {
+            *r = true;
+        }
+        let kind = i.kind[k] as usize;
+        if b > a && setup.get(kind) == Some(&true) && i.depth[k] <= 2 {
+            covered[kind] += b - a;
+        }
+    }
+    let busy_rows = rows.iter().filter(|&&r| r).count() as u64;
+    let total: u64 = covered.iter().sum();
+    let (kind, _) = covered.iter().enumerate().max_by_key(|&(_, v)| *v)?;
+    (busy_rows > 0 && total * 2 >= busy_rows * (to - from)).then(|| t.region_names[kind].clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two ranks that run `first` (name, ticks) and then exchange one message each way, then
+    /// run `last`.
+    fn run(first: (&str, u64), last: (&str, u64)) -> Trace {
+        let mut t = Trace { ticks_per_second: 1_000, ..Default::default() };
+        t.region_names = vec![first.0.into(), "compute".into(), last.0.into()];
+        t.locations.name = vec!["rank 0".into(), "rank 1".into()];
+        let (a, b) = (first.1, first.1 + 100);
+        for (s, e, k) in [(0, a, 0), (a, b, 1), (b, b + last.1, 2)] {
+            for l in 0..2 {
+                t.intervals.location.push(l);
+                t.intervals.start.push(s);
+                t.intervals.end.push(e);
+                t.intervals.kind.push(k);
+                t.intervals.depth.push(1);
+            }
+        }
+        let m = &mut t.messages;
+        for (s, d, at) in [(0, 1, a + 10), (1, 0, a + 60)] {
+            m.source.push(s);
+            m.destination.push(d);
+            m.send_time.push(at);
+            m.recv_time.push(at + 20);
+            m.bytes.push(8);
+            m.tag.push(0);
+        }
+        t
+    }
+
+    #[test]
+    fn home_leaves_out_a_long_initialisation_only() {
+        // MPI_Init for 900 ticks, the exchange in 100: the home window is the exchange.
+        let h = home_window(&run(("MPI_Init", 900), ("MPI_Finalize", 5))).expect("a home window");
+        assert!(h.window_s.0 > 0.89 && h.window_s.0 < 0.91, "{h:?}");
+        assert!(h.window_s.1 >= 0.98, "the short MPI_Finalize stays: {h:?}");
+        assert!(h.note.contains("MPI_Init") && h.note.contains("--from 0"), "{}", h.note);
+        // A long finalisation at the end is left out too.
+        let h = home_window(&run(("MPI_Init", 5), ("MPI_Finalize", 900))).expect("a home window");
+        assert!(h.window_s.0 == 0.0 && h.window_s.1 < 0.2, "{h:?}");
+        assert!(h.note.contains("MPI_Finalize"), "{}", h.note);
+        // Computing before the first message is not initialisation: the whole trace.
+        assert_eq!(home_window(&run(("solve", 900), ("MPI_Finalize", 5))), None);
+        // A short initialisation is kept.
+        assert_eq!(home_window(&run(("MPI_Init", 5), ("MPI_Finalize", 5))), None);
+    }
+}

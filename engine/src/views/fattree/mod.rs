@@ -220,6 +220,13 @@ impl View for FatTreeView {
         _backend: &Backend,
     ) -> Result<Box<dyn Prepared>, ViewError> {
         let t = tree(dataset)?.clone();
+        let least = (960, 540);
+        if frame.width < least.0 || frame.height < least.1 {
+            return Err(ViewError::Unsupported(format!(
+                "{}x{} is too small for the fattree view (at least {}x{})",
+                frame.width, frame.height, least.0, least.1
+            )));
+        }
         check_selection(&t, selection)?;
         let values = self.chart_values(&t);
         let (scene, picker) = draw(&t, &self.args, selection, frame, values);

@@ -476,8 +476,32 @@ fn draw_rows(scene: &mut Scene, t: &Training, pk: &MareyPicker) {
     }
     // The cells' column heads go under the columns: above them the title runs.
     let below = (p.y0 + p.h) as f32 + 12.0;
-    scene.text("FLOPS", [x0 - 45.0, below], 9.0, Anchor::Centre, TEXT_DIM);
+    scene.text(if t.has_flops { "FLOPS" } else { "busy" }, [x0 - 45.0, below], 9.0, Anchor::Centre, TEXT_DIM);
     scene.text("mem", [x0 - 17.0, below], 9.0, Anchor::Centre, TEXT_DIM);
+}
+
+/// The scale of the FLOPS and memory cells left of the rows: a viridis ramp from 0 to the
+/// largest device's value, said in words (computation time where the profile has no FLOPs;
+/// grey memory cells where it records none), shortened to end before `right`.
+fn cell_scale(scene: &mut Scene, t: &Training, pk: &MareyPicker, at: [f32; 2], right: f32) {
+    let rate_max = pk.analysis.rate.iter().copied().fold(0.0, f64::max);
+    let mem_max = t.devices.iter().map(|d| d.memory).max().unwrap_or(0);
+    let rate = if t.has_flops { format!("FLOPS 0-{}", si(rate_max)) } else { format!("busy 0-{}", duration(rate_max)) };
+    let mem = if mem_max > 0 {
+        format!("mem 0-{:.2} GiB", mem_max as f64 / (1u64 << 30) as f64)
+    } else {
+        "mem not recorded (grey)".to_string()
+    };
+    let ramp = 36.0;
+    if right - at[0] < ramp + 60.0 {
+        return;
+    }
+    for k in 0..ramp as usize {
+        let x = at[0] + k as f32;
+        scene.rect([x, at[1] - 9.0], [x + 1.0, at[1] + 1.0], ColorMap::Viridis.sample(k as f32 / (ramp - 1.0)), true);
+    }
+    let words = fit(&format!("cells: {rate}, {mem}"), right - at[0] - ramp - 6.0, 11.0);
+    scene.text(&words, [at[0] + ramp + 6.0, at[1]], 11.0, Anchor::Left, TEXT);
 }
 
 /// The rules' red cross.
@@ -584,14 +608,15 @@ fn draw_axis_and_legend(scene: &mut Scene, t: &Training, pk: &MareyPicker, o: &M
         scene.rect([x, ly - 9.0], [x + 12.0, ly + 1.0], [k[0], k[1], k[2], 1.0], true);
         x += 16.0 + scene.text(label, [x + 16.0, ly], 11.0, Anchor::Left, TEXT) + 12.0;
     }
-    cross(scene, [x + 4.0, ly - 4.0], 4.0);
-    scene.text(
-        &format!("{} rule findings (hover)", pk.analysis.findings.len()),
-        [x + 14.0, ly],
-        11.0,
-        Anchor::Left,
-        TEXT,
-    );
+    // In a narrow picture the findings' key and the cells' scale go where there is room.
+    let right = scene.width as f32 - 8.0;
+    let findings = format!("{} rule findings (hover)", pk.analysis.findings.len());
+    if x + 14.0 + crate::render::TextAtlas::measure(&findings, 11.0) <= right {
+        cross(scene, [x + 4.0, ly - 4.0], 4.0);
+        x += 14.0;
+        x += scene.text(&findings, [x, ly], 11.0, Anchor::Left, TEXT);
+        cell_scale(scene, t, pk, [x + 16.0, ly], right);
+    }
     let shifted = pk.analysis.offsets.iter().filter(|&&v| v != 0).count();
     let largest = pk.analysis.offsets.iter().copied().max_by_key(|v| v.abs()).unwrap_or(0);
     let align = match o.align {

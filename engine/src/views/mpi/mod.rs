@@ -84,6 +84,10 @@ impl contract::View for MpiLinkedView {
         Parts::WINDOW | Parts::PAIR
     }
 
+    fn home(&self, d: &Dataset) -> Option<(f64, f64)> {
+        super::trace::home_window(&d.trace).map(|h| h.window_s)
+    }
+
     fn time_axis(&self, f: Frame) -> Option<[f32; 4]> {
         let [x, y, w, h] = panels(f.width, f.height)[0];
         let p = plot_rect(w, h)?;

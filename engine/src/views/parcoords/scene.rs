@@ -201,7 +201,11 @@ fn decorate(
 ) {
     let n = topo.node_count();
     scene.text(
-        &format!("Node selector (parallel coordinates): {}", crate::views::title_name(dataset)),
+        &crate::views::plot::fit(
+            &format!("Node selector (parallel coordinates): {}", crate::views::title_name(dataset)),
+            opts.width as f32 - 24.0,
+            16.0,
+        ),
         [16.0, 26.0],
         16.0,
         Anchor::Left,

@@ -98,12 +98,18 @@ pub fn sendrecv_scene(
         let c = sender_colour_at(map, f);
         [c[0], c[1], c[2], 1.0]
     };
-    color_bar_of(&mut scene, bar, sender_map, "sender rank", [lx, y0 + 24.0, 16.0, 160.0]);
+    // The legend column shrinks its bar to fit short pictures and leaves out the notes on
+    // routing where they would not fit.
+    let bar_h = ((opts.height as f32 - y0 - 24.0 - 140.0) * 0.6).clamp(40.0, 160.0);
+    color_bar_of(&mut scene, bar, sender_map, "sender rank", [lx, y0 + 24.0, 16.0, bar_h]);
     let max = pairs.last().map_or(1, |q| q.2);
-    opacity_legend(&mut scene, lx, y0 + 230.0, max, opts.mix);
-    let routing = format!("routes: {GRID}x{GRID} grid, YX routing");
-    scene.text(&routing, [lx, y0 + 340.0], 11.0, Anchor::Left, TEXT_DIM);
-    scene.text(&format!("bundling strength β = {:.2}", opts.beta), [lx, y0 + 356.0], 11.0, Anchor::Left, TEXT_DIM);
+    let oy = y0 + 24.0 + bar_h + 46.0;
+    opacity_legend(&mut scene, lx, oy, max, opts.mix);
+    if oy + 126.0 <= opts.height as f32 - 4.0 {
+        let routing = format!("routes: {GRID}x{GRID} grid, YX routing");
+        scene.text(&routing, [lx, oy + 110.0], 11.0, Anchor::Left, TEXT_DIM);
+        scene.text(&format!("bundling strength β = {:.2}", opts.beta), [lx, oy + 126.0], 11.0, Anchor::Left, TEXT_DIM);
+    }
     Ok((scene, PairPick { pairs, curves }))
 }
 

@@ -266,7 +266,11 @@ fn decorate(
     (scale, peak): (f32, f32),
 ) {
     scene.text(
-        &format!("Time slicer (ThemeRiver): {}", crate::views::title_name(dataset)),
+        &crate::views::plot::fit(
+            &format!("Time slicer (ThemeRiver): {}", crate::views::title_name(dataset)),
+            opts.width as f32 - 24.0,
+            16.0,
+        ),
         [16.0, 26.0],
         16.0,
         Anchor::Left,

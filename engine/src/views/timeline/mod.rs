@@ -71,6 +71,10 @@ impl contract::View for TimelineView {
         Some([p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32])
     }
 
+    fn home(&self, d: &Dataset) -> Option<(f64, f64)> {
+        super::trace::home_window(&d.trace).map(|h| h.window_s)
+    }
+
     fn reads_pyramid(&self) -> bool {
         true
     }

@@ -643,8 +643,11 @@ fn row_ticks(names: &[String], p: Plot) -> Vec<Tick> {
         (r.start + r.end) as f32 / 2.0 / p.h as f32
     };
     if n > 0 && p.h / n as u32 >= NAMED_ROW_PX {
-        let short = distinct_parts(names);
         let width = MARGIN[0] as f32 - 14.0;
+        let mut short = distinct_parts(names);
+        if short.iter().any(|s| crate::render::TextAtlas::measure(s, 11.0) > width) {
+            short = without_common_words(&short);
+        }
         return short.iter().enumerate().map(|(i, s)| (centre(i), crate::views::plot::fit(s, width, 11.0))).collect();
     }
     nice_ticks(0.0, (n.max(1) - 1) as f64, 6)
@@ -652,6 +655,19 @@ fn row_ticks(names: &[String], p: Plot) -> Vec<Tick> {
         .filter(|(_, v)| v.fract() == 0.0)
         .map(|(_, v)| (centre(v as usize), format!("{v:.0}")))
         .collect()
+}
+
+/// The names without the leading words they all share, where each keeps at least one
+/// ("process 108800" and "process 108801" become "108800" and "108801"; the axis says what they
+/// are).
+fn without_common_words(names: &[String]) -> Vec<String> {
+    let words: Vec<Vec<&str>> = names.iter().map(|s| s.split(' ').collect()).collect();
+    let shortest = words.iter().map(Vec::len).min().unwrap_or(0);
+    if names.len() < 2 || shortest < 2 {
+        return names.to_vec();
+    }
+    let lead = (0..shortest - 1).take_while(|&k| words.iter().all(|w| w[k] == words[0][k])).count();
+    words.iter().map(|w| w[lead..].join(" ")).collect()
 }
 
 /// The names without the leading and trailing ` / `-separated parts they all share ("node
@@ -678,7 +694,7 @@ fn compose(
     p: Plot,
     (window, full, tps): ((u64, u64), (u64, u64), f64),
     names: &[String],
-    title: &str,
+    (title, axis): (&str, &str),
     layers: &Layers<'_>,
 ) -> Scene {
     let (states, density) = (layers.states, layers.density);
@@ -693,7 +709,7 @@ fn compose(
         .map(|(f, v)| (f, if v.abs() >= 1e4 { format_value(v) } else { format!("{v:.decimals$}") }))
         .collect();
     let y_ticks = row_ticks(names, p);
-    axes(&mut scene, p, &x_ticks, &y_ticks, "time since trace start (s)", "process (rank)");
+    axes(&mut scene, p, &x_ticks, &y_ticks, axis, "process (rank)");
     let max = density.counts.iter().copied().max().unwrap_or(0);
     let tone = MessageTone::new(&density.counts, opts.message_opacity);
     legend_column(&mut scene, p, layers.legend, &tone, opts.mix, !layers.joins.is_empty());
@@ -749,7 +765,8 @@ pub fn timeline_scene(
     }
     let full = index.span.ok_or_else(|| ViewError::Unsupported("the trace has no intervals or messages".into()))?;
     let tps = t.ticks_per_second.max(1) as f64;
-    let window = window_in(full, tps, opts.window_s)?;
+    let home = if opts.window_s.is_none() { crate::views::trace::home_window(t) } else { None };
+    let window = window_in(full, tps, opts.window_s.or(home.as_ref().map(|h| h.window_s)))?;
     let p = timeline_plot(opts)?;
     let (states, messages) = rayon::join(
         || state_pixels(t, p, window, n, index, opts.states),
@@ -765,7 +782,11 @@ pub fn timeline_scene(
     );
     let joins = collective_joins(t, p, window, n, index);
     let layers = Layers { states: &states, density: &density, legend: &index.legend, joins: &joins };
-    let scene = compose(opts, p, (window, full, tps), &t.locations.name, &title, &layers);
+    let axis = match &home {
+        Some(h) => format!("time since trace start (s); {}", h.note),
+        None => "time since trace start (s)".into(),
+    };
+    let scene = compose(opts, p, (window, full, tps), &t.locations.name, (&title, &axis), &layers);
     let pick = TimelinePick { index: index.clone(), plot: p, window, full, n, counts: density.counts, visible };
     Ok((scene, pick))
 }
@@ -1168,6 +1189,10 @@ mod tests {
         assert!(named[0].0 < named[1].0, "top to bottom");
         let many: Vec<String> = (0..1000).map(|r| format!("rank {r}")).collect();
         assert!(row_ticks(&many, p).iter().all(|t| t.1.parse::<u32>().is_ok()), "thin rows get numbers");
+        // Names too long for the margin lose the words they share: PerfFlowAspect's processes.
+        let long: Vec<String> = ["process 108800", "process 108801"].map(String::from).to_vec();
+        let ticks = row_ticks(&long, p);
+        assert_eq!(ticks.iter().map(|t| t.1.as_str()).collect::<Vec<_>>(), ["108800", "108801"]);
     }
 
     #[test]

@@ -1,0 +1,116 @@
+//! Every view's texts (titles, axis labels, legends, notes) stay inside the picture and never
+//! overlap one another, from 640x360 to 1920x1080, with the options that change their legends.
+
+use exaviz_engine::model::Dataset;
+use exaviz_engine::render::Label;
+use exaviz_engine::views::REGISTRY;
+
+use super::open;
+
+const SIZES: [(u32, u32); 4] = [(640, 360), (960, 540), (1024, 768), (1920, 1080)];
+
+/// A small input each view draws; a new view must name one here.
+fn input_for(view: &str) -> &'static str {
+    match view {
+        "ring" | "parcoords" | "themeriver" | "linked" | "mds" | "radviz" => "gen:torus-sim?dims=4x4x4&steps=12",
+        "timeline" | "matrix" | "chord" | "sendrecv" | "mpi" => "gen:wrf?iterations=40",
+        "fattree" => "gen:fattree?k=4&steps=20",
+        "marey" | "training" => "gen:training?devices=8&stages=2",
+        other => panic!("the labels test has no input for the {other} view: add one"),
+    }
+}
+
+/// The pairs of labels whose boxes overlap by more than a pixel each way, and the labels
+/// reaching more than a pixel outside the picture.
+fn collisions(labels: &[Label], size: (u32, u32)) -> Vec<String> {
+    let mut out = Vec::new();
+    let (w, h) = (size.0 as f32, size.1 as f32);
+    for l in labels {
+        let [x0, y0, x1, y1] = l.rect;
+        if x0 < -1.0 || y0 < -1.0 || x1 > w + 1.0 || y1 > h + 1.0 {
+            out.push(format!("{:?} at {:?} leaves the picture", l.text, l.rect));
+        }
+    }
+    for (i, a) in labels.iter().enumerate() {
+        for b in &labels[i + 1..] {
+            let dx = a.rect[2].min(b.rect[2]) - a.rect[0].max(b.rect[0]);
+            let dy = a.rect[3].min(b.rect[3]) - a.rect[1].max(b.rect[1]);
+            if dx > 1.0 && dy > 1.0 {
+                out.push(format!("{:?} at {:?} overlaps {:?} at {:?}", a.text, a.rect, b.text, b.rect));
+            }
+        }
+    }
+    out
+}
+
+/// Options that change a view's legend, drawn beside the defaults.
+const VARIANTS: &[(&str, &[&str])] = &[
+    ("ring", &["--color", "relation", "--bundle", "blocks"]),
+    ("ring", &["--track", "3"]),
+    ("ring", &["--time-slice", "2:6", "--node", "5"]),
+    ("timeline", &["--mix", "additive", "--bundle", "grid"]),
+    ("timeline", &["--states", "stacked", "--pair", "0,1"]),
+    ("matrix", &["--value", "bandwidth"]),
+    ("chord", &["--mix", "alpha"]),
+    ("marey", &["--collapse", "all"]),
+    ("fattree", &["--colours", "diverging", "--job", "1000002"]),
+];
+
+#[test]
+fn every_view_keeps_its_texts_apart_and_inside_at_four_sizes() {
+    let mut inputs: Vec<(&str, Dataset)> = Vec::new();
+    let mut problems = Vec::new();
+    let cases = REGISTRY.iter().map(|e| (e.name, &[][..])).chain(VARIANTS.iter().copied());
+    for (name, options) in cases {
+        let input = input_for(name);
+        if !inputs.iter().any(|(i, _)| *i == input) {
+            inputs.push((input, open(input)));
+        }
+        let d = &inputs.iter().find(|(i, _)| *i == input).expect("opened").1;
+        for size in SIZES {
+            match exaviz_tests::scene(name, options, d, size) {
+                Ok(scene) => {
+                    assert!(!scene.labels.is_empty(), "{name} at {size:?} has no text");
+                    for c in collisions(&scene.labels, size) {
+                        problems.push(format!("{name} {options:?} {}x{}: {c}", size.0, size.1));
+                    }
+                }
+                // A view may need more room than the smallest sizes, saying so.
+                Err(e) => assert!(size.0 < 960 && e.contains("too small"), "{name} {options:?} at {size:?}: {e}"),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{} collisions:\n{}", problems.len(), problems.join("\n"));
+}
+
+/// Real traces, with their names from the trace on the axes, at the same sizes.
+#[test]
+fn real_traces_keep_their_texts_apart_and_inside() {
+    let Some(data) = exaviz_tests::shared_data_or_skip("real_traces_keep_their_texts_apart_and_inside") else {
+        return;
+    };
+    let cases: &[(&str, &[&str])] = &[
+        ("otf2-pingpong/ping-pong-otf2/traces.otf2", &["timeline", "matrix", "chord", "sendrecv", "mpi"]),
+        ("otf2-hip-mi300-metrics/traces.otf2", &["timeline"]),
+        ("perfflow", &["timeline", "marey", "training"]),
+        ("kineto-dlrm-8gpu", &["timeline", "marey", "training"]),
+    ];
+    let mut problems = Vec::new();
+    for (input, views) in cases {
+        let path = data.join(input);
+        let d = open(&path.display().to_string());
+        for view in *views {
+            for size in SIZES {
+                match exaviz_tests::scene(view, &[], &d, size) {
+                    Ok(scene) => {
+                        for c in collisions(&scene.labels, size) {
+                            problems.push(format!("{input} {view} {}x{}: {c}", size.0, size.1));
+                        }
+                    }
+                    Err(e) => assert!(size.0 < 960 && e.contains("too small"), "{input} {view} at {size:?}: {e}"),
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{} collisions:\n{}", problems.len(), problems.join("\n"));
+}
