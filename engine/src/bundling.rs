@@ -101,8 +101,8 @@ impl CurveSet for Curves {
     }
 }
 
-/// How a bundling compares with the straight edges it came from (measures defined in the
-/// README, "Comparing bundlings").
+/// How a bundling compares with the straight edges it came from (measures defined in
+/// docs/bundling.md, "Comparing bundlings").
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct BundleQuality {
     /// Pixels covered by the bundled curves over pixels covered by the straight edges, both drawn

@@ -297,7 +297,7 @@ pub struct BenchArgs {
     json: bool,
 }
 
-/// The bundling harness's measures (see the README's "Comparing bundlings").
+/// The bundling harness's measures (see docs/bundling.md).
 const BUNDLE_MEASURES: [&str; 8] = [
     "ink_ratio",
     "distortion_mean",

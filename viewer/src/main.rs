@@ -270,7 +270,7 @@ enum Command {
         view: ViewArgs,
     },
     /// Write any input into an exaviz store: a folder of Parquet files (one per table, sorted by
-    /// time; see the README) that DuckDB, Polars or pandas read as they are and that every exaviz
+    /// time; see docs/store.md) that DuckDB, Polars or pandas read as they are and that every exaviz
     /// command opens in place of its input. Generators at scale (gen:fd4?ranks=65536&messages=1e9)
     /// stream into it without holding the trace in memory.
     Convert {
@@ -362,7 +362,7 @@ enum Command {
     /// rectangle of the view prepared at the whole canvas's size; a drag or wheel on any tile
     /// pans or zooms the whole wall; 0 resets, Esc or q quits.
     Wall {
-        /// The wall description (see the README's "Powerwalls").
+        /// The wall description (see docs/walls.md).
         #[arg(long, value_name = "WALL.toml")]
         config: PathBuf,
         #[arg(default_value = DEFAULT_INPUT, help = INPUT_HELP)]
@@ -465,7 +465,7 @@ fn bench_layout_cmd(dims: &[String], json: bool) -> Result<()> {
 
 /// L, CL mean, CL max and the time of ordering plus metrics, for every ordering of a torus.
 /// The harness keys every benchmark row carries, whatever it measures (`exaviz bench` and
-/// `exaviz bench-layout` share them: see the README's "One schema for the harnesses"):
+/// `exaviz bench-layout` share them: see docs/bundling.md, "One schema for the harnesses"):
 /// `harness`, `input`, `method`, `median_s` (null where not run here) and `measures`.
 pub(crate) fn harness_keys(
     row: &mut serde_json::Value,

@@ -285,7 +285,7 @@ pub fn prepare(
             && view.reads_index(index)
         {
             let tps = dataset.trace.ticks_per_second.max(1) as f64;
-            let home = Selection { window_s: selection.window_s.or_else(|| view.home(dataset)), ..selection.clone() };
+            let home = Selection { window_s: selection.window_s.or_else(|| view.home(dataset)), ..*selection };
             let window = super::trace::window_in(index.span, tps, home.window_s).unwrap_or(index.span);
             if index.rows.estimate(window) > crate::pyramid::INDEX_ROWS {
                 let rows = dataset.indexed(index);

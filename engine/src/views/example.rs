@@ -1,4 +1,4 @@
-//! The example view of the README's "Layout of the repository", compiled and drawn by its test.
+//! The example view of `docs/architecture.md` ("Views: a folder each"), compiled and drawn by its test.
 
 use crate::Backend;
 use crate::model::Dataset;
@@ -56,15 +56,15 @@ mod tests {
         assert!(entry.parse(&["--node", "1"]).is_err(), "options of other views are refused");
     }
 
-    /// The README shows this file's view as it is, from `use crate::Backend;` to the end of the
-    /// `View` implementation.
+    /// `docs/architecture.md` shows this file's view as it is, from `use crate::Backend;` to the
+    /// end of the `View` implementation.
     #[test]
-    fn the_readme_shows_this_code() {
-        let readme = include_str!("../../../README.md");
+    fn the_architecture_page_shows_this_code() {
+        let readme = include_str!("../../../docs/architecture.md");
         let code = include_str!("example.rs");
         let start = code.find("use crate::Backend;").expect("start");
         let end = code.find("#[cfg(test)]").expect("end");
         let shown = code[start..end].trim_end();
-        assert!(readme.contains(shown), "README.md's example view differs from engine/src/views/example.rs");
+        assert!(readme.contains(shown), "docs/architecture.md's example view differs from engine/src/views/example.rs");
     }
 }

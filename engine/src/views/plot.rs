@@ -138,6 +138,12 @@ pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<(f32, f64)> {
     out
 }
 
+/// A picture's title (16 px) and subtitle (12 px) at its top left, each fitted to `width`.
+pub fn titles(scene: &mut Scene, width: f32, title: &str, subtitle: &str) {
+    scene.text(&fit(title, width - 24.0, 16.0), [16.0, 26.0], 16.0, Anchor::Left, TEXT);
+    scene.text(&fit(subtitle, width - 24.0, 12.0), [16.0, 46.0], 12.0, Anchor::Left, TEXT_DIM);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -225,7 +225,13 @@ fn decorate(
     if let Some((from, to)) = opts.time_slice {
         sub += &format!(" · time {from} to {to}");
     }
-    scene.text(&sub, [16.0, 46.0], 12.0, Anchor::Left, TEXT_DIM);
+    scene.text(
+        &crate::views::plot::fit(&sub, opts.width as f32 - 24.0, 12.0),
+        [16.0, 46.0],
+        12.0,
+        Anchor::Left,
+        TEXT_DIM,
+    );
     let unit = crate::views::traffic_unit(dataset);
     let x = opts.width as f32 - LEGEND_W + 16.0;
     let y = TOP + 50.0;

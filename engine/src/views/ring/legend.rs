@@ -27,11 +27,10 @@ pub(super) fn decorate(scene: &mut Scene, dataset: &Dataset, ring: &Prepared, op
         scene.rect([0.0, 0.0], [w, top], bg, true);
         scene.rect([w - legend_w, top], [w, h], bg, true);
     }
-    let fit = |text: &str, px: f32| crate::views::plot::fit(text, w - 24.0, px);
-    scene.text(&fit(&format!("Torus ring: {}", crate::views::title_name(dataset)), 16.0), [16.0, 26.0], 16.0, Anchor::Left, TEXT);
-    let unit = crate::views::traffic_unit(dataset);
+    let title = format!("Torus ring: {}", crate::views::title_name(dataset));
     let sub = subtitle(dataset, topo, ring, opts, decor.track.as_ref());
-    scene.text(&fit(&sub, 12.0), [16.0, 46.0], 12.0, Anchor::Left, TEXT_DIM);
+    crate::views::plot::titles(scene, w, &title, &sub);
+    let unit = crate::views::traffic_unit(dataset);
     let x = w - legend_w + 16.0;
     let mut y = top + 40.0;
     if let Some(t) = &decor.track {

@@ -293,7 +293,13 @@ fn decorate(
     if let Some((from, to)) = opts.time_slice {
         sub += &format!(" · slice {from} to {to} shaded");
     }
-    scene.text(&sub, [16.0, 46.0], 12.0, Anchor::Left, TEXT_DIM);
+    scene.text(
+        &crate::views::plot::fit(&sub, opts.width as f32 - 24.0, 12.0),
+        [16.0, 46.0],
+        12.0,
+        Anchor::Left,
+        TEXT_DIM,
+    );
     let x = opts.width as f32 - LEGEND_W + 6.0;
     let mut y = TOP + 30.0;
     scene.text("node [coordinates]", [x, y], 12.0, Anchor::Left, TEXT);

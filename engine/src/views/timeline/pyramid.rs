@@ -243,7 +243,14 @@ pub(crate) fn overview_scene(
     );
     let joins = Joins { spans: Vec::new(), joins: Vec::new() };
     let layers = Layers { states: &states, density: &density, legend: &legend, joins: &joins };
-    let scene = compose(opts, p, (window, ooc.span, tps), &dataset.trace.locations.name, (&title, "time since trace start (s)"), &layers);
+    let scene = compose(
+        opts,
+        p,
+        (window, ooc.span, tps),
+        &dataset.trace.locations.name,
+        (&title, "time since trace start (s)"),
+        &layers,
+    );
     let names: Vec<String> = (0..pyr.shape.states as usize)
         .map(|s| t.region_names.get(s).cloned().unwrap_or_else(|| format!("state {s}")))
         .collect();

@@ -112,7 +112,6 @@ pub fn embedding_scene_and_points(
         Embedding::MdsImmediate => "MDS, immediate neighbours".to_string(),
         Embedding::RadViz => "RadViz".to_string(),
     };
-    scene.text(&format!("Torus {name}: {}", crate::views::title_name(dataset)), [16.0, 26.0], 16.0, Anchor::Left, TEXT);
     let dims: Vec<String> = topo.extents.iter().map(u32::to_string).collect();
     let unit = crate::views::traffic_unit(dataset);
     let total: u64 = traffic.iter().sum();
@@ -122,7 +121,8 @@ pub fn embedding_scene_and_points(
         topo.link_count(),
         format_value(total as f64)
     );
-    scene.text(&sub, [16.0, 46.0], 12.0, Anchor::Left, TEXT_DIM);
+    let title = format!("Torus {name}: {}", crate::views::title_name(dataset));
+    crate::views::plot::titles(&mut scene, opts.width as f32, &title, &sub);
     let x = opts.width as f32 - LEGEND_W + 16.0;
     let y = TOP + 40.0;
     if chords.max > 0 {
