@@ -13,6 +13,7 @@ pub mod pyramid;
 pub mod render;
 pub mod selection;
 pub mod stages;
+pub mod summary;
 pub mod training;
 pub mod views;
 pub mod wall;

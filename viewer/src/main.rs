@@ -6,6 +6,7 @@ mod edges_cmd;
 mod explore;
 mod fattree_cmd;
 mod panel;
+mod summary_cmd;
 mod wall_cmd;
 mod wall_net;
 mod wall_window;
@@ -25,7 +26,7 @@ use exaviz_engine::views::contract::Entry;
 use exaviz_engine::{Backend, BackendChoice};
 
 /// What INPUT may be, for every command's --help.
-const INPUT_HELP: &str = "A trace, profile, topology or store (OTF2, Chrome trace JSON, XPlane, Nsight Systems SQLite, \
+pub(crate) const INPUT_HELP: &str = "A trace, profile, topology or store (OTF2, Chrome trace JSON, XPlane, Nsight Systems SQLite, \
 Boxfish, TreeScope, an exaviz store: exaviz --help lists them), or a generator gen:NAME?key=value, e.g. gen:wrf";
 
 /// The built-in default input of `exaviz render` when none is given.
@@ -290,6 +291,11 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// The numbers of an area of a trace (a time window over a range of rows): time per region
+    /// (self and total, count, mean, max, share), messages per pair, collectives by operation,
+    /// counters, and late-sender waiting (Scalasca's wait state) per row and region. E.g.
+    /// `exaviz summary traces.otf2 --from 0.19 --to 0.2 --ranks 0-1 --json`.
+    Summary(summary_cmd::SummaryArgs),
     /// Print counts of nodes, links, locations, messages, intervals and the time span.
     Info {
         #[arg(help = INPUT_HELP)]
@@ -788,6 +794,7 @@ fn run(cli: Cli) -> Result<()> {
             wall_window::run(&input, &config, frames, &view, net)
         }
         Command::Info { input, json } => info_cmd(&input, json),
+        Command::Summary(args) => summary_cmd::run(&args),
         Command::Metrics { input, of, align, json, time, top, hot, above } => {
             metrics_dispatch(&input, of, align, json, fattree_cmd::MetricsArgs { time, top, hot, above, json })
         }

@@ -1014,3 +1014,37 @@ fn unmatched_begin_events_are_a_counted_warning() {
     assert_eq!(warnings.len(), 1, "{err}");
     assert!(warnings[0].contains("1 B or E events without their partner"), "{err}");
 }
+
+/// `exaviz summary` of the real ping-pong trace: the numbers agree with what the trace holds
+/// (16 messages of 2 ranks, 16 MPI_Recv and MPI_Send calls), in JSON and as tables; an area
+/// narrows them; bad areas are one line.
+#[test]
+fn summary_of_an_area_of_a_real_trace() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/otf2-pingpong/ping-pong-otf2/traces.otf2");
+    if !present(&data) {
+        return;
+    }
+    let input = data.to_str().unwrap();
+    let out = exaviz(&["summary", input, "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(s["messages"], 16);
+    let regions = s["regions"].as_array().unwrap();
+    let count = |name: &str| regions.iter().find(|r| r["name"] == name).map(|r| r["count"].as_u64().unwrap());
+    assert_eq!(count("MPI_Recv"), Some(16));
+    assert_eq!(count("MPI_Send"), Some(16));
+    let share: f64 = regions.iter().map(|r| r["share"].as_f64().unwrap()).sum();
+    assert!((share - 1.0).abs() < 0.01, "the rows' time is all accounted for: {share}");
+    assert_eq!(s["pairs"].as_array().unwrap().len(), 2);
+    assert!(
+        s["waits_by_region"][0]["name"] == "MPI_Recv",
+        "late senders are found in receives: {}",
+        s["waits_by_region"]
+    );
+    // One row, a window: fewer messages, and the table names the regions.
+    let out = exaviz(&["summary", input, "--from", "0.195", "--ranks", "1"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("MPI_Recv") && text.contains("1 rows"), "{text}");
+    assert_fails(&["summary", input, "--ranks", "0-7"], &["--ranks 0-7", "rows 0-1"]);
+    assert_fails(&["summary", input, "--from", "2", "--to", "1"], &["empty"]);
+}

@@ -19,6 +19,11 @@ pub(crate) fn span(t: &Trace) -> Option<(u64, u64)> {
     times.fold(None, |acc, &v| Some(acc.map_or((v, v), |(a, b): (u64, u64)| (a.min(v), b.max(v)))))
 }
 
+/// [`span`], for the command line: the trace's first and last tick.
+pub fn span_of(t: &Trace) -> Option<(u64, u64)> {
+    span(t)
+}
+
 /// The time window `[t0, t1]` in ticks of `window_s` (seconds since `full`'s start; `None`: all
 /// of `full`), at least one tick wide.
 pub(crate) fn window_in(full: (u64, u64), tps: f64, window_s: Option<(f64, f64)>) -> Result<(u64, u64), ViewError> {

@@ -1,0 +1,424 @@
+//! The numbers of an area of a trace (a time window over a range of locations): where the time
+//! goes per region (Perfetto's area selection, Vampir's function summary), who sends how much to
+//! whom, collectives by operation, counters, and the time receivers wait for late senders
+//! (Scalasca's late-sender wait state).
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::model::Trace;
+
+/// The area: ticks `[from, to)` on locations `first..=last`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Area {
+    pub from: u64,
+    pub to: u64,
+    pub first: u32,
+    pub last: u32,
+}
+
+impl Area {
+    fn holds(&self, location: u32) -> bool {
+        (self.first..=self.last).contains(&location)
+    }
+
+    fn clip(&self, start: u64, end: u64) -> u64 {
+        end.min(self.to).saturating_sub(start.max(self.from))
+    }
+}
+
+/// One region's time in the area, seconds.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RegionRow {
+    pub name: String,
+    /// Intervals overlapping the area.
+    pub count: u64,
+    /// Their time inside the area, nested regions included.
+    pub total_s: f64,
+    /// Their time inside the area less that of the regions nested in them.
+    pub self_s: f64,
+    pub mean_s: f64,
+    pub min_s: f64,
+    pub max_s: f64,
+    /// Self time over the area's time (window times locations).
+    pub share: f64,
+}
+
+/// Messages from one location to another sent in the area.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PairRow {
+    pub source: u32,
+    pub destination: u32,
+    pub count: u64,
+    pub bytes: u64,
+    /// Mean time from send to receive, seconds (messages with a receive).
+    pub mean_latency_s: f64,
+}
+
+/// Collectives of one operation in the area.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CollectiveRow {
+    pub name: String,
+    /// Participations (one per location taking part).
+    pub count: u64,
+    pub total_s: f64,
+    pub bytes: u64,
+}
+
+/// A metric's samples in the area.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CounterRow {
+    pub name: String,
+    pub samples: u64,
+    pub min: f64,
+    pub mean: f64,
+    pub max: f64,
+}
+
+/// Late-sender waiting of one location or region.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WaitRow {
+    pub name: String,
+    /// Receives (or waits) that began before their message was sent.
+    pub count: u64,
+    pub late_sender_s: f64,
+}
+
+/// Everything [`summarize`] reports.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    /// Seconds since the trace's start.
+    pub from_s: f64,
+    pub to_s: f64,
+    pub locations: Vec<String>,
+    /// By self time, largest first.
+    pub regions: Vec<RegionRow>,
+    pub messages: u64,
+    pub bytes: u64,
+    /// By bytes, largest first; at most `top`.
+    pub pairs: Vec<PairRow>,
+    pub collectives: Vec<CollectiveRow>,
+    pub counters: Vec<CounterRow>,
+    /// Late-sender time per receiving location, largest first.
+    pub waits_by_location: Vec<WaitRow>,
+    /// Late-sender time per region the receiver waited in.
+    pub waits_by_region: Vec<WaitRow>,
+}
+
+/// Whether a region is where a receiver blocks for a message (MPI's receives and waits).
+fn receives(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.starts_with("mpi_") && (n.contains("recv") || n.contains("wait"))
+}
+
+/// The numbers of `area` of `t`; `top` pairs at most.
+pub fn summarize(t: &Trace, area: Area, top: usize) -> Summary {
+    let tps = t.ticks_per_second.max(1) as f64;
+    let secs = |ticks: u64| ticks as f64 / tps;
+    let start = crate::views::trace::span(t).map_or(0, |s| s.0);
+    let located = area.last.min(t.locations.name.len().saturating_sub(1) as u32);
+    let locations: Vec<String> =
+        (area.first..=located).filter_map(|l| t.locations.name.get(l as usize).cloned()).collect();
+    let (regions, waits_by_location, waits_by_region) = regions_and_waits(t, area);
+    let area_s = secs(area.to.saturating_sub(area.from)) * locations.len().max(1) as f64;
+    let mut regions: Vec<RegionRow> = regions
+        .into_iter()
+        .filter(|(_, r)| r.count > 0)
+        .map(|(kind, r)| RegionRow {
+            name: t.region_names.get(kind as usize).cloned().unwrap_or_else(|| format!("region {kind}")),
+            count: r.count,
+            total_s: secs(r.total),
+            self_s: secs(r.own),
+            mean_s: secs(r.total) / r.count as f64,
+            min_s: secs(r.min),
+            max_s: secs(r.max),
+            share: if area_s > 0.0 { secs(r.own) / area_s } else { 0.0 },
+        })
+        .collect();
+    regions.sort_by(|a, b| b.self_s.total_cmp(&a.self_s).then_with(|| a.name.cmp(&b.name)));
+    let (messages, bytes, pairs) = pairs_in(t, area, top);
+    let wait_rows = |m: HashMap<String, (u64, u64)>| {
+        let mut v: Vec<WaitRow> =
+            m.into_iter().map(|(name, (count, ticks))| WaitRow { name, count, late_sender_s: secs(ticks) }).collect();
+        v.sort_by(|a, b| b.late_sender_s.total_cmp(&a.late_sender_s).then_with(|| a.name.cmp(&b.name)));
+        v
+    };
+    Summary {
+        from_s: secs(area.from.saturating_sub(start)),
+        to_s: secs(area.to.saturating_sub(start)),
+        locations,
+        regions,
+        messages,
+        bytes,
+        pairs,
+        collectives: collectives_in(t, area),
+        counters: counters_in(t, area),
+        waits_by_location: wait_rows(waits_by_location),
+        waits_by_region: wait_rows(waits_by_region),
+    }
+}
+
+#[derive(Default)]
+struct Acc {
+    count: u64,
+    total: u64,
+    own: u64,
+    min: u64,
+    max: u64,
+}
+
+type Waits = HashMap<String, (u64, u64)>;
+
+/// Per region kind its intervals' time in the area, and the late-sender waits per location and
+/// region.
+fn regions_and_waits(t: &Trace, area: Area) -> (HashMap<u32, Acc>, Waits, Waits) {
+    let i = &t.intervals;
+    let mut by_location: Vec<Vec<usize>> = vec![Vec::new(); t.locations.name.len()];
+    for k in 0..i.start.len() {
+        let l = i.location[k];
+        if area.holds(l)
+            && i.end[k] > area.from
+            && i.start[k] < area.to
+            && let Some(v) = by_location.get_mut(l as usize)
+        {
+            v.push(k);
+        }
+    }
+    let mut acc: HashMap<u32, Acc> = HashMap::new();
+    // Self time: each interval's clipped time less its children's, by a stack per location.
+    for rows in &mut by_location {
+        rows.sort_by_key(|&k| (i.start[k], std::cmp::Reverse(i.end[k]), i.depth[k]));
+        let mut stack: Vec<(usize, u64)> = Vec::new();
+        let mut own: Vec<(usize, u64)> = Vec::with_capacity(rows.len());
+        for &k in rows.iter() {
+            while stack.last().is_some_and(|&(p, _)| i.end[p] <= i.start[k]) {
+                let (p, o) = stack.pop().expect("non-empty");
+                own.push((p, o));
+            }
+            let clipped = area.clip(i.start[k], i.end[k]);
+            if let Some(parent) = stack.last_mut() {
+                parent.1 = parent.1.saturating_sub(clipped);
+            }
+            stack.push((k, clipped));
+        }
+        own.append(&mut stack);
+        for (k, o) in own {
+            let clipped = area.clip(i.start[k], i.end[k]);
+            let a = acc.entry(i.kind[k]).or_insert(Acc { min: u64::MAX, ..Acc::default() });
+            a.count += 1;
+            a.total += clipped;
+            a.own += o;
+            a.min = a.min.min(clipped);
+            a.max = a.max.max(clipped);
+        }
+    }
+    let (by_loc, by_region) = late_senders(t, area, &by_location);
+    (acc, by_loc, by_region)
+}
+
+/// Scalasca's late sender: a receive (or wait) that began before its message was sent waited
+/// from its start to the send (to its own end at most); a wait completing several messages
+/// waited for the latest of them. Per receiving location and per region.
+fn late_senders(t: &Trace, area: Area, by_location: &[Vec<usize>]) -> (Waits, Waits) {
+    let i = &t.intervals;
+    let is_receive: Vec<bool> = t.region_names.iter().map(|n| receives(n)).collect();
+    // Per location, its receive intervals sorted by start.
+    let recv_rows: Vec<Vec<usize>> = by_location
+        .iter()
+        .map(|rows| {
+            let mut v: Vec<usize> =
+                rows.iter().copied().filter(|&k| is_receive.get(i.kind[k] as usize) == Some(&true)).collect();
+            v.sort_by_key(|&k| (i.start[k], i.end[k]));
+            v
+        })
+        .collect();
+    let m = &t.messages;
+    let mut latest: HashMap<usize, u64> = HashMap::new();
+    for k in 0..m.source.len() {
+        let (d, recv) = (m.destination[k], m.recv_time[k]);
+        if recv == u64::MAX || !area.holds(d) || recv < area.from || recv >= area.to {
+            continue;
+        }
+        let Some(rows) = recv_rows.get(d as usize) else { continue };
+        // The innermost receive interval holding the receive: the last one starting by it.
+        let upto = rows.partition_point(|&r| i.start[r] <= recv);
+        let Some(&r) = rows[..upto].iter().rev().find(|&&r| i.end[r] >= recv) else { continue };
+        let send = m.send_time[k].min(i.end[r]);
+        if send > i.start[r] {
+            let e = latest.entry(r).or_insert(0);
+            *e = (*e).max(send);
+        }
+    }
+    let (mut by_loc, mut by_region): (Waits, Waits) = (HashMap::new(), HashMap::new());
+    for (r, send) in latest {
+        let waited = area.clip(i.start[r], send);
+        if waited == 0 {
+            continue;
+        }
+        let loc = t.locations.name.get(i.location[r] as usize).cloned().unwrap_or_default();
+        let region = t.region_names.get(i.kind[r] as usize).cloned().unwrap_or_default();
+        for (map, key) in [(&mut by_loc, loc), (&mut by_region, region)] {
+            let e = map.entry(key).or_insert((0, 0));
+            e.0 += 1;
+            e.1 += waited;
+        }
+    }
+    (by_loc, by_region)
+}
+
+/// Messages sent in the area from its locations: count, bytes, and the `top` pairs by bytes.
+fn pairs_in(t: &Trace, area: Area, top: usize) -> (u64, u64, Vec<PairRow>) {
+    let m = &t.messages;
+    let mut pairs: HashMap<(u32, u32), (u64, u64, u64, u64)> = HashMap::new();
+    let (mut count, mut bytes) = (0u64, 0u64);
+    for k in 0..m.source.len() {
+        let send = m.send_time[k];
+        if !area.holds(m.source[k]) || send < area.from || send >= area.to {
+            continue;
+        }
+        count += 1;
+        bytes += u64::from(m.bytes[k]);
+        let e = pairs.entry((m.source[k], m.destination[k])).or_insert((0, 0, 0, 0));
+        e.0 += 1;
+        e.1 += u64::from(m.bytes[k]);
+        if m.recv_time[k] != u64::MAX {
+            e.2 += m.recv_time[k].saturating_sub(send);
+            e.3 += 1;
+        }
+    }
+    let tps = t.ticks_per_second.max(1) as f64;
+    let mut rows: Vec<PairRow> = pairs
+        .into_iter()
+        .map(|((source, destination), (n, b, latency, received))| PairRow {
+            source,
+            destination,
+            count: n,
+            bytes: b,
+            mean_latency_s: if received > 0 { latency as f64 / received as f64 / tps } else { 0.0 },
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.bytes
+            .cmp(&a.bytes)
+            .then(b.count.cmp(&a.count))
+            .then((a.source, a.destination).cmp(&(b.source, b.destination)))
+    });
+    rows.truncate(top);
+    (count, bytes, rows)
+}
+
+/// Collective participations overlapping the area, per operation.
+fn collectives_in(t: &Trace, area: Area) -> Vec<CollectiveRow> {
+    let c = &t.collectives;
+    let mut ops: HashMap<u32, (u64, u64, u64)> = HashMap::new();
+    for k in 0..c.location.len() {
+        if !area.holds(c.location[k]) || c.end[k] <= area.from || c.start[k] >= area.to {
+            continue;
+        }
+        let e = ops.entry(c.op[k]).or_insert((0, 0, 0));
+        e.0 += 1;
+        e.1 += area.clip(c.start[k], c.end[k].max(c.start[k] + 1));
+        e.2 += u64::from(c.bytes[k]);
+    }
+    let tps = t.ticks_per_second.max(1) as f64;
+    let mut rows: Vec<CollectiveRow> = ops
+        .into_iter()
+        .map(|(op, (count, ticks, bytes))| CollectiveRow {
+            name: t.collective_names.get(op as usize).cloned().unwrap_or_else(|| format!("collective {op}")),
+            count,
+            total_s: ticks as f64 / tps,
+            bytes,
+        })
+        .collect();
+    rows.sort_by(|a, b| b.total_s.total_cmp(&a.total_s).then_with(|| a.name.cmp(&b.name)));
+    rows
+}
+
+/// Metric samples in the area, per metric.
+fn counters_in(t: &Trace, area: Area) -> Vec<CounterRow> {
+    let s = &t.metrics;
+    let mut by: HashMap<u32, (u64, f64, f64, f64)> = HashMap::new();
+    for k in 0..s.location.len() {
+        if !area.holds(s.location[k]) || s.time[k] < area.from || s.time[k] >= area.to {
+            continue;
+        }
+        let v = s.value[k] as f64;
+        let e = by.entry(s.metric[k]).or_insert((0, f64::MAX, 0.0, f64::MIN));
+        e.0 += 1;
+        e.1 = e.1.min(v);
+        e.2 += v;
+        e.3 = e.3.max(v);
+    }
+    let mut rows: Vec<CounterRow> = by
+        .into_iter()
+        .map(|(metric, (samples, min, sum, max))| CounterRow {
+            name: t.metric_names.get(metric as usize).cloned().unwrap_or_else(|| format!("metric {metric}")),
+            samples,
+            min,
+            mean: sum / samples as f64,
+            max,
+        })
+        .collect();
+    rows.sort_by(|a, b| a.name.cmp(&b.name));
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rank 0 computes 0-100 (with a nested kernel 20-50), then sends at 100; rank 1 enters
+    /// MPI_Recv at 40 and receives at 110: it waited 60 ticks for the late sender.
+    fn trace() -> Trace {
+        let mut t = Trace { ticks_per_second: 100, ..Default::default() };
+        t.locations.name = vec!["rank 0".into(), "rank 1".into()];
+        t.region_names = vec!["compute".into(), "kernel".into(), "MPI_Recv".into(), "MPI_Send".into()];
+        for (l, s, e, k, d) in
+            [(0, 0, 100, 0, 0), (0, 20, 50, 1, 1), (0, 100, 105, 3, 0), (1, 0, 40, 0, 0), (1, 40, 110, 2, 0)]
+        {
+            t.intervals.location.push(l);
+            t.intervals.start.push(s);
+            t.intervals.end.push(e);
+            t.intervals.kind.push(k);
+            t.intervals.depth.push(d);
+        }
+        let m = &mut t.messages;
+        m.source.push(0);
+        m.destination.push(1);
+        m.send_time.push(100);
+        m.recv_time.push(110);
+        m.bytes.push(64);
+        m.tag.push(0);
+        t
+    }
+
+    #[test]
+    fn the_area_says_where_the_time_goes_and_who_waits() {
+        let t = trace();
+        let s = summarize(&t, Area { from: 0, to: 200, first: 0, last: 1 }, 10);
+        let row = |n: &str| s.regions.iter().find(|r| r.name == n).unwrap_or_else(|| panic!("{n}: {:?}", s.regions));
+        assert_eq!(row("compute").count, 2);
+        assert!((row("compute").total_s - 1.4).abs() < 1e-9, "100 + 40 ticks");
+        assert!((row("compute").self_s - 1.1).abs() < 1e-9, "less the nested kernel's 30");
+        assert!((row("kernel").self_s - 0.3).abs() < 1e-9);
+        assert!((row("MPI_Recv").max_s - 0.7).abs() < 1e-9);
+        assert_eq!((s.messages, s.bytes), (1, 64));
+        assert_eq!((s.pairs[0].source, s.pairs[0].destination, s.pairs[0].count), (0, 1, 1));
+        assert!((s.pairs[0].mean_latency_s - 0.1).abs() < 1e-9);
+        assert_eq!(s.waits_by_location.len(), 1);
+        assert_eq!(s.waits_by_location[0].name, "rank 1");
+        assert!((s.waits_by_location[0].late_sender_s - 0.6).abs() < 1e-9, "{:?}", s.waits_by_location);
+        assert_eq!(s.waits_by_region[0].name, "MPI_Recv");
+        // A window cuts the times; rank 0 alone has no receives and sends nothing after 100.
+        let s = summarize(&t, Area { from: 30, to: 60, first: 0, last: 0 }, 10);
+        assert!((row_of(&s, "compute").total_s - 0.3).abs() < 1e-9);
+        assert!((row_of(&s, "compute").self_s - 0.1).abs() < 1e-9, "30 less the kernel's 20 inside");
+        assert_eq!(s.messages, 0);
+        assert!(s.waits_by_location.is_empty());
+    }
+
+    fn row_of<'a>(s: &'a Summary, n: &str) -> &'a RegionRow {
+        s.regions.iter().find(|r| r.name == n).expect(n)
+    }
+}
