@@ -51,7 +51,7 @@ pub fn run(args: &SummaryArgs) -> Result<()> {
         .out_of_core
         .as_ref()
         .map(|o| o.span)
-        .or_else(|| exaviz_engine::views::trace::span_of(t))
+        .or_else(|| exaviz_engine::views::trace::span(t))
         .with_context(|| format!("{}: the trace has no intervals or messages to summarise", args.input))?;
     let tps = t.ticks_per_second.max(1) as f64;
     let at = |s: f64, name: &str| -> Result<u64> {

@@ -9,7 +9,7 @@ use crate::selection::Selection;
 use super::ViewError;
 
 /// The trace's whole span in ticks: as the source gives it, or from its intervals and messages.
-pub(crate) fn span(t: &Trace) -> Option<(u64, u64)> {
+pub fn span(t: &Trace) -> Option<(u64, u64)> {
     if let Some(whole) = t.span_of_whole {
         return Some(whole);
     }
@@ -17,11 +17,6 @@ pub(crate) fn span(t: &Trace) -> Option<(u64, u64)> {
     let m = &t.messages;
     let times = i.start.iter().chain(&i.end).chain(&m.send_time).chain(m.recv_time.iter().filter(|&&v| v != u64::MAX));
     times.fold(None, |acc, &v| Some(acc.map_or((v, v), |(a, b): (u64, u64)| (a.min(v), b.max(v)))))
-}
-
-/// [`span`], for the command line: the trace's first and last tick.
-pub fn span_of(t: &Trace) -> Option<(u64, u64)> {
-    span(t)
 }
 
 /// The time window `[t0, t1]` in ticks of `window_s` (seconds since `full`'s start; `None`: all

@@ -200,17 +200,6 @@ fn decorate(
     (max, scale): (u64, Scale),
 ) {
     let n = topo.node_count();
-    scene.text(
-        &crate::views::plot::fit(
-            &format!("Node selector (parallel coordinates): {}", crate::views::title_name(dataset)),
-            opts.width as f32 - 24.0,
-            16.0,
-        ),
-        [16.0, 26.0],
-        16.0,
-        Anchor::Left,
-        TEXT,
-    );
     let dims: Vec<String> = topo.extents.iter().map(u32::to_string).collect();
     let mut sub = format!("{} torus · {n} nodes · one line per node, jittered", dims.join("x"));
     if let Some(nodes) = selected {
@@ -225,13 +214,8 @@ fn decorate(
     if let Some((from, to)) = opts.time_slice {
         sub += &format!(" · time {from} to {to}");
     }
-    scene.text(
-        &crate::views::plot::fit(&sub, opts.width as f32 - 24.0, 12.0),
-        [16.0, 46.0],
-        12.0,
-        Anchor::Left,
-        TEXT_DIM,
-    );
+    let title = format!("Node selector (parallel coordinates): {}", crate::views::title_name(dataset));
+    crate::views::plot::titles(scene, opts.width as f32, &title, &sub);
     let unit = crate::views::traffic_unit(dataset);
     let x = opts.width as f32 - LEGEND_W + 16.0;
     let y = TOP + 50.0;

@@ -265,17 +265,6 @@ fn decorate(
     river: &River,
     (scale, peak): (f32, f32),
 ) {
-    scene.text(
-        &crate::views::plot::fit(
-            &format!("Time slicer (ThemeRiver): {}", crate::views::title_name(dataset)),
-            opts.width as f32 - 24.0,
-            16.0,
-        ),
-        [16.0, 26.0],
-        16.0,
-        Anchor::Left,
-        TEXT,
-    );
     let n = topo.node_count();
     let mut sub = if river.selected {
         let what = match (opts.node, &opts.select) {
@@ -293,13 +282,8 @@ fn decorate(
     if let Some((from, to)) = opts.time_slice {
         sub += &format!(" · slice {from} to {to} shaded");
     }
-    scene.text(
-        &crate::views::plot::fit(&sub, opts.width as f32 - 24.0, 12.0),
-        [16.0, 46.0],
-        12.0,
-        Anchor::Left,
-        TEXT_DIM,
-    );
+    let title = format!("Time slicer (ThemeRiver): {}", crate::views::title_name(dataset));
+    crate::views::plot::titles(scene, opts.width as f32, &title, &sub);
     let x = opts.width as f32 - LEGEND_W + 6.0;
     let mut y = TOP + 30.0;
     scene.text("node [coordinates]", [x, y], 12.0, Anchor::Left, TEXT);
