@@ -85,7 +85,7 @@ impl contract::View for MpiLinkedView {
     }
 
     fn home(&self, d: &Dataset) -> Option<(f64, f64)> {
-        super::trace::home_window(&d.trace).map(|h| h.window_s)
+        self.timeline.home_of(d).map(|h| h.window_s)
     }
 
     fn time_axis(&self, f: Frame) -> Option<[f32; 4]> {
@@ -108,8 +108,9 @@ impl contract::View for MpiLinkedView {
         let mopts = MatrixOptions { width: m[2], height: m[3], ..self.matrix };
         let copts = CurveOptions { width: c[2], height: c[3], ..self.chord };
         let index = self.timeline.index(d);
+        let home = if sel.window_s.is_none() { self.timeline.home_of(d) } else { None };
         let (timeline, (matrix, chord)) = rayon::join(
-            || timeline_scene(d, b, &topts, &index),
+            || timeline_scene(d, b, &topts, &index, home),
             || rayon::join(|| matrix_scene(d, b, &mopts, sel.window_s), || chord_scene(d, b, &copts, sel.window_s)),
         );
         let ((ts, tp), (ms, mp), (cs, cp)) = (timeline?, matrix?, chord?);

@@ -14,13 +14,15 @@ use crate::selection::{Parts, Selection};
 
 use super::ViewError;
 use super::contract::{self, Class, Drawn, Frame, Prepared};
-use super::trace::span;
+use super::trace::{Home, span};
 
 /// The timeline view through the view contract: the trace's index is built once and kept.
 #[derive(Default)]
 pub struct TimelineView {
     pub opts: TimelineOptions,
     index: std::sync::Mutex<Option<(IndexKey, Arc<TimelineIndex>)>>,
+    /// The trace's home window (a scan of every row, so found once per trace).
+    home: std::sync::Mutex<Option<(IndexKey, Option<Home>)>>,
 }
 
 /// Which trace an index was built from.
@@ -28,7 +30,30 @@ type IndexKey = (String, usize, usize, usize);
 
 impl TimelineView {
     pub fn with(opts: TimelineOptions) -> Self {
-        Self { opts, index: Default::default() }
+        Self { opts, index: Default::default(), home: Default::default() }
+    }
+
+    fn key(dataset: &Dataset) -> IndexKey {
+        let t = &dataset.trace;
+        (dataset.name.clone(), t.messages.source.len(), t.intervals.start.len(), t.locations.name.len())
+    }
+
+    /// The window drawn when none is asked for ([`super::trace::home_window`]), kept per trace.
+    pub(crate) fn home_of(&self, dataset: &Dataset) -> Option<Home> {
+        if dataset.trace.span_of_whole.is_some() {
+            // The rows of one window of a larger trace have no home of their own.
+            return None;
+        }
+        let key = Self::key(dataset);
+        let mut cached = self.home.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match cached.as_ref() {
+            Some((k, home)) if *k == key => home.clone(),
+            _ => {
+                let home = super::trace::home_window(&dataset.trace);
+                *cached = Some((key, home.clone()));
+                home
+            }
+        }
     }
 
     pub(crate) fn index(&self, dataset: &Dataset) -> Arc<TimelineIndex> {
@@ -37,7 +62,7 @@ impl TimelineView {
             // The rows of one window of a larger trace: a new window brings other rows.
             return Arc::new(TimelineIndex::new(t));
         }
-        let key = (dataset.name.clone(), t.messages.source.len(), t.intervals.start.len(), t.locations.name.len());
+        let key = Self::key(dataset);
         let mut cached = self.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match cached.as_ref() {
             Some((k, index)) if *k == key => index.clone(),
@@ -72,7 +97,7 @@ impl contract::View for TimelineView {
     }
 
     fn home(&self, d: &Dataset) -> Option<(f64, f64)> {
-        super::trace::home_window(&d.trace).map(|h| h.window_s)
+        self.home_of(d).map(|h| h.window_s)
     }
 
     fn reads_pyramid(&self) -> bool {
@@ -85,7 +110,7 @@ impl contract::View for TimelineView {
             let (scene, picker) = scene::pyramid::overview_scene(d, ooc, &opts)?;
             return Ok(Box::new(Drawn { scene, picker }));
         }
-        let (scene, picker) = timeline_scene(d, b, &opts, &self.index(d))?;
+        let (scene, picker) = timeline_scene(d, b, &opts, &self.index(d), self.home_of(d))?;
         Ok(Box::new(Drawn { scene, picker }))
     }
 }

@@ -19,6 +19,7 @@ use crate::selection::{Parts, Selection};
 use crate::stages::bspline::{Curve, MAX_CTRL};
 use crate::stages::kde_bundle::UnitFrame;
 use crate::stages::{self, BundleInput, BundleParams, ControlPolygons, DensityInput};
+use crate::views::trace::Home;
 
 use crate::views::contract::{self, Pick, Picker};
 use crate::views::legend::format_value;
@@ -114,11 +115,17 @@ const MARGIN: [u32; 4] = [80, 48, 200, 52];
 /// States with their own colour; the rest share the last colour as "other".
 const NAMED_STATES: usize = CATEGORICAL.len() - 1;
 
-/// Intervals of each location sorted by (start, depth): `order[ranges[l]]`.
+/// Intervals of each location sorted by (start, depth): `order[ranges[l]]`, and for each the
+/// interval under it on the stack of [`ByLocation::innermost`]'s walk (`parent`, a position in
+/// `order`; `NO_PARENT` at the bottom), so that a walk can start at any time without replaying
+/// the location's earlier intervals.
 struct ByLocation {
     order: Vec<u32>,
     ranges: Vec<std::ops::Range<usize>>,
+    parent: Vec<u32>,
 }
+
+const NO_PARENT: u32 = u32::MAX;
 
 impl ByLocation {
     fn new(t: &Trace, locations: usize) -> Self {
@@ -137,12 +144,77 @@ impl ByLocation {
             ranges[l as usize] = a..b;
             a = b;
         }
-        Self { order, ranges }
+        let parent = parents(i, &order, &ranges);
+        Self { order, ranges, parent }
+    }
+
+    /// The stack of the walk after the interval at position `p` of `order` was pushed, bottom
+    /// first: `p` and the intervals under it.
+    fn stack_at(&self, p: usize) -> Vec<usize> {
+        let mut stack = vec![p];
+        let mut q = self.parent[p];
+        while q != NO_PARENT {
+            stack.push(q as usize);
+            q = self.parent[q as usize];
+        }
+        stack.reverse();
+        stack
     }
 
     /// Calls `f(start, end, kind)` for the innermost state of location `l` over time: nested
     /// intervals hide their parents.
-    fn innermost(&self, t: &Trace, l: usize, mut f: impl FnMut(u64, u64, u32)) {
+    fn innermost(&self, t: &Trace, l: usize, f: impl FnMut(u64, u64, u32)) {
+        self.innermost_in(t, l, (0, u64::MAX), f);
+    }
+
+    /// [`Self::innermost`] over the window `[t0, t1]` only, clipped to it: the walk starts from
+    /// the stack at `t0` (the last interval begun before it and those under it) and stops after
+    /// the last interval begun by `t1`, so its cost follows the intervals in the window, not
+    /// the location's whole trace.
+    fn innermost_in(&self, t: &Trace, l: usize, (t0, t1): (u64, u64), mut f: impl FnMut(u64, u64, u32)) {
+        let i = &t.intervals;
+        let Some(range) = self.ranges.get(l).cloned() else { return };
+        let rows = &self.order[range.clone()];
+        let first = rows.partition_point(|&k| i.start[k as usize] < t0);
+        let last = first + rows[first..].partition_point(|&k| i.start[k as usize] <= t1);
+        // Positions in `order` on the stack, as the whole walk would have them before `first`.
+        let mut stack: Vec<usize> = if first > 0 { self.stack_at(range.start + first - 1) } else { Vec::new() };
+        let mut cursor = t0;
+        let mut f = |a: u64, b: u64, k: u32| {
+            let b = b.min(t1);
+            if a < b {
+                f(a, b, k);
+            }
+        };
+        let i_end = |p: usize| i.end[self.order[p] as usize];
+        let emit_until = |stack: &mut Vec<usize>, cursor: &mut u64, until: u64, f: &mut dyn FnMut(u64, u64, u32)| {
+            while let Some(&top) = stack.last() {
+                let end = i_end(top).min(until);
+                if end > *cursor {
+                    f(*cursor, end, i.kind[self.order[top] as usize]);
+                    *cursor = end;
+                }
+                if i_end(top) <= until {
+                    stack.pop();
+                } else {
+                    break;
+                }
+            }
+        };
+        for p in range.start + first..range.start + last {
+            let k = self.order[p] as usize;
+            emit_until(&mut stack, &mut cursor, i.start[k], &mut f);
+            if cursor >= t1 {
+                return;
+            }
+            cursor = cursor.max(i.start[k]);
+            stack.push(p);
+        }
+        emit_until(&mut stack, &mut cursor, t1, &mut f);
+    }
+
+    #[cfg(test)]
+    fn innermost_replayed(&self, t: &Trace, l: usize, mut f: impl FnMut(u64, u64, u32)) {
         let i = &t.intervals;
         let mut stack: Vec<usize> = Vec::new();
         let mut cursor = 0u64;
@@ -168,6 +240,38 @@ impl ByLocation {
         }
         emit_until(&mut stack, &mut cursor, u64::MAX, &mut f);
     }
+}
+
+/// For each position of `order`, the position under it on the stack of the innermost-state walk
+/// of its location (the walk pops an interval when a later one starts at or after its end),
+/// computed per location in parallel.
+fn parents(i: &crate::model::Intervals, order: &[u32], ranges: &[std::ops::Range<usize>]) -> Vec<u32> {
+    let mut parent = vec![NO_PARENT; order.len()];
+    let mut slices: Vec<(usize, &mut [u32])> = Vec::with_capacity(ranges.len());
+    let mut rest: &mut [u32] = &mut parent;
+    let mut at = 0;
+    let mut sorted: Vec<&std::ops::Range<usize>> = ranges.iter().filter(|r| !r.is_empty()).collect();
+    sorted.sort_unstable_by_key(|r| r.start);
+    for r in sorted {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(r.start - at);
+        let (mine, tail) = tail.split_at_mut(r.len());
+        slices.push((r.start, mine));
+        rest = tail;
+        at = r.end;
+    }
+    slices.into_par_iter().for_each(|(start, out)| {
+        let mut stack: Vec<usize> = Vec::new();
+        for (q, slot) in out.iter_mut().enumerate() {
+            let p = start + q;
+            let begin = i.start[order[p] as usize];
+            while stack.last().is_some_and(|&top| i.end[order[top] as usize] <= begin) {
+                stack.pop();
+            }
+            *slot = stack.last().map_or(NO_PARENT, |&top| top as u32);
+            stack.push(p);
+        }
+    });
+    parent
 }
 
 /// Colour slot of every kind: the states covering the most time first.
@@ -233,7 +337,7 @@ fn state_pixels(
     stacked_runs(&of_row, mode, |locs| {
         let mut cov = vec![[0f32; CATEGORICAL.len()]; p.w as usize];
         for &l in locs {
-            by.innermost(t, l, |a, b, k| {
+            by.innermost_in(t, l, window, |a, b, k| {
                 let (a, b) = (a.max(t0), b.min(t1));
                 if a >= b {
                     return;
@@ -353,11 +457,16 @@ impl TimelineIndex {
     /// The innermost state of location `l` at time `at`: its kind, start and end.
     fn state_at(&self, t: &Trace, l: usize, at: u64) -> Option<(u32, u64, u64)> {
         let i = &t.intervals;
-        let rows = &self.by.order[self.by.ranges.get(l)?.clone()];
-        let upto = rows.partition_point(|&k| i.start[k as usize] <= at);
-        rows[..upto]
-            .iter()
-            .map(|&k| k as usize)
+        let range = self.by.ranges.get(l)?.clone();
+        let upto = self.by.order[range.clone()].partition_point(|&k| i.start[k as usize] <= at);
+        if upto == 0 {
+            return None;
+        }
+        // Every interval begun by `at` and not yet ended is on the walk's stack there.
+        self.by
+            .stack_at(range.start + upto - 1)
+            .into_iter()
+            .map(|p| self.by.order[p] as usize)
             .filter(|&k| i.end[k] > at)
             .max_by_key(|&k| (i.depth[k], i.start[k]))
             .map(|k| (i.kind[k], i.start[k], i.end[k]))
@@ -751,12 +860,13 @@ fn compose(
 }
 
 /// The timeline as a scene (states and messages one raster layer over the plot) and what its
-/// tooltips read, from the trace's `index`.
+/// tooltips read, from the trace's `index`; `home` is the window drawn when none is asked for.
 pub fn timeline_scene(
     dataset: &Dataset,
     backend: &Backend,
     opts: &TimelineOptions,
     index: &Arc<TimelineIndex>,
+    home: Option<Home>,
 ) -> Result<(Scene, TimelinePick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len();
@@ -765,7 +875,7 @@ pub fn timeline_scene(
     }
     let full = index.span.ok_or_else(|| ViewError::Unsupported("the trace has no intervals or messages".into()))?;
     let tps = t.ticks_per_second.max(1) as f64;
-    let home = if opts.window_s.is_none() { crate::views::trace::home_window(t) } else { None };
+    let home = if opts.window_s.is_none() { home } else { None };
     let window = window_in(full, tps, opts.window_s.or(home.as_ref().map(|h| h.window_s)))?;
     let p = timeline_plot(opts)?;
     let (states, messages) = rayon::join(
@@ -1212,8 +1322,84 @@ mod tests {
         by.innermost(&t, 0, |a, b, k| seen.push((a, b, k)));
         assert_eq!(seen, vec![(0, 10, 0), (10, 12, 1), (12, 15, 2), (15, 20, 1), (20, 100, 0)]);
         seen.clear();
+        by.innermost_in(&t, 0, (11, 16), |a, b, k| seen.push((a, b, k)));
+        assert_eq!(seen, vec![(11, 12, 1), (12, 15, 2), (15, 16, 1)]);
+        seen.clear();
         by.innermost(&t, 1, |a, b, k| seen.push((a, b, k)));
         assert_eq!(seen, vec![(5, 6, 1)]);
+    }
+
+    /// Nested intervals (and, at `tangled`, some that overlap without nesting) on three
+    /// locations, from a small deterministic generator.
+    fn random_intervals(seed: u64, tangled: bool) -> Trace {
+        let mut x = seed;
+        let mut next = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut iv = Intervals::default();
+        for l in 0..3u32 {
+            // Each location: a tree of calls, depth-first.
+            let mut stack: Vec<(u64, u64)> = vec![(0, 10_000)];
+            let mut at = 0u64;
+            while let Some(&(_, end)) = stack.last() {
+                if at >= end || (stack.len() > 1 && next(4) == 0) || stack.len() > 5 {
+                    stack.pop();
+                    at = at.max(end);
+                    continue;
+                }
+                let a = at + next(20);
+                let b = (a + 1 + next(400)).min(end);
+                let b = if tangled && next(7) == 0 { b + next(50) } else { b };
+                if a >= b {
+                    at = end;
+                    continue;
+                }
+                iv.location.push(l);
+                iv.start.push(a);
+                iv.end.push(b);
+                iv.kind.push(next(5) as u32);
+                iv.depth.push(stack.len() as u32 - 1);
+                stack.push((a, b.min(end)));
+                at = a;
+            }
+        }
+        let locations =
+            crate::model::Locations { name: (0..3).map(|l| format!("rank {l}")).collect(), ..Default::default() };
+        Trace { intervals: iv, locations, ..Default::default() }
+    }
+
+    #[test]
+    fn a_window_walk_equals_the_whole_walk_clipped() {
+        for (seed, tangled) in [(7, false), (11, false), (13, true), (17, true)] {
+            let t = random_intervals(seed, tangled);
+            let by = ByLocation::new(&t, 3);
+            for l in 0..3 {
+                let mut whole = Vec::new();
+                by.innermost_replayed(&t, l, |a, b, k| whole.push((a, b, k)));
+                assert!(whole.len() > 20, "seed {seed} location {l}: {} spans", whole.len());
+                for w in [(0, 10_000), (0, 37), (1_234, 1_300), (5_000, 9_999), (3_333, 3_333), (9_000, 20_000)] {
+                    let clipped: Vec<_> =
+                        whole.iter().map(|&(a, b, k)| (a.max(w.0), b.min(w.1), k)).filter(|&(a, b, _)| a < b).collect();
+                    let mut seen = Vec::new();
+                    by.innermost_in(&t, l, w, |a, b, k| seen.push((a.max(w.0), b.min(w.1), k)));
+                    seen.retain(|&(a, b, _)| a < b);
+                    assert_eq!(seen, clipped, "seed {seed} location {l} window {w:?}");
+                }
+                // The state under a time is the deepest latest interval holding it.
+                let index = TimelineIndex::new(&t);
+                let i = &t.intervals;
+                for at in (0..10_000).step_by(97) {
+                    let scan = (0..i.start.len())
+                        .filter(|&k| i.location[k] as usize == l && i.start[k] <= at && i.end[k] > at)
+                        .max_by_key(|&k| (i.depth[k], i.start[k]))
+                        .map(|k| (i.kind[k], i.start[k], i.end[k]));
+                    assert_eq!(index.state_at(&t, l, at), scan, "seed {seed} location {l} at {at}");
+                }
+            }
+        }
     }
 
     #[test]
