@@ -77,6 +77,62 @@ selection_parts! {
     jobs: JobSet => JOBS,
     /// A route query: from switch SRC (to switch DST).
     route: (u32, Option<u32>) => ROUTE,
+    /// Text searched for in region (slice) names: the timeline highlights the matches.
+    search: Search => SEARCH,
+}
+
+/// Text searched for in names, at most [`Search::MAX`] bytes (kept inline so that a selection
+/// stays `Copy`). Matches ignore ASCII case.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Search {
+    bytes: [u8; Search::MAX],
+    len: u8,
+}
+
+impl Search {
+    pub const MAX: usize = 64;
+
+    /// `text` as a search, or why it cannot be one (empty, or longer than [`Search::MAX`] bytes).
+    pub fn new(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err("the search text is empty".into());
+        }
+        if text.len() > Self::MAX {
+            return Err(format!(
+                "the search text is {} bytes long, more than the {} searched for",
+                text.len(),
+                Self::MAX
+            ));
+        }
+        let mut bytes = [0; Self::MAX];
+        bytes[..text.len()].copy_from_slice(text.as_bytes());
+        Ok(Self { bytes, len: text.len() as u8 })
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Built from a `&str` whole, so always UTF-8.
+        std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+
+    /// Whether `name` contains the text, ignoring ASCII case.
+    pub fn matches(&self, name: &str) -> bool {
+        let needle = &self.bytes[..self.len as usize];
+        name.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+    }
+}
+
+impl std::fmt::Debug for Search {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Search({:?})", self.as_str())
+    }
+}
+
+impl std::str::FromStr for Search {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::new(s)
+    }
 }
 
 /// A range of per-link traffic, or what lies outside it.
@@ -232,6 +288,7 @@ mod tests {
             Parts::TRAFFIC,
             Parts::JOBS,
             Parts::ROUTE,
+            Parts::SEARCH,
         ];
         let mut seen = Parts::NONE;
         for p in parts {
@@ -242,6 +299,17 @@ mod tests {
         let full = Selection { node: Some(1), route: Some((2, None)), ..Default::default() };
         assert_eq!(Selection::default().replaced(Parts::ALL, &full), full);
         assert_eq!(full.replaced(Parts::ROUTE, &Selection::default()).route, None);
+    }
+
+    #[test]
+    fn a_search_matches_names_ignoring_case() {
+        let s = Search::new(" mpi_recv ").expect("a search");
+        assert_eq!(s.as_str(), "mpi_recv");
+        assert!(s.matches("MPI_Recv") && s.matches("PMPI_Recv_init"));
+        assert!(!s.matches("MPI_Irecv") && !s.matches("recv"));
+        assert!(Search::new("  ").is_err());
+        assert!(Search::new(&"x".repeat(Search::MAX + 1)).is_err());
+        assert!(Search::new("é").expect("UTF-8").matches("café"));
     }
 
     #[test]

@@ -53,6 +53,8 @@ const VARIANTS: &[(&str, &[&str])] = &[
     ("themeriver", &["--select", "X=1,Z=2", "--time-slice", "2:6"]),
     ("timeline", &["--mix", "additive", "--bundle", "grid"]),
     ("timeline", &["--states", "stacked", "--pair", "0,1"]),
+    ("timeline", &["--highlight", "mpi", "--pair", "0,1"]),
+    ("mpi", &["--highlight", "recv"]),
     ("matrix", &["--value", "bandwidth"]),
     ("chord", &["--mix", "alpha"]),
     ("marey", &["--collapse", "all"]),

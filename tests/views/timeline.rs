@@ -34,3 +34,39 @@ fn otf2_timeline_matches_golden() {
     let picture = both("timeline", &["--from", "0.1948", "--to", "0.1985"], &d, (480, 240));
     golden("timeline_pingpong_otf2.png", &picture);
 }
+
+/// A search on the real ping-pong trace: `--highlight MPI_Recv` lights the receives (brighter
+/// than their colour in the plain picture) and dims the rest, and says how many it found; a
+/// search that matches nothing says so.
+#[test]
+fn otf2_timeline_highlights_a_search() {
+    let Some(data) = shared_data_or_skip("otf2 timeline search") else { return };
+    let mut d = open(data.join("otf2-pingpong/ping-pong-otf2/traces.otf2").to_str().unwrap());
+    d.name = "ping-pong-otf2".into();
+    let window = ["--from", "0.1948", "--to", "0.1985"];
+    let size = (480, 240);
+    let plain = both("timeline", &window, &d, size);
+    let lit = both("timeline", &[&window[..], &["--highlight", "mpi_recv"]].concat(), &d, size);
+    assert!(differ(&plain, &lit) > 0.2, "the search changed little of the picture");
+    // Brighter and darker pixels both: the receives lit, the rest dimmed.
+    let luma = |p: &[u8]| u32::from(p[0]) + u32::from(p[1]) + u32::from(p[2]);
+    let (mut brighter, mut darker) = (0, 0);
+    for (a, b) in plain.pixels.chunks_exact(4).zip(lit.pixels.chunks_exact(4)) {
+        match luma(b).cmp(&luma(a)) {
+            std::cmp::Ordering::Greater if luma(b) > luma(a) + 30 => brighter += 1,
+            std::cmp::Ordering::Less if luma(b) + 30 < luma(a) => darker += 1,
+            _ => {}
+        }
+    }
+    let plot = (size.0 * size.1) as usize / 4;
+    assert!(brighter > plot / 20 && darker > plot / 20, "brighter {brighter}, darker {darker}");
+    golden("timeline_pingpong_otf2_search.png", &lit);
+    let text = |options: &[&str]| -> Vec<String> {
+        let scene = exaviz_tests::scene("timeline", options, &d, (1024, 768)).expect("a scene");
+        scene.labels.iter().map(|l| l.text.clone()).collect()
+    };
+    let found = text(&["--highlight", "MPI_Recv"]);
+    assert!(found.iter().any(|t| t.contains("16 here, 16 in the trace")), "{found:?}");
+    let none = text(&["--highlight", "MPI_Allreduce"]);
+    assert!(none.iter().any(|t| t.contains("no region matches")), "{none:?}");
+}

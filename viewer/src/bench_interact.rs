@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use exaviz_engine::Backend;
+use exaviz_engine::selection::{Search, Selection};
 use exaviz_engine::views::Frame;
+use exaviz_engine::views::timeline::search;
 
 use crate::explore::{Explorer, Gesture, frame_pixels, overlay_text};
 
@@ -19,7 +21,8 @@ pub struct BenchInteractArgs {
     pub input: String,
     /// Gestures, one a line: `wheel X Y STEPS`, `pan DX DY`, `hover X Y`, `click X Y`,
     /// `brush X0 Y0 X1 Y1` (a drag on a chart's axis), `reset` (window pixels; `#` starts a
-    /// comment). Default: zoom in five steps, pan, hover, click, reset.
+    /// comment); in the timeline, `search TEXT` (`/` and Enter), `next` and `previous` (`n`,
+    /// `N`). Default: zoom in five steps, pan, hover, click, reset.
     #[arg(long)]
     pub script: Option<PathBuf>,
     /// Window size, WIDTHxHEIGHT.
@@ -67,6 +70,10 @@ enum Step {
     Hover([f32; 2]),
     /// A drag that brushes (a chart's axis), from one point to another.
     Brush([f32; 2], [f32; 2]),
+    /// A search typed after `/` and Enter.
+    Search(Search),
+    /// `n` (true) or `N`: the window moves to the next or previous match.
+    Next(bool),
 }
 
 impl Step {
@@ -79,6 +86,8 @@ impl Step {
             Step::Gesture(Gesture::Resize { .. }) => "resize",
             Step::Hover(_) => "hover",
             Step::Brush(..) => "brush",
+            Step::Search(_) => "search",
+            Step::Next(_) => "next",
         }
     }
 }
@@ -106,7 +115,16 @@ fn parse_script(name: &str, text: &str) -> Result<Vec<Step>> {
             "click" => Step::Gesture(Gesture::Click { at: [num(1)?, num(2)?] }),
             "reset" => Step::Gesture(Gesture::Reset),
             "brush" => Step::Brush([num(1)?, num(2)?], [num(3)?, num(4)?]),
-            w => bail!("{name}:{}: unknown gesture '{w}' (wheel, pan, hover, click, brush or reset)", k + 1),
+            "search" => {
+                let text = line["search".len()..].trim();
+                Step::Search(Search::new(text).map_err(|e| anyhow::anyhow!("{name}:{}: {e}", k + 1))?)
+            }
+            "next" => Step::Next(true),
+            "previous" => Step::Next(false),
+            w => bail!(
+                "{name}:{}: unknown gesture '{w}' (wheel, pan, hover, click, brush, reset, search, next or previous)",
+                k + 1
+            ),
         };
         steps.push(step);
     }
@@ -172,7 +190,10 @@ pub fn run(args: BenchInteractArgs) -> Result<()> {
     let mut prepared = 0usize;
     for run in 0..=args.runs {
         explorer.gesture(Gesture::Reset);
+        explorer.select(Selection { search: selection.search, ..explorer.request.selection });
         explorer.wait(limit);
+        // The match `next` and `previous` last stepped to.
+        let mut search_at = None;
         for step in &steps {
             let (first, complete) = match *step {
                 Step::Hover(at) => {
@@ -184,16 +205,9 @@ pub fn run(args: BenchInteractArgs) -> Result<()> {
                     });
                     (t, t)
                 }
-                Step::Gesture(_) | Step::Brush(..) => {
+                Step::Gesture(_) | Step::Brush(..) | Step::Search(_) | Step::Next(_) => {
                     let start = Instant::now();
-                    let changed = match *step {
-                        Step::Gesture(g) => explorer.gesture(g),
-                        Step::Brush(a, b) => {
-                            let before = explorer.request.selection;
-                            explorer.brush(a, b).is_some_and(|next| next != before)
-                        }
-                        Step::Hover(_) => false,
-                    };
+                    let changed = apply(explorer, *step, &mut search_at).with_context(|| args.input.clone())?;
                     if let Some((affine, image)) = explorer.preview() {
                         std::hint::black_box(frame_pixels(image, affine, (w, h)));
                     }
@@ -229,6 +243,30 @@ pub fn run(args: BenchInteractArgs) -> Result<()> {
         .collect();
     let head = Head { input: &args.input, view: &args.view, size: (w, h), backend: &backend, open, prepared };
     report(&head, dataset.summary().messages, &rows, args.json)
+}
+
+/// Makes `step` (not a hover) in `explorer`: whether the selection or the picture changed.
+/// `search_at` is the match `next` and `previous` last stepped to.
+fn apply(explorer: &mut Explorer, step: Step, search_at: &mut Option<search::At>) -> Result<bool> {
+    let before = explorer.request.selection;
+    Ok(match step {
+        Step::Gesture(g) => explorer.gesture(g),
+        Step::Brush(a, b) => explorer.brush(a, b).is_some_and(|next| next != before),
+        Step::Search(text) => {
+            *search_at = None;
+            explorer.select(Selection { search: Some(text), ..before });
+            explorer.request.selection != before
+        }
+        Step::Next(forward) => {
+            let text = before.search.context("a next or previous step needs a search step before it")?;
+            let dataset = explorer.dataset.clone();
+            let o = search::step(&dataset, &text, *search_at, forward).map_err(|e| anyhow::anyhow!(e))?;
+            *search_at = Some(o.at());
+            explorer.select(search::select(&dataset, &before, &o));
+            explorer.request.selection != before
+        }
+        Step::Hover(_) => false,
+    })
 }
 
 /// p50, p95 and max.
@@ -307,7 +345,14 @@ mod tests {
         assert_eq!(s[0], Step::Gesture(Gesture::Wheel { at: [10.0, 20.0], steps: 1.0 }));
         assert_eq!(s[2], Step::Hover([1.0, 2.0]));
         let err = |t: &str| parse_script("s.txt", t).unwrap_err().to_string();
-        assert_eq!(err("reset\nzoom 1"), "s.txt:2: unknown gesture 'zoom' (wheel, pan, hover, click, brush or reset)");
+        assert_eq!(
+            err("reset\nzoom 1"),
+            "s.txt:2: unknown gesture 'zoom' (wheel, pan, hover, click, brush, reset, search, next or previous)"
+        );
+        let s = parse_script("s.txt", "search MPI_Recv  # the receives\nnext\nprevious\n").unwrap();
+        assert_eq!(s[0], Step::Search(Search::new("MPI_Recv").unwrap()));
+        assert_eq!(s[1..], [Step::Next(true), Step::Next(false)]);
+        assert_eq!(err("search   "), "s.txt:1: the search text is empty");
         assert_eq!(err("pan 1"), "s.txt:1: 'pan 1' needs more numbers");
         assert_eq!(err("pan 1 NaN"), "s.txt:1: 'NaN' is not a number");
         assert_eq!(err("# nothing"), "s.txt: the script has no gestures");

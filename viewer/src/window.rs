@@ -19,7 +19,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use exaviz_engine::model::Dataset;
 use exaviz_engine::render::write_png_atomic;
-use exaviz_engine::selection::Selection;
+use exaviz_engine::selection::{Parts, Search, Selection};
 use exaviz_engine::views::{Frame, View};
 use exaviz_engine::{Backend, BackendChoice, GpuContext};
 use winit::application::ApplicationHandler;
@@ -48,6 +48,7 @@ const HELP: &[&str] = &[
     "0: reset pan and zoom    c: clear the selection",
     "ctrl+s: save the picture as a PNG    h: this help    Esc, q: quit",
     "p: hide or show the panel (views, dataset, options, selection)",
+    "/: search region names (timeline, mpi); Enter: search, Esc: cancel    n, N: next, previous match",
 ];
 
 /// A press and release closer than this (pixels) is a click.
@@ -110,6 +111,10 @@ struct State {
     proxy: EventLoopProxy<Wake>,
     /// Explorers of views replaced, their workers stopped, kept until their threads end.
     retired: Vec<Explorer>,
+    /// The search text being typed after `/`, until Enter or Esc.
+    typing: Option<String>,
+    /// The match `n` / `N` last stepped to (its start and location).
+    search_at: Option<exaviz_engine::views::timeline::search::At>,
 }
 
 /// Wakes the event loop when the worker has a picture.
@@ -583,6 +588,8 @@ impl App {
             worker_backend,
             proxy: self.proxy.clone(),
             retired: Vec::new(),
+            typing: None,
+            search_at: None,
         };
         state.resize(size.0, size.1)?;
         state.window.request_redraw();
@@ -749,6 +756,11 @@ fn navigation(key: &str, at: [f32; 2], width: f32) -> Option<Gesture> {
 /// pan and zoom, C clears the selection, H shows the help, P hides or shows the panel; any
 /// other goes to the view ([`View::key`]).
 fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: &Key, repeat: bool) {
+    if state.typing.is_some() {
+        typed(state, dataset, key);
+        state.window.request_redraw();
+        return;
+    }
     if let Key::Character(c) = key {
         // Ctrl+S: some platforms give the control character instead of the letter.
         if (state.ctrl && c.eq_ignore_ascii_case("s")) || c.as_str() == "\u{13}" {
@@ -784,6 +796,11 @@ fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: 
                 state.explorer.gesture(Gesture::Reset);
             }
             "h" | "?" => state.help = !state.help,
+            "/" if searches(state) => {
+                state.typing = Some(String::new());
+                state.saved = Some(typing_prompt(""));
+            }
+            "n" | "N" if searches(state) => step_search(state, dataset, c.as_str() == "n"),
             "p" => {
                 state.panel.open = !state.panel.open;
                 let (w, h) = state.size;
@@ -801,6 +818,84 @@ fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: 
         _ => {}
     }
     state.window.request_redraw();
+}
+
+/// Whether the view searches region names (it reads the selection's search).
+fn searches(state: &State) -> bool {
+    state.explorer.view().reads().intersects(Parts::SEARCH)
+}
+
+/// The panel's status line while a search is typed.
+fn typing_prompt(text: &str) -> String {
+    format!("search: {text}\u{2502}  (Enter: search, Esc: cancel)")
+}
+
+/// A key while a search is typed after `/`: text, Backspace, Enter (search; empty clears the
+/// search) or Esc (cancel).
+fn typed(state: &mut State, dataset: &Dataset, key: &Key) {
+    let Some(text) = state.typing.as_mut() else { return };
+    match key {
+        Key::Named(NamedKey::Enter) => {
+            let text = state.typing.take().unwrap_or_default();
+            let selection = state.explorer.request.selection;
+            let search = if text.trim().is_empty() {
+                None
+            } else {
+                match Search::new(&text) {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        state.saved = Some(e);
+                        return;
+                    }
+                }
+            };
+            state.search_at = None;
+            state.saved =
+                search.map(|s| format!("search \u{201c}{}\u{201d}: n, N step through the matches", s.as_str()));
+            announce(state, dataset, Selection { search, ..selection });
+            return;
+        }
+        Key::Named(NamedKey::Escape) => {
+            state.typing = None;
+            state.saved = None;
+            return;
+        }
+        Key::Named(NamedKey::Backspace) => {
+            text.pop();
+        }
+        Key::Named(NamedKey::Space) => text.push(' '),
+        Key::Character(c) if !c.chars().any(char::is_control) => text.push_str(c),
+        _ => {}
+    }
+    state.saved = Some(typing_prompt(text));
+}
+
+/// `n` (`forward`) or `N`: the window moves to the next or previous match of the search, in
+/// time order, and the panel says which it is.
+fn step_search(state: &mut State, dataset: &Dataset, forward: bool) {
+    use exaviz_engine::views::timeline::search;
+    let selection = state.explorer.request.selection;
+    let Some(text) = selection.search else {
+        state.saved = Some("no search yet: / starts one".into());
+        return;
+    };
+    match search::step(dataset, &text, state.search_at, forward) {
+        Ok(o) => {
+            state.search_at = Some(o.at());
+            let name = dataset.trace.locations.name.get(o.location as usize).cloned().unwrap_or_default();
+            let at = o.start.saturating_sub(exaviz_engine::views::trace::span(&dataset.trace).map_or(0, |s| s.0));
+            let message = format!(
+                "match {} of {}: {name} at {:.6} s",
+                o.nth + 1,
+                o.of,
+                at as f64 / dataset.trace.ticks_per_second.max(1) as f64
+            );
+            eprintln!("search \u{201c}{}\u{201d}: {message}", text.as_str());
+            state.saved = Some(message);
+            announce(state, dataset, search::select(dataset, &selection, &o));
+        }
+        Err(e) => state.saved = Some(e),
+    }
 }
 
 /// A changed selection: one line on standard error (in the view's words where it has them), the title,
@@ -837,6 +932,9 @@ fn describe(s: &Selection) -> String {
     if let Some(j) = s.jobs {
         let ids: Vec<String> = j.ids().iter().map(u64::to_string).collect();
         parts.push(format!("jobs {}", ids.join(",")));
+    }
+    if let Some(text) = s.search {
+        parts.push(format!("search \u{201c}{}\u{201d}", text.as_str()));
     }
     if let Some((a, b)) = s.route {
         parts.push(match b {

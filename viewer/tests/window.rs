@@ -783,3 +783,55 @@ fn windows_show_their_regions(dir: &Path, input: &str, checks: &[(&str, &str, ex
         assert!(differ * 100 < shot.len(), "{tag} {t}: {differ} of {} pixels differ", shot.len());
     }
 }
+
+/// Searching the timeline with real X input: `/`, the text and Enter search region names, `n`
+/// steps to the first match (the window moves and zooms to it), `N` from there wraps to the
+/// last; the picture after the steps differs from the one before.
+#[test]
+fn a_timeline_search_steps_through_its_matches_under_xvfb() {
+    require("xvfb-run");
+    require("import");
+    require("xdotool");
+    let (w, h) = (900u32, 560u32);
+    let dir = std::env::temp_dir().join(format!("exaviz-window-search-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = env!("CARGO_BIN_EXE_exaviz");
+    let shot = |k: &str| dir.join(format!("{k}.png")).display().to_string();
+    let log = dir.join("viewer.log").display().to_string();
+    let script = format!(
+        "set -e\n\
+         \"{exe}\" view 'gen:fd4?iterations=3' --view timeline --size {w}x{h} --frames 100000000 2> {log} &\n\
+         pid=$!\n\
+         for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
+         sleep 3\n\
+         wid=$(xdotool search --name exaviz | head -1)\n\
+         xdotool mousemove --window $wid 1 1\n\
+         sleep 0.5\n\
+         import -window $wid {before}\n\
+         xdotool windowfocus $wid key slash W a i t Return\n\
+         for i in $(seq 1 100); do grep -q 'search' {log} && break; sleep 0.1; done\n\
+         xdotool windowfocus $wid key n\n\
+         for i in $(seq 1 100); do grep -q 'match 1 of' {log} && break; sleep 0.1; done\n\
+         sleep 3\n\
+         import -window $wid {after}\n\
+         xdotool windowfocus $wid key N\n\
+         for i in $(seq 1 100); do grep -q 'match [0-9]* of [0-9]*: .* at' {log} && grep -c 'match' {log} | grep -q 2 && break; sleep 0.1; done\n\
+         kill $pid\n\
+         cat {log} >&2\n",
+        before = shot("before"),
+        after = shot("after"),
+    );
+    let (ok, text) = in_xvfb("1200x700", &dir, &script);
+    assert!(ok, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    assert!(text.contains("search \u{201c}Wait\u{201d}"), "the typed search is selected: {text}");
+    let matches: Vec<&str> = text.lines().filter(|l| l.contains(": match ")).collect();
+    assert!(matches.len() >= 2, "n and N each step to a match: {text}");
+    let total = matches[0].split(" of ").nth(1).and_then(|r| r.split(':').next()).expect("a count");
+    assert!(matches[0].contains(&format!("match 1 of {total}")), "n goes to the first match: {text}");
+    assert!(matches[1].contains(&format!("match {total} of {total}")), "N from the first wraps to the last: {text}");
+    let (before, after) = (picture(Path::new(&shot("before")), w), picture(Path::new(&shot("after")), w));
+    let changed = before.iter().zip(&after).filter(|(a, b)| a != b).count();
+    assert!(changed > before.len() / 10, "the window did not move to the match: {changed} pixels changed");
+    std::fs::remove_dir_all(&dir).ok();
+}

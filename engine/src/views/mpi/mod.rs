@@ -77,11 +77,11 @@ impl contract::View for MpiLinkedView {
     }
 
     fn depends_on(&self) -> Parts {
-        Parts::WINDOW
+        Parts::WINDOW | Parts::SEARCH
     }
 
     fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::PAIR
+        Parts::WINDOW | Parts::PAIR | Parts::SEARCH
     }
 
     fn home(&self, d: &Dataset) -> Option<(f64, f64)> {
@@ -104,7 +104,13 @@ impl contract::View for MpiLinkedView {
         }
         let all = panels(w, h);
         let [t, m, c] = all;
-        let topts = TimelineOptions { width: t[2], height: t[3], window_s: sel.window_s, ..self.timeline.opts };
+        let topts = TimelineOptions {
+            width: t[2],
+            height: t[3],
+            window_s: sel.window_s,
+            search: sel.search,
+            ..self.timeline.opts
+        };
         let mopts = MatrixOptions { width: m[2], height: m[3], ..self.matrix };
         let copts = CurveOptions { width: c[2], height: c[3], ..self.chord };
         let index = self.timeline.index(d);
@@ -159,6 +165,6 @@ impl Class for MpiLinkedView {
     }
 
     fn selection(args: &MpiArgs) -> Selection {
-        args.select.selection()
+        Selection { search: args.look.highlight, ..args.select.selection() }
     }
 }

@@ -3,6 +3,7 @@
 //! trace's pyramid ([`pyramid`]).
 
 mod scene;
+pub mod search;
 
 pub use scene::*;
 
@@ -84,11 +85,11 @@ impl contract::View for TimelineView {
     }
 
     fn depends_on(&self) -> Parts {
-        Parts::WINDOW
+        Parts::WINDOW | Parts::SEARCH
     }
 
     fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::PAIR
+        Parts::WINDOW | Parts::PAIR | Parts::SEARCH
     }
 
     fn time_axis(&self, f: Frame) -> Option<[f32; 4]> {
@@ -105,7 +106,13 @@ impl contract::View for TimelineView {
     }
 
     fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
-        let opts = TimelineOptions { width: f.width, height: f.height, window_s: sel.window_s, ..self.opts };
+        let opts = TimelineOptions {
+            width: f.width,
+            height: f.height,
+            window_s: sel.window_s,
+            search: sel.search,
+            ..self.opts
+        };
         if let Some(ooc) = &d.out_of_core {
             let (scene, picker) = scene::pyramid::overview_scene(d, ooc, &opts)?;
             return Ok(Box::new(Drawn { scene, picker }));
@@ -138,6 +145,6 @@ impl Class for TimelineView {
     }
 
     fn selection(args: &TimelineArgs) -> Selection {
-        args.select.selection()
+        Selection { search: args.look.highlight, ..args.select.selection() }
     }
 }

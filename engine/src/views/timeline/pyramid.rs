@@ -242,7 +242,9 @@ pub(crate) fn overview_scene(
         level.block
     );
     let joins = Joins { spans: Vec::new(), joins: Vec::new() };
-    let layers = Layers { states: &states, density: &density, legend: &legend, joins: &joins };
+    let note = opts.search.map(|s| super::super::search::overview_note(&dataset.trace, &s));
+    let search = note.as_deref().map(|n| (None, n));
+    let layers = Layers { states: &states, density: &density, legend: &legend, joins: &joins, search };
     let scene = compose(
         opts,
         p,

@@ -15,7 +15,7 @@ use crate::Backend;
 use crate::layout::routes::{EndpointHierarchy, Grid};
 use crate::model::{Dataset, Trace};
 use crate::render::{Anchor, Raster, Scene};
-use crate::selection::{Parts, Selection};
+use crate::selection::{Parts, Search, Selection};
 use crate::stages::bspline::{Curve, MAX_CTRL};
 use crate::stages::kde_bundle::UnitFrame;
 use crate::stages::{self, BundleInput, BundleParams, ControlPolygons, DensityInput};
@@ -47,6 +47,8 @@ pub struct TimelineOptions {
     /// Opacity of the densest message pixels (0: messages hidden, 1: opaque); the others are
     /// more transparent by their rank among the message pixels (histogram equalisation).
     pub message_opacity: f32,
+    /// Region names searched for: their intervals are lit and the rest dimmed.
+    pub search: Option<Search>,
 }
 
 impl Default for TimelineOptions {
@@ -59,6 +61,7 @@ impl Default for TimelineOptions {
             mix: Mix::Alpha,
             states: StateMode::Dominant,
             message_opacity: DEFAULT_MESSAGE_OPACITY,
+            search: None,
         }
     }
 }
@@ -119,7 +122,7 @@ const NAMED_STATES: usize = CATEGORICAL.len() - 1;
 /// interval under it on the stack of [`ByLocation::innermost`]'s walk (`parent`, a position in
 /// `order`; `NO_PARENT` at the bottom), so that a walk can start at any time without replaying
 /// the location's earlier intervals.
-struct ByLocation {
+pub(super) struct ByLocation {
     order: Vec<u32>,
     ranges: Vec<std::ops::Range<usize>>,
     parent: Vec<u32>,
@@ -128,7 +131,7 @@ struct ByLocation {
 const NO_PARENT: u32 = u32::MAX;
 
 impl ByLocation {
-    fn new(t: &Trace, locations: usize) -> Self {
+    pub(super) fn new(t: &Trace, locations: usize) -> Self {
         let i = &t.intervals;
         let mut order: Vec<u32> =
             (0..i.location.len() as u32).filter(|&k| (i.location[k as usize] as usize) < locations).collect();
@@ -211,6 +214,25 @@ impl ByLocation {
             stack.push(p);
         }
         emit_until(&mut stack, &mut cursor, t1, &mut f);
+    }
+
+    /// Calls `f(row)` for every interval of location `l`, at any depth, that overlaps the
+    /// window `[t0, t1]`: those open at `t0` (on the walk's stack there) and those begun in it.
+    pub(super) fn overlapping(&self, t: &Trace, l: usize, (t0, t1): (u64, u64), mut f: impl FnMut(usize)) {
+        let i = &t.intervals;
+        let Some(range) = self.ranges.get(l).cloned() else { return };
+        let rows = &self.order[range.clone()];
+        let first = rows.partition_point(|&k| i.start[k as usize] < t0);
+        let last = first + rows[first..].partition_point(|&k| i.start[k as usize] <= t1);
+        if first > 0 {
+            for p in self.stack_at(range.start + first - 1) {
+                let k = self.order[p] as usize;
+                if i.end[k] > t0 {
+                    f(k);
+                }
+            }
+        }
+        rows[first..last].iter().for_each(|&k| f(k as usize));
     }
 
     #[cfg(test)]
@@ -302,7 +324,7 @@ fn state_slots(t: &Trace, by: &ByLocation, locations: usize) -> (Vec<usize>, Leg
 }
 
 /// Which pixel rows location `l` of `n` covers in a plot `h` rows high.
-fn rows_of(l: usize, n: usize, h: u32) -> std::ops::Range<u32> {
+pub(super) fn rows_of(l: usize, n: usize, h: u32) -> std::ops::Range<u32> {
     let a = (l as u64 * u64::from(h) / n as u64) as u32;
     let b = ((l as u64 + 1) * u64::from(h) / n as u64) as u32;
     // Thick rows keep a one-pixel gap between processes.
@@ -736,6 +758,8 @@ struct Layers<'a> {
     density: &'a stages::DensityImage,
     legend: &'a [(usize, String)],
     joins: &'a Joins,
+    /// A search's matches (where the rows were read) and its line.
+    search: Option<(Option<&'a [bool]>, &'a str)>,
 }
 
 /// Rows at least this tall (pixels) are labelled with their location's name; thinner ones get
@@ -824,8 +848,21 @@ fn compose(
     legend_column(&mut scene, p, layers.legend, &tone, opts.mix, !layers.joins.is_empty());
     let log_max = (f64::from(max) + 1.0).ln();
     let opacity = tone.opacity;
+    let mask = layers.search.and_then(|(mask, _)| mask);
+    if let Some((_, note)) = layers.search {
+        // Clear of the row axis's title on the left; the right half is the selected pair's.
+        let note = crate::views::plot::fit(note, p.w as f32 * 0.5 - 32.0, 11.0);
+        scene.text(&note, [p.x0 as f32 + 24.0, p.y0 as f32 - 8.0], 11.0, Anchor::Left, TEXT);
+    }
     let pixel = |k: usize| -> Option<[f32; 4]> {
-        let state = states[k];
+        // A search lights its matches (their states at full strength) and dims the rest.
+        let lit = mask.map(|m| m[k]);
+        let state = match lit {
+            Some(true) => states[k].map(|s| [s[0] / 0.72, s[1] / 0.72, s[2] / 0.72, 1.0]),
+            Some(false) => states[k].map(|s| [s[0], s[1], s[2], s[3] * 0.3]),
+            None => states[k],
+        };
+        let opacity = if lit == Some(false) { opacity * 0.3 } else { opacity };
         let c = density.counts[k];
         if c == 0 || opacity <= 0.0 {
             return state;
@@ -841,7 +878,7 @@ fn compose(
             let rgb = [0, 1, 2].map(|ch| (under[ch] * 0.5 + line[ch] * k).min(1.0));
             return Some([rgb[0], rgb[1], rgb[2], 1.0]);
         }
-        let a = tone.alpha(c);
+        let a = if lit == Some(false) { tone.alpha(c) * 0.3 } else { tone.alpha(c) };
         Some([
             under[0] + (line[0] - under[0]) * a,
             under[1] + (line[1] - under[1]) * a,
@@ -891,7 +928,9 @@ pub fn timeline_scene(
         t.messages.source.len()
     );
     let joins = collective_joins(t, p, window, n, index);
-    let layers = Layers { states: &states, density: &density, legend: &index.legend, joins: &joins };
+    let found = opts.search.map(|s| super::search::highlight(t, &index.by, p, window, &s, n));
+    let search = found.as_ref().map(|h| (Some(&h.mask[..]), h.note.as_str()));
+    let layers = Layers { states: &states, density: &density, legend: &index.legend, joins: &joins, search };
     let axis = match &home {
         Some(h) => format!("time since trace start (s); {}", h.note),
         None => "time since trace start (s)".into(),
@@ -1488,6 +1527,11 @@ pub struct TimelineLook {
     /// their rank among message pixels (histogram equalisation).
     #[arg(long, default_value_t = DEFAULT_MESSAGE_OPACITY, value_parser = crate::views::options::parse_opacity)]
     pub message_opacity: f32,
+    /// Light the regions (slices) whose names contain NAME, ignoring case, at any depth, dim
+    /// the rest and say how many there are; in the window `/` searches and n / N step through
+    /// the matches.
+    #[arg(long, value_name = "NAME")]
+    pub highlight: Option<Search>,
 }
 
 impl TimelineLook {
@@ -1512,6 +1556,7 @@ impl TimelineLook {
             mix,
             states,
             message_opacity: self.message_opacity,
+            search: self.highlight,
         }
     }
 }

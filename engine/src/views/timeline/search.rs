@@ -1,0 +1,278 @@
+//! Searching the timeline: the regions (slices) whose names contain a text, highlighted in the
+//! picture at any depth, counted, and stepped through one occurrence at a time (Perfetto's
+//! search box and its Enter / Shift+Enter, here `/`, `n` and `N`).
+
+use rayon::prelude::*;
+
+use super::scene::{ByLocation, rows_of};
+use crate::model::{Dataset, Trace};
+use crate::selection::{Search, Selection};
+use crate::views::plot::Plot;
+
+/// Which region kinds `search` matches (by index into the trace's region names).
+pub(crate) fn matching_kinds(t: &Trace, search: &Search) -> Vec<bool> {
+    t.region_names.iter().map(|name| search.matches(name)).collect()
+}
+
+/// The pixels of the plot that matching intervals cover in a window, and how many intervals
+/// that is.
+pub(super) struct Highlight {
+    /// Row-major over the plot: a matching interval covers part of the pixel (at least one
+    /// pixel per interval, so thin slices stay visible).
+    pub(super) mask: Vec<bool>,
+    /// The line the picture shows: what was searched for and how many matches.
+    pub(super) note: String,
+}
+
+/// Marks every interval of a matching kind, at any depth, that overlaps `window` on the rows of
+/// its location, and counts them; `total` is the count in the whole trace.
+pub(super) fn highlight(
+    t: &Trace,
+    by: &ByLocation,
+    p: Plot,
+    window: (u64, u64),
+    search: &Search,
+    n: usize,
+) -> Highlight {
+    let kinds = matching_kinds(t, search);
+    let i = &t.intervals;
+    let is_match = |k: usize| kinds.get(i.kind[k] as usize) == Some(&true);
+    let (t0, t1) = window;
+    let per_px = (t1 - t0).max(1) as f64 / f64::from(p.w);
+    // Per location: the columns its matches cover, and how many there are.
+    let per_location: Vec<(Vec<(u32, u32)>, usize)> = (0..n)
+        .into_par_iter()
+        .map(|l| {
+            let mut spans = Vec::new();
+            by.overlapping(t, l, window, |k| {
+                if is_match(k) {
+                    let (a, b) = (i.start[k].max(t0), i.end[k].min(t1));
+                    let xa = ((a - t0) as f64 / per_px).floor() as u32;
+                    let xb = (((b - t0) as f64 / per_px).ceil() as u32).max(xa + 1);
+                    spans.push((xa.min(p.w - 1), xb.min(p.w)));
+                }
+            });
+            let count = spans.len();
+            (spans, count)
+        })
+        .collect();
+    let mut mask = vec![false; (p.w * p.h) as usize];
+    let mut in_window = 0;
+    for (l, (spans, count)) in per_location.iter().enumerate() {
+        in_window += count;
+        for r in rows_of(l, n, p.h) {
+            let row = &mut mask[(r * p.w) as usize..((r + 1) * p.w) as usize];
+            for &(a, b) in spans {
+                row[a as usize..b as usize].iter_mut().for_each(|m| *m = true);
+            }
+        }
+    }
+    let total = (0..i.start.len()).into_par_iter().filter(|&k| (i.location[k] as usize) < n && is_match(k)).count();
+    let text = search.as_str();
+    let note = if total == 0 {
+        format!("search \u{201c}{text}\u{201d}: no region matches")
+    } else {
+        format!("search \u{201c}{text}\u{201d}: {in_window} here, {total} in the trace (n / N: next / previous)")
+    };
+    Highlight { mask, note }
+}
+
+/// The line of a picture drawn from the pyramid, which cannot light single intervals: how many
+/// matches the trace has where its rows are in memory, and that a narrower window shows them.
+pub(crate) fn overview_note(t: &Trace, search: &Search) -> String {
+    let text = search.as_str();
+    if t.span_of_whole.is_some() || t.intervals.start.is_empty() {
+        return format!(
+            "search \u{201c}{text}\u{201d}: zoom in to see the matches (this window is drawn from the pyramid)"
+        );
+    }
+    let kinds = matching_kinds(t, search);
+    let total = t.intervals.kind.par_iter().filter(|&&k| kinds.get(k as usize) == Some(&true)).count();
+    if total == 0 {
+        return format!("search \u{201c}{text}\u{201d}: no region matches");
+    }
+    format!("search \u{201c}{text}\u{201d}: {total} in the trace; zoom in to see them (n / N: next / previous)")
+}
+
+/// Where an occurrence is in the order `n` steps through: its start, location and depth.
+pub type At = (u64, u32, u32);
+
+/// One occurrence of a search: an interval of a matching region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Occurrence {
+    pub start: u64,
+    pub end: u64,
+    pub location: u32,
+    pub depth: u32,
+    /// Its place among the occurrences in time order (from 0), and how many there are.
+    pub nth: usize,
+    pub of: usize,
+}
+
+impl Occurrence {
+    pub fn at(&self) -> At {
+        (self.start, self.location, self.depth)
+    }
+}
+
+/// The occurrence after (`forward`) or before `from` in time order (start, then location, then
+/// depth), wrapping around at the ends; the first (or last) where `from` is `None`. Two
+/// parallel passes over the intervals, nothing sorted. `Err` says why there is none.
+pub fn step(d: &Dataset, search: &Search, from: Option<At>, forward: bool) -> Result<Occurrence, String> {
+    let t = &d.trace;
+    if d.out_of_core.is_some() {
+        return Err("searching needs the trace's rows in memory; this store keeps them on disk".into());
+    }
+    let kinds = matching_kinds(t, search);
+    let i = &t.intervals;
+    let key = |k: usize| (i.start[k], i.location[k], i.depth[k]);
+    let matching = || (0..i.start.len()).into_par_iter().filter(|&k| kinds.get(i.kind[k] as usize) == Some(&true));
+    // The nearest after (or before) `from`, and the first and last for wrapping around.
+    let near = |k: usize| match from {
+        Some(at) if forward => key(k) > at,
+        Some(at) => key(k) < at,
+        None => false,
+    };
+    let pick = |a: Option<usize>, b: Option<usize>, later: bool| match (a, b) {
+        (Some(x), Some(y)) => Some(if (key(y) > key(x)) == later { y } else { x }),
+        (x, y) => x.or(y),
+    };
+    let (next, first, last) = matching()
+        .map(|k| (near(k).then_some(k), Some(k), Some(k)))
+        .reduce(|| (None, None, None), |a, b| (pick(a.0, b.0, !forward), pick(a.1, b.1, false), pick(a.2, b.2, true)));
+    let chosen = match (next, forward) {
+        (Some(k), _) => k,
+        (None, true) => first.ok_or_else(|| no_match(search))?,
+        (None, false) => last.ok_or_else(|| no_match(search))?,
+    };
+    let at = key(chosen);
+    let (nth, of) =
+        matching().map(|k| (usize::from(key(k) < at), 1usize)).reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    Ok(Occurrence { start: i.start[chosen], end: i.end[chosen], location: at.1, depth: at.2, nth, of })
+}
+
+fn no_match(search: &Search) -> String {
+    format!("no region matches \u{201c}{}\u{201d}", search.as_str())
+}
+
+/// The window (seconds since the trace's start `t0`) that shows `o`: centred on it, as wide as
+/// `current` where it shows the occurrence at least a fiftieth as wide, else twenty times the
+/// occurrence (and at least three times it).
+pub fn window_around(o: &Occurrence, t0: u64, ticks_per_second: u64, current: (f64, f64)) -> (f64, f64) {
+    let tps = ticks_per_second.max(1) as f64;
+    let (a, b) = ((o.start.saturating_sub(t0)) as f64 / tps, (o.end.saturating_sub(t0)) as f64 / tps);
+    let duration = (b - a).max(1.0 / tps);
+    let width = current.1 - current.0;
+    // A window that is not a number (or too narrow) becomes three times the occurrence.
+    let width = if width.is_nan() || width <= 3.0 * duration {
+        3.0 * duration
+    } else if width > 50.0 * duration {
+        20.0 * duration
+    } else {
+        width
+    };
+    let centre = (a + b) / 2.0;
+    let from = (centre - width / 2.0).max(0.0);
+    (from, from + width)
+}
+
+/// The selection showing occurrence `o`: `selection` with its window moved to it.
+pub fn select(d: &Dataset, selection: &Selection, o: &Occurrence) -> Selection {
+    let t = &d.trace;
+    let (t0, t1) = crate::views::trace::span(t).unwrap_or((0, 0));
+    let tps = t.ticks_per_second.max(1);
+    let whole = (0.0, (t1 - t0) as f64 / tps as f64);
+    let current = selection.window_s.unwrap_or(whole);
+    let (a, b) = window_around(o, t0, tps, current);
+    // Kept inside the trace where it fits.
+    let shift = (b - whole.1).max(0.0).min(a);
+    Selection { window_s: Some((a - shift, b - shift)), ..*selection }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Intervals;
+
+    /// Two locations: `solve` (kind 0) holding `MPI_Recv` (kind 1) twice on each, at
+    /// different times.
+    fn trace() -> Trace {
+        let mut t = Trace { ticks_per_second: 1_000, ..Default::default() };
+        t.region_names = vec!["solve".into(), "MPI_Recv".into(), "MPI_Send".into()];
+        t.locations.name = vec!["rank 0".into(), "rank 1".into()];
+        let rows: [(u32, u64, u64, u32, u32); 7] = [
+            (0, 0, 1000, 0, 0),
+            (0, 100, 110, 1, 1),
+            (0, 600, 700, 1, 1),
+            (1, 0, 1000, 0, 0),
+            (1, 100, 200, 2, 1),
+            (1, 300, 301, 1, 1),
+            (1, 900, 950, 1, 1),
+        ];
+        let mut iv = Intervals::default();
+        for (l, a, b, k, depth) in rows {
+            iv.location.push(l);
+            iv.start.push(a);
+            iv.end.push(b);
+            iv.kind.push(k);
+            iv.depth.push(depth);
+        }
+        t.intervals = iv;
+        t
+    }
+
+    #[test]
+    fn matches_at_any_depth_are_marked_and_counted() {
+        let t = trace();
+        let by = ByLocation::new(&t, 2);
+        let p = Plot { x0: 0, y0: 0, w: 100, h: 2 };
+        let s = Search::new("recv").unwrap();
+        let h = highlight(&t, &by, p, (0, 1000), &s, 2);
+        // Rank 0's row: columns 10 and 60-69; rank 1's: 30 (a one-tick slice still gets a
+        // pixel) and 90-94.
+        let row = |r: usize| -> Vec<usize> { (0..100).filter(|&c| h.mask[r * 100 + c]).collect() };
+        assert_eq!(row(0), [vec![10], (60..70).collect()].concat());
+        assert_eq!(row(1), [vec![30], (90..95).collect()].concat());
+        assert!(h.note.contains("4 here, 4 in the trace"), "{}", h.note);
+        // A parent matches too.
+        let h = highlight(&t, &by, p, (500, 1000), &Search::new("SOLVE").unwrap(), 2);
+        assert!(h.mask.iter().all(|&m| m), "the parent covers the window");
+        assert!(h.note.contains("2 here, 2 in the trace"), "{}", h.note);
+        let h = highlight(&t, &by, p, (0, 1000), &Search::new("allreduce").unwrap(), 2);
+        assert!(h.mask.iter().all(|&m| !m) && h.note.contains("no region matches"), "{}", h.note);
+    }
+
+    #[test]
+    fn n_and_shift_n_step_through_the_occurrences_in_time_order_and_wrap() {
+        let d = Dataset { trace: trace(), ..Default::default() };
+        let s = Search::new("MPI_Recv").unwrap();
+        let mut seen = Vec::new();
+        let mut at = None;
+        for _ in 0..5 {
+            let o = step(&d, &s, at, true).unwrap();
+            seen.push((o.start, o.location, o.nth, o.of));
+            at = Some(o.at());
+        }
+        assert_eq!(seen, vec![(100, 0, 0, 4), (300, 1, 1, 4), (600, 0, 2, 4), (900, 1, 3, 4), (100, 0, 0, 4)]);
+        let back = step(&d, &s, Some((100, 0, 1)), false).unwrap();
+        assert_eq!((back.start, back.location), (900, 1));
+        let back = step(&d, &s, Some((600, 0, 1)), false).unwrap();
+        assert_eq!((back.start, back.location), (300, 1));
+        assert!(step(&d, &Search::new("nothing").unwrap(), None, true).unwrap_err().contains("no region matches"));
+    }
+
+    #[test]
+    fn the_window_moves_to_the_occurrence_and_zooms_where_it_would_be_too_small() {
+        let o = Occurrence { start: 600, end: 700, location: 0, depth: 1, nth: 2, of: 4 };
+        // From the whole second: 100 ms is a tenth of it, so the width stays.
+        let w = window_around(&o, 0, 1_000, (0.0, 1.0));
+        assert!((w.0 - 0.15).abs() < 1e-9 && (w.1 - 1.15).abs() < 1e-9, "{w:?}");
+        // From a window narrower than three times the occurrence: three times it.
+        let w = window_around(&o, 0, 1_000, (0.0, 0.1));
+        assert!((w.0 - 0.5).abs() < 1e-9 && (w.1 - 0.8).abs() < 1e-9, "{w:?}");
+        // From 100 s: twenty times it, centred.
+        let w = window_around(&o, 0, 1_000, (0.0, 100.0));
+        assert!((w.0 + 0.35).abs() < 1e-9 || w.0 == 0.0, "{w:?}");
+        assert!((w.1 - w.0 - 2.0).abs() < 1e-9, "{w:?}");
+    }
+}
