@@ -176,12 +176,9 @@ impl ByLocation {
     /// the location's whole trace.
     fn innermost_in(&self, t: &Trace, l: usize, (t0, t1): (u64, u64), mut f: impl FnMut(u64, u64, u32)) {
         let i = &t.intervals;
-        let Some(range) = self.ranges.get(l).cloned() else { return };
-        let rows = &self.order[range.clone()];
-        let first = rows.partition_point(|&k| i.start[k as usize] < t0);
-        let last = first + rows[first..].partition_point(|&k| i.start[k as usize] <= t1);
-        // Positions in `order` on the stack, as the whole walk would have them before `first`.
-        let mut stack: Vec<usize> = if first > 0 { self.stack_at(range.start + first - 1) } else { Vec::new() };
+        let Some((open, begun)) = self.window_positions(t, l, (t0, t1)) else { return };
+        // Positions in `order` on the stack, as the whole walk would have them before the window.
+        let mut stack = open;
         let mut cursor = t0;
         let mut f = |a: u64, b: u64, k: u32| {
             let b = b.min(t1);
@@ -204,7 +201,7 @@ impl ByLocation {
                 }
             }
         };
-        for p in range.start + first..range.start + last {
+        for p in begun {
             let k = self.order[p] as usize;
             emit_until(&mut stack, &mut cursor, i.start[k], &mut f);
             if cursor >= t1 {
@@ -220,19 +217,27 @@ impl ByLocation {
     /// window `[t0, t1]`: those open at `t0` (on the walk's stack there) and those begun in it.
     pub(super) fn overlapping(&self, t: &Trace, l: usize, (t0, t1): (u64, u64), mut f: impl FnMut(usize)) {
         let i = &t.intervals;
-        let Some(range) = self.ranges.get(l).cloned() else { return };
+        let Some((open, begun)) = self.window_positions(t, l, (t0, t1)) else { return };
+        let open = open.into_iter().map(|p| self.order[p] as usize).filter(|&k| i.end[k] > t0);
+        open.chain(begun.map(|p| self.order[p] as usize)).for_each(&mut f);
+    }
+
+    /// Location `l`'s intervals around the window `[t0, t1]`, as positions in `order`: the
+    /// walk's stack just before the window (bottom first; those still open at `t0` among
+    /// them) and the positions of the intervals begun in it.
+    fn window_positions(
+        &self,
+        t: &Trace,
+        l: usize,
+        (t0, t1): (u64, u64),
+    ) -> Option<(Vec<usize>, std::ops::Range<usize>)> {
+        let i = &t.intervals;
+        let range = self.ranges.get(l).cloned()?;
         let rows = &self.order[range.clone()];
         let first = rows.partition_point(|&k| i.start[k as usize] < t0);
         let last = first + rows[first..].partition_point(|&k| i.start[k as usize] <= t1);
-        if first > 0 {
-            for p in self.stack_at(range.start + first - 1) {
-                let k = self.order[p] as usize;
-                if i.end[k] > t0 {
-                    f(k);
-                }
-            }
-        }
-        rows[first..last].iter().for_each(|&k| f(k as usize));
+        let stack = if first > 0 { self.stack_at(range.start + first - 1) } else { Vec::new() };
+        Some((stack, range.start + first..range.start + last))
     }
 
     #[cfg(test)]
@@ -795,12 +800,21 @@ fn row_ticks(names: &[String], p: Plot) -> Vec<Tick> {
 /// are).
 fn without_common_words(names: &[String]) -> Vec<String> {
     let words: Vec<Vec<&str>> = names.iter().map(|s| s.split(' ').collect()).collect();
-    let shortest = words.iter().map(Vec::len).min().unwrap_or(0);
-    if names.len() < 2 || shortest < 2 {
-        return names.to_vec();
-    }
-    let lead = (0..shortest - 1).take_while(|&k| words.iter().all(|w| w[k] == words[0][k])).count();
+    let Some(shortest) = shortest_of_several(&words) else { return names.to_vec() };
+    let lead = shared_lead(&words, shortest, |w, k| w[k]);
     words.iter().map(|w| w[lead..].join(" ")).collect()
+}
+
+/// The fewest parts of any of `parts`, where there are at least two lists of at least two parts.
+fn shortest_of_several(parts: &[Vec<&str>]) -> Option<usize> {
+    let shortest = parts.iter().map(Vec::len).min().unwrap_or(0);
+    (parts.len() >= 2 && shortest >= 2).then_some(shortest)
+}
+
+/// How many of the first `shortest - 1` parts (`at(list, k)`, counted from either end) all
+/// lists share.
+fn shared_lead<'a>(parts: &[Vec<&'a str>], shortest: usize, at: impl Fn(&Vec<&'a str>, usize) -> &'a str) -> usize {
+    (0..shortest - 1).take_while(|&k| parts.iter().all(|p| at(p, k) == at(&parts[0], k))).count()
 }
 
 /// The names without the leading and trailing ` / `-separated parts they all share ("node
@@ -808,15 +822,9 @@ fn without_common_words(names: &[String]) -> Vec<String> {
 /// 1"); names that share nothing, or a single name, are kept whole.
 fn distinct_parts(names: &[String]) -> Vec<String> {
     let parts: Vec<Vec<&str>> = names.iter().map(|s| s.split(" / ").collect()).collect();
-    let shortest = parts.iter().map(Vec::len).min().unwrap_or(0);
-    if names.len() < 2 || shortest < 2 {
-        return names.to_vec();
-    }
-    let lead = (0..shortest - 1).take_while(|&k| parts.iter().all(|p| p[k] == parts[0][k])).count();
-    let from_end = |p: &Vec<&str>, k: usize| p[p.len() - 1 - k].to_string();
-    let trail = (0..shortest - 1 - lead)
-        .take_while(|&k| parts.iter().all(|p| from_end(p, k) == from_end(&parts[0], k)))
-        .count();
+    let Some(shortest) = shortest_of_several(&parts) else { return names.to_vec() };
+    let lead = shared_lead(&parts, shortest, |p, k| p[k]);
+    let trail = shared_lead(&parts, shortest - lead, |p, k| p[p.len() - 1 - k]);
     parts.iter().map(|p| p[lead..p.len() - trail].join(" / ")).collect()
 }
 
