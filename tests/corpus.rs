@@ -21,6 +21,8 @@ struct Expect {
     collectives: Option<usize>,
     metric_samples: Option<usize>,
     counters: &'static [&'static str],
+    /// Counters with their unit and whether they accumulate, as the definitions say.
+    units: &'static [(&'static str, &'static str, bool)],
     /// Training devices and pipeline stages.
     devices: Option<usize>,
     stages: Option<u32>,
@@ -64,6 +66,10 @@ fn check(e: &Expect, d: &Dataset) {
     let counters = t.counter_summaries();
     for name in e.counters {
         assert!(counters.iter().any(|c| c.name == *name && c.samples > 0), "{what}: counter {name}");
+    }
+    for &(name, unit, accumulated) in e.units {
+        let c = counters.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("{what}: counter {name}"));
+        assert_eq!((c.unit.as_str(), c.accumulated), (unit, accumulated), "{what}: {name}'s unit and mode");
     }
     // Every row of every table points at a location that exists.
     let n = t.locations.name.len() as u32;
@@ -145,6 +151,9 @@ fn every_real_trace_opens_and_gives_what_it_holds() {
                 "A2rocm_smi:::busy_percent:device=3",
                 "A2coretemp:::hwmon2:power1_input",
             ],
+            // Score-P's own counter gives its unit; the metric plugin's leave the mode at its
+            // default (accumulated) and the unit at "#".
+            units: &[("HIP Memory", "bytes", false), ("A2rocm_smi:::energy_count:device=0", "#", true)],
             ..Default::default()
         },
         // rocprofiler: an empty first event, times and ids as strings.

@@ -314,6 +314,43 @@ struct LocationDef {
     events: u64,
 }
 
+/// A metric member: a counter's name, how its values read and its unit.
+#[derive(Debug, Clone, Copy)]
+struct MetricMember {
+    name: u32,
+    /// `OTF2_METRIC_VALUE_ACCUMULATED`: the values sum up since a start (energy, event counts).
+    accumulated: bool,
+    /// `OTF2_Base`: 0 binary, 1 decimal; the values are in `base ^ exponent` units.
+    base: u8,
+    exponent: i64,
+    unit: u32,
+}
+
+/// `OTF2_METRIC_ABSOLUTE_POINT`: the mode of a member whose record does not say.
+const METRIC_ABSOLUTE: u8 = 0x11;
+
+/// A unit as read: the unit's name with the scale of `base ^ exponent` as a prefix ("µW" for
+/// decimal -6 and "W", "KiB" for binary 10 and "B"), or as a factor where no prefix names it.
+fn scaled_unit(unit: &str, base: u8, exponent: i64) -> String {
+    let prefix = match (base, exponent) {
+        (_, 0) => Some(""),
+        (0, 10) => Some("Ki"),
+        (0, 20) => Some("Mi"),
+        (0, 30) => Some("Gi"),
+        (1, -9) => Some("n"),
+        (1, -6) => Some("µ"),
+        (1, -3) => Some("m"),
+        (1, 3) => Some("k"),
+        (1, 6) => Some("M"),
+        (1, 9) => Some("G"),
+        _ => None,
+    };
+    match prefix {
+        Some(p) => format!("{p}{unit}"),
+        None => format!("{}^{exponent} {unit}", if base == 0 { 2 } else { 10 }),
+    }
+}
+
 /// A metric instance: a class's values recorded by one location for a scope.
 #[derive(Debug, Clone, Copy)]
 struct MetricInstance {
@@ -340,7 +377,7 @@ struct Defs {
     groups: HashMap<u32, Group>,
     /// Comm ref -> group ref.
     comms: HashMap<u32, u32>,
-    metric_members: HashMap<u32, u32>,
+    metric_members: HashMap<u32, MetricMember>,
     /// Metric class ref -> member refs.
     metric_classes: HashMap<u32, Vec<u32>>,
 }
@@ -399,7 +436,16 @@ impl Defs {
             }
             DEF_METRIC_MEMBER => {
                 let (id, name) = (c.cu32()?, c.cu32()?);
-                self.metric_members.insert(id, name);
+                // description, metric type, mode, value type, base, exponent, unit; a record cut
+                // after the name keeps the name.
+                let rest = |c: &mut Cur| -> R<(u8, u8, u64, u32)> {
+                    let (_description, _type, mode, _value_type) = (c.cu32()?, c.u8()?, c.u8()?, c.u8()?);
+                    Ok((mode, c.u8()?, c.cu64()?, c.cu32()?))
+                };
+                let (mode, base, exponent, unit) = rest(c).unwrap_or((METRIC_ABSOLUTE, 1, 0, UNDEFINED_U32));
+                let member =
+                    MetricMember { name, accumulated: mode & 0x0f == 0, base, exponent: exponent as i64, unit };
+                self.metric_members.insert(id, member);
             }
             DEF_METRIC_CLASS => {
                 let id = c.cu32()?;
@@ -709,9 +755,15 @@ impl Builder<'_> {
             let next = self.metric_index.len() as u32;
             let index = *self.metric_index.entry(member).or_insert(next);
             if index == next {
-                let name =
-                    self.defs.metric_members.get(&member).map_or(format!("metric {member}"), |&n| self.defs.string(n));
+                let def = self.defs.metric_members.get(&member).copied();
+                let name = def.map_or(format!("metric {member}"), |m| self.defs.string(m.name));
+                let unit = def.map_or(String::new(), |m| {
+                    let unit = if m.unit == UNDEFINED_U32 { String::new() } else { self.defs.string(m.unit) };
+                    scaled_unit(unit.trim(), m.base, m.exponent).trim().to_string()
+                });
                 self.trace.metric_names.push(name);
+                self.trace.metric_units.push(unit);
+                self.trace.metric_accumulated.push(def.is_some_and(|m| m.accumulated));
             }
             let m = &mut self.trace.metrics;
             m.location.push(loc);

@@ -200,6 +200,13 @@ pub struct Trace {
     /// Names of collective operations.
     pub collective_names: Vec<String>,
     pub metric_names: Vec<String>,
+    /// Each metric's unit as the source gives it, with its scale ("µW", "%"); may be shorter
+    /// than `metric_names` (the rest without a unit).
+    pub metric_units: Vec<String>,
+    /// Whether each metric accumulates (an energy or event count whose rate is what changes, as
+    /// OTF2's `ACCUMULATED` metric mode says); may be shorter than `metric_names` (the rest
+    /// absolute values).
+    pub metric_accumulated: Vec<bool>,
     /// Set where the trace holds only some of a larger trace's rows (a time window read from a
     /// store, or none at all): the larger trace's first and last tick, so that times are shown
     /// from its start and windows mean the same in both.
@@ -331,6 +338,8 @@ impl Dataset {
             region_names: t.region_names.clone(),
             collective_names: t.collective_names.clone(),
             metric_names: t.metric_names.clone(),
+            metric_units: t.metric_units.clone(),
+            metric_accumulated: t.metric_accumulated.clone(),
             span_of_whole: Some(index.span),
         };
         Dataset {
@@ -376,6 +385,10 @@ pub struct CounterSummary {
     pub samples: usize,
     pub min: u64,
     pub max: u64,
+    /// The values' unit ("" where the source gives none).
+    pub unit: String,
+    /// The values accumulate (their rate is what changes).
+    pub accumulated: bool,
 }
 
 impl Trace {
@@ -393,8 +406,16 @@ impl Trace {
         }
         acc.iter()
             .zip(&self.metric_names)
-            .filter_map(|(a, name)| {
-                a.map(|(samples, min, max)| CounterSummary { name: name.clone(), samples, min, max })
+            .enumerate()
+            .filter_map(|(k, (a, name))| {
+                a.map(|(samples, min, max)| CounterSummary {
+                    name: name.clone(),
+                    samples,
+                    min,
+                    max,
+                    unit: self.metric_units.get(k).cloned().unwrap_or_default(),
+                    accumulated: self.metric_accumulated.get(k).copied().unwrap_or(false),
+                })
             })
             .collect()
     }

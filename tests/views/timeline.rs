@@ -70,3 +70,47 @@ fn otf2_timeline_highlights_a_search() {
     let none = text(&["--highlight", "MPI_Allreduce"]);
     assert!(none.iter().any(|t| t.contains("no region matches")), "{none:?}");
 }
+
+/// The real Score-P HIP trace's counters (HIP memory, rocm_smi power and busy percentages, CPU
+/// frequencies) as tracks under its rows: named from the trace, with their scale, the ones left
+/// out counted, a choice by name, none on request, and a tooltip giving the value under the
+/// pointer.
+#[test]
+fn otf2_timeline_draws_counter_tracks() {
+    use exaviz_engine::Backend;
+    use exaviz_engine::views::contract::{Entry, Frame};
+    let Some(data) = shared_data_or_skip("otf2 timeline counters") else { return };
+    let mut d = open(data.join("otf2-hip-mi300-metrics/traces.otf2").to_str().unwrap());
+    d.name = "hip-mi300-metrics".into();
+    let size = (640, 400);
+    let picture = both("timeline", &[], &d, size);
+    golden("timeline_hip_counters.png", &picture);
+    let text = |options: &[&str]| -> Vec<String> {
+        let scene = exaviz_tests::scene("timeline", options, &d, size).expect("a scene");
+        scene.labels.iter().map(|l| l.text.clone()).collect()
+    };
+    let auto = text(&[]);
+    assert!(auto.iter().any(|t| t == "HIP Memory"), "{auto:?}");
+    assert!(auto.iter().any(|t| t.ends_with("bytes")), "no scale with its unit: {auto:?}");
+    assert!(auto.iter().any(|t| t.starts_with('+') && t.contains("counters")), "{auto:?}");
+    let busy = text(&["--counters", ":::busy_percent"]);
+    let tracks: Vec<&String> = busy.iter().filter(|t| t.contains("busy_percent:device=")).collect();
+    assert_eq!(tracks.len(), 4, "{busy:?}");
+    assert!(!busy.iter().any(|t| t.contains("memory_busy")), "{busy:?}");
+    assert!(!busy.iter().any(|t| t.contains("HIP Memory")), "{busy:?}");
+    let none = text(&["--counters", "none"]);
+    assert!(!none.iter().any(|t| t.contains("HIP Memory") || t.contains("counters")), "{none:?}");
+    let plain = both("timeline", &["--counters", "none"], &d, size);
+    assert!(differ(&plain, &picture) > 0.1, "the tracks changed little of the picture");
+    // Hovering the GPU's track gives its value there.
+    let built = Entry::find("timeline").unwrap().parse(&["--counters", ":::busy_percent:device=0"]).unwrap();
+    let frame = Frame { width: size.0, height: size.1 };
+    let prepared = built.view.prepare(&d, &built.selection, frame, &Backend::Cpu).expect("prepare");
+    let scene = prepared.draw(&d, &built.selection);
+    let label = scene.labels.iter().find(|l| l.text.contains("busy_percent")).expect("the track's name");
+    let x = 80.0 + (640.0 - 280.0) * 3.0 / 7.2;
+    let pick = prepared.pick(&d, [x, label.rect[3] + 8.0]).expect("a pick on the track");
+    assert!(pick.title.contains("busy_percent:device=0"), "{pick:?}");
+    assert!(pick.lines[0].starts_with("at ") && pick.lines[0].ends_with(" s"), "{pick:?}");
+    assert!(pick.lines.iter().any(|l| l.ends_with(" #")), "no value with its unit: {pick:?}");
+}

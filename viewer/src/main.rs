@@ -669,7 +669,9 @@ fn info_cmd(input: &str, json: bool) -> Result<()> {
         println!("collectives:  {}", s.collectives);
         println!("metrics:      {} samples of {} counters", s.metric_samples, s.counters.len());
         for c in &s.counters {
-            println!("  {}: {} samples, {} .. {}", c.name, c.samples, c.min, c.max);
+            let unit = if c.unit.is_empty() { String::new() } else { format!(" {}", c.unit) };
+            let accumulated = if c.accumulated { " (accumulated)" } else { "" };
+            println!("  {}: {} samples, {} .. {}{unit}{accumulated}", c.name, c.samples, c.min, c.max);
         }
         if let Some(t) = &dataset.training {
             let stages = t.devices.iter().map(|d| d.stage).max().map_or(0, |s| s + 1);

@@ -6,7 +6,7 @@ use crate::render::{Anchor, Image, Scene};
 use super::{TEXT, TEXT_DIM};
 
 /// The plot rectangle in picture pixels.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Plot {
     pub x0: u32,
     pub y0: u32,

@@ -2,6 +2,7 @@
 //! bars, messages as lines, collectives joined; a window too large to read is drawn from the
 //! trace's pyramid ([`pyramid`]).
 
+pub mod counters;
 mod scene;
 pub mod search;
 

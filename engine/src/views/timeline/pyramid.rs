@@ -18,9 +18,10 @@ use crate::pyramid::{Level, Lines, Pyramid, Shape};
 use crate::render::Scene;
 use crate::stages::DensityImage;
 
+use super::super::counters::{self, CounterIndex, Track};
 use super::{
-    Joins, Layers, Legend, NAMED_STATES, StateMode, TimelineOptions, ViewError, compose, rows_of, stacked_runs,
-    timeline_plot,
+    CounterLayer, Joins, Layers, Legend, NAMED_STATES, StateMode, TimelineOptions, ViewError, compose, rows_of,
+    stacked_runs, timeline_plot,
 };
 use crate::views::contract::{self, Pick, Picker};
 use crate::views::legend::format_value;
@@ -217,7 +218,10 @@ pub(crate) fn overview_scene(
     }
     let tps = t.ticks_per_second.max(1) as f64;
     let window = window_in(ooc.span, tps, opts.window_s)?;
-    let p = timeline_plot(opts)?;
+    let outer = timeline_plot(opts)?;
+    let counter_index = CounterIndex::new(t);
+    let (p, placed, hidden) = counters::layout(outer, &counter_index.chosen(opts.counters), counter_index.series.len());
+    let tracks = counters::tracks(&counter_index, &placed, window);
     let pyr = &ooc.pyramid;
     let ticks = window.1 - window.0;
     let level = pyr.level_for(p.h, p.w, ticks);
@@ -244,7 +248,8 @@ pub(crate) fn overview_scene(
     let joins = Joins { spans: Vec::new(), joins: Vec::new() };
     let note = opts.search.map(|s| super::super::search::overview_note(&dataset.trace, &s));
     let search = note.as_deref().map(|n| (None, n));
-    let layers = Layers { states: &states, density: &density, legend: &legend, joins: &joins, search };
+    let counters = CounterLayer { outer, index: &counter_index, tracks: &tracks, hidden };
+    let layers = Layers { states: &states, density: &density, legend: &legend, joins: &joins, search, counters };
     let scene = compose(
         opts,
         p,
@@ -267,6 +272,7 @@ pub(crate) fn overview_scene(
         rows,
         counts: density.counts,
         names,
+        counters: (counter_index, tracks),
     };
     Ok((scene, pick))
 }
@@ -282,10 +288,17 @@ pub struct OverviewPick {
     rows: Vec<(u32, u32)>,
     counts: Vec<u32>,
     names: Vec<String>,
+    /// The counter series and the tracks drawn.
+    counters: (CounterIndex, Vec<Track>),
 }
 
 impl Picker for OverviewPick {
     fn pick(&self, _: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let seconds = |t: u64| format!("{:.6} s", t.saturating_sub(self.full.0) as f64 / self.tps);
+        if let Some((title, mut lines, time)) = counters::pick(&self.counters.0, &self.counters.1, self.window, at) {
+            lines.insert(0, format!("at {}", seconds(time)));
+            return Some(Pick::new(title, lines));
+        }
         let p = self.plot;
         let [u, v] = contract::share_in([p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32], at)?;
         let (col, row) = (((u * p.w as f32) as u32).min(p.w - 1), ((v * p.h as f32) as u32).min(p.h - 1));
@@ -295,7 +308,6 @@ impl Picker for OverviewPick {
         }
         let (t0, t1) = self.window;
         let time = t0 + ((t1 - t0) as f64 * f64::from(u)) as u64;
-        let seconds = |t: u64| format!("{:.6} s", t.saturating_sub(self.full.0) as f64 / self.tps);
         let level = &self.pyramid.levels[self.level];
         let one = Plot { x0: 0, y0: 0, w: p.w, h: p.h };
         let grid = Grid::new(&self.pyramid.shape, level, one, self.window, &self.rows);

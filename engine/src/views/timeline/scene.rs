@@ -21,6 +21,8 @@ use crate::stages::kde_bundle::UnitFrame;
 use crate::stages::{self, BundleInput, BundleParams, ControlPolygons, DensityInput};
 use crate::views::trace::Home;
 
+use super::counters::{self, CounterChoice, CounterIndex, Track};
+
 use crate::views::contract::{self, Pick, Picker};
 use crate::views::legend::format_value;
 use crate::views::plot::{CATEGORICAL, Mix, Plot, Tick, axes, direction_colour, direction_legend, nice_ticks};
@@ -49,6 +51,8 @@ pub struct TimelineOptions {
     pub message_opacity: f32,
     /// Region names searched for: their intervals are lit and the rest dimmed.
     pub search: Option<Search>,
+    /// Which counter series are drawn as tracks under the rows.
+    pub counters: CounterChoice,
 }
 
 impl Default for TimelineOptions {
@@ -62,6 +66,7 @@ impl Default for TimelineOptions {
             states: StateMode::Dominant,
             message_opacity: DEFAULT_MESSAGE_OPACITY,
             search: None,
+            counters: CounterChoice::Auto,
         }
     }
 }
@@ -452,6 +457,8 @@ pub struct TimelineIndex {
     max_latency: u64,
     /// Collective operations by end time: first start, last end, lowest and highest location.
     collectives: Vec<(u64, u64, u32, u32)>,
+    /// The counter series, sorted by time.
+    counters: CounterIndex,
 }
 
 impl TimelineIndex {
@@ -469,7 +476,8 @@ impl TimelineIndex {
             .max()
             .unwrap_or(0);
         let collectives = collective_operations(t, n);
-        Self { by, slot, legend, span: span(t), by_send, max_latency, collectives }
+        let counters = CounterIndex::new(t);
+        Self { by, slot, legend, span: span(t), by_send, max_latency, collectives, counters }
     }
 
     /// Rows of the messages that may be visible in `[t0, t1]`: sent by `t1`, and late enough
@@ -765,6 +773,17 @@ struct Layers<'a> {
     joins: &'a Joins,
     /// A search's matches (where the rows were read) and its line.
     search: Option<(Option<&'a [bool]>, &'a str)>,
+    /// The counter tracks under the rows.
+    counters: CounterLayer<'a>,
+}
+
+/// The counter tracks of a picture: the plot of rows and tracks together (the axes go round
+/// it), the series, the tracks drawn and how many series were left out.
+struct CounterLayer<'a> {
+    outer: Plot,
+    index: &'a CounterIndex,
+    tracks: &'a [Track],
+    hidden: usize,
 }
 
 /// Rows at least this tall (pixels) are labelled with their location's name; thinner ones get
@@ -849,8 +868,13 @@ fn compose(
         .into_iter()
         .map(|(f, v)| (f, if v.abs() >= 1e4 { format_value(v) } else { format!("{v:.decimals$}") }))
         .collect();
-    let y_ticks = row_ticks(names, p);
-    axes(&mut scene, p, &x_ticks, &y_ticks, axis, "process (rank)");
+    // The rows' ticks, placed on the plot of rows and tracks the axes go round.
+    let outer = layers.counters.outer;
+    let y_ticks: Vec<Tick> = row_ticks(names, p)
+        .into_iter()
+        .map(|(f, s)| ((p.y0 - outer.y0) as f32 / outer.h as f32 + f * p.h as f32 / outer.h as f32, s))
+        .collect();
+    axes(&mut scene, outer, &x_ticks, &y_ticks, axis, "process (rank)");
     let max = density.counts.iter().copied().max().unwrap_or(0);
     let tone = MessageTone::new(&density.counts, opts.message_opacity);
     legend_column(&mut scene, p, layers.legend, &tone, opts.mix, !layers.joins.is_empty());
@@ -901,6 +925,9 @@ fn compose(
     let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
     scene.raster(Raster::rgba(rect, p.w, p.h, colours));
     draw_collectives(&mut scene, p, layers.joins);
+    let c = &layers.counters;
+    let below = [8.0, (outer.y0 + outer.h) as f32 + 34.0];
+    counters::draw(&mut scene, c.index, c.tracks, c.hidden, below);
     scene
 }
 
@@ -922,7 +949,10 @@ pub fn timeline_scene(
     let tps = t.ticks_per_second.max(1) as f64;
     let home = if opts.window_s.is_none() { home } else { None };
     let window = window_in(full, tps, opts.window_s.or(home.as_ref().map(|h| h.window_s)))?;
-    let p = timeline_plot(opts)?;
+    let outer = timeline_plot(opts)?;
+    let (p, placed, hidden) =
+        counters::layout(outer, &index.counters.chosen(opts.counters), index.counters.series.len());
+    let tracks = counters::tracks(&index.counters, &placed, window);
     let (states, messages) = rayon::join(
         || state_pixels(t, p, window, n, index, opts.states),
         || message_density(t, backend, p, window, n, &opts.bundle, index),
@@ -938,13 +968,14 @@ pub fn timeline_scene(
     let joins = collective_joins(t, p, window, n, index);
     let found = opts.search.map(|s| super::search::highlight(t, &index.by, p, window, &s, n));
     let search = found.as_ref().map(|h| (Some(&h.mask[..]), h.note.as_str()));
-    let layers = Layers { states: &states, density: &density, legend: &index.legend, joins: &joins, search };
+    let counters = CounterLayer { outer, index: &index.counters, tracks: &tracks, hidden };
+    let layers = Layers { states: &states, density: &density, legend: &index.legend, joins: &joins, search, counters };
     let axis = match &home {
         Some(h) => format!("time since trace start (s); {}", h.note),
         None => "time since trace start (s)".into(),
     };
     let scene = compose(opts, p, (window, full, tps), &t.locations.name, (&title, &axis), &layers);
-    let pick = TimelinePick { index: index.clone(), plot: p, window, full, n, counts: density.counts, visible };
+    let pick = TimelinePick { index: index.clone(), plot: p, window, full, n, counts: density.counts, visible, tracks };
     Ok((scene, pick))
 }
 
@@ -961,6 +992,8 @@ pub struct TimelinePick {
     counts: Vec<u32>,
     /// The rows of the messages drawn.
     visible: Vec<u32>,
+    /// The counter tracks drawn.
+    tracks: Vec<Track>,
 }
 
 /// Most messages searched one by one for the line under the pointer; past it, the tooltip gives
@@ -1008,9 +1041,13 @@ impl Picker for TimelinePick {
     fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
         let p = self.plot;
         let t = &dataset.trace;
+        let (t0, t1) = self.window;
+        if let Some((title, mut lines, time)) = counters::pick(&self.index.counters, &self.tracks, self.window, at) {
+            lines.insert(0, format!("at {}", self.seconds(t, time)));
+            return Some(Pick::new(title, lines));
+        }
         let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
         let [u, v] = contract::share_in(rect, at)?;
-        let (t0, t1) = self.window;
         let time = t0 + ((t1 - t0) as f64 * f64::from(u)) as u64;
         let row = (v * p.h as f32) as u32;
         // The first location drawn on this pixel row.
@@ -1540,6 +1577,11 @@ pub struct TimelineLook {
     /// the matches.
     #[arg(long, value_name = "NAME")]
     pub highlight: Option<Search>,
+    /// Counter tracks under the rows (OTF2 metrics, Chrome counter events): auto (the series
+    /// that change, up to six), none, all (as many as fit), or the series whose names contain
+    /// NAME. An accumulating counter (energy) is drawn as its rate.
+    #[arg(long, default_value = "auto", value_name = "auto|none|all|NAME")]
+    pub counters: CounterChoice,
 }
 
 impl TimelineLook {
@@ -1565,6 +1607,7 @@ impl TimelineLook {
             states,
             message_opacity: self.message_opacity,
             search: self.highlight,
+            counters: self.counters,
         }
     }
 }
