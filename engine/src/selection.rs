@@ -79,6 +79,9 @@ selection_parts! {
     route: (u32, Option<u32>) => ROUTE,
     /// Text searched for in region (slice) names: the timeline highlights the matches.
     search: Search => SEARCH,
+    /// An area of a trace (a time window over a range of locations) whose statistics are asked
+    /// for: the timeline outlines it and sums it up ([`crate::summary`]).
+    area: crate::summary::Area => AREA,
 }
 
 /// Text searched for in names, at most [`Search::MAX`] bytes (kept inline so that a selection
@@ -241,6 +244,14 @@ impl Selection {
             return bad(format!("--from {a} --to {b}: the time window is empty or negative"));
         }
         let ranks = dataset.trace.locations.name.len();
+        if let Some(a) = self.area
+            && (a.from >= a.to || a.first > a.last || a.last as usize >= ranks)
+        {
+            return bad(format!(
+                "the area of rows {}-{} over ticks {}..{} is empty or outside the trace's {ranks} rows",
+                a.first, a.last, a.from, a.to
+            ));
+        }
         if let Some((s, r)) = self.pair
             && (s as usize >= ranks || r as usize >= ranks)
         {

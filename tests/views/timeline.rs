@@ -114,3 +114,43 @@ fn otf2_timeline_draws_counter_tracks() {
     assert!(pick.lines[0].starts_with("at ") && pick.lines[0].ends_with(" s"), "{pick:?}");
     assert!(pick.lines.iter().any(|l| l.ends_with(" #")), "no value with its unit: {pick:?}");
 }
+
+/// An area dragged over the real ping-pong timeline: the view turns the drag into the time and
+/// rows under it, outlines it, and sums it up as `exaviz summary` does; a click clears it.
+#[test]
+fn a_timeline_area_is_selected_outlined_and_summed_up() {
+    use exaviz_engine::Backend;
+    use exaviz_engine::summary::summarize;
+    use exaviz_engine::views::contract::{Entry, Frame};
+    let Some(data) = shared_data_or_skip("otf2 timeline area") else { return };
+    let d = open(data.join("otf2-pingpong/ping-pong-otf2/traces.otf2").to_str().unwrap());
+    let built = Entry::find("timeline").unwrap().parse::<&str>(&[]).unwrap();
+    let frame = Frame { width: 800, height: 500 };
+    let plot = [80.0, 48.0, 800.0 - 200.0, 500.0 - 52.0];
+    // Across the middle of the plot's time, over the second row only (of two).
+    let (x0, x1) = (plot[0] + 0.25 * (plot[2] - plot[0]), plot[0] + 0.75 * (plot[2] - plot[0]));
+    let y = plot[1] + 0.75 * (plot[3] - plot[1]);
+    let sel = built.view.brush(&d, &built.selection, frame, [x1, y], [x0, y + 5.0]).expect("an area");
+    let area = sel.area.expect("the selection's area");
+    assert_eq!((area.first, area.last), (1, 1), "{area:?}");
+    assert!(area.from < area.to);
+    let prepared = built.view.prepare(&d, &sel, frame, &Backend::Cpu).expect("prepare");
+    let got = prepared.area_summary().expect("the area's numbers");
+    let want = summarize(&d.trace, area, 10);
+    assert_eq!(got.regions, want.regions);
+    assert_eq!(got.locations.len(), 1);
+    assert!(got.regions.iter().any(|r| r.name.starts_with("MPI_")), "{:?}", got.regions);
+    // The outline: white pixels along the area's left edge, none there without it.
+    let render = |s: &exaviz_engine::selection::Selection| {
+        exaviz_engine::views::contract::render_view(built.view.as_ref(), &d, s, frame, &Backend::Cpu).expect("render")
+    };
+    let (plain, outlined) = (render(&built.selection), render(&sel));
+    let white = |img: &exaviz_engine::render::Image| {
+        (y as u32 - 20..y as u32 + 20).filter(|&row| img.pixel(x0 as u32, row).iter().take(3).all(|&c| c > 230)).count()
+    };
+    assert!(white(&outlined) > 10 && white(&plain) == 0, "the area is not outlined");
+    // A click (no drag) clears the area; a click without one changes nothing.
+    let cleared = built.view.brush(&d, &sel, frame, [x0, y], [x0 + 1.0, y]).expect("cleared");
+    assert_eq!(cleared.area, None);
+    assert!(built.view.brush(&d, &cleared, frame, [x0, y], [x0, y]).is_none());
+}

@@ -380,6 +380,11 @@ impl Explorer {
         Some(next)
     }
 
+    /// The numbers of the shown picture's area, where its view sums one up.
+    pub fn area_summary(&self) -> Option<&exaviz_engine::summary::Summary> {
+        self.shown.as_ref()?.prepared.area_summary()
+    }
+
     /// What is under the window point `at`, from the shown picture's prepared view: hovering
     /// never prepares anything.
     pub fn pick(&self, at: [f32; 2]) -> Option<Pick> {

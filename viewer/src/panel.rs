@@ -38,6 +38,8 @@ pub struct PanelInfo<'a> {
     pub summary: &'a [String],
     pub choices: &'a [Choice],
     pub selection: String,
+    /// The selected area's statistics, a line each (none without an area).
+    pub statistics: Vec<String>,
     pub status: Option<String>,
     pub help: bool,
 }
@@ -130,6 +132,12 @@ pub fn ui(ctx: &egui::Context, info: &PanelInfo, pixels_per_point: f32) -> (Vec<
                 ui.separator();
                 ui.strong("Selection");
                 ui.label(&info.selection);
+                if !info.statistics.is_empty() {
+                    ui.strong("Area statistics");
+                    for line in &info.statistics {
+                        ui.label(egui::RichText::new(line).monospace().size(10.0));
+                    }
+                }
                 ui.horizontal(|ui| {
                     if ui.button("clear (c)").clicked() {
                         actions.push(Action::ClearSelection);
@@ -422,6 +430,7 @@ mod tests {
             summary: &summary,
             choices: &choices,
             selection: "pair 2 -> 5".into(),
+            statistics: Vec::new(),
             status: Some("computing…".into()),
             help: false,
         };

@@ -166,6 +166,69 @@ fn text(input: &str, s: &Summary) -> String {
     o
 }
 
+/// The summary in lines narrow enough for the window's panel (about 32 characters): the area,
+/// where its time goes (the busiest regions), its messages and pairs, its late-sender waiting;
+/// "nothing here" for an area without states or messages.
+pub fn panel_lines(s: &Summary) -> Vec<String> {
+    let mut o = vec![format!("{} to {}, {} rows", short(s.from_s), short(s.to_s), s.locations.len())];
+    if s.regions.is_empty() && s.messages == 0 {
+        o.push("nothing here".into());
+        return o;
+    }
+    if !s.regions.is_empty() {
+        o.push(format!("{:<12} {:>5} {:>8} {:>4}", "region", "count", "self", "share"));
+        for r in s.regions.iter().take(PANEL_REGIONS) {
+            o.push(format!(
+                "{:<12} {:>5} {:>8} {:>3.0}%",
+                clip(&r.name, 12),
+                r.count,
+                short(r.self_s),
+                r.share * 100.0
+            ));
+        }
+        if s.regions.len() > PANEL_REGIONS {
+            o.push(format!("+{} regions (exaviz summary)", s.regions.len() - PANEL_REGIONS));
+        }
+    }
+    o.push(format!("{} messages, {}", s.messages, bytes(s.bytes)));
+    for p in s.pairs.iter().take(PANEL_PAIRS) {
+        o.push(format!("  {} → {}: {} × {}", p.source, p.destination, p.count, bytes(p.bytes)));
+    }
+    let count: u64 = s.waits_by_location.iter().map(|w| w.count).sum();
+    if count > 0 {
+        let waits: f64 = s.waits_by_location.iter().map(|w| w.late_sender_s).sum();
+        o.push(format!("late sender: {count} waits, {}", short(waits)));
+    }
+    for c in s.collectives.iter().take(PANEL_PAIRS) {
+        o.push(format!("{}: {} ×, {}", clip(&c.name, 14), c.count, short(c.total_s)));
+    }
+    o
+}
+
+/// Seconds in three or four digits and a unit.
+fn short(s: f64) -> String {
+    let (v, unit) = match s.abs() {
+        a if a >= 1.0 => (s, "s"),
+        a if a >= 1e-3 => (s * 1e3, "ms"),
+        _ => (s * 1e6, "µs"),
+    };
+    if v.abs() >= 100.0 { format!("{v:.0} {unit}") } else { format!("{v:.2} {unit}") }
+}
+
+/// Bytes with a decimal prefix.
+fn bytes(b: u64) -> String {
+    match b {
+        0..1_000 => format!("{b} B"),
+        1_000..1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        _ => format!("{:.1} GB", b as f64 / 1e9),
+    }
+}
+
+/// Regions and pairs the panel lists at most.
+const PANEL_REGIONS: usize = 8;
+const PANEL_PAIRS: usize = 3;
+
 /// `s` cut to `n` characters with an ellipsis.
 fn clip(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
@@ -188,5 +251,32 @@ mod tests {
         assert!(rows(Some("2-9"), 4).unwrap_err().to_string().contains("rows 0-3"));
         assert!(rows(Some("x"), 4).unwrap_err().to_string().contains("not a row number"));
         assert_eq!(clip("MPI_Allreduce", 5), "MPI_…");
+    }
+
+    #[test]
+    fn the_panel_lines_are_narrow_and_say_when_an_area_is_empty() {
+        let t = exaviz_engine::model::Trace {
+            ticks_per_second: 1000,
+            locations: exaviz_engine::model::Locations { name: vec!["a".into(), "b".into()], ..Default::default() },
+            region_names: vec!["a_region_with_a_long_name".into()],
+            intervals: exaviz_engine::model::Intervals {
+                location: vec![0, 1],
+                start: vec![0, 100],
+                end: vec![900, 950],
+                kind: vec![0, 0],
+                depth: vec![0, 0],
+            },
+            ..Default::default()
+        };
+        let area = exaviz_engine::summary::Area { from: 0, to: 1000, first: 0, last: 1 };
+        let lines = panel_lines(&exaviz_engine::summary::summarize(&t, area, 10));
+        assert!(lines.iter().all(|l| l.chars().count() <= 34), "{lines:?}");
+        assert!(lines[0].contains("2 rows") && lines[2].starts_with("a_region_wi…") && lines[2].contains("1.75 s"));
+        let empty = exaviz_engine::summary::Area { from: 960, to: 1000, first: 0, last: 1 };
+        assert_eq!(panel_lines(&exaviz_engine::summary::summarize(&t, empty, 10))[1], "nothing here");
+        assert_eq!(
+            (short(12360.078), short(0.0123), bytes(24545)),
+            ("12360 s".into(), "12.30 ms".into(), "24.5 kB".into())
+        );
     }
 }

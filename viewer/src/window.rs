@@ -95,8 +95,10 @@ struct State {
     cursor: [f32; 2],
     /// Where the left button was pressed, and the last position a drag moved to.
     press: Option<([f32; 2], [f32; 2])>,
-    /// Where the right button (a view's zoom drag) was pressed.
+    /// Where the right button (a view's zoom drag, or an area) was pressed.
     zoom_from: Option<[f32; 2]>,
+    /// The area statistics last logged.
+    logged_area: Option<Vec<String>>,
     help: bool,
     /// Whether Ctrl is held (Ctrl+S saves).
     ctrl: bool,
@@ -196,6 +198,8 @@ impl State {
         };
         if let (Some(from), false) = (self.press.map(|p| p.0).or(self.zoom_from), self.explorer.view().pans()) {
             outline(&mut out, (w, h), from, self.cursor);
+        } else if let Some(from) = self.zoom_from {
+            outline(&mut out, (w, h), from, self.cursor);
         } else if let Some((from, _)) = self.press
             && self.explorer.brushes_at(from)
         {
@@ -242,6 +246,12 @@ impl State {
         let current = self.args.view.clone();
         let options = choices::choices(&self.args);
         let selection = self.describe_selection();
+        let statistics = self.explorer.area_summary().map(crate::summary_cmd::panel_lines).unwrap_or_default();
+        if !statistics.is_empty() && self.logged_area.as_ref() != Some(&statistics) {
+            // One line for the log (and the tests that read it): the area and its busiest region.
+            eprintln!("area statistics: {}", statistics.iter().take(3).cloned().collect::<Vec<_>>().join(" | "));
+            self.logged_area = Some(statistics.clone());
+        }
         let status = self.status();
         let ppp = self.window.scale_factor() as f32;
         let mut actions = Vec::new();
@@ -253,6 +263,7 @@ impl State {
             summary: &self.panel.summary,
             choices: &options,
             selection,
+            statistics,
             status,
             help: self.help,
         };
@@ -579,6 +590,7 @@ impl App {
             cursor: [0.0; 2],
             press: None,
             zoom_from: None,
+            logged_area: None,
             help: false,
             ctrl: false,
             saved: None,
@@ -695,14 +707,24 @@ impl ApplicationHandler<Wake> for App {
                 _ => {}
             },
             WindowEvent::MouseInput { state: s, button: MouseButton::Right, .. } => {
+                // The right button zooms a view that reads its own left drags, and selects an
+                // area in a view that sums areas up (the timeline).
+                let v = state.explorer.view();
+                let areas = v.pans() && v.reads().intersects(Parts::AREA);
                 if let (Some(from), ElementState::Released) = (state.zoom_from, s) {
                     let e = &state.explorer;
                     let (f, t) = (e.to_picture(from), e.to_picture(state.cursor));
-                    if let Some(next) = e.view().zoom_drag(&e.request.selection, e.request.frame, f, t) {
+                    let (sel, frame) = (&e.request.selection, e.request.frame);
+                    let next = if areas {
+                        e.view().brush(&self.dataset, sel, frame, f, t)
+                    } else {
+                        e.view().zoom_drag(sel, frame, f, t)
+                    };
+                    if let Some(next) = next {
                         announce(state, &self.dataset, next);
                     }
                 }
-                let zooms = !state.explorer.view().pans();
+                let zooms = !state.explorer.view().pans() || areas;
                 state.zoom_from = (zooms && s == ElementState::Pressed).then_some(state.cursor);
                 state.window.request_redraw();
             }
@@ -935,6 +957,9 @@ fn describe(s: &Selection) -> String {
     }
     if let Some(text) = s.search {
         parts.push(format!("search \u{201c}{}\u{201d}", text.as_str()));
+    }
+    if let Some(a) = s.area {
+        parts.push(format!("area of rows {}-{}", a.first, a.last));
     }
     if let Some((a, b)) = s.route {
         parts.push(match b {

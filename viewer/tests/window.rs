@@ -835,3 +835,43 @@ fn a_timeline_search_steps_through_its_matches_under_xvfb() {
     assert!(changed > before.len() / 10, "the window did not move to the match: {changed} pixels changed");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Perfetto's area selection with real X input: a right-button drag over the timeline selects
+/// the time and rows under it, the panel fills with the area's statistics (logged as one line),
+/// and a right click clears it.
+#[test]
+fn a_timeline_area_drag_fills_the_statistics_under_xvfb() {
+    require("xvfb-run");
+    require("xdotool");
+    let (w, h) = (900u32, 560u32);
+    let dir = std::env::temp_dir().join(format!("exaviz-window-area-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = env!("CARGO_BIN_EXE_exaviz");
+    let log = dir.join("viewer.log").display().to_string();
+    let script = format!(
+        "set -e\n\
+         \"{exe}\" view 'gen:fd4?iterations=3' --view timeline --size {w}x{h} --frames 100000000 2> {log} &\n\
+         pid=$!\n\
+         for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
+         sleep 3\n\
+         wid=$(xdotool search --name exaviz | head -1)\n\
+         xdotool mousemove --window $wid 150 100 mousedown 3\n\
+         xdotool mousemove --window $wid 250 160\n\
+         xdotool mousemove --window $wid 350 220 mouseup 3\n\
+         for i in $(seq 1 200); do grep -q 'area statistics' {log} && break; sleep 0.1; done\n\
+         xdotool mousemove --window $wid 200 200 mousedown 3 mouseup 3\n\
+         for i in $(seq 1 100); do grep -q 'selected: nothing' {log} && break; sleep 0.1; done\n\
+         kill $pid\n\
+         cat {log} >&2\n"
+    );
+    let (ok, text) = in_xvfb("1200x700", &dir, &script);
+    assert!(ok, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    assert!(text.contains("selected: area of rows"), "the drag selects an area: {text}");
+    let stats = text.lines().find(|l| l.starts_with("area statistics:")).unwrap_or_else(|| panic!("{text}"));
+    // The area's time and rows, then the table's head and its busiest region.
+    assert!(stats.contains(" rows | region"), "{stats}");
+    assert!(stats.contains("compute") || stats.contains("MPI_"), "{stats}");
+    assert!(text.contains("selected: nothing"), "a right click clears the area: {text}");
+    std::fs::remove_dir_all(&dir).ok();
+}

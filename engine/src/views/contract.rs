@@ -162,6 +162,10 @@ pub trait Prepared: Send + Sync {
     /// What is at `at`, in the prepared picture's pixels (before pan and zoom), in the dataset
     /// it was prepared from.
     fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick>;
+    /// The numbers of the selection's area ([`Selection::area`]), where the view sums one up.
+    fn area_summary(&self) -> Option<&crate::summary::Summary> {
+        None
+    }
 }
 
 /// A prepared scene and a picking function: the usual [`Prepared`].

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use crate::Backend;
 use crate::model::Dataset;
 use crate::selection::{Parts, Selection};
+use crate::summary::{Area, Summary};
 
 use super::ViewError;
 use super::contract::{self, Class, Drawn, Frame, Prepared};
@@ -25,6 +26,8 @@ pub struct TimelineView {
     index: std::sync::Mutex<Option<(IndexKey, Arc<TimelineIndex>)>>,
     /// The trace's home window (a scan of every row, so found once per trace).
     home: std::sync::Mutex<Option<(IndexKey, Option<Home>)>>,
+    /// The last area summed up (a pass over the trace), kept while the window pans and zooms.
+    area: std::sync::Mutex<Option<(IndexKey, Area, Arc<Summary>)>>,
 }
 
 /// Which trace an index was built from.
@@ -32,7 +35,7 @@ type IndexKey = (String, usize, usize, usize);
 
 impl TimelineView {
     pub fn with(opts: TimelineOptions) -> Self {
-        Self { opts, index: Default::default(), home: Default::default() }
+        Self { opts, index: Default::default(), home: Default::default(), area: Default::default() }
     }
 
     fn key(dataset: &Dataset) -> IndexKey {
@@ -54,6 +57,20 @@ impl TimelineView {
                 let home = super::trace::home_window(&dataset.trace);
                 *cached = Some((key, home.clone()));
                 home
+            }
+        }
+    }
+
+    /// The numbers of `area` of the trace, kept for the last area asked for.
+    fn summary_of(&self, dataset: &Dataset, area: Area) -> Arc<Summary> {
+        let key = Self::key(dataset);
+        let mut cached = self.area.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match cached.as_ref() {
+            Some((k, a, s)) if *k == key && *a == area => s.clone(),
+            _ => {
+                let s = Arc::new(crate::summary::summarize(&dataset.trace, area, AREA_PAIRS));
+                *cached = Some((key, area, s.clone()));
+                s
             }
         }
     }
@@ -86,11 +103,32 @@ impl contract::View for TimelineView {
     }
 
     fn depends_on(&self) -> Parts {
-        Parts::WINDOW | Parts::SEARCH
+        Parts::WINDOW | Parts::SEARCH | Parts::AREA
     }
 
     fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::PAIR | Parts::SEARCH
+        Parts::WINDOW | Parts::PAIR | Parts::SEARCH | Parts::AREA
+    }
+
+    /// A drag with the right button selects an area (the time and rows it spans) and sums it
+    /// up; a right click clears it.
+    fn brush(&self, d: &Dataset, sel: &Selection, f: Frame, from: [f32; 2], to: [f32; 2]) -> Option<Selection> {
+        if d.out_of_core.is_some() {
+            return None;
+        }
+        let index = self.index(d);
+        let full = index.span()?;
+        let tps = d.trace.ticks_per_second.max(1) as f64;
+        let window = super::trace::window_in(full, tps, sel.window_s.or(self.home(d))).ok()?;
+        let outer = plot_rect(f.width, f.height)?;
+        let counters = index.counters();
+        let (p, _, _) = counters::layout(outer, &counters.chosen(self.opts.counters), counters.series.len());
+        let area = scene::area_between(p, window, d.trace.locations.name.len(), from, to);
+        (area != sel.area).then_some(Selection { area, ..*sel })
+    }
+
+    fn help(&self) -> &'static [&'static str] {
+        &["right-drag: select an area (time x rows); its statistics fill the panel; right-click clears it"]
     }
 
     fn time_axis(&self, f: Frame) -> Option<[f32; 4]> {
@@ -118,8 +156,35 @@ impl contract::View for TimelineView {
             let (scene, picker) = scene::pyramid::overview_scene(d, ooc, &opts)?;
             return Ok(Box::new(Drawn { scene, picker }));
         }
-        let (scene, picker) = timeline_scene(d, b, &opts, &self.index(d), self.home_of(d))?;
-        Ok(Box::new(Drawn { scene, picker }))
+        let (mut scene, picker) = timeline_scene(d, b, &opts, &self.index(d), self.home_of(d))?;
+        let summary = sel.area.map(|area| {
+            picker.outline(&mut scene, area);
+            self.summary_of(d, area)
+        });
+        Ok(Box::new(WithArea { drawn: Drawn { scene, picker }, summary }))
+    }
+}
+
+/// Most pairs of ranks an area's statistics list.
+const AREA_PAIRS: usize = 10;
+
+/// A prepared timeline with the numbers of the selection's area.
+struct WithArea {
+    drawn: Drawn<TimelinePick>,
+    summary: Option<Arc<Summary>>,
+}
+
+impl Prepared for WithArea {
+    fn draw(&self, dataset: &Dataset, selection: &Selection) -> std::borrow::Cow<'_, crate::render::Scene> {
+        self.drawn.draw(dataset, selection)
+    }
+
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<contract::Pick> {
+        self.drawn.pick(dataset, at)
+    }
+
+    fn area_summary(&self) -> Option<&Summary> {
+        self.summary.as_deref()
     }
 }
 

@@ -480,6 +480,16 @@ impl TimelineIndex {
         Self { by, slot, legend, span: span(t), by_send, max_latency, collectives, counters }
     }
 
+    /// The trace's first and last tick.
+    pub fn span(&self) -> Option<(u64, u64)> {
+        self.span
+    }
+
+    /// The trace's counter series.
+    pub fn counters(&self) -> &CounterIndex {
+        &self.counters
+    }
+
     /// Rows of the messages that may be visible in `[t0, t1]`: sent by `t1`, and late enough
     /// to arrive after `t0`.
     fn candidates(&self, t: &Trace, (t0, t1): (u64, u64)) -> &[u32] {
@@ -1100,6 +1110,56 @@ impl Picker for TimelinePick {
         scene.text(&label, at, 11.0, Anchor::Right, TEXT);
         true
     }
+}
+
+impl TimelinePick {
+    /// Outlines `area` (its time clipped to the window, its rows) in white.
+    pub(super) fn outline(&self, scene: &mut Scene, area: crate::summary::Area) {
+        let (t0, t1) = self.window;
+        if area.to <= t0 || area.from >= t1 || area.first as usize >= self.n {
+            return;
+        }
+        let p = self.plot;
+        let (x0, x1) = (self.x_of(area.from.max(t0)), self.x_of(area.to.min(t1)));
+        let last = (area.last as usize).min(self.n - 1);
+        let y0 = p.y0 as f32 + rows_of(area.first as usize, self.n, p.h).start as f32;
+        let y1 = p.y0 as f32 + rows_of(last, self.n, p.h).end as f32;
+        let white = [1.0, 1.0, 1.0, 0.95];
+        for (a, b) in [
+            ([x0, y0], [x1, y0 + 1.5]),
+            ([x0, y1 - 1.5], [x1, y1]),
+            ([x0, y0], [x0 + 1.5, y1]),
+            ([x1 - 1.5, y0], [x1, y1]),
+        ] {
+            scene.rect(a, b, white, true);
+        }
+    }
+}
+
+/// The area between the picture points `from` and `to` of a timeline whose rows (`n`
+/// locations) fill `p` over `window` (ticks): the time between their x and the locations
+/// between their y, clamped to the plot; `None` where they are less than 3 pixels apart in x
+/// (a click).
+pub(super) fn area_between(
+    p: Plot,
+    window: (u64, u64),
+    n: usize,
+    from: [f32; 2],
+    to: [f32; 2],
+) -> Option<crate::summary::Area> {
+    if n == 0 || (from[0] - to[0]).abs() < 3.0 {
+        return None;
+    }
+    let x = |v: f32| ((v - p.x0 as f32) / p.w as f32).clamp(0.0, 1.0);
+    let row = |v: f32| ((v - p.y0 as f32).clamp(0.0, p.h as f32 - 1.0)) as u64;
+    let span = (window.1 - window.0) as f64;
+    let tick = |f: f32| window.0 + (span * f64::from(f)) as u64;
+    let (a, b) = (x(from[0].min(to[0])), x(from[0].max(to[0])));
+    let (r0, r1) = (row(from[1].min(to[1])), row(from[1].max(to[1])));
+    let h = u64::from(p.h);
+    let first = (r0 * n as u64 / h) as u32;
+    let last = (((r1 + 1) * n as u64).div_ceil(h) - 1).min(n as u64 - 1) as u32;
+    Some(crate::summary::Area { from: tick(a), to: tick(b).max(tick(a) + 1), first, last: last.max(first) })
 }
 
 /// Additive mixing: the sum of `count` lines' colours over their mean colour, after the log tone
