@@ -300,6 +300,7 @@ mod tests {
             Parts::JOBS,
             Parts::ROUTE,
             Parts::SEARCH,
+            Parts::AREA,
         ];
         let mut seen = Parts::NONE;
         for p in parts {
