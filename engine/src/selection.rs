@@ -82,6 +82,9 @@ selection_parts! {
     /// An area of a trace (a time window over a range of locations) whose statistics are asked
     /// for: the timeline outlines it and sums it up ([`crate::summary`]).
     area: crate::summary::Area => AREA,
+    /// One message (its row in the trace's messages), followed from a click: the timeline
+    /// marks both ends and its keys move the window to either.
+    message: u32 => MESSAGE,
 }
 
 /// Text searched for in names, at most [`Search::MAX`] bytes (kept inline so that a selection
@@ -252,6 +255,12 @@ impl Selection {
                 a.first, a.last, a.from, a.to
             ));
         }
+        if let Some(m) = self.message
+            && m as usize >= dataset.trace.messages.source.len()
+            && dataset.out_of_core.is_none()
+        {
+            return bad(format!("message {m} is not in the trace ({} messages)", dataset.trace.messages.source.len()));
+        }
         if let Some((s, r)) = self.pair
             && (s as usize >= ranks || r as usize >= ranks)
         {
@@ -301,6 +310,7 @@ mod tests {
             Parts::ROUTE,
             Parts::SEARCH,
             Parts::AREA,
+            Parts::MESSAGE,
         ];
         let mut seen = Parts::NONE;
         for p in parts {

@@ -41,8 +41,8 @@ impl Gestures {
         next.inspect(|&n| self.sel = n).is_some()
     }
 
-    fn key(&mut self, key: &str) -> bool {
-        let next = self.built.view.key(&self.sel, FRAME, key);
+    fn key(&mut self, d: &Dataset, key: &str) -> bool {
+        let next = self.built.view.key(d, &self.sel, FRAME, key);
         next.inspect(|&n| self.sel = n).is_some()
     }
 
@@ -147,12 +147,12 @@ fn ring_gestures_brush_zoom_track_and_select() {
     assert!(((x1 - x0) - 200.0 / 1.45).abs() < 0.01 && ((y1 - y0) - 150.0 / 1.45).abs() < 0.01, "{:?}", g.sel.zoom);
     assert!(g.zoom([200.0, 200.0], [200.0, 200.0]) && g.sel.zoom.is_none(), "a click zooms out");
     assert!(!g.zoom([600.0, 200.0], [700.0, 300.0]), "only the ring zooms");
-    assert!(!g.key("t"), "nothing to track without a picked node");
+    assert!(!g.key(&d, "t"), "nothing to track without a picked node");
     assert_eq!(g.act(&d, q, q), format!("node {u} {:?}", topo.coord(u as usize)));
-    assert!(!g.key("x"), "keys the view does not read change nothing");
-    assert!(g.key("t"));
+    assert!(!g.key(&d, "x"), "keys the view does not read change nothing");
+    assert!(g.key(&d, "t"));
     assert_eq!(g.describe(&d), format!("node {u} {:?}; tracking node {u}'s message", topo.coord(u as usize)));
-    assert!(g.key("t") && g.sel.track.is_none());
+    assert!(g.key(&d, "t") && g.sel.track.is_none());
 
     // A click on an address ring selects that ring's coordinate there, a second click frees it.
     let (mut ring_x, mut x_value) = (None, 0);

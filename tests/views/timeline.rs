@@ -154,3 +154,53 @@ fn a_timeline_area_is_selected_outlined_and_summed_up() {
     assert_eq!(cleared.area, None);
     assert!(built.view.brush(&d, &cleared, frame, [x0, y], [x0, y]).is_none());
 }
+
+/// A message followed on the real ping-pong timeline: hovering its line offers it, a click
+/// selects it with its pair, the picture marks it, and the keys move the window to its ends
+/// (`[`, `]`) or fit it (`f`).
+#[test]
+fn a_clicked_message_is_followed_to_its_ends() {
+    use exaviz_engine::Backend;
+    use exaviz_engine::views::contract::{Entry, Frame};
+    let Some(data) = shared_data_or_skip("otf2 timeline follow") else { return };
+    let d = open(data.join("otf2-pingpong/ping-pong-otf2/traces.otf2").to_str().unwrap());
+    let m = &d.trace.messages;
+    let (a, b) = (0.1948, 0.1985);
+    let built = Entry::find("timeline").unwrap().parse(&["--from", "0.1948", "--to", "0.1985"]).unwrap();
+    let frame = Frame { width: 800, height: 500 };
+    let prepared = built.view.prepare(&d, &built.selection, frame, &Backend::Cpu).expect("prepare");
+    // The plot: x 80 to 600 over the window, rows 0 and 1 centred at y 48 + 99.5 and 48 + 299.5.
+    let start = exaviz_engine::views::trace::span(&d.trace).unwrap().0;
+    let tps = d.trace.ticks_per_second as f64;
+    let x = |tick: u64| 80.0 + ((tick - start) as f64 / tps - a) / (b - a) * 520.0;
+    let y = |l: u32| 48.0 + if l == 0 { 99.5 } else { 299.5 };
+    let i = (0..m.source.len())
+        .find(|&i| (m.send_time[i] - start) as f64 / tps > a + 0.001 && (m.recv_time[i] - start) as f64 / tps < b)
+        .expect("a message inside the window");
+    let mid =
+        [((x(m.send_time[i]) + x(m.recv_time[i])) / 2.0) as f32, ((y(m.source[i]) + y(m.destination[i])) / 2.0) as f32];
+    let pick = prepared.pick(&d, mid).expect("a pick on the line");
+    assert!(pick.lines.iter().any(|l| l.starts_with("click: follow it")), "{pick:?}");
+    let sel = pick.clicked(&built.selection).expect("a click selects");
+    let k = sel.message.expect("the message") as usize;
+    assert_eq!(sel.pair, Some((m.source[k], m.destination[k])));
+    // Marked: the picture with the message followed differs from the one without.
+    let drawn = |s: &exaviz_engine::selection::Selection| prepared.draw(&d, s).into_owned();
+    let (plain, marked) = (drawn(&built.selection), drawn(&sel));
+    assert!(marked.layers.len() > plain.layers.len() || marked.labels.len() > plain.labels.len());
+    let secs = |tick: u64| (tick - start) as f64 / tps;
+    let key = |s: &exaviz_engine::selection::Selection, k: &str| {
+        built.view.key(&d, s, frame, k).and_then(|n| n.window_s).expect("a window")
+    };
+    let fit = key(&sel, "f");
+    assert!(fit.0 < secs(m.send_time[k]) && fit.1 > secs(m.recv_time[k]), "{fit:?}");
+    let fitted = exaviz_engine::selection::Selection { window_s: Some(fit), ..sel };
+    let (to, back) = (key(&fitted, "]"), key(&fitted, "["));
+    let centre = |w: (f64, f64)| (w.0 + w.1) / 2.0;
+    assert!((centre(to) - secs(m.recv_time[k])).abs() < 1e-9, "{to:?}");
+    assert!((centre(back) - secs(m.send_time[k])).abs() < 1e-9, "{back:?}");
+    assert!(((to.1 - to.0) - (fit.1 - fit.0)).abs() < 1e-12, "the width is kept");
+    // Without a message, [ ] and f do nothing.
+    assert!(built.view.key(&d, &built.selection, frame, "]").is_none());
+    assert!(built.view.key(&d, &built.selection, frame, "f").is_none());
+}

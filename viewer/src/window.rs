@@ -832,8 +832,12 @@ fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: 
             }
             other => {
                 let e = &state.explorer;
-                if let Some(next) = e.view().key(&e.request.selection, e.request.frame, other) {
+                if let Some(next) = e.view().key(dataset, &e.request.selection, e.request.frame, other) {
+                    let moved = next.window_s.filter(|&w| Some(w) != e.request.selection.window_s);
                     announce(state, dataset, next);
+                    if let Some((a, b)) = moved {
+                        eprintln!("window: {a:.6} to {b:.6} s");
+                    }
                 }
             }
         },
@@ -960,6 +964,9 @@ fn describe(s: &Selection) -> String {
     }
     if let Some(a) = s.area {
         parts.push(format!("area of rows {}-{}", a.first, a.last));
+    }
+    if let Some(m) = s.message {
+        parts.push(format!("message {m}"));
     }
     if let Some((a, b)) = s.route {
         parts.push(match b {

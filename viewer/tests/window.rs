@@ -875,3 +875,61 @@ fn a_timeline_area_drag_fills_the_statistics_under_xvfb() {
     assert!(text.contains("selected: nothing"), "a right click clears the area: {text}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Following a message with real X input: a click on a message line selects it (and its pair),
+/// `f` fits the window to it, `]` moves the window to its receiver's end and `[` to its
+/// sender's.
+#[test]
+fn a_clicked_message_is_followed_to_its_ends_under_xvfb() {
+    require("xvfb-run");
+    require("xdotool");
+    let (w, h) = (900u32, 560u32);
+    let dir = std::env::temp_dir().join(format!("exaviz-window-follow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = env!("CARGO_BIN_EXE_exaviz");
+    let log = dir.join("viewer.log").display().to_string();
+    // The plot spans x 80 to 700 over the trace's 300 s; its messages are sent 55 to 85 s in.
+    let script = format!(
+        "set -e\n\
+         \"{exe}\" view 'gen:fd4?iterations=3' --view timeline --size {w}x{h} --frames 100000000 2> {log} &\n\
+         pid=$!\n\
+         for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
+         sleep 3\n\
+         wid=$(xdotool search --name exaviz | head -1)\n\
+         for x in 225 215 235 205 245 220 230; do\n\
+           xdotool mousemove --window $wid $x 250 click 1\n\
+           for i in $(seq 1 15); do grep -q 'selected: pair' {log} && break; sleep 0.1; done\n\
+           grep -q 'selected: pair' {log} && break\n\
+         done\n\
+         for k in f bracketright bracketleft; do\n\
+           n=$(grep -c '^window:' {log} || true)\n\
+           xdotool windowfocus $wid key $k\n\
+           for i in $(seq 1 50); do [ $(grep -c '^window:' {log}) -gt $n ] && break; sleep 0.1; done\n\
+         done\n\
+         kill $pid\n\
+         cat {log} >&2\n"
+    );
+    let (ok, text) = in_xvfb("1300x700", &dir, &script);
+    assert!(ok, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    let selected = text.lines().find(|l| l.starts_with("selected: pair")).unwrap_or_else(|| panic!("{text}"));
+    assert!(selected.contains("; message "), "the click follows the message: {selected}");
+    let windows: Vec<(f64, f64)> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("window: "))
+        .filter_map(|r| {
+            let mut it = r.trim_end_matches(" s").split(" to ").map(|v| v.parse::<f64>().ok());
+            Some((it.next()??, it.next()??))
+        })
+        .collect();
+    assert_eq!(windows.len(), 3, "f, ] and [ each move the window: {text}");
+    // f narrows the window to the message; ] and [ keep that width, centred on its receive and
+    // on its send, which is earlier.
+    let width = |w: (f64, f64)| w.1 - w.0;
+    let centre = |w: (f64, f64)| (w.0 + w.1) / 2.0;
+    assert!(width(windows[0]) < 30.0, "f fits the message: {windows:?}");
+    assert!((width(windows[1]) - width(windows[0])).abs() < 1e-3, "{windows:?}");
+    assert!((width(windows[2]) - width(windows[0])).abs() < 1e-3, "{windows:?}");
+    assert!(centre(windows[2]) < centre(windows[1]), "[ goes to the earlier end: {windows:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -14,6 +14,7 @@
 //!   location_counters.parquet  location u32, time u64, value u32                 (by time)
 //!   link_counters.parquet      link u32, time u64, value u32                      (by time)
 //!   metric_names.parquet       metric u32, name utf8
+//!   metric_units.parquet       metric u32, unit utf8, accumulated u32 (1: the values accumulate)
 //!   metrics.parquet      location u32, time u64, metric u32, value u64            (by time)
 //!   nodes.parquet        node u32, group u32, d0 u32, d1 u32, ... (one per dimension)
 //!   links.parquet        source u32, destination u32, dimension u32

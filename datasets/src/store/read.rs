@@ -353,6 +353,12 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
         metric: take_u32(&mut c, 2),
         value: take_u64(&mut c, 3),
     };
+    let units = metric_units_table();
+    if store.join(units.file()).exists() {
+        let mut c = read_table(store, &units, m.rows(units.name))?;
+        t.metric_units = take_str(&mut c, 1);
+        t.metric_accumulated = take_u32(&mut c, 2).iter().map(|&a| a != 0).collect();
+    }
     let topology = m.extents.as_ref().map(|extents| topology(extents, next(), next()));
     let link_counter_unit = m.link_counter_unit.clone();
     let mut d = Dataset { name: m.name.clone(), trace: t, topology, link_counter_unit, ..Dataset::default() };

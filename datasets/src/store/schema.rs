@@ -67,6 +67,11 @@ pub(super) fn collectives_table() -> Table {
 pub(super) fn counters_table(name: &'static str, entity: &str) -> Table {
     Table::of(name, &[(entity, U32), ("time", U64), ("value", U32)])
 }
+/// Each metric's unit and whether it accumulates (absent from stores written before it: then
+/// none has a unit).
+pub(super) fn metric_units_table() -> Table {
+    Table::of("metric_units", &[("metric", U32), ("unit", Str), ("accumulated", U32)])
+}
 pub(super) fn metrics_table() -> Table {
     Table::of("metrics", &[("location", U32), ("time", U64), ("metric", U32), ("value", U64)])
 }

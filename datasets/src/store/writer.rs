@@ -206,6 +206,13 @@ impl StoreWriter {
             self.begin(&names_table(table, id))?;
             self.append(table, &[Col::U32(&ids(names.len())), Col::Str(names)], None, None)?;
         }
+        let metrics = t.metric_names.len();
+        let units: Vec<String> = (0..metrics).map(|k| t.metric_units.get(k).cloned().unwrap_or_default()).collect();
+        let accumulated: Vec<u32> =
+            (0..metrics).map(|k| u32::from(t.metric_accumulated.get(k).copied().unwrap_or(false))).collect();
+        self.begin(&metric_units_table())?;
+        let cols = [Col::U32(&ids(metrics)), Col::Str(&units), Col::U32(&accumulated)];
+        self.append("metric_units", &cols, None, None)?;
         if !self.has("intervals") {
             self.begin_intervals()?;
             self.intervals(&t.intervals)?;

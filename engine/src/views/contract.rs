@@ -132,7 +132,7 @@ pub trait View: Named + Send + Sync {
     }
     /// A key the window does not use itself (`key` is its character, e.g. "t"): the selection
     /// it makes, or `None`.
-    fn key(&self, _selection: &Selection, _frame: Frame, _key: &str) -> Option<Selection> {
+    fn key(&self, _dataset: &Dataset, _selection: &Selection, _frame: Frame, _key: &str) -> Option<Selection> {
         None
     }
     /// The view's own gestures and keys, a line each, for the window's help.

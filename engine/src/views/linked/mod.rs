@@ -116,7 +116,7 @@ impl contract::View for LinkedView {
     }
 
     /// `t` tracks the picked node's message, or stops tracking.
-    fn key(&self, sel: &Selection, f: Frame, key: &str) -> Option<Selection> {
+    fn key(&self, _: &Dataset, sel: &Selection, f: Frame, key: &str) -> Option<Selection> {
         let mut opts = self.options(sel, f);
         (key == "t" && toggle_track(&mut opts)).then(|| with_linked_state(sel, &opts.state))
     }

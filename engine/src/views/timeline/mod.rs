@@ -107,7 +107,7 @@ impl contract::View for TimelineView {
     }
 
     fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::PAIR | Parts::SEARCH | Parts::AREA
+        Parts::WINDOW | Parts::PAIR | Parts::SEARCH | Parts::AREA | Parts::MESSAGE
     }
 
     /// A drag with the right button selects an area (the time and rows it spans) and sums it
@@ -128,7 +128,42 @@ impl contract::View for TimelineView {
     }
 
     fn help(&self) -> &'static [&'static str] {
-        &["right-drag: select an area (time x rows); its statistics fill the panel; right-click clears it"]
+        &[
+            "right-drag: select an area (time x rows); its statistics fill the panel; right-click clears it",
+            "click a message: follow it; [ and ]: go to its sender's and receiver's end; f: fit it (or the area)",
+        ]
+    }
+
+    /// `[` and `]` centre the window on the followed message's send and receive, keeping its
+    /// width; `f` fits the window to the message (or else the area) with a margin.
+    fn key(&self, d: &Dataset, sel: &Selection, _: Frame, key: &str) -> Option<Selection> {
+        let full = self.index(d).span()?;
+        let tps = d.trace.ticks_per_second.max(1) as f64;
+        let seconds = |tick: u64| tick.saturating_sub(full.0) as f64 / tps;
+        let duration = seconds(full.1);
+        let m = &d.trace.messages;
+        let message = sel.message.map(|i| i as usize).filter(|&i| i < m.source.len());
+        let window = match (key, message) {
+            ("[" | "]", Some(i)) => {
+                let (a, b) = sel.window_s.or(self.home(d)).unwrap_or((0.0, duration));
+                let at = seconds(if key == "[" { m.send_time[i] } else { m.recv_time[i] });
+                let half = (b - a) / 2.0;
+                let start = (at - half).clamp(0.0, (duration - 2.0 * half).max(0.0));
+                (start, start + 2.0 * half)
+            }
+            ("f", _) => {
+                let (a, b) = match (message, sel.area) {
+                    (Some(i), _) => (seconds(m.send_time[i]), seconds(m.recv_time[i])),
+                    (None, Some(area)) => (seconds(area.from), seconds(area.to)),
+                    (None, None) => return None,
+                };
+                // A tenth of the span on each side, and at least a microsecond in all.
+                let pad = ((b - a) * 0.1).max(0.5e-6);
+                ((a - pad).max(0.0), b + pad)
+            }
+            _ => return None,
+        };
+        (sel.window_s != Some(window)).then_some(Selection { window_s: Some(window), ..*sel })
     }
 
     fn time_axis(&self, f: Frame) -> Option<[f32; 4]> {

@@ -1084,21 +1084,35 @@ impl Picker for TimelinePick {
                 self.seconds(t, m.send_time[i]),
                 self.seconds(t, m.recv_time[i])
             ));
-            click = Some(Selection { pair: Some((m.source[i], m.destination[i])), ..Default::default() });
+            lines.push("click: follow it ([ and ] go to its ends, f fits it)".into());
+            let pair = Some((m.source[i], m.destination[i]));
+            click = Some(Selection { pair, message: Some(i as u32), ..Default::default() });
         } else if let Some(&c) = self.counts.get(k).filter(|&&c| c > 0) {
             lines.push(format!("{c} message lines through this pixel"));
         }
         let pick = Pick::new(format!("rank {l} ({name})"), lines);
         Some(match click {
-            Some(s) => pick.with_click(Parts::PAIR, s),
+            Some(s) => pick.with_click(Parts::PAIR | Parts::MESSAGE, s),
             None => pick,
         })
     }
 
-    /// The selected pair's messages in the window, drawn over everything in white.
+    /// The selected pair's messages in the window, drawn over everything in white, and the
+    /// followed message thicker in yellow with its ends marked.
     fn overlay(&self, dataset: &Dataset, selection: &Selection, scene: &mut Scene) -> bool {
-        let Some((s, r)) = selection.pair else { return false };
         let m = &dataset.trace.messages;
+        if let Some(i) = selection.message.map(|i| i as usize).filter(|&i| i < m.source.len()) {
+            let (a, b) = (
+                [self.x_of(m.send_time[i]), self.y_of(m.source[i])],
+                [self.x_of(m.recv_time[i]), self.y_of(m.destination[i])],
+            );
+            let yellow = [0.941, 0.894, 0.259, 1.0];
+            scene.segment(crate::render::Blend::Alpha, a, b, 2.5, yellow, false);
+            for c in [a, b] {
+                scene.rect([c[0] - 3.0, c[1] - 3.0], [c[0] + 3.0, c[1] + 3.0], yellow, true);
+            }
+        }
+        let Some((s, r)) = selection.pair else { return selection.message.is_some() };
         let of_pair = |&&i: &&u32| m.source[i as usize] == s && m.destination[i as usize] == r;
         for &i in self.visible.iter().filter(of_pair).take(PAIR_LINES) {
             let i = i as usize;
