@@ -222,6 +222,55 @@ fn regions_and_waits(t: &Trace, area: Area) -> (HashMap<u32, Acc>, Waits, Waits)
 /// waited for the latest of them. Per receiving location and per region.
 fn late_senders(t: &Trace, area: Area, by_location: &[Vec<usize>]) -> (Waits, Waits) {
     let i = &t.intervals;
+    let (mut by_loc, mut by_region): (Waits, Waits) = (HashMap::new(), HashMap::new());
+    for (r, send) in waited_until(t, area, by_location) {
+        let waited = area.clip(i.start[r], send);
+        if waited == 0 {
+            continue;
+        }
+        let loc = t.locations.name.get(i.location[r] as usize).cloned().unwrap_or_default();
+        let region = t.region_names.get(i.kind[r] as usize).cloned().unwrap_or_default();
+        for (map, key) in [(&mut by_loc, loc), (&mut by_region, region)] {
+            let e = map.entry(key).or_insert((0, 0));
+            e.0 += 1;
+            e.1 += waited;
+        }
+    }
+    (by_loc, by_region)
+}
+
+/// One late-sender wait: the receiving location, and the ticks from the receive's start to the
+/// send it waited for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wait {
+    pub location: u32,
+    pub from: u64,
+    pub to: u64,
+}
+
+/// Every late-sender wait of the trace ([`late_senders`]'s definition), sorted by start.
+pub fn late_sender_waits(t: &Trace) -> Vec<Wait> {
+    let i = &t.intervals;
+    let mut by_location = vec![Vec::new(); t.locations.name.len()];
+    for k in 0..i.start.len() {
+        if let Some(v) = by_location.get_mut(i.location[k] as usize) {
+            v.push(k);
+        }
+    }
+    let whole = Area { from: 0, to: u64::MAX, first: 0, last: u32::MAX };
+    let mut waits: Vec<Wait> = waited_until(t, whole, &by_location)
+        .into_iter()
+        .filter(|&(r, send)| send > i.start[r])
+        .map(|(r, send)| Wait { location: i.location[r], from: i.start[r], to: send })
+        .collect();
+    waits.sort_unstable_by_key(|w| (w.from, w.location, w.to));
+    waits
+}
+
+/// Per receive interval (row) of `by_location` that began before a message it received in
+/// `area` was sent: the latest such send (at most the interval's end).
+fn waited_until(t: &Trace, area: Area, by_location: &[Vec<usize>]) -> HashMap<usize, u64> {
+    let i = &t.intervals;
     let is_receive: Vec<bool> = t.region_names.iter().map(|n| receives(n)).collect();
     // Per location, its receive intervals sorted by start.
     let recv_rows: Vec<Vec<usize>> = by_location
@@ -250,21 +299,7 @@ fn late_senders(t: &Trace, area: Area, by_location: &[Vec<usize>]) -> (Waits, Wa
             *e = (*e).max(send);
         }
     }
-    let (mut by_loc, mut by_region): (Waits, Waits) = (HashMap::new(), HashMap::new());
-    for (r, send) in latest {
-        let waited = area.clip(i.start[r], send);
-        if waited == 0 {
-            continue;
-        }
-        let loc = t.locations.name.get(i.location[r] as usize).cloned().unwrap_or_default();
-        let region = t.region_names.get(i.kind[r] as usize).cloned().unwrap_or_default();
-        for (map, key) in [(&mut by_loc, loc), (&mut by_region, region)] {
-            let e = map.entry(key).or_insert((0, 0));
-            e.0 += 1;
-            e.1 += waited;
-        }
-    }
-    (by_loc, by_region)
+    latest
 }
 
 /// Messages sent in the area from its locations: count, bytes, and the `top` pairs by bytes.
@@ -391,6 +426,55 @@ mod tests {
         m.bytes.push(64);
         m.tag.push(0);
         t
+    }
+
+    /// Receives on four ranks, each sent from rank 0 either before the receive began (no wait)
+    /// or after it (a late sender, planted): the waits found are the planted ones, and the
+    /// summary's totals per rank are their sums.
+    #[test]
+    fn planted_late_senders_are_found_exactly() {
+        let mut t = Trace { ticks_per_second: 1000, ..Default::default() };
+        t.locations.name = (0..5).map(|r| format!("rank {r}")).collect();
+        t.region_names = vec!["MPI_Recv".into(), "MPI_Send".into()];
+        let mut seed = 11u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let mut planted = Vec::new();
+        for k in 0..200u64 {
+            let (dest, start) = (1 + (k % 4) as u32, k * 1000);
+            let late = next(2) == 1;
+            let send = if late { start + 1 + next(400) } else { start.saturating_sub(1 + next(400)) };
+            let recv = send.max(start) + 5;
+            let end = recv + 1 + next(3);
+            for (l, s, e, kind) in [(dest, start, end, 0), (0, send, send + 2, 1)] {
+                t.intervals.location.push(l);
+                t.intervals.start.push(s);
+                t.intervals.end.push(e);
+                t.intervals.kind.push(kind);
+                t.intervals.depth.push(0);
+            }
+            let m = &mut t.messages;
+            m.source.push(0);
+            m.destination.push(dest);
+            m.send_time.push(send);
+            m.recv_time.push(recv);
+            m.bytes.push(8);
+            m.tag.push(0);
+            if late {
+                planted.push(Wait { location: dest, from: start, to: send });
+            }
+        }
+        planted.sort_unstable_by_key(|w| (w.from, w.location, w.to));
+        assert!(planted.len() > 50);
+        assert_eq!(late_sender_waits(&t), planted);
+        let s = summarize(&t, Area { from: 0, to: u64::MAX / 2, first: 0, last: 4 }, 10);
+        for rank in 1..5u32 {
+            let want: u64 = planted.iter().filter(|w| w.location == rank).map(|w| w.to - w.from).sum();
+            let row = s.waits_by_location.iter().find(|w| w.name == format!("rank {rank}")).expect("a row");
+            assert!((row.late_sender_s - want as f64 / 1000.0).abs() < 1e-9, "rank {rank}");
+        }
     }
 
     #[test]

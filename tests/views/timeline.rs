@@ -204,3 +204,35 @@ fn a_clicked_message_is_followed_to_its_ends() {
     assert!(built.view.key(&d, &built.selection, frame, "]").is_none());
     assert!(built.view.key(&d, &built.selection, frame, "f").is_none());
 }
+
+/// Scalasca's late-sender waiting on the real ping-pong trace: `--states waits` paints the part
+/// of each receive spent before its message was sent in vermillion over dimmed states, and says
+/// as many waits as `exaviz summary` counts.
+#[test]
+fn otf2_timeline_draws_late_sender_waiting() {
+    let Some(data) = shared_data_or_skip("otf2 timeline waits") else { return };
+    let mut d = open(data.join("otf2-pingpong/ping-pong-otf2/traces.otf2").to_str().unwrap());
+    d.name = "ping-pong-otf2".into();
+    let window = ["--from", "0.1936", "--to", "0.1942"];
+    let size = (640, 300);
+    let waits = both("timeline", &[&window[..], &["--states", "waits"]].concat(), &d, size);
+    let plain = both("timeline", &window, &d, size);
+    let vermillion = |img: &exaviz_engine::render::Image| {
+        img.pixels.chunks_exact(4).filter(|p| p[0].abs_diff(213) < 3 && p[1].abs_diff(94) < 3 && p[2] < 3).count()
+    };
+    assert!(vermillion(&waits) > 50 && vermillion(&plain) == 0, "{} {}", vermillion(&waits), vermillion(&plain));
+    golden("timeline_pingpong_otf2_waits.png", &waits);
+    let whole = exaviz_engine::summary::late_sender_waits(&d.trace);
+    let s = exaviz_engine::summary::summarize(
+        &d.trace,
+        exaviz_engine::summary::Area { from: 0, to: u64::MAX, first: 0, last: 1 },
+        10,
+    );
+    let counted: u64 = s.waits_by_location.iter().map(|w| w.count).sum();
+    assert_eq!(whole.len() as u64, counted);
+    assert!(counted > 0);
+    let scene = exaviz_tests::scene("timeline", &[&window[..], &["--states", "waits"]].concat(), &d, (1024, 768))
+        .expect("a scene");
+    let note = scene.labels.iter().find(|l| l.text.starts_with("late senders: ")).expect("the waits' line");
+    assert!(note.text.contains(&format!("(of {counted}, ")), "{}", note.text);
+}

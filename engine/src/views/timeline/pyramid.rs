@@ -249,7 +249,8 @@ pub(crate) fn overview_scene(
     let note = opts.search.map(|s| super::super::search::overview_note(&dataset.trace, &s));
     let search = note.as_deref().map(|n| (None, n));
     let counters = CounterLayer { outer, index: &counter_index, tracks: &tracks, hidden };
-    let layers = Layers { states: &states, density: &density, legend: &legend, joins: &joins, search, counters };
+    let layers =
+        Layers { states: &states, density: &density, legend: &legend, joins: &joins, search, waits: None, counters };
     let scene = compose(
         opts,
         p,

@@ -22,6 +22,7 @@ use crate::stages::{self, BundleInput, BundleParams, ControlPolygons, DensityInp
 use crate::views::trace::Home;
 
 use super::counters::{self, CounterChoice, CounterIndex, Track};
+use crate::summary::Wait;
 
 use crate::views::contract::{self, Pick, Picker};
 use crate::views::legend::format_value;
@@ -53,6 +54,8 @@ pub struct TimelineOptions {
     pub search: Option<Search>,
     /// Which counter series are drawn as tracks under the rows.
     pub counters: CounterChoice,
+    /// Whether the late-sender waiting of receives is drawn over dimmed states.
+    pub waits: bool,
 }
 
 impl Default for TimelineOptions {
@@ -67,6 +70,7 @@ impl Default for TimelineOptions {
             message_opacity: DEFAULT_MESSAGE_OPACITY,
             search: None,
             counters: CounterChoice::Auto,
+            waits: false,
         }
     }
 }
@@ -459,6 +463,8 @@ pub struct TimelineIndex {
     collectives: Vec<(u64, u64, u32, u32)>,
     /// The counter series, sorted by time.
     counters: CounterIndex,
+    /// The trace's late-sender waits, found when first drawn.
+    waits: std::sync::OnceLock<Vec<Wait>>,
 }
 
 impl TimelineIndex {
@@ -477,12 +483,18 @@ impl TimelineIndex {
             .unwrap_or(0);
         let collectives = collective_operations(t, n);
         let counters = CounterIndex::new(t);
-        Self { by, slot, legend, span: span(t), by_send, max_latency, collectives, counters }
+        let waits = std::sync::OnceLock::new();
+        Self { by, slot, legend, span: span(t), by_send, max_latency, collectives, counters, waits }
     }
 
     /// The trace's first and last tick.
     pub fn span(&self) -> Option<(u64, u64)> {
         self.span
+    }
+
+    /// The late-sender waits of `t` (the trace this index is of), sorted by start.
+    fn waits(&self, t: &Trace) -> &[Wait] {
+        self.waits.get_or_init(|| crate::summary::late_sender_waits(t))
     }
 
     /// The trace's counter series.
@@ -783,6 +795,8 @@ struct Layers<'a> {
     joins: &'a Joins,
     /// A search's matches (where the rows were read) and its line.
     search: Option<(Option<&'a [bool]>, &'a str)>,
+    /// The pixels of late-sender waiting, and the line saying how much there is.
+    waits: Option<(&'a [bool], &'a str)>,
     /// The counter tracks under the rows.
     counters: CounterLayer<'a>,
 }
@@ -891,14 +905,20 @@ fn compose(
     let log_max = (f64::from(max) + 1.0).ln();
     let opacity = tone.opacity;
     let mask = layers.search.and_then(|(mask, _)| mask);
-    if let Some((_, note)) = layers.search {
+    let notes: Vec<&str> = [layers.search.map(|s| s.1), layers.waits.map(|w| w.1)].into_iter().flatten().collect();
+    if !notes.is_empty() {
         // Clear of the row axis's title on the left; the right half is the selected pair's.
-        let note = crate::views::plot::fit(note, p.w as f32 * 0.5 - 32.0, 11.0);
+        let note = crate::views::plot::fit(&notes.join("; "), p.w as f32 * 0.5 - 32.0, 11.0);
         scene.text(&note, [p.x0 as f32 + 24.0, p.y0 as f32 - 8.0], 11.0, Anchor::Left, TEXT);
     }
+    let waits = layers.waits.map(|w| w.0);
     let pixel = |k: usize| -> Option<[f32; 4]> {
-        // A search lights its matches (their states at full strength) and dims the rest.
-        let lit = mask.map(|m| m[k]);
+        if waits.is_some_and(|w| w[k]) {
+            return Some(WAIT_COLOUR);
+        }
+        // A search lights its matches (their states at full strength) and dims the rest; waits
+        // shown dim every state.
+        let lit = mask.map(|m| m[k]).or(waits.map(|_| false));
         let state = match lit {
             Some(true) => states[k].map(|s| [s[0] / 0.72, s[1] / 0.72, s[2] / 0.72, 1.0]),
             Some(false) => states[k].map(|s| [s[0], s[1], s[2], s[3] * 0.3]),
@@ -941,6 +961,45 @@ fn compose(
     scene
 }
 
+/// Late-sender waiting's colour: Okabe & Ito's vermillion at full strength over dimmed states.
+const WAIT_COLOUR: [f32; 4] = [0.835, 0.369, 0.0, 1.0];
+
+/// Per plot pixel, whether a late-sender wait of `waits` (sorted by start) covers it (at least a
+/// pixel each), and the line saying how much waiting the window and the trace hold.
+fn wait_mask(t: &Trace, waits: &[Wait], p: Plot, window: (u64, u64), n: usize) -> (Vec<bool>, String) {
+    let mut mask = vec![false; (p.w * p.h) as usize];
+    let span = (window.1 - window.0) as f64;
+    let x = |tick: u64| (tick.clamp(window.0, window.1) - window.0) as f64 / span * f64::from(p.w);
+    let (mut count, mut ticks) = (0usize, 0u64);
+    let begun = waits.partition_point(|w| w.from < window.1);
+    for w in waits[..begun].iter().filter(|w| w.to > window.0 && (w.location as usize) < n) {
+        count += 1;
+        ticks += w.to.min(window.1) - w.from.max(window.0);
+        let x0 = (x(w.from) as u32).min(p.w - 1);
+        let x1 = (x(w.to).ceil() as u32).clamp(x0 + 1, p.w);
+        for row in rows_of(w.location as usize, n, p.h) {
+            let at = (row * p.w) as usize;
+            mask[at + x0 as usize..at + x1 as usize].fill(true);
+        }
+    }
+    let tps = t.ticks_per_second.max(1) as f64;
+    let total: u64 = waits.iter().map(|w| w.to - w.from).sum();
+    let secs = |ticks: u64| {
+        let s = ticks as f64 / tps;
+        match s {
+            s if s >= 1.0 => format!("{s:.3} s"),
+            s if s >= 1e-3 => format!("{:.3} ms", s * 1e3),
+            s => format!("{:.1} µs", s * 1e6),
+        }
+    };
+    let note = if waits.is_empty() {
+        "late senders: none in the trace".to_string()
+    } else {
+        format!("late senders: {count} waits, {} (of {}, {})", secs(ticks), waits.len(), secs(total))
+    };
+    (mask, note)
+}
+
 /// The timeline as a scene (states and messages one raster layer over the plot) and what its
 /// tooltips read, from the trace's `index`; `home` is the window drawn when none is asked for.
 pub fn timeline_scene(
@@ -978,8 +1037,11 @@ pub fn timeline_scene(
     let joins = collective_joins(t, p, window, n, index);
     let found = opts.search.map(|s| super::search::highlight(t, &index.by, p, window, &s, n));
     let search = found.as_ref().map(|h| (Some(&h.mask[..]), h.note.as_str()));
+    let waited = opts.waits.then(|| wait_mask(t, index.waits(t), p, window, n));
+    let waits = waited.as_ref().map(|(m, note)| (&m[..], note.as_str()));
     let counters = CounterLayer { outer, index: &index.counters, tracks: &tracks, hidden };
-    let layers = Layers { states: &states, density: &density, legend: &index.legend, joins: &joins, search, counters };
+    let legend = &index.legend;
+    let layers = Layers { states: &states, density: &density, legend, joins: &joins, search, waits, counters };
     let axis = match &home {
         Some(h) => format!("time since trace start (s); {}", h.note),
         None => "time since trace start (s)".into(),
@@ -1628,6 +1690,9 @@ pub enum StatesArg {
     Dominant,
     /// The states' shares stacked up each process row (rows one pixel high show the middle state).
     Stacked,
+    /// The dominant state dimmed, with the late-sender waiting of receives (Scalasca's wait
+    /// state: a receive or wait begun before its message was sent) over it in vermillion.
+    Waits,
 }
 
 /// The timeline's look, shared with the linked MPI view.
@@ -1671,6 +1736,7 @@ impl TimelineLook {
         let states = match self.states {
             StatesArg::Dominant => StateMode::Dominant,
             StatesArg::Stacked => StateMode::Stacked,
+            StatesArg::Waits => StateMode::Dominant,
         };
         TimelineOptions {
             width: 1024,
@@ -1682,6 +1748,7 @@ impl TimelineLook {
             message_opacity: self.message_opacity,
             search: self.highlight,
             counters: self.counters,
+            waits: self.states == StatesArg::Waits,
         }
     }
 }
