@@ -85,6 +85,26 @@ selection_parts! {
     /// One message (its row in the trace's messages), followed from a click: the timeline
     /// marks both ends and its keys move the window to either.
     message: u32 => MESSAGE,
+    /// The timeline's groups of tracks drawn collapsed, one track each.
+    folded: Folded => FOLDED,
+}
+
+/// Groups of tracks collapsed, by index (the first 64 groups; later ones stay open).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Folded(u64);
+
+impl Folded {
+    /// Every group collapsed.
+    pub const ALL: Self = Self(u64::MAX);
+
+    pub fn holds(&self, group: u32) -> bool {
+        group < 64 && (self.0 >> group) & 1 == 1
+    }
+
+    /// These groups with `group` collapsed if it was open, opened if it was collapsed.
+    pub fn toggled(self, group: u32) -> Self {
+        if group < 64 { Self(self.0 ^ (1 << group)) } else { self }
+    }
 }
 
 /// Text searched for in names, at most [`Search::MAX`] bytes (kept inline so that a selection
@@ -311,6 +331,7 @@ mod tests {
             Parts::SEARCH,
             Parts::AREA,
             Parts::MESSAGE,
+            Parts::FOLDED,
         ];
         let mut seen = Parts::NONE;
         for p in parts {

@@ -236,3 +236,45 @@ fn otf2_timeline_draws_late_sender_waiting() {
     let note = scene.labels.iter().find(|l| l.text.starts_with("late senders: ")).expect("the waits' line");
     assert!(note.text.contains(&format!("(of {counted}, ")), "{}", note.text);
 }
+
+/// A real Kineto trace's tracks: its process's threads and CUDA streams named by what tells
+/// them apart, under a row title that says what they are; its rows collapse to one per group
+/// (--collapse, or a click on a row's label in the window) and open again.
+#[test]
+fn kineto_timeline_names_and_collapses_its_tracks() {
+    use exaviz_engine::Backend;
+    use exaviz_engine::views::contract::{Entry, Frame};
+    let Some(data) = shared_data_or_skip("kineto timeline tracks") else { return };
+    let mut d = open(data.join("kineto/sampled_rank-0.json.gz").to_str().unwrap());
+    d.name = "kineto-rank-0".into();
+    let size = (800, 500);
+    let picture = both("timeline", &[], &d, size);
+    golden("timeline_kineto_tracks.png", &picture);
+    let text = |options: &[&str]| -> Vec<String> {
+        let scene = exaviz_tests::scene("timeline", options, &d, size).expect("a scene");
+        scene.labels.iter().map(|l| l.text.clone()).collect()
+    };
+    let open_rows = text(&[]);
+    for want in ["thread / stream", "stream 7", "stream 203"] {
+        assert!(open_rows.iter().any(|t| t == want), "{want}: {open_rows:?}");
+    }
+    assert!(open_rows.iter().any(|t| t.starts_with("thread 403")), "{open_rows:?}");
+    let collapsed = text(&["--collapse"]);
+    assert!(!collapsed.iter().any(|t| t.starts_with("stream ")), "{collapsed:?}");
+    assert!(differ(&picture, &both("timeline", &["--collapse"], &d, size)) > 0.1);
+    // A click on a row's label collapses its group; a click on the collapsed row opens it.
+    let built = Entry::find("timeline").unwrap().parse::<&str>(&[]).unwrap();
+    let frame = Frame { width: size.0, height: size.1 };
+    let prepared = built.view.prepare(&d, &built.selection, frame, &Backend::Cpu).expect("prepare");
+    let pick = prepared.pick(&d, [40.0, 60.0]).expect("a pick on the first row's label");
+    assert!(pick.title.starts_with("pyper:trainer:0:0: 7 rows"), "{pick:?}");
+    let folded = pick.clicked(&built.selection).expect("a click collapses");
+    let prepared = built.view.prepare(&d, &folded, frame, &Backend::Cpu).expect("prepare");
+    let scene = prepared.draw(&d, &folded);
+    assert!(!scene.labels.iter().any(|l| l.text.starts_with("stream ")));
+    let pick = prepared.pick(&d, [40.0, 60.0]).expect("a pick on the collapsed row");
+    assert!(pick.lines.iter().any(|l| l.contains("open it")), "{pick:?}");
+    let opened = pick.clicked(&folded).expect("a click opens");
+    let prepared = built.view.prepare(&d, &opened, frame, &Backend::Cpu).expect("prepare");
+    assert!(prepared.draw(&d, &opened).labels.iter().any(|l| l.text == "stream 7"));
+}

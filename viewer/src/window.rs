@@ -968,6 +968,9 @@ fn describe(s: &Selection) -> String {
     if let Some(m) = s.message {
         parts.push(format!("message {m}"));
     }
+    if s.folded.is_some_and(|f| f != exaviz_engine::selection::Folded::default()) {
+        parts.push("groups collapsed".into());
+    }
     if let Some((a, b)) = s.route {
         parts.push(match b {
             Some(b) => format!("route {a} -> {b}"),

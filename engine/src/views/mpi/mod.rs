@@ -77,11 +77,11 @@ impl contract::View for MpiLinkedView {
     }
 
     fn depends_on(&self) -> Parts {
-        Parts::WINDOW | Parts::SEARCH
+        Parts::WINDOW | Parts::SEARCH | Parts::FOLDED
     }
 
     fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::PAIR | Parts::SEARCH | Parts::MESSAGE
+        Parts::WINDOW | Parts::PAIR | Parts::SEARCH | Parts::MESSAGE | Parts::FOLDED
     }
 
     fn home(&self, d: &Dataset) -> Option<(f64, f64)> {
@@ -109,6 +109,7 @@ impl contract::View for MpiLinkedView {
             height: t[3],
             window_s: sel.window_s,
             search: sel.search,
+            folded: sel.folded,
             ..self.timeline.opts
         };
         let mopts = MatrixOptions { width: m[2], height: m[3], ..self.matrix };
@@ -165,6 +166,7 @@ impl Class for MpiLinkedView {
     }
 
     fn selection(args: &MpiArgs) -> Selection {
-        Selection { search: args.look.highlight, ..args.select.selection() }
+        let folded = args.look.collapse.then_some(crate::selection::Folded::ALL);
+        Selection { search: args.look.highlight, folded, ..args.select.selection() }
     }
 }

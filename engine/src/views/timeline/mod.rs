@@ -5,6 +5,7 @@
 pub mod counters;
 mod scene;
 pub mod search;
+pub mod tracks;
 
 pub use scene::*;
 
@@ -103,11 +104,11 @@ impl contract::View for TimelineView {
     }
 
     fn depends_on(&self) -> Parts {
-        Parts::WINDOW | Parts::SEARCH | Parts::AREA
+        Parts::WINDOW | Parts::SEARCH | Parts::AREA | Parts::FOLDED
     }
 
     fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::PAIR | Parts::SEARCH | Parts::AREA | Parts::MESSAGE
+        Parts::WINDOW | Parts::PAIR | Parts::SEARCH | Parts::AREA | Parts::MESSAGE | Parts::FOLDED
     }
 
     /// A drag with the right button selects an area (the time and rows it spans) and sums it
@@ -123,7 +124,8 @@ impl contract::View for TimelineView {
         let outer = plot_rect(f.width, f.height)?;
         let counters = index.counters();
         let (p, _, _) = counters::layout(outer, &counters.chosen(self.opts.counters), counters.series.len());
-        let area = scene::area_between(p, window, d.trace.locations.name.len(), from, to);
+        let opts = TimelineOptions { folded: sel.folded, ..self.opts };
+        let area = scene::area_between(p, window, &index.tracks(&d.trace, &opts), from, to);
         (area != sel.area).then_some(Selection { area, ..*sel })
     }
 
@@ -185,6 +187,7 @@ impl contract::View for TimelineView {
             height: f.height,
             window_s: sel.window_s,
             search: sel.search,
+            folded: sel.folded,
             ..self.opts
         };
         if let Some(ooc) = &d.out_of_core {
@@ -246,6 +249,7 @@ impl Class for TimelineView {
     }
 
     fn selection(args: &TimelineArgs) -> Selection {
-        Selection { search: args.look.highlight, ..args.select.selection() }
+        let folded = args.look.collapse.then_some(crate::selection::Folded::ALL);
+        Selection { search: args.look.highlight, folded, ..args.select.selection() }
     }
 }

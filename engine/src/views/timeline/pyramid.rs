@@ -255,7 +255,7 @@ pub(crate) fn overview_scene(
         opts,
         p,
         (window, ooc.span, tps),
-        &dataset.trace.locations.name,
+        (&dataset.trace.locations.name, super::rows_title(&dataset.trace)),
         (&title, "time since trace start (s)"),
         &layers,
     );

@@ -15,13 +15,14 @@ use crate::Backend;
 use crate::layout::routes::{EndpointHierarchy, Grid};
 use crate::model::{Dataset, Trace};
 use crate::render::{Anchor, Raster, Scene};
-use crate::selection::{Parts, Search, Selection};
+use crate::selection::{Folded, Parts, Search, Selection};
 use crate::stages::bspline::{Curve, MAX_CTRL};
 use crate::stages::kde_bundle::UnitFrame;
 use crate::stages::{self, BundleInput, BundleParams, ControlPolygons, DensityInput};
 use crate::views::trace::Home;
 
 use super::counters::{self, CounterChoice, CounterIndex, Track};
+use super::tracks::{self, Tracks};
 use crate::summary::Wait;
 
 use crate::views::contract::{self, Pick, Picker};
@@ -56,6 +57,10 @@ pub struct TimelineOptions {
     pub counters: CounterChoice,
     /// Whether the late-sender waiting of receives is drawn over dimmed states.
     pub waits: bool,
+    /// Whether locations without events get a track.
+    pub show_empty: bool,
+    /// The groups of tracks drawn collapsed.
+    pub folded: Option<Folded>,
 }
 
 impl Default for TimelineOptions {
@@ -71,6 +76,8 @@ impl Default for TimelineOptions {
             search: None,
             counters: CounterChoice::Auto,
             waits: false,
+            show_empty: false,
+            folded: None,
         }
     }
 }
@@ -356,7 +363,7 @@ fn state_pixels(
     t: &Trace,
     p: Plot,
     window: (u64, u64),
-    n: usize,
+    tracks: &Tracks,
     index: &TimelineIndex,
     mode: StateMode,
 ) -> Vec<Option<[f32; 4]>> {
@@ -365,8 +372,8 @@ fn state_pixels(
     let per_px = (t1 - t0) as f64 / f64::from(p.w);
     // Locations of each pixel row (several per row when there are more locations than rows).
     let mut of_row: Vec<Vec<usize>> = vec![Vec::new(); p.h as usize];
-    for l in 0..n {
-        for r in rows_of(l, n, p.h) {
+    for l in 0..t.locations.name.len() {
+        for r in tracks.pixels(l, p.h) {
             of_row[r as usize].push(l);
         }
     }
@@ -465,6 +472,8 @@ pub struct TimelineIndex {
     counters: CounterIndex,
     /// The trace's late-sender waits, found when first drawn.
     waits: std::sync::OnceLock<Vec<Wait>>,
+    /// Per location, whether it has any event (else its track is hidden).
+    busy: Vec<bool>,
 }
 
 impl TimelineIndex {
@@ -484,7 +493,8 @@ impl TimelineIndex {
         let collectives = collective_operations(t, n);
         let counters = CounterIndex::new(t);
         let waits = std::sync::OnceLock::new();
-        Self { by, slot, legend, span: span(t), by_send, max_latency, collectives, counters, waits }
+        let busy = tracks::busy(t);
+        Self { by, slot, legend, span: span(t), by_send, max_latency, collectives, counters, waits, busy }
     }
 
     /// The trace's first and last tick.
@@ -495,6 +505,11 @@ impl TimelineIndex {
     /// The late-sender waits of `t` (the trace this index is of), sorted by start.
     fn waits(&self, t: &Trace) -> &[Wait] {
         self.waits.get_or_init(|| crate::summary::late_sender_waits(t))
+    }
+
+    /// The tracks of `t` (the trace this index is of) as `opts` ask.
+    pub fn tracks(&self, t: &Trace, opts: &TimelineOptions) -> Tracks {
+        Tracks::new(t, &self.busy, opts.show_empty, opts.folded)
     }
 
     /// The trace's counter series.
@@ -544,16 +559,17 @@ fn message_density(
     backend: &Backend,
     p: Plot,
     window: (u64, u64),
-    n: usize,
+    tracks: &Tracks,
     bundle: &TimelineBundle,
     index: &TimelineIndex,
 ) -> Result<(stages::DensityImage, Vec<u32>), ViewError> {
     let (t0, t1) = window;
     let m = &t.messages;
+    let n = t.locations.name.len();
     let scale = f64::from(p.w) / (t1 - t0) as f64;
     let x = |time: u64| ((time as f64 - t0 as f64) * scale) as f32;
     let y = |l: u32| {
-        let r = rows_of(l as usize, n, p.h);
+        let r = tracks.pixels(l as usize, p.h);
         (r.start + r.end) as f32 / 2.0
     };
     let mut visible: Vec<usize> = index
@@ -877,7 +893,7 @@ fn compose(
     opts: &TimelineOptions,
     p: Plot,
     (window, full, tps): ((u64, u64), (u64, u64), f64),
-    names: &[String],
+    (names, rows_title): (&[String], &str),
     (title, axis): (&str, &str),
     layers: &Layers<'_>,
 ) -> Scene {
@@ -898,7 +914,7 @@ fn compose(
         .into_iter()
         .map(|(f, s)| ((p.y0 - outer.y0) as f32 / outer.h as f32 + f * p.h as f32 / outer.h as f32, s))
         .collect();
-    axes(&mut scene, outer, &x_ticks, &y_ticks, axis, "process (rank)");
+    axes(&mut scene, outer, &x_ticks, &y_ticks, axis, rows_title);
     let max = density.counts.iter().copied().max().unwrap_or(0);
     let tone = MessageTone::new(&density.counts, opts.message_opacity);
     legend_column(&mut scene, p, layers.legend, &tone, opts.mix, !layers.joins.is_empty());
@@ -961,12 +977,28 @@ fn compose(
     scene
 }
 
+/// The row axis's title, from what the locations are: processes (MPI ranks), or threads and
+/// streams where the source types or names them so.
+pub(super) fn rows_title(t: &Trace) -> &'static str {
+    use crate::model::LocationKind::{CpuThread, GpuStream};
+    let kinds = t.locations.kinds();
+    // Sources that do not type their locations name them ("thread 4037", "stream 7").
+    let named = |word: &str| t.locations.name.iter().any(|n| n.to_ascii_lowercase().contains(word));
+    let threads = kinds.iter().any(|k| k.0 == CpuThread) || named("thread ");
+    match (threads, kinds.iter().any(|k| k.0 == GpuStream) || named("stream ")) {
+        (_, true) => "thread / stream",
+        (true, false) => "thread",
+        _ => "process (rank)",
+    }
+}
+
 /// Late-sender waiting's colour: Okabe & Ito's vermillion at full strength over dimmed states.
 const WAIT_COLOUR: [f32; 4] = [0.835, 0.369, 0.0, 1.0];
 
 /// Per plot pixel, whether a late-sender wait of `waits` (sorted by start) covers it (at least a
 /// pixel each), and the line saying how much waiting the window and the trace hold.
-fn wait_mask(t: &Trace, waits: &[Wait], p: Plot, window: (u64, u64), n: usize) -> (Vec<bool>, String) {
+fn wait_mask(t: &Trace, waits: &[Wait], p: Plot, window: (u64, u64), tracks: &Tracks) -> (Vec<bool>, String) {
+    let n = t.locations.name.len();
     let mut mask = vec![false; (p.w * p.h) as usize];
     let span = (window.1 - window.0) as f64;
     let x = |tick: u64| (tick.clamp(window.0, window.1) - window.0) as f64 / span * f64::from(p.w);
@@ -977,7 +1009,7 @@ fn wait_mask(t: &Trace, waits: &[Wait], p: Plot, window: (u64, u64), n: usize) -
         ticks += w.to.min(window.1) - w.from.max(window.0);
         let x0 = (x(w.from) as u32).min(p.w - 1);
         let x1 = (x(w.to).ceil() as u32).clamp(x0 + 1, p.w);
-        for row in rows_of(w.location as usize, n, p.h) {
+        for row in tracks.pixels(w.location as usize, p.h) {
             let at = (row * p.w) as usize;
             mask[at + x0 as usize..at + x1 as usize].fill(true);
         }
@@ -1021,10 +1053,11 @@ pub fn timeline_scene(
     let outer = timeline_plot(opts)?;
     let (p, placed, hidden) =
         counters::layout(outer, &index.counters.chosen(opts.counters), index.counters.series.len());
-    let tracks = counters::tracks(&index.counters, &placed, window);
+    let counter_tracks = counters::tracks(&index.counters, &placed, window);
+    let rows = index.tracks(t, opts);
     let (states, messages) = rayon::join(
-        || state_pixels(t, p, window, n, index, opts.states),
-        || message_density(t, backend, p, window, n, &opts.bundle, index),
+        || state_pixels(t, p, window, &rows, index, opts.states),
+        || message_density(t, backend, p, window, &rows, &opts.bundle, index),
     );
     let (density, visible) = messages?;
     let bundled = opts.bundle.label();
@@ -1034,20 +1067,35 @@ pub fn timeline_scene(
         crate::views::title_name(dataset),
         t.messages.source.len()
     );
-    let joins = collective_joins(t, p, window, n, index);
-    let found = opts.search.map(|s| super::search::highlight(t, &index.by, p, window, &s, n));
+    let joins = collective_joins(t, p, window, &rows, index);
+    let found = opts.search.map(|s| super::search::highlight(t, &index.by, p, window, &s, &rows));
     let search = found.as_ref().map(|h| (Some(&h.mask[..]), h.note.as_str()));
-    let waited = opts.waits.then(|| wait_mask(t, index.waits(t), p, window, n));
+    let waited = opts.waits.then(|| wait_mask(t, index.waits(t), p, window, &rows));
     let waits = waited.as_ref().map(|(m, note)| (&m[..], note.as_str()));
-    let counters = CounterLayer { outer, index: &index.counters, tracks: &tracks, hidden };
+    let counters = CounterLayer { outer, index: &index.counters, tracks: &counter_tracks, hidden };
     let legend = &index.legend;
     let layers = Layers { states: &states, density: &density, legend, joins: &joins, search, waits, counters };
-    let axis = match &home {
+    let mut axis = match &home {
         Some(h) => format!("time since trace start (s); {}", h.note),
         None => "time since trace start (s)".into(),
     };
-    let scene = compose(opts, p, (window, full, tps), &t.locations.name, (&title, &axis), &layers);
-    let pick = TimelinePick { index: index.clone(), plot: p, window, full, n, counts: density.counts, visible, tracks };
+    if rows.hidden > 0 {
+        axis.push_str(&format!("; {} empty rows hidden", rows.hidden));
+    }
+    let rows_title = rows_title(t);
+    let scene = compose(opts, p, (window, full, tps), (&rows.names, rows_title), (&title, &axis), &layers);
+    let pick = TimelinePick {
+        index: index.clone(),
+        plot: p,
+        window,
+        full,
+        n,
+        counts: density.counts,
+        visible,
+        tracks: counter_tracks,
+        rows,
+        folded: opts.folded.unwrap_or_default(),
+    };
     Ok((scene, pick))
 }
 
@@ -1066,6 +1114,10 @@ pub struct TimelinePick {
     visible: Vec<u32>,
     /// The counter tracks drawn.
     tracks: Vec<Track>,
+    /// The locations' rows.
+    rows: Tracks,
+    /// The groups drawn collapsed.
+    folded: Folded,
 }
 
 /// Most messages searched one by one for the line under the pointer; past it, the tooltip gives
@@ -1081,7 +1133,7 @@ impl TimelinePick {
     }
 
     fn y_of(&self, l: u32) -> f32 {
-        let r = rows_of(l as usize, self.n, self.plot.h);
+        let r = self.rows.pixels(l as usize, self.plot.h);
         self.plot.y0 as f32 + (r.start + r.end) as f32 / 2.0
     }
 
@@ -1104,6 +1156,17 @@ impl TimelinePick {
             .map(|(_, i)| i)
     }
 
+    /// Over a row's label at height `y`: the row's group, and a click collapsing or opening it.
+    fn label_pick(&self, y: f32) -> Option<Pick> {
+        let track = self.rows.at_row((y - self.plot.y0 as f32) as u32, self.plot.h)?;
+        let (group, collapsed) = self.rows.group(track)?;
+        let (name, count) = self.rows.group_names.get(group as usize)?;
+        let what = if collapsed { "open it" } else { "collapse it to one row" };
+        let pick = Pick::new(format!("{name}: {count} rows"), vec![format!("click: {what}")]);
+        let folded = Some(self.folded.toggled(group));
+        Some(pick.with_click(Parts::FOLDED, Selection { folded, ..Default::default() }))
+    }
+
     fn seconds(&self, t: &Trace, time: u64) -> String {
         format!("{:.6} s", time.saturating_sub(self.full.0) as f64 / t.ticks_per_second.max(1) as f64)
     }
@@ -1118,12 +1181,16 @@ impl Picker for TimelinePick {
             lines.insert(0, format!("at {}", self.seconds(t, time)));
             return Some(Pick::new(title, lines));
         }
+        if at[0] < p.x0 as f32 && at[1] >= p.y0 as f32 && at[1] < (p.y0 + p.h) as f32 {
+            return self.label_pick(at[1]);
+        }
         let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
         let [u, v] = contract::share_in(rect, at)?;
         let time = t0 + ((t1 - t0) as f64 * f64::from(u)) as u64;
         let row = (v * p.h as f32) as u32;
-        // The first location drawn on this pixel row.
-        let l = (0..self.n).find(|&l| rows_of(l, self.n, p.h).contains(&row)).unwrap_or(self.n - 1);
+        // The first location on this pixel row's track.
+        let track = self.rows.at_row(row, p.h)?;
+        let l = self.rows.locations(track).next()?;
         let name = t.locations.name.get(l).cloned().unwrap_or_default();
         let mut lines = vec![format!("at {}", self.seconds(t, time))];
         match self.index.state_at(t, l, time) {
@@ -1198,8 +1265,12 @@ impl TimelinePick {
         let p = self.plot;
         let (x0, x1) = (self.x_of(area.from.max(t0)), self.x_of(area.to.min(t1)));
         let last = (area.last as usize).min(self.n - 1);
-        let y0 = p.y0 as f32 + rows_of(area.first as usize, self.n, p.h).start as f32;
-        let y1 = p.y0 as f32 + rows_of(last, self.n, p.h).end as f32;
+        let drawn: Vec<_> =
+            (area.first as usize..=last).map(|l| self.rows.pixels(l, p.h)).filter(|r| !r.is_empty()).collect();
+        let (Some(top), Some(bottom)) = (drawn.iter().map(|r| r.start).min(), drawn.iter().map(|r| r.end).max()) else {
+            return;
+        };
+        let (y0, y1) = (p.y0 as f32 + top as f32, p.y0 as f32 + bottom as f32);
         let white = [1.0, 1.0, 1.0, 0.95];
         for (a, b) in [
             ([x0, y0], [x1, y0 + 1.5]),
@@ -1212,18 +1283,17 @@ impl TimelinePick {
     }
 }
 
-/// The area between the picture points `from` and `to` of a timeline whose rows (`n`
-/// locations) fill `p` over `window` (ticks): the time between their x and the locations
-/// between their y, clamped to the plot; `None` where they are less than 3 pixels apart in x
-/// (a click).
+/// The area between the picture points `from` and `to` of a timeline whose `rows` fill `p`
+/// over `window` (ticks): the time between their x and the locations of the tracks between
+/// their y, clamped to the plot; `None` where they are less than 3 pixels apart in x (a click).
 pub(super) fn area_between(
     p: Plot,
     window: (u64, u64),
-    n: usize,
+    rows: &Tracks,
     from: [f32; 2],
     to: [f32; 2],
 ) -> Option<crate::summary::Area> {
-    if n == 0 || (from[0] - to[0]).abs() < 3.0 {
+    if rows.count() == 0 || (from[0] - to[0]).abs() < 3.0 {
         return None;
     }
     let x = |v: f32| ((v - p.x0 as f32) / p.w as f32).clamp(0.0, 1.0);
@@ -1232,9 +1302,9 @@ pub(super) fn area_between(
     let tick = |f: f32| window.0 + (span * f64::from(f)) as u64;
     let (a, b) = (x(from[0].min(to[0])), x(from[0].max(to[0])));
     let (r0, r1) = (row(from[1].min(to[1])), row(from[1].max(to[1])));
-    let h = u64::from(p.h);
-    let first = (r0 * n as u64 / h) as u32;
-    let last = (((r1 + 1) * n as u64).div_ceil(h) - 1).min(n as u64 - 1) as u32;
+    let (k0, k1) = (rows.at_row(r0 as u32, p.h)?, rows.at_row(r1 as u32, p.h)?);
+    let first = rows.locations(k0).min()? as u32;
+    let last = rows.locations(k1).max()? as u32;
     Some(crate::summary::Area { from: tick(a), to: tick(b).max(tick(a) + 1), first, last: last.max(first) })
 }
 
@@ -1321,11 +1391,12 @@ fn collective_operations(t: &Trace, n: usize) -> Vec<(u64, u64, u32, u32)> {
     out
 }
 
-fn collective_joins(t: &Trace, p: Plot, window: (u64, u64), n: usize, index: &TimelineIndex) -> Joins {
+fn collective_joins(t: &Trace, p: Plot, window: (u64, u64), tracks: &Tracks, index: &TimelineIndex) -> Joins {
     let (t0, t1) = window;
+    let n = t.locations.name.len();
     let scale = f64::from(p.w) / (t1 - t0) as f64;
     let x = |time: u64| ((time as f64 - t0 as f64) * scale) as f32;
-    let row = |l: u32| rows_of(l as usize, n, p.h);
+    let row = |l: u32| tracks.pixels(l as usize, p.h);
     let ops = &index.collectives;
     let first = ops.partition_point(|o| o.1 < t0);
     // Per pixel column: the highest and lowest rows joined there.
@@ -1340,7 +1411,7 @@ fn collective_joins(t: &Trace, p: Plot, window: (u64, u64), n: usize, index: &Ti
     // Spans: a line along the bottom of each participant's row, merged per row where they
     // touch within a pixel.
     let mut spans = Vec::new();
-    if (n as u32) * 4 <= p.h {
+    if (tracks.count() as u32) * 4 <= p.h {
         let c = &t.collectives;
         let mut by_row: Vec<Vec<(f32, f32)>> = vec![Vec::new(); n];
         for k in 0..c.location.len() {
@@ -1716,6 +1787,15 @@ pub struct TimelineLook {
     /// the matches.
     #[arg(long, value_name = "NAME")]
     pub highlight: Option<Search>,
+    /// Give locations without any event (interval, message, collective) a row too; by default
+    /// they are hidden and counted under the time axis.
+    #[arg(long)]
+    pub empty_rows: bool,
+    /// Draw each group of rows (consecutive locations whose names share their first part, as
+    /// a node or a process) collapsed to one row; in the window a click on a row's label
+    /// collapses or opens its group.
+    #[arg(long)]
+    pub collapse: bool,
     /// Counter tracks under the rows (OTF2 metrics, Chrome counter events): auto (the series
     /// that change, up to six), none, all (as many as fit), or the series whose names contain
     /// NAME. An accumulating counter (energy) is drawn as its rate.
@@ -1749,6 +1829,8 @@ impl TimelineLook {
             search: self.highlight,
             counters: self.counters,
             waits: self.states == StatesArg::Waits,
+            show_empty: self.empty_rows,
+            folded: None,
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::scene::{ByLocation, rows_of};
+use super::scene::ByLocation;
 use crate::model::{Dataset, Trace};
 use crate::selection::{Search, Selection};
 use crate::views::plot::Plot;
@@ -32,8 +32,9 @@ pub(super) fn highlight(
     p: Plot,
     window: (u64, u64),
     search: &Search,
-    n: usize,
+    rows: &super::tracks::Tracks,
 ) -> Highlight {
+    let n = t.locations.name.len();
     let kinds = matching_kinds(t, search);
     let i = &t.intervals;
     let is_match = |k: usize| kinds.get(i.kind[k] as usize) == Some(&true);
@@ -60,7 +61,7 @@ pub(super) fn highlight(
     let mut in_window = 0;
     for (l, (spans, count)) in per_location.iter().enumerate() {
         in_window += count;
-        for r in rows_of(l, n, p.h) {
+        for r in rows.pixels(l, p.h) {
             let row = &mut mask[(r * p.w) as usize..((r + 1) * p.w) as usize];
             for &(a, b) in spans {
                 row[a as usize..b as usize].iter_mut().for_each(|m| *m = true);
@@ -225,9 +226,10 @@ mod tests {
     fn matches_at_any_depth_are_marked_and_counted() {
         let t = trace();
         let by = ByLocation::new(&t, 2);
+        let rows = crate::views::timeline::tracks::Tracks::every(2, &t.locations.name);
         let p = Plot { x0: 0, y0: 0, w: 100, h: 2 };
         let s = Search::new("recv").unwrap();
-        let h = highlight(&t, &by, p, (0, 1000), &s, 2);
+        let h = highlight(&t, &by, p, (0, 1000), &s, &rows);
         // Rank 0's row: columns 10 and 60-69; rank 1's: 30 (a one-tick slice still gets a
         // pixel) and 90-94.
         let row = |r: usize| -> Vec<usize> { (0..100).filter(|&c| h.mask[r * 100 + c]).collect() };
@@ -235,10 +237,10 @@ mod tests {
         assert_eq!(row(1), [vec![30], (90..95).collect()].concat());
         assert!(h.note.contains("4 here, 4 in the trace"), "{}", h.note);
         // A parent matches too.
-        let h = highlight(&t, &by, p, (500, 1000), &Search::new("SOLVE").unwrap(), 2);
+        let h = highlight(&t, &by, p, (500, 1000), &Search::new("SOLVE").unwrap(), &rows);
         assert!(h.mask.iter().all(|&m| m), "the parent covers the window");
         assert!(h.note.contains("2 here, 2 in the trace"), "{}", h.note);
-        let h = highlight(&t, &by, p, (0, 1000), &Search::new("allreduce").unwrap(), 2);
+        let h = highlight(&t, &by, p, (0, 1000), &Search::new("allreduce").unwrap(), &rows);
         assert!(h.mask.iter().all(|&m| !m) && h.note.contains("no region matches"), "{}", h.note);
     }
 
