@@ -85,6 +85,15 @@ pub struct WaitRow {
     pub late_sender_s: f64,
 }
 
+/// Late-receiver waiting of one location or region.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LateReceiverRow {
+    pub name: String,
+    /// Blocking sends that returned only after their receive began, begun before it.
+    pub count: u64,
+    pub late_receiver_s: f64,
+}
+
 /// Everything [`summarize`] reports.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Summary {
@@ -104,6 +113,16 @@ pub struct Summary {
     pub waits_by_location: Vec<WaitRow>,
     /// Late-sender time per region the receiver waited in.
     pub waits_by_region: Vec<WaitRow>,
+    /// Late-receiver time per sending location, largest first.
+    pub late_receivers_by_location: Vec<LateReceiverRow>,
+    /// Late-receiver time per region the sender waited in.
+    pub late_receivers_by_region: Vec<LateReceiverRow>,
+}
+
+/// Whether a region is a blocking send (MPI's sends other than the immediate ones).
+fn blocking_send(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.starts_with("mpi_") && n.contains("send") && !n.starts_with("mpi_i")
 }
 
 /// Whether a region is where a receiver blocks for a message (MPI's receives and waits).
@@ -144,6 +163,15 @@ pub fn summarize(t: &Trace, area: Area, top: usize) -> Summary {
         v.sort_by(|a, b| b.late_sender_s.total_cmp(&a.late_sender_s).then_with(|| a.name.cmp(&b.name)));
         v
     };
+    let late_rows = |m: HashMap<String, (u64, u64)>| {
+        let mut v: Vec<LateReceiverRow> = m
+            .into_iter()
+            .map(|(name, (count, ticks))| LateReceiverRow { name, count, late_receiver_s: secs(ticks) })
+            .collect();
+        v.sort_by(|a, b| b.late_receiver_s.total_cmp(&a.late_receiver_s).then_with(|| a.name.cmp(&b.name)));
+        v
+    };
+    let late = late_receivers(t, area);
     Summary {
         from_s: secs(area.from.saturating_sub(start)),
         to_s: secs(area.to.saturating_sub(start)),
@@ -156,7 +184,62 @@ pub fn summarize(t: &Trace, area: Area, top: usize) -> Summary {
         counters: counters_in(t, area),
         waits_by_location: wait_rows(waits_by_location),
         waits_by_region: wait_rows(waits_by_region),
+        late_receivers_by_location: late_rows(late.0),
+        late_receivers_by_region: late_rows(late.1),
     }
+}
+
+/// Scalasca's late receiver: a blocking send that returned only after its receive began (a
+/// synchronous send, or a rendezvous for a large message) and began before that receive waited
+/// from its start to the receive's start. Per sending location and per send region, for the
+/// messages sent in `area` from its locations.
+fn late_receivers(t: &Trace, area: Area) -> (Waits, Waits) {
+    let i = &t.intervals;
+    let n = t.locations.name.len();
+    let send_kind: Vec<bool> = t.region_names.iter().map(|n| blocking_send(n)).collect();
+    let recv_kind: Vec<bool> = t.region_names.iter().map(|n| receives(n)).collect();
+    // Per location, its sends and its receives, by start.
+    let (mut sends, mut recvs) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+    for k in 0..i.start.len() {
+        let (l, kind) = (i.location[k] as usize, i.kind[k] as usize);
+        if l < n && send_kind.get(kind) == Some(&true) {
+            sends[l].push(k);
+        } else if l < n && recv_kind.get(kind) == Some(&true) {
+            recvs[l].push(k);
+        }
+    }
+    for v in sends.iter_mut().chain(recvs.iter_mut()) {
+        v.sort_by_key(|&k| (i.start[k], i.end[k]));
+    }
+    // The interval of `rows` holding `at`: the last one begun by it and not ended before it.
+    let holding = |rows: &[usize], at: u64| {
+        let upto = rows.partition_point(|&r| i.start[r] <= at);
+        rows[..upto].iter().rev().copied().find(|&r| i.end[r] >= at)
+    };
+    let m = &t.messages;
+    let (mut by_loc, mut by_region): (Waits, Waits) = (HashMap::new(), HashMap::new());
+    let mut seen = std::collections::HashSet::new();
+    for k in 0..m.source.len() {
+        let (s, d, sent, recv) = (m.source[k], m.destination[k], m.send_time[k], m.recv_time[k]);
+        if recv == u64::MAX || !area.holds(s) || sent < area.from || sent >= area.to || d as usize >= n {
+            continue;
+        }
+        let (Some(a), Some(b)) = (holding(&sends[s as usize], sent), holding(&recvs[d as usize], recv)) else {
+            continue;
+        };
+        // Late: the send began before the receive and lasted past its start.
+        if i.start[a] < i.start[b] && i.end[a] > i.start[b] && seen.insert(a) {
+            let waited = area.clip(i.start[a], i.start[b]);
+            let loc = t.locations.name.get(s as usize).cloned().unwrap_or_default();
+            let region = t.region_names.get(i.kind[a] as usize).cloned().unwrap_or_default();
+            for (map, key) in [(&mut by_loc, loc), (&mut by_region, region)] {
+                let e = map.entry(key).or_insert((0, 0));
+                e.0 += 1;
+                e.1 += waited;
+            }
+        }
+    }
+    (by_loc, by_region)
 }
 
 #[derive(Default)]
@@ -475,6 +558,51 @@ mod tests {
             let row = s.waits_by_location.iter().find(|w| w.name == format!("rank {rank}")).expect("a row");
             assert!((row.late_sender_s - want as f64 / 1000.0).abs() < 1e-9, "rank {rank}");
         }
+    }
+
+    /// Rank 0's synchronous send begins at 10 and returns at 60, after rank 1's receive began at
+    /// 40: 30 ticks late receiver. Its second send (eager: returned at 75, before the receive at
+    /// 80) and rank 1's send to a receive already waiting are not late receivers.
+    #[test]
+    fn late_receivers_are_blocking_sends_that_outlast_a_later_receive() {
+        let mut t = Trace { ticks_per_second: 10, ..Default::default() };
+        t.locations.name = vec!["rank 0".into(), "rank 1".into()];
+        t.region_names = vec!["MPI_Ssend".into(), "MPI_Recv".into(), "MPI_Send".into(), "MPI_Isend".into()];
+        let rows = [
+            (0, 10, 60, 0),
+            (1, 40, 62, 1),
+            (0, 70, 75, 2),
+            (1, 80, 90, 1),
+            (0, 100, 130, 1),
+            (1, 110, 115, 2),
+            (0, 140, 170, 3),
+            (1, 150, 175, 1),
+        ];
+        for (l, s, e, k) in rows {
+            t.intervals.location.push(l);
+            t.intervals.start.push(s);
+            t.intervals.end.push(e);
+            t.intervals.kind.push(k);
+            t.intervals.depth.push(0);
+        }
+        for (src, dst, sent, recv) in [(0, 1, 12, 58), (0, 1, 72, 85), (1, 0, 111, 120), (0, 1, 141, 170)] {
+            let m = &mut t.messages;
+            m.source.push(src);
+            m.destination.push(dst);
+            m.send_time.push(sent);
+            m.recv_time.push(recv);
+            m.bytes.push(8);
+            m.tag.push(0);
+        }
+        let s = summarize(&t, Area { from: 0, to: 200, first: 0, last: 1 }, 10);
+        let by_loc = &s.late_receivers_by_location;
+        assert_eq!(by_loc.len(), 1, "{by_loc:?}");
+        assert_eq!((by_loc[0].name.as_str(), by_loc[0].count), ("rank 0", 1));
+        assert!((by_loc[0].late_receiver_s - 3.0).abs() < 1e-9);
+        assert_eq!(s.late_receivers_by_region[0].name, "MPI_Ssend");
+        // Outside the area of the send, none.
+        let later = summarize(&t, Area { from: 65, to: 200, first: 0, last: 1 }, 10);
+        assert!(later.late_receivers_by_location.is_empty());
     }
 
     #[test]

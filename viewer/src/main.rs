@@ -293,7 +293,7 @@ enum Command {
     },
     /// The numbers of an area of a trace (a time window over a range of rows): time per region
     /// (self and total, count, mean, max, share), messages per pair, collectives by operation,
-    /// counters, and late-sender waiting (Scalasca's wait state) per row and region. E.g.
+    /// counters, and late-sender and late-receiver waiting (Scalasca's wait states) per row and region. E.g.
     /// `exaviz summary traces.otf2 --from 0.19 --to 0.2 --ranks 0-1 --json`.
     Summary(summary_cmd::SummaryArgs),
     /// Print counts of nodes, links, locations, messages, intervals and the time span.

@@ -163,6 +163,19 @@ fn text(input: &str, s: &Summary) -> String {
             let _ = writeln!(o, "{:<40} {:>9} {:>12}", clip(&w.name, 40), w.count, time(w.late_sender_s));
         }
     }
+    let _ = writeln!(o, "\nlate receiver (blocking sends that returned only after their later receive began)");
+    if s.late_receivers_by_location.is_empty() {
+        let _ = writeln!(o, "  none");
+    }
+    for (what, rows) in [("row", &s.late_receivers_by_location), ("region", &s.late_receivers_by_region)] {
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "{:<40} {:>9} {:>12}", format!("by {what}"), "waits", "time");
+        for w in rows.iter().take(20) {
+            let _ = writeln!(o, "{:<40} {:>9} {:>12}", clip(&w.name, 40), w.count, time(w.late_receiver_s));
+        }
+    }
     o
 }
 
@@ -198,6 +211,11 @@ pub fn panel_lines(s: &Summary) -> Vec<String> {
     if count > 0 {
         let waits: f64 = s.waits_by_location.iter().map(|w| w.late_sender_s).sum();
         o.push(format!("late sender: {count} waits, {}", short(waits)));
+    }
+    let count: u64 = s.late_receivers_by_location.iter().map(|w| w.count).sum();
+    if count > 0 {
+        let waits: f64 = s.late_receivers_by_location.iter().map(|w| w.late_receiver_s).sum();
+        o.push(format!("late receiver: {count} waits, {}", short(waits)));
     }
     for c in s.collectives.iter().take(PANEL_PAIRS) {
         o.push(format!("{}: {} ×, {}", clip(&c.name, 14), c.count, short(c.total_s)));

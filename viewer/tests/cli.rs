@@ -1041,6 +1041,9 @@ fn summary_of_an_area_of_a_real_trace() {
         "late senders are found in receives: {}",
         s["waits_by_region"]
     );
+    // Its 4 MiB messages go by rendezvous: blocking sends that outlast a later receive.
+    assert_eq!(s["late_receivers_by_region"][0]["name"], "MPI_Send", "{}", s["late_receivers_by_region"]);
+    assert!(s["late_receivers_by_location"][0]["late_receiver_s"].as_f64().unwrap() > 0.0);
     // One row, a window: fewer messages, and the table names the regions.
     let out = exaviz(&["summary", input, "--from", "0.195", "--ranks", "1"]);
     let text = String::from_utf8_lossy(&out.stdout);
