@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 use serde::Serialize;
 
 use crate::model::Trace;
@@ -131,15 +133,67 @@ fn receives(name: &str) -> bool {
     n.starts_with("mpi_") && (n.contains("recv") || n.contains("wait"))
 }
 
+/// Where a summary finds the rows it reads: every row of the trace ([`EveryRow`]), or an index
+/// that finds a window's rows without a pass over the trace (the timeline's).
+pub trait RowSource: Sync {
+    /// The intervals of location `l` overlapping `[from, to)`.
+    fn intervals(&self, t: &Trace, l: usize, window: (u64, u64)) -> Vec<usize>;
+    /// The messages that may be sent or received in `[from, to)` (more may come; each is
+    /// checked).
+    fn messages(&self, t: &Trace, window: (u64, u64)) -> Vec<usize>;
+    /// The longest time from a send to its receive.
+    fn max_latency(&self) -> u64;
+}
+
+/// Every row of a trace, intervals grouped by location once.
+pub struct EveryRow {
+    by_location: Vec<Vec<usize>>,
+}
+
+impl EveryRow {
+    pub fn new(t: &Trace) -> Self {
+        let i = &t.intervals;
+        let mut by_location = vec![Vec::new(); t.locations.name.len()];
+        for k in 0..i.start.len() {
+            if let Some(v) = by_location.get_mut(i.location[k] as usize) {
+                v.push(k);
+            }
+        }
+        Self { by_location }
+    }
+}
+
+impl RowSource for EveryRow {
+    fn intervals(&self, t: &Trace, l: usize, (from, to): (u64, u64)) -> Vec<usize> {
+        let i = &t.intervals;
+        let rows = self.by_location.get(l).map_or(&[][..], Vec::as_slice);
+        rows.iter().copied().filter(|&k| i.end[k] > from && i.start[k] < to).collect()
+    }
+
+    fn messages(&self, t: &Trace, _: (u64, u64)) -> Vec<usize> {
+        (0..t.messages.source.len()).collect()
+    }
+
+    fn max_latency(&self) -> u64 {
+        u64::MAX / 4
+    }
+}
+
 /// The numbers of `area` of `t`; `top` pairs at most.
 pub fn summarize(t: &Trace, area: Area, top: usize) -> Summary {
+    summarize_from(t, area, top, &EveryRow::new(t))
+}
+
+/// [`summarize`] reading the rows `rows` finds.
+pub fn summarize_from(t: &Trace, area: Area, top: usize, rows: &dyn RowSource) -> Summary {
     let tps = t.ticks_per_second.max(1) as f64;
     let secs = |ticks: u64| ticks as f64 / tps;
     let start = crate::views::trace::span(t).map_or(0, |s| s.0);
     let located = area.last.min(t.locations.name.len().saturating_sub(1) as u32);
     let locations: Vec<String> =
         (area.first..=located).filter_map(|l| t.locations.name.get(l as usize).cloned()).collect();
-    let (regions, waits_by_location, waits_by_region) = regions_and_waits(t, area);
+    let messages = rows.messages(t, (area.from, area.to));
+    let (regions, waits_by_location, waits_by_region) = regions_and_waits(t, area, rows, &messages);
     let area_s = secs(area.to.saturating_sub(area.from)) * locations.len().max(1) as f64;
     let mut regions: Vec<RegionRow> = regions
         .into_iter()
@@ -156,7 +210,8 @@ pub fn summarize(t: &Trace, area: Area, top: usize) -> Summary {
         })
         .collect();
     regions.sort_by(|a, b| b.self_s.total_cmp(&a.self_s).then_with(|| a.name.cmp(&b.name)));
-    let (messages, bytes, pairs) = pairs_in(t, area, top);
+    let late = late_receivers(t, area, rows, &messages);
+    let (messages, bytes, pairs) = pairs_in(t, area, top, &messages);
     let wait_rows = |m: HashMap<String, (u64, u64)>| {
         let mut v: Vec<WaitRow> =
             m.into_iter().map(|(name, (count, ticks))| WaitRow { name, count, late_sender_s: secs(ticks) }).collect();
@@ -171,7 +226,6 @@ pub fn summarize(t: &Trace, area: Area, top: usize) -> Summary {
         v.sort_by(|a, b| b.late_receiver_s.total_cmp(&a.late_receiver_s).then_with(|| a.name.cmp(&b.name)));
         v
     };
-    let late = late_receivers(t, area);
     Summary {
         from_s: secs(area.from.saturating_sub(start)),
         to_s: secs(area.to.saturating_sub(start)),
@@ -193,21 +247,26 @@ pub fn summarize(t: &Trace, area: Area, top: usize) -> Summary {
 /// synchronous send, or a rendezvous for a large message) and began before that receive waited
 /// from its start to the receive's start. Per sending location and per send region, for the
 /// messages sent in `area` from its locations.
-fn late_receivers(t: &Trace, area: Area) -> (Waits, Waits) {
+fn late_receivers(t: &Trace, area: Area, rows: &dyn RowSource, messages: &[usize]) -> (Waits, Waits) {
     let i = &t.intervals;
     let n = t.locations.name.len();
     let send_kind: Vec<bool> = t.region_names.iter().map(|n| blocking_send(n)).collect();
     let recv_kind: Vec<bool> = t.region_names.iter().map(|n| receives(n)).collect();
-    // Per location, its sends and its receives, by start.
-    let (mut sends, mut recvs) = (vec![Vec::new(); n], vec![Vec::new(); n]);
-    for k in 0..i.start.len() {
-        let (l, kind) = (i.location[k] as usize, i.kind[k] as usize);
-        if l < n && send_kind.get(kind) == Some(&true) {
-            sends[l].push(k);
-        } else if l < n && recv_kind.get(kind) == Some(&true) {
-            recvs[l].push(k);
-        }
-    }
+    // Per location, its sends in the area and its receives up to the latest receive of a
+    // message sent in it, by start.
+    let reach = area.to.saturating_add(rows.max_latency()).saturating_add(1);
+    let of_kind = |l: usize, window: (u64, u64), kind: &[bool]| -> Vec<usize> {
+        let mut v = rows.intervals(t, l, window);
+        v.retain(|&k| kind.get(i.kind[k] as usize) == Some(&true));
+        v
+    };
+    let (mut sends, mut recvs): (Vec<Vec<usize>>, Vec<Vec<usize>>) = (0..n)
+        .into_par_iter()
+        .map(|l| {
+            let sends = if area.holds(l as u32) { of_kind(l, (area.from, area.to), &send_kind) } else { Vec::new() };
+            (sends, of_kind(l, (area.from, reach), &recv_kind))
+        })
+        .unzip();
     for v in sends.iter_mut().chain(recvs.iter_mut()) {
         v.sort_by_key(|&k| (i.start[k], i.end[k]));
     }
@@ -219,7 +278,7 @@ fn late_receivers(t: &Trace, area: Area) -> (Waits, Waits) {
     let m = &t.messages;
     let (mut by_loc, mut by_region): (Waits, Waits) = (HashMap::new(), HashMap::new());
     let mut seen = std::collections::HashSet::new();
-    for k in 0..m.source.len() {
+    for &k in messages {
         let (s, d, sent, recv) = (m.source[k], m.destination[k], m.send_time[k], m.recv_time[k]);
         if recv == u64::MAX || !area.holds(s) || sent < area.from || sent >= area.to || d as usize >= n {
             continue;
@@ -255,19 +314,18 @@ type Waits = HashMap<String, (u64, u64)>;
 
 /// Per region kind its intervals' time in the area, and the late-sender waits per location and
 /// region.
-fn regions_and_waits(t: &Trace, area: Area) -> (HashMap<u32, Acc>, Waits, Waits) {
+fn regions_and_waits(
+    t: &Trace,
+    area: Area,
+    rows: &dyn RowSource,
+    messages: &[usize],
+) -> (HashMap<u32, Acc>, Waits, Waits) {
     let i = &t.intervals;
-    let mut by_location: Vec<Vec<usize>> = vec![Vec::new(); t.locations.name.len()];
-    for k in 0..i.start.len() {
-        let l = i.location[k];
-        if area.holds(l)
-            && i.end[k] > area.from
-            && i.start[k] < area.to
-            && let Some(v) = by_location.get_mut(l as usize)
-        {
-            v.push(k);
-        }
-    }
+    let n = t.locations.name.len();
+    let mut by_location: Vec<Vec<usize>> = (0..n)
+        .into_par_iter()
+        .map(|l| if area.holds(l as u32) { rows.intervals(t, l, (area.from, area.to)) } else { Vec::new() })
+        .collect();
     let mut acc: HashMap<u32, Acc> = HashMap::new();
     // Self time: each interval's clipped time less its children's, by a stack per location.
     for rows in &mut by_location {
@@ -296,17 +354,17 @@ fn regions_and_waits(t: &Trace, area: Area) -> (HashMap<u32, Acc>, Waits, Waits)
             a.max = a.max.max(clipped);
         }
     }
-    let (by_loc, by_region) = late_senders(t, area, &by_location);
+    let (by_loc, by_region) = late_senders(t, area, &by_location, messages);
     (acc, by_loc, by_region)
 }
 
 /// Scalasca's late sender: a receive (or wait) that began before its message was sent waited
 /// from its start to the send (to its own end at most); a wait completing several messages
 /// waited for the latest of them. Per receiving location and per region.
-fn late_senders(t: &Trace, area: Area, by_location: &[Vec<usize>]) -> (Waits, Waits) {
+fn late_senders(t: &Trace, area: Area, by_location: &[Vec<usize>], messages: &[usize]) -> (Waits, Waits) {
     let i = &t.intervals;
     let (mut by_loc, mut by_region): (Waits, Waits) = (HashMap::new(), HashMap::new());
-    for (r, send) in waited_until(t, area, by_location) {
+    for (r, send) in waited_until(t, area, by_location, messages.iter().copied()) {
         let waited = area.clip(i.start[r], send);
         if waited == 0 {
             continue;
@@ -341,7 +399,7 @@ pub fn late_sender_waits(t: &Trace) -> Vec<Wait> {
         }
     }
     let whole = Area { from: 0, to: u64::MAX, first: 0, last: u32::MAX };
-    let mut waits: Vec<Wait> = waited_until(t, whole, &by_location)
+    let mut waits: Vec<Wait> = waited_until(t, whole, &by_location, 0..t.messages.source.len())
         .into_iter()
         .filter(|&(r, send)| send > i.start[r])
         .map(|(r, send)| Wait { location: i.location[r], from: i.start[r], to: send })
@@ -352,7 +410,12 @@ pub fn late_sender_waits(t: &Trace) -> Vec<Wait> {
 
 /// Per receive interval (row) of `by_location` that began before a message it received in
 /// `area` was sent: the latest such send (at most the interval's end).
-fn waited_until(t: &Trace, area: Area, by_location: &[Vec<usize>]) -> HashMap<usize, u64> {
+fn waited_until(
+    t: &Trace,
+    area: Area,
+    by_location: &[Vec<usize>],
+    messages: impl Iterator<Item = usize>,
+) -> HashMap<usize, u64> {
     let i = &t.intervals;
     let is_receive: Vec<bool> = t.region_names.iter().map(|n| receives(n)).collect();
     // Per location, its receive intervals sorted by start.
@@ -367,7 +430,7 @@ fn waited_until(t: &Trace, area: Area, by_location: &[Vec<usize>]) -> HashMap<us
         .collect();
     let m = &t.messages;
     let mut latest: HashMap<usize, u64> = HashMap::new();
-    for k in 0..m.source.len() {
+    for k in messages {
         let (d, recv) = (m.destination[k], m.recv_time[k]);
         if recv == u64::MAX || !area.holds(d) || recv < area.from || recv >= area.to {
             continue;
@@ -386,11 +449,11 @@ fn waited_until(t: &Trace, area: Area, by_location: &[Vec<usize>]) -> HashMap<us
 }
 
 /// Messages sent in the area from its locations: count, bytes, and the `top` pairs by bytes.
-fn pairs_in(t: &Trace, area: Area, top: usize) -> (u64, u64, Vec<PairRow>) {
+fn pairs_in(t: &Trace, area: Area, top: usize, messages: &[usize]) -> (u64, u64, Vec<PairRow>) {
     let m = &t.messages;
     let mut pairs: HashMap<(u32, u32), (u64, u64, u64, u64)> = HashMap::new();
     let (mut count, mut bytes) = (0u64, 0u64);
-    for k in 0..m.source.len() {
+    for &k in messages {
         let send = m.send_time[k];
         if !area.holds(m.source[k]) || send < area.from || send >= area.to {
             continue;

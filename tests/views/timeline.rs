@@ -137,7 +137,7 @@ fn a_timeline_area_is_selected_outlined_and_summed_up() {
     let prepared = built.view.prepare(&d, &sel, frame, &Backend::Cpu).expect("prepare");
     let got = prepared.area_summary().expect("the area's numbers");
     let want = summarize(&d.trace, area, 10);
-    assert_eq!(got.regions, want.regions);
+    assert_eq!(*got, want, "the index's rows give the numbers a pass over the trace gives");
     assert_eq!(got.locations.len(), 1);
     assert!(got.regions.iter().any(|r| r.name.starts_with("MPI_")), "{:?}", got.regions);
     // The outline: white pixels along the area's left edge, none there without it.
@@ -153,6 +153,34 @@ fn a_timeline_area_is_selected_outlined_and_summed_up() {
     let cleared = built.view.brush(&d, &sel, frame, [x0, y], [x0 + 1.0, y]).expect("cleared");
     assert_eq!(cleared.area, None);
     assert!(built.view.brush(&d, &cleared, frame, [x0, y], [x0, y]).is_none());
+}
+
+/// An area's statistics, read through the timeline's index (the window's intervals by location,
+/// its messages by send time), equal a pass over the whole trace, for areas of a generated
+/// stencil trace at several zooms.
+#[test]
+fn area_statistics_through_the_index_equal_a_pass_over_the_trace() {
+    use exaviz_engine::Backend;
+    use exaviz_engine::summary::summarize;
+    use exaviz_engine::views::contract::{Entry, Frame};
+    let d = open("gen:fd4?iterations=3");
+    let frame = Frame { width: 900, height: 600 };
+    let mut with_messages = 0;
+    for window in [None, Some(("60", "75")), Some(("70.5", "70.9"))] {
+        let options: Vec<&str> = window.map_or(Vec::new(), |(a, b)| vec!["--from", a, "--to", b]);
+        let built = Entry::find("timeline").unwrap().parse(&options).unwrap();
+        for (from, to) in
+            [([100.0, 60.0], [500.0, 400.0]), ([90.0, 300.0], [690.0, 520.0]), ([300.0, 50.0], [320.0, 540.0])]
+        {
+            let sel = built.view.brush(&d, &built.selection, frame, from, to).expect("an area");
+            let area = sel.area.expect("the area");
+            let prepared = built.view.prepare(&d, &sel, frame, &Backend::Cpu).expect("prepare");
+            let got = prepared.area_summary().expect("its numbers");
+            assert_eq!(*got, summarize(&d.trace, area, 10), "{window:?} {area:?}");
+            with_messages += usize::from(got.messages > 0 && !got.waits_by_location.is_empty());
+        }
+    }
+    assert!(with_messages >= 3, "too few areas hold messages and waits: {with_messages}");
 }
 
 /// A message followed on the real ping-pong timeline: hovering its line offers it, a click

@@ -69,7 +69,8 @@ impl TimelineView {
         match cached.as_ref() {
             Some((k, a, s)) if *k == key && *a == area => s.clone(),
             _ => {
-                let s = Arc::new(crate::summary::summarize(&dataset.trace, area, AREA_PAIRS));
+                let index = self.index(dataset);
+                let s = Arc::new(crate::summary::summarize_from(&dataset.trace, area, AREA_PAIRS, &*index));
                 *cached = Some((key, area, s.clone()));
                 s
             }

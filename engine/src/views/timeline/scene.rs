@@ -545,6 +545,29 @@ impl TimelineIndex {
     }
 }
 
+/// An area's statistics read through the index: the intervals of a window by location, the
+/// messages by send time, instead of a pass over the trace.
+impl crate::summary::RowSource for TimelineIndex {
+    fn intervals(&self, t: &Trace, l: usize, window: (u64, u64)) -> Vec<usize> {
+        let i = &t.intervals;
+        let mut v = Vec::new();
+        self.by.overlapping(t, l, window, |k| {
+            if i.end[k] > window.0 && i.start[k] < window.1 {
+                v.push(k);
+            }
+        });
+        v
+    }
+
+    fn messages(&self, t: &Trace, window: (u64, u64)) -> Vec<usize> {
+        self.candidates(t, window).iter().map(|&k| k as usize).collect()
+    }
+
+    fn max_latency(&self) -> u64 {
+        self.max_latency
+    }
+}
+
 /// Gradient weight of a piece of a message line at `t` along it (0: sender, 1: receiver).
 const GRADIENT_STEPS: f32 = 16.0;
 /// Messages per density pass (bounds the memory of the segment lists).
