@@ -288,14 +288,7 @@ fn late_receivers(t: &Trace, area: Area, rows: &dyn RowSource, messages: &[usize
         };
         // Late: the send began before the receive and lasted past its start.
         if i.start[a] < i.start[b] && i.end[a] > i.start[b] && seen.insert(a) {
-            let waited = area.clip(i.start[a], i.start[b]);
-            let loc = t.locations.name.get(s as usize).cloned().unwrap_or_default();
-            let region = t.region_names.get(i.kind[a] as usize).cloned().unwrap_or_default();
-            for (map, key) in [(&mut by_loc, loc), (&mut by_region, region)] {
-                let e = map.entry(key).or_insert((0, 0));
-                e.0 += 1;
-                e.1 += waited;
-            }
+            add_wait(t, (&mut by_loc, &mut by_region), a, area.clip(i.start[a], i.start[b]));
         }
     }
     (by_loc, by_region)
@@ -366,18 +359,23 @@ fn late_senders(t: &Trace, area: Area, by_location: &[Vec<usize>], messages: &[u
     let (mut by_loc, mut by_region): (Waits, Waits) = (HashMap::new(), HashMap::new());
     for (r, send) in waited_until(t, area, by_location, messages.iter().copied()) {
         let waited = area.clip(i.start[r], send);
-        if waited == 0 {
-            continue;
-        }
-        let loc = t.locations.name.get(i.location[r] as usize).cloned().unwrap_or_default();
-        let region = t.region_names.get(i.kind[r] as usize).cloned().unwrap_or_default();
-        for (map, key) in [(&mut by_loc, loc), (&mut by_region, region)] {
-            let e = map.entry(key).or_insert((0, 0));
-            e.0 += 1;
-            e.1 += waited;
+        if waited > 0 {
+            add_wait(t, (&mut by_loc, &mut by_region), r, waited);
         }
     }
     (by_loc, by_region)
+}
+
+/// Counts a wait of `ticks` in interval `k` for its location and its region.
+fn add_wait(t: &Trace, (by_loc, by_region): (&mut Waits, &mut Waits), k: usize, ticks: u64) {
+    let i = &t.intervals;
+    let loc = t.locations.name.get(i.location[k] as usize).cloned().unwrap_or_default();
+    let region = t.region_names.get(i.kind[k] as usize).cloned().unwrap_or_default();
+    for (map, key) in [(by_loc, loc), (by_region, region)] {
+        let e = map.entry(key).or_insert((0, 0));
+        e.0 += 1;
+        e.1 += ticks;
+    }
 }
 
 /// One late-sender wait: the receiving location, and the ticks from the receive's start to the

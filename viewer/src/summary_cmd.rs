@@ -150,33 +150,31 @@ fn text(input: &str, s: &Summary) -> String {
             );
         }
     }
-    let _ = writeln!(o, "\nlate sender (receivers blocked before the matching send began)");
-    if s.waits_by_location.is_empty() {
-        let _ = writeln!(o, "  none");
-    }
-    for (what, rows) in [("row", &s.waits_by_location), ("region", &s.waits_by_region)] {
-        if rows.is_empty() {
-            continue;
-        }
-        let _ = writeln!(o, "{:<40} {:>9} {:>12}", format!("by {what}"), "waits", "time");
-        for w in rows.iter().take(20) {
-            let _ = writeln!(o, "{:<40} {:>9} {:>12}", clip(&w.name, 40), w.count, time(w.late_sender_s));
-        }
-    }
-    let _ = writeln!(o, "\nlate receiver (blocking sends that returned only after their later receive began)");
-    if s.late_receivers_by_location.is_empty() {
-        let _ = writeln!(o, "  none");
-    }
-    for (what, rows) in [("row", &s.late_receivers_by_location), ("region", &s.late_receivers_by_region)] {
-        if rows.is_empty() {
-            continue;
-        }
-        let _ = writeln!(o, "{:<40} {:>9} {:>12}", format!("by {what}"), "waits", "time");
-        for w in rows.iter().take(20) {
-            let _ = writeln!(o, "{:<40} {:>9} {:>12}", clip(&w.name, 40), w.count, time(w.late_receiver_s));
-        }
-    }
+    let late: [Vec<_>; 2] = [&s.waits_by_location, &s.waits_by_region]
+        .map(|rows| rows.iter().map(|w| (w.name.as_str(), w.count, w.late_sender_s)).collect());
+    wait_tables(&mut o, "late sender (receivers blocked before the matching send began)", &late);
+    let late: [Vec<_>; 2] = [&s.late_receivers_by_location, &s.late_receivers_by_region]
+        .map(|rows| rows.iter().map(|w| (w.name.as_str(), w.count, w.late_receiver_s)).collect());
+    wait_tables(&mut o, "late receiver (blocking sends that returned only after their later receive began)", &late);
     o
+}
+
+/// A wait state's tables under `title`: (name, waits, seconds) by row and by region, or "none".
+fn wait_tables(o: &mut String, title: &str, [by_row, by_region]: &[Vec<(&str, u64, f64)>; 2]) {
+    use std::fmt::Write;
+    let _ = writeln!(o, "\n{title}");
+    if by_row.is_empty() {
+        let _ = writeln!(o, "  none");
+    }
+    for (what, rows) in [("row", by_row), ("region", by_region)] {
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "{:<40} {:>9} {:>12}", format!("by {what}"), "waits", "time");
+        for (name, count, seconds) in rows.iter().take(20) {
+            let _ = writeln!(o, "{:<40} {:>9} {:>12}", clip(name, 40), count, time(*seconds));
+        }
+    }
 }
 
 /// The summary in lines narrow enough for the window's panel (about 32 characters): the area,
