@@ -86,6 +86,15 @@ pub struct Messages {
 }
 
 impl Intervals {
+    /// Adds one row.
+    pub fn push(&mut self, location: u32, start: u64, end: u64, kind: u32, depth: u32) {
+        self.location.push(location);
+        self.start.push(start);
+        self.end.push(end);
+        self.kind.push(kind);
+        self.depth.push(depth);
+    }
+
     /// Moves `other`'s rows after these.
     pub fn append(&mut self, other: Intervals) {
         self.location.extend(other.location);
@@ -106,6 +115,22 @@ impl Intervals {
 }
 
 impl Messages {
+    /// Adds one row: a message from `source` to `destination`, sent and received at those ticks.
+    pub fn push(
+        &mut self,
+        (source, destination): (u32, u32),
+        (send_time, recv_time): (u64, u64),
+        bytes: u32,
+        tag: u32,
+    ) {
+        self.source.push(source);
+        self.destination.push(destination);
+        self.send_time.push(send_time);
+        self.recv_time.push(recv_time);
+        self.bytes.push(bytes);
+        self.tag.push(tag);
+    }
+
     /// Moves `other`'s rows after these.
     pub fn append(&mut self, other: Messages) {
         self.source.extend(other.source);

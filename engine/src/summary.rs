@@ -390,13 +390,8 @@ pub struct Wait {
 /// Every late-sender wait of the trace ([`late_senders`]'s definition), sorted by start.
 pub fn late_sender_waits(t: &Trace) -> Vec<Wait> {
     let i = &t.intervals;
-    let mut by_location = vec![Vec::new(); t.locations.name.len()];
-    for k in 0..i.start.len() {
-        if let Some(v) = by_location.get_mut(i.location[k] as usize) {
-            v.push(k);
-        }
-    }
     let whole = Area { from: 0, to: u64::MAX, first: 0, last: u32::MAX };
+    let by_location = EveryRow::new(t).by_location;
     let mut waits: Vec<Wait> = waited_until(t, whole, &by_location, 0..t.messages.source.len())
         .into_iter()
         .filter(|&(r, send)| send > i.start[r])
@@ -556,19 +551,9 @@ mod tests {
         for (l, s, e, k, d) in
             [(0, 0, 100, 0, 0), (0, 20, 50, 1, 1), (0, 100, 105, 3, 0), (1, 0, 40, 0, 0), (1, 40, 110, 2, 0)]
         {
-            t.intervals.location.push(l);
-            t.intervals.start.push(s);
-            t.intervals.end.push(e);
-            t.intervals.kind.push(k);
-            t.intervals.depth.push(d);
+            t.intervals.push(l, s, e, k, d);
         }
-        let m = &mut t.messages;
-        m.source.push(0);
-        m.destination.push(1);
-        m.send_time.push(100);
-        m.recv_time.push(110);
-        m.bytes.push(64);
-        m.tag.push(0);
+        t.messages.push((0, 1), (100, 110), 64, 0);
         t
     }
 
@@ -593,19 +578,9 @@ mod tests {
             let recv = send.max(start) + 5;
             let end = recv + 1 + next(3);
             for (l, s, e, kind) in [(dest, start, end, 0), (0, send, send + 2, 1)] {
-                t.intervals.location.push(l);
-                t.intervals.start.push(s);
-                t.intervals.end.push(e);
-                t.intervals.kind.push(kind);
-                t.intervals.depth.push(0);
+                t.intervals.push(l, s, e, kind, 0);
             }
-            let m = &mut t.messages;
-            m.source.push(0);
-            m.destination.push(dest);
-            m.send_time.push(send);
-            m.recv_time.push(recv);
-            m.bytes.push(8);
-            m.tag.push(0);
+            t.messages.push((0, dest), (send, recv), 8, 0);
             if late {
                 planted.push(Wait { location: dest, from: start, to: send });
             }
@@ -640,20 +615,10 @@ mod tests {
             (1, 150, 175, 1),
         ];
         for (l, s, e, k) in rows {
-            t.intervals.location.push(l);
-            t.intervals.start.push(s);
-            t.intervals.end.push(e);
-            t.intervals.kind.push(k);
-            t.intervals.depth.push(0);
+            t.intervals.push(l, s, e, k, 0);
         }
         for (src, dst, sent, recv) in [(0, 1, 12, 58), (0, 1, 72, 85), (1, 0, 111, 120), (0, 1, 141, 170)] {
-            let m = &mut t.messages;
-            m.source.push(src);
-            m.destination.push(dst);
-            m.send_time.push(sent);
-            m.recv_time.push(recv);
-            m.bytes.push(8);
-            m.tag.push(0);
+            t.messages.push((src, dst), (sent, recv), 8, 0);
         }
         let s = summarize(&t, Area { from: 0, to: 200, first: 0, last: 1 }, 10);
         let by_loc = &s.late_receivers_by_location;

@@ -3,7 +3,7 @@
 //! (the test command installs them; the linked-selection test also needs xdotool); without them
 //! these tests fail rather than skip.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -784,46 +784,58 @@ fn windows_show_their_regions(dir: &Path, input: &str, checks: &[(&str, &str, ex
     }
 }
 
+/// Runs `gestures` (shell lines using `$wid`, the window, `$log`, the viewer's standard error,
+/// and `$dir`, a scratch folder) against `exaviz view` on a generated stencil timeline, 900 x 560,
+/// under Xvfb with a `screen`; the log once the viewer is killed, and the scratch folder.
+fn fd4_timeline_under_xvfb(name: &str, screen: &str, gestures: &str) -> (String, PathBuf) {
+    require("xvfb-run");
+    require("xdotool");
+    let dir = std::env::temp_dir().join(format!("exaviz-window-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = env!("CARGO_BIN_EXE_exaviz");
+    let script = format!(
+        "set -e\n\
+         dir={dir}\n\
+         log=$dir/viewer.log\n\
+         \"{exe}\" view 'gen:fd4?iterations=3' --view timeline --size 900x560 --frames 100000000 2> $log &\n\
+         pid=$!\n\
+         for i in $(seq 1 300); do grep -q 'viewer on' $log 2>/dev/null && break; sleep 0.1; done\n\
+         sleep 3\n\
+         wid=$(xdotool search --name exaviz | head -1)\n\
+         {gestures}\n\
+         kill $pid\n\
+         cat $log >&2\n",
+        dir = dir.display()
+    );
+    let (ok, text) = in_xvfb(screen, &dir, &script);
+    assert!(ok, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    (text, dir)
+}
+
 /// Searching the timeline with real X input: `/`, the text and Enter search region names, `n`
 /// steps to the first match (the window moves and zooms to it), `N` from there wraps to the
 /// last; the picture after the steps differs from the one before.
 #[test]
 fn a_timeline_search_steps_through_its_matches_under_xvfb() {
-    require("xvfb-run");
     require("import");
-    require("xdotool");
-    let (w, h) = (900u32, 560u32);
-    let dir = std::env::temp_dir().join(format!("exaviz-window-search-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = env!("CARGO_BIN_EXE_exaviz");
-    let shot = |k: &str| dir.join(format!("{k}.png")).display().to_string();
-    let log = dir.join("viewer.log").display().to_string();
-    let script = format!(
-        "set -e\n\
-         \"{exe}\" view 'gen:fd4?iterations=3' --view timeline --size {w}x{h} --frames 100000000 2> {log} &\n\
-         pid=$!\n\
-         for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
-         sleep 3\n\
-         wid=$(xdotool search --name exaviz | head -1)\n\
-         xdotool mousemove --window $wid 1 1\n\
+    let w = 900u32;
+    let (text, dir) = fd4_timeline_under_xvfb(
+        "search",
+        "1200x700",
+        "xdotool mousemove --window $wid 1 1\n\
          sleep 0.5\n\
-         import -window $wid {before}\n\
+         import -window $wid $dir/before.png\n\
          xdotool windowfocus $wid key slash W a i t Return\n\
-         for i in $(seq 1 100); do grep -q 'search' {log} && break; sleep 0.1; done\n\
+         for i in $(seq 1 100); do grep -q 'search' $log && break; sleep 0.1; done\n\
          xdotool windowfocus $wid key n\n\
-         for i in $(seq 1 100); do grep -q 'match 1 of' {log} && break; sleep 0.1; done\n\
+         for i in $(seq 1 100); do grep -q 'match 1 of' $log && break; sleep 0.1; done\n\
          sleep 3\n\
-         import -window $wid {after}\n\
+         import -window $wid $dir/after.png\n\
          xdotool windowfocus $wid key N\n\
-         for i in $(seq 1 100); do grep -q 'match [0-9]* of [0-9]*: .* at' {log} && grep -c 'match' {log} | grep -q 2 && break; sleep 0.1; done\n\
-         kill $pid\n\
-         cat {log} >&2\n",
-        before = shot("before"),
-        after = shot("after"),
+         for i in $(seq 1 100); do grep -q 'match [0-9]* of [0-9]*: .* at' $log && grep -c 'match' $log | grep -q 2 && break; sleep 0.1; done",
     );
-    let (ok, text) = in_xvfb("1200x700", &dir, &script);
-    assert!(ok, "{text}");
-    assert!(!text.contains("panicked"), "{text}");
+    let shot = |k: &str| dir.join(format!("{k}.png")).display().to_string();
     assert!(text.contains("search \u{201c}Wait\u{201d}"), "the typed search is selected: {text}");
     let matches: Vec<&str> = text.lines().filter(|l| l.contains(": match ")).collect();
     assert!(matches.len() >= 2, "n and N each step to a match: {text}");
@@ -841,32 +853,16 @@ fn a_timeline_search_steps_through_its_matches_under_xvfb() {
 /// and a right click clears it.
 #[test]
 fn a_timeline_area_drag_fills_the_statistics_under_xvfb() {
-    require("xvfb-run");
-    require("xdotool");
-    let (w, h) = (900u32, 560u32);
-    let dir = std::env::temp_dir().join(format!("exaviz-window-area-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = env!("CARGO_BIN_EXE_exaviz");
-    let log = dir.join("viewer.log").display().to_string();
-    let script = format!(
-        "set -e\n\
-         \"{exe}\" view 'gen:fd4?iterations=3' --view timeline --size {w}x{h} --frames 100000000 2> {log} &\n\
-         pid=$!\n\
-         for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
-         sleep 3\n\
-         wid=$(xdotool search --name exaviz | head -1)\n\
-         xdotool mousemove --window $wid 150 100 mousedown 3\n\
+    let (text, dir) = fd4_timeline_under_xvfb(
+        "area",
+        "1200x700",
+        "xdotool mousemove --window $wid 150 100 mousedown 3\n\
          xdotool mousemove --window $wid 250 160\n\
          xdotool mousemove --window $wid 350 220 mouseup 3\n\
-         for i in $(seq 1 200); do grep -q 'area statistics' {log} && break; sleep 0.1; done\n\
+         for i in $(seq 1 200); do grep -q 'area statistics' $log && break; sleep 0.1; done\n\
          xdotool mousemove --window $wid 200 200 mousedown 3 mouseup 3\n\
-         for i in $(seq 1 100); do grep -q 'selected: nothing' {log} && break; sleep 0.1; done\n\
-         kill $pid\n\
-         cat {log} >&2\n"
+         for i in $(seq 1 100); do grep -q 'selected: nothing' $log && break; sleep 0.1; done",
     );
-    let (ok, text) = in_xvfb("1200x700", &dir, &script);
-    assert!(ok, "{text}");
-    assert!(!text.contains("panicked"), "{text}");
     assert!(text.contains("selected: area of rows"), "the drag selects an area: {text}");
     let stats = text.lines().find(|l| l.starts_with("area statistics:")).unwrap_or_else(|| panic!("{text}"));
     // The area's time and rows, then the table's head and its busiest region.
@@ -881,37 +877,21 @@ fn a_timeline_area_drag_fills_the_statistics_under_xvfb() {
 /// sender's.
 #[test]
 fn a_clicked_message_is_followed_to_its_ends_under_xvfb() {
-    require("xvfb-run");
-    require("xdotool");
-    let (w, h) = (900u32, 560u32);
-    let dir = std::env::temp_dir().join(format!("exaviz-window-follow-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = env!("CARGO_BIN_EXE_exaviz");
-    let log = dir.join("viewer.log").display().to_string();
     // The plot spans x 80 to 700 over the trace's 300 s; its messages are sent 55 to 85 s in.
-    let script = format!(
-        "set -e\n\
-         \"{exe}\" view 'gen:fd4?iterations=3' --view timeline --size {w}x{h} --frames 100000000 2> {log} &\n\
-         pid=$!\n\
-         for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
-         sleep 3\n\
-         wid=$(xdotool search --name exaviz | head -1)\n\
-         for x in 225 215 235 205 245 220 230; do\n\
+    let (text, dir) = fd4_timeline_under_xvfb(
+        "follow",
+        "1300x700",
+        "for x in 225 215 235 205 245 220 230; do\n\
            xdotool mousemove --window $wid $x 250 click 1\n\
-           for i in $(seq 1 15); do grep -q 'selected: pair' {log} && break; sleep 0.1; done\n\
-           grep -q 'selected: pair' {log} && break\n\
+           for i in $(seq 1 15); do grep -q 'selected: pair' $log && break; sleep 0.1; done\n\
+           grep -q 'selected: pair' $log && break\n\
          done\n\
          for k in f bracketright bracketleft; do\n\
-           n=$(grep -c '^window:' {log} || true)\n\
+           n=$(grep -c '^window:' $log || true)\n\
            xdotool windowfocus $wid key $k\n\
-           for i in $(seq 1 50); do [ $(grep -c '^window:' {log}) -gt $n ] && break; sleep 0.1; done\n\
-         done\n\
-         kill $pid\n\
-         cat {log} >&2\n"
+           for i in $(seq 1 50); do [ $(grep -c '^window:' $log) -gt $n ] && break; sleep 0.1; done\n\
+         done",
     );
-    let (ok, text) = in_xvfb("1300x700", &dir, &script);
-    assert!(ok, "{text}");
-    assert!(!text.contains("panicked"), "{text}");
     let selected = text.lines().find(|l| l.starts_with("selected: pair")).unwrap_or_else(|| panic!("{text}"));
     assert!(selected.contains("; message "), "the click follows the message: {selected}");
     let windows: Vec<(f64, f64)> = text

@@ -181,21 +181,11 @@ mod tests {
         let (a, b) = (first.1, first.1 + 100);
         for (s, e, k) in [(0, a, 0), (a, b, 1), (b, b + last.1, 2)] {
             for l in 0..2 {
-                t.intervals.location.push(l);
-                t.intervals.start.push(s);
-                t.intervals.end.push(e);
-                t.intervals.kind.push(k);
-                t.intervals.depth.push(1);
+                t.intervals.push(l, s, e, k, 1);
             }
         }
-        let m = &mut t.messages;
         for (s, d, at) in [(0, 1, a + 10), (1, 0, a + 60)] {
-            m.source.push(s);
-            m.destination.push(d);
-            m.send_time.push(at);
-            m.recv_time.push(at + 20);
-            m.bytes.push(8);
-            m.tag.push(0);
+            t.messages.push((s, d), (at, at + 20), 8, 0);
         }
         t
     }

@@ -24,19 +24,37 @@ use super::trace::{Home, span};
 #[derive(Default)]
 pub struct TimelineView {
     pub opts: TimelineOptions,
-    index: std::sync::Mutex<Option<(IndexKey, Arc<TimelineIndex>)>>,
+    index: Kept<IndexKey, Arc<TimelineIndex>>,
     /// The trace's home window (a scan of every row, so found once per trace).
-    home: std::sync::Mutex<Option<(IndexKey, Option<Home>)>>,
-    /// The last area summed up (a pass over the trace), kept while the window pans and zooms.
-    area: std::sync::Mutex<Option<(IndexKey, Area, Arc<Summary>)>>,
+    home: Kept<IndexKey, Option<Home>>,
+    /// The last area summed up, kept while the window pans and zooms.
+    area: Kept<(IndexKey, Area), Arc<Summary>>,
+    /// The counter series of a trace drawn from its pyramid (the others' are in the index).
+    counters: Kept<IndexKey, Arc<counters::CounterIndex>>,
 }
 
 /// Which trace an index was built from.
 type IndexKey = (String, usize, usize, usize);
 
+/// One value kept with the key it was made for.
+type Kept<K, V> = std::sync::Mutex<Option<(K, V)>>;
+
+/// The value kept in `slot` for `key`, made by `make` (and kept) where the slot holds another.
+fn kept<K: PartialEq, V: Clone>(slot: &Kept<K, V>, key: K, make: impl FnOnce() -> V) -> V {
+    let mut cached = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match cached.as_ref() {
+        Some((k, v)) if *k == key => v.clone(),
+        _ => {
+            let v = make();
+            *cached = Some((key, v.clone()));
+            v
+        }
+    }
+}
+
 impl TimelineView {
     pub fn with(opts: TimelineOptions) -> Self {
-        Self { opts, index: Default::default(), home: Default::default(), area: Default::default() }
+        Self { opts, ..Default::default() }
     }
 
     fn key(dataset: &Dataset) -> IndexKey {
@@ -50,31 +68,20 @@ impl TimelineView {
             // The rows of one window of a larger trace have no home of their own.
             return None;
         }
-        let key = Self::key(dataset);
-        let mut cached = self.home.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        match cached.as_ref() {
-            Some((k, home)) if *k == key => home.clone(),
-            _ => {
-                let home = super::trace::home_window(&dataset.trace);
-                *cached = Some((key, home.clone()));
-                home
-            }
-        }
+        kept(&self.home, Self::key(dataset), || super::trace::home_window(&dataset.trace))
     }
 
     /// The numbers of `area` of the trace, kept for the last area asked for.
     fn summary_of(&self, dataset: &Dataset, area: Area) -> Arc<Summary> {
-        let key = Self::key(dataset);
-        let mut cached = self.area.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        match cached.as_ref() {
-            Some((k, a, s)) if *k == key && *a == area => s.clone(),
-            _ => {
-                let index = self.index(dataset);
-                let s = Arc::new(crate::summary::summarize_from(&dataset.trace, area, AREA_PAIRS, &*index));
-                *cached = Some((key, area, s.clone()));
-                s
-            }
-        }
+        kept(&self.area, (Self::key(dataset), area), || {
+            let index = self.index(dataset);
+            Arc::new(crate::summary::summarize_from(&dataset.trace, area, AREA_PAIRS, &*index))
+        })
+    }
+
+    /// The counter series of a trace drawn from its pyramid, kept per trace.
+    fn counters_of(&self, dataset: &Dataset) -> Arc<counters::CounterIndex> {
+        kept(&self.counters, Self::key(dataset), || Arc::new(counters::CounterIndex::new(&dataset.trace)))
     }
 
     pub(crate) fn index(&self, dataset: &Dataset) -> Arc<TimelineIndex> {
@@ -83,16 +90,7 @@ impl TimelineView {
             // The rows of one window of a larger trace: a new window brings other rows.
             return Arc::new(TimelineIndex::new(t));
         }
-        let key = Self::key(dataset);
-        let mut cached = self.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        match cached.as_ref() {
-            Some((k, index)) if *k == key => index.clone(),
-            _ => {
-                let index = Arc::new(TimelineIndex::new(t));
-                *cached = Some((key, index.clone()));
-                index
-            }
-        }
+        kept(&self.index, Self::key(dataset), || Arc::new(TimelineIndex::new(t)))
     }
 }
 
@@ -192,7 +190,7 @@ impl contract::View for TimelineView {
             ..self.opts
         };
         if let Some(ooc) = &d.out_of_core {
-            let (scene, picker) = scene::pyramid::overview_scene(d, ooc, &opts)?;
+            let (scene, picker) = scene::pyramid::overview_scene(d, ooc, &opts, self.counters_of(d))?;
             return Ok(Box::new(Drawn { scene, picker }));
         }
         let (mut scene, picker) = timeline_scene(d, b, &opts, &self.index(d), self.home_of(d))?;

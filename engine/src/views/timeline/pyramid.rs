@@ -207,6 +207,7 @@ pub(crate) fn overview_scene(
     dataset: &Dataset,
     ooc: &OutOfCore,
     opts: &TimelineOptions,
+    counter_index: std::sync::Arc<CounterIndex>,
 ) -> Result<(Scene, OverviewPick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len();
@@ -219,7 +220,6 @@ pub(crate) fn overview_scene(
     let tps = t.ticks_per_second.max(1) as f64;
     let window = window_in(ooc.span, tps, opts.window_s)?;
     let outer = timeline_plot(opts)?;
-    let counter_index = CounterIndex::new(t);
     let (p, placed, hidden) = counters::layout(outer, &counter_index.chosen(opts.counters), counter_index.series.len());
     let tracks = counters::tracks(&counter_index, &placed, window);
     let pyr = &ooc.pyramid;
@@ -290,7 +290,7 @@ pub struct OverviewPick {
     counts: Vec<u32>,
     names: Vec<String>,
     /// The counter series and the tracks drawn.
-    counters: (CounterIndex, Vec<Track>),
+    counters: (std::sync::Arc<CounterIndex>, Vec<Track>),
 }
 
 impl Picker for OverviewPick {
