@@ -1051,3 +1051,134 @@ fn summary_of_an_area_of_a_real_trace() {
     assert_fails(&["summary", input, "--ranks", "0-7"], &["--ranks 0-7", "rows 0-1"]);
     assert_fails(&["summary", input, "--from", "2", "--to", "1"], &["empty"]);
 }
+
+/// Totals of an OTF2 archive as `otf2-print` lists its events, the oracle for `exaviz summary`:
+/// per region its ENTER count and the inclusive and self time of its calls (each LEAVE closing
+/// the innermost open call of its region and the calls entered after it, as Vampir does, a LEAVE
+/// of a region not open dropped), per (sender, receiver) the MPI_SEND count and bytes, per
+/// collective operation the count and time from MPI_COLLECTIVE_BEGIN to END.
+#[derive(Default)]
+struct Otf2Totals {
+    regions: std::collections::BTreeMap<String, (u64, f64, f64)>,
+    pairs: std::collections::BTreeMap<(u64, u64), (u64, u64)>,
+    collectives: std::collections::BTreeMap<String, (u64, f64)>,
+}
+
+/// The text after `key` in `line`, up to `end`.
+fn field<'a>(line: &'a str, key: &str, end: char) -> &'a str {
+    let at = line.find(key).unwrap_or_else(|| panic!("otf2-print line without {key}: {line}")) + key.len();
+    line[at..].split(end).next().unwrap()
+}
+
+fn otf2_print_totals(anchor: &Path) -> Option<Otf2Totals> {
+    let run = |args: &[&str]| match Command::new("otf2-print").args(args).arg(anchor).output() {
+        Ok(o) => Some(String::from_utf8_lossy(&o.stdout).into_owned()),
+        Err(e) => {
+            let required = std::env::var("EXAVIZ_REQUIRE_DATA").as_deref() == Ok("1");
+            assert!(!required, "otf2-print (apt package otf2-tools) is required with EXAVIZ_REQUIRE_DATA=1: {e}");
+            eprintln!("skipped: otf2-print absent");
+            None
+        }
+    };
+    let defs = run(&["-G"])?;
+    let tps: f64 = field(&defs, "Ticks per Seconds: ", ',').trim().parse().expect("clock resolution");
+    let mut totals = Otf2Totals::default();
+    // Per location: the open calls (region, enter tick, ticks of the calls directly inside).
+    let mut open: std::collections::HashMap<u64, Vec<(String, u64, u64)>> = Default::default();
+    let mut begun: std::collections::HashMap<u64, u64> = Default::default();
+    for line in run(&[])?.lines() {
+        let mut words = line.split_whitespace();
+        let (Some(event), Some(loc), Some(tick)) = (words.next(), words.next(), words.next()) else { continue };
+        let (Ok(loc), Ok(tick)) = (loc.parse::<u64>(), tick.parse::<u64>()) else { continue };
+        let stack = open.entry(loc).or_default();
+        match event {
+            "ENTER" => {
+                let region = field(line, "Region: \"", '"').to_string();
+                totals.regions.entry(region.clone()).or_default().0 += 1;
+                stack.push((region, tick, 0));
+            }
+            "LEAVE" => {
+                let region = field(line, "Region: \"", '"');
+                let Some(at) = stack.iter().rposition(|c| c.0 == region) else { continue };
+                while stack.len() > at {
+                    let (r, enter, inner) = stack.pop().unwrap();
+                    let d = tick - enter;
+                    let t = totals.regions.get_mut(&r).unwrap();
+                    t.1 += d as f64 / tps;
+                    t.2 += (d - inner) as f64 / tps;
+                    if let Some(outer) = stack.last_mut() {
+                        outer.2 += d;
+                    }
+                }
+            }
+            "MPI_SEND" | "MPI_ISEND" => {
+                let to: u64 = field(line, "Receiver: ", ' ').parse().unwrap();
+                let bytes: u64 = field(line, "Length: ", ',').trim().parse().unwrap();
+                let p = totals.pairs.entry((loc, to)).or_default();
+                p.0 += 1;
+                p.1 += bytes;
+            }
+            "MPI_COLLECTIVE_BEGIN" => {
+                begun.insert(loc, tick);
+            }
+            "MPI_COLLECTIVE_END" => {
+                let op = field(line, "Operation: ", ',').replace('_', "").to_lowercase();
+                let c = totals.collectives.entry(op).or_default();
+                c.0 += 1;
+                c.1 += (tick - begun.remove(&loc).expect("a collective's begin")) as f64 / tps;
+            }
+            _ => {}
+        }
+    }
+    Some(totals)
+}
+
+/// `exaviz summary --json` of the real OTF2 traces equals the totals `otf2-print` lists: every
+/// region's count, inclusive and self time, every pair's messages and bytes, every collective
+/// operation's count and time.
+#[test]
+fn summary_json_equals_otf2_print_totals() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    for archive in [
+        "otf2-pingpong/ping-pong-otf2/traces.otf2",
+        "otf2-pingpong/ping-pong-otf2-papi/traces.otf2",
+        "otf2-stencil-32r/traces.otf2",
+        "otf2-hip-mi300-metrics/traces.otf2",
+    ] {
+        let anchor = data.join(archive);
+        if !present(&anchor) {
+            return;
+        }
+        let Some(oracle) = otf2_print_totals(&anchor) else { return };
+        let out = exaviz(&["summary", anchor.to_str().unwrap(), "--json", "--top", "100000"]);
+        assert!(out.status.success(), "{archive}: {}", String::from_utf8_lossy(&out.stderr));
+        let s: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1e-3);
+        let regions = s["regions"].as_array().unwrap();
+        assert_eq!(regions.len(), oracle.regions.len(), "{archive}: regions");
+        for r in regions {
+            let name = r["name"].as_str().unwrap();
+            let (count, total, own) = oracle.regions[name];
+            assert_eq!(r["count"].as_u64(), Some(count), "{archive}: {name} count");
+            assert!(close(r["total_s"].as_f64().unwrap(), total), "{archive}: {name} total {} {total}", r["total_s"]);
+            assert!(close(r["self_s"].as_f64().unwrap(), own), "{archive}: {name} self {} {own}", r["self_s"]);
+        }
+        let pairs = s["pairs"].as_array().unwrap();
+        assert_eq!(pairs.len(), oracle.pairs.len(), "{archive}: pairs");
+        for p in pairs {
+            let key = (p["source"].as_u64().unwrap(), p["destination"].as_u64().unwrap());
+            let (count, bytes) = oracle.pairs[&key];
+            assert_eq!((p["count"].as_u64(), p["bytes"].as_u64()), (Some(count), Some(bytes)), "{archive}: {key:?}");
+        }
+        let messages: u64 = oracle.pairs.values().map(|p| p.0).sum();
+        assert_eq!(s["messages"].as_u64(), Some(messages), "{archive}: messages");
+        let collectives = s["collectives"].as_array().unwrap();
+        assert_eq!(collectives.len(), oracle.collectives.len(), "{archive}: collectives");
+        for c in collectives {
+            let op = c["name"].as_str().unwrap().replace('_', "").to_lowercase();
+            let (count, time) = oracle.collectives[&op];
+            assert_eq!(c["count"].as_u64(), Some(count), "{archive}: {op}");
+            assert!(close(c["total_s"].as_f64().unwrap(), time), "{archive}: {op} time {} {time}", c["total_s"]);
+        }
+    }
+}
