@@ -87,6 +87,9 @@ selection_parts! {
     message: u32 => MESSAGE,
     /// The timeline's groups of tracks drawn collapsed, one track each.
     folded: Folded => FOLDED,
+    /// The search's current match (its interval's time on its location), the one `n` and `N`
+    /// last stepped to: the timeline marks it.
+    found: crate::summary::Area => FOUND,
 }
 
 /// Groups of tracks collapsed, by index (the first 64 groups; later ones stay open).
@@ -332,6 +335,7 @@ mod tests {
             Parts::AREA,
             Parts::MESSAGE,
             Parts::FOLDED,
+            Parts::FOUND,
         ];
         let mut seen = Parts::NONE;
         for p in parts {

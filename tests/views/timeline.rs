@@ -71,6 +71,41 @@ fn otf2_timeline_highlights_a_search() {
     assert!(none.iter().any(|t| t.contains("no region matches")), "{none:?}");
 }
 
+/// Stepping to a search's match marks it: `n` selects the first receive of the real ping-pong
+/// trace, the window moves to it, and the picture frames it in white at its place.
+#[test]
+fn the_current_match_is_framed() {
+    use exaviz_engine::Backend;
+    use exaviz_engine::views::contract::{Entry, Frame, render_view};
+    use exaviz_engine::views::timeline::search;
+    let Some(data) = shared_data_or_skip("otf2 timeline match") else { return };
+    let d = open(data.join("otf2-pingpong/ping-pong-otf2/traces.otf2").to_str().unwrap());
+    let built = Entry::find("timeline").unwrap().parse(&["--highlight", "MPI_Recv"]).unwrap();
+    let text = built.selection.search.expect("the search");
+    let o = search::step(&d, &text, None, true).expect("a match");
+    assert_eq!((o.nth, o.of), (0, 16));
+    let sel = search::select(&d, &built.selection, &o);
+    let found = sel.found.expect("the match is marked");
+    assert_eq!((found.from, found.to, found.first, found.last), (o.start, o.end, o.location, o.location));
+    let frame = Frame { width: 800, height: 500 };
+    let render = |s| render_view(built.view.as_ref(), &d, s, frame, &Backend::Cpu).expect("render");
+    let unmarked = exaviz_engine::selection::Selection { found: None, ..sel };
+    let (plain, marked) = (render(&unmarked), render(&sel));
+    // Pixels turned white by the mark, all near the match's place in the window.
+    let (t0, tps) = (exaviz_engine::views::trace::span(&d.trace).unwrap().0, d.trace.ticks_per_second as f64);
+    let (a, b) = sel.window_s.unwrap();
+    let x = 80.0 + (((o.start + o.end) / 2 - t0) as f64 / tps - a) / (b - a) * (800.0 - 280.0);
+    let mut columns = Vec::new();
+    for (k, (p, m)) in plain.pixels.chunks_exact(4).zip(marked.pixels.chunks_exact(4)).enumerate() {
+        if p != m && m[..3].iter().all(|&c| c > 240) {
+            columns.push((k % 800) as f64);
+        }
+    }
+    assert!(columns.len() > 40, "the match is not framed: {} pixels", columns.len());
+    let far = columns.iter().filter(|c| (*c - x).abs() > 40.0).count();
+    assert_eq!(far, 0, "white away from the match at x {x}: {columns:?}");
+}
+
 /// The real Score-P HIP trace's counters (HIP memory, rocm_smi power and busy percentages, CPU
 /// frequencies) as tracks under its rows: named from the trace, with their scale, the ones left
 /// out counted, a choice by name, none on request, and a tooltip giving the value under the

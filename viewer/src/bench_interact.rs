@@ -254,7 +254,7 @@ fn apply(explorer: &mut Explorer, step: Step, search_at: &mut Option<search::At>
         Step::Brush(a, b) => explorer.brush(a, b).is_some_and(|next| next != before),
         Step::Search(text) => {
             *search_at = None;
-            explorer.select(Selection { search: Some(text), ..before });
+            explorer.select(Selection { search: Some(text), found: None, ..before });
             explorer.request.selection != before
         }
         Step::Next(forward) => {

@@ -42,6 +42,8 @@ pub struct PanelInfo<'a> {
     pub statistics: Vec<String>,
     pub status: Option<String>,
     pub help: bool,
+    /// The search box's text, where the view searches region names.
+    pub search: Option<&'a mut String>,
 }
 
 /// What the user asked for in the panel.
@@ -55,6 +57,10 @@ pub enum Action {
     Save,
     ToggleHelp,
     Hide,
+    /// Search region names for this text (empty clears the search).
+    Search(String),
+    /// Step to the next (`true`) or previous match of the search.
+    Step(bool),
 }
 
 /// Where each button is, in physical pixels: `view NAME`, `option --FLAG` (a list) and, while
@@ -63,9 +69,10 @@ pub enum Action {
 pub type Layout = Vec<(String, [f32; 4])>;
 
 /// The panel's widgets. Returns what was asked for and where the view buttons are.
-pub fn ui(ctx: &egui::Context, info: &PanelInfo, pixels_per_point: f32) -> (Vec<Action>, Layout) {
+pub fn ui(ctx: &egui::Context, info: &mut PanelInfo, pixels_per_point: f32) -> (Vec<Action>, Layout) {
     let mut actions = Vec::new();
     let mut layout = Vec::new();
+    let place = |r: egui::Rect| [r.min.x, r.min.y, r.max.x, r.max.y].map(|c| c * pixels_per_point);
     ctx.root_ui(|root| {
         egui::Panel::right("exaviz-panel").resizable(false).exact_size(WIDTH).show(root, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
@@ -87,10 +94,7 @@ pub fn ui(ctx: &egui::Context, info: &PanelInfo, pixels_per_point: f32) -> (Vec<
                             None => r.on_hover_text(&v.help),
                         };
                         let b = r.rect;
-                        layout.push((
-                            format!("view {}", v.name),
-                            [b.min.x, b.min.y, b.max.x, b.max.y].map(|c| c * pixels_per_point),
-                        ));
+                        layout.push((format!("view {}", v.name), place(b)));
                         if r.clicked() && !selected {
                             actions.push(Action::SwitchView(v.name.clone()));
                         }
@@ -113,21 +117,18 @@ pub fn ui(ctx: &egui::Context, info: &PanelInfo, pixels_per_point: f32) -> (Vec<
                                     let r = ui.selectable_label(k == c.current, value);
                                     let r = if help.is_empty() { r } else { r.on_hover_text(help) };
                                     let b = r.rect;
-                                    layout.push((
-                                        format!("value {} {value}", c.flag),
-                                        [b.min.x, b.min.y, b.max.x, b.max.y].map(|c| c * pixels_per_point),
-                                    ));
+                                    layout.push((format!("value {} {value}", c.flag), place(b)));
                                     if r.clicked() && k != c.current {
                                         actions.push(Action::SetOption(c.flag.clone(), k));
                                     }
                                 }
                             });
                         let b = combo.response.rect;
-                        layout.push((
-                            format!("option {}", c.flag),
-                            [b.min.x, b.min.y, b.max.x, b.max.y].map(|c| c * pixels_per_point),
-                        ));
+                        layout.push((format!("option {}", c.flag), place(b)));
                     }
+                }
+                if let Some(text) = info.search.as_deref_mut() {
+                    search_box(ui, text, &mut actions, &mut layout, &place);
                 }
                 ui.separator();
                 ui.strong("Selection");
@@ -163,6 +164,32 @@ pub fn ui(ctx: &egui::Context, info: &PanelInfo, pixels_per_point: f32) -> (Vec<
         });
     });
     (actions, layout)
+}
+
+/// The search box (Enter searches) and its previous and next buttons.
+fn search_box(
+    ui: &mut egui::Ui,
+    text: &mut String,
+    actions: &mut Vec<Action>,
+    layout: &mut Layout,
+    place: &dyn Fn(egui::Rect) -> [f32; 4],
+) {
+    ui.separator();
+    ui.strong("Search");
+    let r = ui.add(egui::TextEdit::singleline(text).hint_text("region name (/)").desired_width(f32::INFINITY));
+    layout.push(("search box".into(), place(r.rect)));
+    if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+        actions.push(Action::Search(text.clone()));
+    }
+    ui.horizontal(|ui| {
+        for (label, name, forward) in [("previous (N)", "search previous", false), ("next (n)", "search next", true)] {
+            let b = ui.add_enabled(!text.trim().is_empty(), egui::Button::new(label));
+            layout.push((name.into(), place(b.rect)));
+            if b.clicked() {
+                actions.push(Action::Step(forward));
+            }
+        }
+    });
 }
 
 /// egui-wgpu's renderer in its predictable mode (the mode [`SoftPainter`] mirrors).
@@ -415,6 +442,16 @@ mod tests {
         size: (u32, u32),
         click: Option<[f32; 2]>,
     ) -> (Vec<ClippedPrimitive>, TexturesDelta, Vec<Action>, Layout) {
+        panel_frame_searching(size, click, None)
+    }
+
+    /// [`panel_frame`] of a view that searches, its box holding `search`.
+    fn panel_frame_searching(
+        size: (u32, u32),
+        click: Option<[f32; 2]>,
+        search: Option<&str>,
+    ) -> (Vec<ClippedPrimitive>, TexturesDelta, Vec<Action>, Layout) {
+        let mut text = search.map(str::to_string);
         let ctx = egui::Context::default();
         let views = info_views();
         let summary = vec!["ranks: 16".to_string(), "messages: 2,048".to_string()];
@@ -424,7 +461,7 @@ mod tests {
             values: vec![("messages".into(), String::new()), ("bytes".into(), String::new())],
             current: 0,
         }];
-        let info = PanelInfo {
+        let mut info = PanelInfo {
             views: &views,
             current: "matrix",
             summary: &summary,
@@ -433,6 +470,7 @@ mod tests {
             statistics: Vec::new(),
             status: Some("computing…".into()),
             help: false,
+            search: text.as_mut(),
         };
         let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(size.0 as f32, size.1 as f32));
         let mut textures = TexturesDelta::default();
@@ -465,7 +503,7 @@ mod tests {
             let input =
                 egui::RawInput { screen_rect: Some(screen), events: std::mem::take(&mut events), ..Default::default() };
             let mut out = ctx.run_pass(input, |ctx| {
-                let (a, l) = ui(ctx, &info, 1.0);
+                let (a, l) = ui(ctx, &mut info, 1.0);
                 last.0.extend(a);
                 last.1 = l;
             });
@@ -497,6 +535,31 @@ mod tests {
         let (_, mut t, actions, _) = panel_frame((640, 480), Some(centre(layout[2].1)));
         t.clear();
         assert!(actions.is_empty(), "{actions:?}");
+    }
+
+    /// A view that searches gets a search box with previous and next buttons; the buttons step
+    /// through the matches once the box holds text.
+    #[test]
+    fn the_search_box_steps_through_matches() {
+        let (_, mut t, _, layout) = panel_frame_searching((640, 600), None, Some("MPI_Recv"));
+        t.clear();
+        let place = |name: &str| layout.iter().find(|l| l.0 == name).map(|l| l.1).expect(name);
+        let centre = |r: [f32; 4]| [(r[0] + r[2]) / 2.0, (r[1] + r[3]) / 2.0];
+        assert!(place("search box")[2] <= 640.0 && place("search box")[0] >= 640.0 - WIDTH - 1.0);
+        for (button, forward) in [("search next", true), ("search previous", false)] {
+            let (_, mut t, actions, _) =
+                panel_frame_searching((640, 600), Some(centre(place(button))), Some("MPI_Recv"));
+            t.clear();
+            assert_eq!(actions, [Action::Step(forward)], "{button}");
+        }
+        // An empty box: the buttons do nothing.
+        let (_, mut t, actions, _) = panel_frame_searching((640, 600), Some(centre(place("search next"))), Some(""));
+        t.clear();
+        assert!(actions.is_empty(), "{actions:?}");
+        // A view that does not search: no box.
+        let (_, mut t, _, layout) = panel_frame((640, 600), None);
+        t.clear();
+        assert!(!layout.iter().any(|l| l.0.starts_with("search")), "{layout:?}");
     }
 
     /// The panel through egui-wgpu on lavapipe and through the CPU mirror: the same picture,

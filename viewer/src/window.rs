@@ -48,7 +48,7 @@ const HELP: &[&str] = &[
     "0: reset pan and zoom    c: clear the selection",
     "ctrl+s: save the picture as a PNG    h: this help    Esc, q: quit",
     "p: hide or show the panel (views, dataset, options, selection)",
-    "/: search region names (timeline, mpi); Enter: search, Esc: cancel    n, N: next, previous match",
+    "/ or the panel's search box: search region names (timeline, mpi); Enter: search    n, N: next, previous match",
 ];
 
 /// A press and release closer than this (pixels) is a click.
@@ -83,6 +83,8 @@ struct Panel {
     /// Texture changes of frames the surface skipped, applied with the next frame drawn (egui
     /// sends each change once).
     pending: egui::TexturesDelta,
+    /// The search box's text.
+    search: String,
 }
 
 struct State {
@@ -257,7 +259,8 @@ impl State {
         let mut actions = Vec::new();
         let mut layout = None;
         let open = self.panel.open;
-        let info = PanelInfo {
+        let search = searches(self).then_some(&mut self.panel.search);
+        let mut info = PanelInfo {
             views: &self.panel.views,
             current: &current,
             summary: &self.panel.summary,
@@ -266,10 +269,11 @@ impl State {
             statistics,
             status,
             help: self.help,
+            search,
         };
         let out = self.panel.ctx.run_pass(raw, |ctx| {
             if open {
-                let (a, l) = panel::ui(ctx, &info, ppp);
+                let (a, l) = panel::ui(ctx, &mut info, ppp);
                 actions = a;
                 layout = Some(l);
             }
@@ -441,6 +445,8 @@ impl State {
             Action::Save => self.save(),
             Action::ToggleHelp => self.help = !self.help,
             Action::Hide => key(event_loop, self, dataset, &Key::Character("p".into()), false),
+            Action::Search(text) => search_for(self, dataset, text),
+            Action::Step(forward) => step_search(self, dataset, forward),
         }
         self.window.request_redraw();
     }
@@ -580,6 +586,7 @@ impl App {
             logged: None,
             repaint_at: None,
             pending: egui::TexturesDelta::default(),
+            search: String::new(),
         };
         let mut state = State {
             window,
@@ -863,22 +870,7 @@ fn typed(state: &mut State, dataset: &Dataset, key: &Key) {
     match key {
         Key::Named(NamedKey::Enter) => {
             let text = state.typing.take().unwrap_or_default();
-            let selection = state.explorer.request.selection;
-            let search = if text.trim().is_empty() {
-                None
-            } else {
-                match Search::new(&text) {
-                    Ok(s) => Some(s),
-                    Err(e) => {
-                        state.saved = Some(e);
-                        return;
-                    }
-                }
-            };
-            state.search_at = None;
-            state.saved =
-                search.map(|s| format!("search \u{201c}{}\u{201d}: n, N step through the matches", s.as_str()));
-            announce(state, dataset, Selection { search, ..selection });
+            search_for(state, dataset, text);
             return;
         }
         Key::Named(NamedKey::Escape) => {
@@ -894,6 +886,27 @@ fn typed(state: &mut State, dataset: &Dataset, key: &Key) {
         _ => {}
     }
     state.saved = Some(typing_prompt(text));
+}
+
+/// Searches region names for `text` (typed after `/` or in the panel's box; empty clears the
+/// search): the box shows it, and `n` / `N` start again from the window.
+fn search_for(state: &mut State, dataset: &Dataset, text: String) {
+    let selection = state.explorer.request.selection;
+    let search = if text.trim().is_empty() {
+        None
+    } else {
+        match Search::new(&text) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                state.saved = Some(e);
+                return;
+            }
+        }
+    };
+    state.panel.search = text;
+    state.search_at = None;
+    state.saved = search.map(|s| format!("search \u{201c}{}\u{201d}: n, N step through the matches", s.as_str()));
+    announce(state, dataset, Selection { search, found: None, ..selection });
 }
 
 /// `n` (`forward`) or `N`: the window moves to the next or previous match of the search, in

@@ -797,7 +797,7 @@ fn fd4_timeline_under_xvfb(name: &str, screen: &str, gestures: &str) -> (String,
         "set -e\n\
          dir={dir}\n\
          log=$dir/viewer.log\n\
-         \"{exe}\" view 'gen:fd4?iterations=3' --view timeline --size 900x560 --frames 100000000 2> $log &\n\
+         EXAVIZ_PANEL_LOG=1 \"{exe}\" view 'gen:fd4?iterations=3' --view timeline --size 900x560 --frames 100000000 2> $log &\n\
          pid=$!\n\
          for i in $(seq 1 300); do grep -q 'viewer on' $log 2>/dev/null && break; sleep 0.1; done\n\
          sleep 3\n\
@@ -845,6 +845,35 @@ fn a_timeline_search_steps_through_its_matches_under_xvfb() {
     let (before, after) = (picture(Path::new(&shot("before")), w), picture(Path::new(&shot("after")), w));
     let changed = before.iter().zip(&after).filter(|(a, b)| a != b).count();
     assert!(changed > before.len() / 10, "the window did not move to the match: {changed} pixels changed");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The panel's search box with real X input: a click on the box, the text and Enter search
+/// region names, and the box's next button steps to the first match, then the second.
+#[test]
+fn the_panels_search_box_steps_through_matches_under_xvfb() {
+    let (text, dir) = fd4_timeline_under_xvfb(
+        "search-box",
+        "1200x700",
+        "at() { for i in $(seq 1 300); do grep -q \"^panel: $1 at\" $log && break; sleep 0.1; done; \
+                set -- $(grep \"^panel: $1 at\" $log | tail -1 | sed 's/.* at //'); \
+                xdotool mousemove --window $wid $1 $2 click 1; }\n\
+         at 'search box'\n\
+         sleep 0.5\n\
+         xdotool windowfocus $wid type Waitall\n\
+         xdotool windowfocus $wid key Return\n\
+         for i in $(seq 1 100); do grep -q 'Waitall' $log && break; sleep 0.1; done\n\
+         sleep 0.5\n\
+         at 'search next'\n\
+         for i in $(seq 1 100); do grep -q 'match 1 of' $log && break; sleep 0.1; done\n\
+         sleep 0.5\n\
+         at 'search next'\n\
+         for i in $(seq 1 100); do grep -q 'match 2 of' $log && break; sleep 0.1; done",
+    );
+    assert!(text.contains("panel: search box at"), "the timeline's panel has a search box: {text}");
+    let matches: Vec<&str> = text.lines().filter(|l| l.starts_with("search \u{201c}Waitall\u{201d}: match")).collect();
+    assert!(matches.len() >= 2, "the box's search and its next button step to matches: {text}");
+    assert!(matches[0].contains("match 1 of") && matches[1].contains("match 2 of"), "{matches:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

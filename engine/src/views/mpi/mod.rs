@@ -81,7 +81,7 @@ impl contract::View for MpiLinkedView {
     }
 
     fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::PAIR | Parts::SEARCH | Parts::MESSAGE | Parts::FOLDED
+        Parts::WINDOW | Parts::PAIR | Parts::SEARCH | Parts::MESSAGE | Parts::FOLDED | Parts::FOUND
     }
 
     fn home(&self, d: &Dataset) -> Option<(f64, f64)> {

@@ -107,7 +107,7 @@ impl contract::View for TimelineView {
     }
 
     fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::PAIR | Parts::SEARCH | Parts::AREA | Parts::MESSAGE | Parts::FOLDED
+        Parts::WINDOW | Parts::PAIR | Parts::SEARCH | Parts::AREA | Parts::MESSAGE | Parts::FOLDED | Parts::FOUND
     }
 
     /// A drag with the right button selects an area (the time and rows it spans) and sums it

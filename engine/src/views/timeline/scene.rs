@@ -1249,10 +1249,20 @@ impl Picker for TimelinePick {
         })
     }
 
-    /// The selected pair's messages in the window, drawn over everything in white, and the
-    /// followed message thicker in yellow with its ends marked.
+    /// The selected pair's messages in the window, drawn over everything in white, the
+    /// followed message thicker in yellow with its ends marked, and the search's current match
+    /// framed in white (at least 7 px wide) with a mark above the plot at its time.
     fn overlay(&self, dataset: &Dataset, selection: &Selection, scene: &mut Scene) -> bool {
         let m = &dataset.trace.messages;
+        if let Some(found) = selection.found {
+            self.frame(scene, found, FOUND, 7.0);
+            let (t0, t1) = self.window;
+            if found.to > t0 && found.from < t1 {
+                let x = (self.x_of(found.from.max(t0)) + self.x_of(found.to.min(t1))) / 2.0;
+                let y = self.plot.y0 as f32;
+                scene.rect([x - 1.5, y - 8.0], [x + 1.5, y - 1.0], FOUND, true);
+            }
+        }
         if let Some(i) = selection.message.map(|i| i as usize).filter(|&i| i < m.source.len()) {
             let (a, b) = (
                 [self.x_of(m.send_time[i]), self.y_of(m.source[i])],
@@ -1264,7 +1274,7 @@ impl Picker for TimelinePick {
                 scene.rect([c[0] - 3.0, c[1] - 3.0], [c[0] + 3.0, c[1] + 3.0], yellow, true);
             }
         }
-        let Some((s, r)) = selection.pair else { return selection.message.is_some() };
+        let Some((s, r)) = selection.pair else { return selection.message.is_some() || selection.found.is_some() };
         let of_pair = |&&i: &&u32| m.source[i as usize] == s && m.destination[i as usize] == r;
         for &i in self.visible.iter().filter(of_pair).take(PAIR_LINES) {
             let i = i as usize;
@@ -1281,12 +1291,19 @@ impl Picker for TimelinePick {
 impl TimelinePick {
     /// Outlines `area` (its time clipped to the window, its rows) in white.
     pub(super) fn outline(&self, scene: &mut Scene, area: crate::summary::Area) {
+        self.frame(scene, area, [1.0, 1.0, 1.0, 0.95], 0.0);
+    }
+
+    /// A frame 1.5 px thick in `colour` around `area`, at least `least` px wide (centred on it).
+    fn frame(&self, scene: &mut Scene, area: crate::summary::Area, colour: [f32; 4], least: f32) {
         let (t0, t1) = self.window;
         if area.to <= t0 || area.from >= t1 || area.first as usize >= self.n {
             return;
         }
         let p = self.plot;
         let (x0, x1) = (self.x_of(area.from.max(t0)), self.x_of(area.to.min(t1)));
+        let grow = ((least - (x1 - x0)) / 2.0).max(0.0);
+        let (x0, x1) = (x0 - grow, x1 + grow);
         let last = (area.last as usize).min(self.n - 1);
         let drawn: Vec<_> =
             (area.first as usize..=last).map(|l| self.rows.pixels(l, p.h)).filter(|r| !r.is_empty()).collect();
@@ -1294,17 +1311,21 @@ impl TimelinePick {
             return;
         };
         let (y0, y1) = (p.y0 as f32 + top as f32, p.y0 as f32 + bottom as f32);
-        let white = [1.0, 1.0, 1.0, 0.95];
+        let (y0, y1) = if least > 0.0 && y1 - y0 < least { (y0 - 1.5, y1 + 1.5) } else { (y0, y1) };
         for (a, b) in [
             ([x0, y0], [x1, y0 + 1.5]),
             ([x0, y1 - 1.5], [x1, y1]),
             ([x0, y0], [x0 + 1.5, y1]),
             ([x1 - 1.5, y0], [x1, y1]),
         ] {
-            scene.rect(a, b, white, true);
+            scene.rect(a, b, colour, true);
         }
     }
 }
+
+/// The search's current match: white, as the area's outline (the matches are lit in their
+/// states' colours, any of which a coloured frame could share).
+const FOUND: [f32; 4] = [1.0, 1.0, 1.0, 1.0];
 
 /// The area between the picture points `from` and `to` of a timeline whose `rows` fill `p`
 /// over `window` (ticks): the time between their x and the locations of the tracks between

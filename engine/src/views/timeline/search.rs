@@ -177,7 +177,8 @@ pub fn window_around(o: &Occurrence, t0: u64, ticks_per_second: u64, current: (f
     (from, from + width)
 }
 
-/// The selection showing occurrence `o`: `selection` with its window moved to it.
+/// The selection showing occurrence `o`: `selection` with its window moved to it and `o` the
+/// match marked.
 pub fn select(d: &Dataset, selection: &Selection, o: &Occurrence) -> Selection {
     let t = &d.trace;
     let (t0, t1) = crate::views::trace::span(t).unwrap_or((0, 0));
@@ -187,7 +188,8 @@ pub fn select(d: &Dataset, selection: &Selection, o: &Occurrence) -> Selection {
     let (a, b) = window_around(o, t0, tps, current);
     // Kept inside the trace where it fits.
     let shift = (b - whole.1).max(0.0).min(a);
-    Selection { window_s: Some((a - shift, b - shift)), ..*selection }
+    let found = crate::summary::Area { from: o.start, to: o.end, first: o.location, last: o.location };
+    Selection { window_s: Some((a - shift, b - shift)), found: Some(found), ..*selection }
 }
 
 #[cfg(test)]
