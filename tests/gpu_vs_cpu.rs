@@ -92,6 +92,48 @@ fn bin_heatmap_id_by_id_grid() {
     });
 }
 
+/// Points binned by their coordinates (Canvas.points' mapping): the mirror, the plain path and
+/// the GPU give the same grid, exactly, and a serial reference in f32 agrees; the bounds land in
+/// the first and last bins, points outside them and NaN are dropped.
+#[test]
+fn bin_heatmap_points_by_coordinates() {
+    let mut rng = Rng(11);
+    let n = 400_000;
+    // Mostly inside [-3.5, 1021.25] x [10, 610], a few outside; the bounds themselves included.
+    let mut xs: Vec<f32> = (0..n).map(|_| rng.unit() * 1100.0 - 40.0).collect();
+    let mut ys: Vec<f32> = (0..n).map(|_| 10.0 + rng.unit() * 600.0).collect();
+    xs[..4].copy_from_slice(&[-3.5, 1021.25, f32::NAN, 5.0]);
+    ys[..4].copy_from_slice(&[10.0, 610.0, 20.0, f32::NAN]);
+    let (cols, rows) = (1000u32, 700u32);
+    let input = HeatmapInput {
+        x: AxisKey::scaled(&xs, -3.5, 1021.25, cols),
+        y: AxisKey::scaled(&ys, 10.0, 610.0, rows),
+        weights: None,
+    };
+    let AxisKey::Scaled { scale: sx, .. } = input.x else { unreachable!() };
+    let AxisKey::Scaled { scale: sy, .. } = input.y else { unreachable!() };
+    let key = |v: f32, lo: f32, s: f32, e: u32| {
+        let f = (v - lo) * s;
+        (f >= 0.0 && f <= e as f32).then(|| (f as u32).min(e - 1))
+    };
+    let mut counts = vec![0u32; (cols * rows) as usize];
+    for i in 0..n {
+        if let (Some(x), Some(y)) = (key(xs[i], -3.5, sx, cols), key(ys[i], 10.0, sy, rows)) {
+            counts[(y * cols + x) as usize] += 1;
+        }
+    }
+    assert!(counts[0] >= 1, "the lower bounds land in the first cell");
+    assert!(counts[(rows * cols - 1) as usize] >= 1, "the upper bounds land in the last cell");
+    let binned: u32 = counts.iter().sum();
+    assert!(binned < n as u32 - 2 && binned > n as u32 * 9 / 10, "{binned}");
+    let mut cpu = CpuRunner::default();
+    let plain = stages::bin_heatmap::run(&mut cpu, &input).unwrap();
+    assert_eq!(plain.counts, counts, "plain path vs serial reference");
+    assert_eq!(plain.sums, counts.iter().map(|&c| u64::from(c)).collect::<Vec<_>>());
+    assert_eq!(stages::bin_heatmap::run_recorded(&mut cpu, &input).unwrap(), plain, "mirror");
+    assert_eq!(stages::bin_heatmap::run(&mut GpuRunner::new(gpu()), &input).unwrap(), plain, "gpu vs cpu");
+}
+
 fn density_input(n: usize, seed: u64, w: u32, h: u32) -> (Vec<[f32; 4]>, Vec<u32>) {
     let mut rng = Rng(seed);
     let segs = (0..n)

@@ -5,14 +5,17 @@
 // An axis key is either an id (one u32 word per element, used as is) or a time (two u32 words
 // per element, the low and high halves of a u64 tick count), binned exactly in integers:
 //   bin = u32((t - t0) >> shift) / width,
-// skipped when t < t0, when (t - t0) >> shift does not fit in 32 bits, or when bin >= extent.
+// skipped when t < t0, when (t - t0) >> shift does not fit in 32 bits, or when bin >= extent;
+// or a coordinate (one f32 word per element), binned as Datashader's canvas maps a point:
+//   f = (v - lo) * scale, bin = min(u32(f), extent - 1) where 0 <= f <= extent,
+// skipped elsewhere (and where v is NaN). lo and scale travel as the bits of t0_lo and t0_hi.
 
 struct Params {
     n: u32,            // elements in this chunk
     cols: u32,         // x extent
     rows: u32,         // y extent
     has_weight: u32,   // 0: every element weighs 1
-    x_mode: u32,       // 0 id, 1 time
+    x_mode: u32,       // 0 id, 1 time, 2 coordinate
     x_t0_lo: u32,
     x_t0_hi: u32,
     x_shift: u32,
@@ -57,12 +60,25 @@ fn time_key(lo: u32, hi: u32, t0_lo: u32, t0_hi: u32, shift: u32, width: u32) ->
     return q / width;
 }
 
+// The bin of coordinate `v`, or INVALID outside [lo, lo + extent / scale].
+fn scaled_key(v: f32, lo: f32, scale: f32, extent: u32) -> u32 {
+    let f = (v - lo) * scale;
+    if (!(f >= 0.0 && f <= f32(extent))) { return INVALID; }
+    return min(u32(f), extent - 1u);
+}
+
 fn axis_key(mode: u32, keys_is_x: bool, i: u32) -> u32 {
     if (keys_is_x) {
         if (mode == 0u) { return x_keys[i]; }
+        if (mode == 2u) {
+            return scaled_key(bitcast<f32>(x_keys[i]), bitcast<f32>(params.x_t0_lo), bitcast<f32>(params.x_t0_hi), params.cols);
+        }
         return time_key(x_keys[2u * i], x_keys[2u * i + 1u], params.x_t0_lo, params.x_t0_hi, params.x_shift, params.x_width);
     }
     if (mode == 0u) { return y_keys[i]; }
+    if (mode == 2u) {
+        return scaled_key(bitcast<f32>(y_keys[i]), bitcast<f32>(params.y_t0_lo), bitcast<f32>(params.y_t0_hi), params.rows);
+    }
     return time_key(y_keys[2u * i], y_keys[2u * i + 1u], params.y_t0_lo, params.y_t0_hi, params.y_shift, params.y_width);
 }
 

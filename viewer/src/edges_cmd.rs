@@ -14,7 +14,6 @@ use exaviz_engine::render::{Anchor, ColorMap, Scene, ToneMap, View, render_scene
 use exaviz_engine::stages::kde_bundle::UnitFrame;
 use exaviz_engine::stages::{self, AxisKey, BundleParams, Bundled, DensityInput, HeatmapInput};
 use exaviz_engine::views::density::density_picture;
-use rayon::prelude::*;
 
 use crate::BackendArg;
 
@@ -570,18 +569,18 @@ pub fn aggregate(args: AggregateArgs) -> Result<()> {
         .collect();
     let weights = list.quantised_weights();
     let input = DensityInput { segments: &segments, weights: weights.as_deref(), width: w, height: h };
+    // The points (the first end of each row) as two columns, as the peer's frame holds them.
+    let (xs, ys): (Vec<f32>, Vec<f32>) =
+        if args.points { list.edges.iter().map(|e| (e[0], e[1])).unzip() } else { Default::default() };
     let mut times = Vec::new();
     let mut image = None;
     for run in 0..args.warmup.saturating_add(args.runs) {
         let t = Instant::now();
         image = Some(if args.points {
             // Timed from the data's coordinates, as the peer's canvas maps them.
-            let cell = |v: f32, l: f32, s: f32, n: u32| (px(v, s, l, n).max(0.0) as u32).min(n - 1);
-            let xs: Vec<u32> = list.edges.par_iter().map(|e| cell(e[0], lo[0], sx, w)).collect();
-            let ys: Vec<u32> = list.edges.par_iter().map(|e| cell(e[1], lo[1], sy, h)).collect();
             let input = HeatmapInput {
-                x: AxisKey::Id { keys: &xs, extent: w },
-                y: AxisKey::Id { keys: &ys, extent: h },
+                x: AxisKey::scaled(&xs, lo[0], hi[0], w),
+                y: AxisKey::scaled(&ys, lo[1], hi[1], h),
                 weights: None,
             };
             let grid = stages::bin_heatmap::run(backend.runner().as_mut(), &input)?;

@@ -10,6 +10,10 @@ pub enum AxisKey<'a> {
     Id { keys: &'a [u32], extent: u32 },
     /// The key is a time bin: `u32((t - t0) >> shift) / width`; see [`AxisKey::time`].
     Time { times: &'a [u64], t0: u64, shift: u32, width: u32, extent: u32 },
+    /// The key is a coordinate's bin, as Datashader's canvas maps a point: `f = (v - lo) *
+    /// scale`, the bin `min(floor(f), extent - 1)` where `0 <= f <= extent` (so the greatest
+    /// value lands in the last bin), the element dropped elsewhere and where `v` is NaN.
+    Scaled { values: &'a [f32], lo: f32, scale: f32, extent: u32 },
 }
 
 impl<'a> AxisKey<'a> {
@@ -24,17 +28,28 @@ impl<'a> AxisKey<'a> {
         Self::Time { times, t0: t_min, shift, width, extent: bins }
     }
 
-    /// Width of one time bin in ticks (1 for id axes).
+    /// `bins` equal bins covering `[lo, hi]`, the values' bounds: the scale is lowered by
+    /// the rounding it may need so that `hi` itself lands in the last bin, not past it.
+    pub fn scaled(values: &'a [f32], lo: f32, hi: f32, bins: u32) -> Self {
+        let bins = bins.max(1);
+        let mut scale = bins as f32 / (hi - lo).max(f32::MIN_POSITIVE);
+        while scale > 0.0 && (hi - lo) * scale > bins as f32 {
+            scale = scale.next_down();
+        }
+        Self::Scaled { values, lo, scale, extent: bins }
+    }
+
+    /// Width of one time bin in ticks (1 for id and coordinate axes).
     pub fn bin_ticks(&self) -> u64 {
         match *self {
-            Self::Id { .. } => 1,
+            Self::Id { .. } | Self::Scaled { .. } => 1,
             Self::Time { shift, width, .. } => u64::from(width) << shift,
         }
     }
 
     fn extent(&self) -> u32 {
         match *self {
-            Self::Id { extent, .. } | Self::Time { extent, .. } => extent,
+            Self::Id { extent, .. } | Self::Time { extent, .. } | Self::Scaled { extent, .. } => extent,
         }
     }
 
@@ -42,12 +57,13 @@ impl<'a> AxisKey<'a> {
         match self {
             Self::Id { keys, .. } => keys.len(),
             Self::Time { times, .. } => times.len(),
+            Self::Scaled { values, .. } => values.len(),
         }
     }
 
     fn bytes_per_element(&self) -> u64 {
         match self {
-            Self::Id { .. } => 4,
+            Self::Id { .. } | Self::Scaled { .. } => 4,
             Self::Time { .. } => 8,
         }
     }
@@ -57,6 +73,7 @@ impl<'a> AxisKey<'a> {
         match *self {
             Self::Id { .. } => [0, 0, 0, 0, 1],
             Self::Time { t0, shift, width, .. } => [1, t0 as u32, (t0 >> 32) as u32, shift, width],
+            Self::Scaled { lo, scale, .. } => [2, lo.to_bits(), scale.to_bits(), 0, 1],
         }
     }
 
@@ -64,6 +81,7 @@ impl<'a> AxisKey<'a> {
         match *self {
             Self::Id { keys, .. } => &keys[range],
             Self::Time { times, .. } => bytemuck::cast_slice(&times[range]),
+            Self::Scaled { values, .. } => bytemuck::cast_slice(&values[range]),
         }
     }
 }

@@ -59,15 +59,28 @@ fn time_key(lo: u32, hi: u32, t0_lo: u32, t0_hi: u32, shift: u32, width: u32) ->
     q / width
 }
 
+/// The bin of coordinate `v`, or INVALID outside `[lo, lo + extent / scale]` (and for NaN).
+pub fn scaled_key(v: f32, lo: f32, scale: f32, extent: u32) -> u32 {
+    let f = (v - lo) * scale;
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    if !(f >= 0.0 && f <= extent as f32) {
+        return INVALID;
+    }
+    (f as u32).min(extent - 1)
+}
+
 fn axis_key(p: &Params, keys_is_x: bool, keys: &Words, i: u32) -> u32 {
     let i = i as usize;
-    let (mode, t0_lo, t0_hi, shift, width) = if keys_is_x {
-        (p.x_mode, p.x_t0_lo, p.x_t0_hi, p.x_shift, p.x_width)
+    let (mode, t0_lo, t0_hi, shift, width, extent) = if keys_is_x {
+        (p.x_mode, p.x_t0_lo, p.x_t0_hi, p.x_shift, p.x_width, p.cols)
     } else {
-        (p.y_mode, p.y_t0_lo, p.y_t0_hi, p.y_shift, p.y_width)
+        (p.y_mode, p.y_t0_lo, p.y_t0_hi, p.y_shift, p.y_width, p.rows)
     };
     if mode == 0 {
         return keys[i].load(Relaxed);
+    }
+    if mode == 2 {
+        return scaled_key(f32::from_bits(keys[i].load(Relaxed)), f32::from_bits(t0_lo), f32::from_bits(t0_hi), extent);
     }
     time_key(keys[2 * i].load(Relaxed), keys[2 * i + 1].load(Relaxed), t0_lo, t0_hi, shift, width)
 }

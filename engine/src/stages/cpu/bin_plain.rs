@@ -51,6 +51,7 @@ impl Divisor {
 enum Key<'a> {
     Id { keys: &'a [u32], extent: u32 },
     Time { times: &'a [u64], t0: u64, shift: u32, width: Divisor, extent: u32 },
+    Scaled { values: &'a [f32], lo: f32, scale: f32, extent: u32 },
 }
 
 impl Key<'_> {
@@ -60,6 +61,7 @@ impl Key<'_> {
             AxisKey::Time { times, t0, shift, width, extent } => {
                 Key::Time { times, t0, shift, width: Divisor::new(width), extent }
             }
+            AxisKey::Scaled { values, lo, scale, extent } => Key::Scaled { values, lo, scale, extent },
         }
     }
 
@@ -83,6 +85,7 @@ impl Key<'_> {
                 let k = width.div(q as u32);
                 if k < extent { k } else { u32::MAX }
             }
+            Key::Scaled { values, lo, scale, extent } => super::bin_heatmap::scaled_key(values[i], lo, scale, extent),
         }
     }
 }
@@ -220,13 +223,48 @@ fn partition_run(
     out
 }
 
+/// Unweighted elements of one run by partition: `parts[p]` holds partition `p`'s, each its cell
+/// within the partition (half the bytes of [`partition_run`]'s items).
+fn partition_run_counts(keyer: &Cells<'_>, range: std::ops::Range<usize>, parts: usize) -> Vec<Vec<u32>> {
+    let guess = range.len() / parts + range.len() / parts / 8 + 16;
+    let mut out: Vec<Vec<u32>> = (0..parts).map(|_| Vec::with_capacity(guess)).collect();
+    let mask = (1u32 << SPAN_BITS) - 1;
+    for i in range {
+        let k = keyer.at(i);
+        if k != u32::MAX {
+            out[(k >> SPAN_BITS) as usize].push(k & mask);
+        }
+    }
+    out
+}
+
 /// Large grids: partition runs of elements by cell block, then accumulate each block in cache.
+/// Unweighted elements are counted alone (a weight sum is then the count).
 fn partitioned<C>(keyer: &Cells<'_>, weights: Option<&[u32]>, n: usize, counts: &mut [C], sums: &mut [u64])
 where
     C: Copy + Send + Sync + std::ops::AddAssign + From<u32>,
 {
     let span = 1usize << SPAN_BITS;
     let parts = counts.len().div_ceil(span);
+    if weights.is_none() {
+        let runs: Vec<Vec<Vec<u32>>> = (0..n.div_ceil(RUN))
+            .into_par_iter()
+            .map(|r| partition_run_counts(keyer, r * RUN..((r + 1) * RUN).min(n), parts))
+            .collect();
+        counts.par_chunks_mut(span).zip(sums.par_chunks_mut(span)).enumerate().for_each(|(p, (counts, sums))| {
+            let mut block = vec![0u32; counts.len()];
+            for run in &runs {
+                for &c in &run[p] {
+                    block[c as usize] += 1;
+                }
+            }
+            for ((c, s), &b) in counts.iter_mut().zip(sums.iter_mut()).zip(&block) {
+                *c += C::from(b);
+                *s += u64::from(b);
+            }
+        });
+        return;
+    }
     let runs: Vec<Vec<Vec<u64>>> = (0..n.div_ceil(RUN))
         .into_par_iter()
         .map(|r| partition_run(keyer, weights, r * RUN..((r + 1) * RUN).min(n), parts))
