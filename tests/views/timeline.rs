@@ -106,6 +106,43 @@ fn the_current_match_is_framed() {
     assert_eq!(far, 0, "white away from the match at x {x}: {columns:?}");
 }
 
+/// `n` and `N` on a generated stencil trace step through the matches as a sorted list of them
+/// does (time, then location, then depth), with each one's place and the count, wrapping at
+/// both ends, from the start and from any point.
+#[test]
+fn search_steps_follow_the_sorted_matches() {
+    use exaviz_engine::selection::Search;
+    use exaviz_engine::views::timeline::search::step;
+    let d = open("gen:fd4?iterations=2");
+    let i = &d.trace.intervals;
+    let kinds: Vec<bool> = d.trace.region_names.iter().map(|n| n.to_lowercase().contains("wait")).collect();
+    let mut sorted: Vec<(u64, u32, u32)> = (0..i.start.len())
+        .filter(|&k| kinds[i.kind[k] as usize])
+        .map(|k| (i.start[k], i.location[k], i.depth[k]))
+        .collect();
+    sorted.sort_unstable();
+    assert!(sorted.len() > 100, "{}", sorted.len());
+    let s = Search::new("wait").unwrap();
+    let n = sorted.len();
+    let check = |from: Option<(u64, u32, u32)>, forward: bool, want: usize| {
+        let o = step(&d, &s, from, forward).unwrap();
+        assert_eq!(((o.start, o.location, o.depth), o.nth, o.of), (sorted[want], want, n), "{from:?} {forward}");
+    };
+    check(None, true, 0);
+    check(None, false, n - 1);
+    check(Some(sorted[n - 1]), true, 0);
+    check(Some(sorted[0]), false, n - 1);
+    for k in [1, 17, n / 2, n - 2] {
+        check(Some(sorted[k]), true, k + 1);
+        check(Some(sorted[k]), false, k - 1);
+        // From between two matches (a tick after one).
+        let (t, l, dep) = sorted[k];
+        let between = (t, l, dep + 1000);
+        check(Some(between), true, k + 1);
+        check(Some(between), false, k);
+    }
+}
+
 /// The real Score-P HIP trace's counters (HIP memory, rocm_smi power and busy percentages, CPU
 /// frequencies) as tracks under its rows: named from the trace, with their scale, the ones left
 /// out counted, a choice by name, none on request, and a tooltip giving the value under the

@@ -240,8 +240,9 @@ pub(crate) fn overview_scene(
         rayon::join(|| pyramid_states(&grid, p, per_px, &slot, opts.states), || lines_density(lines, &fine, p));
     let cell = format_value(level.state_bin_ticks as f64 / tps * 1e3);
     let title = format!(
-        "Timeline: {} ({n} processes, {} messages; pyramid: {} ranks x {cell} ms)",
+        "Timeline: {} ({}, {} messages; pyramid: {} ranks x {cell} ms)",
         crate::views::title_name(dataset),
+        super::rows_counted(&dataset.trace, n),
         ooc.messages,
         level.block
     );

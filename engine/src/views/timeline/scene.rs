@@ -1015,6 +1015,16 @@ pub(super) fn rows_title(t: &Trace) -> &'static str {
     }
 }
 
+/// `n` rows counted in the title's words: "processes", "threads" or "threads and streams".
+pub(super) fn rows_counted(t: &Trace, n: usize) -> String {
+    let noun = match rows_title(t) {
+        "thread / stream" => "threads and streams",
+        "thread" => "threads",
+        _ => "processes",
+    };
+    format!("{n} {noun}")
+}
+
 /// Late-sender waiting's colour: Okabe & Ito's vermillion at full strength over dimmed states.
 const WAIT_COLOUR: [f32; 4] = [0.835, 0.369, 0.0, 1.0];
 
@@ -1086,8 +1096,9 @@ pub fn timeline_scene(
     let bundled = opts.bundle.label();
     let read = if t.span_of_whole.is_some() { " read for this window" } else { "" };
     let title = format!(
-        "Timeline: {} ({n} processes, {} messages{read}{bundled})",
+        "Timeline: {} ({}, {} messages{read}{bundled})",
         crate::views::title_name(dataset),
+        rows_counted(t, n),
         t.messages.source.len()
     );
     let joins = collective_joins(t, p, window, &rows, index);

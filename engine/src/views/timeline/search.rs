@@ -117,8 +117,10 @@ impl Occurrence {
 }
 
 /// The occurrence after (`forward`) or before `from` in time order (start, then location, then
-/// depth), wrapping around at the ends; the first (or last) where `from` is `None`. Two
-/// parallel passes over the intervals, nothing sorted. `Err` says why there is none.
+/// depth), wrapping around at the ends; the first (or last) where `from` is `None`. One parallel
+/// pass over the intervals, nothing sorted: it keeps the nearest match beyond `from` (with how
+/// many share its key) and counts the matches and those before `from`, which give its place; a
+/// second pass only to wrap around. `Err` says why there is none.
 pub fn step(d: &Dataset, search: &Search, from: Option<At>, forward: bool) -> Result<Occurrence, String> {
     let t = &d.trace;
     if d.out_of_core.is_some() {
@@ -126,30 +128,80 @@ pub fn step(d: &Dataset, search: &Search, from: Option<At>, forward: bool) -> Re
     }
     let kinds = matching_kinds(t, search);
     let i = &t.intervals;
-    let key = |k: usize| (i.start[k], i.location[k], i.depth[k]);
-    let matching = || (0..i.start.len()).into_par_iter().filter(|&k| kinds.get(i.kind[k] as usize) == Some(&true));
-    // The nearest after (or before) `from`, and the first and last for wrapping around.
-    let near = |k: usize| match from {
-        Some(at) if forward => key(k) > at,
-        Some(at) => key(k) < at,
-        None => false,
+    // The time order's key as one number: start, then location, then depth.
+    let pack = |(s, l, d): At| u128::from(s) << 64 | u128::from(l) << 32 | u128::from(d);
+    let walk = |from: Option<u128>| {
+        (0..i.start.len())
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .fold(Walk::default, |mut w, k| {
+                if kinds.get(i.kind[k] as usize) == Some(&true) {
+                    w.add(pack((i.start[k], i.location[k], i.depth[k])), k, from, forward);
+                }
+                w
+            })
+            .reduce(Walk::default, |a, b| a.merge(b, forward))
     };
-    let pick = |a: Option<usize>, b: Option<usize>, later: bool| match (a, b) {
-        (Some(x), Some(y)) => Some(if (key(y) > key(x)) == later { y } else { x }),
-        (x, y) => x.or(y),
-    };
-    let (next, first, last) = matching()
-        .map(|k| (near(k).then_some(k), Some(k), Some(k)))
-        .reduce(|| (None, None, None), |a, b| (pick(a.0, b.0, !forward), pick(a.1, b.1, false), pick(a.2, b.2, true)));
-    let chosen = match (next, forward) {
-        (Some(k), _) => k,
-        (None, true) => first.ok_or_else(|| no_match(search))?,
-        (None, false) => last.ok_or_else(|| no_match(search))?,
-    };
-    let at = key(chosen);
-    let (nth, of) =
-        matching().map(|k| (usize::from(key(k) < at), 1usize)).reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-    Ok(Occurrence { start: i.start[chosen], end: i.end[chosen], location: at.1, depth: at.2, nth, of })
+    let mut w = walk(from.map(pack));
+    if w.near.is_none() && from.is_some() && w.of > 0 {
+        // Past the last (or before the first): around to the first (or last).
+        w = walk(None);
+    }
+    let near = w.near.ok_or_else(|| no_match(search))?;
+    // The matches before it in time order: going back, those before `from` but it and its equals.
+    let nth = if forward { w.earlier } else { w.earlier - near.same };
+    let k = near.at;
+    Ok(Occurrence { start: i.start[k], end: i.end[k], location: i.location[k], depth: i.depth[k], nth, of: w.of })
+}
+
+/// A match kept by [`step`]'s pass: its key, its row and how many matches share its key.
+#[derive(Clone, Copy)]
+struct Best {
+    key: u128,
+    at: usize,
+    same: usize,
+}
+
+/// What [`step`]'s pass keeps: the nearest match beyond `from` (the least key above it going
+/// forward, the greatest below it going back; any key without `from`), the matches not beyond
+/// it going forward or beyond it going back (those before it in time order), and all.
+#[derive(Clone, Copy, Default)]
+struct Walk {
+    near: Option<Best>,
+    earlier: usize,
+    of: usize,
+}
+
+impl Walk {
+    #[inline]
+    fn add(&mut self, key: u128, at: usize, from: Option<u128>, forward: bool) {
+        self.of += 1;
+        let beyond = from.is_none_or(|f| if forward { key > f } else { key < f });
+        self.earlier += usize::from(beyond != forward);
+        if beyond {
+            self.keep(Best { key, at, same: 1 }, forward);
+        }
+    }
+
+    /// `b` if nearer than the match kept (its count added where their keys are equal).
+    #[inline]
+    fn keep(&mut self, b: Best, forward: bool) {
+        match &mut self.near {
+            Some(x) if x.key == b.key => {
+                x.at = x.at.min(b.at);
+                x.same += b.same;
+            }
+            Some(x) if (b.key < x.key) != forward => {}
+            near => *near = Some(b),
+        }
+    }
+
+    fn merge(mut self, o: Walk, forward: bool) -> Walk {
+        if let Some(b) = o.near {
+            self.keep(b, forward);
+        }
+        Walk { earlier: self.earlier + o.earlier, of: self.of + o.of, ..self }
+    }
 }
 
 fn no_match(search: &Search) -> String {
