@@ -378,13 +378,14 @@ fn add_wait(t: &Trace, (by_loc, by_region): (&mut Waits, &mut Waits), k: usize, 
     }
 }
 
-/// One late-sender wait: the receiving location, and the ticks from the receive's start to the
-/// send it waited for.
+/// One late-sender wait: the receiving location, the ticks from the receive's start to the
+/// send it waited for, and the receive's nesting depth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Wait {
     pub location: u32,
     pub from: u64,
     pub to: u64,
+    pub depth: u32,
 }
 
 /// Every late-sender wait of the trace ([`late_senders`]'s definition), sorted by start.
@@ -395,7 +396,7 @@ pub fn late_sender_waits(t: &Trace) -> Vec<Wait> {
     let mut waits: Vec<Wait> = waited_until(t, whole, &by_location, 0..t.messages.source.len())
         .into_iter()
         .filter(|&(r, send)| send > i.start[r])
-        .map(|(r, send)| Wait { location: i.location[r], from: i.start[r], to: send })
+        .map(|(r, send)| Wait { location: i.location[r], from: i.start[r], to: send, depth: i.depth[r] })
         .collect();
     waits.sort_unstable_by_key(|w| (w.from, w.location, w.to));
     waits
@@ -582,7 +583,7 @@ mod tests {
             }
             t.messages.push((0, dest), (send, recv), 8, 0);
             if late {
-                planted.push(Wait { location: dest, from: start, to: send });
+                planted.push(Wait { location: dest, from: start, to: send, depth: 0 });
             }
         }
         planted.sort_unstable_by_key(|w| (w.from, w.location, w.to));

@@ -47,7 +47,8 @@ fn otf2_timeline_highlights_a_search() {
     let size = (480, 240);
     let plain = both("timeline", &window, &d, size);
     let lit = both("timeline", &[&window[..], &["--highlight", "mpi_recv"]].concat(), &d, size);
-    assert!(differ(&plain, &lit) > 0.2, "the search changed little of the picture");
+    let changed = differ(&plain, &lit);
+    assert!(changed > 0.1, "the search changed little of the picture: {changed}");
     // Brighter and darker pixels both: the receives lit, the rest dimmed.
     let luma = |p: &[u8]| u32::from(p[0]) + u32::from(p[1]) + u32::from(p[2]);
     let (mut brighter, mut darker) = (0, 0);
@@ -104,6 +105,34 @@ fn the_current_match_is_framed() {
     assert!(columns.len() > 40, "the match is not framed: {} pixels", columns.len());
     let far = columns.iter().filter(|c| (*c - x).abs() > 40.0).count();
     assert_eq!(far, 0, "white away from the match at x {x}: {columns:?}");
+}
+
+/// Nesting levels as bands, as Perfetto stacks slices: on the real ping-pong trace each rank's
+/// row shows `main` in its top half and the MPI calls nested in it in the bottom half (on both
+/// backends); `--innermost` draws the MPI calls over the whole row; a stencil trace of 1,024
+/// ranks, a pixel or less each, is drawn as before either way.
+#[test]
+fn nested_regions_are_drawn_in_bands_per_level() {
+    let Some(data) = shared_data_or_skip("otf2 timeline levels") else { return };
+    let d = open(data.join("otf2-pingpong/ping-pong-otf2/traces.otf2").to_str().unwrap());
+    let window = ["--from", "0.1948", "--to", "0.1985"];
+    let size = (800, 500);
+    let banded = both("timeline", &window, &d, size);
+    let innermost = both("timeline", &[&window[..], &["--innermost"]].concat(), &d, size);
+    // Rank 0's row spans y 48 to 248: its top band (main) and bottom band (MPI calls).
+    let px = |img: &exaviz_engine::render::Image, x: u32, y: u32| img.pixel(x, y)[..3].to_vec();
+    let columns = 100..580u32;
+    let top: Vec<_> = columns.clone().map(|x| px(&banded, x, 90)).collect();
+    let bottom: Vec<_> = columns.clone().map(|x| px(&banded, x, 200)).collect();
+    assert!(top.windows(2).all(|w| w[0] == w[1]), "main covers the top band alone");
+    let calls = bottom.iter().filter(|c| **c != top[0]).count();
+    assert!(calls > 100, "the bottom band shows the MPI calls: {calls} columns differ from main");
+    // Innermost: the top of the row shows the calls as its bottom does.
+    let same = columns.filter(|&x| px(&innermost, x, 90) == px(&innermost, x, 200)).count();
+    assert!(same > 400, "one state per column over the row: {same}");
+    let fd4 = open("gen:fd4?iterations=2");
+    let plain = both("timeline", &[], &fd4, size);
+    assert_eq!(plain.pixels, both("timeline", &["--innermost"], &fd4, size).pixels);
 }
 
 /// `n` and `N` on a generated stencil trace step through the matches as a sorted list of them

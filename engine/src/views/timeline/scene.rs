@@ -61,6 +61,9 @@ pub struct TimelineOptions {
     pub show_empty: bool,
     /// The groups of tracks drawn collapsed.
     pub folded: Option<Folded>,
+    /// Whether a row shows only its location's innermost state, rather than a band per
+    /// nesting level where the row is tall enough.
+    pub innermost: bool,
 }
 
 impl Default for TimelineOptions {
@@ -78,6 +81,7 @@ impl Default for TimelineOptions {
             waits: false,
             show_empty: false,
             folded: None,
+            innermost: false,
         }
     }
 }
@@ -165,6 +169,11 @@ impl ByLocation {
         }
         let parent = parents(i, &order, &ranges);
         Self { order, ranges, parent }
+    }
+
+    /// Location `l`'s intervals, sorted by (start, depth).
+    fn rows(&self, l: usize) -> &[u32] {
+        self.ranges.get(l).map_or(&[], |r| &self.order[r.clone()])
     }
 
     /// The stack of the walk after the interval at position `p` of `order` was pushed, bottom
@@ -363,38 +372,72 @@ fn state_pixels(
     t: &Trace,
     p: Plot,
     window: (u64, u64),
-    tracks: &Tracks,
+    of_row: &[(Vec<usize>, Option<u32>)],
     index: &TimelineIndex,
     mode: StateMode,
 ) -> Vec<Option<[f32; 4]>> {
     let (by, slot) = (&index.by, &index.slot);
     let (t0, t1) = window;
     let per_px = (t1 - t0) as f64 / f64::from(p.w);
-    // Locations of each pixel row (several per row when there are more locations than rows).
-    let mut of_row: Vec<Vec<usize>> = vec![Vec::new(); p.h as usize];
-    for l in 0..t.locations.name.len() {
-        for r in tracks.pixels(l, p.h) {
-            of_row[r as usize].push(l);
-        }
-    }
-    stacked_runs(&of_row, mode, |locs| {
+    let i = &t.intervals;
+    stacked_runs(of_row, mode, |(locs, level)| {
         let mut cov = vec![[0f32; CATEGORICAL.len()]; p.w as usize];
+        let mut add = |a: u64, b: u64, k: u32| {
+            let (a, b) = (a.max(t0), b.min(t1));
+            if a >= b {
+                return;
+            }
+            let (xa, xb) = ((a - t0) as f64 / per_px, (b - t0) as f64 / per_px);
+            let s = slot[k as usize];
+            for c in (xa.floor() as u32)..(xb.ceil() as u32).min(p.w) {
+                let overlap = (xb.min(f64::from(c) + 1.0) - xa.max(f64::from(c))).max(0.0);
+                cov[c as usize][s] += overlap as f32;
+            }
+        };
         for &l in locs {
-            by.innermost_in(t, l, window, |a, b, k| {
-                let (a, b) = (a.max(t0), b.min(t1));
-                if a >= b {
-                    return;
-                }
-                let (xa, xb) = ((a - t0) as f64 / per_px, (b - t0) as f64 / per_px);
-                let s = slot[k as usize];
-                for c in (xa.floor() as u32)..(xb.ceil() as u32).min(p.w) {
-                    let overlap = (xb.min(f64::from(c) + 1.0) - xa.max(f64::from(c))).max(0.0);
-                    cov[c as usize][s] += overlap as f32;
-                }
-            });
+            match level {
+                None => by.innermost_in(t, l, window, &mut add),
+                // The intervals at this level, nested ones beside it hidden by the band below.
+                Some(d) => by.overlapping(t, l, window, |k| {
+                    if i.depth[k] == *d {
+                        add(i.start[k], i.end[k], i.kind[k]);
+                    }
+                }),
+            }
         }
         (cov, 1.0 / locs.len().max(1) as f32)
     })
+}
+
+/// Most nesting levels a row is cut into.
+const LEVELS: u32 = 8;
+/// Least height of a nesting level's band, in pixels.
+const LEVEL_PX: u32 = 6;
+
+/// What each pixel row of the plot shows: its locations (several where there are more locations
+/// than rows) and, given each location's deepest level (`depth`), the nesting level of the band
+/// it is in where its location has a row of its own tall enough for a band per level (the
+/// outermost on top; `None`: the innermost state).
+fn row_contents(t: &Trace, p: Plot, tracks: &Tracks, depth: Option<&[u32]>) -> Vec<(Vec<usize>, Option<u32>)> {
+    let mut of_row: Vec<(Vec<usize>, Option<u32>)> = vec![(Vec::new(), None); p.h as usize];
+    for l in 0..t.locations.name.len() {
+        for r in tracks.pixels(l, p.h) {
+            of_row[r as usize].0.push(l);
+        }
+    }
+    let Some(depth) = depth else { return of_row };
+    for (l, &d) in depth.iter().enumerate() {
+        let rows = tracks.pixels(l, p.h);
+        let (r0, h) = (rows.start, rows.end.saturating_sub(rows.start));
+        let alone = rows.clone().all(|r| of_row[r as usize].0.len() == 1);
+        if d == 0 || !alone || h < (d + 1) * LEVEL_PX {
+            continue;
+        }
+        for r in rows {
+            of_row[r as usize].1 = Some((r - r0) * (d + 1) / h);
+        }
+    }
+    of_row
 }
 
 /// State colours of every pixel, row-major, from `coverage(what a row shows)`: per pixel column
@@ -474,6 +517,8 @@ pub struct TimelineIndex {
     waits: std::sync::OnceLock<Vec<Wait>>,
     /// Per location, whether it has any event (else its track is hidden).
     busy: Vec<bool>,
+    /// Per location, its deepest nesting level (0: nothing nested), at most `LEVELS - 1`.
+    depth: Vec<u32>,
 }
 
 impl TimelineIndex {
@@ -494,7 +539,11 @@ impl TimelineIndex {
         let counters = CounterIndex::new(t);
         let waits = std::sync::OnceLock::new();
         let busy = tracks::busy(t);
-        Self { by, slot, legend, span: span(t), by_send, max_latency, collectives, counters, waits, busy }
+        let depth = (0..n)
+            .into_par_iter()
+            .map(|l| by.rows(l).iter().map(|&k| t.intervals.depth[k as usize]).max().unwrap_or(0).min(LEVELS - 1))
+            .collect();
+        Self { by, slot, legend, span: span(t), by_send, max_latency, collectives, counters, waits, busy, depth }
     }
 
     /// The trace's first and last tick.
@@ -1029,8 +1078,15 @@ pub(super) fn rows_counted(t: &Trace, n: usize) -> String {
 const WAIT_COLOUR: [f32; 4] = [0.835, 0.369, 0.0, 1.0];
 
 /// Per plot pixel, whether a late-sender wait of `waits` (sorted by start) covers it (at least a
-/// pixel each), and the line saying how much waiting the window and the trace hold.
-fn wait_mask(t: &Trace, waits: &[Wait], p: Plot, window: (u64, u64), tracks: &Tracks) -> (Vec<bool>, String) {
+/// pixel each; in a row cut into nesting levels, in its receive's band: `levels` per pixel row),
+/// and the line saying how much waiting the window and the trace hold.
+fn wait_mask(
+    t: &Trace,
+    waits: &[Wait],
+    p: Plot,
+    window: (u64, u64),
+    (tracks, levels): (&Tracks, &[Option<u32>]),
+) -> (Vec<bool>, String) {
     let n = t.locations.name.len();
     let mut mask = vec![false; (p.w * p.h) as usize];
     let span = (window.1 - window.0) as f64;
@@ -1042,7 +1098,8 @@ fn wait_mask(t: &Trace, waits: &[Wait], p: Plot, window: (u64, u64), tracks: &Tr
         ticks += w.to.min(window.1) - w.from.max(window.0);
         let x0 = (x(w.from) as u32).min(p.w - 1);
         let x1 = (x(w.to).ceil() as u32).clamp(x0 + 1, p.w);
-        for row in tracks.pixels(w.location as usize, p.h) {
+        let rows = tracks.pixels(w.location as usize, p.h);
+        for row in rows.filter(|&r| levels.get(r as usize).copied().flatten().is_none_or(|d| d == w.depth)) {
             let at = (row * p.w) as usize;
             mask[at + x0 as usize..at + x1 as usize].fill(true);
         }
@@ -1088,8 +1145,9 @@ pub fn timeline_scene(
         counters::layout(outer, &index.counters.chosen(opts.counters), index.counters.series.len());
     let counter_tracks = counters::tracks(&index.counters, &placed, window);
     let rows = index.tracks(t, opts);
+    let of_row = row_contents(t, p, &rows, (!opts.innermost).then_some(&index.depth[..]));
     let (states, messages) = rayon::join(
-        || state_pixels(t, p, window, &rows, index, opts.states),
+        || state_pixels(t, p, window, &of_row, index, opts.states),
         || message_density(t, backend, p, window, &rows, &opts.bundle, index),
     );
     let (density, visible) = messages?;
@@ -1102,9 +1160,10 @@ pub fn timeline_scene(
         t.messages.source.len()
     );
     let joins = collective_joins(t, p, window, &rows, index);
-    let found = opts.search.map(|s| super::search::highlight(t, &index.by, p, window, &s, &rows));
+    let levels: Vec<Option<u32>> = of_row.iter().map(|r| r.1).collect();
+    let found = opts.search.map(|s| super::search::highlight(t, &index.by, p, window, &s, &rows, &levels));
     let search = found.as_ref().map(|h| (Some(&h.mask[..]), h.note.as_str()));
-    let waited = opts.waits.then(|| wait_mask(t, index.waits(t), p, window, &rows));
+    let waited = opts.waits.then(|| wait_mask(t, index.waits(t), p, window, (&rows, &levels)));
     let waits = waited.as_ref().map(|(m, note)| (&m[..], note.as_str()));
     let counters = CounterLayer { outer, index: &index.counters, tracks: &counter_tracks, hidden };
     let legend = &index.legend;
@@ -1851,6 +1910,11 @@ pub struct TimelineLook {
     /// collapses or opens its group.
     #[arg(long)]
     pub collapse: bool,
+    /// Draw each row with its location's innermost state only; by default a row tall enough
+    /// is cut into a band per nesting level (the outermost region on top), as Perfetto's
+    /// slices stack.
+    #[arg(long)]
+    pub innermost: bool,
     /// Counter tracks under the rows (OTF2 metrics, Chrome counter events): auto (the series
     /// that change, up to six), none, all (as many as fit), or the series whose names contain
     /// NAME. An accumulating counter (energy) is drawn as its rate.
@@ -1886,6 +1950,7 @@ impl TimelineLook {
             waits: self.states == StatesArg::Waits,
             show_empty: self.empty_rows,
             folded: None,
+            innermost: self.innermost,
         }
     }
 }

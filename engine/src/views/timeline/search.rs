@@ -33,6 +33,7 @@ pub(super) fn highlight(
     window: (u64, u64),
     search: &Search,
     rows: &super::tracks::Tracks,
+    levels: &[Option<u32>],
 ) -> Highlight {
     let n = t.locations.name.len();
     let kinds = matching_kinds(t, search);
@@ -40,8 +41,9 @@ pub(super) fn highlight(
     let is_match = |k: usize| kinds.get(i.kind[k] as usize) == Some(&true);
     let (t0, t1) = window;
     let per_px = (t1 - t0).max(1) as f64 / f64::from(p.w);
-    // Per location: the columns its matches cover, and how many there are.
-    let per_location: Vec<(Vec<(u32, u32)>, usize)> = (0..n)
+    // Per location: the columns its matches cover (from, to, nesting level), and how many.
+    type Spans = Vec<(u32, u32, u32)>;
+    let per_location: Vec<(Spans, usize)> = (0..n)
         .into_par_iter()
         .map(|l| {
             let mut spans = Vec::new();
@@ -50,7 +52,7 @@ pub(super) fn highlight(
                     let (a, b) = (i.start[k].max(t0), i.end[k].min(t1));
                     let xa = ((a - t0) as f64 / per_px).floor() as u32;
                     let xb = (((b - t0) as f64 / per_px).ceil() as u32).max(xa + 1);
-                    spans.push((xa.min(p.w - 1), xb.min(p.w)));
+                    spans.push((xa.min(p.w - 1), xb.min(p.w), i.depth[k]));
                 }
             });
             let count = spans.len();
@@ -63,7 +65,9 @@ pub(super) fn highlight(
         in_window += count;
         for r in rows.pixels(l, p.h) {
             let row = &mut mask[(r * p.w) as usize..((r + 1) * p.w) as usize];
-            for &(a, b) in spans {
+            // In a band of one nesting level, the matches at that level.
+            let level = levels.get(r as usize).copied().flatten();
+            for &(a, b, _) in spans.iter().filter(|s| level.is_none_or(|d| s.2 == d)) {
                 row[a as usize..b as usize].iter_mut().for_each(|m| *m = true);
             }
         }
@@ -283,7 +287,7 @@ mod tests {
         let rows = crate::views::timeline::tracks::Tracks::every(2, &t.locations.name);
         let p = Plot { x0: 0, y0: 0, w: 100, h: 2 };
         let s = Search::new("recv").unwrap();
-        let h = highlight(&t, &by, p, (0, 1000), &s, &rows);
+        let h = highlight(&t, &by, p, (0, 1000), &s, &rows, &[]);
         // Rank 0's row: columns 10 and 60-69; rank 1's: 30 (a one-tick slice still gets a
         // pixel) and 90-94.
         let row = |r: usize| -> Vec<usize> { (0..100).filter(|&c| h.mask[r * 100 + c]).collect() };
@@ -291,10 +295,10 @@ mod tests {
         assert_eq!(row(1), [vec![30], (90..95).collect()].concat());
         assert!(h.note.contains("4 here, 4 in the trace"), "{}", h.note);
         // A parent matches too.
-        let h = highlight(&t, &by, p, (500, 1000), &Search::new("SOLVE").unwrap(), &rows);
+        let h = highlight(&t, &by, p, (500, 1000), &Search::new("SOLVE").unwrap(), &rows, &[]);
         assert!(h.mask.iter().all(|&m| m), "the parent covers the window");
         assert!(h.note.contains("2 here, 2 in the trace"), "{}", h.note);
-        let h = highlight(&t, &by, p, (0, 1000), &Search::new("allreduce").unwrap(), &rows);
+        let h = highlight(&t, &by, p, (0, 1000), &Search::new("allreduce").unwrap(), &rows, &[]);
         assert!(h.mask.iter().all(|&m| !m) && h.note.contains("no region matches"), "{}", h.note);
     }
 
