@@ -130,9 +130,22 @@ fn nested_regions_are_drawn_in_bands_per_level() {
     // Innermost: the top of the row shows the calls as its bottom does.
     let same = columns.filter(|&x| px(&innermost, x, 90) == px(&innermost, x, 200)).count();
     assert!(same > 400, "one state per column over the row: {same}");
+    // The tooltip names the band's state: main in the top band, a call in the bottom one.
+    let built = exaviz_engine::views::contract::Entry::find("timeline").unwrap().parse(&window).unwrap();
+    let frame = exaviz_engine::views::contract::Frame { width: size.0, height: size.1 };
+    let prepared = built.view.prepare(&d, &built.selection, frame, &exaviz_engine::Backend::Cpu).unwrap();
+    let x = columns_of_calls(&bottom, &top[0]) as f32 + 100.0;
+    let state = |y: f32| prepared.pick(&d, [x, y]).expect("a pick").lines[1].clone();
+    assert!(state(90.0).starts_with("int main"), "{}", state(90.0));
+    assert!(state(200.0).starts_with("MPI_"), "{}", state(200.0));
     let fd4 = open("gen:fd4?iterations=2");
     let plain = both("timeline", &[], &fd4, size);
     assert_eq!(plain.pixels, both("timeline", &["--innermost"], &fd4, size).pixels);
+}
+
+/// The first of `columns` whose colour is not `main`'s.
+fn columns_of_calls(columns: &[Vec<u8>], main: &[u8]) -> usize {
+    columns.iter().position(|c| c[..] != main[..]).expect("a call")
 }
 
 /// `n` and `N` on a generated stencil trace step through the matches as a sorted list of them

@@ -575,8 +575,9 @@ impl TimelineIndex {
         &self.by_send[a..b.max(a)]
     }
 
-    /// The innermost state of location `l` at time `at`: its kind, start and end.
-    fn state_at(&self, t: &Trace, l: usize, at: u64) -> Option<(u32, u64, u64)> {
+    /// The innermost state of location `l` at time `at` (or its state at nesting level `level`):
+    /// its kind, start and end.
+    fn state_at(&self, t: &Trace, l: usize, at: u64, level: Option<u32>) -> Option<(u32, u64, u64)> {
         let i = &t.intervals;
         let range = self.by.ranges.get(l)?.clone();
         let upto = self.by.order[range.clone()].partition_point(|&k| i.start[k as usize] <= at);
@@ -588,7 +589,7 @@ impl TimelineIndex {
             .stack_at(range.start + upto - 1)
             .into_iter()
             .map(|p| self.by.order[p] as usize)
-            .filter(|&k| i.end[k] > at)
+            .filter(|&k| i.end[k] > at && level.is_none_or(|d| i.depth[k] == d))
             .max_by_key(|&k| (i.depth[k], i.start[k]))
             .map(|k| (i.kind[k], i.start[k], i.end[k]))
     }
@@ -1187,6 +1188,7 @@ pub fn timeline_scene(
         visible,
         tracks: counter_tracks,
         rows,
+        levels,
         folded: opts.folded.unwrap_or_default(),
     };
     Ok((scene, pick))
@@ -1209,6 +1211,8 @@ pub struct TimelinePick {
     tracks: Vec<Track>,
     /// The locations' rows.
     rows: Tracks,
+    /// Per pixel row of the plot, the nesting level of its band (`None`: the innermost state).
+    levels: Vec<Option<u32>>,
     /// The groups drawn collapsed.
     folded: Folded,
 }
@@ -1286,7 +1290,9 @@ impl Picker for TimelinePick {
         let l = self.rows.locations(track).next()?;
         let name = t.locations.name.get(l).cloned().unwrap_or_default();
         let mut lines = vec![format!("at {}", self.seconds(t, time))];
-        match self.index.state_at(t, l, time) {
+        // In a band of one nesting level, the state at that level.
+        let level = self.levels.get(row as usize).copied().flatten();
+        match self.index.state_at(t, l, time, level) {
             Some((kind, a, b)) => {
                 let state = t.region_names.get(kind as usize).cloned().unwrap_or_else(|| format!("state {kind}"));
                 lines.push(format!("{state}: {} to {}", self.seconds(t, a), self.seconds(t, b)));
@@ -1801,7 +1807,7 @@ mod tests {
                         .filter(|&k| i.location[k] as usize == l && i.start[k] <= at && i.end[k] > at)
                         .max_by_key(|&k| (i.depth[k], i.start[k]))
                         .map(|k| (i.kind[k], i.start[k], i.end[k]));
-                    assert_eq!(index.state_at(&t, l, at), scan, "seed {seed} location {l} at {at}");
+                    assert_eq!(index.state_at(&t, l, at, None), scan, "seed {seed} location {l} at {at}");
                 }
             }
         }
