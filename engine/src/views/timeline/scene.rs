@@ -517,8 +517,9 @@ pub struct TimelineIndex {
     waits: std::sync::OnceLock<Vec<Wait>>,
     /// Per location, whether it has any event (else its track is hidden).
     busy: Vec<bool>,
-    /// Per location, its deepest nesting level (0: nothing nested), at most `LEVELS - 1`.
-    depth: Vec<u32>,
+    /// Per location, its deepest nesting level (0: nothing nested), at most `LEVELS - 1`, found
+    /// when first drawn in bands.
+    depth: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl TimelineIndex {
@@ -539,11 +540,21 @@ impl TimelineIndex {
         let counters = CounterIndex::new(t);
         let waits = std::sync::OnceLock::new();
         let busy = tracks::busy(t);
-        let depth = (0..n)
-            .into_par_iter()
-            .map(|l| by.rows(l).iter().map(|&k| t.intervals.depth[k as usize]).max().unwrap_or(0).min(LEVELS - 1))
-            .collect();
+        let depth = std::sync::OnceLock::new();
         Self { by, slot, legend, span: span(t), by_send, max_latency, collectives, counters, waits, busy, depth }
+    }
+
+    /// Per location of `t` (the trace this index is of), its deepest nesting level.
+    fn depths(&self, t: &Trace) -> &[u32] {
+        self.depth.get_or_init(|| {
+            (0..self.by.ranges.len())
+                .into_par_iter()
+                .map(|l| {
+                    let deepest = self.by.rows(l).iter().map(|&k| t.intervals.depth[k as usize]).max();
+                    deepest.unwrap_or(0).min(LEVELS - 1)
+                })
+                .collect()
+        })
     }
 
     /// The trace's first and last tick.
@@ -1053,26 +1064,26 @@ fn compose(
 /// The row axis's title, from what the locations are: processes (MPI ranks), or threads and
 /// streams where the source types or names them so.
 pub(super) fn rows_title(t: &Trace) -> &'static str {
+    row_words(t).0
+}
+
+/// `n` rows counted in the title's words: "processes", "threads" or "threads and streams".
+pub(super) fn rows_counted(t: &Trace, n: usize) -> String {
+    format!("{n} {}", row_words(t).1)
+}
+
+/// What the rows are: the row axis's title and the rows' plural.
+fn row_words(t: &Trace) -> (&'static str, &'static str) {
     use crate::model::LocationKind::{CpuThread, GpuStream};
     let kinds = t.locations.kinds();
     // Sources that do not type their locations name them ("thread 4037", "stream 7").
     let named = |word: &str| t.locations.name.iter().any(|n| n.to_ascii_lowercase().contains(word));
     let threads = kinds.iter().any(|k| k.0 == CpuThread) || named("thread ");
     match (threads, kinds.iter().any(|k| k.0 == GpuStream) || named("stream ")) {
-        (_, true) => "thread / stream",
-        (true, false) => "thread",
-        _ => "process (rank)",
+        (_, true) => ("thread / stream", "threads and streams"),
+        (true, false) => ("thread", "threads"),
+        _ => ("process (rank)", "processes"),
     }
-}
-
-/// `n` rows counted in the title's words: "processes", "threads" or "threads and streams".
-pub(super) fn rows_counted(t: &Trace, n: usize) -> String {
-    let noun = match rows_title(t) {
-        "thread / stream" => "threads and streams",
-        "thread" => "threads",
-        _ => "processes",
-    };
-    format!("{n} {noun}")
 }
 
 /// Late-sender waiting's colour: Okabe & Ito's vermillion at full strength over dimmed states.
@@ -1146,7 +1157,10 @@ pub fn timeline_scene(
         counters::layout(outer, &index.counters.chosen(opts.counters), index.counters.series.len());
     let counter_tracks = counters::tracks(&index.counters, &placed, window);
     let rows = index.tracks(t, opts);
-    let of_row = row_contents(t, p, &rows, (!opts.innermost).then_some(&index.depth[..]));
+    // Bands only where some track (at most ceil(h / tracks) rows) is tall enough for two levels;
+    // the depths are found once then.
+    let banded = !opts.innermost && rows.count() as u64 * u64::from(2 * LEVEL_PX - 1) < u64::from(p.h);
+    let of_row = row_contents(t, p, &rows, banded.then(|| index.depths(t)));
     let (states, messages) = rayon::join(
         || state_pixels(t, p, window, &of_row, index, opts.states),
         || message_density(t, backend, p, window, &rows, &opts.bundle, index),
