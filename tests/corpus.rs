@@ -202,6 +202,18 @@ fn every_recorded_fixture_opens_and_gives_what_it_holds() {
             classes: &[(Class::Send, true), (Class::Recv, true), (Class::AllReduce, true)],
             ..Default::default()
         },
+        // Recorded here (scripts/record/record_gloo_memory.py): 2 data-parallel ranks of
+        // PyTorch on CPU profiled with memory; Kineto's `[memory]` events (84 and 83) become two
+        // counters per rank, the allocator's totals in bytes, on the thread that allocated.
+        Expect {
+            input: "repo:tests/data/torch-gloo-memory",
+            metric_samples: Some(2 * (84 + 83)),
+            counters: &["memory allocated (CPU)", "memory reserved (CPU)"],
+            units: &[("memory allocated (CPU)", "B", false), ("memory reserved (CPU)", "B", false)],
+            devices: Some(2),
+            classes: &[(Class::AllReduce, true)],
+            ..Default::default()
+        },
         // Recorded here (scripts/record/record_jax_pipeline.py): a 4-stage ppermute pipeline
         // on 4 CPU devices; the stages come from the HLO's source_target_pairs.
         // The folder: the XPlane profile is read, the Chrome traces beside it are the same run.

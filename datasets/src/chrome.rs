@@ -76,6 +76,8 @@ pub struct ChromeTrace {
     pub slices: Vec<Slice>,
     pub instants: Vec<Mark>,
     pub counters: Vec<CounterSample>,
+    /// The units of counters that have one, by name (Kineto's memory totals are bytes).
+    pub counter_units: HashMap<u32, String>,
     pub flows: Vec<Flow>,
     /// Interned names and categories.
     pub names: Vec<String>,
@@ -260,7 +262,12 @@ impl Builder {
                 }
                 None => self.trace.unmatched += 1,
             },
-            "i" | "I" | "R" => self.trace.instants.push(Mark { lane, name, ts_ns: ts }),
+            "i" | "I" | "R" => {
+                if self.trace.names[name as usize] == "[memory]" {
+                    self.memory(lane, ts, args.as_deref());
+                }
+                self.trace.instants.push(Mark { lane, name, ts_ns: ts });
+            }
             "C" => {
                 if let Some(serde_json::Value::Object(m)) = args.as_deref() {
                     let series: Vec<(String, f64)> =
@@ -291,6 +298,33 @@ impl Builder {
             _ => {}
         }
         Ok(())
+    }
+}
+
+impl Builder {
+    /// Kineto's memory event (`profile_memory=True`): an instant `[memory]` after each allocation
+    /// or free, its `args` giving the allocator's totals on the device afterwards ("Total
+    /// Allocated", "Total Reserved", bytes) and the device ("Device Type" as PyTorch numbers
+    /// them, "Device Id"). Each total becomes a counter series of its device, as the PyTorch
+    /// profiler's TensorBoard plugin and HTA draw the memory curves.
+    fn memory(&mut self, lane: u32, ts: i64, args: Option<&serde_json::Value>) {
+        let Some(a) = args else { return };
+        let id = a.get("Device Id").and_then(serde_json::Value::as_i64).unwrap_or(-1);
+        let device = match a.get("Device Type").and_then(serde_json::Value::as_i64) {
+            Some(0) => "CPU".to_string(),
+            Some(1) => format!("cuda:{id}"),
+            Some(6) => format!("hip:{id}"),
+            Some(12) => format!("xpu:{id}"),
+            Some(13) => format!("mps:{id}"),
+            Some(other) => format!("device type {other}:{id}"),
+            None => return,
+        };
+        for (key, what) in [("Total Allocated", "allocated"), ("Total Reserved", "reserved")] {
+            let Some(value) = a.get(key).and_then(serde_json::Value::as_f64) else { continue };
+            let n = self.name(&format!("memory {what} ({device})"));
+            self.trace.counter_units.insert(n, "B".to_string());
+            self.trace.counters.push(CounterSample { lane, name: n, ts_ns: ts, value });
+        }
     }
 }
 
@@ -606,18 +640,22 @@ pub fn dataset(t: &ChromeTrace, input: &str) -> exaviz_engine::model::Dataset {
         m.bytes.push(0);
         m.tag.push(0);
     }
-    // Counters (`C` events: Kineto's memory, any tool's series) on the first row of their
-    // process; a process without rows has nowhere to show them.
+    // Counters (`C` events, Kineto's memory totals) on their lane's row, or the first row of
+    // their process (a `C` event names no thread); a process without rows has nowhere to show
+    // them.
     let mut row_of_pid: HashMap<&str, u32> = HashMap::new();
     for &l in &used {
         row_of_pid.entry(t.lanes[l as usize].pid.as_str()).or_insert(loc_of[&l]);
     }
     let mut metric_of: HashMap<u32, u32> = HashMap::new();
     for c in &t.counters {
-        let Some(&loc) = row_of_pid.get(t.lanes[c.lane as usize].pid.as_str()) else { continue };
+        let on_process = || row_of_pid.get(t.lanes[c.lane as usize].pid.as_str());
+        let Some(&loc) = loc_of.get(&c.lane).or_else(on_process) else { continue };
         let next = trace.metric_names.len() as u32;
         let metric = *metric_of.entry(c.name).or_insert_with(|| {
             trace.metric_names.push(t.names[c.name as usize].clone());
+            trace.metric_units.push(t.counter_units.get(&c.name).cloned().unwrap_or_default());
+            trace.metric_accumulated.push(false);
             next
         });
         let m = &mut trace.metrics;
@@ -705,6 +743,35 @@ pub(crate) mod tests {
         let allocated = counters.iter().find(|c| c.name.contains("allocated")).unwrap();
         assert_eq!((allocated.samples, allocated.min, allocated.max), (2, 512, 1024));
         assert!(d.trace.metrics.location.iter().all(|&l| l == 0));
+    }
+
+    /// Kineto's `[memory]` instants (as PyTorch writes them with `profile_memory=True`) are the
+    /// allocator's totals per device, in bytes, on the row of the thread that allocated.
+    #[test]
+    fn kineto_memory_events_are_counters_per_device() {
+        let t = p(r#"[{"ph": "X", "name": "a", "pid": 7, "tid": 1, "ts": 0, "dur": 5},
+            {"ph": "X", "name": "b", "pid": 7, "tid": 2, "ts": 0, "dur": 5},
+            {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 7, "tid": 2, "ts": 1,
+             "args": {"Total Reserved": 2097152, "Total Allocated": 512, "Bytes": 512, "Device Id": 0,
+                      "Device Type": 1, "Addr": 140000}},
+            {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 7, "tid": 2, "ts": 2,
+             "args": {"Total Reserved": 0, "Total Allocated": 4096, "Bytes": 4096, "Device Id": -1,
+                      "Device Type": 0, "Addr": 150000}},
+            {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 7, "tid": 2, "ts": 3,
+             "args": {"Total Reserved": 2097152, "Total Allocated": 0, "Bytes": -512, "Device Id": 0,
+                      "Device Type": 1, "Addr": 140000}},
+            {"ph": "i", "name": "[memory]", "pid": 7, "tid": 2, "ts": 4, "args": {"Bytes": 1}}]"#)
+        .unwrap();
+        let d = dataset(&t, "t.json");
+        let counters = d.trace.counter_summaries();
+        let get = |n: &str| counters.iter().find(|c| c.name == n).unwrap_or_else(|| panic!("{n} in {counters:?}"));
+        let cuda = get("memory allocated (cuda:0)");
+        assert_eq!((cuda.samples, cuda.min, cuda.max, cuda.unit.as_str()), (2, 0, 512, "B"));
+        assert_eq!(get("memory reserved (cuda:0)").max, 2_097_152);
+        assert_eq!(get("memory allocated (CPU)").max, 4096);
+        assert_eq!(counters.len(), 4, "an event without totals gives none: {counters:?}");
+        assert!(d.trace.metrics.location.iter().all(|&l| l == 1), "on the allocating thread's row");
+        assert_eq!(t.instants.len(), 4, "still instants too");
     }
 
     #[test]

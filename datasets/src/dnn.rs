@@ -186,10 +186,10 @@ pub fn training(parts: &[Part]) -> Result<Training, SourceError> {
             sources.push("PerfFlowAspect");
             process_devices(&mut b, t, t0);
         }
-        // Peak memory from counters (`memory.*`, Kineto's `Total Allocated`).
+        // Peak memory from counters of allocated memory (Kineto's `Total Allocated`).
         for c in &t.counters {
             let name = t.names[c.name as usize].to_ascii_lowercase();
-            if name.starts_with("memory") || name.contains("allocated") {
+            if name.contains("allocated") {
                 let pid = &t.lanes[c.lane as usize].pid;
                 if let Some(d) = b.find(&format!("{pid}@{rank}")) {
                     b.memory(d, c.value as u64);
@@ -719,6 +719,27 @@ pub fn merge(parts: &[Part]) -> std::borrow::Cow<'_, ChromeTrace> {
             })
             .collect();
         out.slices.extend(slices);
+        // Counters and flows on the merged lanes, as one file keeps them.
+        for c in &t.counters {
+            let name = remap(c.name);
+            if let Some(unit) = t.counter_units.get(&c.name) {
+                out.counter_units.insert(name, unit.clone());
+            }
+            out.counters.push(crate::chrome::CounterSample {
+                lane: c.lane + lane0,
+                name,
+                ts_ns: c.ts_ns,
+                value: c.value,
+            });
+        }
+        let mut moved =
+            |m: &crate::chrome::Mark| crate::chrome::Mark { lane: m.lane + lane0, name: remap(m.name), ts_ns: m.ts_ns };
+        let flows: Vec<crate::chrome::Flow> = t
+            .flows
+            .iter()
+            .map(|f| crate::chrome::Flow { id: f.id.clone(), from: moved(&f.from), to: moved(&f.to) })
+            .collect();
+        out.flows.extend(flows);
         out.unmatched += t.unmatched;
         out.events += t.events;
     }

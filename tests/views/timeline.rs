@@ -205,6 +205,14 @@ fn otf2_timeline_draws_counter_tracks() {
     };
     let auto = text(&[]);
     assert!(auto.iter().any(|t| t == "HIP Memory"), "{auto:?}");
+    // The tracks sit under the CPU thread's row (the metrics are recorded on its process's
+    // metric locations), above the GPU streams' rows.
+    let scene = exaviz_tests::scene("timeline", &[], &d, size).expect("a scene");
+    let row =
+        |prefix: &str| label_box(&scene, |t| t.starts_with(prefix)).unwrap_or_else(|| panic!("{prefix}: {auto:?}"));
+    let (thread, stream, memory) = (row("Process"), row("ROCm"), row("HIP Memory"));
+    let power = row("A2rocm_smi");
+    assert!(thread[3] <= memory[1] && power[3] <= stream[1], "{thread:?} {memory:?} {power:?} {stream:?}");
     assert!(auto.iter().any(|t| t.ends_with("bytes")), "no scale with its unit: {auto:?}");
     assert!(auto.iter().any(|t| t.starts_with('+') && t.contains("counters")), "{auto:?}");
     let busy = text(&["--counters", ":::busy_percent"]);
@@ -419,4 +427,52 @@ fn kineto_timeline_names_and_collapses_its_tracks() {
     let opened = pick.clicked(&folded).expect("a click opens");
     let prepared = built.view.prepare(&d, &opened, frame, &Backend::Cpu).expect("prepare");
     assert!(prepared.draw(&d, &opened).labels.iter().any(|l| l.text == "stream 7"));
+}
+
+/// The label of `scene` whose text is `text` (the first), its box.
+fn label_box(scene: &exaviz_engine::render::Scene, what: impl Fn(&str) -> bool) -> Option<[f32; 4]> {
+    scene.labels.iter().find(|l| what(&l.text)).map(|l| l.rect)
+}
+
+/// PyTorch's memory counters (Kineto's `[memory]` events of a CPU run recorded with
+/// `profile_memory=True`) as a track under the row of the thread that allocated, in bytes, on
+/// each rank; the rows below moved down, not covered.
+#[test]
+fn kineto_memory_is_a_counter_track_under_its_thread() {
+    use exaviz_engine::Backend;
+    use exaviz_engine::views::contract::{Entry, Frame};
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/torch-gloo-memory");
+    let mut d = open(path.to_str().unwrap());
+    d.name = "torch-gloo-memory".into();
+    let size = (800, 500);
+    let picture = both("timeline", &[], &d, size);
+    golden("timeline_torch_memory.png", &picture);
+    let scene = exaviz_tests::scene("timeline", &[], &d, size).expect("a scene");
+    let texts: Vec<&str> = scene.labels.iter().map(|l| l.text.as_str()).collect();
+    // Each rank's allocated memory is a track; the reserved total never changes on the CPU.
+    let tracks: Vec<[f32; 4]> =
+        scene.labels.iter().filter(|l| l.text.contains("memory allocated (CPU)")).map(|l| l.rect).collect();
+    assert_eq!(tracks.len(), 2, "{texts:?}");
+    assert!(!texts.iter().any(|t| t.contains("reserved")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.ends_with(" B")), "no scale in bytes: {texts:?}");
+    // Each under its rank's main thread (the thread named after its process id, first of the
+    // rank's rows), above the rank's next row.
+    let rows: Vec<[f32; 4]> =
+        scene.labels.iter().filter(|l| l.rect[2] <= 80.0 && l.text.starts_with("thread ")).map(|l| l.rect).collect();
+    assert!(rows.len() >= 4, "{texts:?}");
+    for track in &tracks {
+        let above = rows.iter().filter(|r| r[3] <= track[1]).count();
+        let below = rows.iter().filter(|r| r[1] >= track[3]).count();
+        assert_eq!(above + below, rows.len(), "no row label beside the track {track:?}: {rows:?}");
+        assert!(above >= 1, "a row above the track {track:?}: {rows:?}");
+    }
+    // The reserved totals, never changing on the CPU, are left out and counted.
+    assert!(label_box(&scene, |t| t == "+2 counters (--counters)").is_some(), "{texts:?}");
+    // Hovering the track gives the bytes allocated there.
+    let built = Entry::find("timeline").unwrap().parse::<&str>(&[]).unwrap();
+    let frame = Frame { width: size.0, height: size.1 };
+    let prepared = built.view.prepare(&d, &built.selection, frame, &Backend::Cpu).expect("prepare");
+    let pick = prepared.pick(&d, [400.0, tracks[0][3] + 6.0]).expect("a pick on the track");
+    assert!(pick.title.starts_with("memory allocated (CPU)"), "{pick:?}");
+    assert!(pick.lines.iter().any(|l| l.ends_with(" B")), "{pick:?}");
 }

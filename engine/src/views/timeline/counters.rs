@@ -4,9 +4,11 @@
 //! so that zooming keeps the scale. A counter holds its value from one sample to the next; an
 //! accumulating counter (an energy or event count) is drawn as its rate.
 //!
-//! The columns are computed on the CPU from each series' samples sorted by time: a binary search
-//! per column and one pass over the window's samples, so the cost follows the window and the
-//! picture's width.
+//! The columns are computed on the CPU from each series' samples sorted by time and a min/max
+//! tree over them (Perfetto's counter mipmap): two binary searches and a walk up the tree per
+//! pixel column, so the cost follows the picture's width, not the samples in the window. In the
+//! row timeline a track goes under the row of its location (a metric location without events
+//! under the row sharing most of its name); the pyramid timeline puts them under its rows.
 
 use rayon::prelude::*;
 
@@ -52,12 +54,18 @@ impl std::str::FromStr for CounterChoice {
 pub struct Series {
     /// The metric's name, with its location's where the metric is recorded on several.
     pub name: String,
+    /// The metric's name alone.
+    pub metric: String,
+    /// The location it was recorded on.
+    pub location: u32,
     /// The unit of the values drawn ("/s" added for a rate).
     pub unit: String,
     /// Drawn as the rate of an accumulating counter.
     pub rate: bool,
     times: Vec<u64>,
     values: Vec<f64>,
+    /// The least and greatest of any run of values.
+    tree: MinMax,
     /// The least and greatest value drawn, over the whole trace.
     pub lo: f64,
     pub hi: f64,
@@ -94,16 +102,64 @@ impl Series {
             .into_par_iter()
             .map(|x| {
                 let (a, b) = (edge(x), edge(x + 1).max(edge(x) + 1));
-                let mut j = self.times.partition_point(|&t| t <= a);
-                let mut range = (j > 0).then(|| (self.values[j - 1], self.values[j - 1]));
-                while j < self.times.len() && self.times[j] < b {
-                    let v = self.values[j];
-                    range = Some(range.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
-                    j += 1;
-                }
-                range
+                let j = self.times.partition_point(|&t| t <= a);
+                let k = self.times.partition_point(|&t| t < b);
+                let held = (j > 0).then(|| (self.values[j - 1], self.values[j - 1]));
+                let inside = if k > j { self.tree.range(j, k) } else { None };
+                either(held, inside)
             })
             .collect()
+    }
+}
+
+/// The least and greatest of two ranges, either of which may be missing.
+fn either(a: Option<(f64, f64)>, b: Option<(f64, f64)>) -> Option<(f64, f64)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The least and greatest of every run of a series' values: a binary tree of pairs, the values
+/// at its leaves (node `n + i`), each inner node `k` the pair of nodes `2k` and `2k + 1`; two
+/// words a value.
+#[derive(Default)]
+struct MinMax {
+    tree: Vec<(f64, f64)>,
+}
+
+impl MinMax {
+    fn new(values: &[f64]) -> Self {
+        let n = values.len();
+        let mut tree = vec![(0.0, 0.0); 2 * n];
+        for (i, &v) in values.iter().enumerate() {
+            tree[n + i] = (v, v);
+        }
+        for k in (1..n).rev() {
+            let (l, r) = (tree[2 * k], tree[2 * k + 1]);
+            tree[k] = (l.0.min(r.0), l.1.max(r.1));
+        }
+        Self { tree }
+    }
+
+    /// The least and greatest of values `a..b` (`None` where that is empty).
+    fn range(&self, a: usize, b: usize) -> Option<(f64, f64)> {
+        let n = self.tree.len() / 2;
+        let (mut a, mut b) = (a.min(n) + n, b.min(n) + n);
+        let mut acc = None;
+        while a < b {
+            if a & 1 == 1 {
+                acc = either(acc, Some(self.tree[a]));
+                a += 1;
+            }
+            if b & 1 == 1 {
+                b -= 1;
+                acc = either(acc, Some(self.tree[b]));
+            }
+            a /= 2;
+            b /= 2;
+        }
+        acc
     }
 }
 
@@ -134,8 +190,8 @@ impl CounterIndex {
             .iter()
             .map(|g| {
                 let (metric, location) = key(g[0]);
-                let mut name =
-                    t.metric_names.get(metric as usize).cloned().unwrap_or_else(|| format!("metric {metric}"));
+                let alone = t.metric_names.get(metric as usize).cloned().unwrap_or_else(|| format!("metric {metric}"));
+                let mut name = alone.clone();
                 if locations_of.get(metric as usize).is_some_and(|&c| c > 1) {
                     let at = t.locations.name.get(location as usize).cloned().unwrap_or_else(|| location.to_string());
                     name = format!("{name} @ {at}");
@@ -143,7 +199,7 @@ impl CounterIndex {
                 let unit = t.metric_units.get(metric as usize).cloned().unwrap_or_default();
                 let accumulated = t.metric_accumulated.get(metric as usize).copied().unwrap_or(false);
                 let samples: Vec<(u64, u64)> = g.iter().map(|&i| (m.time[i as usize], m.value[i as usize])).collect();
-                series_of(name, unit, accumulated, &samples, tps)
+                Series { location, metric: alone, ..series_of(name, unit, accumulated, &samples, tps) }
             })
             .collect();
         Self { series }
@@ -187,7 +243,8 @@ fn series_of(name: String, unit: String, accumulated: bool, samples: &[(u64, u64
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let unit = if rate { format!("{unit}/s").trim_start().to_string() } else { unit };
-    Series { name, unit, rate, times, values, lo: lo.min(hi), hi }
+    let tree = MinMax::new(&values);
+    Series { metric: name.clone(), name, location: 0, unit, rate, times, values, tree, lo: lo.min(hi), hi }
 }
 
 /// A track drawn: which series, where, and its columns.
@@ -195,31 +252,46 @@ pub struct Track {
     pub series: usize,
     pub plot: Plot,
     pub columns: Vec<Option<(f64, f64)>>,
+    /// Drawn under its location's own row, so labelled by its metric alone.
+    pub own_row: bool,
 }
 
 /// Least height of a track, pixels; the tracks take at most [`TRACKS_SHARE`] of the plot.
 const MIN_TRACK_PX: u32 = 22;
 const MAX_TRACK_PX: u32 = 48;
 const TRACKS_SHARE: f64 = 0.45;
-const GAP_PX: u32 = 4;
+pub const GAP_PX: u32 = super::tracks::SLOT_GAP_PX;
 
-/// The plot cut into the rows' part above and the tracks of `chosen` (of `total` series) below,
-/// as many as fit; with the count of series not drawn (none where none was asked for).
-pub fn layout(outer: Plot, chosen: &[usize], total: usize) -> (Plot, Vec<(usize, Plot)>, usize) {
-    let room = (f64::from(outer.h) * TRACKS_SHARE) as u32;
+/// The tracks of `chosen` (of `total` series) that fit a plot `h` pixels high, each with its
+/// height (a gap of [`GAP_PX`] above it not counted); with the count of series not drawn (none
+/// where none was asked for).
+pub fn heights(h: u32, chosen: &[usize], total: usize) -> (Vec<(usize, u32)>, usize) {
+    let room = (f64::from(h) * TRACKS_SHARE) as u32;
     let fit = (room / (MIN_TRACK_PX + GAP_PX)) as usize;
     let k = chosen.len().min(fit);
     let hidden = if chosen.is_empty() { 0 } else { total - k };
     if k == 0 {
+        return (Vec::new(), hidden);
+    }
+    let each = (room / k as u32 - GAP_PX).min(MAX_TRACK_PX);
+    (chosen[..k].iter().map(|&s| (s, each)).collect(), hidden)
+}
+
+/// The plot cut into the rows' part above and the tracks of `chosen` (of `total` series) below,
+/// as many as fit; with the count of series not drawn (none where none was asked for).
+pub fn layout(outer: Plot, chosen: &[usize], total: usize) -> (Plot, Vec<(usize, Plot)>, usize) {
+    let (fit, hidden) = heights(outer.h, chosen, total);
+    let k = fit.len();
+    if k == 0 {
         return (outer, Vec::new(), hidden);
     }
-    let h = (room / k as u32 - GAP_PX).min(MAX_TRACK_PX);
+    let h = fit[0].1;
     let used = k as u32 * (h + GAP_PX);
     let rows = Plot { h: outer.h - used, ..outer };
-    let tracks = chosen[..k]
+    let tracks = fit
         .iter()
         .enumerate()
-        .map(|(i, &s)| {
+        .map(|(i, &(s, _))| {
             let y0 = outer.y0 + rows.h + GAP_PX + i as u32 * (h + GAP_PX);
             (s, Plot { y0, h, ..outer })
         })
@@ -227,18 +299,32 @@ pub fn layout(outer: Plot, chosen: &[usize], total: usize) -> (Plot, Vec<(usize,
     (rows, tracks, hidden)
 }
 
-/// The tracks of `placed` over `window`, their columns computed.
-pub fn tracks(index: &CounterIndex, placed: &[(usize, Plot)], window: (u64, u64)) -> Vec<Track> {
+/// The tracks of `placed` over `window`, their columns computed (`own_row`: each under its
+/// location's row).
+pub fn tracks(index: &CounterIndex, placed: &[(usize, Plot, bool)], window: (u64, u64)) -> Vec<Track> {
     placed
         .iter()
-        .map(|&(series, plot)| Track { series, plot, columns: index.series[series].columns(window, plot.w) })
+        .map(|&(series, plot, own_row)| Track {
+            series,
+            plot,
+            columns: index.series[series].columns(window, plot.w),
+            own_row,
+        })
         .collect()
 }
 
-/// The names of `tracks` without the leading word or `:`-separated part they all share.
+/// The names of `tracks` (the metric alone for a track under its location's row) without the
+/// leading word or `:`-separated part they all share, where they are not all the same.
 fn short_names(index: &CounterIndex, tracks: &[Track]) -> Vec<String> {
-    let names: Vec<&str> = tracks.iter().map(|t| index.series[t.series].name.as_str()).collect();
+    let name = |t: &Track| {
+        let s = &index.series[t.series];
+        if t.own_row { s.metric.as_str() } else { s.name.as_str() }
+    };
+    let names: Vec<&str> = tracks.iter().map(name).collect();
     let Some(first) = names.first() else { return Vec::new() };
+    if names.iter().all(|n| n == first) {
+        return names.iter().map(|n| n.to_string()).collect();
+    }
     let mut common = first.len();
     for n in &names[1..] {
         common = common.min(first.bytes().zip(n.bytes()).take_while(|(a, b)| a == b).count());
@@ -356,6 +442,22 @@ mod tests {
                 assert_eq!(*c, want, "window {window:?} column {x}");
             }
         }
+    }
+
+    #[test]
+    fn the_min_max_tree_equals_a_scan_of_every_run() {
+        let values: Vec<f64> = (0..37u64).map(|i| ((i * 7919) % 101) as f64 - 50.0).collect();
+        let tree = MinMax::new(&values);
+        for a in 0..=values.len() {
+            for b in a..=values.len() {
+                let run = &values[a..b];
+                let want = (!run.is_empty()).then(|| {
+                    (run.iter().copied().fold(f64::MAX, f64::min), run.iter().copied().fold(f64::MIN, f64::max))
+                });
+                assert_eq!(tree.range(a, b), want, "{a}..{b}");
+            }
+        }
+        assert_eq!(MinMax::new(&[]).range(0, 0), None);
     }
 
     #[test]

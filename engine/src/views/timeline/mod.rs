@@ -120,11 +120,10 @@ impl contract::View for TimelineView {
         let full = index.span()?;
         let tps = d.trace.ticks_per_second.max(1) as f64;
         let window = super::trace::window_in(full, tps, sel.window_s.or(self.home(d))).ok()?;
-        let outer = plot_rect(f.width, f.height)?;
-        let counters = index.counters();
-        let (p, _, _) = counters::layout(outer, &counters.chosen(self.opts.counters), counters.series.len());
+        let p = plot_rect(f.width, f.height)?;
         let opts = TimelineOptions { folded: sel.folded, ..self.opts };
-        let area = scene::area_between(p, window, &index.tracks(&d.trace, &opts), from, to);
+        let placed = scene::placed(&d.trace, &index, &opts, p);
+        let area = scene::area_between(p, window, &placed.rows, from, to);
         (area != sel.area).then_some(Selection { area, ..*sel })
     }
 

@@ -221,6 +221,7 @@ pub(crate) fn overview_scene(
     let window = window_in(ooc.span, tps, opts.window_s)?;
     let outer = timeline_plot(opts)?;
     let (p, placed, hidden) = counters::layout(outer, &counter_index.chosen(opts.counters), counter_index.series.len());
+    let placed: Vec<_> = placed.into_iter().map(|(s, plot)| (s, plot, false)).collect();
     let tracks = counters::tracks(&counter_index, &placed, window);
     let pyr = &ooc.pyramid;
     let ticks = window.1 - window.0;
@@ -256,7 +257,7 @@ pub(crate) fn overview_scene(
         opts,
         p,
         (window, ooc.span, tps),
-        (&dataset.trace.locations.name, super::rows_title(&dataset.trace)),
+        (super::row_ticks(&dataset.trace.locations.name, p, |i| rows_of(i, n, p.h)), super::rows_title(&dataset.trace)),
         (&title, "time since trace start (s)"),
         &layers,
     );

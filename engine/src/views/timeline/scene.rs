@@ -22,7 +22,7 @@ use crate::stages::{self, BundleInput, BundleParams, ControlPolygons, DensityInp
 use crate::views::trace::Home;
 
 use super::counters::{self, CounterChoice, CounterIndex, Track};
-use super::tracks::{self, Tracks};
+use super::tracks::{self, Slot, Tracks};
 use crate::summary::Wait;
 
 use crate::views::contract::{self, Pick, Picker};
@@ -421,13 +421,13 @@ const LEVEL_PX: u32 = 6;
 fn row_contents(t: &Trace, p: Plot, tracks: &Tracks, depth: Option<&[u32]>) -> Vec<(Vec<usize>, Option<u32>)> {
     let mut of_row: Vec<(Vec<usize>, Option<u32>)> = vec![(Vec::new(), None); p.h as usize];
     for l in 0..t.locations.name.len() {
-        for r in tracks.pixels(l, p.h) {
+        for r in tracks.pixels(l) {
             of_row[r as usize].0.push(l);
         }
     }
     let Some(depth) = depth else { return of_row };
     for (l, &d) in depth.iter().enumerate() {
-        let rows = tracks.pixels(l, p.h);
+        let rows = tracks.pixels(l);
         let (r0, h) = (rows.start, rows.end.saturating_sub(rows.start));
         let alone = rows.clone().all(|r| of_row[r as usize].0.len() == 1);
         if d == 0 || !alone || h < (d + 1) * LEVEL_PX {
@@ -653,7 +653,7 @@ fn message_density(
     let scale = f64::from(p.w) / (t1 - t0) as f64;
     let x = |time: u64| ((time as f64 - t0 as f64) * scale) as f32;
     let y = |l: u32| {
-        let r = tracks.pixels(l as usize, p.h);
+        let r = tracks.pixels(l as usize);
         (r.start + r.end) as f32 / 2.0
     };
     let mut visible: Vec<usize> = index
@@ -914,22 +914,26 @@ struct CounterLayer<'a> {
 /// a few rank numbers.
 const NAMED_ROW_PX: u32 = 14;
 
-/// The row axis's ticks: where rows are tall enough, every row with its location's name (the
-/// part that tells the names apart, fitted to the margin, elided with "…"); else a few rank
-/// numbers.
-fn row_ticks(names: &[String], p: Plot) -> Vec<Tick> {
+/// The row axis's ticks on a plot `p` whose row `i` covers `rows(i)` (pixel rows): where the
+/// rows are tall enough on average, each row tall enough with its location's name (the part that
+/// tells the names apart, fitted to the margin, elided with "…"); else a few rank numbers.
+pub(super) fn row_ticks(names: &[String], p: Plot, rows: impl Fn(usize) -> std::ops::Range<u32>) -> Vec<Tick> {
     let n = names.len();
     let centre = |i: usize| {
-        let r = rows_of(i, n, p.h);
+        let r = rows(i);
         (r.start + r.end) as f32 / 2.0 / p.h as f32
     };
-    if n > 0 && p.h / n as u32 >= NAMED_ROW_PX {
+    // Rows keep a pixel's gap below them: NAMED_ROW_PX rows with it.
+    let tall = |i: usize| rows(i).len() as u32 + 1 >= NAMED_ROW_PX;
+    let height: u64 = (0..n).map(|i| rows(i).len() as u64 + 1).sum();
+    if n > 0 && height >= n as u64 * u64::from(NAMED_ROW_PX) {
         let width = MARGIN[0] as f32 - 14.0;
         let mut short = distinct_parts(names);
         if short.iter().any(|s| crate::render::TextAtlas::measure(s, 11.0) > width) {
             short = without_common_words(&short);
         }
-        return short.iter().enumerate().map(|(i, s)| (centre(i), crate::views::plot::fit(s, width, 11.0))).collect();
+        let named = short.iter().enumerate().filter(|&(i, _)| tall(i));
+        return named.map(|(i, s)| (centre(i), crate::views::plot::fit(s, width, 11.0))).collect();
     }
     nice_ticks(0.0, (n.max(1) - 1) as f64, 6)
         .into_iter()
@@ -977,7 +981,7 @@ fn compose(
     opts: &TimelineOptions,
     p: Plot,
     (window, full, tps): ((u64, u64), (u64, u64), f64),
-    (names, rows_title): (&[String], &str),
+    (y_ticks, rows_title): (Vec<Tick>, &str),
     (title, axis): (&str, &str),
     layers: &Layers<'_>,
 ) -> Scene {
@@ -994,7 +998,7 @@ fn compose(
         .collect();
     // The rows' ticks, placed on the plot of rows and tracks the axes go round.
     let outer = layers.counters.outer;
-    let y_ticks: Vec<Tick> = row_ticks(names, p)
+    let y_ticks: Vec<Tick> = y_ticks
         .into_iter()
         .map(|(f, s)| ((p.y0 - outer.y0) as f32 / outer.h as f32 + f * p.h as f32 / outer.h as f32, s))
         .collect();
@@ -1110,7 +1114,7 @@ fn wait_mask(
         ticks += w.to.min(window.1) - w.from.max(window.0);
         let x0 = (x(w.from) as u32).min(p.w - 1);
         let x1 = (x(w.to).ceil() as u32).clamp(x0 + 1, p.w);
-        let rows = tracks.pixels(w.location as usize, p.h);
+        let rows = tracks.pixels(w.location as usize);
         for row in rows.filter(|&r| levels.get(r as usize).copied().flatten().is_none_or(|d| d == w.depth)) {
             let at = (row * p.w) as usize;
             mask[at + x0 as usize..at + x1 as usize].fill(true);
@@ -1134,6 +1138,59 @@ fn wait_mask(
     (mask, note)
 }
 
+/// The tracks of a picture laid out on its plot.
+pub(super) struct Placed {
+    pub rows: Tracks,
+    /// The counter tracks: series, plot, and whether under their location's own row.
+    pub counters: Vec<(usize, Plot, bool)>,
+    /// How many counter series were left out.
+    pub hidden: usize,
+    /// Whether rows tall enough are cut into a band per nesting level.
+    pub banded: bool,
+}
+
+/// The tracks of a timeline of `t` as `opts` ask, on plot `p`: the counter tracks chosen (as
+/// many as fit) each under the track of its location, and, where every track can be tall enough
+/// for two nesting levels, the tracks' heights following the levels they show (a collapsed group
+/// one level), the depths found once then.
+pub(super) fn placed(t: &Trace, index: &TimelineIndex, opts: &TimelineOptions, p: Plot) -> Placed {
+    let mut rows = index.tracks(t, opts);
+    let (wanted, hidden) = counters::heights(p.h, &index.counters.chosen(opts.counters), index.counters.series.len());
+    let slots: Vec<Slot> = wanted
+        .iter()
+        .map(|&(s, height)| {
+            let after = rows.anchor(t, index.counters.series[s].location as usize).unwrap_or(usize::MAX);
+            Slot { after, height }
+        })
+        .collect();
+    // A series whose location has a row of its own (and that row alone) needs no location in its
+    // label.
+    let own: Vec<bool> = wanted
+        .iter()
+        .map(|&(s, _)| {
+            let l = index.counters.series[s].location as usize;
+            rows.anchor(t, l).is_some_and(|k| rows.single(k) == Some(l))
+        })
+        .collect();
+    let room = p.h.saturating_sub(slots.iter().map(|s| s.height + counters::GAP_PX).sum());
+    let banded = !opts.innermost && rows.count() as u64 * u64::from(2 * LEVEL_PX - 1) < u64::from(room);
+    let weights: Vec<u32> = if banded {
+        let depth = index.depths(t);
+        (0..rows.count()).map(|k| rows.single(k).map_or(1, |l| depth.get(l).map_or(1, |d| d + 1))).collect()
+    } else {
+        Vec::new()
+    };
+    let ranges = rows.place(p.h, &weights, &slots);
+    let counters = wanted
+        .iter()
+        .zip(ranges)
+        .zip(own)
+        .filter(|((_, r), _)| !r.is_empty())
+        .map(|((&(s, _), r), own)| (s, Plot { y0: p.y0 + r.start, h: r.end - r.start, ..p }, own))
+        .collect();
+    Placed { rows, counters, hidden, banded }
+}
+
 /// The timeline as a scene (states and messages one raster layer over the plot) and what its
 /// tooltips read, from the trace's `index`; `home` is the window drawn when none is asked for.
 pub fn timeline_scene(
@@ -1152,14 +1209,9 @@ pub fn timeline_scene(
     let tps = t.ticks_per_second.max(1) as f64;
     let home = if opts.window_s.is_none() { home } else { None };
     let window = window_in(full, tps, opts.window_s.or(home.as_ref().map(|h| h.window_s)))?;
-    let outer = timeline_plot(opts)?;
-    let (p, placed, hidden) =
-        counters::layout(outer, &index.counters.chosen(opts.counters), index.counters.series.len());
+    let p = timeline_plot(opts)?;
+    let Placed { rows, counters: placed, hidden, banded } = placed(t, index, opts, p);
     let counter_tracks = counters::tracks(&index.counters, &placed, window);
-    let rows = index.tracks(t, opts);
-    // Bands only where some track (at most ceil(h / tracks) rows) is tall enough for two levels;
-    // the depths are found once then.
-    let banded = !opts.innermost && rows.count() as u64 * u64::from(2 * LEVEL_PX - 1) < u64::from(p.h);
     let of_row = row_contents(t, p, &rows, banded.then(|| index.depths(t)));
     let (states, messages) = rayon::join(
         || state_pixels(t, p, window, &of_row, index, opts.states),
@@ -1180,7 +1232,7 @@ pub fn timeline_scene(
     let search = found.as_ref().map(|h| (Some(&h.mask[..]), h.note.as_str()));
     let waited = opts.waits.then(|| wait_mask(t, index.waits(t), p, window, (&rows, &levels)));
     let waits = waited.as_ref().map(|(m, note)| (&m[..], note.as_str()));
-    let counters = CounterLayer { outer, index: &index.counters, tracks: &counter_tracks, hidden };
+    let counters = CounterLayer { outer: p, index: &index.counters, tracks: &counter_tracks, hidden };
     let legend = &index.legend;
     let layers = Layers { states: &states, density: &density, legend, joins: &joins, search, waits, counters };
     let mut axis = match &home {
@@ -1191,7 +1243,8 @@ pub fn timeline_scene(
         axis.push_str(&format!("; {} empty rows hidden", rows.hidden));
     }
     let rows_title = rows_title(t);
-    let scene = compose(opts, p, (window, full, tps), (&rows.names, rows_title), (&title, &axis), &layers);
+    let y_ticks = row_ticks(&rows.names, p, |k| rows.track_pixels(k));
+    let scene = compose(opts, p, (window, full, tps), (y_ticks, rows_title), (&title, &axis), &layers);
     let pick = TimelinePick {
         index: index.clone(),
         plot: p,
@@ -1244,7 +1297,7 @@ impl TimelinePick {
     }
 
     fn y_of(&self, l: u32) -> f32 {
-        let r = self.rows.pixels(l as usize, self.plot.h);
+        let r = self.rows.pixels(l as usize);
         self.plot.y0 as f32 + (r.start + r.end) as f32 / 2.0
     }
 
@@ -1269,7 +1322,7 @@ impl TimelinePick {
 
     /// Over a row's label at height `y`: the row's group, and a click collapsing or opening it.
     fn label_pick(&self, y: f32) -> Option<Pick> {
-        let track = self.rows.at_row((y - self.plot.y0 as f32) as u32, self.plot.h)?;
+        let track = self.rows.at_row((y - self.plot.y0 as f32) as u32)?;
         let (group, collapsed) = self.rows.group(track)?;
         let (name, count) = self.rows.group_names.get(group as usize)?;
         let what = if collapsed { "open it" } else { "collapse it to one row" };
@@ -1300,7 +1353,7 @@ impl Picker for TimelinePick {
         let time = t0 + ((t1 - t0) as f64 * f64::from(u)) as u64;
         let row = (v * p.h as f32) as u32;
         // The first location on this pixel row's track.
-        let track = self.rows.at_row(row, p.h)?;
+        let track = self.rows.at_row(row)?;
         let l = self.rows.locations(track).next()?;
         let name = t.locations.name.get(l).cloned().unwrap_or_default();
         let mut lines = vec![format!("at {}", self.seconds(t, time))];
@@ -1396,7 +1449,7 @@ impl TimelinePick {
         let (x0, x1) = (x0 - grow, x1 + grow);
         let last = (area.last as usize).min(self.n - 1);
         let drawn: Vec<_> =
-            (area.first as usize..=last).map(|l| self.rows.pixels(l, p.h)).filter(|r| !r.is_empty()).collect();
+            (area.first as usize..=last).map(|l| self.rows.pixels(l)).filter(|r| !r.is_empty()).collect();
         let (Some(top), Some(bottom)) = (drawn.iter().map(|r| r.start).min(), drawn.iter().map(|r| r.end).max()) else {
             return;
         };
@@ -1436,7 +1489,7 @@ pub(super) fn area_between(
     let tick = |f: f32| window.0 + (span * f64::from(f)) as u64;
     let (a, b) = (x(from[0].min(to[0])), x(from[0].max(to[0])));
     let (r0, r1) = (row(from[1].min(to[1])), row(from[1].max(to[1])));
-    let (k0, k1) = (rows.at_row(r0 as u32, p.h)?, rows.at_row(r1 as u32, p.h)?);
+    let (k0, k1) = (rows.at_or_above(r0 as u32)?, rows.at_or_above(r1 as u32)?);
     let first = rows.locations(k0).min()? as u32;
     let last = rows.locations(k1).max()? as u32;
     Some(crate::summary::Area { from: tick(a), to: tick(b).max(tick(a) + 1), first, last: last.max(first) })
@@ -1530,7 +1583,7 @@ fn collective_joins(t: &Trace, p: Plot, window: (u64, u64), tracks: &Tracks, ind
     let n = t.locations.name.len();
     let scale = f64::from(p.w) / (t1 - t0) as f64;
     let x = |time: u64| ((time as f64 - t0 as f64) * scale) as f32;
-    let row = |l: u32| tracks.pixels(l as usize, p.h);
+    let row = |l: u32| tracks.pixels(l as usize);
     let ops = &index.collectives;
     let first = ops.partition_point(|o| o.1 < t0);
     // Per pixel column: the highest and lowest rows joined there.
@@ -1719,14 +1772,15 @@ mod tests {
         let plain: Vec<String> = ["rank 0", "rank 1"].map(String::from).to_vec();
         assert_eq!(distinct_parts(&plain), plain);
         let p = Plot { x0: 80, y0: 48, w: 600, h: 400 };
-        let named = row_ticks(&names, p);
+        let equal = |n: usize| move |i: usize| rows_of(i, n, p.h);
+        let named = row_ticks(&names, p, equal(2));
         assert_eq!(named.iter().map(|t| t.1.as_str()).collect::<Vec<_>>(), ["MPI Rank 0", "MPI Rank 1"]);
         assert!(named[0].0 < named[1].0, "top to bottom");
         let many: Vec<String> = (0..1000).map(|r| format!("rank {r}")).collect();
-        assert!(row_ticks(&many, p).iter().all(|t| t.1.parse::<u32>().is_ok()), "thin rows get numbers");
+        assert!(row_ticks(&many, p, equal(1000)).iter().all(|t| t.1.parse::<u32>().is_ok()), "thin rows get numbers");
         // Names too long for the margin lose the words they share: PerfFlowAspect's processes.
         let long: Vec<String> = ["process 108800", "process 108801"].map(String::from).to_vec();
-        let ticks = row_ticks(&long, p);
+        let ticks = row_ticks(&long, p, equal(2));
         assert_eq!(ticks.iter().map(|t| t.1.as_str()).collect::<Vec<_>>(), ["108800", "108801"]);
     }
 

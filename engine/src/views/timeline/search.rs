@@ -63,7 +63,7 @@ pub(super) fn highlight(
     let mut in_window = 0;
     for (l, (spans, count)) in per_location.iter().enumerate() {
         in_window += count;
-        for r in rows.pixels(l, p.h) {
+        for r in rows.pixels(l) {
             let row = &mut mask[(r * p.w) as usize..((r + 1) * p.w) as usize];
             // In a band of one nesting level, the matches at that level.
             let level = levels.get(r as usize).copied().flatten();
@@ -284,8 +284,9 @@ mod tests {
     fn matches_at_any_depth_are_marked_and_counted() {
         let t = trace();
         let by = ByLocation::new(&t, 2);
-        let rows = crate::views::timeline::tracks::Tracks::every(2, &t.locations.name);
+        let mut rows = crate::views::timeline::tracks::Tracks::every(2, &t.locations.name);
         let p = Plot { x0: 0, y0: 0, w: 100, h: 2 };
+        rows.place(p.h, &[], &[]);
         let s = Search::new("recv").unwrap();
         let h = highlight(&t, &by, p, (0, 1000), &s, &rows, &[]);
         // Rank 0's row: columns 10 and 60-69; rank 1's: 30 (a one-tick slice still gets a
