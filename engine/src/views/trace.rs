@@ -13,10 +13,16 @@ pub fn span(t: &Trace) -> Option<(u64, u64)> {
     if let Some(whole) = t.span_of_whole {
         return Some(whole);
     }
+    use rayon::prelude::*;
     let i = &t.intervals;
     let m = &t.messages;
-    let times = i.start.iter().chain(&i.end).chain(&m.send_time).chain(m.recv_time.iter().filter(|&&v| v != u64::MAX));
-    times.fold(None, |acc, &v| Some(acc.map_or((v, v), |(a, b): (u64, u64)| (a.min(v), b.max(v)))))
+    let both = |a: Option<(u64, u64)>, b: Option<(u64, u64)>| match (a, b) {
+        (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+        (a, b) => a.or(b),
+    };
+    let received = m.recv_time.par_iter().filter(|&&v| v != u64::MAX);
+    let times = i.start.par_iter().chain(i.end.par_iter()).chain(m.send_time.par_iter()).chain(received);
+    times.map(|&v| Some((v, v))).reduce(|| None, both)
 }
 
 /// The time window `[t0, t1]` in ticks of `window_s` (seconds since `full`'s start; `None`: all

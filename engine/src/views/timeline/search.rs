@@ -25,7 +25,7 @@ pub(super) struct Highlight {
 }
 
 /// Marks every interval of a matching kind, at any depth, that overlaps `window` on the rows of
-/// its location, and counts them; `total` is the count in the whole trace.
+/// its location, and counts them; the count in the whole trace is the kept matches'.
 pub(super) fn highlight(
     t: &Trace,
     by: &ByLocation,
@@ -72,7 +72,7 @@ pub(super) fn highlight(
             }
         }
     }
-    let total = (0..i.start.len()).into_par_iter().filter(|&k| (i.location[k] as usize) < n && is_match(k)).count();
+    let total = matches(t, search).total();
     let text = search.as_str();
     let note = if total == 0 {
         format!("search \u{201c}{text}\u{201d}: no region matches")
@@ -91,8 +91,7 @@ pub(crate) fn overview_note(t: &Trace, search: &Search) -> String {
             "search \u{201c}{text}\u{201d}: zoom in to see the matches (this window is drawn from the pyramid)"
         );
     }
-    let kinds = matching_kinds(t, search);
-    let total = t.intervals.kind.par_iter().filter(|&&k| kinds.get(k as usize) == Some(&true)).count();
+    let total = matches(t, search).total();
     if total == 0 {
         return format!("search \u{201c}{text}\u{201d}: no region matches");
     }
@@ -112,6 +111,9 @@ pub struct Occurrence {
     /// Its place among the occurrences in time order (from 0), and how many there are.
     pub nth: usize,
     pub of: usize,
+    /// The trace's span (ticks), kept with the matches, so that a window around the occurrence
+    /// is kept inside the trace without a pass over it.
+    pub span: (u64, u64),
 }
 
 impl Occurrence {
@@ -121,91 +123,164 @@ impl Occurrence {
 }
 
 /// The occurrence after (`forward`) or before `from` in time order (start, then location, then
-/// depth), wrapping around at the ends; the first (or last) where `from` is `None`. One parallel
-/// pass over the intervals, nothing sorted: it keeps the nearest match beyond `from` (with how
-/// many share its key) and counts the matches and those before `from`, which give its place; a
-/// second pass only to wrap around. `Err` says why there is none.
+/// depth), wrapping around at the ends; the first (or last) where `from` is `None`; its place
+/// among the matches and their count. The matches are found once per search and kept
+/// ([`matches`]): a step is two binary searches per location. `Err` says why there is none.
 pub fn step(d: &Dataset, search: &Search, from: Option<At>, forward: bool) -> Result<Occurrence, String> {
-    let t = &d.trace;
     if d.out_of_core.is_some() {
         return Err("searching needs the trace's rows in memory; this store keeps them on disk".into());
     }
-    let kinds = matching_kinds(t, search);
-    let i = &t.intervals;
-    // The time order's key as one number: start, then location, then depth.
-    let pack = |(s, l, d): At| u128::from(s) << 64 | u128::from(l) << 32 | u128::from(d);
-    let walk = |from: Option<u128>| {
-        (0..i.start.len())
+    matches(&d.trace, search).step(&d.trace, from, forward).ok_or_else(|| no_match(search))
+}
+
+/// The matches of one search in one trace, found once and kept: per location, its intervals of a
+/// matching region sorted by (start, depth, row), so that a step is two binary searches per
+/// location and the count is known without a pass over the trace.
+pub struct Matches {
+    /// Matching interval rows, location after location.
+    rows: Vec<u32>,
+    /// Per location, its part of `rows`.
+    ranges: Vec<std::ops::Range<usize>>,
+    /// The trace's span (ticks), found at the first step (a picture needs none).
+    span: std::sync::OnceLock<(u64, u64)>,
+}
+
+impl Matches {
+    /// One parallel pass over the intervals, the matches grouped by location (a counting sort)
+    /// and each location's sorted in parallel (they are mostly in order already).
+    pub fn new(t: &Trace, search: &Search) -> Self {
+        let kinds = matching_kinds(t, search);
+        let i = &t.intervals;
+        let n = t.locations.name.len();
+        let found: Vec<u32> = (0..i.start.len() as u32)
             .into_par_iter()
-            .with_min_len(1 << 14)
-            .fold(Walk::default, |mut w, k| {
-                if kinds.get(i.kind[k] as usize) == Some(&true) {
-                    w.add(pack((i.start[k], i.location[k], i.depth[k])), k, from, forward);
-                }
-                w
-            })
-            .reduce(Walk::default, |a, b| a.merge(b, forward))
-    };
-    let mut w = walk(from.map(pack));
-    if w.near.is_none() && from.is_some() && w.of > 0 {
-        // Past the last (or before the first): around to the first (or last).
-        w = walk(None);
-    }
-    let near = w.near.ok_or_else(|| no_match(search))?;
-    // The matches before it in time order: going back, those before `from` but it and its equals.
-    let nth = if forward { w.earlier } else { w.earlier - near.same };
-    let k = near.at;
-    Ok(Occurrence { start: i.start[k], end: i.end[k], location: i.location[k], depth: i.depth[k], nth, of: w.of })
-}
-
-/// A match kept by [`step`]'s pass: its key, its row and how many matches share its key.
-#[derive(Clone, Copy)]
-struct Best {
-    key: u128,
-    at: usize,
-    same: usize,
-}
-
-/// What [`step`]'s pass keeps: the nearest match beyond `from` (the least key above it going
-/// forward, the greatest below it going back; any key without `from`), the matches not beyond
-/// it going forward or beyond it going back (those before it in time order), and all.
-#[derive(Clone, Copy, Default)]
-struct Walk {
-    near: Option<Best>,
-    earlier: usize,
-    of: usize,
-}
-
-impl Walk {
-    #[inline]
-    fn add(&mut self, key: u128, at: usize, from: Option<u128>, forward: bool) {
-        self.of += 1;
-        let beyond = from.is_none_or(|f| if forward { key > f } else { key < f });
-        self.earlier += usize::from(beyond != forward);
-        if beyond {
-            self.keep(Best { key, at, same: 1 }, forward);
+            .filter(|&k| (i.location[k as usize] as usize) < n && kinds.get(i.kind[k as usize] as usize) == Some(&true))
+            .collect();
+        let mut counts = vec![0usize; n];
+        for &k in &found {
+            counts[i.location[k as usize] as usize] += 1;
         }
+        let mut ranges = Vec::with_capacity(n);
+        let mut at = 0;
+        for c in &counts {
+            ranges.push(at..at + c);
+            at += c;
+        }
+        let mut next: Vec<usize> = ranges.iter().map(|r| r.start).collect();
+        let mut rows = vec![0u32; found.len()];
+        for &k in &found {
+            let l = i.location[k as usize] as usize;
+            rows[next[l]] = k;
+            next[l] += 1;
+        }
+        let mut parts: Vec<&mut [u32]> = Vec::with_capacity(n);
+        let mut rest = &mut rows[..];
+        for c in &counts {
+            let (part, after) = rest.split_at_mut(*c);
+            parts.push(part);
+            rest = after;
+        }
+        parts
+            .into_par_iter()
+            .for_each(|part| part.sort_unstable_by_key(|&k| (i.start[k as usize], i.depth[k as usize], k)));
+        Self { rows, ranges, span: std::sync::OnceLock::new() }
     }
 
-    /// `b` if nearer than the match kept (its count added where their keys are equal).
-    #[inline]
-    fn keep(&mut self, b: Best, forward: bool) {
-        match &mut self.near {
-            Some(x) if x.key == b.key => {
-                x.at = x.at.min(b.at);
-                x.same += b.same;
+    /// How many intervals match.
+    pub fn total(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Location `l`'s matches.
+    fn of(&self, l: usize) -> &[u32] {
+        &self.rows[self.ranges[l].clone()]
+    }
+
+    /// How many of location `l`'s matches come before `key` in time order (start, location,
+    /// depth), or not after it (`inclusive`).
+    fn before(&self, t: &Trace, l: usize, key: At, inclusive: bool) -> usize {
+        let i = &t.intervals;
+        let (s, kl, d) = key;
+        let list = self.of(l);
+        let l = l as u32;
+        list.partition_point(|&k| {
+            let (start, depth) = (i.start[k as usize], i.depth[k as usize]);
+            match l.cmp(&kl) {
+                std::cmp::Ordering::Less => start <= s,
+                std::cmp::Ordering::Greater => start < s,
+                std::cmp::Ordering::Equal if inclusive => (start, depth) <= (s, d),
+                std::cmp::Ordering::Equal => (start, depth) < (s, d),
             }
-            Some(x) if (b.key < x.key) != forward => {}
-            near => *near = Some(b),
-        }
+        })
     }
 
-    fn merge(mut self, o: Walk, forward: bool) -> Walk {
-        if let Some(b) = o.near {
-            self.keep(b, forward);
+    /// The occurrence after (`forward`) or before `from` in time order, wrapping around at the
+    /// ends; the first (or last) where `from` is `None`. Of matches sharing a key, the first row.
+    pub fn step(&self, t: &Trace, from: Option<At>, forward: bool) -> Option<Occurrence> {
+        let i = &t.intervals;
+        let key = |k: u32| (i.start[k as usize], i.location[k as usize], i.depth[k as usize]);
+        let mut best: Option<(At, u32)> = None;
+        for l in 0..self.ranges.len() {
+            let list = self.of(l);
+            let pos = match (from, forward) {
+                (None, true) => Some(0),
+                (None, false) => list.len().checked_sub(1),
+                (Some(f), true) => Some(self.before(t, l, f, true)),
+                (Some(f), false) => self.before(t, l, f, false).checked_sub(1),
+            };
+            let Some(&k) = pos.and_then(|p| list.get(p)) else { continue };
+            // The first row of those sharing its key.
+            let k = list[self.before(t, l, key(k), false)];
+            let nearer = best.is_none_or(|(b, _)| if forward { key(k) < b } else { key(k) > b });
+            if nearer {
+                best = Some((key(k), k));
+            }
         }
-        Walk { earlier: self.earlier + o.earlier, of: self.of + o.of, ..self }
+        let Some((at, k)) = best else {
+            return (from.is_some() && self.total() > 0).then(|| self.step(t, None, forward)).flatten();
+        };
+        let nth = (0..self.ranges.len()).map(|l| self.before(t, l, at, false)).sum();
+        let k = k as usize;
+        let (start, end, location, depth) = (i.start[k], i.end[k], i.location[k], i.depth[k]);
+        let span = *self.span.get_or_init(|| crate::views::trace::span(t).unwrap_or((0, 0)));
+        Some(Occurrence { start, end, location, depth, nth, of: self.total(), span })
     }
+}
+
+/// Which trace and search a kept [`Matches`] is of: the intervals' address and length, the
+/// counts of locations and regions, and the text. A trace is not changed while it is drawn, and
+/// one dropped and another made at the same address with the same counts and the same search
+/// is taken for the same trace.
+type MatchesKey = (usize, usize, usize, usize, String);
+
+/// A search's matches, kept for the last trace and text asked for.
+#[derive(Default)]
+pub struct KeptMatches(std::sync::Mutex<Option<(MatchesKey, std::sync::Arc<Matches>)>>);
+
+impl KeptMatches {
+    /// The matches of `search` in `t`: the kept ones where they are of the same trace and text,
+    /// else found (outside the lock: the pass is parallel) and kept.
+    pub fn get(&self, t: &Trace, search: &Search) -> std::sync::Arc<Matches> {
+        let i = &t.intervals;
+        let len = (t.locations.name.len(), t.region_names.len());
+        let key = (i.start.as_ptr() as usize, i.start.len(), len.0, len.1, search.as_str().to_string());
+        let lock = || self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, m)) = lock().as_ref().filter(|(have, _)| *have == key) {
+            return m.clone();
+        }
+        let m = std::sync::Arc::new(Matches::new(t, search));
+        *lock() = Some((key, m.clone()));
+        m
+    }
+}
+
+/// The last search's matches, kept across steps and pictures.
+static KEPT: KeptMatches = KeptMatches(std::sync::Mutex::new(None));
+
+/// The matches of `search` in `t`, found once and kept while the same search of the same trace
+/// is asked for.
+pub fn matches(t: &Trace, search: &Search) -> std::sync::Arc<Matches> {
+    KEPT.get(t, search)
 }
 
 fn no_match(search: &Search) -> String {
@@ -237,7 +312,7 @@ pub fn window_around(o: &Occurrence, t0: u64, ticks_per_second: u64, current: (f
 /// match marked.
 pub fn select(d: &Dataset, selection: &Selection, o: &Occurrence) -> Selection {
     let t = &d.trace;
-    let (t0, t1) = crate::views::trace::span(t).unwrap_or((0, 0));
+    let (t0, t1) = o.span;
     let tps = t.ticks_per_second.max(1);
     let whole = (0.0, (t1 - t0) as f64 / tps as f64);
     let current = selection.window_s.unwrap_or(whole);
@@ -322,9 +397,24 @@ mod tests {
         assert!(step(&d, &Search::new("nothing").unwrap(), None, true).unwrap_err().contains("no region matches"));
     }
 
+    /// A search's matches are found once and kept for the same trace and text; another text
+    /// finds its own.
+    #[test]
+    fn matches_are_kept_per_trace_and_search() {
+        let t = trace();
+        let kept = KeptMatches::default();
+        let s = Search::new("MPI_Recv").unwrap();
+        let a = kept.get(&t, &s);
+        assert!(std::sync::Arc::ptr_eq(&a, &kept.get(&t, &s)), "kept");
+        assert_eq!(a.total(), 4);
+        let b = kept.get(&t, &Search::new("MPI").unwrap());
+        assert_eq!(b.total(), 5);
+        assert!(!std::sync::Arc::ptr_eq(&a, &b));
+    }
+
     #[test]
     fn the_window_moves_to_the_occurrence_and_zooms_where_it_would_be_too_small() {
-        let o = Occurrence { start: 600, end: 700, location: 0, depth: 1, nth: 2, of: 4 };
+        let o = Occurrence { start: 600, end: 700, location: 0, depth: 1, nth: 2, of: 4, span: (0, 1000) };
         // From the whole second: 100 ms is a tenth of it, so the width stays.
         let w = window_around(&o, 0, 1_000, (0.0, 1.0));
         assert!((w.0 - 0.15).abs() < 1e-9 && (w.1 - 1.15).abs() < 1e-9, "{w:?}");
