@@ -1228,7 +1228,7 @@ pub fn timeline_scene(
     );
     let joins = collective_joins(t, p, window, &rows, index);
     let levels: Vec<Option<u32>> = of_row.iter().map(|r| r.1).collect();
-    let found = opts.search.map(|s| super::search::highlight(t, &index.by, p, window, &s, &rows, &levels));
+    let found = opts.search.map(|s| super::search::highlight(t, p, window, &s, &rows, &levels));
     let search = found.as_ref().map(|h| (Some(&h.mask[..]), h.note.as_str()));
     let waited = opts.waits.then(|| wait_mask(t, index.waits(t), p, window, (&rows, &levels)));
     let waits = waited.as_ref().map(|(m, note)| (&m[..], note.as_str()));
@@ -1848,6 +1848,33 @@ mod tests {
         let locations =
             crate::model::Locations { name: (0..3).map(|l| format!("rank {l}")).collect(), ..Default::default() };
         Trace { intervals: iv, locations, ..Default::default() }
+    }
+
+    #[test]
+    fn a_search_walks_the_same_matches_as_the_index() {
+        for (seed, tangled) in [(7, false), (11, false), (13, true), (17, true)] {
+            let mut t = random_intervals(seed, tangled);
+            t.region_names = (0..5).map(|k| format!("k{k}")).collect();
+            let by = ByLocation::new(&t, 3);
+            let search = crate::selection::Search::new("K3").unwrap();
+            let found = super::super::search::Matches::new(&t, &search);
+            assert!(found.total() > 10, "seed {seed}: {} matches", found.total());
+            for l in 0..3 {
+                for w in [(0, 10_000), (0, 37), (1_234, 1_300), (5_000, 9_999), (3_333, 3_333), (9_000, 20_000)] {
+                    let mut want = Vec::new();
+                    by.overlapping(&t, l, w, |k| {
+                        if t.intervals.kind[k] == 3 {
+                            want.push(k);
+                        }
+                    });
+                    let mut got = Vec::new();
+                    found.overlapping(&t, l, w, |k| got.push(k));
+                    want.sort_unstable();
+                    got.sort_unstable();
+                    assert_eq!(got, want, "seed {seed} location {l} window {w:?}");
+                }
+            }
+        }
     }
 
     #[test]

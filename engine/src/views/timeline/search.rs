@@ -4,7 +4,6 @@
 
 use rayon::prelude::*;
 
-use super::scene::ByLocation;
 use crate::model::{Dataset, Trace};
 use crate::selection::{Search, Selection};
 use crate::views::plot::Plot;
@@ -28,7 +27,6 @@ pub(super) struct Highlight {
 /// its location, and counts them; the count in the whole trace is the kept matches'.
 pub(super) fn highlight(
     t: &Trace,
-    by: &ByLocation,
     p: Plot,
     window: (u64, u64),
     search: &Search,
@@ -36,9 +34,8 @@ pub(super) fn highlight(
     levels: &[Option<u32>],
 ) -> Highlight {
     let n = t.locations.name.len();
-    let kinds = matching_kinds(t, search);
+    let found = matches(t, search);
     let i = &t.intervals;
-    let is_match = |k: usize| kinds.get(i.kind[k] as usize) == Some(&true);
     let (t0, t1) = window;
     let per_px = (t1 - t0).max(1) as f64 / f64::from(p.w);
     // Per location: the columns its matches cover (from, to, nesting level), and how many.
@@ -47,13 +44,11 @@ pub(super) fn highlight(
         .into_par_iter()
         .map(|l| {
             let mut spans = Vec::new();
-            by.overlapping(t, l, window, |k| {
-                if is_match(k) {
-                    let (a, b) = (i.start[k].max(t0), i.end[k].min(t1));
-                    let xa = ((a - t0) as f64 / per_px).floor() as u32;
-                    let xb = (((b - t0) as f64 / per_px).ceil() as u32).max(xa + 1);
-                    spans.push((xa.min(p.w - 1), xb.min(p.w), i.depth[k]));
-                }
+            found.overlapping(t, l, window, |k| {
+                let (a, b) = (i.start[k].max(t0), i.end[k].min(t1));
+                let xa = ((a - t0) as f64 / per_px).floor() as u32;
+                let xb = (((b - t0) as f64 / per_px).ceil() as u32).max(xa + 1);
+                spans.push((xa.min(p.w - 1), xb.min(p.w), i.depth[k]));
             });
             let count = spans.len();
             (spans, count)
@@ -72,7 +67,7 @@ pub(super) fn highlight(
             }
         }
     }
-    let total = matches(t, search).total();
+    let total = found.total();
     let text = search.as_str();
     let note = if total == 0 {
         format!("search \u{201c}{text}\u{201d}: no region matches")
@@ -141,6 +136,8 @@ pub struct Matches {
     rows: Vec<u32>,
     /// Per location, its part of `rows`.
     ranges: Vec<std::ops::Range<usize>>,
+    /// Per location, its longest match (ticks).
+    longest: Vec<u64>,
     /// The trace's span (ticks), found at the first step (a picture needs none).
     span: std::sync::OnceLock<(u64, u64)>,
 }
@@ -183,12 +180,33 @@ impl Matches {
         parts
             .into_par_iter()
             .for_each(|part| part.sort_unstable_by_key(|&k| (i.start[k as usize], i.depth[k as usize], k)));
-        Self { rows, ranges, span: std::sync::OnceLock::new() }
+        let longest = ranges
+            .par_iter()
+            .map(|r| rows[r.clone()].iter().map(|&k| i.end[k as usize] - i.start[k as usize]).max().unwrap_or(0))
+            .collect();
+        Self { rows, ranges, longest, span: std::sync::OnceLock::new() }
     }
 
     /// How many intervals match.
     pub fn total(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Calls `f(row)` for every match on location `l` that overlaps the window `[t0, t1]`: open
+    /// at `t0` or begun in it (as the timeline's walk of a window finds them); only the matches begun
+    /// within the location's longest match before the window are looked at.
+    pub(super) fn overlapping(&self, t: &Trace, l: usize, (t0, t1): (u64, u64), mut f: impl FnMut(usize)) {
+        let i = &t.intervals;
+        let Some(range) = self.ranges.get(l) else { return };
+        let list = &self.rows[range.clone()];
+        let from = list.partition_point(|&k| i.start[k as usize] < t0.saturating_sub(self.longest[l]));
+        let to = list.partition_point(|&k| i.start[k as usize] <= t1);
+        for &k in &list[from..to.max(from)] {
+            let k = k as usize;
+            if i.start[k] >= t0 || i.end[k] > t0 {
+                f(k);
+            }
+        }
     }
 
     /// Location `l`'s matches.
@@ -358,12 +376,11 @@ mod tests {
     #[test]
     fn matches_at_any_depth_are_marked_and_counted() {
         let t = trace();
-        let by = ByLocation::new(&t, 2);
         let mut rows = crate::views::timeline::tracks::Tracks::every(2, &t.locations.name);
         let p = Plot { x0: 0, y0: 0, w: 100, h: 2 };
         rows.place(p.h, &[], &[]);
         let s = Search::new("recv").unwrap();
-        let h = highlight(&t, &by, p, (0, 1000), &s, &rows, &[]);
+        let h = highlight(&t, p, (0, 1000), &s, &rows, &[]);
         // Rank 0's row: columns 10 and 60-69; rank 1's: 30 (a one-tick slice still gets a
         // pixel) and 90-94.
         let row = |r: usize| -> Vec<usize> { (0..100).filter(|&c| h.mask[r * 100 + c]).collect() };
@@ -371,10 +388,10 @@ mod tests {
         assert_eq!(row(1), [vec![30], (90..95).collect()].concat());
         assert!(h.note.contains("4 here, 4 in the trace"), "{}", h.note);
         // A parent matches too.
-        let h = highlight(&t, &by, p, (500, 1000), &Search::new("SOLVE").unwrap(), &rows, &[]);
+        let h = highlight(&t, p, (500, 1000), &Search::new("SOLVE").unwrap(), &rows, &[]);
         assert!(h.mask.iter().all(|&m| m), "the parent covers the window");
         assert!(h.note.contains("2 here, 2 in the trace"), "{}", h.note);
-        let h = highlight(&t, &by, p, (0, 1000), &Search::new("allreduce").unwrap(), &rows, &[]);
+        let h = highlight(&t, p, (0, 1000), &Search::new("allreduce").unwrap(), &rows, &[]);
         assert!(h.mask.iter().all(|&m| !m) && h.note.contains("no region matches"), "{}", h.note);
     }
 
