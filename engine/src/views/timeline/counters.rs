@@ -123,7 +123,6 @@ fn either(a: Option<(f64, f64)>, b: Option<(f64, f64)>) -> Option<(f64, f64)> {
 /// The least and greatest of every run of a series' values: a binary tree of pairs, the values
 /// at its leaves (node `n + i`), each inner node `k` the pair of nodes `2k` and `2k + 1`; two
 /// words a value.
-#[derive(Default)]
 struct MinMax {
     tree: Vec<(f64, f64)>,
 }

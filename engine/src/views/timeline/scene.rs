@@ -1156,22 +1156,16 @@ pub(super) struct Placed {
 pub(super) fn placed(t: &Trace, index: &TimelineIndex, opts: &TimelineOptions, p: Plot) -> Placed {
     let mut rows = index.tracks(t, opts);
     let (wanted, hidden) = counters::heights(p.h, &index.counters.chosen(opts.counters), index.counters.series.len());
-    let slots: Vec<Slot> = wanted
+    // Each under its location's track; a series whose location has a row of its own (and that row
+    // alone) needs no location in its label.
+    let (slots, own): (Vec<Slot>, Vec<bool>) = wanted
         .iter()
         .map(|&(s, height)| {
-            let after = rows.anchor(t, index.counters.series[s].location as usize).unwrap_or(usize::MAX);
-            Slot { after, height }
-        })
-        .collect();
-    // A series whose location has a row of its own (and that row alone) needs no location in its
-    // label.
-    let own: Vec<bool> = wanted
-        .iter()
-        .map(|&(s, _)| {
             let l = index.counters.series[s].location as usize;
-            rows.anchor(t, l).is_some_and(|k| rows.single(k) == Some(l))
+            let after = rows.anchor(t, l);
+            (Slot { after: after.unwrap_or(usize::MAX), height }, after.is_some_and(|k| rows.single(k) == Some(l)))
         })
-        .collect();
+        .unzip();
     let room = p.h.saturating_sub(slots.iter().map(|s| s.height + counters::GAP_PX).sum());
     let banded = !opts.innermost && rows.count() as u64 * u64::from(2 * LEVEL_PX - 1) < u64::from(room);
     let weights: Vec<u32> = if banded {

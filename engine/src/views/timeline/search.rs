@@ -144,7 +144,8 @@ pub struct Matches {
 
 impl Matches {
     /// One parallel pass over the intervals, the matches grouped by location (a counting sort)
-    /// and each location's sorted in parallel (they are mostly in order already).
+    /// and each location's sorted in parallel (they are mostly in order already), its longest
+    /// match found with it.
     pub fn new(t: &Trace, search: &Search) -> Self {
         let kinds = matching_kinds(t, search);
         let i = &t.intervals;
@@ -177,12 +178,12 @@ impl Matches {
             parts.push(part);
             rest = after;
         }
-        parts
+        let longest = parts
             .into_par_iter()
-            .for_each(|part| part.sort_unstable_by_key(|&k| (i.start[k as usize], i.depth[k as usize], k)));
-        let longest = ranges
-            .par_iter()
-            .map(|r| rows[r.clone()].iter().map(|&k| i.end[k as usize] - i.start[k as usize]).max().unwrap_or(0))
+            .map(|part| {
+                part.sort_unstable_by_key(|&k| (i.start[k as usize], i.depth[k as usize], k));
+                part.iter().map(|&k| i.end[k as usize] - i.start[k as usize]).max().unwrap_or(0)
+            })
             .collect();
         Self { rows, ranges, longest, span: std::sync::OnceLock::new() }
     }

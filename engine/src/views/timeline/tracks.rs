@@ -30,8 +30,6 @@ pub struct Tracks {
     pub hidden: usize,
     /// Per track, its pixel rows on the plot as placed (start, end without the gap below it).
     spans: Vec<(u32, u32)>,
-    /// The counter tracks' pixel rows, in order.
-    slots: Vec<std::ops::Range<u32>>,
 }
 
 /// A counter track to place: under which track, and its height in pixels (a gap above it).
@@ -92,22 +90,14 @@ impl Tracks {
             groups.push((g, collapsed));
         }
         let hidden = names.len() - shown.len();
-        Self { track, names: labels, groups, group_names, hidden, spans: Vec::new(), slots: Vec::new() }
+        Self { track, names: labels, groups, group_names, hidden, spans: Vec::new() }
     }
 
     /// Every location on its own track.
     pub fn every(n: usize, names: &[String]) -> Self {
         let track = (0..n as u32).collect();
         let groups = vec![(u32::MAX, false); n];
-        Self {
-            track,
-            names: names.to_vec(),
-            groups,
-            group_names: Vec::new(),
-            hidden: 0,
-            spans: Vec::new(),
-            slots: Vec::new(),
-        }
+        Self { track, names: names.to_vec(), groups, group_names: Vec::new(), hidden: 0, spans: Vec::new() }
     }
 
     /// Lays the tracks out on a plot `h` pixels high: the counter tracks of `slots` (each
@@ -144,8 +134,7 @@ impl Tracks {
         }
         placed.sort_by_key(|(i, _)| *i);
         self.spans = spans;
-        self.slots = placed.into_iter().map(|(_, r)| r).collect();
-        self.slots.clone()
+        placed.into_iter().map(|(_, r)| r).collect()
     }
 
     /// Track `k`'s pixel rows, as placed.
@@ -156,11 +145,6 @@ impl Tracks {
             Some(&(a, b)) => a..b,
             None => 0..0,
         }
-    }
-
-    /// Whether every track is at least `px` pixels high.
-    pub fn all_at_least(&self, px: u32) -> bool {
-        !self.spans.is_empty() && self.spans.iter().all(|&(a, b)| b - a >= px)
     }
 
     /// The one location on track `k` (`None`: a collapsed group, or no track).
@@ -319,7 +303,6 @@ mod tests {
         );
         assert_eq!((tracks.at_row(121), tracks.at_row(149), tracks.at_row(190)), (Some(1), Some(1), None));
         assert_eq!((tracks.at_or_above(100), tracks.at_or_above(190)), (Some(0), Some(2)));
-        assert!(tracks.all_at_least(28) && !tracks.all_at_least(30));
     }
 
     /// A counter on a hidden metric location goes under the shown location sharing most of its
