@@ -184,6 +184,65 @@ pub fn summarize(t: &Trace, area: Area, top: usize) -> Summary {
     summarize_from(t, area, top, &EveryRow::new(t))
 }
 
+/// What `exaviz summary` and Python's `Trace.summary` ask for: a time window in seconds since
+/// the trace's start (default: all of it) and rows `A-B` or `A` (default: all).
+#[derive(Clone, Debug, Default)]
+pub struct AreaAsked<'a> {
+    pub from_s: Option<f64>,
+    pub to_s: Option<f64>,
+    pub ranks: Option<&'a str>,
+    /// Most communicating pairs listed (by bytes).
+    pub top: usize,
+}
+
+/// The numbers of the area `asked` of `dataset` (its rows read from the store for the window
+/// where they are on disk); `Err` says in one line what is wrong with the question.
+pub fn summarize_asked(dataset: &crate::model::Dataset, asked: &AreaAsked) -> Result<Summary, String> {
+    let t = &dataset.trace;
+    let whole = dataset
+        .out_of_core
+        .as_ref()
+        .map(|o| o.span)
+        .or_else(|| crate::views::trace::span(t))
+        .ok_or("the trace has no intervals or messages to summarise")?;
+    let tps = t.ticks_per_second.max(1) as f64;
+    let at = |s: f64, name: &str| -> Result<u64, String> {
+        if !s.is_finite() || s < 0.0 {
+            return Err(format!("--{name} {s}: not a time in seconds from the trace's start"));
+        }
+        Ok(whole.0.saturating_add((s * tps).min(u64::MAX as f64) as u64))
+    };
+    let from = asked.from_s.map(|s| at(s, "from")).transpose()?.unwrap_or(whole.0);
+    let to = asked.to_s.map(|s| at(s, "to")).transpose()?.unwrap_or(whole.1.saturating_add(1));
+    if from >= to {
+        return Err(format!(
+            "the area from {} s to {} s is empty",
+            asked.from_s.unwrap_or(0.0),
+            asked.to_s.unwrap_or(0.0)
+        ));
+    }
+    let rows_of_window = dataset.window_rows((from, to))?;
+    let (first, last) = area_rows(asked.ranks, rows_of_window.trace.locations.name.len())?;
+    Ok(summarize(&rows_of_window.trace, Area { from, to, first, last }, asked.top))
+}
+
+/// Rows `A-B` or `A` of `n` (all where `None`).
+fn area_rows(spec: Option<&str>, n: usize) -> Result<(u32, u32), String> {
+    let last = n.saturating_sub(1) as u32;
+    let Some(spec) = spec else { return Ok((0, last)) };
+    let number = |s: &str| -> Result<u32, String> {
+        s.trim().parse::<u32>().map_err(|_| format!("--ranks {spec}: '{s}' is not a row number (A-B or A)"))
+    };
+    let (a, b) = match spec.split_once('-') {
+        Some((a, b)) => (number(a)?, number(b)?),
+        None => (number(spec)?, number(spec)?),
+    };
+    if a > b || b > last {
+        return Err(format!("--ranks {spec}: the trace has rows 0-{last}, and A may not exceed B"));
+    }
+    Ok((a, b))
+}
+
 /// [`summarize`] reading the rows `rows` finds.
 pub fn summarize_from(t: &Trace, area: Area, top: usize, rows: &dyn RowSource) -> Summary {
     let tps = t.ticks_per_second.max(1) as f64;
@@ -542,6 +601,15 @@ fn counters_in(t: &Trace, area: Area) -> Vec<CounterRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_are_checked() {
+        assert_eq!(area_rows(None, 4).unwrap(), (0, 3));
+        assert_eq!(area_rows(Some("1-2"), 4).unwrap(), (1, 2));
+        assert_eq!(area_rows(Some("3"), 4).unwrap(), (3, 3));
+        assert!(area_rows(Some("2-9"), 4).unwrap_err().contains("rows 0-3"));
+        assert!(area_rows(Some("x"), 4).unwrap_err().contains("not a row number"));
+    }
 
     /// Rank 0 computes 0-100 (with a nested kernel 20-50), then sends at 100; rank 1 enters
     /// MPI_Recv at 40 and receives at 110: it waited 60 ticks for the late sender.

@@ -195,24 +195,9 @@ fn augment(argv: &[String]) -> clap::Command {
     cmd
 }
 
-/// A clap error as one line: its first line, the arguments it lists and the values it offers.
+/// A clap error as one line (the engine's wording, shared with Python's errors).
 pub(crate) fn clap_line(e: &clap::Error) -> String {
-    let text = e.render().to_string();
-    let mut lines = text.lines();
-    let mut first = lines.next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_string();
-    let more: Vec<&str> =
-        lines.take_while(|l| l.starts_with("  ")).map(str::trim).filter(|l| !l.starts_with("tip:")).collect();
-    if !more.is_empty() {
-        first = format!("{first} {}", more.join(", "));
-    }
-    // clap's suggestion for a mistyped value or option ("tip: a similar value exists: 'x'").
-    let similar = text.lines().map(str::trim).find_map(|l| {
-        l.strip_prefix("tip: a similar value exists: ").or_else(|| l.strip_prefix("tip: a similar argument exists: "))
-    });
-    if let Some(s) = similar {
-        first = format!("{first}; did you mean {s}?");
-    }
-    first
+    exaviz_engine::views::contract::error_line(e)
 }
 
 /// An option, or an option's value, of another view: which views take it.

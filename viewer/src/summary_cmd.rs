@@ -2,8 +2,8 @@
 //! table Perfetto's area selection and Vampir's function summary give: time per region, messages
 //! per pair, collectives, counters and late-sender waiting.
 
-use anyhow::{Context, Result, bail};
-use exaviz_engine::summary::{Area, Summary, summarize};
+use anyhow::Result;
+use exaviz_engine::summary::{AreaAsked, Summary, summarize_asked};
 
 /// `exaviz summary` options.
 #[derive(clap::Args, Debug)]
@@ -27,47 +27,10 @@ pub struct SummaryArgs {
     pub json: bool,
 }
 
-/// Rows `A-B` or `A` of `n`.
-fn rows(spec: Option<&str>, n: usize) -> Result<(u32, u32)> {
-    let last = n.saturating_sub(1) as u32;
-    let Some(spec) = spec else { return Ok((0, last)) };
-    let number = |s: &str| -> Result<u32> {
-        s.trim().parse::<u32>().with_context(|| format!("--ranks {spec}: '{s}' is not a row number (A-B or A)"))
-    };
-    let (a, b) = match spec.split_once('-') {
-        Some((a, b)) => (number(a)?, number(b)?),
-        None => (number(spec)?, number(spec)?),
-    };
-    if a > b || b > last {
-        bail!("--ranks {spec}: the trace has rows 0-{last}, and A may not exceed B");
-    }
-    Ok((a, b))
-}
-
 pub fn run(args: &SummaryArgs) -> Result<()> {
     let dataset = crate::load(&args.input)?;
-    let t = &dataset.trace;
-    let whole = dataset
-        .out_of_core
-        .as_ref()
-        .map(|o| o.span)
-        .or_else(|| exaviz_engine::views::trace::span(t))
-        .with_context(|| format!("{}: the trace has no intervals or messages to summarise", args.input))?;
-    let tps = t.ticks_per_second.max(1) as f64;
-    let at = |s: f64, name: &str| -> Result<u64> {
-        if !s.is_finite() || s < 0.0 {
-            bail!("--{name} {s}: not a time in seconds from the trace's start");
-        }
-        Ok(whole.0.saturating_add((s * tps).min(u64::MAX as f64) as u64))
-    };
-    let from = args.from.map(|s| at(s, "from")).transpose()?.unwrap_or(whole.0);
-    let to = args.to.map(|s| at(s, "to")).transpose()?.unwrap_or(whole.1.saturating_add(1));
-    if from >= to {
-        bail!("the area from {} s to {} s is empty", args.from.unwrap_or(0.0), args.to.unwrap_or(0.0));
-    }
-    let rows_of_window = dataset.window_rows((from, to)).map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
-    let (first, last) = rows(args.ranks.as_deref(), rows_of_window.trace.locations.name.len())?;
-    let s = summarize(&rows_of_window.trace, Area { from, to, first, last }, args.top);
+    let asked = AreaAsked { from_s: args.from, to_s: args.to, ranks: args.ranks.as_deref(), top: args.top };
+    let s = summarize_asked(&dataset, &asked).map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&s)?);
     } else {
@@ -260,12 +223,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rows_are_checked() {
-        assert_eq!(rows(None, 4).unwrap(), (0, 3));
-        assert_eq!(rows(Some("1-2"), 4).unwrap(), (1, 2));
-        assert_eq!(rows(Some("3"), 4).unwrap(), (3, 3));
-        assert!(rows(Some("2-9"), 4).unwrap_err().to_string().contains("rows 0-3"));
-        assert!(rows(Some("x"), 4).unwrap_err().to_string().contains("not a row number"));
+    fn names_are_clipped() {
         assert_eq!(clip("MPI_Allreduce", 5), "MPI_…");
     }
 

@@ -47,12 +47,22 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::R
 
 /// Writes `image` as PNG to `path` atomically (see [`write_atomic`]).
 pub fn write_png_atomic(path: &Path, image: &Image) -> std::io::Result<()> {
-    write_atomic(path, |w| {
-        let mut enc = png::Encoder::new(w, image.width, image.height);
-        enc.set_color(png::ColorType::Rgba);
-        enc.set_depth(png::BitDepth::Eight);
-        let mut writer = enc.write_header().map_err(std::io::Error::other)?;
-        writer.write_image_data(&image.pixels).map_err(std::io::Error::other)?;
-        writer.finish().map_err(std::io::Error::other)
-    })
+    write_atomic(path, |w| encode_png(w, image))
+}
+
+/// `image` as a PNG file's bytes.
+pub fn png_bytes(image: &Image) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Writing to memory fails only where the image's size disagrees with its pixels.
+    encode_png(&mut out, image).map(|()| out).unwrap_or_default()
+}
+
+/// Writes `image` as PNG (RGBA, 8 bits) to `w`.
+fn encode_png(w: &mut dyn Write, image: &Image) -> std::io::Result<()> {
+    let mut enc = png::Encoder::new(w, image.width, image.height);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header().map_err(std::io::Error::other)?;
+    writer.write_image_data(&image.pixels).map_err(std::io::Error::other)?;
+    writer.finish().map_err(std::io::Error::other)
 }

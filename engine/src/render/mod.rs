@@ -13,7 +13,7 @@ pub mod text;
 pub mod tone;
 
 pub use colormap::{ColorMap, Scale};
-pub use image::{Image, write_atomic, write_png_atomic};
+pub use image::{Image, png_bytes, write_atomic, write_png_atomic};
 pub use raster::{Raster, RasterData, Shade};
 pub use text::{Anchor, TextAtlas};
 pub use tone::ToneMap;
