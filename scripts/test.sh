@@ -30,10 +30,20 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 log="$(mktemp)"
 set +e
-cargo test --workspace --exclude exaviz-benches "$@" 2>&1 | tee "$log"
+cargo test --workspace --exclude exaviz-benches --exclude exaviz-python "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
+# The Python package (pytest against the CLI), unless the Rust tests were filtered.
+if [ $# -eq 0 ]; then
+  bash scripts/python-test.sh 2>&1 | tee -a "$log"
+  py_status=${PIPESTATUS[0]}
+  [ "$status" -ne 0 ] || status=$py_status
+fi
 set -e
 # One closing line over every test binary (cargo prints one result line per binary).
-awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, i }' "$log"
+awk '/^test result:/ { p += $4; f += $6; i += $8 }
+     /^(=+ )?[0-9]+ (passed|failed|skipped)/ {
+       for (k = 1; k < NF; k++) { if ($(k+1) ~ /^passed/) q += $k; if ($(k+1) ~ /^failed/) qf += $k; if ($(k+1) ~ /^skipped/) qs += $k }
+     }
+     END { printf "tests: %d passed, %d failed, %d skipped (Rust); %d passed, %d failed, %d skipped (Python)\n", p, f, i, q, qf, qs }' "$log"
 rm -f "$log"
 exit "$status"

@@ -1,0 +1,226 @@
+"""exaviz in Python and Jupyter.
+
+Open what the ``exaviz`` command opens (OTF2, Chrome/Kineto/JAX JSON, XPlane, Nsight SQLite,
+rocprofiler, TreeScope, Boxfish, exaviz stores, ``gen:`` generators), draw any of its views
+inline, and take the numbers and tables into pandas::
+
+    import exaviz
+    trace = exaviz.open("traces.otf2")
+    trace.render("timeline", from_=0.0, to=0.5)      # shown inline in Jupyter
+    trace.summary(start=0.1, end=0.2)["regions"]     # exaviz summary --json
+    trace.table("messages").to_pandas()              # through pyarrow, no copy of the columns
+
+View options have the CLI's names (``exaviz render --view V --help``) with ``_`` for ``-``:
+``True`` gives a flag, a tuple or list is joined with commas (``pair=(0, 3)`` is ``--pair 0,3``),
+a trailing ``_`` is dropped (``from_=0.1`` is ``--from 0.1``), anything else is written as text;
+the CLI's parser checks them and a wrong one raises ``ValueError`` with the CLI's message.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import _exaviz
+from ._exaviz import TraceError
+
+__all__ = ["open", "views", "Trace", "Picture", "Table", "TraceError"]
+
+
+def views() -> Dict[str, str]:
+    """The views exaviz draws, each with one line about it."""
+    return dict(_exaviz.views())
+
+
+class _Progress:
+    """A text progress line on stderr for reads that take over a second."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.began = time.monotonic()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if time.monotonic() - self.began < 1.0 or total <= 0:
+            return
+        self.shown = True
+        sys.stderr.write(f"\rloading {self.what}: {100.0 * done / total:5.1f}% of {total / 1e6:.1f} MB")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+
+
+def open(input: str, progress: bool = True) -> "Trace":  # noqa: A001 - exaviz.open, as the CLI's INPUT
+    """Reads ``input``: a file, a folder, ``A,B,...`` (files of one run) or ``gen:NAME?k=v``.
+
+    What the reader repaired is printed as counted ``warning:`` lines (as the CLI prints them) and
+    kept in ``Trace.warnings``. An input no trusted tool opens raises ``TraceError`` (a
+    ``ValueError``) with one line naming it and the problem.
+    """
+    bar = _Progress(str(input)) if progress else None
+    try:
+        native = _exaviz.open(str(input), bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    for w in native.warnings:
+        sys.stderr.write(f"warning: {w}\n")
+    return Trace(native)
+
+
+def _words(options: Dict[str, Any]) -> List[str]:
+    """View options as the CLI's words: ``pair=(0, 3)`` is ``--pair 0,3``, ``from_=0.1`` is ``--from 0.1``."""
+    words: List[str] = []
+    for key, value in options.items():
+        name = "--" + key.rstrip("_").replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            words.append(name)
+        elif isinstance(value, (tuple, list)):
+            words += [name, ",".join(str(v) for v in value)]
+        else:
+            words += [name, str(value)]
+    return words
+
+
+class Picture:
+    """A picture drawn by exaviz: shown inline in Jupyter, saved as PNG, or read as pixels."""
+
+    def __init__(self, native: "_exaviz.Picture") -> None:
+        self._native = native
+
+    @property
+    def width(self) -> int:
+        return self._native.width
+
+    @property
+    def height(self) -> int:
+        return self._native.height
+
+    @property
+    def size(self) -> Tuple[int, int]:
+        return (self.width, self.height)
+
+    def png(self) -> bytes:
+        """The PNG file's bytes, as ``exaviz render`` writes them."""
+        return self._native.png()
+
+    def _repr_png_(self) -> bytes:
+        return self._native.png()
+
+    def save(self, path) -> None:
+        """Writes the PNG to ``path`` (through a temporary name and a rename)."""
+        self._native.save(str(path))
+
+    def to_numpy(self):
+        """The pixels as a ``(height, width, 4)`` array of ``uint8`` (RGBA); needs numpy."""
+        import numpy
+
+        return numpy.frombuffer(self._native.rgba(), dtype=numpy.uint8).reshape(self.height, self.width, 4)
+
+    def __repr__(self) -> str:
+        return f"<exaviz.Picture {self.width}x{self.height}>"
+
+
+class Table:
+    """A table of the trace, read by pyarrow, polars and DuckDB through ``__arrow_c_stream__``."""
+
+    def __init__(self, native: "_exaviz.Table", name: str) -> None:
+        self._native = native
+        self.name = name
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self._native.__arrow_c_stream__(requested_schema)
+
+    def __len__(self) -> int:
+        return len(self._native)
+
+    @property
+    def column_names(self) -> List[str]:
+        return self._native.column_names
+
+    def to_arrow(self):
+        """A ``pyarrow.Table`` (needs pyarrow 14 or later)."""
+        import pyarrow
+
+        return pyarrow.table(self)
+
+    def to_pandas(self):
+        """A ``pandas.DataFrame`` through pyarrow."""
+        return self.to_arrow().to_pandas()
+
+    def __repr__(self) -> str:
+        return f"<exaviz.Table {self.name}: {len(self)} rows, columns {', '.join(self.column_names)}>"
+
+
+TABLES = ("locations", "intervals", "messages", "collectives", "counters")
+
+
+class Trace:
+    """A trace opened by :func:`open`."""
+
+    def __init__(self, native: "_exaviz.Trace") -> None:
+        self._native = native
+
+    @property
+    def input(self) -> str:
+        return self._native.input
+
+    @property
+    def warnings(self) -> List[str]:
+        """What the reader repaired, one counted line per kind."""
+        return self._native.warnings
+
+    def info(self) -> Dict[str, Any]:
+        """What the input holds: ``exaviz info --json``."""
+        return json.loads(self._native.info_json())
+
+    def summary(
+        self,
+        start: Optional[float] = None,
+        end: Optional[float] = None,
+        ranks: Optional[Any] = None,
+        top: int = 20,
+    ) -> Dict[str, Any]:
+        """The numbers of an area: ``exaviz summary --from START --to END --ranks A-B --json``.
+
+        ``start`` and ``end`` are seconds since the trace's start; ``ranks`` is ``"A-B"``,
+        ``(A, B)`` or ``A`` (rows of the timeline, from 0).
+        """
+        if isinstance(ranks, (tuple, list)):
+            ranks = f"{ranks[0]}-{ranks[1]}"
+        elif ranks is not None:
+            ranks = str(ranks)
+        return json.loads(self._native.summary_json(start, end, ranks, top))
+
+    def render(
+        self,
+        view: str = "timeline",
+        size: Tuple[int, int] = (1024, 768),
+        backend: str = "auto",
+        **options: Any,
+    ) -> Picture:
+        """Draws ``view`` at ``size`` (width, height) on ``backend`` (``auto``, ``gpu`` or ``cpu``).
+
+        ``options`` are the view's options by the CLI's names (``exaviz render --view V --help``).
+        """
+        width, height = size
+        return Picture(self._native.render(view, int(width), int(height), backend, _words(options)))
+
+    def table(self, name: str) -> Table:
+        """One of the trace's tables (``locations``, ``intervals``, ``messages``, ``collectives``,
+        ``counters``): numeric columns share the trace's memory, times are ticks
+        (``ticks_per_second`` in the schema's metadata)."""
+        return Table(self._native.table(name), name)
+
+    def tables(self) -> Dict[str, Table]:
+        return {n: self.table(n) for n in TABLES}
+
+    def __repr__(self) -> str:
+        return f"<exaviz.Trace {self.input}>"
+

@@ -1,0 +1,174 @@
+//! The trace's tables as Arrow record batches handed to Python through the Arrow C stream
+//! interface (`__arrow_c_stream__`), so that pyarrow, polars and DuckDB read them directly. The
+//! numeric columns are the trace's own memory (Arrow buffers that keep the trace alive), not
+//! copies; names are copied once (a table of strings, or a dictionary's values). Times are the
+//! trace's ticks; the schema's metadata `ticks_per_second` turns them into seconds.
+
+use std::collections::HashMap;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::types::{ArrowPrimitiveType, UInt32Type, UInt64Type};
+use arrow_array::{Array, ArrayRef, DictionaryArray, PrimitiveArray, RecordBatch, RecordBatchIterator, StringArray};
+use arrow_buffer::{Buffer, ScalarBuffer};
+use arrow_schema::{Field, Schema};
+use exaviz_engine::model::Dataset;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+/// The tables `Trace.table` gives, in the order the docs list them.
+pub(crate) const NAMES: [&str; 5] = ["locations", "intervals", "messages", "collectives", "counters"];
+
+/// A trace's table: an Arrow record batch that Python reads through `__arrow_c_stream__`.
+#[pyclass(frozen, module = "exaviz._exaviz")]
+pub(crate) struct Table {
+    batch: RecordBatch,
+}
+
+#[pymethods]
+impl Table {
+    /// The Arrow C stream of the table (one batch), as the Arrow PyCapsule interface asks.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        // The schema is the table's own; a consumer asking for another casts it itself.
+        let _ = requested_schema;
+        let schema = self.batch.schema();
+        let reader = RecordBatchIterator::new(vec![Ok(self.batch.clone())], schema);
+        crate::capsule(py, FFI_ArrowArrayStream::new(Box::new(reader)))
+    }
+
+    fn __len__(&self) -> usize {
+        self.batch.num_rows()
+    }
+
+    /// The columns' names.
+    #[getter]
+    fn column_names(&self) -> Vec<String> {
+        self.batch.schema().fields().iter().map(|f| f.name().clone()).collect()
+    }
+}
+
+/// Keeps the trace alive while Arrow buffers point into its columns.
+struct Owner(#[expect(dead_code, reason = "held, never read: it keeps the columns alive")] Arc<Dataset>);
+
+// The buffers are read only; nothing in the trace is left half-changed by a panic while they live.
+impl std::panic::RefUnwindSafe for Owner {}
+
+/// A column of the trace as an Arrow array sharing its memory.
+// The one unsafe call: an Arrow buffer over the trace's own column, so that a table handed to
+// Python is not a copy of a trace that may hold billions of rows.
+#[allow(unsafe_code)]
+fn shared<T: ArrowPrimitiveType>(owner: &Arc<Owner>, column: &[T::Native]) -> PrimitiveArray<T> {
+    let bytes = std::mem::size_of_val(column);
+    let buffer = match NonNull::new(column.as_ptr() as *mut u8) {
+        // SAFETY: `column` lives in the trace `owner` keeps alive, is never changed while the
+        // trace is shared (a `Trace` is frozen), and is aligned for its type (a Vec's memory).
+        Some(ptr) if bytes > 0 => unsafe { Buffer::from_custom_allocation(ptr, bytes, owner.clone()) },
+        _ => Buffer::from_vec(Vec::<T::Native>::new()),
+    };
+    PrimitiveArray::<T>::new(ScalarBuffer::new(buffer, 0, column.len()), None)
+}
+
+/// Names as an Arrow array of strings.
+fn strings<S: AsRef<str>>(names: &[S]) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(names.iter().map(AsRef::as_ref)))
+}
+
+/// Row numbers (`keys`) into `names` as a dictionary column; `Err` where a key has no name.
+fn named<S: AsRef<str>>(owner: &Arc<Owner>, keys: &[u32], names: &[S]) -> Result<ArrayRef, String> {
+    let keys = shared::<UInt32Type>(owner, keys);
+    DictionaryArray::<UInt32Type>::try_new(keys, strings(names))
+        .map(|d| Arc::new(d) as ArrayRef)
+        .map_err(|e| e.to_string())
+}
+
+fn u32s(owner: &Arc<Owner>, c: &[u32]) -> ArrayRef {
+    Arc::new(shared::<UInt32Type>(owner, c))
+}
+
+fn u64s(owner: &Arc<Owner>, c: &[u64]) -> ArrayRef {
+    Arc::new(shared::<UInt64Type>(owner, c))
+}
+
+/// The table `name` of `dataset`.
+pub(crate) fn table(dataset: &Arc<Dataset>, name: &str) -> PyResult<Table> {
+    let owner = Arc::new(Owner(dataset.clone()));
+    let o = &owner;
+    let t = &dataset.trace;
+    let columns: Vec<(&str, ArrayRef)> = match name {
+        "locations" => {
+            let kinds: Vec<&str> = t.locations.kind.iter().map(|k| k.label()).collect();
+            let mut cols = vec![("name", strings(&t.locations.name))];
+            if t.locations.node.len() == t.locations.name.len() {
+                // A location on no known node is null (the model's u32::MAX).
+                let node = t.locations.node.iter().map(|&n| (n != u32::MAX).then_some(n));
+                cols.push(("node", Arc::new(arrow_array::UInt32Array::from_iter(node))));
+            }
+            if kinds.len() == t.locations.name.len() {
+                cols.push(("kind", strings(&kinds)));
+            }
+            cols
+        }
+        "intervals" => {
+            let i = &t.intervals;
+            vec![
+                ("location", u32s(o, &i.location)),
+                ("start", u64s(o, &i.start)),
+                ("end", u64s(o, &i.end)),
+                ("region", named(o, &i.kind, &t.region_names).map_err(|e| bad(name, &e))?),
+                ("depth", u32s(o, &i.depth)),
+            ]
+        }
+        "messages" => {
+            let m = &t.messages;
+            vec![
+                ("source", u32s(o, &m.source)),
+                ("destination", u32s(o, &m.destination)),
+                ("send_time", u64s(o, &m.send_time)),
+                ("recv_time", u64s(o, &m.recv_time)),
+                ("bytes", u32s(o, &m.bytes)),
+                ("tag", u32s(o, &m.tag)),
+            ]
+        }
+        "collectives" => {
+            let c = &t.collectives;
+            vec![
+                ("location", u32s(o, &c.location)),
+                ("start", u64s(o, &c.start)),
+                ("end", u64s(o, &c.end)),
+                ("operation", named(o, &c.op, &t.collective_names).map_err(|e| bad(name, &e))?),
+                ("root", u32s(o, &c.root)),
+                ("bytes", u32s(o, &c.bytes)),
+            ]
+        }
+        "counters" => {
+            let m = &t.metrics;
+            vec![
+                ("location", u32s(o, &m.location)),
+                ("time", u64s(o, &m.time)),
+                ("counter", named(o, &m.metric, &t.metric_names).map_err(|e| bad(name, &e))?),
+                ("value", u64s(o, &m.value)),
+            ]
+        }
+        other => {
+            return Err(PyValueError::new_err(format!("no table '{other}' (expected one of {})", NAMES.join(", "))));
+        }
+    };
+    let metadata = HashMap::from([("ticks_per_second".to_string(), t.ticks_per_second.to_string())]);
+    let fields: Vec<Field> =
+        columns.iter().map(|(n, a)| Field::new(*n, a.data_type().clone(), a.null_count() > 0)).collect();
+    let schema = Arc::new(Schema::new_with_metadata(fields, metadata));
+    let batch = RecordBatch::try_new(schema, columns.into_iter().map(|(_, a)| a).collect())
+        .map_err(|e| bad(name, &e.to_string()))?;
+    Ok(Table { batch })
+}
+
+fn bad(table: &str, e: &str) -> PyErr {
+    PyRuntimeError::new_err(format!("the trace's {table} table: {e}"))
+}

@@ -1,0 +1,170 @@
+"""The Python package against the CLI: the same trace gives the same picture (byte for byte),
+the same info and summary, and tables whose rows are the trace's. Run by scripts/python-test.sh
+with EXAVIZ_BIN set to the CLI built from the same sources."""
+
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+import exaviz
+
+DATA = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data"
+PING_PONG = DATA / "otf2-pingpong" / "ping-pong-otf2" / "traces.otf2"
+HIP = DATA / "otf2-hip-mi300-metrics"
+EXAVIZ = os.environ.get("EXAVIZ_BIN", "exaviz")
+
+
+def need(path: pathlib.Path) -> pathlib.Path:
+    if not path.exists():
+        if os.environ.get("EXAVIZ_REQUIRE_DATA") == "1":
+            pytest.fail(f"{path} is missing and EXAVIZ_REQUIRE_DATA=1")
+        pytest.skip(f"{path} is absent (../shared/data not here)")
+    return path
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([EXAVIZ, *args], capture_output=True, check=True)
+
+
+def test_the_wheel_is_abi3_and_lists_the_views():
+    assert exaviz._exaviz.__file__.endswith((".abi3.so", ".pyd")), exaviz._exaviz.__file__
+    views = exaviz.views()
+    assert "timeline" in views and "matrix" in views and "marey" in views
+    assert all(isinstance(v, str) and v for v in views.values())
+
+
+def test_a_picture_equals_the_clis_png(tmp_path):
+    trace = exaviz.open(str(need(PING_PONG)))
+    picture = trace.render("timeline", size=(640, 360), backend="cpu", highlight="recv")
+    out = tmp_path / "cli.png"
+    cli("render", str(PING_PONG), "--view", "timeline", "--size", "640x360", "--backend", "cpu",
+        "--highlight", "recv", "--out", str(out))
+    assert picture.size == (640, 360)
+    assert picture.png() == out.read_bytes()
+    assert picture._repr_png_() == out.read_bytes()
+    saved = tmp_path / "saved.png"
+    picture.save(saved)
+    assert saved.read_bytes() == out.read_bytes()
+    assert not list(tmp_path.glob(".*.tmp")), "no temporary file left"
+    pixels = picture.to_numpy()
+    assert pixels.shape == (360, 640, 4) and pixels.dtype.name == "uint8"
+    assert len({tuple(p) for p in pixels.reshape(-1, 4)[::97]}) > 3, "a picture, not a blank"
+
+
+def test_info_and_summary_equal_the_clis():
+    path = str(need(PING_PONG))
+    trace = exaviz.open(path)
+    assert trace.info() == json.loads(cli("info", path, "--json").stdout)
+    want = json.loads(cli("summary", path, "--from", "0", "--to", "0.5", "--ranks", "0-1", "--json").stdout)
+    assert trace.summary(start=0, end=0.5, ranks=(0, 1)) == want
+    whole = trace.summary()
+    assert whole["messages"] == trace.info()["messages"] > 0
+    assert any(r["name"] == "MPI_Recv" for r in whole["regions"])
+
+
+def test_tables_are_the_traces_rows():
+    pa = pytest.importorskip("pyarrow")
+    trace = exaviz.open(str(need(PING_PONG)))
+    info = trace.info()
+    intervals = pa.table(trace.table("intervals"))
+    assert intervals.num_rows == info["intervals"] > 0
+    assert intervals.column_names == ["location", "start", "end", "region", "depth"]
+    assert int(intervals.schema.metadata[b"ticks_per_second"]) == info["ticks_per_second"]
+    regions = set(intervals.column("region").to_pylist())
+    assert {"MPI_Send", "MPI_Recv"} <= regions, regions
+    ends_after_starts = pa.compute.all(pa.compute.greater_equal(intervals["end"], intervals["start"]))
+    assert ends_after_starts.as_py()
+    messages = trace.table("messages").to_pandas()
+    assert len(messages) == info["messages"]
+    assert (messages["recv_time"] >= messages["send_time"]).all()
+    locations = trace.table("locations").to_pandas()
+    assert len(locations) == info["locations"]
+    assert list(locations["kind"]) == ["CPU thread"] * len(locations)
+    assert locations["name"].str.contains("MPI Rank").all(), list(locations["name"])
+    summary = trace.summary()
+    assert int(messages["bytes"].sum()) == summary["bytes"]
+    # A table outlives its trace: its columns keep the trace's memory alive.
+    table = trace.table("intervals")
+    del trace
+    assert pa.table(table).num_rows == info["intervals"]
+
+
+def test_counters_of_a_hip_trace():
+    pa = pytest.importorskip("pyarrow")
+    trace = exaviz.open(str(need(HIP)))
+    counters = pa.table(trace.table("counters"))
+    assert counters.num_rows == trace.info()["metric_samples"] > 0
+    names = set(counters.column("counter").to_pylist())
+    assert len(names) == len(trace.info()["counters"]), names
+
+
+def test_a_generator_and_its_views():
+    trace = exaviz.open("gen:lulesh?iterations=3", progress=False)
+    for view in ("timeline", "matrix", "chord"):
+        p = trace.render(view, size=(320, 240), backend="cpu")
+        assert p.size == (320, 240)
+
+
+def test_wrong_options_raise_value_error_with_the_clis_message():
+    trace = exaviz.open("gen:lulesh?iterations=2", progress=False)
+    with pytest.raises(ValueError, match="invalid value 'nope' for '--mix"):
+        trace.render("timeline", backend="cpu", mix="nope")
+    with pytest.raises(ValueError, match="unexpected argument '--bogus'"):
+        trace.render("timeline", backend="cpu", bogus=1)
+    with pytest.raises(ValueError, match="unknown view 'nothing'"):
+        trace.render("nothing")
+    with pytest.raises(ValueError, match="unknown backend"):
+        trace.render("timeline", backend="fast")
+    with pytest.raises(ValueError, match="no table 'rows'"):
+        trace.table("rows")
+    with pytest.raises(exaviz.TraceError, match="--ranks 9-12"):
+        trace.summary(ranks="9-12")
+
+
+def test_bad_inputs_raise_one_line_naming_them(tmp_path):
+    with pytest.raises(exaviz.TraceError) as e:
+        exaviz.open(str(tmp_path / "missing.otf2"))
+    assert "missing.otf2" in str(e.value) and "\n" not in str(e.value)
+    junk = tmp_path / "junk.json"
+    junk.write_bytes(b'{"traceEvents": [ {"ph": "X", "ts": ')
+    with pytest.raises(ValueError) as e:
+        exaviz.open(str(junk))
+    assert "junk.json" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_readmes_python_lines_run(tmp_path, monkeypatch):
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "exaviz.open(" in block and ".render(" in block
+    monkeypatch.chdir(tmp_path)
+    code = block.replace("scorep-run/traces.otf2", str(need(PING_PONG)))
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    assert (tmp_path / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert scope["picture"].size == (1200, 600)
+    assert any(r["name"] == "MPI_Recv" for r in scope["regions"])
+    assert len(scope["messages"]) == scope["trace"].info()["messages"]
+
+
+def test_the_example_notebook_runs(tmp_path, monkeypatch):
+    """Every code cell of examples/exaviz.ipynb, in order, in one namespace (as a kernel runs it)."""
+    need(PING_PONG)
+    notebook = pathlib.Path(__file__).resolve().parents[2] / "examples" / "exaviz.ipynb"
+    cells = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
+    monkeypatch.setenv("EXAVIZ_DATA", str(DATA))
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    results = []
+    for k, cell in enumerate(cells):
+        lines = "".join(cell["source"]).rstrip().splitlines()
+        # The last line's value is the cell's output, as Jupyter shows it.
+        body, last = "\n".join(lines[:-1]), lines[-1]
+        exec(compile(body, f"cell {k}", "exec"), scope)
+        results.append(eval(compile(last, f"cell {k}", "eval"), scope))
+    pictures = [r for r in results if isinstance(r, exaviz.Picture)]
+    assert len(pictures) == 3 and all(p._repr_png_()[:4] == b"\x89PNG" for p in pictures)
+    assert results[0]["messages"] > 0
+    assert len(results[-1]) > 0, "messages per pair"
