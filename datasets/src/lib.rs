@@ -7,6 +7,7 @@ pub mod boxfish;
 pub mod chrome;
 pub mod dnn;
 pub mod edges_csv;
+pub mod events;
 pub mod fattree;
 pub mod generators;
 pub mod mpi_gen;

@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from . import _exaviz
 from ._exaviz import TraceError
 
-__all__ = ["open", "views", "Trace", "Picture", "Table", "TraceError"]
+__all__ = ["open", "from_pandas", "views", "Trace", "Picture", "Table", "TraceError"]
 
 
 def views() -> Dict[str, str]:
@@ -224,3 +224,96 @@ class Trace:
     def __repr__(self) -> str:
         return f"<exaviz.Trace {self.input}>"
 
+
+
+#: The columns of pipit's events DataFrame that ``from_pandas`` needs (``Thread`` and
+#: ``Attributes`` are read where present).
+PIPIT_COLUMNS = ("Timestamp (ns)", "Event Type", "Name", "Process")
+_KINDS = {"Enter": 0, "Leave": 1, "Instant": 2}
+#: Instants that are one side of a message, and the attribute naming the other end.
+_SIDES = {"MpiSend": (1, "receiver"), "MpiIsend": (1, "receiver"), "MpiRecv": (2, "sender"), "MpiIrecv": (2, "sender")}
+
+
+def from_pandas(events, name: str = "DataFrame") -> Trace:
+    """A trace from an events DataFrame in pipit's layout (``pipit.Trace.events``).
+
+    Columns: ``Timestamp (ns)``; ``Event Type`` (``Enter``, ``Leave`` or ``Instant``); ``Name``
+    (the region entered or left, or the instant's kind); ``Process`` and, where present,
+    ``Thread`` (each pair is a row of the timeline); ``Attributes`` (a dict per row, where
+    present). Instants named ``MpiSend``/``MpiIsend`` with ``receiver`` and
+    ``MpiRecv``/``MpiIrecv`` with ``sender`` (the other end's process), ``msg_tag`` and
+    ``msg_length`` are messages, matched in order per pair and tag as MPI matches them. Enters
+    and leaves nest as the OTF2 reader nests them; what was repaired is printed as counted
+    ``warning:`` lines. A missing column or an unknown event type raises ``ValueError`` naming it.
+    """
+    import numpy as np
+
+    columns = list(getattr(events, "columns", []))
+    for column in PIPIT_COLUMNS:
+        if column not in columns:
+            raise ValueError(f"{name}: the events DataFrame has no column {column!r} (pipit's layout needs {', '.join(PIPIT_COLUMNS)})")
+    n = len(events)
+    stamps = events["Timestamp (ns)"].to_numpy(dtype="float64")
+    if n and not (np.isfinite(stamps).all() and stamps.min() >= 0):
+        raise ValueError(f"{name}: column 'Timestamp (ns)' holds a negative or non-finite time")
+    time = np.rint(stamps).astype(np.uint64)
+    types = events["Event Type"].astype(str)
+    unknown = sorted(set(types.unique()) - set(_KINDS))
+    if unknown:
+        raise ValueError(f"{name}: column 'Event Type' holds {unknown[0]!r} (expected Enter, Leave or Instant)")
+    kind = types.map(_KINDS).to_numpy(dtype=np.uint8)
+    names = events["Name"].astype(str)
+    name_codes, name_list = _codes(names)
+    process = events["Process"].to_numpy()
+    thread = events["Thread"].to_numpy() if "Thread" in columns else np.zeros(n, dtype=np.int64)
+    pairs = sorted({(p, t) for p, t in zip(process.tolist(), thread.tolist())})
+    threads = {}
+    for p, t in pairs:
+        threads.setdefault(p, []).append(t)
+    index = {pair: k for k, pair in enumerate(pairs)}
+    location = np.fromiter((index[(p, t)] for p, t in zip(process.tolist(), thread.tolist())), dtype=np.uint32, count=n)
+    location_names = [f"process {p}" if len(threads[p]) == 1 else f"process {p} / thread {t}" for p, t in pairs]
+    # A message's other end is its process's first thread.
+    first = {p: index[(p, ts[0])] for p, ts in threads.items()}
+    side = np.zeros(n, dtype=np.uint8)
+    peer = np.full(n, np.iinfo(np.uint32).max, dtype=np.uint32)
+    tag = np.zeros(n, dtype=np.uint32)
+    size = np.zeros(n, dtype=np.uint64)
+    if "Attributes" in columns:
+        attributes = events["Attributes"].tolist()
+        kinds = kind.tolist()
+        for k, row_name in enumerate(names.tolist()):
+            what = _SIDES.get(row_name)
+            a = attributes[k]
+            if what is None or kinds[k] != 2 or not isinstance(a, dict):
+                continue
+            other = a.get(what[1])
+            side[k] = what[0]
+            peer[k] = first.get(other, np.iinfo(np.uint32).max)
+            tag[k] = int(a.get("msg_tag", 0)) & 0xFFFFFFFF
+            size[k] = max(int(a.get("msg_length", 0)), 0)
+    native = _exaviz.from_events(
+        name,
+        time.tobytes(),
+        kind.tobytes(),
+        name_codes.astype(np.uint32).tobytes(),
+        name_list,
+        location.tobytes(),
+        location_names,
+        side.tobytes(),
+        peer.tobytes(),
+        tag.tobytes(),
+        size.tobytes(),
+        1_000_000_000,
+    )
+    for w in native.warnings:
+        sys.stderr.write(f"warning: {w}\n")
+    return Trace(native)
+
+
+def _codes(values):
+    """Each value's index into the list of distinct values (in order of first appearance)."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(values)
+    return codes, [str(u) for u in uniques]

@@ -52,6 +52,79 @@ fn open(py: Python<'_>, input: String, progress: Option<Py<PyAny>>) -> PyResult<
     Ok(Trace { input, dataset: Arc::new(dataset) })
 }
 
+/// Little-endian numbers of `width` bytes each from `bytes` (NumPy's `tobytes()` of a column).
+fn numbers<T>(column: &str, bytes: &[u8], width: usize, from: impl Fn(&[u8]) -> T) -> PyResult<Vec<T>> {
+    if !bytes.len().is_multiple_of(width) {
+        return Err(PyValueError::new_err(format!(
+            "column {column}: {} bytes is not a whole number of values",
+            bytes.len()
+        )));
+    }
+    Ok(bytes.chunks_exact(width).map(from).collect())
+}
+
+/// A trace from an events table (pipit's layout, prepared by `exaviz.from_pandas`): each column
+/// as the bytes of a NumPy array (times u64 ticks; kind u8: 0 enter, 1 leave, 2 instant; name
+/// and location u32 indices into `names` and `location_names`; side u8: 0 none, 1 send, 2
+/// receive; peer and tag u32; bytes u64).
+#[pyfunction]
+#[pyo3(signature = (input, time, kind, name, names, location, location_names, side, peer, tag, bytes, ticks_per_second))]
+#[allow(clippy::too_many_arguments)]
+fn from_events(
+    py: Python<'_>,
+    input: String,
+    time: &[u8],
+    kind: &[u8],
+    name: &[u8],
+    names: Vec<String>,
+    location: &[u8],
+    location_names: Vec<String>,
+    side: &[u8],
+    peer: &[u8],
+    tag: &[u8],
+    bytes: &[u8],
+    ticks_per_second: u64,
+) -> PyResult<Trace> {
+    use exaviz_datasets::events::{EventKind, EventTable, Side};
+    let u64s = |c: &str, b: &[u8]| numbers(c, b, 8, |v| u64::from_le_bytes(v.try_into().expect("8 bytes")));
+    let u32s = |c: &str, b: &[u8]| numbers(c, b, 4, |v| u32::from_le_bytes(v.try_into().expect("4 bytes")));
+    let kinds = kind
+        .iter()
+        .map(|k| match k {
+            0 => Ok(EventKind::Enter),
+            1 => Ok(EventKind::Leave),
+            2 => Ok(EventKind::Instant),
+            other => Err(PyValueError::new_err(format!("column kind: {other} is not 0, 1 or 2"))),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let sides = side
+        .iter()
+        .map(|k| match k {
+            0 => Ok(Side::None),
+            1 => Ok(Side::Send),
+            2 => Ok(Side::Recv),
+            other => Err(PyValueError::new_err(format!("column side: {other} is not 0, 1 or 2"))),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let table = EventTable {
+        time: u64s("time", time)?,
+        kind: kinds,
+        name: u32s("name", name)?,
+        names,
+        location: u32s("location", location)?,
+        location_names,
+        side: sides,
+        peer: u32s("peer", peer)?,
+        tag: u32s("tag", tag)?,
+        bytes: u64s("bytes", bytes)?,
+        ticks_per_second,
+    };
+    let dataset = py
+        .detach(|| exaviz_datasets::events::from_events(&input, &table))
+        .map_err(|e| PyValueError::new_err(format!("{input}: {e}")))?;
+    Ok(Trace { input, dataset: Arc::new(dataset) })
+}
+
 /// The views' names and one line about each, in the registry's order.
 #[pyfunction]
 fn views() -> Vec<(&'static str, &'static str)> {
@@ -193,6 +266,7 @@ pub(crate) fn capsule<'py, T: 'static + Send>(py: Python<'py>, value: T) -> PyRe
 fn _exaviz(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(views, m)?)?;
+    m.add_function(wrap_pyfunction!(from_events, m)?)?;
     m.add_class::<Trace>()?;
     m.add_class::<Picture>()?;
     m.add_class::<tables::Table>()?;

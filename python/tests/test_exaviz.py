@@ -168,3 +168,81 @@ def test_the_example_notebook_runs(tmp_path, monkeypatch):
     assert len(pictures) == 3 and all(p._repr_png_()[:4] == b"\x89PNG" for p in pictures)
     assert results[0]["messages"] > 0
     assert len(results[-1]) > 0, "messages per pair"
+
+
+def pipit_events(otf2: pathlib.Path, ticks_per_second: int):
+    """The events DataFrame pipit's OTF2 reader makes of `otf2`, built from otf2-print's lines
+    (not from exaviz): Timestamp (ns), Event Type, Name, Thread, Process, Attributes."""
+    import re
+
+    pd = pytest.importorskip("pandas")
+    out = subprocess.run(["otf2-print", str(otf2)], capture_output=True, text=True, check=True).stdout
+    classes = {"MPI_SEND": "MpiSend", "MPI_ISEND": "MpiIsend", "MPI_RECV": "MpiRecv", "MPI_IRECV": "MpiIrecv"}
+    rows = []
+    for line in out.splitlines():
+        m = re.match(r"^([A-Z_]+)\s+(\d+)\s+(\d+)\s+(.*)$", line)
+        if not m:
+            continue
+        event, location, time, rest = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4)
+        ns = time * 1_000_000_000 / ticks_per_second
+        if event in ("ENTER", "LEAVE"):
+            region = re.match(r'Region: "(.*)" <\d+>', rest).group(1)
+            kind = "Enter" if event == "ENTER" else "Leave"
+            rows.append((ns, kind, region, 0, location, None if kind == "Leave" else {"region": region}))
+        elif event in classes:
+            fields = dict(re.findall(r"(Receiver|Sender|Tag|Length): (\d+)", rest))
+            a = {"msg_tag": int(fields["Tag"]), "msg_length": int(fields["Length"])}
+            a["receiver" if "Receiver" in fields else "sender"] = int(fields.get("Receiver", fields.get("Sender")))
+            rows.append((ns, "Instant", classes[event], 0, location, a))
+        else:
+            rows.append((ns, "Instant", event.title().replace("_", ""), 0, location, {}))
+    columns = ["Timestamp (ns)", "Event Type", "Name", "Thread", "Process", "Attributes"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def test_a_pipit_dataframe_gives_the_trace_of_its_otf2_file():
+    path = need(PING_PONG)
+    trace = exaviz.open(str(path))
+    tps = trace.info()["ticks_per_second"]
+    events = pipit_events(path, tps)
+    assert set(events["Event Type"]) == {"Enter", "Leave", "Instant"}
+    mine = exaviz.from_pandas(events, name="ping-pong events")
+    assert mine.info()["messages"] == trace.info()["messages"] > 0
+    assert mine.info()["intervals"] == trace.info()["intervals"] > 0
+    # The same regions, calls and times (nanoseconds here, the file's ticks there).
+    want = {r["name"]: r for r in trace.summary(top=1000)["regions"]}
+    got = {r["name"]: r for r in mine.summary(top=1000)["regions"]}
+    assert got.keys() == want.keys()
+    for name, r in got.items():
+        assert r["count"] == want[name]["count"], name
+        for key in ("total_s", "self_s", "max_s"):
+            assert r[key] == pytest.approx(want[name][key], rel=1e-6, abs=1e-8), (name, key)
+    # The same messages, from the same ends, at the same times since the first event.
+    def messages(t, per_ns):
+        m = t.table("messages").to_pandas()
+        i = t.table("intervals").to_pandas()
+        t0 = min(int(i["start"].min()), int(m["send_time"].min()))
+        return sorted(zip(m["source"], m["destination"], ((m["send_time"] - t0) * per_ns).round(), ((m["recv_time"] - t0) * per_ns).round(), m["bytes"], m["tag"]))
+    got, want = messages(mine, 1.0), messages(trace, 1e9 / tps)
+    assert [g[:2] + g[4:] for g in got] == [w[:2] + w[4:] for w in want]
+    # Times within a nanosecond (the DataFrame's are rounded to nanoseconds).
+    assert all(abs(g[k] - w[k]) <= 1.0 for g, w in zip(got, want) for k in (2, 3)), (got, want)
+    picture = mine.render("timeline", size=(640, 360), backend="cpu")
+    assert len({tuple(p) for p in picture.to_numpy().reshape(-1, 4)[::53]}) > 3
+
+
+def test_a_dataframe_missing_a_column_names_it():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"Timestamp (ns)": [0.0, 5.0], "Event Type": ["Enter", "Leave"], "Name": ["main", "main"]})
+    with pytest.raises(ValueError, match="no column 'Process'"):
+        exaviz.from_pandas(frame)
+    frame["Process"] = [0, 0]
+    trace = exaviz.from_pandas(frame)
+    assert trace.info()["intervals"] == 1
+    frame["Event Type"] = ["Enter", "Exit"]
+    with pytest.raises(ValueError, match="'Exit'"):
+        exaviz.from_pandas(frame)
+    frame["Event Type"] = ["Enter", "Leave"]
+    frame["Timestamp (ns)"] = [0.0, float("nan")]
+    with pytest.raises(ValueError, match="Timestamp"):
+        exaviz.from_pandas(frame)

@@ -1,0 +1,354 @@
+//! A trace from an events table: enter, leave and instant events per (process, thread), as
+//! pipit keeps a trace in a pandas DataFrame (`Timestamp (ns)`, `Event Type`, `Name`, `Process`,
+//! `Thread`, `Attributes`) and as Python's `exaviz.from_pandas` hands it over, column by column.
+//! Enters and leaves become intervals nested as the OTF2 reader nests them (a leave closes its
+//! region's innermost open call and the calls entered after it; a leave of a region not open is
+//! dropped; a region never left ends at its location's last event), each repair counted. Sends
+//! and receives (instants with a peer) are matched in order per sender, receiver and tag, as MPI
+//! matches them.
+
+use std::collections::{HashMap, VecDeque};
+
+use exaviz_engine::model::{Dataset, LocationKind, Trace};
+
+use crate::Repairs;
+
+/// What an event is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    Enter,
+    Leave,
+    /// A point event; a send or receive where it has a peer.
+    Instant,
+}
+
+/// A point-to-point side of an instant event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    None,
+    Send,
+    Recv,
+}
+
+/// The events, one entry per row in every column.
+#[derive(Clone, Debug, Default)]
+pub struct EventTable {
+    /// Ticks (`ticks_per_second` of them per second).
+    pub time: Vec<u64>,
+    pub kind: Vec<EventKind>,
+    /// Index into `names`: the region entered or left, or the instant's name.
+    pub name: Vec<u32>,
+    pub names: Vec<String>,
+    /// Index into `location_names`.
+    pub location: Vec<u32>,
+    pub location_names: Vec<String>,
+    /// Instants: a send or a receive, the location at its other end, its tag and bytes.
+    pub side: Vec<Side>,
+    pub peer: Vec<u32>,
+    pub tag: Vec<u32>,
+    pub bytes: Vec<u64>,
+    pub ticks_per_second: u64,
+}
+
+/// The trace of `events`, named `input`; `Err` says in one line what is wrong with the table.
+pub fn from_events(input: &str, e: &EventTable) -> Result<Dataset, String> {
+    check(e)?;
+    let (n, locations) = (e.time.len(), e.location_names.len());
+    let mut repairs = Repairs::default();
+    let mut t = Trace { ticks_per_second: e.ticks_per_second.max(1), ..Default::default() };
+    t.region_names = e.names.clone();
+    t.locations.name = e.location_names.clone();
+    t.locations.node = vec![u32::MAX; locations];
+    t.locations.kind = vec![LocationKind::CpuThread; locations];
+    // Each location's rows in time order, ties in the table's order.
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_by_key(|&k| (e.location[k as usize], e.time[k as usize]));
+    let mut pending: HashMap<(u32, u32, u32), VecDeque<Pending>> = HashMap::new();
+    let mut at = 0;
+    while at < order.len() {
+        let loc = e.location[order[at] as usize];
+        let end = at + order[at..].partition_point(|&k| e.location[k as usize] == loc);
+        let mut stack: Vec<(u32, u64)> = Vec::new();
+        for &k in &order[at..end] {
+            let k = k as usize;
+            let (time, name) = (e.time[k], e.name[k]);
+            match e.kind[k] {
+                EventKind::Enter => stack.push((name, time)),
+                EventKind::Leave => {
+                    let Some(open) = stack.iter().rposition(|&(r, _)| r == name) else {
+                        repairs.add("leaves of a region not entered dropped", || where_(e, k));
+                        continue;
+                    };
+                    if open + 1 < stack.len() {
+                        repairs.add("leaves out of nesting order (regions entered later closed with them)", || {
+                            where_(e, k)
+                        });
+                    }
+                    while stack.len() > open {
+                        let (r, start) = stack.pop().expect("the stack holds the region");
+                        interval(&mut t, loc, r, start, time, stack.len());
+                    }
+                }
+                EventKind::Instant => {
+                    let peer = e.peer[k];
+                    match e.side[k] {
+                        Side::None => {}
+                        _ if peer as usize >= locations => {
+                            repairs.add("sends and receives with a peer not in the table dropped", || where_(e, k));
+                        }
+                        Side::Send => send(&mut t, &mut pending, (loc, peer, e.tag[k]), time, e.bytes[k]),
+                        Side::Recv => recv(&mut t, &mut pending, (peer, loc, e.tag[k]), time),
+                    }
+                }
+            }
+        }
+        let last = e.time[order[end - 1] as usize];
+        while let Some((r, start)) = stack.pop() {
+            repairs.add("regions never left (closed at their location's last event)", || {
+                format!("{} in {}", e.names[r as usize], e.location_names[loc as usize])
+            });
+            interval(&mut t, loc, r, start, last.max(start), stack.len());
+        }
+        at = end;
+    }
+    leave_out_unmatched(&mut t, &pending, &mut repairs);
+    let warnings = repairs.lines(input);
+    let mut d = Dataset { name: input.to_string(), trace: t, warnings, ..Default::default() };
+    d.index = exaviz_engine::pyramid::index(&d);
+    Ok(d)
+}
+
+/// Every column as long as the times, and every location and name index in range.
+fn check(e: &EventTable) -> Result<(), String> {
+    let n = e.time.len();
+    for (column, len) in [
+        ("kind", e.kind.len()),
+        ("name", e.name.len()),
+        ("location", e.location.len()),
+        ("side", e.side.len()),
+        ("peer", e.peer.len()),
+        ("tag", e.tag.len()),
+        ("bytes", e.bytes.len()),
+    ] {
+        if len != n {
+            return Err(format!("column {column} has {len} rows where the times have {n}"));
+        }
+    }
+    let locations = e.location_names.len();
+    if let Some(k) = e.location.iter().position(|&l| l as usize >= locations) {
+        return Err(format!("row {k}: location {} of {locations}", e.location[k]));
+    }
+    if let Some(k) = e.name.iter().position(|&l| l as usize >= e.names.len()) {
+        return Err(format!("row {k}: name {} of {}", e.name[k], e.names.len()));
+    }
+    Ok(())
+}
+
+/// Sends never received are left out, as the OTF2 reader leaves them out; both sides counted.
+fn leave_out_unmatched(t: &mut Trace, pending: &HashMap<(u32, u32, u32), VecDeque<Pending>>, repairs: &mut Repairs) {
+    let mut unmatched: Vec<u32> = Vec::new();
+    let mut keys: Vec<_> = pending.keys().copied().collect();
+    keys.sort_unstable();
+    for key in keys {
+        for p in &pending[&key] {
+            let at = || format!("location {} to {}, tag {}", key.0, key.1, key.2);
+            match p {
+                Pending::Send(i) => {
+                    unmatched.push(*i as u32);
+                    repairs.add("sends without a matching receive left out", at);
+                }
+                Pending::Recv(_) => repairs.add("receives without a matching send left out", at),
+            }
+        }
+    }
+    if !unmatched.is_empty() {
+        unmatched.sort_unstable();
+        let keep: Vec<u32> =
+            (0..t.messages.source.len() as u32).filter(|i| unmatched.binary_search(i).is_err()).collect();
+        t.messages.permute(&keep);
+    }
+}
+
+/// One side of a message waiting for the other.
+enum Pending {
+    Send(usize),
+    Recv(u64),
+}
+
+fn where_(e: &EventTable, k: usize) -> String {
+    format!("row {k}, {} in {}", e.names[e.name[k] as usize], e.location_names[e.location[k] as usize])
+}
+
+fn interval(t: &mut Trace, loc: u32, region: u32, start: u64, end: u64, depth: usize) {
+    let i = &mut t.intervals;
+    i.location.push(loc);
+    i.start.push(start);
+    i.end.push(end);
+    i.kind.push(region);
+    i.depth.push(depth as u32);
+}
+
+fn send(
+    t: &mut Trace,
+    pending: &mut HashMap<(u32, u32, u32), VecDeque<Pending>>,
+    key: (u32, u32, u32),
+    time: u64,
+    bytes: u64,
+) {
+    let m = &mut t.messages;
+    let queue = pending.entry(key).or_default();
+    let recv = match queue.front() {
+        Some(&Pending::Recv(r)) => {
+            queue.pop_front();
+            r
+        }
+        _ => {
+            queue.push_back(Pending::Send(m.source.len()));
+            u64::MAX
+        }
+    };
+    m.source.push(key.0);
+    m.destination.push(key.1);
+    m.send_time.push(time);
+    m.recv_time.push(recv);
+    m.bytes.push(u32::try_from(bytes).unwrap_or(u32::MAX));
+    m.tag.push(key.2);
+}
+
+fn recv(t: &mut Trace, pending: &mut HashMap<(u32, u32, u32), VecDeque<Pending>>, key: (u32, u32, u32), time: u64) {
+    let queue = pending.entry(key).or_default();
+    match queue.front() {
+        Some(&Pending::Send(i)) => {
+            t.messages.recv_time[i] = time;
+            queue.pop_front();
+        }
+        _ => queue.push_back(Pending::Recv(time)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rank 0: main 0-100 holding send at 10 (to 1, tag 7, 64 bytes) inside MPI_Send 5-20;
+    /// rank 1: main 0-100 holding MPI_Recv 8-30, the receive at 30; then a leave of a region
+    /// never entered and a region never left.
+    fn table() -> EventTable {
+        use EventKind::*;
+        let rows: [(u64, EventKind, u32, u32, Side, u32); 12] = [
+            (0, Enter, 0, 0, Side::None, 0),
+            (5, Enter, 1, 0, Side::None, 0),
+            (10, Instant, 3, 0, Side::Send, 1),
+            (20, Leave, 1, 0, Side::None, 0),
+            (100, Leave, 0, 0, Side::None, 0),
+            (0, Enter, 0, 1, Side::None, 0),
+            (8, Enter, 2, 1, Side::None, 0),
+            (30, Instant, 4, 1, Side::Recv, 0),
+            (30, Leave, 2, 1, Side::None, 0),
+            (40, Leave, 1, 1, Side::None, 0),
+            (90, Enter, 2, 1, Side::None, 0),
+            (100, Leave, 0, 1, Side::None, 0),
+        ];
+        let mut e = EventTable {
+            names: ["main", "MPI_Send", "MPI_Recv", "MpiSend", "MpiRecv"].map(String::from).to_vec(),
+            location_names: vec!["rank 0".into(), "rank 1".into()],
+            ticks_per_second: 1000,
+            ..Default::default()
+        };
+        for (time, kind, name, loc, side, peer) in rows {
+            e.time.push(time);
+            e.kind.push(kind);
+            e.name.push(name);
+            e.location.push(loc);
+            e.side.push(side);
+            e.peer.push(peer);
+            e.tag.push(7);
+            e.bytes.push(64);
+        }
+        e
+    }
+
+    #[test]
+    fn enters_and_leaves_nest_and_sends_meet_their_receives() {
+        let d = from_events("table", &table()).unwrap();
+        let t = &d.trace;
+        let mut rows: Vec<(u32, u64, u64, &str, u32)> = (0..t.intervals.start.len())
+            .map(|k| {
+                let i = &t.intervals;
+                (i.location[k], i.start[k], i.end[k], t.region_names[i.kind[k] as usize].as_str(), i.depth[k])
+            })
+            .collect();
+        rows.sort_unstable();
+        assert_eq!(
+            rows,
+            vec![
+                (0, 0, 100, "main", 0),
+                (0, 5, 20, "MPI_Send", 1),
+                (1, 0, 100, "main", 0),
+                (1, 8, 30, "MPI_Recv", 1),
+                // Entered at 90 and closed with main, out of nesting order.
+                (1, 90, 100, "MPI_Recv", 1),
+            ]
+        );
+        let m = &t.messages;
+        assert_eq!(
+            (m.source.clone(), m.destination.clone(), m.send_time.clone(), m.recv_time.clone()),
+            (vec![0], vec![1], vec![10], vec![30])
+        );
+        assert_eq!((m.bytes[0], m.tag[0]), (64, 7));
+        let w = d.warnings.join("\n");
+        assert!(w.contains("1 leaves of a region not entered dropped"), "{w}");
+        assert!(w.contains("1 leaves out of nesting order"), "{w}");
+    }
+
+    #[test]
+    fn a_table_with_bad_columns_is_refused_in_one_line() {
+        let mut e = table();
+        e.peer.pop();
+        assert!(from_events("t", &e).unwrap_err().contains("column peer has 11 rows"));
+        let mut e = table();
+        e.location[3] = 9;
+        assert!(from_events("t", &e).unwrap_err().contains("row 3: location 9 of 2"));
+        let mut e = table();
+        e.name[0] = 99;
+        assert!(from_events("t", &e).unwrap_err().contains("row 0: name 99"));
+        // A receive from a peer not in the table, and a send never received.
+        let mut e = table();
+        e.peer[7] = 5;
+        let d = from_events("t", &e).unwrap();
+        assert!(d.trace.messages.source.is_empty());
+        let w = d.warnings.join("\n");
+        assert!(w.contains("peer not in the table") && w.contains("sends without a matching receive"), "{w}");
+    }
+
+    /// Mutations of a valid table (values changed at random, rows cut short) give a trace or a
+    /// one-line error, never a panic.
+    #[test]
+    fn mutated_tables_never_panic() {
+        let mut rng = crate::rng::SplitMix64(7);
+        for round in 0..2000 {
+            let mut e = table();
+            let k = rng.below(e.time.len() as u32) as usize;
+            match round % 6 {
+                0 => e.time[k] = rng.next_u64(),
+                1 => e.location[k] = rng.below(4),
+                2 => e.name[k] = rng.below(7),
+                3 => e.peer[k] = rng.next_u64() as u32,
+                4 => e.kind[k] = [EventKind::Enter, EventKind::Leave, EventKind::Instant][rng.below(3) as usize],
+                _ => {
+                    e.time.truncate(k);
+                    e.kind.truncate(k);
+                    e.name.truncate(k);
+                    e.location.truncate(k);
+                    e.side.truncate(k);
+                    e.peer.truncate(k);
+                    e.tag.truncate(k);
+                    e.bytes.truncate(k);
+                }
+            }
+            if let Err(m) = from_events("t", &e) {
+                assert!(!m.contains('\n'), "{m}");
+            }
+        }
+    }
+}
