@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from . import _exaviz
 from ._exaviz import TraceError
 
-__all__ = ["open", "from_pandas", "views", "Trace", "Picture", "Table", "TraceError"]
+__all__ = ["open", "from_pandas", "bundle", "aggregate", "views", "Trace", "Picture", "Table", "TraceError"]
 
 
 def views() -> Dict[str, str]:
@@ -317,3 +317,49 @@ def _codes(values):
 
     codes, uniques = pd.factorize(values)
     return codes, [str(u) for u in uniques]
+
+
+def bundle(edges, weights=None, backend: str = "auto", **params):
+    """KDE edge bundling, as ``exaviz bundle`` bundles (its defaults: as strong as Datashader's
+    ``hammer_bundle``, measured in BENCHMARKS.md), for edges you have.
+
+    ``edges``: an ``(n, 4)`` array-like of x0, y0, x1, y1 (a NumPy array, or a DataFrame with
+    those columns); ``weights``: one per edge, optional. ``params``: ``samples``, ``grid``,
+    ``iterations``, ``kernel``, ``decay``, ``step``, ``smoothing`` (``exaviz bundle --help``).
+    Returns an ``(n, samples, 2)`` float32 array: each edge's polyline in the edges' coordinates,
+    from its first end to its second.
+    """
+    import numpy as np
+
+    if hasattr(edges, "columns"):
+        edges = edges[["x0", "y0", "x1", "y1"]].to_numpy()
+    e = np.ascontiguousarray(np.asarray(edges, dtype=np.float32))
+    if e.ndim != 2 or e.shape[1] != 4:
+        raise ValueError(f"edges: expected an (n, 4) array of x0, y0, x1, y1, got shape {e.shape}")
+    w = None if weights is None else np.ascontiguousarray(np.asarray(weights, dtype=np.float32)).tobytes()
+    unknown = sorted(set(params) - {"samples", "grid", "iterations", "kernel", "decay", "step", "smoothing"})
+    if unknown:
+        raise TypeError(f"bundle() got an unexpected keyword argument {unknown[0]!r}")
+    points, samples = _exaviz.bundle_edges(e.tobytes(), w, backend, **params)
+    return np.frombuffer(points, dtype=np.float32).reshape(len(e), samples, 2)
+
+
+def aggregate(x, y, size: Tuple[int, int] = (1024, 1024), x_range=None, y_range=None, backend: str = "auto"):
+    """Points counted per pixel, as Datashader's ``Canvas(plot_width, plot_height, x_range,
+    y_range).points(df, "x", "y", agg=count())`` counts them (the canvas over the points' bounds
+    where no range is given; points outside it left out).
+
+    Returns a ``(height, width)`` uint32 array, row 0 the lowest y (as Datashader's ``xarray``).
+    """
+    import numpy as np
+
+    width, height = size
+    xs = np.ascontiguousarray(np.asarray(x, dtype=np.float32)).ravel()
+    ys = np.ascontiguousarray(np.asarray(y, dtype=np.float32)).ravel()
+    counts = _exaviz.aggregate_points(
+        xs.tobytes(), ys.tobytes(), int(width), int(height),
+        None if x_range is None else (float(x_range[0]), float(x_range[1])),
+        None if y_range is None else (float(y_range[0]), float(y_range[1])),
+        backend,
+    )
+    return np.frombuffer(counts, dtype=np.uint32).reshape(int(height), int(width))

@@ -32,23 +32,50 @@ struct Trace {
 
 /// Reads `input` (a file, a folder, `A,B,...` or `gen:NAME?k=v`), calling `progress(done, total)`
 /// (bytes) from time to time while formats that can tell are read. What the reader repaired is in
-/// `Trace.warnings`, as the CLI's counted `warning:` lines.
+/// `Trace.warnings`, as the CLI's counted `warning:` lines. The read runs on a thread of its own
+/// while this one waits for it and for Ctrl-C (a kernel interrupt): an interrupt raises
+/// `KeyboardInterrupt` at once and the abandoned read's result is dropped when it ends (a read
+/// writes nothing, so nothing is left half-written).
 #[pyfunction]
 #[pyo3(signature = (input, progress=None))]
 fn open(py: Python<'_>, input: String, progress: Option<Py<PyAny>>) -> PyResult<Trace> {
-    let report = |done: u64, total: u64| {
-        if let Some(p) = &progress {
-            Python::attach(|py| {
-                // A progress callback that fails (or a Ctrl-C seen in it) does not stop the read.
-                let _ = p.call1(py, (done, total));
-            });
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let abandoned = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (name, gone) = (input.clone(), abandoned.clone());
+    std::thread::Builder::new()
+        .name("exaviz-open".into())
+        .spawn(move || {
+            let report = |done: u64, total: u64| {
+                if let Some(p) = progress.as_ref().filter(|_| !gone.load(Ordering::Relaxed)) {
+                    Python::attach(|py| {
+                        // A progress callback that fails does not stop the read.
+                        let _ = p.call1(py, (done, total));
+                    });
+                }
+            };
+            let _ = tx.send(exaviz_datasets::open_with_progress(&name, &report));
+        })
+        .map_err(|e| PyRuntimeError::new_err(format!("{input}: cannot start a reader: {e}")))?;
+    let mut rx = rx;
+    let read = loop {
+        // The receiver goes into the wait without the GIL and comes back with the answer.
+        let (answer, back) = py.detach(move || (rx.recv_timeout(std::time::Duration::from_millis(50)), rx));
+        rx = back;
+        match answer {
+            Ok(read) => break read,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(interrupt) = py.check_signals() {
+                    abandoned.store(true, Ordering::Relaxed);
+                    return Err(interrupt);
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(PyRuntimeError::new_err(format!("{input}: the reader stopped without an answer")));
+            }
         }
     };
-    let dataset = py
-        .detach(|| exaviz_datasets::open_with_progress(&input, &report))
-        .map_err(|e| TraceError::new_err(format!("{input}: {e}")))?;
-    // A Ctrl-C while reading is raised once the reader is done (it writes nothing).
-    py.check_signals()?;
+    let dataset = read.map_err(|e| TraceError::new_err(format!("{input}: {e}")))?;
     Ok(Trace { input, dataset: Arc::new(dataset) })
 }
 
@@ -123,6 +150,128 @@ fn from_events(
         .detach(|| exaviz_datasets::events::from_events(&input, &table))
         .map_err(|e| PyValueError::new_err(format!("{input}: {e}")))?;
     Ok(Trace { input, dataset: Arc::new(dataset) })
+}
+
+fn f32s(column: &str, bytes: &[u8]) -> PyResult<Vec<f32>> {
+    numbers(column, bytes, 4, |v| f32::from_le_bytes(v.try_into().expect("4 bytes")))
+}
+
+/// KDE edge bundling (`exaviz bundle`'s, with its defaults where a parameter is `None`) of edges
+/// given as the bytes of an `(n, 4)` float32 array (x0, y0, x1, y1), optionally weighted;
+/// returns each edge's polyline, `samples` points in the edges' own coordinates, as the bytes of
+/// an `(n, samples, 2)` float32 array, and `samples`.
+#[pyfunction]
+#[pyo3(signature = (edges, weights=None, backend="auto", samples=None, grid=None, iterations=None, kernel=None, decay=None, step=None, smoothing=None))]
+#[allow(clippy::too_many_arguments)]
+fn bundle_edges<'py>(
+    py: Python<'py>,
+    edges: &[u8],
+    weights: Option<&[u8]>,
+    backend: &str,
+    samples: Option<u32>,
+    grid: Option<u32>,
+    iterations: Option<u32>,
+    kernel: Option<f32>,
+    decay: Option<f32>,
+    step: Option<f32>,
+    smoothing: Option<f32>,
+) -> PyResult<(Bound<'py, PyBytes>, u32)> {
+    use exaviz_engine::stages::BundleParams;
+    let d = BundleParams::STRONG;
+    let params = BundleParams {
+        samples: samples.unwrap_or(d.samples),
+        grid: grid.unwrap_or(d.grid),
+        iterations: iterations.unwrap_or(d.iterations),
+        kernel: kernel.unwrap_or(d.kernel),
+        decay: decay.unwrap_or(d.decay),
+        step: step.unwrap_or(d.step),
+        smoothing: smoothing.unwrap_or(d.smoothing),
+    };
+    params.validate().map_err(|e| PyValueError::new_err(format!("invalid bundling parameters: {e}")))?;
+    let flat = f32s("edges", edges)?;
+    if flat.len() % 4 != 0 {
+        return Err(PyValueError::new_err("edges: expected 4 numbers per edge (x0, y0, x1, y1)"));
+    }
+    let mut list = exaviz_datasets::edges_csv::EdgeList {
+        edges: flat.chunks_exact(4).map(|e| [e[0], e[1], e[2], e[3]]).collect(),
+        weights: weights.map(|w| f32s("weights", w)).transpose()?,
+    };
+    if list.edges.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(PyValueError::new_err("edges: every coordinate must be a finite number"));
+    }
+    if list.weights.as_ref().is_some_and(|w| w.len() != list.edges.len()) {
+        return Err(PyValueError::new_err("weights: one per edge"));
+    }
+    let backend = self::backend(backend)?;
+    let weights = list.quantised_weights();
+    let frame = exaviz_engine::stages::kde_bundle::UnitFrame::fit(&list.edges);
+    for e in &mut list.edges {
+        *e = frame.edge_to_unit(*e);
+    }
+    let bundled = py
+        .detach(|| {
+            exaviz_engine::bundling::Bundler::Kde(params).run(backend.runner().as_mut(), &list.edges, weights.as_deref())
+        })
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let out: Vec<u8> =
+        bundled.points.iter().flat_map(|&p| frame.from_unit(p)).flat_map(f32::to_le_bytes).collect();
+    Ok((PyBytes::new(py, &out), bundled.samples))
+}
+
+/// Points counted per pixel of a `width` x `height` canvas, as Datashader's `Canvas.points`
+/// counts them: `x` and `y` as the bytes of float32 arrays, the canvas over `x_range` and
+/// `y_range` (default: the points' bounds), points outside it or not numbers left out; returns
+/// the counts as the bytes of a `(height, width)` uint32 array, row 0 the lowest y.
+#[pyfunction]
+#[pyo3(signature = (x, y, width, height, x_range=None, y_range=None, backend="auto"))]
+#[allow(clippy::too_many_arguments)]
+fn aggregate_points<'py>(
+    py: Python<'py>,
+    x: &[u8],
+    y: &[u8],
+    width: u32,
+    height: u32,
+    x_range: Option<(f32, f32)>,
+    y_range: Option<(f32, f32)>,
+    backend: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    use exaviz_engine::stages::{AxisKey, HeatmapInput, bin_heatmap};
+    let (mut xs, mut ys) = (f32s("x", x)?, f32s("y", y)?);
+    if xs.len() != ys.len() {
+        return Err(PyValueError::new_err(format!("x has {} points and y {}", xs.len(), ys.len())));
+    }
+    if width == 0 || height == 0 || width > 1 << 15 || height > 1 << 15 {
+        return Err(PyValueError::new_err(format!("size {width}x{height}: each side from 1 to 32768 bins")));
+    }
+    let bounds = |v: &[f32]| {
+        let finite = v.iter().copied().filter(|a| a.is_finite());
+        finite.fold(None, |b: Option<(f32, f32)>, a| Some(b.map_or((a, a), |(l, h)| (l.min(a), h.max(a)))))
+    };
+    let xr = x_range.or_else(|| bounds(&xs)).unwrap_or((0.0, 1.0));
+    let yr = y_range.or_else(|| bounds(&ys)).unwrap_or((0.0, 1.0));
+    for (name, r) in [("x_range", xr), ("y_range", yr)] {
+        if !(r.0.is_finite() && r.1.is_finite() && r.0 <= r.1) {
+            return Err(PyValueError::new_err(format!("{name} {r:?}: two finite numbers, the first not above the second")));
+        }
+    }
+    // Points outside the canvas (or not numbers) are left out, as the canvas leaves them out.
+    let inside = |k: usize| (xr.0..=xr.1).contains(&xs[k]) && (yr.0..=yr.1).contains(&ys[k]);
+    if !(0..xs.len()).all(inside) {
+        let keep: Vec<usize> = (0..xs.len()).filter(|&k| inside(k)).collect();
+        xs = keep.iter().map(|&k| xs[k]).collect();
+        ys = keep.iter().map(|&k| ys[k]).collect();
+    }
+    let backend = self::backend(backend)?;
+    let input = HeatmapInput {
+        x: AxisKey::scaled(&xs, xr.0, xr.1, width),
+        y: AxisKey::scaled(&ys, yr.0, yr.1, height),
+        weights: None,
+    };
+    let grid = py
+        .detach(|| bin_heatmap::run(backend.runner().as_mut(), &input))
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let out: Vec<u8> = grid.counts.iter().flat_map(|c| c.to_le_bytes()).collect();
+    Ok(PyBytes::new(py, &out))
 }
 
 /// The views' names and one line about each, in the registry's order.
@@ -267,6 +416,8 @@ fn _exaviz(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(views, m)?)?;
     m.add_function(wrap_pyfunction!(from_events, m)?)?;
+    m.add_function(wrap_pyfunction!(bundle_edges, m)?)?;
+    m.add_function(wrap_pyfunction!(aggregate_points, m)?)?;
     m.add_class::<Trace>()?;
     m.add_class::<Picture>()?;
     m.add_class::<tables::Table>()?;

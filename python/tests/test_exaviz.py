@@ -246,3 +246,65 @@ def test_a_dataframe_missing_a_column_names_it():
     frame["Timestamp (ns)"] = [0.0, float("nan")]
     with pytest.raises(ValueError, match="Timestamp"):
         exaviz.from_pandas(frame)
+
+
+def test_bundle_equals_the_clis_curves(tmp_path):
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(3)
+    # Two bands of nearly parallel edges, and a few at random.
+    a = np.column_stack([rng.normal(0, 0.02, 40), rng.normal(0, 0.02, 40), rng.normal(10, 0.02, 40), rng.normal(0, 0.02, 40) + 3])
+    b = rng.uniform(0, 10, (10, 4))
+    edges = np.vstack([a, b]).astype(np.float32)
+    curves = exaviz.bundle(edges, backend="cpu", samples=12)
+    assert curves.shape == (50, 12, 2) and curves.dtype == np.float32
+    # The polylines run from each edge's first end to its second.
+    assert np.allclose(curves[:, 0], edges[:, :2], atol=1e-3) and np.allclose(curves[:, -1], edges[:, 2:], atol=1e-3)
+    csv = tmp_path / "edges.csv"
+    csv.write_text("x0,y0,x1,y1\n" + "".join(f"{e[0]!r},{e[1]!r},{e[2]!r},{e[3]!r}\n" for e in edges.tolist()))
+    out = tmp_path / "curves.csv"
+    cli("bundle", str(csv), "--out", str(out), "--backend", "cpu", "--samples", "12")
+    rows = np.loadtxt(out, delimiter=",", skiprows=1)
+    assert np.allclose(rows[:, 1:].reshape(50, 12, 2), curves, atol=1e-4)
+    with pytest.raises(ValueError, match=r"\(n, 4\)"):
+        exaviz.bundle(edges[:, :3])
+    with pytest.raises(TypeError, match="'strength'"):
+        exaviz.bundle(edges, strength=2)
+    with pytest.raises(ValueError, match="invalid bundling parameters"):
+        exaviz.bundle(edges, backend="cpu", samples=1)
+
+
+def test_aggregate_counts_points_per_pixel_as_canvas_points_does():
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(5)
+    w, h = 64, 48
+    # Points at pixel centres (no rounding at the edges of bins), some twice, some outside.
+    cx, cy = rng.integers(0, w, 5000), rng.integers(0, h, 5000)
+    x, y = (cx + 0.5) / w * 8.0 - 4.0, (cy + 0.5) / h * 6.0
+    x = np.concatenate([x, [100.0, np.nan]])
+    y = np.concatenate([y, [1.0, 1.0]])
+    counts = exaviz.aggregate(x, y, size=(w, h), x_range=(-4, 4), y_range=(0, 6), backend="cpu")
+    want = np.zeros((h, w), dtype=np.uint32)
+    np.add.at(want, (cy, cx), 1)
+    assert counts.shape == (h, w) and (counts == want).all()
+    # Over the points' own bounds, every point lands in a pixel; the largest in the last.
+    counts = exaviz.aggregate(x[:5000], y[:5000], size=(w, h), backend="cpu")
+    assert counts.sum() == 5000
+
+
+def test_an_interrupt_stops_waiting_for_a_long_read():
+    import _thread
+    import threading
+    import time
+
+    began = time.monotonic()
+    exaviz.open("gen:fd4", progress=False)
+    whole = time.monotonic() - began
+    timer = threading.Timer(0.05 * whole, _thread.interrupt_main)
+    began = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        exaviz.open("gen:fd4", progress=False)
+    waited = time.monotonic() - began
+    assert waited < 0.5 * whole, (waited, whole)
+    # The package still works after it.
+    assert exaviz.open("gen:lulesh?iterations=2", progress=False).info()["messages"] > 0
