@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from . import _exaviz
 from ._exaviz import TraceError
 
-__all__ = ["open", "from_pandas", "bundle", "aggregate", "views", "Trace", "Picture", "Table", "TraceError"]
+__all__ = ["open", "from_pandas", "from_arrow", "bundle", "aggregate", "views", "Trace", "Picture", "Table", "TraceError"]
 
 
 def views() -> Dict[str, str]:
@@ -363,3 +363,12 @@ def aggregate(x, y, size: Tuple[int, int] = (1024, 1024), x_range=None, y_range=
         backend,
     )
     return np.frombuffer(counts, dtype=np.uint32).reshape(int(height), int(width))
+
+
+def from_arrow(table, name: str = "Arrow table") -> Trace:
+    """A trace from an events table in pipit's layout (the columns ``from_pandas`` reads) held by
+    Arrow: a ``pyarrow.Table``, or anything with ``__arrow_c_stream__`` (a polars DataFrame, a
+    DuckDB result). Needs pyarrow."""
+    import pyarrow
+
+    return from_pandas(pyarrow.table(table).to_pandas(), name=name)

@@ -210,11 +210,14 @@ fn bundle_edges<'py>(
     }
     let bundled = py
         .detach(|| {
-            exaviz_engine::bundling::Bundler::Kde(params).run(backend.runner().as_mut(), &list.edges, weights.as_deref())
+            exaviz_engine::bundling::Bundler::Kde(params).run(
+                backend.runner().as_mut(),
+                &list.edges,
+                weights.as_deref(),
+            )
         })
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    let out: Vec<u8> =
-        bundled.points.iter().flat_map(|&p| frame.from_unit(p)).flat_map(f32::to_le_bytes).collect();
+    let out: Vec<u8> = bundled.points.iter().flat_map(|&p| frame.from_unit(p)).flat_map(f32::to_le_bytes).collect();
     Ok((PyBytes::new(py, &out), bundled.samples))
 }
 
@@ -251,7 +254,9 @@ fn aggregate_points<'py>(
     let yr = y_range.or_else(|| bounds(&ys)).unwrap_or((0.0, 1.0));
     for (name, r) in [("x_range", xr), ("y_range", yr)] {
         if !(r.0.is_finite() && r.1.is_finite() && r.0 <= r.1) {
-            return Err(PyValueError::new_err(format!("{name} {r:?}: two finite numbers, the first not above the second")));
+            return Err(PyValueError::new_err(format!(
+                "{name} {r:?}: two finite numbers, the first not above the second"
+            )));
         }
     }
     // Points outside the canvas (or not numbers) are left out, as the canvas leaves them out.

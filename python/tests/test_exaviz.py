@@ -308,3 +308,51 @@ def test_an_interrupt_stops_waiting_for_a_long_read():
     assert waited < 0.5 * whole, (waited, whole)
     # The package still works after it.
     assert exaviz.open("gen:lulesh?iterations=2", progress=False).info()["messages"] > 0
+
+
+def events_of(trace):
+    """The events DataFrame (pipit's layout) of an exaviz trace: each location's intervals as
+    enters and leaves in nesting order, each message as an MpiSend and an MpiRecv instant."""
+    pd = pytest.importorskip("pandas")
+    tps = trace.info()["ticks_per_second"]
+    intervals = trace.table("intervals").to_pandas()
+    messages = trace.table("messages").to_pandas()
+    t0 = min(int(intervals["start"].min()), int(messages["send_time"].min()))
+    ns = lambda ticks: (int(ticks) - t0) * 1e9 / tps
+    rows = []
+    for location, own in intervals.sort_values(["location", "start", "depth"], kind="stable").groupby("location"):
+        open_ = []
+        for r in own.itertuples():
+            while open_ and open_[-1].end <= r.start:
+                done = open_.pop()
+                rows.append((ns(done.end), "Leave", done.region, 0, location, None))
+            rows.append((ns(r.start), "Enter", r.region, 0, location, {}))
+            open_.append(r)
+        while open_:
+            done = open_.pop()
+            rows.append((ns(done.end), "Leave", done.region, 0, location, None))
+    for m in messages.itertuples():
+        rows.append((ns(m.send_time), "Instant", "MpiSend", 0, m.source, {"receiver": m.destination, "msg_tag": m.tag, "msg_length": m.bytes}))
+        rows.append((ns(m.recv_time), "Instant", "MpiRecv", 0, m.destination, {"sender": m.source, "msg_tag": m.tag, "msg_length": m.bytes}))
+    return pd.DataFrame(rows, columns=["Timestamp (ns)", "Event Type", "Name", "Thread", "Process", "Attributes"])
+
+
+@pytest.mark.parametrize("through", ["pandas", "arrow"])
+def test_a_dataframe_round_trip_keeps_the_trace(through):
+    pa = pytest.importorskip("pyarrow")
+    trace = exaviz.open(str(need(PING_PONG)))
+    events = events_of(trace)
+    if through == "pandas":
+        back = exaviz.from_pandas(events)
+    else:
+        back = exaviz.from_arrow(pa.Table.from_pandas(events, preserve_index=False))
+    assert back.warnings == []
+    want = {r["name"]: r for r in trace.summary(top=1000)["regions"]}
+    got = {r["name"]: r for r in back.summary(top=1000)["regions"]}
+    assert got.keys() == want.keys()
+    for name, r in got.items():
+        assert r["count"] == want[name]["count"], name
+        assert r["self_s"] == pytest.approx(want[name]["self_s"], rel=1e-6, abs=1e-8), name
+    a, b = back.summary(), trace.summary()
+    assert (a["messages"], a["bytes"]) == (b["messages"], b["bytes"])
+    assert [(p["source"], p["destination"], p["count"]) for p in a["pairs"]] == [(p["source"], p["destination"], p["count"]) for p in b["pairs"]]
