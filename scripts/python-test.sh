@@ -12,7 +12,8 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.9,<2" pytest pyarrow pandas numpy
 
-cargo build -q -p exaviz
+# The CLI as scripts/test.sh built it (EXAVIZ_FEATURES), so that it is not built twice.
+cargo build -q -p exaviz ${EXAVIZ_FEATURES:+--features "$EXAVIZ_FEATURES"}
 start=$(date +%s)
 rm -rf target/wheels
 "$venv/bin/maturin" build -q --profile dev -m python/Cargo.toml --out target/wheels --interpreter "$venv/bin/python"

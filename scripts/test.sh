@@ -26,11 +26,14 @@ if [ "${CI:-}" = "true" ]; then
   export EXAVIZ_REQUIRE_DATA=1
 fi
 
+# The CLI is built with DataFusion (`exaviz pyramid --engine datafusion`), whose crates the
+# workspace's `aggregate` tests build anyway; the Python tests use the same binary.
+export EXAVIZ_FEATURES="exaviz/datafusion"
 cargo fmt --all -- --check
-cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo clippy --workspace --all-targets --features "$EXAVIZ_FEATURES" --quiet -- -D warnings
 log="$(mktemp)"
 set +e
-cargo test --workspace --exclude exaviz-benches --exclude exaviz-python "$@" 2>&1 | tee "$log"
+cargo test --workspace --exclude exaviz-benches --exclude exaviz-python --features "$EXAVIZ_FEATURES" "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 # The Python package (pytest against the CLI), unless the Rust tests were filtered.
 if [ $# -eq 0 ]; then

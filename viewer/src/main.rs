@@ -275,6 +275,16 @@ enum Command {
         /// Sum the pyramid and report the time of each part without writing it (to measure).
         #[arg(long)]
         dry_run: bool,
+        /// What sums it: `native` (rayon over the rows) or `datafusion` (the same pyramid as
+        /// Apache DataFusion plans over the store's Parquet files, embedded or on a Ballista
+        /// cluster; in an exaviz built with `--features datafusion`).
+        #[arg(long, value_enum, default_value_t = PyramidEngine::Native)]
+        engine: PyramidEngine,
+        /// With `--engine datafusion`: run the plans on a Ballista cluster, `df://HOST:PORT` (a
+        /// running scheduler whose executors see the store at the same path) or `standalone` (a
+        /// scheduler and an executor started in this process).
+        #[arg(long, value_name = "df://HOST:PORT|standalone")]
+        cluster: Option<String>,
     },
     /// The numbers of an area of a trace (a time window over a range of rows): time per region
     /// (self and total, count, mean, max, share), messages per pair, collectives by operation,
@@ -705,8 +715,55 @@ fn convert_cmd(input: &str, store: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-fn pyramid_cmd(store: &std::path::Path, dry_run: bool) -> Result<()> {
+/// What sums a store's pyramid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PyramidEngine {
+    Native,
+    Datafusion,
+}
+
+/// The pyramid summed by DataFusion's plans (embedded, or on a Ballista cluster) and, unless
+/// `dry_run`, added to the store.
+#[cfg(feature = "datafusion")]
+fn datafusion_pyramid(store: &std::path::Path, cluster: Option<&str>, dry_run: bool) -> Result<String> {
+    let on =
+        cluster.map_or_else(|| "DataFusion (embedded)".to_string(), |c| format!("DataFusion on Ballista cluster {c}"));
+    let pb = spinner(&format!("summing the pyramid of {} by {on}", store.display()));
+    let result = exaviz_aggregate::pyramid(store, cluster, exaviz_aggregate::CLUSTER_TIMEOUT);
+    pb.finish_and_clear();
+    let (span, p) = result?;
+    if !dry_run {
+        exaviz_datasets::store::put_pyramid(store, span, &p)?;
+    }
+    Ok(on)
+}
+
+#[cfg(not(feature = "datafusion"))]
+fn datafusion_pyramid(store: &std::path::Path, _: Option<&str>, _: bool) -> Result<String> {
+    anyhow::bail!(
+        "{}: --engine datafusion needs an exaviz built with DataFusion: cargo build --release -p exaviz --features datafusion",
+        store.display()
+    )
+}
+
+fn pyramid_cmd(store: &std::path::Path, dry_run: bool, engine: PyramidEngine, cluster: Option<&str>) -> Result<()> {
+    if engine == PyramidEngine::Native && cluster.is_some() {
+        anyhow::bail!("{}: --cluster runs DataFusion's plans: add --engine datafusion", store.display());
+    }
     let started = std::time::Instant::now();
+    if engine == PyramidEngine::Datafusion {
+        let m = exaviz_datasets::store::manifest(store)?;
+        let on = datafusion_pyramid(store, cluster, dry_run)?;
+        println!(
+            "{}: pyramid summed by {on} from {} messages and {} intervals in {:.1} s{}",
+            store.display(),
+            m.rows("messages"),
+            m.rows("intervals"),
+            started.elapsed().as_secs_f64(),
+            if dry_run { ", nothing written" } else { "" }
+        );
+        return Ok(());
+    }
     let template = "{msg} [{bar:32}] {percent}% ({eta} left)";
     let m = exaviz_datasets::store::manifest(store)?;
     let msg = format!("summing the pyramid of {}", store.display());
@@ -770,7 +827,9 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Convert { input, store } => convert_cmd(&input, &store),
-        Command::Pyramid { store, dry_run } => pyramid_cmd(&store, dry_run),
+        Command::Pyramid { store, dry_run, engine, cluster } => {
+            pyramid_cmd(&store, dry_run, engine, cluster.as_deref())
+        }
         Command::Gen { spec, dir } => fattree_cmd::gen_cmd(&spec, &dir),
         Command::Wall { config, input, frames, serve, join, tile, join_timeout, view } => {
             let net = match (serve, join, tile) {

@@ -88,6 +88,37 @@ fn convert_pyramid_and_render_a_store() {
     std::fs::remove_dir_all(&store).unwrap();
 }
 
+/// `exaviz pyramid --engine datafusion` adds the pyramid the native pass adds (DataFusion's
+/// plans, in an exaviz built with `--features datafusion`, as `.ci/run` builds it); `--cluster`
+/// without it, or a cluster that is neither `df://` nor `standalone`, is refused in one line.
+#[test]
+fn the_pyramid_by_datafusion_is_the_native_one() {
+    let store = tmp("datafusion.exaviz");
+    let s = store.to_str().unwrap();
+    let out = exaviz(&["convert", "gen:fd4?ranks=300&messages=60000", s]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_fails(&["pyramid", s, "--cluster", "standalone"], &["datafusion.exaviz", "--engine datafusion"]);
+    let out = exaviz(&["pyramid", s]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let native = exaviz_datasets::store::pyramid(&store).unwrap().unwrap();
+    let out = exaviz(&["pyramid", s, "--engine", "datafusion"]);
+    if cfg!(feature = "datafusion") {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(said.contains("pyramid summed by DataFusion (embedded) from 60000 messages"), "{said}");
+        let planned = exaviz_datasets::store::pyramid(&store).unwrap().unwrap();
+        assert_eq!(planned.levels, native.levels);
+        let (a, b) = (planned.lines.unwrap(), native.lines.unwrap());
+        assert_eq!(a.counts, b.counts);
+        assert!(a.gradient.iter().zip(&b.gradient).all(|(x, y)| x.abs_diff(*y) <= 1));
+        assert_fails(&["pyramid", s, "--engine", "datafusion", "--cluster", "spark://x"], &["spark://x", "neither"]);
+    } else {
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && said.contains("--features datafusion"), "{said}");
+    }
+    std::fs::remove_dir_all(&store).unwrap();
+}
+
 #[test]
 fn help_is_available_on_every_command() {
     for cmd in [

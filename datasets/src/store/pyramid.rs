@@ -14,16 +14,25 @@ pub fn pyramid_span(d: &Dataset) -> Option<PyramidSpan> {
 }
 
 /// Sums the pyramid of `store` from its rows, streamed in batches (a store written without one,
-/// or one to sum again), and adds it to the store: its tables are written into a temporary
-/// folder inside the store, moved into place, and the manifest is replaced last, so an
-/// interrupted run leaves the store as it was or with a stale pyramid its reader refuses.
-/// Reports `progress(rows done, rows)`.
+/// or one to sum again), and adds it to the store ([`put_pyramid`]). Reports `progress(rows
+/// done, rows)`.
 pub fn add_pyramid(store: &Path, progress: &dyn Fn(u64, u64)) -> Result<(Manifest, PyramidTimes), SourceError> {
     let (span, p, times) = sum_pyramid(store, progress)?;
+    Ok((put_pyramid(store, span, &p)?, times))
+}
+
+/// Adds pyramid `p` of span `span`, summed from `store`'s rows (natively, or by another engine),
+/// to the store: its tables are written into a temporary folder inside the store, moved into
+/// place, and the manifest is replaced last, so an interrupted run leaves the store as it was
+/// or with a stale pyramid its reader refuses.
+pub fn put_pyramid(store: &Path, span: PyramidSpan, p: &Pyramid) -> Result<Manifest, SourceError> {
     let path = store.join(MANIFEST);
     let mut m = manifest(store)?;
+    if p.shape != span.shape() {
+        return Err(invalid(&path, "a pyramid of another shape than its span's"));
+    }
     let mut w = StoreWriter::create(&store.join(".pyramid"))?;
-    w.write_pyramid(&p)?;
+    w.write_pyramid(p)?;
     let written: Vec<(String, u64)> = w.close_tables()?.into_iter().map(|(name, n, _)| (name, n)).collect();
     for (name, _) in &written {
         let (from, to) = (w.temp.join(format!("{name}.parquet")), store.join(format!("{name}.parquet")));
@@ -36,7 +45,7 @@ pub fn add_pyramid(store: &Path, progress: &dyn Fn(u64, u64)) -> Result<(Manifes
     let temp = w.temp.join(MANIFEST);
     std::fs::write(&temp, text).map_err(|e| io(&temp, e))?;
     std::fs::rename(&temp, &path).map_err(|e| io(&path, e))?;
-    Ok((m, times))
+    Ok(m)
 }
 
 /// Seconds spent by [`sum_pyramid`] reading and summing the messages, then the intervals.
