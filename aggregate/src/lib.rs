@@ -18,7 +18,7 @@ use datafusion::prelude::{ParquetReadOptions, SessionContext, col, lit};
 use exaviz_datasets::store;
 
 mod pyramid;
-pub use pyramid::pyramid_on;
+pub use pyramid::{Dialect, plans_sql, pyramid_on};
 
 /// One cell of the message cube: sender block, receiver block, time bin, messages, bytes.
 pub type Cell = (u32, u32, u32, u64, u64);
@@ -147,6 +147,12 @@ where
             .await
             .map_err(|_| plan_error(store, format!("{what} did not answer within {} s", timeout.as_secs())))?
     })
+}
+
+/// [`plans_sql`] from synchronous code.
+pub fn pyramid_sql(store: &Path, dialect: Dialect) -> Result<Vec<(&'static str, String)>, AggregateError> {
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| plan_error(store, e))?;
+    runtime.block_on(plans_sql(store, dialect))
 }
 
 /// The whole pyramid of `store` by DataFusion's plans ([`pyramid_on`]): on an embedded session

@@ -33,10 +33,27 @@ use exaviz_engine::pyramid::{Lines, Pyramid, PyramidBuilder, Shape};
 
 use crate::{AggregateError, plan_error};
 
+/// The SQL dialect of a plan's text: the plans are written with `//` for integer division
+/// (DuckDB's), which DataFusion writes `/` (its `/` of two integers is an integer division).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    DataFusion,
+    DuckDb,
+}
+
+impl Dialect {
+    fn text(self, sql: &str) -> String {
+        match self {
+            Dialect::DataFusion => sql.replace(" // ", " / "),
+            Dialect::DuckDb => sql.to_string(),
+        }
+    }
+}
+
 /// Integer columns of a query's rows (every column cast to i64; a value that does not fit, or
 /// a null, is an error).
 async fn columns(ctx: &SessionContext, store: &Path, sql: &str, n: usize) -> Result<Vec<Vec<i64>>, AggregateError> {
-    let df = ctx.sql(sql).await.map_err(|e| plan_error(store, e))?;
+    let df = ctx.sql(&Dialect::DataFusion.text(sql)).await.map_err(|e| plan_error(store, e))?;
     let batches = df.collect().await.map_err(|e| plan_error(store, e))?;
     let strict = CastOptions { safe: false, ..Default::default() };
     let mut out = vec![Vec::new(); n];
@@ -84,7 +101,7 @@ fn span_sql(messages: bool, intervals: bool) -> String {
 fn cube_sql(s: &Shape) -> String {
     let (t0, w, block, ranks) = (s.t0, s.message_bin_ticks(), s.message_block, s.ranks);
     format!(
-        "SELECT source / {block} AS s, destination / {block} AS r, (send_time - {t0}) / {w} AS bin,
+        "SELECT source // {block} AS s, destination // {block} AS r, (send_time - {t0}) // {w} AS bin,
                 COUNT(*) AS n, SUM(CAST(bytes AS BIGINT)) AS b
          FROM (SELECT CAST(source AS BIGINT) AS source, CAST(destination AS BIGINT) AS destination,
                       CAST(send_time AS BIGINT) AS send_time, bytes FROM messages)
@@ -107,8 +124,8 @@ fn states_sql(s: &Shape) -> String {
     let next = next.replace("{bins}", &bins.to_string());
     format!(
         "WITH cut AS (
-           SELECT b, st, a, e, (a - {t0}) / {w} AS fb, (e - 1 - {t0}) / {w} AS lb FROM (
-             SELECT CAST(location AS BIGINT) / {block} AS b,
+           SELECT b, st, a, e, (a - {t0}) // {w} AS fb, (e - 1 - {t0}) // {w} AS lb FROM (
+             SELECT CAST(location AS BIGINT) // {block} AS b,
                     CASE WHEN region < {last} THEN CAST(region AS BIGINT) ELSE {last} END AS st,
                     CASE WHEN start > {t0} THEN CAST(start AS BIGINT) ELSE {t0} END AS a,
                     CASE WHEN \"end\" < {end} THEN CAST(\"end\" AS BIGINT) ELSE {end} END AS e
@@ -144,7 +161,7 @@ fn lines_sql(s: &Shape) -> String {
            SELECT bin, CASE WHEN s < r THEN s ELSE r END AS lo, CASE WHEN s < r THEN r ELSE s END + 1 AS hi,
                   CASE WHEN s = r THEN 0.0 ELSE {steps:.1} / CAST(r - s AS DOUBLE) END AS slope,
                   CASE WHEN s = r THEN {half:.1} ELSE -({steps:.1} / CAST(r - s AS DOUBLE)) * CAST(s AS DOUBLE) END AS off
-           FROM (SELECT source / {block} AS s, destination / {block} AS r, (send_time - {t0}) / {w} AS bin
+           FROM (SELECT source // {block} AS s, destination // {block} AS r, (send_time - {t0}) // {w} AS bin
                  FROM (SELECT CAST(source AS BIGINT) AS source, CAST(destination AS BIGINT) AS destination,
                               CAST(send_time AS BIGINT) AS send_time FROM messages)
                  WHERE source < {ranks} AND destination < {ranks} AND send_time >= {t0} AND send_time < {end})),
@@ -301,4 +318,22 @@ pub async fn pyramid_on(ctx: &SessionContext, store: &Path) -> Result<(PyramidSp
         sum_states(ctx, &local, store, &mut p).await?;
     }
     Ok((span, p))
+}
+
+/// The plans' SQL for `store` in `dialect`, to run elsewhere over the same files (tables
+/// `messages` and `intervals`): the span, then level 0 of the message cube, the lines and the
+/// state tiles (the levels above are GROUP BYs of these cells). The span is found first, on an
+/// embedded DataFusion session, as the others depend on it.
+pub async fn plans_sql(store: &Path, dialect: Dialect) -> Result<Vec<(&'static str, String)>, AggregateError> {
+    let ctx = SessionContext::new();
+    let (span, messages, intervals) = span_on(&ctx, store).await?;
+    let shape = span.shape();
+    let mut plans = vec![("span", span_sql(messages, intervals))];
+    if messages {
+        plans.extend([("messages", cube_sql(&shape)), ("lines", lines_sql(&shape))]);
+    }
+    if intervals {
+        plans.push(("states", states_sql(&shape)));
+    }
+    Ok(plans.into_iter().map(|(name, sql)| (name, dialect.text(&sql))).collect())
 }

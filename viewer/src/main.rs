@@ -285,6 +285,11 @@ enum Command {
         /// scheduler and an executor started in this process).
         #[arg(long, value_name = "df://HOST:PORT|standalone")]
         cluster: Option<String>,
+        /// With `--engine datafusion`: print the plans' SQL in this dialect as one JSON object
+        /// (the span, then level 0 of the message cube, the lines and the state tiles, over
+        /// tables `messages` and `intervals`) and exit, to run them elsewhere on the same files.
+        #[arg(long, value_enum, value_name = "DIALECT")]
+        sql: Option<SqlDialect>,
     },
     /// The numbers of an area of a trace (a time window over a range of rows): time per region
     /// (self and total, count, mean, max, share), messages per pair, collectives by operation,
@@ -722,6 +727,32 @@ enum PyramidEngine {
     Datafusion,
 }
 
+/// The SQL dialect `exaviz pyramid --sql` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum SqlDialect {
+    Datafusion,
+    Duckdb,
+}
+
+/// The pyramid's plans as SQL in `dialect`: one JSON object, plan name to text.
+#[cfg(feature = "datafusion")]
+fn pyramid_sql(store: &std::path::Path, dialect: SqlDialect) -> Result<String> {
+    use exaviz_aggregate::Dialect;
+    let d = match dialect {
+        SqlDialect::Datafusion => Dialect::DataFusion,
+        SqlDialect::Duckdb => Dialect::DuckDb,
+    };
+    let plans = exaviz_aggregate::pyramid_sql(store, d)?;
+    let map: serde_json::Map<String, serde_json::Value> =
+        plans.into_iter().map(|(name, sql)| (name.to_string(), serde_json::Value::String(sql))).collect();
+    Ok(serde_json::to_string_pretty(&map)?)
+}
+
+#[cfg(not(feature = "datafusion"))]
+fn pyramid_sql(store: &std::path::Path, _: SqlDialect) -> Result<String> {
+    datafusion_pyramid(store, None, true)
+}
+
 /// The pyramid summed by DataFusion's plans (embedded, or on a Ballista cluster) and, unless
 /// `dry_run`, added to the store.
 #[cfg(feature = "datafusion")]
@@ -746,9 +777,20 @@ fn datafusion_pyramid(store: &std::path::Path, _: Option<&str>, _: bool) -> Resu
     )
 }
 
-fn pyramid_cmd(store: &std::path::Path, dry_run: bool, engine: PyramidEngine, cluster: Option<&str>) -> Result<()> {
-    if engine == PyramidEngine::Native && cluster.is_some() {
-        anyhow::bail!("{}: --cluster runs DataFusion's plans: add --engine datafusion", store.display());
+fn pyramid_cmd(
+    store: &std::path::Path,
+    dry_run: bool,
+    engine: PyramidEngine,
+    cluster: Option<&str>,
+    sql: Option<SqlDialect>,
+) -> Result<()> {
+    if engine == PyramidEngine::Native && (cluster.is_some() || sql.is_some()) {
+        let what = if sql.is_some() { "--sql writes" } else { "--cluster runs" };
+        anyhow::bail!("{}: {what} DataFusion's plans: add --engine datafusion", store.display());
+    }
+    if let Some(dialect) = sql {
+        println!("{}", pyramid_sql(store, dialect)?);
+        return Ok(());
     }
     let started = std::time::Instant::now();
     if engine == PyramidEngine::Datafusion {
@@ -827,8 +869,8 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Convert { input, store } => convert_cmd(&input, &store),
-        Command::Pyramid { store, dry_run, engine, cluster } => {
-            pyramid_cmd(&store, dry_run, engine, cluster.as_deref())
+        Command::Pyramid { store, dry_run, engine, cluster, sql } => {
+            pyramid_cmd(&store, dry_run, engine, cluster.as_deref(), sql)
         }
         Command::Gen { spec, dir } => fattree_cmd::gen_cmd(&spec, &dir),
         Command::Wall { config, input, frames, serve, join, tile, join_timeout, view } => {

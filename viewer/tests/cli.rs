@@ -112,6 +112,13 @@ fn the_pyramid_by_datafusion_is_the_native_one() {
         assert_eq!(a.counts, b.counts);
         assert!(a.gradient.iter().zip(&b.gradient).all(|(x, y)| x.abs_diff(*y) <= 1));
         assert_fails(&["pyramid", s, "--engine", "datafusion", "--cluster", "spark://x"], &["spark://x", "neither"]);
+        // The plans as SQL for DuckDB: integer divisions written `//`.
+        let out = exaviz(&["pyramid", s, "--engine", "datafusion", "--sql", "duckdb"]);
+        let plans: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        for plan in ["span", "messages", "lines", "states"] {
+            assert!(plans[plan].as_str().is_some_and(|q| q.contains("SELECT")), "{plan}: {plans}");
+        }
+        assert!(plans["states"].as_str().unwrap().contains(" // "));
     } else {
         let said = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && said.contains("--features datafusion"), "{said}");
