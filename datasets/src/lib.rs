@@ -10,6 +10,7 @@ pub mod edges_csv;
 pub mod events;
 pub mod fattree;
 pub mod generators;
+pub mod hlo;
 pub mod mpi_gen;
 pub mod nsys;
 pub mod otf2;
@@ -189,9 +190,14 @@ fn read(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError
     if chrome::looks_like(&head) {
         return dnn::open(input, &[path.to_path_buf()]);
     }
+    if hlo::looks_like(&head) {
+        let (graph, warnings) = hlo::read(input, path)?;
+        let opgraph = Some(std::sync::Arc::new(graph));
+        return Ok(Dataset { name: input.to_string(), opgraph, warnings, ..Default::default() });
+    }
     Err(SourceError::invalid(
         input,
-        "unrecognised format (supported: OTF2 anchor file NAME.otf2 or its folder, Boxfish meta YAML, Chrome trace event JSON (Kineto, JAX, rocprofiler, PerfFlowAspect; plain or gzip), a JAX/XLA XPlane profile (NAME.xplane.pb), an Nsight Systems SQLite export, an exaviz store folder, a TreeScope fat-tree folder, or a gen: generator)",
+        "unrecognised format (supported: OTF2 anchor file NAME.otf2 or its folder, Boxfish meta YAML, Chrome trace event JSON (Kineto, JAX, rocprofiler, PerfFlowAspect; plain or gzip), a JAX/XLA XPlane profile (NAME.xplane.pb), an XLA HLO text module (--xla_dump_hlo_as_text), an Nsight Systems SQLite export, an exaviz store folder, a TreeScope fat-tree folder, or a gen: generator)",
     ))
 }
 

@@ -168,6 +168,7 @@ pub fn generate(topology: Topology, opts: &Pf3dOptions) -> Result<Dataset, Strin
         out_of_core: None,
         fattree: None,
         training: None,
+        opgraph: None,
         index: None,
         warnings: Vec::new(),
     })

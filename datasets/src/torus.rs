@@ -126,6 +126,7 @@ pub fn simulate(topology: Topology, steps: u32, seed: u64) -> Dataset {
         out_of_core: None,
         fattree: None,
         training: None,
+        opgraph: None,
         index: None,
         warnings: Vec::new(),
     }

@@ -9,6 +9,7 @@ pub mod fattree;
 pub mod gpu;
 pub mod layout;
 pub mod model;
+pub mod opgraph;
 pub mod pyramid;
 pub mod render;
 pub mod selection;

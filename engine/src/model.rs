@@ -294,6 +294,8 @@ pub struct Dataset {
     pub fattree: Option<std::sync::Arc<crate::fattree::FatTree>>,
     /// A parallel DNN training run (Chrome trace profiles, `gen:training`).
     pub training: Option<std::sync::Arc<crate::training::Training>>,
+    /// A training step's operator graph (XLA's HLO module text).
+    pub opgraph: Option<std::sync::Arc<crate::opgraph::OpGraph>>,
     /// Set where the trace's rows are in memory but more than a picture reads at once
     /// ([`crate::pyramid::index`]): their pyramid, from which the views that read one draw a
     /// window holding more rows than that, as they draw a store's; the rows stay in `trace`.
@@ -338,6 +340,7 @@ impl Dataset {
             out_of_core: None,
             fattree: self.fattree.clone(),
             training: self.training.clone(),
+            opgraph: self.opgraph.clone(),
             index: None,
             warnings: self.warnings.clone(),
         };
@@ -375,6 +378,7 @@ impl Dataset {
             out_of_core: Some(index.clone()),
             fattree: self.fattree.clone(),
             training: self.training.clone(),
+            opgraph: self.opgraph.clone(),
             index: None,
             warnings: self.warnings.clone(),
         }

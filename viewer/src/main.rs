@@ -5,6 +5,7 @@ mod choices;
 mod edges_cmd;
 mod explore;
 mod fattree_cmd;
+mod opgraph_cmd;
 mod panel;
 mod summary_cmd;
 mod wall_cmd;
@@ -646,6 +647,9 @@ fn info_cmd(input: &str, json: bool) -> Result<()> {
     let dataset = load(input)?;
     if let Some(t) = &dataset.fattree {
         return fattree_cmd::info(input, t, json);
+    }
+    if let Some(g) = &dataset.opgraph {
+        return opgraph_cmd::info(input, g, json);
     }
     let s = dataset.summary();
     if json {

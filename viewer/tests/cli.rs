@@ -126,6 +126,31 @@ fn the_pyramid_by_datafusion_is_the_native_one() {
     std::fs::remove_dir_all(&store).unwrap();
 }
 
+/// `exaviz info` of XLA HLO modules recorded from JAX (tests/data, with their scripts): the
+/// data-parallel step's dots cut `[8,1]`, the pipeline's stages from its collective-permutes.
+#[test]
+fn info_reads_xla_hlo_modules() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
+    let dp = data.join(
+        "jax-data-parallel/xla_dump/module_0034.jit_train_step.0001.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt",
+    );
+    let out = exaviz(&["info", dp.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["module"], "jit_train_step");
+    assert_eq!(v["partitions"], 8);
+    assert!(v["strategies"]["[8,1]"].as_u64().unwrap() >= 5, "{v}");
+    assert!(v["classes"]["partitioned output"].as_u64().unwrap() >= 5, "{v}");
+    let pipeline = data.join("jax-cpu-pipeline/xla_dump/module_0008.jit_stage.cpu_after_optimizations.txt");
+    let out = exaviz(&["info", pipeline.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("stages:         0 -> 1 -> 2 -> 3") && text.contains("collective-permute x4"), "{text}");
+    let cut = tmp("cut.hlo.txt");
+    let full = std::fs::read_to_string(&pipeline).unwrap();
+    std::fs::write(&cut, &full[..full.len() / 2]).unwrap();
+    assert_fails(&["info", cut.to_str().unwrap()], &["cut.hlo.txt", "truncated"]);
+}
+
 #[test]
 fn help_is_available_on_every_command() {
     for cmd in [

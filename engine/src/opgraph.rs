@@ -1,0 +1,212 @@
+//! An operator graph: the computational graph of one training step, as a compiler writes it
+//! (XLA's HLO modules): operators with their output shapes, namespaces and parallel strategies,
+//! and the data edges between them. It is what the parallelism-strategy view of Wei et al.
+//! (the enhanced Marey's graph's companion) lays out; here it is read and summarised.
+
+/// How an operator's output is partitioned over devices (XLA's `sharding`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// No sharding written (before propagation, or an operator that does not say).
+    Unknown,
+    /// The whole output on every device.
+    Replicated,
+    /// The whole output on one device.
+    Maximal(u32),
+    /// The output cut into `partitions[d]` pieces along dimension `d` (the paper's
+    /// `S = (n_s, n_p1, ...)`), over `devices` devices; with `replicated_last`, the last entry
+    /// counts copies of each piece rather than a dimension's pieces.
+    Tiled { partitions: Vec<u32>, replicated_last: bool },
+    /// A tuple's shardings, one per element.
+    Tuple(Vec<Strategy>),
+}
+
+impl Strategy {
+    /// Pieces the output is cut into (1: whole; a tuple: its most cut element).
+    pub fn pieces(&self) -> u32 {
+        match self {
+            Strategy::Tiled { partitions, replicated_last } => {
+                let dims =
+                    if *replicated_last { &partitions[..partitions.len().saturating_sub(1)] } else { &partitions[..] };
+                dims.iter().fold(1u32, |a, &p| a.saturating_mul(p.max(1)))
+            }
+            Strategy::Tuple(parts) => parts.iter().map(Strategy::pieces).max().unwrap_or(1),
+            _ => 1,
+        }
+    }
+
+    /// As the paper writes it: `[8,1]`, `replicated`, `device 3`, `?`; a tuple's elements in
+    /// parentheses.
+    pub fn label(&self) -> String {
+        match self {
+            Strategy::Unknown => "?".into(),
+            Strategy::Replicated => "replicated".into(),
+            Strategy::Maximal(d) => format!("device {d}"),
+            Strategy::Tiled { partitions, replicated_last } => {
+                let p: Vec<String> = partitions.iter().map(u32::to_string).collect();
+                format!("[{}]{}", p.join(","), if *replicated_last { " (last replicated)" } else { "" })
+            }
+            Strategy::Tuple(parts) => format!("({})", parts.iter().map(Strategy::label).collect::<Vec<_>>().join(", ")),
+        }
+    }
+}
+
+/// What an operator is, for the strategy view's colours and counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpClass {
+    /// Moves data between devices (all-reduce, all-gather, collective-permute, send, ...).
+    Communication,
+    /// Its output is partitioned differently from an operand's, without communicating.
+    Redistribution,
+    /// Its output is cut into pieces over devices.
+    Partitioned,
+    /// A parameter or constant: the subordinate nodes above the main line.
+    Input,
+    Other,
+}
+
+impl OpClass {
+    pub fn name(self) -> &'static str {
+        match self {
+            OpClass::Communication => "communication",
+            OpClass::Redistribution => "redistribution",
+            OpClass::Partitioned => "partitioned output",
+            OpClass::Input => "parameter or constant",
+            OpClass::Other => "other",
+        }
+    }
+}
+
+/// One operator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpNode {
+    pub name: String,
+    pub opcode: String,
+    /// The output's shape as written (`f32[128,256]`, a tuple in parentheses).
+    pub shape: String,
+    /// The namespace path (`jit(step)/jvp()/dot_general`), empty where none is written.
+    pub namespace: String,
+    pub strategy: Strategy,
+    pub class: OpClass,
+    /// The computation holding it (index into [`OpGraph::computations`]).
+    pub computation: u32,
+    /// For a collective-permute (a pipeline's send and receive): its (source, target) pairs.
+    pub pairs: Vec<(u32, u32)>,
+    /// The computations it calls (fusions, loops' bodies, reductions' `to_apply`).
+    pub calls: Vec<String>,
+}
+
+/// The graph of one module.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OpGraph {
+    pub name: String,
+    /// Each computation's name, the entry's marked by `entry`.
+    pub computations: Vec<String>,
+    pub entry: Option<u32>,
+    pub nodes: Vec<OpNode>,
+    /// Data edges, operand to user (indices into `nodes`).
+    pub edges: Vec<(u32, u32)>,
+    /// Whether the module lists its instructions in execution order (`is_scheduled=true`).
+    pub scheduled: bool,
+    /// Partitions (devices) of the module, where written (`num_partitions`).
+    pub partitions: u32,
+}
+
+/// Whether an opcode moves data between devices.
+pub fn is_communication(opcode: &str) -> bool {
+    let base = opcode.trim_end_matches("-start").trim_end_matches("-done").trim_end_matches("-update");
+    matches!(
+        base,
+        "all-reduce"
+            | "all-gather"
+            | "reduce-scatter"
+            | "all-to-all"
+            | "ragged-all-to-all"
+            | "collective-permute"
+            | "collective-broadcast"
+            | "send"
+            | "recv"
+    )
+}
+
+impl OpGraph {
+    /// Sets each node's class from its opcode and strategy: communication by opcode; inputs;
+    /// redistribution where an operand's known strategy differs from the node's known one;
+    /// partitioned where the output is cut into pieces.
+    pub fn classify(&mut self) {
+        let mut operands: Vec<Vec<u32>> = vec![Vec::new(); self.nodes.len()];
+        for &(a, b) in &self.edges {
+            operands[b as usize].push(a);
+        }
+        let classes: Vec<OpClass> = (0..self.nodes.len())
+            .map(|i| {
+                let n = &self.nodes[i];
+                if is_communication(&n.opcode) {
+                    return OpClass::Communication;
+                }
+                if matches!(n.opcode.as_str(), "parameter" | "constant" | "iota") {
+                    return OpClass::Input;
+                }
+                let known = |s: &Strategy| !matches!(s, Strategy::Unknown | Strategy::Tuple(_));
+                let differs = known(&n.strategy)
+                    && operands[i].iter().any(|&a| {
+                        let s = &self.nodes[a as usize].strategy;
+                        known(s) && *s != n.strategy
+                    });
+                if differs && !matches!(n.opcode.as_str(), "dot" | "convolution") {
+                    OpClass::Redistribution
+                } else if n.strategy.pieces() > 1 {
+                    OpClass::Partitioned
+                } else {
+                    OpClass::Other
+                }
+            })
+            .collect();
+        for (n, c) in self.nodes.iter_mut().zip(classes) {
+            n.class = c;
+        }
+    }
+
+    /// Pipeline stages from the collective-permutes' pairs: the devices in the order their
+    /// transfers chain (0 -> 1 -> 2 ...), starting from a source that is no pair's target.
+    pub fn stage_order(&self) -> Vec<u32> {
+        let mut next = std::collections::BTreeMap::new();
+        let mut targets = std::collections::BTreeSet::new();
+        for n in &self.nodes {
+            for &(s, t) in &n.pairs {
+                next.entry(s).or_insert(t);
+                targets.insert(t);
+            }
+        }
+        let Some(mut at) = next.keys().copied().find(|s| !targets.contains(s)).or_else(|| next.keys().next().copied())
+        else {
+            return Vec::new();
+        };
+        let mut order = vec![at];
+        while let Some(&t) = next.get(&at) {
+            if order.contains(&t) {
+                break;
+            }
+            order.push(t);
+            at = t;
+        }
+        order
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strategies_count_their_pieces_and_read_as_the_paper_writes_them() {
+        let s = Strategy::Tiled { partitions: vec![8, 1], replicated_last: false };
+        assert_eq!((s.pieces(), s.label()), (8, "[8,1]".to_string()));
+        let s = Strategy::Tiled { partitions: vec![2, 1, 4], replicated_last: true };
+        assert_eq!(s.pieces(), 2);
+        assert_eq!(Strategy::Replicated.pieces(), 1);
+        assert_eq!(Strategy::Tuple(vec![Strategy::Replicated, Strategy::Maximal(2)]).label(), "(replicated, device 2)");
+        assert!(
+            is_communication("all-reduce-start") && is_communication("collective-permute") && !is_communication("dot")
+        );
+    }
+}

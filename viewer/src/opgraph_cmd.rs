@@ -1,0 +1,77 @@
+//! `exaviz info` of an operator graph (an XLA HLO module): its operators by class, their
+//! parallel strategies, the communication operators and the pipeline's stage order.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use exaviz_engine::opgraph::{OpGraph, Strategy};
+
+/// Counts of `keys`, most first (ties by key).
+fn counted(keys: impl Iterator<Item = String>) -> Vec<(String, usize)> {
+    let mut m: BTreeMap<String, usize> = BTreeMap::new();
+    keys.for_each(|k| *m.entry(k).or_default() += 1);
+    let mut v: Vec<(String, usize)> = m.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
+}
+
+fn listed(v: &[(String, usize)]) -> String {
+    if v.is_empty() {
+        return "none".into();
+    }
+    v.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
+}
+
+pub fn info(input: &str, g: &OpGraph, json: bool) -> Result<()> {
+    let classes = counted(g.nodes.iter().map(|n| n.class.name().to_string()));
+    let strategies = counted(g.nodes.iter().filter(|n| n.strategy != Strategy::Unknown).map(|n| n.strategy.label()));
+    let communication = counted(
+        g.nodes.iter().filter(|n| exaviz_engine::opgraph::is_communication(&n.opcode)).map(|n| n.opcode.clone()),
+    );
+    let stages = g.stage_order();
+    let entry = g.entry.map(|e| g.computations[e as usize].clone());
+    if json {
+        let map = |v: &[(String, usize)]| {
+            serde_json::Value::Object(v.iter().map(|(k, n)| (k.clone(), (*n).into())).collect())
+        };
+        let v = serde_json::json!({
+            "input": input,
+            "module": g.name,
+            "scheduled": g.scheduled,
+            "partitions": g.partitions,
+            "computations": g.computations.len(),
+            "entry": entry,
+            "operators": g.nodes.len(),
+            "data_edges": g.edges.len(),
+            "classes": map(&classes),
+            "strategies": map(&strategies),
+            "communication": map(&communication),
+            "stages": stages,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("input:          {input}");
+    println!(
+        "operator graph: HLO module {}, {} partitions{}",
+        g.name,
+        g.partitions,
+        if g.scheduled { ", scheduled (instructions in execution order)" } else { "" }
+    );
+    println!(
+        "operators:      {} in {} computations (entry {}), {} data edges",
+        g.nodes.len(),
+        g.computations.len(),
+        entry.as_deref().unwrap_or("none"),
+        g.edges.len()
+    );
+    println!("classes:        {}", listed(&classes));
+    println!("strategies:     {}", listed(&strategies));
+    println!("communication:  {}", listed(&communication));
+    let order: Vec<String> = stages.iter().map(u32::to_string).collect();
+    println!(
+        "stages:         {}",
+        if order.is_empty() { "none (no collective-permute pairs)".to_string() } else { order.join(" -> ") }
+    );
+    Ok(())
+}
