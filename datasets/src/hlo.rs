@@ -23,39 +23,10 @@ pub fn looks_like(head: &[u8]) -> bool {
     String::from_utf8_lossy(head).trim_start().starts_with("HloModule ")
 }
 
-/// The index of the bracket closing the one at `open` (`(`, `[` or `{`), skipping quoted text.
-fn closing(s: &str, open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut quoted = false;
-    let mut escaped = false;
-    for (i, c) in s[open..].char_indices() {
-        if quoted {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => quoted = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => quoted = true,
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(open + i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// `s` split at the commas outside brackets and quotes, each part trimmed.
-fn split_top(s: &str) -> Vec<&str> {
-    let (mut parts, mut depth, mut quoted, mut escaped, mut from) = (Vec::new(), 0i32, false, false, 0);
+/// Walks `s`, calling `f(index, char, depth)` for each character outside quoted text, `depth`
+/// the brackets open before it; stops where `f` returns false.
+fn walk(s: &str, mut f: impl FnMut(usize, char, i32) -> bool) {
+    let (mut depth, mut quoted, mut escaped) = (0i32, false, false);
     for (i, c) in s.char_indices() {
         if quoted {
             match c {
@@ -66,17 +37,44 @@ fn split_top(s: &str) -> Vec<&str> {
             }
             continue;
         }
+        if c == '"' {
+            quoted = true;
+            continue;
+        }
+        if !f(i, c, depth) {
+            return;
+        }
         match c {
-            '"' => quoted = true,
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(s[from..i].trim());
-                from = i + 1;
-            }
             _ => {}
         }
     }
+}
+
+/// The index of the bracket closing the one at `open` (`(`, `[` or `{`), skipping quoted text.
+fn closing(s: &str, open: usize) -> Option<usize> {
+    let mut found = None;
+    walk(&s[open..], |i, c, depth| {
+        if depth == 1 && matches!(c, ')' | ']' | '}') {
+            found = Some(open + i);
+            return false;
+        }
+        true
+    });
+    found
+}
+
+/// `s` split at the commas outside brackets and quotes, each part trimmed.
+fn split_top(s: &str) -> Vec<&str> {
+    let (mut parts, mut from) = (Vec::new(), 0);
+    walk(s, |i, c, depth| {
+        if c == ',' && depth == 0 {
+            parts.push(s[from..i].trim());
+            from = i + 1;
+        }
+        true
+    });
     let last = s[from..].trim();
     if !last.is_empty() {
         parts.push(last);
