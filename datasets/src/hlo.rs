@@ -273,7 +273,9 @@ pub fn parse(input: &str, text: &str) -> Result<(OpGraph, Vec<String>), SourceEr
             }
             continue;
         }
-        if t.ends_with('{') && (t.starts_with('%') || t.starts_with("ENTRY ")) {
+        // A computation's header: `[ENTRY ][%]NAME (params) -> shape {` at the line's start
+        // (XLA prints names with or without `%`).
+        if t.ends_with('{') && !line.starts_with(char::is_whitespace) && t.len() > 1 {
             let entry = t.starts_with("ENTRY ");
             let name =
                 t.trim_start_matches("ENTRY ").split_whitespace().next().unwrap_or_default().trim_start_matches('%');
@@ -385,6 +387,19 @@ ENTRY %main (p: f32[8,4]) -> (f32[8,4], f32[]) {
         assert_eq!(g.nodes[node("out") as usize].shape, "(f32[8,4], f32[])");
         assert_eq!(plain_shape("(f32[2]{0}, /*index=5*/s32[])"), "(f32[2], s32[])");
         assert_eq!(g.stage_order(), [0, 1, 2, 3]);
+    }
+
+    /// XLA also prints names without `%`.
+    #[test]
+    fn names_without_percent_signs_read_alike() {
+        let text = "HloModule m, entry_computation_layout={()->f32[]}\n\nadd.1 {\n  x = f32[] parameter(0)\n  ROOT y = f32[] negate(x)\n}\n\nENTRY main.2 {\n  a = f32[] constant(1)\n  ROOT b = f32[] call(a), to_apply=add.1\n}\n";
+        let (g, w) = parse("np.txt", text).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(
+            (g.computations.clone(), g.entry, g.nodes.len(), g.edges.len()),
+            (vec!["add.1".to_string(), "main.2".into()], Some(1), 4, 2)
+        );
+        assert_eq!(g.nodes[3].calls, ["add.1"]);
     }
 
     #[test]
