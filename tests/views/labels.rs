@@ -16,6 +16,10 @@ fn input_for(view: &str) -> &'static str {
         "timeline" | "matrix" | "chord" | "sendrecv" | "mpi" => "gen:wrf?iterations=40",
         "fattree" => "gen:fattree?k=4&steps=20",
         "marey" | "training" => "gen:training?devices=8&stages=2",
+        "strategy" => concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/data/jax-data-parallel/xla_dump/module_0034.jit_train_step.0001.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt"
+        ),
         other => panic!("the labels test has no input for the {other} view: add one"),
     }
 }

@@ -17,6 +17,7 @@ mod radviz;
 mod render;
 mod ring;
 mod sendrecv;
+mod strategy;
 mod themeriver;
 mod timeline;
 mod training;

@@ -22,6 +22,7 @@ pub mod parcoords;
 pub mod radviz;
 pub mod ring;
 pub mod sendrecv;
+pub mod strategy;
 pub mod themeriver;
 pub mod timeline;
 pub mod training;
@@ -45,6 +46,7 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<fattree::FatTreeView>(),
     Entry::of::<marey::MareyView>(),
     Entry::of::<training::TrainingView>(),
+    Entry::of::<strategy::StrategyView>(),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,298 @@
+//! `--view strategy`: the parallelism-strategy graph of Wei et al. (a training step's operator
+//! graph with each operator's parallel strategy), from an operator graph such as XLA's HLO
+//! modules ([`crate::opgraph`]).
+//!
+//! This first version lays out the entry computation's operators in columns by their depth in
+//! the data flow (x follows the execution order: a successor is never left of its operand),
+//! the main line of computing operators on the central axis and the subordinate ones
+//! (parameters, constants) above it, each operator coloured by its class (communication,
+//! partitioned output, redistribution, parameter or constant, other), with its strategy
+//! (`[8,1]`) written under it where there is room, and a pipeline's stage order in the subtitle.
+//! Not yet: the paper's force model for x, chunks per pipeline stage, namespaces as discs,
+//! similar substructures stacked, the minimap, pan and zoom, and the linking with the Marey graph.
+
+use crate::Backend;
+use crate::model::Dataset;
+use crate::opgraph::{OpClass, OpGraph, Strategy};
+use crate::render::{Anchor, Blend, Scene};
+use crate::selection::{Parts, Selection};
+use crate::views::contract::{Class, Drawn, Frame, Pick, Picker, Prepared, View};
+use crate::views::plot::{CATEGORICAL, fit, titles};
+use crate::views::{BACKGROUND, TEXT_DIM, ViewError, title_name};
+
+/// The classes in the legend's order, with their colours.
+const CLASSES: [(OpClass, usize); 5] = [
+    (OpClass::Communication, 5),
+    (OpClass::Partitioned, 1),
+    (OpClass::Redistribution, 6),
+    (OpClass::Input, 7),
+    (OpClass::Other, 2),
+];
+
+fn colour(class: OpClass) -> [f32; 4] {
+    let k = CLASSES.iter().find(|c| c.0 == class).map_or(7, |c| c.1);
+    let [r, g, b] = CATEGORICAL[k];
+    [r, g, b, 1.0]
+}
+
+pub struct StrategyView;
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct StrategyArgs {}
+
+impl Class for StrategyView {
+    const NAME: &'static str = "strategy";
+    const ABOUT: &'static str = "Parallelism-strategy graph (Wei et al.): a training step's operators (an XLA HLO module) in data-flow order, coloured by class, with their partitioning ([8,1]).";
+    type Args = StrategyArgs;
+
+    fn new(_: &StrategyArgs) -> Self {
+        StrategyView
+    }
+}
+
+/// Where each drawn operator is: its node and its rectangle `[x0, y0, x1, y1]`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Placed {
+    pub nodes: Vec<u32>,
+    pub rects: Vec<[f32; 4]>,
+    /// The room between two rows.
+    pub gap: f32,
+}
+
+/// The layout of `g`'s entry computation (every operator where it names no entry) in `plot`
+/// (`[x0, y0, x1, y1]`): columns by data-flow depth, the computing operators from the central
+/// axis down, parameters and constants above it, in their first user's column.
+pub fn layout(g: &OpGraph, plot: [f32; 4]) -> Placed {
+    let shown: Vec<bool> = g.nodes.iter().map(|n| g.entry.is_none_or(|e| n.computation == e)).collect();
+    let mut operands: Vec<Vec<u32>> = vec![Vec::new(); g.nodes.len()];
+    let mut users: Vec<Vec<u32>> = vec![Vec::new(); g.nodes.len()];
+    for &(a, b) in &g.edges {
+        if shown[a as usize] && shown[b as usize] {
+            operands[b as usize].push(a);
+            users[a as usize].push(b);
+        }
+    }
+    let input = |i: usize| g.nodes[i].class == OpClass::Input;
+    // Depth of the computing operators: one past their deepest computing operand. HLO lists
+    // operands before users, except where a name is used before it is defined: a second pass
+    // settles those.
+    let mut depth = vec![0u32; g.nodes.len()];
+    for _ in 0..2 {
+        for i in (0..g.nodes.len()).filter(|&i| shown[i] && !input(i)) {
+            depth[i] =
+                operands[i].iter().filter(|&&o| !input(o as usize)).map(|&o| depth[o as usize] + 1).max().unwrap_or(0);
+        }
+    }
+    // A computing operator without computing operands (a broadcast of a constant) goes just
+    // before its first user, not to the first column; parameters and constants into it.
+    for i in (0..g.nodes.len()).filter(|&i| shown[i] && !input(i)) {
+        if operands[i].iter().all(|&o| input(o as usize))
+            && let Some(first) = users[i].iter().map(|&u| depth[u as usize]).min()
+        {
+            depth[i] = first.saturating_sub(1);
+        }
+    }
+    for i in (0..g.nodes.len()).filter(|&i| shown[i] && input(i)) {
+        depth[i] = users[i].iter().map(|&u| depth[u as usize]).min().unwrap_or(0);
+    }
+    let columns = (0..g.nodes.len()).filter(|&i| shown[i]).map(|i| depth[i] + 1).max().unwrap_or(1);
+    let (mut below, mut above) = (vec![0u32; columns as usize], vec![0u32; columns as usize]);
+    let mut slots = Vec::new();
+    for i in (0..g.nodes.len()).filter(|&i| shown[i]) {
+        let c = depth[i] as usize;
+        let slot = if input(i) {
+            above[c] += 1;
+            -(above[c] as i32)
+        } else {
+            below[c] += 1;
+            below[c] as i32 - 1
+        };
+        slots.push((i as u32, c, slot));
+    }
+    let [x0, y0, x1, y1] = plot;
+    let pitch_x = (x1 - x0) / columns as f32;
+    let rows_above = above.iter().copied().max().unwrap_or(0) as f32;
+    let rows_below = below.iter().copied().max().unwrap_or(1).max(1) as f32;
+    let pitch_y = ((y1 - y0) / (rows_above + rows_below)).min(40.0);
+    let axis = y0 + (y1 - y0 - pitch_y * (rows_above + rows_below)) / 2.0 + rows_above * pitch_y;
+    let (w, h) = ((pitch_x * 0.7).clamp(1.0, 48.0), (pitch_y * 0.55).clamp(1.0, 14.0));
+    let mut placed = Placed { gap: pitch_y - h, ..Placed::default() };
+    for (node, c, slot) in slots {
+        let cx = x0 + (c as f32 + 0.5) * pitch_x;
+        let cy = axis + (slot as f32 + 0.5) * pitch_y;
+        placed.nodes.push(node);
+        placed.rects.push([cx - w / 2.0, cy - h / 2.0, cx + w / 2.0, cy + h / 2.0]);
+    }
+    placed
+}
+
+struct Graph {
+    placed: Placed,
+}
+
+impl Picker for Graph {
+    fn pick(&self, d: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let g = d.opgraph.as_ref()?;
+        let k =
+            self.placed.rects.iter().position(|r| {
+                at[0] >= r[0] - 2.0 && at[0] <= r[2] + 2.0 && at[1] >= r[1] - 2.0 && at[1] <= r[3] + 2.0
+            })?;
+        let n = &g.nodes[self.placed.nodes[k] as usize];
+        let mut lines = vec![
+            format!("{} {}", n.opcode, n.shape),
+            format!("strategy: {}", n.strategy.label()),
+            n.class.name().to_string(),
+        ];
+        if !n.namespace.is_empty() {
+            lines.push(n.namespace.clone());
+        }
+        if !n.pairs.is_empty() {
+            let p: Vec<String> = n.pairs.iter().map(|(s, t)| format!("{s}->{t}")).collect();
+            lines.push(format!("pairs: {}", p.join(" ")));
+        }
+        Some(Pick::new(n.name.clone(), lines))
+    }
+}
+
+impl View for StrategyView {
+    fn depends_on(&self) -> Parts {
+        Parts::NONE
+    }
+
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        match &d.opgraph {
+            Some(g) if !g.nodes.is_empty() => Ok(()),
+            Some(_) => Err(ViewError::Unsupported("the operator graph holds no operators".into())),
+            None => Err(ViewError::Unsupported(
+                "needs a training step's operator graph: an XLA HLO module as text (--xla_dump_to=DIR --xla_dump_hlo_as_text)".into(),
+            )),
+        }
+    }
+
+    fn pans(&self) -> bool {
+        false
+    }
+
+    fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, _: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        self.check(d)?;
+        let g = d.opgraph.as_ref().expect("checked");
+        let (width, height) = (f.width as f32, f.height as f32);
+        let mut scene = Scene::new(f.width, f.height, BACKGROUND);
+        let stages = g.stage_order();
+        let stages = if stages.is_empty() {
+            String::new()
+        } else {
+            format!("; pipeline stages {}", stages.iter().map(u32::to_string).collect::<Vec<_>>().join(" -> "))
+        };
+        // The legend first: its entries wrap into rows at the bottom, the graph above them.
+        let mut legend = Vec::new();
+        let (mut x, mut row) = (16.0f32, 0u32);
+        for (class, _) in CLASSES {
+            let count =
+                g.nodes.iter().filter(|n| g.entry.is_none_or(|e| n.computation == e) && n.class == class).count();
+            let text = format!("{} {count}", class.name());
+            let room = 14.0 + crate::render::TextAtlas::measure(&text, 11.0);
+            if x + room > width - 8.0 && x > 16.0 {
+                (x, row) = (16.0, row + 1);
+            }
+            legend.push((text, colour(class), (x, row)));
+            x += room + 16.0;
+        }
+        let rows = row + 1;
+        let legend: Vec<(String, [f32; 4], [f32; 2])> = legend
+            .into_iter()
+            .map(|(t, c, (x, r))| (t, c, [x, height - 14.0 - 16.0 * (rows - 1 - r) as f32]))
+            .collect();
+        let placed = layout(g, [24.0, 86.0, width - 24.0, height - 30.0 - 16.0 * rows as f32]);
+        let subtitle = format!(
+            "{} operators of {} in data-flow order, {} partitions{stages}",
+            placed.nodes.len(),
+            g.name,
+            g.partitions
+        );
+        titles(&mut scene, width, &format!("Parallel strategies: {}", title_name(d)), &subtitle);
+        let at: std::collections::HashMap<u32, usize> = placed.nodes.iter().enumerate().map(|(k, &n)| (n, k)).collect();
+        for &(a, b) in &g.edges {
+            if let (Some(&i), Some(&j)) = (at.get(&a), at.get(&b)) {
+                let (r, s) = (placed.rects[i], placed.rects[j]);
+                let from = [r[2], (r[1] + r[3]) / 2.0];
+                let to = [s[0], (s[1] + s[3]) / 2.0];
+                scene.segment(Blend::Alpha, from, to, 1.0, [0.7, 0.72, 0.78, 0.35], true);
+            }
+        }
+        for (k, &n) in placed.nodes.iter().enumerate() {
+            let node = &g.nodes[n as usize];
+            let r = placed.rects[k];
+            scene.rect([r[0], r[1]], [r[2], r[3]], colour(node.class), true);
+            let label = match &node.strategy {
+                Strategy::Tiled { .. } | Strategy::Maximal(_) => node.strategy.label(),
+                _ => String::new(),
+            };
+            if !label.is_empty() && r[2] - r[0] >= 24.0 && placed.gap >= 11.0 {
+                scene.text(
+                    &fit(&label, r[2] - r[0] + 8.0, 9.0),
+                    [(r[0] + r[2]) / 2.0, r[3] + 10.0],
+                    9.0,
+                    Anchor::Centre,
+                    TEXT_DIM,
+                );
+            }
+        }
+        for (text, fill, [x, y]) in legend {
+            scene.rect([x, y - 10.0], [x + 10.0, y], fill, true);
+            scene.text(&text, [x + 14.0, y], 11.0, Anchor::Left, TEXT_DIM);
+        }
+        Ok(Box::new(Drawn { scene, picker: Graph { placed } }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opgraph::OpNode;
+
+    fn node(name: &str, opcode: &str, class: OpClass) -> OpNode {
+        OpNode {
+            name: name.into(),
+            opcode: opcode.into(),
+            shape: "f32[8]".into(),
+            namespace: String::new(),
+            strategy: Strategy::Unknown,
+            class,
+            computation: 0,
+            pairs: Vec::new(),
+            calls: Vec::new(),
+        }
+    }
+
+    /// A successor is never left of its operand; parameters sit above the axis, computing
+    /// operators on and below it; nothing overlaps.
+    #[test]
+    fn successors_are_right_of_their_operands_and_parameters_above() {
+        let mut g = OpGraph { entry: Some(0), computations: vec!["main".into()], ..OpGraph::default() };
+        g.nodes = vec![
+            node("p", "parameter", OpClass::Input),
+            node("a", "tanh", OpClass::Other),
+            node("b", "exp", OpClass::Other),
+            node("c", "add", OpClass::Other),
+            node("w", "parameter", OpClass::Input),
+            node("d", "dot", OpClass::Partitioned),
+        ];
+        g.edges = vec![(0, 1), (0, 2), (1, 3), (2, 3), (3, 5), (4, 5)];
+        let p = layout(&g, [0.0, 0.0, 600.0, 400.0]);
+        let rect = |n: u32| p.rects[p.nodes.iter().position(|&k| k == n).unwrap()];
+        for &(a, b) in &g.edges {
+            if g.nodes[a as usize].class != OpClass::Input {
+                assert!(rect(a)[2] < rect(b)[0], "{a} -> {b}");
+            }
+        }
+        let axis = rect(1)[1];
+        assert!(rect(0)[3] < axis && rect(4)[3] < axis, "parameters above the main line");
+        for i in 0..p.rects.len() {
+            for j in i + 1..p.rects.len() {
+                let (a, b) = (p.rects[i], p.rects[j]);
+                assert!(a[2] <= b[0] || b[2] <= a[0] || a[3] <= b[1] || b[3] <= a[1], "{i} overlaps {j}");
+            }
+        }
+    }
+}
