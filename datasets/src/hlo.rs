@@ -228,6 +228,39 @@ fn instruction(text: &str, computation: u32) -> Option<Line> {
     Some(Line { node, operands })
 }
 
+/// The HLO text modules directly in `dir` (`*.txt` beginning `HloModule `), the most telling
+/// first: a module after sharding propagation (`shardy-xla`), then after optimizations, then
+/// the others, each group by name.
+pub fn modules_in(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut found: Vec<std::path::PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt") && p.is_file())
+        .filter(|p| {
+            let mut head = [0u8; 16];
+            std::fs::File::open(p)
+                .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+                .is_ok_and(|n| looks_like(&head[..n]))
+        })
+        .collect();
+    let rank = |p: &std::path::PathBuf| {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        (
+            if name.contains("after_shardy-xla") {
+                0
+            } else if name.contains("after_optimizations") {
+                1
+            } else {
+                2
+            },
+            name,
+        )
+    };
+    found.sort_by_key(rank);
+    found
+}
+
 /// Reads one HLO text module: its operator graph and the warnings of what was left out.
 pub fn read(input: &str, path: &Path) -> Result<(OpGraph, Vec<String>), SourceError> {
     let text = std::fs::read(path).map_err(|e| SourceError::invalid(input, format!("cannot be read: {e}")))?;

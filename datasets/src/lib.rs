@@ -165,9 +165,23 @@ fn read(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError
     }
     // A folder of Chrome trace files (one per rank), or a comma-separated list of them: one run.
     if path.is_dir() {
-        return dnn::open_dir(input, path).map_err(|e| match inputs_below(path) {
-            Some(hint) if e.to_string().contains("holds no trace files") => SourceError::invalid(input, hint),
-            _ => e,
+        return dnn::open_dir(input, path).map_err(|e| {
+            if !e.to_string().contains("holds no trace files") {
+                return e;
+            }
+            let modules = hlo::modules_in(path);
+            if let Some(first) = modules.first() {
+                let hint = format!(
+                    "holds {} XLA HLO module(s), not a trace: pass one of them, e.g. {}",
+                    modules.len(),
+                    first.display()
+                );
+                return SourceError::invalid(input, hint);
+            }
+            match inputs_below(path) {
+                Some(hint) => SourceError::invalid(input, hint),
+                None => e,
+            }
         });
     }
     if input.contains(',') && !path.exists() {
