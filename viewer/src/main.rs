@@ -916,6 +916,9 @@ enum MetricsOf {
     Fattree,
     /// A torus: layout locality of the ring orderings and embeddings.
     Torus,
+    /// An operator graph (an XLA HLO module): operators by class, strategies, communication,
+    /// the pipeline's stages, as the strategy view shows them.
+    Strategy,
 }
 
 /// `exaviz metrics`: a training profile's rule findings (Marey), a fat tree's or a torus's
@@ -930,6 +933,8 @@ fn metrics_dispatch(
     let dataset = load(input)?;
     let of = of.unwrap_or(if dataset.training.is_some() {
         MetricsOf::Training
+    } else if dataset.opgraph.is_some() {
+        MetricsOf::Strategy
     } else if dataset.fattree.is_some() {
         MetricsOf::Fattree
     } else {
@@ -951,6 +956,12 @@ fn metrics_dispatch(
             fattree_cmd::metrics(input, t, &fattree)
         }
         MetricsOf::Torus => metrics_cmd(input, dataset, json),
+        MetricsOf::Strategy => {
+            let g = dataset.opgraph.as_ref().with_context(|| {
+                format!("{input}: --of strategy needs an operator graph (an XLA HLO module as text)")
+            })?;
+            opgraph_cmd::info(input, g, json)
+        }
     }
 }
 

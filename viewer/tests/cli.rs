@@ -149,6 +149,10 @@ fn info_reads_xla_hlo_modules() {
     let full = std::fs::read_to_string(&pipeline).unwrap();
     std::fs::write(&cut, &full[..full.len() / 2]).unwrap();
     assert_fails(&["info", cut.to_str().unwrap()], &["cut.hlo.txt", "truncated"]);
+    // `exaviz metrics --view strategy` gives the same numbers.
+    let out = exaviz(&["metrics", dp.to_str().unwrap(), "--view", "strategy", "--json"]);
+    let m: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(m["strategies"], v["strategies"]);
     // Their folder names the module to pass, the one after sharding propagation first.
     let folder = data.join("jax-data-parallel/xla_dump");
     assert_fails(&["info", folder.to_str().unwrap()], &["3 XLA HLO module(s)", "after_shardy-xla"]);
