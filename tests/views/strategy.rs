@@ -14,6 +14,9 @@ fn data_parallel_strategies_match_golden_on_both_backends() {
     let d = open(&module(
         "jax-data-parallel/xla_dump/module_0034.jit_train_step.0001.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt",
     ));
+    let g = d.opgraph.as_ref().unwrap();
+    let spaces = exaviz_engine::views::strategy::namespaces(g, |_| true);
+    assert_eq!(spaces[..2], ["jit(train_step)/transpose(jvp())", "jit(train_step)/jvp()"], "backward, forward");
     let picture = both("strategy", &[], &d, (1200, 600));
     assert!(picture.distinct_colours() > 8, "the picture looks blank");
     golden("strategy_jax_data_parallel.png", &picture);

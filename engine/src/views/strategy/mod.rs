@@ -7,8 +7,10 @@
 //! the main line of computing operators on the central axis and the subordinate ones
 //! (parameters, constants) above it, each operator coloured by its class (communication,
 //! partitioned output, redistribution, parameter or constant, other), with its strategy
-//! (`[8,1]`) written under it where there is room, and a pipeline's stage order in the subtitle.
-//! Not yet: the paper's force model for x, chunks per pipeline stage, namespaces as discs,
+//! (`[8,1]`) written under it where there is room, its namespace (the `op_name` path without the
+//! operator: forward `jvp()`, backward `transpose(jvp())`, the update) as a soft disc under it for
+//! the eight most common, and a pipeline's stage order in the subtitle.
+//! Not yet: the paper's force model for x, chunks per pipeline stage, a namespace selector,
 //! similar substructures stacked, the minimap, pan and zoom, and the linking with the Marey graph.
 
 use crate::Backend;
@@ -154,6 +156,56 @@ impl Picker for Graph {
     }
 }
 
+/// A node's namespace: its `op_name` without the operator's own last segment
+/// (`jit(step)/transpose(jvp())`), empty where none is written.
+fn namespace_of(op_name: &str) -> &str {
+    op_name.rsplit_once('/').map_or("", |(ns, _)| ns)
+}
+
+/// The most common namespaces of the shown nodes, at most one per categorical colour, most
+/// first (ties by name).
+pub fn namespaces(g: &OpGraph, shown: impl Fn(usize) -> bool) -> Vec<String> {
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for (i, n) in g.nodes.iter().enumerate() {
+        let ns = namespace_of(&n.namespace);
+        if shown(i) && !ns.is_empty() {
+            *counts.entry(ns).or_default() += 1;
+        }
+    }
+    let mut v: Vec<(&str, usize)> = counts.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    v.into_iter().take(CATEGORICAL.len()).map(|(ns, _)| ns.to_string()).collect()
+}
+
+/// A namespace's disc colour: the categorical colours the classes use least first.
+fn disc_colour(k: usize, alpha: f32) -> [f32; 4] {
+    const ORDER: [usize; 8] = [3, 4, 0, 6, 1, 2, 5, 7];
+    let [r, g, b] = CATEGORICAL[ORDER[k % ORDER.len()]];
+    [r, g, b, alpha]
+}
+
+/// Legend entries (text, colour, a disc rather than a square) placed in rows that wrap at
+/// `width`, the last row at the picture's bottom; and how many rows.
+fn legend_rows(
+    entries: Vec<(String, [f32; 4], bool)>,
+    width: f32,
+    height: f32,
+) -> (Vec<(String, [f32; 4], bool, [f32; 2])>, u32) {
+    let (mut x, mut row) = (16.0f32, 0u32);
+    let mut placed = Vec::new();
+    for (text, colour, disc) in entries {
+        let room = 14.0 + crate::render::TextAtlas::measure(&text, 11.0);
+        if x + room > width - 8.0 && x > 16.0 {
+            (x, row) = (16.0, row + 1);
+        }
+        placed.push((text, colour, disc, x, row));
+        x += room + 16.0;
+    }
+    let rows = row + 1;
+    let at = |r: u32| height - 14.0 - 16.0 * (rows - 1 - r) as f32;
+    (placed.into_iter().map(|(t, c, d, x, r)| (t, c, d, [x, at(r)])).collect(), rows)
+}
+
 impl View for StrategyView {
     fn depends_on(&self) -> Parts {
         Parts::NONE
@@ -178,39 +230,40 @@ impl View for StrategyView {
         let g = d.opgraph.as_ref().expect("checked");
         let (width, height) = (f.width as f32, f.height as f32);
         let mut scene = Scene::new(f.width, f.height, BACKGROUND);
-        let stages = g.stage_order();
-        let stages = if stages.is_empty() {
-            String::new()
-        } else {
-            format!("; pipeline stages {}", stages.iter().map(u32::to_string).collect::<Vec<_>>().join(" -> "))
-        };
+        let shown = |i: usize| g.entry.is_none_or(|e| g.nodes[i].computation == e);
+        let spaces = namespaces(g, shown);
         // The legend first: its entries wrap into rows at the bottom, the graph above them.
-        let mut legend = Vec::new();
-        let (mut x, mut row) = (16.0f32, 0u32);
-        for (class, _) in CLASSES {
-            let count =
-                g.nodes.iter().filter(|n| g.entry.is_none_or(|e| n.computation == e) && n.class == class).count();
-            let text = format!("{} {count}", class.name());
-            let room = 14.0 + crate::render::TextAtlas::measure(&text, 11.0);
-            if x + room > width - 8.0 && x > 16.0 {
-                (x, row) = (16.0, row + 1);
-            }
-            legend.push((text, colour(class), (x, row)));
-            x += room + 16.0;
-        }
-        let rows = row + 1;
-        let legend: Vec<(String, [f32; 4], [f32; 2])> = legend
-            .into_iter()
-            .map(|(t, c, (x, r))| (t, c, [x, height - 14.0 - 16.0 * (rows - 1 - r) as f32]))
+        let mut entries: Vec<(String, [f32; 4], bool)> = CLASSES
+            .iter()
+            .map(|&(class, _)| {
+                let count = (0..g.nodes.len()).filter(|&i| shown(i) && g.nodes[i].class == class).count();
+                (format!("{} {count}", class.name()), colour(class), false)
+            })
             .collect();
+        let short = |ns: &str| ns.split_once('/').map_or(ns.to_string(), |(_, rest)| rest.to_string());
+        entries.extend(spaces.iter().enumerate().map(|(k, ns)| (short(ns), disc_colour(k, 0.6), true)));
+        let (legend, rows) = legend_rows(entries, width, height);
         let placed = layout(g, [24.0, 86.0, width - 24.0, height - 30.0 - 16.0 * rows as f32]);
+        let stages: Vec<String> = g.stage_order().iter().map(u32::to_string).collect();
+        let stages =
+            if stages.is_empty() { String::new() } else { format!("; pipeline stages {}", stages.join(" -> ")) };
         let subtitle = format!(
-            "{} operators of {} in data-flow order, {} partitions{stages}",
+            "{} operators of {} in data-flow order, {} partitions{stages}; discs: namespaces",
             placed.nodes.len(),
             g.name,
             g.partitions
         );
         titles(&mut scene, width, &format!("Parallel strategies: {}", title_name(d)), &subtitle);
+        for (k, &n) in placed.nodes.iter().enumerate() {
+            let ns = namespace_of(&g.nodes[n as usize].namespace);
+            if let Some(c) = spaces.iter().position(|s| s == ns) {
+                let r = placed.rects[k];
+                let (centre, radius) =
+                    ([(r[0] + r[2]) / 2.0, (r[1] + r[3]) / 2.0], (r[2] - r[0]).max(r[3] - r[1]) * 0.75);
+                scene.disc(centre, radius, disc_colour(c, 0.12), true);
+                scene.disc(centre, radius * 0.7, disc_colour(c, 0.2), true);
+            }
+        }
         let at: std::collections::HashMap<u32, usize> = placed.nodes.iter().enumerate().map(|(k, &n)| (n, k)).collect();
         for &(a, b) in &g.edges {
             if let (Some(&i), Some(&j)) = (at.get(&a), at.get(&b)) {
@@ -229,17 +282,16 @@ impl View for StrategyView {
                 _ => String::new(),
             };
             if !label.is_empty() && r[2] - r[0] >= 24.0 && placed.gap >= 11.0 {
-                scene.text(
-                    &fit(&label, r[2] - r[0] + 8.0, 9.0),
-                    [(r[0] + r[2]) / 2.0, r[3] + 10.0],
-                    9.0,
-                    Anchor::Centre,
-                    TEXT_DIM,
-                );
+                let at = [(r[0] + r[2]) / 2.0, r[3] + 10.0];
+                scene.text(&fit(&label, r[2] - r[0] + 8.0, 9.0), at, 9.0, Anchor::Centre, TEXT_DIM);
             }
         }
-        for (text, fill, [x, y]) in legend {
-            scene.rect([x, y - 10.0], [x + 10.0, y], fill, true);
+        for (text, fill, disc, [x, y]) in legend {
+            if disc {
+                scene.disc([x + 5.0, y - 5.0], 5.0, fill, true);
+            } else {
+                scene.rect([x, y - 10.0], [x + 10.0, y], fill, true);
+            }
             scene.text(&text, [x + 14.0, y], 11.0, Anchor::Left, TEXT_DIM);
         }
         Ok(Box::new(Drawn { scene, picker: Graph { placed } }))
