@@ -184,13 +184,13 @@ fn disc_colour(k: usize, alpha: f32) -> [f32; 4] {
     [r, g, b, alpha]
 }
 
+/// A legend entry placed: its text, colour, whether a disc (rather than a square) shows it,
+/// and where its text's baseline starts.
+type LegendEntry = (String, [f32; 4], bool, [f32; 2]);
+
 /// Legend entries (text, colour, a disc rather than a square) placed in rows that wrap at
 /// `width`, the last row at the picture's bottom; and how many rows.
-fn legend_rows(
-    entries: Vec<(String, [f32; 4], bool)>,
-    width: f32,
-    height: f32,
-) -> (Vec<(String, [f32; 4], bool, [f32; 2])>, u32) {
+fn legend_rows(entries: Vec<(String, [f32; 4], bool)>, width: f32, height: f32) -> (Vec<LegendEntry>, u32) {
     let (mut x, mut row) = (16.0f32, 0u32);
     let mut placed = Vec::new();
     for (text, colour, disc) in entries {
