@@ -34,6 +34,24 @@ impl Strategy {
         }
     }
 
+    /// How the data is cut, whatever the dimensions are called: the pieces along each cut
+    /// dimension, sorted (`[8,1]`, `[8,1,1]` and `[1,8]` are all `[8]`: a reshape or a transpose
+    /// keeps every device's piece; replicated is `[]`). `None`: unknown or a tuple.
+    pub fn cut(&self) -> Option<Vec<u32>> {
+        match self {
+            Strategy::Replicated => Some(Vec::new()),
+            Strategy::Maximal(d) => Some(vec![0, *d]),
+            Strategy::Tiled { partitions, replicated_last } => {
+                let dims =
+                    if *replicated_last { &partitions[..partitions.len().saturating_sub(1)] } else { &partitions[..] };
+                let mut cut: Vec<u32> = dims.iter().copied().filter(|&p| p > 1).collect();
+                cut.sort_unstable();
+                Some(cut)
+            }
+            Strategy::Unknown | Strategy::Tuple(_) => None,
+        }
+    }
+
     /// As the paper writes it: `[8,1]`, `replicated`, `device 3`, `?`; a tuple's elements in
     /// parentheses.
     pub fn label(&self) -> String {
@@ -146,11 +164,11 @@ impl OpGraph {
                 if matches!(n.opcode.as_str(), "parameter" | "constant" | "iota") {
                     return OpClass::Input;
                 }
-                let known = |s: &Strategy| !matches!(s, Strategy::Unknown | Strategy::Tuple(_));
-                let differs = known(&n.strategy)
+                let cut = n.strategy.cut();
+                let differs = cut.is_some()
                     && operands[i].iter().any(|&a| {
-                        let s = &self.nodes[a as usize].strategy;
-                        known(s) && *s != n.strategy
+                        let c = self.nodes[a as usize].strategy.cut();
+                        c.is_some() && c != cut
                     });
                 if differs && !matches!(n.opcode.as_str(), "dot" | "convolution") {
                     OpClass::Redistribution
@@ -208,5 +226,10 @@ mod tests {
         assert!(
             is_communication("all-reduce-start") && is_communication("collective-permute") && !is_communication("dot")
         );
+        // A reshape or transpose keeps each device's piece: the same cut; replicated differs.
+        let a = Strategy::Tiled { partitions: vec![8, 1, 1], replicated_last: false };
+        let b = Strategy::Tiled { partitions: vec![1, 8], replicated_last: false };
+        assert_eq!(a.cut(), b.cut());
+        assert_ne!(a.cut(), Strategy::Replicated.cut());
     }
 }

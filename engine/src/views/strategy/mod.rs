@@ -265,12 +265,14 @@ impl View for StrategyView {
             }
         }
         let at: std::collections::HashMap<u32, usize> = placed.nodes.iter().enumerate().map(|(k, &n)| (n, k)).collect();
+        // Edges fainter as they grow many, so that thousands do not hide the operators.
+        let alpha = (0.35 * (300.0 / g.edges.len().max(1) as f32).sqrt()).clamp(0.05, 0.35);
         for &(a, b) in &g.edges {
             if let (Some(&i), Some(&j)) = (at.get(&a), at.get(&b)) {
                 let (r, s) = (placed.rects[i], placed.rects[j]);
                 let from = [r[2], (r[1] + r[3]) / 2.0];
                 let to = [s[0], (s[1] + s[3]) / 2.0];
-                scene.segment(Blend::Alpha, from, to, 1.0, [0.7, 0.72, 0.78, 0.35], true);
+                scene.segment(Blend::Alpha, from, to, 1.0, [0.7, 0.72, 0.78, alpha], true);
             }
         }
         for (k, &n) in placed.nodes.iter().enumerate() {
