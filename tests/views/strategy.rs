@@ -1,6 +1,9 @@
 //! `--view strategy`, the parallelism-strategy graph (Wei et al., 2024), from XLA HLO modules
 //! recorded from JAX (tests/data, with the scripts that made them).
 
+use exaviz_engine::Backend;
+use exaviz_engine::views::{Entry, Frame};
+
 use super::{both, golden, open, refused};
 
 fn module(rel: &str) -> String {
@@ -31,4 +34,33 @@ fn a_pipelines_strategies_match_golden_and_traces_are_refused() {
     golden("strategy_jax_pipeline.png", &picture);
     let e = refused("strategy", &[], &open("gen:fd4?ranks=8&messages=100"), (400, 300));
     assert!(e.contains("HLO module"), "{e}");
+}
+
+/// Hovering an operator names it, with its opcode, strategy, class and a permute's pairs; the
+/// background between operators picks nothing.
+#[test]
+fn hovering_an_operator_tells_what_it_is() {
+    let d = open(&module("jax-cpu-pipeline/xla_dump/module_0008.jit_stage.cpu_after_optimizations.txt"));
+    let built = Entry::find("strategy").unwrap().parse::<&str>(&[]).unwrap();
+    let prepared =
+        built.view.prepare(&d, &built.selection, Frame { width: 960, height: 400 }, &Backend::Cpu).expect("prepare");
+    let mut titles = std::collections::BTreeSet::new();
+    let mut permute = None;
+    for y in (0..400).step_by(3) {
+        for x in (0..960).step_by(3) {
+            if let Some(p) = prepared.pick(&d, [x as f32, y as f32]) {
+                if p.lines[0].starts_with("collective-permute") {
+                    permute = Some(p.clone());
+                }
+                titles.insert(p.title);
+            }
+        }
+    }
+    assert_eq!(titles.len(), 15, "every operator of the entry computation is hovered: {titles:?}");
+    let p = permute.expect("a collective-permute is hovered");
+    assert!(
+        p.lines.iter().any(|l| l == "communication") && p.lines.iter().any(|l| l == "pairs: 0->1 1->2 2->3"),
+        "{p:?}"
+    );
+    assert!(prepared.pick(&d, [480.0, 100.0]).is_none(), "nothing above the operators");
 }
