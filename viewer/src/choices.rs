@@ -91,7 +91,7 @@ pub(crate) fn views(dataset: &Dataset) -> Vec<ViewEntry> {
 /// others left out.
 pub(crate) fn switched(args: &ViewArgs, name: &str) -> Result<ViewArgs> {
     let entry = Entry::find(name).ok_or_else(|| anyhow!("no view {name}"))?;
-    let mut next = ViewArgs { view: entry.name.to_string(), backend: args.backend, options: Vec::new() };
+    let mut next = ViewArgs { view: entry.name.to_string(), backend: args.backend, options: Vec::new(), named: true };
     let command = entry.command();
     let mut k = 0;
     while k < args.options.len() {
@@ -121,6 +121,7 @@ mod tests {
             view: view.to_string(),
             backend: crate::BackendArg::Cpu,
             options: options.iter().map(ToString::to_string).collect(),
+            named: true,
         }
     }
 

@@ -90,7 +90,9 @@ impl From<BackendArg> for BackendChoice {
 /// options come from its entry in the registry (`exaviz render --view V --help` lists them).
 #[derive(clap::Args, Clone, Debug)]
 pub(crate) struct ViewArgs {
-    /// Which view to draw; each has options of its own, listed by `--view V --help`.
+    /// Which view to draw; each has options of its own, listed by `--view V --help`. Without
+    /// it, an input the ring view cannot draw gets the view that can (an HLO module strategy,
+    /// a training run marey, a fat tree fattree, a trace timeline), said in one line.
     #[arg(long, default_value = exaviz_engine::views::REGISTRY[0].name, value_parser = view_names())]
     view: String,
     /// Compute and render path: a GPU adapter if any (else the CPU, with a warning), a GPU or a clear error, or the CPU.
@@ -99,12 +101,38 @@ pub(crate) struct ViewArgs {
     /// The view's options as given, one word each (`--mix`, `alpha`), read after parsing.
     #[arg(skip)]
     options: Vec<String>,
+    /// Whether `--view` was given on the command line (else the default may give way to a view
+    /// that can draw the input, [`ViewArgs::suit`]).
+    #[arg(skip)]
+    named: bool,
 }
 
 impl ViewArgs {
     /// The view's entry in the registry (the parser accepts no other name).
     pub(crate) fn entry(&self) -> &'static Entry {
         Entry::find(&self.view).unwrap_or(&exaviz_engine::views::REGISTRY[0])
+    }
+
+    /// Without `--view` (and without a view's options), where the default view cannot draw
+    /// `dataset`, the first view that can, in the order a user expects from the input: an
+    /// operator graph's strategies, a training run's Marey graph, a fat tree, a trace's
+    /// timeline, then the registry's order. Says so in one line on stderr.
+    pub(crate) fn suit(&mut self, dataset: &exaviz_engine::model::Dataset) {
+        if self.named
+            || !self.options.is_empty()
+            || self.entry().parse::<&str>(&[]).is_ok_and(|b| b.view.check(dataset).is_ok())
+        {
+            return;
+        }
+        let preferred = ["strategy", "marey", "fattree", "timeline"];
+        let registry = exaviz_engine::views::REGISTRY.iter().map(|e| e.name);
+        let fits = preferred.into_iter().chain(registry).find(|name| {
+            Entry::find(name).and_then(|e| e.parse::<&str>(&[]).ok()).is_some_and(|b| b.view.check(dataset).is_ok())
+        });
+        if let Some(name) = fits {
+            eprintln!("no --view given: drawing the {name} view (the {} view cannot draw this input)", self.view);
+            self.view = name.to_string();
+        }
     }
 
     /// The view and the selection its options ask for.
@@ -114,6 +142,7 @@ impl ViewArgs {
 
     /// The view's options given in `matches` (parsed with [`augment`]), as words.
     fn read_options(&mut self, matches: &clap::ArgMatches) {
+        self.named = matches.value_source("view") == Some(clap::parser::ValueSource::CommandLine);
         self.options.clear();
         for arg in self.entry().command().get_arguments() {
             let (id, Some(long)) = (arg.get_id().as_str(), arg.get_long()) else { continue };
@@ -842,13 +871,15 @@ fn pyramid_cmd(
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Render { input, out, wall: Some(wall), view, .. } => wall_cmd::render_cmd(&input, &wall, &out, &view),
-        Command::Render { input, out, size, view, wall: None } => {
+        Command::Render { input, out, size, mut view, wall: None } => {
             let size = parse_size(&size)?;
-            let built = view.built()?;
+            view.built()?;
             if out.is_dir() {
                 bail!("{}: is a folder; give a file name for the PNG", out.display());
             }
             let dataset = load(&input)?;
+            view.suit(&dataset);
+            let built = view.built()?;
             let backend = Backend::new(view.backend.into())?;
             let pb = spinner(&format!("rendering the {} view on {}", view.view, backend.describe()));
             let frame = exaviz_engine::views::Frame { width: size.0, height: size.1 };
@@ -895,11 +926,13 @@ fn run(cli: Cli) -> Result<()> {
         Command::Aggregate(args) => edges_cmd::aggregate(args),
         Command::Bench(args) => edges_cmd::bench(args),
         Command::BenchInteract(args) => bench_interact::run(args),
-        Command::View { input, size, frames, view } => {
+        Command::View { input, size, frames, mut view } => {
             let size = parse_size(&size)?;
-            let selection = view.built()?.selection;
+            view.built()?;
             let view_backend = view.backend.into();
             let dataset = load(&input)?;
+            view.suit(&dataset);
+            let selection = view.built()?.selection;
             let content = content(&view, &dataset, selection).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
             window::run(dataset, input, view_backend, size, view, content, frames)
         }

@@ -158,6 +158,28 @@ fn info_reads_xla_hlo_modules() {
     assert_fails(&["info", folder.to_str().unwrap()], &["3 XLA HLO module(s)", "after_shardy-xla"]);
 }
 
+/// Without `--view`, an input the default (ring) view cannot draw gets the view that can, with
+/// one line saying so: a trace its timeline, an HLO module its strategies; a torus stays a ring.
+#[test]
+fn without_a_view_the_input_gets_one_that_draws_it() {
+    let png = tmp("no-view.png");
+    let out = exaviz(&["render", "gen:fd4?ranks=8&messages=100", "--backend", "cpu", "--out", png.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && said.contains("drawing the timeline view") && said.contains("timeline view, cpu"),
+        "{said}"
+    );
+    let out =
+        exaviz(&["render", "gen:torus-sim?dims=4x4x4&steps=3", "--backend", "cpu", "--out", png.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !said.contains("no --view given") && said.contains("ring view"), "{said}");
+    // A view named, or a view's option given, is kept: its own refusal is the answer.
+    assert_fails(
+        &["render", "gen:fd4?ranks=8&messages=100", "--view", "ring", "--out", png.to_str().unwrap()],
+        &["ring view needs a topology"],
+    );
+}
+
 #[test]
 fn help_is_available_on_every_command() {
     for cmd in [
