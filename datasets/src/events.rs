@@ -7,8 +7,6 @@
 //! and receives (instants with a peer) are matched in order per sender, receiver and tag, as MPI
 //! matches them.
 
-use std::collections::{HashMap, VecDeque};
-
 use exaviz_engine::model::{Dataset, LocationKind, Trace};
 
 use crate::Repairs;
@@ -63,7 +61,7 @@ pub fn from_events(input: &str, e: &EventTable) -> Result<Dataset, String> {
     // Each location's rows in time order, ties in the table's order.
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_by_key(|&k| (e.location[k as usize], e.time[k as usize]));
-    let mut pending: HashMap<(u32, u32, u32), VecDeque<Pending>> = HashMap::new();
+    let mut pending = crate::matching::Matcher::<(u32, u32, u32)>::new();
     let mut at = 0;
     while at < order.len() {
         let loc = e.location[order[at] as usize];
@@ -96,8 +94,14 @@ pub fn from_events(input: &str, e: &EventTable) -> Result<Dataset, String> {
                         _ if peer as usize >= locations => {
                             repairs.add("sends and receives with a peer not in the table dropped", || where_(e, k));
                         }
-                        Side::Send => send(&mut t, &mut pending, (loc, peer, e.tag[k]), time, e.bytes[k]),
-                        Side::Recv => recv(&mut t, &mut pending, (peer, loc, e.tag[k]), time),
+                        Side::Send => pending.send(
+                            &mut t.messages,
+                            (loc, peer, e.tag[k]),
+                            (loc, peer, e.tag[k]),
+                            time,
+                            e.bytes[k],
+                        ),
+                        Side::Recv => pending.recv(&mut t.messages, (peer, loc, e.tag[k]), time),
                     }
                 }
             }
@@ -111,7 +115,8 @@ pub fn from_events(input: &str, e: &EventTable) -> Result<Dataset, String> {
         }
         at = end;
     }
-    leave_out_unmatched(&mut t, &pending, &mut repairs);
+    // Sends never received are left out, as the OTF2 reader leaves them out; both sides counted.
+    pending.leave_out_unmatched(&mut t.messages, &mut repairs, |(s, d, tag)| format!("location {s} to {d}, tag {tag}"));
     let warnings = repairs.lines(input);
     let mut d = Dataset { name: input.to_string(), trace: t, warnings, ..Default::default() };
     d.index = exaviz_engine::pyramid::index(&d);
@@ -144,37 +149,6 @@ fn check(e: &EventTable) -> Result<(), String> {
     Ok(())
 }
 
-/// Sends never received are left out, as the OTF2 reader leaves them out; both sides counted.
-fn leave_out_unmatched(t: &mut Trace, pending: &HashMap<(u32, u32, u32), VecDeque<Pending>>, repairs: &mut Repairs) {
-    let mut unmatched: Vec<u32> = Vec::new();
-    let mut keys: Vec<_> = pending.keys().copied().collect();
-    keys.sort_unstable();
-    for key in keys {
-        for p in &pending[&key] {
-            let at = || format!("location {} to {}, tag {}", key.0, key.1, key.2);
-            match p {
-                Pending::Send(i) => {
-                    unmatched.push(*i as u32);
-                    repairs.add("sends without a matching receive left out", at);
-                }
-                Pending::Recv(_) => repairs.add("receives without a matching send left out", at),
-            }
-        }
-    }
-    if !unmatched.is_empty() {
-        unmatched.sort_unstable();
-        let keep: Vec<u32> =
-            (0..t.messages.source.len() as u32).filter(|i| unmatched.binary_search(i).is_err()).collect();
-        t.messages.permute(&keep);
-    }
-}
-
-/// One side of a message waiting for the other.
-enum Pending {
-    Send(usize),
-    Recv(u64),
-}
-
 fn where_(e: &EventTable, k: usize) -> String {
     format!("row {k}, {} in {}", e.names[e.name[k] as usize], e.location_names[e.location[k] as usize])
 }
@@ -186,44 +160,6 @@ fn interval(t: &mut Trace, loc: u32, region: u32, start: u64, end: u64, depth: u
     i.end.push(end);
     i.kind.push(region);
     i.depth.push(depth as u32);
-}
-
-fn send(
-    t: &mut Trace,
-    pending: &mut HashMap<(u32, u32, u32), VecDeque<Pending>>,
-    key: (u32, u32, u32),
-    time: u64,
-    bytes: u64,
-) {
-    let m = &mut t.messages;
-    let queue = pending.entry(key).or_default();
-    let recv = match queue.front() {
-        Some(&Pending::Recv(r)) => {
-            queue.pop_front();
-            r
-        }
-        _ => {
-            queue.push_back(Pending::Send(m.source.len()));
-            u64::MAX
-        }
-    };
-    m.source.push(key.0);
-    m.destination.push(key.1);
-    m.send_time.push(time);
-    m.recv_time.push(recv);
-    m.bytes.push(u32::try_from(bytes).unwrap_or(u32::MAX));
-    m.tag.push(key.2);
-}
-
-fn recv(t: &mut Trace, pending: &mut HashMap<(u32, u32, u32), VecDeque<Pending>>, key: (u32, u32, u32), time: u64) {
-    let queue = pending.entry(key).or_default();
-    match queue.front() {
-        Some(&Pending::Send(i)) => {
-            t.messages.recv_time[i] = time;
-            queue.pop_front();
-        }
-        _ => queue.push_back(Pending::Recv(time)),
-    }
 }
 
 #[cfg(test)]

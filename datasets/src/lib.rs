@@ -11,6 +11,7 @@ pub mod events;
 pub mod fattree;
 pub mod generators;
 pub mod hlo;
+mod matching;
 pub mod mpi_gen;
 pub mod nsys;
 pub mod otf2;

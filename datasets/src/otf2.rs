@@ -23,7 +23,7 @@
 //! (Enter, Leave, IsendComplete, IrecvRequest, RequestTest, RequestCancelled); an event's time is
 //! set by the timestamp record (type 5, 64 bits) before it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -574,12 +574,6 @@ impl Mappings {
     }
 }
 
-/// One side of a point-to-point message waiting for the other.
-enum Pending {
-    Send(usize),
-    Recv(u64),
-}
-
 /// Reads events into the trace: intervals, messages (matched), collectives, metrics.
 struct Builder<'d> {
     repairs: Repairs,
@@ -589,7 +583,7 @@ struct Builder<'d> {
     region_index: HashMap<u32, u32>,
     /// Metric member ref -> index into `trace.metric_names`.
     metric_index: HashMap<u32, u32>,
-    pending: HashMap<(u32, u32, u32, u32), VecDeque<Pending>>,
+    pending: crate::matching::Matcher<(u32, u32, u32, u32)>,
 }
 
 impl Builder<'_> {
@@ -601,36 +595,11 @@ impl Builder<'_> {
     }
 
     fn send(&mut self, key: (u32, u32, u32, u32), time: u64, bytes: u64) {
-        let m = &mut self.trace.messages;
-        let queue = self.pending.entry(key).or_default();
-        let recv = match queue.front() {
-            Some(Pending::Recv(t)) => {
-                let t = *t;
-                queue.pop_front();
-                t
-            }
-            _ => {
-                queue.push_back(Pending::Send(m.source.len()));
-                u64::MAX
-            }
-        };
-        m.source.push(key.0);
-        m.destination.push(key.1);
-        m.send_time.push(time);
-        m.recv_time.push(recv);
-        m.bytes.push(u32::try_from(bytes).unwrap_or(u32::MAX));
-        m.tag.push(key.3);
+        self.pending.send(&mut self.trace.messages, key, (key.0, key.1, key.3), time, bytes);
     }
 
     fn recv(&mut self, key: (u32, u32, u32, u32), time: u64) {
-        let queue = self.pending.entry(key).or_default();
-        match queue.front() {
-            Some(Pending::Send(i)) => {
-                self.trace.messages.recv_time[*i] = time;
-                queue.pop_front();
-            }
-            _ => queue.push_back(Pending::Recv(time)),
-        }
+        self.pending.recv(&mut self.trace.messages, key, time);
     }
 
     /// An interval of `region` on `loc` (an error where the region is not defined).
@@ -801,7 +770,7 @@ pub fn load_with_progress(anchor_path: &Path, progress: &dyn Fn(u64, u64)) -> Re
         location_index: HashMap::new(),
         region_index: HashMap::new(),
         metric_index: HashMap::new(),
-        pending: HashMap::new(),
+        pending: crate::matching::Matcher::new(),
     };
     for (i, &(region, name)) in defs.regions.iter().enumerate() {
         b.region_index.insert(region, i as u32);
@@ -855,32 +824,10 @@ pub fn load_with_progress(anchor_path: &Path, progress: &dyn Fn(u64, u64)) -> Re
     Ok(Dataset { name: input.clone(), trace: b.trace, warnings, ..Default::default() })
 }
 
-/// Sends without their receive (or the reverse), as a trace cut short or a process that did
-/// not finish writes them: the sends are left out of the messages, both counted as repairs.
+/// Sends without their receive (or the reverse): the sends left out, both counted as repairs.
 fn unmatched(b: &mut Builder) {
-    let mut drop = Vec::new();
-    let mut keys: Vec<_> = b.pending.iter().filter(|(_, q)| !q.is_empty()).map(|(k, _)| *k).collect();
-    keys.sort_unstable();
-    for key in keys {
-        let (s, d, comm, tag) = key;
-        let at = || format!("location {s} to {d}, communicator {comm}, tag {tag}");
-        for p in &b.pending[&key] {
-            match p {
-                Pending::Send(i) => {
-                    drop.push(*i);
-                    b.repairs.add("sends without a matching receive left out", at);
-                }
-                Pending::Recv(_) => b.repairs.add("receives without a matching send left out", at),
-            }
-        }
-    }
-    if drop.is_empty() {
-        return;
-    }
-    drop.sort_unstable();
-    let m = &mut b.trace.messages;
-    let keep: Vec<u32> = (0..m.source.len() as u32).filter(|i| drop.binary_search(&(*i as usize)).is_err()).collect();
-    m.permute(&keep);
+    let at = |(s, d, comm, tag): (u32, u32, u32, u32)| format!("location {s} to {d}, communicator {comm}, tag {tag}");
+    b.pending.leave_out_unmatched(&mut b.trace.messages, &mut b.repairs, at);
 }
 
 /// For each location, the location its metric samples are shown on when it records metrics
