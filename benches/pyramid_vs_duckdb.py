@@ -19,7 +19,6 @@ fetched as NumPy arrays, on all cores. DuckDB's cells are checked against the st
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
