@@ -325,3 +325,70 @@ fn strokes_agree_between_backends() {
         assert_eq!(tiled, on_gpu, "stroke tiles join without seams");
     }
 }
+
+/// A random layered graph for the force layout: operators in execution order, each computing
+/// one with one to three operands among the 40 before it, a fifth of them parameters; initial
+/// positions by data-flow depth, operands left of their users as the stage requires.
+fn force_case(n: usize, seed: u64) -> (stages::force_layout::ForceGraph, stages::force_layout::ForceParams) {
+    let mut rng = Rng(seed);
+    let sub: Vec<bool> = (0..n).map(|i| i > 0 && rng.below(5) == 0).collect();
+    let mut edges = Vec::new();
+    let mut depth = vec![0i32; n];
+    for i in 1..n {
+        for _ in 0..1 + rng.below(3) {
+            let a = i - 1 - rng.below(40.min(i as u32)) as usize;
+            if !sub[i] {
+                edges.push((a as u32, i as u32));
+                if !sub[a] {
+                    depth[i] = depth[i].max(depth[a] + 1);
+                }
+            }
+        }
+    }
+    let mut slots = std::collections::HashMap::new();
+    let positions: Vec<[i32; 2]> = (0..n)
+        .map(|i| {
+            let slot = slots.entry((depth[i], sub[i])).or_insert(0);
+            *slot += 1;
+            let y = if sub[i] { -512 * *slot } else { 256 * (*slot - 1) };
+            [depth[i] * 256, y]
+        })
+        .collect();
+    let seq: Vec<u32> = (0..n as u32).collect();
+    let g = stages::force_layout::ForceGraph::build(positions, &seq, &sub, &edges);
+    let p = stages::force_layout::ForceParams {
+        iterations: 80,
+        window: 8,
+        pitch: 256,
+        gap: 128,
+        box_w: 180,
+        box_h: 256,
+        axis: 0,
+        row: 512,
+        max_move: 256,
+    };
+    (g, p)
+}
+
+/// The force layout's steps are integer arithmetic: the GPU and the CPU mirror give the same
+/// positions, exactly, and every data edge between computing operators still runs left to right.
+#[test]
+fn force_layout_matches_exactly() {
+    for (n, seed) in [(300, 1), (20_000, 2)] {
+        let (g, p) = force_case(n, seed);
+        let cpu = stages::force_layout::run(&mut CpuRunner::default(), &g, &p).unwrap();
+        let gpu = stages::force_layout::run(&mut GpuRunner::new(gpu()), &g, &p).unwrap();
+        assert_eq!(cpu.len(), n);
+        assert!(cpu != g.positions, "the layout moved nothing");
+        let differ = cpu.iter().zip(&gpu).filter(|(a, b)| a != b).count();
+        assert_eq!(differ, 0, "{differ} of {n} positions differ between the CPU mirror and the GPU");
+        for (i, node) in g.nodes.iter().enumerate() {
+            if node.flags & stages::force_layout::SUBORDINATE == 0 {
+                for k in 0..node.operands {
+                    let a = g.adj[(node.first + k) as usize] as usize;
+                    assert!(cpu[i][0] - cpu[a][0] >= p.gap, "operand {a} not left of {i}");
+                }
+            }
+        }
+    }
+}

@@ -18,6 +18,7 @@ macro_rules! shader {
 
 shader!(BIN_HEATMAP, "bin_heatmap");
 shader!(BSPLINE, "bspline");
+shader!(FORCE_LAYOUT, "force_layout");
 shader!(LINE_DENSITY, "line_density");
 shader!(KDE_BUNDLE, "kde_bundle");
 shader!(REDUCE, "reduce");
@@ -25,4 +26,4 @@ shader!(RASTER, "raster");
 shader!(RENDER, "render");
 
 /// Every embedded shader.
-pub const ALL: &[Shader] = &[BIN_HEATMAP, BSPLINE, LINE_DENSITY, KDE_BUNDLE, REDUCE, RASTER, RENDER];
+pub const ALL: &[Shader] = &[BIN_HEATMAP, BSPLINE, FORCE_LAYOUT, LINE_DENSITY, KDE_BUNDLE, REDUCE, RASTER, RENDER];

@@ -13,6 +13,7 @@ use std::borrow::Cow;
 pub mod bin_heatmap;
 pub mod bspline;
 pub mod cpu;
+pub mod force_layout;
 pub mod gpu_runner;
 pub mod kde_bundle;
 pub mod line_density;
@@ -45,6 +46,7 @@ pub enum Kernel {
     KdeGradient,
     KdeAdvect,
     BsplineEval,
+    ForceLayout,
 }
 
 impl Kernel {
@@ -53,6 +55,7 @@ impl Kernel {
             Self::BinHeatmap => exaviz_shaders::BIN_HEATMAP,
             Self::LineDensity => exaviz_shaders::LINE_DENSITY,
             Self::BsplineEval => exaviz_shaders::BSPLINE,
+            Self::ForceLayout => exaviz_shaders::FORCE_LAYOUT,
             Self::KdeInit | Self::KdeSplat | Self::KdeBlurX | Self::KdeBlurY | Self::KdeGradient | Self::KdeAdvect => {
                 exaviz_shaders::KDE_BUNDLE
             }
@@ -75,6 +78,7 @@ impl Kernel {
             Self::KdeGradient => "kde_gradient",
             Self::KdeAdvect => "kde_advect",
             Self::BsplineEval => "bspline_eval",
+            Self::ForceLayout => "force_layout",
         }
     }
 }

@@ -14,6 +14,7 @@ use super::{BufId, Command, Kernel, Recording, Runner, StageError, WORKGROUP, wo
 pub mod bin_heatmap;
 pub mod bin_plain;
 pub mod bspline;
+pub mod force_layout;
 pub mod kde_bundle;
 pub mod kde_plain;
 pub mod line_density;
@@ -267,6 +268,11 @@ fn dispatch<'b>(
             let p = bspline::Params::from_words(params)?;
             let (ctrl, offsets, pts) = (get(1)?, get(2)?, get(3)?);
             for_each_invocation(n, |e| bspline::bspline_eval(e, &p, ctrl, offsets, pts));
+        }
+        Kernel::ForceLayout => {
+            let p = force_layout::Params::from_words(params)?;
+            let (pos_in, pos_out, nodes, adj) = (get(1)?, get(2)?, get(3)?, get(4)?);
+            for_each_invocation(n, |i| force_layout::force_layout(i, &p, pos_in, pos_out, nodes, adj));
         }
         Kernel::HistogramU32 => {
             let p = reduce::Params::from_words(params)?;
