@@ -64,3 +64,43 @@ fn hovering_an_operator_tells_what_it_is() {
     );
     assert!(prepared.pick(&d, [480.0, 100.0]).is_none(), "nothing above the operators");
 }
+
+/// An 8-stage pipeline (eight collective-permutes with pairs 0->1 ... 6->7): the graph is cut
+/// into 8 chunks at the permutes, one band per chunk in the stage order of the pairs, each
+/// chunk right of the transfer that feeds it; the force layout gives the same places on the CPU
+/// and on the GPU.
+#[test]
+fn a_pipelines_chunks_are_placed_per_stage_in_pair_order() {
+    use exaviz_engine::views::strategy::layout;
+    let d = open(&module("jax-pipeline8/xla_dump/module_0010.jit_pipeline.cpu_after_optimizations.txt"));
+    let g = d.opgraph.as_ref().unwrap();
+    let plot = [64.0, 80.0, 1180.0, 560.0];
+    let placed = layout(g, plot, &Backend::Cpu).unwrap();
+    let stages: Vec<u32> = placed.bands.iter().map(|b| b.0).collect();
+    assert_eq!(stages, (0..8).collect::<Vec<u32>>(), "one band per chunk, in the pairs' order");
+    for w in placed.bands.windows(2) {
+        assert!(w[0].1[1] <= w[1].1[0], "bands stacked top to bottom: {:?}", placed.bands);
+    }
+    let rect = |n: u32| placed.rects[placed.nodes.iter().position(|&k| k == n).unwrap()];
+    for (k, &n) in placed.nodes.iter().enumerate() {
+        let (c, r) = (placed.chunks[k], placed.rects[k]);
+        let band = placed.bands[c as usize].1;
+        assert!(r[1] >= band[0] && r[3] <= band[1], "{} outside its band", g.nodes[n as usize].name);
+    }
+    let mut permutes = 0;
+    for &(a, b) in &g.edges {
+        if g.nodes[a as usize].opcode == "collective-permute" {
+            permutes += 1;
+            assert!(
+                rect(a)[2] < rect(b)[0],
+                "{} feeds {} to its right",
+                g.nodes[a as usize].name,
+                g.nodes[b as usize].name
+            );
+        }
+    }
+    assert_eq!(permutes, 7, "seven permutes feed the next chunk (the eighth is the result)");
+    assert_eq!(layout(g, plot, &super::gpu_backend()).unwrap(), placed, "GPU and CPU place every operator alike");
+    let picture = both("strategy", &[], &d, (1200, 600));
+    golden("strategy_jax_pipeline8.png", &picture);
+}

@@ -2,16 +2,16 @@
 //! graph with each operator's parallel strategy), from an operator graph such as XLA's HLO
 //! modules ([`crate::opgraph`]).
 //!
-//! This first version lays out the entry computation's operators in columns by their depth in
-//! the data flow (x follows the execution order: a successor is never left of its operand),
-//! the main line of computing operators on the central axis and the subordinate ones
-//! (parameters, constants) above it, each operator coloured by its class (communication,
-//! partitioned output, redistribution, parameter or constant, other), with its strategy
-//! (`[8,1]`) written under it where there is room, its namespace (the `op_name` path without the
-//! operator: forward `jvp()`, backward `transpose(jvp())`, the update) as a soft disc under it for
-//! the eight most common, and a pipeline's stage order in the subtitle.
-//! Not yet: the paper's force model for x, chunks per pipeline stage, a namespace selector,
-//! similar substructures stacked, the minimap, pan and zoom, and the linking with the Marey graph.
+//! The entry computation's operators are laid out by the paper's force model ([`layout`]: x along
+//! the execution order, a successor never left of its operand, the main line on the central axis,
+//! the subordinate operators above it, a pipeline's chunks in bands per stage), each coloured by
+//! its class (communication, partitioned output, redistribution, parameter or constant, other),
+//! with its strategy (`[8,1]`) written under it where there is room and its namespace (the
+//! `op_name` path without the operator: forward `jvp()`, backward `transpose(jvp())`, the update)
+//! as a soft disc under it for the eight most common; transfers between stages are drawn in the
+//! communication colour.
+//! Not yet: a namespace selector, similar substructures stacked, the minimap, pan and zoom, and
+//! the linking with the Marey graph.
 
 use crate::Backend;
 use crate::model::Dataset;
@@ -21,6 +21,9 @@ use crate::selection::{Parts, Selection};
 use crate::views::contract::{Class, Drawn, Frame, Pick, Picker, Prepared, View};
 use crate::views::plot::{CATEGORICAL, fit, titles};
 use crate::views::{BACKGROUND, TEXT_DIM, ViewError, title_name};
+
+pub mod layout;
+pub use layout::{Placed, layout};
 
 /// The classes in the legend's order, with their colours.
 const CLASSES: [(OpClass, usize); 5] = [
@@ -50,82 +53,6 @@ impl Class for StrategyView {
     fn new(_: &StrategyArgs) -> Self {
         StrategyView
     }
-}
-
-/// Where each drawn operator is: its node and its rectangle `[x0, y0, x1, y1]`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Placed {
-    pub nodes: Vec<u32>,
-    pub rects: Vec<[f32; 4]>,
-    /// The room between two rows.
-    pub gap: f32,
-}
-
-/// The layout of `g`'s entry computation (every operator where it names no entry) in `plot`
-/// (`[x0, y0, x1, y1]`): columns by data-flow depth, the computing operators from the central
-/// axis down, parameters and constants above it, in their first user's column.
-pub fn layout(g: &OpGraph, plot: [f32; 4]) -> Placed {
-    let shown: Vec<bool> = g.nodes.iter().map(|n| g.entry.is_none_or(|e| n.computation == e)).collect();
-    let mut operands: Vec<Vec<u32>> = vec![Vec::new(); g.nodes.len()];
-    let mut users: Vec<Vec<u32>> = vec![Vec::new(); g.nodes.len()];
-    for &(a, b) in &g.edges {
-        if shown[a as usize] && shown[b as usize] {
-            operands[b as usize].push(a);
-            users[a as usize].push(b);
-        }
-    }
-    let input = |i: usize| g.nodes[i].class == OpClass::Input;
-    // Depth of the computing operators: one past their deepest computing operand. HLO lists
-    // operands before users, except where a name is used before it is defined: a second pass
-    // settles those.
-    let mut depth = vec![0u32; g.nodes.len()];
-    for _ in 0..2 {
-        for i in (0..g.nodes.len()).filter(|&i| shown[i] && !input(i)) {
-            depth[i] =
-                operands[i].iter().filter(|&&o| !input(o as usize)).map(|&o| depth[o as usize] + 1).max().unwrap_or(0);
-        }
-    }
-    // A computing operator without computing operands (a broadcast of a constant) goes just
-    // before its first user, not to the first column; parameters and constants into it.
-    for i in (0..g.nodes.len()).filter(|&i| shown[i] && !input(i)) {
-        if operands[i].iter().all(|&o| input(o as usize))
-            && let Some(first) = users[i].iter().map(|&u| depth[u as usize]).min()
-        {
-            depth[i] = first.saturating_sub(1);
-        }
-    }
-    for i in (0..g.nodes.len()).filter(|&i| shown[i] && input(i)) {
-        depth[i] = users[i].iter().map(|&u| depth[u as usize]).min().unwrap_or(0);
-    }
-    let columns = (0..g.nodes.len()).filter(|&i| shown[i]).map(|i| depth[i] + 1).max().unwrap_or(1);
-    let (mut below, mut above) = (vec![0u32; columns as usize], vec![0u32; columns as usize]);
-    let mut slots = Vec::new();
-    for i in (0..g.nodes.len()).filter(|&i| shown[i]) {
-        let c = depth[i] as usize;
-        let slot = if input(i) {
-            above[c] += 1;
-            -(above[c] as i32)
-        } else {
-            below[c] += 1;
-            below[c] as i32 - 1
-        };
-        slots.push((i as u32, c, slot));
-    }
-    let [x0, y0, x1, y1] = plot;
-    let pitch_x = (x1 - x0) / columns as f32;
-    let rows_above = above.iter().copied().max().unwrap_or(0) as f32;
-    let rows_below = below.iter().copied().max().unwrap_or(1).max(1) as f32;
-    let pitch_y = ((y1 - y0) / (rows_above + rows_below)).min(40.0);
-    let axis = y0 + (y1 - y0 - pitch_y * (rows_above + rows_below)) / 2.0 + rows_above * pitch_y;
-    let (w, h) = ((pitch_x * 0.7).clamp(1.0, 48.0), (pitch_y * 0.55).clamp(1.0, 14.0));
-    let mut placed = Placed { gap: pitch_y - h, ..Placed::default() };
-    for (node, c, slot) in slots {
-        let cx = x0 + (c as f32 + 0.5) * pitch_x;
-        let cy = axis + (slot as f32 + 0.5) * pitch_y;
-        placed.nodes.push(node);
-        placed.rects.push([cx - w / 2.0, cy - h / 2.0, cx + w / 2.0, cy + h / 2.0]);
-    }
-    placed
 }
 
 struct Graph {
@@ -225,7 +152,7 @@ impl View for StrategyView {
         false
     }
 
-    fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, _: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+    fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, backend: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
         self.check(d)?;
         let g = d.opgraph.as_ref().expect("checked");
         let (width, height) = (f.width as f32, f.height as f32);
@@ -243,10 +170,15 @@ impl View for StrategyView {
         let short = |ns: &str| ns.split_once('/').map_or(ns.to_string(), |(_, rest)| rest.to_string());
         entries.extend(spaces.iter().enumerate().map(|(k, ns)| (short(ns), disc_colour(k, 0.6), true)));
         let (legend, rows) = legend_rows(entries, width, height);
-        let placed = layout(g, [24.0, 86.0, width - 24.0, height - 30.0 - 16.0 * rows as f32]);
+        let left = if g.stage_order().is_empty() { 24.0 } else { 64.0 };
+        let placed = layout(g, [left, 86.0, width - 24.0, height - 30.0 - 16.0 * rows as f32], backend)
+            .map_err(|e| ViewError::Unsupported(format!("strategy layout: {e}")))?;
         let stages: Vec<String> = g.stage_order().iter().map(u32::to_string).collect();
-        let stages =
-            if stages.is_empty() { String::new() } else { format!("; pipeline stages {}", stages.join(" -> ")) };
+        let stages = if stages.is_empty() {
+            String::new()
+        } else {
+            format!("; pipeline stages {} in {} chunks", stages.join(" -> "), placed.bands.len().max(1))
+        };
         let subtitle = format!(
             "{} operators of {} in data-flow order, {} partitions{stages}; discs: namespaces",
             placed.nodes.len(),
@@ -254,6 +186,13 @@ impl View for StrategyView {
             g.partitions
         );
         titles(&mut scene, width, &format!("Parallel strategies: {}", title_name(d)), &subtitle);
+        // A pipeline's bands, one per chunk, named by their stage.
+        for (k, &(stage, [y0, y1])) in placed.bands.iter().enumerate() {
+            if k % 2 == 0 {
+                scene.rect([8.0, y0], [width - 8.0, y1], [1.0, 1.0, 1.0, 0.03], true);
+            }
+            scene.text(&format!("stage {stage}"), [12.0, (y0 + y1) / 2.0 + 4.0], 10.0, Anchor::Left, TEXT_DIM);
+        }
         for (k, &n) in placed.nodes.iter().enumerate() {
             let ns = namespace_of(&g.nodes[n as usize].namespace);
             if let Some(c) = spaces.iter().position(|s| s == ns) {
@@ -267,12 +206,18 @@ impl View for StrategyView {
         let at: std::collections::HashMap<u32, usize> = placed.nodes.iter().enumerate().map(|(k, &n)| (n, k)).collect();
         // Edges fainter as they grow many, so that thousands do not hide the operators.
         let alpha = (0.35 * (300.0 / g.edges.len().max(1) as f32).sqrt()).clamp(0.05, 0.35);
+        let transfer = colour(OpClass::Communication);
         for &(a, b) in &g.edges {
             if let (Some(&i), Some(&j)) = (at.get(&a), at.get(&b)) {
                 let (r, s) = (placed.rects[i], placed.rects[j]);
                 let from = [r[2], (r[1] + r[3]) / 2.0];
                 let to = [s[0], (s[1] + s[3]) / 2.0];
-                scene.segment(Blend::Alpha, from, to, 1.0, [0.7, 0.72, 0.78, alpha], true);
+                // A transfer's edge into the next stage's chunk in the communication colour.
+                if placed.chunks[i] != placed.chunks[j] && layout::is_transfer(&g.nodes[a as usize].opcode) {
+                    scene.segment(Blend::Alpha, from, to, 1.5, [transfer[0], transfer[1], transfer[2], 0.8], true);
+                } else {
+                    scene.segment(Blend::Alpha, from, to, 1.0, [0.7, 0.72, 0.78, alpha], true);
+                }
             }
         }
         for (k, &n) in placed.nodes.iter().enumerate() {
@@ -333,14 +278,14 @@ mod tests {
             node("d", "dot", OpClass::Partitioned),
         ];
         g.edges = vec![(0, 1), (0, 2), (1, 3), (2, 3), (3, 5), (4, 5)];
-        let p = layout(&g, [0.0, 0.0, 600.0, 400.0]);
+        let p = layout(&g, [0.0, 0.0, 600.0, 400.0], &Backend::Cpu).unwrap();
         let rect = |n: u32| p.rects[p.nodes.iter().position(|&k| k == n).unwrap()];
         for &(a, b) in &g.edges {
             if g.nodes[a as usize].class != OpClass::Input {
                 assert!(rect(a)[2] < rect(b)[0], "{a} -> {b}");
             }
         }
-        let axis = rect(1)[1];
+        let axis = [1, 2, 3, 5].map(|n| rect(n)[1]).into_iter().fold(f32::MAX, f32::min);
         assert!(rect(0)[3] < axis && rect(4)[3] < axis, "parameters above the main line");
         for i in 0..p.rects.len() {
             for j in i + 1..p.rects.len() {
