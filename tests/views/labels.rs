@@ -15,7 +15,7 @@ fn input_for(view: &str) -> &'static str {
         "ring" | "parcoords" | "themeriver" | "linked" | "mds" | "radviz" => "gen:torus-sim?dims=4x4x4&steps=12",
         "timeline" | "matrix" | "chord" | "sendrecv" | "mpi" => "gen:wrf?iterations=40",
         "fattree" => "gen:fattree?k=4&steps=20",
-        "marey" | "training" => "gen:training?devices=8&stages=2",
+        "marey" | "training" | "topology" => "gen:training?devices=8&stages=2",
         "strategy" => concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/data/jax-data-parallel/xla_dump/module_0034.jit_train_step.0001.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt"

@@ -20,6 +20,7 @@ mod sendrecv;
 mod strategy;
 mod themeriver;
 mod timeline;
+mod topology;
 mod training;
 
 use std::path::PathBuf;

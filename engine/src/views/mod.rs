@@ -25,6 +25,7 @@ pub mod sendrecv;
 pub mod strategy;
 pub mod themeriver;
 pub mod timeline;
+pub mod topology;
 pub mod training;
 
 pub use contract::{Class, Entry, Frame, Pick, Prepared, View};
@@ -47,6 +48,7 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<marey::MareyView>(),
     Entry::of::<training::TrainingView>(),
     Entry::of::<strategy::StrategyView>(),
+    Entry::of::<topology::TopologyView>(),
 ];
 
 #[derive(Debug, thiserror::Error)]
