@@ -104,3 +104,52 @@ fn a_pipelines_chunks_are_placed_per_stage_in_pair_order() {
     let picture = both("strategy", &[], &d, (1200, 600));
     golden("strategy_jax_pipeline8.png", &picture);
 }
+
+/// Edge kinds have switches: hiding the long spans from the forward to the backward pass of the
+/// data-parallel step says how many were hidden and leaves the other edges; namespaces are
+/// chosen by their legend's names, and an unknown one is refused naming the common ones.
+#[test]
+fn edge_kinds_switch_and_namespaces_are_chosen_by_name() {
+    let d = open(&module(
+        "jax-data-parallel/xla_dump/module_0034.jit_train_step.0001.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt",
+    ));
+    let texts = |options: &[&str]| -> Vec<String> {
+        let scene = exaviz_tests::scene("strategy", options, &d, (1200, 600)).unwrap();
+        scene.labels.iter().map(|l| l.text.clone()).collect()
+    };
+    let note = |t: &[String]| t.iter().find(|s| s.starts_with("edges hidden: ")).cloned();
+    assert_eq!(note(&texts(&[])), None, "every edge drawn by default");
+    let hidden = note(&texts(&["--edges", "data,parameter,collective,transfer"])).expect("a note of the hidden edges");
+    let long: usize = hidden.trim_start_matches("edges hidden: long ").parse().unwrap_or_else(|_| panic!("{hidden}"));
+    assert!(long > 0, "{hidden}");
+    let all = note(&texts(&["--edges", "transfer"])).expect("a note");
+    assert!(all.contains("data ") && all.contains("parameter ") && all.contains("long "), "{all}");
+    let chosen = texts(&["--namespaces", "transpose(jvp())"]);
+    assert!(chosen.iter().any(|t| t == "transpose(jvp())") && !chosen.iter().any(|t| t == "jvp()"), "{chosen:?}");
+    let e = refused("strategy", &["--namespaces", "nowhere"], &d, (600, 300));
+    assert!(e.contains("no namespace 'nowhere'") && e.contains("jvp()"), "{e}");
+}
+
+/// The graph pans and zooms with the window's transform: zoomed twice at an operator's centre,
+/// the operator covers twice its width there, while the title stays where it was.
+#[test]
+fn the_graph_zooms_and_the_titles_stay() {
+    use exaviz_engine::render::{View, cpu::render};
+    use exaviz_engine::views::strategy::layout;
+    let d = open(&module("jax-pipeline8/xla_dump/module_0010.jit_pipeline.cpu_after_optimizations.txt"));
+    let built = Entry::find("strategy").unwrap().parse::<&str>(&[]).unwrap();
+    assert!(built.view.pans(), "drag pans, the wheel zooms");
+    let scene = exaviz_tests::scene("strategy", &[], &d, (1200, 600)).unwrap();
+    let placed = layout(d.opgraph.as_ref().unwrap(), [64.0, 86.0, 1176.0, 554.0], &Backend::Cpu).unwrap();
+    let r = placed.rects[placed.rects.len() / 2];
+    let centre = [(r[0] + r[2]) / 2.0, (r[1] + r[3]) / 2.0];
+    let mut view = View::default();
+    view.zoom_at(2.0, centre);
+    let (flat, zoomed) = (render(&scene, View::default()), render(&scene, view));
+    let beyond = (r[2] + (r[2] - r[0]) * 0.3) as u32;
+    let colour = flat.pixel(centre[0] as u32, centre[1] as u32);
+    assert_ne!(flat.pixel(beyond, centre[1] as u32), colour, "just right of the operator is not the operator");
+    assert_eq!(zoomed.pixel(beyond, centre[1] as u32), colour, "zoomed, the operator reaches there");
+    let title = |img: &exaviz_engine::render::Image| img.pixels[..(1200 * 60 * 4) as usize].to_vec();
+    assert!(title(&flat) == title(&zoomed), "the title does not move");
+}

@@ -255,6 +255,24 @@ impl Scene {
 
     /// Screen-space text; returns its advance width in pixels.
     pub fn text(&mut self, text: &str, at: [f32; 2], size_px: f32, anchor: Anchor, color: [f32; 4]) -> f32 {
+        self.text_in(text, at, size_px, anchor, color, true)
+    }
+
+    /// Text placed in the scene like the shapes it names: pan and zoom move and scale it with
+    /// them (a node's label), where [`Scene::text`] stays put (titles, legends).
+    pub fn text_world(&mut self, text: &str, at: [f32; 2], size_px: f32, anchor: Anchor, color: [f32; 4]) -> f32 {
+        self.text_in(text, at, size_px, anchor, color, false)
+    }
+
+    fn text_in(
+        &mut self,
+        text: &str,
+        at: [f32; 2],
+        size_px: f32,
+        anchor: Anchor,
+        color: [f32; 4],
+        screen: bool,
+    ) -> f32 {
         let (glyphs, width) = self.atlas.layout(text, at, size_px, anchor);
         let mut rect = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
         for g in &glyphs {
@@ -270,7 +288,7 @@ impl Scene {
                 b: g.max,
                 uv_a: g.uv,
                 color,
-                kind: KIND_GLYPH | FLAG_SCREEN,
+                kind: KIND_GLYPH | if screen { FLAG_SCREEN } else { 0 },
                 ..Instance::zeroed()
             });
         }

@@ -33,6 +33,8 @@ pub struct Placed {
     pub gap: f32,
     /// Each placed operator's chunk (0 where the graph is not cut).
     pub chunks: Vec<u32>,
+    /// Whether each placed operator is subordinate (above the main line).
+    pub subordinate: Vec<bool>,
     /// Each chunk's band: its pipeline stage (a device of the transfers' pairs) and `[y0, y1]`.
     pub bands: Vec<(u32, [f32; 2])>,
 }
@@ -201,7 +203,7 @@ pub fn layout(g: &OpGraph, plot: [f32; 4], backend: &Backend) -> Result<Placed, 
     }
     let subordinate: Vec<bool> = start.iter().map(|&(i, _)| flow.sub[i]).collect();
     legalize(&mut moved, &subordinate);
-    Ok(place(&start, &moved, &chunk, g, plot))
+    Ok(place(&start, &moved, (&chunk, &flow.sub), g, plot))
 }
 
 /// Lanes: each operator, left to right, onto the lane (a multiple of `BOX_H` from the axis,
@@ -233,7 +235,13 @@ fn legalize(points: &mut [[i32; 2]], subordinate: &[bool]) {
 }
 
 /// Stacks the chunks' bands in stage order and scales the positions into `plot`.
-fn place(start: &[(usize, [i32; 2])], moved: &[[i32; 2]], chunk: &[u32], g: &OpGraph, plot: [f32; 4]) -> Placed {
+fn place(
+    start: &[(usize, [i32; 2])],
+    moved: &[[i32; 2]],
+    (chunk, sub): (&[u32], &[bool]),
+    g: &OpGraph,
+    plot: [f32; 4],
+) -> Placed {
     let chunks = start.iter().map(|&(i, _)| chunk[i] + 1).max().unwrap_or(1) as usize;
     // Each chunk's extent in y, then its band's offset: the bands one under the other.
     let mut extent = vec![[i64::MAX, i64::MIN]; chunks];
@@ -273,6 +281,7 @@ fn place(start: &[(usize, [i32; 2])], moved: &[[i32; 2]], chunk: &[u32], g: &OpG
         placed.nodes.push(i as u32);
         placed.rects.push([cx - w / 2.0, cy - h / 2.0, cx + w / 2.0, cy + h / 2.0]);
         placed.chunks.push(chunk[i]);
+        placed.subordinate.push(sub[i]);
     }
     if chunks > 1 {
         let stages = g.stage_order();

@@ -10,8 +10,11 @@
 //! `op_name` path without the operator: forward `jvp()`, backward `transpose(jvp())`, the update)
 //! as a soft disc under it for the eight most common; transfers between stages are drawn in the
 //! communication colour.
-//! Not yet: a namespace selector, similar substructures stacked, the minimap, pan and zoom, and
-//! the linking with the Marey graph.
+//! The graph pans and zooms in the window (its operators' labels with it, at the resolution
+//! they were laid out at); titles and legends stay put. Edge kinds have switches (`--edges`), and
+//! `--namespaces` chooses the discs.
+//! Not yet: a namespace selector in the window's panel, similar substructures stacked, the
+//! minimap, and the linking with the Marey graph.
 
 use crate::Backend;
 use crate::model::Dataset;
@@ -40,18 +43,89 @@ fn colour(class: OpClass) -> [f32; 4] {
     [r, g, b, 1.0]
 }
 
-pub struct StrategyView;
+pub struct StrategyView {
+    pub edges: Vec<EdgeKind>,
+    pub namespaces: Vec<String>,
+}
+
+/// The kinds of edges, each with a switch (Wei et al., §5.1.1 step 1: primary edges carry the
+/// execution logic, secondary ones such as the long spans from the forward to the backward pass
+/// can be hidden).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum EdgeKind {
+    /// Between computing operators.
+    Data,
+    /// From a parameter or constant (and what only views one).
+    Parameter,
+    /// Into or out of a collective (all-reduce, all-gather, ...).
+    Collective,
+    /// From a pipeline transfer (collective-permute, send, receive) into the next stage's chunk.
+    Transfer,
+    /// From the forward pass (`jvp()`) to the backward pass (`transpose(jvp())`): the long spans.
+    Long,
+}
+
+impl EdgeKind {
+    pub const ALL: [EdgeKind; 5] =
+        [EdgeKind::Data, EdgeKind::Parameter, EdgeKind::Collective, EdgeKind::Transfer, EdgeKind::Long];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EdgeKind::Data => "data",
+            EdgeKind::Parameter => "parameter",
+            EdgeKind::Collective => "collective",
+            EdgeKind::Transfer => "transfer",
+            EdgeKind::Long => "long",
+        }
+    }
+}
+
+/// Whether a namespace is the forward pass (`jvp(...)` without `transpose`) or the backward one.
+fn pass(ns: &str) -> Option<bool> {
+    if ns.contains("transpose(jvp") {
+        Some(false)
+    } else if ns.contains("jvp(") {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// The kind of the edge from `a` to `b` as placed.
+fn edge_kind(g: &OpGraph, placed: &Placed, i: usize, j: usize) -> EdgeKind {
+    let (a, b) = (&g.nodes[placed.nodes[i] as usize], &g.nodes[placed.nodes[j] as usize]);
+    if placed.chunks[i] != placed.chunks[j] && layout::is_transfer(&a.opcode) {
+        EdgeKind::Transfer
+    } else if pass(&a.namespace) == Some(true) && pass(&b.namespace) == Some(false) {
+        EdgeKind::Long
+    } else if placed.subordinate[i] {
+        EdgeKind::Parameter
+    } else if a.class == OpClass::Communication || b.class == OpClass::Communication {
+        EdgeKind::Collective
+    } else {
+        EdgeKind::Data
+    }
+}
 
 #[derive(clap::Args, Clone, Debug)]
-pub struct StrategyArgs {}
+pub struct StrategyArgs {
+    /// The kinds of edges drawn (default: all).
+    #[arg(long, value_enum, value_delimiter = ',', num_args = 1.., value_name = "KIND,...")]
+    pub edges: Vec<EdgeKind>,
+    /// The namespaces given discs, at most 8, by the legend's names or whole `op_name` paths
+    /// (default: the most common).
+    #[arg(long, value_delimiter = ',', num_args = 1.., value_name = "NAMESPACE,...")]
+    pub namespaces: Vec<String>,
+}
 
 impl Class for StrategyView {
     const NAME: &'static str = "strategy";
     const ABOUT: &'static str = "Parallelism-strategy graph (Wei et al.): a training step's operators (an XLA HLO module) in data-flow order, coloured by class, with their partitioning ([8,1]).";
     type Args = StrategyArgs;
 
-    fn new(_: &StrategyArgs) -> Self {
-        StrategyView
+    fn new(args: &StrategyArgs) -> Self {
+        let edges = if args.edges.is_empty() { EdgeKind::ALL.to_vec() } else { args.edges.clone() };
+        StrategyView { edges, namespaces: args.namespaces.clone() }
     }
 }
 
@@ -104,6 +178,29 @@ pub fn namespaces(g: &OpGraph, shown: impl Fn(usize) -> bool) -> Vec<String> {
     v.into_iter().take(CATEGORICAL.len()).map(|(ns, _)| ns.to_string()).collect()
 }
 
+/// The namespaces named by `--namespaces` (a legend's short name or a whole path), in order;
+/// an unknown one is refused with the most common ones named.
+fn chosen_namespaces(g: &OpGraph, names: &[String]) -> Result<Vec<String>, ViewError> {
+    let all: std::collections::BTreeSet<&str> = g.nodes.iter().map(|n| namespace_of(&n.namespace)).collect();
+    let mut out = Vec::new();
+    for name in names.iter().take(CATEGORICAL.len()) {
+        let found = all.iter().find(|ns| **ns == name || ns.split_once('/').is_some_and(|(_, rest)| rest == name));
+        match found {
+            Some(ns) => out.push(ns.to_string()),
+            None => {
+                let common = namespaces(g, |_| true);
+                let short: Vec<&str> =
+                    common.iter().map(|ns| ns.split_once('/').map_or(ns.as_str(), |(_, r)| r)).collect();
+                return Err(ViewError::Unsupported(format!(
+                    "no namespace '{name}' in the module (the most common: {})",
+                    short.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A namespace's disc colour: the categorical colours the classes use least first.
 fn disc_colour(k: usize, alpha: f32) -> [f32; 4] {
     const ORDER: [usize; 8] = [3, 4, 0, 6, 1, 2, 5, 7];
@@ -133,6 +230,41 @@ fn legend_rows(entries: Vec<(String, [f32; 4], bool)>, width: f32, height: f32) 
     (placed.into_iter().map(|(t, c, d, x, r)| (t, c, d, [x, at(r)])).collect(), rows)
 }
 
+impl StrategyView {
+    /// Draws the edges of the kinds switched on; a note of the hidden ones' counts, if any.
+    fn edges(&self, scene: &mut Scene, g: &OpGraph, placed: &Placed) -> Option<String> {
+        let at: std::collections::HashMap<u32, usize> = placed.nodes.iter().enumerate().map(|(k, &n)| (n, k)).collect();
+        // Edges fainter as they grow many, so that thousands do not hide the operators.
+        let alpha = (0.35 * (300.0 / g.edges.len().max(1) as f32).sqrt()).clamp(0.05, 0.35);
+        let transfer = colour(OpClass::Communication);
+        let mut counts = [0usize; EdgeKind::ALL.len()];
+        for &(a, b) in &g.edges {
+            if let (Some(&i), Some(&j)) = (at.get(&a), at.get(&b)) {
+                let kind = edge_kind(g, placed, i, j);
+                counts[kind as usize] += 1;
+                if !self.edges.contains(&kind) {
+                    continue;
+                }
+                let (r, s) = (placed.rects[i], placed.rects[j]);
+                let from = [r[2], (r[1] + r[3]) / 2.0];
+                let to = [s[0], (s[1] + s[3]) / 2.0];
+                // A transfer's edge into the next stage's chunk in the communication colour.
+                if kind == EdgeKind::Transfer {
+                    scene.segment(Blend::Alpha, from, to, 1.5, [transfer[0], transfer[1], transfer[2], 0.8], false);
+                } else {
+                    scene.segment(Blend::Alpha, from, to, 1.0, [0.7, 0.72, 0.78, alpha], false);
+                }
+            }
+        }
+        let hidden: Vec<String> = EdgeKind::ALL
+            .iter()
+            .filter(|k| !self.edges.contains(k) && counts[**k as usize] > 0)
+            .map(|k| format!("{} {}", k.name(), counts[*k as usize]))
+            .collect();
+        (!hidden.is_empty()).then(|| format!("edges hidden: {}", hidden.join(", ")))
+    }
+}
+
 impl View for StrategyView {
     fn depends_on(&self) -> Parts {
         Parts::NONE
@@ -148,17 +280,14 @@ impl View for StrategyView {
         }
     }
 
-    fn pans(&self) -> bool {
-        false
-    }
-
     fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, backend: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
         self.check(d)?;
         let g = d.opgraph.as_ref().expect("checked");
         let (width, height) = (f.width as f32, f.height as f32);
         let mut scene = Scene::new(f.width, f.height, BACKGROUND);
         let shown = |i: usize| g.entry.is_none_or(|e| g.nodes[i].computation == e);
-        let spaces = namespaces(g, shown);
+        let spaces =
+            if self.namespaces.is_empty() { namespaces(g, shown) } else { chosen_namespaces(g, &self.namespaces)? };
         // The legend first: its entries wrap into rows at the bottom, the graph above them.
         let mut entries: Vec<(String, [f32; 4], bool)> = CLASSES
             .iter()
@@ -185,13 +314,12 @@ impl View for StrategyView {
             g.name,
             g.partitions
         );
-        titles(&mut scene, width, &format!("Parallel strategies: {}", title_name(d)), &subtitle);
         // A pipeline's bands, one per chunk, named by their stage.
         for (k, &(stage, [y0, y1])) in placed.bands.iter().enumerate() {
             if k % 2 == 0 {
-                scene.rect([8.0, y0], [width - 8.0, y1], [1.0, 1.0, 1.0, 0.03], true);
+                scene.rect([8.0, y0], [width - 8.0, y1], [1.0, 1.0, 1.0, 0.03], false);
             }
-            scene.text(&format!("stage {stage}"), [12.0, (y0 + y1) / 2.0 + 4.0], 10.0, Anchor::Left, TEXT_DIM);
+            scene.text_world(&format!("stage {stage}"), [12.0, (y0 + y1) / 2.0 + 4.0], 10.0, Anchor::Left, TEXT_DIM);
         }
         for (k, &n) in placed.nodes.iter().enumerate() {
             let ns = namespace_of(&g.nodes[n as usize].namespace);
@@ -199,39 +327,32 @@ impl View for StrategyView {
                 let r = placed.rects[k];
                 let (centre, radius) =
                     ([(r[0] + r[2]) / 2.0, (r[1] + r[3]) / 2.0], (r[2] - r[0]).max(r[3] - r[1]) * 0.75);
-                scene.disc(centre, radius, disc_colour(c, 0.12), true);
-                scene.disc(centre, radius * 0.7, disc_colour(c, 0.2), true);
+                scene.disc(centre, radius, disc_colour(c, 0.12), false);
+                scene.disc(centre, radius * 0.7, disc_colour(c, 0.2), false);
             }
         }
-        let at: std::collections::HashMap<u32, usize> = placed.nodes.iter().enumerate().map(|(k, &n)| (n, k)).collect();
-        // Edges fainter as they grow many, so that thousands do not hide the operators.
-        let alpha = (0.35 * (300.0 / g.edges.len().max(1) as f32).sqrt()).clamp(0.05, 0.35);
-        let transfer = colour(OpClass::Communication);
-        for &(a, b) in &g.edges {
-            if let (Some(&i), Some(&j)) = (at.get(&a), at.get(&b)) {
-                let (r, s) = (placed.rects[i], placed.rects[j]);
-                let from = [r[2], (r[1] + r[3]) / 2.0];
-                let to = [s[0], (s[1] + s[3]) / 2.0];
-                // A transfer's edge into the next stage's chunk in the communication colour.
-                if placed.chunks[i] != placed.chunks[j] && layout::is_transfer(&g.nodes[a as usize].opcode) {
-                    scene.segment(Blend::Alpha, from, to, 1.5, [transfer[0], transfer[1], transfer[2], 0.8], true);
-                } else {
-                    scene.segment(Blend::Alpha, from, to, 1.0, [0.7, 0.72, 0.78, alpha], true);
-                }
-            }
-        }
+        let hidden_note = self.edges(&mut scene, g, &placed);
         for (k, &n) in placed.nodes.iter().enumerate() {
             let node = &g.nodes[n as usize];
             let r = placed.rects[k];
-            scene.rect([r[0], r[1]], [r[2], r[3]], colour(node.class), true);
+            scene.rect([r[0], r[1]], [r[2], r[3]], colour(node.class), false);
             let label = match &node.strategy {
                 Strategy::Tiled { .. } | Strategy::Maximal(_) => node.strategy.label(),
                 _ => String::new(),
             };
             if !label.is_empty() && r[2] - r[0] >= 24.0 && placed.gap >= 11.0 {
                 let at = [(r[0] + r[2]) / 2.0, r[3] + 10.0];
-                scene.text(&fit(&label, r[2] - r[0] + 8.0, 9.0), at, 9.0, Anchor::Centre, TEXT_DIM);
+                scene.text_world(&fit(&label, r[2] - r[0] + 8.0, 9.0), at, 9.0, Anchor::Centre, TEXT_DIM);
             }
+        }
+        // The titles and the legend over the graph, on the background, where pan and zoom leave
+        // them.
+        let [r, g, b] = BACKGROUND;
+        scene.rect([0.0, 0.0], [width, 70.0], [r, g, b, 1.0], true);
+        scene.rect([0.0, height - 22.0 - 16.0 * rows as f32], [width, height], [r, g, b, 1.0], true);
+        titles(&mut scene, width, &format!("Parallel strategies: {}", title_name(d)), &subtitle);
+        if let Some(note) = hidden_note {
+            scene.text(&fit(&note, width - 32.0, 10.0), [width - 16.0, 64.0], 10.0, Anchor::Right, TEXT_DIM);
         }
         for (text, fill, disc, [x, y]) in legend {
             if disc {
