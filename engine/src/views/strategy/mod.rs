@@ -80,6 +80,12 @@ impl EdgeKind {
     }
 }
 
+/// Above this many operators, the graph is drawn as one raster layer.
+const NODE_RASTER: usize = 20_000;
+
+/// Above this many edges, the plain ones are drawn as one raster layer.
+const EDGE_RASTER: usize = 20_000;
+
 /// Whether a namespace is the forward pass (`jvp(...)` without `transpose`) or the backward one.
 fn pass(ns: &str) -> Option<bool> {
     if ns.contains("transpose(jvp") {
@@ -231,13 +237,68 @@ fn legend_rows(entries: Vec<(String, [f32; 4], bool)>, width: f32, height: f32) 
 }
 
 impl StrategyView {
+    /// The graph: a pipeline's bands, the namespaces' discs, the edges and the operators with
+    /// their strategies; a note of hidden edges.
+    fn graph(
+        &self,
+        scene: &mut Scene,
+        g: &OpGraph,
+        placed: &Placed,
+        spaces: &[String],
+        (backend, raster_edges): (&Backend, bool),
+    ) -> Result<Option<String>, ViewError> {
+        let width = scene.width as f32;
+        // A pipeline's bands, one per chunk, named by their stage.
+        for (k, &(stage, [y0, y1])) in placed.bands.iter().enumerate() {
+            if k % 2 == 0 {
+                scene.rect([8.0, y0], [width - 8.0, y1], [1.0, 1.0, 1.0, 0.03], false);
+            }
+            scene.text_world(&format!("stage {stage}"), [12.0, (y0 + y1) / 2.0 + 4.0], 10.0, Anchor::Left, TEXT_DIM);
+        }
+        for (k, &n) in placed.nodes.iter().enumerate() {
+            let ns = namespace_of(&g.nodes[n as usize].namespace);
+            if let Some(c) = spaces.iter().position(|s| s == ns) {
+                let r = placed.rects[k];
+                let (centre, radius) =
+                    ([(r[0] + r[2]) / 2.0, (r[1] + r[3]) / 2.0], (r[2] - r[0]).max(r[3] - r[1]) * 0.75);
+                scene.disc(centre, radius, disc_colour(c, 0.12), false);
+                scene.disc(centre, radius * 0.7, disc_colour(c, 0.2), false);
+            }
+        }
+        let hidden_note = self.edges(scene, g, placed, backend, raster_edges)?;
+        for (k, &n) in placed.nodes.iter().enumerate() {
+            let node = &g.nodes[n as usize];
+            let r = placed.rects[k];
+            scene.rect([r[0], r[1]], [r[2], r[3]], colour(node.class), false);
+            let label = match &node.strategy {
+                Strategy::Tiled { .. } | Strategy::Maximal(_) => node.strategy.label(),
+                _ => String::new(),
+            };
+            if !label.is_empty() && r[2] - r[0] >= 24.0 && placed.gap >= 11.0 {
+                let at = [(r[0] + r[2]) / 2.0, r[3] + 10.0];
+                scene.text_world(&fit(&label, r[2] - r[0] + 8.0, 9.0), at, 9.0, Anchor::Centre, TEXT_DIM);
+            }
+        }
+        Ok(hidden_note)
+    }
+
     /// Draws the edges of the kinds switched on; a note of the hidden ones' counts, if any.
-    fn edges(&self, scene: &mut Scene, g: &OpGraph, placed: &Placed) -> Option<String> {
+    /// With `raster` (past [`EDGE_RASTER`] edges), the plain ones are summed by the
+    /// `line_density` stage into one raster layer instead of a segment each.
+    fn edges(
+        &self,
+        scene: &mut Scene,
+        g: &OpGraph,
+        placed: &Placed,
+        backend: &Backend,
+        raster: bool,
+    ) -> Result<Option<String>, ViewError> {
         let at: std::collections::HashMap<u32, usize> = placed.nodes.iter().enumerate().map(|(k, &n)| (n, k)).collect();
         // Edges fainter as they grow many, so that thousands do not hide the operators.
         let alpha = (0.35 * (300.0 / g.edges.len().max(1) as f32).sqrt()).clamp(0.05, 0.35);
         let transfer = colour(OpClass::Communication);
         let mut counts = [0usize; EdgeKind::ALL.len()];
+        let mut plain: Vec<[f32; 4]> = Vec::new();
         for &(a, b) in &g.edges {
             if let (Some(&i), Some(&j)) = (at.get(&a), at.get(&b)) {
                 let kind = edge_kind(g, placed, i, j);
@@ -251,17 +312,35 @@ impl StrategyView {
                 // A transfer's edge into the next stage's chunk in the communication colour.
                 if kind == EdgeKind::Transfer {
                     scene.segment(Blend::Alpha, from, to, 1.5, [transfer[0], transfer[1], transfer[2], 0.8], false);
+                } else if raster {
+                    plain.push([from[0], from[1], to[0], to[1]]);
                 } else {
                     scene.segment(Blend::Alpha, from, to, 1.0, [0.7, 0.72, 0.78, alpha], false);
                 }
             }
+        }
+        if !plain.is_empty() {
+            let (w, h) = (scene.width, scene.height);
+            let input = crate::stages::DensityInput { segments: &plain, weights: None, width: w, height: h };
+            let image = crate::stages::line_density::run(backend.runner().as_mut(), &input)
+                .map_err(|e| ViewError::Unsupported(format!("strategy edges: {e}")))?;
+            // As many edges of opacity `alpha` blended over one another.
+            let pixels: Vec<[u8; 4]> = image
+                .counts
+                .iter()
+                .map(|&c| {
+                    let a = 1.0 - (1.0 - alpha).powi(c.min(1 << 16) as i32);
+                    [179, 184, 199, (a * 255.0).round() as u8]
+                })
+                .collect();
+            scene.raster(crate::render::Raster::rgba([0.0, 0.0, w as f32, h as f32], w, h, pixels));
         }
         let hidden: Vec<String> = EdgeKind::ALL
             .iter()
             .filter(|k| !self.edges.contains(k) && counts[**k as usize] > 0)
             .map(|k| format!("{} {}", k.name(), counts[*k as usize]))
             .collect();
-        (!hidden.is_empty()).then(|| format!("edges hidden: {}", hidden.join(", ")))
+        Ok((!hidden.is_empty()).then(|| format!("edges hidden: {}", hidden.join(", "))))
     }
 }
 
@@ -282,7 +361,25 @@ impl View for StrategyView {
 
     fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, backend: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
         self.check(d)?;
-        let g = d.opgraph.as_ref().expect("checked");
+        let many =
+            d.opgraph.as_ref().map_or((false, false), |g| (g.nodes.len() > NODE_RASTER, g.edges.len() > EDGE_RASTER));
+        let (scene, placed) = self.picture(d, f, backend, many)?;
+        Ok(Box::new(Drawn { scene, picker: Graph { placed } }))
+    }
+}
+
+impl StrategyView {
+    /// The picture and where its operators are; with `raster.0`, the graph drawn once by the
+    /// backend's renderer into one raster layer (a pan or zoom then redraws one texture); with
+    /// `raster.1`, the plain edges summed into one raster layer by the `line_density` stage.
+    fn picture(
+        &self,
+        d: &Dataset,
+        f: Frame,
+        backend: &Backend,
+        raster: (bool, bool),
+    ) -> Result<(Scene, Placed), ViewError> {
+        let g = d.opgraph.as_ref().ok_or_else(|| ViewError::Unsupported("no operator graph".into()))?;
         let (width, height) = (f.width as f32, f.height as f32);
         let mut scene = Scene::new(f.width, f.height, BACKGROUND);
         let shown = |i: usize| g.entry.is_none_or(|e| g.nodes[i].computation == e);
@@ -314,37 +411,17 @@ impl View for StrategyView {
             g.name,
             g.partitions
         );
-        // A pipeline's bands, one per chunk, named by their stage.
-        for (k, &(stage, [y0, y1])) in placed.bands.iter().enumerate() {
-            if k % 2 == 0 {
-                scene.rect([8.0, y0], [width - 8.0, y1], [1.0, 1.0, 1.0, 0.03], false);
-            }
-            scene.text_world(&format!("stage {stage}"), [12.0, (y0 + y1) / 2.0 + 4.0], 10.0, Anchor::Left, TEXT_DIM);
-        }
-        for (k, &n) in placed.nodes.iter().enumerate() {
-            let ns = namespace_of(&g.nodes[n as usize].namespace);
-            if let Some(c) = spaces.iter().position(|s| s == ns) {
-                let r = placed.rects[k];
-                let (centre, radius) =
-                    ([(r[0] + r[2]) / 2.0, (r[1] + r[3]) / 2.0], (r[2] - r[0]).max(r[3] - r[1]) * 0.75);
-                scene.disc(centre, radius, disc_colour(c, 0.12), false);
-                scene.disc(centre, radius * 0.7, disc_colour(c, 0.2), false);
-            }
-        }
-        let hidden_note = self.edges(&mut scene, g, &placed);
-        for (k, &n) in placed.nodes.iter().enumerate() {
-            let node = &g.nodes[n as usize];
-            let r = placed.rects[k];
-            scene.rect([r[0], r[1]], [r[2], r[3]], colour(node.class), false);
-            let label = match &node.strategy {
-                Strategy::Tiled { .. } | Strategy::Maximal(_) => node.strategy.label(),
-                _ => String::new(),
-            };
-            if !label.is_empty() && r[2] - r[0] >= 24.0 && placed.gap >= 11.0 {
-                let at = [(r[0] + r[2]) / 2.0, r[3] + 10.0];
-                scene.text_world(&fit(&label, r[2] - r[0] + 8.0, 9.0), at, 9.0, Anchor::Centre, TEXT_DIM);
-            }
-        }
+        let hidden_note = if raster.0 {
+            let mut picture = Scene::new(f.width, f.height, BACKGROUND);
+            let note = self.graph(&mut picture, g, &placed, &spaces, (backend, raster.1))?;
+            let image = crate::render::render_scene(backend, &picture, crate::render::View::default())
+                .map_err(|e| ViewError::Unsupported(format!("strategy graph: {e}")))?;
+            let pixels: Vec<[u8; 4]> = image.pixels.chunks_exact(4).map(|p| [p[0], p[1], p[2], p[3]]).collect();
+            scene.raster(crate::render::Raster::rgba([0.0, 0.0, width, height], f.width, f.height, pixels));
+            note
+        } else {
+            self.graph(&mut scene, g, &placed, &spaces, (backend, raster.1))?
+        };
         // The titles and the legend over the graph, on the background, where pan and zoom leave
         // them.
         let [r, g, b] = BACKGROUND;
@@ -362,7 +439,7 @@ impl View for StrategyView {
             }
             scene.text(&text, [x + 14.0, y], 11.0, Anchor::Left, TEXT_DIM);
         }
-        Ok(Box::new(Drawn { scene, picker: Graph { placed } }))
+        Ok((scene, placed))
     }
 }
 
@@ -414,5 +491,58 @@ mod tests {
                 assert!(a[2] <= b[0] || b[2] <= a[0] || a[3] <= b[1] || b[3] <= a[1], "{i} overlaps {j}");
             }
         }
+    }
+
+    /// Past NODE_RASTER operators the graph is one raster layer drawn by the renderer: the
+    /// picture is the one the graph drawn directly gives, pixel for pixel.
+    #[test]
+    fn a_large_graph_as_one_raster_is_the_graph_drawn_directly() {
+        let mut g = OpGraph { entry: Some(0), computations: vec!["main".into()], ..OpGraph::default() };
+        for i in 0..3_000 {
+            let (opcode, class) = if i % 5 == 0 { ("parameter", OpClass::Input) } else { ("add", OpClass::Other) };
+            let mut node = node(&format!("op{i}"), opcode, class);
+            node.namespace = format!("jit(step)/layer{}/add", i / 700);
+            g.nodes.push(node);
+            if i % 5 != 0 {
+                g.edges.push(((i - 1) as u32, i as u32));
+            }
+        }
+        let frame = Frame { width: 640, height: 360 };
+        let view = StrategyView { edges: EdgeKind::ALL.to_vec(), namespaces: Vec::new() };
+        let d = Dataset { opgraph: Some(std::sync::Arc::new(g)), ..Dataset::default() };
+        let (direct, placed) = view.picture(&d, frame, &Backend::Cpu, (false, false)).unwrap();
+        let (raster, again) = view.picture(&d, frame, &Backend::Cpu, (true, false)).unwrap();
+        assert_eq!(placed, again);
+        assert!(raster.layers.iter().any(|l| l.raster.is_some()), "the graph is a raster layer");
+        assert!(raster.instance_count() * 4 < direct.instance_count(), "the graph is not drawn one by one");
+        let a = crate::render::cpu::render(&raster, crate::render::View::default());
+        let b = crate::render::cpu::render(&direct, crate::render::View::default());
+        let differ = a.pixels.chunks(4).zip(b.pixels.chunks(4)).filter(|(x, y)| x != y).count();
+        assert_eq!(differ, 0, "{differ} pixels differ between the raster and the graph drawn directly");
+    }
+
+    /// With many edges, the plain ones are one density raster (the line_density stage) rather
+    /// than a segment each; the transfers stay segments.
+    #[test]
+    fn many_edges_are_one_density_layer() {
+        let mut g = OpGraph { entry: Some(0), computations: vec!["main".into()], ..OpGraph::default() };
+        for i in 0..400 {
+            g.nodes.push(node(&format!("op{i}"), "add", OpClass::Other));
+            if i > 0 {
+                g.edges.push(((i - 1) as u32, i as u32));
+            }
+        }
+        let view = StrategyView { edges: EdgeKind::ALL.to_vec(), namespaces: Vec::new() };
+        let d = Dataset { opgraph: Some(std::sync::Arc::new(g)), ..Dataset::default() };
+        let frame = Frame { width: 640, height: 360 };
+        let (lines, _) = view.picture(&d, frame, &Backend::Cpu, (false, false)).unwrap();
+        let (density, _) = view.picture(&d, frame, &Backend::Cpu, (false, true)).unwrap();
+        let segments = |s: &Scene| {
+            s.layers.iter().flat_map(|l| &l.instances).filter(|i| i.kind & 255 == crate::render::KIND_SEGMENT).count()
+        };
+        assert!(segments(&lines) >= 399 && segments(&density) < 10, "{} / {}", segments(&lines), segments(&density));
+        let layer = density.layers.iter().find_map(|l| l.raster.as_ref()).expect("a density layer");
+        let crate::render::RasterData::Rgba(px) = &layer.data else { panic!("colours") };
+        assert!(px.iter().filter(|p| p[3] > 0).count() > 300, "the edges are in it");
     }
 }
