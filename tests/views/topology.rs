@@ -87,3 +87,34 @@ fn a_gloo_pipelines_sends_run_between_its_stages() {
     let e = refused("topology", &["--step", "99"], &d, (400, 300));
     assert!(e.contains("step 99 does not exist"), "{e}");
 }
+
+/// 10,240 devices in 16 stages are drawn as 16 nodes, one per stage, with the sends between
+/// neighbouring stages.
+#[test]
+fn ten_thousand_devices_are_drawn_by_stage() {
+    let d = open("gen:training?devices=10240&stages=16&layers=16&steps=1&microbatches=2");
+    let built = Entry::find("topology").unwrap().parse::<&str>(&[]).unwrap();
+    let prepared =
+        built.view.prepare(&d, &built.selection, Frame { width: 1200, height: 600 }, &Backend::Cpu).expect("prepare");
+    let mut nodes = std::collections::BTreeSet::new();
+    for y in (60..560).step_by(3) {
+        for x in (0..660).step_by(3) {
+            if let Some(p) = prepared.pick(&d, [x as f32, y as f32]) {
+                if p.title.ends_with("(640 devices)") && !p.title.contains(" - ") {
+                    nodes.insert(p.title.clone());
+                }
+            }
+        }
+    }
+    assert_eq!(nodes.len(), 16, "{nodes:?}");
+    assert!(nodes.contains("stage 0 (640 devices)") && nodes.contains("stage 15 (640 devices)"));
+    let t = d.training.as_ref().unwrap();
+    let (a, b) = t.span();
+    let stage = |k: u32| t.devices[k as usize].stage;
+    let pairs: std::collections::BTreeSet<(u32, u32)> = links(t, a, b + 1)
+        .iter()
+        .filter(|l| l.by_class.contains_key(&(Class::Send as u8)))
+        .map(|l| (stage(l.from), stage(l.to)))
+        .collect();
+    assert!(pairs.iter().all(|&(x, y)| x.abs_diff(y) == 1), "sends between neighbouring stages: {pairs:?}");
+}
