@@ -81,10 +81,10 @@ impl EdgeKind {
 }
 
 /// Above this many operators, the graph is drawn as one raster layer.
-const NODE_RASTER: usize = 20_000;
+const NODE_RASTER: usize = 5_000;
 
 /// Above this many edges, the plain ones are drawn as one raster layer.
-const EDGE_RASTER: usize = 20_000;
+const EDGE_RASTER: usize = 10_000;
 
 /// Whether a namespace is the forward pass (`jvp(...)` without `transpose`) or the backward one.
 fn pass(ns: &str) -> Option<bool> {
