@@ -644,9 +644,37 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
         parts.push(Part { trace: crate::chrome::read(p)?, input: p.display().to_string() });
     }
     let mut d = open_parts(input, parts, &hlo)?;
+    if let Some(t) = d.training.as_deref()
+        && let Some(graph) = matching_module(dir, t)
+    {
+        d.opgraph = Some(std::sync::Arc::new(graph));
+    }
     warnings.append(&mut d.warnings);
     d.warnings = warnings;
     Ok(d)
+}
+
+/// The optimized HLO module under `dir` (as `--xla_dump_to` writes it beside a profile) whose
+/// instructions the run's operators are named after most: the operator graph the strategy view
+/// links with the Marey view. `None` where no module names any operator.
+fn matching_module(dir: &Path, t: &exaviz_engine::training::Training) -> Option<exaviz_engine::opgraph::OpGraph> {
+    let files = files_under(dir, 4096, &|p| {
+        let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        n.starts_with("module_") && n.ends_with("after_optimizations.txt")
+    });
+    let names: std::collections::HashSet<&str> = t.names.iter().map(String::as_str).collect();
+    let mut best: Option<(usize, exaviz_engine::opgraph::OpGraph)> = None;
+    for f in files {
+        if std::fs::metadata(&f).map_or(true, |m| m.len() > 64 << 20) {
+            continue;
+        }
+        let Ok((g, _)) = crate::hlo::read(&f.display().to_string(), &f) else { continue };
+        let hits = g.nodes.iter().filter(|n| names.contains(n.name.as_str())).count();
+        if hits > 0 && best.as_ref().is_none_or(|b| hits > b.0) {
+            best = Some((hits, g));
+        }
+    }
+    best.map(|(_, g)| g)
 }
 
 /// The XPlane profiles under `dir` (down to four folders deep, as JAX writes

@@ -27,9 +27,9 @@ macro_rules! selection_parts {
         }
 
         impl Parts {
-            $(pub const $part: Self = Self(1 << Bit::$part as u16);)*
+            $(pub const $part: Self = Self(1 << Bit::$part as u32);)*
             /// Every part.
-            pub const ALL: Self = Self((1u32 << [$(Bit::$part),*].len()).wrapping_sub(1) as u16);
+            pub const ALL: Self = Self((1u64 << [$(Bit::$part),*].len()).wrapping_sub(1) as u32);
         }
 
         impl Selection {
@@ -90,6 +90,9 @@ selection_parts! {
     /// The search's current match (its interval's time on its location), the one `n` and `N`
     /// last stepped to: the timeline marks it.
     found: crate::summary::Area => FOUND,
+    /// An operator of a training step, by name (an HLO instruction, a kernel): the strategy
+    /// view outlines its node and namespace, the Marey view its bands on every device.
+    operator: Search => OPERATOR,
 }
 
 /// Groups of tracks collapsed, by index (the first 64 groups; later ones stay open).
@@ -201,7 +204,7 @@ impl JobSet {
 
 /// A set of [`Selection`] parts (its constants come from `selection_parts!`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Parts(u16);
+pub struct Parts(u32);
 
 impl Parts {
     pub const NONE: Self = Self(0);

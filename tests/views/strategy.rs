@@ -153,3 +153,56 @@ fn the_graph_zooms_and_the_titles_stay() {
     let title = |img: &exaviz_engine::render::Image| img.pixels[..(1200 * 60 * 4) as usize].to_vec();
     assert!(title(&flat) == title(&zoomed), "the title does not move");
 }
+
+/// Wei et al.'s linking (§5.3) on a JAX run recorded here (its profile and its HLO dump in one
+/// folder): the folder's optimized module is the run's operator graph; a click on an operator
+/// in the strategy view selects it by name, and the Marey view then outlines its band on every
+/// device; a click on a band in the Marey view selects the same operator, which the strategy
+/// view outlines with its namespace.
+#[test]
+fn a_click_in_either_view_selects_the_operator_in_the_other() {
+    use exaviz_engine::render::KIND_SEGMENT;
+    use exaviz_engine::selection::Selection;
+    let d = open(&module("jax-cpu-pipeline"));
+    assert!(d.training.is_some() && d.opgraph.is_some(), "the run and its operator graph");
+    let frame = Frame { width: 960, height: 400 };
+    let prepared = |view: &str| {
+        let built = Entry::find(view).unwrap().parse::<&str>(&[]).unwrap();
+        built.view.prepare(&d, &built.selection, frame, &Backend::Cpu).expect("prepare")
+    };
+    let segments = |s: &exaviz_engine::render::Scene| {
+        s.layers.iter().flat_map(|l| &l.instances).filter(|i| i.kind & 255 == KIND_SEGMENT).count()
+    };
+    let (strategy, marey) = (prepared("strategy"), prepared("marey"));
+    // The strategy view: find the permute ppermute.13 and click it.
+    let mut click = None;
+    for y in (60..380).step_by(2) {
+        for x in (0..960).step_by(2) {
+            if let Some(p) = strategy.pick(&d, [x as f32, y as f32])
+                && p.title == "ppermute.13"
+            {
+                click = p.clicked(&Selection::default());
+            }
+        }
+    }
+    let sel = click.expect("the permute is clicked");
+    assert_eq!(sel.operator.map(|o| o.as_str().to_string()).as_deref(), Some("ppermute.13"));
+    let none = Selection::default();
+    let outlined = segments(&marey.draw(&d, &sel)) - segments(&marey.draw(&d, &none));
+    assert!(outlined >= 4 * 4, "the permute's band outlined on the four devices: {outlined} segments");
+    assert!(segments(&strategy.draw(&d, &sel)) > segments(&strategy.draw(&d, &none)), "and in the strategy view");
+    // The Marey view: a click on a band of another operator selects it there.
+    let mut picked = None;
+    for y in (40..380).step_by(2) {
+        for x in (200..960).step_by(2) {
+            if let Some(p) = marey.pick(&d, [x as f32, y as f32])
+                && p.title.starts_with("wrapped_tanh")
+            {
+                picked = p.clicked(&Selection::default()).map(|s| (p.title.clone(), s));
+            }
+        }
+    }
+    let (name, sel) = picked.expect("a tanh band is clicked");
+    assert_eq!(sel.operator.map(|o| o.as_str().to_string()), Some(name.clone()));
+    assert!(segments(&strategy.draw(&d, &sel)) >= segments(&strategy.draw(&d, &none)) + 4, "{name} outlined");
+}

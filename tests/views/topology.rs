@@ -99,10 +99,11 @@ fn ten_thousand_devices_are_drawn_by_stage() {
     let mut nodes = std::collections::BTreeSet::new();
     for y in (60..560).step_by(3) {
         for x in (0..660).step_by(3) {
-            if let Some(p) = prepared.pick(&d, [x as f32, y as f32]) {
-                if p.title.ends_with("(640 devices)") && !p.title.contains(" - ") {
-                    nodes.insert(p.title.clone());
-                }
+            if let Some(p) = prepared.pick(&d, [x as f32, y as f32])
+                && p.title.ends_with("(640 devices)")
+                && !p.title.contains(" - ")
+            {
+                nodes.insert(p.title.clone());
             }
         }
     }

@@ -984,6 +984,9 @@ fn describe(s: &Selection) -> String {
     if s.folded.is_some_and(|f| f != exaviz_engine::selection::Folded::default()) {
         parts.push("groups collapsed".into());
     }
+    if let Some(op) = s.operator {
+        parts.push(format!("operator {}", op.as_str()));
+    }
     if let Some((a, b)) = s.route {
         parts.push(match b {
             Some(b) => format!("route {a} -> {b}"),

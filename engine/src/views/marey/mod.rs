@@ -315,21 +315,52 @@ impl Picker for MareyPicker {
         if t.ops.peer[i] != u32::MAX {
             lines.push(format!("peer {}", t.devices[t.ops.peer[i] as usize].name));
         }
+        let name = &t.names[t.ops.name[i] as usize];
         let sel = Selection {
             time_slice: Some((t.ops.start[i], t.ops.end[i].max(t.ops.start[i] + 1))),
+            operator: crate::selection::Search::new(name).ok(),
             ..Selection::default()
         };
-        Some(Pick::new(t.names[t.ops.name[i] as usize].clone(), lines).with_click(Parts::TIME_SLICE, sel))
+        Some(Pick::new(name.clone(), lines).with_click(Parts::TIME_SLICE | Parts::OPERATOR, sel))
     }
 
-    fn overlay(&self, _d: &Dataset, sel: &Selection, scene: &mut Scene) -> bool {
-        let Some(dv) = sel.track else { return false };
-        let Some(r) = self.rows.iter().position(|x| *x == Row::Device(dv)) else { return false };
-        let y = self.y(r);
-        let h = (self.pitch / 2.0).max(2.0);
-        let (x0, x1) = (self.plot.x0 as f32 - LABEL_W - 30.0, (self.plot.x0 + self.plot.w) as f32);
-        scene.rect([x0, y - h], [x1, y + h], [1.0, 1.0, 1.0, 0.12], false);
-        true
+    fn overlay(&self, d: &Dataset, sel: &Selection, scene: &mut Scene) -> bool {
+        let mut drawn = false;
+        if let Some(dv) = sel.track
+            && let Some(r) = self.rows.iter().position(|x| *x == Row::Device(dv))
+        {
+            let y = self.y(r);
+            let h = (self.pitch / 2.0).max(2.0);
+            let (x0, x1) = (self.plot.x0 as f32 - LABEL_W - 30.0, (self.plot.x0 + self.plot.w) as f32);
+            scene.rect([x0, y - h], [x1, y + h], [1.0, 1.0, 1.0, 0.12], false);
+            drawn = true;
+        }
+        // The selected operator (a click here, or on its node in the strategy view): its band
+        // on every row outlined in white.
+        if let (Some(op), Some(t)) = (sel.operator, d.training.as_deref()) {
+            // The bands' own half height (see `bands`), two pixels out.
+            let h = (self.pitch * 0.18).clamp(0.5, 5.0) + 2.0;
+            for (r, items) in self.items.iter().enumerate() {
+                let y = self.y(r);
+                for it in items
+                    .iter()
+                    .filter(|it| it.bin.is_none() && t.names[t.ops.name[it.op as usize] as usize] == op.as_str())
+                {
+                    let (x0, x1) = (self.x(it.start) - 1.5, self.x(it.end).max(self.x(it.start) + 1.0) + 1.5);
+                    let white = [1.0, 1.0, 1.0, 1.0];
+                    for (a, b) in [
+                        ([x0, y - h], [x1, y - h]),
+                        ([x0, y + h], [x1, y + h]),
+                        ([x0, y - h], [x0, y + h]),
+                        ([x1, y - h], [x1, y + h]),
+                    ] {
+                        scene.segment(Blend::Alpha, a, b, 1.5, white, false);
+                    }
+                    drawn = true;
+                }
+            }
+        }
+        drawn
     }
 }
 
@@ -647,7 +678,7 @@ impl contract::View for MareyView {
     }
 
     fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::TRACK | Parts::TIME_SLICE
+        Parts::WINDOW | Parts::TRACK | Parts::TIME_SLICE | Parts::OPERATOR
     }
 
     fn check(&self, d: &Dataset) -> Result<(), ViewError> {
@@ -690,6 +721,10 @@ impl contract::View for MareyView {
 /// `exaviz render --view marey` options.
 #[derive(clap::Args, Clone, Debug)]
 pub struct MareyArgs {
+    /// Outline this operator's bands (by name, as the profile and the HLO module call it:
+    /// the strategy view's click selects the same).
+    #[arg(long, value_name = "NAME")]
+    pub operator: Option<crate::selection::Search>,
     /// Timestamp alignment: none, stage (each stage on its first all-reduce), full (then
     /// consecutive stages on their first send/receive pair).
     #[arg(long, value_enum, default_value = "full")]
@@ -733,7 +768,12 @@ impl contract::Class for MareyView {
     }
 
     fn selection(args: &MareyArgs) -> Selection {
-        Selection { window_s: args.from.zip(args.to), track: args.device, ..Selection::default() }
+        Selection {
+            window_s: args.from.zip(args.to),
+            track: args.device,
+            operator: args.operator,
+            ..Selection::default()
+        }
     }
 }
 

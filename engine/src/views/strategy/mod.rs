@@ -122,12 +122,20 @@ pub struct StrategyArgs {
     /// (default: the most common).
     #[arg(long, value_delimiter = ',', num_args = 1.., value_name = "NAMESPACE,...")]
     pub namespaces: Vec<String>,
+    /// Outline this operator (by name) and its namespace; the Marey view's click selects the
+    /// same.
+    #[arg(long, value_name = "NAME")]
+    pub operator: Option<crate::selection::Search>,
 }
 
 impl Class for StrategyView {
     const NAME: &'static str = "strategy";
     const ABOUT: &'static str = "Parallelism-strategy graph (Wei et al.): a training step's operators (an XLA HLO module) in data-flow order, coloured by class, with their partitioning ([8,1]).";
     type Args = StrategyArgs;
+
+    fn selection(args: &StrategyArgs) -> Selection {
+        Selection { operator: args.operator, ..Selection::default() }
+    }
 
     fn new(args: &StrategyArgs) -> Self {
         let edges = if args.edges.is_empty() { EdgeKind::ALL.to_vec() } else { args.edges.clone() };
@@ -159,7 +167,34 @@ impl Picker for Graph {
             let p: Vec<String> = n.pairs.iter().map(|(s, t)| format!("{s}->{t}")).collect();
             lines.push(format!("pairs: {}", p.join(" ")));
         }
-        Some(Pick::new(n.name.clone(), lines))
+        lines.push("click: select it (the Marey view outlines its bands)".into());
+        let sel = Selection { operator: crate::selection::Search::new(&n.name).ok(), ..Selection::default() };
+        Some(Pick::new(n.name.clone(), lines).with_click(Parts::OPERATOR, sel))
+    }
+
+    /// The selected operator (a click here, or on its band in the Marey view) outlined in white,
+    /// the other operators of its namespace in grey.
+    fn overlay(&self, d: &Dataset, sel: &Selection, scene: &mut Scene) -> bool {
+        let (Some(op), Some(g)) = (sel.operator, d.opgraph.as_ref()) else { return false };
+        let Some(k) = self.placed.nodes.iter().position(|&n| g.nodes[n as usize].name == op.as_str()) else {
+            return false;
+        };
+        let ns = namespace_of(&g.nodes[self.placed.nodes[k] as usize].namespace);
+        let outline = |scene: &mut Scene, r: [f32; 4], pad: f32, colour: [f32; 4]| {
+            let [x0, y0, x1, y1] = [r[0] - pad, r[1] - pad, r[2] + pad, r[3] + pad];
+            for (a, b) in [([x0, y0], [x1, y0]), ([x0, y1], [x1, y1]), ([x0, y0], [x0, y1]), ([x1, y0], [x1, y1])] {
+                scene.segment(Blend::Alpha, a, b, 1.5, colour, false);
+            }
+        };
+        if !ns.is_empty() {
+            for (j, &n) in self.placed.nodes.iter().enumerate() {
+                if j != k && namespace_of(&g.nodes[n as usize].namespace) == ns {
+                    outline(scene, self.placed.rects[j], 1.5, [0.75, 0.75, 0.78, 0.6]);
+                }
+            }
+        }
+        outline(scene, self.placed.rects[k], 3.0, [1.0, 1.0, 1.0, 1.0]);
+        true
     }
 }
 
@@ -347,6 +382,10 @@ impl StrategyView {
 impl View for StrategyView {
     fn depends_on(&self) -> Parts {
         Parts::NONE
+    }
+
+    fn reads(&self) -> Parts {
+        Parts::OPERATOR
     }
 
     fn check(&self, d: &Dataset) -> Result<(), ViewError> {
