@@ -339,6 +339,7 @@ mod tests {
             Parts::MESSAGE,
             Parts::FOLDED,
             Parts::FOUND,
+            Parts::OPERATOR,
         ];
         let mut seen = Parts::NONE;
         for p in parts {

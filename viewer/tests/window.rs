@@ -942,3 +942,77 @@ fn a_clicked_message_is_followed_to_its_ends_under_xvfb() {
     assert!(centre(windows[2]) < centre(windows[1]), "[ goes to the earlier end: {windows:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Wei et al.'s linking (§5.3) in the window, with real X input, on a JAX run recorded here
+/// (its profile and HLO dump in one folder): a click on the collective-permute `ppermute.13` in
+/// the strategy view selects it (the log says so); switched to the Marey view with the panel's
+/// button, the window shows what `exaviz render --view marey --operator ppermute.13` draws: its
+/// band outlined on every device.
+#[test]
+fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
+    use exaviz_engine::views::{Entry, Frame};
+    require("xvfb-run");
+    require("import");
+    require("xdotool");
+    let (w, h) = (960u32, 400u32);
+    let run = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/jax-cpu-pipeline");
+    let run = run.display().to_string();
+    // Where the permute is, by the view's own picking.
+    let d = exaviz_datasets::open(&run).expect("the run opens");
+    let built = Entry::find("strategy").unwrap().parse::<&str>(&[]).unwrap();
+    let prepared = built
+        .view
+        .prepare(&d, &built.selection, Frame { width: w, height: h }, &exaviz_engine::Backend::Cpu)
+        .expect("prepare");
+    let hits: Vec<(u32, u32)> = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .filter(|&(x, y)| prepared.pick(&d, [x as f32, y as f32]).is_some_and(|p| p.title == "ppermute.13"))
+        .collect();
+    assert!(!hits.is_empty(), "the permute is drawn");
+    let (cx, cy) = hits[hits.len() / 2];
+    let dir = std::env::temp_dir().join(format!("exaviz-window-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = env!("CARGO_BIN_EXE_exaviz");
+    let file = |k: &str| dir.join(k).display().to_string();
+    let log = file("viewer.log");
+    let script = format!(
+        "set -e\n\
+         at() {{ for i in $(seq 1 300); do grep -q \"^panel: $1 at\" {log} 2>/dev/null && break; sleep 0.1; done; \
+                 set -- $(grep \"^panel: $1 at\" {log} | tail -1 | sed 's/.* at //'); \
+                 xdotool mousemove --window $wid $1 $2 click 1; }}\n\
+         wait_log() {{ for i in $(seq 1 300); do grep -q \"^$1\" {log} && return 0; sleep 0.1; done; return 1; }}\n\
+         EXAVIZ_PANEL_LOG=1 \"{exe}\" view {run} --view strategy --size {w}x{h} --frames 100000000 2> {log} &\n\
+         pid=$!\n\
+         wait_log 'panel: view marey'\n\
+         sleep 2\n\
+         wid=$(xdotool search --name exaviz | head -1)\n\
+         xdotool mousemove --window $wid {cx} {cy} click 1\n\
+         wait_log 'selected: operator ppermute.13'\n\
+         at 'view marey'\n\
+         wait_log 'view: marey'\n\
+         xdotool mousemove --window $wid {rest} {h2}\n\
+         sleep 4\n\
+         import -window $wid {shot}\n\
+         kill $pid\n\
+         \"{exe}\" render {run} --view marey --operator ppermute.13 --size {w}x{h} -o {expected}\n\
+         \"{exe}\" render {run} --view marey --size {w}x{h} -o {plain}\n\
+         cat {log} >&2\n",
+        shot = file("shot.png"),
+        expected = file("expected.png"),
+        plain = file("plain.png"),
+        rest = w + 240,
+        h2 = h - 4,
+    );
+    let (ok, text) = in_xvfb("1300x500", &dir, &script);
+    assert!(ok, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    assert!(text.contains("selected: operator ppermute.13"), "the click selects the permute: {text}");
+    let shot = picture(Path::new(&file("shot.png")), w);
+    let (expected, plain) = (read_rgb(Path::new(&file("expected.png"))), read_rgb(Path::new(&file("plain.png"))));
+    let far = |a: &[u8; 3], b: &[u8; 3]| a.iter().zip(b).any(|(x, y)| x.abs_diff(*y) > 8);
+    let outline = expected.iter().zip(&plain).filter(|(a, b)| far(a, b)).count();
+    assert!(outline > 100, "the outline shows in the render: {outline} pixels");
+    let differ = shot.iter().zip(&expected).filter(|(a, b)| far(a, b)).count();
+    assert!(differ * 4 < outline, "the window's Marey view differs from the outlined render in {differ} pixels");
+    std::fs::remove_dir_all(&dir).ok();
+}
