@@ -1,5 +1,6 @@
 //! `exaviz info` of an operator graph (an XLA HLO module): its operators by class, their
-//! parallel strategies, the communication operators and the pipeline's stage order.
+//! parallel strategies, the communication operators, the pipeline's stage order and the chunks
+//! the strategy view places per stage.
 
 use std::collections::BTreeMap;
 
@@ -29,6 +30,7 @@ pub fn info(input: &str, g: &OpGraph, json: bool) -> Result<()> {
         g.nodes.iter().filter(|n| exaviz_engine::opgraph::is_communication(&n.opcode)).map(|n| n.opcode.clone()),
     );
     let stages = g.stage_order();
+    let chunks = exaviz_engine::views::strategy::layout::chunks(g);
     let entry = g.entry.map(|e| g.computations[e as usize].clone());
     if json {
         let map = |v: &[(String, usize)]| {
@@ -47,6 +49,7 @@ pub fn info(input: &str, g: &OpGraph, json: bool) -> Result<()> {
             "strategies": map(&strategies),
             "communication": map(&communication),
             "stages": stages,
+            "chunks": chunks.iter().map(|&(stage, operators)| serde_json::json!({"stage": stage, "operators": operators})).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
@@ -73,5 +76,9 @@ pub fn info(input: &str, g: &OpGraph, json: bool) -> Result<()> {
         "stages:         {}",
         if order.is_empty() { "none (no collective-permute pairs)".to_string() } else { order.join(" -> ") }
     );
+    if !chunks.is_empty() {
+        let per: Vec<String> = chunks.iter().map(|(s, n)| format!("stage {s}: {n}")).collect();
+        println!("chunks:         {} cut at the transfers (operators per chunk: {})", chunks.len(), per.join(", "));
+    }
     Ok(())
 }

@@ -153,6 +153,13 @@ fn info_reads_xla_hlo_modules() {
     let out = exaviz(&["metrics", dp.to_str().unwrap(), "--view", "strategy", "--json"]);
     let m: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(m["strategies"], v["strategies"]);
+    // An 8-stage pipeline: its stages, and the 8 chunks the view places in them, in order.
+    let p8 = data.join("jax-pipeline8/xla_dump/module_0010.jit_pipeline.cpu_after_optimizations.txt");
+    let out = exaviz(&["metrics", p8.to_str().unwrap(), "--view", "strategy", "--json"]);
+    let m: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let stages: Vec<u64> = m["chunks"].as_array().unwrap().iter().map(|c| c["stage"].as_u64().unwrap()).collect();
+    assert_eq!(stages, (0..8).collect::<Vec<u64>>(), "{m}");
+    assert_eq!(m["stages"].as_array().unwrap().len(), 8, "{m}");
     // Their folder names the module to pass, the one after sharding propagation first.
     let folder = data.join("jax-data-parallel/xla_dump");
     assert_fails(&["info", folder.to_str().unwrap()], &["3 XLA HLO module(s)", "after_shardy-xla"]);

@@ -137,6 +137,25 @@ impl Flow {
     }
 }
 
+/// A pipeline's chunks as the view places them: each chunk's stage and its operators, in chunk
+/// order; empty where the graph is not cut (no transfers).
+pub fn chunks(g: &OpGraph) -> Vec<(u32, usize)> {
+    let flow = Flow::new(g);
+    let depth = flow.depths();
+    let chunk = flow.chunks(g, &depth);
+    let count = (0..g.nodes.len()).filter(|&i| flow.shown[i]).map(|i| chunk[i] + 1).max().unwrap_or(0) as usize;
+    if count < 2 {
+        return Vec::new();
+    }
+    let stages = g.stage_order();
+    let mut out: Vec<(u32, usize)> =
+        (0..count).map(|c| (if stages.is_empty() { c as u32 } else { stages[c % stages.len()] }, 0)).collect();
+    for i in (0..g.nodes.len()).filter(|&i| flow.shown[i]) {
+        out[chunk[i] as usize].1 += 1;
+    }
+    out
+}
+
 /// The layout of `g`'s entry computation (every operator where it names no entry) in `plot`
 /// (`[x0, y0, x1, y1]`), the force steps run on `backend`.
 pub fn layout(g: &OpGraph, plot: [f32; 4], backend: &Backend) -> Result<Placed, StageError> {

@@ -12,9 +12,10 @@
 //! communication colour.
 //! The graph pans and zooms in the window (its operators' labels with it, at the resolution
 //! they were laid out at); titles and legends stay put. Edge kinds have switches (`--edges`), and
-//! `--namespaces` chooses the discs.
-//! Not yet: a namespace selector in the window's panel, similar substructures stacked, the
-//! minimap, and the linking with the Marey graph.
+//! `--namespaces` chooses the discs. A click on an operator selects it by name (the Marey view
+//! outlines its bands); an operator selected there is outlined here with its namespace.
+//! Not yet: a namespace selector in the window's panel, similar substructures stacked, and the
+//! minimap.
 
 use crate::Backend;
 use crate::model::Dataset;
