@@ -33,9 +33,13 @@ fn set(args: &ViewArgs, long: &str, value: &str) -> Result<ViewArgs> {
     Ok(next)
 }
 
+/// The panel's first value of `--namespaces`: the most common namespaces, as without the option.
+const MOST_COMMON: &str = "(the most common)";
+
 /// The options of the current view the panel can change (those with a list of values), with
-/// their values and help.
-pub(crate) fn choices(args: &ViewArgs) -> Vec<Choice> {
+/// their values and help; the strategy view's namespace selector lists the dataset's most common
+/// namespaces (choosing one gives it alone a disc).
+pub(crate) fn choices(args: &ViewArgs, dataset: &Dataset) -> Vec<Choice> {
     let command = args.entry().command();
     let mut out = Vec::new();
     for arg in command.get_arguments() {
@@ -45,6 +49,13 @@ pub(crate) fn choices(args: &ViewArgs) -> Vec<Choice> {
         }
         let values: Vec<(String, String)> = if long == "message-opacity" {
             OPACITIES.iter().map(|v| ((*v).to_string(), String::new())).collect()
+        } else if long == "namespaces" {
+            let Some(g) = dataset.opgraph.as_deref() else { continue };
+            let spaces = exaviz_engine::views::strategy::namespaces(g, |_| true);
+            std::iter::once(MOST_COMMON.to_string())
+                .chain(spaces.iter().map(|ns| ns.split_once('/').map_or(ns.as_str(), |(_, r)| r).to_string()))
+                .map(|v| (v, String::new()))
+                .collect()
         } else {
             arg.get_possible_values()
                 .iter()
@@ -64,12 +75,19 @@ pub(crate) fn choices(args: &ViewArgs) -> Vec<Choice> {
 
 /// `args` with the option `label` (`--value`, ...) set to its `index`-th offered value, and
 /// that value's name.
-pub(crate) fn with_choice(args: &ViewArgs, label: &str, index: usize) -> Result<(ViewArgs, String)> {
-    let c = choices(args)
+pub(crate) fn with_choice(args: &ViewArgs, dataset: &Dataset, label: &str, index: usize) -> Result<(ViewArgs, String)> {
+    let c = choices(args, dataset)
         .into_iter()
         .find(|c| c.flag == label)
         .ok_or_else(|| anyhow!("{label} is not an option of the {} view", args.view))?;
     let (value, _) = c.values.get(index).ok_or_else(|| anyhow!("{label}: no value number {index}"))?;
+    if value == MOST_COMMON {
+        let mut next = args.clone();
+        if let Some(k) = next.options.iter().position(|o| o == label) {
+            next.options.drain(k..(k + 2).min(next.options.len()));
+        }
+        return Ok((next, value.clone()));
+    }
     Ok((set(args, label, value)?, value.clone()))
 }
 
@@ -125,25 +143,56 @@ mod tests {
         }
     }
 
+    /// The strategy view's namespace selector lists the module's most common namespaces; one
+    /// chosen gives it alone a disc, the first value goes back to the most common.
+    #[test]
+    fn the_namespace_selector_lists_the_modules_namespaces() {
+        let module = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/data/jax-data-parallel/xla_dump/module_0034.jit_train_step.0001.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt"
+        );
+        let d = exaviz_datasets::open(module).expect("the module opens");
+        let strategy = args("strategy", &[]);
+        let c = choices(&strategy, &d).into_iter().find(|c| c.flag == "--namespaces").expect("a namespace selector");
+        let names: Vec<&str> = c.values.iter().map(|v| v.0.as_str()).collect();
+        assert_eq!(names[..3], [MOST_COMMON, "transpose(jvp())", "jvp()"]);
+        let (one, name) = with_choice(&strategy, &d, "--namespaces", 2).expect("a namespace");
+        assert_eq!(
+            (one.options.as_slice(), name.as_str()),
+            (&["--namespaces".to_string(), "jvp()".into()][..], "jvp()")
+        );
+        assert_eq!(choices(&one, &d).into_iter().find(|c| c.flag == "--namespaces").unwrap().current, 2);
+        let (back, _) = with_choice(&one, &d, "--namespaces", 0).expect("the most common");
+        assert!(back.options.is_empty(), "{:?}", back.options);
+        assert!(choices(&strategy, &Dataset::default()).iter().all(|c| c.flag != "--namespaces"), "no module, no list");
+    }
+
     #[test]
     fn options_come_from_the_view_and_fit_it() {
         let matrix = args("matrix", &[]);
-        let flags: Vec<String> = choices(&matrix).iter().map(|c| c.flag.clone()).collect();
+        let flags: Vec<String> = choices(&matrix, &Dataset::default()).iter().map(|c| c.flag.clone()).collect();
         assert_eq!(flags, ["--value", "--colormap"]);
-        let value = &choices(&matrix)[0];
+        let value = &choices(&matrix, &Dataset::default())[0];
         let names: Vec<&str> = value.values.iter().map(|v| v.0.as_str()).collect();
         assert_eq!(names, ["messages", "bytes", "bandwidth"]);
-        let (bytes, name) = with_choice(&matrix, "--value", 1).expect("bytes is a value of --value");
+        let (bytes, name) =
+            with_choice(&matrix, &Dataset::default(), "--value", 1).expect("bytes is a value of --value");
         assert_eq!((bytes.options.as_slice(), name.as_str()), (&["--value".to_string(), "bytes".into()][..], "bytes"));
-        assert_eq!(choices(&bytes)[0].current, 1, "the panel shows the value chosen");
-        assert!(with_choice(&matrix, "--bundle", 0).is_err(), "the matrix has no --bundle");
+        assert_eq!(choices(&bytes, &Dataset::default())[0].current, 1, "the panel shows the value chosen");
+        assert!(with_choice(&matrix, &Dataset::default(), "--bundle", 0).is_err(), "the matrix has no --bundle");
         // The timeline's --bundle offers only what the timeline takes (no blocks).
         let timeline = args("timeline", &[]);
-        let bundle = choices(&timeline).into_iter().find(|c| c.flag == "--bundle").expect("the timeline bundles");
+        let bundle = choices(&timeline, &Dataset::default())
+            .into_iter()
+            .find(|c| c.flag == "--bundle")
+            .expect("the timeline bundles");
         let names: Vec<&str> = bundle.values.iter().map(|v| v.0.as_str()).collect();
         assert_eq!(names, ["none", "kde", "hierarchical", "grid"]);
         assert!(!bundle.values[3].1.is_empty(), "each value has its --help line");
-        let opacity = choices(&timeline).into_iter().find(|c| c.flag == "--message-opacity").expect("opacity");
+        let opacity = choices(&timeline, &Dataset::default())
+            .into_iter()
+            .find(|c| c.flag == "--message-opacity")
+            .expect("opacity");
         assert_eq!(opacity.values[opacity.current].0, "0.6", "the default is shown");
     }
 

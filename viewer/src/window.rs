@@ -246,7 +246,7 @@ impl State {
     fn panel_pass(&mut self) -> (Vec<Action>, Vec<egui::ClippedPrimitive>, egui::TexturesDelta, f32) {
         let raw = self.panel.input.take_egui_input(&self.window);
         let current = self.args.view.clone();
-        let options = choices::choices(&self.args);
+        let options = choices::choices(&self.args, &self.explorer.dataset);
         let selection = self.describe_selection();
         let statistics = self.explorer.area_summary().map(crate::summary_cmd::panel_lines).unwrap_or_default();
         if !statistics.is_empty() && self.logged_area.as_ref() != Some(&statistics) {
@@ -436,7 +436,7 @@ impl State {
                 Ok(args) => self.explore(dataset, args, &format!("view: {name}")),
                 Err(e) => self.saved = Some(format!("error: {e}")),
             },
-            Action::SetOption(flag, index) => match choices::with_choice(&self.args, &flag, index) {
+            Action::SetOption(flag, index) => match choices::with_choice(&self.args, dataset, &flag, index) {
                 Ok((args, value)) => self.explore(dataset, args, &format!("option: {flag} {value}")),
                 Err(e) => self.saved = Some(format!("error: {e}")),
             },

@@ -14,8 +14,8 @@
 //! they were laid out at); titles and legends stay put. Edge kinds have switches (`--edges`), and
 //! `--namespaces` chooses the discs. A click on an operator selects it by name (the Marey view
 //! outlines its bands); an operator selected there is outlined here with its namespace.
-//! Not yet: a namespace selector in the window's panel, similar substructures stacked, and the
-//! minimap.
+//! In the window, the panel lists the module's most common namespaces (`--namespaces`).
+//! Not yet: similar substructures stacked, and the minimap.
 
 use crate::Backend;
 use crate::model::Dataset;
