@@ -229,6 +229,19 @@ fn axis_y_brush(topo: &exaviz_engine::model::Topology, pc: [u32; 4]) -> (u32, u3
     (axis_x, at(1.3, 1.7), at(2.3, 2.7))
 }
 
+/// Shell functions for scripts that drive the panel, reading the viewer's log `log`
+/// (`EXAVIZ_PANEL_LOG`): `at WHAT` clicks what the log places (`panel: WHAT at X Y`) once it
+/// appears, `wait_log LINE` waits for a line starting so.
+fn panel_helpers(log: &str) -> String {
+    format!(
+        "set -e\n\
+         at() {{ for i in $(seq 1 300); do grep -q \"^panel: $1 at\" {log} 2>/dev/null && break; sleep 0.1; done; \
+                 set -- $(grep \"^panel: $1 at\" {log} | tail -1 | sed 's/.* at //'); \
+                 xdotool mousemove --window $wid $1 $2 click 1; }}\n\
+         wait_log() {{ for i in $(seq 1 300); do grep -q \"^$1\" {log} && return 0; sleep 0.1; done; return 1; }}\n"
+    )
+}
+
 /// Runs a shell script in a fresh Xvfb screen (WIDTHxHEIGHT, 24-bit): whether it succeeded, and
 /// its standard output and error.
 fn in_xvfb(screen: &str, runtime_dir: &Path, script: &str) -> (bool, String) {
@@ -433,13 +446,8 @@ fn the_panel_switches_views_and_options() {
     let exe = env!("CARGO_BIN_EXE_exaviz");
     let file = |k: &str| dir.join(k).display().to_string();
     let log = file("viewer.log");
-    // Click what the log places at `$1 $2` once a line starting with the pattern appears.
     let script = format!(
-        "set -e\n\
-         at() {{ for i in $(seq 1 300); do grep -q \"^panel: $1 at\" {log} 2>/dev/null && break; sleep 0.1; done; \
-                 set -- $(grep \"^panel: $1 at\" {log} | tail -1 | sed 's/.* at //'); \
-                 xdotool mousemove --window $wid $1 $2 click 1; }}\n\
-         wait_log() {{ for i in $(seq 1 300); do grep -q \"^$1\" {log} && return 0; sleep 0.1; done; return 1; }}\n\
+        "{helpers}\
          EXAVIZ_PANEL_LOG=1 \"{exe}\" view 'gen:wrf?iterations=3' --view matrix --size {w}x{h} --frames 100000000 2> {log} &\n\
          pid=$!\n\
          wait_log 'panel: view timeline'\n\
@@ -460,6 +468,7 @@ fn the_panel_switches_views_and_options() {
          \"{exe}\" render 'gen:wrf?iterations=3' --view matrix --value bytes --size {w}x{h} -o {bytes_expected}\n\
          \"{exe}\" render 'gen:wrf?iterations=3' --view timeline --size {w}x{h} -o {expected}\n\
          cat {log} >&2\n",
+        helpers = panel_helpers(&log),
         shot = file("shot.png"),
         expected = file("expected.png"),
         bytes_shot = file("bytes.png"),
@@ -976,11 +985,7 @@ fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
     let file = |k: &str| dir.join(k).display().to_string();
     let log = file("viewer.log");
     let script = format!(
-        "set -e\n\
-         at() {{ for i in $(seq 1 300); do grep -q \"^panel: $1 at\" {log} 2>/dev/null && break; sleep 0.1; done; \
-                 set -- $(grep \"^panel: $1 at\" {log} | tail -1 | sed 's/.* at //'); \
-                 xdotool mousemove --window $wid $1 $2 click 1; }}\n\
-         wait_log() {{ for i in $(seq 1 300); do grep -q \"^$1\" {log} && return 0; sleep 0.1; done; return 1; }}\n\
+        "{helpers}\
          EXAVIZ_PANEL_LOG=1 \"{exe}\" view {run} --view strategy --size {w}x{h} --frames 100000000 2> {log} &\n\
          pid=$!\n\
          wait_log 'panel: view marey'\n\
@@ -997,6 +1002,7 @@ fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
          \"{exe}\" render {run} --view marey --operator ppermute.13 --size {w}x{h} -o {expected}\n\
          \"{exe}\" render {run} --view marey --size {w}x{h} -o {plain}\n\
          cat {log} >&2\n",
+        helpers = panel_helpers(&log),
         shot = file("shot.png"),
         expected = file("expected.png"),
         plain = file("plain.png"),
