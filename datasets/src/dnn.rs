@@ -209,12 +209,12 @@ fn is_comm_call(name: &str) -> bool {
     name.starts_with("nccl:") || name.starts_with("gloo:") || name.starts_with("mpi:") || name.starts_with("c10d::")
 }
 
-/// The communication calls on each CPU lane, sorted by start: (start, end, name).
-fn comm_calls(t: &ChromeTrace) -> HashMap<u32, Vec<(i64, i64, u32)>> {
-    let mut by_lane: HashMap<u32, Vec<(i64, i64, u32)>> = HashMap::default();
-    for s in &t.slices {
+/// The communication calls on each CPU lane, sorted by start: (start, end, name, slice index).
+fn comm_calls(t: &ChromeTrace) -> HashMap<u32, Vec<(i64, i64, u32, usize)>> {
+    let mut by_lane: HashMap<u32, Vec<(i64, i64, u32, usize)>> = HashMap::default();
+    for (k, s) in t.slices.iter().enumerate() {
         if is_comm_call(&t.names[s.name as usize]) {
-            by_lane.entry(s.lane).or_default().push((s.start_ns, s.start_ns + s.dur_ns.max(0), s.name));
+            by_lane.entry(s.lane).or_default().push((s.start_ns, s.start_ns + s.dur_ns.max(0), s.name, k));
         }
     }
     for v in by_lane.values_mut() {
@@ -223,21 +223,23 @@ fn comm_calls(t: &ChromeTrace) -> HashMap<u32, Vec<(i64, i64, u32)>> {
     by_lane
 }
 
-/// The class of a GPU kernel from the CPU call that launched it: the innermost communication
-/// call around its launch (found by `correlation`). NCCL runs all-to-all and other collectives
-/// with `SendRecv` kernels; the call (`nccl:all_to_all`) says what they are.
-fn launched_by(
-    t: &ChromeTrace,
+/// The CPU call that launched a GPU kernel: the innermost communication call around its launch
+/// (found by `correlation`), as its class and its slice. NCCL runs all-to-all and other
+/// collectives with `SendRecv` kernels; the call (`nccl:all_to_all`) says what they are, and its
+/// `Input Dims` how many bytes they move.
+fn launched_by<'t>(
+    t: &'t ChromeTrace,
     s: &Slice,
     launches: &HashMap<i64, (u32, i64, i64)>,
-    calls: &HashMap<u32, Vec<(i64, i64, u32)>>,
-) -> Option<Class> {
+    calls: &HashMap<u32, Vec<(i64, i64, u32, usize)>>,
+) -> Option<(Class, &'t Slice)> {
     let corr = arg(s, "correlation").and_then(Value::as_i64)?;
     let &(lane, start, end) = launches.get(&corr)?;
     let list = calls.get(&lane)?;
     let upto = list.partition_point(|c| c.0 <= start);
     // The innermost enclosing call: the latest start among those that still cover the launch.
-    list[..upto].iter().rev().take(64).find(|c| c.1 >= end).map(|c| classify(&t.names[c.2 as usize], None))
+    let c = list[..upto].iter().rev().take(64).find(|c| c.1 >= end)?;
+    Some((classify(&t.names[c.2 as usize], None), &t.slices[c.3]))
 }
 
 /// Kineto: a device per GPU pid with kernels; steps from `ProfilerStep#N`.
@@ -281,14 +283,20 @@ fn kineto_devices(b: &mut Builder, t: &ChromeTrace, rank: u32, files: usize, t0:
                 let mut op = raw_op(t, s, r, t0);
                 let name = op.name.to_ascii_lowercase();
                 if name.contains("nccl")
-                    && arg(s, "Collective name").is_none()
-                    && let Some(class) = launched_by(t, s, &launches, &calls)
-                    && !matches!(class, Class::Forward | Class::Backward | Class::Compute)
+                    && let Some((class, call)) = launched_by(t, s, &launches, &calls)
                 {
-                    if class != op.class {
-                        op.peer_rank = None;
+                    // Bytes where the kernel does not say: the launching call's input tensor.
+                    if op.bytes == 0 {
+                        op.bytes = input_bytes(call);
                     }
-                    op.class = class;
+                    if arg(s, "Collective name").is_none()
+                        && !matches!(class, Class::Forward | Class::Backward | Class::Compute)
+                    {
+                        if class != op.class {
+                            op.peer_rank = None;
+                        }
+                        op.class = class;
+                    }
                 }
                 b.op(d, op);
             }

@@ -50,7 +50,8 @@ fn dlrm_all_to_all_links_every_pair_and_all_reduce_a_ring() {
     }
     assert_eq!(devices.len(), 8, "every device is hovered: {devices:?}");
     let cell = cell.expect("a matrix cell is hovered");
-    assert!(cell.lines[0].contains(" ops, "), "{cell:?}");
+    // Bytes from the launching call's input (nccl:all_to_all's Input Dims [[6144]] of float).
+    assert!(cell.lines[0].contains(" ops, ") && cell.lines[0].contains("B/s"), "{cell:?}");
 }
 
 /// A 2-stage Gloo pipeline on 4 processes recorded here: its sends run between its stages only,
