@@ -157,8 +157,8 @@ fn the_graph_zooms_and_the_titles_stay() {
 /// Wei et al.'s linking (§5.3) on a JAX run recorded here (its profile and its HLO dump in one
 /// folder): the folder's optimized module is the run's operator graph; a click on an operator
 /// in the strategy view selects it by name, and the Marey view then outlines its band on every
-/// device; a click on a band in the Marey view selects the same operator, which the strategy
-/// view outlines with its namespace.
+/// device around its first run (the click selects that time); a click on a band in the Marey
+/// view selects the same operator, which the strategy view outlines with its namespace.
 #[test]
 fn a_click_in_either_view_selects_the_operator_in_the_other() {
     use exaviz_engine::render::KIND_SEGMENT;
@@ -174,6 +174,10 @@ fn a_click_in_either_view_selects_the_operator_in_the_other() {
         s.layers.iter().flat_map(|l| &l.instances).filter(|i| i.kind & 255 == KIND_SEGMENT).count()
     };
     let (strategy, marey) = (prepared("strategy"), prepared("marey"));
+    let marey_at = |sel: &Selection| {
+        let built = Entry::find("marey").unwrap().parse::<&str>(&[]).unwrap();
+        built.view.prepare(&d, sel, frame, &Backend::Cpu).expect("prepare")
+    };
     // The strategy view: find the permute ppermute.13 and click it.
     let mut click = None;
     for y in (60..380).step_by(2) {
@@ -187,8 +191,15 @@ fn a_click_in_either_view_selects_the_operator_in_the_other() {
     }
     let sel = click.expect("the permute is clicked");
     assert_eq!(sel.operator.map(|o| o.as_str().to_string()).as_deref(), Some("ppermute.13"));
+    // Its time too: a window around the permute's first run, inside the run.
+    let t = d.training.as_ref().unwrap();
+    let (a, b) = sel.window_s.expect("a time window");
+    let whole = (t.span().1 - t.span().0) as f64 / 1e9;
+    assert!(0.0 <= a && a < b && b - a < whole / 2.0, "{a}..{b} of {whole} s");
+    let zoomed = marey_at(&sel);
     let none = Selection::default();
-    let outlined = segments(&marey.draw(&d, &sel)) - segments(&marey.draw(&d, &none));
+    let window_only = Selection { window_s: sel.window_s, ..none };
+    let outlined = segments(&zoomed.draw(&d, &sel)) - segments(&zoomed.draw(&d, &window_only));
     assert!(outlined >= 4 * 4, "the permute's band outlined on the four devices: {outlined} segments");
     assert!(segments(&strategy.draw(&d, &sel)) > segments(&strategy.draw(&d, &none)), "and in the strategy view");
     // The Marey view: a click on a band of another operator selects it there.

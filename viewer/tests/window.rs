@@ -954,9 +954,9 @@ fn a_clicked_message_is_followed_to_its_ends_under_xvfb() {
 
 /// Wei et al.'s linking (§5.3) in the window, with real X input, on a JAX run recorded here
 /// (its profile and HLO dump in one folder): a click on the collective-permute `ppermute.13` in
-/// the strategy view selects it (the log says so); switched to the Marey view with the panel's
-/// button, the window shows what `exaviz render --view marey --operator ppermute.13` draws: its
-/// band outlined on every device.
+/// the strategy view selects it and its time (the log says so); switched to the Marey view with
+/// the panel's button, the window shows what `exaviz render --view marey --operator ppermute.13
+/// --from A --to B` draws: the time around its first run, its band outlined on every device.
 #[test]
 fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
     use exaviz_engine::views::{Entry, Frame};
@@ -979,6 +979,9 @@ fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
         .collect();
     assert!(!hits.is_empty(), "the permute is drawn");
     let (cx, cy) = hits[hits.len() / 2];
+    // The click also selects the permute's time: the Marey view's window around its first run.
+    let t = d.training.as_ref().expect("a training run");
+    let (from, to) = exaviz_engine::views::marey::operator_window(t, "ppermute.13").expect("the permute runs");
     let dir = std::env::temp_dir().join(format!("exaviz-window-link-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = env!("CARGO_BIN_EXE_exaviz");
@@ -999,8 +1002,8 @@ fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
          sleep 4\n\
          import -window $wid {shot}\n\
          kill $pid\n\
-         \"{exe}\" render {run} --view marey --operator ppermute.13 --size {w}x{h} -o {expected}\n\
-         \"{exe}\" render {run} --view marey --size {w}x{h} -o {plain}\n\
+         \"{exe}\" render {run} --view marey --operator ppermute.13 --from {from} --to {to} --size {w}x{h} -o {expected}\n\
+         \"{exe}\" render {run} --view marey --from {from} --to {to} --size {w}x{h} -o {plain}\n\
          cat {log} >&2\n",
         helpers = panel_helpers(&log),
         shot = file("shot.png"),

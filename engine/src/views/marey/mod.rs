@@ -92,6 +92,30 @@ pub struct Analysis {
     pub rate: Vec<f64>,
 }
 
+/// The Marey view's time window (seconds from its start, aligned fully as by default) around
+/// the first run of operator `name` on every device, padded by twice its length on each side:
+/// what a click on the operator in the strategy view selects. `None` where no device runs it.
+pub fn operator_window(t: &Training, name: &str) -> Option<(f64, f64)> {
+    let k = t.names.iter().position(|n| n == name)? as u32;
+    let offsets = crate::training::offsets(t, Align::Full);
+    let (mut origin, mut lo, mut hi) = (f64::MAX, f64::MAX, f64::MIN);
+    for (d, &off) in offsets.iter().enumerate() {
+        let r = t.ops_of(d);
+        if let Some(first) = r.clone().next() {
+            origin = origin.min(t.ops.start[first] as f64 + off as f64);
+        }
+        if let Some(i) = r.clone().find(|&i| t.ops.name[i] == k) {
+            lo = lo.min(t.ops.start[i] as f64 + off as f64);
+            hi = hi.max(t.ops.end[i] as f64 + off as f64);
+        }
+    }
+    if lo > hi {
+        return None;
+    }
+    let pad = ((hi - lo) * 2.0).max(1_000.0);
+    Some((((lo - pad - origin).max(0.0)) / 1e9, (hi + pad - origin) / 1e9))
+}
+
 impl Analysis {
     pub fn new(t: &Training, o: &MareyOptions) -> Self {
         let offsets = crate::training::offsets(t, o.align);

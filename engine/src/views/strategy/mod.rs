@@ -168,9 +168,13 @@ impl Picker for Graph {
             let p: Vec<String> = n.pairs.iter().map(|(s, t)| format!("{s}->{t}")).collect();
             lines.push(format!("pairs: {}", p.join(" ")));
         }
-        lines.push("click: select it (the Marey view outlines its bands)".into());
-        let sel = Selection { operator: crate::selection::Search::new(&n.name).ok(), ..Selection::default() };
-        Some(Pick::new(n.name.clone(), lines).with_click(Parts::OPERATOR, sel))
+        // With the run's profile: the Marey view outlines its bands around their first run.
+        let window_s = d.training.as_deref().and_then(|t| crate::views::marey::operator_window(t, &n.name));
+        if window_s.is_some() {
+            lines.push("click: select it (the Marey view outlines its bands and shows their time)".into());
+        }
+        let sel = Selection { operator: crate::selection::Search::new(&n.name).ok(), window_s, ..Selection::default() };
+        Some(Pick::new(n.name.clone(), lines).with_click(Parts::OPERATOR | Parts::WINDOW, sel))
     }
 
     /// The selected operator (a click here, or on its band in the Marey view) outlined in white,
@@ -386,7 +390,7 @@ impl View for StrategyView {
     }
 
     fn reads(&self) -> Parts {
-        Parts::OPERATOR
+        Parts::OPERATOR | Parts::WINDOW
     }
 
     fn check(&self, d: &Dataset) -> Result<(), ViewError> {
