@@ -653,8 +653,15 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
     }
     let mut d = open_parts(input, parts, &hlo)?;
     if let Some(t) = d.training.as_deref()
-        && let Some(graph) = matching_module(dir, t)
+        && let Some(mut graph) = matching_module(dir, t)
     {
+        // The execution order from the profile: each operator's first start on any device.
+        let mut first: HashMap<&str, u64> = HashMap::default();
+        for i in 0..t.ops.len() {
+            let e = first.entry(t.names[t.ops.name[i] as usize].as_str()).or_insert(u64::MAX);
+            *e = (*e).min(t.ops.start[i]);
+        }
+        graph.order_by(|name| first.get(name).copied());
         d.opgraph = Some(std::sync::Arc::new(graph));
     }
     warnings.append(&mut d.warnings);

@@ -127,6 +127,10 @@ pub struct OpGraph {
     pub scheduled: bool,
     /// Partitions (devices) of the module, where written (`num_partitions`).
     pub partitions: u32,
+    /// Each operator's place in the execution order where a profile of the same run gives it
+    /// (its first start on any device; operators the profile does not name after those, in
+    /// listing order); empty: the listing order (a scheduled module's is the execution order).
+    pub executed: Vec<u32>,
 }
 
 /// Whether an opcode moves data between devices.
@@ -147,6 +151,28 @@ pub fn is_communication(opcode: &str) -> bool {
 }
 
 impl OpGraph {
+    /// Operator `i`'s place in the execution order ([`OpGraph::executed`], else the listing).
+    pub fn exec_rank(&self, i: usize) -> u32 {
+        self.executed.get(i).copied().unwrap_or(i as u32)
+    }
+
+    /// Sets the execution order from the first start time of each operator a profile names
+    /// (`first_start(name)`), the others after them in listing order.
+    pub fn order_by(&mut self, first_start: impl Fn(&str) -> Option<u64>) {
+        let mut keyed: Vec<(u8, u64, usize)> = (0..self.nodes.len())
+            .map(|i| match first_start(&self.nodes[i].name) {
+                Some(t) => (0, t, i),
+                None => (1, 0, i),
+            })
+            .collect();
+        keyed.sort_unstable();
+        let mut executed = vec![0u32; self.nodes.len()];
+        for (rank, &(_, _, i)) in keyed.iter().enumerate() {
+            executed[i] = rank as u32;
+        }
+        self.executed = executed;
+    }
+
     /// Sets each node's class from its opcode and strategy: communication by opcode; inputs;
     /// redistribution where an operand's known strategy differs from the node's known one;
     /// partitioned where the output is cut into pieces.
@@ -231,5 +257,30 @@ mod tests {
         let b = Strategy::Tiled { partitions: vec![1, 8], replicated_last: false };
         assert_eq!(a.cut(), b.cut());
         assert_ne!(a.cut(), Strategy::Replicated.cut());
+    }
+
+    /// A profile's first start times order the operators it names; the others follow in
+    /// listing order.
+    #[test]
+    fn the_execution_order_follows_the_profile() {
+        let node = |name: &str| OpNode {
+            name: name.into(),
+            opcode: "add".into(),
+            shape: "f32[1]".into(),
+            namespace: String::new(),
+            strategy: Strategy::Unknown,
+            class: OpClass::Other,
+            computation: 0,
+            pairs: Vec::new(),
+            calls: Vec::new(),
+        };
+        let mut g = OpGraph { nodes: vec![node("a"), node("b"), node("c"), node("d")], ..OpGraph::default() };
+        assert_eq!((0..4).map(|i| g.exec_rank(i)).collect::<Vec<_>>(), [0, 1, 2, 3], "the listing without a profile");
+        g.order_by(|n| match n {
+            "a" => Some(50),
+            "c" => Some(10),
+            _ => None,
+        });
+        assert_eq!((0..4).map(|i| g.exec_rank(i)).collect::<Vec<_>>(), [1, 2, 0, 3]);
     }
 }

@@ -165,6 +165,11 @@ fn a_click_in_either_view_selects_the_operator_in_the_other() {
     use exaviz_engine::selection::Selection;
     let d = open(&module("jax-cpu-pipeline"));
     assert!(d.training.is_some() && d.opgraph.is_some(), "the run and its operator graph");
+    // The execution order from the profile: the four permutes run one after another.
+    let g = d.opgraph.as_ref().unwrap();
+    let rank = |name: &str| g.exec_rank(g.nodes.iter().position(|n| n.name == name).unwrap());
+    let permutes: Vec<u32> = (12..16).map(|k| rank(&format!("ppermute.{k}"))).collect();
+    assert!(!g.executed.is_empty() && permutes.windows(2).all(|w| w[0] < w[1]), "{permutes:?}");
     let frame = Frame { width: 960, height: 400 };
     let prepared = |view: &str| {
         let built = Entry::find(view).unwrap().parse::<&str>(&[]).unwrap();

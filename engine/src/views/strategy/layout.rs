@@ -200,7 +200,7 @@ pub fn layout(g: &OpGraph, plot: [f32; 4], backend: &Backend) -> Result<Placed, 
         for (r, &k) in order.iter().enumerate() {
             rank[k] = r as u32;
         }
-        let seq: Vec<u32> = order.iter().map(|&k| start[k].0 as u32).collect();
+        let seq: Vec<u32> = order.iter().map(|&k| g.exec_rank(start[k].0)).collect();
         let subordinate: Vec<bool> = order.iter().map(|&k| flow.sub[start[k].0]).collect();
         let ranked: Vec<(u32, u32)> = edges.iter().map(|&(a, b)| (rank[a as usize], rank[b as usize])).collect();
         let graph = ForceGraph::build(order.iter().map(|&k| moved[k]).collect(), &seq, &subordinate, &ranked);
