@@ -21,6 +21,24 @@ pub struct Link {
     pub to: u32,
     /// Per class: operators, nanoseconds, bytes.
     pub by_class: BTreeMap<u8, (u32, f64, f64)>,
+    /// Per class: each operator's nanoseconds on the link (for the matrix's box plots).
+    pub durations: BTreeMap<u8, Vec<f64>>,
+}
+
+/// Minimum, lower quartile, median, upper quartile and maximum of `v` (linear interpolation
+/// between order statistics); `None` for no values.
+pub fn five_numbers(v: &[f64]) -> Option<[f64; 5]> {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.is_empty() {
+        return None;
+    }
+    s.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        let x = q * (s.len() - 1) as f64;
+        let (lo, hi) = (x.floor() as usize, x.ceil() as usize);
+        s[lo] + (s[hi] - s[lo]) * (x - lo as f64)
+    };
+    Some([s[0], at(0.25), at(0.5), at(0.75), s[s.len() - 1]])
 }
 
 impl Link {
@@ -49,6 +67,7 @@ pub fn links(t: &Training, a: u64, b: u64) -> Vec<Link> {
         let l = out.entry((from, to)).or_insert_with(|| Link { from, to, ..Link::default() });
         let e = l.by_class.entry(class as u8).or_default();
         *e = (e.0 + 1, e.1 + ns, e.2 + bytes);
+        l.durations.entry(class as u8).or_default().push(ns);
     };
     // A collective instance's devices in one stage, in rank order.
     let mut groups: BTreeMap<(u32, u32), Vec<(u32, usize)>> = BTreeMap::new();
@@ -144,5 +163,13 @@ mod tests {
         assert!(!find(1, 0).by_class.contains_key(&(Class::AllReduce as u8)), "a ring, not every pair");
         assert_eq!(find(1, 0).by_class.len(), 1, "all-to-all only");
         assert_eq!(l.len(), 6, "nothing to or from rank 3");
+        assert_eq!(to1.durations[&(Class::Send as u8)], [20.0]);
+    }
+
+    #[test]
+    fn five_numbers_are_the_quartiles() {
+        assert_eq!(five_numbers(&[4.0, 1.0, 3.0, 2.0, 5.0]), Some([1.0, 2.0, 3.0, 4.0, 5.0]));
+        assert_eq!(five_numbers(&[1.0, 2.0]), Some([1.0, 1.25, 1.5, 1.75, 2.0]));
+        assert_eq!(five_numbers(&[]), None);
     }
 }

@@ -4,10 +4,11 @@
 //! communication cost (communication and waiting) and coloured by communication's share of its
 //! busy time; beside it the link matrix (NodeTrix-like: rows senders, columns receivers, each cell
 //! a bar per kind of communication operator on the link, its height the time spent). Over 64
-//! devices, devices are drawn by stage (or by blocks of ranks where there is one stage).
+//! devices, devices are drawn by stage (or by blocks of ranks where there is one stage). Cells
+//! with room carry a box plot of the operators' durations per kind.
 //! Not yet: positions from the hardware (devices sit on a circle in stage and rank order), lasso
-//! selection, box plots per operator in the matrix, and restricting the Marey graph to selected
-//! devices.
+//! selection, box plots of traffic and bandwidth (durations only), and restricting the Marey
+//! graph to selected devices.
 
 use std::f32::consts::{PI, TAU};
 
@@ -177,6 +178,9 @@ fn build(t: &Training, a: u64, b: u64) -> (Vec<Node>, Vec<Link>) {
             let e = m.by_class.entry(c).or_default();
             *e = (e.0 + v.0, e.1 + v.1, e.2 + v.2);
         }
+        for (c, v) in l.durations {
+            m.durations.entry(c).or_default().extend(v);
+        }
     }
     (nodes, merged.into_values().collect())
 }
@@ -186,7 +190,13 @@ fn link_lines(l: &Link) -> Vec<String> {
         .iter()
         .map(|(&c, &(ops, ns, bytes))| {
             let rate = if ns > 0.0 && bytes > 0.0 { format!(", {}B/s", si(bytes / ns * 1e9)) } else { String::new() };
-            format!("{}: {ops} ops, {}, {}B{rate}", Class::from_u8(c).label(), duration(ns), si(bytes))
+            let spread = match l.durations.get(&c).and_then(|v| links::five_numbers(v)) {
+                Some([_, q1, med, q3, _]) if ops > 1 => {
+                    format!("; per op median {} ({}-{})", duration(med), duration(q1), duration(q3))
+                }
+                _ => String::new(),
+            };
+            format!("{}: {ops} ops, {}, {}B{rate}{spread}", Class::from_u8(c).label(), duration(ns), si(bytes))
         })
         .collect()
 }
@@ -344,7 +354,9 @@ impl contract::View for TopologyView {
 }
 
 /// The link matrix in `[x0, y0, x1, y1]`: rows senders, columns receivers, in each cell a bar per
-/// kind of communication on the link, its height the kind's time over the longest anywhere.
+/// kind of communication on the link, its height the kind's time over the longest anywhere, and
+/// where the cell has room a box plot of the kind's operator durations over it (whiskers from the
+/// shortest to the longest, the box the middle half, a white median; one scale for all cells).
 fn matrix(scene: &mut Scene, nodes: &[Node], links: &[Link], t: &Training, area: [f32; 4]) -> ([f32; 3], usize) {
     let m = nodes.len();
     let [x0, y0, x1, y1] = area;
@@ -371,23 +383,41 @@ fn matrix(scene: &mut Scene, nodes: &[Node], links: &[Link], t: &Training, area:
         }
     }
     let longest = links.iter().map(Link::duration).fold(0.0, f64::max).max(1.0);
+    // The box plots share one scale: the longest single operator on any link.
+    let longest_op = links.iter().flat_map(|l| l.durations.values().flatten()).fold(0.0f64, |a, &b| a.max(b)).max(1.0);
     for l in links {
         let (cx, cy) = (gx + l.to as f32 * size, gy + l.from as f32 * size);
-        // One bar per kind: a send and its receive are one kind.
-        let mut kinds: Vec<(usize, f64)> = Vec::new();
+        // One slot per kind (a send and its receive are one kind): a bar of the kind's time on
+        // the link and, where the cell has room, a box plot of its operators' durations.
+        let mut kinds: Vec<(usize, f64, Vec<f64>)> = Vec::new();
         for (&c, v) in &l.by_class {
             let k = kind(Class::from_u8(c));
+            let ops = l.durations.get(&c).cloned().unwrap_or_default();
             match kinds.iter_mut().find(|e| e.0 == k) {
-                Some(e) => e.1 += v.1,
-                None => kinds.push((k, v.1)),
+                Some(e) => {
+                    e.1 += v.1;
+                    e.2.extend(ops);
+                }
+                None => kinds.push((k, v.1, ops)),
             }
         }
         let slot = (size - 2.0) / kinds.len().max(1) as f32;
-        for (s, &(k, ns)) in kinds.iter().enumerate() {
+        let boxes = size >= 24.0 && slot >= 6.0;
+        let bottom = cy + size - 1.0;
+        for (s, (k, ns, ops)) in kinds.iter().enumerate() {
             let h = ((ns / longest) as f32 * (size - 2.0)).max(1.0);
-            let [r, g, b] = KINDS[k].1;
+            let [r, g, b] = KINDS[*k].1;
             let bx = cx + 1.0 + s as f32 * slot;
-            scene.rect([bx, cy + size - 1.0 - h], [bx + (slot - 0.5).max(0.5), cy + size - 1.0], [r, g, b, 1.0], true);
+            let alpha = if boxes { 0.45 } else { 1.0 };
+            scene.rect([bx, bottom - h], [bx + (slot - 0.5).max(0.5), bottom], [r, g, b, alpha], true);
+            if let (true, Some([lo, q1, med, q3, hi])) = (boxes, links::five_numbers(ops)) {
+                let y = |v: f64| bottom - (v / longest_op) as f32 * (size - 2.0);
+                let (mid, half) = (bx + slot / 2.0, (slot * 0.3).max(1.5));
+                let white = [1.0, 1.0, 1.0, 0.9];
+                scene.segment(Blend::Alpha, [mid, y(lo)], [mid, y(hi)], 1.0, white, true);
+                scene.rect([mid - half, y(q3) - 0.5], [mid + half, y(q1) + 0.5], [r, g, b, 1.0], true);
+                scene.segment(Blend::Alpha, [mid - half, y(med)], [mid + half, y(med)], 1.5, white, true);
+            }
         }
     }
     ([gx, gy, size], m)
