@@ -93,6 +93,9 @@ selection_parts! {
     /// An operator of a training step, by name (an HLO instruction, a kernel): the strategy
     /// view outlines its node and namespace, the Marey view its bands on every device.
     operator: Search => OPERATOR,
+    /// Devices of a training run, first to last by index (stage, then rank order): the Marey
+    /// view draws only them (a click on a stage in the topology view selects its devices).
+    devices: (u32, u32) => DEVICES,
 }
 
 /// Groups of tracks collapsed, by index (the first 64 groups; later ones stay open).
@@ -267,6 +270,11 @@ impl Selection {
         {
             return bad(format!("--time-slice {a}:{b} is empty (the start must be below the end)"));
         }
+        if let Some((a, b)) = self.devices
+            && (a > b || dataset.training.as_deref().is_some_and(|t| b as usize >= t.devices.len()))
+        {
+            return bad(format!("devices {a}-{b}: not a range of the run's devices"));
+        }
         if let Some((a, b)) = self.window_s
             && !(a.is_finite() && b.is_finite() && 0.0 <= a && a < b)
         {
@@ -340,6 +348,7 @@ mod tests {
             Parts::FOLDED,
             Parts::FOUND,
             Parts::OPERATOR,
+            Parts::DEVICES,
         ];
         let mut seen = Parts::NONE;
         for p in parts {

@@ -90,7 +90,8 @@ fn a_gloo_pipelines_sends_run_between_its_stages() {
 }
 
 /// 10,240 devices in 16 stages are drawn as 16 nodes, one per stage, with the sends between
-/// neighbouring stages.
+/// neighbouring stages; a click on a stage selects its devices, and the Marey view draws only
+/// them.
 #[test]
 fn ten_thousand_devices_are_drawn_by_stage() {
     let d = open("gen:training?devices=10240&stages=16&layers=16&steps=1&microbatches=2");
@@ -109,6 +110,29 @@ fn ten_thousand_devices_are_drawn_by_stage() {
         }
     }
     assert_eq!(nodes.len(), 16, "{nodes:?}");
+    // A click on stage 3 selects its 640 devices: the Marey view then draws that stage alone.
+    let mut click = None;
+    for y in (60..560).step_by(3) {
+        for x in (0..660).step_by(3) {
+            if let Some(p) = prepared.pick(&d, [x as f32, y as f32])
+                && p.title == "stage 3 (640 devices)"
+            {
+                click = p.clicked(&exaviz_engine::selection::Selection::default());
+            }
+        }
+    }
+    let sel = click.expect("stage 3 is clicked");
+    let (a, b) = sel.devices.expect("its devices");
+    assert_eq!((b - a + 1, d.training.as_ref().unwrap().devices[a as usize].stage), (640, 3));
+    let marey = Entry::find("marey").unwrap().parse::<&str>(&[]).unwrap();
+    let rows = |sel: &exaviz_engine::selection::Selection| {
+        let m = marey.view.prepare(&d, sel, Frame { width: 1200, height: 600 }, &Backend::Cpu).expect("marey");
+        let labels: std::collections::BTreeSet<String> =
+            (0..600).filter_map(|y| m.pick(&d, [60.0, y as f32])).map(|p| p.title).collect();
+        labels
+    };
+    assert_eq!(rows(&sel).into_iter().collect::<Vec<_>>(), ["stage 3"], "the Marey view draws the selected stage");
+    assert_eq!(rows(&exaviz_engine::selection::Selection::default()).len(), 16, "and every stage without a selection");
     assert!(nodes.contains("stage 0 (640 devices)") && nodes.contains("stage 15 (640 devices)"));
     let t = d.training.as_ref().unwrap();
     let (a, b) = t.span();

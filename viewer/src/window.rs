@@ -987,6 +987,9 @@ fn describe(s: &Selection) -> String {
     if let Some(op) = s.operator {
         parts.push(format!("operator {}", op.as_str()));
     }
+    if let Some((a, b)) = s.devices {
+        parts.push(format!("devices {a}-{b}"));
+    }
     if let Some((a, b)) = s.route {
         parts.push(match b {
             Some(b) => format!("route {a} -> {b}"),

@@ -200,20 +200,25 @@ fn window(t: &Training, a: &Analysis, o: &MareyOptions, sel: &Selection) -> Resu
 }
 
 /// The rows for `collapse` in a plot `height` pixels high.
-fn layout_rows(t: &Training, c: &Collapse, height: u32) -> Vec<Row> {
-    let stages = t.stage_devices();
+fn layout_rows(t: &Training, c: &Collapse, height: u32, only: Option<(u32, u32)>) -> Vec<Row> {
+    let (first, last) = only.map_or((0, usize::MAX), |(a, b)| (a as usize, b as usize));
+    let whole = t.stage_devices();
+    let stages: Vec<std::ops::Range<usize>> =
+        whole.iter().map(|r| r.start.max(first)..r.end.min(last.saturating_add(1))).collect();
+    let shown: usize = stages.iter().map(|r| r.len()).sum();
     let collapsed = |s: u32| match c {
         Collapse::All => true,
         Collapse::None => false,
         Collapse::Stages(v) => v.contains(&s),
-        Collapse::Auto => t.devices.len() as u32 * 6 > height,
+        Collapse::Auto => shown as u32 * 6 > height,
     };
     let mut out = Vec::new();
     for (s, r) in stages.iter().enumerate() {
         if r.is_empty() {
             continue;
         }
-        if collapsed(s as u32) && r.len() > 1 {
+        // A stage row stands for all its devices: one only partly selected shows its devices.
+        if collapsed(s as u32) && r.len() > 1 && r.len() == whole[s].len() {
             out.push(Row::Stage(s as u32));
         } else {
             out.extend(r.clone().map(|d| Row::Device(d as u32)));
@@ -412,7 +417,7 @@ fn marey_scene(
 ) -> Result<(Scene, MareyPicker), ViewError> {
     let p = plot(f)?;
     let w = window(t, &a, o, sel)?;
-    let rows = layout_rows(t, &o.collapse, p.h);
+    let rows = layout_rows(t, &o.collapse, p.h, sel.devices);
     let pitch = p.h as f32 / rows.len().max(1) as f32;
     let items: Vec<Vec<Item>> =
         rows.par_iter().map(|r| rows::aggregate(rows::items(t, r, &a.offsets, w, a.longest), w, o.bins)).collect();
@@ -698,11 +703,11 @@ fn draw_axis_and_legend(scene: &mut Scene, t: &Training, pk: &MareyPicker, o: &M
 
 impl contract::View for MareyView {
     fn depends_on(&self) -> Parts {
-        Parts::WINDOW
+        Parts::WINDOW | Parts::DEVICES
     }
 
     fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::TRACK | Parts::TIME_SLICE | Parts::OPERATOR
+        Parts::WINDOW | Parts::TRACK | Parts::TIME_SLICE | Parts::OPERATOR | Parts::DEVICES
     }
 
     fn check(&self, d: &Dataset) -> Result<(), ViewError> {

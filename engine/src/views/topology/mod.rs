@@ -7,8 +7,9 @@
 //! devices, devices are drawn by stage (or by blocks of ranks where there is one stage). Cells
 //! with room carry a box plot of the operators' durations per kind.
 //! Not yet: positions from the hardware (devices sit on a circle in stage and rank order), lasso
-//! selection, box plots of traffic and bandwidth (durations only), and restricting the Marey
-//! graph to selected devices.
+//! selection, and box plots of traffic and bandwidth (durations only). A click on a device
+//! selects it (the Marey view highlights its row), on a stage its devices (the Marey view draws
+//! only them).
 
 use std::f32::consts::{PI, TAU};
 
@@ -220,9 +221,13 @@ impl Picker for Graph {
                 let dev = &t.devices[d as usize];
                 lines.insert(0, format!("rank {}, stage {}", dev.rank, dev.stage));
                 let sel = Selection { track: Some(d), ..Selection::default() };
-                return Some(Pick::new(n.name.clone(), lines).with_click(Parts::TRACK, sel));
+                return Some(Pick::new(n.name.clone(), lines).with_click(Parts::TRACK | Parts::DEVICES, sel));
             }
-            return Some(Pick::new(n.name.clone(), lines));
+            // A group's devices are consecutive: a click selects them, the Marey view draws them.
+            let (a, b) = (n.devices[0], n.devices[n.devices.len() - 1]);
+            lines.push("click: select these devices (the Marey view draws only them)".into());
+            let sel = Selection { devices: Some((a, b)), ..Selection::default() };
+            return Some(Pick::new(n.name.clone(), lines).with_click(Parts::TRACK | Parts::DEVICES, sel));
         }
         if let Some(([x0, y0, size], m)) = self.matrix {
             let (i, j) = (((at[1] - y0) / size).floor(), ((at[0] - x0) / size).floor());
@@ -257,6 +262,10 @@ impl Picker for Graph {
 impl contract::View for TopologyView {
     fn depends_on(&self) -> Parts {
         Parts::NONE
+    }
+
+    fn reads(&self) -> Parts {
+        Parts::TRACK | Parts::DEVICES
     }
 
     fn check(&self, d: &Dataset) -> Result<(), ViewError> {
