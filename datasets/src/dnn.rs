@@ -651,9 +651,20 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
     for p in &files {
         parts.push(Part { trace: crate::chrome::read(p)?, input: p.display().to_string() });
     }
+    // The modules the profile's operators say they ran in (`hlo_module`): only those are read
+    // for the run's operator graph.
+    let modules: std::collections::HashSet<String> = parts
+        .iter()
+        .flat_map(|p| &p.trace.slices)
+        .filter_map(|s| match s.args.as_deref() {
+            Some(Value::Object(m)) => m.get("hlo_module").and_then(Value::as_str).map(str::to_string),
+            _ => None,
+        })
+        .collect();
     let mut d = open_parts(input, parts, &hlo)?;
     if let Some(t) = d.training.as_deref()
-        && let Some(mut graph) = matching_module(dir, t)
+        && !modules.is_empty()
+        && let Some(mut graph) = matching_module(dir, t, &modules)
     {
         // The execution order from the profile: each operator's first start on any device.
         let mut first: HashMap<&str, u64> = HashMap::default();
@@ -669,13 +680,20 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
     Ok(d)
 }
 
-/// The optimized HLO module under `dir` (as `--xla_dump_to` writes it beside a profile) whose
-/// instructions the run's operators are named after most: the operator graph the strategy view
-/// links with the Marey view. `None` where no module names any operator.
-fn matching_module(dir: &Path, t: &exaviz_engine::training::Training) -> Option<exaviz_engine::opgraph::OpGraph> {
+/// The optimized HLO module under `dir` (as `--xla_dump_to` writes it beside a profile), among
+/// those named `modules` (`module_NNNN.NAME.*`), whose instructions the run's operators are named
+/// after most: the operator graph the strategy view links with the Marey view. `None` where no
+/// module names any operator.
+fn matching_module(
+    dir: &Path,
+    t: &exaviz_engine::training::Training,
+    modules: &std::collections::HashSet<String>,
+) -> Option<exaviz_engine::opgraph::OpGraph> {
     let files = files_under(dir, 4096, &|p| {
         let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        n.starts_with("module_") && n.ends_with("after_optimizations.txt")
+        n.starts_with("module_")
+            && n.ends_with("after_optimizations.txt")
+            && n.split('.').nth(1).is_some_and(|m| modules.contains(m))
     });
     let names: std::collections::HashSet<&str> = t.names.iter().map(String::as_str).collect();
     let mut best: Option<(usize, exaviz_engine::opgraph::OpGraph)> = None;

@@ -206,7 +206,7 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
     // no tooltip.)
     let (shot, expected) = (picture(&shot, w), read_rgb(&expected));
     assert_eq!(shot.len(), expected.len(), "screenshot size");
-    let differ = shot.iter().zip(&expected).filter(|(a, b)| a.iter().zip(*b).any(|(x, y)| x.abs_diff(*y) > 8)).count();
+    let differ = far_pixels(&shot, &expected);
     assert!(differ * 100 < shot.len(), "{differ} of {} pixels differ from the headless render", shot.len());
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -270,6 +270,11 @@ fn decode(path: &Path) -> (Vec<u8>, usize) {
 fn read_rgb(path: &Path) -> Vec<[u8; 3]> {
     let (buf, channels) = decode(path);
     buf.chunks(channels).map(|p| [p[0], p[1], p[2]]).collect()
+}
+
+/// How many pixels of two RGB pictures differ by more than 8 in some channel.
+fn far_pixels(a: &[[u8; 3]], b: &[[u8; 3]]) -> usize {
+    a.iter().zip(b).filter(|(p, q)| p.iter().zip(*q).any(|(x, y)| x.abs_diff(*y) > 8)).count()
 }
 
 /// The picture part (the left `width` columns) of a window screenshot: the panel is beside it.
@@ -484,8 +489,7 @@ fn the_panel_switches_views_and_options() {
     for (shot, expected) in [("bytes.png", "bytes-expected.png"), ("shot.png", "expected.png")] {
         let (shot, expected) = (picture(Path::new(&file(shot)), w), read_rgb(Path::new(&file(expected))));
         assert_eq!(shot.len(), expected.len());
-        let far = |a: &[u8; 3], b: &[u8; 3]| a.iter().zip(b).any(|(x, y)| x.abs_diff(*y) > 8);
-        let differ = shot.iter().zip(&expected).filter(|(a, b)| far(a, b)).count();
+        let differ = far_pixels(&shot, &expected);
         assert!(differ * 100 < shot.len(), "{differ} of {} pixels differ from the render", shot.len());
     }
     std::fs::remove_dir_all(&dir).ok();
@@ -596,7 +600,7 @@ fn fattree_brushes_jobs_and_routes_follow_the_mouse_under_xvfb() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let (shot, expected) = (picture(&shot, w), read_rgb(&expected));
     assert_eq!(shot.len(), expected.len(), "screenshot size");
-    let differ = shot.iter().zip(&expected).filter(|(a, b)| a.iter().zip(*b).any(|(x, y)| x.abs_diff(*y) > 8)).count();
+    let differ = far_pixels(&shot, &expected);
     assert!(differ * 100 < shot.len(), "{differ} of {} pixels differ from the headless render", shot.len());
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -981,7 +985,9 @@ fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
     let (cx, cy) = hits[hits.len() / 2];
     // The click also selects the permute's time: the Marey view's window around its first run.
     let t = d.training.as_ref().expect("a training run");
-    let (from, to) = exaviz_engine::views::marey::operator_window(t, "ppermute.13").expect("the permute runs");
+    let offsets = exaviz_engine::training::offsets(t, exaviz_engine::training::Align::Full);
+    let (from, to) =
+        exaviz_engine::views::marey::operator_window(t, &offsets, "ppermute.13").expect("the permute runs");
     let dir = std::env::temp_dir().join(format!("exaviz-window-link-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = env!("CARGO_BIN_EXE_exaviz");
@@ -1018,10 +1024,9 @@ fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
     assert!(text.contains("selected: operator ppermute.13"), "the click selects the permute: {text}");
     let shot = picture(Path::new(&file("shot.png")), w);
     let (expected, plain) = (read_rgb(Path::new(&file("expected.png"))), read_rgb(Path::new(&file("plain.png"))));
-    let far = |a: &[u8; 3], b: &[u8; 3]| a.iter().zip(b).any(|(x, y)| x.abs_diff(*y) > 8);
-    let outline = expected.iter().zip(&plain).filter(|(a, b)| far(a, b)).count();
+    let outline = far_pixels(&expected, &plain);
     assert!(outline > 100, "the outline shows in the render: {outline} pixels");
-    let differ = shot.iter().zip(&expected).filter(|(a, b)| far(a, b)).count();
+    let differ = far_pixels(&shot, &expected);
     assert!(differ * 4 < outline, "the window's Marey view differs from the outlined render in {differ} pixels");
     std::fs::remove_dir_all(&dir).ok();
 }

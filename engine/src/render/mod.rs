@@ -248,6 +248,13 @@ impl Scene {
         self.layer(Blend::Alpha).push(Instance { a: min, b: max, color, kind, ..Instance::zeroed() });
     }
 
+    /// The four sides of `[x0, y0, x1, y1]` as segments `width` pixels wide.
+    pub fn frame(&mut self, [x0, y0, x1, y1]: [f32; 4], width: f32, color: [f32; 4], screen: bool) {
+        for (a, b) in [([x0, y0], [x1, y0]), ([x0, y1], [x1, y1]), ([x0, y0], [x0, y1]), ([x1, y0], [x1, y1])] {
+            self.segment(Blend::Alpha, a, b, width, color, screen);
+        }
+    }
+
     pub fn disc(&mut self, centre: [f32; 2], radius: f32, color: [f32; 4], screen: bool) {
         let kind = KIND_DISC | if screen { FLAG_SCREEN } else { 0 };
         self.layer(Blend::Alpha).push(Instance { a: centre, width: radius, color, kind, ..Instance::zeroed() });

@@ -92,14 +92,14 @@ pub struct Analysis {
     pub rate: Vec<f64>,
 }
 
-/// The Marey view's time window (seconds from its start, aligned fully as by default) around
-/// the first run of operator `name` on every device, padded by twice its length on each side:
-/// what a click on the operator in the strategy view selects. `None` where no device runs it.
-pub fn operator_window(t: &Training, name: &str) -> Option<(f64, f64)> {
+/// The Marey view's time window (seconds from its start) around the first run of operator `name`
+/// on every device, padded by twice its length on each side, with the devices' clock `offsets`
+/// (`training::offsets`; the view aligns fully by default): what a click on the operator in the
+/// strategy view selects. `None` where no device runs it.
+pub fn operator_window(t: &Training, offsets: &[i64], name: &str) -> Option<(f64, f64)> {
     let k = t.names.iter().position(|n| n == name)? as u32;
-    let offsets = crate::training::offsets(t, Align::Full);
     let (mut origin, mut lo, mut hi) = (f64::MAX, f64::MAX, f64::MIN);
-    for (d, &off) in offsets.iter().enumerate() {
+    for (d, &off) in offsets.iter().enumerate().take(t.devices.len()) {
         let r = t.ops_of(d);
         if let Some(first) = r.clone().next() {
             origin = origin.min(t.ops.start[first] as f64 + off as f64);
@@ -366,25 +366,16 @@ impl Picker for MareyPicker {
         }
         // The selected operator (a click here, or on its node in the strategy view): its band
         // on every row outlined in white.
-        if let (Some(op), Some(t)) = (sel.operator, d.training.as_deref()) {
+        if let (Some(op), Some(t)) = (sel.operator, d.training.as_deref())
+            && let Some(name) = t.names.iter().position(|n| n == op.as_str())
+        {
             // The bands' own half height (see `bands`), two pixels out.
             let h = (self.pitch * 0.18).clamp(0.5, 5.0) + 2.0;
             for (r, items) in self.items.iter().enumerate() {
                 let y = self.y(r);
-                for it in items
-                    .iter()
-                    .filter(|it| it.bin.is_none() && t.names[t.ops.name[it.op as usize] as usize] == op.as_str())
-                {
+                for it in items.iter().filter(|it| it.bin.is_none() && t.ops.name[it.op as usize] as usize == name) {
                     let (x0, x1) = (self.x(it.start) - 1.5, self.x(it.end).max(self.x(it.start) + 1.0) + 1.5);
-                    let white = [1.0, 1.0, 1.0, 1.0];
-                    for (a, b) in [
-                        ([x0, y - h], [x1, y - h]),
-                        ([x0, y + h], [x1, y + h]),
-                        ([x0, y - h], [x0, y + h]),
-                        ([x1, y - h], [x1, y + h]),
-                    ] {
-                        scene.segment(Blend::Alpha, a, b, 1.5, white, false);
-                    }
+                    scene.frame([x0, y - h, x1, y + h], 1.5, [1.0, 1.0, 1.0, 1.0], false);
                     drawn = true;
                 }
             }

@@ -146,6 +146,9 @@ impl Class for StrategyView {
 
 struct Graph {
     placed: Placed,
+    /// The run's clock offsets as the Marey view aligns them, where the dataset has a profile
+    /// (computed once, not at every hover).
+    offsets: Option<Vec<i64>>,
 }
 
 impl Picker for Graph {
@@ -169,7 +172,11 @@ impl Picker for Graph {
             lines.push(format!("pairs: {}", p.join(" ")));
         }
         // With the run's profile: the Marey view outlines its bands around their first run.
-        let window_s = d.training.as_deref().and_then(|t| crate::views::marey::operator_window(t, &n.name));
+        let window_s = d
+            .training
+            .as_deref()
+            .zip(self.offsets.as_deref())
+            .and_then(|(t, offsets)| crate::views::marey::operator_window(t, offsets, &n.name));
         if window_s.is_some() {
             lines.push("click: select it (the Marey view outlines its bands and shows their time)".into());
         }
@@ -186,10 +193,7 @@ impl Picker for Graph {
         };
         let ns = namespace_of(&g.nodes[self.placed.nodes[k] as usize].namespace);
         let outline = |scene: &mut Scene, r: [f32; 4], pad: f32, colour: [f32; 4]| {
-            let [x0, y0, x1, y1] = [r[0] - pad, r[1] - pad, r[2] + pad, r[3] + pad];
-            for (a, b) in [([x0, y0], [x1, y0]), ([x0, y1], [x1, y1]), ([x0, y0], [x0, y1]), ([x1, y0], [x1, y1])] {
-                scene.segment(Blend::Alpha, a, b, 1.5, colour, false);
-            }
+            scene.frame([r[0] - pad, r[1] - pad, r[2] + pad, r[3] + pad], 1.5, colour, false);
         };
         if !ns.is_empty() {
             for (j, &n) in self.placed.nodes.iter().enumerate() {
@@ -408,7 +412,8 @@ impl View for StrategyView {
         let many =
             d.opgraph.as_ref().map_or((false, false), |g| (g.nodes.len() > NODE_RASTER, g.edges.len() > EDGE_RASTER));
         let (scene, placed) = self.picture(d, f, backend, many)?;
-        Ok(Box::new(Drawn { scene, picker: Graph { placed } }))
+        let offsets = d.training.as_deref().map(|t| crate::training::offsets(t, crate::training::Align::Full));
+        Ok(Box::new(Drawn { scene, picker: Graph { placed, offsets } }))
     }
 }
 
