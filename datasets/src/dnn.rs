@@ -626,6 +626,8 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
         parts.push(Part { trace: crate::xplane::to_chrome(&space), input: p.display().to_string() });
     }
     let mut files = Vec::new();
+    // PyTorch execution traces beside the profiles: the run's operator graph.
+    let mut graphs = Vec::new();
     for p in &all {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if xplanes.iter().any(|x| x.parent() == p.parent()) {
@@ -639,6 +641,8 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
             });
         if same_run {
             warnings.push(format!("{}: the same run as the .trace.json.gz beside it; read once", p.display()));
+        } else if crate::et::is_et(p) {
+            graphs.push(p.clone());
         } else if !looks_like_trace_file(p) {
             warnings.push(format!("{}: holds no trace events (not a Chrome trace file); skipped", p.display()));
         } else {
@@ -673,6 +677,15 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
             *e = (*e).min(t.ops.start[i]);
         }
         graph.order_by(|name| first.get(name).copied());
+        d.opgraph = Some(std::sync::Arc::new(graph));
+    }
+    // A PyTorch run's execution traces (one per rank): the first rank's graph, as the ranks of
+    // a data-parallel or pipeline job each run their own.
+    if d.opgraph.is_none()
+        && let Some(first) = graphs.first()
+    {
+        let (graph, mut w) = crate::et::read(&first.display().to_string(), first)?;
+        warnings.append(&mut w);
         d.opgraph = Some(std::sync::Arc::new(graph));
     }
     warnings.append(&mut d.warnings);

@@ -277,6 +277,7 @@ pub fn parse(input: &str, text: &str) -> Result<(OpGraph, Vec<String>), SourceEr
     };
     let mut g = OpGraph {
         name: header.split(',').next().unwrap_or_default().trim().to_string(),
+        source: "XLA HLO module".into(),
         scheduled: header.contains("is_scheduled=true"),
         partitions: quoted_or_plain(header, "num_partitions").and_then(|v| v.parse().ok()).unwrap_or(1),
         ..OpGraph::default()

@@ -7,6 +7,7 @@ pub mod boxfish;
 pub mod chrome;
 pub mod dnn;
 pub mod edges_csv;
+pub mod et;
 pub mod events;
 pub mod fattree;
 pub mod generators;
@@ -202,6 +203,11 @@ fn read(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError
     if nsys::looks_like(&head) {
         return nsys::load(path);
     }
+    if et::is_et(path) {
+        let (graph, warnings) = et::read(input, path)?;
+        let opgraph = Some(std::sync::Arc::new(graph));
+        return Ok(Dataset { name: input.to_string(), opgraph, warnings, ..Default::default() });
+    }
     if chrome::looks_like(&head) {
         return dnn::open(input, &[path.to_path_buf()]);
     }
@@ -212,7 +218,7 @@ fn read(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError
     }
     Err(SourceError::invalid(
         input,
-        "unrecognised format (supported: OTF2 anchor file NAME.otf2 or its folder, Boxfish meta YAML, Chrome trace event JSON (Kineto, JAX, rocprofiler, PerfFlowAspect; plain or gzip), a JAX/XLA XPlane profile (NAME.xplane.pb), an XLA HLO text module (--xla_dump_hlo_as_text), an Nsight Systems SQLite export, an exaviz store folder, a TreeScope fat-tree folder, or a gen: generator)",
+        "unrecognised format (supported: OTF2 anchor file NAME.otf2 or its folder, Boxfish meta YAML, Chrome trace event JSON (Kineto, JAX, rocprofiler, PerfFlowAspect; plain or gzip), a JAX/XLA XPlane profile (NAME.xplane.pb), an XLA HLO text module (--xla_dump_hlo_as_text), a PyTorch execution trace (ExecutionTraceObserver JSON), an Nsight Systems SQLite export, an exaviz store folder, a TreeScope fat-tree folder, or a gen: generator)",
     ))
 }
 

@@ -117,6 +117,8 @@ pub struct OpNode {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OpGraph {
     pub name: String,
+    /// What wrote it: `XLA HLO module`, `PyTorch execution trace`.
+    pub source: String,
     /// Each computation's name, the entry's marked by `entry`.
     pub computations: Vec<String>,
     pub entry: Option<u32>,

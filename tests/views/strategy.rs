@@ -222,3 +222,35 @@ fn a_click_in_either_view_selects_the_operator_in_the_other() {
     assert_eq!(sel.operator.map(|o| o.as_str().to_string()), Some(name.clone()));
     assert!(segments(&strategy.draw(&d, &sel)) >= segments(&strategy.draw(&d, &none)) + 4, "{name} outlined");
 }
+
+/// A PyTorch run: Kineto profiles with the execution traces of the same step beside them
+/// (`scripts/record/record_torch_et.py`): the strategy view draws rank 0's graph, its six
+/// all-reduces as communication, the backward and the optimizer as namespaces; the Marey view
+/// still draws the profile.
+#[test]
+fn a_pytorch_execution_trace_draws_as_an_operator_graph() {
+    let d = open(&module("torch-et"));
+    assert!(d.training.is_some(), "the profiles are read");
+    let g = d.opgraph.as_ref().expect("the execution trace is the operator graph");
+    assert_eq!(g.source, "PyTorch execution trace");
+    let spaces = exaviz_engine::views::strategy::namespaces(g, |_| true);
+    assert_eq!(spaces, ["backward", "Optimizer.step#SGD.step"], "{spaces:?}");
+    let picture = both("strategy", &[], &d, (1000, 420));
+    golden("strategy_torch_et.png", &picture);
+    let built = Entry::find("strategy").unwrap().parse::<&str>(&[]).unwrap();
+    let prepared =
+        built.view.prepare(&d, &built.selection, Frame { width: 1000, height: 420 }, &Backend::Cpu).expect("prepare");
+    let mut reduces = std::collections::BTreeSet::new();
+    for y in (0..420).step_by(3) {
+        for x in (0..1000).step_by(3) {
+            if let Some(p) = prepared.pick(&d, [x as f32, y as f32])
+                && p.lines[0].starts_with("all-reduce")
+            {
+                assert!(p.lines.iter().any(|l| l == "communication"), "{p:?}");
+                reduces.insert(p.title);
+            }
+        }
+    }
+    assert_eq!(reduces.len(), 6, "{reduces:?}");
+    assert!(both("marey", &[], &d, (600, 300)).distinct_colours() > 4);
+}

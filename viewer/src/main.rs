@@ -677,7 +677,8 @@ fn info_cmd(input: &str, json: bool) -> Result<()> {
     if let Some(t) = &dataset.fattree {
         return fattree_cmd::info(input, t, json);
     }
-    if let Some(g) = &dataset.opgraph {
+    // An operator graph alone; beside a profile, the profile's summary and one line on the graph.
+    if let Some(g) = dataset.opgraph.as_ref().filter(|_| dataset.training.is_none()) {
         return opgraph_cmd::info(input, g, json);
     }
     let s = dataset.summary();
@@ -714,6 +715,15 @@ fn info_cmd(input: &str, json: bool) -> Result<()> {
             };
             let unit = if stages == 1 { "stage" } else { "stages" };
             println!("training:     {} devices in {stages} {unit} ({from}; {})", t.devices.len(), t.source);
+        }
+        if let Some(g) = &dataset.opgraph {
+            println!(
+                "graph:        {} {}, {} operators, {} data edges (exaviz metrics INPUT --of strategy lists them)",
+                g.source,
+                g.name,
+                g.nodes.len(),
+                g.edges.len()
+            );
         }
         println!("link samples: {}", s.link_counter_samples);
         match s.time_span_ticks {

@@ -1,4 +1,4 @@
-//! `exaviz info` of an operator graph (an XLA HLO module): its operators by class, their
+//! `exaviz info` of an operator graph (an XLA HLO module or a PyTorch execution trace): its operators by class, their
 //! parallel strategies, the communication operators, the pipeline's stage order and the chunks
 //! the strategy view places per stage.
 
@@ -39,6 +39,7 @@ pub fn info(input: &str, g: &OpGraph, json: bool) -> Result<()> {
         let v = serde_json::json!({
             "input": input,
             "module": g.name,
+            "source": g.source,
             "scheduled": g.scheduled,
             "partitions": g.partitions,
             "computations": g.computations.len(),
@@ -56,7 +57,8 @@ pub fn info(input: &str, g: &OpGraph, json: bool) -> Result<()> {
     }
     println!("input:          {input}");
     println!(
-        "operator graph: HLO module {}, {} partitions{}",
+        "operator graph: {} {}, {} partitions{}",
+        if g.source.is_empty() { "XLA HLO module" } else { &g.source },
         g.name,
         g.partitions,
         if g.scheduled { ", scheduled (instructions in execution order)" } else { "" }
