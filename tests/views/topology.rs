@@ -79,6 +79,26 @@ fn a_gloo_pipelines_sends_run_between_its_stages() {
     assert_eq!(reduce, [(0, 1), (1, 0), (2, 3), (3, 2)]);
     let picture = both("topology", &[], &d, (900, 450));
     golden("topology_gloo_pipeline.png", &picture);
+    // The matrix's box plots of traffic and of bandwidth draw other boxes than durations'; a
+    // cell's tooltip gives the median and middle half of all three.
+    let traffic = both("topology", &["--boxes", "traffic"], &d, (900, 450));
+    let bandwidth = both("topology", &["--boxes", "bandwidth"], &d, (900, 450));
+    let differ = |a: &exaviz_engine::render::Image, b: &exaviz_engine::render::Image| {
+        a.pixels.chunks_exact(4).zip(b.pixels.chunks_exact(4)).filter(|(p, q)| p != q).count()
+    };
+    assert!(differ(&traffic, &picture) > 50 && differ(&bandwidth, &traffic) > 50);
+    golden("topology_gloo_pipeline_bandwidth.png", &bandwidth);
+    let built = Entry::find("topology").unwrap().parse(&["--boxes", "bandwidth"]).unwrap();
+    let prepared =
+        built.view.prepare(&d, &built.selection, Frame { width: 900, height: 450 }, &Backend::Cpu).expect("prepare");
+    let send = (0..450).step_by(3).flat_map(|y| (450..900).step_by(3).map(move |x| (x, y))).find_map(|(x, y)| {
+        prepared
+            .pick(&d, [x as f32, y as f32])
+            .filter(|p| p.title.contains(" -> "))
+            .and_then(|p| p.lines.into_iter().find(|l| l.starts_with("send: ") && l.contains("per op median")))
+    });
+    let send = send.expect("a cell with sends is hovered");
+    assert!(send.contains("duration ") && send.contains("traffic ") && send.contains("bandwidth "), "{send}");
     let hlo = format!(
         "{}/data/jax-pipeline8/xla_dump/module_0010.jit_pipeline.cpu_after_optimizations.txt",
         env!("CARGO_MANIFEST_DIR")

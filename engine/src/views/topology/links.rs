@@ -21,8 +21,48 @@ pub struct Link {
     pub to: u32,
     /// Per class: operators, nanoseconds, bytes.
     pub by_class: BTreeMap<u8, (u32, f64, f64)>,
-    /// Per class: each operator's nanoseconds on the link (for the matrix's box plots).
-    pub durations: BTreeMap<u8, Vec<f64>>,
+    /// Per class: each operator's nanoseconds and bytes on the link (for the matrix's box plots).
+    pub samples: BTreeMap<u8, Vec<[f64; 2]>>,
+}
+
+/// What the link matrix's box plots show, per operator on a link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Measure {
+    /// Its duration.
+    #[default]
+    Duration,
+    /// Its bytes.
+    Traffic,
+    /// Its bytes over its duration (operators without bytes left out).
+    Bandwidth,
+}
+
+impl Measure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Duration => "duration",
+            Measure::Traffic => "traffic",
+            Measure::Bandwidth => "bandwidth",
+        }
+    }
+
+    /// One operator's value (nanoseconds, bytes, bytes per second); `None` where it has none.
+    pub fn of(self, [ns, bytes]: [f64; 2]) -> Option<f64> {
+        match self {
+            Measure::Duration => Some(ns),
+            Measure::Traffic => Some(bytes),
+            Measure::Bandwidth => (ns > 0.0 && bytes > 0.0).then(|| bytes / ns * 1e9),
+        }
+    }
+
+    /// A value as the tooltips write it.
+    pub fn text(self, v: f64) -> String {
+        match self {
+            Measure::Duration => crate::training::duration(v),
+            Measure::Traffic => format!("{}B", crate::training::si(v)),
+            Measure::Bandwidth => format!("{}B/s", crate::training::si(v)),
+        }
+    }
 }
 
 /// Minimum, lower quartile, median, upper quartile and maximum of `v` (linear interpolation
@@ -50,6 +90,11 @@ impl Link {
         self.by_class.values().map(|v| v.2).sum()
     }
 
+    /// The `measure` of each operator of class `c` on the link.
+    pub fn values(&self, c: u8, measure: Measure) -> Vec<f64> {
+        self.samples.get(&c).into_iter().flatten().filter_map(|&s| measure.of(s)).collect()
+    }
+
     /// The class with the most time on the link.
     pub fn main_class(&self) -> Class {
         let best = self.by_class.iter().max_by(|a, b| a.1.1.total_cmp(&b.1.1).then(b.0.cmp(a.0)));
@@ -67,7 +112,7 @@ pub fn links(t: &Training, a: u64, b: u64) -> Vec<Link> {
         let l = out.entry((from, to)).or_insert_with(|| Link { from, to, ..Link::default() });
         let e = l.by_class.entry(class as u8).or_default();
         *e = (e.0 + 1, e.1 + ns, e.2 + bytes);
-        l.durations.entry(class as u8).or_default().push(ns);
+        l.samples.entry(class as u8).or_default().push([ns, bytes]);
     };
     // A collective instance's devices in one stage, in rank order.
     let mut groups: BTreeMap<(u32, u32), Vec<(u32, usize)>> = BTreeMap::new();
@@ -163,7 +208,9 @@ mod tests {
         assert!(!find(1, 0).by_class.contains_key(&(Class::AllReduce as u8)), "a ring, not every pair");
         assert_eq!(find(1, 0).by_class.len(), 1, "all-to-all only");
         assert_eq!(l.len(), 6, "nothing to or from rank 3");
-        assert_eq!(to1.durations[&(Class::Send as u8)], [20.0]);
+        assert_eq!(to1.samples[&(Class::Send as u8)], [[20.0, 1000.0]]);
+        assert_eq!(to1.values(Class::Send as u8, Measure::Bandwidth), [5e10], "1000 B in 20 ns");
+        assert_eq!(to1.values(Class::AllToAll as u8, Measure::Traffic), [300.0]);
     }
 
     #[test]

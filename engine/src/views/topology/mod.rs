@@ -5,9 +5,10 @@
 //! busy time; beside it the link matrix (NodeTrix-like: rows senders, columns receivers, each cell
 //! a bar per kind of communication operator on the link, its height the time spent). Over 64
 //! devices, devices are drawn by stage (or by blocks of ranks where there is one stage). Cells
-//! with room carry a box plot of the operators' durations per kind.
-//! Not yet: positions from the hardware (devices sit on a circle in stage and rank order), lasso
-//! selection, and box plots of traffic and bandwidth (durations only). A click on a device
+//! with room carry a box plot per kind of the operators' durations, traffic or bandwidth
+//! (`--boxes`); the tooltips give the median and middle half of all three.
+//! Not yet: positions from the hardware (devices sit on a circle in stage and rank order) and
+//! lasso selection. A click on a device
 //! selects it (the Marey view highlights its row), on a stage its devices (the Marey view draws
 //! only them).
 
@@ -25,7 +26,7 @@ use crate::views::plot::{fit, titles};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError, title_name};
 
 pub mod links;
-pub use links::{Link, links};
+pub use links::{Link, Measure, links};
 
 /// Most nodes drawn one per device; above, devices are grouped.
 const MAX_NODES: usize = 64;
@@ -55,6 +56,7 @@ fn kind(c: Class) -> usize {
 
 pub struct TopologyView {
     pub step: Option<u32>,
+    pub boxes: Measure,
 }
 
 /// `exaviz render --view topology` options.
@@ -63,6 +65,10 @@ pub struct TopologyArgs {
     /// The training step whose communication is shown (from 0; default: the whole run).
     #[arg(long)]
     pub step: Option<u32>,
+    /// What the link matrix's box plots show per operator: its duration, its traffic (bytes) or
+    /// its bandwidth.
+    #[arg(long, value_enum, default_value = "duration")]
+    pub boxes: Measure,
 }
 
 impl contract::Class for TopologyView {
@@ -71,7 +77,7 @@ impl contract::Class for TopologyView {
     type Args = TopologyArgs;
 
     fn new(args: &TopologyArgs) -> Self {
-        TopologyView { step: args.step }
+        TopologyView { step: args.step, boxes: args.boxes }
     }
 }
 
@@ -179,8 +185,8 @@ fn build(t: &Training, a: u64, b: u64) -> (Vec<Node>, Vec<Link>) {
             let e = m.by_class.entry(c).or_default();
             *e = (e.0 + v.0, e.1 + v.1, e.2 + v.2);
         }
-        for (c, v) in l.durations {
-            m.durations.entry(c).or_default().extend(v);
+        for (c, v) in l.samples {
+            m.samples.entry(c).or_default().extend(v);
         }
     }
     (nodes, merged.into_values().collect())
@@ -191,12 +197,15 @@ fn link_lines(l: &Link) -> Vec<String> {
         .iter()
         .map(|(&c, &(ops, ns, bytes))| {
             let rate = if ns > 0.0 && bytes > 0.0 { format!(", {}B/s", si(bytes / ns * 1e9)) } else { String::new() };
-            let spread = match l.durations.get(&c).and_then(|v| links::five_numbers(v)) {
-                Some([_, q1, med, q3, _]) if ops > 1 => {
-                    format!("; per op median {} ({}-{})", duration(med), duration(q1), duration(q3))
+            let mut spread = String::new();
+            for m in [Measure::Duration, Measure::Traffic, Measure::Bandwidth] {
+                if let Some([_, q1, med, q3, _]) = links::five_numbers(&l.values(c, m)).filter(|_| ops > 1)
+                    && (m == Measure::Duration || bytes > 0.0)
+                {
+                    let sep = if spread.is_empty() { "; per op median" } else { "," };
+                    spread += &format!("{sep} {} {} ({}-{})", m.name(), m.text(med), m.text(q1), m.text(q3));
                 }
-                _ => String::new(),
-            };
+            }
             format!("{}: {ops} ops, {}, {}B{rate}{spread}", Class::from_u8(c).label(), duration(ns), si(bytes))
         })
         .collect()
@@ -345,8 +354,9 @@ impl contract::View for TopologyView {
             "comm. %",
             bar,
         );
-        let matrix = with_matrix
-            .then(|| matrix(&mut scene, &nodes, &links, t, [width * 0.56, top + 16.0, width - 16.0, bottom]));
+        let matrix = with_matrix.then(|| {
+            matrix(&mut scene, (&nodes, &links), t, [width * 0.56, top + 16.0, width - 16.0, bottom], self.boxes)
+        });
         // The kinds of communication present, in one row at the bottom.
         let mut x = 16.0;
         for (k, (name, [r, g, b])) in KINDS.iter().enumerate() {
@@ -364,15 +374,22 @@ impl contract::View for TopologyView {
 
 /// The link matrix in `[x0, y0, x1, y1]`: rows senders, columns receivers, in each cell a bar per
 /// kind of communication on the link, its height the kind's time over the longest anywhere, and
-/// where the cell has room a box plot of the kind's operator durations over it (whiskers from the
-/// shortest to the longest, the box the middle half, a white median; one scale for all cells).
-fn matrix(scene: &mut Scene, nodes: &[Node], links: &[Link], t: &Training, area: [f32; 4]) -> ([f32; 3], usize) {
+/// where the cell has room a box plot of the kind's operators' `measure` over it (whiskers from the
+/// least to the most, the box the middle half, a white median; one scale from 0 for all cells).
+fn matrix(
+    scene: &mut Scene,
+    (nodes, links): (&[Node], &[Link]),
+    t: &Training,
+    area: [f32; 4],
+    measure: Measure,
+) -> ([f32; 3], usize) {
     let m = nodes.len();
     let [x0, y0, x1, y1] = area;
     let label_w = 28.0;
     let size = ((x1 - x0 - label_w).min(y1 - y0 - label_w - 18.0) / m as f32).floor().max(2.0);
     let (gx, gy) = (x0 + label_w, y0 + label_w + 18.0);
-    scene.text("link matrix: rows send, columns receive", [x0, y0 + 4.0], 11.0, Anchor::Left, TEXT);
+    let head = format!("link matrix: rows send, columns receive; boxes: {} per operator", measure.name());
+    scene.text(&fit(&head, x1 - x0, 11.0), [x0, y0 + 4.0], 11.0, Anchor::Left, TEXT);
     let name = |k: usize| match nodes[k].devices[..] {
         [d] => t.devices[d as usize].rank.to_string(),
         _ => k.to_string(),
@@ -392,16 +409,21 @@ fn matrix(scene: &mut Scene, nodes: &[Node], links: &[Link], t: &Training, area:
         }
     }
     let longest = links.iter().map(Link::duration).fold(0.0, f64::max).max(1.0);
-    // The box plots share one scale: the longest single operator on any link.
-    let longest_op = links.iter().flat_map(|l| l.durations.values().flatten()).fold(0.0f64, |a, &b| a.max(b)).max(1.0);
+    // The box plots share one scale: the largest value of a single operator on any link.
+    let largest = links
+        .iter()
+        .flat_map(|l| l.samples.values().flatten())
+        .filter_map(|&s| measure.of(s))
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
     for l in links {
         let (cx, cy) = (gx + l.to as f32 * size, gy + l.from as f32 * size);
         // One slot per kind (a send and its receive are one kind): a bar of the kind's time on
-        // the link and, where the cell has room, a box plot of its operators' durations.
+        // the link and, where the cell has room, a box plot of its operators' measure.
         let mut kinds: Vec<(usize, f64, Vec<f64>)> = Vec::new();
         for (&c, v) in &l.by_class {
             let k = kind(Class::from_u8(c));
-            let ops = l.durations.get(&c).cloned().unwrap_or_default();
+            let ops = l.values(c, measure);
             match kinds.iter_mut().find(|e| e.0 == k) {
                 Some(e) => {
                     e.1 += v.1;
@@ -420,7 +442,7 @@ fn matrix(scene: &mut Scene, nodes: &[Node], links: &[Link], t: &Training, area:
             let alpha = if boxes { 0.45 } else { 1.0 };
             scene.rect([bx, bottom - h], [bx + (slot - 0.5).max(0.5), bottom], [r, g, b, alpha], true);
             if let (true, Some([lo, q1, med, q3, hi])) = (boxes, links::five_numbers(ops)) {
-                let y = |v: f64| bottom - (v / longest_op) as f32 * (size - 2.0);
+                let y = |v: f64| bottom - (v / largest) as f32 * (size - 2.0);
                 let (mid, half) = (bx + slot / 2.0, (slot * 0.3).max(1.5));
                 let white = [1.0, 1.0, 1.0, 0.9];
                 scene.segment(Blend::Alpha, [mid, y(lo)], [mid, y(hi)], 1.0, white, true);
