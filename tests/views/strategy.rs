@@ -254,3 +254,48 @@ fn a_pytorch_execution_trace_draws_as_an_operator_graph() {
     assert_eq!(reduces.len(), 6, "{reduces:?}");
     assert!(both("marey", &[], &d, (600, 300)).distinct_colours() > 4);
 }
+
+/// Similar substructures stacked: in the data-parallel step the optimizer's updates of the
+/// weights (a multiply and a subtract each) are one stack, drawn once with its count and
+/// hovered as such; `--unstacked` draws every operator.
+#[test]
+fn similar_pieces_are_stacked_and_unstacked_on_request() {
+    let d = open(&module(
+        "jax-data-parallel/xla_dump/module_0034.jit_train_step.0001.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt",
+    ));
+    let g = d.opgraph.as_ref().unwrap();
+    let entry = |i: usize| g.entry.is_none_or(|e| g.nodes[i].computation == e);
+    let s = exaviz_engine::views::strategy::stacks(g, &entry);
+    let update = s
+        .stacks
+        .iter()
+        .find(|&&(first, _)| g.nodes[first as usize].namespace == "jit(train_step)/mul")
+        .expect("the optimizer's updates are stacked");
+    assert_eq!(update.1, 3, "three layers' weights (biases differ: {:?})", s.stacks);
+    let shown = (0..g.nodes.len()).filter(|&i| entry(i)).count();
+    let frame = Frame { width: 1200, height: 600 };
+    let prepare = |args: &[&str]| {
+        let built = Entry::find("strategy").unwrap().parse(args).unwrap();
+        built.view.prepare(&d, &built.selection, frame, &Backend::Cpu).expect("prepare")
+    };
+    let hovered = |p: &dyn exaviz_engine::views::Prepared| {
+        let mut titles = std::collections::BTreeSet::new();
+        let mut stacked = 0;
+        for y in (60..560).step_by(2) {
+            for x in (0..1200).step_by(2) {
+                if let Some(pick) = p.pick(&d, [x as f32, y as f32]) {
+                    stacked += usize::from(
+                        titles.insert(pick.title.clone())
+                            && pick.lines.iter().any(|l| l.starts_with("stacked: one of")),
+                    );
+                }
+            }
+        }
+        (titles.len(), stacked)
+    };
+    let (drawn, stacked) = hovered(prepare(&[]).as_ref());
+    assert_eq!(drawn, shown - s.hidden_count(), "every drawn operator is hovered");
+    assert!(stacked >= 2 * s.stacks.len(), "{stacked} stacked operators hovered");
+    let (all, none) = hovered(prepare(&["--unstacked"]).as_ref());
+    assert_eq!((all, none), (shown, 0));
+}

@@ -32,6 +32,7 @@ pub fn info(input: &str, g: &OpGraph, json: bool) -> Result<()> {
     let stages = g.stage_order();
     let chunks = exaviz_engine::views::strategy::layout::chunks(g);
     let entry = g.entry.map(|e| g.computations[e as usize].clone());
+    let stacks = exaviz_engine::views::strategy::stacks(g, &|i| g.entry.is_none_or(|e| g.nodes[i].computation == e));
     if json {
         let map = |v: &[(String, usize)]| {
             serde_json::Value::Object(v.iter().map(|(k, n)| (k.clone(), (*n).into())).collect())
@@ -50,6 +51,8 @@ pub fn info(input: &str, g: &OpGraph, json: bool) -> Result<()> {
             "strategies": map(&strategies),
             "communication": map(&communication),
             "stages": stages,
+            "stacks": stacks.stacks.iter().map(|&(first, pieces)| serde_json::json!({"first": g.nodes[first as usize].name, "pieces": pieces})).collect::<Vec<_>>(),
+            "stacked_operators": stacks.hidden_count(),
             "chunks": chunks.iter().map(|&(stage, operators)| serde_json::json!({"stage": stage, "operators": operators})).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -78,6 +81,16 @@ pub fn info(input: &str, g: &OpGraph, json: bool) -> Result<()> {
         "stages:         {}",
         if order.is_empty() { "none (no collective-permute pairs)".to_string() } else { order.join(" -> ") }
     );
+    if !stacks.stacks.is_empty() {
+        let per: Vec<String> =
+            stacks.stacks.iter().map(|&(first, n)| format!("{} x{n}", g.nodes[first as usize].name)).collect();
+        println!(
+            "stacks:         {} of similar pieces, {} operators stacked away ({})",
+            stacks.stacks.len(),
+            stacks.hidden_count(),
+            per.join(", ")
+        );
+    }
     if !chunks.is_empty() {
         let per: Vec<String> = chunks.iter().map(|(s, n)| format!("stage {s}: {n}")).collect();
         println!("chunks:         {} cut at the transfers (operators per chunk: {})", chunks.len(), per.join(", "));

@@ -141,6 +141,8 @@ fn info_reads_xla_hlo_modules() {
     assert_eq!(v["partitions"], 8);
     assert!(v["strategies"]["[8,1]"].as_u64().unwrap() >= 5, "{v}");
     assert!(v["classes"]["partitioned output"].as_u64().unwrap() >= 5, "{v}");
+    assert!(v["stacks"].as_array().unwrap().iter().any(|s| s["pieces"] == 3), "the optimizer's updates: {v}");
+    assert!(v["stacked_operators"].as_u64().unwrap() > 0, "{v}");
     let pipeline = data.join("jax-cpu-pipeline/xla_dump/module_0008.jit_stage.cpu_after_optimizations.txt");
     let out = exaviz(&["info", pipeline.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);

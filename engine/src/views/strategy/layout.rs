@@ -61,9 +61,15 @@ struct Flow {
 }
 
 impl Flow {
-    fn new(g: &OpGraph) -> Self {
+    /// The flow among the entry computation's operators not `hidden` (an empty mask hides none).
+    fn new(g: &OpGraph, hidden: &[bool]) -> Self {
         let n = g.nodes.len();
-        let shown: Vec<bool> = g.nodes.iter().map(|node| g.entry.is_none_or(|e| node.computation == e)).collect();
+        let shown: Vec<bool> = g
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, node)| g.entry.is_none_or(|e| node.computation == e) && !hidden.get(i).copied().unwrap_or(false))
+            .collect();
         let mut operands: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut users: Vec<Vec<u32>> = vec![Vec::new(); n];
         for &(a, b) in &g.edges {
@@ -140,7 +146,7 @@ impl Flow {
 /// A pipeline's chunks as the view places them: each chunk's stage and its operators, in chunk
 /// order; empty where the graph is not cut (no transfers).
 pub fn chunks(g: &OpGraph) -> Vec<(u32, usize)> {
-    let flow = Flow::new(g);
+    let flow = Flow::new(g, &[]);
     let depth = flow.depths();
     let chunk = flow.chunks(g, &depth);
     let count = (0..g.nodes.len()).filter(|&i| flow.shown[i]).map(|i| chunk[i] + 1).max().unwrap_or(0) as usize;
@@ -159,7 +165,12 @@ pub fn chunks(g: &OpGraph) -> Vec<(u32, usize)> {
 /// The layout of `g`'s entry computation (every operator where it names no entry) in `plot`
 /// (`[x0, y0, x1, y1]`), the force steps run on `backend`.
 pub fn layout(g: &OpGraph, plot: [f32; 4], backend: &Backend) -> Result<Placed, StageError> {
-    let flow = Flow::new(g);
+    layout_shown(g, &[], plot, backend)
+}
+
+/// [`layout`] of the operators not `hidden` (stacked away, [`super::stacks`]).
+pub fn layout_shown(g: &OpGraph, hidden: &[bool], plot: [f32; 4], backend: &Backend) -> Result<Placed, StageError> {
+    let flow = Flow::new(g, hidden);
     let depth = flow.depths();
     let chunk = flow.chunks(g, &depth);
     // Initial positions: the main operators of a column from the axis down, subordinate ones

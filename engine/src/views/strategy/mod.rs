@@ -15,7 +15,9 @@
 //! `--namespaces` chooses the discs. A click on an operator selects it by name (the Marey view
 //! outlines its bands); an operator selected there is outlined here with its namespace.
 //! In the window, the panel lists the module's most common namespaces (`--namespaces`).
-//! Not yet: similar substructures stacked, and the minimap.
+//! Similar substructures (a model's layers, the optimizer's updates) are drawn once each, as a
+//! stack with its count ([`stacks`]; `--unstacked` draws every operator).
+//! Not yet: the minimap.
 
 use crate::Backend;
 use crate::model::Dataset;
@@ -27,7 +29,9 @@ use crate::views::plot::{CATEGORICAL, fit, titles};
 use crate::views::{BACKGROUND, TEXT_DIM, ViewError, title_name};
 
 pub mod layout;
+pub mod stacks;
 pub use layout::{Placed, layout};
+pub use stacks::{Stacks, stacks};
 
 /// The classes in the legend's order, with their colours.
 const CLASSES: [(OpClass, usize); 5] = [
@@ -47,6 +51,7 @@ fn colour(class: OpClass) -> [f32; 4] {
 pub struct StrategyView {
     pub edges: Vec<EdgeKind>,
     pub namespaces: Vec<String>,
+    pub unstacked: bool,
 }
 
 /// The kinds of edges, each with a switch (Wei et al., §5.1.1 step 1: primary edges carry the
@@ -127,6 +132,10 @@ pub struct StrategyArgs {
     /// same.
     #[arg(long, value_name = "NAME")]
     pub operator: Option<crate::selection::Search>,
+    /// Draw every operator: do not stack similar substructures (repeated layers, the
+    /// optimizer's updates) into one drawn piece each.
+    #[arg(long)]
+    pub unstacked: bool,
 }
 
 impl Class for StrategyView {
@@ -140,12 +149,14 @@ impl Class for StrategyView {
 
     fn new(args: &StrategyArgs) -> Self {
         let edges = if args.edges.is_empty() { EdgeKind::ALL.to_vec() } else { args.edges.clone() };
-        StrategyView { edges, namespaces: args.namespaces.clone() }
+        StrategyView { edges, namespaces: args.namespaces.clone(), unstacked: args.unstacked }
     }
 }
 
 struct Graph {
     placed: Placed,
+    /// Per operator: the pieces of the stack it heads (0: none).
+    copies: Vec<u32>,
     /// The run's clock offsets as the Marey view aligns them, where the dataset has a profile
     /// (computed once, not at every hover).
     offsets: Option<Vec<i64>>,
@@ -170,6 +181,9 @@ impl Picker for Graph {
         if !n.pairs.is_empty() {
             let p: Vec<String> = n.pairs.iter().map(|(s, t)| format!("{s}->{t}")).collect();
             lines.push(format!("pairs: {}", p.join(" ")));
+        }
+        if let Some(&c) = self.copies.get(self.placed.nodes[k] as usize).filter(|&&c| c > 1) {
+            lines.push(format!("stacked: one of {c} similar pieces of its namespace (--unstacked draws all)"));
         }
         // With the run's profile: the Marey view outlines its bands around their first run.
         let window_s = d
@@ -288,7 +302,7 @@ impl StrategyView {
         scene: &mut Scene,
         g: &OpGraph,
         placed: &Placed,
-        spaces: &[String],
+        (spaces, stacks): (&[String], &Stacks),
         (backend, raster_edges): (&Backend, bool),
     ) -> Result<Option<String>, ViewError> {
         let width = scene.width as f32;
@@ -310,6 +324,24 @@ impl StrategyView {
             }
         }
         let hidden_note = self.edges(scene, g, placed, backend, raster_edges)?;
+        // A stack's operators over two shadows of themselves, its count at its first operator.
+        for (k, &n) in placed.nodes.iter().enumerate() {
+            if stacks.copies.get(n as usize).is_some_and(|&c| c > 1) {
+                let r = placed.rects[k];
+                let [cr, cg, cb, _] = colour(g.nodes[n as usize].class);
+                for s in [2.0f32, 1.0] {
+                    let d = 2.5 * s;
+                    let shade = [cr * 0.55, cg * 0.55, cb * 0.55, 1.0];
+                    scene.rect([r[0] + d, r[1] - d], [r[2] + d, r[3] - d], shade, false);
+                }
+            }
+        }
+        for &(first, count) in &stacks.stacks {
+            if let Some(k) = placed.nodes.iter().position(|&n| n == first) {
+                let r = placed.rects[k];
+                scene.text_world(&format!("x{count}"), [r[2] + 6.0, r[1] - 6.0], 9.0, Anchor::Left, TEXT_DIM);
+            }
+        }
         for (k, &n) in placed.nodes.iter().enumerate() {
             let node = &g.nodes[n as usize];
             let r = placed.rects[k];
@@ -411,9 +443,9 @@ impl View for StrategyView {
         self.check(d)?;
         let many =
             d.opgraph.as_ref().map_or((false, false), |g| (g.nodes.len() > NODE_RASTER, g.edges.len() > EDGE_RASTER));
-        let (scene, placed) = self.picture(d, f, backend, many)?;
+        let (scene, placed, copies) = self.picture(d, f, backend, many)?;
         let offsets = d.training.as_deref().map(|t| crate::training::offsets(t, crate::training::Align::Full));
-        Ok(Box::new(Drawn { scene, picker: Graph { placed, offsets } }))
+        Ok(Box::new(Drawn { scene, picker: Graph { placed, copies, offsets } }))
     }
 }
 
@@ -427,11 +459,13 @@ impl StrategyView {
         f: Frame,
         backend: &Backend,
         raster: (bool, bool),
-    ) -> Result<(Scene, Placed), ViewError> {
+    ) -> Result<(Scene, Placed, Vec<u32>), ViewError> {
         let g = d.opgraph.as_ref().ok_or_else(|| ViewError::Unsupported("no operator graph".into()))?;
         let (width, height) = (f.width as f32, f.height as f32);
         let mut scene = Scene::new(f.width, f.height, BACKGROUND);
-        let shown = |i: usize| g.entry.is_none_or(|e| g.nodes[i].computation == e);
+        let in_entry = |i: usize| g.entry.is_none_or(|e| g.nodes[i].computation == e);
+        let stacked = if self.unstacked { Stacks::none(g.nodes.len()) } else { stacks(g, &in_entry) };
+        let shown = |i: usize| in_entry(i) && !stacked.hidden[i];
         let spaces =
             if self.namespaces.is_empty() { namespaces(g, shown) } else { chosen_namespaces(g, &self.namespaces)? };
         // The legend first: its entries wrap into rows at the bottom, the graph above them.
@@ -446,7 +480,8 @@ impl StrategyView {
         entries.extend(spaces.iter().enumerate().map(|(k, ns)| (short(ns), disc_colour(k, 0.6), true)));
         let (legend, rows) = legend_rows(entries, width, height);
         let left = if g.stage_order().is_empty() { 24.0 } else { 64.0 };
-        let placed = layout(g, [left, 86.0, width - 24.0, height - 30.0 - 16.0 * rows as f32], backend)
+        let plot = [left, 86.0, width - 24.0, height - 30.0 - 16.0 * rows as f32];
+        let placed = layout::layout_shown(g, &stacked.hidden, plot, backend)
             .map_err(|e| ViewError::Unsupported(format!("strategy layout: {e}")))?;
         let stages: Vec<String> = g.stage_order().iter().map(u32::to_string).collect();
         let stages = if stages.is_empty() {
@@ -454,22 +489,26 @@ impl StrategyView {
         } else {
             format!("; pipeline stages {} in {} chunks", stages.join(" -> "), placed.bands.len().max(1))
         };
+        let stacked_note = match stacked.hidden_count() {
+            0 => String::new(),
+            h => format!(" ({h} more in {} stacks of similar pieces)", stacked.stacks.len()),
+        };
         let subtitle = format!(
-            "{} operators of {} in data-flow order, {} partitions{stages}; discs: namespaces",
+            "{} operators{stacked_note} of {} in data-flow order, {} partitions{stages}; discs: namespaces",
             placed.nodes.len(),
             g.name,
             g.partitions
         );
         let hidden_note = if raster.0 {
             let mut picture = Scene::new(f.width, f.height, BACKGROUND);
-            let note = self.graph(&mut picture, g, &placed, &spaces, (backend, raster.1))?;
+            let note = self.graph(&mut picture, g, &placed, (&spaces, &stacked), (backend, raster.1))?;
             let image = crate::render::render_scene(backend, &picture, crate::render::View::default())
                 .map_err(|e| ViewError::Unsupported(format!("strategy graph: {e}")))?;
             let pixels: Vec<[u8; 4]> = image.pixels.chunks_exact(4).map(|p| [p[0], p[1], p[2], p[3]]).collect();
             scene.raster(crate::render::Raster::rgba([0.0, 0.0, width, height], f.width, f.height, pixels));
             note
         } else {
-            self.graph(&mut scene, g, &placed, &spaces, (backend, raster.1))?
+            self.graph(&mut scene, g, &placed, (&spaces, &stacked), (backend, raster.1))?
         };
         // The titles and the legend over the graph, on the background, where pan and zoom leave
         // them.
@@ -488,7 +527,7 @@ impl StrategyView {
             }
             scene.text(&text, [x + 14.0, y], 11.0, Anchor::Left, TEXT_DIM);
         }
-        Ok((scene, placed))
+        Ok((scene, placed, stacked.copies))
     }
 }
 
@@ -557,10 +596,10 @@ mod tests {
             }
         }
         let frame = Frame { width: 640, height: 360 };
-        let view = StrategyView { edges: EdgeKind::ALL.to_vec(), namespaces: Vec::new() };
+        let view = StrategyView { edges: EdgeKind::ALL.to_vec(), namespaces: Vec::new(), unstacked: true };
         let d = Dataset { opgraph: Some(std::sync::Arc::new(g)), ..Dataset::default() };
-        let (direct, placed) = view.picture(&d, frame, &Backend::Cpu, (false, false)).unwrap();
-        let (raster, again) = view.picture(&d, frame, &Backend::Cpu, (true, false)).unwrap();
+        let (direct, placed, _) = view.picture(&d, frame, &Backend::Cpu, (false, false)).unwrap();
+        let (raster, again, _) = view.picture(&d, frame, &Backend::Cpu, (true, false)).unwrap();
         assert_eq!(placed, again);
         assert!(raster.layers.iter().any(|l| l.raster.is_some()), "the graph is a raster layer");
         assert!(raster.instance_count() * 4 < direct.instance_count(), "the graph is not drawn one by one");
@@ -581,11 +620,11 @@ mod tests {
                 g.edges.push(((i - 1) as u32, i as u32));
             }
         }
-        let view = StrategyView { edges: EdgeKind::ALL.to_vec(), namespaces: Vec::new() };
+        let view = StrategyView { edges: EdgeKind::ALL.to_vec(), namespaces: Vec::new(), unstacked: true };
         let d = Dataset { opgraph: Some(std::sync::Arc::new(g)), ..Dataset::default() };
         let frame = Frame { width: 640, height: 360 };
-        let (lines, _) = view.picture(&d, frame, &Backend::Cpu, (false, false)).unwrap();
-        let (density, _) = view.picture(&d, frame, &Backend::Cpu, (false, true)).unwrap();
+        let (lines, _, _) = view.picture(&d, frame, &Backend::Cpu, (false, false)).unwrap();
+        let (density, _, _) = view.picture(&d, frame, &Backend::Cpu, (false, true)).unwrap();
         let segments = |s: &Scene| {
             s.layers.iter().flat_map(|l| &l.instances).filter(|i| i.kind & 255 == crate::render::KIND_SEGMENT).count()
         };
