@@ -140,7 +140,8 @@ fn the_graph_zooms_and_the_titles_stay() {
     let built = Entry::find("strategy").unwrap().parse::<&str>(&[]).unwrap();
     assert!(built.view.pans(), "drag pans, the wheel zooms");
     let scene = exaviz_tests::scene("strategy", &[], &d, (1200, 600)).unwrap();
-    let placed = layout(d.opgraph.as_ref().unwrap(), [64.0, 86.0, 1176.0, 554.0], &Backend::Cpu).unwrap();
+    // The plot: below the titles, above the minimap (50 px) and the legend.
+    let placed = layout(d.opgraph.as_ref().unwrap(), [64.0, 86.0, 1176.0, 504.0], &Backend::Cpu).unwrap();
     let r = placed.rects[placed.rects.len() / 2];
     let centre = [(r[0] + r[2]) / 2.0, (r[1] + r[3]) / 2.0];
     let mut view = View::default();

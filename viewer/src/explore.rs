@@ -130,7 +130,11 @@ fn work(
                     p
                 }
             };
-            let scene = prepared.draw(dataset, &r.selection);
+            let mut scene = prepared.draw(dataset, &r.selection);
+            // A minimap outlines the part of the scene in view.
+            if let Some(m) = prepared.minimap() {
+                m.draw_viewport(scene.to_mut(), r.transform, r.frame);
+            }
             let image = render_scene(backend, &scene, r.transform).map_err(|e| e.to_string())?;
             Ok((prepared, image))
         })();
@@ -305,6 +309,17 @@ impl Explorer {
     /// whether it did.
     pub fn gesture(&mut self, g: Gesture) -> bool {
         let before = self.request;
+        // A click in a minimap centres the scene on the point clicked.
+        if let Gesture::Click { at } = g
+            && let Some(m) = self.shown.as_ref().and_then(|p| p.prepared.minimap()).filter(|m| m.contains(at))
+        {
+            self.request.transform = m.centred(at, before.transform, before.frame);
+            let changed = self.request != before;
+            if changed {
+                self.ask();
+            }
+            return changed;
+        }
         let (duration, plot, home) = (self.duration, self.time_plot(), self.home);
         let clicked = match g {
             Gesture::Click { at } => self.pick(at).and_then(|p| p.clicked(&before.selection)),
@@ -389,6 +404,9 @@ impl Explorer {
     /// never prepares anything.
     pub fn pick(&self, at: [f32; 2]) -> Option<Pick> {
         let shown = self.shown.as_ref()?;
+        if shown.prepared.minimap().is_some_and(|m| m.contains(at)) {
+            return Some(Pick::new("minimap", vec!["the whole graph; click: centre the view there".into()]));
+        }
         let t = shown.request.transform;
         let q = [(at[0] - t.offset[0]) / t.scale, (at[1] - t.offset[1]) / t.scale];
         shown.prepared.pick(&self.dataset, q)
@@ -506,6 +524,37 @@ mod tests {
         e.select(Selection { node: Some(5), ..Default::default() });
         assert!(e.wait(Duration::from_secs(120)).is_some());
         assert!(e.error.is_none());
+    }
+
+    /// The strategy view's minimap: the window outlines in it the part of the graph in view (all
+    /// of it at first, less after a zoom), and a click in it centres the graph on that point.
+    #[test]
+    fn a_click_in_the_minimap_centres_the_graph_there() {
+        let data = format!(
+            "{}/../tests/data/jax-data-parallel/xla_dump/module_0034.jit_train_step.cpu_after_optimizations.txt",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let dataset = Arc::new(exaviz_datasets::open(&data).unwrap());
+        let built = exaviz_engine::views::Entry::find("strategy").unwrap().parse::<&str>(&[]).unwrap();
+        let frame = Frame { width: 800, height: 480 };
+        let view: Arc<dyn View> = Arc::from(built.view);
+        let mut e = Explorer::new(dataset, view, Arc::new(Backend::Cpu), Selection::default(), frame, Box::new(|| {}));
+        let m = e.wait(Duration::from_secs(120)).expect("a first picture").prepared.minimap().expect("a minimap");
+        let whole = m.viewport(e.request.transform, frame);
+        assert!(whole[2] - whole[0] > (m.area[2] - m.area[0]) * 0.95, "all of the graph in view: {whole:?} {m:?}");
+        assert!(e.gesture(Gesture::Wheel { at: [400.0, 240.0], steps: 8.0 }));
+        let zoomed = m.viewport(e.request.transform, frame);
+        assert!(zoomed[2] - zoomed[0] < (whole[2] - whole[0]) * 0.5, "{zoomed:?}");
+        assert_eq!(e.pick([m.area[0] + 5.0, m.area[1] + 5.0]).map(|p| p.title), Some("minimap".to_string()));
+        let at = [m.area[0] + (m.area[2] - m.area[0]) * 0.8, (m.area[1] + m.area[3]) / 2.0];
+        assert!(e.gesture(Gesture::Click { at }));
+        let v = m.viewport(e.request.transform, frame);
+        assert!(((v[0] + v[2]) / 2.0 - at[0]).abs() < 1.0 && ((v[1] + v[3]) / 2.0 - at[1]).abs() < 1.0, "{v:?} {at:?}");
+        let p = e.wait(Duration::from_secs(120)).expect("the moved picture");
+        assert!(!p.prepared_again, "a move only draws again");
+        // The outline is drawn, in white.
+        let side = p.image.pixel(v[0] as u32, ((v[1] + v[3]) / 2.0) as u32);
+        assert!(side[..3].iter().all(|&c| c > 200), "the outline's left side is white: {side:?}");
     }
 
     #[test]

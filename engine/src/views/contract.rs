@@ -154,6 +154,59 @@ pub trait View: Named + Send + Sync {
     ) -> Result<Box<dyn Prepared>, ViewError>;
 }
 
+/// An overview of a view's whole scene drawn in a corner that neither pans nor zooms (Wei et
+/// al.'s minimap under the long computational graph): where it is, and the part of the scene it
+/// shows. The window outlines in it the part of the scene in view, and a click in it moves the
+/// scene so that the point clicked is in the window's centre.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Minimap {
+    /// Where it is drawn, in window pixels `[x0, y0, x1, y1]`.
+    pub area: [f32; 4],
+    /// The part of the scene it shows, in scene pixels.
+    pub world: [f32; 4],
+}
+
+impl Minimap {
+    pub fn contains(&self, at: [f32; 2]) -> bool {
+        let [x0, y0, x1, y1] = self.area;
+        at[0] >= x0 && at[0] <= x1 && at[1] >= y0 && at[1] <= y1
+    }
+
+    /// The part of the scene in view under pan and zoom `t` in a window of `frame`, in the
+    /// minimap's pixels, clipped to it.
+    pub fn viewport(&self, t: crate::render::View, frame: Frame) -> [f32; 4] {
+        let ([ax0, ay0, ax1, ay1], [wx0, wy0, wx1, wy1]) = (self.area, self.world);
+        let scene = |s: f32, axis: usize| (s - t.offset[axis]) / t.scale.max(1e-6);
+        let map = |v: f32, w0: f32, w1: f32, a0: f32, a1: f32| {
+            (a0 + (v - w0) / (w1 - w0).max(1e-6) * (a1 - a0)).clamp(a0, a1)
+        };
+        [
+            map(scene(0.0, 0), wx0, wx1, ax0, ax1),
+            map(scene(0.0, 1), wy0, wy1, ay0, ay1),
+            map(scene(frame.width as f32, 0), wx0, wx1, ax0, ax1),
+            map(scene(frame.height as f32, 1), wy0, wy1, ay0, ay1),
+        ]
+    }
+
+    /// Pan and zoom `t` moved so that the scene point under `at` (in the minimap) is in the
+    /// window's centre, the zoom kept.
+    pub fn centred(&self, at: [f32; 2], t: crate::render::View, frame: Frame) -> crate::render::View {
+        let ([ax0, ay0, ax1, ay1], [wx0, wy0, wx1, wy1]) = (self.area, self.world);
+        let world = [
+            wx0 + (at[0] - ax0) / (ax1 - ax0).max(1e-6) * (wx1 - wx0),
+            wy0 + (at[1] - ay0) / (ay1 - ay0).max(1e-6) * (wy1 - wy0),
+        ];
+        let centre = [frame.width as f32 / 2.0, frame.height as f32 / 2.0];
+        crate::render::View { scale: t.scale, offset: [centre[0] - world[0] * t.scale, centre[1] - world[1] * t.scale] }
+    }
+
+    /// Outlines the part in view (see [`Minimap::viewport`]).
+    pub fn draw_viewport(&self, scene: &mut Scene, t: crate::render::View, frame: Frame) {
+        let v = self.viewport(t, frame);
+        scene.frame(v, 1.5, [1.0, 1.0, 1.0, 0.9], true);
+    }
+}
+
 /// A prepared view: drawing and picking, both cheap.
 pub trait Prepared: Send + Sync {
     /// The scene for `selection` in the dataset it was prepared from (the selection may differ from the prepared one in parts the view does
@@ -164,6 +217,10 @@ pub trait Prepared: Send + Sync {
     fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick>;
     /// The numbers of the selection's area ([`Selection::area`]), where the view sums one up.
     fn area_summary(&self) -> Option<&crate::summary::Summary> {
+        None
+    }
+    /// The view's minimap, where it draws one.
+    fn minimap(&self) -> Option<Minimap> {
         None
     }
 }
@@ -181,6 +238,10 @@ pub trait Picker: Send + Sync {
     fn overlay(&self, _dataset: &Dataset, _selection: &Selection, _scene: &mut Scene) -> bool {
         false
     }
+    /// The view's minimap, where it draws one.
+    fn minimap(&self) -> Option<Minimap> {
+        None
+    }
 }
 
 impl<P: Picker> Prepared for Drawn<P> {
@@ -191,6 +252,10 @@ impl<P: Picker> Prepared for Drawn<P> {
 
     fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
         self.picker.pick(dataset, at)
+    }
+
+    fn minimap(&self) -> Option<Minimap> {
+        self.picker.minimap()
     }
 }
 

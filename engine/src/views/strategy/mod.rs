@@ -17,14 +17,15 @@
 //! In the window, the panel lists the module's most common namespaces (`--namespaces`).
 //! Similar substructures (a model's layers, the optimizer's updates) are drawn once each, as a
 //! stack with its count ([`stacks`]; `--unstacked` draws every operator).
-//! Not yet: the minimap.
+//! Under the graph, where the frame has room, a minimap shows the whole graph; in the window it
+//! outlines the part in view, and a click in it centres the graph there.
 
 use crate::Backend;
 use crate::model::Dataset;
 use crate::opgraph::{OpClass, OpGraph, Strategy};
 use crate::render::{Anchor, Blend, Scene};
 use crate::selection::{Parts, Selection};
-use crate::views::contract::{Class, Drawn, Frame, Pick, Picker, Prepared, View};
+use crate::views::contract::{Class, Drawn, Frame, Minimap, Pick, Picker, Prepared, View};
 use crate::views::plot::{CATEGORICAL, fit, titles};
 use crate::views::{BACKGROUND, TEXT_DIM, ViewError, title_name};
 
@@ -85,6 +86,10 @@ impl EdgeKind {
         }
     }
 }
+
+/// The minimap's height in pixels (shown in frames at least [`MINIMAP_FROM`] high).
+const MINIMAP_H: f32 = 40.0;
+const MINIMAP_FROM: u32 = 360;
 
 /// Above this many operators, the graph is drawn as one raster layer.
 const NODE_RASTER: usize = 5_000;
@@ -157,12 +162,17 @@ struct Graph {
     placed: Placed,
     /// Per operator: the pieces of the stack it heads (0: none).
     copies: Vec<u32>,
+    minimap: Option<Minimap>,
     /// The run's clock offsets as the Marey view aligns them, where the dataset has a profile
     /// (computed once, not at every hover).
     offsets: Option<Vec<i64>>,
 }
 
 impl Picker for Graph {
+    fn minimap(&self) -> Option<Minimap> {
+        self.minimap
+    }
+
     fn pick(&self, d: &Dataset, at: [f32; 2]) -> Option<Pick> {
         let g = d.opgraph.as_ref()?;
         let k =
@@ -443,23 +453,58 @@ impl View for StrategyView {
         self.check(d)?;
         let many =
             d.opgraph.as_ref().map_or((false, false), |g| (g.nodes.len() > NODE_RASTER, g.edges.len() > EDGE_RASTER));
-        let (scene, placed, copies) = self.picture(d, f, backend, many)?;
+        let Pictured { scene, placed, copies, minimap } = self.picture(d, f, backend, many)?;
         let offsets = d.training.as_deref().map(|t| crate::training::offsets(t, crate::training::Align::Full));
-        Ok(Box::new(Drawn { scene, picker: Graph { placed, copies, offsets } }))
+        Ok(Box::new(Drawn { scene, picker: Graph { placed, copies, minimap, offsets } }))
     }
+}
+
+/// A prepared picture: its scene, where its operators are, the stacks' counts and the minimap.
+struct Pictured {
+    scene: Scene,
+    placed: Placed,
+    copies: Vec<u32>,
+    minimap: Option<Minimap>,
+}
+
+/// The minimap's picture: each placed operator in its class's colour, at least a pixel, over the
+/// pipeline's bands.
+fn minimap_raster(g: &OpGraph, placed: &Placed, m: &Minimap) -> crate::render::Raster {
+    let (w, h) = (((m.area[2] - m.area[0]).round() as u32).max(1), ((m.area[3] - m.area[1]).round() as u32).max(1));
+    let mut px = vec![[0u8; 4]; (w * h) as usize];
+    let [wx0, wy0, wx1, wy1] = m.world;
+    let (sx, sy) = (w as f32 / (wx1 - wx0).max(1.0), h as f32 / (wy1 - wy0).max(1.0));
+    let span = |a: f32, b: f32, s: f32, o: f32, n: u32| {
+        let lo = ((a - o) * s).floor().clamp(0.0, n as f32 - 1.0) as u32;
+        let hi = ((b - o) * s).ceil().clamp(lo as f32 + 1.0, n as f32) as u32;
+        lo..hi
+    };
+    for (k, &(_, [y0, y1])) in placed.bands.iter().enumerate() {
+        if k % 2 == 0 {
+            for y in span(y0, y1, sy, wy0, h) {
+                px[(y * w) as usize..((y + 1) * w) as usize].fill([255, 255, 255, 10]);
+            }
+        }
+    }
+    for (k, &n) in placed.nodes.iter().enumerate() {
+        let r = placed.rects[k];
+        let c = colour(g.nodes[n as usize].class).map(|v| (v * 255.0).round() as u8);
+        for y in span(r[1], r[3], sy, wy0, h) {
+            for x in span(r[0], r[2], sx, wx0, w) {
+                px[(y * w + x) as usize] = c;
+            }
+        }
+    }
+    let mut raster = crate::render::Raster::rgba(m.area, w, h, px);
+    raster.screen = true;
+    raster
 }
 
 impl StrategyView {
     /// The picture and where its operators are; with `raster.0`, the graph drawn once by the
     /// backend's renderer into one raster layer (a pan or zoom then redraws one texture); with
     /// `raster.1`, the plain edges summed into one raster layer by the `line_density` stage.
-    fn picture(
-        &self,
-        d: &Dataset,
-        f: Frame,
-        backend: &Backend,
-        raster: (bool, bool),
-    ) -> Result<(Scene, Placed, Vec<u32>), ViewError> {
+    fn picture(&self, d: &Dataset, f: Frame, backend: &Backend, raster: (bool, bool)) -> Result<Pictured, ViewError> {
         let g = d.opgraph.as_ref().ok_or_else(|| ViewError::Unsupported("no operator graph".into()))?;
         let (width, height) = (f.width as f32, f.height as f32);
         let mut scene = Scene::new(f.width, f.height, BACKGROUND);
@@ -480,7 +525,17 @@ impl StrategyView {
         entries.extend(spaces.iter().enumerate().map(|(k, ns)| (short(ns), disc_colour(k, 0.6), true)));
         let (legend, rows) = legend_rows(entries, width, height);
         let left = if g.stage_order().is_empty() { 24.0 } else { 64.0 };
-        let plot = [left, 86.0, width - 24.0, height - 30.0 - 16.0 * rows as f32];
+        // The minimap's strip above the legend, where the frame has room.
+        let legend_top = height - 22.0 - 16.0 * rows as f32;
+        let strip = if f.height >= MINIMAP_FROM && f.width >= 480 { MINIMAP_H + 10.0 } else { 0.0 };
+        let minimap = (strip > 0.0).then(|| {
+            let world = [0.0, 70.0, width, legend_top - strip];
+            let aspect = (world[2] - world[0]) / (world[3] - world[1]).max(1.0);
+            let w = (MINIMAP_H * aspect).clamp(40.0, width - 32.0);
+            let y0 = legend_top - strip + 4.0;
+            Minimap { area: [16.0, y0, 16.0 + w.round(), y0 + MINIMAP_H], world }
+        });
+        let plot = [left, 86.0, width - 24.0, height - 30.0 - 16.0 * rows as f32 - strip];
         let placed = layout::layout_shown(g, &stacked.hidden, plot, backend)
             .map_err(|e| ViewError::Unsupported(format!("strategy layout: {e}")))?;
         let stages: Vec<String> = g.stage_order().iter().map(u32::to_string).collect();
@@ -512,9 +567,9 @@ impl StrategyView {
         };
         // The titles and the legend over the graph, on the background, where pan and zoom leave
         // them.
-        let [r, g, b] = BACKGROUND;
-        scene.rect([0.0, 0.0], [width, 70.0], [r, g, b, 1.0], true);
-        scene.rect([0.0, height - 22.0 - 16.0 * rows as f32], [width, height], [r, g, b, 1.0], true);
+        let back = [BACKGROUND[0], BACKGROUND[1], BACKGROUND[2], 1.0];
+        scene.rect([0.0, 0.0], [width, 70.0], back, true);
+        scene.rect([0.0, legend_top - strip], [width, height], back, true);
         titles(&mut scene, width, &format!("Parallel strategies: {}", title_name(d)), &subtitle);
         if let Some(note) = hidden_note {
             scene.text(&fit(&note, width - 32.0, 10.0), [width - 16.0, 64.0], 10.0, Anchor::Right, TEXT_DIM);
@@ -527,7 +582,12 @@ impl StrategyView {
             }
             scene.text(&text, [x + 14.0, y], 11.0, Anchor::Left, TEXT_DIM);
         }
-        Ok((scene, placed, stacked.copies))
+        if let Some(m) = &minimap {
+            scene.rect([m.area[0], m.area[1]], [m.area[2], m.area[3]], [1.0, 1.0, 1.0, 0.05], true);
+            scene.raster(minimap_raster(g, &placed, m));
+            scene.frame(m.area, 1.0, [0.6, 0.62, 0.68, 0.8], true);
+        }
+        Ok(Pictured { scene, placed, copies: stacked.copies, minimap })
     }
 }
 
@@ -598,8 +658,9 @@ mod tests {
         let frame = Frame { width: 640, height: 360 };
         let view = StrategyView { edges: EdgeKind::ALL.to_vec(), namespaces: Vec::new(), unstacked: true };
         let d = Dataset { opgraph: Some(std::sync::Arc::new(g)), ..Dataset::default() };
-        let (direct, placed, _) = view.picture(&d, frame, &Backend::Cpu, (false, false)).unwrap();
-        let (raster, again, _) = view.picture(&d, frame, &Backend::Cpu, (true, false)).unwrap();
+        let Pictured { scene: direct, placed, .. } = view.picture(&d, frame, &Backend::Cpu, (false, false)).unwrap();
+        let Pictured { scene: raster, placed: again, .. } =
+            view.picture(&d, frame, &Backend::Cpu, (true, false)).unwrap();
         assert_eq!(placed, again);
         assert!(raster.layers.iter().any(|l| l.raster.is_some()), "the graph is a raster layer");
         assert!(raster.instance_count() * 4 < direct.instance_count(), "the graph is not drawn one by one");
@@ -623,8 +684,8 @@ mod tests {
         let view = StrategyView { edges: EdgeKind::ALL.to_vec(), namespaces: Vec::new(), unstacked: true };
         let d = Dataset { opgraph: Some(std::sync::Arc::new(g)), ..Dataset::default() };
         let frame = Frame { width: 640, height: 360 };
-        let (lines, _, _) = view.picture(&d, frame, &Backend::Cpu, (false, false)).unwrap();
-        let (density, _, _) = view.picture(&d, frame, &Backend::Cpu, (false, true)).unwrap();
+        let lines = view.picture(&d, frame, &Backend::Cpu, (false, false)).unwrap().scene;
+        let density = view.picture(&d, frame, &Backend::Cpu, (false, true)).unwrap().scene;
         let segments = |s: &Scene| {
             s.layers.iter().flat_map(|l| &l.instances).filter(|i| i.kind & 255 == crate::render::KIND_SEGMENT).count()
         };
