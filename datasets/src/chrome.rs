@@ -83,6 +83,9 @@ pub struct ChromeTrace {
     pub names: Vec<String>,
     /// Kineto's `distributedInfo` (rank, world size, process groups), as written.
     pub distributed: Option<serde_json::Value>,
+    /// The host the trace was recorded on, where written (Kineto's `host_name`, XPlane's
+    /// `hostnames`).
+    pub host: Option<String>,
     pub display_time_unit: Option<String>,
     /// `B` without its `E`, or `E` without a `B`: counted, the rest kept.
     pub unmatched: u64,
@@ -376,6 +379,9 @@ impl<'de> Visitor<'de> for Top<'_> {
             match key.as_str() {
                 "traceEvents" => map.next_value_seed(Events(self.0))?,
                 "distributedInfo" => self.0.trace.distributed = Some(map.next_value()?),
+                "host_name" => {
+                    self.0.trace.host = map.next_value::<serde_json::Value>()?.as_str().map(str::to_string);
+                }
                 "displayTimeUnit" => self.0.trace.display_time_unit = Some(map.next_value()?),
                 _ => {
                     map.next_value::<IgnoredAny>()?;

@@ -173,6 +173,7 @@ pub fn training(parts: &[Part]) -> Result<Training, SourceError> {
             .collect();
         let ordinal = t.slices.iter().any(|s| arg(s, "device_ordinal").is_some());
         let cpu_ops = t.slices.iter().any(|s| cat(s) == "cpu_op");
+        let before = b.device_count();
         if kineto {
             sources.push("Kineto");
             kineto_devices(&mut b, t, rank, parts.len(), t0);
@@ -185,6 +186,11 @@ pub fn training(parts: &[Part]) -> Result<Training, SourceError> {
         } else {
             sources.push("PerfFlowAspect");
             process_devices(&mut b, t, t0);
+        }
+        if let Some(host) = t.host.as_deref().filter(|h| !h.is_empty()) {
+            for d in before..b.device_count() {
+                b.host(d, host);
+            }
         }
         // Peak memory from counters of allocated memory (Kineto's `Total Allocated`).
         for c in &t.counters {

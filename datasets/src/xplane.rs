@@ -212,7 +212,7 @@ fn stat_value(s: &XStat, names: &HashMap<i64, XStatMetadata>) -> Option<Value> {
 /// an `X` slice per event (its display name, else its name) with its stats as arguments
 /// (`hlo_op`, `hlo_module`, `device_ordinal`, ...). Aggregated events are left out.
 pub fn to_chrome(space: &XSpace) -> ChromeTrace {
-    let mut t = ChromeTrace::default();
+    let mut t = ChromeTrace { host: space.hostnames.first().cloned(), ..ChromeTrace::default() };
     let mut name_of: HashMap<String, u32> = HashMap::new();
     let mut intern = |t: &mut ChromeTrace, s: &str| -> u32 {
         if let Some(&k) = name_of.get(s) {

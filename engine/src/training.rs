@@ -140,6 +140,8 @@ pub struct Device {
     pub stage: u32,
     /// Peak memory in bytes where the profile records it, else 0.
     pub memory: u64,
+    /// The host it ran on, where the profile says (Kineto's `host_name`); empty where unknown.
+    pub host: String,
 }
 
 /// Operators, grouped by device in device order and by start within a device.
@@ -298,7 +300,7 @@ pub struct Builder {
 impl Builder {
     /// Adds a device; `stage` where the source knows it (else from the send/receive graph).
     pub fn device(&mut self, name: String, rank: u32, stage: Option<u32>) -> usize {
-        self.devices.push((Device { name, rank, stage: 0, memory: 0 }, stage, Vec::new()));
+        self.devices.push((Device { name, rank, stage: 0, memory: 0, host: String::new() }, stage, Vec::new()));
         self.devices.len() - 1
     }
 
@@ -307,6 +309,13 @@ impl Builder {
         let d = self.device(name, rank, stage);
         self.keys.insert(key, d);
         d
+    }
+
+    /// Says which host `device` ran on.
+    pub fn host(&mut self, device: usize, host: &str) {
+        if let Some(d) = self.devices.get_mut(device) {
+            d.0.host = host.to_string();
+        }
     }
 
     pub fn find(&self, key: &str) -> Option<usize> {

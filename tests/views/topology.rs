@@ -109,6 +109,108 @@ fn a_gloo_pipelines_sends_run_between_its_stages() {
     assert!(e.contains("step 99 does not exist"), "{e}");
 }
 
+/// Hosts from the profiles: the Gloo pipeline's four ranks made two hosts (ranks 2 and 3's
+/// `host_name` rewritten): each host's devices sit together under an arc with its name, and the
+/// sends between the stages are edges between hosts, the all-reduces within one.
+#[test]
+fn devices_sit_together_by_host() {
+    use std::io::Read;
+    let parent = std::env::temp_dir().join(format!("exaviz-hosts-{}", std::process::id()));
+    let dir = parent.join("two-hosts");
+    std::fs::create_dir_all(&dir).unwrap();
+    for r in 0..4 {
+        let gz =
+            std::fs::read(format!("{}/data/torch-gloo-pipeline/rank{r}.pt.trace.json.gz", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
+        let mut text = String::new();
+        flate2::read::MultiGzDecoder::new(&gz[..]).read_to_string(&mut text).unwrap();
+        let host = if r < 2 { "node-a" } else { "node-b" };
+        assert!(text.contains("\"host_name\": \"vm\""), "the recording names its host");
+        std::fs::write(
+            dir.join(format!("rank{r}.pt.trace.json")),
+            text.replace("\"host_name\": \"vm\"", &format!("\"host_name\": \"{host}\"")),
+        )
+        .unwrap();
+    }
+    let d = open(&dir.display().to_string());
+    let t = d.training.as_ref().unwrap();
+    let hosts: Vec<(u32, &str)> = t.devices.iter().map(|d| (d.rank, d.host.as_str())).collect();
+    assert_eq!(hosts, [(0, "node-a"), (1, "node-a"), (2, "node-b"), (3, "node-b")]);
+    let one_host = open(&format!("{}/data/torch-gloo-pipeline", env!("CARGO_MANIFEST_DIR")));
+    let (two, one) = (both("topology", &[], &d, (900, 450)), both("topology", &[], &one_host, (900, 450)));
+    golden("topology_gloo_two_hosts.png", &two);
+    let differ = two.pixels.chunks_exact(4).zip(one.pixels.chunks_exact(4)).filter(|(p, q)| p != q).count();
+    assert!(differ > 500, "the hosts' arcs and labels are drawn ({differ} pixels differ)");
+    let built = Entry::find("topology").unwrap().parse::<&str>(&[]).unwrap();
+    let prepared =
+        built.view.prepare(&d, &built.selection, Frame { width: 900, height: 450 }, &Backend::Cpu).expect("prepare");
+    let mut kinds = std::collections::BTreeSet::new();
+    for y in (60..430).step_by(2) {
+        for x in (0..470).step_by(2) {
+            if let Some(p) = prepared.pick(&d, [x as f32, y as f32]).filter(|p| p.title.contains(" - ")) {
+                let between = p.lines.iter().any(|l| l == "between hosts node-a and node-b (network)");
+                let within = p.lines.iter().any(|l| l.starts_with("within host node-"));
+                let sends = p.lines.iter().any(|l| l.contains("send: "));
+                kinds.insert((between, within, sends));
+            }
+        }
+    }
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        [(false, true, false), (true, false, true)],
+        "sends cross hosts, all-reduces stay"
+    );
+    std::fs::remove_dir_all(&parent).ok();
+}
+
+/// The paper's lasso: a drag over the graph selects the devices inside it; the link matrix then
+/// shows only them, and their nodes are ringed (the Marey view draws only them: the selection
+/// part a click on a stage makes, tested below).
+#[test]
+fn a_drag_over_devices_selects_them_and_their_link_matrix() {
+    let d = open(&format!("{}/data/torch-gloo-pipeline", env!("CARGO_MANIFEST_DIR")));
+    let t = d.training.as_ref().unwrap();
+    let frame = Frame { width: 900, height: 450 };
+    let built = Entry::find("topology").unwrap().parse::<&str>(&[]).unwrap();
+    let prepared = built.view.prepare(&d, &built.selection, frame, &Backend::Cpu).expect("prepare");
+    // Where the discs of ranks 2 and 3 are.
+    let mut at: std::collections::BTreeMap<String, [f32; 4]> = std::collections::BTreeMap::new();
+    for y in (60..430).step_by(2) {
+        for x in (0..460).step_by(2) {
+            if let Some(p) = prepared.pick(&d, [x as f32, y as f32]).filter(|p| !p.title.contains(" -")) {
+                let b = at.entry(p.title).or_insert([f32::MAX, f32::MAX, f32::MIN, f32::MIN]);
+                *b = [b[0].min(x as f32), b[1].min(y as f32), b[2].max(x as f32), b[3].max(y as f32)];
+            }
+        }
+    }
+    let name = |r: u32| t.devices.iter().find(|d| d.rank == r).unwrap().name.clone();
+    let (two, three) = (at[&name(2)], at[&name(3)]);
+    let from = [two[0].min(three[0]) - 2.0, two[1].min(three[1]) - 2.0];
+    let to = [two[2].max(three[2]) + 2.0, two[3].max(three[3]) + 2.0];
+    assert!(built.view.brushes_at(&d, frame, from), "a drag over the graph brushes");
+    let sel = built.view.brush(&d, &built.selection, frame, from, to).expect("a selection");
+    let index = |r: u32| t.devices.iter().position(|d| d.rank == r).unwrap() as u32;
+    let (lo, hi) = (index(2).min(index(3)), index(2).max(index(3)));
+    assert_eq!(sel.devices, Some((lo, hi)));
+    let prepared = built.view.prepare(&d, &sel, frame, &Backend::Cpu).expect("prepare");
+    let mut cells = std::collections::BTreeSet::new();
+    for y in (60..430).step_by(3) {
+        for x in (460..900).step_by(3) {
+            if let Some(p) = prepared.pick(&d, [x as f32, y as f32]).filter(|p| p.title.contains(" -> ")) {
+                cells.insert(p.title);
+            }
+        }
+    }
+    let expected: std::collections::BTreeSet<String> =
+        [format!("{} -> {}", name(2), name(3)), format!("{} -> {}", name(3), name(2))].into_iter().collect();
+    assert_eq!(cells, expected, "the matrix holds the selected devices alone");
+    let picture = exaviz_engine::render::cpu::render(&prepared.draw(&d, &sel), exaviz_engine::render::View::default());
+    golden("topology_gloo_brushed.png", &picture);
+    // A drag over nothing clears the selection.
+    let none = built.view.brush(&d, &sel, frame, [2.0, 72.0], [6.0, 76.0]).expect("a selection");
+    assert_eq!(none.devices, None);
+}
+
 /// 10,240 devices in 16 stages are drawn as 16 nodes, one per stage, with the sends between
 /// neighbouring stages; a click on a stage selects its devices, and the Marey view draws only
 /// them.

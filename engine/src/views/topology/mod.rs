@@ -7,10 +7,13 @@
 //! devices, devices are drawn by stage (or by blocks of ranks where there is one stage). Cells
 //! with room carry a box plot per kind of the operators' durations, traffic or bandwidth
 //! (`--boxes`); the tooltips give the median and middle half of all three.
-//! Not yet: positions from the hardware (devices sit on a circle in stage and rank order) and
-//! lasso selection. A click on a device
-//! selects it (the Marey view highlights its row), on a stage its devices (the Marey view draws
-//! only them).
+//! Where the profiles name the hosts (Kineto's `host_name`, XPlane's host names), a host's
+//! devices sit together under an arc with its name, and an edge's tooltip says whether it stays
+//! within a host. A click on a device selects it (the Marey view highlights its row), on a stage
+//! its devices (the Marey view draws only them); a drag over the graph (the paper's lasso, a
+//! rectangle here) selects the devices inside it: they are ringed, the link matrix shows them
+//! alone, and the Marey view draws only them. Devices are selected as one range, from the first
+//! to the last of those inside.
 
 use std::f32::consts::{PI, TAU};
 
@@ -105,6 +108,77 @@ struct Graph {
     links: Vec<Link>,
     /// The matrix's cells: `[x0, y0, size]` and the nodes it spans.
     matrix: Option<([f32; 3], usize)>,
+    /// The nodes of the matrix's rows and columns, in order.
+    matrix_nodes: Vec<u32>,
+}
+
+/// Where the graph goes in a frame and each node's place on its circle.
+struct Placement {
+    /// The graph's area `[x0, y0, x1, y1]`; the matrix is right of it where the frame has room.
+    graph: [f32; 4],
+    wide: bool,
+    centre: [f32; 2],
+    ring: f32,
+    /// The most room a disc has.
+    room: f32,
+    angle: Vec<f32>,
+    hosts: Vec<(String, [usize; 2])>,
+}
+
+impl Placement {
+    fn new(t: &Training, nodes: &[Node], f: Frame) -> Self {
+        let (width, height) = (f.width as f32, f.height as f32);
+        let wide = width >= 640.0 && height >= 320.0;
+        let (top, bottom) = (70.0, height - 40.0);
+        let graph_w = if wide { width * 0.52 } else { width - 90.0 };
+        let centre = [graph_w / 2.0 + 8.0, (top + bottom) / 2.0];
+        let ring = ((graph_w.min(bottom - top)) / 2.0 - 34.0).max(10.0);
+        let m = nodes.len();
+        let room = (PI * ring / m as f32 * 0.8).clamp(2.0, 22.0);
+        let hosts = host_arcs(t, nodes);
+        let angle = angles(m, &hosts);
+        Placement { graph: [0.0, top, graph_w + 16.0, bottom], wide, centre, ring, room, angle, hosts }
+    }
+
+    /// Each node's centre and disc (sized by communication and waiting).
+    fn place(&self, nodes: &mut [Node]) {
+        let most = nodes.iter().map(|n| n.cost[1] + n.cost[2]).max().unwrap_or(0).max(1) as f32;
+        for (k, n) in nodes.iter_mut().enumerate() {
+            let angle = self.angle[k];
+            n.at = [self.centre[0] + self.ring * angle.cos(), self.centre[1] + self.ring * angle.sin()];
+            n.radius = (self.room * (0.3 + 0.7 * ((n.cost[1] + n.cost[2]) as f32 / most).sqrt())).max(2.0);
+        }
+    }
+
+    /// Each host's devices under an arc with its name.
+    fn draw_hosts(&self, scene: &mut Scene) {
+        let (m, centre) = (self.angle.len(), self.centre);
+        for (host, [a, b]) in &self.hosts {
+            let (a0, a1) = (self.angle[*a] - 0.35 * TAU / m as f32, self.angle[*b - 1] + 0.35 * TAU / m as f32);
+            let r = self.ring + self.room + 14.0;
+            let steps = ((a1 - a0) * r / 6.0).ceil().max(2.0) as usize;
+            let at = |u: f32| [centre[0] + r * u.cos(), centre[1] + r * u.sin()];
+            for i in 0..steps {
+                let (u, v) = (a0 + (a1 - a0) * i as f32 / steps as f32, a0 + (a1 - a0) * (i + 1) as f32 / steps as f32);
+                scene.segment(Blend::Alpha, at(u), at(v), 1.0, [0.75, 0.76, 0.8, 0.6], true);
+            }
+            let mid = (a0 + a1) / 2.0;
+            let label = [centre[0] + (r + 10.0) * mid.cos(), centre[1] + (r + 10.0) * mid.sin() + 4.0];
+            let side = match mid.cos() {
+                c if c > 0.3 => Anchor::Left,
+                c if c < -0.3 => Anchor::Right,
+                _ => Anchor::Centre,
+            };
+            scene.text(&fit(&format!("host {host}"), 120.0, 10.0), label, 10.0, side, TEXT);
+        }
+    }
+}
+
+/// The nodes a device selection covers (all where there is none).
+fn selected(nodes: &[Node], sel: Option<(u32, u32)>) -> Vec<u32> {
+    (0..nodes.len() as u32)
+        .filter(|&k| sel.is_none_or(|(a, b)| nodes[k as usize].devices.iter().any(|&d| d >= a && d <= b)))
+        .collect()
 }
 
 /// The step's span: the option's step, else the whole run.
@@ -130,11 +204,44 @@ fn span(t: &Training, step: Option<u32>) -> Result<(u64, u64, String), ViewError
     }
 }
 
+/// Where the profiles name two or more hosts and nodes are devices: each host and the nodes it
+/// holds (`[first, end)`, consecutive as [`group`] orders them).
+fn host_arcs(t: &Training, nodes: &[Node]) -> Vec<(String, [usize; 2])> {
+    let host = |k: usize| match nodes[k].devices[..] {
+        [d] => Some(t.devices[d as usize].host.as_str()),
+        _ => None,
+    };
+    let mut arcs: Vec<(String, [usize; 2])> = Vec::new();
+    for k in 0..nodes.len() {
+        let Some(h) = host(k).filter(|h| !h.is_empty()) else { return Vec::new() };
+        match arcs.last_mut() {
+            Some((name, span)) if name == h => span[1] = k + 1,
+            _ => arcs.push((h.to_string(), [k, k + 1])),
+        }
+    }
+    if arcs.len() < 2 { Vec::new() } else { arcs }
+}
+
+/// Each node's angle on the circle from the top, clockwise; a gap of one place between hosts.
+fn angles(m: usize, hosts: &[(String, [usize; 2])]) -> Vec<f32> {
+    let places = (m + hosts.len()) as f32;
+    (0..m)
+        .map(|k| {
+            let before = hosts.iter().filter(|(_, [a, _])| *a <= k).count();
+            let place = k as f32 + before.saturating_sub(1) as f32 + if hosts.is_empty() { 0.0 } else { 0.5 };
+            -PI / 2.0 + TAU * place / if hosts.is_empty() { m as f32 } else { places }
+        })
+        .collect()
+}
+
 /// Nodes: one per device, or per stage (per block of ranks with one stage) over `MAX_NODES`.
 fn group(t: &Training) -> Vec<(String, Vec<u32>)> {
     let n = t.devices.len();
     if n <= MAX_NODES {
-        return t.devices.iter().enumerate().map(|(d, dev)| (dev.name.clone(), vec![d as u32])).collect();
+        // Devices of one host side by side (where the profiles name hosts), else in stage order.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| t.devices[a].host.cmp(&t.devices[b].host).then(a.cmp(&b)));
+        return order.into_iter().map(|d| (t.devices[d].name.clone(), vec![d as u32])).collect();
     }
     if t.stages > 1 && t.stages as usize <= MAX_NODES {
         return t
@@ -241,7 +348,7 @@ impl Picker for Graph {
         if let Some(([x0, y0, size], m)) = self.matrix {
             let (i, j) = (((at[1] - y0) / size).floor(), ((at[0] - x0) / size).floor());
             if i >= 0.0 && j >= 0.0 && (i as usize) < m && (j as usize) < m {
-                let (from, to) = (i as u32, j as u32);
+                let (from, to) = (self.matrix_nodes[i as usize], self.matrix_nodes[j as usize]);
                 let l = self.links.iter().find(|l| l.from == from && l.to == to)?;
                 let title = format!("{} -> {}", self.nodes[from as usize].name, self.nodes[to as usize].name);
                 return Some(Pick::new(title, link_lines(l)));
@@ -260,6 +367,15 @@ impl Picker for Graph {
         let (_, l) = near.min_by(|a, b| a.0.total_cmp(&b.0))?;
         let (a, b) = (l.from.min(l.to), l.from.max(l.to));
         let mut lines = Vec::new();
+        let host = |k: u32| match self.nodes[k as usize].devices[..] {
+            [d] => Some(t.devices[d as usize].host.as_str()).filter(|h| !h.is_empty()),
+            _ => None,
+        };
+        match (host(a), host(b)) {
+            (Some(x), Some(y)) if x == y => lines.push(format!("within host {x}")),
+            (Some(x), Some(y)) => lines.push(format!("between hosts {x} and {y} (network)")),
+            _ => {}
+        }
         for m in self.links.iter().filter(|m| (m.from, m.to) == (a, b) || (m.from, m.to) == (b, a)) {
             let dir = format!("{} -> {}", self.nodes[m.from as usize].name, self.nodes[m.to as usize].name);
             lines.extend(link_lines(m).into_iter().map(|s| format!("{dir}: {s}")));
@@ -270,18 +386,51 @@ impl Picker for Graph {
 
 impl contract::View for TopologyView {
     fn depends_on(&self) -> Parts {
-        Parts::NONE
+        Parts::DEVICES
     }
 
     fn reads(&self) -> Parts {
         Parts::TRACK | Parts::DEVICES
     }
 
+    fn help(&self) -> &'static [&'static str] {
+        &["drag over the graph: select the devices inside (the link matrix shows them, the Marey view draws them)"]
+    }
+
+    /// A drag over the graph selects the devices whose nodes are inside the rectangle (the
+    /// paper's lasso): from the first to the last of them, as one range.
+    fn brush(&self, d: &Dataset, sel: &Selection, f: Frame, from: [f32; 2], to: [f32; 2]) -> Option<Selection> {
+        let t = training(d).ok()?;
+        let (a, b, _) = span(t, self.step).ok()?;
+        let (mut nodes, _) = build(t, a, b);
+        Placement::new(t, &nodes, f).place(&mut nodes);
+        let (x0, x1, y0, y1) = (from[0].min(to[0]), from[0].max(to[0]), from[1].min(to[1]), from[1].max(to[1]));
+        let inside = nodes
+            .iter()
+            .filter(|n| {
+                n.at[0] >= x0 - n.radius
+                    && n.at[0] <= x1 + n.radius
+                    && n.at[1] >= y0 - n.radius
+                    && n.at[1] <= y1 + n.radius
+            })
+            .flat_map(|n| n.devices.iter().copied());
+        let (lo, hi) = inside.fold((u32::MAX, 0), |(lo, hi), d| (lo.min(d), hi.max(d)));
+        let devices = (lo <= hi).then_some((lo, hi));
+        Some(Selection { devices, track: None, ..*sel })
+    }
+
+    fn brushes_at(&self, d: &Dataset, f: Frame, at: [f32; 2]) -> bool {
+        let Ok(t) = training(d) else { return false };
+        let Ok((a, b, _)) = span(t, self.step) else { return false };
+        let g = Placement::new(t, &build(t, a, b).0, f).graph;
+        at[0] >= g[0] && at[0] <= g[2] && at[1] >= g[1] && at[1] <= g[3]
+    }
+
     fn check(&self, d: &Dataset) -> Result<(), ViewError> {
         training(d).map(|_| ())
     }
 
-    fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, _: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, _: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
         let t = training(d)?;
         if t.devices.is_empty() {
             return Err(ViewError::Unsupported("the training profile has no devices".into()));
@@ -297,56 +446,37 @@ impl contract::View for TopologyView {
             duration((b - a) as f64)
         );
         titles(&mut scene, width, &format!("Cluster topology: {}", title_name(d)), &subtitle);
-        // The matrix on the right where there is room for it, the graph on the left.
-        let m = nodes.len();
-        let with_matrix = m <= MATRIX_MAX && width >= 640.0 && height >= 320.0;
-        let (top, bottom) = (70.0, height - 40.0);
-        let graph_w = if with_matrix { width * 0.52 } else { width - 90.0 };
-        let centre = [graph_w / 2.0 + 8.0, (top + bottom) / 2.0];
-        let ring = ((graph_w.min(bottom - top)) / 2.0 - 34.0).max(10.0);
-        let most = nodes.iter().map(|n| n.cost[1] + n.cost[2]).max().unwrap_or(0).max(1) as f32;
-        let room = (PI * ring / m as f32 * 0.8).clamp(2.0, 22.0);
-        for (k, n) in nodes.iter_mut().enumerate() {
-            let angle = -PI / 2.0 + TAU * k as f32 / m as f32;
-            n.at = [centre[0] + ring * angle.cos(), centre[1] + ring * angle.sin()];
-            n.radius = (room * (0.3 + 0.7 * ((n.cost[1] + n.cost[2]) as f32 / most).sqrt())).max(2.0);
-        }
-        // Edges: both directions of a pair as one line, as wide as their time.
-        let mut pairs: std::collections::BTreeMap<(u32, u32), Link> = std::collections::BTreeMap::new();
-        for l in &links {
-            let p = pairs.entry((l.from.min(l.to), l.from.max(l.to))).or_default();
-            for (&c, v) in &l.by_class {
-                let e = p.by_class.entry(c).or_default();
-                *e = (e.0 + v.0, e.1 + v.1, e.2 + v.2);
-            }
-        }
-        let longest = pairs.values().map(Link::duration).fold(0.0, f64::max).max(1.0);
-        let mut present = [false; KINDS.len()];
-        for (&(a, b), l) in &pairs {
-            let k = kind(l.main_class());
-            present[k] = true;
-            let [r, g, bl] = KINDS[k].1;
-            let w = 1.0 + 5.0 * (l.duration() / longest).sqrt() as f32;
-            scene.segment(Blend::Alpha, nodes[a as usize].at, nodes[b as usize].at, w, [r, g, bl, 0.7], true);
-        }
+        // The graph on the left, the matrix on the right where there is room for it.
+        let p = Placement::new(t, &nodes, f);
+        p.place(&mut nodes);
+        let present = edges(&mut scene, &nodes, &links);
+        // The selected devices' nodes ringed.
+        let chosen = selected(&nodes, sel.devices);
         for n in &nodes {
             scene.disc(n.at, n.radius + 1.5, [0.85, 0.85, 0.88, 1.0], true);
             scene.disc(n.at, n.radius, ColorMap::Cividis.sample(n.share()), true);
         }
-        if m <= MAX_NODES {
+        if sel.devices.is_some() {
+            for &k in &chosen {
+                let n = &nodes[k as usize];
+                let r = n.radius + 4.0;
+                scene.frame([n.at[0] - r, n.at[1] - r, n.at[0] + r, n.at[1] + r], 1.5, [1.0, 1.0, 1.0, 0.9], true);
+            }
+        }
+        p.draw_hosts(&mut scene);
+        if nodes.len() <= MAX_NODES {
             for (k, n) in nodes.iter().enumerate() {
-                let angle = -PI / 2.0 + TAU * k as f32 / m as f32;
-                let r = ring + n.radius + 10.0;
+                let r = p.ring + n.radius + 10.0;
                 let label = match n.devices[..] {
                     [d] => t.devices[d as usize].rank.to_string(),
                     _ => format!("{k}"),
                 };
-                let at = [centre[0] + r * angle.cos(), centre[1] + r * angle.sin() + 4.0];
+                let at = [p.centre[0] + r * p.angle[k].cos(), p.centre[1] + r * p.angle[k].sin() + 4.0];
                 scene.text(&label, at, 10.0, Anchor::Centre, TEXT_DIM);
             }
         }
-        // The share's colour bar in the graph's lower left corner.
-        let bar = [16.0, bottom - 100.0, 10.0, 80.0];
+        // The share's colour bar in the graph's lower right corner, clear of the hosts' names.
+        let bar = [p.graph[2] - 46.0, p.graph[3] - 100.0, 10.0, 80.0];
         color_bar_bare(
             &mut scene,
             |v| ColorMap::Cividis.sample(v),
@@ -354,9 +484,24 @@ impl contract::View for TopologyView {
             "comm. %",
             bar,
         );
-        let matrix = with_matrix.then(|| {
-            matrix(&mut scene, (&nodes, &links), t, [width * 0.56, top + 16.0, width - 16.0, bottom], self.boxes)
-        });
+        // The link matrix of the selected devices' nodes (all where none are selected).
+        let area = [width * 0.56, p.graph[1] + 16.0, width - 16.0, p.graph[3]];
+        let matrix = if !p.wide {
+            None
+        } else if chosen.len() > MATRIX_MAX {
+            let note = format!("{} nodes: drag over some of them for their link matrix", chosen.len());
+            scene.text(&fit(&note, area[2] - area[0], 11.0), [area[0], area[1] + 4.0], 11.0, Anchor::Left, TEXT_DIM);
+            None
+        } else {
+            let sub: Vec<Node> = chosen.iter().map(|&k| nodes[k as usize].clone()).collect();
+            let at: std::collections::HashMap<u32, u32> =
+                chosen.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+            let sub_links: Vec<Link> = links
+                .iter()
+                .filter_map(|l| Some(Link { from: *at.get(&l.from)?, to: *at.get(&l.to)?, ..l.clone() }))
+                .collect();
+            Some(matrix(&mut scene, (&sub, &sub_links), t, area, self.boxes))
+        };
         // The kinds of communication present, in one row at the bottom.
         let mut x = 16.0;
         for (k, (name, [r, g, b])) in KINDS.iter().enumerate() {
@@ -366,10 +511,34 @@ impl contract::View for TopologyView {
             }
         }
         if links.is_empty() {
-            scene.text("no communication in this step", [centre[0], top + 12.0], 12.0, Anchor::Centre, TEXT);
+            scene.text("no communication in this step", [p.centre[0], p.graph[1] + 12.0], 12.0, Anchor::Centre, TEXT);
         }
-        Ok(Box::new(Drawn { scene, picker: Graph { nodes, links, matrix } }))
+        let matrix_nodes = if matrix.is_some() { chosen } else { Vec::new() };
+        Ok(Box::new(Drawn { scene, picker: Graph { nodes, links, matrix, matrix_nodes } }))
     }
+}
+
+/// The edges: both directions of a pair as one line, as wide as their time, coloured by the
+/// kind that dominates; which kinds are drawn.
+fn edges(scene: &mut Scene, nodes: &[Node], links: &[Link]) -> [bool; KINDS.len()] {
+    let mut pairs: std::collections::BTreeMap<(u32, u32), Link> = std::collections::BTreeMap::new();
+    for l in links {
+        let p = pairs.entry((l.from.min(l.to), l.from.max(l.to))).or_default();
+        for (&c, v) in &l.by_class {
+            let e = p.by_class.entry(c).or_default();
+            *e = (e.0 + v.0, e.1 + v.1, e.2 + v.2);
+        }
+    }
+    let longest = pairs.values().map(Link::duration).fold(0.0, f64::max).max(1.0);
+    let mut present = [false; KINDS.len()];
+    for (&(a, b), l) in &pairs {
+        let k = kind(l.main_class());
+        present[k] = true;
+        let [r, g, bl] = KINDS[k].1;
+        let w = 1.0 + 5.0 * (l.duration() / longest).sqrt() as f32;
+        scene.segment(Blend::Alpha, nodes[a as usize].at, nodes[b as usize].at, w, [r, g, bl, 0.7], true);
+    }
+    present
 }
 
 /// The link matrix in `[x0, y0, x1, y1]`: rows senders, columns receivers, in each cell a bar per
