@@ -234,7 +234,8 @@ fn angles(m: usize, hosts: &[(String, [usize; 2])]) -> Vec<f32> {
         .collect()
 }
 
-/// Nodes: one per device, or per stage (per block of ranks with one stage) over `MAX_NODES`.
+/// Nodes: one per device, or over `MAX_NODES` per stage, or per host where there is one stage
+/// and the profiles name the hosts, else per block of ranks.
 fn group(t: &Training) -> Vec<(String, Vec<u32>)> {
     let n = t.devices.len();
     if n <= MAX_NODES {
@@ -242,6 +243,21 @@ fn group(t: &Training) -> Vec<(String, Vec<u32>)> {
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by(|&a, &b| t.devices[a].host.cmp(&t.devices[b].host).then(a.cmp(&b)));
         return order.into_iter().map(|d| (t.devices[d].name.clone(), vec![d as u32])).collect();
+    }
+    // One stage (or too many) and the profiles name the hosts: a node per host.
+    let hosts: std::collections::BTreeSet<&str> = t.devices.iter().map(|d| d.host.as_str()).collect();
+    if !(t.stages > 1 && t.stages as usize <= MAX_NODES)
+        && !hosts.contains("")
+        && (2..=MAX_NODES).contains(&hosts.len())
+    {
+        let mut by: std::collections::BTreeMap<&str, Vec<u32>> = std::collections::BTreeMap::new();
+        for (d, dev) in t.devices.iter().enumerate() {
+            by.entry(dev.host.as_str()).or_default().push(d as u32);
+        }
+        let mut groups: Vec<(String, Vec<u32>)> =
+            by.into_iter().map(|(h, v)| (format!("host {h} ({} devices)", v.len()), v)).collect();
+        groups.sort_by_key(|g| g.1[0]);
+        return groups;
     }
     if t.stages > 1 && t.stages as usize <= MAX_NODES {
         return t
@@ -621,4 +637,42 @@ fn matrix(
         }
     }
     ([gx, gy, size], m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::training::{Builder, RawOp};
+
+    /// 128 devices in one stage on 8 hosts are drawn as 8 host nodes, each a host's 16 devices;
+    /// without host names, as blocks of ranks.
+    #[test]
+    fn many_devices_in_one_stage_group_by_host() {
+        let make = |hosts: bool| {
+            let mut b = Builder::default();
+            for r in 0..128u32 {
+                let d = b.device(format!("rank {r}"), r, Some(0));
+                if hosts {
+                    b.host(d, &format!("node{}", r / 16));
+                }
+                let op = RawOp {
+                    name: "nccl:all_reduce".into(),
+                    class: Class::AllReduce,
+                    start: 10,
+                    end: 20,
+                    flops: 0.0,
+                    bytes: 64,
+                    peer_rank: None,
+                };
+                b.op(d, op);
+            }
+            b.finish().unwrap()
+        };
+        let g = group(&make(true));
+        assert_eq!(g.len(), 8);
+        assert_eq!(g[3].0, "host node3 (16 devices)");
+        assert_eq!(g[3].1, (48..64).collect::<Vec<u32>>());
+        let g = group(&make(false));
+        assert!(g[0].0.starts_with("ranks 0-"), "{:?}", g[0].0);
+    }
 }
