@@ -246,10 +246,8 @@ fn group(t: &Training) -> Vec<(String, Vec<u32>)> {
     }
     // One stage (or too many) and the profiles name the hosts: a node per host.
     let hosts: std::collections::BTreeSet<&str> = t.devices.iter().map(|d| d.host.as_str()).collect();
-    if !(t.stages > 1 && t.stages as usize <= MAX_NODES)
-        && !hosts.contains("")
-        && (2..=MAX_NODES).contains(&hosts.len())
-    {
+    let by_stage = t.stages > 1 && t.stages as usize <= MAX_NODES;
+    if !by_stage && !hosts.contains("") && (2..=MAX_NODES).contains(&hosts.len()) {
         let mut by: std::collections::BTreeMap<&str, Vec<u32>> = std::collections::BTreeMap::new();
         for (d, dev) in t.devices.iter().enumerate() {
             by.entry(dev.host.as_str()).or_default().push(d as u32);
@@ -259,7 +257,7 @@ fn group(t: &Training) -> Vec<(String, Vec<u32>)> {
         groups.sort_by_key(|g| g.1[0]);
         return groups;
     }
-    if t.stages > 1 && t.stages as usize <= MAX_NODES {
+    if by_stage {
         return t
             .stage_devices()
             .into_iter()
