@@ -348,8 +348,13 @@ impl StrategyView {
         }
         for &(first, count) in &stacks.stacks {
             if let Some(k) = placed.nodes.iter().position(|&n| n == first) {
-                let r = placed.rects[k];
-                scene.text_world(&format!("x{count}"), [r[2] + 6.0, r[1] - 6.0], 9.0, Anchor::Left, TEXT_DIM);
+                let (r, text) = (placed.rects[k], format!("x{count}"));
+                // Right of the piece's first operator, or left of it at the picture's edge.
+                if r[2] + 8.0 + crate::render::TextAtlas::measure(&text, 9.0) < width {
+                    scene.text_world(&text, [r[2] + 6.0, r[1] - 6.0], 9.0, Anchor::Left, TEXT_DIM);
+                } else {
+                    scene.text_world(&text, [r[0] - 6.0, r[1] - 6.0], 9.0, Anchor::Right, TEXT_DIM);
+                }
             }
         }
         for (k, &n) in placed.nodes.iter().enumerate() {
