@@ -29,7 +29,9 @@
 //!
 //! Times are ticks of the trace clock (`ticks_per_second` in the manifest). Event tables are
 //! written in row groups of [`ROW_GROUP`] rows sorted by time, with min/max statistics per row
-//! group, so a reader of a time window skips the row groups outside it. Every file carries
+//! group, so a reader of a time window skips the row groups outside it; their integer columns are
+//! delta-encoded without dictionaries (sorted times and ranks pack into a few bits each). Every
+//! file carries
 //! `exaviz.schema_version` in its key-value metadata.
 //!
 //! A store is written under a temporary name beside its final one and renamed when complete: an
@@ -231,6 +233,32 @@ pub(crate) mod tests {
         assert_eq!(pyramid(&path).unwrap(), Some(want.clone()));
         let top = want.levels.last().unwrap();
         assert_eq!(top.counts.iter().sum::<u64>(), d.trace.messages.source.len() as u64);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The event tables' integer columns are delta-encoded without dictionaries (chosen by
+    /// measurement: smaller and faster to read, BENCHMARKS.md); the other tables keep the
+    /// defaults (dictionaries for names).
+    #[test]
+    fn event_columns_are_delta_encoded() {
+        use parquet::basic::Encoding;
+        let dir = temp("encoding");
+        let d = crate::open("gen:fd4?iterations=6&collectives=2").unwrap();
+        let path = dir.join("s.exaviz");
+        write(&d, &path).unwrap();
+        let encodings = |table: &str| {
+            let file = File::open(path.join(format!("{table}.parquet"))).unwrap();
+            let b = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+            let rg = &b.metadata().row_groups()[0];
+            rg.columns().iter().map(|c| c.encodings().collect::<Vec<Encoding>>()).collect::<Vec<_>>()
+        };
+        for table in ["messages", "intervals"] {
+            for e in encodings(table) {
+                assert!(e.contains(&Encoding::DELTA_BINARY_PACKED), "{table}: {e:?}");
+                assert!(!e.contains(&Encoding::RLE_DICTIONARY), "{table}: {e:?}");
+            }
+        }
+        assert!(encodings("regions").iter().any(|e| e.contains(&Encoding::RLE_DICTIONARY)));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

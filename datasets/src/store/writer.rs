@@ -27,8 +27,14 @@ pub struct StoreWriter {
 }
 
 pub(super) fn properties(table: &str) -> WriterProperties {
-    WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
+    let b = WriterProperties::builder();
+    // The event tables' integer columns: delta-encoded without dictionaries.
+    let b = if matches!(table, "messages" | "intervals") {
+        b.set_dictionary_enabled(false).set_encoding(parquet::basic::Encoding::DELTA_BINARY_PACKED)
+    } else {
+        b
+    };
+    b.set_compression(Compression::SNAPPY)
         .set_max_row_group_row_count(Some(ROW_GROUP))
         .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_key_value_metadata(Some(vec![
