@@ -593,23 +593,7 @@ fn files_under(dir: &Path, most: usize, keep: &dyn Fn(&Path) -> bool) -> Vec<Pat
 /// object with `traceEvents`, or an array of objects with `ph`. A notes or configuration file
 /// in a folder of traces is not one.
 pub fn looks_like_trace_file(path: &Path) -> bool {
-    use std::io::Read;
-    let Ok(file) = std::fs::File::open(path) else { return false };
-    let mut head = Vec::new();
-    let mut magic = [0u8; 2];
-    let mut f = std::io::BufReader::new(file);
-    if f.read_exact(&mut magic).is_err() {
-        return false;
-    }
-    let rest = std::io::Cursor::new(magic).chain(f);
-    let read = if magic == [0x1f, 0x8b] {
-        flate2::read::MultiGzDecoder::new(rest).take(1 << 20).read_to_end(&mut head)
-    } else {
-        rest.take(1 << 20).read_to_end(&mut head)
-    };
-    if read.is_err() && head.is_empty() {
-        return false;
-    }
+    let Some(head) = crate::head_of(path, 1 << 20) else { return false };
     let text = String::from_utf8_lossy(&head);
     let first = text.trim_start().chars().next();
     text.contains("\"traceEvents\"") || (first == Some('[') && text.contains("\"ph\""))

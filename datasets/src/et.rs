@@ -36,20 +36,7 @@ pub fn looks_like(head: &[u8]) -> bool {
 
 /// Whether the file at `path` (plain or gzip) is an execution trace.
 pub fn is_et(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else { return false };
-    let mut head = Vec::new();
-    let mut magic = [0u8; 2];
-    let mut f = std::io::BufReader::new(file);
-    if f.read_exact(&mut magic).is_err() {
-        return false;
-    }
-    let rest = std::io::Cursor::new(magic).chain(f);
-    let _ = if magic == [0x1f, 0x8b] {
-        flate2::read::MultiGzDecoder::new(rest).take(1 << 16).read_to_end(&mut head)
-    } else {
-        rest.take(1 << 16).read_to_end(&mut head)
-    };
-    looks_like(&head)
+    crate::head_of(path, 1 << 16).is_some_and(|head| looks_like(&head))
 }
 
 /// Reads an execution trace file, plain or gzip (`input` names it in errors and warnings).

@@ -51,6 +51,24 @@ impl SourceError {
     }
 }
 
+/// The first `limit` bytes of a file, decompressed where it is gzip (by its first bytes);
+/// `None` where it cannot be opened or nothing could be read.
+pub(crate) fn head_of(path: &Path, limit: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut head = Vec::new();
+    let mut magic = [0u8; 2];
+    let mut f = std::io::BufReader::new(file);
+    f.read_exact(&mut magic).ok()?;
+    let rest = std::io::Cursor::new(magic).chain(f);
+    let read = if magic == [0x1f, 0x8b] {
+        flate2::read::MultiGzDecoder::new(rest).take(limit).read_to_end(&mut head)
+    } else {
+        rest.take(limit).read_to_end(&mut head)
+    };
+    (read.is_ok() || !head.is_empty()).then_some(head)
+}
+
 /// What a reader repaired to open a file, as the trusted peers (Vampir, `otf2-print`, Perfetto,
 /// chrome://tracing) accept it: per kind of repair, how often and where first. Each kind becomes
 /// one warning line.
