@@ -655,6 +655,17 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
             _ => None,
         })
         .collect();
+    // A PyTorch run's execution traces (one per rank): the first rank's graph, its operators
+    // named as the profile of the same process names them (by record-function id).
+    let et = match graphs.first() {
+        Some(first) => {
+            let mut r = crate::et::read_full(&first.display().to_string(), first)?;
+            r.graph.profile_names = profile_names(&parts, &r);
+            warnings.append(&mut r.warnings);
+            Some(r.graph)
+        }
+        None => None,
+    };
     let mut d = open_parts(input, parts, &hlo)?;
     if let Some(t) = d.training.as_deref()
         && !modules.is_empty()
@@ -669,18 +680,32 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
         graph.order_by(|name| first.get(name).copied());
         d.opgraph = Some(std::sync::Arc::new(graph));
     }
-    // A PyTorch run's execution traces (one per rank): the first rank's graph, as the ranks of
-    // a data-parallel or pipeline job each run their own.
     if d.opgraph.is_none()
-        && let Some(first) = graphs.first()
+        && let Some(graph) = et
     {
-        let (graph, mut w) = crate::et::read(&first.display().to_string(), first)?;
-        warnings.append(&mut w);
         d.opgraph = Some(std::sync::Arc::new(graph));
     }
     warnings.append(&mut d.warnings);
     d.warnings = warnings;
     Ok(d)
+}
+
+/// The names the Kineto profile of an execution trace's process gives its operators (the events
+/// whose `Record function id` is the operator's), one per operator (empty where none is found).
+fn profile_names(parts: &[Part], et: &crate::et::EtRead) -> Vec<String> {
+    let Some(pid) = et.pid.map(|p| p.to_string()) else { return Vec::new() };
+    let Some(part) = parts.iter().find(|p| p.trace.lanes.iter().any(|l| l.pid == pid)) else { return Vec::new() };
+    let t = &part.trace;
+    let names: HashMap<u64, &str> = t
+        .slices
+        .iter()
+        .filter(|s| t.lanes[s.lane as usize].pid == pid)
+        .filter_map(|s| Some((arg(s, "Record function id")?.as_u64()?, t.names[s.name as usize].as_str())))
+        .collect();
+    et.record_ids
+        .iter()
+        .map(|id| id.and_then(|id| names.get(&id)).map_or_else(String::new, |n| (*n).to_string()))
+        .collect()
 }
 
 /// The optimized HLO module under `dir` (as `--xla_dump_to` writes it beside a profile), among

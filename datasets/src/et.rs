@@ -41,15 +41,7 @@ pub fn is_et(path: &Path) -> bool {
 
 /// Reads an execution trace file, plain or gzip (`input` names it in errors and warnings).
 pub fn read(input: &str, path: &Path) -> Result<(OpGraph, Vec<String>), SourceError> {
-    let bytes = std::fs::read(path).map_err(|source| SourceError::Io { input: input.to_string(), source })?;
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut plain = Vec::new();
-        flate2::read::MultiGzDecoder::new(&bytes[..])
-            .read_to_end(&mut plain)
-            .map_err(|e| SourceError::invalid(input, format!("is a damaged gzip file: {e}")))?;
-        return parse(input, &plain);
-    }
-    parse(input, &bytes)
+    read_full(input, path).map(|r| (r.graph, r.warnings))
 }
 
 /// One tensor an operator reads or writes: its id and its type and shape as written.
@@ -68,6 +60,9 @@ struct Raw {
     outputs: Vec<Tensor>,
     /// The first input where it is a string (a process group's description).
     desc: String,
+    /// Its record-function id (`rf_id`), which the Kineto profile of the same run gives its
+    /// event as `Record function id`.
+    rf: Option<u64>,
 }
 
 /// `float[32,128]` from `Tensor(float)` and `[32, 128]`.
@@ -233,6 +228,7 @@ fn nodes(input: &str, root: &Value, r: &mut Repairs) -> Result<Vec<Raw>, SourceE
             schema: attr("op_schema").and_then(Value::as_str).is_some_and(|s| !s.is_empty()),
             inputs: tensors(n.get("inputs"), &mut r.bad_tensors),
             outputs: tensors(n.get("outputs"), &mut r.bad_tensors),
+            rf: attr("rf_id").and_then(Value::as_u64),
             desc: n
                 .pointer("/inputs/values/0")
                 .and_then(Value::as_str)
@@ -293,8 +289,37 @@ fn parents(input: &str, raw: &[Raw], r: &mut Repairs) -> Result<Vec<Option<usize
     Ok(parent)
 }
 
+/// An execution trace read: its graph, what was repaired, and what links it to the Kineto
+/// profile of the same run: the process id and each operator's record-function id (of its
+/// autograd wrapper for an autograd function, of the backend's record for a collective: the
+/// events a profile's operators are).
+pub struct EtRead {
+    pub graph: OpGraph,
+    pub warnings: Vec<String>,
+    pub pid: Option<i64>,
+    pub record_ids: Vec<Option<u64>>,
+}
+
 /// Parses an execution trace's JSON (`input` names it in errors and warnings).
 pub fn parse(input: &str, bytes: &[u8]) -> Result<(OpGraph, Vec<String>), SourceError> {
+    parse_full(input, bytes).map(|r| (r.graph, r.warnings))
+}
+
+/// Reads an execution trace file with what links it to its profile ([`EtRead`]).
+pub fn read_full(input: &str, path: &Path) -> Result<EtRead, SourceError> {
+    let bytes = std::fs::read(path).map_err(|source| SourceError::Io { input: input.to_string(), source })?;
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut plain = Vec::new();
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_end(&mut plain)
+            .map_err(|e| SourceError::invalid(input, format!("is a damaged gzip file: {e}")))?;
+        return parse_full(input, &plain);
+    }
+    parse_full(input, &bytes)
+}
+
+/// [`parse`] with what links the graph to its profile.
+pub fn parse_full(input: &str, bytes: &[u8]) -> Result<EtRead, SourceError> {
     let root: Value = serde_json::from_slice(bytes).map_err(|e| {
         SourceError::invalid(input, format!("is not a PyTorch execution trace: {e} (truncated or not JSON)"))
     })?;
@@ -342,8 +367,15 @@ pub fn parse(input: &str, bytes: &[u8]) -> Result<(OpGraph, Vec<String>), Source
             };
         }
     }
+    // The event a profile has for each operator: its own, or its autograd wrapper's.
+    let mut link: Vec<Option<u64>> = (0..raw.len())
+        .map(|i| match parent[i] {
+            Some(p) if raw[p].name.starts_with("autograd::engine::evaluate_function:") => raw[p].rf,
+            _ => raw[i].rf,
+        })
+        .collect();
     // A backend's record of a collective with no children (`gloo:all_reduce` after
-    // `c10d::allreduce_`) folds into the collective just before it.
+    // `c10d::allreduce_`) folds into the collective just before it (and is its event).
     let mut last_op: Option<usize> = None;
     for i in 0..raw.len() {
         if owner[i] != Some(i) {
@@ -353,11 +385,14 @@ pub fn parse(input: &str, bytes: &[u8]) -> Result<(OpGraph, Vec<String>), Source
         let record = !n.schema && !has_children[i] && (n.name.starts_with("gloo:") || n.name.starts_with("nccl:"));
         if record && let Some(prev) = last_op.filter(|&p| collective(&raw[p].name).is_some()) {
             owner[i] = Some(prev);
+            link[prev] = raw[i].rf.or(link[prev]);
             continue;
         }
         last_op = Some(i);
     }
-    build(input, &raw, &owner, &namespace, r)
+    let pid = root.get("pid").and_then(Value::as_i64);
+    let (graph, warnings, record_ids) = build(input, &raw, (&owner, &link), &namespace, r)?;
+    Ok(EtRead { graph, warnings, pid, record_ids })
 }
 
 /// The graph from the nodes' operators: operators in id order, each after the parameters it
@@ -365,10 +400,10 @@ pub fn parse(input: &str, bytes: &[u8]) -> Result<(OpGraph, Vec<String>), Source
 fn build(
     input: &str,
     raw: &[Raw],
-    owner: &[Option<usize>],
+    (owner, link): (&[Option<usize>], &[Option<u64>]),
     namespace: &[String],
     r: Repairs,
-) -> Result<(OpGraph, Vec<String>), SourceError> {
+) -> Result<(OpGraph, Vec<String>, Vec<Option<u64>>), SourceError> {
     // Items in listing order: an operator (raw index) or a parameter (tensor id and shape),
     // parameters just before the operator that reads them first.
     enum Item {
@@ -424,6 +459,13 @@ fn build(
     for (p, &k) in order.iter().enumerate() {
         place[k] = p as u32;
     }
+    let record_ids: Vec<Option<u64>> = order
+        .iter()
+        .map(|&k| match &items[k] {
+            Item::Op(o) => link[*o],
+            Item::Param(..) => None,
+        })
+        .collect();
     let nodes: Vec<OpNode> = order
         .iter()
         .map(|&k| match &items[k] {
@@ -464,13 +506,14 @@ fn build(
         scheduled: true,
         partitions: group_size(raw).unwrap_or(1),
         executed: Vec::new(),
+        profile_names: Vec::new(),
     };
     g.classify();
     let warnings = r.lines(input);
     if g.nodes.is_empty() {
         return Err(SourceError::invalid(input, "holds no operators (no node with an op_schema or tensors)"));
     }
-    Ok((g, warnings))
+    Ok((g, warnings, record_ids))
 }
 
 #[cfg(test)]

@@ -133,6 +133,10 @@ pub struct OpGraph {
     /// (its first start on any device; operators the profile does not name after those, in
     /// listing order); empty: the listing order (a scheduled module's is the execution order).
     pub executed: Vec<u32>,
+    /// Each operator's name in the profile of the same run where it differs from its own (a
+    /// PyTorch execution trace's operators, named `aten::linear #5`, run as `aten::linear`);
+    /// empty: the operators' own names. The Marey view's bands are named so.
+    pub profile_names: Vec<String>,
 }
 
 /// Whether an opcode moves data between devices.
@@ -153,6 +157,14 @@ pub fn is_communication(opcode: &str) -> bool {
 }
 
 impl OpGraph {
+    /// Operator `i`'s name in the run's profile ([`OpGraph::profile_names`], else its own).
+    pub fn profile_name(&self, i: usize) -> &str {
+        match self.profile_names.get(i) {
+            Some(n) if !n.is_empty() => n,
+            _ => &self.nodes[i].name,
+        }
+    }
+
     /// Operator `i`'s place in the execution order ([`OpGraph::executed`], else the listing).
     pub fn exec_rank(&self, i: usize) -> u32 {
         self.executed.get(i).copied().unwrap_or(i as u32)

@@ -254,6 +254,35 @@ fn a_pytorch_execution_trace_draws_as_an_operator_graph() {
     }
     assert_eq!(reduces.len(), 6, "{reduces:?}");
     assert!(both("marey", &[], &d, (600, 300)).distinct_colours() > 4);
+    // Linked with the profile by record-function id: a layer runs as `aten::linear`, an
+    // autograd function as its `evaluate_function` event, an all-reduce as gloo's record.
+    let named = |name: &str| g.profile_name(g.nodes.iter().position(|n| n.name == name).unwrap()).to_string();
+    assert_eq!(named("aten::linear #5"), "aten::linear");
+    assert!(named("AddmmBackward0 #96").starts_with("autograd::engine::evaluate_function: AddmmBackward0"));
+    assert_eq!(named("c10d::allreduce_ #208"), "gloo:all_reduce");
+    // A click on a layer selects it by that name and its time; the Marey view outlines it, and
+    // the strategy view every layer the profile names alike.
+    let layer = (0..420)
+        .step_by(2)
+        .flat_map(|y| (0..1000).step_by(2).map(move |x| [x as f32, y as f32]))
+        .find_map(|at| prepared.pick(&d, at).filter(|p| p.title.starts_with("aten::linear #")))
+        .expect("a layer is hovered");
+    assert!(layer.lines.iter().any(|l| l == "runs as aten::linear in the profile"), "{layer:?}");
+    let sel = layer.clicked(&exaviz_engine::selection::Selection::default()).expect("a click selects");
+    assert_eq!(sel.operator.map(|o| o.as_str().to_string()).as_deref(), Some("aten::linear"));
+    assert!(sel.window_s.is_some(), "its time in the Marey view");
+    let marey = Entry::find("marey").unwrap().parse::<&str>(&[]).unwrap();
+    let m = marey.view.prepare(&d, &sel, Frame { width: 800, height: 400 }, &Backend::Cpu).expect("prepare");
+    assert!(matches!(m.draw(&d, &sel), std::borrow::Cow::Owned(_)), "the Marey view outlines it");
+    let frames = |scene: &exaviz_engine::render::Scene| {
+        let white = |i: &&exaviz_engine::render::Instance| {
+            i.kind & 255 == exaviz_engine::render::KIND_SEGMENT && i.color == [1.0, 1.0, 1.0, 1.0]
+        };
+        scene.layers.iter().flat_map(|l| &l.instances).filter(white).count()
+    };
+    let outlined =
+        frames(&prepared.draw(&d, &sel)) - frames(&prepared.draw(&d, &exaviz_engine::selection::Selection::default()));
+    assert_eq!(outlined, 3 * 4, "the three layers outlined, four sides each");
 }
 
 /// Similar substructures stacked: in the data-parallel step the optimizer's updates of the

@@ -179,7 +179,8 @@ impl Picker for Graph {
             self.placed.rects.iter().position(|r| {
                 at[0] >= r[0] - 2.0 && at[0] <= r[2] + 2.0 && at[1] >= r[1] - 2.0 && at[1] <= r[3] + 2.0
             })?;
-        let n = &g.nodes[self.placed.nodes[k] as usize];
+        let idx = self.placed.nodes[k] as usize;
+        let (n, run_as) = (&g.nodes[idx], g.profile_name(idx));
         let mut lines = vec![
             format!("{} {}", n.opcode, n.shape),
             format!("strategy: {}", n.strategy.label()),
@@ -200,19 +201,25 @@ impl Picker for Graph {
             .training
             .as_deref()
             .zip(self.offsets.as_deref())
-            .and_then(|(t, offsets)| crate::views::marey::operator_window(t, offsets, &n.name));
+            .and_then(|(t, offsets)| crate::views::marey::operator_window(t, offsets, run_as));
         if window_s.is_some() {
+            if run_as != n.name {
+                lines.push(format!("runs as {run_as} in the profile"));
+            }
             lines.push("click: select it (the Marey view outlines its bands and shows their time)".into());
         }
-        let sel = Selection { operator: crate::selection::Search::new(&n.name).ok(), window_s, ..Selection::default() };
+        let sel = Selection { operator: crate::selection::Search::new(run_as).ok(), window_s, ..Selection::default() };
         Some(Pick::new(n.name.clone(), lines).with_click(Parts::OPERATOR | Parts::WINDOW, sel))
     }
 
     /// The selected operator (a click here, or on its band in the Marey view) outlined in white,
-    /// the other operators of its namespace in grey.
+    /// the other operators of its namespace in grey; where the profile names several operators
+    /// alike (PyTorch's `aten::linear`), each of them.
     fn overlay(&self, d: &Dataset, sel: &Selection, scene: &mut Scene) -> bool {
         let (Some(op), Some(g)) = (sel.operator, d.opgraph.as_ref()) else { return false };
-        let Some(k) = self.placed.nodes.iter().position(|&n| g.nodes[n as usize].name == op.as_str()) else {
+        let hit = |n: u32| g.nodes[n as usize].name == op.as_str() || g.profile_name(n as usize) == op.as_str();
+        let chosen: Vec<usize> = (0..self.placed.nodes.len()).filter(|&k| hit(self.placed.nodes[k])).collect();
+        let Some(&k) = chosen.first() else {
             return false;
         };
         let ns = namespace_of(&g.nodes[self.placed.nodes[k] as usize].namespace);
@@ -221,12 +228,14 @@ impl Picker for Graph {
         };
         if !ns.is_empty() {
             for (j, &n) in self.placed.nodes.iter().enumerate() {
-                if j != k && namespace_of(&g.nodes[n as usize].namespace) == ns {
+                if !chosen.contains(&j) && namespace_of(&g.nodes[n as usize].namespace) == ns {
                     outline(scene, self.placed.rects[j], 1.5, [0.75, 0.75, 0.78, 0.6]);
                 }
             }
         }
-        outline(scene, self.placed.rects[k], 3.0, [1.0, 1.0, 1.0, 1.0]);
+        for &k in &chosen {
+            outline(scene, self.placed.rects[k], 3.0, [1.0, 1.0, 1.0, 1.0]);
+        }
         true
     }
 }
