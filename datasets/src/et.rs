@@ -163,6 +163,21 @@ fn group_size(raw: &[Raw]) -> Option<u32> {
         .map(|m| m.min(1 << 20) as u32)
 }
 
+/// An operator of unknown strategy (classed later).
+fn node(name: String, opcode: String, shape: String, namespace: String) -> OpNode {
+    OpNode {
+        name,
+        opcode,
+        shape,
+        namespace,
+        strategy: Strategy::Unknown,
+        class: OpClass::Other,
+        computation: 0,
+        pairs: Vec::new(),
+        calls: Vec::new(),
+    }
+}
+
 /// The operator's path as XLA writes `op_name` (`NAMESPACE/NAME`), empty outside namespaces.
 fn op_name(namespace: &str, name: &str) -> String {
     if namespace.is_empty() { String::new() } else { format!("{namespace}/{name}") }
@@ -391,9 +406,16 @@ pub fn parse_full(input: &str, bytes: &[u8]) -> Result<EtRead, SourceError> {
         last_op = Some(i);
     }
     let pid = root.get("pid").and_then(Value::as_i64);
-    let (graph, warnings, record_ids) = build(input, &raw, (&owner, &link), &namespace, r)?;
-    Ok(EtRead { graph, warnings, pid, record_ids })
+    build(input, &raw, (&owner, &link), &namespace, r).map(|(graph, warnings, record_ids)| EtRead {
+        graph,
+        warnings,
+        pid,
+        record_ids,
+    })
 }
+
+/// A graph, its warnings and each operator's record-function id.
+type Built = (OpGraph, Vec<String>, Vec<Option<u64>>);
 
 /// The graph from the nodes' operators: operators in id order, each after the parameters it
 /// first reads; data edges from the last writer of each tensor id.
@@ -403,7 +425,7 @@ fn build(
     (owner, link): (&[Option<usize>], &[Option<u64>]),
     namespace: &[String],
     r: Repairs,
-) -> Result<(OpGraph, Vec<String>, Vec<Option<u64>>), SourceError> {
+) -> Result<Built, SourceError> {
     // Items in listing order: an operator (raw index) or a parameter (tensor id and shape),
     // parameters just before the operator that reads them first.
     enum Item {
@@ -471,29 +493,19 @@ fn build(
         .map(|&k| match &items[k] {
             Item::Op(o) => {
                 let n = &raw[*o];
-                OpNode {
-                    name: format!("{} #{}", n.name, n.id),
-                    opcode: collective(&n.name).map_or_else(|| n.name.clone(), str::to_string),
-                    shape: shape_of.get(&k).cloned().unwrap_or_else(|| "()".into()),
-                    namespace: op_name(&namespace[*o], &n.name),
-                    strategy: Strategy::Unknown,
-                    class: OpClass::Other,
-                    computation: 0,
-                    pairs: Vec::new(),
-                    calls: Vec::new(),
-                }
+                node(
+                    format!("{} #{}", n.name, n.id),
+                    collective(&n.name).map_or_else(|| n.name.clone(), str::to_string),
+                    shape_of.get(&k).cloned().unwrap_or_else(|| "()".into()),
+                    op_name(&namespace[*o], &n.name),
+                )
             }
-            Item::Param(t, shape, reader) => OpNode {
-                name: format!("tensor {t}"),
-                opcode: "parameter".into(),
-                shape: shape.clone(),
-                namespace: op_name(&namespace[*reader], "parameter"),
-                strategy: Strategy::Unknown,
-                class: OpClass::Other,
-                computation: 0,
-                pairs: Vec::new(),
-                calls: Vec::new(),
-            },
+            Item::Param(t, shape, reader) => node(
+                format!("tensor {t}"),
+                "parameter".into(),
+                shape.clone(),
+                op_name(&namespace[*reader], "parameter"),
+            ),
         })
         .collect();
     let mut g = OpGraph {
