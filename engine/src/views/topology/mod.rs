@@ -125,19 +125,26 @@ struct Placement {
     hosts: Vec<(String, [usize; 2])>,
 }
 
+/// The graph's area in a frame `[x0, y0, x1, y1]`, and whether the frame is wide enough for the
+/// matrix right of it.
+fn graph_area(f: Frame) -> ([f32; 4], bool) {
+    let (width, height) = (f.width as f32, f.height as f32);
+    let wide = width >= 640.0 && height >= 320.0;
+    let graph_w = if wide { width * 0.52 } else { width - 90.0 };
+    ([0.0, 70.0, graph_w + 16.0, height - 40.0], wide)
+}
+
 impl Placement {
     fn new(t: &Training, nodes: &[Node], f: Frame) -> Self {
-        let (width, height) = (f.width as f32, f.height as f32);
-        let wide = width >= 640.0 && height >= 320.0;
-        let (top, bottom) = (70.0, height - 40.0);
-        let graph_w = if wide { width * 0.52 } else { width - 90.0 };
+        let (graph, wide) = graph_area(f);
+        let (top, bottom, graph_w) = (graph[1], graph[3], graph[2] - 16.0);
         let centre = [graph_w / 2.0 + 8.0, (top + bottom) / 2.0];
         let ring = ((graph_w.min(bottom - top)) / 2.0 - 34.0).max(10.0);
         let m = nodes.len();
         let room = (PI * ring / m as f32 * 0.8).clamp(2.0, 22.0);
         let hosts = host_arcs(t, nodes);
         let angle = angles(m, &hosts);
-        Placement { graph: [0.0, top, graph_w + 16.0, bottom], wide, centre, ring, room, angle, hosts }
+        Placement { graph, wide, centre, ring, room, angle, hosts }
     }
 
     /// Each node's centre and disc (sized by communication and waiting).
@@ -277,24 +284,31 @@ fn group(t: &Training) -> Vec<(String, Vec<u32>)> {
         .collect()
 }
 
-fn build(t: &Training, a: u64, b: u64) -> (Vec<Node>, Vec<Link>) {
+/// The nodes ([`group`]) with their costs in `[a, b)`, not yet placed.
+fn nodes(t: &Training, a: u64, b: u64) -> Vec<Node> {
     let costs = breakdown(t, &vec![0i64; t.devices.len()], a, b);
-    let groups = group(t);
-    let mut of = vec![0u32; t.devices.len()];
-    let nodes: Vec<Node> = groups
+    group(t)
         .into_iter()
-        .enumerate()
-        .map(|(k, (name, devices))| {
+        .map(|(name, devices)| {
             let mut cost = [0u64; 3];
             for &d in &devices {
-                of[d as usize] = k as u32;
                 for j in 0..3 {
                     cost[j] += costs[d as usize][j];
                 }
             }
             Node { name, devices, cost, at: [0.0; 2], radius: 0.0 }
         })
-        .collect();
+        .collect()
+}
+
+fn build(t: &Training, a: u64, b: u64) -> (Vec<Node>, Vec<Link>) {
+    let nodes = nodes(t, a, b);
+    let mut of = vec![0u32; t.devices.len()];
+    for (k, n) in nodes.iter().enumerate() {
+        for &d in &n.devices {
+            of[d as usize] = k as u32;
+        }
+    }
     let mut merged: std::collections::BTreeMap<(u32, u32), Link> = std::collections::BTreeMap::new();
     for l in links(t, a, b) {
         let (from, to) = (of[l.from as usize], of[l.to as usize]);
@@ -416,7 +430,7 @@ impl contract::View for TopologyView {
     fn brush(&self, d: &Dataset, sel: &Selection, f: Frame, from: [f32; 2], to: [f32; 2]) -> Option<Selection> {
         let t = training(d).ok()?;
         let (a, b, _) = span(t, self.step).ok()?;
-        let (mut nodes, _) = build(t, a, b);
+        let mut nodes = nodes(t, a, b);
         Placement::new(t, &nodes, f).place(&mut nodes);
         let (x0, x1, y0, y1) = (from[0].min(to[0]), from[0].max(to[0]), from[1].min(to[1]), from[1].max(to[1]));
         let inside = nodes
@@ -434,10 +448,8 @@ impl contract::View for TopologyView {
     }
 
     fn brushes_at(&self, d: &Dataset, f: Frame, at: [f32; 2]) -> bool {
-        let Ok(t) = training(d) else { return false };
-        let Ok((a, b, _)) = span(t, self.step) else { return false };
-        let g = Placement::new(t, &build(t, a, b).0, f).graph;
-        at[0] >= g[0] && at[0] <= g[2] && at[1] >= g[1] && at[1] <= g[3]
+        let g = graph_area(f).0;
+        training(d).is_ok() && at[0] >= g[0] && at[0] <= g[2] && at[1] >= g[1] && at[1] <= g[3]
     }
 
     fn check(&self, d: &Dataset) -> Result<(), ViewError> {
