@@ -230,7 +230,7 @@ mod tests {
 
     /// The plain path (partitioned or per thread) equals the mirror's run of the recording, bit
     /// for bit, on grids below and above a partition, with ids and times out of range, weights
-    /// near `u32::MAX` and time bins of several widths.
+    /// near `u32::MAX`, time bins of several widths, and points' coordinates.
     #[test]
     fn plain_path_equals_the_mirror() {
         use crate::stages::cpu::CpuRunner;
@@ -268,6 +268,28 @@ mod tests {
             assert!(plain == mirror, "n {n}, {cols}x{rows}, time {time_x}, weighted {weighted}");
             let binned: u64 = plain.counts.iter().map(|&c| u64::from(c)).sum();
             assert!(binned > 0 || n == 0, "something binned");
+        }
+        // Points' coordinates, unweighted (counted per thread in one pass, or partitioned past
+        // 2 Mi cells), some outside the grid's range and some NaN.
+        for (n, cols, rows) in [(300_000usize, 1024u32, 1024u32), (100_000, 2048, 1100), (1_000, 7, 5)] {
+            let coordinate = |next: &mut dyn FnMut() -> u64| match next() % 50 {
+                0 => f32::NAN,
+                1 => -3.5,
+                2 => 1024.0,
+                _ => (next() % 1_100_000) as f32 / 1000.0 - 20.0,
+            };
+            let xs: Vec<f32> = (0..n).map(|_| coordinate(&mut next)).collect();
+            let ys: Vec<f32> = (0..n).map(|_| coordinate(&mut next)).collect();
+            let input = HeatmapInput {
+                x: AxisKey::scaled(&xs, 0.0, 1024.0, cols),
+                y: AxisKey::scaled(&ys, 0.0, 1024.0, rows),
+                weights: None,
+            };
+            let mut cpu = CpuRunner::default();
+            let plain = run(&mut cpu, &input).unwrap();
+            assert!(plain == run_recorded(&mut cpu, &input).unwrap(), "points: n {n}, {cols}x{rows}");
+            let binned: u64 = plain.counts.iter().map(|&c| u64::from(c)).sum();
+            assert!(binned > n as u64 * 6 / 10 && binned < n as u64, "points: {binned} of {n} binned");
         }
         let bad = HeatmapInput {
             x: AxisKey::Id { keys: &[1, 2], extent: 4 },
