@@ -7,11 +7,17 @@ use std::path::PathBuf;
 use std::fs::File;
 
 use exaviz_engine::model::{Intervals, Messages, WindowRows};
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use std::sync::Arc;
+
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
+};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::page_index::column_index::ColumnIndexMetaData;
 use parquet::file::statistics::Statistics;
 use rayon::prelude::*;
 
-use super::{SourceError, Table, checked, decode, decode_batches, guarded, intervals_table, messages_table};
+use super::{SourceError, Table, checked, decode_batches, guarded, intervals_table, messages_table};
 
 /// One row group: its rows and the first and last tick they cover (the lowest start or send
 /// time, the highest end or receive time).
@@ -22,13 +28,19 @@ struct Group {
     rows: u64,
 }
 
-/// The row groups of one table.
+/// The row groups of one table, with its metadata checked once when the store is opened: the
+/// footer and, where the file has one, the page index (per page of the time columns, the first
+/// row and the lowest and highest tick), from which a window decodes only the pages it needs.
 #[derive(Debug)]
 struct Groups {
     path: PathBuf,
     table: Table,
     rows: u64,
     groups: Vec<Group>,
+    meta: ArrowReaderMetadata,
+    /// The columns of the lowest and highest tick.
+    first: usize,
+    last: usize,
 }
 
 impl Groups {
@@ -36,9 +48,10 @@ impl Groups {
     /// lowest and highest tick); a group without statistics covers every tick.
     fn new(store: &std::path::Path, table: Table, rows: u64, first: usize, last: usize) -> Result<Self, SourceError> {
         let path = store.join(table.file());
-        let groups = guarded(&path, || {
+        let (groups, meta) = guarded(&path, || {
             let b = checked(&path, &table, rows)?;
-            Ok(b.metadata()
+            let groups = b
+                .metadata()
                 .row_groups()
                 .iter()
                 .map(|rg| Group {
@@ -46,17 +59,35 @@ impl Groups {
                     last: stat(rg.column(last).statistics(), true).unwrap_or(u64::MAX),
                     rows: u64::try_from(rg.num_rows()).unwrap_or(0),
                 })
-                .collect())
+                .collect();
+            Ok((groups, with_page_index(&path, b.metadata())?))
         })?;
-        Ok(Self { path, table, rows, groups })
+        Ok(Self { path, table, rows, groups, meta, first, last })
     }
 
-    /// The row groups that may hold rows overlapping `[t0, t1]`, and their rows.
-    fn overlapping(&self, (t0, t1): (u64, u64)) -> (Vec<usize>, u64) {
-        let chosen: Vec<usize> =
-            (0..self.groups.len()).filter(|&g| self.groups[g].first <= t1 && self.groups[g].last >= t0).collect();
-        let rows = chosen.iter().map(|&g| self.groups[g].rows).sum();
-        (chosen, rows)
+    /// The row groups that may hold rows overlapping `[t0, t1]`.
+    fn overlapping(&self, (t0, t1): (u64, u64)) -> impl Iterator<Item = usize> + '_ {
+        (0..self.groups.len()).filter(move |&g| self.groups[g].first <= t1 && self.groups[g].last >= t0)
+    }
+
+    /// The rows of the row groups that may hold rows overlapping `window`: the bound that
+    /// [`WindowRows::estimate`] gives whether or not the file has a page index ([`Self::read`]
+    /// decodes only the pages that may overlap), so that which windows are drawn from the rows
+    /// does not depend on it.
+    fn rows_of_groups(&self, window: (u64, u64)) -> u64 {
+        self.overlapping(window).map(|g| self.groups[g].rows).sum()
+    }
+
+    /// The rows of row group `g` in pages that may overlap `[t0, t1]`: pages of the first column
+    /// starting at or before `t1` and pages of the last column ending at or after `t0`; `None`
+    /// where the file has no page index for them (the whole group is read).
+    fn pages(&self, g: usize, (t0, t1): (u64, u64)) -> Option<RowSelection> {
+        let rows = usize::try_from(self.groups[g].rows).ok()?;
+        let starts = page_ranges(&self.meta, g, self.first, rows, |min, _| min.is_none_or(|m| m <= t1))?;
+        let ends = page_ranges(&self.meta, g, self.last, rows, |_, max| max.is_none_or(|m| m >= t0))?;
+        let starts = RowSelection::from_consecutive_ranges(starts.into_iter(), rows);
+        let ends = RowSelection::from_consecutive_ranges(ends.into_iter(), rows);
+        Some(starts.intersection(&ends))
     }
 
     /// Every row of the columns `columns` (the others stay empty), a few row groups at a time
@@ -66,55 +97,126 @@ impl Groups {
         columns: &[usize],
         each: &mut dyn FnMut(Vec<super::Owned>) -> Result<(), SourceError>,
     ) -> Result<(), SourceError> {
-        let b = guarded(&self.path, || checked(&self.path, &self.table, self.rows))?;
-        let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
-        let meta = ArrowReaderMetadata::try_new(b.metadata().clone(), options).map_err(|e| {
-            super::invalid(&self.path, format!("not a readable Parquet file ({e}): re-run exaviz convert"))
-        })?;
-        let groups: Vec<u64> =
-            meta.metadata().row_groups().iter().map(|g| u64::try_from(g.num_rows()).unwrap_or(0)).collect();
         let wave = rayon::current_num_threads().clamp(1, 8);
-        for first in (0..groups.len()).step_by(wave) {
-            let decoded: Vec<Result<Vec<super::Owned>, SourceError>> = (first..(first + wave).min(groups.len()))
-                .into_par_iter()
-                .map(|g| {
-                    guarded(&self.path, || {
-                        let file = File::open(&self.path).map_err(|e| super::io(&self.path, e))?;
-                        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta.clone());
-                        let mut out = None;
-                        decode_batches(
-                            &self.path,
-                            &self.table,
-                            builder,
-                            Some(vec![g]),
-                            Some(columns),
-                            groups[g],
-                            &mut |c| {
-                                out = Some(c);
-                                Ok(())
-                            },
-                        )?;
-                        Ok(out.unwrap_or_else(|| super::no_rows(&self.table)))
-                    })
-                })
-                .collect();
-            let mut batch = super::no_rows(&self.table);
-            for d in decoded {
-                append(&mut batch, d?);
-            }
-            each(batch)?;
+        let all: Vec<usize> = (0..self.groups.len()).collect();
+        for handful in all.chunks(wave) {
+            let chosen: Vec<(usize, Option<RowSelection>)> = handful.iter().map(|&g| (g, None)).collect();
+            each(self.decode(&chosen, Some(columns))?)?;
         }
         Ok(())
     }
 
-    /// The columns of the row groups overlapping `window`.
-    fn read(&self, window: (u64, u64)) -> Result<Vec<super::Owned>, SourceError> {
-        let (chosen, rows) = self.overlapping(window);
-        guarded(&self.path, || {
-            let b = checked(&self.path, &self.table, self.rows)?;
-            decode(&self.path, &self.table, b, Some(chosen), rows)
-        })
+    /// The columns `columns` (`None`: all) of the rows `chosen` (row groups, each with its
+    /// selected rows or all), the groups decoded in parallel and appended in order.
+    fn decode(
+        &self,
+        chosen: &[(usize, Option<RowSelection>)],
+        columns: Option<&[usize]>,
+    ) -> Result<Vec<super::Owned>, SourceError> {
+        let decoded: Vec<Result<Vec<super::Owned>, SourceError>> = chosen
+            .par_iter()
+            .map(|(g, selection)| {
+                guarded(&self.path, || {
+                    let file = File::open(&self.path).map_err(|e| super::io(&self.path, e))?;
+                    let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.meta.clone());
+                    let (builder, rows) = match selection {
+                        Some(s) => (builder.with_row_selection(s.clone()), s.row_count() as u64),
+                        None => (builder, self.groups[*g].rows),
+                    };
+                    let mut out = None;
+                    decode_batches(&self.path, &self.table, builder, Some(vec![*g]), columns, rows, &mut |c| {
+                        out = Some(c);
+                        Ok(())
+                    })?;
+                    Ok(out.unwrap_or_else(|| super::no_rows(&self.table)))
+                })
+            })
+            .collect();
+        let mut batch = super::no_rows(&self.table);
+        for d in decoded {
+            append(&mut batch, d?);
+        }
+        Ok(batch)
     }
+
+    /// The row groups and rows of each that [`Self::read`] decodes for `window`.
+    fn chosen(&self, window: (u64, u64)) -> Vec<(usize, Option<RowSelection>)> {
+        self.overlapping(window)
+            .map(|g| (g, self.pages(g, window)))
+            .filter(|(_, s)| s.as_ref().is_none_or(|s| s.row_count() > 0))
+            .collect()
+    }
+
+    /// The columns of the rows in the pages that may overlap `window`.
+    fn read(&self, window: (u64, u64)) -> Result<Vec<super::Owned>, SourceError> {
+        self.decode(&self.chosen(window), None)
+    }
+}
+
+/// `meta` with the file's page index added where it has one whose every part lies inside the
+/// file (checked before reading it: the reader sizes buffers from those lengths).
+fn with_page_index(path: &std::path::Path, meta: &Arc<ParquetMetaData>) -> Result<ArrowReaderMetadata, SourceError> {
+    let file = File::open(path).map_err(|e| super::io(path, e))?;
+    let len = file.metadata().map_err(|e| super::io(path, e))?.len();
+    let within = |offset: Option<i64>, length: Option<i32>| match (offset, length) {
+        (Some(o), Some(l)) => u64::try_from(o)
+            .ok()
+            .zip(u64::try_from(l).ok())
+            .is_some_and(|(o, l)| o.checked_add(l).is_some_and(|e| e <= len)),
+        _ => false,
+    };
+    let indexed = meta.row_groups().iter().all(|rg| {
+        rg.columns().iter().all(|c| {
+            within(c.column_index_offset(), c.column_index_length())
+                && within(c.offset_index_offset(), c.offset_index_length())
+        })
+    });
+    let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+    let bad = |e: parquet::errors::ParquetError| {
+        super::invalid(path, format!("not a readable Parquet file ({e}): re-run exaviz convert"))
+    };
+    let meta = if indexed && !meta.row_groups().is_empty() {
+        let mut reader = ParquetMetaDataReader::new_with_metadata(ParquetMetaData::clone(meta))
+            .with_page_index_policy(PageIndexPolicy::Optional);
+        reader.read_page_indexes_sized(&file, len).map_err(bad)?;
+        Arc::new(reader.finish().map_err(bad)?)
+    } else {
+        meta.clone()
+    };
+    ArrowReaderMetadata::try_new(meta, options).map_err(bad)
+}
+
+/// The row ranges of the pages of column `column` in row group `g` (of `rows` rows) that `keep`
+/// keeps given their lowest and highest value (`None`: unknown); `None` where the page index
+/// is missing or inconsistent.
+fn page_ranges(
+    meta: &ArrowReaderMetadata,
+    g: usize,
+    column: usize,
+    rows: usize,
+    keep: impl Fn(Option<u64>, Option<u64>) -> bool,
+) -> Option<Vec<std::ops::Range<usize>>> {
+    let m = meta.metadata();
+    let ColumnIndexMetaData::INT64(index) = m.column_index()?.get(g)?.get(column)? else { return None };
+    let pages = m.offset_index()?.get(g)?.get(column)?.page_locations();
+    if pages.is_empty() || usize::try_from(index.num_pages()).ok()? != pages.len() || pages[0].first_row_index != 0 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(pages.len());
+    for (p, page) in pages.iter().enumerate() {
+        let start = usize::try_from(page.first_row_index).ok()?;
+        let end = match pages.get(p + 1) {
+            Some(next) => usize::try_from(next.first_row_index).ok()?,
+            None => rows,
+        };
+        if end < start || end > rows {
+            return None;
+        }
+        if keep(index.min_value(p).map(|&v| v as u64), index.max_value(p).map(|&v| v as u64)) {
+            out.push(start..end);
+        }
+    }
+    Some(out)
 }
 
 /// Appends the columns `more` to `to`, column by column.
@@ -245,7 +347,7 @@ fn out_of_range(what: &str, v: u32, bound: u32, path: &std::path::Path) -> Sourc
 
 impl WindowRows for StoreRows {
     fn estimate(&self, window: (u64, u64)) -> u64 {
-        self.messages.overlapping(window).1 + self.intervals.overlapping(window).1
+        self.messages.rows_of_groups(window) + self.intervals.rows_of_groups(window)
     }
 
     fn read(&self, window: (u64, u64)) -> Result<(Messages, Intervals), String> {
@@ -256,6 +358,8 @@ impl WindowRows for StoreRows {
 #[cfg(test)]
 mod tests {
     use exaviz_engine::model::Dataset;
+
+    use parquet::arrow::arrow_reader::RowSelection;
 
     use super::super::tests::{mutations, temp};
     use super::super::{open, open_with};
@@ -319,6 +423,23 @@ mod tests {
                     (it.start[k], it.end[k], it.location[k], it.kind[k])
                 }),
                 "{share:?}"
+            );
+        }
+        // The page index: a window a fiftieth of the trace decodes its pages, not its row groups.
+        let rows =
+            super::StoreRows::new(&dir.join("s.exaviz"), (o.messages, o.intervals), 1024, t.region_names.len() as u32)
+                .unwrap();
+        let window = (span.0 + (span.1 - span.0) / 2, span.0 + (span.1 - span.0) / 2 + (span.1 - span.0) / 50);
+        for (groups, wanted) in
+            [(&rows.messages, t.messages.source.len() / 50), (&rows.intervals, t.intervals.start.len() / 50)]
+        {
+            let chosen = groups.chosen(window);
+            assert!(chosen.iter().all(|(_, s)| s.is_some()), "every row group has a page index");
+            let decoded: usize = chosen.iter().map(|(_, s)| s.as_ref().map_or(0, RowSelection::row_count)).sum();
+            let of_groups = groups.rows_of_groups(window) as usize;
+            assert!(
+                decoded >= wanted && decoded < of_groups / 4,
+                "{decoded} rows decoded, {wanted} wanted, {of_groups} in the row groups"
             );
         }
         let window = ooc.window_rows(span).unwrap();

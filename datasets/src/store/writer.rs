@@ -28,15 +28,17 @@ pub struct StoreWriter {
 
 pub(super) fn properties(table: &str) -> WriterProperties {
     let b = WriterProperties::builder();
-    // The event tables' integer columns: delta-encoded without dictionaries.
-    let b = if matches!(table, "messages" | "intervals") {
+    // The event tables' integer columns: delta-encoded without dictionaries, with a page index
+    // (each page's first row and bounds) from which a time window decodes only its pages.
+    let event = matches!(table, "messages" | "intervals");
+    let b = if event {
         b.set_dictionary_enabled(false).set_encoding(parquet::basic::Encoding::DELTA_BINARY_PACKED)
     } else {
         b
     };
     b.set_compression(Compression::SNAPPY)
         .set_max_row_group_row_count(Some(ROW_GROUP))
-        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_statistics_enabled(if event { EnabledStatistics::Page } else { EnabledStatistics::Chunk })
         .set_key_value_metadata(Some(vec![
             KeyValue::new("exaviz.schema_version".to_string(), SCHEMA_VERSION.to_string()),
             KeyValue::new("exaviz.table".to_string(), table.to_string()),
