@@ -364,15 +364,17 @@ pub fn render_region(scene: &Scene, view: View, origin: [u32; 2], size: [u32; 2]
     acc.par_chunks_mut(BAND * size[0] as usize)
         .enumerate()
         .for_each(|(i, band)| draw_band(band, (i * BAND) as i32, size[0], &shapes, &scene.atlas.pixels));
-    let pixels = acc
-        .iter()
-        .flat_map(|p| {
+    let mut pixels = vec![0u8; acc.len() * 4];
+    pixels.par_chunks_mut(4 * 4096).zip(acc.par_chunks(4096)).for_each(|(out, acc)| {
+        for (o, p) in out.chunks_exact_mut(4).zip(acc) {
             // Premultiplied over an opaque background: alpha is 1, colour needs no division.
+            // Rounded to nearest by adding a half and truncating (never negative): `round`
+            // is a call into libm per channel.
             let a = p[3].max(1e-6);
-            let c = |v: f32| (clamp01(v / a) * 255.0).round() as u8;
-            [c(p[0]), c(p[1]), c(p[2]), (clamp01(p[3]) * 255.0).round() as u8]
-        })
-        .collect();
+            let c = |v: f32| (clamp01(v) * 255.0 + 0.5) as u8;
+            o.copy_from_slice(&[c(p[0] / a), c(p[1] / a), c(p[2] / a), c(p[3])]);
+        }
+    });
     Image { width: size[0], height: size[1], pixels }
 }
 

@@ -153,20 +153,30 @@ const NO_PARENT: u32 = u32::MAX;
 impl ByLocation {
     pub(super) fn new(t: &Trace, locations: usize) -> Self {
         let i = &t.intervals;
-        let mut order: Vec<u32> =
-            (0..i.location.len() as u32).filter(|&k| (i.location[k as usize] as usize) < locations).collect();
-        order.par_sort_unstable_by_key(|&k| {
-            let k = k as usize;
-            (i.location[k], i.start[k], i.depth[k])
-        });
-        let mut ranges = vec![0..0; locations];
-        let mut a = 0;
-        while a < order.len() {
-            let l = i.location[order[a] as usize];
-            let b = a + order[a..].partition_point(|&k| i.location[k as usize] == l);
-            ranges[l as usize] = a..b;
-            a = b;
+        // Counted by location and placed (a stable counting sort: linear, where a comparison
+        // sort of every interval cost more than the rest of a window read from disk), then
+        // each location's sorted by (start, depth): already sorted by start in a store's rows.
+        let mut first = vec![0usize; locations + 1];
+        for &l in &i.location {
+            if let Some(c) = first.get_mut(l as usize + 1).filter(|_| (l as usize) < locations) {
+                *c += 1;
+            }
         }
+        for l in 0..locations {
+            first[l + 1] += first[l];
+        }
+        let mut order = vec![0u32; first[locations]];
+        let mut next = first.clone();
+        for (k, &l) in i.location.iter().enumerate() {
+            if let Some(at) = next.get_mut(l as usize).filter(|_| (l as usize) < locations) {
+                order[*at] = k as u32;
+                *at += 1;
+            }
+        }
+        order
+            .par_chunk_by_mut(|&a, &b| i.location[a as usize] == i.location[b as usize])
+            .for_each(|run| run.sort_by_key(|&k| (i.start[k as usize], i.depth[k as usize])));
+        let ranges: Vec<std::ops::Range<usize>> = (0..locations).map(|l| first[l]..first[l + 1]).collect();
         let parent = parents(i, &order, &ranges);
         Self { order, ranges, parent }
     }
@@ -1092,10 +1102,8 @@ fn compose(
             1.0,
         ])
     };
-    let colours: Vec<[u8; 4]> = (0..(p.w * p.h) as usize)
-        .into_par_iter()
-        .map(|k| pixel(k).map_or([0; 4], |c| c.map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8)))
-        .collect();
+    let colours: Vec<[u8; 4]> =
+        (0..(p.w * p.h) as usize).into_par_iter().map(|k| pixel(k).map_or([0; 4], |c| c.map(byte))).collect();
     let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
     scene.raster(Raster::rgba(rect, p.w, p.h, colours));
     draw_collectives(&mut scene, p, layers.joins);
@@ -1103,6 +1111,12 @@ fn compose(
     let below = [8.0, (outer.y0 + outer.h) as f32 + 34.0];
     counters::draw(&mut scene, c.index, c.tracks, c.hidden, below);
     scene
+}
+
+/// A colour channel `0..=1` as a byte, rounded to nearest: adding a half and truncating, which
+/// equals `round` here (the value is never negative) without a call into libm per channel.
+fn byte(v: f32) -> u8 {
+    (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8
 }
 
 /// The row axis's title, from what the locations are: processes (MPI ranks), or threads and
@@ -1541,18 +1555,50 @@ fn additive_gain(count: u32, log_max: f64) -> f32 {
 struct MessageTone {
     /// Line counts of the pixels with lines, sorted.
     sorted: Vec<u32>,
+    /// [`Self::rank`] of every count up to the highest, where that is at most [`RANKED`]: a
+    /// picture looks up each pixel's rank rather than searching `sorted` twice.
+    ranks: Vec<f32>,
     opacity: f32,
 }
+
+/// Highest count whose rank [`MessageTone`] keeps in a table.
+const RANKED: u32 = 1 << 16;
 
 impl MessageTone {
     fn new(counts: &[u32], opacity: f32) -> Self {
         let mut sorted: Vec<u32> = counts.par_iter().copied().filter(|&c| c > 0).collect();
         sorted.par_sort_unstable();
-        Self { sorted, opacity: if opacity.is_finite() { opacity.clamp(0.0, 1.0) } else { DEFAULT_MESSAGE_OPACITY } }
+        let opacity = if opacity.is_finite() { opacity.clamp(0.0, 1.0) } else { DEFAULT_MESSAGE_OPACITY };
+        let mut tone = Self { sorted, ranks: Vec::new(), opacity };
+        if let Some(&max) = tone.sorted.last().filter(|&&m| m <= RANKED) {
+            // One sweep: `below` counts the pixels under `c`, `upto` those at most `c`.
+            let (sorted, n) = (&tone.sorted, tone.sorted.len());
+            let mut below = 0;
+            tone.ranks = (0..=max)
+                .map(|c| {
+                    let mut upto = below;
+                    while sorted.get(upto).is_some_and(|&v| v <= c) {
+                        upto += 1;
+                    }
+                    let rank = ((below + upto) as f32 / 2.0 / n as f32).clamp(0.0, 1.0);
+                    below = upto;
+                    rank
+                })
+                .collect();
+        }
+        tone
     }
 
     /// Rank of `count` among the message pixels, 0 to 1.
     fn rank(&self, count: u32) -> f32 {
+        match self.ranks.get(count as usize) {
+            Some(&r) => r,
+            None => self.searched_rank(count),
+        }
+    }
+
+    /// [`Self::rank`] by binary search.
+    fn searched_rank(&self, count: u32) -> f32 {
         if self.sorted.is_empty() {
             return 0.0;
         }
@@ -1981,6 +2027,54 @@ mod tests {
         assert!(one.counts.iter().any(|&c| c > 2));
         assert_eq!(split.counts, one.counts);
         assert_eq!(split.sums, one.sums);
+    }
+
+    /// Intervals grouped by location in (start, depth) order, whatever the input's order, as a
+    /// comparison sort of (location, start, depth) orders them; ids past the locations dropped.
+    #[test]
+    fn intervals_are_ordered_by_location_start_and_depth() {
+        let mut s = 11u64;
+        let mut next = move |m: u64| {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (s >> 33) % m
+        };
+        let n = 20_000;
+        let intervals = Intervals {
+            location: (0..n).map(|_| next(70) as u32).collect(),
+            start: (0..n).map(|_| next(5_000)).collect(),
+            end: vec![u64::MAX; n],
+            kind: vec![0; n],
+            depth: (0..n).map(|_| next(3) as u32).collect(),
+        };
+        let t = Trace { intervals, ..Trace::default() };
+        let i = &t.intervals;
+        let by = ByLocation::new(&t, 64);
+        let key = |k: u32| (i.location[k as usize], i.start[k as usize], i.depth[k as usize]);
+        let mut want: Vec<u32> = (0..n as u32).filter(|&k| i.location[k as usize] < 64).collect();
+        want.sort_by_key(|&k| key(k));
+        assert_eq!(
+            by.order.iter().map(|&k| key(k)).collect::<Vec<_>>(),
+            want.iter().map(|&k| key(k)).collect::<Vec<_>>()
+        );
+        for l in 0..64 {
+            assert!(by.rows(l).iter().all(|&k| i.location[k as usize] as usize == l), "location {l}");
+        }
+        assert!(by.rows(64).is_empty() && by.ranges.len() == 64);
+    }
+
+    /// The message tone's table of ranks equals the ranks searched for, present counts or not.
+    #[test]
+    fn message_ranks_from_the_table_equal_the_searched_ones() {
+        let counts: Vec<u32> =
+            (0..5_000u32).map(|k| if k % 3 == 0 { 0 } else { (k * 7919) % 97 + (k % 5) * 40 }).collect();
+        let tone = MessageTone::new(&counts, 0.8);
+        assert_eq!(tone.ranks.len(), *tone.sorted.last().unwrap() as usize + 1);
+        for c in 0..=tone.sorted.last().unwrap() + 3 {
+            assert_eq!(tone.rank(c).to_bits(), tone.searched_rank(c).to_bits(), "count {c}");
+        }
+        let high = MessageTone::new(&[1, RANKED + 5, 3], 0.8);
+        assert!(high.ranks.is_empty());
+        assert_eq!(high.rank(3), 0.5);
     }
 
     #[test]
