@@ -269,8 +269,8 @@ mod tests {
             let binned: u64 = plain.counts.iter().map(|&c| u64::from(c)).sum();
             assert!(binned > 0 || n == 0, "something binned");
         }
-        // Points' coordinates, unweighted (counted per thread in one pass, or partitioned past
-        // 2 Mi cells), some outside the grid's range and some NaN.
+        // Points' coordinates, unweighted (partitioned on grids above 16 Ki cells, counted per
+        // thread below), some outside the grid's range and some NaN.
         for (n, cols, rows) in [(300_000usize, 1024u32, 1024u32), (100_000, 2048, 1100), (1_000, 7, 5)] {
             let coordinate = |next: &mut dyn FnMut() -> u64| match next() % 50 {
                 0 => f32::NAN,

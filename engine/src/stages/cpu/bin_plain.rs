@@ -19,11 +19,6 @@ const SPAN_BITS: u32 = 14;
 /// machine's L3 cache, binned 20M messages into 1024x1024 in 141 ms against the partitioned
 /// scatter's 73 ms.)
 const PER_THREAD_CELLS: usize = 1 << SPAN_BITS;
-/// Unweighted elements (counts alone, 4 bytes a cell) are counted in a private grid per thread
-/// up to this many cells (8 MiB each), in one pass from the keys: a partition pass writes
-/// every element out and reads it back, which costs more than the cache misses it avoids once
-/// a cell is 4 bytes rather than 12.
-const PER_THREAD_COUNTS: usize = 1 << 21;
 /// Most private grids at once.
 const MAX_GRIDS: usize = 8;
 /// Messages one thread partitions at a time (the partition buffers then stay a few MiB).
@@ -135,7 +130,7 @@ where
     let n = input.len();
     let keyer = Cells { x: Key::new(&input.x), y: Key::new(&input.y), cols };
     let weights = input.weights;
-    if cells <= PER_THREAD_CELLS || (weights.is_none() && cells <= PER_THREAD_COUNTS) {
+    if cells <= PER_THREAD_CELLS {
         per_thread(&keyer, weights, n, &mut counts[..cells], &mut sums[..cells]);
     } else {
         partitioned(&keyer, weights, n, &mut counts[..cells], &mut sums[..cells]);
@@ -169,7 +164,6 @@ where
                         }
                     }
                 }
-                None if count_points(keyer, range.clone(), &mut c) => {}
                 None => {
                     for i in range {
                         let k = keyer.at(i);
@@ -195,28 +189,6 @@ where
             }
         }
     });
-}
-
-/// Counts the points `range` into `counts` where both axes scale coordinates (`false`, doing
-/// nothing, otherwise): [`Cells::at`] in a loop of its own, the axes' kinds matched once
-/// rather than per point, so the loop compiles to straight-line code over two slices.
-fn count_points(keyer: &Cells<'_>, range: std::ops::Range<usize>, counts: &mut [u32]) -> bool {
-    let (
-        Key::Scaled { values: xs, lo: x0, scale: sx, extent: w },
-        Key::Scaled { values: ys, lo: y0, scale: sy, extent: h },
-    ) = (keyer.x, keyer.y)
-    else {
-        return false;
-    };
-    let cols = keyer.cols as usize;
-    let key = super::bin_heatmap::scaled_key;
-    for (&x, &y) in xs[range.clone()].iter().zip(&ys[range]) {
-        let (kx, ky) = (key(x, x0, sx, w), key(y, y0, sy, h));
-        if kx != u32::MAX && ky != u32::MAX {
-            counts[ky as usize * cols + kx as usize] += 1;
-        }
-    }
-    true
 }
 
 /// One run's elements by partition: `parts[p]` holds partition `p`'s, each
