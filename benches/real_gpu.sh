@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# exaviz's GPU path against its CPU path on one machine with a real GPU, same data, one run:
+# binning points (Canvas.points' work), KDE edge bundling, and the timeline's gestures.
+#
+#     cargo build --release -p exaviz
+#     benches/real_gpu.sh [target/release/exaviz] [WORK_DIR]
+#
+# Needs python3 (to write the same points and edges as benches/peer_compare.py) and a Vulkan
+# driver for the GPU; prints the adapter, then one RESULT or table per measurement. In a headless
+# NVIDIA container without a Vulkan loader, or whose GLX-based driver manifest fails to create an
+# instance, put a libvulkan.so.1 on LD_LIBRARY_PATH and point VK_ICD_FILENAMES at a manifest
+# naming the driver's EGL library (libEGL_nvidia.so.0); the adapter line then names the GPU.
+# SIZES_22M=1 adds the timeline at 22M messages.
+set -u
+EXAVIZ=${1:-target/release/exaviz}
+WORK=${2:-$(mktemp -d)}
+mkdir -p "$WORK"
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -2
+echo "cpus: $(nproc)"
+ls /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>/dev/null | tr '\n' ' '
+echo
+
+echo "== inputs"
+HERE="$HERE" python3 -c "
+import os, sys, time
+sys.path.insert(0, os.environ['HERE'])
+import peer_compare as p
+t = time.time()
+p.write_points('$WORK/points.csv', 20_000_000)
+p.write_edges('$WORK/edges.csv', 100_000, 'structured')
+print(f'written in {time.time() - t:.1f} s')
+"
+
+echo "== binning 20M points into 1024x1024"
+for b in gpu cpu gpu cpu; do
+  "$EXAVIZ" aggregate "$WORK/points.csv" --points --size 1024x1024 --backend "$b" --runs 5 --warmup 1 2>&1 | grep -E "RESULT|adapter|warning|error" | head -3
+done
+
+echo "== KDE bundling, 100K structured edges, defaults"
+for b in gpu cpu; do
+  "$EXAVIZ" bundle "$WORK/edges.csv" --out "$WORK/curves.csv" --backend "$b" --runs 3 --warmup 1 2>&1 | grep -E "RESULT|warning|error" | head -3
+done
+
+echo "== timeline gestures, FD4 (2.2M messages) in memory"
+for b in gpu cpu; do
+  echo "-- $b"
+  "$EXAVIZ" bench-interact gen:fd4 --view timeline --backend "$b" --runs 2 2>&1 | tail -7
+done
+
+if [ "${SIZES_22M:-0}" = 1 ]; then
+  echo "== timeline gestures, FD4 at 22M messages in memory"
+  for b in gpu cpu; do
+    echo "-- $b"
+    "$EXAVIZ" bench-interact 'gen:fd4?iterations=5240' --view timeline --backend "$b" --runs 1 2>&1 | tail -7
+  done
+fi
