@@ -448,6 +448,46 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// Messages never received (receive time `u64::MAX`, the highest unsigned value: the page
+    /// index orders the column as unsigned) overlap every window after their send, and a late
+    /// window's pages keep them.
+    #[test]
+    fn a_late_window_keeps_messages_never_received() {
+        let dir = temp("unreceived");
+        let path = dir.join("s.exaviz");
+        let mut d = crate::open("gen:fd4?ranks=300&messages=200000").unwrap();
+        let m = &mut d.trace.messages;
+        let mut order: Vec<usize> = (0..m.source.len()).collect();
+        order.sort_by_key(|&k| m.send_time[k]);
+        let lost = [order[10], order[30_000], order[90_000]];
+        for &k in &lost {
+            m.recv_time[k] = u64::MAX;
+        }
+        super::super::StoreWriter::create(&path).unwrap().finish(&d).unwrap();
+        let t = &d.trace;
+        let rows = super::StoreRows::new(
+            &path,
+            (t.messages.source.len() as u64, t.intervals.start.len() as u64),
+            300,
+            t.region_names.len() as u32,
+        )
+        .unwrap();
+        let last = t.messages.send_time.iter().chain(&t.intervals.end).max().copied().unwrap();
+        let window = (last - last / 20, last);
+        let chosen = rows.messages.chosen(window);
+        assert!(chosen.iter().all(|(_, s)| s.is_some()), "the page index is read");
+        let (m, _) = rows.read_rows(window).unwrap();
+        for &k in &lost {
+            let found = (0..m.source.len()).any(|i| {
+                m.recv_time[i] == u64::MAX
+                    && m.send_time[i] == t.messages.send_time[k]
+                    && m.source[i] == t.messages.source[k]
+            });
+            assert!(found, "message {k}, sent at {}, never received, is in the late window", t.messages.send_time[k]);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// A store written without a pyramid gets one summed from its rows, equal to one summed in
     /// memory over the same span, and then opens out of core.
     #[test]
