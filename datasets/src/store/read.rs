@@ -117,12 +117,7 @@ pub(super) fn checked(
     // Offsets and sizes of every column chunk within the file and bounded, checked before the
     // Parquet reader uses them (it asserts on some, and sizes buffers from them).
     let file_len = std::fs::metadata(&path).map_err(|e| io(&path, e))?.len();
-    let within = |start: i64, len: i64| {
-        u64::try_from(start)
-            .ok()
-            .zip(u64::try_from(len).ok())
-            .is_some_and(|(s, l)| s.checked_add(l).is_some_and(|e| e <= file_len))
-    };
+    let within = |start: i64, len: i64| lies_within(file_len, start, len);
     for rg in meta.row_groups() {
         if rg.num_rows() < 0 || rg.num_rows() > rows {
             return Err(bad(format!("a row group of {} rows is out of bounds", rg.num_rows())));
@@ -152,6 +147,15 @@ pub(super) fn checked(
         }
     }
     Ok(builder)
+}
+
+/// Whether `len` bytes from offset `start` (as a Parquet footer gives them) lie inside a file of
+/// `file_len` bytes.
+pub(super) fn lies_within(file_len: u64, start: i64, len: i64) -> bool {
+    u64::try_from(start)
+        .ok()
+        .zip(u64::try_from(len).ok())
+        .is_some_and(|(s, l)| s.checked_add(l).is_some_and(|e| e <= file_len))
 }
 
 /// Decodes the rows of `builder`'s file (of the row groups `groups` only, where given): `expect`

@@ -158,12 +158,8 @@ impl Groups {
 fn with_page_index(path: &std::path::Path, meta: &Arc<ParquetMetaData>) -> Result<ArrowReaderMetadata, SourceError> {
     let file = File::open(path).map_err(|e| super::io(path, e))?;
     let len = file.metadata().map_err(|e| super::io(path, e))?.len();
-    let within = |offset: Option<i64>, length: Option<i32>| match (offset, length) {
-        (Some(o), Some(l)) => u64::try_from(o)
-            .ok()
-            .zip(u64::try_from(l).ok())
-            .is_some_and(|(o, l)| o.checked_add(l).is_some_and(|e| e <= len)),
-        _ => false,
+    let within = |offset: Option<i64>, length: Option<i32>| {
+        offset.zip(length).is_some_and(|(o, l)| super::lies_within(len, o, i64::from(l)))
     };
     let indexed = meta.row_groups().iter().all(|rg| {
         rg.columns().iter().all(|c| {

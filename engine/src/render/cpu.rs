@@ -368,10 +368,8 @@ pub fn render_region(scene: &Scene, view: View, origin: [u32; 2], size: [u32; 2]
     pixels.par_chunks_mut(4 * 4096).zip(acc.par_chunks(4096)).for_each(|(out, acc)| {
         for (o, p) in out.chunks_exact_mut(4).zip(acc) {
             // Premultiplied over an opaque background: alpha is 1, colour needs no division.
-            // Rounded to nearest by adding a half and truncating (never negative): `round`
-            // is a call into libm per channel.
             let a = p[3].max(1e-6);
-            let c = |v: f32| (clamp01(v) * 255.0 + 0.5) as u8;
+            let c = super::unorm8;
             o.copy_from_slice(&[c(p[0] / a), c(p[1] / a), c(p[2] / a), c(p[3])]);
         }
     });

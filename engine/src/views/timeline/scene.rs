@@ -1102,8 +1102,10 @@ fn compose(
             1.0,
         ])
     };
-    let colours: Vec<[u8; 4]> =
-        (0..(p.w * p.h) as usize).into_par_iter().map(|k| pixel(k).map_or([0; 4], |c| c.map(byte))).collect();
+    let colours: Vec<[u8; 4]> = (0..(p.w * p.h) as usize)
+        .into_par_iter()
+        .map(|k| pixel(k).map_or([0; 4], |c| c.map(crate::render::unorm8)))
+        .collect();
     let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
     scene.raster(Raster::rgba(rect, p.w, p.h, colours));
     draw_collectives(&mut scene, p, layers.joins);
@@ -1111,12 +1113,6 @@ fn compose(
     let below = [8.0, (outer.y0 + outer.h) as f32 + 34.0];
     counters::draw(&mut scene, c.index, c.tracks, c.hidden, below);
     scene
-}
-
-/// A colour channel `0..=1` as a byte, rounded to nearest: adding a half and truncating, which
-/// equals `round` here (the value is never negative) without a call into libm per channel.
-fn byte(v: f32) -> u8 {
-    (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8
 }
 
 /// The row axis's title, from what the locations are: processes (MPI ranks), or threads and
