@@ -61,6 +61,16 @@ pub fn record<'a>(input: &DensityInput<'a>, max_binding_bytes: u64) -> Result<Re
     Ok(rec)
 }
 
+/// The counts alone of unweighted segments (`input.weights` is `None`): [`run`] without the
+/// sums, which then equal the counts.
+pub fn counts(runner: &mut dyn Runner, input: &DensityInput<'_>) -> Result<Vec<u32>, StageError> {
+    if input.weights.is_some() {
+        return Err(StageError::Input("density counts alone are of unweighted segments".into()));
+    }
+    let rec = record(input, runner.max_binding_bytes())?;
+    runner.run(&rec)?.into_iter().next().ok_or_else(|| StageError::Input("density downloads missing".into()))
+}
+
 pub fn run(runner: &mut dyn Runner, input: &DensityInput<'_>) -> Result<DensityImage, StageError> {
     let rec = record(input, runner.max_binding_bytes())?;
     let mut out = runner.run(&rec)?.into_iter();

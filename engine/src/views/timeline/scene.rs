@@ -146,6 +146,12 @@ pub(super) struct ByLocation {
     order: Vec<u32>,
     ranges: Vec<std::ops::Range<usize>>,
     parent: Vec<u32>,
+    /// Start, end and kind of the interval at each position of `order`: a walk over one
+    /// location's intervals reads them in a row, where the trace's columns hold each location's
+    /// intervals far apart (a store's rows are sorted by start over every location).
+    start: Vec<u64>,
+    end: Vec<u64>,
+    kind: Vec<u32>,
 }
 
 const NO_PARENT: u32 = u32::MAX;
@@ -177,8 +183,11 @@ impl ByLocation {
             .par_chunk_by_mut(|&a, &b| i.location[a as usize] == i.location[b as usize])
             .for_each(|run| run.sort_by_key(|&k| (i.start[k as usize], i.depth[k as usize])));
         let ranges: Vec<std::ops::Range<usize>> = (0..locations).map(|l| first[l]..first[l + 1]).collect();
-        let parent = parents(i, &order, &ranges);
-        Self { order, ranges, parent }
+        let start: Vec<u64> = order.par_iter().map(|&k| i.start[k as usize]).collect();
+        let end: Vec<u64> = order.par_iter().map(|&k| i.end[k as usize]).collect();
+        let kind: Vec<u32> = order.par_iter().map(|&k| i.kind[k as usize]).collect();
+        let parent = parents(&start, &end, &ranges);
+        Self { order, ranges, parent, start, end, kind }
     }
 
     /// Location `l`'s intervals, sorted by (start, depth).
@@ -201,17 +210,16 @@ impl ByLocation {
 
     /// Calls `f(start, end, kind)` for the innermost state of location `l` over time: nested
     /// intervals hide their parents.
-    fn innermost(&self, t: &Trace, l: usize, f: impl FnMut(u64, u64, u32)) {
-        self.innermost_in(t, l, (0, u64::MAX), f);
+    fn innermost(&self, l: usize, f: impl FnMut(u64, u64, u32)) {
+        self.innermost_in(l, (0, u64::MAX), f);
     }
 
     /// [`Self::innermost`] over the window `[t0, t1]` only, clipped to it: the walk starts from
     /// the stack at `t0` (the last interval begun before it and those under it) and stops after
     /// the last interval begun by `t1`, so its cost follows the intervals in the window, not
     /// the location's whole trace.
-    fn innermost_in(&self, t: &Trace, l: usize, (t0, t1): (u64, u64), mut f: impl FnMut(u64, u64, u32)) {
-        let i = &t.intervals;
-        let Some((open, begun)) = self.window_positions(t, l, (t0, t1)) else { return };
+    fn innermost_in(&self, l: usize, (t0, t1): (u64, u64), mut f: impl FnMut(u64, u64, u32)) {
+        let Some((open, begun)) = self.window_positions(l, (t0, t1)) else { return };
         // Positions in `order` on the stack, as the whole walk would have them before the window.
         let mut stack = open;
         let mut cursor = t0;
@@ -221,15 +229,14 @@ impl ByLocation {
                 f(a, b, k);
             }
         };
-        let i_end = |p: usize| i.end[self.order[p] as usize];
         let emit_until = |stack: &mut Vec<usize>, cursor: &mut u64, until: u64, f: &mut dyn FnMut(u64, u64, u32)| {
             while let Some(&top) = stack.last() {
-                let end = i_end(top).min(until);
+                let end = self.end[top].min(until);
                 if end > *cursor {
-                    f(*cursor, end, i.kind[self.order[top] as usize]);
+                    f(*cursor, end, self.kind[top]);
                     *cursor = end;
                 }
-                if i_end(top) <= until {
+                if self.end[top] <= until {
                     stack.pop();
                 } else {
                     break;
@@ -237,12 +244,11 @@ impl ByLocation {
             }
         };
         for p in begun {
-            let k = self.order[p] as usize;
-            emit_until(&mut stack, &mut cursor, i.start[k], &mut f);
+            emit_until(&mut stack, &mut cursor, self.start[p], &mut f);
             if cursor >= t1 {
                 return;
             }
-            cursor = cursor.max(i.start[k]);
+            cursor = cursor.max(self.start[p]);
             stack.push(p);
         }
         emit_until(&mut stack, &mut cursor, t1, &mut f);
@@ -250,27 +256,20 @@ impl ByLocation {
 
     /// Calls `f(row)` for every interval of location `l`, at any depth, that overlaps the
     /// window `[t0, t1]`: those open at `t0` (on the walk's stack there) and those begun in it.
-    pub(super) fn overlapping(&self, t: &Trace, l: usize, (t0, t1): (u64, u64), mut f: impl FnMut(usize)) {
-        let i = &t.intervals;
-        let Some((open, begun)) = self.window_positions(t, l, (t0, t1)) else { return };
-        let open = open.into_iter().map(|p| self.order[p] as usize).filter(|&k| i.end[k] > t0);
-        open.chain(begun.map(|p| self.order[p] as usize)).for_each(&mut f);
+    pub(super) fn overlapping(&self, l: usize, (t0, t1): (u64, u64), mut f: impl FnMut(usize)) {
+        let Some((open, begun)) = self.window_positions(l, (t0, t1)) else { return };
+        let open = open.into_iter().filter(|&p| self.end[p] > t0);
+        open.chain(begun).for_each(|p| f(self.order[p] as usize));
     }
 
     /// Location `l`'s intervals around the window `[t0, t1]`, as positions in `order`: the
     /// walk's stack just before the window (bottom first; those still open at `t0` among
     /// them) and the positions of the intervals begun in it.
-    fn window_positions(
-        &self,
-        t: &Trace,
-        l: usize,
-        (t0, t1): (u64, u64),
-    ) -> Option<(Vec<usize>, std::ops::Range<usize>)> {
-        let i = &t.intervals;
+    fn window_positions(&self, l: usize, (t0, t1): (u64, u64)) -> Option<(Vec<usize>, std::ops::Range<usize>)> {
         let range = self.ranges.get(l).cloned()?;
-        let rows = &self.order[range.clone()];
-        let first = rows.partition_point(|&k| i.start[k as usize] < t0);
-        let last = first + rows[first..].partition_point(|&k| i.start[k as usize] <= t1);
+        let starts = &self.start[range.clone()];
+        let first = starts.partition_point(|&s| s < t0);
+        let last = first + starts[first..].partition_point(|&s| s <= t1);
         let stack = if first > 0 { self.stack_at(range.start + first - 1) } else { Vec::new() };
         Some((stack, range.start + first..range.start + last))
     }
@@ -307,8 +306,8 @@ impl ByLocation {
 /// For each position of `order`, the position under it on the stack of the innermost-state walk
 /// of its location (the walk pops an interval when a later one starts at or after its end),
 /// computed per location in parallel.
-fn parents(i: &crate::model::Intervals, order: &[u32], ranges: &[std::ops::Range<usize>]) -> Vec<u32> {
-    let mut parent = vec![NO_PARENT; order.len()];
+fn parents(starts: &[u64], ends: &[u64], ranges: &[std::ops::Range<usize>]) -> Vec<u32> {
+    let mut parent = vec![NO_PARENT; starts.len()];
     let mut slices: Vec<(usize, &mut [u32])> = Vec::with_capacity(ranges.len());
     let mut rest: &mut [u32] = &mut parent;
     let mut at = 0;
@@ -325,8 +324,8 @@ fn parents(i: &crate::model::Intervals, order: &[u32], ranges: &[std::ops::Range
         let mut stack: Vec<usize> = Vec::new();
         for (q, slot) in out.iter_mut().enumerate() {
             let p = start + q;
-            let begin = i.start[order[p] as usize];
-            while stack.last().is_some_and(|&top| i.end[order[top] as usize] <= begin) {
+            let begin = starts[p];
+            while stack.last().is_some_and(|&top| ends[top] <= begin) {
                 stack.pop();
             }
             *slot = stack.last().map_or(NO_PARENT, |&top| top as u32);
@@ -344,7 +343,7 @@ fn state_slots(t: &Trace, by: &ByLocation, locations: usize) -> (Vec<usize>, Leg
         .fold(
             || vec![0u64; kinds],
             |mut acc, l| {
-                by.innermost(t, l, |a, b, k| acc[k as usize] += b - a);
+                by.innermost(l, |a, b, k| acc[k as usize] += b - a);
                 acc
             },
         )
@@ -400,9 +399,9 @@ fn state_pixels(
         };
         for &l in locs {
             match level {
-                None => by.innermost_in(t, l, window, &mut add),
+                None => by.innermost_in(l, window, &mut add),
                 // The intervals at this level, nested ones beside it hidden by the band below.
-                Some(d) => by.overlapping(t, l, window, |k| {
+                Some(d) => by.overlapping(l, window, |k| {
                     if i.depth[k] == *d {
                         add(i.start[k], i.end[k], i.kind[k]);
                     }
@@ -641,7 +640,7 @@ impl TimelineIndex {
     fn state_at(&self, t: &Trace, l: usize, at: u64, level: Option<u32>) -> Option<(u32, u64, u64)> {
         let i = &t.intervals;
         let range = self.by.ranges.get(l)?.clone();
-        let upto = self.by.order[range.clone()].partition_point(|&k| i.start[k as usize] <= at);
+        let upto = self.by.start[range.clone()].partition_point(|&s| s <= at);
         if upto == 0 {
             return None;
         }
@@ -662,7 +661,7 @@ impl crate::summary::RowSource for TimelineIndex {
     fn intervals(&self, t: &Trace, l: usize, window: (u64, u64)) -> Vec<usize> {
         let i = &t.intervals;
         let mut v = Vec::new();
-        self.by.overlapping(t, l, window, |k| {
+        self.by.overlapping(l, window, |k| {
             if i.end[k] > window.0 && i.start[k] < window.1 {
                 v.push(k);
             }
@@ -723,12 +722,15 @@ fn message_density(
     let visible: Vec<u32> = visible.into_iter().map(|i| i as u32).collect();
     let pixels = (p.w * p.h) as usize;
     let mut total = stages::DensityImage { width: p.w, height: p.h, counts: vec![0; pixels], sums: vec![0; pixels] };
+    if let TimelineBundle::None = bundle {
+        // Straight lines: three passes over all of them (the stage chunks its uploads), not
+        // three per part: each pass costs a picture's worth of counts besides its segments.
+        straight_density(backend, &lines, p, &mut total)?;
+        return Ok((total, visible));
+    }
     for (c, part) in lines.chunks(MESSAGES_PER_PASS).enumerate() {
         let polylines = match bundle {
-            TimelineBundle::None => {
-                straight_density(backend, part, p, &mut total)?;
-                continue;
-            }
+            TimelineBundle::None => unreachable!("straight lines are drawn above"),
             TimelineBundle::Kde(params) => {
                 let frame = UnitFrame::fit(part);
                 let unit: Vec<[f32; 4]> = part.iter().map(|&e| frame.edge_to_unit(e)).collect();
@@ -770,21 +772,23 @@ fn straight_density(
     total: &mut stages::DensityImage,
 ) -> Result<(), ViewError> {
     const PIECES: usize = STRAIGHT_SAMPLES - 1;
+    // One buffer of segments for every piece, and each piece's counts added to the picture's
+    // counts and (times its weight) sums in one pass.
+    let mut segments = vec![[0f32; 4]; lines.len()];
     for k in 0..PIECES {
         let (f0, f1) = (k as f32 / PIECES as f32, (k + 1) as f32 / PIECES as f32);
         let at = |l: &[f32; 4], f: f32| [l[0] + (l[2] - l[0]) * f, l[1] + (l[3] - l[1]) * f];
-        let segments: Vec<[f32; 4]> = lines
-            .par_iter()
-            .map(|l| {
-                let (a, b) = (at(l, f0), at(l, f1));
-                [a[0], a[1], b[0], b[1]]
-            })
-            .collect();
+        segments.par_iter_mut().zip(lines).for_each(|(s, l)| {
+            let (a, b) = (at(l, f0), at(l, f1));
+            *s = [a[0], a[1], b[0], b[1]];
+        });
         let weight = u64::from(piece_weight(k, PIECES));
         let input = DensityInput { segments: &segments, weights: None, width: p.w, height: p.h };
-        let image = stages::line_density::run(backend.runner().as_mut(), &input)?;
-        total.counts.par_iter_mut().zip(&image.counts).for_each(|(a, b)| *a = a.saturating_add(*b));
-        total.sums.par_iter_mut().zip(&image.counts).for_each(|(a, b)| *a += weight * u64::from(*b));
+        let counts = stages::line_density::counts(backend.runner().as_mut(), &input)?;
+        total.counts.par_iter_mut().zip(total.sums.par_iter_mut()).zip(&counts).for_each(|((c, s), &n)| {
+            *c = c.saturating_add(n);
+            *s += weight * u64::from(n);
+        });
     }
     Ok(())
 }
@@ -1874,13 +1878,13 @@ mod tests {
         };
         let by = ByLocation::new(&t, 2);
         let mut seen = Vec::new();
-        by.innermost(&t, 0, |a, b, k| seen.push((a, b, k)));
+        by.innermost(0, |a, b, k| seen.push((a, b, k)));
         assert_eq!(seen, vec![(0, 10, 0), (10, 12, 1), (12, 15, 2), (15, 20, 1), (20, 100, 0)]);
         seen.clear();
-        by.innermost_in(&t, 0, (11, 16), |a, b, k| seen.push((a, b, k)));
+        by.innermost_in(0, (11, 16), |a, b, k| seen.push((a, b, k)));
         assert_eq!(seen, vec![(11, 12, 1), (12, 15, 2), (15, 16, 1)]);
         seen.clear();
-        by.innermost(&t, 1, |a, b, k| seen.push((a, b, k)));
+        by.innermost(1, |a, b, k| seen.push((a, b, k)));
         assert_eq!(seen, vec![(5, 6, 1)]);
     }
 
@@ -1938,7 +1942,7 @@ mod tests {
             for l in 0..3 {
                 for w in [(0, 10_000), (0, 37), (1_234, 1_300), (5_000, 9_999), (3_333, 3_333), (9_000, 20_000)] {
                     let mut want = Vec::new();
-                    by.overlapping(&t, l, w, |k| {
+                    by.overlapping(l, w, |k| {
                         if t.intervals.kind[k] == 3 {
                             want.push(k);
                         }
@@ -1966,7 +1970,7 @@ mod tests {
                     let clipped: Vec<_> =
                         whole.iter().map(|&(a, b, k)| (a.max(w.0), b.min(w.1), k)).filter(|&(a, b, _)| a < b).collect();
                     let mut seen = Vec::new();
-                    by.innermost_in(&t, l, w, |a, b, k| seen.push((a.max(w.0), b.min(w.1), k)));
+                    by.innermost_in(l, w, |a, b, k| seen.push((a.max(w.0), b.min(w.1), k)));
                     seen.retain(|&(a, b, _)| a < b);
                     assert_eq!(seen, clipped, "seed {seed} location {l} window {w:?}");
                 }
