@@ -143,6 +143,10 @@ pub trait RowSource: Sync {
     fn messages(&self, t: &Trace, window: (u64, u64)) -> Vec<usize>;
     /// The longest time from a send to its receive.
     fn max_latency(&self) -> u64;
+    /// The trace's first tick (a pass over every row unless the source keeps it).
+    fn first_tick(&self, t: &Trace) -> u64 {
+        crate::views::trace::span(t).map_or(0, |s| s.0)
+    }
 }
 
 /// Every row of a trace, intervals grouped by location once.
@@ -247,7 +251,7 @@ fn area_rows(spec: Option<&str>, n: usize) -> Result<(u32, u32), String> {
 pub fn summarize_from(t: &Trace, area: Area, top: usize, rows: &dyn RowSource) -> Summary {
     let tps = t.ticks_per_second.max(1) as f64;
     let secs = |ticks: u64| ticks as f64 / tps;
-    let start = crate::views::trace::span(t).map_or(0, |s| s.0);
+    let start = rows.first_tick(t);
     let located = area.last.min(t.locations.name.len().saturating_sub(1) as u32);
     let locations: Vec<String> =
         (area.first..=located).filter_map(|l| t.locations.name.get(l as usize).cloned()).collect();

@@ -676,6 +676,10 @@ impl crate::summary::RowSource for TimelineIndex {
     fn max_latency(&self) -> u64 {
         self.max_latency
     }
+
+    fn first_tick(&self, _: &Trace) -> u64 {
+        self.span.map_or(0, |s| s.0)
+    }
 }
 
 /// Gradient weight of a piece of a message line at `t` along it (0: sender, 1: receiver).
