@@ -367,7 +367,8 @@ pub fn render_region(scene: &Scene, view: View, origin: [u32; 2], size: [u32; 2]
     let mut pixels = vec![0u8; acc.len() * 4];
     pixels.par_chunks_mut(4 * 4096).zip(acc.par_chunks(4096)).for_each(|(out, acc)| {
         for (o, p) in out.chunks_exact_mut(4).zip(acc) {
-            // Premultiplied over an opaque background: alpha is 1, colour needs no division.
+            // Premultiplied colour back to straight colour (divided by alpha; an empty pixel's
+            // alpha is floored so that it stays black).
             let a = p[3].max(1e-6);
             let c = super::unorm8;
             o.copy_from_slice(&[c(p[0] / a), c(p[1] / a), c(p[2] / a), c(p[3])]);

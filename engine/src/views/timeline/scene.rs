@@ -684,7 +684,7 @@ impl crate::summary::RowSource for TimelineIndex {
 
 /// Gradient weight of a piece of a message line at `t` along it (0: sender, 1: receiver).
 const GRADIENT_STEPS: f32 = 16.0;
-/// Messages per density pass (bounds the memory of the segment lists).
+/// Bundled messages per density pass (bounds the memory of their curves and segments).
 const MESSAGES_PER_PASS: usize = 1 << 18;
 
 /// Message lines in plot pixels, through the line-density stage on the backend, each line cut
@@ -726,15 +726,16 @@ fn message_density(
     let visible: Vec<u32> = visible.into_iter().map(|i| i as u32).collect();
     let pixels = (p.w * p.h) as usize;
     let mut total = stages::DensityImage { width: p.w, height: p.h, counts: vec![0; pixels], sums: vec![0; pixels] };
-    if let TimelineBundle::None = bundle {
-        // Straight lines: three passes over all of them (the stage chunks its uploads), not
-        // three per part: each pass costs a picture's worth of counts besides its segments.
-        straight_density(backend, &lines, p, &mut total)?;
-        return Ok((total, visible));
-    }
-    for (c, part) in lines.chunks(MESSAGES_PER_PASS).enumerate() {
+    // Straight lines in one part (three passes over all of them; the stage chunks its uploads):
+    // each pass costs a picture's worth of counts besides its segments. Bundled ones in parts,
+    // which bounds the memory of their curves.
+    let per = if let TimelineBundle::None = bundle { lines.len().max(1) } else { MESSAGES_PER_PASS };
+    for (c, part) in lines.chunks(per).enumerate() {
         let polylines = match bundle {
-            TimelineBundle::None => unreachable!("straight lines are drawn above"),
+            TimelineBundle::None => {
+                straight_density(backend, part, p, &mut total)?;
+                continue;
+            }
             TimelineBundle::Kde(params) => {
                 let frame = UnitFrame::fit(part);
                 let unit: Vec<[f32; 4]> = part.iter().map(|&e| frame.edge_to_unit(e)).collect();
@@ -748,7 +749,7 @@ fn message_density(
             }
             TimelineBundle::Hierarchical { beta } | TimelineBundle::Grid { beta } => {
                 let router = router.as_ref().expect("a router for routed bundles");
-                let first = c * MESSAGES_PER_PASS;
+                let first = c * per;
                 let polygons = router.polygons(part, first);
                 let curve = Curve { samples: router.samples, beta: beta.clamp(0.0, 1.0), degree: 2 };
                 let b = stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?;
