@@ -193,6 +193,26 @@ fn line_density_short_segments_match() {
     }
 }
 
+/// Straight lines cut into pieces: the GPU's recorded pass per piece equals the CPU's one pass
+/// that cuts, buckets and draws them all.
+#[test]
+fn straight_line_density_matches() {
+    let (w, h) = (1024, 600);
+    let mut rng = Rng(13);
+    let lines: Vec<[f32; 4]> = (0..100_000)
+        .map(|k| {
+            let (x, y) = (rng.unit() * 1100.0 - 40.0, rng.unit() * 680.0 - 40.0);
+            let reach = if k % 4 == 0 { 600.0 } else { 40.0 };
+            [x, y, x + (rng.unit() - 0.5) * reach, y + (rng.unit() - 0.5) * reach]
+        })
+        .collect();
+    let input = stages::line_density::StraightInput { lines: &lines, weights: &[0, 8, 16], width: w, height: h };
+    let a = stages::line_density::straight(&mut CpuRunner::default(), &input).unwrap();
+    let b = stages::line_density::straight(&mut GpuRunner::new(gpu()), &input).unwrap();
+    assert!(a.counts.iter().map(|&c| u64::from(c)).sum::<u64>() > 3_000_000);
+    assert_eq!(a, b);
+}
+
 #[test]
 fn reductions_match() {
     let mut rng = Rng(5);

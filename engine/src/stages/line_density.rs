@@ -81,3 +81,58 @@ pub fn run(runner: &mut dyn Runner, input: &DensityInput<'_>) -> Result<DensityI
     };
     Ok(DensityImage { width: input.width, height: input.height, counts, sums })
 }
+
+/// Straight lines `[x0, y0, x1, y1]` in pixels, each cut into `weights.len()` equal pieces,
+/// piece `k` weighted `weights[k]` (a gradient along the line). The pieces are [`piece`]'s.
+#[derive(Clone, Copy, Debug)]
+pub struct StraightInput<'a> {
+    pub lines: &'a [[f32; 4]],
+    pub weights: &'a [u32],
+    pub width: u32,
+    pub height: u32,
+}
+
+/// Piece `k` of `pieces` of `line`: from `k / pieces` to `(k + 1) / pieces` along it.
+#[inline(always)]
+pub fn piece(line: &[f32; 4], k: usize, pieces: usize) -> [f32; 4] {
+    let (f0, f1) = (k as f32 / pieces as f32, (k + 1) as f32 / pieces as f32);
+    let at = |f: f32| [line[0] + (line[2] - line[0]) * f, line[1] + (line[3] - line[1]) * f];
+    let (a, b) = (at(f0), at(f1));
+    [a[0], a[1], b[0], b[1]]
+}
+
+/// The density of straight lines cut into pieces, equal count for count and sum for sum to one
+/// weighted [`run`] over every piece. On a runner of plain memory (the CPU's), one pass that
+/// cuts, buckets and draws every piece ([`super::cpu::line_density::straight`]); elsewhere one
+/// unweighted recording per piece (the pieces of a recording share a weight), whose counts are
+/// added to the picture's counts and, times the weight, to its sums.
+pub fn straight(runner: &mut dyn Runner, input: &StraightInput<'_>) -> Result<DensityImage, StageError> {
+    let pixels = u64::from(input.width) * u64::from(input.height);
+    if pixels == 0 {
+        return Err(StageError::Input("density image has no pixels".into()));
+    }
+    if runner.plain_memory() {
+        check_binding("density sums", pixels * 8, runner.max_binding_bytes())?;
+        return Ok(super::cpu::line_density::straight(input));
+    }
+    straight_recorded(runner, input)
+}
+
+/// [`straight`] as one recording per piece.
+pub fn straight_recorded(runner: &mut dyn Runner, input: &StraightInput<'_>) -> Result<DensityImage, StageError> {
+    let pixels = input.width as usize * input.height as usize;
+    let mut total =
+        DensityImage { width: input.width, height: input.height, counts: vec![0; pixels], sums: vec![0; pixels] };
+    let pieces = input.weights.len();
+    let mut segments = vec![[0f32; 4]; input.lines.len()];
+    for (k, &weight) in input.weights.iter().enumerate() {
+        segments.iter_mut().zip(input.lines).for_each(|(s, l)| *s = piece(l, k, pieces));
+        let unweighted = DensityInput { segments: &segments, weights: None, width: input.width, height: input.height };
+        let counts = self::counts(runner, &unweighted)?;
+        for ((c, s), &n) in total.counts.iter_mut().zip(total.sums.iter_mut()).zip(&counts) {
+            *c = c.wrapping_add(n);
+            *s = s.wrapping_add(u64::from(weight) * u64::from(n));
+        }
+    }
+    Ok(total)
+}

@@ -1,11 +1,12 @@
 //! CPU mirror of `shaders/wgsl/line_density.wgsl` (keep the two in sync).
 
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
 use super::Words;
 use crate::stages::StageError;
+use crate::stages::line_density::{DensityImage, StraightInput};
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
@@ -74,6 +75,13 @@ pub fn line_density(i: u32, params: &Params, segments: &[u32], weights: &Words, 
     if params.has_weight != 0 {
         w = weights[i as usize].load(Relaxed);
     }
+    walk_shared([x, y, x1, y1], w, params, counts, sums);
+}
+
+/// The walk of one invocation of [`line_density`] from pixel ends, with atomic adds (other
+/// invocations may share its pixels).
+fn walk_shared([x, y, x1, y1]: [i32; 4], w: u32, params: &Params, counts: &Words, sums: &Words) {
+    let (w_px, h_px) = (params.width as i32, params.height as i32);
     let mut walk = Walk::new([x, y, x1, y1]);
     loop {
         let (x, y) = (walk.x, walk.y);
@@ -160,13 +168,14 @@ fn unpack(r: u64) -> [i32; 4] {
 
 /// One task's segments grouped by band: `records[starts[b]..starts[b + 1]]` are walked in band
 /// `b` (weights alongside when weighted), `short[b]` are drawn whole by band `b` from the table
-/// of [`ShortLines`], and `long` lists those left to the per-invocation walk.
+/// of [`ShortLines`], and `long` lists those crossing more bands than a record is copied to
+/// (packed ends and weight): every band walks them over its own rows.
 struct Bucketed {
     records: Vec<u64>,
     weights: Vec<u32>,
     starts: Vec<usize>,
     short: Vec<Vec<u32>>,
-    long: Vec<u32>,
+    long: Vec<(u64, u32)>,
 }
 
 /// How one dispatch is cut into bands.
@@ -228,7 +237,7 @@ fn bucket(range: std::ops::Range<usize>, p: &Params, bands: Bands, segments: &[u
         let record = pack([x0, y0, x1, y1]);
         let (b0, b1) = band_range(record);
         if b1 - b0 >= MAX_BANDS_PER_SEGMENT as usize {
-            long.push(i as u32);
+            long.push((record, if p.has_weight != 0 { weights[i].load(Relaxed) } else { 1 }));
             continue;
         }
         for size in &mut sizes[b0..=b1] {
@@ -264,7 +273,7 @@ fn bucket(range: std::ops::Range<usize>, p: &Params, bands: Bands, segments: &[u
 /// invocation (integer sums commute), but arranged for a CPU: segments are bucketed by horizontal
 /// band of the image, then each band is drawn by one task with plain loads and stores, its pixels
 /// staying in cache. Unweighted short segments are drawn from a table ([`ShortLines`]); segments
-/// crossing many bands take the per-invocation path.
+/// crossing many bands are walked by every band over its own rows ([`walk_rows`]).
 pub fn line_density_all(p: &Params, segments: &[u32], weights: &Words, counts: &Words, sums: &Words) {
     let tabled_rows = band_rows(p.width, 4, ShortLines::BAND_BYTES);
     let tile_cols = p.width.div_ceil(4) as usize;
@@ -282,19 +291,21 @@ pub fn line_density_all(p: &Params, segments: &[u32], weights: &Words, counts: &
         .into_par_iter()
         .map(|c| bucket(c * CHUNK..((c + 1) * CHUNK).min(n), p, bands, segments, weights))
         .collect();
-    let long: Vec<u32> = buckets.iter().flat_map(|b| b.long.iter().copied()).collect();
-    long.par_iter().with_min_len(64).for_each(|&i| line_density(i, p, segments, weights, counts, sums));
+    let long: Vec<(u64, u32)> = buckets.iter().flat_map(|b| b.long.iter().copied()).collect();
     let draw = |b: usize| {
         let y_lo = b as i32 * rows as i32;
         let band = (y_lo, (y_lo + rows as i32).min(p.height as i32));
         for chunk in &buckets {
             for k in chunk.starts[b]..chunk.starts[b + 1] {
                 let w = if p.has_weight != 0 { chunk.weights[k] } else { 1 };
-                walk_band(unpack(chunk.records[k]), band, p, w, counts, sums);
+                walk_rows(unpack(chunk.records[k]), band, p, w, counts, sums);
             }
         }
+        for &(record, w) in &long {
+            walk_rows(unpack(record), band, p, w, counts, sums);
+        }
         if let Some(table) = &table {
-            table.draw(buckets.iter().map(|chunk| chunk.short[b].as_slice()), (y_lo, rows), p, counts);
+            table.draw(buckets.iter().map(|chunk| chunk.short[b].as_slice()), (y_lo, rows), p, counts, None);
         }
     };
     if table.is_some() {
@@ -305,6 +316,183 @@ pub fn line_density_all(p: &Params, segments: &[u32], weights: &Words, counts: &
     } else {
         (0..count).into_par_iter().for_each(draw);
     }
+}
+
+/// One task's pieces of straight lines grouped by band, as [`Bucketed`] groups segments:
+/// `short[k][b]` the short pieces `k` drawn by band `b`, `records` (with their weights) those
+/// walked in bands, `long` those walked by every band over its rows (pixel ends and weight).
+struct Cut {
+    records: Vec<u64>,
+    weights: Vec<u32>,
+    starts: Vec<usize>,
+    short: Vec<Vec<Vec<u32>>>,
+    long: Vec<([i32; 4], u32)>,
+    /// By band, the pixels of lines drawn as dots (every piece in that one pixel).
+    dots: Vec<Vec<u32>>,
+}
+
+/// Cuts `lines` into the pieces of [`crate::stages::line_density::piece`] and buckets them by
+/// the bands they touch.
+fn cut(lines: &[[f32; 4]], weights: &[u32], p: &Params, bands: Bands) -> Cut {
+    let (w_px, h_px) = (p.width as i32, p.height as i32);
+    let pieces = weights.len();
+    let shift = bands.rows.trailing_zeros();
+    let band_range = |r: u64| {
+        let [_, y0, _, y1] = unpack(r);
+        ((y0.min(y1).max(0) as u32 >> shift) as usize, (y0.max(y1).min(h_px - 1) as u32 >> shift) as usize)
+    };
+    let each = lines.len() / (4 * bands.count.max(1));
+    let mut short: Vec<Vec<Vec<u32>>> = (0..if bands.tabled { pieces } else { 0 })
+        .map(|_| (0..bands.count).map(|_| Vec::with_capacity(each)).collect())
+        .collect();
+    let mut rest: Vec<([i32; 4], u32)> = Vec::new();
+    let mut dots: Vec<Vec<u32>> = vec![Vec::new(); bands.count];
+    // The points between pieces, `k / pieces` along each line: piece `k` runs from point `k`
+    // to point `k + 1` (the same values as `piece`).
+    let along: Vec<f32> = (0..=pieces).map(|k| k as f32 / pieces as f32).collect();
+    let mut points = vec![[[0i32; 2]; BLOCK]; pieces + 1];
+    for block in lines.chunks(BLOCK) {
+        // Every point's pixel, in straight-line code over a block (NaN padding).
+        for (pts, &f) in points.iter_mut().zip(&along) {
+            let mut xy = [f32::NAN; 2 * BLOCK];
+            for (v, l) in xy.chunks_exact_mut(2).zip(block) {
+                v[0] = l[0] + (l[2] - l[0]) * f;
+                v[1] = l[1] + (l[3] - l[1]) * f;
+            }
+            for (pair, four) in pts.chunks_exact_mut(2).zip(xy.chunks_exact(4)) {
+                let [x0, y0, x1, y1] = to_pixels([four[0], four[1], four[2], four[3]]);
+                pair[0] = [x0, y0];
+                pair[1] = [x1, y1];
+            }
+        }
+        // A line whose every point is one pixel of the image is a dot: that pixel gains every
+        // piece's count and weight at once.
+        let mut dot = [false; BLOCK];
+        for (j, d) in dot.iter_mut().enumerate().take(block.len()) {
+            let [x, y] = points[0][j];
+            *d = (x as u32) < p.width && (y as u32) < p.height && points.iter().all(|q| q[j] == [x, y]);
+        }
+        for (k, &weight) in weights.iter().enumerate() {
+            let (a, b) = (&points[k], &points[k + 1]);
+            let ends: [[i32; 4]; BLOCK] = std::array::from_fn(|j| [a[j][0], a[j][1], b[j][0], b[j][1]]);
+            // As in `bucket`: a block's short pieces found in straight-line code.
+            let mut found = [(u32::MAX, 0); BLOCK];
+            if bands.tabled {
+                for (f, &e) in found.iter_mut().zip(&ends) {
+                    *f = ShortLines::bucket(e, shift, bands.tile_cols, (w_px, h_px));
+                }
+            }
+            for j in (0..block.len()).filter(|&j| !dot[j]) {
+                match found[j] {
+                    (u32::MAX, _) => rest.push((ends[j], weight)),
+                    (b, record) => short[k][b as usize].push(record),
+                }
+            }
+        }
+        for j in (0..block.len()).filter(|&j| dot[j]) {
+            let [x, y] = points[0][j];
+            dots[(y as u32 >> shift) as usize].push(y as u32 * p.width + x as u32);
+        }
+    }
+    let mut sizes = vec![0usize; bands.count];
+    let mut kept = Vec::with_capacity(rest.len());
+    let mut long = Vec::new();
+    for (ends @ [x0, y0, x1, y1], weight) in rest {
+        if (x0 < 0 && x1 < 0) || (y0 < 0 && y1 < 0) || (x0 >= w_px && x1 >= w_px) || (y0 >= h_px && y1 >= h_px) {
+            continue;
+        }
+        let record = pack(ends);
+        let (b0, b1) = band_range(record);
+        if b1 - b0 >= MAX_BANDS_PER_SEGMENT as usize {
+            long.push((ends, weight));
+            continue;
+        }
+        for size in &mut sizes[b0..=b1] {
+            *size += 1;
+        }
+        kept.push((record, weight));
+    }
+    let mut starts = Vec::with_capacity(bands.count + 1);
+    let mut total = 0;
+    for size in sizes {
+        starts.push(total);
+        total += size;
+    }
+    starts.push(total);
+    let mut next = starts.clone();
+    let (mut records, mut ws) = (vec![0u64; total], vec![0u32; total]);
+    for &(record, weight) in &kept {
+        let (b0, b1) = band_range(record);
+        for slot in &mut next[b0..=b1] {
+            records[*slot] = record;
+            ws[*slot] = weight;
+            *slot += 1;
+        }
+    }
+    Cut { records, weights: ws, starts, short, long, dots }
+}
+
+/// [`crate::stages::line_density::straight`] on the CPU: every line cut into its pieces and
+/// bucketed by band once, then each band drawn by one task (pieces crossing many bands walked
+/// whole with atomics first), short pieces from the table of [`ShortLines`] one piece index
+/// at a time, so that its tiles add one weight to the sums. The same pixels as the recorded
+/// passes over each piece, so the same counts and sums.
+pub fn straight(input: &StraightInput<'_>) -> DensityImage {
+    let (width, height) = (input.width, input.height);
+    let pixels = width as usize * height as usize;
+    let p = Params { n: 0, width, height, has_weight: 1 };
+    let tabled_rows = band_rows(width, 4, ShortLines::BAND_BYTES);
+    let tile_cols = width.div_ceil(4) as usize;
+    let tabled = ShortLines::fits(tabled_rows, tile_cols);
+    let table = tabled.then(|| ShortLines::for_width(width));
+    let rows = if tabled { tabled_rows } else { band_rows(width, 12, 512 << 10) };
+    let count = height.div_ceil(rows) as usize;
+    let bands = Bands { rows, count, tabled, tile_cols };
+    let (pieces, weight) = (input.weights.len() as u32, input.weights.iter().map(|&w| u64::from(w)).sum::<u64>());
+    if pieces == 0 {
+        return DensityImage { width, height, counts: vec![0; pixels], sums: vec![0; pixels] };
+    }
+    let counts: Vec<AtomicU32> = (0..pixels).map(|_| AtomicU32::new(0)).collect();
+    let sums: Vec<AtomicU32> = (0..2 * pixels).map(|_| AtomicU32::new(0)).collect();
+    let per = (CHUNK / pieces as usize).max(1);
+    let cuts: Vec<Cut> = input.lines.par_chunks(per).map(|part| cut(part, input.weights, &p, bands)).collect();
+    let long: Vec<([i32; 4], u32)> = cuts.iter().flat_map(|c| c.long.iter().copied()).collect();
+    let draw = |b: usize| {
+        let y_lo = b as i32 * rows as i32;
+        let band = (y_lo, (y_lo + rows as i32).min(height as i32));
+        for &(ends, w) in &long {
+            walk_rows(ends, band, &p, w, &counts, &sums);
+        }
+        for c in &cuts {
+            for k in c.starts[b]..c.starts[b + 1] {
+                walk_rows(unpack(c.records[k]), band, &p, c.weights[k], &counts, &sums);
+            }
+            for &px in &c.dots[b] {
+                let (px, c) = (px as usize, &counts[px as usize]);
+                c.store(c.load(Relaxed).wrapping_add(pieces), Relaxed);
+                let old = u64::from(sums[2 * px].load(Relaxed)) | u64::from(sums[2 * px + 1].load(Relaxed)) << 32;
+                let new = old.wrapping_add(weight);
+                sums[2 * px].store(new as u32, Relaxed);
+                sums[2 * px + 1].store((new >> 32) as u32, Relaxed);
+            }
+        }
+        if let Some(table) = &table {
+            for (k, &weight) in input.weights.iter().enumerate() {
+                let lists = cuts.iter().map(|c| c.short[k][b].as_slice());
+                table.draw(lists, (y_lo, rows), &p, &counts, Some((&sums, weight)));
+            }
+        }
+    };
+    if tabled {
+        for parity in [0, 1] {
+            (0..count).into_par_iter().filter(|b| b % 2 == parity).for_each(draw);
+        }
+    } else {
+        (0..count).into_par_iter().for_each(draw);
+    }
+    let counts: Vec<u32> = counts.into_iter().map(AtomicU32::into_inner).collect();
+    let sums: Vec<u32> = sums.into_iter().map(AtomicU32::into_inner).collect();
+    DensityImage { width, height, counts, sums: crate::stages::words_to_u64(&sums) }
 }
 
 /// Longest extent, in pixels along either axis, of a segment drawn from [`ShortLines`].
@@ -446,7 +634,16 @@ impl ShortLines {
 
     /// Draws the short segments `lists` of the band starting at row `y_lo`, whose rows and the
     /// [`ShortLines::HALO`] rows below them the caller owns.
-    fn draw<'a>(&self, lists: impl Iterator<Item = &'a [u32]>, (y_lo, rows): (i32, u32), p: &Params, counts: &Words) {
+    /// With `sums` (the words of 64-bit sums and a weight), every pixel drawn also adds the
+    /// weight to its sum.
+    fn draw<'a>(
+        &self,
+        lists: impl Iterator<Item = &'a [u32]>,
+        (y_lo, rows): (i32, u32),
+        p: &Params,
+        counts: &Words,
+        sums: Option<(&Words, u32)>,
+    ) {
         let rows = (p.height as i32 - y_lo).min((rows + Self::HALO) as i32) as usize;
         let mut tiles = vec![0u32; self.width * rows.next_multiple_of(4)];
         let drawn = match &self.offsets {
@@ -459,10 +656,24 @@ impl ShortLines {
         let width = p.width as usize;
         for (y, tile_row) in (0..rows).zip(tiles.chunks_exact(4 * self.width).flat_map(|t| [t; 4])) {
             let sub = 4 * (y & 3);
-            let row = &counts[(y_lo as usize + y) * width..][..width];
+            let at = (y_lo as usize + y) * width;
+            let row = &counts[at..][..width];
             for (cells, tile) in row.chunks(4).zip(tile_row.chunks_exact(16)) {
                 for (c, &add) in cells.iter().zip(&tile[sub..sub + 4]) {
                     c.store(c.load(Relaxed).wrapping_add(add), Relaxed);
+                }
+            }
+            if let Some((sums, weight)) = sums.filter(|&(_, w)| w > 0) {
+                let row = &sums[2 * at..][..2 * width];
+                for (cells, tile) in row.chunks(8).zip(tile_row.chunks_exact(16)) {
+                    for (c, &add) in cells.chunks_exact(2).zip(&tile[sub..sub + 4]) {
+                        if add > 0 {
+                            let old = u64::from(c[0].load(Relaxed)) | u64::from(c[1].load(Relaxed)) << 32;
+                            let new = old.wrapping_add(u64::from(weight) * u64::from(add));
+                            c[0].store(new as u32, Relaxed);
+                            c[1].store((new >> 32) as u32, Relaxed);
+                        }
+                    }
                 }
             }
         }
@@ -482,46 +693,60 @@ fn add_owned(px: usize, w: u32, weighted: bool, counts: &Words, sums: &Words) {
     }
 }
 
-/// The walk of [`line_density`], adding only the pixels with `y_lo <= y < y_hi`; the caller owns
-/// those rows. The walk visits `max(|dx|, |dy|) + 1` pixels, every step moving along the major
-/// axis; a segment wholly inside the band and the image takes a loop without bounds checks.
-fn walk_band(ends: [i32; 4], (y_lo, y_hi): (i32, i32), p: &Params, w: u32, counts: &Words, sums: &Words) {
+/// The pixels of the walk of [`line_density`] from `ends` that lie on rows `y_lo..y_hi` (the
+/// caller owns them) and inside the image, visiting only the steps on those rows: with `A` the
+/// major and `B` the minor extent, step `j` is `j` pixels along the major axis and
+/// `m(j) = floor((2Bj + A) / 2A)` along the minor one (Zingl's decisions in closed form; the
+/// unit tests compare the two). Where `y` is the
+/// major axis the band's rows are steps directly; where it is the minor one, the first step
+/// reaching `r` rows from the start is `ceil(A(2r - 1) / 2B)`; the image's columns likewise.
+/// A segment crossing many bands, or reaching far outside the image, is then drawn by each
+/// band in time proportional to its pixels there.
+fn walk_rows(ends: [i32; 4], (y_lo, y_hi): (i32, i32), p: &Params, w: u32, counts: &Words, sums: &Words) {
     let weighted = p.has_weight != 0;
-    let w_px = p.width as i32;
-    let mut walk = Walk::new(ends);
-    let inside = |x: i32, y: i32| x >= 0 && y >= y_lo && x < w_px && y < y_hi;
-    if inside(ends[0], ends[1]) && inside(ends[2], ends[3]) {
-        // The same pixels as `Walk`, stepped along the major axis only: with `A` the major and
-        // `B` the minor extent, pixel `j` is `j` steps along the major axis and
-        // `floor((2Bj + A) / 2A)` along the minor one (Zingl's decisions in closed form; the
-        // unit test below compares the two). One comparison per pixel instead of two.
-        let width = p.width as isize;
-        let [x0, y0, x1, y1] = ends;
-        let (adx, ady) = ((x1 - x0).abs(), (y1 - y0).abs());
-        let (sx, sy) = (if x0 < x1 { 1 } else { -1 }, if y0 < y1 { width } else { -width });
-        let (major, minor, along, across) = if adx >= ady { (adx, ady, sx, sy) } else { (ady, adx, sy, sx) };
-        let (den, inc) = (2 * major, 2 * minor);
-        let mut num = major;
-        let mut px = y0 as isize * width + x0 as isize;
-        for _ in 0..=major {
-            add_owned(px as usize, w, weighted, counts, sums);
-            num += inc;
-            let carry = num >= den;
-            num -= if carry { den } else { 0 };
-            px += along + if carry { across } else { 0 };
-        }
+    let [x0, y0, x1, y1] = ends.map(i64::from);
+    let (lo, hi) = (i64::from(y_lo.max(0)), i64::from(y_hi.min(p.height as i32)) - 1);
+    if lo > hi {
         return;
     }
-    loop {
-        let (x, y) = (walk.x, walk.y);
-        if inside(x, y) {
-            add_owned((y as u32 * p.width + x as u32) as usize, w, weighted, counts, sums);
+    let width = i64::from(p.width);
+    let (adx, ady) = ((x1 - x0).abs(), (y1 - y0).abs());
+    let (sx, sy) = (if x0 < x1 { 1 } else { -1 }, if y0 < y1 { 1 } else { -1 });
+    // The band's rows and the image's columns as offsets from the start in the direction of travel.
+    let offsets = |v0: i64, s: i64, (lo, hi): (i64, i64)| if s > 0 { (lo - v0, hi - v0) } else { (v0 - hi, v0 - lo) };
+    let (rows, cols) = (offsets(y0, sy, (lo, hi)), offsets(x0, sx, (0, width - 1)));
+    let y_major = ady > adx;
+    let (major, minor) = if y_major { (ady, adx) } else { (adx, ady) };
+    let (along, across) = if y_major { (rows, cols) } else { (cols, rows) };
+    // The first step whose minor offset reaches `r`.
+    let first = |r: i64| if r <= 0 { 0 } else { (major * (2 * r - 1) + 2 * minor - 1) / (2 * minor) };
+    let (j0, j1) = if minor == 0 {
+        if across.0 > 0 || across.1 < 0 {
+            return;
         }
-        // Past the band in the direction of travel: nothing more to add.
-        if walk.done() || (walk.sy > 0 && y >= y_hi) || (walk.sy < 0 && y < y_lo) {
-            break;
-        }
-        walk.step();
+        (along.0.max(0), along.1.min(major))
+    } else {
+        (along.0.max(0).max(first(across.0)), along.1.min(major).min(first(across.1 + 1) - 1))
+    };
+    if j0 > j1 {
+        return;
+    }
+    // Every step from `j0` to `j1` lies on the band's rows and in the image: step through the
+    // pixels' addresses with one comparison each.
+    let (den, inc) = (2 * major, 2 * minor);
+    let start = inc * j0 + major;
+    let (m, mut num) = if den == 0 { (0, 0) } else { (start / den, start % den) };
+    let (x, y) = if y_major { (x0 + sx * m, y0 + sy * j0) } else { (x0 + sx * j0, y0 + sy * m) };
+    debug_assert!(x >= 0 && x < width && y >= lo && y <= hi);
+    let (step_x, step_y) = (sx as isize, (sy * width) as isize);
+    let (along, across) = if y_major { (step_y, step_x) } else { (step_x, step_y) };
+    let mut px = (y * width + x) as isize;
+    for _ in j0..=j1 {
+        add_owned(px as usize, w, weighted, counts, sums);
+        num += inc;
+        let carry = num >= den;
+        num -= if carry { den } else { 0 };
+        px += along + if carry { across } else { 0 };
     }
 }
 
@@ -594,6 +819,101 @@ mod tests {
                 assert_eq!(v(&c1), v(&c2), "counts, {width}x{height}, weighted = {has_weight}");
                 assert_eq!(v(&s1), v(&s2), "sums, {width}x{height}, weighted = {has_weight}");
             }
+        }
+    }
+
+    /// Straight lines cut into pieces in one pass equal the recorded passes, one per piece, and
+    /// one weighted run over every piece: on each size of the test above, with pieces short and
+    /// long, inside, across and outside the image, lines within one pixel (dots), NaN ends, a
+    /// weight of 0, and sums past 32 bits.
+    #[test]
+    fn straight_lines_in_one_pass_equal_their_recorded_pieces() {
+        use crate::stages::line_density::{self as stage, DensityInput, piece};
+        let mut state = 5u64;
+        let mut next = move || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 40) as u32
+        };
+        for (width, height) in [(300u32, 700u32), (2000, 150), (301, 97), (9000, 60)] {
+            let mut lines: Vec<[f32; 4]> = (0..20_000)
+                .map(|k| {
+                    let x = (next() % (width + 100)) as f32 - 50.5;
+                    let y = (next() % (height + 100)) as f32 - 50.25;
+                    let len = [0.4, 2.0, 12.0, 50.0, 160.0, 1200.0][k % 6];
+                    let (ax, ay) = ((next() % 2001) as f32 / 1000.0 - 1.0, (next() % 2001) as f32 / 1000.0 - 1.0);
+                    [x, y, x + ax * len, y + ay * len]
+                })
+                .collect();
+            lines.extend([[f32::NAN, 3.0, 5.0, 5.0], [-1e9, 2.0, 1e9, 2.0], [4.5, 4.5, 4.5, 4.5]]);
+            // Many lines through one pixel, so that its sum passes 32 bits with the largest weight.
+            lines.extend((0..600).map(|k| [10.5, 10.5 + (k % 7) as f32, 14.5, 12.5]));
+            for weights in [&[0u32, 8, 16][..], &[7], &[1, 2, 3, 4, 5, 6, 7], &[0, 3_000_000_000]] {
+                let input = StraightInput { lines: &lines, weights, width, height };
+                let one = straight(&input);
+                let recorded = stage::straight_recorded(&mut super::super::CpuRunner::default(), &input).unwrap();
+                assert!(one.counts.iter().any(|&c| c > 3));
+                assert_eq!(one, recorded, "{width}x{height}, weights {weights:?}");
+                let (mut segments, mut ws) = (Vec::new(), Vec::new());
+                for l in &lines {
+                    for (k, &w) in weights.iter().enumerate() {
+                        segments.push(piece(l, k, weights.len()));
+                        ws.push(w);
+                    }
+                }
+                let weighted = DensityInput { segments: &segments, weights: Some(&ws), width, height };
+                let single = stage::run(&mut super::super::CpuRunner::default(), &weighted).unwrap();
+                assert_eq!(one, single, "{width}x{height}, weights {weights:?}");
+                if weights[1..].contains(&3_000_000_000) {
+                    assert!(one.sums.iter().any(|&s| s > u64::from(u32::MAX)));
+                }
+            }
+        }
+    }
+
+    /// Walking a band's rows in closed form visits exactly the pixels of the whole walk that lie
+    /// on those rows and in the image: every octant, horizontal, vertical and single-pixel
+    /// segments, ends far outside the image, and bands at the image's edges.
+    #[test]
+    fn a_band_of_rows_equals_the_whole_walk_there() {
+        let mut state = 3u64;
+        let mut next = move |m: u32| {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 33) % u64::from(m)) as i32
+        };
+        let (width, height) = (90u32, 70u32);
+        let p = Params { n: 0, width, height, has_weight: 0 };
+        let mut cases = Vec::new();
+        for k in 0..4000 {
+            let reach = [3, 40, 300, 40_000][k % 4];
+            let (x0, y0) = (next(130) - 20, next(110) - 20);
+            let (dx, dy) = match k % 7 {
+                0 => (0, next(2 * reach as u32 + 1) - reach),
+                1 => (next(2 * reach as u32 + 1) - reach, 0),
+                2 => (0, 0),
+                _ => (next(2 * reach as u32 + 1) - reach, next(2 * reach as u32 + 1) - reach),
+            };
+            let clamp = |v: i32| v.clamp(-LIMIT as i32, LIMIT as i32);
+            cases.push([x0, y0, clamp(x0 + dx), clamp(y0 + dy)]);
+        }
+        for (k, ends) in cases.into_iter().enumerate() {
+            let y_lo = next(height + 20) - 10;
+            let band = (y_lo, y_lo + 1 + next([1, 8, 40, 100][k % 4]));
+            let counts = words(&vec![0; (width * height) as usize]);
+            walk_rows(ends, band, &p, 1, &counts, &[]);
+            let mut expected = vec![0u32; (width * height) as usize];
+            let mut walk = Walk::new(ends);
+            loop {
+                let (x, y) = (walk.x, walk.y);
+                if x >= 0 && (x as u32) < width && y >= band.0.max(0) && y < band.1.min(height as i32) {
+                    expected[(y as u32 * width + x as u32) as usize] += 1;
+                }
+                if walk.done() {
+                    break;
+                }
+                walk.step();
+            }
+            let got: Vec<u32> = counts.iter().map(|c| c.load(Relaxed)).collect();
+            assert_eq!(got, expected, "{ends:?} on rows {band:?}");
         }
     }
 

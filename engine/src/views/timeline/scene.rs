@@ -724,18 +724,15 @@ fn message_density(
         .collect();
     let router = Router::new(bundle, &lines, |k| [m.source[visible[k]], m.destination[visible[k]]], n, p);
     let visible: Vec<u32> = visible.into_iter().map(|i| i as u32).collect();
+    if let TimelineBundle::None = bundle {
+        return Ok((straight_density(backend, &lines, p)?, visible));
+    }
     let pixels = (p.w * p.h) as usize;
     let mut total = stages::DensityImage { width: p.w, height: p.h, counts: vec![0; pixels], sums: vec![0; pixels] };
-    // Straight lines in one part (three passes over all of them; the stage chunks its uploads):
-    // each pass costs a picture's worth of counts besides its segments. Bundled ones in parts,
-    // which bounds the memory of their curves.
-    let per = if let TimelineBundle::None = bundle { lines.len().max(1) } else { MESSAGES_PER_PASS };
-    for (c, part) in lines.chunks(per).enumerate() {
+    // Bundled lines in parts, which bounds the memory of their curves.
+    for (c, part) in lines.chunks(MESSAGES_PER_PASS).enumerate() {
         let polylines = match bundle {
-            TimelineBundle::None => {
-                straight_density(backend, part, p, &mut total)?;
-                continue;
-            }
+            TimelineBundle::None => unreachable!("straight lines are drawn above"),
             TimelineBundle::Kde(params) => {
                 let frame = UnitFrame::fit(part);
                 let unit: Vec<[f32; 4]> = part.iter().map(|&e| frame.edge_to_unit(e)).collect();
@@ -749,7 +746,7 @@ fn message_density(
             }
             TimelineBundle::Hierarchical { beta } | TimelineBundle::Grid { beta } => {
                 let router = router.as_ref().expect("a router for routed bundles");
-                let first = c * per;
+                let first = c * MESSAGES_PER_PASS;
                 let polygons = router.polygons(part, first);
                 let curve = Curve { samples: router.samples, beta: beta.clamp(0.0, 1.0), degree: 2 };
                 let b = stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?;
@@ -765,37 +762,14 @@ fn message_density(
     Ok((total, visible))
 }
 
-/// Straight message lines, each cut into the three pieces [`Polylines::straight`] makes of it,
-/// into `total`: one unweighted density pass per piece (the pieces of a pass share a weight:
-/// 0, 8 and 16 steps from sender to receiver), which takes the line-density stage's fast path
-/// for short segments where a weighted pass would walk every one. Equal to one weighted pass
-/// over the pieces, count for count and sum for sum.
-fn straight_density(
-    backend: &Backend,
-    lines: &[[f32; 4]],
-    p: Plot,
-    total: &mut stages::DensityImage,
-) -> Result<(), ViewError> {
+/// Straight message lines, each cut into the three pieces [`Polylines::straight`] makes of it
+/// (weighted 0, 8 and 16 steps from sender to receiver), through the line-density stage's
+/// straight lines: equal to one weighted pass over the pieces, count for count and sum for sum.
+fn straight_density(backend: &Backend, lines: &[[f32; 4]], p: Plot) -> Result<stages::DensityImage, ViewError> {
     const PIECES: usize = STRAIGHT_SAMPLES - 1;
-    // One buffer of segments for every piece, and each piece's counts added to the picture's
-    // counts and (times its weight) sums in one pass.
-    let mut segments = vec![[0f32; 4]; lines.len()];
-    for k in 0..PIECES {
-        let (f0, f1) = (k as f32 / PIECES as f32, (k + 1) as f32 / PIECES as f32);
-        let at = |l: &[f32; 4], f: f32| [l[0] + (l[2] - l[0]) * f, l[1] + (l[3] - l[1]) * f];
-        segments.par_iter_mut().zip(lines).for_each(|(s, l)| {
-            let (a, b) = (at(l, f0), at(l, f1));
-            *s = [a[0], a[1], b[0], b[1]];
-        });
-        let weight = u64::from(piece_weight(k, PIECES));
-        let input = DensityInput { segments: &segments, weights: None, width: p.w, height: p.h };
-        let counts = stages::line_density::counts(backend.runner().as_mut(), &input)?;
-        total.counts.par_iter_mut().zip(total.sums.par_iter_mut()).zip(&counts).for_each(|((c, s), &n)| {
-            *c = c.saturating_add(n);
-            *s += weight * u64::from(n);
-        });
-    }
-    Ok(())
+    let weights: Vec<u32> = (0..PIECES).map(|k| piece_weight(k, PIECES)).collect();
+    let input = stages::line_density::StraightInput { lines, weights: &weights, width: p.w, height: p.h };
+    Ok(stages::line_density::straight(backend.runner().as_mut(), &input)?)
 }
 
 /// Points of a straight message line (three pieces).
@@ -2006,7 +1980,7 @@ mod tests {
     }
 
     #[test]
-    fn straight_lines_in_three_passes_equal_one_weighted_pass() {
+    fn straight_lines_equal_one_weighted_pass_over_their_pieces() {
         let mut state = 11u64;
         let mut rng = move || {
             state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
@@ -2022,10 +1996,7 @@ mod tests {
             })
             .collect();
         lines.push([5.0, 5.0, 5.0, 5.0]);
-        let pixels = (p.w * p.h) as usize;
-        let mut split =
-            stages::DensityImage { width: p.w, height: p.h, counts: vec![0; pixels], sums: vec![0; pixels] };
-        straight_density(&Backend::Cpu, &lines, p, &mut split).unwrap();
+        let split = straight_density(&Backend::Cpu, &lines, p).unwrap();
         let (segments, weights) = Polylines::straight(&lines, STRAIGHT_SAMPLES).pieces();
         let input = DensityInput { segments: &segments, weights: Some(&weights), width: p.w, height: p.h };
         let one = stages::line_density::run(Backend::Cpu.runner().as_mut(), &input).unwrap();
