@@ -166,16 +166,79 @@ fn unpack(r: u64) -> [i32; 4] {
     [h(0), h(16), h(32), h(48)]
 }
 
-/// One task's segments grouped by band: `records[starts[b]..starts[b + 1]]` are walked in band
-/// `b` (weights alongside when weighted), `short[b]` are drawn whole by band `b` from the table
-/// of [`ShortLines`], and `long` lists those crossing more bands than a record is copied to
-/// (packed ends and weight): every band walks them over its own rows.
+/// One task's segments grouped by band: `short[b]` are drawn whole by band `b` from the table
+/// of [`ShortLines`], the others are `walked`.
 struct Bucketed {
+    walked: Walked,
+    short: Vec<Vec<u32>>,
+}
+
+/// Segments walked by band: `records[starts[b]..starts[b + 1]]` (packed pixel ends, with
+/// `weights` alongside) are walked by band `b`, and `long`, crossing more bands than a record is
+/// copied to, by every band over its own rows.
+struct Walked {
     records: Vec<u64>,
     weights: Vec<u32>,
     starts: Vec<usize>,
-    short: Vec<Vec<u32>>,
     long: Vec<(u64, u32)>,
+}
+
+impl Walked {
+    /// Segments (pixel ends and weight) grouped by the bands they touch; those wholly outside
+    /// the image dropped.
+    fn by_band(segments: impl Iterator<Item = ([i32; 4], u32)>, p: &Params, bands: Bands) -> Self {
+        let (w_px, h_px) = (p.width as i32, p.height as i32);
+        let shift = bands.rows.trailing_zeros();
+        let band_range = |r: u64| {
+            let [_, y0, _, y1] = unpack(r);
+            ((y0.min(y1).max(0) as u32 >> shift) as usize, (y0.max(y1).min(h_px - 1) as u32 >> shift) as usize)
+        };
+        let mut sizes = vec![0usize; bands.count];
+        let (mut kept, mut long) = (Vec::new(), Vec::new());
+        for (ends @ [x0, y0, x1, y1], weight) in segments {
+            if (x0 < 0 && x1 < 0) || (y0 < 0 && y1 < 0) || (x0 >= w_px && x1 >= w_px) || (y0 >= h_px && y1 >= h_px) {
+                continue;
+            }
+            let record = pack(ends);
+            let (b0, b1) = band_range(record);
+            if b1 - b0 >= MAX_BANDS_PER_SEGMENT as usize {
+                long.push((record, weight));
+                continue;
+            }
+            for size in &mut sizes[b0..=b1] {
+                *size += 1;
+            }
+            kept.push((record, weight));
+        }
+        let mut starts = Vec::with_capacity(bands.count + 1);
+        let mut total = 0;
+        for size in sizes {
+            starts.push(total);
+            total += size;
+        }
+        starts.push(total);
+        let mut next = starts.clone();
+        let (mut records, mut weights) = (vec![0u64; total], vec![0u32; total]);
+        for &(record, weight) in &kept {
+            let (b0, b1) = band_range(record);
+            for slot in &mut next[b0..=b1] {
+                records[*slot] = record;
+                weights[*slot] = weight;
+                *slot += 1;
+            }
+        }
+        Self { records, weights, starts, long }
+    }
+
+    /// Walks band `b`'s segments and every long one over the rows `band`.
+    fn draw(&self, b: usize, band: (i32, i32), p: &Params, counts: &Words, sums: &Words) {
+        for k in self.starts[b]..self.starts[b + 1] {
+            walk_rows(unpack(self.records[k]), band, p, self.weights[k], counts, sums);
+        }
+        for &(record, w) in &self.long {
+            walk_rows(unpack(record), band, p, w, counts, sums);
+        }
+    }
 }
 
 /// How one dispatch is cut into bands.
@@ -193,13 +256,6 @@ struct Bands {
 fn bucket(range: std::ops::Range<usize>, p: &Params, bands: Bands, segments: &[u32], weights: &Words) -> Bucketed {
     let (w_px, h_px) = (p.width as i32, p.height as i32);
     let shift = bands.rows.trailing_zeros();
-    let band_range = |r: u64| {
-        let [_, y0, _, y1] = unpack(r);
-        ((y0.min(y1).max(0) as u32 >> shift) as usize, (y0.max(y1).min(h_px - 1) as u32 >> shift) as usize)
-    };
-    let mut kept = Vec::new();
-    let mut sizes = vec![0usize; bands.count];
-    let mut long = Vec::new();
     let mut short: Vec<Vec<u32>> = vec![Vec::new(); if bands.tabled { bands.count } else { 0 }];
     let each = range.len() / bands.count.max(1) + range.len() / (4 * bands.count.max(1));
     short.iter_mut().for_each(|s| s.reserve(each));
@@ -230,43 +286,9 @@ fn bucket(range: std::ops::Range<usize>, p: &Params, bands: Bands, segments: &[u
             i += 1;
         }
     }
-    for (i, [x0, y0, x1, y1]) in rest {
-        if (x0 < 0 && x1 < 0) || (y0 < 0 && y1 < 0) || (x0 >= w_px && x1 >= w_px) || (y0 >= h_px && y1 >= h_px) {
-            continue;
-        }
-        let record = pack([x0, y0, x1, y1]);
-        let (b0, b1) = band_range(record);
-        if b1 - b0 >= MAX_BANDS_PER_SEGMENT as usize {
-            long.push((record, if p.has_weight != 0 { weights[i].load(Relaxed) } else { 1 }));
-            continue;
-        }
-        for size in &mut sizes[b0..=b1] {
-            *size += 1;
-        }
-        kept.push((record, i as u32));
-    }
-    let mut starts = Vec::with_capacity(bands.count + 1);
-    let mut total = 0;
-    for size in sizes {
-        starts.push(total);
-        total += size;
-    }
-    starts.push(total);
-    let mut next = starts.clone();
-    let mut records = vec![0u64; total];
     let weighted = p.has_weight != 0;
-    let mut ws = vec![0u32; if weighted { total } else { 0 }];
-    for &(record, i) in &kept {
-        let (b0, b1) = band_range(record);
-        for slot in &mut next[b0..=b1] {
-            records[*slot] = record;
-            if weighted {
-                ws[*slot] = weights[i as usize].load(Relaxed);
-            }
-            *slot += 1;
-        }
-    }
-    Bucketed { records, weights: ws, starts, short, long }
+    let rest = rest.into_iter().map(|(i, ends)| (ends, if weighted { weights[i].load(Relaxed) } else { 1 }));
+    Bucketed { walked: Walked::by_band(rest, p, bands), short }
 }
 
 /// The whole dispatch at once, with the same result as running [`line_density`] for every
@@ -291,18 +313,11 @@ pub fn line_density_all(p: &Params, segments: &[u32], weights: &Words, counts: &
         .into_par_iter()
         .map(|c| bucket(c * CHUNK..((c + 1) * CHUNK).min(n), p, bands, segments, weights))
         .collect();
-    let long: Vec<(u64, u32)> = buckets.iter().flat_map(|b| b.long.iter().copied()).collect();
     let draw = |b: usize| {
         let y_lo = b as i32 * rows as i32;
         let band = (y_lo, (y_lo + rows as i32).min(p.height as i32));
         for chunk in &buckets {
-            for k in chunk.starts[b]..chunk.starts[b + 1] {
-                let w = if p.has_weight != 0 { chunk.weights[k] } else { 1 };
-                walk_rows(unpack(chunk.records[k]), band, p, w, counts, sums);
-            }
-        }
-        for &(record, w) in &long {
-            walk_rows(unpack(record), band, p, w, counts, sums);
+            chunk.walked.draw(b, band, p, counts, sums);
         }
         if let Some(table) = &table {
             table.draw(buckets.iter().map(|chunk| chunk.short[b].as_slice()), (y_lo, rows), p, counts, None);
@@ -319,14 +334,10 @@ pub fn line_density_all(p: &Params, segments: &[u32], weights: &Words, counts: &
 }
 
 /// One task's pieces of straight lines grouped by band, as [`Bucketed`] groups segments:
-/// `short[k][b]` the short pieces `k` drawn by band `b`, `records` (with their weights) those
-/// walked in bands, `long` those walked by every band over its rows (pixel ends and weight).
+/// `short[k][b]` the short pieces `k` drawn by band `b` from the table, the others `walked`.
 struct Cut {
-    records: Vec<u64>,
-    weights: Vec<u32>,
-    starts: Vec<usize>,
+    walked: Walked,
     short: Vec<Vec<Vec<u32>>>,
-    long: Vec<([i32; 4], u32)>,
     /// By band, the pixels of lines drawn as dots (every piece in that one pixel).
     dots: Vec<Vec<u32>>,
 }
@@ -337,10 +348,6 @@ fn cut(lines: &[[f32; 4]], weights: &[u32], p: &Params, bands: Bands) -> Cut {
     let (w_px, h_px) = (p.width as i32, p.height as i32);
     let pieces = weights.len();
     let shift = bands.rows.trailing_zeros();
-    let band_range = |r: u64| {
-        let [_, y0, _, y1] = unpack(r);
-        ((y0.min(y1).max(0) as u32 >> shift) as usize, (y0.max(y1).min(h_px - 1) as u32 >> shift) as usize)
-    };
     let each = lines.len() / (4 * bands.count.max(1));
     let mut short: Vec<Vec<Vec<u32>>> = (0..if bands.tabled { pieces } else { 0 })
         .map(|_| (0..bands.count).map(|_| Vec::with_capacity(each)).collect())
@@ -394,42 +401,7 @@ fn cut(lines: &[[f32; 4]], weights: &[u32], p: &Params, bands: Bands) -> Cut {
             dots[(y as u32 >> shift) as usize].push(y as u32 * p.width + x as u32);
         }
     }
-    let mut sizes = vec![0usize; bands.count];
-    let mut kept = Vec::with_capacity(rest.len());
-    let mut long = Vec::new();
-    for (ends @ [x0, y0, x1, y1], weight) in rest {
-        if (x0 < 0 && x1 < 0) || (y0 < 0 && y1 < 0) || (x0 >= w_px && x1 >= w_px) || (y0 >= h_px && y1 >= h_px) {
-            continue;
-        }
-        let record = pack(ends);
-        let (b0, b1) = band_range(record);
-        if b1 - b0 >= MAX_BANDS_PER_SEGMENT as usize {
-            long.push((ends, weight));
-            continue;
-        }
-        for size in &mut sizes[b0..=b1] {
-            *size += 1;
-        }
-        kept.push((record, weight));
-    }
-    let mut starts = Vec::with_capacity(bands.count + 1);
-    let mut total = 0;
-    for size in sizes {
-        starts.push(total);
-        total += size;
-    }
-    starts.push(total);
-    let mut next = starts.clone();
-    let (mut records, mut ws) = (vec![0u64; total], vec![0u32; total]);
-    for &(record, weight) in &kept {
-        let (b0, b1) = band_range(record);
-        for slot in &mut next[b0..=b1] {
-            records[*slot] = record;
-            ws[*slot] = weight;
-            *slot += 1;
-        }
-    }
-    Cut { records, weights: ws, starts, short, long, dots }
+    Cut { walked: Walked::by_band(rest.into_iter(), p, bands), short, dots }
 }
 
 /// [`crate::stages::line_density::straight`] on the CPU: every line cut into its pieces and
@@ -456,17 +428,11 @@ pub fn straight(input: &StraightInput<'_>) -> DensityImage {
     let sums: Vec<AtomicU32> = (0..2 * pixels).map(|_| AtomicU32::new(0)).collect();
     let per = (CHUNK / pieces as usize).max(1);
     let cuts: Vec<Cut> = input.lines.par_chunks(per).map(|part| cut(part, input.weights, &p, bands)).collect();
-    let long: Vec<([i32; 4], u32)> = cuts.iter().flat_map(|c| c.long.iter().copied()).collect();
     let draw = |b: usize| {
         let y_lo = b as i32 * rows as i32;
         let band = (y_lo, (y_lo + rows as i32).min(height as i32));
-        for &(ends, w) in &long {
-            walk_rows(ends, band, &p, w, &counts, &sums);
-        }
         for c in &cuts {
-            for k in c.starts[b]..c.starts[b + 1] {
-                walk_rows(unpack(c.records[k]), band, &p, c.weights[k], &counts, &sums);
-            }
+            c.walked.draw(b, band, &p, &counts, &sums);
             for &px in &c.dots[b] {
                 let (px, c) = (px as usize, &counts[px as usize]);
                 c.store(c.load(Relaxed).wrapping_add(pieces), Relaxed);
@@ -776,23 +742,34 @@ mod tests {
         }
     }
 
-    #[test]
-    fn banded_equals_per_invocation() {
-        let mut state = 7u64;
-        let mut next = move || {
+    /// A small deterministic generator of 24-bit numbers.
+    fn lcg(seed: u64) -> impl FnMut() -> u32 {
+        let mut state = seed;
+        move || {
             state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
             (state >> 40) as u32
-        };
+        }
+    }
+
+    /// A segment `len` long in a random direction from a random point in or up to 50 pixels
+    /// around a `width x height` image.
+    fn segment(next: &mut impl FnMut() -> u32, (width, height): (u32, u32), len: f32) -> [f32; 4] {
+        let x = (next() % (width + 100)) as f32 - 50.5;
+        let y = (next() % (height + 100)) as f32 - 50.25;
+        let (ax, ay) = ((next() % 2001) as f32 / 1000.0 - 1.0, (next() % 2001) as f32 / 1000.0 - 1.0);
+        [x, y, x + ax * len, y + ay * len]
+    }
+
+    #[test]
+    fn banded_equals_per_invocation() {
+        let mut next = lcg(7);
         // 300 wide: 16-bit table offsets; 2,000 wide: 32-bit ones; 301 wide: a partial last tile;
         // 9,000 wide: bands too low for the table (walked only).
         for (width, height) in [(300u32, 700u32), (2000, 150), (301, 97), (9000, 60)] {
             let mut flat = Vec::new();
             for k in 0..30_000 {
-                let x = (next() % (width + 100)) as f32 - 50.5;
-                let y = (next() % (height + 100)) as f32 - 50.25;
                 let len = [3.0, 17.0, 90.0, 400.0][k % 4];
-                let (ax, ay) = ((next() % 2001) as f32 / 1000.0 - 1.0, (next() % 2001) as f32 / 1000.0 - 1.0);
-                flat.extend([x, y, x + ax * len, y + ay * len].map(f32::to_bits));
+                flat.extend(segment(&mut next, (width, height), len).map(f32::to_bits));
             }
             // Every extent the table holds, from every start within a tile.
             for dy in -SHORT..=SHORT {
@@ -829,21 +806,11 @@ mod tests {
     #[test]
     fn straight_lines_in_one_pass_equal_their_recorded_pieces() {
         use crate::stages::line_density::{self as stage, DensityInput, piece};
-        let mut state = 5u64;
-        let mut next = move || {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (state >> 40) as u32
-        };
+        let mut next = lcg(5);
         for (width, height) in [(300u32, 700u32), (2000, 150), (301, 97), (9000, 60)] {
-            let mut lines: Vec<[f32; 4]> = (0..20_000)
-                .map(|k| {
-                    let x = (next() % (width + 100)) as f32 - 50.5;
-                    let y = (next() % (height + 100)) as f32 - 50.25;
-                    let len = [0.4, 2.0, 12.0, 50.0, 160.0, 1200.0][k % 6];
-                    let (ax, ay) = ((next() % 2001) as f32 / 1000.0 - 1.0, (next() % 2001) as f32 / 1000.0 - 1.0);
-                    [x, y, x + ax * len, y + ay * len]
-                })
-                .collect();
+            let lens = [0.4, 2.0, 12.0, 50.0, 160.0, 1200.0];
+            let mut lines: Vec<[f32; 4]> =
+                (0..20_000).map(|k| segment(&mut next, (width, height), lens[k % 6])).collect();
             lines.extend([[f32::NAN, 3.0, 5.0, 5.0], [-1e9, 2.0, 1e9, 2.0], [4.5, 4.5, 4.5, 4.5]]);
             // Many lines through one pixel, so that its sum passes 32 bits with the largest weight.
             lines.extend((0..600).map(|k| [10.5, 10.5 + (k % 7) as f32, 14.5, 12.5]));
