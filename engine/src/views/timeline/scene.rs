@@ -705,25 +705,38 @@ fn message_density(
     let n = t.locations.name.len();
     let scale = f64::from(p.w) / (t1 - t0) as f64;
     let x = |time: u64| ((time as f64 - t0 as f64) * scale) as f32;
-    let y = |l: u32| {
-        let r = tracks.pixels(l as usize);
-        (r.start + r.end) as f32 / 2.0
-    };
-    let mut visible: Vec<usize> = index
+    // Each location's row centre, once (a window's lines read it twice each).
+    let centre: Vec<f32> = (0..n)
+        .map(|l| {
+            let r = tracks.pixels(l);
+            (r.start + r.end) as f32 / 2.0
+        })
+        .collect();
+    let y = |l: u32| centre[l as usize];
+    let mut visible: Vec<u32> = index
         .candidates(t, window)
         .par_iter()
-        .map(|&i| i as usize)
-        .filter(|&i| m.send_time[i] <= t1 && m.recv_time[i] >= t0 && m.recv_time[i] != u64::MAX)
-        .filter(|&i| (m.source[i] as usize) < n && (m.destination[i] as usize) < n)
+        .copied()
+        .filter(|&i| {
+            let i = i as usize;
+            m.send_time[i] <= t1 && m.recv_time[i] >= t0 && m.recv_time[i] != u64::MAX
+        })
+        .filter(|&i| (m.source[i as usize] as usize) < n && (m.destination[i as usize] as usize) < n)
         .collect();
-    // In row order, as the density and bundling stages always saw them.
-    visible.par_sort_unstable();
+    // In row order, as the density and bundling stages always saw them (sorted only where the
+    // candidates, in send order, are not in row order already).
+    if !visible.is_sorted() {
+        visible.par_sort_unstable();
+    }
     let lines: Vec<[f32; 4]> = visible
         .par_iter()
-        .map(|&i| [x(m.send_time[i]), y(m.source[i]), x(m.recv_time[i]), y(m.destination[i])])
+        .map(|&i| {
+            let i = i as usize;
+            [x(m.send_time[i]), y(m.source[i]), x(m.recv_time[i]), y(m.destination[i])]
+        })
         .collect();
-    let router = Router::new(bundle, &lines, |k| [m.source[visible[k]], m.destination[visible[k]]], n, p);
-    let visible: Vec<u32> = visible.into_iter().map(|i| i as u32).collect();
+    let ends = |k: usize| [m.source[visible[k] as usize], m.destination[visible[k] as usize]];
+    let router = Router::new(bundle, &lines, ends, n, p);
     if let TimelineBundle::None = bundle {
         return Ok((straight_density(backend, &lines, p)?, visible));
     }
