@@ -92,12 +92,16 @@ pub struct StraightInput<'a> {
     pub height: u32,
 }
 
-/// Piece `k` of `pieces` of `line`: from `k / pieces` to `(k + 1) / pieces` along it.
+/// The point `f` along `line` (0: its first end, 1: its second).
+#[inline(always)]
+pub fn point(line: &[f32; 4], f: f32) -> [f32; 2] {
+    [line[0] + (line[2] - line[0]) * f, line[1] + (line[3] - line[1]) * f]
+}
+
+/// Piece `k` of `pieces` of `line`: from [`point`] `k / pieces` to `(k + 1) / pieces` along it.
 #[inline(always)]
 pub fn piece(line: &[f32; 4], k: usize, pieces: usize) -> [f32; 4] {
-    let (f0, f1) = (k as f32 / pieces as f32, (k + 1) as f32 / pieces as f32);
-    let at = |f: f32| [line[0] + (line[2] - line[0]) * f, line[1] + (line[3] - line[1]) * f];
-    let (a, b) = (at(f0), at(f1));
+    let (a, b) = (point(line, k as f32 / pieces as f32), point(line, (k + 1) as f32 / pieces as f32));
     [a[0], a[1], b[0], b[1]]
 }
 

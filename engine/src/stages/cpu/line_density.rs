@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use super::Words;
 use crate::stages::StageError;
-use crate::stages::line_density::{DensityImage, StraightInput};
+use crate::stages::line_density::{DensityImage, StraightInput, point};
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
@@ -252,6 +252,36 @@ struct Bands {
     tile_cols: usize,
 }
 
+impl Bands {
+    /// The bands of an image of `p`, and the table of [`ShortLines`] where `table` allows it and
+    /// it fits; without it a band's counts (and sums where weighted) stay in a core's L2 cache.
+    fn of(p: &Params, table: bool) -> (Self, Option<std::sync::Arc<ShortLines>>) {
+        let tabled_rows = band_rows(p.width, 4, ShortLines::BAND_BYTES);
+        let tile_cols = p.width.div_ceil(4) as usize;
+        let tabled = table && ShortLines::fits(tabled_rows, tile_cols);
+        let rows =
+            if tabled { tabled_rows } else { band_rows(p.width, if p.has_weight != 0 { 12 } else { 4 }, 512 << 10) };
+        let count = p.height.div_ceil(rows) as usize;
+        (Self { rows, count, tabled, tile_cols }, tabled.then(|| ShortLines::for_width(p.width)))
+    }
+
+    /// Runs `draw(b, (y_lo, y_hi))` for every band `b` and its rows, in parallel.
+    fn each(&self, height: u32, draw: impl Fn(usize, (i32, i32)) + Sync + Send) {
+        let rows = |b: usize| {
+            let y_lo = b as i32 * self.rows as i32;
+            (y_lo, (y_lo + self.rows as i32).min(height as i32))
+        };
+        if self.tabled {
+            // A band's short segments reach into the next band: bands of one parity at a time.
+            for parity in [0, 1] {
+                (0..self.count).into_par_iter().filter(|b| b % 2 == parity).for_each(|b| draw(b, rows(b)));
+            }
+        } else {
+            (0..self.count).into_par_iter().for_each(|b| draw(b, rows(b)));
+        }
+    }
+}
+
 /// Buckets segments `range` by the bands they touch.
 fn bucket(range: std::ops::Range<usize>, p: &Params, bands: Bands, segments: &[u32], weights: &Words) -> Bucketed {
     let (w_px, h_px) = (p.width as i32, p.height as i32);
@@ -297,40 +327,20 @@ fn bucket(range: std::ops::Range<usize>, p: &Params, bands: Bands, segments: &[u
 /// staying in cache. Unweighted short segments are drawn from a table ([`ShortLines`]); segments
 /// crossing many bands are walked by every band over its own rows ([`walk_rows`]).
 pub fn line_density_all(p: &Params, segments: &[u32], weights: &Words, counts: &Words, sums: &Words) {
-    let tabled_rows = band_rows(p.width, 4, ShortLines::BAND_BYTES);
-    let tile_cols = p.width.div_ceil(4) as usize;
-    let tabled = p.has_weight == 0 && ShortLines::fits(tabled_rows, tile_cols);
-    let table = tabled.then(|| ShortLines::for_width(p.width));
-    let rows = if table.is_some() {
-        tabled_rows
-    } else {
-        band_rows(p.width, if p.has_weight != 0 { 12 } else { 4 }, 512 << 10)
-    };
-    let count = p.height.div_ceil(rows) as usize;
-    let bands = Bands { rows, count, tabled, tile_cols };
+    let (bands, table) = Bands::of(p, p.has_weight == 0);
     let n = p.n as usize;
     let buckets: Vec<Bucketed> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
         .map(|c| bucket(c * CHUNK..((c + 1) * CHUNK).min(n), p, bands, segments, weights))
         .collect();
-    let draw = |b: usize| {
-        let y_lo = b as i32 * rows as i32;
-        let band = (y_lo, (y_lo + rows as i32).min(p.height as i32));
+    bands.each(p.height, |b, band| {
         for chunk in &buckets {
             chunk.walked.draw(b, band, p, counts, sums);
         }
         if let Some(table) = &table {
-            table.draw(buckets.iter().map(|chunk| chunk.short[b].as_slice()), (y_lo, rows), p, counts, None);
+            table.draw(buckets.iter().map(|chunk| chunk.short[b].as_slice()), (band.0, bands.rows), p, counts, None);
         }
-    };
-    if table.is_some() {
-        // A band's short segments reach into the next band: bands of one parity at a time.
-        for parity in [0, 1] {
-            (0..count).into_par_iter().filter(|b| b % 2 == parity).for_each(draw);
-        }
-    } else {
-        (0..count).into_par_iter().for_each(draw);
-    }
+    });
 }
 
 /// One task's pieces of straight lines grouped by band, as [`Bucketed`] groups segments:
@@ -355,7 +365,7 @@ fn cut(lines: &[[f32; 4]], weights: &[u32], p: &Params, bands: Bands) -> Cut {
     let mut rest: Vec<([i32; 4], u32)> = Vec::new();
     let mut dots: Vec<Vec<u32>> = vec![Vec::new(); bands.count];
     // The points between pieces, `k / pieces` along each line: piece `k` runs from point `k`
-    // to point `k + 1` (the same values as `piece`).
+    // to point `k + 1`, as in `piece`.
     let along: Vec<f32> = (0..=pieces).map(|k| k as f32 / pieces as f32).collect();
     let mut points = vec![[[0i32; 2]; BLOCK]; pieces + 1];
     for block in lines.chunks(BLOCK) {
@@ -363,8 +373,7 @@ fn cut(lines: &[[f32; 4]], weights: &[u32], p: &Params, bands: Bands) -> Cut {
         for (pts, &f) in points.iter_mut().zip(&along) {
             let mut xy = [f32::NAN; 2 * BLOCK];
             for (v, l) in xy.chunks_exact_mut(2).zip(block) {
-                v[0] = l[0] + (l[2] - l[0]) * f;
-                v[1] = l[1] + (l[3] - l[1]) * f;
+                v.copy_from_slice(&point(l, f));
             }
             for (pair, four) in pts.chunks_exact_mut(2).zip(xy.chunks_exact(4)) {
                 let [x0, y0, x1, y1] = to_pixels([four[0], four[1], four[2], four[3]]);
@@ -405,21 +414,15 @@ fn cut(lines: &[[f32; 4]], weights: &[u32], p: &Params, bands: Bands) -> Cut {
 }
 
 /// [`crate::stages::line_density::straight`] on the CPU: every line cut into its pieces and
-/// bucketed by band once, then each band drawn by one task (pieces crossing many bands walked
-/// whole with atomics first), short pieces from the table of [`ShortLines`] one piece index
-/// at a time, so that its tiles add one weight to the sums. The same pixels as the recorded
+/// bucketed by band once, then each band drawn by one task: walked pieces over its rows, lines
+/// within one pixel as dots, short pieces from the table of [`ShortLines`] one piece index at
+/// a time, so that its tiles add one weight to the sums. The same pixels as the recorded
 /// passes over each piece, so the same counts and sums.
 pub fn straight(input: &StraightInput<'_>) -> DensityImage {
     let (width, height) = (input.width, input.height);
     let pixels = width as usize * height as usize;
     let p = Params { n: 0, width, height, has_weight: 1 };
-    let tabled_rows = band_rows(width, 4, ShortLines::BAND_BYTES);
-    let tile_cols = width.div_ceil(4) as usize;
-    let tabled = ShortLines::fits(tabled_rows, tile_cols);
-    let table = tabled.then(|| ShortLines::for_width(width));
-    let rows = if tabled { tabled_rows } else { band_rows(width, 12, 512 << 10) };
-    let count = height.div_ceil(rows) as usize;
-    let bands = Bands { rows, count, tabled, tile_cols };
+    let (bands, table) = Bands::of(&p, true);
     let (pieces, weight) = (input.weights.len() as u32, input.weights.iter().map(|&w| u64::from(w)).sum::<u64>());
     if pieces == 0 {
         return DensityImage { width, height, counts: vec![0; pixels], sums: vec![0; pixels] };
@@ -428,34 +431,22 @@ pub fn straight(input: &StraightInput<'_>) -> DensityImage {
     let sums: Vec<AtomicU32> = (0..2 * pixels).map(|_| AtomicU32::new(0)).collect();
     let per = (CHUNK / pieces as usize).max(1);
     let cuts: Vec<Cut> = input.lines.par_chunks(per).map(|part| cut(part, input.weights, &p, bands)).collect();
-    let draw = |b: usize| {
-        let y_lo = b as i32 * rows as i32;
-        let band = (y_lo, (y_lo + rows as i32).min(height as i32));
+    bands.each(height, |b, band| {
         for c in &cuts {
             c.walked.draw(b, band, &p, &counts, &sums);
             for &px in &c.dots[b] {
-                let (px, c) = (px as usize, &counts[px as usize]);
+                let c = &counts[px as usize];
                 c.store(c.load(Relaxed).wrapping_add(pieces), Relaxed);
-                let old = u64::from(sums[2 * px].load(Relaxed)) | u64::from(sums[2 * px + 1].load(Relaxed)) << 32;
-                let new = old.wrapping_add(weight);
-                sums[2 * px].store(new as u32, Relaxed);
-                sums[2 * px + 1].store((new >> 32) as u32, Relaxed);
+                add_wide(&sums, px as usize, weight);
             }
         }
         if let Some(table) = &table {
             for (k, &weight) in input.weights.iter().enumerate() {
                 let lists = cuts.iter().map(|c| c.short[k][b].as_slice());
-                table.draw(lists, (y_lo, rows), &p, &counts, Some((&sums, weight)));
+                table.draw(lists, (band.0, bands.rows), &p, &counts, Some((&sums, weight)));
             }
         }
-    };
-    if tabled {
-        for parity in [0, 1] {
-            (0..count).into_par_iter().filter(|b| b % 2 == parity).for_each(draw);
-        }
-    } else {
-        (0..count).into_par_iter().for_each(draw);
-    }
+    });
     let counts: Vec<u32> = counts.into_iter().map(AtomicU32::into_inner).collect();
     let sums: Vec<u32> = sums.into_iter().map(AtomicU32::into_inner).collect();
     DensityImage { width, height, counts, sums: crate::stages::words_to_u64(&sums) }
@@ -634,16 +625,22 @@ impl ShortLines {
                 for (cells, tile) in row.chunks(8).zip(tile_row.chunks_exact(16)) {
                     for (c, &add) in cells.chunks_exact(2).zip(&tile[sub..sub + 4]) {
                         if add > 0 {
-                            let old = u64::from(c[0].load(Relaxed)) | u64::from(c[1].load(Relaxed)) << 32;
-                            let new = old.wrapping_add(u64::from(weight) * u64::from(add));
-                            c[0].store(new as u32, Relaxed);
-                            c[1].store((new >> 32) as u32, Relaxed);
+                            add_wide(c, 0, u64::from(weight) * u64::from(add));
                         }
                     }
                 }
             }
         }
     }
+}
+
+/// Adds `v` to the 64-bit sum of pixel `px`, held in two words (plain loads and stores: the
+/// caller owns the pixel).
+fn add_wide(sums: &Words, px: usize, v: u64) {
+    let old = u64::from(sums[2 * px].load(Relaxed)) | u64::from(sums[2 * px + 1].load(Relaxed)) << 32;
+    let new = old.wrapping_add(v);
+    sums[2 * px].store(new as u32, Relaxed);
+    sums[2 * px + 1].store((new >> 32) as u32, Relaxed);
 }
 
 /// Adds one segment's weight at pixel `px` (plain loads and stores: the caller owns the pixel).
