@@ -81,10 +81,8 @@ pub fn sum_pyramid(
             b.add_messages(&m);
             times.summing_s += t.elapsed().as_secs_f64();
         }
+        rows::Batch::MessagesDone => times.messages_s = started.elapsed().as_secs_f64(),
         rows::Batch::Intervals(i) => {
-            if times.messages_s == 0.0 {
-                times.messages_s = started.elapsed().as_secs_f64();
-            }
             let t = std::time::Instant::now();
             b.add_intervals(&i);
             times.summing_s += t.elapsed().as_secs_f64();

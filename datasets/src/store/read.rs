@@ -37,6 +37,25 @@ pub(super) enum Owned {
     Str(Vec<String>),
 }
 
+impl Owned {
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Owned::U32(v) => v.len(),
+            Owned::U64(v) => v.len(),
+            Owned::Str(v) => v.len(),
+        }
+    }
+
+    /// Room for `more` values (the caller bounds it: never a number read from a file alone).
+    pub(super) fn reserve(&mut self, more: usize) {
+        match self {
+            Owned::U32(v) => v.reserve_exact(more),
+            Owned::U64(v) => v.reserve_exact(more),
+            Owned::Str(v) => v.reserve_exact(more),
+        }
+    }
+}
+
 thread_local! {
     /// Set while this thread decodes a Parquet file under [`guarded`]: its panics stay silent.
     static DECODING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -201,6 +220,14 @@ pub(super) fn decode_batches(
     };
     let reader = builder.with_batch_size(64 << 10).build().map_err(|e| bad(format!("unreadable ({e})")))?;
     let mut out = no_rows(table);
+    // Room for the rows the metadata promises, up to one row group's worth (a larger promise
+    // grows as the rows arrive), so the batches are copied in once.
+    let room = usize::try_from(expect_rows).unwrap_or(usize::MAX).min(super::ROW_GROUP);
+    for &k in &targets {
+        if let Some(c) = out.get_mut(k) {
+            c.reserve(room);
+        }
+    }
     let mut seen = 0u64;
     for batch in reader {
         let batch = batch.map_err(|e| bad(format!("corrupt ({e})")))?;

@@ -91,7 +91,8 @@ impl Groups {
     }
 
     /// Every row of the columns `columns` (the others stay empty), a few row groups at a time
-    /// decoded in parallel, each handful handed to `each` as one batch.
+    /// decoded in parallel, then handed to `each` one row group at a time, in order (not
+    /// appended together: that copy cost as much as the decoding's own).
     fn each(
         &self,
         columns: &[usize],
@@ -101,7 +102,9 @@ impl Groups {
         let all: Vec<usize> = (0..self.groups.len()).collect();
         for handful in all.chunks(wave) {
             let chosen: Vec<(usize, Option<RowSelection>)> = handful.iter().map(|&g| (g, None)).collect();
-            each(self.decode(&chosen, Some(columns))?)?;
+            for group in self.decode_each(&chosen, Some(columns)) {
+                each(group?)?;
+            }
         }
         Ok(())
     }
@@ -113,7 +116,17 @@ impl Groups {
         chosen: &[(usize, Option<RowSelection>)],
         columns: Option<&[usize]>,
     ) -> Result<Vec<super::Owned>, SourceError> {
-        let decoded: Vec<Result<Vec<super::Owned>, SourceError>> = chosen
+        let decoded = self.decode_each(chosen, columns).into_iter().collect::<Result<Vec<_>, _>>()?;
+        Ok(concatenated(&self.table, decoded))
+    }
+
+    /// The columns `columns` of each of the row groups `chosen`, decoded in parallel.
+    fn decode_each(
+        &self,
+        chosen: &[(usize, Option<RowSelection>)],
+        columns: Option<&[usize]>,
+    ) -> Vec<Result<Vec<super::Owned>, SourceError>> {
+        chosen
             .par_iter()
             .map(|(g, selection)| {
                 guarded(&self.path, || {
@@ -131,12 +144,7 @@ impl Groups {
                     Ok(out.unwrap_or_else(|| super::no_rows(&self.table)))
                 })
             })
-            .collect();
-        let mut batch = super::no_rows(&self.table);
-        for d in decoded {
-            append(&mut batch, d?);
-        }
-        Ok(batch)
+            .collect()
     }
 
     /// The row groups and rows of each that [`Self::read`] decodes for `window`.
@@ -215,17 +223,27 @@ fn page_ranges(
     Some(out)
 }
 
-/// Appends the columns `more` to `to`, column by column.
-fn append(to: &mut [super::Owned], more: Vec<super::Owned>) {
+/// The columns of `parts` one after another, each column copied once into a vector of its
+/// final length (the first part's vectors are kept and grown once).
+fn concatenated(table: &super::Table, parts: Vec<Vec<super::Owned>>) -> Vec<super::Owned> {
     use super::Owned;
-    for (a, b) in to.iter_mut().zip(more) {
-        match (a, b) {
-            (Owned::U32(a), Owned::U32(b)) => a.extend(b),
-            (Owned::U64(a), Owned::U64(b)) => a.extend(b),
-            (Owned::Str(a), Owned::Str(b)) => a.extend(b),
-            _ => {}
+    let mut parts = parts.into_iter();
+    let Some(mut out) = parts.next() else { return super::no_rows(table) };
+    let rest: Vec<Vec<Owned>> = parts.collect();
+    for (k, column) in out.iter_mut().enumerate() {
+        column.reserve(rest.iter().map(|p| p.get(k).map_or(0, Owned::len)).sum());
+    }
+    for part in rest {
+        for (a, b) in out.iter_mut().zip(part) {
+            match (a, b) {
+                (Owned::U32(a), Owned::U32(b)) => a.extend_from_slice(&b),
+                (Owned::U64(a), Owned::U64(b)) => a.extend_from_slice(&b),
+                (Owned::Str(a), Owned::Str(b)) => a.extend(b),
+                _ => {}
+            }
         }
     }
+    out
 }
 
 /// The minimum or maximum of a `u64` column chunk (stored as Parquet INT64).
@@ -318,7 +336,8 @@ impl StoreRows {
         Ok((m?, i?))
     }
 
-    /// Every message, then every interval, in batches of a few row groups, reporting
+    /// Every message, then [`Batch::MessagesDone`], then every interval, one row group a batch
+    /// (a few decoded at once), reporting
     /// `progress(rows done, rows)`. Only the columns a pyramid reads are decoded: the receive
     /// times, tags and depths are left empty.
     pub(super) fn each(&self, progress: &dyn Fn(u64, u64), f: &mut dyn FnMut(Batch)) -> Result<(), SourceError> {
@@ -332,6 +351,7 @@ impl StoreRows {
             progress(done, total);
             Ok(())
         })?;
+        f(Batch::MessagesDone);
         self.intervals.each(&[0, 1, 2, 3], &mut |c| {
             let i = self.intervals_of(c)?;
             done += i.start.len() as u64;
@@ -345,6 +365,8 @@ impl StoreRows {
 /// Rows handed out by [`StoreRows::each`].
 pub(super) enum Batch {
     Messages(Messages),
+    /// Every message has been handed out (the intervals follow).
+    MessagesDone,
     Intervals(Intervals),
 }
 

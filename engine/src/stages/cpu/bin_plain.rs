@@ -246,10 +246,13 @@ where
 {
     let span = 1usize << SPAN_BITS;
     let parts = counts.len().div_ceil(span);
+    // Runs of at most RUN elements, and at least one per thread: a batch of one run would be
+    // partitioned by one thread alone.
+    let run = RUN.min(n.div_ceil(rayon::current_num_threads().max(1))).max(1);
     if weights.is_none() {
-        let runs: Vec<Vec<Vec<u32>>> = (0..n.div_ceil(RUN))
+        let runs: Vec<Vec<Vec<u32>>> = (0..n.div_ceil(run))
             .into_par_iter()
-            .map(|r| partition_run_counts(keyer, r * RUN..((r + 1) * RUN).min(n), parts))
+            .map(|r| partition_run_counts(keyer, r * run..((r + 1) * run).min(n), parts))
             .collect();
         counts.par_chunks_mut(span).zip(sums.par_chunks_mut(span)).enumerate().for_each(|(p, (counts, sums))| {
             let mut block = vec![0u32; counts.len()];
@@ -265,9 +268,9 @@ where
         });
         return;
     }
-    let runs: Vec<Vec<Vec<u64>>> = (0..n.div_ceil(RUN))
+    let runs: Vec<Vec<Vec<u64>>> = (0..n.div_ceil(run))
         .into_par_iter()
-        .map(|r| partition_run(keyer, weights, r * RUN..((r + 1) * RUN).min(n), parts))
+        .map(|r| partition_run(keyer, weights, r * run..((r + 1) * run).min(n), parts))
         .collect();
     counts.par_chunks_mut(span).zip(sums.par_chunks_mut(span)).enumerate().for_each(|(p, (counts, sums))| {
         for run in &runs {
