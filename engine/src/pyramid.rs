@@ -193,42 +193,43 @@ impl Lines {
 }
 
 /// Running sums of [`Lines`] as difference arrays along the blocks of each bin: lines, and the
-/// gradient as `slope * block + offset`.
+/// gradient as `slope * block + offset`. A cell's three sums lie side by side, so a line's two
+/// ends touch two cache lines rather than six.
 struct LineSums {
     blocks: usize,
-    count: Vec<i64>,
-    slope: Vec<f64>,
-    offset: Vec<f64>,
+    /// `[lines, slope, offset]` per cell (the line count held exactly in an `f64`'s integers:
+    /// a part sums far fewer than 2^53 lines).
+    cells: Vec<[f64; 3]>,
+    /// `LINE_STEPS / (r - s)` for every block difference `r - s`, at `r - s + blocks`.
+    slopes: Vec<f64>,
 }
 
 impl LineSums {
     fn new(blocks: u32, bins: u32) -> Self {
         let cells = (blocks as usize + 1) * bins as usize;
-        Self { blocks: blocks as usize + 1, count: vec![0; cells], slope: vec![0.0; cells], offset: vec![0.0; cells] }
+        let b = f64::from(blocks);
+        let slopes = (0..=2 * blocks).map(|k| LINE_STEPS / (f64::from(k) - b)).collect();
+        Self { blocks: blocks as usize + 1, cells: vec![[0.0; 3]; cells], slopes }
     }
 
     /// A line in `bin` from block `s` to block `r`.
+    #[inline]
     fn add(&mut self, bin: usize, s: usize, r: usize) {
         let row = bin * self.blocks;
         let (lo, hi) = (row + s.min(r), row + s.max(r) + 1);
-        self.count[lo] += 1;
-        self.count[hi] -= 1;
         if s == r {
-            self.offset[lo] += LINE_STEPS / 2.0;
-            self.offset[hi] -= LINE_STEPS / 2.0;
+            let half = LINE_STEPS / 2.0;
+            add3(&mut self.cells[lo], [1.0, 0.0, half]);
+            add3(&mut self.cells[hi], [-1.0, 0.0, -half]);
             return;
         }
-        let slope = LINE_STEPS / (r as f64 - s as f64);
-        self.slope[lo] += slope;
-        self.slope[hi] -= slope;
-        self.offset[lo] -= slope * s as f64;
-        self.offset[hi] += slope * s as f64;
+        let slope = self.slopes[r + (self.blocks - 1) - s];
+        add3(&mut self.cells[lo], [1.0, slope, -(slope * s as f64)]);
+        add3(&mut self.cells[hi], [-1.0, -slope, slope * s as f64]);
     }
 
     fn merge(mut self, o: LineSums) -> Self {
-        self.count.iter_mut().zip(&o.count).for_each(|(a, b)| *a += b);
-        self.slope.iter_mut().zip(&o.slope).for_each(|(a, b)| *a += b);
-        self.offset.iter_mut().zip(&o.offset).for_each(|(a, b)| *a += b);
+        self.cells.iter_mut().zip(&o.cells).for_each(|(a, &b)| add3(a, b));
         self
     }
 
@@ -238,8 +239,8 @@ impl LineSums {
         for bin in 0..bins as usize {
             let (mut c, mut a, mut b) = (0i64, 0f64, 0f64);
             for block in 0..blocks as usize {
-                let at = bin * self.blocks + block;
-                (c, a, b) = (c + self.count[at], a + self.slope[at], b + self.offset[at]);
+                let [n, slope, offset] = self.cells[bin * self.blocks + block];
+                (c, a, b) = (c + n as i64, a + slope, b + offset);
                 let k = bin * blocks as usize + block;
                 out.counts[k] = c.max(0) as u64;
                 out.gradient[k] = (a * block as f64 + b).clamp(0.0, LINE_STEPS * c.max(0) as f64).round() as u64;
@@ -247,6 +248,14 @@ impl LineSums {
         }
         out
     }
+}
+
+/// Adds `b` to `a`, element by element.
+#[inline]
+fn add3(a: &mut [f64; 3], b: [f64; 3]) {
+    a[0] += b[0];
+    a[1] += b[1];
+    a[2] += b[2];
 }
 
 /// Builds a pyramid from batches of rows in any order.
@@ -293,14 +302,16 @@ impl PyramidBuilder {
     /// Messages outside the shape's ranks or span are left out.
     pub fn add_messages(&mut self, m: &Messages) {
         let (shape, blocks) = (self.shape, self.level.message_blocks);
-        let block = shape.message_block;
+        // Blocks are a power of two ranks wide: a shift, not a division, per rank.
+        debug_assert!(shape.message_block.is_power_of_two());
+        let shift = shape.message_block.trailing_zeros();
         let pairs: Vec<u32> = m
             .source
             .par_iter()
             .zip(&m.destination)
             .map(
                 |(&s, &d)| {
-                    if s < shape.ranks && d < shape.ranks { (s / block) * blocks + d / block } else { u32::MAX }
+                    if s < shape.ranks && d < shape.ranks { (s >> shift) * blocks + (d >> shift) } else { u32::MAX }
                 },
             )
             .collect();
@@ -326,12 +337,17 @@ impl PyramidBuilder {
         }
         let n = m.source.len();
         let per = n.div_ceil(self.lines.len()).max(1);
+        // Bins and blocks are powers of two: shifts, not divisions.
+        debug_assert!(shape.bin_ticks.is_power_of_two() && shape.block.is_power_of_two());
+        let (bin_shift, block_shift) = (shape.bin_ticks.trailing_zeros(), shape.block.trailing_zeros());
         self.lines.par_iter_mut().enumerate().for_each(|(k, sums)| {
-            for i in (k * per).min(n)..((k + 1) * per).min(n) {
-                let (s, d, t) = (m.source[i], m.destination[i], m.send_time[i]);
+            let range = (k * per).min(n)..((k + 1) * per).min(n);
+            let (source, destination, send) =
+                (&m.source[range.clone()], &m.destination[range.clone()], &m.send_time[range]);
+            for ((&s, &d), &t) in source.iter().zip(destination).zip(send) {
                 if s < shape.ranks && d < shape.ranks && (shape.t0..end).contains(&t) {
-                    let bin = ((t - shape.t0) / shape.bin_ticks) as usize;
-                    sums.add(bin, (s / shape.block) as usize, (d / shape.block) as usize);
+                    let bin = ((t - shape.t0) >> bin_shift) as usize;
+                    sums.add(bin, (s >> block_shift) as usize, (d >> block_shift) as usize);
                 }
             }
         });
