@@ -258,6 +258,130 @@ fn add3(a: &mut [f64; 3], b: [f64; 3]) {
     a[2] += b[2];
 }
 
+/// Adds the lines of messages `range` to `sums`.
+fn add_lines(sums: &mut LineSums, shape: Shape, m: &Messages, range: std::ops::Range<usize>) {
+    let end = shape.t0.saturating_add(shape.bin_ticks * u64::from(shape.state_bins));
+    // Bins and blocks are powers of two: shifts, not divisions.
+    debug_assert!(shape.bin_ticks.is_power_of_two() && shape.block.is_power_of_two());
+    let (bin_shift, block_shift) = (shape.bin_ticks.trailing_zeros(), shape.block.trailing_zeros());
+    let (source, destination, send) = (&m.source[range.clone()], &m.destination[range.clone()], &m.send_time[range]);
+    for ((&s, &d), &t) in source.iter().zip(destination).zip(send) {
+        if s < shape.ranks && d < shape.ranks && (shape.t0..end).contains(&t) {
+            let bin = ((t - shape.t0) >> bin_shift) as usize;
+            sums.add(bin, (s >> block_shift) as usize, (d >> block_shift) as usize);
+        }
+    }
+}
+
+/// The message cube's keys: a message's (sender block, receiver block) pair and time bin.
+#[derive(Clone, Copy)]
+struct CubeKeys {
+    ranks: u32,
+    blocks: u32,
+    pairs: usize,
+    bins: u64,
+    /// Bins of a part's [`NearBins`].
+    near_bins: usize,
+    t0: u64,
+    block_shift: u32,
+    bin_shift: u32,
+}
+
+/// Most cells of a part's grid of near bins (12 bytes each: 6 MiB, in the cache).
+const NEAR_CELLS: usize = 1 << 19;
+
+/// One part's cube cells for message bins `first..first + bins`, bin by bin (`[bin][pair]`),
+/// kept from batch to batch while their bins stay inside it.
+#[derive(Default)]
+struct NearBins {
+    first: usize,
+    bins: usize,
+    counts: Vec<u32>,
+    bytes: Vec<u64>,
+    /// Messages added since the grid was last emptied (its counts stay below `u32::MAX`).
+    added: u64,
+}
+
+impl CubeKeys {
+    fn new(shape: Shape, blocks: u32) -> Self {
+        // Blocks and bins are a power of two ranks and ticks wide: shifts, not divisions.
+        debug_assert!(shape.message_block.is_power_of_two() && shape.message_bin_ticks().is_power_of_two());
+        let pairs = blocks as usize * blocks as usize;
+        Self {
+            ranks: shape.ranks,
+            blocks,
+            pairs,
+            bins: u64::from(shape.message_bins),
+            near_bins: (NEAR_CELLS / pairs).min(shape.message_bins as usize),
+            t0: shape.t0,
+            block_shift: shape.message_block.trailing_zeros(),
+            bin_shift: shape.message_bin_ticks().trailing_zeros(),
+        }
+    }
+
+    #[inline]
+    fn pair(&self, s: u32, d: u32) -> Option<u32> {
+        (s < self.ranks && d < self.ranks).then(|| (s >> self.block_shift) * self.blocks + (d >> self.block_shift))
+    }
+
+    #[inline]
+    fn bin(&self, t: u64) -> Option<usize> {
+        let bin = t.checked_sub(self.t0)? >> self.bin_shift;
+        (bin < self.bins).then_some(bin as usize)
+    }
+
+    /// Adds the cube cells of messages `range` to `near` where their send times span few
+    /// enough bins; `near`'s previous cells are handed back when the new ones fall outside
+    /// its bins (the caller adds them to the cube).
+    fn add_near(&self, near: &mut NearBins, m: &Messages, range: std::ops::Range<usize>) -> Near {
+        let (source, destination) = (&m.source[range.clone()], &m.destination[range.clone()]);
+        let (send, bytes) = (&m.send_time[range.clone()], &m.bytes[range.clone()]);
+        // The first and last send times inside the cube's span (bins grow with time).
+        let span = self.bins << self.bin_shift;
+        let (mut lo, mut hi) = (u64::MAX, 0);
+        for &t in send {
+            let at = t.wrapping_sub(self.t0);
+            if at < span {
+                (lo, hi) = (lo.min(at), hi.max(at));
+            }
+        }
+        if lo > hi {
+            return Near::Added(None);
+        }
+        let (lo, hi) = ((lo >> self.bin_shift) as usize, (hi >> self.bin_shift) as usize);
+        if hi - lo >= self.near_bins {
+            return Near::TooWide;
+        }
+        let full = near.added + send.len() as u64 > u64::from(u32::MAX);
+        let mut done = None;
+        if near.bins == 0 || lo < near.first || hi >= near.first + near.bins || full {
+            let first = lo.min(self.bins as usize - self.near_bins);
+            let cells = self.near_bins * self.pairs;
+            let fresh =
+                NearBins { first, bins: self.near_bins, counts: vec![0; cells], bytes: vec![0; cells], added: 0 };
+            done = Some(std::mem::replace(near, fresh)).filter(|n| n.bins > 0);
+        }
+        near.added += send.len() as u64;
+        let first = near.first;
+        for (((&s, &d), &t), &b) in source.iter().zip(destination).zip(send).zip(bytes) {
+            if let (Some(pair), Some(bin)) = (self.pair(s, d), self.bin(t)) {
+                let cell = (bin - first) * self.pairs + pair as usize;
+                near.counts[cell] += 1;
+                near.bytes[cell] += u64::from(b);
+            }
+        }
+        Near::Added(done)
+    }
+}
+
+/// What [`CubeKeys::add_near`] did with a part of a batch.
+enum Near {
+    /// Added; with the cells moved out of the part's grid to make room, if any.
+    Added(Option<NearBins>),
+    /// The times span too many bins: nothing was added.
+    TooWide,
+}
+
 /// Builds a pyramid from batches of rows in any order.
 pub struct PyramidBuilder {
     shape: Shape,
@@ -267,6 +391,8 @@ pub struct PyramidBuilder {
     pending: Intervals,
     /// Line sums, one per part of a batch summed in parallel (kept, so that no batch allocates).
     lines: Vec<LineSums>,
+    /// Each part's cube cells of its latest few bins, not yet added to the cube.
+    near: Vec<NearBins>,
 }
 
 /// Most partial line sums kept while adding messages (each is 24 bytes a cell: 50 MB at most).
@@ -295,62 +421,86 @@ impl PyramidBuilder {
         };
         // The line sums are allocated with the first messages (a pyramid read from a store
         // starts from an empty builder and never sums a message).
-        Self { shape, level, pending: Intervals::default(), lines: Vec::new() }
+        Self { shape, level, pending: Intervals::default(), lines: Vec::new(), near: Vec::new() }
     }
 
     /// Adds messages: each counted at its send time, its sender's and receiver's blocks.
     /// Messages outside the shape's ranks or span are left out.
+    ///
+    /// The batch is cut into one part per line sum. Each part adds its lines, and where its
+    /// send times fall in a few message bins (a store's row group: its rows are sorted by time)
+    /// it also sums its cube cells straight into its own small grid of those bins, which stays
+    /// in the cache and is added to the cube once later batches move past its bins. Other parts
+    /// take the partitioned binning.
     pub fn add_messages(&mut self, m: &Messages) {
-        let (shape, blocks) = (self.shape, self.level.message_blocks);
-        // Blocks are a power of two ranks wide: a shift, not a division, per rank.
-        debug_assert!(shape.message_block.is_power_of_two());
-        let shift = shape.message_block.trailing_zeros();
-        let pairs: Vec<u32> = m
-            .source
-            .par_iter()
-            .zip(&m.destination)
-            .map(
-                |(&s, &d)| {
-                    if s < shape.ranks && d < shape.ranks { (s >> shift) * blocks + (d >> shift) } else { u32::MAX }
-                },
-            )
-            .collect();
-        let bin_ticks = shape.message_bin_ticks();
-        let t_last = shape.t0.saturating_add(bin_ticks * u64::from(shape.message_bins) - 1);
-        let input = HeatmapInput {
-            x: AxisKey::time(&m.send_time, shape.t0, t_last, shape.message_bins),
-            y: AxisKey::Id { keys: &pairs, extent: blocks * blocks },
-            weights: Some(&m.bytes),
-        };
-        debug_assert_eq!(input.x.bin_ticks(), bin_ticks);
-        bin_plain::bin_into(&input, &mut self.level.counts, &mut self.level.bytes);
-        self.add_lines(m);
-    }
-
-    /// Adds the messages' lines: the batch cut into one part per line sum, summed in parallel.
-    fn add_lines(&mut self, m: &Messages) {
         let shape = self.shape;
-        let end = shape.t0.saturating_add(shape.bin_ticks * u64::from(shape.state_bins));
         if self.lines.is_empty() {
             let parts = rayon::current_num_threads().clamp(1, LINE_PARTS);
             self.lines = (0..parts).map(|_| LineSums::new(shape.blocks(), shape.state_bins)).collect();
+            self.near = (0..parts).map(|_| NearBins::default()).collect();
         }
         let n = m.source.len();
         let per = n.div_ceil(self.lines.len()).max(1);
-        // Bins and blocks are powers of two: shifts, not divisions.
-        debug_assert!(shape.bin_ticks.is_power_of_two() && shape.block.is_power_of_two());
-        let (bin_shift, block_shift) = (shape.bin_ticks.trailing_zeros(), shape.block.trailing_zeros());
-        self.lines.par_iter_mut().enumerate().for_each(|(k, sums)| {
-            let range = (k * per).min(n)..((k + 1) * per).min(n);
-            let (source, destination, send) =
-                (&m.source[range.clone()], &m.destination[range.clone()], &m.send_time[range]);
-            for ((&s, &d), &t) in source.iter().zip(destination).zip(send) {
-                if s < shape.ranks && d < shape.ranks && (shape.t0..end).contains(&t) {
-                    let bin = ((t - shape.t0) >> bin_shift) as usize;
-                    sums.add(bin, (s >> block_shift) as usize, (d >> block_shift) as usize);
-                }
+        let cube = CubeKeys::new(shape, self.level.message_blocks);
+        let parts: Vec<(std::ops::Range<usize>, Near)> = self
+            .lines
+            .par_iter_mut()
+            .zip(&mut self.near)
+            .enumerate()
+            .map(|(k, (sums, near))| {
+                let range = (k * per).min(n)..((k + 1) * per).min(n);
+                add_lines(sums, shape, m, range.clone());
+                let done = if cube.near_bins > 0 { cube.add_near(near, m, range.clone()) } else { Near::TooWide };
+                (range, done)
+            })
+            .collect();
+        let mut done = Vec::new();
+        for (range, part) in parts {
+            match part {
+                Near::Added(d) => done.extend(d),
+                Near::TooWide => self.bin_partitioned(m, range),
             }
-        });
+        }
+        self.add_near_bins(&done);
+    }
+
+    /// Adds parts' grids of near bins to the cube.
+    fn add_near_bins(&mut self, near: &[NearBins]) {
+        if near.is_empty() {
+            return;
+        }
+        let (bins, pairs) = (self.level.message_bins as usize, self.level.message_blocks as usize);
+        let pairs = pairs * pairs;
+        let level = &mut self.level;
+        level.counts.par_chunks_mut(bins).zip(level.bytes.par_chunks_mut(bins)).enumerate().for_each(
+            |(pair, (counts, bytes))| {
+                for g in near {
+                    for j in 0..g.bins {
+                        let cell = j * pairs + pair;
+                        counts[g.first + j] += u64::from(g.counts[cell]);
+                        bytes[g.first + j] += g.bytes[cell];
+                    }
+                }
+            },
+        );
+    }
+
+    /// Adds the cube cells of messages `range` by the partitioned binning.
+    fn bin_partitioned(&mut self, m: &Messages, range: std::ops::Range<usize>) {
+        let (shape, blocks) = (self.shape, self.level.message_blocks);
+        let cube = CubeKeys::new(shape, blocks);
+        let (source, destination) = (&m.source[range.clone()], &m.destination[range.clone()]);
+        let pairs: Vec<u32> =
+            source.par_iter().zip(destination).map(|(&s, &d)| cube.pair(s, d).unwrap_or(u32::MAX)).collect();
+        let bin_ticks = shape.message_bin_ticks();
+        let t_last = shape.t0.saturating_add(bin_ticks * u64::from(shape.message_bins) - 1);
+        let input = HeatmapInput {
+            x: AxisKey::time(&m.send_time[range.clone()], shape.t0, t_last, shape.message_bins),
+            y: AxisKey::Id { keys: &pairs, extent: blocks * blocks },
+            weights: Some(&m.bytes[range]),
+        };
+        debug_assert_eq!(input.x.bin_ticks(), bin_ticks);
+        bin_plain::bin_into(&input, &mut self.level.counts, &mut self.level.bytes);
     }
 
     /// Adds intervals: each one's ticks split over the state bins it overlaps.
@@ -424,6 +574,8 @@ impl PyramidBuilder {
         if !p.start.is_empty() {
             self.sum_intervals(&p);
         }
+        let near: Vec<NearBins> = std::mem::take(&mut self.near).into_iter().filter(|n| n.bins > 0).collect();
+        self.add_near_bins(&near);
         let mut levels = vec![self.level];
         while let Some(top) = levels.last() {
             if top.blocks <= 1 && top.message_blocks <= 1 && top.message_bins <= 1 && top.state_bins <= 1 {
@@ -619,6 +771,52 @@ mod tests {
         }
         let top = p.levels.last().unwrap();
         assert_eq!(top.counts.iter().sum::<u64>(), m.source.iter().filter(|&&s| s < ranks).count() as u64);
+    }
+
+    /// Batches sorted by time, as a store's row groups are, are summed into each part's grid
+    /// of near bins (moved on as the times pass its bins); with an unsorted batch among them
+    /// (partitioned) and rows outside the ranks and span, every level equals one unsorted batch.
+    #[test]
+    fn sorted_batches_summed_near_their_bins_equal_one_unsorted_batch() {
+        let (ranks, span) = (1500u32, 10_000_000u64);
+        let mut m = messages(300_000, ranks, span);
+        let shape = Shape::new(1000, 1000 + span - 2_000_000, ranks, 3);
+        let mut whole = PyramidBuilder::new(shape);
+        whole.add_messages(&m);
+        let want = whole.finish();
+        let mut order: Vec<u32> = (0..m.source.len() as u32).collect();
+        order.sort_by_key(|&i| m.send_time[i as usize]);
+        m.permute(&order);
+        let batch = |range: std::ops::Range<usize>| {
+            let mut sub = m.clone();
+            sub.permute(&range.map(|i| i as u32).collect::<Vec<u32>>());
+            sub
+        };
+        let cube = CubeKeys::new(shape, shape.message_blocks());
+        assert!(cube.near_bins >= 2 && cube.near_bins < shape.message_bins as usize, "{}", cube.near_bins);
+        let mut near = NearBins::default();
+        assert!(
+            matches!(cube.add_near(&mut near, &batch(0..5_000), 0..5_000), Near::Added(None)),
+            "a sorted batch is near"
+        );
+        let mut shuffled = batch(100_000..200_000);
+        shuffled.permute(&(0..100_000u32).map(|i| (i * 7_919) % 100_000).collect::<Vec<u32>>());
+        assert!(
+            matches!(cube.add_near(&mut near, &shuffled, 90_000..100_000), Near::TooWide),
+            "an unsorted one is not"
+        );
+        let mut split = PyramidBuilder::new(shape);
+        for start in (0..100_000).step_by(5_000) {
+            split.add_messages(&batch(start..start + 5_000));
+        }
+        split.add_messages(&shuffled);
+        for start in (200_000..300_000).step_by(7_000) {
+            split.add_messages(&batch(start..(start + 7_000).min(300_000)));
+        }
+        let got = split.finish();
+        assert_eq!(got.levels, want.levels);
+        let binned: u64 = got.levels[0].counts.iter().sum();
+        assert!(binned > 150_000 && binned < 300_000, "{binned} of 300000 in the cube");
     }
 
     /// Lines: every cell counts the messages of its bin whose line crosses its block, and the
