@@ -115,22 +115,23 @@ impl Level {
         self.ticks[((block as usize * states as usize) + state as usize) * self.state_bins as usize + bin as usize]
     }
 
-    /// The level above: half the bins and blocks, each cell the sum of the cells it covers.
+    /// The level above: half the bins and blocks, each cell the sum of the cells it covers
+    /// (widths saturate: the top levels of a span of nearly every tick are as wide as a `u64`).
     fn coarser(&self, states: u32) -> Level {
         let blocks = self.blocks.div_ceil(2);
         let mblocks = self.message_blocks.div_ceil(2);
         let (mb, sb) = (self.message_bins.div_ceil(2), self.state_bins.div_ceil(2));
         let mut up = Level {
-            block: self.block * 2,
+            block: self.block.saturating_mul(2),
             blocks,
-            message_block: self.message_block * 2,
+            message_block: self.message_block.saturating_mul(2),
             message_blocks: mblocks,
             message_bins: mb,
-            message_bin_ticks: self.message_bin_ticks * 2,
+            message_bin_ticks: self.message_bin_ticks.saturating_mul(2),
             counts: vec![0; (mblocks * mblocks * mb) as usize],
             bytes: vec![0; (mblocks * mblocks * mb) as usize],
             state_bins: sb,
-            state_bin_ticks: self.state_bin_ticks * 2,
+            state_bin_ticks: self.state_bin_ticks.saturating_mul(2),
             ticks: vec![0; (blocks * states * sb) as usize],
         };
         for s in 0..self.message_blocks {
@@ -259,18 +260,24 @@ fn add3(a: &mut [f64; 3], b: [f64; 3]) {
 }
 
 /// Adds the lines of messages `range` to `sums`.
-fn add_lines(sums: &mut LineSums, shape: Shape, m: &Messages, range: std::ops::Range<usize>) {
-    let end = shape.t0.saturating_add(shape.bin_ticks * u64::from(shape.state_bins));
+///
+/// Returns the first and last state bin a line was added in (`None`: none was): the messages
+/// inside the ranks and span are the message cube's too.
+fn add_lines(sums: &mut LineSums, shape: Shape, m: &Messages, range: std::ops::Range<usize>) -> Option<(usize, usize)> {
     // Bins and blocks are powers of two: shifts, not divisions.
     debug_assert!(shape.bin_ticks.is_power_of_two() && shape.block.is_power_of_two());
     let (bin_shift, block_shift) = (shape.bin_ticks.trailing_zeros(), shape.block.trailing_zeros());
     let (source, destination, send) = (&m.source[range.clone()], &m.destination[range.clone()], &m.send_time[range]);
+    let (mut lo, mut hi) = (usize::MAX, 0);
     for ((&s, &d), &t) in source.iter().zip(destination).zip(send) {
-        if s < shape.ranks && d < shape.ranks && (shape.t0..end).contains(&t) {
-            let bin = ((t - shape.t0) >> bin_shift) as usize;
+        let Some(at) = t.checked_sub(shape.t0) else { continue };
+        if s < shape.ranks && d < shape.ranks && at >> bin_shift < u64::from(shape.state_bins) {
+            let bin = (at >> bin_shift) as usize;
+            (lo, hi) = (lo.min(bin), hi.max(bin));
             sums.add(bin, (s >> block_shift) as usize, (d >> block_shift) as usize);
         }
     }
+    (lo <= hi).then_some((lo, hi))
 }
 
 /// The message cube's keys: a message's (sender block, receiver block) pair and time bin.
@@ -285,6 +292,8 @@ struct CubeKeys {
     t0: u64,
     block_shift: u32,
     bin_shift: u32,
+    /// A state bin's message bin: `state bin >> state_shift`.
+    state_shift: u32,
 }
 
 /// Most cells of a part's grid of near bins (12 bytes each: 6 MiB, in the cache).
@@ -316,6 +325,7 @@ impl CubeKeys {
             t0: shape.t0,
             block_shift: shape.message_block.trailing_zeros(),
             bin_shift: shape.message_bin_ticks().trailing_zeros(),
+            state_shift: (shape.state_bins / shape.message_bins).trailing_zeros(),
         }
     }
 
@@ -331,24 +341,20 @@ impl CubeKeys {
     }
 
     /// Adds the cube cells of messages `range` to `near` where their send times span few
-    /// enough bins; `near`'s previous cells are handed back when the new ones fall outside
-    /// its bins (the caller adds them to the cube).
-    fn add_near(&self, near: &mut NearBins, m: &Messages, range: std::ops::Range<usize>) -> Near {
+    /// enough bins (`states`: the first and last state bin of the messages inside the ranks
+    /// and span, from [`add_lines`]); `near`'s previous cells are handed back when the new ones
+    /// fall outside its bins (the caller adds them to the cube).
+    fn add_near(
+        &self,
+        near: &mut NearBins,
+        m: &Messages,
+        range: std::ops::Range<usize>,
+        states: Option<(usize, usize)>,
+    ) -> Near {
         let (source, destination) = (&m.source[range.clone()], &m.destination[range.clone()]);
         let (send, bytes) = (&m.send_time[range.clone()], &m.bytes[range.clone()]);
-        // The first and last send times inside the cube's span (bins grow with time).
-        let span = self.bins << self.bin_shift;
-        let (mut lo, mut hi) = (u64::MAX, 0);
-        for &t in send {
-            let at = t.wrapping_sub(self.t0);
-            if at < span {
-                (lo, hi) = (lo.min(at), hi.max(at));
-            }
-        }
-        if lo > hi {
-            return Near::Added(None);
-        }
-        let (lo, hi) = ((lo >> self.bin_shift) as usize, (hi >> self.bin_shift) as usize);
+        let Some((lo, hi)) = states else { return Near::Added(None) };
+        let (lo, hi) = (lo >> self.state_shift, hi >> self.state_shift);
         if hi - lo >= self.near_bins {
             return Near::TooWide;
         }
@@ -449,8 +455,9 @@ impl PyramidBuilder {
             .enumerate()
             .map(|(k, (sums, near))| {
                 let range = (k * per).min(n)..((k + 1) * per).min(n);
-                add_lines(sums, shape, m, range.clone());
-                let done = if cube.near_bins > 0 { cube.add_near(near, m, range.clone()) } else { Near::TooWide };
+                let states = add_lines(sums, shape, m, range.clone());
+                let done =
+                    if cube.near_bins > 0 { cube.add_near(near, m, range.clone(), states) } else { Near::TooWide };
                 (range, done)
             })
             .collect();
@@ -493,7 +500,7 @@ impl PyramidBuilder {
         let pairs: Vec<u32> =
             source.par_iter().zip(destination).map(|(&s, &d)| cube.pair(s, d).unwrap_or(u32::MAX)).collect();
         let bin_ticks = shape.message_bin_ticks();
-        let t_last = shape.t0.saturating_add(bin_ticks * u64::from(shape.message_bins) - 1);
+        let t_last = shape.t0.saturating_add(bin_ticks.saturating_mul(u64::from(shape.message_bins)) - 1);
         let input = HeatmapInput {
             x: AxisKey::time(&m.send_time[range.clone()], shape.t0, t_last, shape.message_bins),
             y: AxisKey::Id { keys: &pairs, extent: blocks * blocks },
@@ -795,14 +802,19 @@ mod tests {
         let cube = CubeKeys::new(shape, shape.message_blocks());
         assert!(cube.near_bins >= 2 && cube.near_bins < shape.message_bins as usize, "{}", cube.near_bins);
         let mut near = NearBins::default();
+        let states = |m: &Messages, r| add_lines(&mut LineSums::new(shape.blocks(), shape.state_bins), shape, m, r);
+        let sorted = batch(0..5_000);
         assert!(
-            matches!(cube.add_near(&mut near, &batch(0..5_000), 0..5_000), Near::Added(None)),
+            matches!(cube.add_near(&mut near, &sorted, 0..5_000, states(&sorted, 0..5_000)), Near::Added(None)),
             "a sorted batch is near"
         );
         let mut shuffled = batch(100_000..200_000);
         shuffled.permute(&(0..100_000u32).map(|i| (i * 7_919) % 100_000).collect::<Vec<u32>>());
         assert!(
-            matches!(cube.add_near(&mut near, &shuffled, 90_000..100_000), Near::TooWide),
+            matches!(
+                cube.add_near(&mut near, &shuffled, 90_000..100_000, states(&shuffled, 90_000..100_000)),
+                Near::TooWide
+            ),
             "an unsorted one is not"
         );
         let mut split = PyramidBuilder::new(shape);
@@ -817,6 +829,38 @@ mod tests {
         assert_eq!(got.levels, want.levels);
         let binned: u64 = got.levels[0].counts.iter().sum();
         assert!(binned > 150_000 && binned < 300_000, "{binned} of 300000 in the cube");
+    }
+
+    /// A trace spanning nearly every tick (bins of 2^53 ticks): sorted batches and one unsorted
+    /// batch lose no message to the cube, nor to the lines.
+    #[test]
+    fn a_span_of_nearly_every_tick_loses_no_message() {
+        let shape = Shape::new(5, u64::MAX - 1, 64, 3);
+        let mut m = Messages::default();
+        for i in 0..10_000u64 {
+            m.source.push((i % 64) as u32);
+            m.destination.push(((i * 7) % 64) as u32);
+            m.send_time.push(5 + i * (u64::MAX / 10_000 - 1));
+            m.recv_time.push(5 + i * (u64::MAX / 10_000 - 1));
+            m.bytes.push(1);
+            m.tag.push(0);
+        }
+        let mut b = PyramidBuilder::new(shape);
+        for start in (0..10_000u32).step_by(100) {
+            let mut batch = m.clone();
+            batch.permute(&(start..start + 100).collect::<Vec<u32>>());
+            b.add_messages(&batch);
+        }
+        let p = b.finish();
+        assert_eq!(p.levels[0].counts.iter().sum::<u64>(), 10_000);
+        let mut shuffled = m.clone();
+        shuffled.permute(&(0..10_000u32).map(|i| (i * 7_919) % 10_000).collect::<Vec<u32>>());
+        let mut whole = PyramidBuilder::new(shape);
+        whole.add_messages(&shuffled);
+        assert_eq!(whole.finish().levels, p.levels, "one unsorted batch (partitioned) equals sorted ones");
+        let lines = p.lines.unwrap();
+        let at_own_block: u64 = (0..shape.state_bins).map(|bin| lines.counts[lines.cell(bin, 0)]).sum();
+        assert!(at_own_block > 0 && lines.counts.iter().sum::<u64>() >= 10_000);
     }
 
     /// Lines: every cell counts the messages of its bin whose line crosses its block, and the
