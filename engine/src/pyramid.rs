@@ -343,7 +343,8 @@ impl CubeKeys {
     /// Adds the cube cells of messages `range` to `near` where their send times span few
     /// enough bins (`states`: the first and last state bin of the messages inside the ranks
     /// and span, from [`add_lines`]); `near`'s previous cells are handed back when the new ones
-    /// fall outside its bins (the caller adds them to the cube).
+    /// fall outside its bins (the caller adds them to the cube). With grids of no bins (a cube
+    /// of more pairs than [`NEAR_CELLS`]) every part with messages is too wide.
     fn add_near(
         &self,
         near: &mut NearBins,
@@ -456,8 +457,7 @@ impl PyramidBuilder {
             .map(|(k, (sums, near))| {
                 let range = (k * per).min(n)..((k + 1) * per).min(n);
                 let states = add_lines(sums, shape, m, range.clone());
-                let done =
-                    if cube.near_bins > 0 { cube.add_near(near, m, range.clone(), states) } else { Near::TooWide };
+                let done = cube.add_near(near, m, range.clone(), states);
                 (range, done)
             })
             .collect();
@@ -465,7 +465,7 @@ impl PyramidBuilder {
         for (range, part) in parts {
             match part {
                 Near::Added(d) => done.extend(d),
-                Near::TooWide => self.bin_partitioned(m, range),
+                Near::TooWide => self.bin_partitioned(&cube, m, range),
             }
         }
         self.add_near_bins(&done);
@@ -493,9 +493,8 @@ impl PyramidBuilder {
     }
 
     /// Adds the cube cells of messages `range` by the partitioned binning.
-    fn bin_partitioned(&mut self, m: &Messages, range: std::ops::Range<usize>) {
+    fn bin_partitioned(&mut self, cube: &CubeKeys, m: &Messages, range: std::ops::Range<usize>) {
         let (shape, blocks) = (self.shape, self.level.message_blocks);
-        let cube = CubeKeys::new(shape, blocks);
         let (source, destination) = (&m.source[range.clone()], &m.destination[range.clone()]);
         let pairs: Vec<u32> =
             source.par_iter().zip(destination).map(|(&s, &d)| cube.pair(s, d).unwrap_or(u32::MAX)).collect();
