@@ -112,6 +112,14 @@ impl Intervals {
         permute(&mut self.kind, order);
         permute(&mut self.depth, order);
     }
+
+    /// Keeps the rows `i` where `keep[i]` holds, in order, in place.
+    pub fn retain_rows(&mut self, keep: &[bool]) {
+        rayon::join(
+            || (retain(&mut self.location, keep), retain(&mut self.kind, keep), retain(&mut self.depth, keep)),
+            || (retain(&mut self.start, keep), retain(&mut self.end, keep)),
+        );
+    }
 }
 
 impl Messages {
@@ -151,6 +159,18 @@ impl Messages {
         permute(&mut self.tag, order);
     }
 
+    /// Keeps the rows `i` where `keep[i]` holds, in order, in place.
+    pub fn retain_rows(&mut self, keep: &[bool]) {
+        rayon::join(
+            || {
+                for v in [&mut self.source, &mut self.destination, &mut self.bytes, &mut self.tag] {
+                    retain(v, keep);
+                }
+            },
+            || (retain(&mut self.send_time, keep), retain(&mut self.recv_time, keep)),
+        );
+    }
+
     /// Keeps the first `n` rows.
     pub fn truncate(&mut self, n: usize) {
         for v in [&mut self.source, &mut self.destination, &mut self.bytes, &mut self.tag] {
@@ -163,6 +183,21 @@ impl Messages {
 
 fn permute<T: Copy>(v: &mut Vec<T>, order: &[u32]) {
     *v = order.iter().map(|&i| v[i as usize]).collect();
+}
+
+/// Keeps `v[i]` where `keep[i]` holds (rows past `keep`'s end are dropped), moving them down in
+/// place: no new column, and nothing moved before the first row dropped.
+fn retain<T: Copy>(v: &mut Vec<T>, keep: &[bool]) {
+    let n = v.len().min(keep.len());
+    let first = keep[..n].iter().position(|&k| !k).unwrap_or(n);
+    let mut to = first;
+    for from in first..n {
+        if keep[from] {
+            v[to] = v[from];
+            to += 1;
+        }
+    }
+    v.truncate(to);
 }
 
 /// Collective operations, one row per participating location.
@@ -502,6 +537,39 @@ impl Dataset {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keeping rows by a mask equals keeping them by their indices, column for column.
+    #[test]
+    fn retained_rows_equal_the_rows_permuted_to_the_kept_ones() {
+        let mut m = Messages::default();
+        for k in 0..10u32 {
+            m.push((k, 9 - k), (u64::from(k) * 3, u64::from(k) * 3 + 5), 100 + k, k % 3);
+        }
+        for keep in [vec![true; 10], vec![false; 10], (0..10).map(|k| k % 3 != 1).collect::<Vec<bool>>()] {
+            let (mut a, mut b) = (m.clone(), m.clone());
+            a.retain_rows(&keep);
+            let order: Vec<u32> = (0..10).filter(|&k| keep[k as usize]).collect();
+            b.permute(&order);
+            assert_eq!(
+                (a.source, a.destination, a.send_time, a.recv_time, a.bytes, a.tag),
+                (b.source, b.destination, b.send_time, b.recv_time, b.bytes, b.tag)
+            );
+        }
+        let i = Intervals {
+            location: vec![0, 1, 2, 3],
+            start: vec![1, 2, 3, 4],
+            end: vec![5, 6, 7, 8],
+            kind: vec![0, 1, 0, 1],
+            depth: vec![0, 0, 1, 1],
+        };
+        let mut kept = i.clone();
+        kept.retain_rows(&[false, true, true]);
+        // Rows past the mask's end are dropped.
+        assert_eq!(
+            (kept.location, kept.start, kept.end, kept.kind, kept.depth),
+            (vec![1, 2], vec![2, 3], vec![6, 7], vec![1, 0], vec![0, 1])
+        );
+    }
 
     #[test]
     fn message_columns_stay_within_32_bytes() {

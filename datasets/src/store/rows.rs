@@ -116,7 +116,28 @@ impl Groups {
         chosen: &[(usize, Option<RowSelection>)],
         columns: Option<&[usize]>,
     ) -> Result<Vec<super::Owned>, SourceError> {
-        let decoded = self.decode_each(chosen, columns).into_iter().collect::<Result<Vec<_>, _>>()?;
+        let all: Vec<usize> = columns.map_or_else(|| (0..self.table.columns.len()).collect(), <[usize]>::to_vec);
+        if chosen.len() >= rayon::current_num_threads() || all.len() < 2 {
+            let decoded = self.decode_each(chosen, columns).into_iter().collect::<Result<Vec<_>, _>>()?;
+            return Ok(concatenated(&self.table, decoded));
+        }
+        // Fewer row groups than threads (a short window lies in a row group or two): every other
+        // column decoded by a reader of its own, side by side.
+        let (odd, even): (Vec<usize>, Vec<usize>) = all.iter().partition(|&&k| k % 2 == 1);
+        let (a, b) = rayon::join(|| self.decode_each(chosen, Some(&even)), || self.decode_each(chosen, Some(&odd)));
+        let decoded = a
+            .into_iter()
+            .zip(b)
+            .map(|(a, b)| {
+                let (mut a, mut b) = (a?, b?);
+                for &k in &odd {
+                    if let (Some(to), Some(from)) = (a.get_mut(k), b.get_mut(k)) {
+                        std::mem::swap(to, from);
+                    }
+                }
+                Ok(a)
+            })
+            .collect::<Result<Vec<_>, SourceError>>()?;
         Ok(concatenated(&self.table, decoded))
     }
 
@@ -318,18 +339,15 @@ impl StoreRows {
         let (m, i) = rayon::join(
             || -> Result<Messages, SourceError> {
                 let mut m = self.messages_of(self.messages.read((t0, t1))?)?;
-                let keep: Vec<u32> = (0..m.source.len() as u32)
-                    .filter(|&i| m.send_time[i as usize] <= t1 && m.recv_time[i as usize] >= t0)
-                    .collect();
-                m.permute(&keep);
+                let keep: Vec<bool> =
+                    m.send_time.par_iter().zip(&m.recv_time).map(|(&s, &r)| s <= t1 && r >= t0).collect();
+                m.retain_rows(&keep);
                 Ok(m)
             },
             || -> Result<Intervals, SourceError> {
                 let mut i = self.intervals_of(self.intervals.read((t0, t1))?)?;
-                let keep: Vec<u32> = (0..i.start.len() as u32)
-                    .filter(|&k| i.start[k as usize] <= t1 && i.end[k as usize] >= t0)
-                    .collect();
-                i.permute(&keep);
+                let keep: Vec<bool> = i.start.par_iter().zip(&i.end).map(|(&s, &e)| s <= t1 && e >= t0).collect();
+                i.retain_rows(&keep);
                 Ok(i)
             },
         );

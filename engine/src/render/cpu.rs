@@ -286,8 +286,10 @@ fn segment_row_span(s: &Prepared, y: i32) -> (i32, i32) {
     (x0, x1)
 }
 
+/// `v` as an 8-bit target stores it, rounded to nearest ([`super::unorm8`]: no call into libm
+/// for each channel of each pixel of each layer).
 fn quantise(v: f32) -> f32 {
-    (clamp01(v) * 255.0).round() / 255.0
+    f32::from(super::unorm8(v)) / 255.0
 }
 
 /// A layer ready to draw: blend, raster, instances and its clip in target pixels.

@@ -311,13 +311,13 @@ impl Scene {
 
 use bytemuck::Zeroable;
 
-/// Renders a scene to RGBA8 on the backend given: the GPU renderer, or its CPU mirror.
 /// A colour channel `0..=1` as a byte, rounded to nearest: adding a half and truncating, which
 /// equals `round` for a clamped (never negative) value without a call into libm per channel.
 pub fn unorm8(v: f32) -> u8 {
     (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8
 }
 
+/// Renders a scene to RGBA8 on the backend given: the GPU renderer, or its CPU mirror.
 pub fn render_scene(backend: &crate::Backend, scene: &Scene, view: View) -> Result<Image, crate::GpuError> {
     match backend {
         crate::Backend::Gpu(ctx) => gpu::GpuRenderer::new(&ctx.device).render_to_image(ctx, scene, view),

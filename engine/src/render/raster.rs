@@ -136,7 +136,8 @@ impl Raster {
         let fx = (q[0] - x0) / (x1 - x0) * self.width as f32;
         let fy = (q[1] - y0) / (y1 - y0) * self.height as f32;
         let inside = fx >= 0.0 && fy >= 0.0 && fx < self.width as f32 && fy < self.height as f32;
-        inside.then(|| ((fx.floor() as u32).min(self.width - 1), (fy.floor() as u32).min(self.height - 1)))
+        // Inside, `fx` and `fy` are not negative: truncating is `floor`, without a call into libm.
+        inside.then(|| ((fx as u32).min(self.width - 1), (fy as u32).min(self.height - 1)))
     }
 
     /// Straight-alpha colour of cell `(x, y)` (alpha 0: nothing there), `table` being

@@ -140,7 +140,7 @@ impl<'a> Grid<'a> {
 /// makes them from rows.
 fn pyramid_states(grid: &Grid<'_>, p: Plot, per_px: f64, slot: &[usize], mode: StateMode) -> Vec<Option<[f32; 4]>> {
     let n = grid.shape.ranks;
-    stacked_runs(grid.rows, mode, |&(lo, hi)| {
+    stacked_runs(grid.rows, p.w as usize, mode, |&(lo, hi)| {
         let blocks = block_cover(lo, hi, grid.level.block, n);
         let cov = (0..p.w as usize)
             .map(|c| {
@@ -257,7 +257,10 @@ pub(crate) fn overview_scene(
         opts,
         p,
         (window, ooc.span, tps),
-        (super::row_ticks(&dataset.trace.locations.name, p, |i| rows_of(i, n, p.h)), super::rows_title(&dataset.trace)),
+        (
+            super::row_ticks(n, || dataset.trace.locations.name[..].into(), p, |i| rows_of(i, n, p.h)),
+            super::rows_title(&dataset.trace),
+        ),
         (&title, "time since trace start (s)"),
         &layers,
     );

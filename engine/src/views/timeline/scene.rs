@@ -179,10 +179,19 @@ impl ByLocation {
                 *at += 1;
             }
         }
-        order
-            .par_chunk_by_mut(|&a, &b| i.location[a as usize] == i.location[b as usize])
-            .for_each(|run| run.sort_by_key(|&k| (i.start[k as usize], i.depth[k as usize])));
         let ranges: Vec<std::ops::Range<usize>> = (0..locations).map(|l| first[l]..first[l + 1]).collect();
+        let mut runs: Vec<&mut [u32]> = Vec::with_capacity(locations);
+        let mut rest = &mut order[..];
+        for r in &ranges {
+            let (run, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
+            runs.push(run);
+            rest = tail;
+        }
+        let key = |&k: &u32| (i.start[k as usize], i.depth[k as usize]);
+        runs.into_par_iter()
+            .with_min_len(256)
+            .filter(|run| !run.is_sorted_by_key(key))
+            .for_each(|run| run.sort_by_key(key));
         let start: Vec<u64> = order.par_iter().map(|&k| i.start[k as usize]).collect();
         let end: Vec<u64> = order.par_iter().map(|&k| i.end[k as usize]).collect();
         let kind: Vec<u32> = order.par_iter().map(|&k| i.kind[k as usize]).collect();
@@ -389,7 +398,7 @@ fn state_pixels(
     let (t0, t1) = window;
     let per_px = (t1 - t0) as f64 / f64::from(p.w);
     let i = &t.intervals;
-    stacked_runs(of_row, mode, |(locs, level)| {
+    stacked_runs(of_row, p.w as usize, mode, |(locs, level)| {
         let mut cov = Coverage::new(p.w);
         let mut add = |a: u64, b: u64, k: u32| {
             let (a, b) = (a.max(t0), b.min(t1));
@@ -489,36 +498,40 @@ fn row_contents(t: &Trace, p: Plot, tracks: &Tracks, depth: Option<&[u32]>) -> V
     of_row
 }
 
-/// State colours of every pixel, row-major, from `coverage(what a row shows)`: per pixel column
-/// the states' cover in pixels of one process's row, and one over the processes on the row.
-/// Rows showing the same (runs of them, where processes are taller than a row) share one
-/// coverage, stacked over the run's rows in [`StateMode::Stacked`].
+/// State colours of every pixel of rows `width` pixels wide, row-major, from
+/// `coverage(what a row shows)`: per pixel column the states' cover in pixels of one process's
+/// row, and one over the processes on the row. Rows showing the same (runs of them, where
+/// processes are taller than a row) share one coverage, stacked over the run's rows in
+/// [`StateMode::Stacked`]. Each run writes its own rows of the picture.
 fn stacked_runs<K: PartialEq + Sync>(
     rows: &[K],
+    width: usize,
     mode: StateMode,
     coverage: impl Fn(&K) -> (Vec<[f32; CATEGORICAL.len()]>, f32) + Sync,
 ) -> Vec<Option<[f32; 4]>> {
-    let mut runs: Vec<(usize, usize)> = Vec::new();
-    for r in 0..rows.len() {
-        match runs.last_mut() {
-            Some((start, len)) if rows[*start] == rows[r] => *len += 1,
-            _ => runs.push((r, 1)),
-        }
+    let mut out = vec![None; rows.len() * width];
+    let mut runs: Vec<(usize, &mut [Option<[f32; 4]>])> = Vec::new();
+    let mut rest = &mut out[..];
+    let mut r = 0;
+    while r < rows.len() {
+        let height = rows[r..].iter().take_while(|k| **k == rows[r]).count();
+        let (run, tail) = std::mem::take(&mut rest).split_at_mut(height * width);
+        runs.push((r, run));
+        rest = tail;
+        r += height;
     }
-    let runs: Vec<Vec<Vec<Option<[f32; 4]>>>> = runs
-        .par_iter()
-        .map(|&(start, height)| {
-            let (cov, share) = coverage(&rows[start]);
-            (0..height)
-                .map(|row| {
-                    // Stacked: how far up the run this row's centre is.
-                    let up = 1.0 - (row as f32 + 0.5) / height as f32;
-                    cov.iter().map(|c| cover_colour(c, share, mode, up)).collect()
-                })
-                .collect()
-        })
-        .collect();
-    runs.into_iter().flatten().flatten().collect()
+    runs.into_par_iter().for_each(|(start, run)| {
+        let (cov, share) = coverage(&rows[start]);
+        let height = run.len() / width.max(1);
+        for (row, pixels) in run.chunks_mut(width.max(1)).enumerate() {
+            // Stacked: how far up the run this row's centre is.
+            let up = 1.0 - (row as f32 + 0.5) / height as f32;
+            for (px, c) in pixels.iter_mut().zip(&cov) {
+                *px = cover_colour(c, share, mode, up);
+            }
+        }
+    });
+    out
 }
 
 /// The colour of a pixel whose states cover `c` (per colour slot, in pixels of one process's
@@ -713,28 +726,42 @@ fn message_density(
         })
         .collect();
     let y = |l: u32| centre[l as usize];
-    let mut visible: Vec<u32> = index
-        .candidates(t, window)
-        .par_iter()
-        .copied()
-        .filter(|&i| {
-            let i = i as usize;
-            m.send_time[i] <= t1 && m.recv_time[i] >= t0 && m.recv_time[i] != u64::MAX
-        })
-        .filter(|&i| (m.source[i as usize] as usize) < n && (m.destination[i as usize] as usize) < n)
-        .collect();
-    // In row order, as the density and bundling stages always saw them (sorted only where the
-    // candidates, in send order, are not in row order already).
-    if !visible.is_sorted() {
-        visible.par_sort_unstable();
-    }
-    let lines: Vec<[f32; 4]> = visible
-        .par_iter()
-        .map(|&i| {
-            let i = i as usize;
-            [x(m.send_time[i]), y(m.source[i]), x(m.recv_time[i]), y(m.destination[i])]
-        })
-        .collect();
+    let shown = |i: usize| {
+        m.send_time[i] <= t1
+            && m.recv_time[i] >= t0
+            && m.recv_time[i] != u64::MAX
+            && (m.source[i] as usize) < n
+            && (m.destination[i] as usize) < n
+    };
+    let line = |i: usize| [x(m.send_time[i]), y(m.source[i]), x(m.recv_time[i]), y(m.destination[i])];
+    let candidates = index.candidates(t, window);
+    // In row order, as the density and bundling stages always saw them.
+    let (visible, lines): (Vec<u32>, Vec<[f32; 4]>) = if candidates.is_sorted() {
+        // Rows in send order already (a window read from disk, a million of them): the visible
+        // rows and their lines in one pass, in parts joined once.
+        let parts: Vec<(Vec<u32>, Vec<[f32; 4]>)> = candidates
+            .par_chunks(VISIBLE_PART)
+            .map(|part| {
+                let rows: Vec<u32> = part.iter().copied().filter(|&i| shown(i as usize)).collect();
+                let lines = rows.iter().map(|&i| line(i as usize)).collect();
+                (rows, lines)
+            })
+            .collect();
+        let mut visible = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+        let mut lines = Vec::with_capacity(visible.capacity());
+        for (rows, part) in parts {
+            visible.extend_from_slice(&rows);
+            lines.extend_from_slice(&part);
+        }
+        (visible, lines)
+    } else {
+        let mut visible: Vec<u32> = candidates.par_iter().copied().filter(|&i| shown(i as usize)).collect();
+        if !visible.is_sorted() {
+            visible.par_sort_unstable();
+        }
+        let lines = visible.par_iter().map(|&i| line(i as usize)).collect();
+        (visible, lines)
+    };
     let ends = |k: usize| [m.source[visible[k] as usize], m.destination[visible[k] as usize]];
     let router = Router::new(bundle, &lines, ends, n, p);
     if let TimelineBundle::None = bundle {
@@ -774,6 +801,9 @@ fn message_density(
     }
     Ok((total, visible))
 }
+
+/// Candidate messages per part of the pass that finds the visible ones.
+const VISIBLE_PART: usize = 1 << 16;
 
 /// Straight message lines, each cut into the three pieces [`Polylines::straight`] makes of it
 /// (weighted 0, 8 and 16 steps from sender to receiver), through the line-density stage's
@@ -963,8 +993,13 @@ const NAMED_ROW_PX: u32 = 14;
 /// The row axis's ticks on a plot `p` whose row `i` covers `rows(i)` (pixel rows): where the
 /// rows are tall enough on average, each row tall enough with its location's name (the part that
 /// tells the names apart, fitted to the margin, elided with "…"); else a few rank numbers.
-pub(super) fn row_ticks(names: &[String], p: Plot, rows: impl Fn(usize) -> std::ops::Range<u32>) -> Vec<Tick> {
-    let n = names.len();
+/// `names` is asked for the `n` rows' names only where they are shown.
+pub(super) fn row_ticks<'a>(
+    n: usize,
+    names: impl FnOnce() -> std::borrow::Cow<'a, [String]>,
+    p: Plot,
+    rows: impl Fn(usize) -> std::ops::Range<u32>,
+) -> Vec<Tick> {
     let centre = |i: usize| {
         let r = rows(i);
         (r.start + r.end) as f32 / 2.0 / p.h as f32
@@ -974,7 +1009,8 @@ pub(super) fn row_ticks(names: &[String], p: Plot, rows: impl Fn(usize) -> std::
     let height: u64 = (0..n).map(|i| rows(i).len() as u64 + 1).sum();
     if n > 0 && height >= n as u64 * u64::from(NAMED_ROW_PX) {
         let width = MARGIN[0] as f32 - 14.0;
-        let mut short = distinct_parts(names);
+        let names = names();
+        let mut short = distinct_parts(&names);
         if short.iter().any(|s| crate::render::TextAtlas::measure(s, 11.0) > width) {
             short = without_common_words(&short);
         }
@@ -1125,11 +1161,15 @@ pub(super) fn rows_counted(t: &Trace, n: usize) -> String {
 /// What the rows are: the row axis's title and the rows' plural.
 fn row_words(t: &Trace) -> (&'static str, &'static str) {
     use crate::model::LocationKind::{CpuThread, GpuStream};
-    let kinds = t.locations.kinds();
-    // Sources that do not type their locations name them ("thread 4037", "stream 7").
-    let named = |word: &str| t.locations.name.iter().any(|n| n.to_ascii_lowercase().contains(word));
-    let threads = kinds.iter().any(|k| k.0 == CpuThread) || named("thread ");
-    match (threads, kinds.iter().any(|k| k.0 == GpuStream) || named("stream ")) {
+    let l = &t.locations;
+    let typed = |kind| l.kind.contains(&kind);
+    // Sources that do not type their locations name them ("thread 4037", "stream 7"); every
+    // picture asks, so the names are searched in place, not lowered into copies.
+    let named = |word: &str| {
+        l.name.iter().any(|n| n.as_bytes().windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes())))
+    };
+    let threads = typed(CpuThread) || named("thread ");
+    match (threads, typed(GpuStream) || named("stream ")) {
         (_, true) => ("thread / stream", "threads and streams"),
         (true, false) => ("thread", "threads"),
         _ => ("process (rank)", "processes"),
@@ -1283,7 +1323,7 @@ pub fn timeline_scene(
         axis.push_str(&format!("; {} empty rows hidden", rows.hidden));
     }
     let rows_title = rows_title(t);
-    let y_ticks = row_ticks(&rows.names, p, |k| rows.track_pixels(k));
+    let y_ticks = row_ticks(rows.count(), || rows.names(t).into(), p, |k| rows.track_pixels(k));
     let scene = compose(opts, p, (window, full, tps), (y_ticks, rows_title), (&title, &axis), &layers);
     let pick = TimelinePick {
         index: index.clone(),
@@ -1845,14 +1885,17 @@ mod tests {
         assert_eq!(distinct_parts(&plain), plain);
         let p = Plot { x0: 80, y0: 48, w: 600, h: 400 };
         let equal = |n: usize| move |i: usize| rows_of(i, n, p.h);
-        let named = row_ticks(&names, p, equal(2));
+        let named = row_ticks(2, || names[..].into(), p, equal(2));
         assert_eq!(named.iter().map(|t| t.1.as_str()).collect::<Vec<_>>(), ["MPI Rank 0", "MPI Rank 1"]);
         assert!(named[0].0 < named[1].0, "top to bottom");
         let many: Vec<String> = (0..1000).map(|r| format!("rank {r}")).collect();
-        assert!(row_ticks(&many, p, equal(1000)).iter().all(|t| t.1.parse::<u32>().is_ok()), "thin rows get numbers");
+        assert!(
+            row_ticks(1000, || many[..].into(), p, equal(1000)).iter().all(|t| t.1.parse::<u32>().is_ok()),
+            "thin rows get numbers"
+        );
         // Names too long for the margin lose the words they share: PerfFlowAspect's processes.
         let long: Vec<String> = ["process 108800", "process 108801"].map(String::from).to_vec();
-        let ticks = row_ticks(&long, p, equal(2));
+        let ticks = row_ticks(2, || long[..].into(), p, equal(2));
         assert_eq!(ticks.iter().map(|t| t.1.as_str()).collect::<Vec<_>>(), ["108800", "108801"]);
     }
 

@@ -377,7 +377,7 @@ mod tests {
     #[test]
     fn matches_at_any_depth_are_marked_and_counted() {
         let t = trace();
-        let mut rows = crate::views::timeline::tracks::Tracks::every(2, &t.locations.name);
+        let mut rows = crate::views::timeline::tracks::Tracks::every(2);
         let p = Plot { x0: 0, y0: 0, w: 100, h: 2 };
         rows.place(p.h, &[], &[]);
         let s = Search::new("recv").unwrap();

@@ -20,8 +20,9 @@ const HIDDEN: u32 = u32::MAX;
 pub struct Tracks {
     /// Per location: its track, or [`HIDDEN`].
     track: Vec<u32>,
-    /// Per track: its label.
-    pub names: Vec<String>,
+    /// Per track: its label, made into words only where asked ([`Tracks::names`]): a picture of
+    /// thousands of thin tracks shows none.
+    labels: Vec<Label>,
     /// Per track: its group (`u32::MAX`: none) and whether the group is collapsed on it.
     groups: Vec<(u32, bool)>,
     /// Per group: its name and how many locations it holds.
@@ -30,6 +31,17 @@ pub struct Tracks {
     pub hidden: usize,
     /// Per track, its pixel rows on the plot as placed (start, end without the gap below it).
     spans: Vec<(u32, u32)>,
+}
+
+/// What a track is labelled with.
+#[derive(Clone, Copy, Debug)]
+enum Label {
+    /// The location's name.
+    Name(u32),
+    /// The part of the location's name after its group's name.
+    Rest(u32),
+    /// A collapsed group: its name and size.
+    Group(u32),
 }
 
 /// A counter track to place: under which track, and its height in pixels (a gap above it).
@@ -69,7 +81,7 @@ impl Tracks {
             k += run;
         }
         let mut track = vec![HIDDEN; names.len()];
-        let (mut labels, mut groups) = (Vec::new(), Vec::new());
+        let (mut labels, mut groups) = (Vec::with_capacity(shown.len()), Vec::with_capacity(shown.len()));
         for &l in &shown {
             let g = group_of[l];
             let collapsed = g != u32::MAX && folded.is_some_and(|f| f.holds(g));
@@ -78,26 +90,41 @@ impl Tracks {
                 continue;
             }
             track[l] = labels.len() as u32;
-            labels.push(match (collapsed, names[l].split_once(" / ")) {
-                (true, _) => {
-                    let (name, count) = &group_names[g as usize];
-                    format!("{name} ({count})")
-                }
+            labels.push(match collapsed {
+                true => Label::Group(g),
                 // In an open group, the part after the group's name (its tooltip names the group).
-                (false, Some((_, rest))) if g != u32::MAX => rest.trim().to_string(),
-                _ => names[l].clone(),
+                false if g != u32::MAX => Label::Rest(l as u32),
+                false => Label::Name(l as u32),
             });
             groups.push((g, collapsed));
         }
         let hidden = names.len() - shown.len();
-        Self { track, names: labels, groups, group_names, hidden, spans: Vec::new() }
+        Self { track, labels, groups, group_names, hidden, spans: Vec::new() }
     }
 
-    /// Every location on its own track.
-    pub fn every(n: usize, names: &[String]) -> Self {
+    /// Each track's label, in order: a location's name (in an open group, the part after the
+    /// group's name), or a collapsed group's name and size. `t`: the trace the tracks are of.
+    pub fn names(&self, t: &Trace) -> Vec<String> {
+        let name = |l: u32| t.locations.name.get(l as usize).map_or("", String::as_str);
+        self.labels
+            .iter()
+            .map(|&label| match label {
+                Label::Name(l) => name(l).to_string(),
+                Label::Rest(l) => name(l).split_once(" / ").map_or(name(l), |(_, rest)| rest.trim()).to_string(),
+                Label::Group(g) => match self.group_names.get(g as usize) {
+                    Some((name, count)) => format!("{name} ({count})"),
+                    None => String::new(),
+                },
+            })
+            .collect()
+    }
+
+    /// Every one of `n` locations on its own track, labelled with its name.
+    pub fn every(n: usize) -> Self {
         let track = (0..n as u32).collect();
         let groups = vec![(u32::MAX, false); n];
-        Self { track, names: names.to_vec(), groups, group_names: Vec::new(), hidden: 0, spans: Vec::new() }
+        let labels = (0..n as u32).map(Label::Name).collect();
+        Self { track, labels, groups, group_names: Vec::new(), hidden: 0, spans: Vec::new() }
     }
 
     /// Lays the tracks out on a plot `h` pixels high: the counter tracks of `slots` (each
@@ -157,7 +184,7 @@ impl Tracks {
 
     /// How many tracks are drawn.
     pub fn count(&self) -> usize {
-        self.names.len()
+        self.labels.len()
     }
 
     /// The pixel rows of location `l` as placed (none where it is hidden).
@@ -254,10 +281,10 @@ mod tests {
         assert_eq!(open.group_names, vec![("p0".to_string(), 3)]);
         assert_eq!(open.group(0), Some((0, false)));
         assert_eq!(open.group(3), None, "a group of one is no group");
-        assert_eq!(open.names, vec!["thread 1", "thread 2", "stream 7", "lonely", "p2 / t"]);
+        assert_eq!(open.names(&t), vec!["thread 1", "thread 2", "stream 7", "lonely", "p2 / t"]);
         let mut folded = Tracks::new(&t, &busy, false, Some(Folded::default().toggled(0)));
         folded.place(90, &[], &[]);
-        assert_eq!(folded.names, vec!["p0 (3)", "lonely", "p2 / t"]);
+        assert_eq!(folded.names(&t), vec!["p0 (3)", "lonely", "p2 / t"]);
         assert_eq!(folded.locations(0).collect::<Vec<_>>(), vec![0, 1, 2]);
         assert_eq!(folded.pixels(1), folded.pixels(2));
         assert_eq!(folded.at_row(89), Some(2));
@@ -271,7 +298,7 @@ mod tests {
     #[test]
     fn alike_tracks_are_equal_rows() {
         for (n, h) in [(3usize, 30u32), (7, 100), (1000, 100), (1024, 333), (5, 5)] {
-            let mut tracks = Tracks::every(n, &vec![String::new(); n]);
+            let mut tracks = Tracks::every(n);
             tracks.place(h, &[], &[]);
             for k in 0..n {
                 assert_eq!(tracks.track_pixels(k), crate::views::timeline::scene::rows_of(k, n, h), "{n} in {h}");
@@ -289,7 +316,7 @@ mod tests {
     /// and their rows belong to no track.
     #[test]
     fn weighted_tracks_and_counter_slots() {
-        let mut tracks = Tracks::every(3, &vec![String::new(); 3]);
+        let mut tracks = Tracks::every(3);
         let slots = tracks.place(200, &[3, 1, 1], &[Slot { after: 0, height: 30 }, Slot { after: 2, height: 16 }]);
         // 200 - 34 - 20 = 146 rows shared 3:1:1.
         assert_eq!(
