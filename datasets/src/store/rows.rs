@@ -282,6 +282,118 @@ pub(super) struct StoreRows {
     intervals: Groups,
     locations: u32,
     regions: u32,
+    /// The rows of the last window read (at most the rows a picture reads at once), so that a
+    /// window overlapping it (a pan, a zoom in) decodes only the pages of the time outside it.
+    last: std::sync::Mutex<Option<Last>>,
+}
+
+/// The rows of a window read.
+#[derive(Debug)]
+struct Last {
+    window: (u64, u64),
+    messages: Messages,
+    intervals: Intervals,
+}
+
+/// A table's rows as a window's read needs them.
+trait WindowTable: Sized {
+    /// Per row, its first and last tick (send and receive; start and end).
+    fn ticks(&self) -> (&[u64], &[u64]);
+    fn keep_where(&mut self, keep: &[bool]);
+    fn join(&mut self, other: Self);
+    fn reorder(&mut self, order: &[u32]);
+}
+
+impl WindowTable for Messages {
+    fn ticks(&self) -> (&[u64], &[u64]) {
+        (&self.send_time, &self.recv_time)
+    }
+
+    fn keep_where(&mut self, keep: &[bool]) {
+        self.retain_rows(keep);
+    }
+
+    fn join(&mut self, other: Self) {
+        self.append(other);
+    }
+
+    fn reorder(&mut self, order: &[u32]) {
+        self.permute(order);
+    }
+}
+
+impl WindowTable for Intervals {
+    fn ticks(&self) -> (&[u64], &[u64]) {
+        (&self.start, &self.end)
+    }
+
+    fn keep_where(&mut self, keep: &[bool]) {
+        self.retain_rows(keep);
+    }
+
+    fn join(&mut self, other: Self) {
+        self.append(other);
+    }
+
+    fn reorder(&mut self, order: &[u32]) {
+        self.permute(order);
+    }
+}
+
+/// The rows of `rows` that overlap `[t0, t1]` and pass `also(first tick, last tick)`, in order.
+fn cut<R: WindowTable>(mut rows: R, (t0, t1): (u64, u64), also: impl Fn(u64, u64) -> bool + Sync) -> R {
+    let (first, last) = rows.ticks();
+    let keep: Vec<bool> = first.par_iter().zip(last).map(|(&s, &e)| s <= t1 && e >= t0 && also(s, e)).collect();
+    rows.keep_where(&keep);
+    rows
+}
+
+/// The rows overlapping `window` from `kept`, the rows overlapping `kept_window` (which overlaps
+/// `window`), and from `read` of the time of `window` outside it: a row overlapping both is in
+/// `kept`; one ending before `kept_window` begins, or beginning after it ends, is read. Rows stay
+/// in order of their first tick where both parts are (the store's order).
+fn beside<R: WindowTable>(
+    kept: R,
+    (c, d): (u64, u64),
+    window: (u64, u64),
+    read: impl Fn((u64, u64)) -> Result<R, SourceError>,
+) -> Result<R, SourceError> {
+    let (a, b) = window;
+    let mut rows = cut(kept, window, |_, _| true);
+    if a < c {
+        let before = cut(read((a, b.min(c - 1)))?, window, |_, e| e < c);
+        if !before.ticks().0.is_empty() {
+            let n = rows.ticks().0.len();
+            rows.join(before);
+            let order = merged(rows.ticks().0, n);
+            rows.reorder(&order);
+        }
+    }
+    if b > d {
+        // After every kept row, which began by `d`.
+        rows.join(cut(read((a.max(d + 1), b))?, window, |s, _| s > d));
+    }
+    Ok(rows)
+}
+
+/// The rows `first` (their first ticks), whose parts `..n` and `n..` are each in order, merged
+/// in order of first tick (the first part's row first among equals).
+fn merged(first: &[u64], n: usize) -> Vec<u32> {
+    let (a, b) = first.split_at(n.min(first.len()));
+    let mut order = Vec::with_capacity(first.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if b[j] < a[i] {
+            order.push((n + j) as u32);
+            j += 1;
+        } else {
+            order.push(i as u32);
+            i += 1;
+        }
+    }
+    order.extend((i..a.len()).map(|k| k as u32));
+    order.extend((j..b.len()).map(|k| (n + k) as u32));
+    order
 }
 
 impl StoreRows {
@@ -298,6 +410,7 @@ impl StoreRows {
             intervals: Groups::new(store, intervals_table(), intervals, 1, 2)?,
             locations,
             regions,
+            last: std::sync::Mutex::new(None),
         })
     }
 
@@ -333,25 +446,28 @@ impl StoreRows {
         Ok(i)
     }
 
-    fn read_rows(&self, (t0, t1): (u64, u64)) -> Result<(Messages, Intervals), SourceError> {
+    /// The messages and intervals overlapping `window`: from the last window's rows where it
+    /// overlaps that one, reading only the time outside it; the rows are then kept in turn.
+    fn read_rows(&self, window: (u64, u64)) -> Result<(Messages, Intervals), SourceError> {
+        let last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let messages = |w| self.messages_of(self.messages.read(w)?);
+        let intervals = |w| self.intervals_of(self.intervals.read(w)?);
         // The two tables side by side: a short window's rows lie in a row group or two of each,
         // which one table alone decodes on a thread or two.
-        let (m, i) = rayon::join(
-            || -> Result<Messages, SourceError> {
-                let mut m = self.messages_of(self.messages.read((t0, t1))?)?;
-                let keep: Vec<bool> =
-                    m.send_time.par_iter().zip(&m.recv_time).map(|(&s, &r)| s <= t1 && r >= t0).collect();
-                m.retain_rows(&keep);
-                Ok(m)
-            },
-            || -> Result<Intervals, SourceError> {
-                let mut i = self.intervals_of(self.intervals.read((t0, t1))?)?;
-                let keep: Vec<bool> = i.start.par_iter().zip(&i.end).map(|(&s, &e)| s <= t1 && e >= t0).collect();
-                i.retain_rows(&keep);
-                Ok(i)
-            },
-        );
-        Ok((m?, i?))
+        let (m, i) = match last.filter(|l| l.window.0 <= window.1 && window.0 <= l.window.1) {
+            Some(Last { window: kept, messages: m, intervals: i }) => {
+                rayon::join(|| beside(m, kept, window, messages), || beside(i, kept, window, intervals))
+            }
+            None => rayon::join(
+                || Ok(cut(messages(window)?, window, |_, _| true)),
+                || Ok(cut(intervals(window)?, window, |_, _| true)),
+            ),
+        };
+        let (m, i) = (m?, i?);
+        let (messages, intervals) = rayon::join(|| m.clone(), || i.clone());
+        *self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some(Last { window, messages, intervals });
+        Ok((m, i))
     }
 
     /// Every message, then [`Batch::MessagesDone`], then every interval, one row group a batch
@@ -427,6 +543,72 @@ mod tests {
         let mut v: Vec<K> = (0..n).map(key).collect();
         v.sort();
         v
+    }
+
+    /// A window overlapping the last one read (pans both ways, a zoom in and out, the same
+    /// window again) takes the rows they share from it and reads the rest: the rows equal the
+    /// in-memory trace's overlapping rows, all columns, in the order a fresh read gives them.
+    #[test]
+    fn a_window_beside_the_last_one_reads_only_the_rest_and_equals_a_fresh_read() {
+        let (dir, all, ooc) = opened("beside");
+        let o = ooc.out_of_core.as_ref().expect("opened out of core");
+        let t = &all.trace;
+        let span = o.span;
+        let at = |f: f64| span.0 + ((span.1 - span.0) as f64 * f) as u64;
+        let fresh = || {
+            super::StoreRows::new(&dir.join("s.exaviz"), (o.messages, o.intervals), 1024, t.region_names.len() as u32)
+                .unwrap()
+        };
+        let kept = fresh();
+        let (mt, it) = (&t.messages, &t.intervals);
+        let mut windows: Vec<(u64, u64)> = [
+            (0.40, 0.42),
+            (0.41, 0.43),
+            (0.39, 0.41),
+            (0.395, 0.40),
+            (0.38, 0.45),
+            (0.38, 0.45),
+            (0.7, 0.71),
+            (0.0, 1.0),
+        ]
+        .map(|(a, b)| (at(a), at(b)))
+        .to_vec();
+        // Windows ending at a message's send and then starting at a message's receive, each
+        // followed by a pan past that tick: the rows at the edges are read once.
+        let k = (0..mt.source.len()).find(|&k| mt.send_time[k] > at(0.6) && mt.recv_time[k] > mt.send_time[k]).unwrap();
+        let (send, recv) = (mt.send_time[k], mt.recv_time[k]);
+        windows.extend([(at(0.58), send), (at(0.59), send + (send - at(0.58)) / 4)]);
+        windows.extend([(recv, recv + (span.1 - span.0) / 50), (recv - (span.1 - span.0) / 200, recv + 1)]);
+        for window in windows {
+            let share = window;
+            let (m, i) = kept.read_rows(window).unwrap();
+            let (fm, fi) = fresh().read_rows(window).unwrap();
+            let message = |m: &exaviz_engine::model::Messages, k: usize| {
+                (m.send_time[k], m.recv_time[k], m.source[k], m.destination[k], m.bytes[k], m.tag[k])
+            };
+            let want: Vec<usize> =
+                (0..mt.source.len()).filter(|&k| mt.send_time[k] <= window.1 && mt.recv_time[k] >= window.0).collect();
+            assert!(!want.is_empty(), "{share:?}");
+            assert_eq!(
+                sorted(m.source.len(), |k| message(&m, k)),
+                sorted(want.len(), |k| message(mt, want[k])),
+                "{share:?}"
+            );
+            let interval = |i: &exaviz_engine::model::Intervals, k: usize| {
+                (i.start[k], i.end[k], i.location[k], i.kind[k], i.depth[k])
+            };
+            let want: Vec<usize> =
+                (0..it.start.len()).filter(|&k| it.start[k] <= window.1 && it.end[k] >= window.0).collect();
+            assert_eq!(
+                sorted(i.start.len(), |k| interval(&i, k)),
+                sorted(want.len(), |k| interval(it, want[k])),
+                "{share:?}"
+            );
+            // In the fresh read's order of first ticks (rows of one tick may trade places).
+            assert_eq!(m.send_time, fm.send_time, "{share:?}");
+            assert_eq!(i.start, fi.start, "{share:?}");
+        }
+        std::fs::remove_dir_all(dir).ok();
     }
 
     /// A window read from disk holds exactly the rows of the in-memory trace that overlap it,

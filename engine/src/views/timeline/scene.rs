@@ -601,7 +601,10 @@ impl TimelineIndex {
         let collectives = collective_operations(t, n);
         let counters = CounterIndex::new(t);
         let waits = std::sync::OnceLock::new();
-        let busy = tracks::busy(t);
+        // The rows of one window of a larger trace keep every location's track, as the pyramid's
+        // pictures of the whole trace do: a location idle in this window is not hidden, so the
+        // tracks stay in place as the window pans and zooms.
+        let busy = if t.span_of_whole.is_some() { vec![true; n] } else { tracks::busy(t) };
         let depth = std::sync::OnceLock::new();
         Self { by, slot, legend, span: span(t), by_send, max_latency, collectives, counters, waits, busy, depth }
     }
@@ -1921,6 +1924,29 @@ mod tests {
         seen.clear();
         by.innermost(1, |a, b, k| seen.push((a, b, k)));
         assert_eq!(seen, vec![(5, 6, 1)]);
+    }
+
+    /// A trace's idle location is hidden; in the rows of one window of a larger trace it keeps
+    /// its track, as in the pyramid's pictures of the whole trace.
+    #[test]
+    fn a_window_of_a_larger_trace_keeps_every_track() {
+        let mut t = Trace {
+            intervals: Intervals {
+                location: vec![0, 2],
+                start: vec![0, 5],
+                end: vec![10, 6],
+                kind: vec![0, 0],
+                depth: vec![0, 0],
+            },
+            ..Default::default()
+        };
+        t.locations.name = ["rank 0", "rank 1", "rank 2"].map(String::from).to_vec();
+        let opts = TimelineOptions::default();
+        let whole = TimelineIndex::new(&t).tracks(&t, &opts);
+        assert_eq!((whole.count(), whole.hidden), (2, 1));
+        t.span_of_whole = Some((0, 100));
+        let window = TimelineIndex::new(&t).tracks(&t, &opts);
+        assert_eq!((window.count(), window.hidden), (3, 0));
     }
 
     /// Nested intervals (and, at `tangled`, some that overlap without nesting) on three
