@@ -304,41 +304,31 @@ trait WindowTable: Sized {
     fn reorder(&mut self, order: &[u32]);
 }
 
-impl WindowTable for Messages {
-    fn ticks(&self) -> (&[u64], &[u64]) {
-        (&self.send_time, &self.recv_time)
-    }
+/// [`WindowTable`] for a table of the model whose rows span `$first..=$last`.
+macro_rules! window_table {
+    ($table:ty, $first:ident, $last:ident) => {
+        impl WindowTable for $table {
+            fn ticks(&self) -> (&[u64], &[u64]) {
+                (&self.$first, &self.$last)
+            }
 
-    fn keep_where(&mut self, keep: &[bool]) {
-        self.retain_rows(keep);
-    }
+            fn keep_where(&mut self, keep: &[bool]) {
+                self.retain_rows(keep);
+            }
 
-    fn join(&mut self, other: Self) {
-        self.append(other);
-    }
+            fn join(&mut self, other: Self) {
+                self.append(other);
+            }
 
-    fn reorder(&mut self, order: &[u32]) {
-        self.permute(order);
-    }
+            fn reorder(&mut self, order: &[u32]) {
+                self.permute(order);
+            }
+        }
+    };
 }
 
-impl WindowTable for Intervals {
-    fn ticks(&self) -> (&[u64], &[u64]) {
-        (&self.start, &self.end)
-    }
-
-    fn keep_where(&mut self, keep: &[bool]) {
-        self.retain_rows(keep);
-    }
-
-    fn join(&mut self, other: Self) {
-        self.append(other);
-    }
-
-    fn reorder(&mut self, order: &[u32]) {
-        self.permute(order);
-    }
-}
+window_table!(Messages, send_time, recv_time);
+window_table!(Intervals, start, end);
 
 /// The rows of `rows` that overlap `[t0, t1]` and pass `also(first tick, last tick)`, in order.
 fn cut<R: WindowTable>(mut rows: R, (t0, t1): (u64, u64), also: impl Fn(u64, u64) -> bool + Sync) -> R {
