@@ -271,6 +271,10 @@ pub struct Trace {
     /// store, or none at all): the larger trace's first and last tick, so that times are shown
     /// from its start and windows mean the same in both.
     pub span_of_whole: Option<(u64, u64)>,
+    /// Set with `span_of_whole` where the larger trace's pyramid gives it: per state kind, the
+    /// larger trace's ticks in it (every interval's), so that the window's states rank and take
+    /// their colours as in the pictures of the whole trace.
+    pub state_ticks_of_whole: Option<Vec<u64>>,
 }
 
 /// Directed links of a topology.
@@ -382,6 +386,7 @@ impl Dataset {
         d.trace.messages = messages;
         d.trace.intervals = intervals;
         d.trace.span_of_whole = Some(ooc.span);
+        d.trace.state_ticks_of_whole = Some(ooc.pyramid.state_ticks());
         Ok(std::borrow::Cow::Owned(d))
     }
 
@@ -404,6 +409,7 @@ impl Dataset {
             metric_units: t.metric_units.clone(),
             metric_accumulated: t.metric_accumulated.clone(),
             span_of_whole: Some(index.span),
+            state_ticks_of_whole: None,
         };
         Dataset {
             name: self.name.clone(),

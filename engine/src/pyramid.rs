@@ -598,6 +598,18 @@ impl PyramidBuilder {
 }
 
 impl Pyramid {
+    /// Per state, the ticks of every interval in it over the whole span (its coarsest level).
+    pub fn state_ticks(&self) -> Vec<u64> {
+        let (states, Some(top)) = (self.shape.states, self.levels.last()) else { return Vec::new() };
+        (0..states)
+            .map(|s| {
+                (0..top.blocks)
+                    .map(|b| (0..top.state_bins).map(|k| top.state_ticks(b, s, states, k)).sum::<u64>())
+                    .sum()
+            })
+            .collect()
+    }
+
     /// The bytes its cells take in memory.
     pub fn bytes(&self) -> usize {
         let level = |l: &Level| (l.counts.len() + l.bytes.len() + l.ticks.len()) * 8;

@@ -664,6 +664,9 @@ mod tests {
         let window = ooc.window_rows(span).unwrap();
         assert_eq!(window.trace.messages.source.len(), t.messages.source.len());
         assert_eq!(window.trace.span_of_whole, Some(span));
+        // Its states rank as the whole trace's pyramid ranks them.
+        assert_eq!(window.trace.state_ticks_of_whole, Some(o.pyramid.state_ticks()));
+        assert!(o.pyramid.state_ticks().iter().any(|&v| v > 0));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

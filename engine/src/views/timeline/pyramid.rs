@@ -20,8 +20,8 @@ use crate::stages::DensityImage;
 
 use super::super::counters::{self, CounterIndex, Track};
 use super::{
-    CounterLayer, Joins, Layers, Legend, NAMED_STATES, StateMode, TimelineOptions, ViewError, compose, rows_of,
-    stacked_runs, timeline_plot,
+    CounterLayer, Joins, Layers, Legend, StateMode, TimelineOptions, ViewError, compose, rows_of, stacked_runs,
+    timeline_plot,
 };
 use crate::views::contract::{self, Pick, Picker};
 use crate::views::legend::format_value;
@@ -78,25 +78,7 @@ fn block_cover(lo: u32, hi: u32, block: u32, n: u32) -> Vec<(u32, f64)> {
 
 /// Colour slots and legend of the pyramid's states, most time first (as [`super::state_slots`]).
 fn pyramid_slots(p: &Pyramid, names: &[String]) -> (Vec<usize>, Legend) {
-    let top = p.levels.last().expect("a pyramid has a level");
-    let states = p.shape.states;
-    let totals: Vec<u64> = (0..states)
-        .map(|s| {
-            (0..top.blocks).map(|b| (0..top.state_bins).map(|k| top.state_ticks(b, s, states, k)).sum::<u64>()).sum()
-        })
-        .collect();
-    let mut ranked: Vec<usize> = (0..states as usize).filter(|&s| totals[s] > 0).collect();
-    ranked.sort_by_key(|&s| std::cmp::Reverse(totals[s]));
-    let mut slot = vec![NAMED_STATES; states as usize];
-    let mut legend = Vec::new();
-    for (k, &s) in ranked.iter().take(NAMED_STATES).enumerate() {
-        slot[s] = k;
-        legend.push((k, names.get(s).cloned().unwrap_or_else(|| format!("state {s}"))));
-    }
-    if ranked.len() > NAMED_STATES {
-        legend.push((NAMED_STATES, format!("{} other states", ranked.len() - NAMED_STATES)));
-    }
-    (slot, legend)
+    super::slots_by(names, &p.state_ticks())
 }
 
 /// Where a plot's pixels fall in a pyramid: per column the state bins, per row the ranks.

@@ -347,6 +347,11 @@ fn parents(starts: &[u64], ends: &[u64], ranges: &[std::ops::Range<usize>]) -> V
 /// Colour slot of every kind: the states covering the most time first.
 fn state_slots(t: &Trace, by: &ByLocation, locations: usize) -> (Vec<usize>, Legend) {
     let kinds = t.region_names.len().max(t.intervals.kind.iter().map(|&k| k as usize + 1).max().unwrap_or(0));
+    // A window of a larger trace ranks its states as the pictures of the whole trace do (where
+    // its pyramid counts every kind apart), so colours stay as the window pans and zooms.
+    if let Some(whole) = t.state_ticks_of_whole.as_ref().filter(|w| w.len() >= kinds) {
+        return slots_by(&t.region_names, &whole[..kinds]);
+    }
     let totals = (0..locations)
         .into_par_iter()
         .fold(
@@ -357,13 +362,20 @@ fn state_slots(t: &Trace, by: &ByLocation, locations: usize) -> (Vec<usize>, Leg
             },
         )
         .reduce(|| vec![0u64; kinds], |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect());
+    slots_by(&t.region_names, &totals)
+}
+
+/// Colour slot of every kind, and the legend (kinds named by `names`), from each kind's ticks:
+/// the most first.
+pub(super) fn slots_by(names: &[String], totals: &[u64]) -> (Vec<usize>, Legend) {
+    let kinds = totals.len();
     let mut ranked: Vec<usize> = (0..kinds).filter(|&k| totals[k] > 0).collect();
     ranked.sort_by_key(|&k| std::cmp::Reverse(totals[k]));
     let mut slot = vec![NAMED_STATES; kinds];
     let mut legend = Vec::new();
     for (s, &k) in ranked.iter().take(NAMED_STATES).enumerate() {
         slot[k] = s;
-        legend.push((s, t.region_names.get(k).cloned().unwrap_or_else(|| format!("state {k}"))));
+        legend.push((s, names.get(k).cloned().unwrap_or_else(|| format!("state {k}"))));
     }
     if ranked.len() > NAMED_STATES {
         legend.push((NAMED_STATES, format!("{} other states", ranked.len() - NAMED_STATES)));
@@ -1947,6 +1959,32 @@ mod tests {
         t.span_of_whole = Some((0, 100));
         let window = TimelineIndex::new(&t).tracks(&t, &opts);
         assert_eq!((window.count(), window.hidden), (3, 0));
+    }
+
+    /// A trace's states take their colours by their time in it; the rows of one window of a
+    /// larger trace take them by the whole trace's, as its pyramid gives them, where it counts
+    /// every kind (else by the window's own).
+    #[test]
+    fn a_window_of_a_larger_trace_colours_its_states_as_the_whole_trace_does() {
+        let mut t = Trace {
+            intervals: Intervals {
+                location: vec![0, 0],
+                start: vec![0, 10],
+                end: vec![10, 100],
+                kind: vec![0, 1],
+                depth: vec![0, 0],
+            },
+            ..Default::default()
+        };
+        t.locations.name = vec!["rank 0".into()];
+        t.region_names = ["compute", "wait"].map(String::from).to_vec();
+        let legend = |t: &Trace| TimelineIndex::new(t).legend.iter().map(|l| l.1.clone()).collect::<Vec<_>>();
+        assert_eq!(legend(&t), ["wait", "compute"]);
+        t.span_of_whole = Some((0, 1000));
+        t.state_ticks_of_whole = Some(vec![900, 100]);
+        assert_eq!(legend(&t), ["compute", "wait"]);
+        t.state_ticks_of_whole = Some(vec![900]);
+        assert_eq!(legend(&t), ["wait", "compute"], "a pyramid that lumps kinds together");
     }
 
     /// Nested intervals (and, at `tangled`, some that overlap without nesting) on three
