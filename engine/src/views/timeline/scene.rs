@@ -180,18 +180,12 @@ impl ByLocation {
             }
         }
         let ranges: Vec<std::ops::Range<usize>> = (0..locations).map(|l| first[l]..first[l + 1]).collect();
-        let mut runs: Vec<&mut [u32]> = Vec::with_capacity(locations);
-        let mut rest = &mut order[..];
-        for r in &ranges {
-            let (run, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
-            runs.push(run);
-            rest = tail;
-        }
         let key = |&k: &u32| (i.start[k as usize], i.depth[k as usize]);
-        runs.into_par_iter()
+        parts_mut(&mut order, &ranges)
+            .into_par_iter()
             .with_min_len(256)
-            .filter(|run| !run.is_sorted_by_key(key))
-            .for_each(|run| run.sort_by_key(key));
+            .filter(|(_, run)| !run.is_sorted_by_key(key))
+            .for_each(|(_, run)| run.sort_by_key(key));
         let start: Vec<u64> = order.par_iter().map(|&k| i.start[k as usize]).collect();
         let end: Vec<u64> = order.par_iter().map(|&k| i.end[k as usize]).collect();
         let kind: Vec<u32> = order.par_iter().map(|&k| i.kind[k as usize]).collect();
@@ -312,24 +306,30 @@ impl ByLocation {
     }
 }
 
-/// For each position of `order`, the position under it on the stack of the innermost-state walk
-/// of its location (the walk pops an interval when a later one starts at or after its end),
-/// computed per location in parallel.
-fn parents(starts: &[u64], ends: &[u64], ranges: &[std::ops::Range<usize>]) -> Vec<u32> {
-    let mut parent = vec![NO_PARENT; starts.len()];
-    let mut slices: Vec<(usize, &mut [u32])> = Vec::with_capacity(ranges.len());
-    let mut rest: &mut [u32] = &mut parent;
+/// The parts `ranges` of `v` (disjoint, in any order), each with its start, to be worked on
+/// side by side; empty ranges are left out.
+fn parts_mut<'a, T>(v: &'a mut [T], ranges: &[std::ops::Range<usize>]) -> Vec<(usize, &'a mut [T])> {
+    let mut parts = Vec::with_capacity(ranges.len());
+    let mut rest = v;
     let mut at = 0;
     let mut sorted: Vec<&std::ops::Range<usize>> = ranges.iter().filter(|r| !r.is_empty()).collect();
     sorted.sort_unstable_by_key(|r| r.start);
     for r in sorted {
         let (_, tail) = std::mem::take(&mut rest).split_at_mut(r.start - at);
         let (mine, tail) = tail.split_at_mut(r.len());
-        slices.push((r.start, mine));
+        parts.push((r.start, mine));
         rest = tail;
         at = r.end;
     }
-    slices.into_par_iter().for_each(|(start, out)| {
+    parts
+}
+
+/// For each position of `order`, the position under it on the stack of the innermost-state walk
+/// of its location (the walk pops an interval when a later one starts at or after its end),
+/// computed per location in parallel.
+fn parents(starts: &[u64], ends: &[u64], ranges: &[std::ops::Range<usize>]) -> Vec<u32> {
+    let mut parent = vec![NO_PARENT; starts.len()];
+    parts_mut(&mut parent, ranges).into_par_iter().for_each(|(start, out)| {
         let mut stack: Vec<usize> = Vec::new();
         for (q, slot) in out.iter_mut().enumerate() {
             let p = start + q;
@@ -522,20 +522,18 @@ fn stacked_runs<K: PartialEq + Sync>(
     coverage: impl Fn(&K) -> (Vec<[f32; CATEGORICAL.len()]>, f32) + Sync,
 ) -> Vec<Option<[f32; 4]>> {
     let mut out = vec![None; rows.len() * width];
-    let mut runs: Vec<(usize, &mut [Option<[f32; 4]>])> = Vec::new();
-    let mut rest = &mut out[..];
+    // The pixels of each run of rows.
+    let mut runs = Vec::new();
     let mut r = 0;
     while r < rows.len() {
         let height = rows[r..].iter().take_while(|k| **k == rows[r]).count();
-        let (run, tail) = std::mem::take(&mut rest).split_at_mut(height * width);
-        runs.push((r, run));
-        rest = tail;
+        runs.push(r * width..(r + height) * width);
         r += height;
     }
-    runs.into_par_iter().for_each(|(start, run)| {
-        let (cov, share) = coverage(&rows[start]);
-        let height = run.len() / width.max(1);
-        for (row, pixels) in run.chunks_mut(width.max(1)).enumerate() {
+    parts_mut(&mut out, &runs).into_par_iter().for_each(|(at, run)| {
+        let (cov, share) = coverage(&rows[at / width]);
+        let height = run.len() / width;
+        for (row, pixels) in run.chunks_mut(width).enumerate() {
             // Stacked: how far up the run this row's centre is.
             let up = 1.0 - (row as f32 + 0.5) / height as f32;
             for (px, c) in pixels.iter_mut().zip(&cov) {
