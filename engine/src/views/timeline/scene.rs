@@ -716,7 +716,8 @@ const MESSAGES_PER_PASS: usize = 1 << 18;
 /// Message lines in plot pixels, through the line-density stage on the backend, each line cut
 /// into pieces weighted by their position from sender (0) to receiver (16): per pixel, `counts`
 /// is the number of lines and `sums / 16` how much of them is receiver end. Bundled as `bundle`
-/// says.
+/// says. Straight lines beside those `kept` are drawn only where the kept picture lacks them.
+#[allow(clippy::too_many_arguments, reason = "the window's lines, where they go, and what was drawn before")]
 fn message_density(
     t: &Trace,
     backend: &Backend,
@@ -725,6 +726,7 @@ fn message_density(
     tracks: &Tracks,
     bundle: &TimelineBundle,
     index: &TimelineIndex,
+    kept: Option<(&KeptLines, LinesKey)>,
 ) -> Result<(stages::DensityImage, Vec<u32>), ViewError> {
     let (t0, t1) = window;
     let m = &t.messages;
@@ -746,7 +748,12 @@ fn message_density(
             && (m.source[i] as usize) < n
             && (m.destination[i] as usize) < n
     };
+    // Straight lines beside the last picture's: only those through the columns it lacks are drawn.
+    let kept = kept.filter(|_| matches!(bundle, TimelineBundle::None));
+    let beside = kept.as_ref().and_then(|(k, key)| k.beside(key, p, &centre, window));
+    let (lo, hi) = beside.as_ref().map_or((f32::MIN, f32::MAX), |b| b.uncovered());
     let line = |i: usize| [x(m.send_time[i]), y(m.source[i]), x(m.recv_time[i]), y(m.destination[i])];
+    let drawn = |l: &[f32; 4]| l[0].max(l[2]) >= lo && l[0].min(l[2]) < hi;
     let candidates = index.candidates(t, window);
     // In row order, as the density and bundling stages always saw them.
     let (visible, lines): (Vec<u32>, Vec<[f32; 4]>) = if candidates.is_sorted() {
@@ -756,7 +763,7 @@ fn message_density(
             .par_chunks(VISIBLE_PART)
             .map(|part| {
                 let rows: Vec<u32> = part.iter().copied().filter(|&i| shown(i as usize)).collect();
-                let lines = rows.iter().map(|&i| line(i as usize)).collect();
+                let lines = rows.iter().map(|&i| line(i as usize)).filter(drawn).collect();
                 (rows, lines)
             })
             .collect();
@@ -772,13 +779,20 @@ fn message_density(
         if !visible.is_sorted() {
             visible.par_sort_unstable();
         }
-        let lines = visible.par_iter().map(|&i| line(i as usize)).collect();
+        let lines = visible.par_iter().map(|&i| line(i as usize)).filter(drawn).collect();
         (visible, lines)
     };
     let ends = |k: usize| [m.source[visible[k] as usize], m.destination[visible[k] as usize]];
     let router = Router::new(bundle, &lines, ends, n, p);
     if let TimelineBundle::None = bundle {
-        return Ok((straight_density(backend, &lines, p)?, visible));
+        let mut image = straight_density(backend, &lines, p)?;
+        if let Some(b) = beside {
+            b.fill(&mut image);
+        }
+        if let Some((k, key)) = kept {
+            k.keep(key, p, centre, window, &image);
+        }
+        return Ok((image, visible));
     }
     let pixels = (p.w * p.h) as usize;
     let mut total = stages::DensityImage { width: p.w, height: p.h, counts: vec![0; pixels], sums: vec![0; pixels] };
@@ -817,6 +831,105 @@ fn message_density(
 
 /// Candidate messages per part of the pass that finds the visible ones.
 const VISIBLE_PART: usize = 1 << 16;
+
+/// Which trace's message lines a picture drew: its name, its locations, the span of the whole
+/// trace where the rows are one window's of it, and else the messages it holds.
+pub(crate) type LinesKey = (String, usize, Option<(u64, u64)>, usize);
+
+/// The key of the lines of `dataset`'s trace.
+pub(crate) fn lines_key(dataset: &Dataset) -> LinesKey {
+    let t = &dataset.trace;
+    let held = if t.span_of_whole.is_some() { 0 } else { t.messages.source.len() };
+    (dataset.name.clone(), t.locations.name.len(), t.span_of_whole, held)
+}
+
+/// The straight message lines' density of the last picture drawn, kept so that a picture of a
+/// window panned by whole pixels (within [`SHIFT_SLACK`] of a pixel) draws only the lines
+/// through the columns it uncovers, and takes the others' counts from the last picture.
+#[derive(Default)]
+pub struct KeptLines(std::sync::Mutex<Option<LastLines>>);
+
+/// What [`KeptLines`] keeps: the picture's trace, plot, row centres, window and density.
+pub struct LastLines {
+    key: LinesKey,
+    plot: Plot,
+    centres: Vec<f32>,
+    window: (u64, u64),
+    image: stages::DensityImage,
+}
+
+/// How far (pixels) a line of the kept picture may lie from where the new picture puts it, at
+/// any time of the new window, for the kept columns to be taken: a pan moves a window by
+/// seconds, which round to ticks, so the shift is a whole number of pixels only to within
+/// ticks per pixel.
+pub const SHIFT_SLACK: f64 = 1.0 / 64.0;
+
+/// The kept density and the whole pixels a new window's picture lies beside it.
+struct Beside {
+    image: stages::DensityImage,
+    /// The kept picture's column of the new picture's column 0.
+    shift: i64,
+}
+
+impl KeptLines {
+    /// The kept picture, where it was drawn from the same trace's lines in the same plot and
+    /// rows, and `window` is panned from its window by whole pixels, fewer than the plot's width.
+    fn beside(&self, key: &LinesKey, p: Plot, centres: &[f32], window: (u64, u64)) -> Option<Beside> {
+        let kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let last = kept.as_ref().filter(|l| l.key == *key && l.plot == p && l.centres == centres)?;
+        let shift = pixel_shift(last.window, window, p.w)?;
+        Some(Beside { image: last.image.clone(), shift })
+    }
+
+    /// Keeps the picture of `window`.
+    fn keep(&self, key: LinesKey, plot: Plot, centres: Vec<f32>, window: (u64, u64), image: &stages::DensityImage) {
+        let last = LastLines { key, plot, centres, window, image: image.clone() };
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(last);
+    }
+}
+
+/// The whole pixels by which the picture of `now` lies beside that of `before` in a plot `w`
+/// pixels wide (positive: `now` is later, so the kept column `x + shift` is the new column
+/// `x`), where every time of `now` lies within [`SHIFT_SLACK`] of that shift in both; `None`
+/// where it does not or where no column is shared.
+fn pixel_shift(before: (u64, u64), now: (u64, u64), w: u32) -> Option<i64> {
+    let scale = |window: (u64, u64)| f64::from(w) / window.1.saturating_sub(window.0).max(1) as f64;
+    let (s0, s1) = (scale(before), scale(now));
+    let apart = |time: u64| (time as f64 - before.0 as f64) * s0 - (time as f64 - now.0 as f64) * s1;
+    let (a, b) = (apart(now.0), apart(now.1));
+    let k = a.round();
+    let close = (a - k).abs() <= SHIFT_SLACK && (b - k).abs() <= SHIFT_SLACK;
+    (close && k.abs() < f64::from(w)).then_some(k as i64)
+}
+
+impl Beside {
+    /// The new picture's columns the kept one lacks, as a span of x (plot pixels) that a line
+    /// must reach into to be drawn: a line is drawn in the pixels of the floors of its points.
+    fn uncovered(&self) -> (f32, f32) {
+        let w = self.image.width as i64;
+        let (from, to) = if self.shift >= 0 { (w - self.shift, w) } else { (0, -self.shift) };
+        if from == to {
+            return (f32::MAX, f32::MIN);
+        }
+        // A margin of a pixel each side: lines drawn beyond the columns are not taken.
+        ((from - 1) as f32, (to + 1) as f32)
+    }
+
+    /// `image` (drawn from the lines through the uncovered columns) with every other column
+    /// taken from the kept picture.
+    fn fill(&self, image: &mut stages::DensityImage) {
+        let (w, h) = (image.width as usize, image.height as usize);
+        let s = self.shift.unsigned_abs() as usize;
+        let (to, from) = if self.shift >= 0 { (0..w - s, s..w) } else { (s..w, 0..w - s) };
+        for y in 0..h {
+            let row = y * w;
+            image.counts[row + to.start..row + to.end]
+                .copy_from_slice(&self.image.counts[row + from.start..row + from.end]);
+            image.sums[row + to.start..row + to.end]
+                .copy_from_slice(&self.image.sums[row + from.start..row + from.end]);
+        }
+    }
+}
 
 /// Straight message lines, each cut into the three pieces [`Polylines::straight`] makes of it
 /// (weighted 0, 8 and 16 steps from sender to receiver), through the line-density stage's
@@ -1292,6 +1405,7 @@ pub fn timeline_scene(
     opts: &TimelineOptions,
     index: &Arc<TimelineIndex>,
     home: Option<Home>,
+    kept: Option<&KeptLines>,
 ) -> Result<(Scene, TimelinePick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len();
@@ -1308,7 +1422,10 @@ pub fn timeline_scene(
     let of_row = row_contents(t, p, &rows, banded.then(|| index.depths(t)));
     let (states, messages) = rayon::join(
         || state_pixels(t, p, window, &of_row, index, opts.states),
-        || message_density(t, backend, p, window, &rows, &opts.bundle, index),
+        || {
+            let kept = kept.map(|k| (k, lines_key(dataset)));
+            message_density(t, backend, p, window, &rows, &opts.bundle, index, kept)
+        },
     );
     let (density, visible) = messages?;
     let bundled = opts.bundle.label();
@@ -1983,6 +2100,93 @@ mod tests {
         assert_eq!(legend(&t), ["compute", "wait"]);
         t.state_ticks_of_whole = Some(vec![900]);
         assert_eq!(legend(&t), ["wait", "compute"], "a pyramid that lumps kinds together");
+    }
+
+    /// Messages among 12 locations over 2^24 ticks, latencies up to 2^17 ticks (some far longer),
+    /// a few unreceived, from a small deterministic generator.
+    fn random_messages(seed: u64) -> Trace {
+        let mut x = seed;
+        let mut next = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut m = crate::model::Messages::default();
+        for _ in 0..20_000 {
+            let send = next(1 << 24);
+            let latency = if next(50) == 0 { next(1 << 23) } else { next(1 << 17) };
+            m.source.push(next(12) as u32);
+            m.destination.push(next(12) as u32);
+            m.send_time.push(send);
+            m.recv_time.push(if next(200) == 0 { u64::MAX } else { send + latency });
+            m.bytes.push(8);
+            m.tag.push(0);
+        }
+        let locations =
+            crate::model::Locations { name: (0..12).map(|l| format!("rank {l}")).collect(), ..Default::default() };
+        Trace { messages: m, locations, ticks_per_second: 1 << 20, ..Default::default() }
+    }
+
+    /// A window panned by whole pixels draws only the lines through the columns it uncovers and
+    /// takes the rest from the last picture: the density equals a fresh picture's count for count
+    /// where the shift is exact (2^11 ticks a pixel), and nearly where a pan in seconds rounds
+    /// to ticks; windows of another width, or not panned by whole pixels, are drawn afresh.
+    #[test]
+    fn a_pan_draws_only_the_lines_it_uncovers_and_equals_a_fresh_picture() {
+        let t = random_messages(5);
+        let d = Dataset { name: "pan".into(), trace: t, ..Default::default() };
+        let t = &d.trace;
+        let index = TimelineIndex::new(t);
+        let opts = TimelineOptions::default();
+        let p = Plot { x0: 0, y0: 0, w: 512, h: 96 };
+        let rows = placed(t, &index, &opts, p).rows;
+        let key = lines_key(&d);
+        let draw = |window: (u64, u64), kept: Option<&KeptLines>| {
+            let kept = kept.map(|k| (k, key.clone()));
+            message_density(t, &Backend::Cpu, p, window, &rows, &TimelineBundle::None, &index, kept).unwrap()
+        };
+        let kept = KeptLines::default();
+        let span = 1u64 << 20;
+        let start = 3u64 << 20;
+        let (first, _) = draw((start, start + span), Some(&kept));
+        assert_eq!(first, draw((start, start + span), None).0, "nothing kept yet: drawn afresh");
+        // Whole pixels both ways, far and near, then the same window again.
+        for px in [40i64, -40, 1, -300, 511, 0, -511] {
+            let from = kept.0.lock().unwrap().as_ref().unwrap().window.0;
+            let at = (from as i64 + px * (span as i64 >> 9)) as u64;
+            let window = (at, at + span);
+            assert_eq!(pixel_shift((from, from + span), window, p.w), Some(px));
+            let (panned, visible) = draw(window, Some(&kept));
+            let (fresh, fresh_visible) = draw(window, None);
+            assert_eq!(visible, fresh_visible);
+            assert!(panned.counts.iter().any(|&c| c > 0));
+            assert_eq!(panned, fresh, "a pan by {px} pixels");
+        }
+        // A pan in seconds (a window 1.3 s wide: 1,363,148.8 ticks, 2,662.4 ticks a pixel) rounds
+        // to ticks: within a 64th of a pixel, a handful of line ends fall in the next pixel.
+        let tps = t.ticks_per_second as f64;
+        let mut window_s = (2.0, 3.3);
+        draw(window_in((0, 1 << 24), tps, Some(window_s)).unwrap(), Some(&kept));
+        for share in [0.125, -0.25, 40.0 / 512.0] {
+            let before = kept.0.lock().unwrap().as_ref().unwrap().window;
+            window_s = pan_window(window_s, 16.0, share);
+            let window = window_in((0, 1 << 24), tps, Some(window_s)).unwrap();
+            let shift = pixel_shift(before, window, p.w).expect("a whole-pixel pan");
+            assert_eq!(shift, (share * 512.0).round() as i64);
+            let (panned, fresh) = (draw(window, Some(&kept)).0, draw(window, None).0);
+            let off = panned.counts.iter().zip(&fresh.counts).filter(|(a, b)| a != b).count();
+            let lit = fresh.counts.iter().filter(|&&c| c > 0).count();
+            assert!(off * 200 <= lit, "{off} of {lit} lit pixels differ after a pan by {shift}");
+            let total = |i: &stages::DensityImage| i.counts.iter().map(|&c| u64::from(c)).sum::<u64>();
+            assert!(total(&panned).abs_diff(total(&fresh)) * 1000 <= total(&fresh));
+        }
+        // Not whole pixels, another width, or no shared column: drawn afresh.
+        let from = kept.0.lock().unwrap().as_ref().unwrap().window;
+        assert_eq!(pixel_shift(from, (from.0 + 1331, from.1 + 1331), p.w), None, "half a pixel");
+        assert_eq!(pixel_shift(from, (from.0, from.1 + 2662), p.w), None, "a wider window");
+        let apart = (from.1 - from.0) as f64 * 1.5;
+        assert_eq!(pixel_shift(from, (from.0 + apart as u64, from.1 + apart as u64), p.w), None, "no shared column");
     }
 
     /// Nested intervals (and, at `tangled`, some that overlap without nesting) on three
