@@ -117,7 +117,7 @@ impl contract::View for MpiLinkedView {
         let index = self.timeline.index(d);
         let home = if sel.window_s.is_none() { self.timeline.home_of(d) } else { None };
         let (timeline, (matrix, chord)) = rayon::join(
-            || timeline_scene(d, b, &topts, &index, home, Some(&self.timeline.lines)),
+            || timeline_scene(d, b, &topts, &index, home, Some(&self.timeline.last)),
             || rayon::join(|| matrix_scene(d, b, &mopts, sel.window_s), || chord_scene(d, b, &copts, sel.window_s)),
         );
         let ((ts, tp), (ms, mp), (cs, cp)) = (timeline?, matrix?, chord?);

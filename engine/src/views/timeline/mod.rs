@@ -31,8 +31,9 @@ pub struct TimelineView {
     area: Kept<(IndexKey, Area), Arc<Summary>>,
     /// The counter series of a trace drawn from its pyramid (the others' are in the index).
     counters: Kept<IndexKey, Arc<counters::CounterIndex>>,
-    /// The message lines of the last picture, so that a pan draws only those it uncovers.
-    pub(crate) lines: KeptLines,
+    /// The state colours and message lines of the last picture, so that a pan draws only the
+    /// columns it uncovers.
+    pub(crate) last: LastPicture,
 }
 
 /// Which trace an index was built from.
@@ -194,7 +195,7 @@ impl contract::View for TimelineView {
             let (scene, picker) = scene::pyramid::overview_scene(d, ooc, &opts, self.counters_of(d))?;
             return Ok(Box::new(Drawn { scene, picker }));
         }
-        let (mut scene, picker) = timeline_scene(d, b, &opts, &self.index(d), self.home_of(d), Some(&self.lines))?;
+        let (mut scene, picker) = timeline_scene(d, b, &opts, &self.index(d), self.home_of(d), Some(&self.last))?;
         let summary = sel.area.map(|area| {
             picker.outline(&mut scene, area);
             self.summary_of(d, area)

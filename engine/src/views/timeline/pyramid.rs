@@ -122,7 +122,7 @@ impl<'a> Grid<'a> {
 /// makes them from rows.
 fn pyramid_states(grid: &Grid<'_>, p: Plot, per_px: f64, slot: &[usize], mode: StateMode) -> Vec<Option<[f32; 4]>> {
     let n = grid.shape.ranks;
-    stacked_runs(grid.rows, p.w as usize, mode, |&(lo, hi)| {
+    stacked_runs(grid.rows, p.w as usize, 0..p.w as usize, mode, |&(lo, hi)| {
         let blocks = block_cover(lo, hi, grid.level.block, n);
         let cov = (0..p.w as usize)
             .map(|c| {

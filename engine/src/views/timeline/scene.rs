@@ -405,12 +405,22 @@ fn state_pixels(
     of_row: &[(Vec<usize>, Option<u32>)],
     index: &TimelineIndex,
     mode: StateMode,
+    columns: std::ops::Range<usize>,
 ) -> Vec<Option<[f32; 4]>> {
     let (by, slot) = (&index.by, &index.slot);
     let (t0, t1) = window;
     let per_px = (t1 - t0) as f64 / f64::from(p.w);
     let i = &t.intervals;
-    stacked_runs(of_row, p.w as usize, mode, |(locs, level)| {
+    // Only the states in the columns' time are walked, from two columns before them to two
+    // after: a state cut at the walk's edge is then counted in the columns as the whole
+    // window's walk counts it (at most its end column in part, the others whole).
+    let walk = if columns.start == 0 && columns.end >= p.w as usize {
+        window
+    } else {
+        let at = |c: usize| t0.saturating_add((c as f64 * per_px) as u64);
+        (at(columns.start.saturating_sub(2)), at(columns.end + 2).saturating_add(1).min(t1))
+    };
+    stacked_runs(of_row, p.w as usize, columns, mode, |(locs, level)| {
         let mut cov = Coverage::new(p.w);
         let mut add = |a: u64, b: u64, k: u32| {
             let (a, b) = (a.max(t0), b.min(t1));
@@ -420,9 +430,9 @@ fn state_pixels(
         };
         for &l in locs {
             match level {
-                None => by.innermost_in(l, window, &mut add),
+                None => by.innermost_in(l, walk, &mut add),
                 // The intervals at this level, nested ones beside it hidden by the band below.
-                Some(d) => by.overlapping(l, window, |k| {
+                Some(d) => by.overlapping(l, walk, |k| {
                     if i.depth[k] == *d {
                         add(i.start[k], i.end[k], i.kind[k]);
                     }
@@ -514,10 +524,12 @@ fn row_contents(t: &Trace, p: Plot, tracks: &Tracks, depth: Option<&[u32]>) -> V
 /// `coverage(what a row shows)`: per pixel column the states' cover in pixels of one process's
 /// row, and one over the processes on the row. Rows showing the same (runs of them, where
 /// processes are taller than a row) share one coverage, stacked over the run's rows in
-/// [`StateMode::Stacked`]. Each run writes its own rows of the picture.
+/// [`StateMode::Stacked`]. Each run writes its own rows of the picture, in `columns` only (the
+/// others `None`).
 fn stacked_runs<K: PartialEq + Sync>(
     rows: &[K],
     width: usize,
+    columns: std::ops::Range<usize>,
     mode: StateMode,
     coverage: impl Fn(&K) -> (Vec<[f32; CATEGORICAL.len()]>, f32) + Sync,
 ) -> Vec<Option<[f32; 4]>> {
@@ -536,7 +548,7 @@ fn stacked_runs<K: PartialEq + Sync>(
         for (row, pixels) in run.chunks_mut(width).enumerate() {
             // Stacked: how far up the run this row's centre is.
             let up = 1.0 - (row as f32 + 0.5) / height as f32;
-            for (px, c) in pixels.iter_mut().zip(&cov) {
+            for (px, c) in pixels[columns.clone()].iter_mut().zip(&cov[columns.clone()]) {
                 *px = cover_colour(c, share, mode, up);
             }
         }
@@ -726,7 +738,7 @@ fn message_density(
     tracks: &Tracks,
     bundle: &TimelineBundle,
     index: &TimelineIndex,
-    kept: Option<(&KeptLines, LinesKey)>,
+    kept: Option<(&KeptLines, TraceKey)>,
 ) -> Result<(stages::DensityImage, Vec<u32>), ViewError> {
     let (t0, t1) = window;
     let m = &t.messages;
@@ -749,9 +761,9 @@ fn message_density(
             && (m.destination[i] as usize) < n
     };
     // Straight lines beside the last picture's: only those through the columns it lacks are drawn.
-    let kept = kept.filter(|_| matches!(bundle, TimelineBundle::None));
-    let beside = kept.as_ref().and_then(|(k, key)| k.beside(key, p, &centre, window));
-    let (lo, hi) = beside.as_ref().map_or((f32::MIN, f32::MAX), |b| b.uncovered());
+    let kept = kept.filter(|_| matches!(bundle, TimelineBundle::None)).map(|(k, key)| (k, (key, centre.clone())));
+    let beside = kept.as_ref().and_then(|(k, key)| k.beside(key, p, window));
+    let (lo, hi) = beside.as_ref().map_or((f32::MIN, f32::MAX), Beside::reach);
     let line = |i: usize| [x(m.send_time[i]), y(m.source[i]), x(m.recv_time[i]), y(m.destination[i])];
     let drawn = |l: &[f32; 4]| l[0].max(l[2]) >= lo && l[0].min(l[2]) < hi;
     let candidates = index.candidates(t, window);
@@ -790,7 +802,7 @@ fn message_density(
             b.fill(&mut image);
         }
         if let Some((k, key)) = kept {
-            k.keep(key, p, centre, window, &image);
+            k.keep(key, p, window, &image);
         }
         return Ok((image, visible));
     }
@@ -832,59 +844,98 @@ fn message_density(
 /// Candidate messages per part of the pass that finds the visible ones.
 const VISIBLE_PART: usize = 1 << 16;
 
-/// Which trace's message lines a picture drew: its name, its locations, the span of the whole
-/// trace where the rows are one window's of it, and else the messages it holds.
-pub(crate) type LinesKey = (String, usize, Option<(u64, u64)>, usize);
+/// Which trace's rows a picture drew: its name, its locations, the span of the whole trace
+/// where the rows are one window's of it, and else the messages and intervals it holds.
+pub type TraceKey = (String, usize, Option<(u64, u64)>, (usize, usize));
 
-/// The key of the lines of `dataset`'s trace.
-pub(crate) fn lines_key(dataset: &Dataset) -> LinesKey {
+/// The key of `dataset`'s trace.
+fn trace_key(dataset: &Dataset) -> TraceKey {
     let t = &dataset.trace;
-    let held = if t.span_of_whole.is_some() { 0 } else { t.messages.source.len() };
+    let held = if t.span_of_whole.is_some() { (0, 0) } else { (t.messages.source.len(), t.intervals.start.len()) };
     (dataset.name.clone(), t.locations.name.len(), t.span_of_whole, held)
 }
 
-/// The straight message lines' density of the last picture drawn, kept so that a picture of a
-/// window panned by whole pixels (within [`SHIFT_SLACK`] of a pixel) draws only the lines
-/// through the columns it uncovers, and takes the others' counts from the last picture.
-#[derive(Default)]
-pub struct KeptLines(std::sync::Mutex<Option<LastLines>>);
-
-/// What [`KeptLines`] keeps: the picture's trace, plot, row centres, window and density.
-pub struct LastLines {
-    key: LinesKey,
-    plot: Plot,
-    centres: Vec<f32>,
-    window: (u64, u64),
-    image: stages::DensityImage,
+/// A picture's columns kept with what it was drawn from (`K`), its plot and its window, so
+/// that the next picture of the same, in a window panned by whole pixels (every time within
+/// [`SHIFT_SLACK`] of a pixel), draws only the columns it uncovers and takes the others from it.
+pub struct KeptColumns<K, T> {
+    last: std::sync::Mutex<Option<LastColumns<K, T>>>,
+    /// How many pictures took columns from the kept one.
+    taken: std::sync::atomic::AtomicUsize,
 }
 
-/// How far (pixels) a line of the kept picture may lie from where the new picture puts it, at
-/// any time of the new window, for the kept columns to be taken: a pan moves a window by
-/// seconds, which round to ticks, so the shift is a whole number of pixels only to within
-/// ticks per pixel.
+impl<K, T> Default for KeptColumns<K, T> {
+    fn default() -> Self {
+        Self { last: std::sync::Mutex::new(None), taken: Default::default() }
+    }
+}
+
+/// What [`KeptColumns`] keeps.
+pub struct LastColumns<K, T> {
+    key: K,
+    plot: Plot,
+    window: (u64, u64),
+    image: T,
+}
+
+/// How far (pixels) a line or state edge of the kept picture may lie from where the new picture
+/// puts it, at any time of the new window, for the kept columns to be taken: a pan moves a
+/// window by seconds, which round to ticks, so the shift is a whole number of pixels only to
+/// within ticks per pixel.
 pub const SHIFT_SLACK: f64 = 1.0 / 64.0;
 
-/// The kept density and the whole pixels a new window's picture lies beside it.
-struct Beside {
-    image: stages::DensityImage,
+/// The message lines' density of the last picture: drawn from the same trace (its key) with the
+/// same row centres.
+pub type KeptLines = KeptColumns<(TraceKey, Vec<f32>), stages::DensityImage>;
+
+/// The state colours of the last picture: drawn from the same trace (its key) with the same
+/// rows' contents, colour slots and mode.
+pub type KeptStates = KeptColumns<StatesKey, Vec<Option<[f32; 4]>>>;
+
+/// What the state colours of a picture were drawn from, beside its window and plot.
+pub type StatesKey = (TraceKey, Vec<(Vec<usize>, Option<u32>)>, Vec<usize>, StateMode);
+
+/// The last timeline picture's state colours and message lines, kept so that a pan draws only
+/// the columns it uncovers.
+#[derive(Default)]
+pub struct LastPicture {
+    states: KeptStates,
+    lines: KeptLines,
+}
+
+/// A kept picture beside a new window's: its pixels and the whole pixels between them.
+struct Beside<T> {
+    image: T,
     /// The kept picture's column of the new picture's column 0.
     shift: i64,
 }
 
-impl KeptLines {
-    /// The kept picture, where it was drawn from the same trace's lines in the same plot and
-    /// rows, and `window` is panned from its window by whole pixels, fewer than the plot's width.
-    fn beside(&self, key: &LinesKey, p: Plot, centres: &[f32], window: (u64, u64)) -> Option<Beside> {
-        let kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let last = kept.as_ref().filter(|l| l.key == *key && l.plot == p && l.centres == centres)?;
+impl<K: PartialEq, T: Clone> KeptColumns<K, T> {
+    /// The kept picture, where it was drawn from `key` in the plot `p` and `window` is panned
+    /// from its window by whole pixels, fewer than the plot's width.
+    fn beside(&self, key: &K, p: Plot, window: (u64, u64)) -> Option<Beside<T>> {
+        let kept = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let last = kept.as_ref().filter(|l| l.key == *key && l.plot == p)?;
         let shift = pixel_shift(last.window, window, p.w)?;
+        self.taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Some(Beside { image: last.image.clone(), shift })
     }
 
     /// Keeps the picture of `window`.
-    fn keep(&self, key: LinesKey, plot: Plot, centres: Vec<f32>, window: (u64, u64), image: &stages::DensityImage) {
-        let last = LastLines { key, plot, centres, window, image: image.clone() };
-        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(last);
+    fn keep(&self, key: K, plot: Plot, window: (u64, u64), image: &T) {
+        let last = LastColumns { key, plot, window, image: image.clone() };
+        *self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(last);
+    }
+
+    /// The window of the kept picture.
+    #[cfg(test)]
+    fn window(&self) -> Option<(u64, u64)> {
+        self.last.lock().unwrap().as_ref().map(|l| l.window)
+    }
+
+    /// How many pictures took columns from a kept one.
+    pub fn taken(&self) -> usize {
+        self.taken.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -902,32 +953,39 @@ fn pixel_shift(before: (u64, u64), now: (u64, u64), w: u32) -> Option<i64> {
     (close && k.abs() < f64::from(w)).then_some(k as i64)
 }
 
-impl Beside {
-    /// The new picture's columns the kept one lacks, as a span of x (plot pixels) that a line
-    /// must reach into to be drawn: a line is drawn in the pixels of the floors of its points.
-    fn uncovered(&self) -> (f32, f32) {
-        let w = self.image.width as i64;
-        let (from, to) = if self.shift >= 0 { (w - self.shift, w) } else { (0, -self.shift) };
-        if from == to {
+/// The columns of a picture `w` pixels wide that a picture `shift` pixels beside it lacks.
+fn uncovered(w: usize, shift: i64) -> std::ops::Range<usize> {
+    let s = (shift.unsigned_abs() as usize).min(w);
+    if shift >= 0 { w - s..w } else { 0..s }
+}
+
+/// Copies into `to` (rows `w` pixels wide) every column that `from`, a picture `shift` pixels
+/// beside it, holds.
+fn take_columns<T: Copy>(to: &mut [T], from: &[T], w: usize, shift: i64) {
+    let s = (shift.unsigned_abs() as usize).min(w);
+    let (mine, theirs) = if shift >= 0 { (0..w - s, s..w) } else { (s..w, 0..w - s) };
+    for (row, kept) in to.chunks_exact_mut(w).zip(from.chunks_exact(w)) {
+        row[mine.clone()].copy_from_slice(&kept[theirs.clone()]);
+    }
+}
+
+impl Beside<stages::DensityImage> {
+    /// The span of x (plot pixels) that a line must reach into to be drawn: the uncovered
+    /// columns (a line is drawn in the pixels of the floors of its points) and a pixel each side.
+    fn reach(&self) -> (f32, f32) {
+        let columns = uncovered(self.image.width as usize, self.shift);
+        if columns.is_empty() {
             return (f32::MAX, f32::MIN);
         }
-        // A margin of a pixel each side: lines drawn beyond the columns are not taken.
-        ((from - 1) as f32, (to + 1) as f32)
+        ((columns.start as f32 - 1.0), (columns.end as f32 + 1.0))
     }
 
     /// `image` (drawn from the lines through the uncovered columns) with every other column
     /// taken from the kept picture.
     fn fill(&self, image: &mut stages::DensityImage) {
-        let (w, h) = (image.width as usize, image.height as usize);
-        let s = self.shift.unsigned_abs() as usize;
-        let (to, from) = if self.shift >= 0 { (0..w - s, s..w) } else { (s..w, 0..w - s) };
-        for y in 0..h {
-            let row = y * w;
-            image.counts[row + to.start..row + to.end]
-                .copy_from_slice(&self.image.counts[row + from.start..row + from.end]);
-            image.sums[row + to.start..row + to.end]
-                .copy_from_slice(&self.image.sums[row + from.start..row + from.end]);
-        }
+        let w = image.width as usize;
+        take_columns(&mut image.counts, &self.image.counts, w, self.shift);
+        take_columns(&mut image.sums, &self.image.sums, w, self.shift);
     }
 }
 
@@ -1405,7 +1463,7 @@ pub fn timeline_scene(
     opts: &TimelineOptions,
     index: &Arc<TimelineIndex>,
     home: Option<Home>,
-    kept: Option<&KeptLines>,
+    kept: Option<&LastPicture>,
 ) -> Result<(Scene, TimelinePick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len();
@@ -1421,9 +1479,22 @@ pub fn timeline_scene(
     let counter_tracks = counters::tracks(&index.counters, &placed, window);
     let of_row = row_contents(t, p, &rows, banded.then(|| index.depths(t)));
     let (states, messages) = rayon::join(
-        || state_pixels(t, p, window, &of_row, index, opts.states),
         || {
-            let kept = kept.map(|k| (k, lines_key(dataset)));
+            let w = p.w as usize;
+            let kept = kept.map(|k| (&k.states, (trace_key(dataset), of_row.clone(), index.slot.clone(), opts.states)));
+            let beside = kept.as_ref().and_then(|(k, key)| k.beside(key, p, window));
+            let columns = beside.as_ref().map_or(0..w, |b| uncovered(w, b.shift));
+            let mut pixels = state_pixels(t, p, window, &of_row, index, opts.states, columns);
+            if let Some(b) = &beside {
+                take_columns(&mut pixels, &b.image, w, b.shift);
+            }
+            if let Some((k, key)) = kept {
+                k.keep(key, p, window, &pixels);
+            }
+            pixels
+        },
+        || {
+            let kept = kept.map(|k| (&k.lines, trace_key(dataset)));
             message_density(t, backend, p, window, &rows, &opts.bundle, index, kept)
         },
     );
@@ -2141,7 +2212,7 @@ mod tests {
         let opts = TimelineOptions::default();
         let p = Plot { x0: 0, y0: 0, w: 512, h: 96 };
         let rows = placed(t, &index, &opts, p).rows;
-        let key = lines_key(&d);
+        let key = trace_key(&d);
         let draw = |window: (u64, u64), kept: Option<&KeptLines>| {
             let kept = kept.map(|k| (k, key.clone()));
             message_density(t, &Backend::Cpu, p, window, &rows, &TimelineBundle::None, &index, kept).unwrap()
@@ -2153,7 +2224,7 @@ mod tests {
         assert_eq!(first, draw((start, start + span), None).0, "nothing kept yet: drawn afresh");
         // Whole pixels both ways, far and near, then the same window again.
         for px in [40i64, -40, 1, -300, 511, 0, -511] {
-            let from = kept.0.lock().unwrap().as_ref().unwrap().window.0;
+            let from = kept.window().unwrap().0;
             let at = (from as i64 + px * (span as i64 >> 9)) as u64;
             let window = (at, at + span);
             assert_eq!(pixel_shift((from, from + span), window, p.w), Some(px));
@@ -2169,7 +2240,7 @@ mod tests {
         let mut window_s = (2.0, 3.3);
         draw(window_in((0, 1 << 24), tps, Some(window_s)).unwrap(), Some(&kept));
         for share in [0.125, -0.25, 40.0 / 512.0] {
-            let before = kept.0.lock().unwrap().as_ref().unwrap().window;
+            let before = kept.window().unwrap();
             window_s = pan_window(window_s, 16.0, share);
             let window = window_in((0, 1 << 24), tps, Some(window_s)).unwrap();
             let shift = pixel_shift(before, window, p.w).expect("a whole-pixel pan");
@@ -2182,11 +2253,78 @@ mod tests {
             assert!(total(&panned).abs_diff(total(&fresh)) * 1000 <= total(&fresh));
         }
         // Not whole pixels, another width, or no shared column: drawn afresh.
-        let from = kept.0.lock().unwrap().as_ref().unwrap().window;
+        let from = kept.window().unwrap();
         assert_eq!(pixel_shift(from, (from.0 + 1331, from.1 + 1331), p.w), None, "half a pixel");
         assert_eq!(pixel_shift(from, (from.0, from.1 + 2662), p.w), None, "a wider window");
         let apart = (from.1 - from.0) as f64 * 1.5;
         assert_eq!(pixel_shift(from, (from.0 + apart as u64, from.1 + apart as u64), p.w), None, "no shared column");
+    }
+
+    /// A pan through the view's kept picture walks the states and draws the lines of the columns
+    /// it uncovers only, and takes the rest from the last picture: the picture equals a fresh
+    /// one pixel for pixel where the shift is exact (a window of 2^20 ticks over 512 columns),
+    /// innermost states and bands per nesting level alike, both ways.
+    #[test]
+    fn a_panned_picture_equals_a_fresh_one() {
+        let mut t = random_messages(9);
+        // Nested calls on every location over the messages' 2^24 ticks.
+        for (l, seed) in (0..12u32).zip(31u64..) {
+            let calls = random_intervals(seed, false).intervals;
+            for k in (0..calls.start.len()).filter(|&k| calls.location[k] == 0) {
+                let scale = 1 << 11;
+                t.intervals.push(l, calls.start[k] * scale, calls.end[k] * scale, calls.kind[k], calls.depth[k]);
+            }
+        }
+        t.region_names = (0..5).map(|k| format!("state {k}")).collect();
+        let d = Dataset { name: "pan".into(), trace: t, ..Default::default() };
+        let index = Arc::new(TimelineIndex::new(&d.trace));
+        let tps = d.trace.ticks_per_second as f64;
+        // The plot of a 792 x 500 picture: 512 columns wide, 2^11 ticks each at 0.5 s a window.
+        let (width, height) = (792u32, 500u32);
+        assert_eq!(plot_rect(width, height).map(|p| p.w), Some(512));
+        for (innermost, rows) in [(true, 12), (false, 2)] {
+            let mut t = d.trace.clone();
+            t.locations.name.truncate(rows);
+            let d = Dataset { trace: t, ..d.clone() };
+            let index = if rows == 12 { index.clone() } else { Arc::new(TimelineIndex::new(&d.trace)) };
+            let last = LastPicture::default();
+            let picture_of = |window_s: (f64, f64), last: Option<&LastPicture>| {
+                let opts = TimelineOptions { width, height, window_s: Some(window_s), innermost, ..Default::default() };
+                let (scene, _) = timeline_scene(&d, &Backend::Cpu, &opts, &index, None, last).unwrap();
+                crate::render::cpu::render(&scene, Default::default()).pixels
+            };
+            let picture = |from: f64, last: Option<&LastPicture>| picture_of((from, from + 0.5), last);
+            let mut from = 3.0;
+            assert_eq!(picture(from, Some(&last)), picture(from, None));
+            for px in [40.0, -40.0, 1.0, -300.0, 100.0, 0.0] {
+                from += px * 0.5 / 512.0;
+                let kept = last.states.window().unwrap();
+                let window = window_in(index.span().unwrap(), tps, Some((from, from + 0.5))).unwrap();
+                assert_eq!(pixel_shift(kept, window, 512), Some(px as i64));
+                assert!(picture(from, Some(&last)) == picture(from, None), "{px} pixels, innermost {innermost}");
+            }
+            assert_eq!((last.states.taken(), last.lines.taken()), (6, 6), "every pan took the kept columns");
+            // States of several kinds and lines drawn: many colours in the picture.
+            let mut colours: Vec<[u8; 4]> = bytemuck::cast_slice::<u8, [u8; 4]>(&picture(from, None)).to_vec();
+            colours.sort_unstable();
+            colours.dedup();
+            assert!(colours.len() > 50, "{} colours", colours.len());
+            // Pans in seconds of a window 0.37 s wide (1,515.5 ticks a pixel) round to ticks:
+            // within a 64th of a pixel, a few pixels differ a little.
+            let mut window_s = (5.0, 5.37);
+            picture_of(window_s, Some(&last));
+            for share in [0.125, -0.25, 40.0 / 512.0] {
+                window_s = pan_window(window_s, 16.0, share);
+                let (panned, fresh) = (picture_of(window_s, Some(&last)), picture_of(window_s, None));
+                let off = panned
+                    .chunks(4)
+                    .zip(fresh.chunks(4))
+                    .filter(|(a, b)| a.iter().zip(*b).any(|(x, y)| x.abs_diff(*y) > 2))
+                    .count();
+                assert!(off * 500 <= panned.len() / 4, "{off} pixels differ after a pan by {share} of the window");
+            }
+            assert_eq!((last.states.taken(), last.lines.taken()), (9, 9));
+        }
     }
 
     /// Nested intervals (and, at `tangled`, some that overlap without nesting) on three
