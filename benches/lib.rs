@@ -22,3 +22,22 @@ pub fn short_segments(n: usize, size: u32) -> Vec<[f32; 4]> {
         })
         .collect()
 }
+
+/// `n` message lines of a timeline plot `width x height` pixels (1,024 rows): from a sender's
+/// row centre to a receiver's, nine in ten to a row next to it and a few pixels later (a
+/// stencil's neighbours at a deep zoom), one in ten to any row up to a tenth of the plot later.
+pub fn timeline_lines(n: usize, width: u32, height: u32) -> Vec<[f32; 4]> {
+    let mut r = SplitMix64(3);
+    let row = |k: u32| (k as f32 + 0.5) * height as f32 / 1024.0;
+    (0..n)
+        .map(|_| {
+            let (x, from) = (r.unit() * width as f32, r.below(1024));
+            let (to, dx) = if r.below(10) == 0 {
+                (r.below(1024), r.unit() * width as f32 / 10.0)
+            } else {
+                ((from + r.below(3)).saturating_sub(1).min(1023), r.unit() * 4.0)
+            };
+            [x, row(from), x + dx, row(to)]
+        })
+        .collect()
+}

@@ -5,7 +5,7 @@
 //!     cargo bench -p exaviz-benches --bench stages
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use exaviz_benches::{messages, short_segments};
+use exaviz_benches::{messages, short_segments, timeline_lines};
 use exaviz_engine::GpuContext;
 use exaviz_engine::stages::{self, AxisKey, DensityInput, HeatmapInput, Runner, cpu::CpuRunner, gpu_runner::GpuRunner};
 
@@ -78,6 +78,8 @@ fn bench(c: &mut Criterion) {
     }
     g.finish();
 
+    straight_lines(c, ctx.as_ref());
+
     let n = 8_000_000;
     let values: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
     let mut g = c.benchmark_group("reduce_u32");
@@ -105,6 +107,38 @@ fn bench(c: &mut Criterion) {
     for (name, mut r) in runners(ctx.as_ref()) {
         g.bench_function(BenchmarkId::new(name, n), |b| {
             b.iter(|| stages::reduce::histogram_u32(r.as_mut(), &values, 0, 1 << 24, 256).unwrap())
+        });
+    }
+    g.finish();
+}
+
+/// The straight-line density of a timeline's message lines.
+fn straight_lines(c: &mut Criterion, ctx: Option<&GpuContext>) {
+    // The timeline's message lines: 1M straight lines between row centres of a 904 x 656 plot
+    // (`timeline_lines`: most short, a tenth across the plot),
+    // each cut into three pieces weighted 0, 8 and 16 from sender to receiver, drawn by the
+    // straight-line path; beside it the same pieces as one weighted pass of segments (the
+    // general path, which the straight one equals count for count) and the mirror's recording.
+    let n = 1_000_000;
+    let (w, h) = (904, 656);
+    let lines = timeline_lines(n, w, h);
+    let weights = [0u32, 8, 16];
+    let straight = stages::line_density::StraightInput { lines: &lines, weights: &weights, width: w, height: h };
+    let pieces: Vec<[f32; 4]> =
+        lines.iter().flat_map(|l| (0..3).map(move |k| stages::line_density::piece(l, k, 3))).collect();
+    let piece_weights: Vec<u32> = (0..n).flat_map(|_| weights).collect();
+    let mut g = c.benchmark_group("line_density_straight_timeline_904x656");
+    g.throughput(Throughput::Elements(n as u64));
+    let general = DensityInput { segments: &pieces, weights: Some(&piece_weights), width: w, height: h };
+    g.bench_function(BenchmarkId::new("cpu_weighted_pieces", n), |b| {
+        b.iter(|| stages::line_density::run(&mut CpuRunner::default(), &general).unwrap())
+    });
+    g.bench_function(BenchmarkId::new("cpu_mirror", n), |b| {
+        b.iter(|| stages::line_density::straight_recorded(&mut CpuRunner::default(), &straight).unwrap())
+    });
+    for (name, mut r) in runners(ctx) {
+        g.bench_function(BenchmarkId::new(name, n), |b| {
+            b.iter(|| stages::line_density::straight(r.as_mut(), &straight).unwrap())
         });
     }
     g.finish();
