@@ -119,7 +119,7 @@ pub fn from_events(input: &str, e: &EventTable) -> Result<Dataset, String> {
     pending.leave_out_unmatched(&mut t.messages, &mut repairs, |(s, d, tag)| format!("location {s} to {d}, tag {tag}"));
     let warnings = repairs.lines(input);
     let mut d = Dataset { name: input.to_string(), trace: t, warnings, ..Default::default() };
-    d.index = exaviz_engine::pyramid::index(&d);
+    exaviz_engine::pyramid::attach_index(&mut d);
     Ok(d)
 }
 

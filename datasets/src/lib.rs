@@ -121,7 +121,7 @@ pub fn open(input: &str) -> Result<Dataset, SourceError> {
 /// its index ([`exaviz_engine::pyramid::index`]), so that views draw wide windows from it.
 pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
     let mut dataset = read(input, progress)?;
-    dataset.index = exaviz_engine::pyramid::index(&dataset);
+    exaviz_engine::pyramid::attach_index(&mut dataset);
     Ok(dataset)
 }
 

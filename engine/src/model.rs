@@ -271,9 +271,10 @@ pub struct Trace {
     /// store, or none at all): the larger trace's first and last tick, so that times are shown
     /// from its start and windows mean the same in both.
     pub span_of_whole: Option<(u64, u64)>,
-    /// Set with `span_of_whole` where the larger trace's pyramid gives it: per state kind, the
-    /// larger trace's ticks in it (every interval's), so that the window's states rank and take
-    /// their colours as in the pictures of the whole trace.
+    /// Set where a pyramid of the whole trace gives it (with `span_of_whole` for a window of a
+    /// store; on a large trace held in memory with its index): per state kind, the whole
+    /// trace's ticks in it (every interval's), so that the rows' states rank and take their
+    /// colours as in the pictures drawn from the pyramid.
     pub state_ticks_of_whole: Option<Vec<u64>>,
 }
 

@@ -724,6 +724,16 @@ pub fn index(d: &crate::model::Dataset) -> Option<crate::model::OutOfCore> {
     })
 }
 
+/// Gives `d` its [`index`] where it needs one, and then ranks its states as the index's
+/// pictures do, by every interval's time as the pyramid sums it: the timeline's colours and
+/// legend stay the same as a window moves between the index and the rows.
+pub fn attach_index(d: &mut crate::model::Dataset) {
+    d.index = index(d);
+    if let Some(index) = &d.index {
+        d.trace.state_ticks_of_whole = Some(index.pyramid.state_ticks());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

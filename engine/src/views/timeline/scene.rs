@@ -2173,6 +2173,30 @@ mod tests {
         assert_eq!(legend(&t), ["wait", "compute"], "a pyramid that lumps kinds together");
     }
 
+    /// A trace held in memory with an index ranks its states for the rows' pictures as the
+    /// index's pictures do, by every interval's time (a parent's included), not by the innermost
+    /// states' time: the legend does not swap as a zoom moves from the index to the rows.
+    #[test]
+    fn a_trace_with_an_index_ranks_its_states_as_the_index_does() {
+        let mut t = Trace::default();
+        // Per pair, "outer" covers 1,000 ticks and "inner" 600 of them: "inner" leads by the
+        // innermost states' time (600 against 400), "outer" by every interval's.
+        let pairs = (crate::pyramid::INDEX_ROWS / 2 + 1) as u32;
+        for k in 0..pairs {
+            let (l, at) = (k % 64, u64::from(k / 64) * 1000);
+            t.intervals.push(l, at, at + 1000, 0, 0);
+            t.intervals.push(l, at, at + 600, 1, 1);
+        }
+        t.locations.name = (0..64).map(|l| format!("rank {l}")).collect();
+        t.region_names = ["outer", "inner"].map(String::from).to_vec();
+        let mut d = Dataset { name: "nested".into(), trace: t, ..Default::default() };
+        let legend = |t: &Trace| TimelineIndex::new(t).legend.iter().map(|l| l.1.clone()).collect::<Vec<_>>();
+        assert_eq!(legend(&d.trace), ["inner", "outer"], "no index: by the innermost states");
+        crate::pyramid::attach_index(&mut d);
+        assert!(d.index.is_some());
+        assert_eq!(legend(&d.trace), ["outer", "inner"], "as the index's pictures");
+    }
+
     /// Messages among 12 locations over 2^24 ticks, latencies up to 2^17 ticks (some far longer),
     /// a few unreceived, from a small deterministic generator.
     fn random_messages(seed: u64) -> Trace {
