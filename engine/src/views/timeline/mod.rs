@@ -93,7 +93,8 @@ impl TimelineView {
             // The rows of one window of a larger trace: a new window brings other rows.
             return Arc::new(TimelineIndex::new(t));
         }
-        kept(&self.index, Self::key(dataset), || Arc::new(TimelineIndex::new(t)))
+        // A trace with an index draws wide windows from it, every location a row there.
+        kept(&self.index, Self::key(dataset), || Arc::new(TimelineIndex::with_tracks(t, dataset.index.is_some())))
     }
 }
 

@@ -607,7 +607,14 @@ pub struct TimelineIndex {
 }
 
 impl TimelineIndex {
+    /// The index of `t`; the rows of one window of a larger trace keep every location's track.
     pub fn new(t: &Trace) -> Self {
+        Self::with_tracks(t, t.span_of_whole.is_some())
+    }
+
+    /// The index of `t`, keeping every location's track at `every_track` (else a location
+    /// without any event has none).
+    pub fn with_tracks(t: &Trace, every_track: bool) -> Self {
         let n = t.locations.name.len();
         let by = ByLocation::new(t, n);
         let (slot, legend) = state_slots(t, &by, n);
@@ -623,10 +630,11 @@ impl TimelineIndex {
         let collectives = collective_operations(t, n);
         let counters = CounterIndex::new(t);
         let waits = std::sync::OnceLock::new();
-        // The rows of one window of a larger trace keep every location's track, as the pyramid's
-        // pictures of the whole trace do: a location idle in this window is not hidden, so the
-        // tracks stay in place as the window pans and zooms.
-        let busy = if t.span_of_whole.is_some() { vec![true; n] } else { tracks::busy(t) };
+        // The rows of a trace also drawn from a pyramid (a window of a store, a large trace held
+        // in memory with its index) keep every location's track, as the pyramid's pictures do: a
+        // location idle in the rows is not hidden, so the tracks stay in place as the window
+        // pans and zooms between the pyramid and the rows.
+        let busy = if every_track { vec![true; n] } else { tracks::busy(t) };
         let depth = std::sync::OnceLock::new();
         Self { by, slot, legend, span: span(t), by_send, max_latency, collectives, counters, waits, busy, depth }
     }
@@ -2175,9 +2183,10 @@ mod tests {
 
     /// A trace held in memory with an index ranks its states for the rows' pictures as the
     /// index's pictures do, by every interval's time (a parent's included), not by the innermost
-    /// states' time: the legend does not swap as a zoom moves from the index to the rows.
+    /// states' time, and keeps a track for every location as they do: the legend does not swap,
+    /// nor the tracks move, as a zoom moves from the index to the rows.
     #[test]
-    fn a_trace_with_an_index_ranks_its_states_as_the_index_does() {
+    fn a_trace_with_an_index_ranks_its_states_and_keeps_its_tracks_as_the_index_does() {
         let mut t = Trace::default();
         // Per pair, "outer" covers 1,000 ticks and "inner" 600 of them: "inner" leads by the
         // innermost states' time (600 against 400), "outer" by every interval's.
@@ -2187,14 +2196,21 @@ mod tests {
             t.intervals.push(l, at, at + 1000, 0, 0);
             t.intervals.push(l, at, at + 600, 1, 1);
         }
-        t.locations.name = (0..64).map(|l| format!("rank {l}")).collect();
+        // And a 65th location without any event.
+        t.locations.name = (0..65).map(|l| format!("rank {l}")).collect();
         t.region_names = ["outer", "inner"].map(String::from).to_vec();
         let mut d = Dataset { name: "nested".into(), trace: t, ..Default::default() };
         let legend = |t: &Trace| TimelineIndex::new(t).legend.iter().map(|l| l.1.clone()).collect::<Vec<_>>();
         assert_eq!(legend(&d.trace), ["inner", "outer"], "no index: by the innermost states");
+        let tracks = |d: &Dataset| {
+            let index = crate::views::timeline::TimelineView::default().index(d);
+            index.tracks(&d.trace, &TimelineOptions::default()).count()
+        };
+        assert_eq!(tracks(&d), 64, "no index: the idle location has no track");
         crate::pyramid::attach_index(&mut d);
         assert!(d.index.is_some());
         assert_eq!(legend(&d.trace), ["outer", "inner"], "as the index's pictures");
+        assert_eq!(tracks(&d), 65, "as the index's pictures, where every location is a row");
     }
 
     /// Messages among 12 locations over 2^24 ticks, latencies up to 2^17 ticks (some far longer),
