@@ -414,14 +414,17 @@ fn state_pixels(
     // Only the states in the columns' time are walked, from two columns before them to two
     // after: a state cut at the walk's edge is then counted in the columns as the whole
     // window's walk counts it (at most its end column in part, the others whole).
-    let walk = if columns.start == 0 && columns.end >= p.w as usize {
+    let w = p.w as usize;
+    let walked = columns.start.saturating_sub(2)..(columns.end + 2).min(w);
+    let walk = if walked.start == 0 && walked.end == w {
         window
     } else {
         let at = |c: usize| t0.saturating_add((c as f64 * per_px) as u64);
-        (at(columns.start.saturating_sub(2)), at(columns.end + 2).saturating_add(1).min(t1))
+        (at(walked.start), at(walked.end).saturating_add(1).min(t1))
     };
-    stacked_runs(of_row, p.w as usize, columns, mode, |(locs, level)| {
-        let mut cov = Coverage::new(p.w);
+    let (skip, len) = (columns.start - walked.start, columns.len());
+    stacked_runs(of_row, w, columns, mode, |(locs, level)| {
+        let mut cov = Coverage::over(walked.clone());
         let mut add = |a: u64, b: u64, k: u32| {
             let (a, b) = (a.max(t0), b.min(t1));
             if a < b {
@@ -439,29 +442,43 @@ fn state_pixels(
                 }),
             }
         }
-        (cov.finish(), 1.0 / locs.len().max(1) as f32)
+        let mut cov = cov.finish();
+        cov.drain(..skip);
+        cov.truncate(len);
+        (cov, 1.0 / locs.len().max(1) as f32)
     })
 }
 
 /// How much of each pixel column of a row each colour slot covers: intervals added in column
-/// units `[xa, xb)`. Columns an interval covers whole are counted once at each end of the run
-/// of them and summed at the end, so a state across the whole window costs two additions, not
-/// one per column: a row of many processes at a deep zoom is mostly such states.
+/// units `[xa, xb)`, over the columns `[from, to)` (an interval reaching beyond them is cut at
+/// their edges, so the columns two or more inside an edge are counted as a whole row's are).
+/// Columns an interval covers whole are counted once at each end of the run of them and summed
+/// at the end, so a state across the whole window costs two additions, not one per column: a
+/// row of many processes at a deep zoom is mostly such states.
 struct Coverage {
+    /// The first column, as a column unit.
+    from: f64,
     cov: Vec<[f32; CATEGORICAL.len()]>,
     whole: Vec<[f32; CATEGORICAL.len()]>,
 }
 
 impl Coverage {
-    fn new(width: u32) -> Self {
+    fn over(columns: std::ops::Range<usize>) -> Self {
+        let n = columns.len();
         Self {
-            cov: vec![[0f32; CATEGORICAL.len()]; width as usize],
-            whole: vec![[0f32; CATEGORICAL.len()]; width as usize + 1],
+            from: columns.start as f64,
+            cov: vec![[0f32; CATEGORICAL.len()]; n],
+            whole: vec![[0f32; CATEGORICAL.len()]; n + 1],
         }
     }
 
-    /// Adds `[xa, xb)` (0 <= xa < xb <= width) in slot `s`.
+    /// Adds `[xa, xb)` (0 <= xa < xb <= the row's width) in slot `s`.
     fn add(&mut self, xa: f64, xb: f64, s: usize) {
+        // Whole columns away: exact, as the columns' units are below 2^52.
+        let (xa, xb) = ((xa - self.from).max(0.0), (xb - self.from).min(self.cov.len() as f64));
+        if xa >= xb {
+            return;
+        }
         let (ca, cb) = (xa.floor() as u32, (xb.ceil() as u32).min(self.cov.len() as u32));
         let part = |c: u32| (xb.min(f64::from(c) + 1.0) - xa.max(f64::from(c))).max(0.0) as f32;
         if cb <= ca + 2 {
@@ -521,8 +538,8 @@ fn row_contents(t: &Trace, p: Plot, tracks: &Tracks, depth: Option<&[u32]>) -> V
 }
 
 /// State colours of every pixel of rows `width` pixels wide, row-major, from
-/// `coverage(what a row shows)`: per pixel column the states' cover in pixels of one process's
-/// row, and one over the processes on the row. Rows showing the same (runs of them, where
+/// `coverage(what a row shows)`: per pixel column of `columns` the states' cover in pixels of
+/// one process's row, and one over the processes on the row. Rows showing the same (runs of them, where
 /// processes are taller than a row) share one coverage, stacked over the run's rows in
 /// [`StateMode::Stacked`]. Each run writes its own rows of the picture, in `columns` only (the
 /// others `None`).
@@ -548,7 +565,7 @@ fn stacked_runs<K: PartialEq + Sync>(
         for (row, pixels) in run.chunks_mut(width).enumerate() {
             // Stacked: how far up the run this row's centre is.
             let up = 1.0 - (row as f32 + 0.5) / height as f32;
-            for (px, c) in pixels[columns.clone()].iter_mut().zip(&cov[columns.clone()]) {
+            for (px, c) in pixels[columns.clone()].iter_mut().zip(&cov) {
                 *px = cover_colour(c, share, mode, up);
             }
         }
@@ -919,14 +936,15 @@ struct Beside<T> {
 }
 
 impl<K: PartialEq, T: Clone> KeptColumns<K, T> {
-    /// The kept picture, where it was drawn from `key` in the plot `p` and `window` is panned
-    /// from its window by whole pixels, fewer than the plot's width.
+    /// The kept picture (taken out), where it was drawn from `key` in the plot `p` and `window`
+    /// is panned from its window by whole pixels, fewer than the plot's width.
     fn beside(&self, key: &K, p: Plot, window: (u64, u64)) -> Option<Beside<T>> {
-        let kept = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut kept = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let last = kept.as_ref().filter(|l| l.key == *key && l.plot == p)?;
         let shift = pixel_shift(last.window, window, p.w)?;
         self.taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Some(Beside { image: last.image.clone(), shift })
+        // Taken rather than copied: the new picture is kept in its place.
+        kept.take().map(|last| Beside { image: last.image, shift })
     }
 
     /// Keeps the picture of `window`.
@@ -2669,7 +2687,7 @@ mod coverage_tests {
     #[test]
     fn whole_columns_counted_at_their_ends_equal_column_by_column() {
         let width = 97u32;
-        let mut fast = Coverage::new(width);
+        let mut fast = Coverage::over(0..width as usize);
         let mut slow = vec![[0f32; CATEGORICAL.len()]; width as usize];
         let mut seed = 7u64;
         let mut next = || {
