@@ -2231,16 +2231,21 @@ mod tests {
         assert_eq!(tracks(&d), 65, "as the index's pictures, where every location is a row");
     }
 
-    /// Messages among 12 locations over 2^24 ticks, latencies up to 2^17 ticks (some far longer),
-    /// a few unreceived, from a small deterministic generator.
-    fn random_messages(seed: u64) -> Trace {
+    /// A small deterministic generator: `next(m)` is below `m`.
+    fn xorshift(seed: u64) -> impl FnMut(u64) -> u64 {
         let mut x = seed;
-        let mut next = move |m: u64| {
+        move |m: u64| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x % m
-        };
+        }
+    }
+
+    /// Messages among 12 locations over 2^24 ticks, latencies up to 2^17 ticks (some far longer),
+    /// a few unreceived, from a small deterministic generator.
+    fn random_messages(seed: u64) -> Trace {
+        let mut next = xorshift(seed);
         let mut m = crate::model::Messages::default();
         for _ in 0..20_000 {
             let send = next(1 << 24);
@@ -2388,13 +2393,7 @@ mod tests {
     /// Nested intervals (and, at `tangled`, some that overlap without nesting) on three
     /// locations, from a small deterministic generator.
     fn random_intervals(seed: u64, tangled: bool) -> Trace {
-        let mut x = seed;
-        let mut next = move |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut next = xorshift(seed);
         let mut iv = Intervals::default();
         for l in 0..3u32 {
             // Each location: a tree of calls, depth-first.
