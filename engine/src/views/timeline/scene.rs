@@ -827,7 +827,7 @@ fn message_density(
             b.fill(&mut image);
         }
         if let Some((k, key)) = kept {
-            k.keep(key, p, window, &image);
+            k.keep(key, p, window, image.clone());
         }
         return Ok((image, visible));
     }
@@ -948,8 +948,8 @@ impl<K: PartialEq, T: Clone> KeptColumns<K, T> {
     }
 
     /// Keeps the picture of `window`.
-    fn keep(&self, key: K, plot: Plot, window: (u64, u64), image: &T) {
-        let last = LastColumns { key, plot, window, image: image.clone() };
+    fn keep(&self, key: K, plot: Plot, window: (u64, u64), image: T) {
+        let last = LastColumns { key, plot, window, image };
         *self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(last);
     }
 
@@ -1504,25 +1504,22 @@ pub fn timeline_scene(
     let Placed { rows, counters: placed, hidden, banded } = placed(t, index, opts, p);
     let counter_tracks = counters::tracks(&index.counters, &placed, window);
     let of_row = row_contents(t, p, &rows, banded.then(|| index.depths(t)));
+    let key = kept.map(|_| trace_key(dataset));
+    // The states are kept once the picture is composed (moved, not copied).
+    let states_kept =
+        kept.zip(key.clone()).map(|(k, key)| (&k.states, (key, of_row.clone(), index.slot.clone(), opts.states)));
     let (states, messages) = rayon::join(
         || {
             let w = p.w as usize;
-            let kept = kept.map(|k| (&k.states, (trace_key(dataset), of_row.clone(), index.slot.clone(), opts.states)));
-            let beside = kept.as_ref().and_then(|(k, key)| k.beside(key, p, window));
+            let beside = states_kept.as_ref().and_then(|(k, key)| k.beside(key, p, window));
             let columns = beside.as_ref().map_or(0..w, |b| uncovered(w, b.shift));
             let mut pixels = state_pixels(t, p, window, &of_row, index, opts.states, columns);
             if let Some(b) = &beside {
                 take_columns(&mut pixels, &b.image, w, b.shift);
             }
-            if let Some((k, key)) = kept {
-                k.keep(key, p, window, &pixels);
-            }
             pixels
         },
-        || {
-            let kept = kept.map(|k| (&k.lines, trace_key(dataset)));
-            message_density(t, backend, p, window, &rows, &opts.bundle, index, kept)
-        },
+        || message_density(t, backend, p, window, &rows, &opts.bundle, index, kept.map(|k| &k.lines).zip(key)),
     );
     let (density, visible) = messages?;
     let bundled = opts.bundle.label();
@@ -1552,6 +1549,9 @@ pub fn timeline_scene(
     let rows_title = rows_title(t);
     let y_ticks = row_ticks(rows.count(), || rows.names(t).into(), p, |k| rows.track_pixels(k));
     let scene = compose(opts, p, (window, full, tps), (y_ticks, rows_title), (&title, &axis), &layers);
+    if let Some((k, key)) = states_kept {
+        k.keep(key, p, window, states);
+    }
     let pick = TimelinePick {
         index: index.clone(),
         plot: p,
