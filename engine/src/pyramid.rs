@@ -259,15 +259,15 @@ fn add3(a: &mut [f64; 3], b: [f64; 3]) {
     a[2] += b[2];
 }
 
-/// Adds the lines of messages `range` to `sums`.
+/// Adds the lines of messages `m` to `sums`.
 ///
 /// Returns the first and last state bin a line was added in (`None`: none was): the messages
 /// inside the ranks and span are the message cube's too.
-fn add_lines(sums: &mut LineSums, shape: Shape, m: &Messages, range: std::ops::Range<usize>) -> Option<(usize, usize)> {
+fn add_lines(sums: &mut LineSums, shape: Shape, m: MessageColumns) -> Option<(usize, usize)> {
     // Bins and blocks are powers of two: shifts, not divisions.
     debug_assert!(shape.bin_ticks.is_power_of_two() && shape.block.is_power_of_two());
     let (bin_shift, block_shift) = (shape.bin_ticks.trailing_zeros(), shape.block.trailing_zeros());
-    let (source, destination, send) = (&m.source[range.clone()], &m.destination[range.clone()], &m.send_time[range]);
+    let (source, destination, send) = (m.source, m.destination, m.send_time);
     let (mut lo, mut hi) = (usize::MAX, 0);
     for ((&s, &d), &t) in source.iter().zip(destination).zip(send) {
         let Some(at) = t.checked_sub(shape.t0) else { continue };
@@ -340,20 +340,13 @@ impl CubeKeys {
         (bin < self.bins).then_some(bin as usize)
     }
 
-    /// Adds the cube cells of messages `range` to `near` where their send times span few
+    /// Adds the cube cells of messages `m` to `near` where their send times span few
     /// enough bins (`states`: the first and last state bin of the messages inside the ranks
     /// and span, from [`add_lines`]); `near`'s previous cells are handed back when the new ones
     /// fall outside its bins (the caller adds them to the cube). With grids of no bins (a cube
     /// of more pairs than [`NEAR_CELLS`]) every part with messages is too wide.
-    fn add_near(
-        &self,
-        near: &mut NearBins,
-        m: &Messages,
-        range: std::ops::Range<usize>,
-        states: Option<(usize, usize)>,
-    ) -> Near {
-        let (source, destination) = (&m.source[range.clone()], &m.destination[range.clone()]);
-        let (send, bytes) = (&m.send_time[range.clone()], &m.bytes[range.clone()]);
+    fn add_near(&self, near: &mut NearBins, m: MessageColumns, states: Option<(usize, usize)>) -> Near {
+        let (source, destination, send, bytes) = (m.source, m.destination, m.send_time, m.bytes);
         let Some((lo, hi)) = states else { return Near::Added(None) };
         let (lo, hi) = (lo >> self.state_shift, hi >> self.state_shift);
         if hi - lo >= self.near_bins {
@@ -396,10 +389,86 @@ pub struct PyramidBuilder {
     /// Intervals not yet summed: each sum allocates a tile set per thread, so small batches are
     /// gathered first.
     pending: Intervals,
-    /// Line sums, one per part of a batch summed in parallel (kept, so that no batch allocates).
-    lines: Vec<LineSums>,
-    /// Each part's cube cells of its latest few bins, not yet added to the cube.
-    near: Vec<NearBins>,
+    /// The parts of each batch of messages summed side by side (kept, so that no batch
+    /// allocates).
+    parts: Vec<MessagePart>,
+}
+
+/// The columns of messages that a pyramid sums: slices of [`Messages`], or of a batch of rows
+/// as it is decoded.
+#[derive(Clone, Copy)]
+pub struct MessageColumns<'a> {
+    pub source: &'a [u32],
+    pub destination: &'a [u32],
+    pub send_time: &'a [u64],
+    pub bytes: &'a [u32],
+}
+
+impl<'a> MessageColumns<'a> {
+    /// Messages `range` of `m`.
+    pub fn of(m: &'a Messages, range: std::ops::Range<usize>) -> Self {
+        Self {
+            source: &m.source[range.clone()],
+            destination: &m.destination[range.clone()],
+            send_time: &m.send_time[range.clone()],
+            bytes: &m.bytes[range],
+        }
+    }
+}
+
+/// One thread's share of the messages: its line sums and its grid of near bins, and what it
+/// has finished with until the builder gathers it ([`PyramidBuilder::gather`]): the grids its
+/// times moved past, and messages whose times spanned too many bins for a grid.
+pub struct MessagePart {
+    lines: LineSums,
+    near: NearBins,
+    done: Vec<NearBins>,
+    wide: Messages,
+}
+
+/// What a [`MessagePart`] needs of its builder to sum messages: the shape and the cube's keys.
+#[derive(Clone, Copy)]
+pub struct MessageKeys {
+    shape: Shape,
+    cube: CubeKeys,
+}
+
+impl MessagePart {
+    fn new(shape: Shape) -> Self {
+        Self {
+            lines: LineSums::new(shape.blocks(), shape.state_bins),
+            near: NearBins::default(),
+            done: Vec::new(),
+            wide: Messages::default(),
+        }
+    }
+
+    /// Adds the lines of messages `m` and, where their send times fall in a few message bins,
+    /// their cube cells to this part's grid; `false` where the times spanned too many bins,
+    /// and their cube cells are yet to be added.
+    fn add_near(&mut self, keys: &MessageKeys, m: MessageColumns) -> bool {
+        let states = add_lines(&mut self.lines, keys.shape, m);
+        match keys.cube.add_near(&mut self.near, m, states) {
+            Near::Added(done) => {
+                self.done.extend(done);
+                true
+            }
+            Near::TooWide => false,
+        }
+    }
+
+    /// Adds messages `m` (a batch of rows as it is decoded, summed while it is in the cache):
+    /// their lines, and their cube cells to this part's grid or, where their times span too
+    /// many bins, kept for the builder's partitioned binning.
+    pub fn add(&mut self, keys: &MessageKeys, m: MessageColumns) {
+        if !self.add_near(keys, m) {
+            let w = &mut self.wide;
+            w.source.extend_from_slice(m.source);
+            w.destination.extend_from_slice(m.destination);
+            w.send_time.extend_from_slice(m.send_time);
+            w.bytes.extend_from_slice(m.bytes);
+        }
+    }
 }
 
 /// Most partial line sums kept while adding messages (each is 24 bytes a cell: 50 MB at most).
@@ -428,7 +497,7 @@ impl PyramidBuilder {
         };
         // The line sums are allocated with the first messages (a pyramid read from a store
         // starts from an empty builder and never sums a message).
-        Self { shape, level, pending: Intervals::default(), lines: Vec::new(), near: Vec::new() }
+        Self { shape, level, pending: Intervals::default(), parts: Vec::new() }
     }
 
     /// Adds messages: each counted at its send time, its sender's and receiver's blocks.
@@ -440,35 +509,52 @@ impl PyramidBuilder {
     /// in the cache and is added to the cube once later batches move past its bins. Other parts
     /// take the partitioned binning.
     pub fn add_messages(&mut self, m: &Messages) {
-        let shape = self.shape;
-        if self.lines.is_empty() {
-            let parts = rayon::current_num_threads().clamp(1, LINE_PARTS);
-            self.lines = (0..parts).map(|_| LineSums::new(shape.blocks(), shape.state_bins)).collect();
-            self.near = (0..parts).map(|_| NearBins::default()).collect();
-        }
+        let (keys, mut parts) = self.message_parts(rayon::current_num_threads().clamp(1, LINE_PARTS));
         let n = m.source.len();
-        let per = n.div_ceil(self.lines.len()).max(1);
-        let cube = CubeKeys::new(shape, self.level.message_blocks);
-        let parts: Vec<(std::ops::Range<usize>, Near)> = self
-            .lines
+        let per = n.div_ceil(parts.len()).max(1);
+        let wide: Vec<std::ops::Range<usize>> = parts
             .par_iter_mut()
-            .zip(&mut self.near)
             .enumerate()
-            .map(|(k, (sums, near))| {
+            .filter_map(|(k, part)| {
                 let range = (k * per).min(n)..((k + 1) * per).min(n);
-                let states = add_lines(sums, shape, m, range.clone());
-                let done = cube.add_near(near, m, range.clone(), states);
-                (range, done)
+                (!part.add_near(&keys, MessageColumns::of(m, range.clone()))).then_some(range)
             })
             .collect();
-        let mut done = Vec::new();
-        for (range, part) in parts {
-            match part {
-                Near::Added(d) => done.extend(d),
-                Near::TooWide => self.bin_partitioned(&cube, m, range),
+        for range in wide {
+            self.bin_partitioned(&keys.cube, MessageColumns::of(m, range));
+        }
+        self.put_parts(parts);
+    }
+
+    /// At least `n` parts to sum messages into side by side, each on a thread of its own
+    /// ([`MessagePart::add`]), with the keys they sum by; [`Self::gather`] adds what they have
+    /// finished with to the cube, and [`Self::put_parts`] hands them back.
+    pub fn message_parts(&mut self, n: usize) -> (MessageKeys, Vec<MessagePart>) {
+        let mut parts = std::mem::take(&mut self.parts);
+        while parts.len() < n {
+            parts.push(MessagePart::new(self.shape));
+        }
+        (MessageKeys { shape: self.shape, cube: CubeKeys::new(self.shape, self.level.message_blocks) }, parts)
+    }
+
+    /// Adds to the cube what `parts` have finished with: the grids their times moved past, and
+    /// the messages whose times spanned too many bins.
+    pub fn gather(&mut self, parts: &mut [MessagePart]) {
+        let done: Vec<NearBins> = parts.iter_mut().flat_map(|p| std::mem::take(&mut p.done)).collect();
+        self.add_near_bins(&done);
+        let cube = CubeKeys::new(self.shape, self.level.message_blocks);
+        for p in parts.iter_mut() {
+            let wide = std::mem::take(&mut p.wide);
+            if !wide.source.is_empty() {
+                self.bin_partitioned(&cube, MessageColumns::of(&wide, 0..wide.source.len()));
             }
         }
-        self.add_near_bins(&done);
+    }
+
+    /// Takes `parts` back from [`Self::message_parts`], gathering what they have finished with.
+    pub fn put_parts(&mut self, mut parts: Vec<MessagePart>) {
+        self.gather(&mut parts);
+        self.parts = parts;
     }
 
     /// Adds parts' grids of near bins to the cube.
@@ -492,18 +578,18 @@ impl PyramidBuilder {
         );
     }
 
-    /// Adds the cube cells of messages `range` by the partitioned binning.
-    fn bin_partitioned(&mut self, cube: &CubeKeys, m: &Messages, range: std::ops::Range<usize>) {
+    /// Adds the cube cells of messages `m` by the partitioned binning.
+    fn bin_partitioned(&mut self, cube: &CubeKeys, m: MessageColumns) {
         let (shape, blocks) = (self.shape, self.level.message_blocks);
-        let (source, destination) = (&m.source[range.clone()], &m.destination[range.clone()]);
+        let (source, destination) = (m.source, m.destination);
         let pairs: Vec<u32> =
             source.par_iter().zip(destination).map(|(&s, &d)| cube.pair(s, d).unwrap_or(u32::MAX)).collect();
         let bin_ticks = shape.message_bin_ticks();
         let t_last = shape.t0.saturating_add(bin_ticks.saturating_mul(u64::from(shape.message_bins)) - 1);
         let input = HeatmapInput {
-            x: AxisKey::time(&m.send_time[range.clone()], shape.t0, t_last, shape.message_bins),
+            x: AxisKey::time(m.send_time, shape.t0, t_last, shape.message_bins),
             y: AxisKey::Id { keys: &pairs, extent: blocks * blocks },
-            weights: Some(&m.bytes[range]),
+            weights: Some(m.bytes),
         };
         debug_assert_eq!(input.x.bin_ticks(), bin_ticks);
         bin_plain::bin_into(&input, &mut self.level.counts, &mut self.level.bytes);
@@ -580,7 +666,10 @@ impl PyramidBuilder {
         if !p.start.is_empty() {
             self.sum_intervals(&p);
         }
-        let near: Vec<NearBins> = std::mem::take(&mut self.near).into_iter().filter(|n| n.bins > 0).collect();
+        let mut parts = std::mem::take(&mut self.parts);
+        self.gather(&mut parts);
+        let near: Vec<NearBins> =
+            parts.iter_mut().map(|p| std::mem::take(&mut p.near)).filter(|n| n.bins > 0).collect();
         self.add_near_bins(&near);
         let mut levels = vec![self.level];
         while let Some(top) = levels.last() {
@@ -591,7 +680,7 @@ impl PyramidBuilder {
             levels.push(up);
         }
         let (blocks, bins) = (self.shape.blocks(), self.shape.state_bins);
-        let sums = std::mem::take(&mut self.lines).into_iter().reduce(LineSums::merge);
+        let sums = parts.into_iter().map(|p| p.lines).reduce(LineSums::merge);
         let lines = Some(sums.map_or_else(|| Lines::new(blocks, bins), |l| l.lines(blocks, bins)));
         Pyramid { shape: self.shape, levels, lines }
     }
@@ -823,17 +912,26 @@ mod tests {
         let cube = CubeKeys::new(shape, shape.message_blocks());
         assert!(cube.near_bins >= 2 && cube.near_bins < shape.message_bins as usize, "{}", cube.near_bins);
         let mut near = NearBins::default();
-        let states = |m: &Messages, r| add_lines(&mut LineSums::new(shape.blocks(), shape.state_bins), shape, m, r);
+        let states = |m: &Messages, r| {
+            add_lines(&mut LineSums::new(shape.blocks(), shape.state_bins), shape, MessageColumns::of(m, r))
+        };
         let sorted = batch(0..5_000);
         assert!(
-            matches!(cube.add_near(&mut near, &sorted, 0..5_000, states(&sorted, 0..5_000)), Near::Added(None)),
+            matches!(
+                cube.add_near(&mut near, MessageColumns::of(&sorted, 0..5_000), states(&sorted, 0..5_000)),
+                Near::Added(None)
+            ),
             "a sorted batch is near"
         );
         let mut shuffled = batch(100_000..200_000);
         shuffled.permute(&(0..100_000u32).map(|i| (i * 7_919) % 100_000).collect::<Vec<u32>>());
         assert!(
             matches!(
-                cube.add_near(&mut near, &shuffled, 90_000..100_000, states(&shuffled, 90_000..100_000)),
+                cube.add_near(
+                    &mut near,
+                    MessageColumns::of(&shuffled, 90_000..100_000),
+                    states(&shuffled, 90_000..100_000)
+                ),
                 Near::TooWide
             ),
             "an unsorted one is not"
@@ -850,6 +948,24 @@ mod tests {
         assert_eq!(got.levels, want.levels);
         let binned: u64 = got.levels[0].counts.iter().sum();
         assert!(binned > 150_000 && binned < 300_000, "{binned} of 300000 in the cube");
+        // The same batches handed to two parts in turn, as a store's row groups are summed by
+        // the threads that decode them: the unsorted one is kept by its part until gathered.
+        let mut streamed = PyramidBuilder::new(shape);
+        let (keys, mut parts) = streamed.message_parts(2);
+        let starts = (0..100_000).step_by(5_000).chain([100_000]).chain((200_000..300_000).step_by(7_000));
+        for (k, start) in starts.enumerate() {
+            let len = if start < 100_000 { 5_000 } else { 7_000 };
+            let b = if start == 100_000 { shuffled.clone() } else { batch(start..(start + len).min(300_000)) };
+            parts[k % 2].add(&keys, MessageColumns::of(&b, 0..b.source.len()));
+            if start == 100_000 {
+                assert_eq!(parts[k % 2].wide.source.len(), 100_000, "the unsorted batch is kept for the binning");
+            }
+            if k % 3 == 0 {
+                streamed.gather(&mut parts);
+            }
+        }
+        streamed.put_parts(parts);
+        assert_eq!(streamed.finish().levels, want.levels);
     }
 
     /// A trace spanning nearly every tick (bins of 2^53 ticks): sorted batches and one unsorted

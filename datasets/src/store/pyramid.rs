@@ -53,7 +53,9 @@ pub fn put_pyramid(store: &Path, span: PyramidSpan, p: &Pyramid) -> Result<Manif
 pub struct PyramidTimes {
     pub messages_s: f64,
     pub intervals_s: f64,
-    /// Of both, the seconds spent summing (the rest decodes the files).
+    /// Of both, the seconds spent summing (the rest decodes the files). The messages are summed
+    /// on several threads, each batch by the thread that decoded it: their share is the threads'
+    /// summing time divided by the threads.
     pub summing_s: f64,
 }
 
@@ -75,25 +77,17 @@ pub fn sum_pyramid(
     let mut b = PyramidBuilder::new(span.shape());
     let started = std::time::Instant::now();
     let mut times = PyramidTimes::default();
-    rows.each(progress, &mut |batch| match batch {
-        rows::Batch::Messages(m) => {
-            let t = std::time::Instant::now();
-            b.add_messages(&m);
-            times.summing_s += t.elapsed().as_secs_f64();
-        }
-        rows::Batch::MessagesDone => times.messages_s = started.elapsed().as_secs_f64(),
-        rows::Batch::Intervals(i) => {
-            let t = std::time::Instant::now();
-            b.add_intervals(&i);
-            times.summing_s += t.elapsed().as_secs_f64();
-        }
+    let (messages, total) = (m.rows("messages"), m.rows("messages") + m.rows("intervals"));
+    let threads = rayon::current_num_threads().clamp(1, 8) as f64;
+    times.summing_s = rows.sum_messages(&mut b, &|done| progress(done, total))? / threads;
+    times.messages_s = started.elapsed().as_secs_f64();
+    rows.each_interval(&|done| progress(messages + done, total), &mut |i| {
+        let t = std::time::Instant::now();
+        b.add_intervals(&i);
+        times.summing_s += t.elapsed().as_secs_f64();
     })?;
     let p = b.finish();
-    let total = started.elapsed().as_secs_f64();
-    if times.messages_s == 0.0 {
-        times.messages_s = total;
-    }
-    times.intervals_s = total - times.messages_s;
+    times.intervals_s = started.elapsed().as_secs_f64() - times.messages_s;
     Ok((span, p, times))
 }
 

@@ -206,19 +206,7 @@ pub(super) fn decode_batches(
     each: &mut dyn FnMut(Vec<Owned>) -> Result<(), SourceError>,
 ) -> Result<(), SourceError> {
     let bad = |m: String| invalid(path, format!("{m}: re-run exaviz convert"));
-    let builder = match groups {
-        Some(g) => builder.with_row_groups(g),
-        None => builder,
-    };
     let targets: Vec<usize> = columns.map_or_else(|| (0..table.columns.len()).collect(), <[usize]>::to_vec);
-    let builder = match columns {
-        Some(c) => {
-            let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), c.iter().copied());
-            builder.with_projection(mask)
-        }
-        None => builder,
-    };
-    let reader = builder.with_batch_size(64 << 10).build().map_err(|e| bad(format!("unreadable ({e})")))?;
     let mut out = no_rows(table);
     // Room for the rows the metadata promises, up to one row group's worth (a larger promise
     // grows as the rows arrive), so the batches are copied in once.
@@ -228,29 +216,13 @@ pub(super) fn decode_batches(
             c.reserve(room);
         }
     }
-    let mut seen = 0u64;
-    for batch in reader {
-        let batch = batch.map_err(|e| bad(format!("corrupt ({e})")))?;
-        seen += batch.num_rows() as u64;
-        if seen > expect_rows {
-            return Err(bad(format!("holds more than the {expect_rows} rows its metadata says")));
-        }
-        if batch.num_columns() != targets.len() {
-            return Err(bad(format!("{} columns read where {} were asked for", batch.num_columns(), targets.len())));
-        }
-        for (col, &k) in batch.columns().iter().zip(&targets) {
+    stream_batches(path, table, builder, groups, columns, expect_rows, 64 << 10, &mut |batch| {
+        for (col, &k) in batch.iter().zip(&targets) {
             let out = &mut out[k];
-            if col.null_count() > 0 {
-                return Err(bad("a column holds nulls".into()));
-            }
             let wrong = || bad("a column's values do not match its type".into());
             match out {
-                Owned::U32(v) => {
-                    v.extend_from_slice(col.as_any().downcast_ref::<UInt32Array>().ok_or_else(wrong)?.values())
-                }
-                Owned::U64(v) => {
-                    v.extend_from_slice(col.as_any().downcast_ref::<UInt64Array>().ok_or_else(wrong)?.values())
-                }
+                Owned::U32(v) => v.extend_from_slice(u32s(col).ok_or_else(wrong)?),
+                Owned::U64(v) => v.extend_from_slice(u64s(col).ok_or_else(wrong)?),
                 Owned::Str(v) => v.extend(
                     col.as_any()
                         .downcast_ref::<StringArray>()
@@ -260,11 +232,68 @@ pub(super) fn decode_batches(
                 ),
             }
         }
+        Ok(())
+    })?;
+    each(out)
+}
+
+/// The values of an array of `u32` (`None`: of another type).
+pub(super) fn u32s(col: &ArrayRef) -> Option<&[u32]> {
+    Some(col.as_any().downcast_ref::<UInt32Array>()?.values())
+}
+
+/// The values of an array of `u64` (`None`: of another type).
+pub(super) fn u64s(col: &ArrayRef) -> Option<&[u64]> {
+    Some(col.as_any().downcast_ref::<UInt64Array>()?.values())
+}
+
+/// The record batches of `builder`'s file, `batch_rows` rows each, of the row groups `groups`
+/// only (where given) and of the columns `columns` only (`None`: all), handed to `each` as they
+/// are decoded, checked: no nulls, the columns asked for, and `expect_rows` rows in all.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn stream_batches(
+    path: &Path,
+    table: &Table,
+    builder: ParquetRecordBatchReaderBuilder<File>,
+    groups: Option<Vec<usize>>,
+    columns: Option<&[usize]>,
+    expect_rows: u64,
+    batch_rows: usize,
+    each: &mut dyn FnMut(&[ArrayRef]) -> Result<(), SourceError>,
+) -> Result<(), SourceError> {
+    let bad = |m: String| invalid(path, format!("{m}: re-run exaviz convert"));
+    let builder = match groups {
+        Some(g) => builder.with_row_groups(g),
+        None => builder,
+    };
+    let wanted = columns.map_or(table.columns.len(), <[usize]>::len);
+    let builder = match columns {
+        Some(c) => {
+            let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), c.iter().copied());
+            builder.with_projection(mask)
+        }
+        None => builder,
+    };
+    let reader = builder.with_batch_size(batch_rows).build().map_err(|e| bad(format!("unreadable ({e})")))?;
+    let mut seen = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| bad(format!("corrupt ({e})")))?;
+        seen += batch.num_rows() as u64;
+        if seen > expect_rows {
+            return Err(bad(format!("holds more than the {expect_rows} rows its metadata says")));
+        }
+        if batch.num_columns() != wanted {
+            return Err(bad(format!("{} columns read where {wanted} were asked for", batch.num_columns())));
+        }
+        if batch.columns().iter().any(|c| c.null_count() > 0) {
+            return Err(bad("a column holds nulls".into()));
+        }
+        each(batch.columns())?;
     }
     if seen != expect_rows {
         return Err(bad(format!("holds {seen} rows where the manifest says {expect_rows} (truncated)")));
     }
-    each(out)
+    Ok(())
 }
 
 pub(super) fn take_u32(c: &mut [Owned], i: usize) -> Vec<u32> {

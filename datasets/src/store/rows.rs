@@ -17,7 +17,11 @@ use parquet::file::page_index::column_index::ColumnIndexMetaData;
 use parquet::file::statistics::Statistics;
 use rayon::prelude::*;
 
-use super::{SourceError, Table, checked, decode_batches, guarded, intervals_table, messages_table};
+use super::{
+    SourceError, Table, checked, decode_batches, guarded, intervals_table, messages_table, stream_batches, u32s, u64s,
+};
+use arrow_array::ArrayRef;
+use exaviz_engine::pyramid::{MessageColumns, PyramidBuilder};
 
 /// One row group: its rows and the first and last tick they cover (the lowest start or send
 /// time, the highest end or receive time).
@@ -35,7 +39,6 @@ struct Group {
 struct Groups {
     path: PathBuf,
     table: Table,
-    rows: u64,
     groups: Vec<Group>,
     meta: ArrowReaderMetadata,
     /// The columns of the lowest and highest tick.
@@ -62,7 +65,7 @@ impl Groups {
                 .collect();
             Ok((groups, with_page_index(&path, b.metadata())?))
         })?;
-        Ok(Self { path, table, rows, groups, meta, first, last })
+        Ok(Self { path, table, groups, meta, first, last })
     }
 
     /// The row groups that may hold rows overlapping `[t0, t1]`.
@@ -105,6 +108,46 @@ impl Groups {
             for group in self.decode_each(&chosen, Some(columns)) {
                 each(group?)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Every row of the columns `columns`, a record batch of `batch_rows` rows at a time, each
+    /// handed to `each` with its part as it is decoded (so it is worked on while in the cache,
+    /// never copied): a wave of `parts.len()` row groups is decoded side by side, row groups
+    /// `k, k + parts.len(), ...` going to `parts[k]` (in time order, as the rows are), and
+    /// `after(parts, rows of the wave)` is called after each wave.
+    fn each_batch<P: Send>(
+        &self,
+        columns: &[usize],
+        batch_rows: usize,
+        parts: &mut [P],
+        each: impl Fn(&mut P, &[ArrayRef]) -> Result<(), SourceError> + Sync,
+        mut after: impl FnMut(&mut [P], u64) -> Result<(), SourceError>,
+    ) -> Result<(), SourceError> {
+        let all: Vec<usize> = (0..self.groups.len()).collect();
+        for wave in all.chunks(parts.len().max(1)) {
+            wave.par_iter()
+                .zip(parts.par_iter_mut())
+                .map(|(&g, part)| {
+                    guarded(&self.path, || {
+                        let file = File::open(&self.path).map_err(|e| super::io(&self.path, e))?;
+                        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.meta.clone());
+                        let rows = self.groups[g].rows;
+                        stream_batches(
+                            &self.path,
+                            &self.table,
+                            builder,
+                            Some(vec![g]),
+                            Some(columns),
+                            rows,
+                            batch_rows,
+                            &mut |c| each(part, c),
+                        )
+                    })
+                })
+                .collect::<Result<(), SourceError>>()?;
+            after(parts, wave.iter().map(|&g| self.groups[g].rows).sum())?;
         }
         Ok(())
     }
@@ -460,39 +503,70 @@ impl StoreRows {
         Ok((m, i))
     }
 
-    /// Every message, then [`Batch::MessagesDone`], then every interval, one row group a batch
-    /// (a few decoded at once), reporting
-    /// `progress(rows done, rows)`. Only the columns a pyramid reads are decoded: the receive
-    /// times, tags and depths are left empty.
-    pub(super) fn each(&self, progress: &dyn Fn(u64, u64), f: &mut dyn FnMut(Batch)) -> Result<(), SourceError> {
-        let total = self.messages.rows + self.intervals.rows;
+    /// Sums every message into `b`: a few row groups decoded side by side, each batch of rows
+    /// summed by the thread that decoded it while it is in the cache (one part of `b` per
+    /// thread), reporting `progress(rows done)`. Only the columns a pyramid reads are decoded.
+    /// Returns the thread-seconds spent summing.
+    pub(super) fn sum_messages(&self, b: &mut PyramidBuilder, progress: &dyn Fn(u64)) -> Result<f64, SourceError> {
+        let (keys, mut parts) = b.message_parts(rayon::current_num_threads().clamp(1, 8));
+        let summing = std::sync::Mutex::new(0.0f64);
+        let (locations, path) = (self.locations, &self.messages.path);
+        let wrong = || super::invalid(path, "a column's values do not match its type: re-run exaviz convert");
         let mut done = 0u64;
-        // What a pyramid reads: not the receive times and tags, nor the intervals' depths.
-        self.messages.each(&[0, 1, 2, 4], &mut |c| {
-            let m = self.messages_of(c)?;
-            done += m.source.len() as u64;
-            f(Batch::Messages(m));
-            progress(done, total);
-            Ok(())
-        })?;
-        f(Batch::MessagesDone);
+        // Source, destination, send time and bytes: not the receive times and tags.
+        let result = self.messages.each_batch(
+            &[0, 1, 2, 4],
+            MESSAGE_BATCH,
+            &mut parts,
+            |part, c| {
+                let m = MessageColumns {
+                    source: u32s(&c[0]).ok_or_else(wrong)?,
+                    destination: u32s(&c[1]).ok_or_else(wrong)?,
+                    send_time: u64s(&c[2]).ok_or_else(wrong)?,
+                    bytes: u32s(&c[3]).ok_or_else(wrong)?,
+                };
+                if let Some(&v) = m.source.iter().chain(m.destination).find(|&&v| v >= locations) {
+                    return Err(out_of_range("location", v, locations, path));
+                }
+                let t = std::time::Instant::now();
+                part.add(&keys, m);
+                *summing.lock().unwrap_or_else(std::sync::PoisonError::into_inner) += t.elapsed().as_secs_f64();
+                Ok(())
+            },
+            |parts, rows| {
+                b.gather(parts);
+                done += rows;
+                progress(done);
+                Ok(())
+            },
+        );
+        b.put_parts(parts);
+        result?;
+        Ok(summing.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    /// Every interval, one row group a batch (a few decoded at once), reporting
+    /// `progress(rows done)`. Only the columns a pyramid reads are decoded: the depths are left
+    /// empty.
+    pub(super) fn each_interval(
+        &self,
+        progress: &dyn Fn(u64),
+        f: &mut dyn FnMut(Intervals),
+    ) -> Result<(), SourceError> {
+        let mut done = 0u64;
         self.intervals.each(&[0, 1, 2, 3], &mut |c| {
             let i = self.intervals_of(c)?;
             done += i.start.len() as u64;
-            f(Batch::Intervals(i));
-            progress(done, total);
+            f(i);
+            progress(done);
             Ok(())
         })
     }
 }
 
-/// Rows handed out by [`StoreRows::each`].
-pub(super) enum Batch {
-    Messages(Messages),
-    /// Every message has been handed out (the intervals follow).
-    MessagesDone,
-    Intervals(Intervals),
-}
+/// Rows of messages decoded and summed at a time by [`StoreRows::sum_messages`] (1.3 MB of the
+/// columns it reads, near a core's cache).
+const MESSAGE_BATCH: usize = 64 << 10;
 
 fn out_of_range(what: &str, v: u32, bound: u32, path: &std::path::Path) -> SourceError {
     super::invalid(path, format!("{what} {v} is out of range (there are {bound}): re-run exaviz convert"))
@@ -741,7 +815,7 @@ mod tests {
         let dir = temp("ooc-fuzz");
         let path = dir.join("s.exaviz");
         crate::convert("gen:fd4?ranks=64&messages=20000", &path, &|_, _| {}).unwrap();
-        let mut errors = 0;
+        let (mut errors, mut summing_errors) = (0, 0);
         for file in ["messages.parquet", "intervals.parquet", "pyramid_messages.parquet", "pyramid_states.parquet"] {
             let f = path.join(file);
             let original = std::fs::read(&f).unwrap();
@@ -756,10 +830,17 @@ mod tests {
                     assert!(!e.contains('\n') && e.contains("s.exaviz"), "{e}");
                     errors += 1;
                 }
+                // The pyramid summed from the rows, each batch as it is decoded.
+                if let Err(e) = super::super::sum_pyramid(&path, &|_, _| {}) {
+                    let e = e.to_string();
+                    assert!(!e.contains('\n') && e.contains("s.exaviz"), "{e}");
+                    summing_errors += 1;
+                }
             }
             std::fs::write(&f, &original).unwrap();
         }
         assert!(errors > 100, "corruptions should mostly be caught ({errors})");
+        assert!(summing_errors > 50, "corrupt rows should mostly be caught when summed ({summing_errors})");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
