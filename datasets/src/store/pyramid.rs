@@ -78,8 +78,7 @@ pub fn sum_pyramid(
     let started = std::time::Instant::now();
     let mut times = PyramidTimes::default();
     let (messages, total) = (m.rows("messages"), m.rows("messages") + m.rows("intervals"));
-    let threads = rayon::current_num_threads().clamp(1, 8) as f64;
-    times.summing_s = rows.sum_messages(&mut b, &|done| progress(done, total))? / threads;
+    times.summing_s = rows.sum_messages(&mut b, &|done| progress(done, total))?;
     times.messages_s = started.elapsed().as_secs_f64();
     rows.each_interval(&|done| progress(messages + done, total), &mut |i| {
         let t = std::time::Instant::now();

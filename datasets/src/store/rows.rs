@@ -458,10 +458,16 @@ impl StoreRows {
     /// Messages of the columns `c`, their ids checked.
     fn messages_of(&self, mut c: Vec<super::Owned>) -> Result<Messages, SourceError> {
         let m = super::messages_from(&mut c);
-        if let Some(&v) = m.source.iter().chain(&m.destination).find(|&&v| v >= self.locations) {
-            return Err(out_of_range("location", v, self.locations, &self.messages.path));
-        }
+        self.check_locations(&m.source, &m.destination)?;
         Ok(m)
+    }
+
+    /// Whether messages' senders and receivers are locations of the store.
+    fn check_locations(&self, source: &[u32], destination: &[u32]) -> Result<(), SourceError> {
+        match source.iter().chain(destination).find(|&&v| v >= self.locations) {
+            Some(&v) => Err(out_of_range("location", v, self.locations, &self.messages.path)),
+            None => Ok(()),
+        }
     }
 
     /// Intervals of the columns `c`, their ids and times checked.
@@ -506,11 +512,12 @@ impl StoreRows {
     /// Sums every message into `b`: a few row groups decoded side by side, each batch of rows
     /// summed by the thread that decoded it while it is in the cache (one part of `b` per
     /// thread), reporting `progress(rows done)`. Only the columns a pyramid reads are decoded.
-    /// Returns the thread-seconds spent summing.
+    /// Returns the seconds spent summing: the threads' time divided by the threads.
     pub(super) fn sum_messages(&self, b: &mut PyramidBuilder, progress: &dyn Fn(u64)) -> Result<f64, SourceError> {
         let (keys, mut parts) = b.message_parts(rayon::current_num_threads().clamp(1, 8));
+        let threads = parts.len() as f64;
         let summing = std::sync::Mutex::new(0.0f64);
-        let (locations, path) = (self.locations, &self.messages.path);
+        let path = &self.messages.path;
         let wrong = || super::invalid(path, "a column's values do not match its type: re-run exaviz convert");
         let mut done = 0u64;
         // Source, destination, send time and bytes: not the receive times and tags.
@@ -525,9 +532,7 @@ impl StoreRows {
                     send_time: u64s(&c[2]).ok_or_else(wrong)?,
                     bytes: u32s(&c[3]).ok_or_else(wrong)?,
                 };
-                if let Some(&v) = m.source.iter().chain(m.destination).find(|&&v| v >= locations) {
-                    return Err(out_of_range("location", v, locations, path));
-                }
+                self.check_locations(m.source, m.destination)?;
                 let t = std::time::Instant::now();
                 part.add(&keys, m);
                 *summing.lock().unwrap_or_else(std::sync::PoisonError::into_inner) += t.elapsed().as_secs_f64();
@@ -542,7 +547,7 @@ impl StoreRows {
         );
         b.put_parts(parts);
         result?;
-        Ok(summing.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
+        Ok(summing.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) / threads)
     }
 
     /// Every interval, one row group a batch (a few decoded at once), reporting
