@@ -11,6 +11,26 @@ pub fn messages(n: usize, ranks: u32) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
     (src, dst, bytes)
 }
 
+/// `n` points as `benches/peer_compare.py points` writes them (x and y columns): half uniform in
+/// a `size`² square, half in a Gaussian blob.
+pub fn points(n: usize, size: u32) -> (Vec<f32>, Vec<f32>) {
+    let mut r = SplitMix64(4);
+    let s = size as f32;
+    (0..n)
+        .map(|i| {
+            if i % 2 == 1 {
+                (r.unit() * s, r.unit() * s)
+            } else {
+                // Box-Muller: a normal pair from two uniforms.
+                let (a, b) = (r.unit().max(1e-9), r.unit());
+                let g = (-2.0 * a.ln()).sqrt();
+                let (u, v) = (g * (std::f32::consts::TAU * b).cos(), g * (std::f32::consts::TAU * b).sin());
+                ((s * 0.39 + 90.0 * u).rem_euclid(s), (s * 0.59 + 60.0 * v).rem_euclid(s))
+            }
+        })
+        .unzip()
+}
+
 /// `n` segments about 16 pixels long inside a `size`² image.
 pub fn short_segments(n: usize, size: u32) -> Vec<[f32; 4]> {
     let mut r = SplitMix64(2);

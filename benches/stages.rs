@@ -5,7 +5,7 @@
 //!     cargo bench -p exaviz-benches --bench stages
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use exaviz_benches::{messages, short_segments, timeline_lines};
+use exaviz_benches::{messages, points, short_segments, timeline_lines};
 use exaviz_engine::GpuContext;
 use exaviz_engine::stages::{self, AxisKey, DensityInput, HeatmapInput, Runner, cpu::CpuRunner, gpu_runner::GpuRunner};
 
@@ -15,6 +15,36 @@ fn runners(ctx: Option<&GpuContext>) -> Vec<(&'static str, Box<dyn Runner + '_>)
         v.push(("gpu", Box::new(GpuRunner::new(ctx))));
     }
     v
+}
+
+/// The same 20M points `benches/peer_compare.py points` gives Canvas.points: "serial" is the
+/// loop a canvas runs (one thread, a key per point, a 32-bit count per cell).
+fn bench_points(c: &mut Criterion, ctx: Option<&GpuContext>, n: usize) {
+    let (xs, ys) = points(n, 1024);
+    let mut g = c.benchmark_group("bin_points_1024x1024");
+    g.throughput(Throughput::Elements(n as u64)).sample_size(10);
+    g.bench_function(BenchmarkId::new("serial", n), |b| {
+        b.iter(|| {
+            let mut counts = vec![0u32; 1024 * 1024];
+            for (&x, &y) in xs.iter().zip(&ys) {
+                if (0.0..1024.0).contains(&x) && (0.0..1024.0).contains(&y) {
+                    counts[y as usize * 1024 + x as usize] += 1;
+                }
+            }
+            counts
+        })
+    });
+    let input = HeatmapInput {
+        x: AxisKey::scaled(&xs, 0.0, 1024.0, 1024),
+        y: AxisKey::scaled(&ys, 0.0, 1024.0, 1024),
+        weights: None,
+    };
+    for (name, mut r) in runners(ctx) {
+        g.bench_function(BenchmarkId::new(name, n), |b| {
+            b.iter(|| stages::bin_heatmap::run(r.as_mut(), &input).unwrap())
+        });
+    }
+    g.finish();
 }
 
 fn bench(c: &mut Criterion) {
@@ -65,6 +95,8 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+
+    bench_points(c, ctx.as_ref(), n);
 
     let n = 1_000_000;
     let segs = short_segments(n, 1024);
