@@ -501,6 +501,27 @@ mod tests {
         }
     }
 
+    /// Counts that pass 2^16 in every thread's grid (a wrap of its 16-bit counts, many times
+    /// over) are whole, in a grid counted per thread and in one partitioned.
+    #[test]
+    fn counts_past_sixteen_bits_are_whole() {
+        let n = 1_200_000usize;
+        let xs: Vec<u32> = (0..n as u32).map(|i| u32::from(i % 5 == 0)).collect();
+        let ys = vec![1u32; n];
+        for (cols, rows) in [(2u32, 3u32), (2, 1_500_000)] {
+            let input = HeatmapInput {
+                x: AxisKey::Id { keys: &xs, extent: cols },
+                y: AxisKey::Id { keys: &ys, extent: rows },
+                weights: None,
+            };
+            let grid = bin(&input);
+            let (one, zero) = ((cols + 1) as usize, cols as usize);
+            assert_eq!((grid.counts[zero], grid.counts[one]), (n as u32 * 4 / 5, n as u32 / 5), "{cols}x{rows}");
+            assert_eq!((grid.sums[zero], grid.sums[one]), (n as u64 * 4 / 5, n as u64 / 5), "{cols}x{rows}");
+            assert_eq!(grid.counts.iter().map(|&c| u64::from(c)).sum::<u64>(), n as u64);
+        }
+    }
+
     #[test]
     fn divisor_is_exact() {
         for d in [1u32, 2, 3, 7, 10, 1000, 65_537, 1 << 31, u32::MAX - 1, u32::MAX] {
