@@ -564,14 +564,22 @@ impl PyramidBuilder {
         }
         let (bins, pairs) = (self.level.message_bins as usize, self.level.message_blocks as usize);
         let pairs = pairs * pairs;
+        // The cube is `[pair][bin]`, a grid `[bin][pair]`: a block of pairs at a time (its cube
+        // cells, 64 KiB of counts, stay in the cache) reads each grid's bins a row at a time.
+        const PAIRS: usize = 64;
         let level = &mut self.level;
-        level.counts.par_chunks_mut(bins).zip(level.bytes.par_chunks_mut(bins)).enumerate().for_each(
-            |(pair, (counts, bytes))| {
+        level.counts.par_chunks_mut(bins * PAIRS).zip(level.bytes.par_chunks_mut(bins * PAIRS)).enumerate().for_each(
+            |(block, (counts, bytes))| {
+                let first_pair = block * PAIRS;
+                let block_pairs = counts.len() / bins;
                 for g in near {
                     for j in 0..g.bins {
-                        let cell = j * pairs + pair;
-                        counts[g.first + j] += u64::from(g.counts[cell]);
-                        bytes[g.first + j] += g.bytes[cell];
+                        let row = j * pairs + first_pair;
+                        let (gc, gb) = (&g.counts[row..row + block_pairs], &g.bytes[row..row + block_pairs]);
+                        for (p, (&c, &b)) in gc.iter().zip(gb).enumerate() {
+                            counts[p * bins + g.first + j] += u64::from(c);
+                            bytes[p * bins + g.first + j] += b;
+                        }
                     }
                 }
             },
