@@ -616,8 +616,16 @@ impl PyramidBuilder {
         p.kind.extend_from_slice(&v.kind);
         p.depth.extend_from_slice(&v.depth);
         if p.start.len() >= PENDING_INTERVALS {
-            let p = std::mem::take(&mut self.pending);
+            // Summed, then emptied and kept: the next batches fill the same memory (taken
+            // afresh, every fill grew it again, copying and faulting its pages in).
+            let mut p = std::mem::take(&mut self.pending);
             self.sum_intervals(&p);
+            for column in [&mut p.location, &mut p.kind, &mut p.depth] {
+                column.clear();
+            }
+            p.start.clear();
+            p.end.clear();
+            self.pending = p;
         }
     }
 
