@@ -474,8 +474,10 @@ impl MessagePart {
 /// Most partial line sums kept while adding messages (each is 24 bytes a cell: 50 MB at most).
 const LINE_PARTS: usize = 4;
 
-/// Intervals gathered before a sum (112 MB of rows).
-const PENDING_INTERVALS: usize = 1 << 22;
+/// Intervals gathered before a sum (28 MB of rows): a store's row groups are this long, and are
+/// summed as they come. (Gathering four of them first, the intervals of the 1e8 store took
+/// 2.32-2.50 s against 1.71-2.03 s, and 457 MB peak against 379 MB.)
+const PENDING_INTERVALS: usize = 1 << 20;
 
 impl PyramidBuilder {
     pub fn new(shape: Shape) -> Self {
