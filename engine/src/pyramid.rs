@@ -386,8 +386,8 @@ enum Near {
 pub struct PyramidBuilder {
     shape: Shape,
     level: Level,
-    /// Intervals not yet summed: each sum allocates a tile set per thread, so small batches are
-    /// gathered first.
+    /// Intervals not yet summed: batches shorter than [`PENDING_INTERVALS`] are gathered
+    /// first, so that each sum's sort by rank block and pass over the blocks serve many rows.
     pending: Intervals,
     /// The parts of each batch of messages summed side by side (kept, so that no batch
     /// allocates).
