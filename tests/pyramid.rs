@@ -129,23 +129,93 @@ fn matrix_from_the_pyramid_equals_the_rows_on_both_backends() {
 }
 
 /// Out of core, a view that reads rows gets those of a short window and is refused a window
-/// holding more than the budget, with what to do; the timeline draws any window.
+/// holding more than the budget, with what to do; the timeline and the chord draw any window.
 #[test]
 fn views_read_the_rows_of_short_windows_and_refuse_long_ones() {
     let (dir, _, ooc) = store("budget", "gen:fd4?ranks=256&messages=6000000");
     let o = ooc.out_of_core.as_ref().unwrap();
     assert!(o.rows.estimate(o.span) > contract::ROW_BUDGET);
-    let chord = contract::Entry::find("chord").unwrap().parse::<&str>(&[]).unwrap().view;
+    let view = |name: &str| contract::Entry::find(name).unwrap().parse::<&str>(&[]).unwrap().view;
+    let mpi = view("mpi");
     let whole = Selection::default();
-    let e = contract::prepare(chord.as_ref(), &ooc, &whole, FRAME, &Backend::Cpu).err().unwrap().to_string();
+    let e = contract::prepare(mpi.as_ref(), &ooc, &whole, FRAME, &Backend::Cpu).err().unwrap().to_string();
     assert!(e.contains("shorter time window") && e.contains("pyramid"), "{e}");
     let seconds = (o.span.1 - o.span.0) as f64 / 1e9;
     let short = Selection { window_s: Some((seconds * 0.5, seconds * 0.51)), ..Selection::default() };
-    render_view(chord.as_ref(), &ooc, &short, FRAME, &Backend::Cpu).unwrap();
+    render_view(mpi.as_ref(), &ooc, &short, FRAME, &Backend::Cpu).unwrap();
     let timeline = TimelineView::with(TimelineOptions::default());
     let img = render_view(&timeline, &ooc, &whole, FRAME, &Backend::Cpu).unwrap();
     assert_eq!((img.width, img.height), (FRAME.width, FRAME.height));
+    let chord = view("chord");
+    let img = render_view(chord.as_ref(), &ooc, &whole, FRAME, &Backend::Cpu).unwrap();
+    assert_eq!((img.width, img.height), (FRAME.width, FRAME.height));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The pair views' picture drawn from the rows of `all` and from the pyramid of `ooc` for the
+/// whole trace (every message in either): the same but for the footnote saying where the pairs
+/// come from, and the same tooltips at `probes`.
+fn pair_view_from_pyramid_equals_rows(
+    name: &str,
+    all: &Dataset,
+    ooc: &Dataset,
+    probes: &[[f32; 2]],
+    backend: &Backend,
+) {
+    let view = contract::Entry::find(name).unwrap().parse::<&str>(&[]).unwrap().view;
+    let whole = Selection::default();
+    let rows = render_view(view.as_ref(), all, &whole, FRAME, backend).unwrap();
+    let pyramid = from_pyramid(view.as_ref(), ooc, backend);
+    if let Ok(out) = std::env::var("EXAVIZ_TEST_OUT") {
+        let out = std::path::Path::new(&out);
+        let n = all.trace.locations.name.len();
+        exaviz_engine::render::image::write_png_atomic(&out.join(format!("{name}-{n}-rows.png")), &rows).unwrap();
+        exaviz_engine::render::image::write_png_atomic(&out.join(format!("{name}-{n}-pyramid.png")), &pyramid).unwrap();
+    }
+    // All but the footnote, which says where the pairs come from.
+    let foot = ((FRAME.height - 20) * FRAME.width * 4) as usize;
+    assert!(rows.pixels[..foot] == pyramid.pixels[..foot], "{name}, {}", backend.describe());
+    assert!(rows.pixels[foot..] != pyramid.pixels[foot..], "{name}: the pyramid's footnote says so");
+    let (a, b) =
+        (view.prepare(all, &whole, FRAME, backend).unwrap(), view.prepare(ooc, &whole, FRAME, backend).unwrap());
+    let mut picked = 0;
+    for &at in probes {
+        let (x, y) = (a.pick(all, at), b.pick(ooc, at));
+        picked += usize::from(x.is_some());
+        assert_eq!(x.map(|p| (p.title, p.lines)), y.map(|p| (p.title, p.lines)), "{name} at {at:?}");
+    }
+    assert!(picked > 0, "{name}: no curve under any probe");
+}
+
+/// The chord and sender/receiver views draw a store's window from the pyramid's message cube
+/// rather than refusing it: with one rank per block (200 ranks) the whole trace's pairs are the
+/// rows' and the pictures the same below the title; past the 8,192 ranks drawn one by one, the
+/// rows and the cube gather the same blocks of ranks (10,000 ranks in 157 blocks of 64), and the
+/// tooltips name the blocks' ranks.
+fn pair_views_from_pyramid_equal_rows(backend: &Backend) {
+    let gpu = if matches!(backend, Backend::Cpu) { "cpu" } else { "gpu" };
+    let (dir, all, ooc) = store(&format!("pairs-{gpu}"), "gen:fd4?ranks=200&messages=300000");
+    let chord_probes = [[400.0, 420.0], [300.0, 300.0], [500.0, 250.0], [420.0, 500.0], [260.0, 420.0]];
+    let sendrecv_probes = [[300.0, 300.0], [400.0, 200.0], [500.0, 500.0], [350.0, 600.0], [600.0, 380.0]];
+    pair_view_from_pyramid_equals_rows("chord", &all, &ooc, &chord_probes, backend);
+    pair_view_from_pyramid_equals_rows("sendrecv", &all, &ooc, &sendrecv_probes, backend);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (dir, all, ooc) = store(&format!("blocks-{gpu}"), "gen:fd4?ranks=10000&messages=300000");
+    pair_view_from_pyramid_equals_rows("chord", &all, &ooc, &chord_probes, backend);
+    pair_view_from_pyramid_equals_rows("sendrecv", &all, &ooc, &sendrecv_probes, backend);
+    let chord = contract::Entry::find("chord").unwrap().parse::<&str>(&[]).unwrap().view;
+    let prepared = chord.prepare(&ooc, &Selection::default(), FRAME, backend).unwrap();
+    let pick = chord_probes.iter().find_map(|&at| prepared.pick(&ooc, at)).expect("a curve under a probe");
+    assert!(pick.title.starts_with("ranks ") && pick.title.contains(" → ranks "), "{pick:?}");
+    assert!(pick.click.is_none(), "a pair of blocks selects no pair of ranks: {pick:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn pair_views_from_the_pyramid_equal_the_rows_on_both_backends() {
+    pair_views_from_pyramid_equal_rows(&Backend::Cpu);
+    let _ = gpu();
+    pair_views_from_pyramid_equal_rows(&Backend::new(exaviz_engine::BackendChoice::Gpu).expect("a GPU adapter"));
 }
 
 /// Mean and 99th percentile of the per-channel differences of the 16-pixel block means of two

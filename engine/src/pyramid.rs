@@ -47,7 +47,7 @@ impl Shape {
         let state_bins = 2048u32;
         let bin_ticks = span.div_ceil(u64::from(state_bins)).max(1).next_power_of_two();
         let block = ranks.div_ceil(1024).max(1).next_power_of_two();
-        let message_block = ranks.div_ceil(256).max(1).next_power_of_two();
+        let message_block = message_block(ranks);
         Self { t0, bin_ticks, message_bins: 128, state_bins, ranks, block, message_block, states: states.clamp(1, 64) }
     }
 
@@ -717,6 +717,14 @@ impl Pyramid {
             .collect()
     }
 
+    /// The message bins of `level` that overlap ticks `window` (absolute ticks, both ends in).
+    pub fn message_bins_over(&self, level: &Level, window: (u64, u64)) -> std::ops::Range<u32> {
+        let bt = level.message_bin_ticks.max(1);
+        let bin = |t: u64| (t.saturating_sub(self.shape.t0) / bt).min(u64::from(level.message_bins)) as u32;
+        let first = bin(window.0);
+        first..bin(window.1).saturating_add(1).min(level.message_bins).max(first)
+    }
+
     /// The bytes its cells take in memory.
     pub fn bytes(&self) -> usize {
         let level = |l: &Level| (l.counts.len() + l.bytes.len() + l.ticks.len()) * 8;
@@ -736,6 +744,11 @@ impl Pyramid {
             .find(|l| l.block <= need_block && l.state_bin_ticks <= need_ticks)
             .unwrap_or(&self.levels[0])
     }
+}
+
+/// Ranks per block of a message cube over `ranks` ranks at its finest level: at most 256 blocks.
+pub fn message_block(ranks: u32) -> u32 {
+    ranks.div_ceil(256).max(1).next_power_of_two()
 }
 
 /// Rows a trace in memory may hold before it gets an index ([`index`]), and that a window of

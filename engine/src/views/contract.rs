@@ -395,7 +395,7 @@ pub fn prepare(
         return view.prepare(dataset, selection, frame, backend);
     }
     Err(ViewError::Unsupported(format!(
-        "the {} view reads raw rows, and this window holds about {rows} of the trace's {} messages and intervals, more than the {ROW_BUDGET} read at once: choose a shorter time window (--from/--to, or zoom a timeline), or use the timeline or matrix view, which draw any window from the pyramid",
+        "the {} view reads raw rows, and this window holds about {rows} of the trace's {} messages and intervals, more than the {ROW_BUDGET} read at once: choose a shorter time window (--from/--to, or zoom a timeline), or use the timeline, matrix, chord or sendrecv view, which draw any window from the pyramid",
         view.name(),
         ooc.messages + ooc.intervals
     )))

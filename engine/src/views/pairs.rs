@@ -14,8 +14,75 @@ use super::contract::{Class, Drawn, Frame, Prepared, View};
 use super::plot::Mix;
 use super::{TEXT, TEXT_DIM, ViewError};
 
-/// A sender, a receiver and the number of messages between them.
+/// A sending node, a receiving node ([`Nodes`]) and the number of messages between them.
 pub type Pair = (usize, usize, u32);
+
+/// What a pair view draws as one node: a rank, or a block of consecutive ranks where the trace
+/// has more ranks than the view draws one by one, or where the pairs come from a pyramid whose
+/// message cube gathers ranks in blocks (past 256 ranks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Nodes {
+    /// Nodes drawn.
+    pub count: usize,
+    /// Ranks per node (1: a node is a rank).
+    pub block: usize,
+    /// The trace's ranks.
+    pub ranks: usize,
+    /// Whether the pairs were counted from the pyramid's message cube: the messages of the
+    /// cube's time bins that overlap the window.
+    pub from_pyramid: bool,
+}
+
+impl Nodes {
+    /// The first and last rank of node `i`.
+    pub fn rank_range(&self, i: usize) -> (usize, usize) {
+        (i * self.block, ((i + 1) * self.block).min(self.ranks).max(1) - 1)
+    }
+
+    /// The label of node `i` on an axis: its first rank.
+    pub fn label(&self, i: usize) -> String {
+        (i * self.block).to_string()
+    }
+
+    /// Node `i` in a tooltip: "rank 5" or "ranks 256-511".
+    pub fn name(&self, i: usize) -> String {
+        match self.rank_range(i) {
+            (a, b) if a == b => format!("rank {a}"),
+            (a, b) => format!("ranks {a}-{b}"),
+        }
+    }
+
+    /// The pairs in a title: "7263 communicating pairs" or "6877 pairs of blocks".
+    pub fn pairs(&self, pairs: usize) -> String {
+        if self.block == 1 { format!("{pairs} communicating pairs") } else { format!("{pairs} pairs of blocks") }
+    }
+
+    /// A line at the picture's foot on what a node is and where the pairs come from; none for
+    /// ranks counted from the rows.
+    pub fn footnote(&self, scene: &mut Scene) {
+        let mut parts = Vec::new();
+        if self.block > 1 {
+            parts.push(format!(
+                "{} blocks of {} consecutive ranks (messages within a block not drawn)",
+                self.count, self.block
+            ));
+        }
+        if self.from_pyramid {
+            parts.push("pairs from the pyramid: messages of its time bins overlapping the window".to_string());
+        }
+        if parts.is_empty() {
+            return;
+        }
+        let (w, h) = (scene.width as f32, scene.height as f32);
+        let text = super::plot::fit(&parts.join("; "), w - 24.0, 11.0);
+        scene.text(&text, [16.0, h - 8.0], 11.0, Anchor::Left, TEXT_DIM);
+    }
+
+    /// The pair of nodes holding the ranks of `pair`.
+    fn of(&self, pair: (u32, u32)) -> (usize, usize) {
+        (pair.0 as usize / self.block, pair.1 as usize / self.block)
+    }
+}
 
 /// Every pair of distinct processes with messages from the first to the second, binned on the
 /// backend, fewest messages first (so the busiest pairs are drawn on top).
@@ -26,10 +93,21 @@ pub fn communicating_pairs(m: &Messages, backend: &Backend, n: usize) -> Result<
         weights: None,
     };
     let grid = stages::bin_heatmap::run(backend.runner().as_mut(), &input)?;
-    let mut pairs: Vec<Pair> =
-        (0..n * n).filter(|&k| grid.counts[k] > 0 && k / n != k % n).map(|k| (k / n, k % n, grid.counts[k])).collect();
+    Ok(pairs_of(n, |k| u64::from(grid.counts[k])))
+}
+
+/// The pairs of distinct nodes of an `n` x `n` grid of counts (row-major by sender) with a
+/// message, fewest first; a count past `u32::MAX` saturates.
+fn pairs_of(n: usize, count: impl Fn(usize) -> u64) -> Vec<Pair> {
+    let mut pairs: Vec<Pair> = (0..n * n)
+        .filter(|&k| k / n != k % n)
+        .filter_map(|k| {
+            let c = count(k);
+            (c > 0).then(|| (k / n, k % n, u32::try_from(c).unwrap_or(u32::MAX)))
+        })
+        .collect();
     pairs.sort_by_key(|p| p.2);
-    Ok(pairs)
+    pairs
 }
 
 /// Draws curve `e` of `curves` for every pair, coloured by `colour(pair, share along the curve)`,
@@ -77,6 +155,7 @@ pub fn opacity_legend(scene: &mut Scene, x: f32, y: f32, max: u32, mix: Mix) {
 
 /// Picking over the curves of the pair views: the curve passing nearest to a point.
 pub struct PairPick {
+    pub nodes: Nodes,
     pub pairs: Vec<Pair>,
     pub curves: Option<Bundled>,
 }
@@ -106,18 +185,22 @@ impl PairPick {
 impl super::contract::Picker for PairPick {
     fn pick(&self, _: &crate::model::Dataset, at: [f32; 2]) -> Option<super::Pick> {
         let (s, r, count) = self.pairs[self.pair_near(at)?];
-        let (s, r) = (s as u32, r as u32);
-        let sel = crate::selection::Selection { pair: Some((s, r)), ..Default::default() };
-        Some(
-            super::Pick::new(format!("rank {s} → rank {r}"), vec![format!("{count} messages")])
-                .with_click(crate::selection::Parts::PAIR, sel),
-        )
+        let title = format!("{} → {}", self.nodes.name(s), self.nodes.name(r));
+        let pick = super::Pick::new(title, vec![format!("{count} messages")]);
+        if self.nodes.block > 1 {
+            // A pair of blocks is no pair of ranks for the other views to select.
+            return Some(pick);
+        }
+        let sel = crate::selection::Selection { pair: Some((s as u32, r as u32)), ..Default::default() };
+        Some(pick.with_click(crate::selection::Parts::PAIR, sel))
     }
 
-    /// The selected pair's curve drawn over the others in white.
+    /// The selected pair's curve (that of the blocks holding its ranks) drawn over the others
+    /// in white.
     fn overlay(&self, _: &crate::model::Dataset, selection: &crate::selection::Selection, scene: &mut Scene) -> bool {
-        let (Some((s, r)), Some(curves)) = (selection.pair, self.curves.as_ref()) else { return false };
-        let Some(e) = self.pairs.iter().position(|p| (p.0, p.1) == (s as usize, r as usize)) else { return false };
+        let (Some(pair), Some(curves)) = (selection.pair, self.curves.as_ref()) else { return false };
+        let at = self.nodes.of(pair);
+        let Some(e) = self.pairs.iter().position(|p| (p.0, p.1) == at) else { return false };
         scene.stroke(Blend::Alpha, curves.edge(e), 2.5, |_| [1.0, 1.0, 1.0, 0.95]);
         true
     }
@@ -160,25 +243,57 @@ pub type SceneFn = fn(&Dataset, &Backend, &CurveOptions, Option<(f64, f64)>) -> 
 pub trait Layout: Send + Sync + 'static {
     const NAME: &'static str;
     const ABOUT: &'static str;
+    /// Most ranks drawn a node each; a trace with more is drawn in blocks of ranks.
+    const MOST: usize;
     const SCENE: SceneFn;
 }
 
-/// The trace's processes, when a pair view called `who` can draw them (2 to `most`), and its
-/// communicating pairs among the messages sent in `window_s`.
+/// The nodes a pair view called `who` draws, and their communicating pairs among the messages
+/// sent in `window_s`. A trace of at most `most` ranks gets a node per rank; a larger one blocks
+/// of ranks, as many as a message cube has ([`crate::pyramid::message_block`]). A trace kept
+/// on disk, or a wide window of one in memory with an index, is counted from the pyramid's
+/// message cube (its blocks, the bins that overlap the window) instead of its rows.
 pub fn pairs_in(
     dataset: &Dataset,
     backend: &Backend,
     who: &str,
     most: usize,
     window_s: Option<(f64, f64)>,
-) -> Result<(usize, Vec<Pair>), ViewError> {
-    let n = dataset.trace.locations.name.len();
-    if !(2..=most).contains(&n) {
+) -> Result<(Nodes, Vec<Pair>), ViewError> {
+    let ranks = dataset.trace.locations.name.len();
+    if ranks < 2 {
         return Err(ViewError::Unsupported(format!(
-            "the {who} view needs 2 to {most} processes (locations); this trace has {n}"
+            "the {who} view needs at least 2 processes (locations); this trace has {ranks}"
         )));
     }
-    Ok((n, communicating_pairs(&super::trace::messages_in(&dataset.trace, window_s), backend, n)?))
+    if let Some(ooc) = &dataset.out_of_core {
+        let pyr = &ooc.pyramid;
+        if pyr.shape.ranks as usize != ranks {
+            return Err(ViewError::Unsupported(format!(
+                "the pyramid covers {} ranks where the trace has {ranks}: re-run exaviz convert",
+                pyr.shape.ranks
+            )));
+        }
+        let level = &pyr.levels[0];
+        let sel = Selection { window_s, ..Selection::default() };
+        let window = super::trace::window_ticks(dataset, &sel).unwrap_or(ooc.span);
+        let (counts, _) = level.matrix(pyr.message_bins_over(level, window));
+        let count = level.message_blocks as usize;
+        let nodes = Nodes { count, block: level.message_block as usize, ranks, from_pyramid: true };
+        return Ok((nodes, pairs_of(count, |k| counts[k])));
+    }
+    let messages = super::trace::messages_in(&dataset.trace, window_s);
+    if ranks <= most {
+        let nodes = Nodes { count: ranks, block: 1, ranks, from_pyramid: false };
+        return Ok((nodes, communicating_pairs(&messages, backend, ranks)?));
+    }
+    let block = crate::pyramid::message_block(ranks as u32);
+    let count = ranks.div_ceil(block as usize);
+    let of = |ids: &[u32]| ids.iter().map(|&r| r / block).collect::<Vec<u32>>();
+    let blocked =
+        Messages { source: of(&messages.source), destination: of(&messages.destination), ..Messages::default() };
+    let nodes = Nodes { count, block: block as usize, ranks, from_pyramid: false };
+    Ok((nodes, communicating_pairs(&blocked, backend, count)?))
 }
 
 /// A view with one curve per communicating pair, laid out by `L`.
@@ -215,6 +330,18 @@ impl<L: Layout> View for PairView<L> {
 
     fn reads(&self) -> Parts {
         Parts::WINDOW | Parts::PAIR
+    }
+
+    /// The pairs of any window of a store come from its message cube ([`pairs_in`]).
+    fn reads_pyramid(&self) -> bool {
+        true
+    }
+
+    /// An index stands in for the rows where its cube draws the same nodes: one rank per block
+    /// (at most 256 ranks), or more ranks than the view draws one by one (blocks either way).
+    fn reads_index(&self, index: &crate::model::OutOfCore) -> bool {
+        let shape = &index.pyramid.shape;
+        shape.message_block == 1 || shape.ranks as usize > L::MOST
     }
 
     fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {

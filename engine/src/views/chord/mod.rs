@@ -26,5 +26,6 @@ impl Layout for Chord {
     const ABOUT: &'static str =
         "MPI trace: processes on a circle, communicating pairs as hierarchically bundled curves.";
 
+    const MOST: usize = scene::MAX_PROCESSES;
     const SCENE: SceneFn = chord_scene;
 }

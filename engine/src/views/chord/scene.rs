@@ -10,7 +10,8 @@ use crate::views::pairs::{CurveOptions, PairPick, draw_curves, opacity_legend};
 use crate::views::plot::{direction_colour, direction_legend};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
-/// Most processes the chord view draws (its pair matrix is binned on the backend).
+/// Most processes the chord view draws one by one (its pair matrix is binned on the backend);
+/// a trace with more is drawn in blocks of consecutive ranks.
 pub const MAX_PROCESSES: usize = 8192;
 const SAMPLES: u32 = 24;
 
@@ -44,7 +45,8 @@ pub fn chord_scene(
     opts: &CurveOptions,
     window_s: Option<(f64, f64)>,
 ) -> Result<(Scene, PairPick), ViewError> {
-    let (n, pairs) = crate::views::pairs::pairs_in(dataset, backend, "chord", MAX_PROCESSES, window_s)?;
+    let (nodes, pairs) = crate::views::pairs::pairs_in(dataset, backend, "chord", MAX_PROCESSES, window_s)?;
+    let n = nodes.count;
     let (w, h) = (opts.width as f32, opts.height as f32);
     let legend_w = 190.0;
     let c = [(w - legend_w) / 2.0, h / 2.0 + 16.0];
@@ -77,13 +79,14 @@ pub fn chord_scene(
         scene.segment(Blend::Alpha, p, q, 1.5, TEXT_DIM, true);
         if i % step == 0 {
             let at = [c[0] + dx * (r + 22.0), c[1] + dy * (r + 22.0) + 4.0];
-            scene.text(&i.to_string(), at, 11.0, Anchor::Centre, TEXT_DIM);
+            scene.text(&nodes.label(i), at, 11.0, Anchor::Centre, TEXT_DIM);
         }
     }
     let title = format!(
-        "Chord diagram: {} ({n} processes, {} communicating pairs)",
+        "Chord diagram: {} ({} processes, {})",
         crate::views::title_name(dataset),
-        pairs.len()
+        nodes.ranks,
+        nodes.pairs(pairs.len())
     );
     scene.text(
         &crate::views::plot::fit(&title, opts.width as f32 - 24.0, 15.0),
@@ -93,7 +96,8 @@ pub fn chord_scene(
         TEXT,
     );
     legend(&mut scene, w - legend_w + 10.0, 80.0, max, opts);
-    Ok((scene, PairPick { pairs, curves }))
+    nodes.footnote(&mut scene);
+    Ok((scene, PairPick { nodes, pairs, curves }))
 }
 
 fn legend(scene: &mut Scene, x: f32, y: f32, max: u32, opts: &CurveOptions) {

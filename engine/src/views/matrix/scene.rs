@@ -243,10 +243,7 @@ pub(crate) fn pyramid_matrix_scene(
     let cells = level.message_blocks;
     let cell_px = side / cells;
     let p = Plot { x0: area.x0, y0: area.y0, w: cells * cell_px, h: cells * cell_px };
-    let bt = level.message_bin_ticks;
-    let first = (window.0.saturating_sub(pyr.shape.t0) / bt) as u32;
-    let last = (window.1.saturating_sub(pyr.shape.t0) / bt + 1).min(u64::from(level.message_bins)) as u32;
-    let (counts, bytes) = level.matrix(first..last.max(first));
+    let (counts, bytes) = level.matrix(pyr.message_bins_over(level, window));
     let values: Vec<f64> = match opts.value {
         MatrixValue::Bytes => bytes.iter().map(|&b| b as f64).collect(),
         _ => counts.iter().map(|&c| c as f64).collect(),

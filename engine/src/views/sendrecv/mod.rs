@@ -22,5 +22,6 @@ impl Layout for SendRecv {
     const ABOUT: &'static str =
         "MPI trace: senders on the left, receivers on the right, pairs routed over an 8x8 grid.";
 
+    const MOST: usize = scene::MAX_PROCESSES;
     const SCENE: SceneFn = sendrecv_scene;
 }

@@ -14,7 +14,7 @@ use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 /// Grid size (the paper's: it divides the process counts 16, 256 and 1,024).
 pub const GRID: u32 = 8;
-/// Most processes the view draws (its pair matrix is binned on the backend).
+/// Most processes the view draws one by one; a trace with more is drawn in blocks of ranks.
 pub const MAX_PROCESSES: usize = crate::views::chord::MAX_PROCESSES;
 const SAMPLES: u32 = 24;
 const MARGIN: [u32; 4] = [70, 60, 250, 40];
@@ -45,7 +45,8 @@ pub fn sendrecv_scene(
     opts: &CurveOptions,
     window_s: Option<(f64, f64)>,
 ) -> Result<(Scene, PairPick), ViewError> {
-    let (n, pairs) = crate::views::pairs::pairs_in(dataset, backend, "sendrecv", MAX_PROCESSES, window_s)?;
+    let (nodes, pairs) = crate::views::pairs::pairs_in(dataset, backend, "sendrecv", MAX_PROCESSES, window_s)?;
+    let n = nodes.count;
     let p = Plot::inside(opts.width, opts.height, MARGIN).ok_or_else(|| {
         ViewError::Unsupported(format!(
             "picture {}x{} too small for a sender/receiver diagram",
@@ -58,7 +59,7 @@ pub fn sendrecv_scene(
     }
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     let map = ColorMap::Viridis;
-    let sender_colour = |a: usize| sender_colour_at(map, a as f32 / (n - 1) as f32);
+    let sender_colour = |a: usize| sender_colour_at(map, a as f32 / (n - 1).max(1) as f32);
     let mut curves = None;
     if !pairs.is_empty() {
         let curve = Curve { samples: SAMPLES, beta: opts.beta.clamp(0.0, 1.0), degree: 2 };
@@ -75,15 +76,17 @@ pub fn sendrecv_scene(
     for (_, v) in nice_ticks(0.0, (n - 1) as f64, 8).into_iter().filter(|(_, v)| v.fract() == 0.0) {
         let y = y0 + (v as f32 + 0.5) / n as f32 * h;
         scene.segment(Blend::Alpha, [x0 - 8.0, y], [x0 - 2.0, y], 1.0, TEXT_DIM, true);
-        scene.text(&format!("{v:.0}"), [x0 - 10.0, y + 4.0], 11.0, Anchor::Right, TEXT_DIM);
+        let label = nodes.label(v as usize);
+        scene.text(&label, [x0 - 10.0, y + 4.0], 11.0, Anchor::Right, TEXT_DIM);
         scene.segment(Blend::Alpha, [x0 + w + 2.0, y], [x0 + w + 8.0, y], 1.0, TEXT_DIM, true);
-        scene.text(&format!("{v:.0}"), [x0 + w + 10.0, y + 4.0], 11.0, Anchor::Left, TEXT_DIM);
+        scene.text(&label, [x0 + w + 10.0, y + 4.0], 11.0, Anchor::Left, TEXT_DIM);
     }
     scene.text("rank", [x0 - 10.0, y0 + h + 18.0], 11.0, Anchor::Right, TEXT_DIM);
     let title = format!(
-        "Sender/receiver diagram: {} ({n} processes, {} communicating pairs)",
+        "Sender/receiver diagram: {} ({} processes, {})",
         crate::views::title_name(dataset),
-        pairs.len()
+        nodes.ranks,
+        nodes.pairs(pairs.len())
     );
     scene.text(
         &crate::views::plot::fit(&title, opts.width as f32 - 24.0, 15.0),
@@ -93,7 +96,7 @@ pub fn sendrecv_scene(
         TEXT,
     );
     let lx = x0 + w + 70.0;
-    let sender_map = Scale { lo: 0.0, hi: (n - 1) as f64, log: false };
+    let sender_map = Scale { lo: 0.0, hi: ((n - 1).max(1) * nodes.block) as f64, log: false };
     let bar = |f: f32| {
         let c = sender_colour_at(map, f);
         [c[0], c[1], c[2], 1.0]
@@ -110,7 +113,8 @@ pub fn sendrecv_scene(
         scene.text(&routing, [lx, oy + 110.0], 11.0, Anchor::Left, TEXT_DIM);
         scene.text(&format!("bundling strength β = {:.2}", opts.beta), [lx, oy + 126.0], 11.0, Anchor::Left, TEXT_DIM);
     }
-    Ok((scene, PairPick { pairs, curves }))
+    nodes.footnote(&mut scene);
+    Ok((scene, PairPick { nodes, pairs, curves }))
 }
 
 #[cfg(test)]
