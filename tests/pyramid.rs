@@ -128,27 +128,73 @@ fn matrix_from_the_pyramid_equals_the_rows_on_both_backends() {
     matrix_from_pyramid_equals_rows(&Backend::new(exaviz_engine::BackendChoice::Gpu).expect("a GPU adapter"));
 }
 
-/// Out of core, a view that reads rows gets those of a short window and is refused a window
-/// holding more than the budget, with what to do; the timeline and the chord draw any window.
+/// Out of core, every view that draws the trace draws a window holding more rows than a
+/// picture reads at once from the pyramid, or is refused it in one line saying what to do; each
+/// of them reads and draws a short window's rows. The trace views (timeline, matrix, chord,
+/// sendrecv and the linked mpi view) all read the pyramid.
 #[test]
-fn views_read_the_rows_of_short_windows_and_refuse_long_ones() {
+fn views_draw_long_windows_from_the_pyramid_or_refuse_them_and_read_short_ones() {
     let (dir, _, ooc) = store("budget", "gen:fd4?ranks=256&messages=6000000");
     let o = ooc.out_of_core.as_ref().unwrap();
     assert!(o.rows.estimate(o.span) > contract::ROW_BUDGET);
-    let view = |name: &str| contract::Entry::find(name).unwrap().parse::<&str>(&[]).unwrap().view;
-    let mpi = view("mpi");
     let whole = Selection::default();
-    let e = contract::prepare(mpi.as_ref(), &ooc, &whole, FRAME, &Backend::Cpu).err().unwrap().to_string();
-    assert!(e.contains("shorter time window") && e.contains("pyramid"), "{e}");
     let seconds = (o.span.1 - o.span.0) as f64 / 1e9;
     let short = Selection { window_s: Some((seconds * 0.5, seconds * 0.51)), ..Selection::default() };
-    render_view(mpi.as_ref(), &ooc, &short, FRAME, &Backend::Cpu).unwrap();
-    let timeline = TimelineView::with(TimelineOptions::default());
-    let img = render_view(&timeline, &ooc, &whole, FRAME, &Backend::Cpu).unwrap();
-    assert_eq!((img.width, img.height), (FRAME.width, FRAME.height));
-    let chord = view("chord");
-    let img = render_view(chord.as_ref(), &ooc, &whole, FRAME, &Backend::Cpu).unwrap();
-    assert_eq!((img.width, img.height), (FRAME.width, FRAME.height));
+    let mut from_pyramid = Vec::new();
+    for entry in exaviz_engine::views::REGISTRY {
+        let view = entry.parse::<&str>(&[]).unwrap().view;
+        if view.check(&ooc).is_err() {
+            continue;
+        }
+        match contract::prepare(view.as_ref(), &ooc, &whole, FRAME, &Backend::Cpu) {
+            Ok(prepared) => {
+                assert!(view.reads_pyramid(), "{} drew {} rows", entry.name, o.rows.estimate(o.span));
+                let scene = prepared.draw(&ooc, &whole);
+                assert_eq!((scene.width, scene.height), (FRAME.width, FRAME.height), "{}", entry.name);
+                from_pyramid.push(entry.name);
+            }
+            Err(e) => {
+                let e = e.to_string();
+                assert!(!view.reads_pyramid(), "{}: {e}", entry.name);
+                assert!(e.contains("shorter time window") && e.contains("pyramid") && !e.contains('\n'), "{e}");
+            }
+        }
+        let img = render_view(view.as_ref(), &ooc, &short, FRAME, &Backend::Cpu).unwrap();
+        assert_eq!((img.width, img.height), (FRAME.width, FRAME.height), "{}", entry.name);
+    }
+    from_pyramid.sort_unstable();
+    assert_eq!(from_pyramid, ["chord", "matrix", "mpi", "sendrecv", "timeline"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The linked mpi view of a store's wide window is its three panels as the timeline, matrix and
+/// chord views draw them from the pyramid, placed side by side, and picked in each panel.
+#[test]
+fn the_linked_mpi_view_of_a_wide_window_places_the_panels_drawn_from_the_pyramid() {
+    let (dir, _, ooc) = store("mpi", "gen:fd4?ranks=200&messages=300000");
+    let whole = Selection::default();
+    let view = |name: &str| contract::Entry::find(name).unwrap().parse::<&str>(&[]).unwrap().view;
+    let mpi = view("mpi").prepare(&ooc, &whole, FRAME, &Backend::Cpu).unwrap();
+    let panels = exaviz_engine::views::mpi::panels(FRAME.width, FRAME.height);
+    for (name, r) in ["timeline", "matrix", "chord"].into_iter().zip(panels) {
+        let frame = Frame { width: r[2], height: r[3] };
+        let alone = view(name).prepare(&ooc, &whole, frame, &Backend::Cpu).unwrap();
+        let (x, y) = ((r[0] + r[2] / 2) as f32, (r[1] + r[3] / 2) as f32);
+        let mut hits = 0;
+        for (dx, dy) in [(0.0, 0.0), (-40.0, 10.0), (30.0, -20.0), (60.0, 40.0), (-80.0, -30.0)] {
+            let at = [x + dx, y + dy];
+            let in_panel = [at[0] - r[0] as f32, at[1] - r[1] as f32];
+            let (a, b) = (mpi.pick(&ooc, at), alone.pick(&ooc, in_panel));
+            hits += usize::from(b.is_some());
+            assert_eq!(a.map(|p| (p.title, p.lines)), b.map(|p| (p.title, p.lines)), "{name} at {at:?}");
+        }
+        assert!(hits > 0, "{name}: nothing under the probes");
+        let title = |s: &exaviz_engine::render::Scene| s.labels.iter().map(|l| l.text.clone()).collect::<Vec<_>>();
+        let composed = title(&mpi.draw(&ooc, &whole));
+        for text in title(&alone.draw(&ooc, &whole)) {
+            assert!(composed.contains(&text), "{name}: {text:?} missing from the linked view");
+        }
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -94,6 +94,16 @@ impl contract::View for MpiLinkedView {
         Some([(x + p.x0) as f32, (y + p.y0) as f32, (x + p.x0 + p.w) as f32, (y + p.y0 + p.h) as f32])
     }
 
+    /// A store's wide window: each panel from the pyramid, as its own view draws it.
+    fn reads_pyramid(&self) -> bool {
+        true
+    }
+
+    /// A trace in memory is drawn from its rows (the timeline panel keeps its own index).
+    fn reads_index(&self, _index: &crate::model::OutOfCore) -> bool {
+        false
+    }
+
     fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
         let (w, h) = (f.width, f.height);
         if w < MIN_SIZE.0 || h < MIN_SIZE.1 {
@@ -103,6 +113,9 @@ impl contract::View for MpiLinkedView {
             )));
         }
         let all = panels(w, h);
+        if d.out_of_core.is_some() {
+            return self.prepare_panels(d, sel, all, b);
+        }
         let [t, m, c] = all;
         let topts = TimelineOptions {
             width: t[2],
@@ -121,15 +134,71 @@ impl contract::View for MpiLinkedView {
             || rayon::join(|| matrix_scene(d, b, &mopts, sel.window_s), || chord_scene(d, b, &copts, sel.window_s)),
         );
         let ((ts, tp), (ms, mp), (cs, cp)) = (timeline?, matrix?, chord?);
-        let mut scene = Scene::new(w, h, BACKGROUND);
-        for (panel, r) in [(&ts, t), (&ms, m), (&cs, c)] {
-            scene.place(panel, [r[0] as f32, r[1] as f32]);
-        }
-        // Thin dividers between the panels.
-        let line = [0.27, 0.29, 0.33, 1.0];
-        scene.segment(Blend::Alpha, [0.0, m[1] as f32], [w as f32, m[1] as f32], 1.0, line, false);
-        scene.segment(Blend::Alpha, [c[0] as f32, c[1] as f32], [c[0] as f32, h as f32], 1.0, line, false);
+        let scene = compose(w, h, all, [&ts, &ms, &cs]);
         Ok(Box::new(Drawn { scene, picker: MpiPick { panels: all, timeline: tp, matrix: mp, chord: cp } }))
+    }
+}
+
+impl MpiLinkedView {
+    /// The panels of a trace kept on disk, each prepared by its own view (timeline, matrix,
+    /// chord), which draw a window holding more rows than a picture reads from the pyramid.
+    fn prepare_panels(
+        &self,
+        d: &Dataset,
+        sel: &Selection,
+        all: [[u32; 4]; 3],
+        b: &Backend,
+    ) -> Result<Box<dyn Prepared>, ViewError> {
+        let frame = |r: [u32; 4]| Frame { width: r[2], height: r[3] };
+        let matrix = crate::views::matrix::MatrixView(self.matrix);
+        let chord = crate::views::chord::ChordView::of(self.chord);
+        let (timeline, (matrix, chord)) = rayon::join(
+            || contract::View::prepare(&self.timeline, d, sel, frame(all[0]), b),
+            || {
+                rayon::join(
+                    || contract::View::prepare(&matrix, d, sel, frame(all[1]), b),
+                    || contract::View::prepare(&chord, d, sel, frame(all[2]), b),
+                )
+            },
+        );
+        Ok(Box::new(Panels { panels: all, prepared: [timeline?, matrix?, chord?] }))
+    }
+}
+
+/// The three panels' scenes placed in one picture `w` x `h`, with thin dividers between them.
+fn compose(w: u32, h: u32, panels: [[u32; 4]; 3], scenes: [&Scene; 3]) -> Scene {
+    let mut scene = Scene::new(w, h, BACKGROUND);
+    for (panel, r) in scenes.into_iter().zip(panels) {
+        scene.place(panel, [r[0] as f32, r[1] as f32]);
+    }
+    let [_, m, c] = panels;
+    let line = [0.27, 0.29, 0.33, 1.0];
+    scene.segment(Blend::Alpha, [0.0, m[1] as f32], [w as f32, m[1] as f32], 1.0, line, false);
+    scene.segment(Blend::Alpha, [c[0] as f32, c[1] as f32], [c[0] as f32, h as f32], 1.0, line, false);
+    scene
+}
+
+/// The panels as their views prepared them: each drawn with the selection's highlights and
+/// picked in its own rectangle.
+struct Panels {
+    panels: [[u32; 4]; 3],
+    prepared: [Box<dyn Prepared>; 3],
+}
+
+impl Prepared for Panels {
+    fn draw(&self, dataset: &Dataset, selection: &Selection) -> std::borrow::Cow<'_, Scene> {
+        let [a, b, c] = &self.prepared;
+        let scenes = [a.draw(dataset, selection), b.draw(dataset, selection), c.draw(dataset, selection)];
+        let [w, h] = [self.panels[0][2], self.panels[1][1] + self.panels[1][3]];
+        std::borrow::Cow::Owned(compose(w, h, self.panels, [&scenes[0], &scenes[1], &scenes[2]]))
+    }
+
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        self.prepared.iter().zip(self.panels).find_map(|(prepared, r)| {
+            let q = [at[0] - r[0] as f32, at[1] - r[1] as f32];
+            let inside = q[0] >= 0.0 && q[1] >= 0.0 && q[0] < r[2] as f32 && q[1] < r[3] as f32;
+            if inside { prepared.pick(dataset, q) } else { None }
+        })
     }
 }
 
