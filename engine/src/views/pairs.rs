@@ -267,13 +267,7 @@ pub fn pairs_in(
         )));
     }
     if let Some(ooc) = &dataset.out_of_core {
-        let pyr = &ooc.pyramid;
-        if pyr.shape.ranks as usize != ranks {
-            return Err(ViewError::Unsupported(format!(
-                "the pyramid covers {} ranks where the trace has {ranks}: re-run exaviz convert",
-                pyr.shape.ranks
-            )));
-        }
+        let pyr = super::trace::pyramid_of(ooc, ranks)?;
         let level = &pyr.levels[0];
         let sel = Selection { window_s, ..Selection::default() };
         let window = super::trace::window_ticks(dataset, &sel).unwrap_or(ooc.span);

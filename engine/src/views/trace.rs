@@ -63,6 +63,19 @@ pub fn window_ticks(dataset: &Dataset, selection: &Selection) -> Option<(u64, u6
     window_in(span(t)?, tps, selection.window_s).ok()
 }
 
+/// The pyramid of `ooc` where it covers the trace's `ranks` ranks (at least one); a store whose
+/// pyramid was summed for another trace is refused in one line.
+pub(crate) fn pyramid_of(ooc: &crate::model::OutOfCore, ranks: usize) -> Result<&crate::pyramid::Pyramid, ViewError> {
+    let pyramid = &ooc.pyramid;
+    if ranks == 0 || pyramid.shape.ranks as usize != ranks {
+        return Err(ViewError::Unsupported(format!(
+            "the pyramid covers {} ranks where the trace has {ranks}: re-run exaviz convert",
+            pyramid.shape.ranks
+        )));
+    }
+    Ok(pyramid)
+}
+
 /// The messages sent within `window_s` (seconds since the trace's start: the timeline's time
 /// window), or all of them without a window: what the matrix, chord and sendrecv views count
 /// when time is brushed on a linked timeline.

@@ -231,13 +231,7 @@ pub(crate) fn pyramid_matrix_scene(
                 .into(),
         ));
     }
-    let pyr = &ooc.pyramid;
-    if n == 0 || pyr.shape.ranks != n {
-        return Err(ViewError::Unsupported(format!(
-            "the pyramid covers {} ranks where the trace has {n}: re-run exaviz convert",
-            pyr.shape.ranks
-        )));
-    }
+    let pyr = crate::views::trace::pyramid_of(ooc, n as usize)?;
     let side = area.w.min(area.h);
     let level = pyr.levels.iter().find(|l| l.message_blocks <= side).unwrap_or(&pyr.levels[pyr.levels.len() - 1]);
     let cells = level.message_blocks;

@@ -193,12 +193,7 @@ pub(crate) fn overview_scene(
 ) -> Result<(Scene, OverviewPick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len();
-    if n == 0 || ooc.pyramid.shape.ranks as usize != n {
-        return Err(ViewError::Unsupported(format!(
-            "the pyramid covers {} ranks where the trace has {n}: re-run exaviz convert",
-            ooc.pyramid.shape.ranks
-        )));
-    }
+    crate::views::trace::pyramid_of(ooc, n)?;
     let tps = t.ticks_per_second.max(1) as f64;
     let window = window_in(ooc.span, tps, opts.window_s)?;
     let outer = timeline_plot(opts)?;
