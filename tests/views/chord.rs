@@ -11,3 +11,18 @@ fn chord_matches_golden_on_both_backends() {
         golden(&format!("chord_{case}.png"), &picture);
     }
 }
+
+/// Past `DENSE_PAIRS` pairs the chord and sender/receiver diagrams draw their curves as a
+/// density image (the line-density stage) instead of a stroke each: the same on both backends.
+#[test]
+fn many_pairs_are_drawn_as_a_density_on_both_backends() {
+    use exaviz_engine::views::pairs::{DENSE_PAIRS, pairs_in};
+    let d = open("gen:fd4?ranks=2000&messages=200000");
+    let (_, pairs) = pairs_in(&d, &exaviz_engine::Backend::Cpu, "chord", 8192, None).unwrap();
+    assert!(pairs.len() > DENSE_PAIRS, "{} pairs: not past {DENSE_PAIRS}", pairs.len());
+    for view in ["chord", "sendrecv"] {
+        let picture = both(view, &[], &d, (560, 400));
+        assert!(picture.distinct_colours() > 20, "{view}: the picture looks blank");
+        golden(&format!("{view}_dense_fd4.png"), &picture);
+    }
+}

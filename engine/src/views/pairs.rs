@@ -110,33 +110,196 @@ fn pairs_of(n: usize, count: impl Fn(usize) -> u64) -> Vec<Pair> {
     pairs
 }
 
-/// Draws curve `e` of `curves` for every pair, coloured by `colour(pair, share along the curve)`,
-/// more opaque with more messages; with many curves their opacity shrinks so that additive
-/// mixing does not saturate everywhere.
-pub fn draw_curves(
+/// Above this many pairs, the curves are drawn as a density image (the line-density stage)
+/// instead of one stroke each: at 65,280 pairs of blocks the strokes took seconds to rasterise,
+/// and each curve is by then a faint trace among thousands.
+pub const DENSE_PAIRS: usize = 8192;
+
+/// How a pair view colours its curves: `value(pair, share along the curve)` in `[0, 1]`, and
+/// `map` from a value to a colour.
+pub struct Paint<V, M> {
+    pub value: V,
+    pub map: M,
+}
+
+/// The opacity of `pair`'s curve among `pairs` (fewest messages first): more opaque with more
+/// messages (log scale); with many curves it shrinks so that additive mixing does not saturate
+/// everywhere.
+fn curve_alpha(pair: &Pair, pairs: &[Pair]) -> f32 {
+    let max = pairs.last().map_or(1, |p| p.2);
+    let log_max = (f64::from(max) + 1.0).ln();
+    let crowding = (1500.0 / pairs.len().max(1) as f32).min(1.0);
+    (0.12 + 0.6 * ((f64::from(pair.2) + 1.0).ln() / log_max)) as f32 * crowding * 0.6
+}
+
+/// Draws curve `e` of `curves` for every pair, coloured as `paint` says and as opaque as
+/// [`curve_alpha`]: a stroke each, or past [`DENSE_PAIRS`] pairs a density image
+/// ([`curve_density`]).
+pub fn draw_curves<V: Fn(&Pair, f32) -> f32, M: Fn(f32) -> [f32; 3]>(
+    scene: &mut Scene,
+    backend: &Backend,
+    curves: &Bundled,
+    pairs: &[Pair],
+    mix: Mix,
+    width: f32,
+    paint: &Paint<V, M>,
+) -> Result<(), ViewError> {
+    if pairs.len() > DENSE_PAIRS {
+        return curve_density(scene, backend, curves, pairs, mix, width, paint);
+    }
+    curve_strokes(scene, curves, pairs, mix, width, paint);
+    Ok(())
+}
+
+/// [`draw_curves`] as one stroke per curve.
+pub(crate) fn curve_strokes<V: Fn(&Pair, f32) -> f32, M: Fn(f32) -> [f32; 3]>(
     scene: &mut Scene,
     curves: &Bundled,
     pairs: &[Pair],
     mix: Mix,
     width: f32,
-    colour: impl Fn(&Pair, f32) -> [f32; 3],
+    paint: &Paint<V, M>,
 ) {
-    let max = pairs.last().map_or(1, |p| p.2);
-    let log_max = (f64::from(max) + 1.0).ln();
-    let crowding = (1500.0 / pairs.len().max(1) as f32).min(1.0);
     let blend = match mix {
         Mix::Alpha => Blend::Alpha,
         Mix::Additive => Blend::Additive,
     };
     for (e, pair) in pairs.iter().enumerate() {
-        let alpha = (0.12 + 0.6 * ((f64::from(pair.2) + 1.0).ln() / log_max)) as f32 * crowding;
+        let alpha = curve_alpha(pair, pairs);
         let points = curves.edge(e);
         let last = (points.len() - 1).max(1) as f32;
         scene.stroke(blend, points, width, |k| {
-            let g = colour(pair, k as f32 / last);
-            [g[0], g[1], g[2], alpha * 0.6]
+            let g = (paint.map)((paint.value)(pair, k as f32 / last));
+            [g[0], g[1], g[2], alpha]
         });
     }
+}
+
+/// Fixed-point scale of the density's weights (the stage sums integers exactly).
+const INK_SCALE: f64 = (1u64 << 20) as f64;
+
+/// A piece of a curve as the line-density stage walks it: from pixel centre to pixel centre,
+/// covering `pixels` pixels, and standing for `length` pixels of the curve around `along`
+/// (in samples from its start).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct PixelWalk {
+    pub ends: [f32; 4],
+    pub pixels: u32,
+    pub length: f32,
+    pub along: f32,
+}
+
+/// The pieces of the polyline `points` walked so that no pixel is walked twice where two
+/// pieces meet: each piece but the last stops one step short of the pixel the next one starts
+/// from, and a piece within one pixel passes its length on to the next. A piece per segment,
+/// `None` where one was passed on.
+pub(crate) fn pixel_walks(points: &[[f32; 2]]) -> Vec<Option<PixelWalk>> {
+    let pixel = |p: [f32; 2]| [p[0].floor(), p[1].floor()];
+    let segments = points.len().saturating_sub(1);
+    let mut out = Vec::with_capacity(segments);
+    let mut carried = 0.0f32;
+    for (k, s) in points.windows(2).enumerate() {
+        let (a, b) = (pixel(s[0]), pixel(s[1]));
+        let length = carried + (s[1][0] - s[0][0]).hypot(s[1][1] - s[0][1]);
+        let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
+        let steps = dx.abs().max(dy.abs());
+        let along = k as f32 + 0.5;
+        if k + 1 == segments {
+            let ends = [a[0] + 0.5, a[1] + 0.5, b[0] + 0.5, b[1] + 0.5];
+            out.push(Some(PixelWalk { ends, pixels: steps as u32 + 1, length, along }));
+        } else if steps == 0.0 {
+            carried = length;
+            out.push(None);
+            continue;
+        } else {
+            // One step back along the major axis, the minor one rounded: the walk then ends on
+            // a pixel next to `b`, where the next piece starts.
+            let end = [b[0] - (dx / steps).round(), b[1] - (dy / steps).round()];
+            let ends = [a[0] + 0.5, a[1] + 0.5, end[0] + 0.5, end[1] + 0.5];
+            out.push(Some(PixelWalk { ends, pixels: steps as u32, length, along }));
+        }
+        carried = 0.0;
+    }
+    out
+}
+
+/// [`draw_curves`] as a density: every segment of every curve walked by the line-density stage
+/// over the picture, twice: weighted by the ink its stroke would lay on each pixel it crosses
+/// (opacity x width x length / pixels walked), and by that ink times the segment's value. A
+/// pixel takes the colour of its ink's mean value; mixed additively it adds that colour times
+/// the ink to the background, alpha-blended it covers `1 - exp(-ink)` of it, each piece's ink
+/// being `-ln(1 - opacity)` there (the strokes' `1 - prod(1 - opacity)`). Drawn before
+/// anything else on the background. Mixed additively the chord's colours (linear along a
+/// curve) add up exactly as the strokes' do; the sender/receiver diagram's, one per sender,
+/// mix as their mean sender's colour.
+pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32, M: Fn(f32) -> [f32; 3]>(
+    scene: &mut Scene,
+    backend: &Backend,
+    curves: &Bundled,
+    pairs: &[Pair],
+    mix: Mix,
+    width: f32,
+    paint: &Paint<V, M>,
+) -> Result<(), ViewError> {
+    use crate::render::{Raster, unorm8};
+    use stages::line_density::{DensityInput, run};
+    let pieces = (curves.samples as usize).saturating_sub(1);
+    let (mut segments, mut ink, mut tint) = (
+        Vec::with_capacity(pairs.len() * pieces),
+        Vec::with_capacity(pairs.len() * pieces),
+        Vec::with_capacity(pairs.len() * pieces),
+    );
+    for (e, pair) in pairs.iter().enumerate() {
+        let alpha = f64::from(curve_alpha(pair, pairs)) * f64::from(width);
+        let points = curves.edge(e);
+        let last = (points.len() - 1).max(1) as f32;
+        for walk in pixel_walks(points) {
+            let Some(PixelWalk { ends, pixels, length, along }) = walk else { continue };
+            let per_pixel = alpha * f64::from(length) / f64::from(pixels);
+            // Blended over one another, strokes of opacity `a` leave `prod(1 - a)` of what is
+            // under them: their weights `-ln(1 - a)` add up to its logarithm.
+            let per_pixel = match mix {
+                Mix::Additive => per_pixel,
+                Mix::Alpha => -(1.0 - per_pixel.min(0.95)).ln(),
+            };
+            let weight = (per_pixel * INK_SCALE).round();
+            if !(weight >= 1.0) {
+                continue;
+            }
+            let value = (paint.value)(pair, along / last).clamp(0.0, 1.0);
+            segments.push(ends);
+            ink.push(weight.min(f64::from(u32::MAX)) as u32);
+            tint.push((weight * f64::from(value)).round().min(f64::from(u32::MAX)) as u32);
+        }
+    }
+    let (w, h) = (scene.width, scene.height);
+    let density = |weights: &[u32]| {
+        let input = DensityInput { segments: &segments, weights: Some(weights), width: w, height: h };
+        run(backend.runner().as_mut(), &input)
+    };
+    let (ink, tint) = (density(&ink)?, density(&tint)?);
+    let bg = scene.background;
+    let pixels = ink
+        .sums
+        .iter()
+        .zip(&tint.sums)
+        .map(|(&i, &t)| {
+            if i == 0 {
+                return [0; 4];
+            }
+            let amount = (i as f64 / INK_SCALE) as f32;
+            let c = (paint.map)((t as f64 / i as f64) as f32);
+            match mix {
+                Mix::Additive => {
+                    let add = |k: usize| unorm8(bg[k] + c[k] * amount);
+                    [add(0), add(1), add(2), 255]
+                }
+                Mix::Alpha => [unorm8(c[0]), unorm8(c[1]), unorm8(c[2]), unorm8(1.0 - (-amount).exp())],
+            }
+        })
+        .collect();
+    scene.raster(Raster::rgba([0.0, 0.0, w as f32, h as f32], w, h, pixels));
+    Ok(())
 }
 
 /// Legend of the curves' opacity (messages per pair) with its top at `y`.
@@ -342,5 +505,110 @@ impl<L: Layout> View for PairView<L> {
         let opts = CurveOptions { width: f.width, height: f.height, ..self.0 };
         let (scene, picker) = (L::SCENE)(d, b, &opts, sel.window_s)?;
         Ok(Box::new(Drawn { scene, picker }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::{View, render_scene};
+
+    /// Curves of 24 samples bowing between random ends of a 320 x 240 picture, some leaving
+    /// it, and their pairs with random message counts (fewest first).
+    fn random_curves(n: usize) -> (Bundled, Vec<Pair>) {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let mut points = Vec::new();
+        let mut pairs = Vec::new();
+        for e in 0..n {
+            let (a, b) = ([next() * 340.0 - 10.0, next() * 240.0], [next() * 320.0, next() * 260.0 - 10.0]);
+            let bow = next() * 80.0 - 40.0;
+            let normal = [-(b[1] - a[1]), b[0] - a[0]];
+            let scale = bow / normal[0].hypot(normal[1]).max(1.0);
+            for k in 0..24 {
+                let t = k as f32 / 23.0;
+                let lift = (std::f32::consts::PI * t).sin() * scale;
+                points.push([a[0] + (b[0] - a[0]) * t + normal[0] * lift, a[1] + (b[1] - a[1]) * t + normal[1] * lift]);
+            }
+            pairs.push((e, e + 1, 1 + (next() * 99.0) as u32));
+        }
+        pairs.sort_by_key(|p| p.2);
+        (Bundled { samples: 24, points }, pairs)
+    }
+
+    #[test]
+    fn pixel_walks_meet_without_walking_a_pixel_twice_and_keep_the_length() {
+        let (curves, _) = random_curves(50);
+        let pixel = |x: f32, y: f32| [x.floor() as i32, y.floor() as i32];
+        for e in 0..curves.len() {
+            let points = curves.edge(e);
+            let walks: Vec<PixelWalk> = pixel_walks(points).into_iter().flatten().collect();
+            let length: f32 = points.windows(2).map(|s| (s[1][0] - s[0][0]).hypot(s[1][1] - s[0][1])).sum();
+            let kept: f32 = walks.iter().map(|w| w.length).sum();
+            assert!((length - kept).abs() < 1e-3 * length.max(1.0), "curve {e}: {kept} of {length}");
+            let first = walks.first().unwrap().ends;
+            assert_eq!(pixel(first[0], first[1]), pixel(points[0][0], points[0][1]));
+            let end = walks.last().unwrap().ends;
+            assert_eq!(pixel(end[2], end[3]), pixel(points[23][0], points[23][1]));
+            for w in &walks {
+                let ([x0, y0], [x1, y1]) = (pixel(w.ends[0], w.ends[1]), pixel(w.ends[2], w.ends[3]));
+                assert_eq!(w.pixels, (x1 - x0).abs().max((y1 - y0).abs()) as u32 + 1, "curve {e}: {w:?}");
+            }
+            for pair in walks.windows(2) {
+                let (a, b) = (pixel(pair[0].ends[2], pair[0].ends[3]), pixel(pair[1].ends[0], pair[1].ends[1]));
+                assert_ne!(a, b, "curve {e}: a pixel walked twice");
+                assert!((a[0] - b[0]).abs() <= 1 && (a[1] - b[1]).abs() <= 1, "curve {e}: a gap from {a:?} to {b:?}");
+            }
+        }
+    }
+
+    /// The density lays the strokes' ink, where they lay it, in their colours: the pictures'
+    /// light above the background agrees within 15% a channel, and nearly every pixel the
+    /// density inks is within a pixel of one the strokes ink.
+    #[test]
+    fn curves_as_a_density_lay_the_strokes_ink() {
+        let (curves, pairs) = random_curves(400);
+        let paint = Paint { value: |_: &Pair, share: f32| share, map: crate::views::plot::direction_colour };
+        for mix in [Mix::Additive, Mix::Alpha] {
+            let (mut strokes, mut density) =
+                (Scene::new(320, 240, super::super::BACKGROUND), Scene::new(320, 240, super::super::BACKGROUND));
+            curve_strokes(&mut strokes, &curves, &pairs, mix, 1.2, &paint);
+            curve_density(&mut density, &Backend::Cpu, &curves, &pairs, mix, 1.2, &paint).unwrap();
+            let (a, b) = (
+                render_scene(&Backend::Cpu, &strokes, View::default()).unwrap(),
+                render_scene(&Backend::Cpu, &density, View::default()).unwrap(),
+            );
+            let bg = strokes.background_rgba8();
+            let light = |img: &crate::render::Image, k: usize| -> f64 {
+                img.pixels.chunks_exact(4).map(|p| f64::from(p[k]) - f64::from(bg[k])).sum()
+            };
+            for k in 0..3 {
+                let (s, d) = (light(&a, k), light(&b, k));
+                assert!(s > 1000.0 && (d / s - 1.0).abs() < 0.15, "{mix:?}, channel {k}: density {d}, strokes {s}");
+            }
+            let inked = |img: &crate::render::Image, x: i32, y: i32| {
+                let i = ((y.clamp(0, 239) * 320 + x.clamp(0, 319)) * 4) as usize;
+                (0..3).any(|k| img.pixels[i + k].abs_diff(bg[k]) > 2)
+            };
+            let (mut dense, mut astray) = (0, 0);
+            for y in 0..240 {
+                for x in 0..320 {
+                    if inked(&b, x, y) {
+                        dense += 1;
+                        let near = (-1..=1).any(|dy| (-1..=1).any(|dx| inked(&a, x + dx, y + dy)));
+                        astray += usize::from(!near);
+                    }
+                }
+            }
+            assert!(
+                dense > 5000 && astray * 100 < dense,
+                "{mix:?}: {astray} of {dense} inked pixels away from the strokes"
+            );
+        }
     }
 }

@@ -6,7 +6,7 @@ use crate::render::{Anchor, Blend, Scene};
 use crate::stages::bspline::Curve;
 use crate::stages::{self, ControlPolygons};
 
-use crate::views::pairs::{CurveOptions, PairPick, draw_curves, opacity_legend};
+use crate::views::pairs::{CurveOptions, Paint, Pair, PairPick, draw_curves, opacity_legend};
 use crate::views::plot::{direction_colour, direction_legend};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
@@ -67,7 +67,8 @@ pub fn chord_scene(
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     let max = pairs.last().map_or(1, |p| p.2);
     if let Some(curves) = &curves {
-        draw_curves(&mut scene, curves, &pairs, opts.mix, 1.2, |_, share| direction_colour(share));
+        let paint = Paint { value: |_: &Pair, share: f32| share, map: direction_colour };
+        draw_curves(&mut scene, backend, curves, &pairs, opts.mix, 1.2, &paint)?;
     }
     // Processes as ticks on the circle, a few labelled.
     let step = (n / 16).max(1);

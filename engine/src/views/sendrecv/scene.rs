@@ -8,7 +8,7 @@ use crate::stages::bspline::Curve;
 use crate::stages::{self, ControlPolygons};
 
 use crate::views::legend::color_bar_of;
-use crate::views::pairs::{CurveOptions, PairPick, draw_curves, opacity_legend};
+use crate::views::pairs::{CurveOptions, Paint, Pair, PairPick, draw_curves, opacity_legend};
 use crate::views::plot::{Plot, nice_ticks};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
@@ -59,12 +59,13 @@ pub fn sendrecv_scene(
     }
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     let map = ColorMap::Viridis;
-    let sender_colour = |a: usize| sender_colour_at(map, a as f32 / (n - 1).max(1) as f32);
     let mut curves = None;
     if !pairs.is_empty() {
         let curve = Curve { samples: SAMPLES, beta: opts.beta.clamp(0.0, 1.0), degree: 2 };
         let bundled = stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?;
-        draw_curves(&mut scene, &bundled, &pairs, opts.mix, 1.2, |pair, _| sender_colour(pair.0));
+        let last = (n - 1).max(1) as f32;
+        let paint = Paint { value: |pair: &Pair, _: f32| pair.0 as f32 / last, map: |f: f32| sender_colour_at(map, f) };
+        draw_curves(&mut scene, backend, &bundled, &pairs, opts.mix, 1.2, &paint)?;
         curves = Some(bundled);
     }
     // Process columns: a thin bar per side, ranks ticked.
