@@ -135,7 +135,7 @@ fn curve_alpha(pair: &Pair, pairs: &[Pair]) -> f32 {
 /// Draws curve `e` of `curves` for every pair, coloured as `paint` says and as opaque as
 /// [`curve_alpha`]: a stroke each, or past [`DENSE_PAIRS`] pairs a density image
 /// ([`curve_density`]).
-pub fn draw_curves<V: Fn(&Pair, f32) -> f32, M: Fn(f32) -> [f32; 3]>(
+pub fn draw_curves<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync>(
     scene: &mut Scene,
     backend: &Backend,
     curves: &Bundled,
@@ -152,7 +152,7 @@ pub fn draw_curves<V: Fn(&Pair, f32) -> f32, M: Fn(f32) -> [f32; 3]>(
 }
 
 /// [`draw_curves`] as one stroke per curve.
-pub(crate) fn curve_strokes<V: Fn(&Pair, f32) -> f32, M: Fn(f32) -> [f32; 3]>(
+pub(crate) fn curve_strokes<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync>(
     scene: &mut Scene,
     curves: &Bundled,
     pairs: &[Pair],
@@ -232,7 +232,7 @@ pub(crate) fn pixel_walks(points: &[[f32; 2]]) -> Vec<Option<PixelWalk>> {
 /// anything else on the background. Mixed additively the chord's colours (linear along a
 /// curve) add up exactly as the strokes' do; the sender/receiver diagram's, one per sender,
 /// mix as their mean sender's colour.
-pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32, M: Fn(f32) -> [f32; 3]>(
+pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync>(
     scene: &mut Scene,
     backend: &Backend,
     curves: &Bundled,
@@ -242,36 +242,48 @@ pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32, M: Fn(f32) -> [f32; 3]>(
     paint: &Paint<V, M>,
 ) -> Result<(), ViewError> {
     use crate::render::{Raster, unorm8};
+    use rayon::prelude::*;
     use stages::line_density::{DensityInput, run};
     let pieces = (curves.samples as usize).saturating_sub(1);
-    let (mut segments, mut ink, mut tint) = (
-        Vec::with_capacity(pairs.len() * pieces),
-        Vec::with_capacity(pairs.len() * pieces),
-        Vec::with_capacity(pairs.len() * pieces),
-    );
-    for (e, pair) in pairs.iter().enumerate() {
-        let alpha = f64::from(curve_alpha(pair, pairs)) * f64::from(width);
-        let points = curves.edge(e);
-        let last = (points.len() - 1).max(1) as f32;
-        for walk in pixel_walks(points) {
-            let Some(PixelWalk { ends, pixels, length, along }) = walk else { continue };
-            let per_pixel = alpha * f64::from(length) / f64::from(pixels);
-            // Blended over one another, strokes of opacity `a` leave `prod(1 - a)` of what is
-            // under them: their weights `-ln(1 - a)` add up to its logarithm.
-            let per_pixel = match mix {
-                Mix::Additive => per_pixel,
-                Mix::Alpha => -(1.0 - per_pixel.min(0.95)).ln(),
-            };
-            let weight = (per_pixel * INK_SCALE).round();
-            if !(weight >= 1.0) {
-                continue;
+    // The pieces of a chunk of curves and their two weights, chunks in parallel.
+    let chunk = |first: usize, chunk: &[Pair]| {
+        let mut out = (Vec::new(), Vec::new(), Vec::new());
+        out.0.reserve(chunk.len() * pieces);
+        out.1.reserve(chunk.len() * pieces);
+        out.2.reserve(chunk.len() * pieces);
+        for (e, pair) in chunk.iter().enumerate() {
+            let alpha = f64::from(curve_alpha(pair, pairs)) * f64::from(width);
+            let points = curves.edge(first + e);
+            let last = (points.len() - 1).max(1) as f32;
+            for PixelWalk { ends, pixels, length, along } in pixel_walks(points).into_iter().flatten() {
+                let per_pixel = alpha * f64::from(length) / f64::from(pixels);
+                // Blended over one another, strokes of opacity `a` leave `prod(1 - a)` of what
+                // is under them: their weights `-ln(1 - a)` add up to its logarithm.
+                let per_pixel = match mix {
+                    Mix::Additive => per_pixel,
+                    Mix::Alpha => -(1.0 - per_pixel.min(0.95)).ln(),
+                };
+                let weight = (per_pixel * INK_SCALE).round();
+                if !(weight >= 1.0) {
+                    continue;
+                }
+                let value = (paint.value)(pair, along / last).clamp(0.0, 1.0);
+                out.0.push(ends);
+                out.1.push(weight.min(f64::from(u32::MAX)) as u32);
+                out.2.push((weight * f64::from(value)).round().min(f64::from(u32::MAX)) as u32);
             }
-            let value = (paint.value)(pair, along / last).clamp(0.0, 1.0);
-            segments.push(ends);
-            ink.push(weight.min(f64::from(u32::MAX)) as u32);
-            tint.push((weight * f64::from(value)).round().min(f64::from(u32::MAX)) as u32);
         }
-    }
+        out
+    };
+    const CURVES_PER_TASK: usize = 4096;
+    let parts: Vec<_> =
+        pairs.par_chunks(CURVES_PER_TASK).enumerate().map(|(k, c)| chunk(k * CURVES_PER_TASK, c)).collect();
+    let (segments, ink, tint): (Vec<[f32; 4]>, Vec<u32>, Vec<u32>) = (
+        parts.iter().flat_map(|p| p.0.iter().copied()).collect(),
+        parts.iter().flat_map(|p| p.1.iter().copied()).collect(),
+        parts.iter().flat_map(|p| p.2.iter().copied()).collect(),
+    );
+    drop(parts);
     let (w, h) = (scene.width, scene.height);
     let density = |weights: &[u32]| {
         let input = DensityInput { segments: &segments, weights: Some(weights), width: w, height: h };
@@ -300,6 +312,66 @@ pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32, M: Fn(f32) -> [f32; 3]>(
         .collect();
     scene.raster(Raster::rgba([0.0, 0.0, w as f32, h as f32], w, h, pixels));
     Ok(())
+}
+
+/// Most curves a [`CurveCache`] keeps (24 samples each: about 25 MB).
+const MOST_KEPT: usize = 1 << 17;
+
+/// The curves a pair view evaluated, by pair of nodes, kept for the next window: a curve
+/// depends on its pair, the picture's size and the bundling strength, not on the window, so a
+/// window's pairs need the bspline stage only for pairs not drawn before. Emptied when the
+/// nodes, size, strength or backend change, or past [`MOST_KEPT`] curves.
+#[derive(Default)]
+pub struct CurveCache(std::sync::Mutex<Option<KeptCurves>>);
+
+/// What a [`CurveCache`] holds.
+struct KeptCurves {
+    /// Nodes, picture width and height, bundling strength's bits, curve samples, backend.
+    key: (usize, u32, u32, u32, u32, String),
+    /// Where a pair's curve starts in `points`, in curves.
+    index: std::collections::HashMap<(usize, usize), usize>,
+    points: Vec<[f32; 2]>,
+}
+
+impl CurveCache {
+    /// The curves of `pairs` among `nodes` nodes in a picture `size`, as the bspline stage
+    /// evaluates `curve` over the control polygons `polygon(sender, receiver)`; those of pairs
+    /// drawn before with the same nodes, size, curve and backend are taken from the cache.
+    pub fn curves(
+        &self,
+        backend: &Backend,
+        nodes: usize,
+        size: (u32, u32),
+        curve: stages::bspline::Curve,
+        pairs: &[Pair],
+        polygon: impl Fn(usize, usize) -> Vec<[f32; 2]>,
+    ) -> Result<Bundled, ViewError> {
+        let key = (nodes, size.0, size.1, curve.beta.to_bits(), curve.samples, backend.describe());
+        let mut kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if kept.as_ref().is_none_or(|k| k.key != key || k.index.len() + pairs.len() > MOST_KEPT) {
+            *kept = Some(KeptCurves { key, index: Default::default(), points: Vec::new() });
+        }
+        let kept = kept.as_mut().expect("just set");
+        let missing: Vec<&Pair> = pairs.iter().filter(|p| !kept.index.contains_key(&(p.0, p.1))).collect();
+        if !missing.is_empty() {
+            let mut polygons = stages::ControlPolygons::new();
+            for p in &missing {
+                polygons.push(polygon(p.0, p.1));
+            }
+            let fresh = stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?;
+            for (k, p) in missing.iter().enumerate() {
+                kept.index.insert((p.0, p.1), kept.points.len() / curve.samples as usize);
+                kept.points.extend_from_slice(fresh.edge(k));
+            }
+        }
+        let samples = curve.samples as usize;
+        let mut points = Vec::with_capacity(pairs.len() * samples);
+        for p in pairs {
+            let at = kept.index[&(p.0, p.1)] * samples;
+            points.extend_from_slice(&kept.points[at..at + samples]);
+        }
+        Ok(Bundled { samples: curve.samples, points })
+    }
 }
 
 /// Legend of the curves' opacity (messages per pair) with its top at `y`.
@@ -400,7 +472,8 @@ impl Default for CurveOptions {
 }
 
 /// A pair view's picture and its curves for picking, of the messages sent in a window.
-pub type SceneFn = fn(&Dataset, &Backend, &CurveOptions, Option<(f64, f64)>) -> Result<(Scene, PairPick), ViewError>;
+pub type SceneFn =
+    fn(&Dataset, &Backend, &CurveOptions, Option<(f64, f64)>, &CurveCache) -> Result<(Scene, PairPick), ViewError>;
 
 /// How a pair view places its curves: its name, and its picture.
 pub trait Layout: Send + Sync + 'static {
@@ -453,12 +526,12 @@ pub fn pairs_in(
     Ok((nodes, communicating_pairs(&blocked, backend, count)?))
 }
 
-/// A view with one curve per communicating pair, laid out by `L`.
-pub struct PairView<L>(pub CurveOptions, std::marker::PhantomData<fn(L)>);
+/// A view with one curve per communicating pair, laid out by `L`, and the curves it drew.
+pub struct PairView<L>(pub CurveOptions, pub CurveCache, std::marker::PhantomData<fn(L)>);
 
 impl<L> PairView<L> {
     pub fn of(opts: CurveOptions) -> Self {
-        Self(opts, std::marker::PhantomData)
+        Self(opts, CurveCache::default(), std::marker::PhantomData)
     }
 }
 
@@ -503,7 +576,7 @@ impl<L: Layout> View for PairView<L> {
 
     fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
         let opts = CurveOptions { width: f.width, height: f.height, ..self.0 };
-        let (scene, picker) = (L::SCENE)(d, b, &opts, sel.window_s)?;
+        let (scene, picker) = (L::SCENE)(d, b, &opts, sel.window_s, &self.1)?;
         Ok(Box::new(Drawn { scene, picker }))
     }
 }
@@ -539,6 +612,33 @@ mod tests {
         }
         pairs.sort_by_key(|p| p.2);
         (Bundled { samples: 24, points }, pairs)
+    }
+
+    /// A window's curves from the cache equal those the bspline stage evaluates for its pairs
+    /// alone, whichever pairs an earlier window left there; another picture size evaluates them
+    /// again.
+    #[test]
+    fn cached_curves_equal_fresh_ones() {
+        let curve = stages::bspline::Curve { samples: 24, beta: 0.85, degree: 3 };
+        let polygon = |size: f32| {
+            move |a: usize, b: usize| {
+                let (a, b) = (a as f32, b as f32);
+                vec![[a * size / 16.0, 0.0], [size / 2.0, (a + b) * 3.0], [b * size / 16.0, size]]
+            }
+        };
+        let fresh = |pairs: &[Pair], size: f32| {
+            let mut polygons = stages::ControlPolygons::new();
+            pairs.iter().for_each(|p| polygons.push(polygon(size)(p.0, p.1)));
+            stages::bspline::run(Backend::Cpu.runner().as_mut(), &polygons, curve).unwrap().points
+        };
+        let cache = CurveCache::default();
+        let first: Vec<Pair> = (0..16).flat_map(|a| (0..16).map(move |b| (a, b, 1))).filter(|p| p.0 != p.1).collect();
+        let second: Vec<Pair> = first.iter().rev().step_by(3).map(|p| (p.0, p.1, 7)).chain([(3, 3, 1)]).collect();
+        for (pairs, size) in [(&first, 300), (&second, 300), (&second, 200), (&first, 200)] {
+            let got = cache.curves(&Backend::Cpu, 16, (size, size), curve, pairs, polygon(size as f32)).unwrap();
+            assert_eq!(got.samples, 24);
+            assert!(got.points == fresh(pairs, size as f32), "{} pairs at {size}", pairs.len());
+        }
     }
 
     #[test]

@@ -4,9 +4,8 @@ use crate::Backend;
 use crate::model::Dataset;
 use crate::render::{Anchor, Blend, Scene};
 use crate::stages::bspline::Curve;
-use crate::stages::{self, ControlPolygons};
 
-use crate::views::pairs::{CurveOptions, Paint, Pair, PairPick, draw_curves, opacity_legend};
+use crate::views::pairs::{CurveCache, CurveOptions, Paint, Pair, PairPick, draw_curves, opacity_legend};
 use crate::views::plot::{direction_colour, direction_legend};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
@@ -44,6 +43,7 @@ pub fn chord_scene(
     backend: &Backend,
     opts: &CurveOptions,
     window_s: Option<(f64, f64)>,
+    cache: &CurveCache,
 ) -> Result<(Scene, PairPick), ViewError> {
     let (nodes, pairs) = crate::views::pairs::pairs_in(dataset, backend, "chord", MAX_PROCESSES, window_s)?;
     let n = nodes.count;
@@ -51,18 +51,12 @@ pub fn chord_scene(
     let legend_w = 190.0;
     let c = [(w - legend_w) / 2.0, h / 2.0 + 16.0];
     let r = ((w - legend_w).min(h - 80.0) / 2.0 - 30.0).max(10.0);
-    let mut polygons = ControlPolygons::new();
-    for &(a, b, _) in &pairs {
-        polygons.push(polygon(a, b, n, c, r));
-    }
     let curves = if pairs.is_empty() {
         None
     } else {
-        Some(stages::bspline::run(
-            backend.runner().as_mut(),
-            &polygons,
-            Curve { samples: SAMPLES, beta: opts.beta.clamp(0.0, 1.0), degree: 3 },
-        )?)
+        let curve = Curve { samples: SAMPLES, beta: opts.beta.clamp(0.0, 1.0), degree: 3 };
+        let size = (opts.width, opts.height);
+        Some(cache.curves(backend, n, size, curve, &pairs, |a, b| polygon(a, b, n, c, r))?)
     };
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     let max = pairs.last().map_or(1, |p| p.2);

@@ -31,7 +31,7 @@ pub fn panels(width: u32, height: u32) -> [[u32; 4]; 3] {
 pub struct MpiLinkedView {
     pub timeline: TimelineView,
     pub matrix: MatrixOptions,
-    pub chord: CurveOptions,
+    pub chord: crate::views::chord::ChordView,
 }
 
 struct MpiPick {
@@ -126,12 +126,17 @@ impl contract::View for MpiLinkedView {
             ..self.timeline.opts
         };
         let mopts = MatrixOptions { width: m[2], height: m[3], ..self.matrix };
-        let copts = CurveOptions { width: c[2], height: c[3], ..self.chord };
+        let copts = CurveOptions { width: c[2], height: c[3], ..self.chord.0 };
         let index = self.timeline.index(d);
         let home = if sel.window_s.is_none() { self.timeline.home_of(d) } else { None };
         let (timeline, (matrix, chord)) = rayon::join(
             || timeline_scene(d, b, &topts, &index, home, Some(&self.timeline.last)),
-            || rayon::join(|| matrix_scene(d, b, &mopts, sel.window_s), || chord_scene(d, b, &copts, sel.window_s)),
+            || {
+                rayon::join(
+                    || matrix_scene(d, b, &mopts, sel.window_s),
+                    || chord_scene(d, b, &copts, sel.window_s, &self.chord.1),
+                )
+            },
         );
         let ((ts, tp), (ms, mp), (cs, cp)) = (timeline?, matrix?, chord?);
         let scene = compose(w, h, all, [&ts, &ms, &cs]);
@@ -151,13 +156,12 @@ impl MpiLinkedView {
     ) -> Result<Box<dyn Prepared>, ViewError> {
         let frame = |r: [u32; 4]| Frame { width: r[2], height: r[3] };
         let matrix = crate::views::matrix::MatrixView(self.matrix);
-        let chord = crate::views::chord::ChordView::of(self.chord);
         let (timeline, (matrix, chord)) = rayon::join(
             || contract::View::prepare(&self.timeline, d, sel, frame(all[0]), b),
             || {
                 rayon::join(
                     || contract::View::prepare(&matrix, d, sel, frame(all[1]), b),
-                    || contract::View::prepare(&chord, d, sel, frame(all[2]), b),
+                    || contract::View::prepare(&self.chord, d, sel, frame(all[2]), b),
                 )
             },
         );
@@ -230,7 +234,12 @@ impl Class for MpiLinkedView {
         MpiLinkedView {
             timeline: TimelineView::with(timeline),
             matrix: MatrixOptions { width, height, value: crate::views::matrix::MatrixValue::Messages, colormap },
-            chord: CurveOptions { width, height, beta: args.look.beta, mix: chord_mix },
+            chord: crate::views::chord::ChordView::of(CurveOptions {
+                width,
+                height,
+                beta: args.look.beta,
+                mix: chord_mix,
+            }),
         }
     }
 

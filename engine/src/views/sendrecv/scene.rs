@@ -5,10 +5,9 @@ use crate::layout::routes::yx_diagonal_route;
 use crate::model::Dataset;
 use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
 use crate::stages::bspline::Curve;
-use crate::stages::{self, ControlPolygons};
 
 use crate::views::legend::color_bar_of;
-use crate::views::pairs::{CurveOptions, Paint, Pair, PairPick, draw_curves, opacity_legend};
+use crate::views::pairs::{CurveCache, CurveOptions, Paint, Pair, PairPick, draw_curves, opacity_legend};
 use crate::views::plot::{Plot, nice_ticks};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
@@ -44,6 +43,7 @@ pub fn sendrecv_scene(
     backend: &Backend,
     opts: &CurveOptions,
     window_s: Option<(f64, f64)>,
+    cache: &CurveCache,
 ) -> Result<(Scene, PairPick), ViewError> {
     let (nodes, pairs) = crate::views::pairs::pairs_in(dataset, backend, "sendrecv", MAX_PROCESSES, window_s)?;
     let n = nodes.count;
@@ -53,16 +53,12 @@ pub fn sendrecv_scene(
             opts.width, opts.height
         ))
     })?;
-    let mut polygons = ControlPolygons::new();
-    for &(a, b, _) in &pairs {
-        polygons.push(polygon(a, b, n, p));
-    }
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     let map = ColorMap::Viridis;
     let mut curves = None;
     if !pairs.is_empty() {
         let curve = Curve { samples: SAMPLES, beta: opts.beta.clamp(0.0, 1.0), degree: 2 };
-        let bundled = stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?;
+        let bundled = cache.curves(backend, n, (opts.width, opts.height), curve, &pairs, |a, b| polygon(a, b, n, p))?;
         let last = (n - 1).max(1) as f32;
         let paint = Paint { value: |pair: &Pair, _: f32| pair.0 as f32 / last, map: |f: f32| sender_colour_at(map, f) };
         draw_curves(&mut scene, backend, &bundled, &pairs, opts.mix, 1.2, &paint)?;
