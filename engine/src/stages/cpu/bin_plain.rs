@@ -7,7 +7,7 @@
 //! is accumulated in a private sub-grid small enough for the core's L2 cache and copied out once.
 //! Threads partition disjoint runs of messages, then own disjoint blocks, so nothing is atomic.
 //! A weighted grid that fits the cache already is accumulated per thread and summed. Unweighted
-//! grids need only counts: up to 2M cells each thread counts into 16-bit counts of its own;
+//! grids need only counts: up to 2M cells each thread counts into 8-bit counts of its own;
 //! larger ones are partitioned, 16 bits an element.
 
 use rayon::prelude::*;
@@ -281,17 +281,19 @@ fn partition_run(keyer: &impl CellKey, weights: &[u32], range: std::ops::Range<u
     out
 }
 
-/// Unweighted grids of up to this many cells (4 MiB of 16-bit counts) are counted in a grid per
+/// Unweighted grids of up to this many cells (2 MiB of 8-bit counts) are counted in a grid per
 /// thread; larger ones are partitioned.
 const PRIVATE_COUNT_CELLS: usize = 1 << 21;
 
 /// Unweighted grids that fit a shared cache: each thread counts a share of the elements into a
-/// grid of 16-bit counts of its own (2 bytes a cell, so more of it stays in the core's cache;
-/// a count that wraps is noted in a list), keyed 256 at a time on vectors where the axes allow;
-/// the dropped elements land in one cell more, so the loop has no branch but the rare wrap.
-/// Then the grids are added chunk by chunk in parallel. (At 20M points into 1024x1024 this took
-/// 30-45 ms against 57-84 ms for the partitioned waves below, alternating calls; 16-bit counts
-/// against 32-bit ones, 31-33 ms against 40-42 ms, medians of alternating calls.)
+/// grid of 8-bit counts of its own (a byte a cell: at 1024x1024, 1 MiB, which stays in a core's
+/// 2 MiB L2 cache beside the streamed keys; a count that wraps is noted in a list, once per 256),
+/// keyed 256 at a time on vectors where the axes allow; the dropped elements land in one cell
+/// more, so the loop has no branch but the rare wrap. Then the grids are added chunk by chunk in
+/// parallel. (At 20M points into 1024x1024 this took 30-45 ms against 57-84 ms for the
+/// partitioned waves below, alternating calls; 16-bit counts against 32-bit ones, 31-33 ms
+/// against 40-42 ms; on a machine with 2 MiB of L2 a core, 8-bit counts against 16-bit ones,
+/// 33-44 ms against 52-80 ms, medians of alternating calls.)
 fn private_counts<C>(keyer: &impl CellKey, n: usize, counts: &mut [C], sums: &mut [u64])
 where
     C: Copy + Send + Sync + std::ops::AddAssign + From<u32>,
@@ -299,11 +301,11 @@ where
     let cells = counts.len();
     let threads = rayon::current_num_threads().clamp(1, MAX_GRIDS).min(n.div_ceil(1 << 16).max(1));
     let per = n.div_ceil(threads).max(1);
-    // Per thread: the counts modulo 2^16, and each cell whose count wrapped, once per wrap.
-    let grids: Vec<(Vec<u16>, Vec<u32>)> = (0..threads)
+    // Per thread: the counts modulo 2^8, and each cell whose count wrapped, once per wrap.
+    let grids: Vec<(Vec<u8>, Vec<u32>)> = (0..threads)
         .into_par_iter()
         .map(|t| {
-            let (mut low, mut wraps) = (vec![0u16; cells + 1], Vec::new());
+            let (mut low, mut wraps) = (vec![0u8; cells + 1], Vec::new());
             let (mut keys, mut spare) = ([0u32; 256], [0u32; 256]);
             let (mut i, end) = ((t * per).min(n), ((t + 1) * per).min(n));
             while i < end {
@@ -334,8 +336,8 @@ where
     });
     for &k in grids.iter().flat_map(|(_, wraps)| wraps) {
         if let (Some(c), Some(s)) = (counts.get_mut(k as usize), sums.get_mut(k as usize)) {
-            *c += C::from(1 << 16);
-            *s += 1 << 16;
+            *c += C::from(1 << 8);
+            *s += 1 << 8;
         }
     }
 }
@@ -502,8 +504,8 @@ mod tests {
         }
     }
 
-    /// Counts that pass 2^16 in every thread's grid (a wrap of its 16-bit counts, many times
-    /// over) are whole, in a grid counted per thread and in one partitioned.
+    /// Counts that pass 2^16 in every thread's grid (a wrap of its 8-bit counts, thousands of
+    /// times over) are whole, in a grid counted per thread and in one partitioned.
     #[test]
     fn counts_past_sixteen_bits_are_whole() {
         let n = 1_200_000usize;
