@@ -198,6 +198,47 @@ fn the_linked_mpi_view_of_a_wide_window_places_the_panels_drawn_from_the_pyramid
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The linked mpi view keeps a store's matrix and chord panels drawn from the pyramid while only
+/// the search changes: one view drawing a run of selections (a search, another window, the search again, the first
+/// window) draws each as a fresh view draws it.
+#[test]
+fn the_linked_mpi_views_kept_panels_draw_what_fresh_ones_draw() {
+    let (dir, _, ooc) = store("mpi-kept", "gen:fd4?ranks=256&messages=6000000");
+    let view = || contract::Entry::find("mpi").unwrap().parse::<&str>(&[]).unwrap().view;
+    let o = ooc.out_of_core.as_ref().unwrap();
+    let seconds = (o.span.1 - o.span.0) as f64 / 1e9;
+    let search = Some(exaviz_engine::selection::Search::new("wait").unwrap());
+    // Both windows hold more rows than a picture reads at once: the panels come from the pyramid.
+    let part = Some((seconds * 0.05, seconds * 0.95));
+    assert!(o.rows.estimate(o.span) / 10 * 9 > contract::ROW_BUDGET);
+    let runs = [
+        Selection::default(),
+        Selection { search, ..Selection::default() },
+        Selection { search, window_s: part, ..Selection::default() },
+        Selection { window_s: part, ..Selection::default() },
+        Selection::default(),
+    ];
+    let kept = view();
+    let mut pictures = Vec::new();
+    for sel in &runs {
+        let a = render_view(kept.as_ref(), &ooc, sel, FRAME, &Backend::Cpu).unwrap();
+        let b = render_view(view().as_ref(), &ooc, sel, FRAME, &Backend::Cpu).unwrap();
+        assert!(a.pixels == b.pixels, "{sel:?}");
+        pictures.push(a);
+    }
+    assert!(pictures[0].pixels != pictures[1].pixels, "the search is drawn");
+    assert!(pictures[1].pixels != pictures[2].pixels, "the window is drawn");
+    // Below the timeline: the matrix and chord panels of the window differ from the whole's.
+    let below = (exaviz_engine::views::mpi::panels(FRAME.width, FRAME.height)[1][1] * FRAME.width * 4) as usize;
+    if let Ok(out) = std::env::var("EXAVIZ_TEST_OUT") {
+        for (k, p) in pictures.iter().enumerate() {
+            exaviz_engine::render::image::write_png_atomic(&std::path::Path::new(&out).join(format!("mpi-kept-{k}.png")), p).unwrap();
+        }
+    }
+    assert!(pictures[0].pixels[below..] != pictures[3].pixels[below..], "the window restricts the matrix and chord");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The pair views' picture drawn from the rows of `all` and from the pyramid of `ooc` for the
 /// whole trace (every message in either): the same but for the footnote saying where the pairs
 /// come from, and the same tooltips at `probes`.

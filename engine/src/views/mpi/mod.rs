@@ -32,6 +32,19 @@ pub struct MpiLinkedView {
     pub timeline: TimelineView,
     pub matrix: MatrixOptions,
     pub chord: crate::views::chord::ChordView,
+    /// A store's matrix and chord panels of the last window drawn, kept while only what they do
+    /// not draw changes (the search, the folding).
+    kept: std::sync::Mutex<Option<KeptPanels>>,
+}
+
+/// The matrix and chord panels prepared for a store's window.
+struct KeptPanels {
+    /// The store's pyramid (held, so that its address names this store), window, panels and
+    /// backend.
+    pyramid: std::sync::Arc<crate::pyramid::Pyramid>,
+    key: (Option<(u64, u64)>, [[u32; 4]; 3], String),
+    matrix: std::sync::Arc<dyn Prepared>,
+    chord: std::sync::Arc<dyn Prepared>,
 }
 
 struct MpiPick {
@@ -155,17 +168,39 @@ impl MpiLinkedView {
         b: &Backend,
     ) -> Result<Box<dyn Prepared>, ViewError> {
         let frame = |r: [u32; 4]| Frame { width: r[2], height: r[3] };
+        let pyramid = d.out_of_core.as_ref().map(|ooc| ooc.pyramid.clone());
+        let key = (sel.window_s.map(|(a, b)| (a.to_bits(), b.to_bits())), all, b.describe());
+        let same =
+            |k: &KeptPanels| pyramid.as_ref().is_some_and(|p| std::sync::Arc::ptr_eq(p, &k.pyramid)) && k.key == key;
+        let kept = self
+            .kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .filter(|k| same(k))
+            .map(|k| (k.matrix.clone(), k.chord.clone()));
         let matrix = crate::views::matrix::MatrixView(self.matrix);
-        let (timeline, (matrix, chord)) = rayon::join(
+        let (timeline, others) = rayon::join(
             || contract::View::prepare(&self.timeline, d, sel, frame(all[0]), b),
-            || {
-                rayon::join(
+            || -> Result<_, ViewError> {
+                if let Some(kept) = kept {
+                    return Ok(kept);
+                }
+                let (matrix, chord) = rayon::join(
                     || contract::View::prepare(&matrix, d, sel, frame(all[1]), b),
                     || contract::View::prepare(&self.chord, d, sel, frame(all[2]), b),
-                )
+                );
+                let (matrix, chord): (std::sync::Arc<dyn Prepared>, std::sync::Arc<dyn Prepared>) =
+                    (matrix?.into(), chord?.into());
+                if let Some(pyramid) = pyramid.clone() {
+                    let panels = KeptPanels { pyramid, key: key.clone(), matrix: matrix.clone(), chord: chord.clone() };
+                    *self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(panels);
+                }
+                Ok((matrix, chord))
             },
         );
-        Ok(Box::new(Panels { panels: all, prepared: [timeline?, matrix?, chord?] }))
+        let (matrix, chord) = others?;
+        Ok(Box::new(Panels { panels: all, prepared: [timeline?.into(), matrix, chord] }))
     }
 }
 
@@ -186,7 +221,7 @@ fn compose(w: u32, h: u32, panels: [[u32; 4]; 3], scenes: [&Scene; 3]) -> Scene 
 /// picked in its own rectangle.
 struct Panels {
     panels: [[u32; 4]; 3],
-    prepared: [Box<dyn Prepared>; 3],
+    prepared: [std::sync::Arc<dyn Prepared>; 3],
 }
 
 impl Prepared for Panels {
@@ -240,6 +275,7 @@ impl Class for MpiLinkedView {
                 beta: args.look.beta,
                 mix: chord_mix,
             }),
+            kept: Default::default(),
         }
     }
 
