@@ -232,7 +232,11 @@ fn the_linked_mpi_views_kept_panels_draw_what_fresh_ones_draw() {
     let below = (exaviz_engine::views::mpi::panels(FRAME.width, FRAME.height)[1][1] * FRAME.width * 4) as usize;
     if let Ok(out) = std::env::var("EXAVIZ_TEST_OUT") {
         for (k, p) in pictures.iter().enumerate() {
-            exaviz_engine::render::image::write_png_atomic(&std::path::Path::new(&out).join(format!("mpi-kept-{k}.png")), p).unwrap();
+            exaviz_engine::render::image::write_png_atomic(
+                &std::path::Path::new(&out).join(format!("mpi-kept-{k}.png")),
+                p,
+            )
+            .unwrap();
         }
     }
     assert!(pictures[0].pixels[below..] != pictures[3].pixels[below..], "the window restricts the matrix and chord");

@@ -115,6 +115,16 @@ fn pairs_of(n: usize, count: impl Fn(usize) -> u64) -> Vec<Pair> {
 /// and each curve is by then a faint trace among thousands.
 pub const DENSE_PAIRS: usize = 8192;
 
+/// Largest picture drawn as a density (4096 x 4096: the two passes' images take 12 bytes a
+/// pixel each); larger ones, a powerwall's canvas, draw strokes, whose memory does not grow with
+/// the picture.
+pub const DENSE_PIXELS: u64 = 1 << 24;
+
+/// Whether `pairs` curves in a picture `width` x `height` are drawn as a density.
+pub fn as_density(pairs: usize, width: u32, height: u32) -> bool {
+    pairs > DENSE_PAIRS && u64::from(width) * u64::from(height) <= DENSE_PIXELS
+}
+
 /// How a pair view colours its curves: `value(pair, share along the curve)` in `[0, 1]`, and
 /// `map` from a value to a colour.
 pub struct Paint<V, M> {
@@ -133,8 +143,8 @@ fn curve_alpha(pair: &Pair, pairs: &[Pair]) -> f32 {
 }
 
 /// Draws curve `e` of `curves` for every pair, coloured as `paint` says and as opaque as
-/// [`curve_alpha`]: a stroke each, or past [`DENSE_PAIRS`] pairs a density image
-/// ([`curve_density`]).
+/// [`curve_alpha`]: a stroke each, or past [`DENSE_PAIRS`] pairs in a picture of at most
+/// [`DENSE_PIXELS`] a density image ([`curve_density`]).
 pub fn draw_curves<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync>(
     scene: &mut Scene,
     backend: &Backend,
@@ -144,7 +154,7 @@ pub fn draw_curves<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Syn
     width: f32,
     paint: &Paint<V, M>,
 ) -> Result<(), ViewError> {
-    if pairs.len() > DENSE_PAIRS {
+    if as_density(pairs.len(), scene.width, scene.height) {
         return curve_density(scene, backend, curves, pairs, mix, width, paint);
     }
     curve_strokes(scene, curves, pairs, mix, width, paint);
@@ -639,6 +649,14 @@ mod tests {
             assert_eq!(got.samples, 24);
             assert!(got.points == fresh(pairs, size as f32), "{} pairs at {size}", pairs.len());
         }
+    }
+
+    #[test]
+    fn many_curves_are_a_density_in_pictures_up_to_4096_squared() {
+        assert!(!as_density(DENSE_PAIRS, 1024, 768));
+        assert!(as_density(DENSE_PAIRS + 1, 1024, 768));
+        assert!(as_density(65_280, 4096, 4096));
+        assert!(!as_density(65_280, 61_440, 8_640), "a powerwall's canvas draws strokes");
     }
 
     #[test]
