@@ -274,7 +274,7 @@ pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32;
                     Mix::Alpha => -(1.0 - per_pixel.min(0.95)).ln(),
                 };
                 let weight = (per_pixel * INK_SCALE).round();
-                if !(weight >= 1.0) {
+                if weight.is_nan() || weight < 1.0 {
                     continue;
                 }
                 let value = (paint.value)(pair, along / last).clamp(0.0, 1.0);
