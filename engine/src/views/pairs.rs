@@ -125,9 +125,11 @@ pub fn as_density(pairs: usize, width: u32, height: u32) -> bool {
     pairs > DENSE_PAIRS && u64::from(width) * u64::from(height) <= DENSE_PIXELS
 }
 
-/// How a pair view colours its curves: `value(pair, share along the curve)` in `[0, 1]`, and
-/// `map` from a value to a colour.
-pub struct Paint<V, M> {
+/// How a pair view draws its curves: mixed as `mix`, strokes `width` pixels wide, coloured
+/// `map(value(pair, share along the curve))` with the value in `[0, 1]`.
+pub struct CurveStyle<V, M> {
+    pub mix: Mix,
+    pub width: f32,
     pub value: V,
     pub map: M,
 }
@@ -142,7 +144,7 @@ fn curve_alpha(pair: &Pair, pairs: &[Pair]) -> f32 {
     (0.12 + 0.6 * ((f64::from(pair.2) + 1.0).ln() / log_max)) as f32 * crowding * 0.6
 }
 
-/// Draws curve `e` of `curves` for every pair, coloured as `paint` says and as opaque as
+/// Draws curve `e` of `curves` for each pair `e`, as `style` says and as opaque as
 /// [`curve_alpha`]: a stroke each, or past [`DENSE_PAIRS`] pairs in a picture of at most
 /// [`DENSE_PIXELS`] a density image ([`curve_density`]).
 pub fn draw_curves<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync>(
@@ -150,14 +152,12 @@ pub fn draw_curves<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Syn
     backend: &Backend,
     curves: &Bundled,
     pairs: &[Pair],
-    mix: Mix,
-    width: f32,
-    paint: &Paint<V, M>,
+    style: &CurveStyle<V, M>,
 ) -> Result<(), ViewError> {
     if as_density(pairs.len(), scene.width, scene.height) {
-        return curve_density(scene, backend, curves, pairs, mix, width, paint);
+        return curve_density(scene, backend, curves, pairs, style);
     }
-    curve_strokes(scene, curves, pairs, mix, width, paint);
+    curve_strokes(scene, curves, pairs, style);
     Ok(())
 }
 
@@ -166,11 +166,9 @@ pub(crate) fn curve_strokes<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32;
     scene: &mut Scene,
     curves: &Bundled,
     pairs: &[Pair],
-    mix: Mix,
-    width: f32,
-    paint: &Paint<V, M>,
+    style: &CurveStyle<V, M>,
 ) {
-    let blend = match mix {
+    let blend = match style.mix {
         Mix::Alpha => Blend::Alpha,
         Mix::Additive => Blend::Additive,
     };
@@ -178,8 +176,8 @@ pub(crate) fn curve_strokes<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32;
         let alpha = curve_alpha(pair, pairs);
         let points = curves.edge(e);
         let last = (points.len() - 1).max(1) as f32;
-        scene.stroke(blend, points, width, |k| {
-            let g = (paint.map)((paint.value)(pair, k as f32 / last));
+        scene.stroke(blend, points, style.width, |k| {
+            let g = (style.map)((style.value)(pair, k as f32 / last));
             [g[0], g[1], g[2], alpha]
         });
     }
@@ -247,9 +245,7 @@ pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32;
     backend: &Backend,
     curves: &Bundled,
     pairs: &[Pair],
-    mix: Mix,
-    width: f32,
-    paint: &Paint<V, M>,
+    style: &CurveStyle<V, M>,
 ) -> Result<(), ViewError> {
     use crate::render::{Raster, unorm8};
     use rayon::prelude::*;
@@ -262,14 +258,14 @@ pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32;
         out.1.reserve(chunk.len() * pieces);
         out.2.reserve(chunk.len() * pieces);
         for (e, pair) in chunk.iter().enumerate() {
-            let alpha = f64::from(curve_alpha(pair, pairs)) * f64::from(width);
+            let alpha = f64::from(curve_alpha(pair, pairs)) * f64::from(style.width);
             let points = curves.edge(first + e);
             let last = (points.len() - 1).max(1) as f32;
             for PixelWalk { ends, pixels, length, along } in pixel_walks(points).into_iter().flatten() {
                 let per_pixel = alpha * f64::from(length) / f64::from(pixels);
                 // Blended over one another, strokes of opacity `a` leave `prod(1 - a)` of what
                 // is under them: their weights `-ln(1 - a)` add up to its logarithm.
-                let per_pixel = match mix {
+                let per_pixel = match style.mix {
                     Mix::Additive => per_pixel,
                     Mix::Alpha => -(1.0 - per_pixel.min(0.95)).ln(),
                 };
@@ -277,7 +273,7 @@ pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32;
                 if weight.is_nan() || weight < 1.0 {
                     continue;
                 }
-                let value = (paint.value)(pair, along / last).clamp(0.0, 1.0);
+                let value = (style.value)(pair, along / last).clamp(0.0, 1.0);
                 out.0.push(ends);
                 out.1.push(weight.min(f64::from(u32::MAX)) as u32);
                 out.2.push((weight * f64::from(value)).round().min(f64::from(u32::MAX)) as u32);
@@ -310,8 +306,8 @@ pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32;
                 return [0; 4];
             }
             let amount = (i as f64 / INK_SCALE) as f32;
-            let c = (paint.map)((t as f64 / i as f64) as f32);
-            match mix {
+            let c = (style.map)((t as f64 / i as f64) as f32);
+            match style.mix {
                 Mix::Additive => {
                     let add = |k: usize| unorm8(bg[k] + c[k] * amount);
                     [add(0), add(1), add(2), 255]
@@ -691,12 +687,17 @@ mod tests {
     #[test]
     fn curves_as_a_density_lay_the_strokes_ink() {
         let (curves, pairs) = random_curves(400);
-        let paint = Paint { value: |_: &Pair, share: f32| share, map: crate::views::plot::direction_colour };
         for mix in [Mix::Additive, Mix::Alpha] {
+            let style = CurveStyle {
+                mix,
+                width: 1.2,
+                value: |_: &Pair, share: f32| share,
+                map: crate::views::plot::direction_colour,
+            };
             let (mut strokes, mut density) =
                 (Scene::new(320, 240, super::super::BACKGROUND), Scene::new(320, 240, super::super::BACKGROUND));
-            curve_strokes(&mut strokes, &curves, &pairs, mix, 1.2, &paint);
-            curve_density(&mut density, &Backend::Cpu, &curves, &pairs, mix, 1.2, &paint).unwrap();
+            curve_strokes(&mut strokes, &curves, &pairs, &style);
+            curve_density(&mut density, &Backend::Cpu, &curves, &pairs, &style).unwrap();
             let (a, b) = (
                 render_scene(&Backend::Cpu, &strokes, View::default()).unwrap(),
                 render_scene(&Backend::Cpu, &density, View::default()).unwrap(),

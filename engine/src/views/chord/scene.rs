@@ -5,7 +5,7 @@ use crate::model::Dataset;
 use crate::render::{Anchor, Blend, Scene};
 use crate::stages::bspline::Curve;
 
-use crate::views::pairs::{CurveCache, CurveOptions, Paint, Pair, PairPick, draw_curves, opacity_legend};
+use crate::views::pairs::{CurveCache, CurveOptions, CurveStyle, Pair, PairPick, draw_curves, opacity_legend};
 use crate::views::plot::{direction_colour, direction_legend};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
@@ -61,8 +61,9 @@ pub fn chord_scene(
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     let max = pairs.last().map_or(1, |p| p.2);
     if let Some(curves) = &curves {
-        let paint = Paint { value: |_: &Pair, share: f32| share, map: direction_colour };
-        draw_curves(&mut scene, backend, curves, &pairs, opts.mix, 1.2, &paint)?;
+        let style =
+            CurveStyle { mix: opts.mix, width: 1.2, value: |_: &Pair, share: f32| share, map: direction_colour };
+        draw_curves(&mut scene, backend, curves, &pairs, &style)?;
     }
     // Processes as ticks on the circle, a few labelled.
     let step = (n / 16).max(1);

@@ -7,7 +7,7 @@ use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
 use crate::stages::bspline::Curve;
 
 use crate::views::legend::color_bar_of;
-use crate::views::pairs::{CurveCache, CurveOptions, Paint, Pair, PairPick, draw_curves, opacity_legend};
+use crate::views::pairs::{CurveCache, CurveOptions, CurveStyle, Pair, PairPick, draw_curves, opacity_legend};
 use crate::views::plot::{Plot, nice_ticks};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
@@ -60,8 +60,9 @@ pub fn sendrecv_scene(
         let curve = Curve { samples: SAMPLES, beta: opts.beta.clamp(0.0, 1.0), degree: 2 };
         let bundled = cache.curves(backend, n, (opts.width, opts.height), curve, &pairs, |a, b| polygon(a, b, n, p))?;
         let last = (n - 1).max(1) as f32;
-        let paint = Paint { value: |pair: &Pair, _: f32| pair.0 as f32 / last, map: |f: f32| sender_colour_at(map, f) };
-        draw_curves(&mut scene, backend, &bundled, &pairs, opts.mix, 1.2, &paint)?;
+        let value = |pair: &Pair, _: f32| pair.0 as f32 / last;
+        let style = CurveStyle { mix: opts.mix, width: 1.2, value, map: |f: f32| sender_colour_at(map, f) };
+        draw_curves(&mut scene, backend, &bundled, &pairs, &style)?;
         curves = Some(bundled);
     }
     // Process columns: a thin bar per side, ranks ticked.
