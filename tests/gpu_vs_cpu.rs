@@ -171,6 +171,26 @@ fn line_density_matches() {
     }
 }
 
+/// Two weighted densities of the same segments: the CPU's one pass that walks each segment once
+/// equals two weighted passes on the GPU, and two on the CPU, count for count and sum for sum;
+/// segments inside, crossing the border, long, degenerate and far outside.
+#[test]
+fn two_weighted_densities_in_one_pass_match() {
+    for (n, w, h, seed) in [(10, 16, 16, 3), (50_000, 700, 431, 4)] {
+        let (segs, a) = density_input(n, seed, w, h);
+        let b: Vec<u32> = a.iter().map(|&x| (x >> 3) ^ 0x5bd1_e995).collect();
+        let one = stages::line_density::run_two(&mut CpuRunner::default(), &segs, [&a, &b], w, h).unwrap();
+        let gpu = stages::line_density::run_two(&mut GpuRunner::new(gpu()), &segs, [&a, &b], w, h).unwrap();
+        for (k, weights) in [&a, &b].into_iter().enumerate() {
+            let input = DensityInput { segments: &segs, weights: Some(weights), width: w, height: h };
+            let alone = stages::line_density::run(&mut CpuRunner::default(), &input).unwrap();
+            assert!(alone.sums.iter().any(|&s| s > u64::from(u32::MAX)) || n < 100, "sums past 32 bits");
+            assert_eq!(one[k], alone, "{n} segments, weights {k}: one pass against one run");
+            assert_eq!(gpu[k], alone, "{n} segments, weights {k}: the GPU");
+        }
+    }
+}
+
 /// Many short segments on a wide image: the CPU runner's banded pass (not the per-invocation
 /// walk) draws nearly all of them, and must still add exactly what the shader adds.
 #[test]

@@ -82,6 +82,42 @@ pub fn run(runner: &mut dyn Runner, input: &DensityInput<'_>) -> Result<DensityI
     Ok(DensityImage { width: input.width, height: input.height, counts, sums })
 }
 
+/// Two weighted densities of the same segments, `[weighted by weights[0], by weights[1]]`: what
+/// two weighted [`run`]s give, count for count and sum for sum. On a runner of plain memory (the
+/// CPU's) one pass walks every segment once ([`super::cpu::line_density::two_weights`]);
+/// elsewhere two recordings.
+pub fn run_two(
+    runner: &mut dyn Runner,
+    segments: &[[f32; 4]],
+    weights: [&[u32]; 2],
+    width: u32,
+    height: u32,
+) -> Result<[DensityImage; 2], StageError> {
+    if weights.iter().any(|w| w.len() != segments.len()) {
+        return Err(StageError::Input("density weights and segments differ in length".into()));
+    }
+    let pixels = u64::from(width) * u64::from(height);
+    if pixels == 0 {
+        return Err(StageError::Input("density image has no pixels".into()));
+    }
+    if !runner.plain_memory() {
+        let mut one = |w: &[u32]| run(runner, &DensityInput { segments, weights: Some(w), width, height });
+        return Ok([one(weights[0])?, one(weights[1])?]);
+    }
+    check_binding("density sums", pixels * 8, runner.max_binding_bytes())?;
+    use std::sync::atomic::AtomicU32;
+    let words = |n: u64| (0..n).map(|_| AtomicU32::new(0)).collect::<Vec<_>>();
+    let (counts, a, b) = (words(pixels), words(2 * pixels), words(2 * pixels));
+    let p = super::cpu::line_density::Params { n: segments.len() as u32, width, height, has_weight: 1 };
+    super::cpu::line_density::two_weights(&p, segments, weights[0], weights[1], &counts, [&a, &b]);
+    let counts: Vec<u32> = counts.into_iter().map(AtomicU32::into_inner).collect();
+    let image = |sums: Vec<AtomicU32>| {
+        let sums: Vec<u32> = sums.into_iter().map(AtomicU32::into_inner).collect();
+        DensityImage { width, height, counts: counts.clone(), sums: words_to_u64(&sums) }
+    };
+    Ok([image(a), image(b)])
+}
+
 /// Straight lines `[x0, y0, x1, y1]` in pixels, each cut into `weights.len()` equal pieces,
 /// piece `k` weighted `weights[k]` (a gradient along the line). The pieces are [`piece`]'s.
 #[derive(Clone, Copy, Debug)]

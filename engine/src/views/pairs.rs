@@ -232,9 +232,9 @@ pub(crate) fn pixel_walks(points: &[[f32; 2]]) -> Vec<Option<PixelWalk>> {
 }
 
 /// [`draw_curves`] as a density: every segment of every curve walked by the line-density stage
-/// over the picture, twice: weighted by the ink its stroke would lay on each pixel it crosses
-/// (opacity x width x length / pixels walked), and by that ink times the segment's value. A
-/// pixel takes the colour of its ink's mean value; mixed additively it adds that colour times
+/// over the picture with two weights ([`stages::line_density::run_two`]): the ink its stroke
+/// would lay on each pixel it crosses (opacity x width x length / pixels walked), and that ink
+/// times the segment's value. A pixel takes the colour of its ink's mean value; mixed additively it adds that colour times
 /// the ink to the background, alpha-blended it covers `1 - exp(-ink)` of it, each piece's ink
 /// being `-ln(1 - opacity)` there (the strokes' `1 - prod(1 - opacity)`). Drawn before
 /// anything else on the background. Mixed additively the chord's colours (linear along a
@@ -249,7 +249,6 @@ pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32;
 ) -> Result<(), ViewError> {
     use crate::render::{Raster, unorm8};
     use rayon::prelude::*;
-    use stages::line_density::{DensityInput, run};
     let pieces = (curves.samples as usize).saturating_sub(1);
     // The pieces of a chunk of curves and their two weights, chunks in parallel.
     let chunk = |first: usize, chunk: &[Pair]| {
@@ -291,11 +290,7 @@ pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32;
     );
     drop(parts);
     let (w, h) = (scene.width, scene.height);
-    let density = |weights: &[u32]| {
-        let input = DensityInput { segments: &segments, weights: Some(weights), width: w, height: h };
-        run(backend.runner().as_mut(), &input)
-    };
-    let (ink, tint) = (density(&ink)?, density(&tint)?);
+    let [ink, tint] = stages::line_density::run_two(backend.runner().as_mut(), &segments, [&ink, &tint], w, h)?;
     let bg = scene.background;
     let pixels = ink
         .sums

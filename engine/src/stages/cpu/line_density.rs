@@ -343,6 +343,50 @@ pub fn line_density_all(p: &Params, segments: &[u32], weights: &Words, counts: &
     });
 }
 
+/// Two weighted densities of the same segments in one pass: the counts, and the sums of weights
+/// `a` and of weights `b`, each as one weighted [`line_density_all`] gives them, but every
+/// segment bucketed and walked once. The segments are bucketed by band with their index in place
+/// of a weight, and each pixel walked adds both of its segment's weights.
+pub fn two_weights(p: &Params, segments: &[[f32; 4]], a: &[u32], b: &[u32], counts: &Words, sums: [&Words; 2]) {
+    let bands = {
+        let rows = band_rows(p.width, 20, 512 << 10);
+        Bands { rows, count: p.height.div_ceil(rows) as usize, tabled: false, tile_cols: 0 }
+    };
+    let n = segments.len().min(a.len()).min(b.len());
+    let walked: Vec<Walked> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let range = c * CHUNK..((c + 1) * CHUNK).min(n);
+            Walked::by_band(range.map(|i| (to_pixels(segments[i]), i as u32)), p, bands)
+        })
+        .collect();
+    let add = |sums: &Words, px: usize, w: u32| {
+        let old = sums[2 * px].load(Relaxed);
+        sums[2 * px].store(old.wrapping_add(w), Relaxed);
+        if old > 0xffff_ffff - w {
+            sums[2 * px + 1].store(sums[2 * px + 1].load(Relaxed).wrapping_add(1), Relaxed);
+        }
+    };
+    let walk = |record: u64, i: u32, band: (i32, i32)| {
+        let (wa, wb) = (a[i as usize], b[i as usize]);
+        visit_rows(unpack(record), band, p, |px| {
+            counts[px].store(counts[px].load(Relaxed).wrapping_add(1), Relaxed);
+            add(sums[0], px, wa);
+            add(sums[1], px, wb);
+        });
+    };
+    bands.each(p.height, |k, band| {
+        for w in &walked {
+            for j in w.starts[k]..w.starts[k + 1] {
+                walk(w.records[j], w.weights[j], band);
+            }
+            for &(record, i) in &w.long {
+                walk(record, i, band);
+            }
+        }
+    });
+}
+
 /// One task's pieces of straight lines grouped by band, as [`Bucketed`] groups segments:
 /// `short[k][b]` the short pieces `k` drawn by band `b` from the table, the others `walked`.
 struct Cut {
@@ -665,8 +709,14 @@ fn add_owned(px: usize, w: u32, weighted: bool, counts: &Words, sums: &Words) {
 /// reaching `r` rows from the start is `ceil(A(2r - 1) / 2B)`; the image's columns likewise.
 /// A segment crossing many bands, or reaching far outside the image, is then drawn by each
 /// band in time proportional to its pixels there.
-fn walk_rows(ends: [i32; 4], (y_lo, y_hi): (i32, i32), p: &Params, w: u32, counts: &Words, sums: &Words) {
+fn walk_rows(ends: [i32; 4], band: (i32, i32), p: &Params, w: u32, counts: &Words, sums: &Words) {
     let weighted = p.has_weight != 0;
+    visit_rows(ends, band, p, |px| add_owned(px, w, weighted, counts, sums));
+}
+
+/// The pixels of [`walk_rows`], each passed to `visit`.
+#[inline(always)]
+fn visit_rows(ends: [i32; 4], (y_lo, y_hi): (i32, i32), p: &Params, mut visit: impl FnMut(usize)) {
     let [x0, y0, x1, y1] = ends.map(i64::from);
     let (lo, hi) = (i64::from(y_lo.max(0)), i64::from(y_hi.min(p.height as i32)) - 1);
     if lo > hi {
@@ -705,7 +755,7 @@ fn walk_rows(ends: [i32; 4], (y_lo, y_hi): (i32, i32), p: &Params, w: u32, count
     let (along, across) = if y_major { (step_y, step_x) } else { (step_x, step_y) };
     let mut px = (y * width + x) as isize;
     for _ in j0..=j1 {
-        add_owned(px as usize, w, weighted, counts, sums);
+        visit(px as usize);
         num += inc;
         let carry = num >= den;
         num -= if carry { den } else { 0 };
