@@ -198,12 +198,15 @@ fn the_linked_mpi_view_of_a_wide_window_places_the_panels_drawn_from_the_pyramid
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The linked mpi view keeps a store's matrix and chord panels drawn from the pyramid while only
-/// the search changes: one view drawing a run of selections (a search, another window, the search again, the first
-/// window) draws each as a fresh view draws it.
+/// The linked mpi view keeps the matrix and chord panels of a trace with a pyramid while only
+/// the search changes: one view drawing a run of selections (a search, another window, the
+/// search again, the first window) draws each as a fresh view draws it, of a store (panels from
+/// its pyramid) and of the same trace in memory with its index.
 #[test]
 fn the_linked_mpi_views_kept_panels_draw_what_fresh_ones_draw() {
-    let (dir, _, ooc) = store("mpi-kept", "gen:fd4?ranks=256&messages=6000000");
+    let (dir, mut all, ooc) = store("mpi-kept", "gen:fd4?ranks=256&messages=6000000");
+    exaviz_engine::pyramid::attach_index(&mut all);
+    assert!(all.index.is_some(), "the trace in memory has an index");
     let view = || contract::Entry::find("mpi").unwrap().parse::<&str>(&[]).unwrap().view;
     let o = ooc.out_of_core.as_ref().unwrap();
     let seconds = (o.span.1 - o.span.0) as f64 / 1e9;
@@ -218,14 +221,17 @@ fn the_linked_mpi_views_kept_panels_draw_what_fresh_ones_draw() {
         Selection { window_s: part, ..Selection::default() },
         Selection::default(),
     ];
-    let kept = view();
-    let mut pictures = Vec::new();
-    for sel in &runs {
-        let a = render_view(kept.as_ref(), &ooc, sel, FRAME, &Backend::Cpu).unwrap();
-        let b = render_view(view().as_ref(), &ooc, sel, FRAME, &Backend::Cpu).unwrap();
-        assert!(a.pixels == b.pixels, "{sel:?}");
-        pictures.push(a);
+    for d in [&all, &ooc] {
+        let kept = view();
+        for sel in &runs {
+            let a = render_view(kept.as_ref(), d, sel, FRAME, &Backend::Cpu).unwrap();
+            let b = render_view(view().as_ref(), d, sel, FRAME, &Backend::Cpu).unwrap();
+            assert!(a.pixels == b.pixels, "in memory: {}, {sel:?}", d.out_of_core.is_none());
+        }
     }
+    let kept = view();
+    let pictures: Vec<Image> =
+        runs.iter().map(|sel| render_view(kept.as_ref(), &ooc, sel, FRAME, &Backend::Cpu).unwrap()).collect();
     assert!(pictures[0].pixels != pictures[1].pixels, "the search is drawn");
     assert!(pictures[1].pixels != pictures[2].pixels, "the window is drawn");
     // Below the timeline: the matrix and chord panels of the window differ from the whole's.

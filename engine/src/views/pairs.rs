@@ -234,10 +234,10 @@ pub(crate) fn pixel_walks(points: &[[f32; 2]]) -> Vec<Option<PixelWalk>> {
 /// [`draw_curves`] as a density: every segment of every curve walked by the line-density stage
 /// over the picture with two weights ([`stages::line_density::run_two`]): the ink its stroke
 /// would lay on each pixel it crosses (opacity x width x length / pixels walked), and that ink
-/// times the segment's value. A pixel takes the colour of its ink's mean value; mixed additively it adds that colour times
-/// the ink to the background, alpha-blended it covers `1 - exp(-ink)` of it, each piece's ink
-/// being `-ln(1 - opacity)` there (the strokes' `1 - prod(1 - opacity)`). Drawn before
-/// anything else on the background. Mixed additively the chord's colours (linear along a
+/// times the segment's value. A pixel takes the colour of its ink's mean value; mixed
+/// additively it adds that colour times the ink to the background, alpha-blended it covers
+/// `1 - exp(-ink)` of it, each piece's ink being `-ln(1 - opacity)` there (the strokes'
+/// `1 - prod(1 - opacity)`). Drawn before anything else on the background. Mixed additively the chord's colours (linear along a
 /// curve) add up exactly as the strokes' do; the sender/receiver diagram's, one per sender,
 /// mix as their mean sender's colour.
 pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync>(
@@ -321,7 +321,8 @@ const MOST_KEPT: usize = 1 << 17;
 /// The curves a pair view evaluated, by pair of nodes, kept for the next window: a curve
 /// depends on its pair, the picture's size and the bundling strength, not on the window, so a
 /// window's pairs need the bspline stage only for pairs not drawn before. Emptied when the
-/// nodes, size, strength or backend change, or past [`MOST_KEPT`] curves.
+/// nodes, size, strength or backend change, or before it would pass [`MOST_KEPT`] curves; a
+/// window of more pairs than that is evaluated and not kept.
 #[derive(Default)]
 pub struct CurveCache(std::sync::Mutex<Option<KeptCurves>>);
 
@@ -347,6 +348,12 @@ impl CurveCache {
         pairs: &[Pair],
         polygon: impl Fn(usize, usize) -> Vec<[f32; 2]>,
     ) -> Result<Bundled, ViewError> {
+        if pairs.len() > MOST_KEPT {
+            // More than the cache keeps: evaluated, not kept.
+            let mut polygons = stages::ControlPolygons::new();
+            pairs.iter().for_each(|p| polygons.push(polygon(p.0, p.1)));
+            return Ok(stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?);
+        }
         let key = (nodes, size.0, size.1, curve.beta.to_bits(), curve.samples, backend.describe());
         let mut kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if kept.as_ref().is_none_or(|k| k.key != key || k.index.len() + pairs.len() > MOST_KEPT) {

@@ -9,11 +9,10 @@ use crate::model::Dataset;
 use crate::render::{Blend, Scene};
 use crate::selection::{Parts, Selection};
 
-use crate::views::chord::chord_scene;
-use crate::views::contract::{self, Class, Drawn, Frame, Pick, Picker, Prepared};
-use crate::views::matrix::{MatrixOptions, MatrixPick, matrix_scene};
-use crate::views::pairs::{CurveOptions, PairPick};
-use crate::views::timeline::{TimelineOptions, TimelinePick, TimelineView, plot_rect, timeline_scene};
+use crate::views::contract::{self, Class, Frame, Pick, Prepared};
+use crate::views::matrix::MatrixOptions;
+use crate::views::pairs::CurveOptions;
+use crate::views::timeline::{TimelineView, plot_rect};
 use crate::views::{BACKGROUND, ViewError};
 
 /// The smallest picture the three panels fit in.
@@ -32,55 +31,19 @@ pub struct MpiLinkedView {
     pub timeline: TimelineView,
     pub matrix: MatrixOptions,
     pub chord: crate::views::chord::ChordView,
-    /// A store's matrix and chord panels of the last window drawn, kept while only what they do
-    /// not draw changes (the search, the folding).
+    /// The matrix and chord panels of the last window drawn, kept while only what they do not
+    /// draw changes (the search, the folding).
     kept: std::sync::Mutex<Option<KeptPanels>>,
 }
 
-/// The matrix and chord panels prepared for a store's window.
+/// The matrix and chord panels prepared for a window of a trace with a pyramid.
 struct KeptPanels {
-    /// The store's pyramid (held, so that its address names this store), window, panels and
+    /// The trace's pyramid (held, so that its address names this trace), window, panels and
     /// backend.
     pyramid: std::sync::Arc<crate::pyramid::Pyramid>,
     key: (Option<(u64, u64)>, [[u32; 4]; 3], String),
     matrix: std::sync::Arc<dyn Prepared>,
     chord: std::sync::Arc<dyn Prepared>,
-}
-
-struct MpiPick {
-    panels: [[u32; 4]; 3],
-    timeline: TimelinePick,
-    matrix: MatrixPick,
-    chord: PairPick,
-}
-
-impl MpiPick {
-    fn pickers(&self) -> [(&dyn Picker, [u32; 4]); 3] {
-        [(&self.timeline, self.panels[0]), (&self.matrix, self.panels[1]), (&self.chord, self.panels[2])]
-    }
-}
-
-impl Picker for MpiPick {
-    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
-        self.pickers().into_iter().find_map(|(picker, r)| {
-            let q = [at[0] - r[0] as f32, at[1] - r[1] as f32];
-            let inside = q[0] >= 0.0 && q[1] >= 0.0 && q[0] < r[2] as f32 && q[1] < r[3] as f32;
-            if inside { picker.pick(dataset, q) } else { None }
-        })
-    }
-
-    /// Each panel's highlight of the selected pair, placed over the panel.
-    fn overlay(&self, dataset: &Dataset, selection: &Selection, scene: &mut Scene) -> bool {
-        let mut any = false;
-        for (picker, r) in self.pickers() {
-            let mut panel = Scene::new(r[2], r[3], BACKGROUND);
-            if picker.overlay(dataset, selection, &mut panel) {
-                scene.place(&panel, [r[0] as f32, r[1] as f32]);
-                any = true;
-            }
-        }
-        any
-    }
 }
 
 impl contract::View for MpiLinkedView {
@@ -125,41 +88,15 @@ impl contract::View for MpiLinkedView {
                 MIN_SIZE.0, MIN_SIZE.1
             )));
         }
-        let all = panels(w, h);
-        if d.out_of_core.is_some() {
-            return self.prepare_panels(d, sel, all, b);
-        }
-        let [t, m, c] = all;
-        let topts = TimelineOptions {
-            width: t[2],
-            height: t[3],
-            window_s: sel.window_s,
-            search: sel.search,
-            folded: sel.folded,
-            ..self.timeline.opts
-        };
-        let mopts = MatrixOptions { width: m[2], height: m[3], ..self.matrix };
-        let copts = CurveOptions { width: c[2], height: c[3], ..self.chord.0 };
-        let index = self.timeline.index(d);
-        let home = if sel.window_s.is_none() { self.timeline.home_of(d) } else { None };
-        let (timeline, (matrix, chord)) = rayon::join(
-            || timeline_scene(d, b, &topts, &index, home, Some(&self.timeline.last)),
-            || {
-                rayon::join(
-                    || matrix_scene(d, b, &mopts, sel.window_s),
-                    || chord_scene(d, b, &copts, sel.window_s, &self.chord.1),
-                )
-            },
-        );
-        let ((ts, tp), (ms, mp), (cs, cp)) = (timeline?, matrix?, chord?);
-        let scene = compose(w, h, all, [&ts, &ms, &cs]);
-        Ok(Box::new(Drawn { scene, picker: MpiPick { panels: all, timeline: tp, matrix: mp, chord: cp } }))
+        self.prepare_panels(d, sel, panels(w, h), b)
     }
 }
 
 impl MpiLinkedView {
-    /// The panels of a trace kept on disk, each prepared by its own view (timeline, matrix,
-    /// chord), which draw a window holding more rows than a picture reads from the pyramid.
+    /// The three panels, each prepared by its own view (timeline, matrix, chord; a store's wide
+    /// window from its pyramid). The matrix and chord panels of a trace with a pyramid (a
+    /// store's, or the index of one in memory) are kept for the next selection in the same
+    /// window.
     fn prepare_panels(
         &self,
         d: &Dataset,
@@ -168,7 +105,7 @@ impl MpiLinkedView {
         b: &Backend,
     ) -> Result<Box<dyn Prepared>, ViewError> {
         let frame = |r: [u32; 4]| Frame { width: r[2], height: r[3] };
-        let pyramid = d.out_of_core.as_ref().map(|ooc| ooc.pyramid.clone());
+        let pyramid = d.out_of_core.as_ref().or(d.index.as_ref()).map(|o| o.pyramid.clone());
         let key = (sel.window_s.map(|(a, b)| (a.to_bits(), b.to_bits())), all, b.describe());
         let same =
             |k: &KeptPanels| pyramid.as_ref().is_some_and(|p| std::sync::Arc::ptr_eq(p, &k.pyramid)) && k.key == key;
