@@ -348,11 +348,15 @@ impl CurveCache {
         pairs: &[Pair],
         polygon: impl Fn(usize, usize) -> Vec<[f32; 2]>,
     ) -> Result<Bundled, ViewError> {
+        // The curves of `pairs` from the bspline stage.
+        let evaluate = |pairs: &mut dyn Iterator<Item = &Pair>| {
+            let mut polygons = stages::ControlPolygons::new();
+            pairs.for_each(|p| polygons.push(polygon(p.0, p.1)));
+            stages::bspline::run(backend.runner().as_mut(), &polygons, curve)
+        };
         if pairs.len() > MOST_KEPT {
             // More than the cache keeps: evaluated, not kept.
-            let mut polygons = stages::ControlPolygons::new();
-            pairs.iter().for_each(|p| polygons.push(polygon(p.0, p.1)));
-            return Ok(stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?);
+            return Ok(evaluate(&mut pairs.iter())?);
         }
         let key = (nodes, size.0, size.1, curve.beta.to_bits(), curve.samples, backend.describe());
         let mut kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -362,11 +366,7 @@ impl CurveCache {
         let kept = kept.as_mut().expect("just set");
         let missing: Vec<&Pair> = pairs.iter().filter(|p| !kept.index.contains_key(&(p.0, p.1))).collect();
         if !missing.is_empty() {
-            let mut polygons = stages::ControlPolygons::new();
-            for p in &missing {
-                polygons.push(polygon(p.0, p.1));
-            }
-            let fresh = stages::bspline::run(backend.runner().as_mut(), &polygons, curve)?;
+            let fresh = evaluate(&mut missing.iter().copied())?;
             for (k, p) in missing.iter().enumerate() {
                 kept.index.insert((p.0, p.1), kept.points.len() / curve.samples as usize);
                 kept.points.extend_from_slice(fresh.edge(k));

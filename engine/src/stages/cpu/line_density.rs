@@ -360,19 +360,11 @@ pub fn two_weights(p: &Params, segments: &[[f32; 4]], a: &[u32], b: &[u32], coun
             Walked::by_band(range.map(|i| (to_pixels(segments[i]), i as u32)), p, bands)
         })
         .collect();
-    let add = |sums: &Words, px: usize, w: u32| {
-        let old = sums[2 * px].load(Relaxed);
-        sums[2 * px].store(old.wrapping_add(w), Relaxed);
-        if old > 0xffff_ffff - w {
-            sums[2 * px + 1].store(sums[2 * px + 1].load(Relaxed).wrapping_add(1), Relaxed);
-        }
-    };
     let walk = |record: u64, i: u32, band: (i32, i32)| {
         let (wa, wb) = (a[i as usize], b[i as usize]);
         visit_rows(unpack(record), band, p, |px| {
-            counts[px].store(counts[px].load(Relaxed).wrapping_add(1), Relaxed);
-            add(sums[0], px, wa);
-            add(sums[1], px, wb);
+            add_owned(px, wa, true, counts, sums[0]);
+            add_weight(px, wb, sums[1]);
         });
     };
     bands.each(p.height, |k, band| {
@@ -692,11 +684,18 @@ fn add_wide(sums: &Words, px: usize, v: u64) {
 fn add_owned(px: usize, w: u32, weighted: bool, counts: &Words, sums: &Words) {
     counts[px].store(counts[px].load(Relaxed).wrapping_add(1), Relaxed);
     if weighted {
-        let old = sums[2 * px].load(Relaxed);
-        sums[2 * px].store(old.wrapping_add(w), Relaxed);
-        if old > 0xffff_ffff - w {
-            sums[2 * px + 1].store(sums[2 * px + 1].load(Relaxed).wrapping_add(1), Relaxed);
-        }
+        add_weight(px, w, sums);
+    }
+}
+
+/// Adds weight `w` to the 64-bit sum of pixel `px` (plain loads and stores: the caller owns
+/// the pixel).
+#[inline(always)]
+fn add_weight(px: usize, w: u32, sums: &Words) {
+    let old = sums[2 * px].load(Relaxed);
+    sums[2 * px].store(old.wrapping_add(w), Relaxed);
+    if old > 0xffff_ffff - w {
+        sums[2 * px + 1].store(sums[2 * px + 1].load(Relaxed).wrapping_add(1), Relaxed);
     }
 }
 
