@@ -369,3 +369,38 @@ fn an_in_memory_trace_draws_wide_windows_from_its_index() {
     }
     assert_eq!(seen, [true, true], "both paths taken");
 }
+
+/// The matrix, chord and sender/receiver views of a trace in memory with an index count a
+/// window's messages by pair from its messages grouped by pair, not by a pass over the rows:
+/// the same pictures and tooltips as without the index, whole and windowed, per rank (1,024
+/// ranks) and in blocks of ranks (9,000).
+#[test]
+fn pair_counts_of_a_trace_in_memory_equal_a_pass_over_its_rows() {
+    for input in ["gen:fd4?ranks=1024&messages=1100000", "gen:fd4?ranks=9000&messages=1100000"] {
+        let d = exaviz_datasets::open(input).unwrap();
+        assert!(d.index.is_some(), "{input}: an index");
+        let plain = Dataset { index: None, ..d.clone() };
+        let index = d.index.as_ref().unwrap();
+        let seconds = (index.span.1 - index.span.0) as f64 / d.trace.ticks_per_second as f64;
+        for name in ["matrix", "chord", "sendrecv"] {
+            let view = contract::Entry::find(name).unwrap().parse::<&str>(&[]).unwrap().view;
+            for window_s in [None, Some((0.1 * seconds, 0.6 * seconds)), Some((0.3 * seconds, 0.3004 * seconds))] {
+                let sel = Selection { window_s, ..Selection::default() };
+                let (a, b) = (
+                    view.prepare(&d, &sel, FRAME, &Backend::Cpu).unwrap(),
+                    view.prepare(&plain, &sel, FRAME, &Backend::Cpu).unwrap(),
+                );
+                let (x, y) = (a.draw(&d, &sel), b.draw(&plain, &sel));
+                let (x, y) = (
+                    render_scene(&Backend::Cpu, &x, Transform::default()).unwrap(),
+                    render_scene(&Backend::Cpu, &y, Transform::default()).unwrap(),
+                );
+                assert!(x.pixels == y.pixels, "{input} {name} {window_s:?}");
+                for at in [[200.0, 200.0], [300.0, 150.0], [420.0, 400.0], [600.0, 300.0]] {
+                    let (p, q) = (a.pick(&d, at), b.pick(&plain, at));
+                    assert_eq!(p.map(|p| (p.title, p.lines)), q.map(|p| (p.title, p.lines)), "{name} {at:?}");
+                }
+            }
+        }
+    }
+}

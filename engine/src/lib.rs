@@ -10,6 +10,7 @@ pub mod gpu;
 pub mod layout;
 pub mod model;
 pub mod opgraph;
+pub mod pair_index;
 pub mod pyramid;
 pub mod render;
 pub mod selection;

@@ -841,6 +841,7 @@ pub fn index(d: &crate::model::Dataset) -> Option<crate::model::OutOfCore> {
         messages: m.source.len() as u64,
         intervals: v.start.len() as u64,
         span,
+        pairs: Default::default(),
     })
 }
 

@@ -460,7 +460,14 @@ pub(super) fn out_of_core_rows(store: &Path, m: &Manifest, d: &Dataset) -> Resul
         rows::StoreRows::new(store, (messages, intervals), t.locations.name.len() as u32, t.region_names.len() as u32)?;
     // The row groups' statistics know the last receive and end times where the manifest may not.
     let span = rows.span().map_or(span, |(a, b)| (span.0.min(a), span.1.max(b)));
-    Ok(OutOfCore { pyramid: Arc::new(pyramid), rows: Arc::new(rows), messages, intervals, span })
+    Ok(OutOfCore {
+        pyramid: Arc::new(pyramid),
+        rows: Arc::new(rows),
+        messages,
+        intervals,
+        span,
+        pairs: Default::default(),
+    })
 }
 
 /// Every id in range: a store written by another program cannot make a view index out of bounds.

@@ -520,13 +520,25 @@ pub fn pairs_in(
         let nodes = Nodes { count, block: level.message_block as usize, ranks, from_pyramid: true };
         return Ok((nodes, pairs_of(count, |k| counts[k])));
     }
+    let block = if ranks <= most { 1 } else { crate::pyramid::message_block(ranks as u32) };
+    let count = ranks.div_ceil(block as usize);
+    // A trace in memory with an index sums its window by pair.
+    if let Some(sums) = super::trace::pair_sums(dataset, window_s) {
+        let mut grid = vec![0u64; count * count];
+        for p in &sums {
+            let (s, d) = ((p.source / block) as usize, (p.destination / block) as usize);
+            if s < count && d < count {
+                grid[s * count + d] += p.messages;
+            }
+        }
+        let nodes = Nodes { count, block: block as usize, ranks, from_pyramid: false };
+        return Ok((nodes, pairs_of(count, |k| u64::from(grid[k] as u32))));
+    }
     let messages = super::trace::messages_in(&dataset.trace, window_s);
     if ranks <= most {
         let nodes = Nodes { count: ranks, block: 1, ranks, from_pyramid: false };
         return Ok((nodes, communicating_pairs(&messages, backend, ranks)?));
     }
-    let block = crate::pyramid::message_block(ranks as u32);
-    let count = ranks.div_ceil(block as usize);
     let of = |ids: &[u32]| ids.iter().map(|&r| r / block).collect::<Vec<u32>>();
     let blocked =
         Messages { source: of(&messages.source), destination: of(&messages.destination), ..Messages::default() };

@@ -80,12 +80,9 @@ pub(crate) fn pyramid_of(ooc: &crate::model::OutOfCore, ranks: usize) -> Result<
 /// window), or all of them without a window: what the matrix, chord and sendrecv views count
 /// when time is brushed on a linked timeline.
 pub fn messages_in(t: &Trace, window_s: Option<(f64, f64)>) -> Cow<'_, Messages> {
-    let (Some((a, b)), Some((start, _))) = (window_s, span(t)) else {
+    let Some((from, to)) = send_window(t, span(t), window_s) else {
         return Cow::Borrowed(&t.messages);
     };
-    let tps = t.ticks_per_second.max(1) as f64;
-    let at = |s: f64| start.saturating_add((s.max(0.0) * tps).min(u64::MAX as f64) as u64);
-    let (from, to) = (at(a), at(b));
     let m = &t.messages;
     let keep: Vec<usize> = (0..m.source.len()).filter(|&i| (from..to).contains(&m.send_time[i])).collect();
     let pick = |c: &[u32]| keep.iter().map(|&i| c[i]).collect::<Vec<u32>>();
@@ -98,6 +95,30 @@ pub fn messages_in(t: &Trace, window_s: Option<(f64, f64)>) -> Cow<'_, Messages>
         bytes: pick(&m.bytes),
         tag: pick(&m.tag),
     })
+}
+
+/// The send ticks `from..to` of `window_s` (seconds since the start of `span`, the trace's
+/// span); `None` (every message) without a window or a span.
+fn send_window(t: &Trace, span: Option<(u64, u64)>, window_s: Option<(f64, f64)>) -> Option<(u64, u64)> {
+    let ((a, b), (start, _)) = (window_s?, span?);
+    let tps = t.ticks_per_second.max(1) as f64;
+    let at = |s: f64| start.saturating_add((s.max(0.0) * tps).min(u64::MAX as f64) as u64);
+    Some((at(a), at(b)))
+}
+
+/// Each pair's messages and bytes sent within `window_s`, the sums a pass over
+/// [`messages_in`] makes, from the trace's messages by pair ([`crate::pair_index`]): for a trace
+/// held in memory with an index, where a window's pass over the rows costs tens of
+/// milliseconds. The index is built on the first call. `None` for other traces.
+pub fn pair_sums(d: &Dataset, window_s: Option<(f64, f64)>) -> Option<Vec<crate::pair_index::PairSum>> {
+    let index = d.index.as_ref().filter(|_| d.out_of_core.is_none())?;
+    let t = &d.trace;
+    let built = index.pairs.get_or_init(|| {
+        let ranks = u32::try_from(t.locations.name.len()).ok()?;
+        Some((crate::pair_index::PairIndex::of(&t.messages, ranks)?, span(t)))
+    });
+    let (pairs, span) = built.as_ref()?;
+    Some(pairs.sums(send_window(t, *span, window_s)))
 }
 
 /// The trace views' check: a trace with at least `least` processes.

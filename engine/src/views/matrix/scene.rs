@@ -135,12 +135,30 @@ pub fn matrix_scene(
     let cells = n.min(side);
     let cell_px = side / cells;
     let p = Plot { x0: area.x0, y0: area.y0, w: cells * cell_px, h: cells * cell_px };
+    let cell_of = |v: u32| if cells == n { v } else { (u64::from(v) * u64::from(cells) / u64::from(n)) as u32 };
+    // A trace in memory with an index sums its window by pair (bandwidth needs every message).
+    let by_pair = (opts.value != MatrixValue::Bandwidth).then(|| crate::views::trace::pair_sums(dataset, window_s));
+    if let Some(Some(pairs)) = by_pair {
+        let mut counts = vec![0u32; (cells * cells) as usize];
+        let mut bytes = vec![0u64; counts.len()];
+        for p in &pairs {
+            let (s, d) = (cell_of(p.source), cell_of(p.destination));
+            if s < cells && d < cells {
+                let k = (s * cells + d) as usize;
+                counts[k] = counts[k].wrapping_add(p.messages as u32);
+                bytes[k] += p.bytes;
+            }
+        }
+        let messages = pairs.iter().map(|p| p.messages).sum::<u64>();
+        let values: Vec<f64> = match opts.value {
+            MatrixValue::Bytes => bytes.iter().map(|&s| s as f64).collect(),
+            _ => counts.iter().map(|&c| f64::from(c)).collect(),
+        };
+        return Ok(finish(dataset, opts, p, n, cells, cell_px, &values, messages, counts, bytes));
+    }
     let m = &*crate::views::trace::messages_in(t, window_s);
-    let block = |r: &[u32]| -> Vec<u32> {
-        r.iter().map(|&v| (u64::from(v) * u64::from(cells) / u64::from(n)) as u32).collect()
-    };
-    let (src, dst) =
-        if cells == n { (m.source.clone(), m.destination.clone()) } else { (block(&m.source), block(&m.destination)) };
+    let block = |r: &[u32]| -> Vec<u32> { r.iter().map(|&v| cell_of(v)).collect() };
+    let (src, dst) = (block(&m.source), block(&m.destination));
     let grid = |weights: Option<&[u32]>| {
         let input = HeatmapInput {
             x: AxisKey::Id { keys: &dst, extent: cells },
@@ -167,14 +185,28 @@ pub fn matrix_scene(
             bytes.iter().zip(&time.sums).map(|(&b, &us)| if us > 0 { b as f64 / us as f64 } else { 0.0 }).collect()
         }
     };
-    let title = format!(
-        "Communication matrix: {} ({n} processes, {} messages)",
-        crate::views::title_name(dataset),
-        m.source.len()
-    );
-    let scene = draw_matrix(opts, p, n, cells, &values, &title);
+    Ok(finish(dataset, opts, p, n, cells, cell_px, &values, m.source.len() as u64, counts, bytes))
+}
+
+/// The matrix of `values` per cell, titled with the window's `messages`, and its picking data.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    dataset: &Dataset,
+    opts: &MatrixOptions,
+    p: Plot,
+    n: u32,
+    cells: u32,
+    cell_px: u32,
+    values: &[f64],
+    messages: u64,
+    counts: Vec<u32>,
+    bytes: Vec<u64>,
+) -> (Scene, MatrixPick) {
+    let title =
+        format!("Communication matrix: {} ({n} processes, {messages} messages)", crate::views::title_name(dataset));
+    let scene = draw_matrix(opts, p, n, cells, values, &title);
     let counts = counts.into_iter().map(u64::from).collect();
-    Ok((scene, MatrixPick { plot: p, cells, cell_px, n, block: None, counts, bytes }))
+    (scene, MatrixPick { plot: p, cells, cell_px, n, block: None, counts, bytes })
 }
 
 /// The matrix scene of `values` per cell (`cells` by `cells`, row-major by sender), in the plot

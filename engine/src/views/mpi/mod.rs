@@ -75,7 +75,9 @@ impl contract::View for MpiLinkedView {
         true
     }
 
-    /// A trace in memory is drawn from its rows (the timeline panel keeps its own index).
+    /// A trace in memory: each panel is prepared as its own view would be ([`contract::prepare`]),
+    /// the timeline's wide windows from the index, the matrix and chord from it where it loses
+    /// nothing they show.
     fn reads_index(&self, _index: &crate::model::OutOfCore) -> bool {
         false
     }
@@ -93,8 +95,8 @@ impl contract::View for MpiLinkedView {
 }
 
 impl MpiLinkedView {
-    /// The three panels, each prepared by its own view (timeline, matrix, chord; a store's wide
-    /// window from its pyramid). The matrix and chord panels of a trace with a pyramid (a
+    /// The three panels, each prepared by its own view (timeline, matrix, chord; a wide window
+    /// from the pyramid, or from the index where that view reads it). The matrix and chord panels of a trace with a pyramid (a
     /// store's, or the index of one in memory) are kept for the next selection in the same
     /// window.
     fn prepare_panels(
@@ -105,6 +107,15 @@ impl MpiLinkedView {
         b: &Backend,
     ) -> Result<Box<dyn Prepared>, ViewError> {
         let frame = |r: [u32; 4]| Frame { width: r[2], height: r[3] };
+        // A trace in memory: each panel drawn from the index or the rows as its own view decides
+        // ([`contract::prepare`]); a store's window has been read or left on disk for all three.
+        let prepare = |view: &dyn contract::View, r: [u32; 4]| {
+            if d.out_of_core.is_some() {
+                view.prepare(d, sel, frame(r), b)
+            } else {
+                contract::prepare(view, d, sel, frame(r), b)
+            }
+        };
         let pyramid = d.out_of_core.as_ref().or(d.index.as_ref()).map(|o| o.pyramid.clone());
         let key = (sel.window_s.map(|(a, b)| (a.to_bits(), b.to_bits())), all, b.describe());
         let same =
@@ -118,15 +129,12 @@ impl MpiLinkedView {
             .map(|k| (k.matrix.clone(), k.chord.clone()));
         let matrix = crate::views::matrix::MatrixView(self.matrix);
         let (timeline, others) = rayon::join(
-            || contract::View::prepare(&self.timeline, d, sel, frame(all[0]), b),
+            || prepare(&self.timeline, all[0]),
             || -> Result<_, ViewError> {
                 if let Some(kept) = kept {
                     return Ok(kept);
                 }
-                let (matrix, chord) = rayon::join(
-                    || contract::View::prepare(&matrix, d, sel, frame(all[1]), b),
-                    || contract::View::prepare(&self.chord, d, sel, frame(all[2]), b),
-                );
+                let (matrix, chord) = rayon::join(|| prepare(&matrix, all[1]), || prepare(&self.chord, all[2]));
                 let (matrix, chord): (std::sync::Arc<dyn Prepared>, std::sync::Arc<dyn Prepared>) =
                     (matrix?.into(), chord?.into());
                 if let Some(pyramid) = pyramid.clone() {
