@@ -191,6 +191,41 @@ fn two_weighted_densities_in_one_pass_match() {
     }
 }
 
+/// Segments kept for several pairs of weights: each pass over them (the CPU's kept buckets,
+/// the GPU's recordings of the segments left in) equals [`run_two`] of the segments whose
+/// weights are not both zero, count for count and sum for sum, pass after pass with other
+/// weights.
+///
+/// [`run_two`]: exaviz_engine::stages::line_density::run_two
+#[test]
+fn kept_segments_weighed_again_equal_two_densities_of_those_inked() {
+    let (w, h) = (700, 431);
+    let (segs, a) = density_input(50_000, 5, w, h);
+    let cpu_kept = stages::line_density::KeptSegments::new(true, segs.clone(), w, h);
+    let gpu_kept = stages::line_density::KeptSegments::new(false, segs.clone(), w, h);
+    let mut gpu_runner = GpuRunner::new(gpu());
+    for pass in 0..3u32 {
+        // Some segments weigh nothing in this pass, some one weight only.
+        let a: Vec<u32> = a
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| if (i as u32 + pass).is_multiple_of(3) { 0 } else { x >> pass })
+            .collect();
+        let b: Vec<u32> =
+            (0..segs.len() as u32).map(|i| if (i + pass).is_multiple_of(5) { 0 } else { i * 7 + pass }).collect();
+        let inked: Vec<usize> = (0..segs.len()).filter(|&i| a[i] != 0 || b[i] != 0).collect();
+        assert!(inked.len() < segs.len() && inked.len() > segs.len() / 2);
+        let pick = |v: &[u32]| inked.iter().map(|&i| v[i]).collect::<Vec<u32>>();
+        let s: Vec<[f32; 4]> = inked.iter().map(|&i| segs[i]).collect();
+        let want = stages::line_density::run_two(&mut CpuRunner::default(), &s, [&pick(&a), &pick(&b)], w, h).unwrap();
+        let cpu = stages::line_density::run_two_kept(&mut CpuRunner::default(), &cpu_kept, [&a, &b]).unwrap();
+        let gpu = stages::line_density::run_two_kept(&mut gpu_runner, &gpu_kept, [&a, &b]).unwrap();
+        assert!(want[0].counts.iter().any(|&c| c > 0));
+        assert!(cpu == want, "pass {pass}: the CPU's kept buckets");
+        assert!(gpu == want, "pass {pass}: the GPU");
+    }
+}
+
 /// Many short segments on a wide image: the CPU runner's banded pass (not the per-invocation
 /// walk) draws nearly all of them, and must still add exactly what the shader adds.
 #[test]

@@ -105,17 +105,92 @@ pub fn run_two(
         return Ok([one(weights[0])?, one(weights[1])?]);
     }
     check_binding("density sums", pixels * 8, runner.max_binding_bytes())?;
+    let p = super::cpu::line_density::Params { n: segments.len() as u32, width, height, has_weight: 1 };
+    Ok(two_in_memory(&p, |counts, sums| {
+        super::cpu::line_density::two_weights(&p, segments, weights[0], weights[1], counts, sums);
+    }))
+}
+
+/// The two densities `pass` sums into zeroed counts and two sums of an image of `p`'s size.
+fn two_in_memory(
+    p: &super::cpu::line_density::Params,
+    pass: impl FnOnce(&super::cpu::Words, [&super::cpu::Words; 2]),
+) -> [DensityImage; 2] {
     use std::sync::atomic::AtomicU32;
+    let (width, height) = (p.width, p.height);
+    let pixels = u64::from(width) * u64::from(height);
     let words = |n: u64| (0..n).map(|_| AtomicU32::new(0)).collect::<Vec<_>>();
     let (counts, a, b) = (words(pixels), words(2 * pixels), words(2 * pixels));
-    let p = super::cpu::line_density::Params { n: segments.len() as u32, width, height, has_weight: 1 };
-    super::cpu::line_density::two_weights(&p, segments, weights[0], weights[1], &counts, [&a, &b]);
+    pass(&counts, [&a, &b]);
     let counts: Vec<u32> = counts.into_iter().map(AtomicU32::into_inner).collect();
     let image = |sums: Vec<AtomicU32>| {
         let sums: Vec<u32> = sums.into_iter().map(AtomicU32::into_inner).collect();
         DensityImage { width, height, counts: counts.clone(), sums: words_to_u64(&sums) }
     };
-    Ok([image(a), image(b)])
+    [image(a), image(b)]
+}
+
+/// Segments kept for several pairs of weighted densities of one image ([`run_two_kept`]), as a
+/// view keeps the pieces of curves whose weights change from one time window to the next: on
+/// a runner of plain memory (the CPU's) bucketed by band once, elsewhere kept as they are.
+pub struct KeptSegments {
+    segments: Vec<[f32; 4]>,
+    width: u32,
+    height: u32,
+    bucketed: Option<super::cpu::line_density::TwoWeights>,
+}
+
+impl KeptSegments {
+    /// `segments` in an image `width` x `height`, bucketed where `plain_memory` (the runner's
+    /// [`Runner::plain_memory`]).
+    pub fn new(plain_memory: bool, segments: Vec<[f32; 4]>, width: u32, height: u32) -> Self {
+        let p = super::cpu::line_density::Params { n: segments.len() as u32, width, height, has_weight: 1 };
+        let bucketed = (plain_memory && width > 0 && height > 0)
+            .then(|| super::cpu::line_density::TwoWeights::bucket(&p, &segments));
+        Self { segments, width, height, bucketed }
+    }
+
+    /// How many segments.
+    pub fn len(&self) -> usize {
+        self.segments.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.segments.is_empty()
+    }
+}
+
+/// [`run_two`] of the kept segments whose two weights are not both zero, with those weights
+/// (`weights[k][i]` segment `i`'s): a segment weighted zero twice is left out, walked and
+/// counted nowhere. On a runner of plain memory the kept buckets are walked; elsewhere the
+/// segments left in are given to [`run_two`].
+pub fn run_two_kept(
+    runner: &mut dyn Runner,
+    kept: &KeptSegments,
+    weights: [&[u32]; 2],
+) -> Result<[DensityImage; 2], StageError> {
+    if weights.iter().any(|w| w.len() != kept.segments.len()) {
+        return Err(StageError::Input("density weights and kept segments differ in length".into()));
+    }
+    let (width, height) = (kept.width, kept.height);
+    let pixels = u64::from(width) * u64::from(height);
+    if pixels == 0 {
+        return Err(StageError::Input("density image has no pixels".into()));
+    }
+    match &kept.bucketed {
+        Some(bucketed) if runner.plain_memory() => {
+            check_binding("density sums", pixels * 8, runner.max_binding_bytes())?;
+            let p = super::cpu::line_density::Params { n: kept.len() as u32, width, height, has_weight: 1 };
+            Ok(two_in_memory(&p, |counts, sums| bucketed.walk(&p, weights[0], weights[1], true, counts, sums)))
+        }
+        _ => {
+            let inked: Vec<usize> = (0..kept.len()).filter(|&i| weights[0][i] != 0 || weights[1][i] != 0).collect();
+            let segments: Vec<[f32; 4]> = inked.iter().map(|&i| kept.segments[i]).collect();
+            let [a, b] = weights.map(|w| inked.iter().map(|&i| w[i]).collect::<Vec<u32>>());
+            run_two(runner, &segments, [&a, &b], width, height)
+        }
+    }
 }
 
 /// Straight lines `[x0, y0, x1, y1]` in pixels, each cut into `weights.len()` equal pieces,

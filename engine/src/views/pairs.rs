@@ -146,15 +146,22 @@ fn curve_alpha(pair: &Pair, pairs: &[Pair]) -> f32 {
 
 /// Draws curve `e` of `curves` for each pair `e`, as `style` says and as opaque as
 /// [`curve_alpha`]: a stroke each, or past [`DENSE_PAIRS`] pairs in a picture of at most
-/// [`DENSE_PIXELS`] a density image ([`curve_density`]).
+/// [`DENSE_PIXELS`] a density image ([`curve_density`]; from the pieces `cache` keeps where it
+/// holds every pair's curve, [`CurveCache::density`]).
 pub fn draw_curves<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync>(
     scene: &mut Scene,
     backend: &Backend,
     curves: &Bundled,
     pairs: &[Pair],
     style: &CurveStyle<V, M>,
+    cache: Option<&CurveCache>,
 ) -> Result<(), ViewError> {
     if as_density(pairs.len(), scene.width, scene.height) {
+        if let Some(cache) = cache
+            && cache.density(scene, backend, pairs, style)?
+        {
+            return Ok(());
+        }
         return curve_density(scene, backend, curves, pairs, style);
     }
     curve_strokes(scene, curves, pairs, style);
@@ -247,7 +254,6 @@ pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32;
     pairs: &[Pair],
     style: &CurveStyle<V, M>,
 ) -> Result<(), ViewError> {
-    use crate::render::{Raster, unorm8};
     use rayon::prelude::*;
     let pieces = (curves.samples as usize).saturating_sub(1);
     // The pieces of a chunk of curves and their two weights, chunks in parallel.
@@ -260,22 +266,14 @@ pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32;
             let alpha = f64::from(curve_alpha(pair, pairs)) * f64::from(style.width);
             let points = curves.edge(first + e);
             let last = (points.len() - 1).max(1) as f32;
-            for PixelWalk { ends, pixels, length, along } in pixel_walks(points).into_iter().flatten() {
-                let per_pixel = alpha * f64::from(length) / f64::from(pixels);
-                // Blended over one another, strokes of opacity `a` leave `prod(1 - a)` of what
-                // is under them: their weights `-ln(1 - a)` add up to its logarithm.
-                let per_pixel = match style.mix {
-                    Mix::Additive => per_pixel,
-                    Mix::Alpha => -(1.0 - per_pixel.min(0.95)).ln(),
-                };
-                let weight = (per_pixel * INK_SCALE).round();
-                if weight.is_nan() || weight < 1.0 {
-                    continue;
+            for walk in pixel_walks(points).into_iter().flatten() {
+                if let Some((ink, tint)) =
+                    piece_weights(alpha, walk.length, walk.pixels, pair, walk.along / last, style)
+                {
+                    out.0.push(walk.ends);
+                    out.1.push(ink);
+                    out.2.push(tint);
                 }
-                let value = (style.value)(pair, along / last).clamp(0.0, 1.0);
-                out.0.push(ends);
-                out.1.push(weight.min(f64::from(u32::MAX)) as u32);
-                out.2.push((weight * f64::from(value)).round().min(f64::from(u32::MAX)) as u32);
             }
         }
         out
@@ -290,11 +288,51 @@ pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32;
     );
     drop(parts);
     let (w, h) = (scene.width, scene.height);
-    let [ink, tint] = stages::line_density::run_two(backend.runner().as_mut(), &segments, [&ink, &tint], w, h)?;
+    let images = stages::line_density::run_two(backend.runner().as_mut(), &segments, [&ink, &tint], w, h)?;
+    density_raster(scene, images, style);
+    Ok(())
+}
+
+/// The two weights of a piece of a curve walked over `pixels` pixels for `length` pixels of the
+/// curve, `share` along it, of `pair` whose stroke's opacity times width is `alpha`: its ink per
+/// pixel in fixed point, and that ink times the piece's value; `None` below one unit of ink.
+#[inline]
+fn piece_weights<V: Fn(&Pair, f32) -> f32, M>(
+    alpha: f64,
+    length: f32,
+    pixels: u32,
+    pair: &Pair,
+    share: f32,
+    style: &CurveStyle<V, M>,
+) -> Option<(u32, u32)> {
+    let per_pixel = alpha * f64::from(length) / f64::from(pixels);
+    // Blended over one another, strokes of opacity `a` leave `prod(1 - a)` of what is under
+    // them: their weights `-ln(1 - a)` add up to its logarithm.
+    let per_pixel = match style.mix {
+        Mix::Additive => per_pixel,
+        Mix::Alpha => -(1.0 - per_pixel.min(0.95)).ln(),
+    };
+    let weight = (per_pixel * INK_SCALE).round();
+    if weight.is_nan() || weight < 1.0 {
+        return None;
+    }
+    let value = (style.value)(pair, share).clamp(0.0, 1.0);
+    Some((weight.min(f64::from(u32::MAX)) as u32, (weight * f64::from(value)).round().min(f64::from(u32::MAX)) as u32))
+}
+
+/// The density's picture from its two images (ink, ink times value) as [`curve_density`] says,
+/// a raster layer over the whole scene.
+fn density_raster<V: Sync, M: Fn(f32) -> [f32; 3] + Sync>(
+    scene: &mut Scene,
+    [ink, tint]: [stages::line_density::DensityImage; 2],
+    style: &CurveStyle<V, M>,
+) {
+    use crate::render::{Raster, unorm8};
+    use rayon::prelude::*;
     let bg = scene.background;
     let pixels = ink
         .sums
-        .iter()
+        .par_iter()
         .zip(&tint.sums)
         .map(|(&i, &t)| {
             if i == 0 {
@@ -311,8 +349,59 @@ pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32;
             }
         })
         .collect();
+    let (w, h) = (ink.width, ink.height);
     scene.raster(Raster::rgba([0.0, 0.0, w as f32, h as f32], w, h, pixels));
-    Ok(())
+}
+
+/// The pieces of every curve a [`CurveCache`] keeps, as [`curve_density`] walks them, kept with
+/// the line-density stage's buckets ([`stages::line_density::KeptSegments`]): a window then only
+/// weighs them, a piece of a curve it does not draw weighing nothing.
+struct KeptDensity {
+    /// How many of the cache's curves the pieces cover.
+    curves: usize,
+    /// Curve `c`'s pieces are `first[c]..first[c + 1]`.
+    first: Vec<usize>,
+    /// Per piece: its length, pixels walked and place along its curve.
+    length: Vec<f32>,
+    pixels: Vec<u32>,
+    along: Vec<f32>,
+    segments: stages::line_density::KeptSegments,
+}
+
+impl KeptDensity {
+    /// The pieces of the first `curves` curves of `points` (`samples` points each), in an image
+    /// `width` x `height`.
+    fn of(points: &[[f32; 2]], samples: usize, curves: usize, plain_memory: bool, size: (u32, u32)) -> Self {
+        use rayon::prelude::*;
+        let parts: Vec<Vec<(u32, PixelWalk)>> = (0..curves)
+            .into_par_iter()
+            .with_min_len(1024)
+            .fold(Vec::new, |mut out, c| {
+                let walks = pixel_walks(&points[c * samples..(c + 1) * samples]);
+                out.extend(walks.into_iter().flatten().map(|w| (c as u32, w)));
+                out
+            })
+            .collect();
+        let all = || parts.iter().flatten();
+        let mut first = vec![0usize; curves + 1];
+        all().for_each(|p| first[p.0 as usize + 1] += 1);
+        for c in 0..curves {
+            first[c + 1] += first[c];
+        }
+        Self {
+            curves,
+            first,
+            length: all().map(|p| p.1.length).collect(),
+            pixels: all().map(|p| p.1.pixels).collect(),
+            along: all().map(|p| p.1.along).collect(),
+            segments: stages::line_density::KeptSegments::new(
+                plain_memory,
+                all().map(|p| p.1.ends).collect(),
+                size.0,
+                size.1,
+            ),
+        }
+    }
 }
 
 /// Most curves a [`CurveCache`] keeps (24 samples each: about 25 MB).
@@ -333,6 +422,8 @@ struct KeptCurves {
     /// Where a pair's curve starts in `points`, in curves.
     index: std::collections::HashMap<(usize, usize), usize>,
     points: Vec<[f32; 2]>,
+    /// The pieces of the kept curves for a density, built when first drawn as one.
+    density: Option<KeptDensity>,
 }
 
 impl CurveCache {
@@ -361,7 +452,7 @@ impl CurveCache {
         let key = (nodes, size.0, size.1, curve.beta.to_bits(), curve.samples, backend.describe());
         let mut kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if kept.as_ref().is_none_or(|k| k.key != key || k.index.len() + pairs.len() > MOST_KEPT) {
-            *kept = Some(KeptCurves { key, index: Default::default(), points: Vec::new() });
+            *kept = Some(KeptCurves { key, index: Default::default(), points: Vec::new(), density: None });
         }
         let kept = kept.as_mut().expect("just set");
         let missing: Vec<&Pair> = pairs.iter().filter(|p| !kept.index.contains_key(&(p.0, p.1))).collect();
@@ -379,6 +470,71 @@ impl CurveCache {
             points.extend_from_slice(&kept.points[at..at + samples]);
         }
         Ok(Bundled { samples: curve.samples, points })
+    }
+}
+
+impl CurveCache {
+    /// [`curve_density`] of `pairs` from the pieces of the curves the cache keeps, cut and
+    /// bucketed once for all of them: a new window weighs the pieces and walks them, walking
+    /// none of a curve it does not draw. The same picture as [`curve_density`] of the pairs'
+    /// curves. `false` (nothing drawn) where the cache does not hold every pair's curve for this
+    /// picture's size and backend ([`CurveCache::curves`] keeps them).
+    pub fn density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync>(
+        &self,
+        scene: &mut Scene,
+        backend: &Backend,
+        pairs: &[Pair],
+        style: &CurveStyle<V, M>,
+    ) -> Result<bool, ViewError> {
+        use rayon::prelude::*;
+        let mut kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(kept) = kept.as_mut() else { return Ok(false) };
+        let size = (scene.width, scene.height);
+        if (kept.key.1, kept.key.2) != size || kept.key.5 != backend.describe() {
+            return Ok(false);
+        }
+        let Some(at) = pairs.iter().map(|p| kept.index.get(&(p.0, p.1)).copied()).collect::<Option<Vec<usize>>>()
+        else {
+            return Ok(false);
+        };
+        let samples = kept.key.4 as usize;
+        let curves = kept.points.len() / samples.max(1);
+        let mut runner = backend.runner();
+        if kept.density.as_ref().is_none_or(|d| d.curves != curves) {
+            kept.density = Some(KeptDensity::of(&kept.points, samples, curves, runner.plain_memory(), size));
+        }
+        let density = kept.density.as_ref().expect("just built");
+        // Each kept curve's pair in this window, if any, and that pair's opacity times width.
+        let mut drawn = vec![u32::MAX; curves];
+        for (e, &c) in at.iter().enumerate() {
+            drawn[c] = e as u32;
+        }
+        let last = (samples - 1).max(1) as f32;
+        let pieces = density.length.len();
+        let (mut ink, mut tint) = (vec![0u32; pieces], vec![0u32; pieces]);
+        // Each curve's pieces, weighed by its pair's messages (nothing where it is not drawn).
+        let mut curves_pieces = Vec::with_capacity(curves);
+        let (mut ink_rest, mut tint_rest) = (ink.as_mut_slice(), tint.as_mut_slice());
+        for (c, w) in density.first.windows(2).enumerate() {
+            let (i, i_tail) = std::mem::take(&mut ink_rest).split_at_mut(w[1] - w[0]);
+            let (t, t_tail) = std::mem::take(&mut tint_rest).split_at_mut(w[1] - w[0]);
+            (ink_rest, tint_rest) = (i_tail, t_tail);
+            if drawn[c] != u32::MAX {
+                curves_pieces.push((drawn[c] as usize, w[0], i, t));
+            }
+        }
+        curves_pieces.par_iter_mut().with_min_len(256).for_each(|(e, first, ink, tint)| {
+            let (pair, first) = (&pairs[*e], *first);
+            let alpha = f64::from(curve_alpha(pair, pairs)) * f64::from(style.width);
+            for k in 0..ink.len() {
+                let (length, pixels) = (density.length[first + k], density.pixels[first + k]);
+                let share = density.along[first + k] / last;
+                (ink[k], tint[k]) = piece_weights(alpha, length, pixels, pair, share, style).unwrap_or((0, 0));
+            }
+        });
+        let images = stages::line_density::run_two_kept(runner.as_mut(), &density.segments, [&ink, &tint])?;
+        density_raster(scene, images, style);
+        Ok(true)
     }
 }
 
@@ -658,6 +814,48 @@ mod tests {
             let got = cache.curves(&Backend::Cpu, 16, (size, size), curve, pairs, polygon(size as f32)).unwrap();
             assert_eq!(got.samples, 24);
             assert!(got.points == fresh(pairs, size as f32), "{} pairs at {size}", pairs.len());
+        }
+    }
+
+    /// The density drawn from the pieces the cache keeps is the very picture drawn from fresh
+    /// curves, window after window (a window of some of the kept curves, with other message
+    /// counts, and one adding curves), in both mixes and in a value per pair; a picture of
+    /// another size draws nothing from it.
+    #[test]
+    fn kept_density_equals_a_fresh_one() {
+        let curve = stages::bspline::Curve { samples: 24, beta: 0.85, degree: 3 };
+        let polygon = |a: usize, b: usize| {
+            let (a, b) = (a as f32, b as f32);
+            vec![[a * 9.0 + 3.0, 5.0], [150.0 + b, (a + b) * 2.0], [b * 9.0 + 1.0, 230.0]]
+        };
+        let all: Vec<Pair> =
+            (0..34).flat_map(|a| (0..34).map(move |b| (a, b, 1 + ((a * 7 + b * 3) % 50) as u32))).collect();
+        let windows: Vec<Vec<Pair>> = vec![
+            all.iter().filter(|p| p.0 < 30).copied().collect(),
+            all.iter().filter(|p| p.0 < 30 && (p.0 + p.1) % 3 != 0).map(|p| (p.0, p.1, p.2 * 3 % 41 + 1)).collect(),
+            all.clone(),
+        ];
+        for mix in [Mix::Additive, Mix::Alpha] {
+            let by_sender = |p: &Pair, _: f32| p.0 as f32 / 34.0;
+            let style = CurveStyle { mix, width: 1.2, value: by_sender, map: crate::views::plot::direction_colour };
+            let cache = CurveCache::default();
+            for pairs in &windows {
+                let mut pairs = pairs.clone();
+                pairs.sort_by_key(|p| p.2);
+                let curves = cache.curves(&Backend::Cpu, 34, (320, 240), curve, &pairs, polygon).unwrap();
+                let (mut kept, mut fresh) =
+                    (Scene::new(320, 240, super::super::BACKGROUND), Scene::new(320, 240, super::super::BACKGROUND));
+                assert!(cache.density(&mut kept, &Backend::Cpu, &pairs, &style).unwrap());
+                curve_density(&mut fresh, &Backend::Cpu, &curves, &pairs, &style).unwrap();
+                let (a, b) = (
+                    render_scene(&Backend::Cpu, &kept, View::default()).unwrap(),
+                    render_scene(&Backend::Cpu, &fresh, View::default()).unwrap(),
+                );
+                assert!(a.pixels == b.pixels, "{mix:?}, {} pairs", pairs.len());
+                assert!(a.pixels.chunks_exact(4).filter(|p| p[..3] != a.pixels[..3]).count() > 5000, "inked");
+            }
+            let mut other = Scene::new(300, 240, super::super::BACKGROUND);
+            assert!(!cache.density(&mut other, &Backend::Cpu, &windows[0], &style).unwrap(), "another size");
         }
     }
 

@@ -345,38 +345,63 @@ pub fn line_density_all(p: &Params, segments: &[u32], weights: &Words, counts: &
 
 /// Two weighted densities of the same segments in one pass: the counts, and the sums of weights
 /// `a` and of weights `b`, each as one weighted [`line_density_all`] gives them, but every
-/// segment bucketed and walked once. The segments are bucketed by band with their index in place
-/// of a weight, and each pixel walked adds both of its segment's weights.
+/// segment bucketed and walked once ([`TwoWeights`]).
 pub fn two_weights(p: &Params, segments: &[[f32; 4]], a: &[u32], b: &[u32], counts: &Words, sums: [&Words; 2]) {
-    let bands = {
-        let rows = band_rows(p.width, 20, 512 << 10);
-        Bands { rows, count: p.height.div_ceil(rows) as usize, tabled: false, tile_cols: 0 }
-    };
     let n = segments.len().min(a.len()).min(b.len());
-    let walked: Vec<Walked> = (0..n.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let range = c * CHUNK..((c + 1) * CHUNK).min(n);
-            Walked::by_band(range.map(|i| (to_pixels(segments[i]), i as u32)), p, bands)
-        })
-        .collect();
-    let walk = |record: u64, i: u32, band: (i32, i32)| {
-        let (wa, wb) = (a[i as usize], b[i as usize]);
-        visit_rows(unpack(record), band, p, |px| {
-            add_owned(px, wa, true, counts, sums[0]);
-            add_weight(px, wb, sums[1]);
+    TwoWeights::bucket(p, &segments[..n]).walk(p, a, b, false, counts, sums);
+}
+
+/// Segments bucketed by band with their index in place of a weight, to be walked with two
+/// weights each ([`TwoWeights::walk`]) as often as the weights change: the bucketing depends
+/// on the segments and the image only.
+pub struct TwoWeights {
+    bands: Bands,
+    walked: Vec<Walked>,
+}
+
+impl TwoWeights {
+    /// `segments` bucketed for an image of `p`'s size.
+    pub fn bucket(p: &Params, segments: &[[f32; 4]]) -> Self {
+        let bands = {
+            let rows = band_rows(p.width, 20, 512 << 10);
+            Bands { rows, count: p.height.div_ceil(rows) as usize, tabled: false, tile_cols: 0 }
+        };
+        let n = segments.len();
+        let walked = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let range = c * CHUNK..((c + 1) * CHUNK).min(n);
+                Walked::by_band(range.map(|i| (to_pixels(segments[i]), i as u32)), p, bands)
+            })
+            .collect();
+        Self { bands, walked }
+    }
+
+    /// Walks every segment `i`, adding `a[i]` to `sums[0]` and `b[i]` to `sums[1]` of each pixel
+    /// it covers and counting it there; with `skip_zero`, a segment whose two weights are zero is
+    /// not walked (nor counted). `p` is the image the segments were bucketed for.
+    pub fn walk(&self, p: &Params, a: &[u32], b: &[u32], skip_zero: bool, counts: &Words, sums: [&Words; 2]) {
+        let walk = |record: u64, i: u32, band: (i32, i32)| {
+            let (wa, wb) = (a[i as usize], b[i as usize]);
+            if skip_zero && wa == 0 && wb == 0 {
+                return;
+            }
+            visit_rows(unpack(record), band, p, |px| {
+                add_owned(px, wa, true, counts, sums[0]);
+                add_weight(px, wb, sums[1]);
+            });
+        };
+        self.bands.each(p.height, |k, band| {
+            for w in &self.walked {
+                for j in w.starts[k]..w.starts[k + 1] {
+                    walk(w.records[j], w.weights[j], band);
+                }
+                for &(record, i) in &w.long {
+                    walk(record, i, band);
+                }
+            }
         });
-    };
-    bands.each(p.height, |k, band| {
-        for w in &walked {
-            for j in w.starts[k]..w.starts[k + 1] {
-                walk(w.records[j], w.weights[j], band);
-            }
-            for &(record, i) in &w.long {
-                walk(record, i, band);
-            }
-        }
-    });
+    }
 }
 
 /// One task's pieces of straight lines grouped by band, as [`Bucketed`] groups segments:

@@ -63,7 +63,7 @@ pub fn chord_scene(
     if let Some(curves) = &curves {
         let style =
             CurveStyle { mix: opts.mix, width: 1.2, value: |_: &Pair, share: f32| share, map: direction_colour };
-        draw_curves(&mut scene, backend, curves, &pairs, &style)?;
+        draw_curves(&mut scene, backend, curves, &pairs, &style, Some(cache))?;
     }
     // Processes as ticks on the circle, a few labelled.
     let step = (n / 16).max(1);

@@ -62,7 +62,7 @@ pub fn sendrecv_scene(
         let last = (n - 1).max(1) as f32;
         let value = |pair: &Pair, _: f32| pair.0 as f32 / last;
         let style = CurveStyle { mix: opts.mix, width: 1.2, value, map: |f: f32| sender_colour_at(map, f) };
-        draw_curves(&mut scene, backend, &bundled, &pairs, &style)?;
+        draw_curves(&mut scene, backend, &bundled, &pairs, &style, Some(cache))?;
         curves = Some(bundled);
     }
     // Process columns: a thin bar per side, ranks ticked.
