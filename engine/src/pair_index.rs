@@ -72,7 +72,6 @@ impl PairIndex {
             .par_iter()
             .map(|&i| u64::from(m.source[i as usize]) << 32 | u64::from(m.destination[i as usize]))
             .collect();
-        let mut times: Vec<u64> = order.par_iter().map(|&i| m.send_time[i as usize]).collect();
         let mut index = PairIndex { starts: vec![0], ..Default::default() };
         for k in 0..n {
             if k + 1 == n || keys[k + 1] != keys[k] {
@@ -81,6 +80,8 @@ impl PairIndex {
                 index.starts.push(k + 1);
             }
         }
+        drop(keys);
+        let mut times: Vec<u64> = order.par_iter().map(|&i| m.send_time[i as usize]).collect();
         // Each pair by send time (stable: equal times keep the rows' order).
         let mut groups: Vec<(&mut [u32], &mut [u64])> = Vec::with_capacity(index.pairs());
         let (mut rest_order, mut rest_times) = (order.as_mut_slice(), times.as_mut_slice());
@@ -99,13 +100,13 @@ impl PairIndex {
                 }
             }
         });
-        let bytes: Vec<u32> = order.par_iter().map(|&i| m.bytes[i as usize]).collect();
-        index.bytes = std::iter::once(0)
-            .chain(bytes.iter().scan(0u64, |sum, &b| {
-                *sum += u64::from(b);
-                Some(*sum)
-            }))
-            .collect();
+        index.bytes = Vec::with_capacity(n + 1);
+        index.bytes.push(0);
+        let mut sum = 0u64;
+        for &i in &order {
+            sum += u64::from(m.bytes[i as usize]);
+            index.bytes.push(sum);
+        }
         index.times = times;
         Some(index)
     }
