@@ -404,3 +404,32 @@ fn pair_counts_of_a_trace_in_memory_equal_a_pass_over_its_rows() {
         }
     }
 }
+
+/// A window with more pairs of ranks than a pair view keeps curves for (131,072) is drawn in the
+/// message cube's blocks of ranks, counted by pair or from the rows alike; a window with fewer
+/// keeps a node per rank.
+#[test]
+fn a_window_of_too_many_pairs_is_drawn_in_blocks_of_ranks() {
+    let mut d = exaviz_datasets::open("gen:fd4?ranks=1024&messages=1100000").unwrap();
+    assert!(d.index.is_some());
+    // Messages between random ranks: about 650,000 pairs over the whole trace.
+    let mut rng = exaviz_tests::Rng(17);
+    let m = &mut d.trace.messages;
+    for k in 0..m.source.len() {
+        (m.source[k], m.destination[k]) = (rng.below(1024), rng.below(1024));
+    }
+    let plain = Dataset { index: None, ..d.clone() };
+    let seconds = d.trace.messages.send_time.iter().max().unwrap() / d.trace.ticks_per_second;
+    let pairs = |d: &Dataset, window_s| {
+        exaviz_engine::views::pairs::pairs_in(d, &Backend::Cpu, "chord", 8192, window_s).unwrap()
+    };
+    let whole = pairs(&d, None);
+    assert_eq!((whole.0.block, whole.0.count), (4, 256), "blocks of ranks");
+    assert!(whole.1.len() > 50_000 && whole.1.len() <= 65_280);
+    assert_eq!(whole, pairs(&plain, None), "by pair and from the rows");
+    let short = Some((0.0, seconds as f64 / 20.0));
+    let part = pairs(&d, short);
+    assert_eq!(part.0.block, 1, "a short window keeps a node per rank");
+    assert!(part.1.len() > 10_000 && part.1.len() <= 131_072);
+    assert_eq!(part, pairs(&plain, short));
+}

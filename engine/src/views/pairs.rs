@@ -649,7 +649,8 @@ pub trait Layout: Send + Sync + 'static {
 }
 
 /// The nodes a pair view called `who` draws, and their communicating pairs among the messages
-/// sent in `window_s`. A trace of at most `most` ranks gets a node per rank; a larger one blocks
+/// sent in `window_s`. A trace of at most `most` ranks gets a node per rank, unless the window
+/// holds more pairs than a [`CurveCache`] keeps (131,072); a larger one, or that window, blocks
 /// of ranks, as many as a message cube has ([`crate::pyramid::message_block`]). A trace kept
 /// on disk, or a wide window of one in memory with an index, is counted from the pyramid's
 /// message cube (its blocks, the bins that overlap the window) instead of its rows.
@@ -676,30 +677,58 @@ pub fn pairs_in(
         let nodes = Nodes { count, block: level.message_block as usize, ranks, from_pyramid: true };
         return Ok((nodes, pairs_of(count, |k| counts[k])));
     }
-    let block = if ranks <= most { 1 } else { crate::pyramid::message_block(ranks as u32) };
-    let count = ranks.div_ceil(block as usize);
-    // A trace in memory with an index sums its window by pair.
-    if let Some(sums) = super::trace::pair_sums(dataset, window_s) {
-        let mut grid = vec![0u64; count * count];
-        for p in &sums {
-            let (s, d) = ((p.source / block) as usize, (p.destination / block) as usize);
-            if s < count && d < count {
-                grid[s * count + d] += p.messages;
-            }
-        }
+    // A trace in memory with an index sums its window by pair; others count their rows.
+    let sums = super::trace::pair_sums(dataset, window_s);
+    let messages = if sums.is_none() { Some(super::trace::messages_in(&dataset.trace, window_s)) } else { None };
+    let count_pairs = |block: u32| -> Result<(Nodes, Vec<Pair>), ViewError> {
+        let count = ranks.div_ceil(block as usize);
         let nodes = Nodes { count, block: block as usize, ranks, from_pyramid: false };
-        return Ok((nodes, pairs_of(count, |k| u64::from(grid[k] as u32))));
+        if let Some(sums) = &sums {
+            if block == 1 {
+                // Pairs between ranks come by (sender, receiver), as a grid's cells do.
+                let mut pairs: Vec<Pair> = sums
+                    .iter()
+                    .filter(|p| {
+                        p.source != p.destination && (p.source as usize) < count && (p.destination as usize) < count
+                    })
+                    .filter_map(|p| {
+                        let c = p.messages as u32;
+                        (c > 0).then_some((p.source as usize, p.destination as usize, c))
+                    })
+                    .collect();
+                pairs.sort_by_key(|p| p.2);
+                return Ok((nodes, pairs));
+            }
+            let mut grid = vec![0u64; count * count];
+            for p in sums {
+                let (s, d) = ((p.source / block) as usize, (p.destination / block) as usize);
+                if s < count && d < count {
+                    grid[s * count + d] += p.messages;
+                }
+            }
+            return Ok((nodes, pairs_of(count, |k| u64::from(grid[k] as u32))));
+        }
+        let messages = messages.as_deref().expect("counted from the rows");
+        if block == 1 {
+            return Ok((nodes, communicating_pairs(messages, backend, ranks)?));
+        }
+        let of = |ids: &[u32]| ids.iter().map(|&r| r / block).collect::<Vec<u32>>();
+        let blocked =
+            Messages { source: of(&messages.source), destination: of(&messages.destination), ..Messages::default() };
+        Ok((nodes, communicating_pairs(&blocked, backend, count)?))
+    };
+    // Blocks of ranks past `most` ranks, or where a window has more pairs of ranks than curves
+    // are kept (at that many each curve is a faint trace among hundreds of thousands): the
+    // message cube's blocks.
+    let blocks = crate::pyramid::message_block(ranks as u32);
+    if ranks > most {
+        return count_pairs(blocks);
     }
-    let messages = super::trace::messages_in(&dataset.trace, window_s);
-    if ranks <= most {
-        let nodes = Nodes { count: ranks, block: 1, ranks, from_pyramid: false };
-        return Ok((nodes, communicating_pairs(&messages, backend, ranks)?));
+    let (nodes, pairs) = count_pairs(1)?;
+    if pairs.len() > MOST_KEPT && blocks > 1 {
+        return count_pairs(blocks);
     }
-    let of = |ids: &[u32]| ids.iter().map(|&r| r / block).collect::<Vec<u32>>();
-    let blocked =
-        Messages { source: of(&messages.source), destination: of(&messages.destination), ..Messages::default() };
-    let nodes = Nodes { count, block: block as usize, ranks, from_pyramid: false };
-    Ok((nodes, communicating_pairs(&blocked, backend, count)?))
+    Ok((nodes, pairs))
 }
 
 /// A view with one curve per communicating pair, laid out by `L`, and the curves it drew.
