@@ -410,8 +410,8 @@ const MOST_KEPT: usize = 1 << 17;
 /// The curves a pair view evaluated, by pair of nodes, kept for the next window: a curve
 /// depends on its pair, the picture's size and the bundling strength, not on the window, so a
 /// window's pairs need the bspline stage only for pairs not drawn before. Emptied when the
-/// nodes, size, strength or backend change, or before it would pass [`MOST_KEPT`] curves; a
-/// window of more pairs than that is evaluated and not kept.
+/// nodes, size, strength or backend change, or before the new pairs would take it past
+/// [`MOST_KEPT`] curves; a window of more pairs than that is evaluated and not kept.
 #[derive(Default)]
 pub struct CurveCache(std::sync::Mutex<Option<KeptCurves>>);
 
@@ -451,7 +451,8 @@ impl CurveCache {
         }
         let key = (nodes, size.0, size.1, curve.beta.to_bits(), curve.samples, backend.describe());
         let mut kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if kept.as_ref().is_none_or(|k| k.key != key || k.index.len() + pairs.len() > MOST_KEPT) {
+        let missing = |k: &KeptCurves| pairs.iter().filter(|p| !k.index.contains_key(&(p.0, p.1))).count();
+        if kept.as_ref().is_none_or(|k| k.key != key || k.index.len() + missing(k) > MOST_KEPT) {
             *kept = Some(KeptCurves { key, index: Default::default(), points: Vec::new(), density: None });
         }
         let kept = kept.as_mut().expect("just set");
