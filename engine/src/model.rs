@@ -364,8 +364,8 @@ pub struct OutOfCore {
     pub intervals: u64,
     /// First and last tick of the messages and intervals.
     pub span: (u64, u64),
-    /// The messages by pair of a trace in memory, with the trace's span, built on first use
-    /// ([`crate::views::trace::pair_sums`]); unused where the rows are on disk.
+    /// The messages by pair of a trace in memory, with the trace's span, built when a second
+    /// window is counted ([`crate::views::trace::pair_sums`]); unused where the rows are on disk.
     pub pairs: std::sync::Arc<crate::pair_index::Kept>,
 }
 

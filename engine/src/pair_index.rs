@@ -17,9 +17,28 @@ pub struct PairSum {
     pub bytes: u64,
 }
 
+/// A [`PairIndex`] and its trace's span (the start that trace's time windows count from).
+pub type WithSpan = (PairIndex, Option<(u64, u64)>);
+
 /// A trace's [`PairIndex`] and the trace's span (the start its time windows count from), built
-/// once on first use; `None` inside where the trace has none.
-pub type Kept = std::sync::OnceLock<Option<(PairIndex, Option<(u64, u64)>)>>;
+/// when a second window is counted ([`Kept::get`]); `None` inside where the trace has none.
+#[derive(Debug, Default)]
+pub struct Kept {
+    asked: std::sync::atomic::AtomicBool,
+    built: std::sync::OnceLock<Option<WithSpan>>,
+}
+
+impl Kept {
+    /// The index, built by `build` on the second call: the first window is counted from the
+    /// rows (`None`), so a single picture (`exaviz render`) does not pay for an index it reads
+    /// once.
+    pub fn get(&self, build: impl FnOnce() -> Option<WithSpan>) -> Option<&WithSpan> {
+        if self.built.get().is_none() && !self.asked.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        self.built.get_or_init(build).as_ref()
+    }
+}
 
 /// A trace's messages grouped by (source, destination), each group by send time, with the
 /// running sum of their bytes. Ids are kept as they are (a reader's ids past the trace's ranks

@@ -109,15 +109,15 @@ fn send_window(t: &Trace, span: Option<(u64, u64)>, window_s: Option<(f64, f64)>
 /// Each pair's messages and bytes sent within `window_s`, the sums a pass over
 /// [`messages_in`] makes, from the trace's messages by pair ([`crate::pair_index`]): for a trace
 /// held in memory with an index, where a window's pass over the rows costs tens of
-/// milliseconds. The index is built on the first call. `None` for other traces.
+/// milliseconds. The index is built on the second call (the first window is counted from the
+/// rows). `None` for other traces, and on that first call.
 pub fn pair_sums(d: &Dataset, window_s: Option<(f64, f64)>) -> Option<Vec<crate::pair_index::PairSum>> {
     let index = d.index.as_ref().filter(|_| d.out_of_core.is_none())?;
     let t = &d.trace;
-    let built = index.pairs.get_or_init(|| {
+    let (pairs, span) = index.pairs.get(|| {
         let ranks = u32::try_from(t.locations.name.len()).ok()?;
         Some((crate::pair_index::PairIndex::of(&t.messages, ranks)?, span(t)))
-    });
-    let (pairs, span) = built.as_ref()?;
+    })?;
     Some(pairs.sums(send_window(t, *span, window_s)))
 }
 
