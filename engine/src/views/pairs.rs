@@ -472,9 +472,7 @@ impl CurveCache {
         }
         Ok(Bundled { samples: curve.samples, points })
     }
-}
 
-impl CurveCache {
     /// [`curve_density`] of `pairs` from the pieces of the curves the cache keeps, cut and
     /// bucketed once for all of them: a new window weighs the pieces and walks them, walking
     /// none of a curve it does not draw. The same picture as [`curve_density`] of the pairs'

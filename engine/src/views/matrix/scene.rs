@@ -136,9 +136,10 @@ pub fn matrix_scene(
     let cell_px = side / cells;
     let p = Plot { x0: area.x0, y0: area.y0, w: cells * cell_px, h: cells * cell_px };
     let cell_of = |v: u32| if cells == n { v } else { (u64::from(v) * u64::from(cells) / u64::from(n)) as u32 };
-    // A trace in memory with an index sums its window by pair (bandwidth needs every message).
+    // A trace in memory with an index sums its window by pair (bandwidth needs every message);
+    // the others count the window's rows. Transfer times per cell only for bandwidth.
     let by_pair = (opts.value != MatrixValue::Bandwidth).then(|| crate::views::trace::pair_sums(dataset, window_s));
-    if let Some(Some(pairs)) = by_pair {
+    let (counts, bytes, messages, micros) = if let Some(Some(pairs)) = by_pair {
         let mut counts = vec![0u32; (cells * cells) as usize];
         let mut bytes = vec![0u64; counts.len()];
         for p in &pairs {
@@ -149,30 +150,20 @@ pub fn matrix_scene(
                 bytes[k] += p.bytes;
             }
         }
-        let messages = pairs.iter().map(|p| p.messages).sum::<u64>();
-        let values: Vec<f64> = match opts.value {
-            MatrixValue::Bytes => bytes.iter().map(|&s| s as f64).collect(),
-            _ => counts.iter().map(|&c| f64::from(c)).collect(),
+        (counts, bytes, pairs.iter().map(|p| p.messages).sum::<u64>(), None)
+    } else {
+        let m = &*crate::views::trace::messages_in(t, window_s);
+        let block = |r: &[u32]| -> Vec<u32> { r.iter().map(|&v| cell_of(v)).collect() };
+        let (src, dst) = (block(&m.source), block(&m.destination));
+        let grid = |weights: Option<&[u32]>| {
+            let input = HeatmapInput {
+                x: AxisKey::Id { keys: &dst, extent: cells },
+                y: AxisKey::Id { keys: &src, extent: cells },
+                weights,
+            };
+            stages::bin_heatmap::run(backend.runner().as_mut(), &input)
         };
-        return Ok(finish(dataset, opts, p, n, cells, cell_px, &values, messages, counts, bytes));
-    }
-    let m = &*crate::views::trace::messages_in(t, window_s);
-    let block = |r: &[u32]| -> Vec<u32> { r.iter().map(|&v| cell_of(v)).collect() };
-    let (src, dst) = (block(&m.source), block(&m.destination));
-    let grid = |weights: Option<&[u32]>| {
-        let input = HeatmapInput {
-            x: AxisKey::Id { keys: &dst, extent: cells },
-            y: AxisKey::Id { keys: &src, extent: cells },
-            weights,
-        };
-        stages::bin_heatmap::run(backend.runner().as_mut(), &input)
-    };
-    let counts = grid(None)?.counts;
-    let bytes = grid(Some(&m.bytes))?.sums;
-    let values: Vec<f64> = match opts.value {
-        MatrixValue::Messages => counts.iter().map(|&c| f64::from(c)).collect(),
-        MatrixValue::Bytes => bytes.iter().map(|&s| s as f64).collect(),
-        MatrixValue::Bandwidth => {
+        let micros = if opts.value == MatrixValue::Bandwidth {
             // Transfer times in microseconds (at least 1), summed per pair like the bytes.
             let tps = t.ticks_per_second.max(1) as f64;
             let micros: Vec<u32> = (0..m.source.len())
@@ -181,32 +172,24 @@ pub fn matrix_scene(
                     d.clamp(1.0, f64::from(u32::MAX)) as u32
                 })
                 .collect();
-            let time = grid(Some(&micros))?;
-            bytes.iter().zip(&time.sums).map(|(&b, &us)| if us > 0 { b as f64 / us as f64 } else { 0.0 }).collect()
-        }
+            Some(grid(Some(&micros))?.sums)
+        } else {
+            None
+        };
+        (grid(None)?.counts, grid(Some(&m.bytes))?.sums, m.source.len() as u64, micros)
     };
-    Ok(finish(dataset, opts, p, n, cells, cell_px, &values, m.source.len() as u64, counts, bytes))
-}
-
-/// The matrix of `values` per cell, titled with the window's `messages`, and its picking data.
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    dataset: &Dataset,
-    opts: &MatrixOptions,
-    p: Plot,
-    n: u32,
-    cells: u32,
-    cell_px: u32,
-    values: &[f64],
-    messages: u64,
-    counts: Vec<u32>,
-    bytes: Vec<u64>,
-) -> (Scene, MatrixPick) {
+    let values: Vec<f64> = match (opts.value, micros) {
+        (MatrixValue::Bandwidth, Some(micros)) => {
+            bytes.iter().zip(&micros).map(|(&b, &us)| if us > 0 { b as f64 / us as f64 } else { 0.0 }).collect()
+        }
+        (MatrixValue::Bytes, _) => bytes.iter().map(|&s| s as f64).collect(),
+        _ => counts.iter().map(|&c| f64::from(c)).collect(),
+    };
     let title =
         format!("Communication matrix: {} ({n} processes, {messages} messages)", crate::views::title_name(dataset));
-    let scene = draw_matrix(opts, p, n, cells, values, &title);
+    let scene = draw_matrix(opts, p, n, cells, &values, &title);
     let counts = counts.into_iter().map(u64::from).collect();
-    (scene, MatrixPick { plot: p, cells, cell_px, n, block: None, counts, bytes })
+    Ok((scene, MatrixPick { plot: p, cells, cell_px, n, block: None, counts, bytes }))
 }
 
 /// The matrix scene of `values` per cell (`cells` by `cells`, row-major by sender), in the plot

@@ -96,9 +96,9 @@ impl contract::View for MpiLinkedView {
 
 impl MpiLinkedView {
     /// The three panels, each prepared by its own view (timeline, matrix, chord; a wide window
-    /// from the pyramid, or from the index where that view reads it). The matrix and chord panels of a trace with a pyramid (a
-    /// store's, or the index of one in memory) are kept for the next selection in the same
-    /// window.
+    /// from the pyramid, or from the index where that view reads it). The matrix and chord
+    /// panels of a trace with a pyramid (a store's, or the index of one in memory) are kept for
+    /// the next selection in the same window.
     fn prepare_panels(
         &self,
         d: &Dataset,
