@@ -20,6 +20,7 @@ pub mod pf3d;
 pub mod query;
 pub mod rng;
 pub mod scale_gen;
+pub mod sidecar;
 pub mod store;
 pub mod torus;
 pub mod training_gen;
@@ -118,10 +119,11 @@ pub fn open(input: &str) -> Result<Dataset, SourceError> {
 
 /// [`open`], calling `progress(done, total)` in bytes while reading formats that can tell
 /// (OTF2 event files). A trace held in memory with more rows than a picture reads at once gets
-/// its index ([`exaviz_engine::pyramid::index`]), so that views draw wide windows from it.
+/// its index ([`exaviz_engine::pyramid::index`]), so that views draw wide windows from it: a
+/// file's index is kept beside it and read when the file is opened again ([`sidecar`]).
 pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
     let mut dataset = read(input, progress)?;
-    exaviz_engine::pyramid::attach_index(&mut dataset);
+    let _ = sidecar::attach(input, &mut dataset);
     Ok(dataset)
 }
 
@@ -134,6 +136,9 @@ fn inputs_below(dir: &Path) -> Option<String> {
     for sub in entries {
         let what = if let Some(anchor) = otf2::anchor_in(&sub) {
             Some(anchor)
+        } else if sub.to_string_lossy().ends_with(sidecar::SUFFIX) {
+            // The index kept beside a trace, not an input of its own.
+            None
         } else if store::is_store(&sub) || fattree::files::is_dir(&sub) {
             Some(sub.clone())
         } else {

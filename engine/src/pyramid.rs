@@ -815,28 +815,60 @@ impl crate::model::WindowRows for RowsInMemory {
 /// its pyramid, summed in one pass over the rows, with a histogram of its rows over time; `None`
 /// for a smaller trace, one without ranks or times, or one whose rows are on disk.
 pub fn index(d: &crate::model::Dataset) -> Option<crate::model::OutOfCore> {
-    let t = &d.trace;
-    let (m, v) = (&t.messages, &t.intervals);
-    let rows = (m.source.len() + v.start.len()) as u64;
-    if d.out_of_core.is_some() || rows <= INDEX_ROWS {
-        return None;
+    index_with(d, None)
+}
+
+/// What the [`index`] of `d` covers: its first and last tick (receive times too, as the views'
+/// span of a trace), ranks and state classes; `None` where `d` gets no index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndexSpan {
+    pub t0: u64,
+    pub t1: u64,
+    pub ranks: u32,
+    pub states: u32,
+}
+
+impl IndexSpan {
+    pub fn of(d: &crate::model::Dataset) -> Option<Self> {
+        let t = &d.trace;
+        let (m, v) = (&t.messages, &t.intervals);
+        let rows = (m.source.len() + v.start.len()) as u64;
+        if d.out_of_core.is_some() || rows <= INDEX_ROWS {
+            return None;
+        }
+        let both = |x: (u64, u64), y: (u64, u64)| (x.0.min(y.0), x.1.max(y.1));
+        let lo_hi = |times: &Vec<u64>| {
+            times.par_iter().filter(|&&x| x != u64::MAX).map(|&x| (x, x)).reduce(|| (u64::MAX, 0), both)
+        };
+        let columns = [&m.send_time, &m.recv_time, &v.start, &v.end];
+        let (t0, t1) = columns.into_iter().map(lo_hi).fold((u64::MAX, 0), both);
+        let ranks = u32::try_from(t.locations.name.len()).ok().filter(|&r| r > 0)?;
+        let states = t.region_names.len().clamp(1, 64) as u32;
+        (t0 <= t1).then_some(Self { t0, t1, ranks, states })
     }
-    let both = |x: (u64, u64), y: (u64, u64)| (x.0.min(y.0), x.1.max(y.1));
-    // As the views' span of a trace: receive times too, where known.
-    let lo_hi =
-        |times: &Vec<u64>| times.par_iter().filter(|&&x| x != u64::MAX).map(|&x| (x, x)).reduce(|| (u64::MAX, 0), both);
-    let columns = [&m.send_time, &m.recv_time, &v.start, &v.end];
-    let span = columns.into_iter().map(lo_hi).fold((u64::MAX, 0), both);
-    let ranks = u32::try_from(t.locations.name.len()).ok().filter(|&r| r > 0)?;
-    if span.0 > span.1 {
-        return None;
+
+    pub fn shape(&self) -> Shape {
+        Shape::new(self.t0, self.t1, self.ranks, self.states)
     }
-    let states = t.region_names.len().clamp(1, 64) as u32;
-    let mut builder = PyramidBuilder::new(Shape::new(span.0, span.1, ranks, states));
-    builder.add_messages(m);
-    builder.add_intervals(v);
+}
+
+/// [`index`] with `summed`, a pyramid of `d` summed before (kept in a file beside the trace),
+/// in place of a pass over the rows where its shape is the index's; summed afresh otherwise.
+pub fn index_with(d: &crate::model::Dataset, summed: Option<Pyramid>) -> Option<crate::model::OutOfCore> {
+    let span = IndexSpan::of(d)?;
+    let (m, v) = (&d.trace.messages, &d.trace.intervals);
+    let pyramid = match summed.filter(|p| p.shape == span.shape()) {
+        Some(p) => p,
+        None => {
+            let mut builder = PyramidBuilder::new(span.shape());
+            builder.add_messages(m);
+            builder.add_intervals(v);
+            builder.finish()
+        }
+    };
+    let span = (span.t0, span.t1);
     Some(crate::model::OutOfCore {
-        pyramid: std::sync::Arc::new(builder.finish()),
+        pyramid: std::sync::Arc::new(pyramid),
         rows: std::sync::Arc::new(RowsInMemory::new(m, v, span)),
         messages: m.source.len() as u64,
         intervals: v.start.len() as u64,
@@ -849,7 +881,12 @@ pub fn index(d: &crate::model::Dataset) -> Option<crate::model::OutOfCore> {
 /// pictures do, by every interval's time as the pyramid sums it: the timeline's colours and
 /// legend stay the same as a window moves between the index and the rows.
 pub fn attach_index(d: &mut crate::model::Dataset) {
-    d.index = index(d);
+    attach_index_with(d, None);
+}
+
+/// [`attach_index`] with a pyramid summed before ([`index_with`]).
+pub fn attach_index_with(d: &mut crate::model::Dataset, summed: Option<Pyramid>) {
+    d.index = index_with(d, summed);
     if let Some(index) = &d.index {
         d.trace.state_ticks_of_whole = Some(index.pyramid.state_ticks());
     }

@@ -59,6 +59,11 @@ fn load(args: &BenchInteractArgs) -> Result<exaviz_engine::model::Dataset> {
             index.messages + index.intervals,
             index.pyramid.levels.len()
         );
+        let started = Instant::now();
+        if let Ok(Some(_)) = exaviz_datasets::sidecar::kept(&args.input, &dataset) {
+            let ms = started.elapsed().as_secs_f64() * 1e3;
+            println!("the index kept beside the input read back in {ms:.0} ms");
+        }
     }
     Ok(dataset)
 }

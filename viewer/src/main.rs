@@ -199,7 +199,9 @@ fn inputs_help() -> String {
   STORE/                           an exaviz Parquet store (exaviz convert)\n  \
   A,B,...                          several files of one run\n\
 Generators, gen:NAME?key=value&... (e.g. gen:torus-sim?dims=4x4x4&steps=30&seed=1):\n{}\n\
-What a reader repaired is printed as counted `warning:` lines; `exaviz info INPUT` says what it holds.",
+What a reader repaired is printed as counted `warning:` lines; `exaviz info INPUT` says what it holds.\n\
+A large trace file's index is kept beside it as INPUT.exaviz-index/ where reading it back is clearly faster than summing it\n\
+(EXAVIZ_INDEX_CACHE=off keeps none; see docs/store.md).",
         generators.join("\n")
     )
 }

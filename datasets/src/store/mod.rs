@@ -94,6 +94,24 @@ pub struct Manifest {
     pub time_span: Option<(u64, u64)>,
     /// What the pyramid tables cover (`None`: the store has none).
     pub pyramid: Option<PyramidSpan>,
+    /// Set where the store holds only the index of a trace file kept beside it
+    /// ([`crate::sidecar`]): no rows, its pyramid and what it was summed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_of: Option<IndexOf>,
+}
+
+/// What the pyramid of a trace file's kept index was summed from ([`crate::sidecar`]).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct IndexOf {
+    /// The trace file's name.
+    pub input: String,
+    /// The exaviz version and pyramid layout that summed it.
+    pub summed_by: String,
+    /// Digest of the trace's messages and intervals as read (hexadecimal).
+    pub trace: String,
+    /// Digest of the pyramid's cells as summed (hexadecimal): a file changed since reads as
+    /// another.
+    pub pyramid: String,
 }
 
 /// What a stored pyramid covers; its shape is [`Shape::new`] of these, never read from a file.
@@ -148,7 +166,7 @@ pub(crate) mod tests {
         cases
     }
 
-    pub(super) fn temp(name: &str) -> PathBuf {
+    pub(crate) fn temp(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("exaviz-store-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();

@@ -285,12 +285,41 @@ impl StoreWriter {
             sorted,
             time_span: self.span,
             pyramid: pyramid.map(|p| p.0),
+            index_of: None,
         };
         let path = self.temp.join(MANIFEST);
         let text = serde_json::to_string_pretty(&manifest).map_err(|e| invalid(&path, e.to_string()))?;
         std::fs::write(&path, text).map_err(|e| io(&path, e))?;
         self.commit()?;
         Ok(manifest)
+    }
+
+    /// Writes a store at `target` holding only pyramid `p` of span `span`, the index of the trace
+    /// file `of` names: under a temporary name, renamed into place when complete.
+    pub fn write_index(target: &Path, span: PyramidSpan, p: &Pyramid, of: IndexOf) -> Result<(), SourceError> {
+        if p.shape != span.shape() {
+            return Err(invalid(target, "a pyramid of another shape than its span's"));
+        }
+        let mut w = Self::create(target)?;
+        w.write_pyramid(p)?;
+        let rows = w.close_tables()?.into_iter().map(|(name, n, _)| (name, n)).collect();
+        let manifest = Manifest {
+            format: "exaviz-store".into(),
+            schema_version: SCHEMA_VERSION,
+            name: format!("index of {}", of.input),
+            ticks_per_second: 0,
+            link_counter_unit: String::new(),
+            extents: None,
+            rows,
+            sorted: Vec::new(),
+            time_span: Some((span.t0, span.t1)),
+            pyramid: Some(span),
+            index_of: Some(of),
+        };
+        let path = w.temp.join(MANIFEST);
+        let text = serde_json::to_string_pretty(&manifest).map_err(|e| invalid(&path, e.to_string()))?;
+        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+        w.commit()
     }
 
     /// Writes the pyramid's non-zero cells, level by level.
