@@ -151,7 +151,7 @@ fn curve_alpha(pair: &Pair, pairs: &[Pair]) -> f32 {
 pub fn draw_curves<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync>(
     scene: &mut Scene,
     backend: &Backend,
-    curves: &Bundled,
+    curves: &PairCurves,
     pairs: &[Pair],
     style: &CurveStyle<V, M>,
     cache: Option<&CurveCache>,
@@ -171,7 +171,7 @@ pub fn draw_curves<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Syn
 /// [`draw_curves`] as one stroke per curve.
 pub(crate) fn curve_strokes<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync>(
     scene: &mut Scene,
-    curves: &Bundled,
+    curves: &PairCurves,
     pairs: &[Pair],
     style: &CurveStyle<V, M>,
 ) {
@@ -250,12 +250,12 @@ pub(crate) fn pixel_walks(points: &[[f32; 2]]) -> Vec<Option<PixelWalk>> {
 pub(crate) fn curve_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync>(
     scene: &mut Scene,
     backend: &Backend,
-    curves: &Bundled,
+    curves: &PairCurves,
     pairs: &[Pair],
     style: &CurveStyle<V, M>,
 ) -> Result<(), ViewError> {
     use rayon::prelude::*;
-    let pieces = (curves.samples as usize).saturating_sub(1);
+    let pieces = curves.samples.saturating_sub(1);
     // The pieces of a chunk of curves and their two weights, chunks in parallel.
     let chunk = |first: usize, chunk: &[Pair]| {
         let mut out = (Vec::new(), Vec::new(), Vec::new());
@@ -415,13 +415,37 @@ const MOST_KEPT: usize = 1 << 17;
 #[derive(Default)]
 pub struct CurveCache(std::sync::Mutex<Option<KeptCurves>>);
 
+/// The curves of a window's pairs, curve `e` for pair `e`: evaluated for them, or those a
+/// [`CurveCache`] keeps, shared rather than copied.
+pub struct PairCurves {
+    samples: usize,
+    points: std::sync::Arc<Vec<[f32; 2]>>,
+    /// Pair `e`'s curve in `points` (`None`: curve `e`).
+    at: Option<Vec<u32>>,
+}
+
+impl PairCurves {
+    pub fn edge(&self, e: usize) -> &[[f32; 2]] {
+        let c = self.at.as_ref().map_or(e, |at| at[e] as usize);
+        &self.points[c * self.samples..(c + 1) * self.samples]
+    }
+}
+
+impl From<Bundled> for PairCurves {
+    fn from(b: Bundled) -> Self {
+        Self { samples: b.samples as usize, points: std::sync::Arc::new(b.points), at: None }
+    }
+}
+
 /// What a [`CurveCache`] holds.
 struct KeptCurves {
     /// Nodes, picture width and height, bundling strength's bits, curve samples, backend.
     key: (usize, u32, u32, u32, u32, String),
     /// Where a pair's curve starts in `points`, in curves.
-    index: std::collections::HashMap<(usize, usize), usize>,
-    points: Vec<[f32; 2]>,
+    index: rustc_hash::FxHashMap<(usize, usize), usize>,
+    /// Shared with the pictures' curves ([`PairCurves`]): copied only when curves are added
+    /// while a picture still holds them.
+    points: std::sync::Arc<Vec<[f32; 2]>>,
     /// The pieces of the kept curves for a density, built when first drawn as one.
     density: Option<KeptDensity>,
 }
@@ -438,7 +462,7 @@ impl CurveCache {
         curve: stages::bspline::Curve,
         pairs: &[Pair],
         polygon: impl Fn(usize, usize) -> Vec<[f32; 2]>,
-    ) -> Result<Bundled, ViewError> {
+    ) -> Result<PairCurves, ViewError> {
         // The curves of `pairs` from the bspline stage.
         let evaluate = |pairs: &mut dyn Iterator<Item = &Pair>| {
             let mut polygons = stages::ControlPolygons::new();
@@ -447,30 +471,26 @@ impl CurveCache {
         };
         if pairs.len() > MOST_KEPT {
             // More than the cache keeps: evaluated, not kept.
-            return Ok(evaluate(&mut pairs.iter())?);
+            return Ok(evaluate(&mut pairs.iter())?.into());
         }
         let key = (nodes, size.0, size.1, curve.beta.to_bits(), curve.samples, backend.describe());
         let mut kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let missing = |k: &KeptCurves| pairs.iter().filter(|p| !k.index.contains_key(&(p.0, p.1))).count();
         if kept.as_ref().is_none_or(|k| k.key != key || k.index.len() + missing(k) > MOST_KEPT) {
-            *kept = Some(KeptCurves { key, index: Default::default(), points: Vec::new(), density: None });
+            *kept = Some(KeptCurves { key, index: Default::default(), points: Default::default(), density: None });
         }
         let kept = kept.as_mut().expect("just set");
         let missing: Vec<&Pair> = pairs.iter().filter(|p| !kept.index.contains_key(&(p.0, p.1))).collect();
         if !missing.is_empty() {
             let fresh = evaluate(&mut missing.iter().copied())?;
+            let points = std::sync::Arc::make_mut(&mut kept.points);
             for (k, p) in missing.iter().enumerate() {
-                kept.index.insert((p.0, p.1), kept.points.len() / curve.samples as usize);
-                kept.points.extend_from_slice(fresh.edge(k));
+                kept.index.insert((p.0, p.1), points.len() / curve.samples as usize);
+                points.extend_from_slice(fresh.edge(k));
             }
         }
-        let samples = curve.samples as usize;
-        let mut points = Vec::with_capacity(pairs.len() * samples);
-        for p in pairs {
-            let at = kept.index[&(p.0, p.1)] * samples;
-            points.extend_from_slice(&kept.points[at..at + samples]);
-        }
-        Ok(Bundled { samples: curve.samples, points })
+        let at = pairs.iter().map(|p| kept.index[&(p.0, p.1)] as u32).collect();
+        Ok(PairCurves { samples: curve.samples as usize, points: kept.points.clone(), at: Some(at) })
     }
 
     /// [`curve_density`] of `pairs` from the pieces of the curves the cache keeps, cut and
@@ -555,7 +575,7 @@ pub fn opacity_legend(scene: &mut Scene, x: f32, y: f32, max: u32, mix: Mix) {
 pub struct PairPick {
     pub nodes: Nodes,
     pub pairs: Vec<Pair>,
-    pub curves: Option<Bundled>,
+    pub curves: Option<PairCurves>,
 }
 
 impl PairPick {
@@ -841,7 +861,8 @@ mod tests {
         for (pairs, size) in [(&first, 300), (&second, 300), (&second, 200), (&first, 200)] {
             let got = cache.curves(&Backend::Cpu, 16, (size, size), curve, pairs, polygon(size as f32)).unwrap();
             assert_eq!(got.samples, 24);
-            assert!(got.points == fresh(pairs, size as f32), "{} pairs at {size}", pairs.len());
+            let got: Vec<[f32; 2]> = (0..pairs.len()).flat_map(|e| got.edge(e).to_vec()).collect();
+            assert!(got == fresh(pairs, size as f32), "{} pairs at {size}", pairs.len());
         }
     }
 
@@ -927,6 +948,7 @@ mod tests {
     #[test]
     fn curves_as_a_density_lay_the_strokes_ink() {
         let (curves, pairs) = random_curves(400);
+        let curves = PairCurves::from(curves);
         for mix in [Mix::Additive, Mix::Alpha] {
             let style = CurveStyle {
                 mix,
