@@ -305,7 +305,15 @@ mod tests {
         changed_again.warnings.clear();
         assert_eq!(attach(&input, &mut changed_again), Came::Read);
 
-        // Turned off: neither read nor written.
+        // A folder's index lies beside it, written with a trailing slash or not; a generator
+        // has none.
+        let beside = |d: &Path| {
+            let mut name = d.file_name().unwrap().to_os_string();
+            name.push(SUFFIX);
+            d.with_file_name(name)
+        };
+        assert_eq!(path_for(&format!("{}/", dir.display())), Some(beside(&dir)));
+        assert_eq!(path_for(&dir.display().to_string()), Some(beside(&dir)));
         assert_eq!(path_for("gen:fd4"), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
