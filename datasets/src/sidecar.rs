@@ -12,11 +12,11 @@
 use std::path::{Path, PathBuf};
 
 use exaviz_engine::model::Dataset;
-use exaviz_engine::pyramid::{IndexSpan, Pyramid, attach_index_with};
+use exaviz_engine::pyramid::{Pyramid, PyramidSpan, index_with, set_index};
 use rayon::prelude::*;
 
 use crate::SourceError;
-use crate::store::{IndexOf, MANIFEST, PyramidSpan, StoreWriter};
+use crate::store::{IndexOf, MANIFEST, StoreWriter};
 
 /// What a kept index's folder name adds to its trace file's name.
 pub const SUFFIX: &str = ".exaviz-index";
@@ -45,17 +45,21 @@ pub enum Came {
     NoIndex,
 }
 
-/// Gives `d`, read from `input`, its index ([`attach_index_with`]): read from the index kept
+/// Gives `d`, read from `input`, its index ([`set_index`]): read from the index kept
 /// beside the input where it is the index of this very trace, else summed and kept there. What
 /// went wrong with a kept index goes into `d.warnings` in one line.
 pub fn attach(input: &str, d: &mut Dataset) -> Came {
-    let (Some(span), Some(path)) = (IndexSpan::of(d), path_for(input)) else {
-        attach_index_with(d, None);
-        return if d.index.is_some() { Came::Summed } else { Came::NoIndex };
+    let Some(span) = PyramidSpan::of_index(d) else {
+        set_index(d, None);
+        return Came::NoIndex;
+    };
+    let Some(path) = path_for(input) else {
+        set_index(d, Some(index_with(d, span, None)));
+        return Came::Summed;
     };
     if path.exists() && !is_kept_index(&path) {
         d.warnings.push(format!("{}: is not an exaviz index; the index is not kept", path.display()));
-        attach_index_with(d, None);
+        set_index(d, Some(index_with(d, span, None)));
         return Came::Summed;
     }
     let trace = hex(trace_digest(d));
@@ -67,8 +71,8 @@ pub fn attach(input: &str, d: &mut Dataset) -> Came {
         }
     };
     let fresh = kept.is_none();
-    attach_index_with(d, kept);
-    let Some(index) = d.index.as_ref() else { return Came::NoIndex };
+    set_index(d, Some(index_with(d, span, kept)));
+    let index = d.index.as_ref().expect("just set");
     if !fresh {
         return Came::Read;
     }
@@ -86,7 +90,7 @@ pub fn attach(input: &str, d: &mut Dataset) -> Came {
         trace,
         pyramid: hex(pyramid_digest(&index.pyramid)),
     };
-    match StoreWriter::write_index(&path, store_span(span), &index.pyramid, of) {
+    match StoreWriter::write_index(&path, span, &index.pyramid, of) {
         Ok(()) => Came::SummedAndKept,
         Err(e) => {
             d.warnings.push(format!("{e}; the index is not kept ({SWITCH}=off keeps none)"));
@@ -114,7 +118,7 @@ pub fn path_for(input: &str) -> Option<PathBuf> {
 
 /// The pyramid kept beside `input` for trace `d` ([`read`]); `Ok(None)` where none is.
 pub fn kept(input: &str, d: &Dataset) -> Result<Option<Pyramid>, SourceError> {
-    let (Some(span), Some(path)) = (IndexSpan::of(d), path_for(input)) else { return Ok(None) };
+    let (Some(span), Some(path)) = (PyramidSpan::of_index(d), path_for(input)) else { return Ok(None) };
     read(&path, span, &hex(trace_digest(d)))
 }
 
@@ -134,7 +138,7 @@ fn is_kept_index(path: &Path) -> bool {
 /// The pyramid kept at `path` where it is the index of the trace whose digest is `trace` over
 /// `span`; `Ok(None)` where none is kept; an error naming the file where it is stale, damaged or
 /// not an index.
-pub fn read(path: &Path, span: IndexSpan, trace: &str) -> Result<Option<Pyramid>, SourceError> {
+pub fn read(path: &Path, span: PyramidSpan, trace: &str) -> Result<Option<Pyramid>, SourceError> {
     if !path.exists() {
         return Ok(None);
     }
@@ -147,7 +151,7 @@ pub fn read(path: &Path, span: IndexSpan, trace: &str) -> Result<Option<Pyramid>
     if of.summed_by != summed_by() {
         return stale("an index summed by another exaviz version");
     }
-    if of.trace != trace || m.pyramid != Some(store_span(span)) {
+    if of.trace != trace || m.pyramid != Some(span) {
         return stale("the index of another version of the trace (the file changed)");
     }
     let Some(p) = crate::store::pyramid(path)? else {
@@ -160,10 +164,6 @@ pub fn read(path: &Path, span: IndexSpan, trace: &str) -> Result<Option<Pyramid>
         ));
     }
     Ok(Some(p))
-}
-
-fn store_span(s: IndexSpan) -> PyramidSpan {
-    PyramidSpan { t0: s.t0, t1: s.t1, ranks: s.ranks, states: s.states }
 }
 
 fn input_name(input: &str) -> String {
@@ -262,7 +262,7 @@ mod tests {
         let input = dir.join("run.json");
         std::fs::write(&input, b"{}").unwrap();
         let d = crate::generators::generate(spec).unwrap();
-        assert!(d.index.is_none() && IndexSpan::of(&d).is_some());
+        assert!(d.index.is_none() && PyramidSpan::of_index(&d).is_some());
         (dir, input.display().to_string(), d)
     }
 
@@ -326,12 +326,12 @@ mod tests {
         let mut first = d.clone();
         let rows = first.trace.messages.source.len() + first.trace.intervals.start.len();
         let kept = path_for(&input).unwrap();
-        let (span, digest) = (IndexSpan::of(&d).unwrap(), hex(trace_digest(&d)));
+        let (span, digest) = (PyramidSpan::of_index(&d).unwrap(), hex(trace_digest(&d)));
         let p = exaviz_engine::pyramid::index(&d).unwrap().pyramid;
         assert!((rows as u64) < ROWS_PER_CELL * cells(&p), "{rows} rows, {} cells", cells(&p));
         let of =
             IndexOf { input: "run.json".into(), summed_by: summed_by(), trace: digest.clone(), pyramid: "0".into() };
-        StoreWriter::write_index(&kept, store_span(span), &p, of).unwrap();
+        StoreWriter::write_index(&kept, span, &p, of).unwrap();
         assert!(read(&kept, span, &digest).is_err(), "a pyramid digest of 0 read");
         assert_eq!(attach(&input, &mut first), Came::Summed);
         assert_eq!(first.warnings.len(), 1, "{:?}", first.warnings);
@@ -361,7 +361,7 @@ mod tests {
     fn a_damaged_kept_index_is_refused_in_one_line_or_read_whole() {
         let (dir, input, mut d) = trace("fuzz");
         assert_eq!(attach(&input, &mut d), Came::SummedAndKept);
-        let (span, digest) = (IndexSpan::of(&d).unwrap(), hex(trace_digest(&d)));
+        let (span, digest) = (PyramidSpan::of_index(&d).unwrap(), hex(trace_digest(&d)));
         let kept = path_for(&input).unwrap();
         let want = pyramid(&d).clone();
         assert_eq!(read(&kept, span, &digest).unwrap().as_ref(), Some(&want));

@@ -815,21 +815,23 @@ impl crate::model::WindowRows for RowsInMemory {
 /// its pyramid, summed in one pass over the rows, with a histogram of its rows over time; `None`
 /// for a smaller trace, one without ranks or times, or one whose rows are on disk.
 pub fn index(d: &crate::model::Dataset) -> Option<crate::model::OutOfCore> {
-    index_with(d, None)
+    PyramidSpan::of_index(d).map(|span| index_with(d, span, None))
 }
 
-/// What the [`index`] of `d` covers: its first and last tick (receive times too, as the views'
-/// span of a trace), ranks and state classes; `None` where `d` gets no index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IndexSpan {
+/// What a pyramid covers: its first and last tick, ranks and state classes; its shape is
+/// [`Shape::new`] of these (a store's manifest records them, never the shape itself).
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct PyramidSpan {
     pub t0: u64,
     pub t1: u64,
     pub ranks: u32,
     pub states: u32,
 }
 
-impl IndexSpan {
-    pub fn of(d: &crate::model::Dataset) -> Option<Self> {
+impl PyramidSpan {
+    /// What the [`index`] of `d` covers (receive times too, as the views' span of a trace);
+    /// `None` where `d` gets no index.
+    pub fn of_index(d: &crate::model::Dataset) -> Option<Self> {
         let t = &d.trace;
         let (m, v) = (&t.messages, &t.intervals);
         let rows = (m.source.len() + v.start.len()) as u64;
@@ -852,10 +854,10 @@ impl IndexSpan {
     }
 }
 
-/// [`index`] with `summed`, a pyramid of `d` summed before (kept in a file beside the trace),
-/// in place of a pass over the rows where its shape is the index's; summed afresh otherwise.
-pub fn index_with(d: &crate::model::Dataset, summed: Option<Pyramid>) -> Option<crate::model::OutOfCore> {
-    let span = IndexSpan::of(d)?;
+/// The [`index`] of `d` over `span` ([`PyramidSpan::of_index`]), with `summed`, a pyramid of
+/// `d` summed before (kept in a file beside the trace), in place of a pass over the rows where
+/// its shape is the span's; summed afresh otherwise.
+pub fn index_with(d: &crate::model::Dataset, span: PyramidSpan, summed: Option<Pyramid>) -> crate::model::OutOfCore {
     let (m, v) = (&d.trace.messages, &d.trace.intervals);
     let pyramid = match summed.filter(|p| p.shape == span.shape()) {
         Some(p) => p,
@@ -867,26 +869,27 @@ pub fn index_with(d: &crate::model::Dataset, summed: Option<Pyramid>) -> Option<
         }
     };
     let span = (span.t0, span.t1);
-    Some(crate::model::OutOfCore {
+    crate::model::OutOfCore {
         pyramid: std::sync::Arc::new(pyramid),
         rows: std::sync::Arc::new(RowsInMemory::new(m, v, span)),
         messages: m.source.len() as u64,
         intervals: v.start.len() as u64,
         span,
         pairs: Default::default(),
-    })
+    }
 }
 
-/// Gives `d` its [`index`] where it needs one, and then ranks its states as the index's
-/// pictures do, by every interval's time as the pyramid sums it: the timeline's colours and
-/// legend stay the same as a window moves between the index and the rows.
+/// Gives `d` its [`index`] where it needs one ([`set_index`]).
 pub fn attach_index(d: &mut crate::model::Dataset) {
-    attach_index_with(d, None);
+    let index = index(d);
+    set_index(d, index);
 }
 
-/// [`attach_index`] with a pyramid summed before ([`index_with`]).
-pub fn attach_index_with(d: &mut crate::model::Dataset, summed: Option<Pyramid>) {
-    d.index = index_with(d, summed);
+/// Gives `d` `index`, and then ranks its states as the index's pictures do, by every interval's
+/// time as the pyramid sums it: the timeline's colours and legend stay the same as a window
+/// moves between the index and the rows.
+pub fn set_index(d: &mut crate::model::Dataset, index: Option<crate::model::OutOfCore>) {
+    d.index = index;
     if let Some(index) = &d.index {
         d.trace.state_ticks_of_whole = Some(index.pyramid.state_ticks());
     }

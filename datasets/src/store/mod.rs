@@ -46,7 +46,9 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use exaviz_engine::model::{
     Collectives, Counters, Dataset, Intervals, Links, Locations, Messages, MetricSamples, OutOfCore, Topology, Trace,
 };
-use exaviz_engine::pyramid::{Pyramid, PyramidBuilder, Shape};
+/// What a stored pyramid covers (the manifest records it, never the shape).
+pub use exaviz_engine::pyramid::PyramidSpan;
+use exaviz_engine::pyramid::{Pyramid, PyramidBuilder};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::basic::Compression;
@@ -112,21 +114,6 @@ pub struct IndexOf {
     /// Digest of the pyramid's cells as summed (hexadecimal): a file changed since reads as
     /// another.
     pub pyramid: String,
-}
-
-/// What a stored pyramid covers; its shape is [`Shape::new`] of these, never read from a file.
-#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
-pub struct PyramidSpan {
-    pub t0: u64,
-    pub t1: u64,
-    pub ranks: u32,
-    pub states: u32,
-}
-
-impl PyramidSpan {
-    pub fn shape(&self) -> Shape {
-        Shape::new(self.t0, self.t1, self.ranks, self.states)
-    }
 }
 
 impl Manifest {
