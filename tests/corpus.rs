@@ -188,6 +188,73 @@ fn every_real_trace_opens_and_gives_what_it_holds() {
     }
 }
 
+/// The exascale machines' own tracers: Paraver, Perfetto protobuf, HPCToolkit, Projections.
+#[test]
+fn the_exascale_tracers_open_and_give_what_they_hold() {
+    use LocationKind::CpuThread;
+    let Some(data) = shared_data_or_skip("corpus") else { return };
+    let table = [
+        // MPItrace's qsort (Paraver): 292 states, 163 regions of its event pairs (MPI calls, user
+        // functions, the application), 33 communication and 45 global-operation records, and
+        // 132 samples of its 3 hardware counters, named by the .pcf.
+        Expect {
+            input: "paraver-qsort-4r/qsort_beo3.prv",
+            kinds: &[(CpuThread, 4)],
+            intervals: Some(292 + 163),
+            messages: Some(33),
+            collectives: Some(45),
+            metric_samples: Some(132),
+            counters: &["Instructions completed (Instr completed)", "Total cycles (Total cycles)"],
+            clean: true,
+            ..Default::default()
+        },
+        // omnitrace's Perfetto trace of rank 1: its main thread and second thread, the sampled
+        // call stacks' four custom tracks, 928 slices and 1,546 counter values; the stray zero
+        // byte before its last packet is skipped and counted.
+        Expect {
+            input: "perfetto-omnitrace-mpi/mpi-binary-rewrite-1.proto",
+            kinds: &[(CpuThread, 2), (LocationKind::Unknown, 4)],
+            intervals: Some(928),
+            metric_samples: Some(1_546),
+            counters: &["CPU Memory Usage (S)", "MPI Comm Send", "CPU Frequency [0] (S)"],
+            units: &[("CPU Memory Usage (S)", "MB", false), ("MPI Comm Send", "bytes", false)],
+            warnings: &["1 stray bytes between packets skipped"],
+            ..Default::default()
+        },
+        // HPCToolkit's ping-pong database: two ranks, each sample's call path down to its MPI
+        // call (main, then PMPI_Send or PMPI_Recv).
+        Expect {
+            input: "hpctoolkit-pingpong",
+            kinds: &[(CpuThread, 2)],
+            intervals: Some(34),
+            clean: true,
+            ..Default::default()
+        },
+        // Charm++ Projections: PEs, entry methods, idle time; messages from their creation to
+        // their processing. The trace writer's shutdown entry never ends (closed at the end).
+        Expect {
+            input: "projections-charm/hello-1darray-projections",
+            kinds: &[(CpuThread, 2)],
+            intervals: Some(60),
+            messages: Some(17),
+            warnings: &["regions never left"],
+            ..Default::default()
+        },
+        Expect {
+            input: "projections-charm/ping-pong-projections/pingpong.prj.sts",
+            kinds: &[(CpuThread, 2)],
+            intervals: Some(875),
+            messages: Some(285),
+            ..Default::default()
+        },
+    ];
+    for e in &table {
+        let path = path_of(&data, e.input);
+        let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap_or_else(|err| panic!("{}: {err}", e.input));
+        check(e, &d);
+    }
+}
+
 /// The traces recorded for the tests (`tests/data`, with the scripts in `scripts/record`).
 #[test]
 fn every_recorded_fixture_opens_and_gives_what_it_holds() {

@@ -48,11 +48,37 @@ pub struct EventTable {
     pub ticks_per_second: u64,
 }
 
+impl EventTable {
+    /// Adds an enter, leave or plain instant (no peer) of `name` on `location` at `time`.
+    pub(crate) fn push(&mut self, location: u32, time: u64, kind: EventKind, name: u32) {
+        self.time.push(time);
+        self.kind.push(kind);
+        self.name.push(name);
+        self.location.push(location);
+        self.side.push(Side::None);
+        self.peer.push(0);
+        self.tag.push(0);
+        self.bytes.push(0);
+    }
+}
+
 /// The trace of `events`, named `input`; `Err` says in one line what is wrong with the table.
 pub fn from_events(input: &str, e: &EventTable) -> Result<Dataset, String> {
     check(e)?;
-    let (n, locations) = (e.time.len(), e.location_names.len());
     let mut repairs = Repairs::default();
+    let t = trace_of(e, &mut repairs);
+    let warnings = repairs.lines(input);
+    let mut d = Dataset { name: input.to_string(), trace: t, warnings, ..Default::default() };
+    exaviz_engine::pyramid::attach_index(&mut d);
+    Ok(d)
+}
+
+/// The trace of a checked table: its intervals nested per location and its messages matched,
+/// what was repaired added to `repairs`. The readers of formats that record enters and leaves
+/// (Paraver's events, Perfetto's slices, Projections' entry methods, HPCToolkit's samples) build
+/// their intervals through it.
+pub(crate) fn trace_of(e: &EventTable, repairs: &mut Repairs) -> Trace {
+    let (n, locations) = (e.time.len(), e.location_names.len());
     let mut t = Trace { ticks_per_second: e.ticks_per_second.max(1), ..Default::default() };
     t.region_names = e.names.clone();
     t.locations.name = e.location_names.clone();
@@ -116,11 +142,8 @@ pub fn from_events(input: &str, e: &EventTable) -> Result<Dataset, String> {
         at = end;
     }
     // Sends never received are left out, as the OTF2 reader leaves them out; both sides counted.
-    pending.leave_out_unmatched(&mut t.messages, &mut repairs, |(s, d, tag)| format!("location {s} to {d}, tag {tag}"));
-    let warnings = repairs.lines(input);
-    let mut d = Dataset { name: input.to_string(), trace: t, warnings, ..Default::default() };
-    exaviz_engine::pyramid::attach_index(&mut d);
-    Ok(d)
+    pending.leave_out_unmatched(&mut t.messages, repairs, |(s, d, tag)| format!("location {s} to {d}, tag {tag}"));
+    t
 }
 
 /// Every column as long as the times, and every location and name index in range.

@@ -3,28 +3,17 @@
 //! Every source yields an [`exaviz_engine::model::Dataset`]. Errors name the input and what is
 //! wrong in one line; counts read from files never size an allocation before they are checked.
 
-pub mod boxfish;
-pub mod chrome;
-pub mod dnn;
 pub mod edges_csv;
-pub mod et;
 pub mod events;
 pub mod fattree;
+pub mod formats;
 pub mod generators;
-pub mod hlo;
 mod matching;
-pub mod mpi_gen;
-pub mod nsys;
-pub mod otf2;
-pub mod pf3d;
 pub mod query;
 pub mod rng;
-pub mod scale_gen;
 pub mod sidecar;
 pub mod store;
 pub mod torus;
-pub mod training_gen;
-pub mod xplane;
 
 use std::path::Path;
 
@@ -134,7 +123,7 @@ fn inputs_below(dir: &Path) -> Option<String> {
     let mut entries: Vec<_> = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
     entries.sort();
     for sub in entries {
-        let what = if let Some(anchor) = otf2::anchor_in(&sub) {
+        let what = if let Some(anchor) = formats::otf2::anchor_in(&sub) {
             Some(anchor)
         } else if sub.to_string_lossy().ends_with(sidecar::SUFFIX) {
             // The index kept beside a trace, not an input of its own.
@@ -155,94 +144,65 @@ fn inputs_below(dir: &Path) -> Option<String> {
     ))
 }
 
-/// The dataset of `input`, without an index.
+/// The dataset of `input`, without an index: a generator, a comma-separated list of one run's
+/// files, or a file or folder opened by the first format of [`formats::FORMATS`] that claims it.
 fn read(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
     if input.starts_with("gen:") {
         return generators::generate(input);
     }
-    let path = Path::new(input);
-    if store::is_store(path) {
-        return store::open(path, progress);
-    }
-    if fattree::files::is_dir(path) {
-        return fattree_dir(input, path, None);
-    }
-    // A fat-tree directory with options: `DIR?year=2017` (the job log's year).
-    if let Some((dir, query)) = input.rsplit_once('?')
-        && fattree::files::is_dir(Path::new(dir))
-    {
-        let q = Query::parse(input, query)?;
-        q.only(&["year"], "a fat-tree directory")?;
-        let year = q
-            .get("year")
-            .map(|v| {
-                let y = v.parse::<i64>().ok().filter(|y| (1970..=9999).contains(y));
-                y.ok_or_else(|| q.invalid(format!("year={v} is not a year from 1970 to 9999")))
-            })
-            .transpose()?;
-        return fattree_dir(input, Path::new(dir), year);
-    }
-    // A folder holding an OTF2 archive (its anchor file directly in it).
-    if path.is_dir()
-        && let Some(anchor) = otf2::anchor_in(path)
-    {
-        return otf2::load_with_progress(&anchor, progress);
-    }
-    // A folder of Chrome trace files (one per rank), or a comma-separated list of them: one run.
-    if path.is_dir() {
-        return dnn::open_dir(input, path).map_err(|e| {
-            if !e.to_string().contains("holds no trace files") {
-                return e;
-            }
-            let modules = hlo::modules_in(path);
-            if let Some(first) = modules.first() {
-                let hint = format!(
-                    "holds {} XLA HLO module(s), not a trace: pass one of them, e.g. {}",
-                    modules.len(),
-                    first.display()
-                );
-                return SourceError::invalid(input, hint);
-            }
-            match inputs_below(path) {
-                Some(hint) => SourceError::invalid(input, hint),
-                None => e,
-            }
-        });
-    }
-    if input.contains(',') && !path.exists() {
+    let whole = Path::new(input);
+    if input.contains(',') && !whole.exists() {
         let paths: Vec<std::path::PathBuf> = input.split(',').filter(|p| !p.is_empty()).map(Into::into).collect();
-        return dnn::open(input, &paths);
+        return formats::dnn::open(input, &paths);
     }
-    if xplane::is_xplane(path) {
-        return dnn::open_xplane(input, path);
+    // `PATH?key=value`: options of the format at PATH.
+    let (path, query) = match input.rsplit_once('?') {
+        Some((p, q)) if !whole.exists() && Path::new(p).exists() => (Path::new(p), Some(Query::parse(input, q)?)),
+        _ => (whole, None),
+    };
+    if !path.exists() {
+        let source = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory (os error 2)");
+        return Err(SourceError::Io { input: input.to_string(), source });
     }
-    let head = read_head(input, path)?;
-    if otf2::looks_like_anchor(&head) {
-        return otf2::load_with_progress(path, progress);
+    let probe = formats::Probe::new(input, path, query);
+    let Some(format) = formats::detect(&probe) else {
+        if let Err(source) = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut [0u8; 1])) {
+            return Err(SourceError::Io { input: input.to_string(), source });
+        }
+        return Err(SourceError::invalid(
+            input,
+            format!("unrecognised format (exaviz reads: {}; or a gen: generator)", formats::titles()),
+        ));
+    };
+    if let Some(q) = &probe.query {
+        let whose =
+            format!("{} {}", if format.title.starts_with(|c: char| c.is_uppercase()) { "a" } else { "" }, format.title);
+        q.only(format.options, whose.trim())?;
     }
-    if boxfish::looks_like_meta(&String::from_utf8_lossy(&head)) {
-        return boxfish::load(path);
-    }
-    if nsys::looks_like(&head) {
-        return nsys::load(path);
-    }
-    if et::is_et(path) {
-        let (graph, warnings) = et::read(input, path)?;
-        let opgraph = Some(std::sync::Arc::new(graph));
-        return Ok(Dataset { name: input.to_string(), opgraph, warnings, ..Default::default() });
-    }
-    if chrome::looks_like(&head) {
-        return dnn::open(input, &[path.to_path_buf()]);
-    }
-    if hlo::looks_like(&head) {
-        let (graph, warnings) = hlo::read(input, path)?;
-        let opgraph = Some(std::sync::Arc::new(graph));
-        return Ok(Dataset { name: input.to_string(), opgraph, warnings, ..Default::default() });
-    }
-    Err(SourceError::invalid(
-        input,
-        "unrecognised format (supported: OTF2 anchor file NAME.otf2 or its folder, Boxfish meta YAML, Chrome trace event JSON (Kineto, JAX, rocprofiler, PerfFlowAspect; plain or gzip), a JAX/XLA XPlane profile (NAME.xplane.pb), an XLA HLO text module (--xla_dump_hlo_as_text), a PyTorch execution trace (ExecutionTraceObserver JSON), an Nsight Systems SQLite export, an exaviz store folder, a TreeScope fat-tree folder, or a gen: generator)",
-    ))
+    (format.open)(&probe, progress)
+}
+
+/// A folder of one run's profiles (Kineto ranks, a JAX log folder, execution traces); where it
+/// holds none, what it holds instead: HLO modules, or inputs in its folders.
+fn profile_dir(input: &str, path: &Path) -> Result<Dataset, SourceError> {
+    formats::dnn::open_dir(input, path).map_err(|e| {
+        if !e.to_string().contains("holds no trace files") {
+            return e;
+        }
+        let modules = formats::hlo::modules_in(path);
+        if let Some(first) = modules.first() {
+            let hint = format!(
+                "holds {} XLA HLO module(s), not a trace: pass one of them, e.g. {}",
+                modules.len(),
+                first.display()
+            );
+            return SourceError::invalid(input, hint);
+        }
+        match inputs_below(path) {
+            Some(hint) => SourceError::invalid(input, hint),
+            None => e,
+        }
+    })
 }
 
 /// Writes any input into a store at `target` (through a temporary folder, renamed at the end),
@@ -293,22 +253,24 @@ pub fn convert(input: &str, target: &Path, progress: &dyn Fn(u64, u64)) -> Resul
     store::write(&dataset, target)
 }
 
-/// A fat tree as a dataset.
-/// A TreeScope directory as a dataset, with what was repaired as warnings.
-fn fattree_dir(input: &str, dir: &Path, year: Option<i64>) -> Result<Dataset, SourceError> {
+/// A TreeScope directory (`DIR` or `DIR?year=2017`, the job log's year) as a dataset, with what
+/// was repaired as warnings.
+fn fattree_dir(p: &formats::Probe) -> Result<Dataset, SourceError> {
+    let year = match &p.query {
+        Some(q) => q
+            .get("year")
+            .map(|v| {
+                let y = v.parse::<i64>().ok().filter(|y| (1970..=9999).contains(y));
+                y.ok_or_else(|| q.invalid(format!("year={v} is not a year from 1970 to 9999")))
+            })
+            .transpose()?,
+        None => None,
+    };
     let mut repairs = Repairs::default();
-    let tree = fattree::files::load_with_repairs(dir, year, &mut repairs)?;
-    let mut d = fattree_dataset(input, tree);
-    d.warnings = repairs.lines(input);
+    let tree = fattree::files::load_with_repairs(p.path, year, &mut repairs)?;
+    let mut d = fattree_dataset(p.input, tree);
+    d.warnings = repairs.lines(p.input);
     Ok(d)
-}
-
-fn read_head(input: &str, path: &Path) -> Result<Vec<u8>, SourceError> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|source| SourceError::Io { input: input.into(), source })?;
-    let mut buf = Vec::with_capacity(4096);
-    file.take(4096).read_to_end(&mut buf).map_err(|source| SourceError::Io { input: input.into(), source })?;
-    Ok(buf)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ fn marey_views_match_golden_on_both_backends() {
     let jax_dir = std::env::temp_dir().join(format!("exaviz-golden-jax-{}", std::process::id()));
     let options = "devices=4&stages=4&microbatches=3&layers=8&steps=1&flavour=jax";
     let spec = exaviz_datasets::training_spec(&format!("gen:training?{options}")).unwrap();
-    exaviz_datasets::training_gen::write(&spec, &jax_dir).unwrap();
+    exaviz_datasets::generators::training_gen::write(&spec, &jax_dir).unwrap();
     let jax = jax_dir.to_str().unwrap().to_string();
     let mut cases: Vec<(&str, &str, String, Vec<&str>)> = vec![
         ("marey_generated.png", "marey", generated.into(), vec![]),

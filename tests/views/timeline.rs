@@ -476,3 +476,24 @@ fn kineto_memory_is_a_counter_track_under_its_thread() {
     assert!(pick.title.starts_with("memory allocated (CPU)"), "{pick:?}");
     assert!(pick.lines.iter().any(|l| l.ends_with(" B")), "{pick:?}");
 }
+
+/// The exascale tracers' formats, each a real trace: MPItrace's Paraver qsort, omnitrace's
+/// Perfetto trace, HPCToolkit's ping-pong database and Charm++ Projections' ping-pong, drawn
+/// on both backends.
+#[test]
+fn exascale_tracers_timelines_match_golden() {
+    let Some(data) = shared_data_or_skip("exascale tracers' timelines") else { return };
+    let cases = [
+        ("paraver-qsort-4r/qsort_beo3.prv", "timeline_paraver_qsort.png"),
+        ("perfetto-omnitrace-mpi/mpi-binary-rewrite-1.proto", "timeline_perfetto_omnitrace.png"),
+        ("hpctoolkit-pingpong", "timeline_hpctoolkit_pingpong.png"),
+        ("projections-charm/ping-pong-projections", "timeline_projections_pingpong.png"),
+    ];
+    for (input, golden_name) in cases {
+        let mut d = open(data.join(input).to_str().unwrap());
+        d.name = input.split('/').next().unwrap_or(input).into();
+        let picture = both("timeline", &[], &d, (480, 320));
+        assert!(picture.distinct_colours() > 8, "{input}: the picture looks blank");
+        golden(golden_name, &picture);
+    }
+}

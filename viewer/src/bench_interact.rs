@@ -17,7 +17,7 @@ use crate::explore::{Explorer, Gesture, frame_pixels, overlay_text};
 
 #[derive(clap::Args, Debug)]
 pub struct BenchInteractArgs {
-    #[arg(help = crate::INPUT_HELP)]
+    #[arg(help = crate::input_help())]
     pub input: String,
     /// Gestures, one a line: `wheel X Y STEPS`, `pan DX DY`, `hover X Y`, `click X Y`,
     /// `brush X0 Y0 X1 Y1` (a drag on a chart's axis), `reset` (window pixels; `#` starts a

@@ -171,7 +171,7 @@ pub fn gen_cmd(spec: &str, dir: &std::path::Path) -> Result<()> {
         let tmp = dir.with_extension("partial");
         let _ = std::fs::remove_dir_all(&tmp);
         crate::with_progress(&format!("writing {}", dir.display()), "{msg} {spinner}", |_| {
-            exaviz_datasets::training_gen::write(&s, &tmp)
+            exaviz_datasets::generators::training_gen::write(&s, &tmp)
         })
         .with_context(|| format!("{}: cannot write", dir.display()))?;
         if dir.exists() {

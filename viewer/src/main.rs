@@ -27,8 +27,14 @@ use exaviz_engine::views::contract::Entry;
 use exaviz_engine::{Backend, BackendChoice};
 
 /// What INPUT may be, for every command's --help.
-pub(crate) const INPUT_HELP: &str = "A trace, profile, topology or store (OTF2, Chrome trace JSON, XPlane, Nsight Systems SQLite, \
-Boxfish, TreeScope, an exaviz store: exaviz --help lists them), or a generator gen:NAME?key=value, e.g. gen:wrf";
+/// An INPUT argument's help: the formats' names from the table of formats.
+pub(crate) fn input_help() -> String {
+    let names: Vec<&str> = exaviz_datasets::formats::FORMATS.iter().map(|f| f.title).collect();
+    format!(
+        "A trace, profile, topology or store ({}: exaviz --help lists them), or a generator gen:NAME?key=value, e.g. gen:wrf",
+        names.join(", ")
+    )
+}
 
 /// The built-in default input of `exaviz render` when none is given.
 pub const DEFAULT_INPUT: &str = "gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1";
@@ -177,8 +183,6 @@ fn view_named(argv: &[String]) -> Option<&str> {
     })
 }
 
-/// The command line's parser with the options of the view `argv` names (or the default view)
-/// added to the commands that show a view.
 /// `exaviz --help`'s last part: what INPUT may be, the generators listed from their registry.
 fn inputs_help() -> String {
     let generators: Vec<String> = exaviz_datasets::GENERATORS
@@ -188,24 +192,25 @@ fn inputs_help() -> String {
             format!("  gen:{:<28} {what} (options: {})", g.name, g.options.join(", "))
         })
         .collect();
+    let formats: Vec<String> = exaviz_datasets::formats::FORMATS
+        .iter()
+        .map(|f| format!("  {:<30} {}: {}", f.files, f.title, f.tools))
+        .collect();
     format!(
-        "INPUT is a file or folder (the format is told from its content) or a generator:\n  \
-  traces.otf2 or its folder        OTF2 (Score-P, APEX)\n  \
-  trace.json[.gz], .pfw            Chrome trace JSON (PyTorch/Kineto, JAX, rocprofiler, PerfFlowAspect)\n  \
-  HOST.xplane.pb                   XPlane profile (JAX, TensorFlow)\n  \
-  report.sqlite                    Nsight Systems export (nsys export --type sqlite)\n  \
-  folder/                          one run: Kineto ranks, a JAX log folder, an OTF2 archive, a TreeScope directory\n  \
-  NAME_meta.yaml                   Boxfish torus data\n  \
-  STORE/                           an exaviz Parquet store (exaviz convert)\n  \
-  A,B,...                          several files of one run\n\
+        "INPUT is a file or folder (the format is told from its content) or a generator:\n{}\n  \
+  {:<30} several files of one run\n\
 Generators, gen:NAME?key=value&... (e.g. gen:torus-sim?dims=4x4x4&steps=30&seed=1):\n{}\n\
 What a reader repaired is printed as counted `warning:` lines; `exaviz info INPUT` says what it holds.\n\
 A large trace file's index is kept beside it as INPUT.exaviz-index/ where reading it back is clearly faster than summing it\n\
 (EXAVIZ_INDEX_CACHE=off keeps none; see docs/store.md).",
+        formats.join("\n"),
+        "A,B,...",
         generators.join("\n")
     )
 }
 
+/// The command line's parser with the options of the view `argv` names (or the default view)
+/// added to the commands that show a view.
 fn augment(argv: &[String]) -> clap::Command {
     let mut cmd = <Cli as clap::CommandFactory>::command().after_help(inputs_help());
     let entry = match view_named(argv) {
@@ -271,7 +276,7 @@ enum Command {
     /// Render a view headless to a PNG file.
     #[command(after_help = "Each view has options of its own: exaviz render --view VIEW --help lists them.")]
     Render {
-        #[arg(default_value = DEFAULT_INPUT, help = INPUT_HELP)]
+        #[arg(default_value = DEFAULT_INPUT, help = input_help())]
         input: String,
         /// Output PNG (written to a temporary file, then renamed).
         #[arg(long, short, default_value = "exaviz.png")]
@@ -292,7 +297,7 @@ enum Command {
     /// command opens in place of its input. Generators at scale (gen:fd4?ranks=65536&messages=1e9)
     /// stream into it without holding the trace in memory.
     Convert {
-        #[arg(help = INPUT_HELP)]
+        #[arg(help = input_help())]
         input: String,
         /// The store folder to write (written under a temporary name, then renamed; an older
         /// store there is replaced).
@@ -330,7 +335,7 @@ enum Command {
     Summary(summary_cmd::SummaryArgs),
     /// Print counts of nodes, links, locations, messages, intervals and the time span.
     Info {
-        #[arg(help = INPUT_HELP)]
+        #[arg(help = input_help())]
         input: String,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -403,7 +408,7 @@ enum Command {
         /// The wall description (see docs/walls.md).
         #[arg(long, value_name = "WALL.toml")]
         config: PathBuf,
-        #[arg(default_value = DEFAULT_INPUT, help = INPUT_HELP)]
+        #[arg(default_value = DEFAULT_INPUT, help = input_help())]
         input: String,
         /// Close after presenting this many frames (for tests and demos).
         #[arg(long)]
@@ -427,7 +432,7 @@ enum Command {
     /// Open a view in a window, with pan (drag) and zoom (wheel; on the timeline, in time), hover tooltips and a side panel to switch views and options; h lists every key.
     #[command(after_help = "Each view has options of its own: exaviz view --view VIEW --help lists them.")]
     View {
-        #[arg(default_value = DEFAULT_INPUT, help = INPUT_HELP)]
+        #[arg(default_value = DEFAULT_INPUT, help = input_help())]
         input: String,
         /// Initial picture size, WIDTHxHEIGHT (the window adds the side panel's width; `p` hides it).
         #[arg(long, default_value = "1024x768")]

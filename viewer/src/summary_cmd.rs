@@ -8,7 +8,7 @@ use exaviz_engine::summary::{AreaAsked, Summary, summarize_asked};
 /// `exaviz summary` options.
 #[derive(clap::Args, Debug)]
 pub struct SummaryArgs {
-    #[arg(help = crate::INPUT_HELP)]
+    #[arg(help = crate::input_help())]
     pub input: String,
     /// Start of the area, seconds since the trace's start (default: the start).
     #[arg(long)]

@@ -20,8 +20,8 @@ use prost::Message;
 use serde_json::{Map, Value};
 
 use crate::SourceError;
-use crate::chrome::{ChromeTrace, Lane, Slice};
-use crate::dnn::HloPairs;
+use crate::formats::chrome::{ChromeTrace, Lane, Slice};
+use crate::formats::dnn::HloPairs;
 
 #[derive(Clone, PartialEq, Message)]
 pub struct XSpace {
@@ -306,7 +306,7 @@ mod tests {
         let names: Vec<&str> = space.planes.iter().map(|p| p.name.as_str()).collect();
         assert!(names.contains(&"/host:CPU") && names.contains(&"/host:metadata"), "{names:?}");
         let t = to_chrome(&space);
-        let json = crate::chrome::read(&fixture().with_file_name("vm.trace.json.gz")).unwrap();
+        let json = crate::formats::chrome::read(&fixture().with_file_name("vm.trace.json.gz")).unwrap();
         let ops = |t: &ChromeTrace| {
             let mut v: Vec<(String, i64)> = t
                 .slices

@@ -5,7 +5,12 @@
 use exaviz_engine::model::Dataset;
 
 use crate::query::{Query, whole};
-use crate::{MAX_MESSAGES, SourceError, fattree, mpi_gen, pf3d, scale_gen, torus, training_gen};
+use crate::{MAX_MESSAGES, SourceError, fattree, torus};
+
+pub mod mpi_gen;
+pub mod pf3d;
+pub mod scale_gen;
+pub mod training_gen;
 
 /// What `exaviz gen` writes of a generator's output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
 use crate::SourceError;
-use crate::chrome::{ChromeTrace, Slice};
+use crate::formats::chrome::{ChromeTrace, Slice};
 
 /// One file of a run: its trace and its name for messages.
 pub struct Part {
@@ -162,7 +162,7 @@ pub fn training(parts: &[Part]) -> Result<Training, SourceError> {
         let t = &p.trace;
         let cat = |s: &Slice| t.names[s.cat as usize].as_str();
         let kineto = t.slices.iter().any(|s| GPU_CATS.contains(&cat(s)));
-        let process_of = crate::chrome::process_names(t);
+        let process_of = crate::formats::chrome::process_names(t);
         let jax_lanes: Vec<bool> = t
             .lanes
             .iter()
@@ -416,7 +416,7 @@ fn kineto_cpu_device(b: &mut Builder, t: &ChromeTrace, rank: u32, t0: i64) {
 /// the `Steps` threads.
 fn jax_devices(b: &mut Builder, t: &ChromeTrace, jax_lanes: &[bool], file_rank: u32, t0: i64) {
     let mut dev_of: HashMap<String, usize> = HashMap::default();
-    let process_of = crate::chrome::process_names(t);
+    let process_of = crate::formats::chrome::process_names(t);
     for s in &t.slices {
         let lane = &t.lanes[s.lane as usize];
         let start = (s.start_ns - t0).max(0) as u64;
@@ -611,9 +611,9 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
     let mut parts = Vec::new();
     let mut hlo = hlo_pairs(dir);
     for p in &xplanes {
-        let space = crate::xplane::read(p)?;
-        hlo.extend(crate::xplane::hlo_pairs(&space));
-        parts.push(Part { trace: crate::xplane::to_chrome(&space), input: p.display().to_string() });
+        let space = crate::formats::xplane::read(p)?;
+        hlo.extend(crate::formats::xplane::hlo_pairs(&space));
+        parts.push(Part { trace: crate::formats::xplane::to_chrome(&space), input: p.display().to_string() });
     }
     let mut files = Vec::new();
     // PyTorch execution traces beside the profiles: the run's operator graph.
@@ -631,7 +631,7 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
             });
         if same_run {
             warnings.push(format!("{}: the same run as the .trace.json.gz beside it; read once", p.display()));
-        } else if crate::et::is_et(p) {
+        } else if crate::formats::et::is_et(p) {
             graphs.push(p.clone());
         } else if !looks_like_trace_file(p) {
             warnings.push(format!("{}: holds no trace events (not a Chrome trace file); skipped", p.display()));
@@ -643,7 +643,7 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
         return Err(SourceError::invalid(input, "holds no trace files (.json, .json.gz, .pfw, .xplane.pb)"));
     }
     for p in &files {
-        parts.push(Part { trace: crate::chrome::read(p)?, input: p.display().to_string() });
+        parts.push(Part { trace: crate::formats::chrome::read(p)?, input: p.display().to_string() });
     }
     // The modules the profile's operators say they ran in (`hlo_module`): only those are read
     // for the run's operator graph.
@@ -659,7 +659,7 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
     // named as the profile of the same process names them (by record-function id).
     let et = match graphs.first() {
         Some(first) => {
-            let mut r = crate::et::read_full(&first.display().to_string(), first)?;
+            let mut r = crate::formats::et::read_full(&first.display().to_string(), first)?;
             r.graph.profile_names = profile_names(&parts, &r);
             warnings.append(&mut r.warnings);
             Some(r.graph)
@@ -692,7 +692,7 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
 
 /// The names the Kineto profile of an execution trace's process gives its operators (the events
 /// whose `Record function id` is the operator's), one per operator (empty where none is found).
-fn profile_names(parts: &[Part], et: &crate::et::EtRead) -> Vec<String> {
+fn profile_names(parts: &[Part], et: &crate::formats::et::EtRead) -> Vec<String> {
     let Some(pid) = et.pid.map(|p| p.to_string()) else { return Vec::new() };
     let Some(part) = parts.iter().find(|p| p.trace.lanes.iter().any(|l| l.pid == pid)) else { return Vec::new() };
     let t = &part.trace;
@@ -729,7 +729,7 @@ fn matching_module(
         if std::fs::metadata(&f).map_or(true, |m| m.len() > 64 << 20) {
             continue;
         }
-        let Ok((g, _)) = crate::hlo::read(&f.display().to_string(), &f) else { continue };
+        let Ok((g, _)) = crate::formats::hlo::read(&f.display().to_string(), &f) else { continue };
         let hits = g.nodes.iter().filter(|n| names.contains(n.name.as_str())).count();
         if hits > 0 && best.as_ref().is_none_or(|b| hits > b.0) {
             best = Some((hits, g));
@@ -741,14 +741,14 @@ fn matching_module(
 /// The XPlane profiles under `dir` (down to four folders deep, as JAX writes
 /// `plugins/profile/RUN/HOST.xplane.pb`), sorted.
 fn xplanes_in(dir: &Path) -> Vec<PathBuf> {
-    files_under(dir, 1 << 12, &crate::xplane::is_xplane)
+    files_under(dir, 1 << 12, &crate::formats::xplane::is_xplane)
 }
 
 /// One XPlane profile as a run, with the HLO pairs it carries.
 pub fn open_xplane(input: &str, path: &Path) -> Result<exaviz_engine::model::Dataset, SourceError> {
-    let space = crate::xplane::read(path)?;
-    let hlo = crate::xplane::hlo_pairs(&space);
-    let part = Part { trace: crate::xplane::to_chrome(&space), input: path.display().to_string() };
+    let space = crate::formats::xplane::read(path)?;
+    let hlo = crate::formats::xplane::hlo_pairs(&space);
+    let part = Part { trace: crate::formats::xplane::to_chrome(&space), input: path.display().to_string() };
     open_parts(input, vec![part], &hlo)
 }
 
@@ -814,19 +814,22 @@ pub fn merge(parts: &[Part]) -> std::borrow::Cow<'_, ChromeTrace> {
             if let Some(unit) = t.counter_units.get(&c.name) {
                 out.counter_units.insert(name, unit.clone());
             }
-            out.counters.push(crate::chrome::CounterSample {
+            out.counters.push(crate::formats::chrome::CounterSample {
                 lane: c.lane + lane0,
                 name,
                 ts_ns: c.ts_ns,
                 value: c.value,
             });
         }
-        let mut moved =
-            |m: &crate::chrome::Mark| crate::chrome::Mark { lane: m.lane + lane0, name: remap(m.name), ts_ns: m.ts_ns };
-        let flows: Vec<crate::chrome::Flow> = t
+        let mut moved = |m: &crate::formats::chrome::Mark| crate::formats::chrome::Mark {
+            lane: m.lane + lane0,
+            name: remap(m.name),
+            ts_ns: m.ts_ns,
+        };
+        let flows: Vec<crate::formats::chrome::Flow> = t
             .flows
             .iter()
-            .map(|f| crate::chrome::Flow { id: f.id.clone(), from: moved(&f.from), to: moved(&f.to) })
+            .map(|f| crate::formats::chrome::Flow { id: f.id.clone(), from: moved(&f.from), to: moved(&f.to) })
             .collect();
         out.flows.extend(flows);
         out.unmatched += t.unmatched;
@@ -848,7 +851,7 @@ pub fn open_with(input: &str, paths: &[PathBuf], hlo: &HloPairs) -> Result<exavi
     }
     let mut parts = Vec::new();
     for p in paths {
-        parts.push(Part { trace: crate::chrome::read(p)?, input: p.display().to_string() });
+        parts.push(Part { trace: crate::formats::chrome::read(p)?, input: p.display().to_string() });
     }
     open_parts(input, parts, hlo)
 }
@@ -865,7 +868,7 @@ fn open_parts(input: &str, mut parts: Vec<Part>, hlo: &HloPairs) -> Result<exavi
     for p in &parts {
         warnings.extend(p.trace.repairs.lines(&p.input));
     }
-    let mut d = crate::chrome::dataset(&merge(&parts), input);
+    let mut d = crate::formats::chrome::dataset(&merge(&parts), input);
     d.warnings = warnings;
     match training(&parts) {
         Ok(mut t) => {
@@ -886,7 +889,7 @@ mod tests {
     use super::*;
 
     fn part(text: &str) -> Part {
-        Part { trace: crate::chrome::parse(text.as_bytes(), "t.json").unwrap(), input: "t.json".into() }
+        Part { trace: crate::formats::chrome::parse(text.as_bytes(), "t.json").unwrap(), input: "t.json".into() }
     }
 
     #[test]
@@ -929,7 +932,7 @@ mod tests {
     /// training model or a one-line error, never a panic.
     #[test]
     fn mutated_kineto_profiles_never_panic() {
-        let Some(path) = crate::chrome::tests::shared("kineto/sampled_rank-0.json.gz") else { return };
+        let Some(path) = crate::formats::chrome::tests::shared("kineto/sampled_rank-0.json.gz") else { return };
         let gz = std::fs::read(&path).unwrap();
         let mut plain = Vec::new();
         std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&gz[..]), &mut plain).unwrap();
@@ -940,7 +943,7 @@ mod tests {
                 let mut b = plain.clone();
                 b[i] ^= x;
                 let r = std::panic::catch_unwind(|| {
-                    let t = crate::chrome::parse(&b[..], "m.json").map_err(|e| e.to_string())?;
+                    let t = crate::formats::chrome::parse(&b[..], "m.json").map_err(|e| e.to_string())?;
                     training(&[Part { trace: t, input: "m.json".into() }])
                         .map(|t| t.ops.len())
                         .map_err(|e| e.to_string())

@@ -347,7 +347,7 @@ mod tests {
     use super::*;
 
     fn cloverleaf() -> Option<std::path::PathBuf> {
-        crate::chrome::tests::shared("nsys-cloverleaf/perlmutter-cloverleaf-cuda.sqlite")
+        crate::formats::chrome::tests::shared("nsys-cloverleaf/perlmutter-cloverleaf-cuda.sqlite")
     }
 
     #[test]
