@@ -26,17 +26,32 @@ if [ "${CI:-}" = "true" ]; then
   export EXAVIZ_REQUIRE_DATA=1
 fi
 
-# The CLI is built with DataFusion (`exaviz pyramid --engine datafusion`), whose crates the
-# workspace's `aggregate` tests build anyway; the Python tests use the same binary.
+# One compile of the whole workspace, one feature set, one profile. The CLI is built with
+# DataFusion (`exaviz pyramid --engine datafusion`), whose crates the `aggregate` tests build
+# anyway; the Python extension (a cdylib) is built in the same run, so its wheel needs no second
+# compile under features of its own (scripts/python-test.sh packs it). Clippy's lints run inside
+# that build rather than in a check build of their own: clippy-driver compiles the workspace's
+# crates (RUSTC_WORKSPACE_WRAPPER, as `cargo clippy` sets it) with warnings denied, so every
+# dependency is compiled once, not once checked and once built.
 export EXAVIZ_FEATURES="exaviz/datafusion"
+RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"
+export RUSTC_WORKSPACE_WRAPPER
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings"
+# pyo3 leaves libpython's symbols to the interpreter that loads the extension (as maturin has it).
+export PYO3_BUILD_EXTENSION_MODULE=1
+step() { echo "== $1: $(( $(date +%s) - started )) s since the start"; }
+started=$(date +%s)
 cargo fmt --all -- --check
-cargo clippy --workspace --all-targets --features "$EXAVIZ_FEATURES" --quiet -- -D warnings
+step "lints and build of every crate and target"
+cargo build --workspace --all-targets --features "$EXAVIZ_FEATURES" --quiet
+step "tests"
 log="$(mktemp)"
 set +e
-cargo test --workspace --exclude exaviz-benches --exclude exaviz-python --features "$EXAVIZ_FEATURES" "$@" 2>&1 | tee "$log"
+cargo test --workspace --features "$EXAVIZ_FEATURES" "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 # The Python package (pytest against the CLI), unless the Rust tests were filtered.
 if [ $# -eq 0 ]; then
+  step "Python package"
   bash scripts/python-test.sh 2>&1 | tee -a "$log"
   py_status=${PIPESTATUS[0]}
   [ "$status" -ne 0 ] || status=$py_status
@@ -49,4 +64,5 @@ awk '/^test result:/ { p += $4; f += $6; i += $8 }
      }
      END { printf "tests: %d passed, %d failed, %d skipped (Rust); %d passed, %d failed, %d skipped (Python)\n", p, f, i, q, qf, qs }' "$log"
 rm -f "$log"
+step "done"
 exit "$status"
