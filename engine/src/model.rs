@@ -35,6 +35,28 @@ pub enum LocationKind {
 }
 
 impl LocationKind {
+    /// The kind's number in a store's `locations.kind` column.
+    pub fn code(self) -> u32 {
+        match self {
+            Self::Unknown => 0,
+            Self::CpuThread => 1,
+            Self::GpuStream => 2,
+            Self::Process => 3,
+            Self::Metric => 4,
+        }
+    }
+
+    /// The kind of a store's number (unknown for a number of no kind).
+    pub fn from_code(code: u32) -> Self {
+        match code {
+            1 => Self::CpuThread,
+            2 => Self::GpuStream,
+            3 => Self::Process,
+            4 => Self::Metric,
+            _ => Self::Unknown,
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Self::Unknown => "unknown",
@@ -239,7 +261,9 @@ pub struct MetricSamples {
     pub time: Vec<u64>,
     /// Index into `Trace::metric_names`.
     pub metric: Vec<u32>,
-    pub value: Vec<u64>,
+    /// As the source gives it: whole numbers (OTF2's unsigned metrics), negative or fractional
+    /// ones (a Perfetto counter, a CPU time in seconds) alike.
+    pub value: Vec<f64>,
 }
 
 /// A trace: what ran where and what it sent.
@@ -431,7 +455,7 @@ impl Dataset {
 }
 
 /// Summary counts, as printed by `exaviz info`.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Summary {
     pub name: String,
     pub locations: usize,
@@ -453,12 +477,12 @@ pub struct Summary {
 }
 
 /// One metric's samples in a trace.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct CounterSummary {
     pub name: String,
     pub samples: usize,
-    pub min: u64,
-    pub max: u64,
+    pub min: f64,
+    pub max: f64,
     /// The values' unit ("" where the source gives none).
     pub unit: String,
     /// The values accumulate (their rate is what changes).
@@ -469,7 +493,7 @@ impl Trace {
     /// Each metric with samples: name, count, least and greatest value, in metric order.
     pub fn counter_summaries(&self) -> Vec<CounterSummary> {
         let m = &self.metrics;
-        let mut acc: Vec<Option<(usize, u64, u64)>> = vec![None; self.metric_names.len()];
+        let mut acc: Vec<Option<(usize, f64, f64)>> = vec![None; self.metric_names.len()];
         for (&k, &v) in m.metric.iter().zip(&m.value) {
             if let Some(slot) = acc.get_mut(k as usize) {
                 *slot = Some(match *slot {

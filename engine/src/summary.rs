@@ -581,7 +581,7 @@ fn counters_in(t: &Trace, area: Area) -> Vec<CounterRow> {
         if !area.holds(s.location[k]) || s.time[k] < area.from || s.time[k] >= area.to {
             continue;
         }
-        let v = s.value[k] as f64;
+        let v = s.value[k];
         let e = by.entry(s.metric[k]).or_insert((0, f64::MAX, 0.0, f64::MIN));
         e.0 += 1;
         e.1 = e.1.min(v);

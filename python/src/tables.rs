@@ -9,7 +9,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::types::{ArrowPrimitiveType, UInt32Type, UInt64Type};
+use arrow_array::types::{ArrowPrimitiveType, Float64Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, ArrayRef, DictionaryArray, PrimitiveArray, RecordBatch, RecordBatchIterator, StringArray};
 use arrow_buffer::{Buffer, ScalarBuffer};
 use arrow_schema::{Field, Schema};
@@ -96,6 +96,10 @@ fn u64s(owner: &Arc<Owner>, c: &[u64]) -> ArrayRef {
     Arc::new(shared::<UInt64Type>(owner, c))
 }
 
+fn f64s(owner: &Arc<Owner>, c: &[f64]) -> ArrayRef {
+    Arc::new(shared::<Float64Type>(owner, c))
+}
+
 /// The table `name` of `dataset`.
 pub(crate) fn table(dataset: &Arc<Dataset>, name: &str) -> PyResult<Table> {
     let owner = Arc::new(Owner(dataset.clone()));
@@ -153,7 +157,7 @@ pub(crate) fn table(dataset: &Arc<Dataset>, name: &str) -> PyResult<Table> {
                 ("location", u32s(o, &m.location)),
                 ("time", u64s(o, &m.time)),
                 ("counter", named(o, &m.metric, &t.metric_names).map_err(|e| bad(name, &e))?),
-                ("value", u64s(o, &m.value)),
+                ("value", f64s(o, &m.value)),
             ]
         }
         other => {

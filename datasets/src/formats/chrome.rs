@@ -668,8 +668,7 @@ pub fn dataset(t: &ChromeTrace, input: &str) -> exaviz_engine::model::Dataset {
         m.location.push(loc);
         m.time.push(at(c.ts_ns));
         m.metric.push(metric);
-        // The model keeps whole numbers (OTF2's unsigned metrics): rounded, negatives as 0.
-        m.value.push(if c.value.is_finite() && c.value > 0.0 { c.value.round() as u64 } else { 0 });
+        m.value.push(c.value);
     }
     Dataset { name: input.to_string(), trace, ..Default::default() }
 }
@@ -747,7 +746,7 @@ pub(crate) mod tests {
         let names: Vec<&str> = counters.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names.len(), 2, "{names:?}: the process without rows has none");
         let allocated = counters.iter().find(|c| c.name.contains("allocated")).unwrap();
-        assert_eq!((allocated.samples, allocated.min, allocated.max), (2, 512, 1024));
+        assert_eq!((allocated.samples, allocated.min, allocated.max), (2, 512.0, 1024.0));
         assert!(d.trace.metrics.location.iter().all(|&l| l == 0));
     }
 
@@ -772,9 +771,9 @@ pub(crate) mod tests {
         let counters = d.trace.counter_summaries();
         let get = |n: &str| counters.iter().find(|c| c.name == n).unwrap_or_else(|| panic!("{n} in {counters:?}"));
         let cuda = get("memory allocated (cuda:0)");
-        assert_eq!((cuda.samples, cuda.min, cuda.max, cuda.unit.as_str()), (2, 0, 512, "B"));
-        assert_eq!(get("memory reserved (cuda:0)").max, 2_097_152);
-        assert_eq!(get("memory allocated (CPU)").max, 4096);
+        assert_eq!((cuda.samples, cuda.min, cuda.max, cuda.unit.as_str()), (2, 0.0, 512.0, "B"));
+        assert_eq!(get("memory reserved (cuda:0)").max, 2_097_152.0);
+        assert_eq!(get("memory allocated (CPU)").max, 4096.0);
         assert_eq!(counters.len(), 4, "an event without totals gives none: {counters:?}");
         assert!(d.trace.metrics.location.iter().all(|&l| l == 1), "on the allocating thread's row");
         assert_eq!(t.instants.len(), 4, "still instants too");

@@ -713,11 +713,9 @@ impl Builder<'_> {
             let ty = c.u8()?;
             let value = match ty {
                 // Unsigned and signed integers are compressed; floats are stored whole.
-                1..=8 => c.cu64()?,
-                9 | 10 => {
-                    let v = f64::from_bits(c.full_u64()?);
-                    if v.is_finite() && v >= 0.0 { v as u64 } else { 0 }
-                }
+                1..=4 => c.cu64()? as f64,
+                5..=8 => c.cu64()? as i64 as f64,
+                9 | 10 => f64::from_bits(c.full_u64()?),
                 _ => return Err(format!("metric value of unsupported type {ty}")),
             };
             let Some(&member) = members.and_then(|m| m.get(usize::from(i))) else { continue };

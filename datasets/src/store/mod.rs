@@ -41,10 +41,11 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use exaviz_engine::model::{
-    Collectives, Counters, Dataset, Intervals, Links, Locations, Messages, MetricSamples, OutOfCore, Topology, Trace,
+    Collectives, Counters, Dataset, Intervals, Links, LocationKind, Locations, Messages, MetricSamples, OutOfCore,
+    Topology, Trace,
 };
 /// What a stored pyramid covers (the manifest records it, never the shape).
 pub use exaviz_engine::pyramid::PyramidSpan;
@@ -69,7 +70,7 @@ use schema::*;
 pub use writer::*;
 
 /// The version of the layout above; a store of another version is refused with a hint.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 /// The manifest's file name, which marks a folder as a store.
 pub const MANIFEST: &str = "exaviz-store.json";
 /// Rows per row group of the event tables.
@@ -308,7 +309,7 @@ pub(crate) mod tests {
         let text = std::fs::read_to_string(&manifest_path).unwrap();
         let err = |p: &Path| crate::open(p.to_str().unwrap()).unwrap_err().to_string();
 
-        std::fs::write(&manifest_path, text.replace("\"schema_version\": 1", "\"schema_version\": 7")).unwrap();
+        std::fs::write(&manifest_path, text.replace("\"schema_version\": 2", "\"schema_version\": 7")).unwrap();
         let e = err(&path);
         assert!(e.contains("schema version 7") && e.contains("re-run exaviz convert") && !e.contains('\n'), "{e}");
 

@@ -34,6 +34,7 @@ pub fn manifest(store: &Path) -> Result<Manifest, SourceError> {
 pub(super) enum Owned {
     U32(Vec<u32>),
     U64(Vec<u64>),
+    F64(Vec<f64>),
     Str(Vec<String>),
 }
 
@@ -42,6 +43,7 @@ impl Owned {
         match self {
             Owned::U32(v) => v.len(),
             Owned::U64(v) => v.len(),
+            Owned::F64(v) => v.len(),
             Owned::Str(v) => v.len(),
         }
     }
@@ -51,6 +53,7 @@ impl Owned {
         match self {
             Owned::U32(v) => v.reserve_exact(more),
             Owned::U64(v) => v.reserve_exact(more),
+            Owned::F64(v) => v.reserve_exact(more),
             Owned::Str(v) => v.reserve_exact(more),
         }
     }
@@ -223,6 +226,7 @@ pub(super) fn decode_batches(
             match out {
                 Owned::U32(v) => v.extend_from_slice(u32s(col).ok_or_else(wrong)?),
                 Owned::U64(v) => v.extend_from_slice(u64s(col).ok_or_else(wrong)?),
+                Owned::F64(v) => v.extend_from_slice(f64s(col).ok_or_else(wrong)?),
                 Owned::Str(v) => v.extend(
                     col.as_any()
                         .downcast_ref::<StringArray>()
@@ -245,6 +249,11 @@ pub(super) fn u32s(col: &ArrayRef) -> Option<&[u32]> {
 /// The values of an array of `u64` (`None`: of another type).
 pub(super) fn u64s(col: &ArrayRef) -> Option<&[u64]> {
     Some(col.as_any().downcast_ref::<UInt64Array>()?.values())
+}
+
+/// The values of an array of `f64` (`None`: of another type).
+pub(super) fn f64s(col: &ArrayRef) -> Option<&[f64]> {
+    Some(col.as_any().downcast_ref::<Float64Array>()?.values())
 }
 
 /// The record batches of `builder`'s file, `batch_rows` rows each, of the row groups `groups`
@@ -308,6 +317,12 @@ pub(super) fn take_u64(c: &mut [Owned], i: usize) -> Vec<u64> {
         _ => Vec::new(),
     }
 }
+pub(super) fn take_f64(c: &mut [Owned], i: usize) -> Vec<f64> {
+    match &mut c[i] {
+        Owned::F64(v) => std::mem::take(v),
+        _ => Vec::new(),
+    }
+}
 pub(super) fn take_str(c: &mut [Owned], i: usize) -> Vec<String> {
     match &mut c[i] {
         Owned::Str(v) => std::mem::take(v),
@@ -336,6 +351,7 @@ pub(super) fn no_rows(table: &Table) -> Vec<Owned> {
         .map(|(_, k)| match k {
             U32 => Owned::U32(Vec::new()),
             U64 => Owned::U64(Vec::new()),
+            F64 => Owned::F64(Vec::new()),
             Str => Owned::Str(Vec::new()),
         })
         .collect()
@@ -384,7 +400,14 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
     let mut next = || read.next().unwrap_or_default();
     let mut t = Trace { ticks_per_second: m.ticks_per_second, ..Default::default() };
     let mut c = next();
-    t.locations = Locations { name: take_str(&mut c, 1), node: take_u32(&mut c, 2), kind: Vec::new() };
+    // Locations of no kind (a generator's) stay untyped, as the trace written had them.
+    let codes = take_u32(&mut c, 3);
+    let kind = if codes.iter().all(|&k| k == 0) {
+        Vec::new()
+    } else {
+        codes.into_iter().map(LocationKind::from_code).collect()
+    };
+    t.locations = Locations { name: take_str(&mut c, 1), node: take_u32(&mut c, 2), kind };
     t.region_names = take_str(&mut next(), 1);
     t.collective_names = take_str(&mut next(), 1);
     t.metric_names = take_str(&mut next(), 1);
@@ -411,7 +434,7 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
         location: take_u32(&mut c, 0),
         time: take_u64(&mut c, 1),
         metric: take_u32(&mut c, 2),
-        value: take_u64(&mut c, 3),
+        value: take_f64(&mut c, 3),
     };
     let units = metric_units_table();
     if store.join(units.file()).exists() {

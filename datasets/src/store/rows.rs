@@ -302,6 +302,7 @@ fn concatenated(table: &super::Table, parts: Vec<Vec<super::Owned>>) -> Vec<supe
             match (a, b) {
                 (Owned::U32(a), Owned::U32(b)) => a.extend_from_slice(&b),
                 (Owned::U64(a), Owned::U64(b)) => a.extend_from_slice(&b),
+                (Owned::F64(a), Owned::F64(b)) => a.extend_from_slice(&b),
                 (Owned::Str(a), Owned::Str(b)) => a.extend(b),
                 _ => {}
             }

@@ -7,6 +7,7 @@ use super::*;
 pub(super) enum Kind {
     U32,
     U64,
+    F64,
     Str,
 }
 
@@ -15,6 +16,7 @@ impl Kind {
         match self {
             Kind::U32 => DataType::UInt32,
             Kind::U64 => DataType::UInt64,
+            Kind::F64 => DataType::Float64,
             Kind::Str => DataType::Utf8,
         }
     }
@@ -41,10 +43,10 @@ impl Table {
     }
 }
 
-pub(super) use Kind::{Str, U32, U64};
+pub(super) use Kind::{F64, Str, U32, U64};
 
 pub(super) fn locations_table() -> Table {
-    Table::of("locations", &[("location", U32), ("name", Str), ("node", U32)])
+    Table::of("locations", &[("location", U32), ("name", Str), ("node", U32), ("kind", U32)])
 }
 pub(super) fn names_table(name: &'static str, id: &str) -> Table {
     Table::of(name, &[(id, U32), ("name", Str)])
@@ -73,7 +75,7 @@ pub(super) fn metric_units_table() -> Table {
     Table::of("metric_units", &[("metric", U32), ("unit", Str), ("accumulated", U32)])
 }
 pub(super) fn metrics_table() -> Table {
-    Table::of("metrics", &[("location", U32), ("time", U64), ("metric", U32), ("value", U64)])
+    Table::of("metrics", &[("location", U32), ("time", U64), ("metric", U32), ("value", F64)])
 }
 pub(super) fn nodes_table(dims: usize) -> Table {
     let mut t = Table::of("nodes", &[("node", U32), ("group", U32)]);
@@ -101,6 +103,7 @@ pub(super) fn pyramid_lines_table() -> Table {
 pub(super) enum Col<'a> {
     U32(&'a [u32]),
     U64(&'a [u64]),
+    F64(&'a [f64]),
     Str(&'a [String]),
 }
 
@@ -109,6 +112,7 @@ impl Col<'_> {
         match self {
             Col::U32(v) => v.len(),
             Col::U64(v) => v.len(),
+            Col::F64(v) => v.len(),
             Col::Str(v) => v.len(),
         }
     }
@@ -124,6 +128,7 @@ impl Col<'_> {
         match *self {
             Col::U32(v) => Arc::new(UInt32Array::from(pick(v, order, range))),
             Col::U64(v) => Arc::new(UInt64Array::from(pick(v, order, range))),
+            Col::F64(v) => Arc::new(Float64Array::from(pick(v, order, range))),
             Col::Str(v) => {
                 let rows: Vec<&str> = match order {
                     Some(o) => o[range].iter().map(|&i| v[i as usize].as_str()).collect(),

@@ -197,6 +197,18 @@ impl StoreWriter {
         self.append("collectives", &cols, order.as_deref(), Some(&c.start))
     }
 
+    /// Starts the metrics table; then call [`Self::metrics`] with batches in time order.
+    pub fn begin_metrics(&mut self) -> Result<(), SourceError> {
+        self.begin(&metrics_table())
+    }
+
+    /// Appends metric samples, sorted by time within the batch.
+    pub fn metrics(&mut self, m: &MetricSamples) -> Result<(), SourceError> {
+        let order = time_order(&m.time);
+        let cols = [Col::U32(&m.location), Col::U64(&m.time), Col::U32(&m.metric), Col::F64(&m.value)];
+        self.append("metrics", &cols, order.as_deref(), Some(&m.time))
+    }
+
     /// Writes every table of `d` but those already begun (messages, intervals and collectives
     /// may have been streamed), then the manifest, and renames the store into place.
     pub fn finish(mut self, d: &Dataset) -> Result<Manifest, SourceError> {
@@ -204,7 +216,8 @@ impl StoreWriter {
         let ids = |n: usize| -> Vec<u32> { (0..n as u32).collect() };
         self.begin(&locations_table())?;
         let loc_ids = ids(t.locations.name.len());
-        let cols = [Col::U32(&loc_ids), Col::Str(&t.locations.name), Col::U32(&t.locations.node)];
+        let kinds: Vec<u32> = (0..t.locations.name.len()).map(|i| t.locations.kind_of(i).code()).collect();
+        let cols = [Col::U32(&loc_ids), Col::Str(&t.locations.name), Col::U32(&t.locations.node), Col::U32(&kinds)];
         self.append("locations", &cols, None, None)?;
         for (table, id, names) in [
             ("regions", "region", &t.region_names),
@@ -241,11 +254,10 @@ impl StoreWriter {
             let cols = [Col::U32(&c.entity), Col::U64(&c.time), Col::U32(&c.value)];
             self.append(table, &cols, order.as_deref(), Some(&c.time))?;
         }
-        let m = &t.metrics;
-        self.begin(&metrics_table())?;
-        let order = time_order(&m.time);
-        let cols = [Col::U32(&m.location), Col::U64(&m.time), Col::U32(&m.metric), Col::U64(&m.value)];
-        self.append("metrics", &cols, order.as_deref(), Some(&m.time))?;
+        if !self.has("metrics") {
+            self.begin_metrics()?;
+            self.metrics(&t.metrics)?;
+        }
         if let Some(topo) = &d.topology {
             let dims = topo.dims();
             let n = topo.node_count();

@@ -197,7 +197,7 @@ impl CounterIndex {
                 }
                 let unit = t.metric_units.get(metric as usize).cloned().unwrap_or_default();
                 let accumulated = t.metric_accumulated.get(metric as usize).copied().unwrap_or(false);
-                let samples: Vec<(u64, u64)> = g.iter().map(|&i| (m.time[i as usize], m.value[i as usize])).collect();
+                let samples: Vec<(u64, f64)> = g.iter().map(|&i| (m.time[i as usize], m.value[i as usize])).collect();
                 Series { location, metric: alone, ..series_of(name, unit, accumulated, &samples, tps) }
             })
             .collect();
@@ -220,7 +220,7 @@ impl CounterIndex {
 /// and never fall is drawn as its rate per second over each sampling interval; one whose values
 /// fall, or never change, is drawn as it is whatever its declaration says (measurement plugins
 /// leave the mode at its default, accumulating, for percentages and powers).
-fn series_of(name: String, unit: String, accumulated: bool, samples: &[(u64, u64)], tps: f64) -> Series {
+fn series_of(name: String, unit: String, accumulated: bool, samples: &[(u64, f64)], tps: f64) -> Series {
     let rising = samples.windows(2).all(|w| w[1].1 >= w[0].1);
     let grows = samples.last().map(|l| l.1) > samples.first().map(|f| f.1);
     let rate = accumulated && rising && grows;
@@ -231,13 +231,13 @@ fn series_of(name: String, unit: String, accumulated: bool, samples: &[(u64, u64
         for &(t, v) in &samples[1..] {
             if t > last.0 {
                 out.0.push(last.0);
-                out.1.push((v - last.1) as f64 / ((t - last.0) as f64 / tps));
+                out.1.push((v - last.1) / ((t - last.0) as f64 / tps));
                 last = (t, v);
             }
         }
         out
     } else {
-        samples.iter().map(|&(t, v)| (t, v as f64)).unzip()
+        samples.iter().copied().unzip()
     };
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -412,7 +412,8 @@ mod tests {
     use super::*;
 
     fn series(samples: &[(u64, u64)], accumulated: bool) -> Series {
-        series_of("c".into(), "J".into(), accumulated, samples, 1.0)
+        let samples: Vec<(u64, f64)> = samples.iter().map(|&(t, v)| (t, v as f64)).collect();
+        series_of("c".into(), "J".into(), accumulated, &samples, 1.0)
     }
 
     #[test]
@@ -485,7 +486,7 @@ mod tests {
                 location: vec![0, 0, 0, 0, 0, 0],
                 time: vec![0, 1, 0, 1, 0, 1],
                 metric: vec![0, 0, 1, 1, 2, 2],
-                value: vec![0, 5, 3, 3, 1, 9],
+                value: vec![0.0, 5.0, 3.0, 3.0, 1.0, 9.0],
             },
             ..Default::default()
         };
