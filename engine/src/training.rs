@@ -490,6 +490,15 @@ fn derive_stages(devices: &[(Device, Option<u32>, Vec<RawOp>)], rank_index: &Has
             to[a].push(b);
         }
     }
+    // A ring (a cyclic permutation, as JAX's pipelines write `ppermute` with
+    // `perm = [(i, (i + 1) % n)]`): one stage per device in ring order, from the first device.
+    if let Some(ring) = ring_order(&to) {
+        let mut stage = vec![0u32; n];
+        for (k, &d) in ring.iter().enumerate() {
+            stage[d] = k as u32;
+        }
+        return stage;
+    }
     // Longest-path depth by relaxation, bounded by n rounds (a cycle — a ring of sends — stops
     // growing there and stays as it is).
     let mut depth = vec![0u32; n];
@@ -508,6 +517,32 @@ fn derive_stages(devices: &[(Device, Option<u32>, Vec<RawOp>)], rank_index: &Has
         }
     }
     compact(depth)
+}
+
+/// The devices in ring order from device 0 where the edges `to` form one cycle through every
+/// device (each sends to exactly one and receives from exactly one); `None` otherwise.
+fn ring_order(to: &[Vec<usize>]) -> Option<Vec<usize>> {
+    let n = to.len();
+    if n < 3 || to.iter().any(|t| t.len() != 1) {
+        return None;
+    }
+    let mut order = vec![0usize];
+    let mut seen = vec![false; n];
+    seen[0] = true;
+    let mut at = 0;
+    loop {
+        let next = to[at][0];
+        if next == 0 {
+            break;
+        }
+        if seen[next] {
+            return None;
+        }
+        seen[next] = true;
+        order.push(next);
+        at = next;
+    }
+    (order.len() == n).then_some(order)
 }
 
 fn compact(stages: Vec<u32>) -> Vec<u32> {
@@ -946,5 +981,25 @@ mod tests {
         // One step over everything (no repetition).
         assert_eq!(t.steps.len(), 1);
         assert!(Builder::default().finish().unwrap_err().contains("no device lanes"));
+    }
+
+    /// A ring of sends (JAX's `ppermute` with `perm = [(i, (i + 1) % n)]`): one stage per device
+    /// in ring order, whatever the order the devices are listed in.
+    #[test]
+    fn a_ring_of_sends_is_one_stage_per_device_in_ring_order() {
+        let mut b = Builder::default();
+        let ring = [0u32, 3, 1, 7, 2, 6, 4, 5];
+        for rank in 0..8u32 {
+            let d = b.device(format!("r{rank}"), rank, None);
+            let k = ring.iter().position(|&r| r == rank).unwrap();
+            let (next, prev) = (ring[(k + 1) % 8], ring[(k + 7) % 8]);
+            b.op(d, op("collective-permute", Class::Send, 100, 200, Some(next)));
+            b.op(d, op("collective-permute", Class::Recv, 100, 200, Some(prev)));
+        }
+        let t = b.finish().unwrap();
+        assert_eq!(t.stages, 8);
+        for d in &t.devices {
+            assert_eq!(d.stage as usize, ring.iter().position(|&r| r == d.rank).unwrap(), "{:?}", t.devices);
+        }
     }
 }
