@@ -304,6 +304,17 @@ fn every_recorded_fixture_opens_and_gives_what_it_holds() {
             clean: true,
             ..Default::default()
         },
+        // Recorded here (scripts/record/record_jax_ring8.py): a ring of 8 devices (ppermute with
+        // perm [(i, (i + 1) % 8)]): one stage per device in ring order, from the profile's HLO
+        // pairs as from its module's.
+        Expect {
+            input: "repo:tests/data/jax-ring8",
+            devices: Some(8),
+            stages: Some(8),
+            stages_from: Some("HLO pairs"),
+            classes: &[(Class::Send, true), (Class::Recv, true)],
+            ..Default::default()
+        },
         // Its Chrome trace alone: no pairs to find, so one stage.
         Expect {
             input: "repo:tests/data/jax-cpu-pipeline/plugins/profile/run/vm.trace.json.gz",
@@ -372,4 +383,61 @@ fn stages_given_by_rank_ranges_replace_the_ones_found() {
     }
     let err = t.restaged(&[(lo, lo)]).unwrap_err();
     assert!(err.contains("in none of the stages"), "{err}");
+}
+
+/// A ring pipeline's stages are the same from every source of HLO pairs: the profile (its
+/// XPlane's HLO) and the module XLA dumped, one stage per device in ring order.
+#[test]
+fn a_ring_reads_as_the_same_stages_from_the_profile_and_the_module() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let run = exaviz_datasets::open(repo.join("tests/data/jax-ring8").to_str().unwrap()).unwrap();
+    let t = run.training.as_ref().expect("a training run");
+    let mut by_rank: Vec<(u32, u32)> = t.devices.iter().map(|d| (d.rank, d.stage)).collect();
+    by_rank.sort_unstable();
+    assert_eq!(by_rank, (0..8).map(|r| (r, r)).collect::<Vec<_>>());
+    let module = repo.join("tests/data/jax-ring8/xla_dump/module_0008.jit_ring.cpu_after_optimizations.txt");
+    let g = exaviz_datasets::open(module.to_str().unwrap()).unwrap().opgraph.expect("an operator graph");
+    assert_eq!(g.stage_order(), (0..8).collect::<Vec<u32>>());
+}
+
+/// Nothing lost on the way to the store: every real trace converted by `exaviz convert` reads
+/// back with the same summary (`exaviz info --json`): locations by kind, rows of every table,
+/// counters with their units and their values as the source gave them, time span.
+#[test]
+fn every_trace_reads_back_the_same_from_its_store() {
+    let Some(data) = shared_data_or_skip("store round trip") else { return };
+    let inputs = [
+        "otf2-pingpong/ping-pong-otf2/traces.otf2",
+        "otf2-pingpong/ping-pong-otf2-papi/traces.otf2",
+        "otf2-stencil-32r",
+        "otf2-hip-mi300-metrics/traces.otf2",
+        "rocprofiler-chrome/memcpy-host-device.rocprofiler.json.gz",
+        "kineto-dlrm-8gpu",
+        "kineto/nccl_data.json.gz",
+        "perfflow/perfflow.lassen19.108800.pfw",
+        "nsys-cloverleaf/perlmutter-cloverleaf-cuda.sqlite",
+        "boxfish/bgpc_meta.yaml",
+        "paraver-qsort-4r/qsort_beo3.prv",
+        "perfetto-omnitrace-mpi/mpi-binary-rewrite-1.proto",
+        "hpctoolkit-pingpong",
+        "projections-charm/hello-1darray-projections",
+        "projections-charm/ping-pong-projections",
+        "repo:tests/data/torch-gloo-pipeline",
+        "repo:tests/data/torch-gloo-memory",
+        "repo:tests/data/jax-cpu-pipeline",
+    ];
+    let dir = std::env::temp_dir().join(format!("exaviz-roundtrip-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (k, input) in inputs.iter().enumerate() {
+        let path = path_of(&data, input);
+        let path = path.to_str().unwrap();
+        let target = dir.join(format!("{k}.exaviz"));
+        exaviz_datasets::convert(path, &target, &|_, _| {}).unwrap_or_else(|e| panic!("{input}: {e}"));
+        let memory = exaviz_datasets::open(path).unwrap().summary();
+        let mut stored = exaviz_datasets::open(target.to_str().unwrap()).unwrap().summary();
+        stored.name = memory.name.clone();
+        assert_eq!(memory, stored, "{input}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -116,32 +116,59 @@ pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Da
     Ok(dataset)
 }
 
-/// What a folder without trace files holds one level down that exaviz opens: OTF2 archives,
-/// stores and TreeScope directories, named with what to pass instead.
-fn inputs_below(dir: &Path) -> Option<String> {
+/// What a folder without trace files holds that exaviz opens: files of another format in it,
+/// OTF2 archives, stores and TreeScope directories one level down, named with what to pass
+/// instead; else what it holds.
+fn inputs_below(dir: &Path) -> String {
     let mut found: Vec<String> = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    let mut entries: Vec<_> =
+        std::fs::read_dir(dir).map(|r| r.flatten().map(|e| e.path()).collect()).unwrap_or_default();
     entries.sort();
-    for sub in entries {
-        let what = if let Some(anchor) = formats::otf2::anchor_in(&sub) {
-            Some(anchor)
-        } else if sub.to_string_lossy().ends_with(sidecar::SUFFIX) {
+    let (mut files, mut folders) = (Vec::new(), 0usize);
+    for sub in &entries {
+        let name = sub.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let what = if sub.is_file() {
+            files.push(name.clone());
+            let text = sub.display().to_string();
+            let probe = formats::Probe::new(&text, sub, None);
+            formats::detect(&probe).filter(|f| f.name != "profiles").map(|f| format!("{} ({})", sub.display(), f.title))
+        } else if name.ends_with(sidecar::SUFFIX) {
             // The index kept beside a trace, not an input of its own.
             None
-        } else if store::is_store(&sub) || fattree::files::is_dir(&sub) {
-            Some(sub.clone())
         } else {
-            None
+            folders += 1;
+            if let Some(anchor) = formats::otf2::anchor_in(sub) {
+                Some(anchor.display().to_string())
+            } else if store::is_store(sub) || fattree::files::is_dir(sub) || formats::hpctoolkit::is_database(sub) {
+                Some(sub.display().to_string())
+            } else {
+                None
+            }
         };
-        found.extend(what.map(|p| p.display().to_string()));
+        found.extend(what);
     }
-    let first = found.first()?;
-    let more = if found.len() > 1 { format!(" (or one of {} more)", found.len() - 1) } else { String::new() };
-    Some(format!(
-        "holds no trace files itself, but {} input{} in its folders: pass {first}{more}",
-        found.len(),
-        if found.len() == 1 { "" } else { "s" }
-    ))
+    if let Some(first) = found.first() {
+        let more = if found.len() > 1 { format!(" (or one of {} more)", found.len() - 1) } else { String::new() };
+        return format!(
+            "holds no run of profiles, but {} input{} exaviz opens: pass {first}{more}",
+            found.len(),
+            if found.len() == 1 { "" } else { "s" }
+        );
+    }
+    let shown: Vec<&str> = files.iter().take(4).map(String::as_str).collect();
+    let files_part = match files.len() {
+        0 => "no files".to_string(),
+        n => format!(
+            "{n} file{} ({}{})",
+            if n == 1 { "" } else { "s" },
+            shown.join(", "),
+            if n > 4 { ", ..." } else { "" }
+        ),
+    };
+    format!(
+        "holds no trace files (.json, .json.gz, .pfw, .xplane.pb) nor any other input exaviz opens: it holds {files_part} and {folders} folder{}",
+        if folders == 1 { "" } else { "s" }
+    )
 }
 
 /// The dataset of `input`, without an index: a generator, a comma-separated list of one run's
@@ -175,9 +202,12 @@ fn read(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError
         ));
     };
     if let Some(q) = &probe.query {
-        let whose =
-            format!("{} {}", if format.title.starts_with(|c: char| c.is_uppercase()) { "a" } else { "" }, format.title);
-        q.only(format.options, whose.trim())?;
+        let article = if format.title.starts_with(|c: char| c.is_uppercase()) { "a " } else { "" };
+        let whose = format!("{article}{}", format.title);
+        if format.options.is_empty() {
+            return Err(q.invalid(format!("{whose} takes no options after '?'")));
+        }
+        q.only(format.options, &whose)?;
     }
     (format.open)(&probe, progress)
 }
@@ -198,11 +228,26 @@ fn profile_dir(input: &str, path: &Path) -> Result<Dataset, SourceError> {
             );
             return SourceError::invalid(input, hint);
         }
-        match inputs_below(path) {
-            Some(hint) => SourceError::invalid(input, hint),
-            None => e,
-        }
+        SourceError::invalid(input, inputs_below(path))
     })
+}
+
+/// What `exaviz info --json` prints of a dataset (Python's `Trace.info()` too): its summary, a
+/// training run's devices and stages, the operator graph beside a profile.
+pub fn info_json(d: &Dataset) -> serde_json::Value {
+    let training = d.training.as_deref().map(|t| {
+        let stages = t.devices.iter().map(|d| d.stage).max().map_or(0, |s| s + 1);
+        serde_json::json!({"devices": t.devices.len(), "stages": stages, "stages_from": t.stages_from, "source": t.source})
+    });
+    let graph = d.opgraph.as_deref().map(|g| {
+        serde_json::json!({"source": g.source, "name": g.name, "operators": g.nodes.len(), "data_edges": g.edges.len()})
+    });
+    let mut v = serde_json::to_value(d.summary()).unwrap_or_default();
+    if let Some(object) = v.as_object_mut() {
+        object.insert("training".into(), training.unwrap_or(serde_json::Value::Null));
+        object.insert("graph".into(), graph.unwrap_or(serde_json::Value::Null));
+    }
+    v
 }
 
 /// Writes any input into a store at `target` (through a temporary folder, renamed at the end),
@@ -238,6 +283,13 @@ pub fn convert(input: &str, target: &Path, progress: &dyn Fn(u64, u64)) -> Resul
         }
     }
     let path = Path::new(input);
+    // A format that streams converts a row group at a time, whatever the trace's size.
+    if path.is_file() {
+        let probe = formats::Probe::new(input, path, None);
+        if let Some(stream) = formats::detect(&probe).and_then(|f| f.stream) {
+            return stream(&probe, target, progress);
+        }
+    }
     let dataset = if store::is_store(path) {
         let d = store::open_with(path, progress, store::MAX_IN_MEMORY_ROWS)?;
         if d.out_of_core.is_some() {
@@ -293,6 +345,29 @@ mod tests {
         let e = open("gen:pf3d?dims=4x4&grid=4x4x4").unwrap_err().to_string();
         assert!(e.contains("grid 4x4x4 has 64 cubes"), "{e}");
         assert!(open("gen:pf3d?threads=0").unwrap_err().to_string().contains("threads=0"));
+    }
+
+    /// A folder without a run of profiles says what it holds instead: a file of another
+    /// format to pass, or its files and folders.
+    #[test]
+    fn folders_without_profiles_say_what_they_hold() {
+        let dir = std::env::temp_dir().join(format!("exaviz-folder-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("notes.txt"), "nothing").unwrap();
+        let e = open(dir.to_str().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("nor any other input exaviz opens: it holds 1 file (notes.txt) and 1 folder"), "{e}");
+        std::fs::write(dir.join("run.prv"), "#Paraver (01/01/24 at 00:00):10:0:1:1(1:0)\n1:1:1:1:1:0:10:1\n").unwrap();
+        let e = open(dir.to_str().unwrap()).unwrap_err().to_string();
+        assert!(
+            e.contains("holds no run of profiles, but 1 input exaviz opens: pass")
+                && e.contains("run.prv (Paraver trace)"),
+            "{e}"
+        );
+        // Options of a format that takes none, and unknown ones, are named.
+        let e = open(&format!("{}?depth=2", dir.join("run.prv").display())).unwrap_err().to_string();
+        assert!(e.contains("a Paraver trace takes no options after '?'"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -1,8 +1,9 @@
 """exaviz in Python and Jupyter.
 
-Open what the ``exaviz`` command opens (OTF2, Chrome/Kineto/JAX JSON, XPlane, Nsight SQLite,
-rocprofiler, TreeScope, Boxfish, exaviz stores, ``gen:`` generators), draw any of its views
-inline, and take the numbers and tables into pandas::
+Open what the ``exaviz`` command opens (OTF2, Paraver, Perfetto protobuf, HPCToolkit databases,
+Charm++ Projections, Chrome/Kineto/JAX JSON, XPlane, Nsight SQLite, TreeScope, Boxfish, exaviz
+stores, ``gen:`` generators; ``exaviz.formats()`` lists them), draw any of its views inline, and
+take the numbers and tables into pandas::
 
     import exaviz
     trace = exaviz.open("traces.otf2")
@@ -19,14 +20,43 @@ the CLI's parser checks them and a wrong one raises ``ValueError`` with the CLI'
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import _exaviz
-from ._exaviz import TraceError
 
-__all__ = ["open", "from_pandas", "from_arrow", "bundle", "aggregate", "views", "Trace", "Picture", "Table", "TraceError"]
+def _private_runtime_dir() -> None:
+    """Mesa's Vulkan drivers print "XDG_RUNTIME_DIR is invalid or not set in the environment."
+    twice whenever a GPU is looked for where the variable is missing (headless machines, CI):
+    give them a private folder, as the CLI does, before anything looks for a GPU."""
+    import tempfile
+
+    if os.environ.get("XDG_RUNTIME_DIR") or not hasattr(os, "getuid"):
+        return
+    folder = os.path.join(tempfile.gettempdir(), f"exaviz-runtime-{os.getuid()}")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)
+    except OSError:
+        return
+    os.environ["XDG_RUNTIME_DIR"] = folder
+
+
+_private_runtime_dir()
+
+from . import _exaviz  # noqa: E402
+from ._exaviz import TraceError  # noqa: E402
+
+__all__ = ["open", "formats", "from_pandas", "from_arrow", "bundle", "aggregate", "views", "Trace", "Picture", "Table", "TraceError"]
+
+
+def formats() -> List[Dict[str, Any]]:
+    """The formats ``exaviz.open`` reads, in the order it tries them: each format's name, title,
+    the tools that write it, what to pass, what is read of it and the options it takes after
+    ``?`` (``DIR?depth=3``), as ``exaviz --help`` and ``docs/formats.md`` list them."""
+    keys = ("name", "title", "tools", "files", "reads", "options")
+    return [dict(zip(keys, f)) for f in _exaviz.formats()]
 
 
 def views() -> Dict[str, str]:

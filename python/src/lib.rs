@@ -315,7 +315,8 @@ impl Trace {
 
     /// `exaviz info --json`: what the input holds, as JSON text.
     fn info_json(&self) -> PyResult<String> {
-        serde_json::to_string(&self.dataset.summary()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+        serde_json::to_string(&exaviz_datasets::info_json(&self.dataset))
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
     /// `exaviz summary --json`: the numbers of an area (seconds since the trace's start, rows
@@ -416,10 +417,23 @@ pub(crate) fn capsule<'py, T: 'static + Send>(py: Python<'py>, value: T) -> PyRe
     PyCapsule::new_with_value(py, value, STREAM_CAPSULE)
 }
 
+/// One format as Python sees it: name, title, tools, files, what it reads, options.
+type FormatRow = (&'static str, &'static str, &'static str, &'static str, &'static str, Vec<&'static str>);
+
+/// The formats exaviz reads, from its table of formats.
+#[pyfunction]
+fn formats() -> Vec<FormatRow> {
+    exaviz_datasets::formats::FORMATS
+        .iter()
+        .map(|f| (f.name, f.title, f.tools, f.files, f.gives, f.options.to_vec()))
+        .collect()
+}
+
 #[pymodule]
 fn _exaviz(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(views, m)?)?;
+    m.add_function(wrap_pyfunction!(formats, m)?)?;
     m.add_function(wrap_pyfunction!(from_events, m)?)?;
     m.add_function(wrap_pyfunction!(bundle_edges, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate_points, m)?)?;

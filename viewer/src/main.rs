@@ -690,7 +690,7 @@ fn info_cmd(input: &str, json: bool) -> Result<()> {
     }
     let s = dataset.summary();
     if json {
-        println!("{}", serde_json::to_string_pretty(&s)?);
+        println!("{}", serde_json::to_string_pretty(&exaviz_datasets::info_json(&dataset))?);
     } else {
         println!("input:        {}", s.name);
         if !s.dimensions.is_empty() {

@@ -211,7 +211,7 @@ fn help_is_available_on_every_command() {
         assert!(!text.contains("`exaviz render --view ring` options"), "{cmd:?}: {text}");
         if ["render", "info", "view", "convert", "bench-interact"].contains(&cmd[0]) {
             assert!(
-                text.contains("OTF2, Chrome trace JSON") && text.contains("gen:NAME"),
+                text.contains("OTF2 archive") && text.contains("Paraver trace") && text.contains("gen:NAME"),
                 "{cmd:?}: INPUT is described"
             );
         }
@@ -233,6 +233,13 @@ fn info_reports_counts_as_json() {
     assert_eq!(v["links"], 384);
     assert!(v["messages"].as_u64().unwrap() > 64 * 5);
     assert_eq!(v["time_span_ticks"][1], 10);
+    assert!(v["training"].is_null() && v["graph"].is_null());
+    // A training run's devices and stages, as the text form prints them.
+    let out = exaviz(&["info", "gen:training?devices=4&stages=2", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!((v["training"]["devices"].as_u64(), v["training"]["stages"].as_u64()), (Some(4), Some(2)), "{v}");
+    let text = String::from_utf8_lossy(&exaviz(&["info", "gen:training?devices=4&stages=2"]).stdout).into_owned();
+    assert!(text.contains("training:     4 devices in 2 stages"), "{text}");
 }
 
 fn png_size(path: &Path) -> (u32, u32) {
@@ -641,7 +648,10 @@ fn otf2_traces_load_and_render_when_present() {
     // The folder above the archives: the hint names an archive to pass.
     let above = data.parent().unwrap().parent().unwrap();
     let above = above.to_str().unwrap();
-    assert_fails(&["info", above], &["holds no trace files itself, but 2 inputs", "ping-pong-otf2/traces.otf2"]);
+    assert_fails(
+        &["info", above],
+        &["holds no run of profiles, but 2 inputs exaviz opens", "ping-pong-otf2/traces.otf2"],
+    );
     // A truncated copy: one line naming the event file, no panic.
     let dir = tmp("pingpong_copy");
     std::fs::create_dir_all(dir.join("traces")).unwrap();
@@ -856,7 +866,7 @@ fn fattree_directories_generate_load_measure_and_render() {
     assert_fails(&["info", &format!("{dir}?year=often")], &["year=often is not a year"]);
     assert_fails(
         &["info", &format!("{dir}?colour=red")],
-        &["unknown option 'colour' for a fat-tree directory (expected year)"],
+        &["unknown option 'colour' for a TreeScope data directory (expected year)"],
     );
     let topo = a.join("network.topo");
     let text = std::fs::read_to_string(&topo).unwrap();

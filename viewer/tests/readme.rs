@@ -16,6 +16,10 @@ const FILES: &[(&str, &str)] = &[
     ("jax-trace", "repo:tests/data/jax-cpu-pipeline"),
     ("report.sqlite", "nsys-cloverleaf/perlmutter-cloverleaf-cuda.sqlite"),
     ("boxfish", "boxfish"),
+    ("extrae-run", "paraver-qsort-4r"),
+    ("omnitrace-run.proto", "perfetto-omnitrace-mpi/mpi-binary-rewrite-1.proto"),
+    ("hpctoolkit-db", "hpctoolkit-pingpong"),
+    ("charm-run", "projections-charm/ping-pong-projections"),
 ];
 
 /// The README's commands: lines of its code blocks (indented by four spaces, or fenced) that

@@ -640,7 +640,21 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
         }
     }
     if files.is_empty() && parts.is_empty() {
-        return Err(SourceError::invalid(input, "holds no trace files (.json, .json.gz, .pfw, .xplane.pb)"));
+        // Execution traces alone (one per rank): the run's operator graph, the first rank's.
+        let Some(first) = graphs.first() else {
+            return Err(SourceError::invalid(input, "holds no trace files (.json, .json.gz, .pfw, .xplane.pb)"));
+        };
+        let r = crate::formats::et::read_full(&first.display().to_string(), first)?;
+        warnings.extend(r.warnings);
+        if graphs.len() > 1 {
+            warnings.push(format!(
+                "{input}: {} execution traces, one per rank; the operator graph drawn is the first's ({})",
+                graphs.len(),
+                first.display()
+            ));
+        }
+        let opgraph = Some(std::sync::Arc::new(r.graph));
+        return Ok(exaviz_engine::model::Dataset { name: input.to_string(), opgraph, warnings, ..Default::default() });
     }
     for p in &files {
         parts.push(Part { trace: crate::formats::chrome::read(p)?, input: p.display().to_string() });

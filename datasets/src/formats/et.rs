@@ -111,7 +111,7 @@ fn tensors(v: Option<&Value>, bad: &mut usize) -> Vec<Tensor> {
 }
 
 /// XLA's opcode for a collective's name (`c10d::allreduce_`, `nccl:all_to_all`, ...).
-fn collective(name: &str) -> Option<&'static str> {
+pub(crate) fn collective(name: &str) -> Option<&'static str> {
     let l = name.to_ascii_lowercase();
     if !(l.starts_with("c10d::")
         || l.starts_with("nccl:")

@@ -9,6 +9,7 @@
 //! wire format.
 
 pub mod boxfish;
+pub mod chakra;
 pub mod chrome;
 pub mod dnn;
 pub mod et;
@@ -83,6 +84,10 @@ impl<'a> Probe<'a> {
 /// How a format opens a probed input, reporting `progress(done, total)` where it can tell.
 pub type Opener = fn(&Probe, &dyn Fn(u64, u64)) -> Result<Dataset, SourceError>;
 
+/// How a format converts a probed input into a store at a path a row group at a time, in
+/// bounded memory, reporting progress.
+pub type Streamer = fn(&Probe, &Path, &dyn Fn(u64, u64)) -> Result<crate::store::Manifest, SourceError>;
+
 /// One format: what the docs and `--help` say of it, and how it is detected and opened.
 pub struct Format {
     /// A short identifier (`paraver`).
@@ -99,6 +104,8 @@ pub struct Format {
     pub options: &'static [&'static str],
     pub detect: fn(&Probe) -> bool,
     pub open: Opener,
+    /// Where the format converts into a store without holding the trace (`exaviz convert`).
+    pub stream: Option<Streamer>,
 }
 
 /// Every format, in the order the detectors are tried: folders first (a store, a TreeScope
@@ -114,6 +121,7 @@ pub static FORMATS: &[Format] = &[
         options: &[],
         detect: |p| crate::store::is_store(p.path),
         open: |p, progress| crate::store::open(p.path, progress),
+        stream: None,
     },
     Format {
         name: "treescope",
@@ -124,6 +132,7 @@ pub static FORMATS: &[Format] = &[
         options: &["year"],
         detect: |p| crate::fattree::files::is_dir(p.path),
         open: |p, _| crate::fattree_dir(p),
+        stream: None,
     },
     Format {
         name: "hpctoolkit",
@@ -140,6 +149,7 @@ pub static FORMATS: &[Format] = &[
             let dir = if p.is_dir() { p.path } else { p.path.parent().unwrap_or(p.path) };
             hpctoolkit::open(p.input, dir, p.query.as_ref(), progress)
         },
+        stream: None,
     },
     Format {
         name: "projections",
@@ -153,6 +163,7 @@ pub static FORMATS: &[Format] = &[
             let sts = if p.is_dir() { projections::sts_in(p.path).unwrap_or_default() } else { p.path.to_path_buf() };
             projections::open(p.input, &sts, progress)
         },
+        stream: None,
     },
     Format {
         name: "otf2",
@@ -166,6 +177,37 @@ pub static FORMATS: &[Format] = &[
             let anchor = if p.is_dir() { otf2::anchor_in(p.path).unwrap_or_default() } else { p.path.to_path_buf() };
             otf2::load_with_progress(&anchor, progress)
         },
+        stream: None,
+    },
+    Format {
+        name: "chakra",
+        title: "Chakra execution trace",
+        tools: "MLCommons Chakra (chakra_converter, from PyTorch execution traces)",
+        files: "NAME.RANK.et or their folder",
+        gives: "a training step's operator graph: operations, data and control dependencies, collectives by their communication type",
+        options: &[],
+        detect: |p| if p.is_dir() { !chakra::traces_in(p.path).is_empty() } else { chakra::looks_like(p.plain_head()) },
+        open: |p, _| {
+            let ranks = if p.is_dir() { chakra::traces_in(p.path) } else { vec![p.path.to_path_buf()] };
+            let first = ranks.first().cloned().unwrap_or_default();
+            let (mut graph, mut warnings) = chakra::read(p.input, &first)?;
+            if ranks.len() > 1 {
+                graph.partitions = ranks.len() as u32;
+                warnings.push(format!(
+                    "{}: {} traces, one per rank; the operator graph drawn is the first's ({})",
+                    p.input,
+                    ranks.len(),
+                    first.display()
+                ));
+            }
+            Ok(Dataset {
+                name: p.input.to_string(),
+                opgraph: Some(std::sync::Arc::new(graph)),
+                warnings,
+                ..Default::default()
+            })
+        },
+        stream: None,
     },
     Format {
         name: "profiles",
@@ -176,6 +218,7 @@ pub static FORMATS: &[Format] = &[
         options: &[],
         detect: |p| p.is_dir(),
         open: |p, _| crate::profile_dir(p.input, p.path),
+        stream: None,
     },
     Format {
         name: "xplane",
@@ -186,6 +229,7 @@ pub static FORMATS: &[Format] = &[
         options: &[],
         detect: |p| xplane::is_xplane(p.path),
         open: |p, _| dnn::open_xplane(p.input, p.path),
+        stream: None,
     },
     Format {
         name: "paraver",
@@ -196,6 +240,7 @@ pub static FORMATS: &[Format] = &[
         options: &[],
         detect: |p| paraver::looks_like(p.plain_head()),
         open: |p, progress| paraver::open(p.input, p.path, progress),
+        stream: Some(|p, target, progress| paraver::convert(p.input, p.path, target, progress)),
     },
     Format {
         name: "perfetto",
@@ -206,6 +251,7 @@ pub static FORMATS: &[Format] = &[
         options: &[],
         detect: |p| perfetto::looks_like(p.plain_head()),
         open: |p, progress| perfetto::open(p.input, p.path, progress),
+        stream: None,
     },
     Format {
         name: "boxfish",
@@ -216,6 +262,7 @@ pub static FORMATS: &[Format] = &[
         options: &[],
         detect: |p| boxfish::looks_like_meta(&String::from_utf8_lossy(p.head())),
         open: |p, _| boxfish::load(p.path),
+        stream: None,
     },
     Format {
         name: "nsys",
@@ -226,6 +273,7 @@ pub static FORMATS: &[Format] = &[
         options: &[],
         detect: |p| nsys::looks_like(p.head()),
         open: |p, _| nsys::load(p.path),
+        stream: None,
     },
     Format {
         name: "execution-trace",
@@ -240,6 +288,7 @@ pub static FORMATS: &[Format] = &[
             let opgraph = Some(std::sync::Arc::new(graph));
             Ok(Dataset { name: p.input.to_string(), opgraph, warnings, ..Default::default() })
         },
+        stream: None,
     },
     Format {
         name: "chrome",
@@ -250,6 +299,7 @@ pub static FORMATS: &[Format] = &[
         options: &[],
         detect: |p| chrome::looks_like(p.head()),
         open: |p, _| dnn::open(p.input, &[p.path.to_path_buf()]),
+        stream: None,
     },
     Format {
         name: "hlo",
@@ -264,6 +314,7 @@ pub static FORMATS: &[Format] = &[
             let opgraph = Some(std::sync::Arc::new(graph));
             Ok(Dataset { name: p.input.to_string(), opgraph, warnings, ..Default::default() })
         },
+        stream: None,
     },
 ];
 
@@ -382,6 +433,28 @@ pub(crate) fn read_all(input: &str, path: &Path, limit: u64) -> Result<Vec<u8>, 
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    /// `docs/formats.md`'s table is the table of formats (`EXAVIZ_UPDATE_DOCS=1` writes it).
+    #[test]
+    fn the_docs_list_every_format_of_the_table() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/formats.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (begin, end) = ("<!-- formats: begin -->\n", "<!-- formats: end -->");
+        let a = text.find(begin).expect("the begin marker") + begin.len();
+        let b = text.find(end).expect("the end marker");
+        let table = super::markdown_table();
+        if std::env::var("EXAVIZ_UPDATE_DOCS").as_deref() == Ok("1") {
+            std::fs::write(&path, format!("{}{table}{}", &text[..a], &text[b..])).unwrap();
+            return;
+        }
+        assert_eq!(&text[a..b], table, "docs/formats.md: run with EXAVIZ_UPDATE_DOCS=1 to redraw its table");
+        for f in super::FORMATS {
+            assert!(!f.title.contains('|') && !f.tools.contains('|') && !f.gives.contains('|'), "{}", f.name);
+        }
+    }
 }
 
 #[cfg(test)]

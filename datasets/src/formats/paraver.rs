@@ -32,10 +32,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use exaviz_engine::model::{Dataset, LocationKind, Trace};
+use exaviz_engine::model::{Collectives, Dataset, Intervals, LocationKind, Messages, MetricSamples, Trace};
 
 use super::{Interner, open_lines};
-use crate::events::{EventKind, EventTable};
 use crate::{Repairs, SourceError};
 
 /// Most threads a header may declare: more is refused before anything is allocated for them.
@@ -269,8 +268,63 @@ fn sibling(prv: &Path, ext: &str) -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
-/// Opens a Paraver trace, reporting `progress(bytes read, file size)`.
-pub fn open(input: &str, path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
+/// The rows read, handed on a row group at a time: into the trace in memory, or into a store.
+trait Sink {
+    fn rows(&mut self, rows: Rows) -> Result<(), SourceError>;
+}
+
+/// A batch of rows of each table.
+#[derive(Default)]
+struct Rows {
+    intervals: Intervals,
+    messages: Messages,
+    collectives: Collectives,
+    metrics: MetricSamples,
+}
+
+impl Rows {
+    fn len(&self) -> usize {
+        self.intervals.start.len() + self.messages.source.len() + self.collectives.start.len() + self.metrics.time.len()
+    }
+}
+
+/// Rows gathered in memory (`exaviz render`, `exaviz info`).
+#[derive(Default)]
+struct InMemory(Rows);
+
+impl Sink for InMemory {
+    fn rows(&mut self, r: Rows) -> Result<(), SourceError> {
+        self.0.intervals.append(r.intervals);
+        self.0.messages.append(r.messages);
+        self.0.collectives.append(r.collectives);
+        let m = &mut self.0.metrics;
+        m.location.extend(r.metrics.location);
+        m.time.extend(r.metrics.time);
+        m.metric.extend(r.metrics.metric);
+        m.value.extend(r.metrics.value);
+        Ok(())
+    }
+}
+
+/// Rows written into a store as they come (`exaviz convert`).
+impl Sink for crate::store::StoreWriter {
+    fn rows(&mut self, r: Rows) -> Result<(), SourceError> {
+        self.intervals(&r.intervals)?;
+        self.messages(&r.messages)?;
+        self.collectives(&r.collectives)?;
+        self.metrics(&r.metrics)
+    }
+}
+
+/// A trace's files as read before its records: header, `.pcf`, `.row`.
+struct Opened {
+    lines: super::Lines,
+    header: Header,
+    pcf: Option<Pcf>,
+    row_names: Option<Vec<String>>,
+}
+
+fn opened(input: &str, path: &Path) -> Result<Opened, SourceError> {
     let bad = |m: String| SourceError::invalid(input, m);
     let mut lines = open_lines(input, path)?;
     let mut line = String::new();
@@ -291,10 +345,19 @@ pub fn open(input: &str, path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dat
     let row_names = sibling(path, "row")
         .and_then(|p| std::fs::read(p).ok())
         .and_then(|b| parse_row(&String::from_utf8_lossy(&b), &header));
+    Ok(Opened { lines, header, pcf, row_names })
+}
 
-    let mut repairs = Repairs::default();
-    let mut r = Reader::new(&header, pcf.as_ref());
-    let mut skipped_communicators = header.communicators;
+/// Every record of a body (after the header) through `r`, reporting `progress(bytes, size)`.
+fn body(
+    input: &str,
+    lines: &mut super::Lines,
+    communicators: u64,
+    r: &mut Reader,
+    progress: &dyn Fn(u64, u64),
+) -> Result<(), SourceError> {
+    let mut line = String::new();
+    let mut skipped_communicators = communicators;
     let mut lineno = 1u64;
     let mut since = 0u64;
     while lines.next(input, &mut line)? {
@@ -306,27 +369,100 @@ pub fn open(input: &str, path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dat
         }
         let first = line.as_bytes().first().copied();
         match first {
-            None => {}
-            Some(b'#') => {}
+            None | Some(b'#') => {}
             Some(b'c' | b'C' | b'i' | b'I') if skipped_communicators > 0 || line.as_bytes().get(1) == Some(&b':') => {
                 skipped_communicators = skipped_communicators.saturating_sub(1);
             }
-            Some(b'1') | Some(b'2') | Some(b'3') | Some(b'4') if line.as_bytes().get(1) == Some(&b':') => {
+            Some(b'1'..=b'4') if line.as_bytes().get(1) == Some(&b':') => {
                 if let Err(what) = r.record(&line) {
-                    repairs.add(what, || format!("line {lineno}: {}", clip(&line)));
+                    r.repairs.add(what, || format!("line {lineno}: {}", clip(&line)));
                 }
+                r.flush_if_full()?;
             }
-            _ => repairs.add("lines of an unknown record type skipped", || format!("line {lineno}: {}", clip(&line))),
+            _ => r.repairs.add("lines of an unknown record type skipped", || format!("line {lineno}: {}", clip(&line))),
         }
     }
     progress(lines.size, lines.size);
-    let names: Vec<String> = match row_names {
-        Some(n) => n,
-        None => header.threads.iter().map(|(a, t, h)| format!("THREAD {a}.{t}.{h}")).collect(),
-    };
-    let trace = r.finish(names, &mut repairs);
+    Ok(())
+}
+
+/// The threads' names: the `.row`'s, or Paraver's own (`THREAD appl.task.thread`).
+fn thread_names(header: &Header, row_names: Option<Vec<String>>) -> Vec<String> {
+    row_names.unwrap_or_else(|| header.threads.iter().map(|(a, t, h)| format!("THREAD {a}.{t}.{h}")).collect())
+}
+
+/// Opens a Paraver trace, reporting `progress(bytes read, file size)`.
+pub fn open(input: &str, path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
+    let Opened { mut lines, header, pcf, row_names } = opened(input, path)?;
+    let names = thread_names(&header, row_names);
+    let mut sink = InMemory::default();
+    let mut r = Reader::new(&header, pcf.as_ref(), Interner::default(), &mut sink);
+    body(input, &mut lines, header.communicators, &mut r, progress)?;
+    let (mut trace, repairs) = r.finish(names)?;
+    let rows = sink.0;
+    trace.intervals = rows.intervals;
+    trace.messages = rows.messages;
+    trace.collectives = rows.collectives;
+    trace.metrics = rows.metrics;
     let warnings = repairs.lines(input);
     Ok(Dataset { name: input.to_string(), trace, warnings, ..Default::default() })
+}
+
+/// Converts a Paraver trace into a store at `target` a row group at a time, in two passes over
+/// the file: the first finds the region names and the time span (the pyramid's shape), the
+/// second streams the rows into the store. Memory stays bounded whatever the file's size: the
+/// threads' open regions, one row group of each table and the pyramid.
+pub fn convert(
+    input: &str,
+    path: &Path,
+    target: &Path,
+    progress: &dyn Fn(u64, u64),
+) -> Result<crate::store::Manifest, SourceError> {
+    // First pass: the names and the span, nothing kept of the rows.
+    let Opened { mut lines, header, pcf, row_names } = opened(input, path)?;
+    let half = |done: u64, total: u64| progress(done / 2, total);
+    let mut counting = Counting::default();
+    let mut r = Reader::new(&header, pcf.as_ref(), Interner::default(), &mut counting);
+    body(input, &mut lines, header.communicators, &mut r, &half)?;
+    let names = r.names;
+    let (t0, t1) = (counting.t0.unwrap_or(0), counting.t1.max(header.end));
+    // Second pass, into the store.
+    let Opened { mut lines, .. } = opened(input, path)?;
+    let span =
+        crate::store::PyramidSpan { t0, t1, ranks: header.threads.len() as u32, states: names.names.len() as u32 };
+    let mut w = crate::store::StoreWriter::create(target)?.with_pyramid(span);
+    w.begin_intervals()?;
+    w.begin_messages()?;
+    w.begin_collectives()?;
+    w.begin_metrics()?;
+    let second = |done: u64, total: u64| progress(total / 2 + done / 2, total);
+    let mut r = Reader::new(&header, pcf.as_ref(), names, &mut w);
+    body(input, &mut lines, header.communicators, &mut r, &second)?;
+    let (trace, repairs) = r.finish(thread_names(&header, row_names))?;
+    let d = Dataset { name: input.to_string(), trace, warnings: repairs.lines(input), ..Default::default() };
+    for w in &d.warnings {
+        eprintln!("warning: {w}");
+    }
+    w.finish(&d)
+}
+
+/// The first pass's sink: the rows' time span, nothing kept.
+#[derive(Default)]
+struct Counting {
+    t0: Option<u64>,
+    t1: u64,
+}
+
+impl Sink for Counting {
+    fn rows(&mut self, r: Rows) -> Result<(), SourceError> {
+        let times =
+            r.intervals.start.iter().chain(&r.intervals.end).chain(&r.messages.send_time).chain(&r.messages.recv_time);
+        for &t in times {
+            self.t0 = Some(self.t0.map_or(t, |a| a.min(t)));
+            self.t1 = self.t1.max(t);
+        }
+        Ok(())
+    }
 }
 
 fn clip(line: &str) -> String {
@@ -336,43 +472,57 @@ fn clip(line: &str) -> String {
     }
     s
 }
-
-/// The records read so far.
-struct Reader<'h> {
-    header: &'h Header,
-    pcf: Option<&'h Pcf>,
-    names: Interner,
-    events: EventTable,
-    /// Per thread and region-like type: the region open (its name).
-    open: HashMap<(u32, u64), u32>,
-    states: exaviz_engine::model::Intervals,
-    state_names: HashMap<u64, u32>,
-    trace: Trace,
-    metric_of: HashMap<u64, u32>,
-    /// Collectives: thread, time, operation, bytes.
-    collectives: Vec<(u32, u64, u32, u32)>,
-}
-
 type Skip = &'static str;
+
+/// A collective waiting for the end of the call it was recorded in: time, operation, bytes.
+type Pending = (u64, u32, u32);
+
+/// Rows of all tables gathered before they are handed on.
+const FLUSH_ROWS: usize = 1 << 20;
 
 fn fields(rest: &str) -> impl Iterator<Item = Option<i64>> + '_ {
     rest.split(':').map(|f| f.trim().parse::<i64>().ok())
 }
 
-impl<'h> Reader<'h> {
-    fn new(header: &'h Header, pcf: Option<&'h Pcf>) -> Self {
-        let trace = Trace { ticks_per_second: header.ticks_per_second, ..Default::default() };
+/// The records read so far: the names met, the regions each thread has open, the rows not yet
+/// handed to the sink.
+struct Reader<'a> {
+    header: &'a Header,
+    pcf: Option<&'a Pcf>,
+    names: Interner,
+    sink: &'a mut dyn Sink,
+    rows: Rows,
+    /// Per thread, the regions open, innermost last: name, start, event type.
+    stacks: HashMap<u32, Vec<(u32, u64, u64)>>,
+    /// Per thread and event type, the region of that type open (its name).
+    open: HashMap<(u32, u64), u32>,
+    /// Per thread, its last event's time.
+    last: HashMap<u32, u64>,
+    state_names: HashMap<u64, u32>,
+    /// Collective and metric names (the rows go to the sink).
+    skeleton: Trace,
+    metric_of: HashMap<u64, u32>,
+    /// Per thread, collectives waiting for the end of the call they were recorded in.
+    pending: HashMap<u32, Vec<Pending>>,
+    repairs: Repairs,
+}
+
+impl<'a> Reader<'a> {
+    fn new(header: &'a Header, pcf: Option<&'a Pcf>, names: Interner, sink: &'a mut dyn Sink) -> Self {
         Self {
             header,
             pcf,
-            names: Interner::default(),
-            events: EventTable { ticks_per_second: header.ticks_per_second, ..Default::default() },
+            names,
+            sink,
+            rows: Rows::default(),
+            stacks: HashMap::new(),
             open: HashMap::new(),
-            states: Default::default(),
+            last: HashMap::new(),
             state_names: HashMap::new(),
-            trace,
+            skeleton: Trace { ticks_per_second: header.ticks_per_second, ..Default::default() },
             metric_of: HashMap::new(),
-            collectives: Vec::new(),
+            pending: HashMap::new(),
+            repairs: Repairs::default(),
         }
     }
 
@@ -385,6 +535,13 @@ impl<'h> Reader<'h> {
         let g = first.checked_add(h)?;
         let (ga, gt, _) = *self.header.threads.get(g as usize)?;
         (ga as usize == a + 1 && gt as usize == t + 1).then_some(g)
+    }
+
+    fn flush_if_full(&mut self) -> Result<(), SourceError> {
+        if self.rows.len() >= FLUSH_ROWS {
+            self.sink.rows(std::mem::take(&mut self.rows))?;
+        }
+        Ok(())
     }
 
     fn record(&mut self, line: &str) -> Result<(), Skip> {
@@ -404,6 +561,9 @@ impl<'h> Reader<'h> {
                 if f.len() != 7 {
                     return Err(BAD);
                 }
+                if end < begin {
+                    return Err("states that end before they begin skipped");
+                }
                 let pcf = self.pcf;
                 let names = &mut self.names;
                 let kind = *self.state_names.entry(state).or_insert_with(|| {
@@ -411,16 +571,23 @@ impl<'h> Reader<'h> {
                         pcf.and_then(|p| p.states.get(&state)).cloned().unwrap_or_else(|| format!("state {state}"));
                     names.id(&name)
                 });
-                if end < begin {
-                    return Err("states that end before they begin skipped");
-                }
-                self.states.push(thread, begin, end, kind, 0);
+                self.rows.intervals.push(thread, begin, end, kind, 0);
             }
             b'2' => {
                 let time = at(4).ok_or(BAD)?;
                 if f.len() < 7 || !(f.len() - 5).is_multiple_of(2) {
                     return Err(BAD);
                 }
+                let last = self.last.entry(thread).or_insert(0);
+                if time < *last {
+                    self.repairs
+                        .add("events earlier than the one before them on their thread read at its time", || {
+                            format!("thread {thread} at {time}")
+                        });
+                }
+                let time = time.max(*last);
+                *last = time;
+                self.settle_pending(thread, time);
                 for pair in f[5..].chunks_exact(2) {
                     let (Some(ty), Some(value)) = (pair[0], pair[1]) else { return Err(BAD) };
                     let ty = u64::try_from(ty).map_err(|_| BAD)?;
@@ -442,7 +609,7 @@ impl<'h> Reader<'h> {
                     return Err("messages received before they were sent skipped");
                 }
                 let bytes = u32::try_from(size.max(0)).unwrap_or(u32::MAX);
-                self.trace.messages.push(
+                self.rows.messages.push(
                     (thread, to),
                     (log_send, recv),
                     bytes,
@@ -460,16 +627,16 @@ impl<'h> Reader<'h> {
                     .ok()
                     .and_then(|k| GLOBAL_OPS.get(k))
                     .map_or_else(|| format!("global operation {op}"), |s| (*s).to_string());
-                let next = self.trace.collective_names.len() as u32;
-                let op = match self.trace.collective_names.iter().position(|n| *n == name) {
+                let names = &mut self.skeleton.collective_names;
+                let op = match names.iter().position(|n| *n == name) {
                     Some(k) => k as u32,
                     None => {
-                        self.trace.collective_names.push(name);
-                        next
+                        names.push(name);
+                        names.len() as u32 - 1
                     }
                 };
                 let bytes = u32::try_from(sent.max(received).max(0)).unwrap_or(u32::MAX);
-                self.collectives.push((thread, time, op, bytes));
+                self.pending.entry(thread).or_default().push((time, op, bytes));
             }
         }
         Ok(())
@@ -486,23 +653,23 @@ impl<'h> Reader<'h> {
             (Some(_), None) => false,
         };
         if !region_like {
-            let next = self.trace.metric_names.len() as u32;
+            let t = &mut self.skeleton;
+            let next = t.metric_names.len() as u32;
             let metric = *self.metric_of.entry(ty).or_insert_with(|| {
-                let name = described.map_or_else(|| format!("event {ty}"), |d| d.0.clone());
-                self.trace.metric_names.push(name);
-                self.trace.metric_units.push(String::new());
-                self.trace.metric_accumulated.push(false);
+                t.metric_names.push(described.map_or_else(|| format!("event {ty}"), |d| d.0.clone()));
+                t.metric_units.push(String::new());
+                t.metric_accumulated.push(false);
                 next
             });
-            let m = &mut self.trace.metrics;
+            let m = &mut self.rows.metrics;
             m.location.push(thread);
             m.time.push(time);
             m.metric.push(metric);
-            m.value.push(u64::try_from(value).unwrap_or(0));
+            m.value.push(value as f64);
             return;
         }
         if let Some(name) = self.open.remove(&(thread, ty)) {
-            self.events.push(thread, time, EventKind::Leave, name);
+            self.leave(thread, name, time);
         }
         if value == 0 {
             return;
@@ -516,55 +683,98 @@ impl<'h> Reader<'h> {
         };
         let id = self.names.id(&name);
         self.open.insert((thread, ty), id);
-        self.events.push(thread, time, EventKind::Enter, id);
+        self.stacks.entry(thread).or_default().push((id, time, ty));
     }
 
-    fn finish(mut self, names: Vec<String>, repairs: &mut Repairs) -> Trace {
+    /// Leaves region `name` on `thread`: it closes, with the regions entered after it.
+    fn leave(&mut self, thread: u32, name: u32, time: u64) {
+        let stack = self.stacks.entry(thread).or_default();
+        let Some(k) = stack.iter().rposition(|e| e.0 == name) else {
+            self.repairs.add("leaves of a region not entered dropped", || format!("thread {thread} at {time}"));
+            return;
+        };
+        if k + 1 < stack.len() {
+            self.repairs.add("leaves out of nesting order (regions entered later closed with them)", || {
+                format!("thread {thread} at {time}")
+            });
+        }
+        let closed: Vec<(u32, u64, u64)> = stack.drain(k..).collect();
+        for (depth, &(n, start, ty)) in closed.iter().enumerate().rev() {
+            if depth > 0 {
+                self.open.remove(&(thread, ty));
+            }
+            self.interval(thread, start, time, n, (k + depth) as u32 + 1);
+        }
+    }
+
+    /// An event region's interval, ending the collective recorded at its start.
+    fn interval(&mut self, thread: u32, start: u64, end: u64, name: u32, depth: u32) {
+        let end = end.max(start);
+        self.rows.intervals.push(thread, start, end, name, depth);
+        if let Some(p) = self.pending.get_mut(&thread)
+            && let Some(k) = p.iter().position(|c| c.0 == start)
+        {
+            let (time, op, bytes) = p.swap_remove(k);
+            self.collective(thread, time, end, op, bytes);
+        }
+    }
+
+    fn collective(&mut self, thread: u32, start: u64, end: u64, op: u32, bytes: u32) {
+        let c = &mut self.rows.collectives;
+        c.location.push(thread);
+        c.start.push(start);
+        c.end.push(end);
+        c.op.push(op);
+        c.root.push(u32::MAX);
+        c.bytes.push(bytes);
+    }
+
+    /// Collectives no call can end any more (none open began at their time, and time has moved
+    /// past it): instants.
+    fn settle_pending(&mut self, thread: u32, now: u64) {
+        let Some(p) = self.pending.get_mut(&thread).filter(|p| !p.is_empty()) else { return };
+        let stack = self.stacks.get(&thread);
+        let mut settled = Vec::new();
+        p.retain(|c| {
+            let open = stack.is_some_and(|s| s.iter().any(|e| e.1 == c.0));
+            let keep = c.0 >= now || open;
+            if !keep {
+                settled.push(*c);
+            }
+            keep
+        });
+        for (time, op, bytes) in settled {
+            self.collective(thread, time, time, op, bytes);
+        }
+    }
+
+    /// Closes what is open at the trace's end (as Paraver draws it to the end), hands the last
+    /// rows on and gives the trace without its rows, with what was repaired.
+    fn finish(mut self, names: Vec<String>) -> Result<(Trace, Repairs), SourceError> {
+        let mut threads: Vec<u32> = self.stacks.keys().copied().collect();
+        threads.sort_unstable();
+        for thread in threads {
+            let end = self.header.end.max(self.last.get(&thread).copied().unwrap_or(0));
+            let stack = std::mem::take(self.stacks.get_mut(&thread).expect("the thread's stack"));
+            for (depth, &(n, start, _)) in stack.iter().enumerate().rev() {
+                self.interval(thread, start, end, n, depth as u32 + 1);
+            }
+        }
+        let mut pending: Vec<(u32, Vec<Pending>)> = self.pending.drain().collect();
+        pending.sort_unstable();
+        for (thread, p) in pending {
+            for (time, op, bytes) in p {
+                self.collective(thread, time, time, op, bytes);
+            }
+        }
+        self.sink.rows(std::mem::take(&mut self.rows))?;
         let threads = names.len();
-        // Regions still open at the end close there, as Paraver draws them to the trace's end.
-        let mut still: Vec<((u32, u64), u32)> = self.open.drain().collect();
-        still.sort_unstable();
-        for ((thread, _), name) in still {
-            self.events.push(thread, self.header.end, EventKind::Leave, name);
-        }
-        self.events.names = self.names.names.clone();
-        self.events.location_names = names.clone();
-        let mut t = crate::events::trace_of(&self.events, repairs);
-        // The events' regions nest under the states.
-        let with_states = !self.states.start.is_empty();
-        if with_states {
-            for d in &mut t.intervals.depth {
-                *d += 1;
-            }
-        }
-        let mut intervals = std::mem::take(&mut self.states);
-        intervals.append(std::mem::take(&mut t.intervals));
-        // A collective ends with the innermost call it was recorded in (the region entered at
-        // its time on its thread), or at once.
-        let mut starting: HashMap<(u32, u64), (u32, u64)> = HashMap::new();
-        for k in 0..intervals.start.len() {
-            let key = (intervals.location[k], intervals.start[k]);
-            let e = starting.entry(key).or_insert((intervals.depth[k], intervals.end[k]));
-            if intervals.depth[k] >= e.0 {
-                *e = (intervals.depth[k], intervals.end[k]);
-            }
-        }
-        let c = &mut self.trace.collectives;
-        for (thread, time, op, bytes) in std::mem::take(&mut self.collectives) {
-            c.location.push(thread);
-            c.start.push(time);
-            c.end.push(starting.get(&(thread, time)).map_or(time, |e| e.1.max(time)));
-            c.op.push(op);
-            c.root.push(u32::MAX);
-            c.bytes.push(bytes);
-        }
-        let mut trace = self.trace;
-        trace.intervals = intervals;
-        trace.region_names = self.names.names;
-        trace.locations.name = names;
-        trace.locations.node = vec![u32::MAX; threads];
-        trace.locations.kind = vec![LocationKind::CpuThread; threads];
-        trace
+        let mut t = self.skeleton;
+        t.region_names = self.names.names;
+        t.locations.name = names;
+        t.locations.node = vec![u32::MAX; threads];
+        t.locations.kind = vec![LocationKind::CpuThread; threads];
+        Ok((t, self.repairs))
     }
 }
 
@@ -659,7 +869,7 @@ mod tests {
         assert_eq!((m.source[0], m.destination[0], m.send_time[0], m.recv_time[0]), (0, 1, 100, 150));
         assert_eq!((m.bytes[0], m.tag[0]), (64, 7));
         assert_eq!(t.metric_names, vec!["Instructions completed"]);
-        assert_eq!((t.metrics.location[0], t.metrics.time[0], t.metrics.value[0]), (0, 100, 77));
+        assert_eq!((t.metrics.location[0], t.metrics.time[0], t.metrics.value[0]), (0, 100, 77.0));
         assert_eq!(t.collective_names, vec!["MPI_Allreduce"]);
         let c = &t.collectives;
         assert_eq!((c.location[0], c.start[0], c.end[0], c.bytes[0]), (1, 160, 170, 8));
@@ -668,6 +878,37 @@ mod tests {
         assert!(w.contains("1 records of a thread the header does not declare skipped"), "{w}");
         assert!(w.contains("1 records that do not parse skipped"), "{w}");
         assert_eq!(d.warnings.len(), 3, "{w}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `exaviz convert` streams the trace into a store in two passes: the store holds what the
+    /// trace read in memory holds, row for row.
+    #[test]
+    fn a_streamed_conversion_holds_the_trace_read_in_memory() {
+        let Some(real) = crate::formats::chrome::tests::shared("paraver-qsort-4r/qsort_beo3.prv") else { return };
+        let dir = std::env::temp_dir().join(format!("exaviz-prv-convert-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = real.to_str().unwrap();
+        let target = dir.join("q.exaviz");
+        let seen = std::cell::Cell::new(0);
+        crate::convert(input, &target, &|d, _| seen.set(d)).unwrap();
+        assert!(seen.get() > 0);
+        let memory = crate::open(input).unwrap();
+        let stored = crate::open(target.to_str().unwrap()).unwrap();
+        assert_eq!(memory.summary(), stored.summary());
+        let rows = |d: &Dataset| {
+            let i = &d.trace.intervals;
+            let mut v: Vec<(u32, u64, u64, String, u32)> = (0..i.start.len())
+                .map(|k| {
+                    (i.location[k], i.start[k], i.end[k], d.trace.region_names[i.kind[k] as usize].clone(), i.depth[k])
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(rows(&memory), rows(&stored));
+        assert!(crate::store::pyramid(&target).unwrap().is_some(), "the pyramid is summed while streaming");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -715,7 +715,7 @@ impl Reader {
             t.metrics.location.push(row);
             t.metrics.time.push(time.saturating_sub(t0));
             t.metrics.metric.push(metric);
-            t.metrics.value.push(if v.is_finite() && v > 0.0 { v.round() as u64 } else { 0 });
+            t.metrics.value.push(v);
         }
         Ok((t, self.repairs))
     }
@@ -867,7 +867,7 @@ mod tests {
             (t.metric_names.clone(), t.metric_units.clone()),
             (vec!["memory".to_string()], vec!["MB".to_string()])
         );
-        assert_eq!((t.metrics.location[0], t.metrics.time[0], t.metrics.value[0]), (0, 210, 4));
+        assert_eq!((t.metrics.location[0], t.metrics.time[0], t.metrics.value[0]), (0, 210, 3.6));
         let w = d.warnings.join("\n");
         assert!(w.contains("1 stray bytes between packets skipped"), "{w}");
         assert!(w.contains("1 bytes after the last whole packet skipped"), "{w}");

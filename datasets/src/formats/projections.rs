@@ -227,7 +227,7 @@ impl Run<'_> {
         m.location.push(loc);
         m.time.push(time);
         m.metric.push(metric);
-        m.value.push(if value.is_finite() && value > 0.0 { value.round() as u64 } else { 0 });
+        m.value.push(value);
         Ok(())
     }
 }
