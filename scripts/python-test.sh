@@ -7,7 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-venv="$PWD/target/python-venv"
+# The cargo target folder (CARGO_TARGET_DIR where set, as cargo has it).
+target="${CARGO_TARGET_DIR:-$PWD/target}"
+venv="$target/python-venv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
@@ -19,11 +21,12 @@ if [ -z "${EXAVIZ_FEATURES:-}" ]; then
   cargo build -q --workspace --all-targets --features exaviz/datafusion
 fi
 start=$(date +%s)
-rm -rf target/wheels
-wheel=$("$venv/bin/python" scripts/wheel.py target/debug/lib_exaviz.so target/wheels)
+rm -rf "$target/wheels"
+wheel=$("$venv/bin/python" scripts/wheel.py "$target/debug/lib_exaviz.so" "$target/wheels")
 echo "python: wheel packed in $(( $(date +%s) - start )) s: $(basename "$wheel")"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 
 # From outside the source folder, so that `import exaviz` finds the installed wheel.
-cd target
-EXAVIZ_BIN="$PWD/debug/exaviz" "$venv/bin/python" -m pytest -q ../python/tests "$@"
+tests="$PWD/python/tests"
+cd "$target"
+EXAVIZ_BIN="$target/debug/exaviz" "$venv/bin/python" -m pytest -q "$tests" "$@"

@@ -85,10 +85,25 @@ fn split_top(s: &str) -> Vec<&str> {
 /// A sharding attribute's value (`{replicated}`, `{maximal device=3}`, `{devices=[8,1]<=[8]}`,
 /// `{devices=[2,1,4]<=[8] last_tile_dim_replicate}`, a tuple `{{...}, {...}}`).
 pub fn parse_sharding(v: &str) -> Strategy {
+    sharding_within(v, 0)
+}
+
+/// Nested tuples of shardings deeper than this read as unknown (a line cut short can leave
+/// braces that never close).
+const MAX_SHARDING_DEPTH: u32 = 32;
+
+/// [`parse_sharding`] of a tuple's member `depth` levels down: each level strips one pair of
+/// braces, so the recursion is bounded by the text and by [`MAX_SHARDING_DEPTH`].
+fn sharding_within(v: &str, depth: u32) -> Strategy {
     let v = v.trim();
-    let inner = v.strip_prefix('{').and_then(|v| v.strip_suffix('}')).unwrap_or(v).trim();
+    let stripped = v.strip_prefix('{').and_then(|v| v.strip_suffix('}'));
+    let inner = stripped.unwrap_or(v).trim();
     if inner.starts_with('{') {
-        return Strategy::Tuple(split_top(inner).into_iter().map(parse_sharding).collect());
+        // A tuple: only where a pair of braces came off, so every member is shorter.
+        if stripped.is_none() || depth >= MAX_SHARDING_DEPTH {
+            return Strategy::Unknown;
+        }
+        return Strategy::Tuple(split_top(inner).into_iter().map(|m| sharding_within(m, depth + 1)).collect());
     }
     if inner.starts_with("replicated") {
         return Strategy::Replicated;
@@ -492,6 +507,27 @@ ENTRY %main (p: f32[8,4]) -> (f32[8,4], f32[]) {
 
     /// The recordings flipped byte by byte and cut short: an operator graph or a one-line
     /// error, never a panic.
+    /// A line cut inside its sharding (`sharding={devices=[`) or braces nested without end read
+    /// as an unknown strategy, never a recursion without bound (it overflowed the stack).
+    #[test]
+    fn shardings_cut_short_or_nested_deep_are_unknown() {
+        for v in [
+            "{devices=[",
+            "{{",
+            "{",
+            "{{devices=[2]0,1}",
+            &"{".repeat(100_000),
+            &format!("{}{}", "{".repeat(5000), "}".repeat(5000)),
+        ] {
+            let s = parse_sharding(v);
+            assert!(matches!(s, Strategy::Unknown | Strategy::Tuple(_)), "{v:.20}: {s:?}");
+        }
+        assert_eq!(
+            parse_sharding("{{replicated}, {maximal device=1}}"),
+            Strategy::Tuple(vec![Strategy::Replicated, Strategy::Maximal(1)])
+        );
+    }
+
     #[test]
     fn mutated_modules_never_panic() {
         let mut cases = 0;
@@ -517,6 +553,20 @@ ENTRY %main (p: f32[8,4]) -> (f32[8,4], f32[]) {
             for cut in (0..bytes.len()).step_by((bytes.len() / 50).max(1)) {
                 let r = std::panic::catch_unwind(|| parse("m", &String::from_utf8_lossy(&bytes[..cut])).is_ok());
                 assert!(r.is_ok(), "{rel}: cut at {cut} panicked");
+            }
+            // One line cut short, at a quarter, half and three quarters of its length (a cut
+            // inside a sharding once recursed without bound).
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let lines: Vec<&str> = text.lines().collect();
+            for (k, line) in lines.iter().enumerate() {
+                for part in [4, 2] {
+                    let at = line.char_indices().nth(line.chars().count() / part).map_or(line.len(), |c| c.0);
+                    let mut cut: Vec<&str> = lines.clone();
+                    cut[k] = &line[..at];
+                    let r = std::panic::catch_unwind(|| parse("m", &cut.join("\n")).map_err(|e| e.to_string()));
+                    assert!(r.is_ok(), "{rel}: line {k} cut at {at} panicked");
+                    cases += 1;
+                }
             }
         }
         assert!(cases > 2000, "{cases}");
