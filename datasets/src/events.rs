@@ -185,6 +185,18 @@ fn interval(t: &mut Trace, loc: u32, region: u32, start: u64, end: u64, depth: u
     i.depth.push(depth as u32);
 }
 
+/// A trace's intervals as sorted rows (location, start, end, region's name, depth), as the
+/// readers' tests compare them.
+#[cfg(test)]
+pub(crate) fn interval_rows(t: &Trace) -> Vec<(u32, u64, u64, &str, u32)> {
+    let i = &t.intervals;
+    let mut rows: Vec<(u32, u64, u64, &str, u32)> = (0..i.start.len())
+        .map(|k| (i.location[k], i.start[k], i.end[k], t.region_names[i.kind[k] as usize].as_str(), i.depth[k]))
+        .collect();
+    rows.sort_unstable();
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,13 +243,7 @@ mod tests {
     fn enters_and_leaves_nest_and_sends_meet_their_receives() {
         let d = from_events("table", &table()).unwrap();
         let t = &d.trace;
-        let mut rows: Vec<(u32, u64, u64, &str, u32)> = (0..t.intervals.start.len())
-            .map(|k| {
-                let i = &t.intervals;
-                (i.location[k], i.start[k], i.end[k], t.region_names[i.kind[k] as usize].as_str(), i.depth[k])
-            })
-            .collect();
-        rows.sort_unstable();
+        let rows = interval_rows(t);
         assert_eq!(
             rows,
             vec![

@@ -3,8 +3,10 @@
 //! and the data edges between them. It is what the parallelism-strategy view of Wei et al.
 //! (the enhanced Marey's graph's companion) lays out; here it is read and summarised.
 
+use serde::{Deserialize, Serialize};
+
 /// How an operator's output is partitioned over devices (XLA's `sharding`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Strategy {
     /// No sharding written (before propagation, or an operator that does not say).
     Unknown,
@@ -69,7 +71,7 @@ impl Strategy {
 }
 
 /// What an operator is, for the strategy view's colours and counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum OpClass {
     /// Moves data between devices (all-reduce, all-gather, collective-permute, send, ...).
     Communication,
@@ -95,7 +97,7 @@ impl OpClass {
 }
 
 /// One operator.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpNode {
     pub name: String,
     pub opcode: String,
@@ -114,7 +116,7 @@ pub struct OpNode {
 }
 
 /// The graph of one module.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OpGraph {
     pub name: String,
     /// What wrote it: `XLA HLO module`, `PyTorch execution trace`.
@@ -157,6 +159,23 @@ pub fn is_communication(opcode: &str) -> bool {
 }
 
 impl OpGraph {
+    /// Whether every index the graph holds points where it should (a graph read back from a
+    /// store's file is checked before any view indexes with it).
+    pub fn check(&self) -> Result<(), String> {
+        let n = self.nodes.len() as u32;
+        if let Some(&(a, b)) = self.edges.iter().find(|&&(a, b)| a >= n || b >= n) {
+            return Err(format!("an edge {a} -> {b} names an operator past the {n} there are"));
+        }
+        let c = self.computations.len() as u32;
+        if self.entry.is_some_and(|e| e >= c) || self.nodes.iter().any(|o| o.computation >= c) {
+            return Err(format!("an operator or the entry names a computation past the {c} there are"));
+        }
+        if !self.executed.is_empty() && self.executed.len() != self.nodes.len() {
+            return Err("the execution order does not list every operator".into());
+        }
+        Ok(())
+    }
+
     /// Operator `i`'s name in the run's profile ([`OpGraph::profile_names`], else its own).
     pub fn profile_name(&self, i: usize) -> &str {
         match self.profile_names.get(i) {

@@ -9,10 +9,10 @@
 //! (stages from the send/receive graph, steps from the operators' repetition).
 
 use rustc_hash::FxHashMap as HashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What an operator does, from its name and arguments ([`classify`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[repr(u8)]
 pub enum Class {
     Forward = 0,
@@ -131,7 +131,7 @@ pub fn classify(name: &str, collective: Option<&str>) -> Class {
 }
 
 /// One device (a GPU, a TPU core, a process): its row in the view.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Device {
     pub name: String,
     /// Global rank (Kineto's `distributedInfo.rank`, JAX's device id).
@@ -145,7 +145,7 @@ pub struct Device {
 }
 
 /// Operators, grouped by device in device order and by start within a device.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Ops {
     pub device: Vec<u32>,
     pub name: Vec<u32>,
@@ -184,7 +184,7 @@ impl Ops {
 }
 
 /// A training step: its label and span (nanoseconds).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     pub label: String,
     pub start: u64,
@@ -192,7 +192,7 @@ pub struct Step {
 }
 
 /// A training run's operators on its devices.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Training {
     /// Ordered by stage, then rank.
     pub devices: Vec<Device>,
@@ -215,6 +215,49 @@ pub struct Training {
 }
 
 impl Training {
+    /// Whether every index the model holds points where it should (a model read back from a
+    /// store's file is checked before any view indexes with it).
+    pub fn check(&self) -> Result<(), String> {
+        let o = &self.ops;
+        let n = o.start.len();
+        let columns = [
+            o.device.len(),
+            o.name.len(),
+            o.class.len(),
+            o.end.len(),
+            o.flops.len(),
+            o.bytes.len(),
+            o.peer.len(),
+            o.nth.len(),
+            o.pair.len(),
+            o.instance.len(),
+        ];
+        if columns.iter().any(|&c| c != n) {
+            return Err(format!("operator columns of {columns:?} rows where the starts have {n}"));
+        }
+        let devices = self.devices.len() as u32;
+        if self.first.len() != self.devices.len() + 1
+            || self.first.first().is_some_and(|&f| f != 0)
+            || self.first.last().is_some_and(|&l| l as usize != n)
+            || self.first.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err("the devices' first operators do not cover the operators in order".into());
+        }
+        let names = self.names.len() as u32;
+        let in_range = |v: &[u32], max: u32| v.iter().all(|&x| x < max || x == u32::MAX);
+        if !o.device.iter().all(|&d| d < devices)
+            || !o.name.iter().all(|&k| k < names)
+            || !in_range(&o.peer, devices)
+            || !in_range(&o.pair, n as u32)
+        {
+            return Err("an operator names a device, name, peer or pair that does not exist".into());
+        }
+        if self.devices.iter().any(|d| d.stage >= self.stages.max(1)) {
+            return Err(format!("a device's stage is past the {} stages", self.stages));
+        }
+        Ok(())
+    }
+
     /// The run with the stages the user gives: stage `k` holds the devices whose rank lies in
     /// `ranges[k]` (inclusive). A device in no range is an error naming it.
     pub fn restaged(&self, ranges: &[(u32, u32)]) -> Result<Training, String> {

@@ -256,32 +256,7 @@ pub fn read(input: &str, path: &Path) -> Result<(OpGraph, Vec<String>), SourceEr
 mod tests {
     use super::*;
 
-    fn var(mut v: u64, out: &mut Vec<u8>) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-    fn int(field: u32, v: u64) -> Vec<u8> {
-        let mut o = Vec::new();
-        var(u64::from(field) << 3, &mut o);
-        var(v, &mut o);
-        o
-    }
-    fn bytes(field: u32, b: &[u8]) -> Vec<u8> {
-        let mut o = Vec::new();
-        var((u64::from(field) << 3) | 2, &mut o);
-        var(b.len() as u64, &mut o);
-        o.extend_from_slice(b);
-        o
-    }
-    fn prefixed(m: &[u8]) -> Vec<u8> {
-        let mut o = Vec::new();
-        var(m.len() as u64, &mut o);
-        o.extend_from_slice(m);
-        o
-    }
+    use crate::formats::protobuf::encode::{bytes, int, prefixed};
 
     /// A metadata message, two computations, an all-reduce after them, a send after that.
     pub(crate) fn sample() -> Vec<u8> {

@@ -461,7 +461,37 @@ mod tests {
 pub(crate) mod fuzz {
     //! Mutation fuzzing shared by the readers' tests: bytes flipped, cut and duplicated.
 
+    use exaviz_engine::model::Dataset;
+
+    use crate::SourceError;
     use crate::rng::SplitMix64;
+
+    /// Tallies what each mutated input gave: a dataset whose rows name locations that exist and
+    /// whose intervals end after they start, or one line starting `name: `; (opened, refused).
+    pub(crate) fn tally(name: &str, results: impl IntoIterator<Item = Result<Dataset, SourceError>>) -> (usize, usize) {
+        let (mut opened, mut refused) = (0, 0);
+        for (k, r) in results.into_iter().enumerate() {
+            match r {
+                Ok(d) => {
+                    opened += 1;
+                    let t = &d.trace;
+                    let n = t.locations.name.len() as u32;
+                    let named = t.intervals.location.iter().chain(&t.messages.source).chain(&t.messages.destination);
+                    assert!(
+                        named.chain(&t.metrics.location).all(|&l| l < n),
+                        "{name}, case {k}: a row names no location"
+                    );
+                    assert!(t.intervals.start.iter().zip(&t.intervals.end).all(|(a, b)| a <= b), "{name}, case {k}");
+                }
+                Err(e) => {
+                    refused += 1;
+                    let e = e.to_string();
+                    assert!(e.starts_with(&format!("{name}: ")) && !e.contains('\n'), "{e}");
+                }
+            }
+        }
+        (opened, refused)
+    }
 
     /// `n` mutations of `bytes`, each one of: a few bytes flipped, the file cut short, or a
     /// stretch duplicated in place; every other one within the first 256 bytes, where headers

@@ -765,33 +765,8 @@ pub fn open(input: &str, path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dat
 mod tests {
     use super::*;
 
-    /// Protobuf encoding helpers for the tests' packets.
-    fn var(mut v: u64, out: &mut Vec<u8>) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-    fn int(field: u32, v: u64) -> Vec<u8> {
-        let mut o = Vec::new();
-        var(u64::from(field) << 3, &mut o);
-        var(v, &mut o);
-        o
-    }
-    fn bytes(field: u32, b: &[u8]) -> Vec<u8> {
-        let mut o = Vec::new();
-        var((u64::from(field) << 3) | 2, &mut o);
-        var(b.len() as u64, &mut o);
-        o.extend_from_slice(b);
-        o
-    }
-    fn double(field: u32, v: f64) -> Vec<u8> {
-        let mut o = Vec::new();
-        var((u64::from(field) << 3) | 1, &mut o);
-        o.extend_from_slice(&v.to_le_bytes());
-        o
-    }
+    use crate::formats::protobuf::encode::{bytes, double, int};
+
     fn packet(parts: &[Vec<u8>]) -> Vec<u8> {
         bytes(1, &parts.concat())
     }
@@ -850,13 +825,7 @@ mod tests {
         let t = &d.trace;
         assert_eq!(t.locations.name, vec!["app 42 / main 43", "app 42 / worker 44"]);
         assert_eq!(t.locations.kind, vec![LocationKind::CpuThread; 2]);
-        let mut rows: Vec<(u32, u64, u64, &str, u32)> = (0..t.intervals.start.len())
-            .map(|k| {
-                let i = &t.intervals;
-                (i.location[k], i.start[k], i.end[k], t.region_names[i.kind[k] as usize].as_str(), i.depth[k])
-            })
-            .collect();
-        rows.sort_unstable();
+        let rows = crate::events::interval_rows(t);
         assert_eq!(rows, vec![(0, 0, 300, "outer", 0), (0, 100, 200, "inner", 1), (1, 150, 250, "work", 0)]);
         let m = &t.messages;
         assert_eq!(
@@ -887,22 +856,13 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("exaviz-pftrace-fuzz-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("m.proto");
-        let (mut opened, mut refused) = (0, 0);
-        for m in crate::formats::fuzz::mutations(&bytes, 300, 5) {
-            std::fs::write(&path, &m).unwrap();
-            match open("m.proto", &path, &|_, _| {}) {
-                Ok(d) => {
-                    opened += 1;
-                    let n = d.trace.locations.name.len() as u32;
-                    assert!(d.trace.intervals.location.iter().all(|&l| l < n));
-                }
-                Err(e) => {
-                    refused += 1;
-                    let e = e.to_string();
-                    assert!(e.starts_with("m.proto: ") && !e.contains('\n'), "{e}");
-                }
-            }
-        }
+        let (opened, refused) = crate::formats::fuzz::tally(
+            "m.proto",
+            crate::formats::fuzz::mutations(&bytes, 300, 5).iter().map(|m| {
+                std::fs::write(&path, m).unwrap();
+                open("m.proto", &path, &|_, _| {})
+            }),
+        );
         assert!(opened > 100 && refused > 0, "{opened} opened, {refused} refused");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -147,6 +147,47 @@ pub(crate) fn push_doubles(v: Value, out: &mut Vec<f64>) {
     }
 }
 
+/// Protobuf encoders for the readers' tests, to write the messages they read.
+#[cfg(test)]
+pub(crate) mod encode {
+    pub(crate) fn var(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    /// A varint field.
+    pub(crate) fn int(field: u32, v: u64) -> Vec<u8> {
+        let mut o = Vec::new();
+        var(u64::from(field) << 3, &mut o);
+        var(v, &mut o);
+        o
+    }
+    /// A length-delimited field (a message, string or packed list).
+    pub(crate) fn bytes(field: u32, b: &[u8]) -> Vec<u8> {
+        let mut o = Vec::new();
+        var((u64::from(field) << 3) | 2, &mut o);
+        var(b.len() as u64, &mut o);
+        o.extend_from_slice(b);
+        o
+    }
+    /// A `double` field.
+    pub(crate) fn double(field: u32, v: f64) -> Vec<u8> {
+        let mut o = Vec::new();
+        var((u64::from(field) << 3) | 1, &mut o);
+        o.extend_from_slice(&v.to_le_bytes());
+        o
+    }
+    /// A message prefixed by its length, as a stream of messages has it.
+    pub(crate) fn prefixed(m: &[u8]) -> Vec<u8> {
+        let mut o = Vec::new();
+        var(m.len() as u64, &mut o);
+        o.extend_from_slice(m);
+        o
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,8 @@
 //! ```text
 //! NAME.exaviz/
 //!   exaviz-store.json    manifest: schema version, name, clock, table row counts, sort order
-//!   locations.parquet    location u32, name utf8, node u32 (4294967295: unknown)
+//!   locations.parquet    location u32, name utf8, node u32 (4294967295: unknown),
+//!                        kind u32 (0 unknown, 1 CPU thread, 2 GPU stream, 3 process, 4 metric)
 //!   regions.parquet      region u32, name utf8
 //!   intervals.parquet    location u32, start u64, end u64, region u32, depth u32   (by start)
 //!   messages.parquet     source u32, destination u32, send_time u64, recv_time u64,
@@ -15,13 +16,15 @@
 //!   link_counters.parquet      link u32, time u64, value u32                      (by time)
 //!   metric_names.parquet       metric u32, name utf8
 //!   metric_units.parquet       metric u32, unit utf8, accumulated u32 (1: the values accumulate)
-//!   metrics.parquet      location u32, time u64, metric u32, value u64            (by time)
+//!   metrics.parquet      location u32, time u64, metric u32, value f64            (by time)
 //!   nodes.parquet        node u32, group u32, d0 u32, d1 u32, ... (one per dimension)
 //!   links.parquet        source u32, destination u32, dimension u32
 //!   pyramid_messages.parquet  level u32, sender_block u32, receiver_block u32, bin u32,
 //!                             count u64, bytes u64                  (non-zero cells)
 //!   pyramid_states.parquet    level u32, block u32, state u32, bin u32, ticks u64
 //!   pyramid_lines.parquet     block u32, bin u32, lines u64, gradient u64
+//!   training.json        a training run's model (devices, stages, operators), where it has one
+//!   opgraph.json         an operator graph (an HLO module, an execution trace), where it has one
 //! ```
 //!
 //! The pyramid tables hold the non-zero cells of [`exaviz_engine::pyramid::Pyramid`], whose
@@ -73,6 +76,10 @@ pub use writer::*;
 pub const SCHEMA_VERSION: u32 = 2;
 /// The manifest's file name, which marks a folder as a store.
 pub const MANIFEST: &str = "exaviz-store.json";
+/// A training run's model kept beside the tables (JSON).
+pub const TRAINING: &str = "training.json";
+/// An operator graph kept beside the tables (JSON).
+pub const OPGRAPH: &str = "opgraph.json";
 /// Rows per row group of the event tables.
 pub const ROW_GROUP: usize = 1 << 20;
 /// Largest column chunk a reader accepts (uncompressed): a writer of this layout never makes one
@@ -363,6 +370,44 @@ pub(crate) mod tests {
             std::fs::write(&f, &original).unwrap();
         }
         assert!(errors > 200, "corruptions should mostly be caught ({errors})");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A training run's model and its operator graph kept as JSON beside the tables: read back
+    /// equal; damaged (cut short, an index past its table, bytes flipped), one line naming the
+    /// file, never a panic.
+    #[test]
+    fn kept_models_read_back_or_are_refused_in_one_line() {
+        let dir = temp("models");
+        let path = dir.join("t.exaviz");
+        let d = crate::open("gen:training?devices=4&stages=2").unwrap();
+        write(&d, &path).unwrap();
+        let back = crate::open(path.to_str().unwrap()).unwrap();
+        assert_eq!(back.training, d.training);
+        let f = path.join(TRAINING);
+        let original = std::fs::read_to_string(&f).unwrap();
+        let damaged = [
+            original[..original.len() / 2].to_string(),
+            original.replacen("\"device\":[0", "\"device\":[99", 1),
+            original.replacen("\"first\":[0", "\"first\":[7", 1),
+        ];
+        let mut cases: Vec<Vec<u8>> = damaged.iter().map(|t| t.as_bytes().to_vec()).collect();
+        let bytes = original.as_bytes();
+        cases.extend((0..bytes.len()).step_by((bytes.len() / 200).max(1)).map(|i| {
+            let mut b = bytes.to_vec();
+            b[i] ^= 0x24;
+            b
+        }));
+        let mut refused = 0;
+        for b in cases {
+            std::fs::write(&f, &b).unwrap();
+            if let Err(e) = crate::open(path.to_str().unwrap()) {
+                let e = e.to_string();
+                assert!(e.contains("training.json") && !e.contains('\n'), "{e}");
+                refused += 1;
+            }
+        }
+        assert!(refused >= 3, "{refused}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -446,11 +446,38 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
     let link_counter_unit = m.link_counter_unit.clone();
     let mut d = Dataset { name: m.name.clone(), trace: t, topology, link_counter_unit, ..Dataset::default() };
     check_references(store, &d)?;
+    d.training = models::<exaviz_engine::training::Training>(store, TRAINING, |t| t.check())?.map(Arc::new);
+    d.opgraph = models::<exaviz_engine::opgraph::OpGraph>(store, OPGRAPH, |g| g.check())?.map(Arc::new);
     if out_of_core {
         d.out_of_core = Some(out_of_core_rows(store, &m, &d)?);
         d.trace.span_of_whole = d.out_of_core.as_ref().map(|o| o.span);
     }
     Ok(d)
+}
+
+/// The largest model file read back (a training run's operators, an operator graph).
+const MAX_MODEL_BYTES: u64 = 4 << 30;
+
+/// A model kept beside the tables as JSON (`training.json`, `opgraph.json`), checked by
+/// `check` before any view indexes with it; `None` where the store keeps none.
+fn models<T: serde::de::DeserializeOwned>(
+    store: &Path,
+    file: &str,
+    check: impl Fn(&T) -> Result<(), String>,
+) -> Result<Option<T>, SourceError> {
+    let path = store.join(file);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let size = std::fs::metadata(&path).map_err(|e| io(&path, e))?.len();
+    if size > MAX_MODEL_BYTES {
+        return Err(invalid(&path, format!("is larger than {} MB", MAX_MODEL_BYTES >> 20)));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| io(&path, e))?;
+    let bad = |m: String| invalid(&path, format!("{m}: re-run exaviz convert"));
+    let model: T = serde_json::from_slice(&bytes).map_err(|e| bad(format!("does not read ({e})")))?;
+    check(&model).map_err(bad)?;
+    Ok(Some(model))
 }
 
 /// The topology of the `nodes` and `links` tables' columns.

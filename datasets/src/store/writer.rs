@@ -299,11 +299,38 @@ impl StoreWriter {
             pyramid: pyramid.map(|p| p.0),
             index_of: None,
         };
+        self.models(d)?;
         let path = self.temp.join(MANIFEST);
         let text = serde_json::to_string_pretty(&manifest).map_err(|e| invalid(&path, e.to_string()))?;
         std::fs::write(&path, text).map_err(|e| io(&path, e))?;
         self.commit()?;
         Ok(manifest)
+    }
+
+    /// A training run's model and an operator graph beside the tables, as JSON (a number that is
+    /// not finite, which JSON cannot hold, written as 0).
+    fn models(&self, d: &Dataset) -> Result<(), SourceError> {
+        if let Some(t) = &d.training {
+            let finite = t.ops.flops.iter().all(|f| f.is_finite());
+            let fixed;
+            let t = if finite {
+                t.as_ref()
+            } else {
+                let mut c = t.as_ref().clone();
+                c.ops.flops.iter_mut().filter(|f| !f.is_finite()).for_each(|f| *f = 0.0);
+                fixed = c;
+                &fixed
+            };
+            let path = self.temp.join(TRAINING);
+            let text = serde_json::to_vec(t).map_err(|e| invalid(&path, e.to_string()))?;
+            std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+        }
+        if let Some(g) = &d.opgraph {
+            let path = self.temp.join(OPGRAPH);
+            let text = serde_json::to_vec(g.as_ref()).map_err(|e| invalid(&path, e.to_string()))?;
+            std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+        }
+        Ok(())
     }
 
     /// Writes a store at `target` holding only pyramid `p` of span `span`, the index of the trace
