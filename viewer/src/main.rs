@@ -49,6 +49,11 @@ struct Cli {
     /// in stage 1; a single rank is `4`.
     #[arg(long, global = true, value_parser = parse_stages)]
     stages: Option<StageRanges>,
+    /// An HPCToolkit database's call paths drawn down to this many functions (hpcviewer's depth
+    /// slider; `DB?depth=N` says the same); by default down to the deepest user function or MPI
+    /// call of each path.
+    #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(1..))]
+    depth: Option<u32>,
 }
 
 /// The inclusive rank ranges of `--stages`, one per stage.
@@ -74,6 +79,20 @@ fn parse_stages(s: &str) -> Result<StageRanges, String> {
 
 /// The stages given with `--stages`, applied by [`load`] to every training run.
 static STAGES: std::sync::OnceLock<Vec<(u32, u32)>> = std::sync::OnceLock::new();
+
+/// The depth given with `--depth`, applied by [`load`] to an HPCToolkit database.
+static DEPTH: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// `input` with `--depth` applied: `DB?depth=N` for an HPCToolkit database given without a
+/// depth of its own; an error for any other input.
+fn with_depth(input: &str) -> Result<String> {
+    let Some(depth) = DEPTH.get() else { return Ok(input.to_string()) };
+    let path = input.split_once('?').map_or(input, |(p, _)| p);
+    if !exaviz_datasets::formats::hpctoolkit::is_database(std::path::Path::new(path)) {
+        anyhow::bail!("{input}: --depth applies to HPCToolkit databases (their call paths' depth)");
+    }
+    Ok(if input.contains('?') { input.to_string() } else { format!("{input}?depth={depth}") })
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum BackendArg {
@@ -664,8 +683,9 @@ fn with_progress<T>(msg: &str, template: &str, work: impl FnOnce(&dyn Fn(u64, u6
 /// Loads an input with a spinner, turned into a progress bar (bytes) by formats that report it.
 pub(crate) fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
     let template = "{msg} [{bar:32}] {bytes}/{total_bytes} ({eta} left)";
+    let opened = with_depth(input)?;
     let mut d =
-        with_progress(&format!("loading {input}"), template, |p| exaviz_datasets::open_with_progress(input, p))?;
+        with_progress(&format!("loading {input}"), template, |p| exaviz_datasets::open_with_progress(&opened, p))?;
     if let Some(ranges) = STAGES.get() {
         let t = d.training.as_ref().with_context(|| format!("{input}: --stages: not a training run"))?;
         let t = t.restaged(ranges).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
@@ -1144,6 +1164,9 @@ fn main() -> ExitCode {
     };
     if let Some(ranges) = cli.stages.clone() {
         STAGES.set(ranges.0).ok();
+    }
+    if let Some(depth) = cli.depth {
+        DEPTH.set(depth).ok();
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -1293,3 +1293,27 @@ fn summary_json_equals_otf2_print_totals() {
         }
     }
 }
+
+/// `--depth N` draws an HPCToolkit database's call paths down to N functions, as
+/// `DB?depth=N` does; on any other input it says where it applies.
+#[test]
+fn depth_cuts_an_hpctoolkit_databases_call_paths() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/hpctoolkit-pingpong");
+    if !present(&data) {
+        return;
+    }
+    let d = data.to_str().unwrap();
+    let intervals = |args: &[&str]| -> u64 {
+        let out = exaviz(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        v["intervals"].as_u64().unwrap()
+    };
+    let deepest = intervals(&["info", d, "--json"]);
+    let outermost = intervals(&["info", d, "--json", "--depth", "1"]);
+    assert_eq!(outermost, 2, "one main per rank");
+    assert!(deepest > outermost, "{deepest} against {outermost}");
+    let query = format!("{d}?depth=1");
+    assert_eq!(intervals(&["info", &query, "--json"]), outermost);
+    assert_fails(&["info", "gen:wrf", "--depth", "2"], &["--depth applies to HPCToolkit databases"]);
+}

@@ -139,7 +139,7 @@ pub static FORMATS: &[Format] = &[
         title: "HPCToolkit database",
         tools: "HPCToolkit (hpcrun -t, then hpcprof)",
         files: "DB/ or DB?depth=N",
-        gives: "`meta.db`, `profile.db`, `trace.db`: ranks, threads and GPU streams; each sample's call path as nested states, down to the deepest user function or MPI call, or `depth` functions",
+        gives: "`meta.db`, `profile.db`, `trace.db`: ranks, threads and GPU streams; each sample's call path as nested states, down to the deepest user function or MPI call, or `depth` functions (or `--depth N`)",
         options: &["depth"],
         detect: |p| {
             hpctoolkit::is_database(p.path)
