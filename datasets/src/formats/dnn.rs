@@ -453,10 +453,7 @@ fn jax_devices(b: &mut Builder, t: &ChromeTrace, jax_lanes: &[bool], file_rank: 
     }
 }
 
-/// Collective-permute pairs of XLA's HLO modules: (module, instruction) -> the module text's
-/// `source_target_pairs={{0,1},...}`, from the `*.txt` modules XLA writes with
-/// `--xla_dump_to` (a JAX profile's trace names only `hlo_module` and `hlo_op`).
-pub type HloPairs = HashMap<(String, String), String>;
+pub use super::HloPairs;
 
 /// Reads the HLO text modules under `dir` (down to four folders deep): files named
 /// `module_NNNN.NAME.*.txt`; the optimized module where XLA wrote several.

@@ -337,6 +337,13 @@ pub fn markdown_table() -> String {
     out
 }
 
+/// Collective-permute pairs of XLA's HLO modules: (module, instruction) -> the module text's
+/// `source_target_pairs={{0,1},...}`, from the `*.txt` modules XLA writes with `--xla_dump_to`
+/// or the HLO an XPlane profile carries (a JAX profile's trace names only `hlo_module` and
+/// `hlo_op`). Shared here, below the XPlane reader that gives them and the run of profiles
+/// that takes them.
+pub type HloPairs = HashMap<(String, String), String>;
+
 /// Names interned in order of first use: each name's index into `names`.
 #[derive(Default)]
 pub(crate) struct Interner {

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::SourceError;
 use crate::formats::chrome::{ChromeTrace, Lane, Slice};
-use crate::formats::dnn::HloPairs;
+use super::HloPairs;
 
 #[derive(Clone, PartialEq, Message)]
 pub struct XSpace {
