@@ -17,7 +17,7 @@ use crate::explore::{Explorer, Gesture, frame_pixels, overlay_text};
 
 #[derive(clap::Args, Debug)]
 pub struct BenchInteractArgs {
-    #[arg(help = crate::input_help())]
+    #[arg(help = crate::common::input_help())]
     pub input: String,
     /// Gestures, one a line: `wheel X Y STEPS`, `pan DX DY`, `hover X Y`, `click X Y`,
     /// `brush X0 Y0 X1 Y1` (a drag on a chart's axis), `reset` (window pixels; `#` starts a
@@ -39,12 +39,12 @@ pub struct BenchInteractArgs {
     #[arg(long)]
     pub no_index: bool,
     #[command(flatten)]
-    pub view: crate::ViewArgs,
+    pub view: crate::common::ViewArgs,
 }
 
 /// The input, with its index unless `--no-index`; the index's size and build time printed.
 fn load(args: &BenchInteractArgs) -> Result<exaviz_engine::model::Dataset> {
-    let mut dataset = crate::load(&args.input)?;
+    let mut dataset = crate::common::load(&args.input)?;
     if args.no_index {
         dataset.index = None;
     }
@@ -158,7 +158,7 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
 }
 
 pub fn run(args: BenchInteractArgs) -> Result<()> {
-    let (w, h) = crate::parse_size(&args.size)?;
+    let (w, h) = crate::common::parse_size(&args.size)?;
     let built = args.view.built()?;
     let steps = match &args.script {
         Some(path) => {
@@ -294,7 +294,7 @@ struct Row {
 /// What a report names above its rows.
 struct Head<'a> {
     input: &'a str,
-    view: &'a crate::ViewArgs,
+    view: &'a crate::common::ViewArgs,
     size: (u32, u32),
     backend: &'a Backend,
     open: Duration,

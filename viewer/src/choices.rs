@@ -7,7 +7,7 @@ use exaviz_engine::model::Dataset;
 use exaviz_engine::views::REGISTRY;
 use exaviz_engine::views::contract::Entry;
 
-use crate::ViewArgs;
+use crate::common::ViewArgs;
 use crate::panel::{Choice, ViewEntry};
 
 /// The values the panel offers for `--message-opacity` (a number, not a list).
@@ -98,7 +98,7 @@ pub(crate) fn views(dataset: &Dataset) -> Vec<ViewEntry> {
         .map(|entry| {
             let unavailable = match entry.parse::<&str>(&[]) {
                 Ok(built) => built.view.check(dataset).err().map(|e| e.to_string()),
-                Err(e) => Some(crate::clap_line(&e)),
+                Err(e) => Some(crate::common::clap_line(&e)),
             };
             ViewEntry { name: entry.name.to_string(), help: entry.about.to_string(), unavailable }
         })
@@ -137,7 +137,7 @@ mod tests {
     fn args(view: &str, options: &[&str]) -> ViewArgs {
         ViewArgs {
             view: view.to_string(),
-            backend: crate::BackendArg::Cpu,
+            backend: crate::common::BackendArg::Cpu,
             options: options.iter().map(ToString::to_string).collect(),
             named: true,
         }

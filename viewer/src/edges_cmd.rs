@@ -15,7 +15,7 @@ use exaviz_engine::stages::kde_bundle::UnitFrame;
 use exaviz_engine::stages::{self, AxisKey, BundleParams, Bundled, DensityInput, HeatmapInput};
 use exaviz_engine::views::density::density_picture;
 
-use crate::BackendArg;
+use crate::common::BackendArg;
 
 /// The CSV commands' KDE defaults: as strong as hammer_bundle's on the benchmark sets.
 const D: BundleParams = BundleParams::STRONG;
@@ -139,7 +139,7 @@ fn report(kind: &str, backend: &Backend, n: usize, times: &[f64], total: f64, ex
 }
 
 fn read_edges(input: &str) -> Result<exaviz_datasets::edges_csv::EdgeList> {
-    let pb = crate::spinner(&format!("reading {input}"));
+    let pb = crate::common::spinner(&format!("reading {input}"));
     let e = exaviz_datasets::edges_csv::open(input);
     pb.finish_and_clear();
     Ok(e?)
@@ -240,7 +240,12 @@ pub fn bundle(args: BundleArgs) -> Result<()> {
     let unit = list.edges;
     let mut times = Vec::new();
     let mut bundled = None;
-    let pb = crate::spinner(&format!("bundling {} edges ({}) on {}", unit.len(), bundler.name(), backend.describe()));
+    let pb = crate::common::spinner(&format!(
+        "bundling {} edges ({}) on {}",
+        unit.len(),
+        bundler.name(),
+        backend.describe()
+    ));
     for run in 0..args.warmup.saturating_add(args.runs) {
         let t = Instant::now();
         bundled = Some(bundler.run(backend.runner().as_mut(), &unit, weights.as_deref())?);
@@ -339,7 +344,7 @@ fn match_ink(
     target: f64,
     resolution: u32,
 ) -> Result<(BundleParams, bool)> {
-    let pb = crate::spinner(&format!("searching KDE settings for ink ratio <= {target}"));
+    let pb = crate::common::spinner(&format!("searching KDE settings for ink ratio <= {target}"));
     let mut best: Option<(f64, BundleParams)> = None;
     let mut strongest: Option<(f64, BundleParams)> = None;
     for params in ink_search_grid() {
@@ -403,7 +408,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         todo.push((name, Bundler::Kde(params), Some(params)));
     }
     for (name, bundler, params) in todo {
-        let pb = crate::spinner(&format!("{name}: {} edges on {}", edges.len(), backend.describe()));
+        let pb = crate::common::spinner(&format!("{name}: {} edges on {}", edges.len(), backend.describe()));
         let mut times = Vec::new();
         let mut bundled = None;
         for _ in 0..args.runs {
@@ -441,7 +446,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             o.extend(m);
         }
         let secs = (!e.times.is_empty()).then(|| median(&e.times));
-        crate::harness_keys(&mut row, "bundling", &args.input, &e.name, secs, &BUNDLE_MEASURES);
+        crate::layout_cmd::harness_keys(&mut row, "bundling", &args.input, &e.name, secs, &BUNDLE_MEASURES);
         measures.push(q);
         rows.push(row);
     }
@@ -542,7 +547,7 @@ fn draw_sheet(
 
 pub fn aggregate(args: AggregateArgs) -> Result<()> {
     let start = Instant::now();
-    let (w, h) = crate::parse_size(&args.size)?;
+    let (w, h) = crate::common::parse_size(&args.size)?;
     if args.runs == 0 {
         bail!("--runs must be at least 1");
     }

@@ -170,7 +170,7 @@ pub fn gen_cmd(spec: &str, dir: &std::path::Path) -> Result<()> {
         let s = exaviz_datasets::training_spec(&spec)?;
         let tmp = dir.with_extension("partial");
         let _ = std::fs::remove_dir_all(&tmp);
-        crate::with_progress(&format!("writing {}", dir.display()), "{msg} {spinner}", |_| {
+        crate::common::with_progress(&format!("writing {}", dir.display()), "{msg} {spinner}", |_| {
             exaviz_datasets::generators::training_gen::write(&s, &tmp)
         })
         .with_context(|| format!("{}: cannot write", dir.display()))?;
@@ -188,11 +188,14 @@ pub fn gen_cmd(spec: &str, dir: &std::path::Path) -> Result<()> {
         return Ok(());
     }
     let started = std::time::Instant::now();
-    let dataset =
-        crate::with_progress(&format!("simulating {spec}"), "{msg} {spinner}", |_| exaviz_datasets::open(&spec))?;
+    let dataset = crate::common::with_progress(&format!("simulating {spec}"), "{msg} {spinner}", |_| {
+        exaviz_datasets::open(&spec)
+    })?;
     let tree = dataset.fattree.context("a fat tree")?;
     let simulated = started.elapsed().as_secs_f64();
-    crate::with_progress(&format!("writing {}", dir.display()), "{msg} {spinner}", |_| files::write(&tree, dir, name))?;
+    crate::common::with_progress(&format!("writing {}", dir.display()), "{msg} {spinner}", |_| {
+        files::write(&tree, dir, name)
+    })?;
     println!(
         "{}: {} nodes, {} switches, {} timestamps, {} jobs, {} routing table(s); simulated in {simulated:.1} s, written in {:.1} s",
         dir.display(),

@@ -8,7 +8,7 @@ use exaviz_engine::summary::{AreaAsked, Summary, summarize_asked};
 /// `exaviz summary` options.
 #[derive(clap::Args, Debug)]
 pub struct SummaryArgs {
-    #[arg(help = crate::input_help())]
+    #[arg(help = crate::common::input_help())]
     pub input: String,
     /// Start of the area, seconds since the trace's start (default: the start).
     #[arg(long)]
@@ -28,7 +28,7 @@ pub struct SummaryArgs {
 }
 
 pub fn run(args: &SummaryArgs) -> Result<()> {
-    let dataset = crate::load(&args.input)?;
+    let dataset = crate::common::load(&args.input)?;
     let asked = AreaAsked { from_s: args.from, to_s: args.to, ranks: args.ranks.as_deref(), top: args.top };
     let s = summarize_asked(&dataset, &asked).map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
     if args.json {

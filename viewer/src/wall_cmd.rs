@@ -80,17 +80,18 @@ pub fn render_wall(
 }
 
 /// `exaviz render --wall`: the view prepared at the canvas's size, then the tiles.
-pub fn render_cmd(input: &str, wall_path: &Path, dir: &Path, view: &crate::ViewArgs) -> Result<()> {
+pub fn render_cmd(input: &str, wall_path: &Path, dir: &Path, view: &crate::common::ViewArgs) -> Result<()> {
     let wall = read_wall(wall_path)?;
     let built = view.built()?;
     if dir.exists() && !dir.is_dir() {
         anyhow::bail!("{}: with --wall, --out is a folder for the tiles", dir.display());
     }
-    let dataset = crate::load(input)?;
+    let dataset = crate::common::load(input)?;
     let backend = Backend::new(view.backend.into())?;
     let [cw, ch] = wall.canvas();
     let started = std::time::Instant::now();
-    let pb = crate::spinner(&format!("preparing the {} view at {cw}x{ch} on {}", view.view, backend.describe()));
+    let pb =
+        crate::common::spinner(&format!("preparing the {} view at {cw}x{ch} on {}", view.view, backend.describe()));
     built.selection.validate(&dataset).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
     let frame = Frame { width: cw, height: ch };
     let prepared =

@@ -319,7 +319,7 @@ impl ApplicationHandler<crate::wall_net::FromMaster> for WallApp {
 }
 
 /// `exaviz wall --config FILE INPUT`.
-pub fn run(input: &str, config: &Path, frames: Option<u64>, view: &crate::ViewArgs, net: Net) -> Result<()> {
+pub fn run(input: &str, config: &Path, frames: Option<u64>, view: &crate::common::ViewArgs, net: Net) -> Result<()> {
     let wall = crate::wall_cmd::read_wall(config)?;
     if let Net::Serve { addr, join_timeout } = &net {
         return crate::wall_net::serve(&wall, addr, frames, *join_timeout);
@@ -335,11 +335,11 @@ pub fn run(input: &str, config: &Path, frames: Option<u64>, view: &crate::ViewAr
         );
     }
     let built = view.built()?;
-    let dataset = crate::load(input)?;
+    let dataset = crate::common::load(input)?;
     let backend = Backend::new(view.backend.into())?;
     built.selection.validate(&dataset).map_err(|e| anyhow!("{input}: {e}"))?;
     let [cw, ch] = wall.canvas();
-    let pb = crate::spinner(&format!("preparing the {} view at {cw}x{ch}", view.view));
+    let pb = crate::common::spinner(&format!("preparing the {} view at {cw}x{ch}", view.view));
     let frame = Frame { width: cw, height: ch };
     let prepared =
         exaviz_engine::views::contract::prepare(built.view.as_ref(), &dataset, &built.selection, frame, &backend)

@@ -374,7 +374,7 @@ impl State {
     fn explore(&mut self, dataset: &Arc<Dataset>, args: ViewArgs, what: &str) {
         // The view first (with nothing selected), then the parts of the selection it reads, where
         // they are valid for it.
-        match crate::content(&args, dataset, Selection::default()) {
+        match crate::common::content(&args, dataset, Selection::default()) {
             Ok(mut c) => {
                 let kept = self.explorer.request.selection.only(c.view.reads());
                 if kept.validate(dataset).is_ok() {

@@ -19,9 +19,9 @@ use std::path::Path;
 use prost::Message;
 use serde_json::{Map, Value};
 
+use super::HloPairs;
 use crate::SourceError;
 use crate::formats::chrome::{ChromeTrace, Lane, Slice};
-use super::HloPairs;
 
 #[derive(Clone, PartialEq, Message)]
 pub struct XSpace {

@@ -1,0 +1,121 @@
+//! `exaviz pyramid`: a store's pyramid summed natively, by DataFusion (on a Ballista cluster
+//! too) or printed as SQL for DuckDB and DataFusion.
+
+use anyhow::Result;
+
+use crate::common::{spinner, with_progress};
+
+/// What sums a store's pyramid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PyramidEngine {
+    Native,
+    Datafusion,
+}
+
+/// The SQL dialect `exaviz pyramid --sql` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum SqlDialect {
+    Datafusion,
+    Duckdb,
+}
+
+/// The pyramid's plans as SQL in `dialect`: one JSON object, plan name to text.
+#[cfg(feature = "datafusion")]
+pub(crate) fn pyramid_sql(store: &std::path::Path, dialect: SqlDialect) -> Result<String> {
+    use exaviz_aggregate::Dialect;
+    let d = match dialect {
+        SqlDialect::Datafusion => Dialect::DataFusion,
+        SqlDialect::Duckdb => Dialect::DuckDb,
+    };
+    let plans = exaviz_aggregate::pyramid_sql(store, d)?;
+    let map: serde_json::Map<String, serde_json::Value> =
+        plans.into_iter().map(|(name, sql)| (name.to_string(), serde_json::Value::String(sql))).collect();
+    Ok(serde_json::to_string_pretty(&map)?)
+}
+
+#[cfg(not(feature = "datafusion"))]
+pub(crate) fn pyramid_sql(store: &std::path::Path, _: SqlDialect) -> Result<String> {
+    datafusion_pyramid(store, None, true)
+}
+
+/// The pyramid summed by DataFusion's plans (embedded, or on a Ballista cluster) and, unless
+/// `dry_run`, added to the store.
+#[cfg(feature = "datafusion")]
+pub(crate) fn datafusion_pyramid(store: &std::path::Path, cluster: Option<&str>, dry_run: bool) -> Result<String> {
+    let on =
+        cluster.map_or_else(|| "DataFusion (embedded)".to_string(), |c| format!("DataFusion on Ballista cluster {c}"));
+    let pb = spinner(&format!("summing the pyramid of {} by {on}", store.display()));
+    let result = exaviz_aggregate::pyramid(store, cluster, exaviz_aggregate::CLUSTER_TIMEOUT);
+    pb.finish_and_clear();
+    let (span, p) = result?;
+    if !dry_run {
+        exaviz_datasets::store::put_pyramid(store, span, &p)?;
+    }
+    Ok(on)
+}
+
+#[cfg(not(feature = "datafusion"))]
+pub(crate) fn datafusion_pyramid(store: &std::path::Path, _: Option<&str>, _: bool) -> Result<String> {
+    anyhow::bail!(
+        "{}: --engine datafusion needs an exaviz built with DataFusion: cargo build --release -p exaviz --features datafusion",
+        store.display()
+    )
+}
+
+pub(crate) fn pyramid_cmd(
+    store: &std::path::Path,
+    dry_run: bool,
+    engine: PyramidEngine,
+    cluster: Option<&str>,
+    sql: Option<SqlDialect>,
+) -> Result<()> {
+    if engine == PyramidEngine::Native && (cluster.is_some() || sql.is_some()) {
+        let what = if sql.is_some() { "--sql writes" } else { "--cluster runs" };
+        anyhow::bail!("{}: {what} DataFusion's plans: add --engine datafusion", store.display());
+    }
+    if let Some(dialect) = sql {
+        println!("{}", pyramid_sql(store, dialect)?);
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    if engine == PyramidEngine::Datafusion {
+        let m = exaviz_datasets::store::manifest(store)?;
+        let on = datafusion_pyramid(store, cluster, dry_run)?;
+        println!(
+            "{}: pyramid summed by {on} from {} messages and {} intervals in {:.1} s{}",
+            store.display(),
+            m.rows("messages"),
+            m.rows("intervals"),
+            started.elapsed().as_secs_f64(),
+            if dry_run { ", nothing written" } else { "" }
+        );
+        return Ok(());
+    }
+    let template = "{msg} [{bar:32}] {percent}% ({eta} left)";
+    let m = exaviz_datasets::store::manifest(store)?;
+    let msg = format!("summing the pyramid of {}", store.display());
+    let times = if dry_run {
+        with_progress(&msg, template, |p| exaviz_datasets::store::sum_pyramid(store, p))?.2
+    } else {
+        with_progress(&msg, template, |p| exaviz_datasets::store::add_pyramid(store, p))?.1
+    };
+    let (messages, intervals) = (m.rows("messages"), m.rows("intervals"));
+    let bytes: u64 = ["pyramid_messages", "pyramid_states", "pyramid_lines"]
+        .iter()
+        .filter_map(|t| std::fs::metadata(store.join(format!("{t}.parquet"))).ok())
+        .map(|m| m.len())
+        .sum();
+    let seconds = started.elapsed().as_secs_f64();
+    let rate = |rows: u64, s: f64| rows as f64 / s.max(1e-9) / 1e6;
+    println!(
+        "{}: pyramid summed from {messages} messages in {:.2} s ({:.1}M/s) and {intervals} intervals in {:.2} s ({:.1}M/s), {:.2} s of it summing and the rest reading; {seconds:.1} s in all{}",
+        store.display(),
+        times.messages_s,
+        rate(messages, times.messages_s),
+        times.intervals_s,
+        rate(intervals, times.intervals_s),
+        times.summing_s,
+        if dry_run { ", nothing written".to_string() } else { format!(", {:.1} MB on disk", bytes as f64 / 1e6) }
+    );
+    Ok(())
+}
