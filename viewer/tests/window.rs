@@ -986,8 +986,7 @@ fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
     // The click also selects the permute's time: the Marey view's window around its first run.
     let t = d.training.as_ref().expect("a training run");
     let offsets = exaviz_engine::training::offsets(t, exaviz_engine::training::Align::Full);
-    let (from, to) =
-        exaviz_engine::views::marey::operator_window(t, &offsets, "ppermute.13").expect("the permute runs");
+    let (from, to) = exaviz_engine::views::run::operator_window(t, &offsets, "ppermute.13").expect("the permute runs");
     let dir = std::env::temp_dir().join(format!("exaviz-window-link-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = env!("CARGO_BIN_EXE_exaviz");

@@ -8,6 +8,7 @@ pub mod legend;
 pub mod options;
 pub mod pairs;
 pub mod plot;
+pub mod run;
 pub mod torus;
 pub mod trace;
 

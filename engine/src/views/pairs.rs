@@ -14,6 +14,10 @@ use super::contract::{Class, Drawn, Frame, Prepared, View};
 use super::plot::Mix;
 use super::{TEXT, TEXT_DIM, ViewError};
 
+/// Most processes a pair view (chord, sendrecv) draws one by one (its pair matrix is binned on
+/// the backend); a trace with more is drawn in blocks of consecutive ranks.
+pub const MAX_PROCESSES: usize = 8192;
+
 /// A sending node, a receiving node ([`Nodes`]) and the number of messages between them.
 pub type Pair = (usize, usize, u32);
 

@@ -9,9 +9,7 @@ use crate::views::pairs::{CurveCache, CurveOptions, CurveStyle, Pair, PairPick, 
 use crate::views::plot::{direction_colour, direction_legend};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
-/// Most processes the chord view draws one by one (its pair matrix is binned on the backend);
-/// a trace with more is drawn in blocks of consecutive ranks.
-pub const MAX_PROCESSES: usize = 8192;
+pub use crate::views::pairs::MAX_PROCESSES;
 const SAMPLES: u32 = 24;
 
 /// Control polygon of the edge from leaf `a` to leaf `b` of `n` on a circle of radius `r`

@@ -14,7 +14,7 @@ use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 /// Grid size (the paper's: it divides the process counts 16, 256 and 1,024).
 pub const GRID: u32 = 8;
 /// Most processes the view draws one by one; a trace with more is drawn in blocks of ranks.
-pub const MAX_PROCESSES: usize = crate::views::chord::MAX_PROCESSES;
+pub use crate::views::pairs::MAX_PROCESSES;
 const SAMPLES: u32 = 24;
 const MARGIN: [u32; 4] = [70, 60, 250, 40];
 

@@ -201,7 +201,7 @@ impl Picker for Graph {
             .training
             .as_deref()
             .zip(self.offsets.as_deref())
-            .and_then(|(t, offsets)| crate::views::marey::operator_window(t, offsets, run_as));
+            .and_then(|(t, offsets)| crate::views::run::operator_window(t, offsets, run_as));
         if window_s.is_some() {
             if run_as != n.name {
                 lines.push(format!("runs as {run_as} in the profile"));

@@ -24,8 +24,8 @@ use crate::selection::{Parts, Selection};
 use crate::training::{Class, Training, breakdown, duration, si};
 use crate::views::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
 use crate::views::legend::color_bar_bare;
-use crate::views::marey::training;
 use crate::views::plot::{fit, titles};
+use crate::views::run::training;
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError, title_name};
 
 pub mod links;

@@ -9,8 +9,8 @@ use crate::render::{Anchor, Scene};
 use crate::selection::{Parts, Selection};
 use crate::training::{Training, breakdown_steps, duration};
 use crate::views::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
-use crate::views::marey::training;
 use crate::views::plot::{Plot, axes, fit, nice_ticks};
+use crate::views::run::training;
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 const PARTS: [(&str, [f32; 4]); 3] = [
