@@ -5,7 +5,7 @@
 //!   [`KNOWN_ENGINE_CIRCLES`], which are still to be taken apart: a new one fails.
 //! - A view (`engine/src/views/NAME/`) imports the contract and the shared floor
 //!   (`views/*.rs`, `views/torus/`), never another view, but for the composite views (`linked`,
-//!   `mpi`) and the imports listed in [`KNOWN_SIDEWAYS`], still to be moved down.
+//!   `mpi`).
 //!
 //! Test modules (from `#[cfg(test)]` on) and comments are not read.
 
@@ -17,25 +17,7 @@ const KNOWN_ENGINE_CIRCLES: &[&[&str]] = &[
     &["stages::cpu", "stages::kde_bundle", "stages::line_density"],
     &["gpu", "stages", "stages::gpu_runner"],
     &["model", "pair_index", "pyramid"],
-    &[
-        "selection",
-        "summary",
-        "views::contract",
-        "views::options",
-        "views::parcoords",
-        "views::ring",
-        "views::torus",
-        "views::trace",
-    ],
-];
-
-/// Views that use a sibling view as a library, as they stand; to be moved into the floor.
-const KNOWN_SIDEWAYS: &[(&str, &str)] = &[
-    ("parcoords", "ring"),
-    ("themeriver", "parcoords"),
-    ("themeriver", "ring"),
-    ("torus", "ring"),
-    ("torus", "parcoords"),
+    &["selection", "summary", "views::contract", "views::torus", "views::trace"],
 ];
 
 /// Views made of other views.
@@ -220,7 +202,7 @@ fn views_import_the_floor_not_each_other() {
             used.extend(paths_after(&text, up).into_iter().filter_map(|p| p.first().cloned()));
             for other in used {
                 let view = names.contains(&other) && other != me && other != "torus";
-                if view && !KNOWN_SIDEWAYS.contains(&(me.as_str(), other.as_str())) {
+                if view {
                     found.push(format!("{}: imports the view {other}", f.display()));
                 }
             }

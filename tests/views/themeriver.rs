@@ -2,10 +2,9 @@
 //! on their nodes' links on both backends; a time slice and a coordinate selection drawn.
 
 use exaviz_engine::Backend;
-use exaviz_engine::views::parcoords::node_traffic;
-use exaviz_engine::views::ring::link_traffic;
 use exaviz_engine::views::themeriver::{MAX_STREAMS, ThemeRiverOptions, river};
 use exaviz_engine::views::torus::select::DimFilter;
+use exaviz_engine::views::torus::traffic::{link_traffic, node_traffic};
 
 use super::{both, differ, golden, gpu_backend, open, refused};
 

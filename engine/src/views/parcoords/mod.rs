@@ -15,7 +15,7 @@ use crate::selection::{Parts, Selection};
 use crate::views::ViewError;
 use crate::views::contract::{self, Class, Drawn, Frame, Pick, Picker, Prepared};
 use crate::views::options::{ColormapArgs, TorusSelectArgs};
-use crate::views::ring::dim_letter;
+use crate::views::torus::traffic::dim_letter;
 use crate::views::torus::{self, select::DimFilter};
 
 /// The parcoords view (node selector).

@@ -7,8 +7,8 @@ use crate::stages::{self, line_density::DensityInput};
 
 use crate::views::legend::{color_bar, format_value};
 use crate::views::plot::{Plot, nice_ticks};
-use crate::views::ring::{LEGEND_W, TOP, dim_letter, link_traffic_in};
 use crate::views::torus::select::{DimFilter, selected_nodes};
+use crate::views::torus::traffic::{LEGEND_W, TOP, dim_letter, link_traffic_in, node_traffic};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,16 +26,6 @@ impl Default for ParcoordsOptions {
     fn default() -> Self {
         Self { width: 900, height: 560, colormap: ColorMap::Viridis, time_slice: None, node: None, select: None }
     }
-}
-
-/// Traffic on each node's links, both directions: the sum over links touching the node.
-pub fn node_traffic(topo: &Topology, link_traffic: &[u64]) -> Vec<u64> {
-    let mut t = vec![0u64; topo.node_count()];
-    for (l, &v) in link_traffic.iter().enumerate() {
-        t[topo.links.source[l] as usize] += v;
-        t[topo.links.destination[l] as usize] += v;
-    }
-    t
 }
 
 /// Fixed jitter of node `v` on axis `d`, in `[-0.3, 0.3]` coordinate steps (a hash, so pictures

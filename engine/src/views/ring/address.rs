@@ -51,12 +51,3 @@ pub(super) fn address_rings(
     }
     r - gap
 }
-
-/// Dimension names: Blue Gene's A, B, C, D, E for five dimensions, else X, Y, Z (and d1, d2, ...).
-pub(crate) fn dim_letter(d: usize, dims: usize) -> String {
-    match dims {
-        5 => ["A", "B", "C", "D", "E"][d].into(),
-        1..=3 => ["X", "Y", "Z"][d].into(),
-        _ => format!("d{}", d + 1),
-    }
-}

@@ -2,10 +2,6 @@
 
 use super::*;
 
-/// Width of the legend column on the right and height of the title band, in pixels.
-pub(crate) const LEGEND_W: f32 = 150.0;
-pub(crate) const TOP: f32 = 64.0;
-
 /// Where the circle is: centre, radius, node count, and the zoom factor it was drawn at.
 pub(crate) struct Circle {
     pub(crate) cx: f32,

@@ -4,8 +4,6 @@
 //! bundled by the KDE stage or along TorusTrafficND's Hilbert blocks (B-spline stage); one address ring
 //! per dimension outside the circle (TorusTrafficND §V-A.3); block boundaries and numbers; a legend.
 
-use std::collections::HashMap;
-
 use crate::Backend;
 use crate::layout::blocks::{Blocks, Relation};
 use crate::layout::order::{Ordering, order_nodes, positions};
@@ -14,7 +12,7 @@ use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
 use crate::stages::bspline::Curve;
 use crate::stages::kde_bundle::UnitFrame;
 use crate::stages::line_density::DensityInput;
-use crate::stages::{self, AxisKey, BundleInput, BundleParams, HeatmapInput};
+use crate::stages::{self, BundleInput, BundleParams};
 
 use crate::selection::{Parts, Selection};
 use crate::views::contract::{self, Class, Drawn, Frame, Pick, Picker};
@@ -34,7 +32,8 @@ mod pick;
 mod scene;
 pub mod track;
 
-pub(crate) use address::*;
+pub use crate::views::torus::traffic::{Chords, LEGEND_W, TOP, dim_letter, link_traffic, link_traffic_in};
+use address::*;
 pub use chords::*;
 pub use geometry::*;
 use legend::*;

@@ -6,10 +6,10 @@ use crate::render::{Anchor, Scene};
 use crate::stages::{self, AxisKey, HeatmapInput};
 
 use crate::views::legend::format_value;
-use crate::views::parcoords::node_traffic;
 use crate::views::plot::{CATEGORICAL, Plot, Tick, axes, nice_ticks};
-use crate::views::ring::{LEGEND_W, TOP, link_traffic_in};
 use crate::views::torus::select::{DimFilter, selected_nodes};
+use crate::views::torus::traffic::node_traffic;
+use crate::views::torus::traffic::{LEGEND_W, TOP, link_traffic_in};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 /// Most streams named (one colour each); further nodes share a grey stream.

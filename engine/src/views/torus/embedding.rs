@@ -8,11 +8,11 @@ use crate::layout::embed::{Embedding, embed};
 use crate::model::Dataset;
 use crate::render::{Anchor, Blend, ColorMap, Scene};
 
+use super::traffic::{Chords, LEGEND_W, TOP, dim_letter, link_traffic};
 use crate::selection::{Parts, Selection};
 use crate::views::contract::{Class, Drawn, Frame, Pick, Picker, Prepared, View};
 use crate::views::legend::{color_bar, format_value};
 use crate::views::plot::{Plot, Tick, axes, nice_ticks};
-use crate::views::ring::{Chords, LEGEND_W, TOP, dim_letter, link_traffic};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 #[derive(Clone, Copy, Debug, PartialEq)]

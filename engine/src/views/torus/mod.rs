@@ -5,6 +5,7 @@
 pub mod embedding;
 pub mod group;
 pub mod select;
+pub mod traffic;
 
 use crate::Backend;
 use crate::model::{Dataset, Topology};
@@ -12,9 +13,8 @@ use crate::selection::{Parts, Selection};
 
 use super::contract::Pick;
 use super::legend::format_value;
-use super::parcoords::node_traffic;
-use super::ring::{dim_letter, link_traffic_in};
 use super::{ViewError, traffic_unit};
+use traffic::{dim_letter, link_traffic_in, node_traffic};
 
 /// The selection parts every torus view with filters reads.
 pub const FILTERS: Parts = Parts::NODE.or(Parts::DIMS).or(Parts::TIME_SLICE);

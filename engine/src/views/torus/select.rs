@@ -64,10 +64,10 @@ impl DimFilter {
         let dims = topo.dims();
         for &(d, name, lo, _) in &self.terms[..self.len] {
             let d = usize::from(d);
-            let label = crate::views::ring::dim_letter(d.min(dims.saturating_sub(1)), dims);
+            let label = super::traffic::dim_letter(d.min(dims.saturating_sub(1)), dims);
             let written = if name == b'd' { format!("d{}", d + 1) } else { char::from(name).to_string() };
             if d >= dims || (name != b'd' && label != written) {
-                let names: Vec<String> = (0..dims).map(|k| crate::views::ring::dim_letter(k, dims)).collect();
+                let names: Vec<String> = (0..dims).map(|k| super::traffic::dim_letter(k, dims)).collect();
                 return Err(format!("the {}-D torus has no dimension {written} (it has {})", dims, names.join(", ")));
             }
             if lo >= topo.extents[d] {
