@@ -5,6 +5,7 @@
 //! Data flows one way: source → [`model`] → [`layout`] → [`stages`] → [`render`] → target.
 
 pub mod bundling;
+pub mod error;
 pub mod fattree;
 pub mod gpu;
 pub mod layout;

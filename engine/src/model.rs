@@ -454,6 +454,27 @@ impl Dataset {
     }
 }
 
+/// The least and greatest of `v` (`skip`: a value left out), in parallel chunks of plain loops:
+/// one chain of parallel iterators over every column took 74-130 ms for 22M messages and 10.7M
+/// intervals in one build and 18-20 ms in another, as the compiler placed its closures.
+fn bounds(v: &[u64], skip: Option<u64>) -> Option<(u64, u64)> {
+    use rayon::prelude::*;
+    let (lo, hi) = v
+        .par_chunks(1 << 16)
+        .map(|c| {
+            let (mut lo, mut hi) = (u64::MAX, 0u64);
+            for &x in c {
+                let keep = skip != Some(x);
+                lo = if keep { lo.min(x) } else { lo };
+                hi = if keep { hi.max(x) } else { hi };
+            }
+            (lo, hi)
+        })
+        .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+    // Nothing kept leaves `lo > hi`; anything kept makes `lo <= hi`.
+    (lo <= hi).then_some((lo, hi))
+}
+
 /// Summary counts, as printed by `exaviz info`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Summary {
@@ -490,6 +511,19 @@ pub struct CounterSummary {
 }
 
 impl Trace {
+    /// The trace's whole span in ticks: as the source gives it, or from its intervals and messages.
+    pub fn span(&self) -> Option<(u64, u64)> {
+        let t = self;
+        if let Some(whole) = t.span_of_whole {
+            return Some(whole);
+        }
+        let (i, m) = (&t.intervals, &t.messages);
+        [bounds(&i.start, None), bounds(&i.end, None), bounds(&m.send_time, None), bounds(&m.recv_time, Some(u64::MAX))]
+            .into_iter()
+            .flatten()
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+    }
+
     /// Each metric with samples: name, count, least and greatest value, in metric order.
     pub fn counter_summaries(&self) -> Vec<CounterSummary> {
         let m = &self.metrics;
@@ -603,6 +637,24 @@ mod tests {
             (kept.location, kept.start, kept.end, kept.kind, kept.depth),
             (vec![1, 2], vec![2, 3], vec![6, 7], vec![1, 0], vec![0, 1])
         );
+    }
+
+    /// The chunked bounds equal a plain pass: across chunk edges, with a value left out, with
+    /// nothing or only the left-out value, and with `u64::MAX` kept.
+    #[test]
+    fn bounds_equal_a_plain_pass() {
+        let plain = |v: &[u64], skip: Option<u64>| {
+            let kept: Vec<u64> = v.iter().copied().filter(|&x| skip != Some(x)).collect();
+            kept.iter().min().copied().zip(kept.iter().max().copied())
+        };
+        let mut v: Vec<u64> = (0..200_000u64).map(|k| (k * 2_654_435_761) % 1_000_003 + 5).collect();
+        v[150_000] = u64::MAX;
+        v[70_000] = 1;
+        for case in [&v[..], &[], &[u64::MAX, u64::MAX], &[u64::MAX], &[7], &v[..100]] {
+            for skip in [None, Some(u64::MAX), Some(1)] {
+                assert_eq!(bounds(case, skip), plain(case, skip), "{} values, {skip:?}", case.len());
+            }
+        }
     }
 
     #[test]

@@ -145,7 +145,7 @@ pub trait RowSource: Sync {
     fn max_latency(&self) -> u64;
     /// The trace's first tick (a pass over every row unless the source keeps it).
     fn first_tick(&self, t: &Trace) -> u64 {
-        crate::views::trace::span(t).map_or(0, |s| s.0)
+        t.span().map_or(0, |s| s.0)
     }
 }
 
@@ -207,7 +207,7 @@ pub fn summarize_asked(dataset: &crate::model::Dataset, asked: &AreaAsked) -> Re
         .out_of_core
         .as_ref()
         .map(|o| o.span)
-        .or_else(|| crate::views::trace::span(t))
+        .or_else(|| t.span())
         .ok_or("the trace has no intervals or messages to summarise")?;
     let tps = t.ticks_per_second.max(1) as f64;
     let at = |s: f64, name: &str| -> Result<u64, String> {

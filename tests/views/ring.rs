@@ -112,9 +112,9 @@ fn time_slice_and_node_filter_match_golden_on_both_backends() {
 /// them; bad requests get clear errors.
 #[test]
 fn tracked_message_group_filter_and_zoom_match_golden_on_both_backends() {
+    use exaviz_engine::selection::group::BundleGroup;
     use exaviz_engine::views::ring::track::hops;
     use exaviz_engine::views::ring::{ring_bundles_in, ring_node_at, ring_scene, ring_unzoom};
-    use exaviz_engine::views::torus::group::BundleGroup;
     let d = open("gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1");
     let topo = d.topology.as_ref().unwrap();
     let path = hops(&d, 22).unwrap();

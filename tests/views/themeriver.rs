@@ -2,8 +2,8 @@
 //! on their nodes' links on both backends; a time slice and a coordinate selection drawn.
 
 use exaviz_engine::Backend;
+use exaviz_engine::selection::dims::DimFilter;
 use exaviz_engine::views::themeriver::{MAX_STREAMS, ThemeRiverOptions, river};
-use exaviz_engine::views::torus::select::DimFilter;
 use exaviz_engine::views::torus::traffic::{link_traffic, node_traffic};
 
 use super::{both, differ, golden, gpu_backend, open, refused};

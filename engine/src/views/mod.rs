@@ -52,13 +52,7 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<topology::TopologyView>(),
 ];
 
-#[derive(Debug, thiserror::Error)]
-pub enum ViewError {
-    #[error("{0}")]
-    Unsupported(String),
-    #[error(transparent)]
-    Stage(#[from] crate::stages::StageError),
-}
+pub use crate::error::ViewError;
 
 /// Dark background shared by the views (viridis' bright end stands out on it).
 pub const BACKGROUND: [f32; 3] = [0.067, 0.075, 0.094];

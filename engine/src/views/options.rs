@@ -5,10 +5,10 @@
 use clap::{Args, ValueEnum};
 
 use super::plot::Mix;
-use super::torus::group::BundleGroup;
-use super::torus::select::DimFilter;
 use crate::render::ColorMap;
 use crate::selection::Selection;
+use crate::selection::dims::DimFilter;
+use crate::selection::group::BundleGroup;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum MapArg {

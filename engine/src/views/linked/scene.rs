@@ -4,11 +4,11 @@ use crate::Backend;
 use crate::model::Dataset;
 use crate::render::{Anchor, ColorMap, Scene};
 
+use crate::selection::dims::{DimFilter, selected_nodes};
+use crate::selection::group::BundleGroup;
 use crate::views::parcoords::{ParcoordsOptions, parcoords_axis_at, parcoords_scene};
 use crate::views::ring::{RingOptions, ring_address_at, ring_bundles_in, ring_node_at, ring_scene, ring_unzoom};
 use crate::views::themeriver::{ThemeRiverOptions, themeriver_scene, themeriver_tick_at};
-use crate::views::torus::group::BundleGroup;
-use crate::views::torus::select::{DimFilter, selected_nodes};
 use crate::views::{BACKGROUND, TEXT_DIM, ViewError};
 
 /// The smallest picture the three panels fit in.

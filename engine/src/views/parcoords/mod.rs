@@ -11,12 +11,13 @@ pub use scene::*;
 
 use crate::Backend;
 use crate::model::Dataset;
+use crate::selection::dims::DimFilter;
 use crate::selection::{Parts, Selection};
 use crate::views::ViewError;
 use crate::views::contract::{self, Class, Drawn, Frame, Pick, Picker, Prepared};
 use crate::views::options::{ColormapArgs, TorusSelectArgs};
+use crate::views::torus;
 use crate::views::torus::traffic::dim_letter;
-use crate::views::torus::{self, select::DimFilter};
 
 /// The parcoords view (node selector).
 pub struct ParcoordsView(pub ParcoordsOptions);

@@ -5,9 +5,9 @@ use crate::model::{Dataset, Topology};
 use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
 use crate::stages::{self, line_density::DensityInput};
 
+use crate::selection::dims::{DimFilter, selected_nodes};
 use crate::views::legend::{color_bar, format_value};
 use crate::views::plot::{Plot, nice_ticks};
-use crate::views::torus::select::{DimFilter, selected_nodes};
 use crate::views::torus::traffic::{LEGEND_W, TOP, dim_letter, link_traffic_in, node_traffic};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 

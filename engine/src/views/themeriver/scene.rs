@@ -5,9 +5,9 @@ use crate::model::{Dataset, Topology};
 use crate::render::{Anchor, Scene};
 use crate::stages::{self, AxisKey, HeatmapInput};
 
+use crate::selection::dims::{DimFilter, selected_nodes};
 use crate::views::legend::format_value;
 use crate::views::plot::{CATEGORICAL, Plot, Tick, axes, nice_ticks};
-use crate::views::torus::select::{DimFilter, selected_nodes};
 use crate::views::torus::traffic::node_traffic;
 use crate::views::torus::traffic::{LEGEND_W, TOP, link_traffic_in};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};

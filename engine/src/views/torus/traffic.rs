@@ -10,6 +10,8 @@ use crate::render::{ColorMap, Scale};
 use crate::stages::{self, AxisKey, HeatmapInput};
 use crate::views::ViewError;
 
+pub use crate::selection::dims::dim_letter;
+
 /// Width of the legend column on the right and height of the title band, in pixels.
 pub const LEGEND_W: f32 = 150.0;
 pub const TOP: f32 = 64.0;
@@ -116,13 +118,4 @@ pub fn node_traffic(topo: &Topology, link_traffic: &[u64]) -> Vec<u64> {
         t[topo.links.destination[l] as usize] += v;
     }
     t
-}
-
-/// Dimension names: Blue Gene's A, B, C, D, E for five dimensions, else X, Y, Z (and d1, d2, ...).
-pub fn dim_letter(d: usize, dims: usize) -> String {
-    match dims {
-        5 => ["A", "B", "C", "D", "E"][d].into(),
-        1..=3 => ["X", "Y", "Z"][d].into(),
-        _ => format!("d{}", d + 1),
-    }
 }

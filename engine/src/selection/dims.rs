@@ -64,10 +64,10 @@ impl DimFilter {
         let dims = topo.dims();
         for &(d, name, lo, _) in &self.terms[..self.len] {
             let d = usize::from(d);
-            let label = super::traffic::dim_letter(d.min(dims.saturating_sub(1)), dims);
+            let label = dim_letter(d.min(dims.saturating_sub(1)), dims);
             let written = if name == b'd' { format!("d{}", d + 1) } else { char::from(name).to_string() };
             if d >= dims || (name != b'd' && label != written) {
-                let names: Vec<String> = (0..dims).map(|k| super::traffic::dim_letter(k, dims)).collect();
+                let names: Vec<String> = (0..dims).map(|k| dim_letter(k, dims)).collect();
                 return Err(format!("the {}-D torus has no dimension {written} (it has {})", dims, names.join(", ")));
             }
             if lo >= topo.extents[d] {
@@ -166,6 +166,15 @@ pub fn selected_nodes(
         (None, Some(f)) => Some(f.nodes(topo)),
         (Some(v), Some(f)) => Some(if f.matches(topo.coord(v as usize)) { vec![v] } else { Vec::new() }),
     })
+}
+
+/// Dimension names: Blue Gene's A, B, C, D, E for five dimensions, else X, Y, Z (and d1, d2, ...).
+pub fn dim_letter(d: usize, dims: usize) -> String {
+    match dims {
+        5 => ["A", "B", "C", "D", "E"][d].into(),
+        1..=3 => ["X", "Y", "Z"][d].into(),
+        _ => format!("d{}", d + 1),
+    }
 }
 
 #[cfg(test)]

@@ -5,9 +5,12 @@
 //! new `draw`.
 
 use crate::model::Dataset;
-use crate::views::ViewError;
-use crate::views::torus::group::BundleGroup;
-use crate::views::torus::select::DimFilter;
+pub mod dims;
+pub mod group;
+
+use crate::error::ViewError;
+use dims::DimFilter;
+use group::BundleGroup;
 
 /// Declares the selection's parts once: each line is a field of [`Selection`] (always an
 /// `Option`) and the [`Parts`] constant naming it; [`Selection::changed`] and

@@ -84,28 +84,6 @@ impl BundleGroup {
     }
 }
 
-/// Liang and Barsky's clipping of the segment `a`-`b` to the rectangle `[x0, y0, x1, y1]`: the
-/// part inside, if any.
-pub fn clip_segment(a: [f32; 2], b: [f32; 2], [x0, y0, x1, y1]: [f32; 4]) -> Option<([f32; 2], [f32; 2])> {
-    let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
-    let (mut t0, mut t1) = (0.0f32, 1.0f32);
-    for (p, q) in [(-dx, a[0] - x0), (dx, x1 - a[0]), (-dy, a[1] - y0), (dy, y1 - a[1])] {
-        if p == 0.0 {
-            if q < 0.0 {
-                return None;
-            }
-        } else {
-            let r = q / p;
-            if p < 0.0 {
-                t0 = t0.max(r);
-            } else {
-                t1 = t1.min(r);
-            }
-        }
-    }
-    (t0 <= t1).then(|| ([a[0] + t0 * dx, a[1] + t0 * dy], [a[0] + t1 * dx, a[1] + t1 * dy]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,15 +100,5 @@ mod tests {
         assert!(BundleGroup::parse("1-65").unwrap_err().contains("1 to 64"));
         assert!(BundleGroup::parse("1-x").is_err());
         assert!(BundleGroup::default().is_empty() && !g.is_empty());
-    }
-
-    #[test]
-    fn clipping_keeps_the_part_inside() {
-        let r = [0.0, 0.0, 10.0, 10.0];
-        assert_eq!(clip_segment([-5.0, 5.0], [15.0, 5.0], r), Some(([0.0, 5.0], [10.0, 5.0])));
-        assert_eq!(clip_segment([2.0, 2.0], [3.0, 4.0], r), Some(([2.0, 2.0], [3.0, 4.0])));
-        assert_eq!(clip_segment([-5.0, -1.0], [15.0, -1.0], r), None);
-        assert_eq!(clip_segment([-5.0, 6.0], [6.0, 17.0], r), None, "passes the corner outside");
-        assert_eq!(clip_segment([12.0, 0.0], [12.0, 0.0], r), None);
     }
 }
