@@ -8,6 +8,7 @@ pub mod events;
 pub mod fattree;
 pub mod formats;
 pub mod generators;
+pub mod kept_store;
 mod matching;
 pub mod query;
 pub mod rng;
@@ -111,6 +112,10 @@ pub fn open(input: &str) -> Result<Dataset, SourceError> {
 /// its index ([`exaviz_engine::pyramid::index`]), so that views draw wide windows from it: a
 /// file's index is kept beside it and read when the file is opened again ([`sidecar`]).
 pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
+    // A run of profiles too large to hold opens from the store kept beside it.
+    if let Some(kept) = kept_store::open(input, progress) {
+        return kept;
+    }
     let mut dataset = read(input, progress)?;
     let _ = sidecar::attach(input, &mut dataset);
     Ok(dataset)
@@ -182,11 +187,7 @@ fn read(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError
         let paths: Vec<std::path::PathBuf> = input.split(',').filter(|p| !p.is_empty()).map(Into::into).collect();
         return formats::dnn::open(input, &paths);
     }
-    // `PATH?key=value`: options of the format at PATH.
-    let (path, query) = match input.rsplit_once('?') {
-        Some((p, q)) if !whole.exists() && Path::new(p).exists() => (Path::new(p), Some(Query::parse(input, q)?)),
-        _ => (whole, None),
-    };
+    let (path, query) = with_query(input)?;
     if !path.exists() {
         let source = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory (os error 2)");
         return Err(SourceError::Io { input: input.to_string(), source });
@@ -201,6 +202,21 @@ fn read(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError
             format!("unrecognised format (exaviz reads: {}; or a gen: generator)", formats::titles()),
         ));
     };
+    check_options(format, &probe)?;
+    (format.open)(&probe, progress)
+}
+
+/// `PATH?key=value`: the path, and the options of the format at it.
+fn with_query(input: &str) -> Result<(&Path, Option<Query>), SourceError> {
+    let whole = Path::new(input);
+    Ok(match input.rsplit_once('?') {
+        Some((p, q)) if !whole.exists() && Path::new(p).exists() => (Path::new(p), Some(Query::parse(input, q)?)),
+        _ => (whole, None),
+    })
+}
+
+/// Whether the options given are the format's.
+fn check_options(format: &formats::Format, probe: &formats::Probe) -> Result<(), SourceError> {
     if let Some(q) = &probe.query {
         let article = if format.title.starts_with(|c: char| c.is_uppercase()) { "a " } else { "" };
         let whose = format!("{article}{}", format.title);
@@ -209,13 +225,29 @@ fn read(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError
         }
         q.only(format.options, &whose)?;
     }
-    (format.open)(&probe, progress)
+    Ok(())
+}
+
+/// The `strict` option of a run's folder (`RUN?strict=1`): refuse the run where a file does
+/// not read.
+fn strict_option(input: &str, query: Option<&query::Query>) -> Result<bool, SourceError> {
+    match query.and_then(|q| q.get("strict")) {
+        None | Some("0" | "false" | "no") => Ok(false),
+        Some("1" | "true" | "yes") => Ok(true),
+        Some(other) => Err(SourceError::invalid(input, format!("option strict={other} is not 1 or 0"))),
+    }
 }
 
 /// A folder of one run's profiles (Kineto ranks, a JAX log folder, execution traces); where it
 /// holds none, what it holds instead: HLO modules, or inputs in its folders.
-fn profile_dir(input: &str, path: &Path) -> Result<Dataset, SourceError> {
-    formats::dnn::open_dir(input, path).map_err(|e| {
+fn profile_dir(
+    input: &str,
+    path: &Path,
+    query: Option<&query::Query>,
+    progress: &dyn Fn(u64, u64),
+) -> Result<Dataset, SourceError> {
+    let strict = strict_option(input, query)?;
+    formats::dnn::open_dir(input, path, strict, progress).map_err(|e| {
         if !e.to_string().contains("holds no trace files") {
             return e;
         }
@@ -282,11 +314,14 @@ pub fn convert(input: &str, target: &Path, progress: &dyn Fn(u64, u64)) -> Resul
             return w.finish(&scale.skeleton(input));
         }
     }
-    let path = Path::new(input);
     // A format that streams converts a row group at a time, whatever the trace's size.
-    if path.is_file() {
-        let probe = formats::Probe::new(input, path, None);
-        if let Some(stream) = formats::detect(&probe).and_then(|f| f.stream) {
+    let (path, query) = with_query(input)?;
+    if path.exists() && !store::is_store(path) {
+        let probe = formats::Probe::new(input, path, query);
+        if let Some(format) = formats::detect(&probe)
+            && let Some(stream) = format.stream
+        {
+            check_options(format, &probe)?;
             return stream(&probe, target, progress);
         }
     }

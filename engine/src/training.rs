@@ -331,10 +331,25 @@ pub struct RawOp {
     pub peer_rank: Option<u32>,
 }
 
+/// An operator as the builder keeps it: its name interned (a run of a thousand ranks repeats a
+/// few hundred kernel names millions of times).
+#[derive(Clone, Copy)]
+struct Op {
+    name: u32,
+    class: Class,
+    start: u64,
+    end: u64,
+    flops: f32,
+    bytes: u64,
+    peer_rank: Option<u32>,
+}
+
 /// Collects devices and operators in any order.
 #[derive(Default)]
 pub struct Builder {
-    devices: Vec<(Device, Option<u32>, Vec<RawOp>)>,
+    devices: Vec<(Device, Option<u32>, Vec<Op>)>,
+    names: Vec<String>,
+    name_of: HashMap<String, u32>,
     keys: HashMap<String, usize>,
     steps: Vec<Step>,
     pub source: String,
@@ -370,7 +385,17 @@ impl Builder {
     }
 
     pub fn op(&mut self, device: usize, op: RawOp) {
-        self.devices[device].2.push(op);
+        let name = match self.name_of.get(op.name.as_str()) {
+            Some(&k) => k,
+            None => {
+                let k = self.names.len() as u32;
+                self.name_of.insert(op.name.clone(), k);
+                self.names.push(op.name);
+                k
+            }
+        };
+        let RawOp { class, start, end, flops, bytes, peer_rank, .. } = op;
+        self.devices[device].2.push(Op { name, class, start, end, flops, bytes, peer_rank });
     }
 
     pub fn memory(&mut self, device: usize, bytes: u64) {
@@ -405,17 +430,19 @@ impl Builder {
             self.devices.iter().enumerate().map(|(i, d)| (d.0.rank, i as u32)).collect();
         let t0 = self.devices.iter().flat_map(|d| d.2.iter().map(|o| o.start)).min().unwrap_or(0);
         let mut t = Training { source: self.source, ..Default::default() };
-        let mut name_of: HashMap<String, u32> = HashMap::default();
+        // Names numbered in order of first use, devices in their order.
+        let mut final_name = vec![u32::MAX; self.names.len()];
         t.first.push(0);
         for (di, (dev, _, mut ops)) in self.devices.into_iter().enumerate() {
             ops.sort_by_key(|o| (o.start, std::cmp::Reverse(o.end)));
             let mut seen: HashMap<u32, u32> = HashMap::default();
             for o in ops {
-                let next = t.names.len() as u32;
-                let name = *name_of.entry(o.name.clone()).or_insert_with(|| {
-                    t.names.push(o.name);
-                    next
-                });
+                let k = o.name as usize;
+                if final_name[k] == u32::MAX {
+                    final_name[k] = t.names.len() as u32;
+                    t.names.push(std::mem::take(&mut self.names[k]));
+                }
+                let name = final_name[k];
                 let nth = seen.entry(name).or_insert(0);
                 let p = &mut t.ops;
                 p.device.push(di as u32);
@@ -505,7 +532,7 @@ fn pair_sends(ops: &mut Ops) {
 /// Stages: given ones where every device has one, else each device's depth in the graph of
 /// sends (a device that receives from stage `s` is in `s + 1`); devices joined by no send are
 /// stage 0. Stage numbers are made consecutive.
-fn derive_stages(devices: &[(Device, Option<u32>, Vec<RawOp>)], rank_index: &HashMap<u32, usize>) -> Vec<u32> {
+fn derive_stages(devices: &[(Device, Option<u32>, Vec<Op>)], rank_index: &HashMap<u32, usize>) -> Vec<u32> {
     if devices.iter().all(|d| d.1.is_some()) {
         return compact(devices.iter().map(|d| d.1.unwrap_or(0)).collect());
     }

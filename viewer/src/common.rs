@@ -51,15 +51,37 @@ pub(crate) static STAGES: std::sync::OnceLock<Vec<(u32, u32)>> = std::sync::Once
 /// The depth given with `--depth`, applied by [`load`] to an HPCToolkit database.
 pub(crate) static DEPTH: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
 
-/// `input` with `--depth` applied: `DB?depth=N` for an HPCToolkit database given without a
-/// depth of its own; an error for any other input.
-pub(crate) fn with_depth(input: &str) -> Result<String> {
-    let Some(depth) = DEPTH.get() else { return Ok(input.to_string()) };
+/// Whether `--strict` was given: a run of profiles with a file that does not read is refused.
+pub(crate) static STRICT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// `input` with the global options that belong to it: `DB?depth=N` for an HPCToolkit database
+/// given `--depth` without a depth of its own (an error for any other input), `RUN?strict=1`
+/// for a run's folder of profiles given `--strict` (other inputs are strict already).
+pub(crate) fn with_options(input: &str) -> Result<String> {
     let path = input.split_once('?').map_or(input, |(p, _)| p);
-    if !exaviz_datasets::formats::hpctoolkit::is_database(std::path::Path::new(path)) {
-        anyhow::bail!("{input}: --depth applies to HPCToolkit databases (their call paths' depth)");
+    let add = |key: &str, value: String| {
+        if input.contains('?') { format!("{input}&{key}={value}") } else { format!("{input}?{key}={value}") }
+    };
+    let has = |key: &str| {
+        input.split_once('?').is_some_and(|(_, q)| q.split('&').any(|kv| kv.starts_with(&format!("{key}="))))
+    };
+    let mut out = input.to_string();
+    if let Some(depth) = DEPTH.get() {
+        if !exaviz_datasets::formats::hpctoolkit::is_database(std::path::Path::new(path)) {
+            anyhow::bail!("{input}: --depth applies to HPCToolkit databases (their call paths' depth)");
+        }
+        if !input.contains('?') {
+            out = add("depth", depth.to_string());
+        }
     }
-    Ok(if input.contains('?') { input.to_string() } else { format!("{input}?depth={depth}") })
+    if STRICT.get() == Some(&true) && !has("strict") {
+        let p = std::path::Path::new(path);
+        let probe = exaviz_datasets::formats::Probe::new(input, p, None);
+        if exaviz_datasets::formats::detect(&probe).is_some_and(|f| f.name == "profiles") {
+            out = add("strict", "1".into());
+        }
+    }
+    Ok(out)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -212,7 +234,7 @@ pub(crate) fn with_progress<T>(msg: &str, template: &str, work: impl FnOnce(&dyn
 /// Loads an input with a spinner, turned into a progress bar (bytes) by formats that report it.
 pub(crate) fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
     let template = "{msg} [{bar:32}] {bytes}/{total_bytes} ({eta} left)";
-    let opened = with_depth(input)?;
+    let opened = with_options(input)?;
     let mut d =
         with_progress(&format!("loading {input}"), template, |p| exaviz_datasets::open_with_progress(&opened, p))?;
     if let Some(ranges) = STAGES.get() {

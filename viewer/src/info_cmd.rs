@@ -75,23 +75,34 @@ pub(crate) fn info_cmd(input: &str, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// The bytes of the files under `dir`.
+fn size_of_tree(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => size_of_tree(&e.path()),
+            _ => e.metadata().map_or(0, |m| m.len()),
+        })
+        .sum()
+}
+
 /// `exaviz convert`: any input into a store, with a progress bar.
 pub(crate) fn convert_cmd(input: &str, store: &std::path::Path) -> Result<()> {
     let started = std::time::Instant::now();
     let template = "{msg} [{bar:32}] {percent}% ({eta} left)";
-    let m = with_progress(&format!("converting {input}"), template, |p| exaviz_datasets::convert(input, store, p))?;
-    let bytes: u64 = std::fs::read_dir(store)
-        .map(|d| d.filter_map(Result::ok).filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
-        .unwrap_or(0);
-    let messages = m.rows("messages");
+    let opened = crate::common::with_options(input)?;
+    let m = with_progress(&format!("converting {input}"), template, |p| exaviz_datasets::convert(&opened, store, p))?;
+    let bytes = size_of_tree(store);
+    let rows = m.rows("messages") + m.rows("intervals");
     println!(
-        "{}: {} messages, {} intervals, {} locations; {:.1} MB on disk ({:.1} bytes per message) in {:.1} s",
+        "{}: {} messages, {} intervals, {} locations; {:.1} MB on disk ({:.1} bytes per message or interval) in {:.1} s",
         store.display(),
-        messages,
+        m.rows("messages"),
         m.rows("intervals"),
         m.rows("locations"),
         bytes as f64 / 1e6,
-        bytes as f64 / messages.max(1) as f64,
+        bytes as f64 / rows.max(1) as f64,
         started.elapsed().as_secs_f64()
     );
     Ok(())

@@ -29,7 +29,7 @@ use exaviz_engine::render::write_png_atomic;
 use exaviz_engine::views::contract::Entry;
 
 use common::{
-    DEFAULT_INPUT, DEPTH, STAGES, StageRanges, ViewArgs, clap_line, content, input_help, load, parse_size,
+    DEFAULT_INPUT, DEPTH, STAGES, STRICT, StageRanges, ViewArgs, clap_line, content, input_help, load, parse_size,
     parse_stages, spinner,
 };
 use info_cmd::{convert_cmd, info_cmd};
@@ -52,6 +52,11 @@ struct Cli {
     /// call of each path.
     #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(1..))]
     depth: Option<u32>,
+    /// Refuse a run's folder of profiles where one of its files does not read (cut short,
+    /// corrupt), instead of leaving that file out with a warning line (`RUN?strict=1` says the
+    /// same).
+    #[arg(long, global = true)]
+    strict: bool,
 }
 
 /// The commands that show a view.
@@ -493,6 +498,7 @@ fn main() -> ExitCode {
     if let Some(depth) = cli.depth {
         DEPTH.set(depth).ok();
     }
+    STRICT.set(cli.strict).ok();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -3,7 +3,9 @@
 
 use anyhow::Result;
 
-use crate::common::{spinner, with_progress};
+#[cfg(feature = "datafusion")]
+use crate::common::spinner;
+use crate::common::with_progress;
 
 /// What sums a store's pyramid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -1317,3 +1317,44 @@ fn depth_cuts_an_hpctoolkit_databases_call_paths() {
     assert_eq!(intervals(&["info", &query, "--json"]), outermost);
     assert_fails(&["info", "gen:wrf", "--depth", "2"], &["--depth applies to HPCToolkit databases"]);
 }
+
+/// A run of profiles with a rank's file cut short opens without it, with one warning line
+/// naming the file; `--strict` (or `RUN?strict=1`) refuses the run in one line instead, and
+/// `convert` leaves nothing under the store's name.
+#[test]
+fn strict_refuses_a_run_with_a_broken_rank() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/kineto-dlrm-8gpu");
+    if !present(&data) {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("exaviz-cli-strict-{}", std::process::id()));
+    let run = dir.join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let mut names: Vec<_> = std::fs::read_dir(&data).unwrap().flatten().map(|e| e.path()).collect();
+    names.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    names.sort();
+    for (i, p) in names.iter().enumerate() {
+        let mut bytes = std::fs::read(p).unwrap();
+        if i == 2 {
+            bytes.truncate(bytes.len() / 3);
+        }
+        std::fs::write(run.join(p.file_name().unwrap()), bytes).unwrap();
+    }
+    let broken = names[2].file_name().unwrap().to_str().unwrap();
+    let r = run.to_str().unwrap();
+    let out = exaviz(&["info", r, "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let left: Vec<&str> = err.lines().filter(|l| l.contains("left out of the run")).collect();
+    assert_eq!(left.len(), 1, "{err}");
+    assert!(left[0].starts_with("warning: ") && left[0].contains(broken), "{}", left[0]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["training"]["devices"].as_u64(), Some(names.len() as u64 - 1));
+    assert_fails(&["info", r, "--strict"], &[broken, "ends too early"]);
+    assert_fails(&["info", &format!("{r}?strict=1")], &[broken, "ends too early"]);
+    let store = dir.join("store");
+    assert_fails(&["convert", r, store.to_str().unwrap(), "--strict"], &[broken]);
+    let left_over: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left_over, [std::ffi::OsString::from("run")], "nothing but the run is left");
+    std::fs::remove_dir_all(&dir).ok();
+}

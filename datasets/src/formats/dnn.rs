@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
 use crate::SourceError;
-use crate::formats::chrome::{ChromeTrace, Slice};
+use crate::formats::chrome::{ChromeTrace, Slice, is_comm_call};
 
 /// One file of a run: its trace and its name for messages.
 pub struct Part {
@@ -80,7 +80,7 @@ fn permute_pairs(s: &Slice) -> Vec<(u32, u32)> {
 }
 
 /// The rank a Kineto file declares, checked against the others: `(rank, world size)`.
-fn rank_of(part: &Part, index: usize) -> Result<(u32, Option<u64>), SourceError> {
+pub(crate) fn rank_of(part: &Part, index: usize) -> Result<(u32, Option<u64>), SourceError> {
     let Some(info) = &part.trace.distributed else { return Ok((index as u32, None)) };
     let rank = small(info.get("rank"))
         .ok_or_else(|| SourceError::invalid(&part.input, "distributedInfo has no rank (a whole number)"))?;
@@ -111,7 +111,7 @@ fn raw_op(t: &ChromeTrace, s: &Slice, rank: u32, t0: i64) -> RawOp {
     }
     let elems = num(arg(s, "In msg nelems")).unwrap_or(0.0) as u64;
     let bytes = elems.saturating_mul(arg(s, "dtype").and_then(Value::as_str).map_or(4, dtype_bytes));
-    let start = (s.start_ns - t0).max(0) as u64;
+    let start = since(s.start_ns, t0);
     RawOp {
         name,
         class,
@@ -125,41 +125,76 @@ fn raw_op(t: &ChromeTrace, s: &Slice, rank: u32, t0: i64) -> RawOp {
 
 const GPU_CATS: [&str; 3] = ["kernel", "gpu_memcpy", "gpu_memset"];
 
+/// Nanoseconds from `t0` (at or before `ns`), as the training model's ticks before it rebases
+/// them on its first operator. Order-preserving for any `t0`, so that a run streamed file by
+/// file can count from `i64::MIN` before its first time is known.
+fn since(ns: i64, t0: i64) -> u64 {
+    ns.wrapping_sub(t0) as u64
+}
+
 /// The training model of one or more files of one run (one clock).
 pub fn training(parts: &[Part]) -> Result<Training, SourceError> {
-    let what = parts.iter().map(|p| p.input.as_str()).collect::<Vec<_>>().join(", ");
-    let mut ranks: HashMap<u32, &str> = HashMap::default();
-    let mut world: Option<(u64, &str)> = None;
-    let mut declared = Vec::new();
-    for (i, p) in parts.iter().enumerate() {
-        let (rank, w) = rank_of(p, i)?;
-        if let Some(other) = ranks.insert(rank, &p.input) {
+    let t0 = parts.iter().flat_map(|p| p.trace.slices.iter().map(|s| s.start_ns)).min().unwrap_or(0);
+    let mut run = RunModel::new(parts.len(), t0);
+    for p in parts {
+        run.add(p)?;
+    }
+    run.finish()
+}
+
+/// The training model of a run, built a file at a time (the files of a run streamed into a
+/// store are read once and dropped).
+pub struct RunModel {
+    b: Builder,
+    files: usize,
+    t0: i64,
+    ranks: HashMap<u32, String>,
+    world: Option<(u64, String)>,
+    sources: Vec<&'static str>,
+    inputs: Vec<String>,
+}
+
+impl RunModel {
+    /// A run of `files` files whose times count from `t0` (at or before every slice; the model
+    /// rebases them on its first operator).
+    pub fn new(files: usize, t0: i64) -> Self {
+        Self {
+            b: Builder::default(),
+            files,
+            t0,
+            ranks: HashMap::default(),
+            world: None,
+            sources: Vec::new(),
+            inputs: Vec::new(),
+        }
+    }
+
+    /// The next file of the run: its rank checked against the others', its devices and
+    /// operators added.
+    pub fn add(&mut self, p: &Part) -> Result<(), SourceError> {
+        let (rank, w) = rank_of(p, self.inputs.len())?;
+        if let Some(other) = self.ranks.insert(rank, p.input.clone()) {
             return Err(SourceError::invalid(
                 &p.input,
                 format!("inconsistent ranks across files: {other} is also rank {rank}"),
             ));
         }
         if let Some(w) = w {
-            match world {
-                Some((ow, of)) if ow != w => {
+            match &self.world {
+                Some((ow, of)) if *ow != w => {
                     return Err(SourceError::invalid(
                         &p.input,
                         format!("inconsistent ranks across files: world size {w} here, {ow} in {of}"),
                     ));
                 }
-                _ => world = Some((w, &p.input)),
+                _ => self.world = Some((w, p.input.clone())),
             }
             if u64::from(rank) >= w {
                 return Err(SourceError::invalid(&p.input, format!("rank {rank} is not below the world size {w}")));
             }
         }
-        declared.push(rank);
-    }
-    let t0 = parts.iter().flat_map(|p| p.trace.slices.iter().map(|s| s.start_ns)).min().unwrap_or(0);
-    let mut b = Builder::default();
-    let mut sources = Vec::new();
-    for (p, &rank) in parts.iter().zip(&declared) {
-        let t = &p.trace;
+        self.inputs.push(p.input.clone());
+        let (b, t0, t) = (&mut self.b, self.t0, &p.trace);
         let cat = |s: &Slice| t.names[s.cat as usize].as_str();
         let kineto = t.slices.iter().any(|s| GPU_CATS.contains(&cat(s)));
         let process_of = crate::formats::chrome::process_names(t);
@@ -174,18 +209,21 @@ pub fn training(parts: &[Part]) -> Result<Training, SourceError> {
         let ordinal = t.slices.iter().any(|s| arg(s, "device_ordinal").is_some());
         let cpu_ops = t.slices.iter().any(|s| cat(s) == "cpu_op");
         let before = b.device_count();
-        if kineto {
-            sources.push("Kineto");
-            kineto_devices(&mut b, t, rank, parts.len(), t0);
+        let source = if kineto {
+            kineto_devices(b, t, rank, self.files, t0);
+            "Kineto"
         } else if cpu_ops {
-            sources.push("Kineto (CPU)");
-            kineto_cpu_device(&mut b, t, rank, t0);
+            kineto_cpu_device(b, t, rank, t0);
+            "Kineto (CPU)"
         } else if jax_lanes.iter().any(|&x| x) || ordinal {
-            sources.push("JAX");
-            jax_devices(&mut b, t, &jax_lanes, rank, t0);
+            jax_devices(b, t, &jax_lanes, rank, t0);
+            "JAX"
         } else {
-            sources.push("PerfFlowAspect");
-            process_devices(&mut b, t, t0);
+            process_devices(b, t, t0);
+            "PerfFlowAspect"
+        };
+        if !self.sources.contains(&source) {
+            self.sources.push(source);
         }
         if let Some(host) = t.host.as_deref().filter(|h| !h.is_empty()) {
             for d in before..b.device_count() {
@@ -202,17 +240,20 @@ pub fn training(parts: &[Part]) -> Result<Training, SourceError> {
                 }
             }
         }
+        Ok(())
     }
-    sources.sort_unstable();
-    sources.dedup();
-    b.source = sources.join(" + ");
-    b.finish().map_err(|m| SourceError::invalid(what, m))
-}
 
-/// Whether a CPU-side slice names a communication call: NCCL's and gloo's annotations
-/// (`nccl:all_to_all`, `gloo:send`) and the c10d operators (`c10d::allreduce_`).
-fn is_comm_call(name: &str) -> bool {
-    name.starts_with("nccl:") || name.starts_with("gloo:") || name.starts_with("mpi:") || name.starts_with("c10d::")
+    /// The model, or why there is none (named by the run's files: the first four, and how many
+    /// more).
+    pub fn finish(mut self) -> Result<Training, SourceError> {
+        let mut what = self.inputs.iter().take(4).cloned().collect::<Vec<_>>().join(", ");
+        if self.inputs.len() > 4 {
+            what.push_str(&format!(" and {} more files", self.inputs.len() - 4));
+        }
+        self.sources.sort_unstable();
+        self.b.source = self.sources.join(" + ");
+        self.b.finish().map_err(|m| SourceError::invalid(what, m))
+    }
 }
 
 /// The communication calls on each CPU lane, sorted by start: (start, end, name, slice index).
@@ -239,7 +280,7 @@ fn launched_by<'t>(
     launches: &HashMap<i64, (u32, i64, i64)>,
     calls: &HashMap<u32, Vec<(i64, i64, u32, usize)>>,
 ) -> Option<(Class, &'t Slice)> {
-    let corr = arg(s, "correlation").and_then(Value::as_i64)?;
+    let corr = s.correlation?;
     let &(lane, start, end) = launches.get(&corr)?;
     let list = calls.get(&lane)?;
     let upto = list.partition_point(|c| c.0 <= start);
@@ -255,7 +296,7 @@ fn kineto_devices(b: &mut Builder, t: &ChromeTrace, rank: u32, files: usize, t0:
     for s in &t.slices {
         let c = t.names[s.cat as usize].as_str();
         if (c == "cuda_runtime" || c == "cuda_driver" || c == "hip_runtime")
-            && let Some(corr) = arg(s, "correlation").and_then(Value::as_i64)
+            && let Some(corr) = s.correlation
         {
             launches.insert(corr, (s.lane, s.start_ns, s.start_ns + s.dur_ns.max(0)));
         }
@@ -307,7 +348,7 @@ fn kineto_devices(b: &mut Builder, t: &ChromeTrace, rank: u32, files: usize, t0:
                 b.op(d, op);
             }
         } else if t.names[s.name as usize].starts_with("ProfilerStep#") {
-            let start = (s.start_ns - t0).max(0) as u64;
+            let start = since(s.start_ns, t0);
             b.step(t.names[s.name as usize].replace("ProfilerStep#", "step "), start, start + s.dur_ns.max(0) as u64);
         }
     }
@@ -376,7 +417,7 @@ fn kineto_cpu_device(b: &mut Builder, t: &ChromeTrace, rank: u32, t0: i64) {
     let mut lane = u32::MAX;
     for s in order {
         let n = name(s);
-        let start = (s.start_ns - t0).max(0) as u64;
+        let start = since(s.start_ns, t0);
         if n.starts_with("ProfilerStep#") {
             b.step(n.replace("ProfilerStep#", "step "), start, start + s.dur_ns.max(0) as u64);
             continue;
@@ -419,7 +460,7 @@ fn jax_devices(b: &mut Builder, t: &ChromeTrace, jax_lanes: &[bool], file_rank: 
     let process_of = crate::formats::chrome::process_names(t);
     for s in &t.slices {
         let lane = &t.lanes[s.lane as usize];
-        let start = (s.start_ns - t0).max(0) as u64;
+        let start = since(s.start_ns, t0);
         if lane.thread == "Steps" {
             // Each device's Steps lane repeats the step: the model merges them by label.
             b.step(format!("step {}", t.names[s.name as usize]), start, start + s.dur_ns.max(0) as u64);
@@ -596,22 +637,22 @@ pub fn looks_like_trace_file(path: &Path) -> bool {
     text.contains("\"traceEvents\"") || (first == Some('[') && text.contains("\"ph\""))
 }
 
-/// A folder of trace files as one run: the Chrome trace files under it (see [`files_in`]),
-/// each run read once (a JAX log folder holds one run as `HOST.trace.json.gz` and as
-/// `perfetto_trace.json.gz`), files that hold no trace events skipped with a warning.
-pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset, SourceError> {
+/// What a run's folder holds: XPlane profiles, Chrome trace files (not those the same run
+/// holds again), PyTorch execution traces, and a warning line for each file passed over.
+pub struct RunFiles {
+    pub xplanes: Vec<PathBuf>,
+    pub files: Vec<PathBuf>,
+    pub graphs: Vec<PathBuf>,
+    pub warnings: Vec<String>,
+}
+
+/// The files of the run under `dir` (see [`RunFiles`]).
+pub fn run_files(dir: &Path) -> RunFiles {
     let mut warnings = Vec::new();
     let all = files_in(dir);
     // XPlane is what JAX always writes: where a folder holds one, its Chrome traces are the
     // same run again.
     let xplanes = xplanes_in(dir);
-    let mut parts = Vec::new();
-    let mut hlo = hlo_pairs(dir);
-    for p in &xplanes {
-        let space = crate::formats::xplane::read(p)?;
-        hlo.extend(crate::formats::xplane::hlo_pairs(&space));
-        parts.push(Part { trace: crate::formats::xplane::to_chrome(&space), input: p.display().to_string() });
-    }
     let mut files = Vec::new();
     // PyTorch execution traces beside the profiles: the run's operator graph.
     let mut graphs = Vec::new();
@@ -636,6 +677,26 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
             files.push(p.clone());
         }
     }
+    RunFiles { xplanes, files, graphs, warnings }
+}
+
+/// A folder of trace files as one run: the Chrome trace files under it (see [`files_in`]),
+/// each run read once (a JAX log folder holds one run as `HOST.trace.json.gz` and as
+/// `perfetto_trace.json.gz`), files that hold no trace events skipped with a warning.
+pub fn open_dir(
+    input: &str,
+    dir: &Path,
+    strict: bool,
+    progress: &dyn Fn(u64, u64),
+) -> Result<exaviz_engine::model::Dataset, SourceError> {
+    let RunFiles { xplanes, files, graphs, mut warnings } = run_files(dir);
+    let mut parts = Vec::new();
+    let mut hlo = hlo_pairs(dir);
+    for p in &xplanes {
+        let space = crate::formats::xplane::read(p)?;
+        hlo.extend(crate::formats::xplane::hlo_pairs(&space));
+        parts.push(Part { trace: crate::formats::xplane::to_chrome(&space), input: p.display().to_string() });
+    }
     if files.is_empty() && parts.is_empty() {
         // Execution traces alone (one per rank): the run's operator graph, the first rank's.
         let Some(first) = graphs.first() else {
@@ -653,9 +714,9 @@ pub fn open_dir(input: &str, dir: &Path) -> Result<exaviz_engine::model::Dataset
         let opgraph = Some(std::sync::Arc::new(r.graph));
         return Ok(exaviz_engine::model::Dataset { name: input.to_string(), opgraph, warnings, ..Default::default() });
     }
-    for p in &files {
-        parts.push(Part { trace: crate::formats::chrome::read(p)?, input: p.display().to_string() });
-    }
+    let (read, mut left_out) = read_parts(&files, strict, progress)?;
+    parts.extend(read);
+    warnings.append(&mut left_out);
     // The modules the profile's operators say they ran in (`hlo_module`): only those are read
     // for the run's operator graph.
     let modules: std::collections::HashSet<String> = parts
@@ -763,6 +824,17 @@ pub fn open_xplane(input: &str, path: &Path) -> Result<exaviz_engine::model::Dat
     open_parts(input, vec![part], &hlo)
 }
 
+/// The lanes of a rank's file named after the rank (`rank 3: PID`, `rank 3 PROCESS`), as a
+/// run of several files names them.
+pub fn rank_lanes(lanes: &mut [crate::formats::chrome::Lane], rank: u32) {
+    for l in lanes {
+        l.pid = format!("rank {rank}: {}", l.pid);
+        if !l.process.is_empty() {
+            l.process = format!("rank {rank} {}", l.process);
+        }
+    }
+}
+
 /// Several files as one trace for the other views: lanes named after their file's rank (one
 /// file as it is).
 pub fn merge(parts: &[Part]) -> std::borrow::Cow<'_, ChromeTrace> {
@@ -788,15 +860,9 @@ pub fn merge(parts: &[Part]) -> std::borrow::Cow<'_, ChromeTrace> {
         let t = &p.trace;
         let rank = rank_of(p, i).map_or(i as u32, |r| r.0);
         let lane0 = out.lanes.len() as u32;
-        for l in &t.lanes {
-            let mut l = l.clone();
-            if ranked {
-                l.pid = format!("rank {rank}: {}", l.pid);
-                if !l.process.is_empty() {
-                    l.process = format!("rank {rank} {}", l.process);
-                }
-            }
-            out.lanes.push(l);
+        out.lanes.extend(t.lanes.iter().cloned());
+        if ranked {
+            rank_lanes(&mut out.lanes[lane0 as usize..], rank);
         }
         let mut remap = |n: u32| -> u32 {
             let s = &t.names[n as usize];
@@ -815,6 +881,7 @@ pub fn merge(parts: &[Part]) -> std::borrow::Cow<'_, ChromeTrace> {
                 cat: remap(s.cat),
                 start_ns: s.start_ns,
                 dur_ns: s.dur_ns,
+                correlation: None,
                 args: None,
             })
             .collect();
@@ -860,11 +927,60 @@ pub fn open_with(input: &str, paths: &[PathBuf], hlo: &HloPairs) -> Result<exavi
     if paths.is_empty() {
         return Err(SourceError::invalid(input, "holds no Chrome trace files (.json, .json.gz, .pfw)"));
     }
-    let mut parts = Vec::new();
-    for p in paths {
-        parts.push(Part { trace: crate::formats::chrome::read(p)?, input: p.display().to_string() });
-    }
+    let (parts, left_out) = read_parts(paths, true, &|_, _| {})?;
+    debug_assert!(left_out.is_empty());
     open_parts(input, parts, hlo)
+}
+
+/// Reads the Chrome trace files of a run in parallel (each file parsed on one core, in order
+/// of the paths). Unless `strict`, a file that does not read is left out with a warning line
+/// naming it, while the others open; where none reads, the first's error is the run's (no
+/// paths, no parts).
+/// `progress(bytes of the files read, bytes of all)`.
+pub fn read_parts(
+    paths: &[PathBuf],
+    strict: bool,
+    progress: &dyn Fn(u64, u64),
+) -> Result<(Vec<Part>, Vec<String>), SourceError> {
+    use rayon::prelude::*;
+    let sizes: Vec<u64> = paths.iter().map(|p| std::fs::metadata(p).map_or(0, |m| m.len())).collect();
+    let total = sizes.iter().sum::<u64>();
+    let (tx, rx) = std::sync::mpsc::channel::<u64>();
+    let read: Vec<Result<Part, SourceError>> = std::thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            paths
+                .par_iter()
+                .zip(&sizes)
+                .map_with(tx, |tx, (p, &size)| {
+                    let part =
+                        crate::formats::chrome::read(p).map(|trace| Part { trace, input: p.display().to_string() });
+                    tx.send(size).ok();
+                    part
+                })
+                .collect()
+        });
+        let mut done = 0;
+        for size in rx {
+            done += size;
+            progress(done, total);
+        }
+        worker.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+    });
+    let (mut parts, mut warnings, mut first_error) = (Vec::new(), Vec::new(), None);
+    for r in read {
+        match r {
+            Ok(p) => parts.push(p),
+            Err(e) if strict || paths.len() == 1 => return Err(e),
+            Err(e) => {
+                warnings.push(format!("{e}; left out of the run (--strict refuses it instead)"));
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) if parts.is_empty() => Err(e),
+        _ => Ok((parts, warnings)),
+    }
 }
 
 /// Files already read as one run.
@@ -879,9 +995,10 @@ fn open_parts(input: &str, mut parts: Vec<Part>, hlo: &HloPairs) -> Result<exavi
     for p in &parts {
         warnings.extend(p.trace.repairs.lines(&p.input));
     }
-    let mut d = crate::formats::chrome::dataset(&merge(&parts), input);
+    // The timeline's model and the training model, from the same files, side by side.
+    let (mut d, training) = rayon::join(|| crate::formats::chrome::dataset(&merge(&parts), input), || training(&parts));
     d.warnings = warnings;
-    match training(&parts) {
+    match training {
         Ok(mut t) => {
             if from_hlo && t.stages_from == "sends" {
                 t.stages_from = "HLO pairs".into();
@@ -937,6 +1054,52 @@ mod tests {
         assert!(training(&[a(), w]).err().unwrap().to_string().contains("world size 4 here, 2 in"));
         let none = part(r#"[{"ph": "i", "name": "mark", "pid": 0, "tid": 0, "ts": 1}]"#);
         assert!(training(&[none]).err().unwrap().to_string().contains("no device lanes"));
+    }
+
+    /// A run opened with its files parsed in parallel is the run opened one file after another
+    /// (a pool of one thread), on every folder of Chrome traces in `../shared/data`.
+    #[test]
+    fn the_parallel_reader_gives_the_serial_model() {
+        for rel in ["kineto-dlrm-8gpu", "kineto", "perfflow", "rocprofiler-chrome"] {
+            let Some(dir) = crate::formats::chrome::tests::shared(rel) else { return };
+            let open = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let d = pool.install(|| open_dir(rel, &dir, false, &|_, _| {}));
+                match d {
+                    Ok(d) => format!("{:?}", (&d.trace, &d.training, &d.opgraph, &d.warnings)),
+                    Err(e) => e.to_string(),
+                }
+            };
+            let serial = open(1);
+            assert!(serial.len() > 1000 || rel == "kineto", "{rel}: {serial}");
+            assert!(serial == open(4), "{rel}: four threads give another model than one");
+        }
+    }
+
+    /// A rank file cut short in a run: one warning line naming it, the other ranks open;
+    /// `strict` refuses the run instead, naming the file.
+    #[test]
+    fn a_broken_rank_is_left_out_with_a_warning_unless_strict() {
+        let Some(real) = crate::formats::chrome::tests::shared("kineto-dlrm-8gpu") else { return };
+        let dir = std::env::temp_dir().join(format!("exaviz-broken-rank-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = files_in(&real);
+        for (i, f) in files.iter().enumerate() {
+            let mut bytes = std::fs::read(f).unwrap();
+            if i == 3 {
+                bytes.truncate(bytes.len() / 2);
+            }
+            std::fs::write(dir.join(f.file_name().unwrap()), bytes).unwrap();
+        }
+        let broken = dir.join(files[3].file_name().unwrap()).display().to_string();
+        let d = open_dir("run", &dir, false, &|_, _| {}).unwrap();
+        let lines: Vec<&String> = d.warnings.iter().filter(|w| w.contains("left out of the run")).collect();
+        assert_eq!(lines.len(), 1, "{:?}", d.warnings);
+        assert!(lines[0].starts_with(&format!("{broken}: ends too early")), "{}", lines[0]);
+        assert_eq!(d.training.as_ref().unwrap().devices.len(), files.len() - 1);
+        let e = open_dir("run", &dir, true, &|_, _| {}).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{broken}: ends too early")) && !e.contains('\n'), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     /// The real Kineto trace with bytes flipped (values, names, ranks, peers, nesting): the

@@ -21,6 +21,7 @@ pub mod paraver;
 pub mod perfetto;
 pub mod projections;
 pub(crate) mod protobuf;
+pub mod run_stream;
 pub mod xplane;
 
 use std::cell::Cell;
@@ -213,12 +214,15 @@ pub static FORMATS: &[Format] = &[
         name: "profiles",
         title: "a run's folder of profiles",
         tools: "PyTorch profiler (Kineto), JAX (jax.profiler), PyTorch execution traces",
-        files: "RUN/",
-        gives: "one `*.json[.gz]` per rank, a JAX log folder, execution traces beside them: one training run, its devices, stages, operators and collectives",
-        options: &[],
+        files: "RUN/ or RUN?strict=1",
+        gives: "one `*.json[.gz]` per rank, a JAX log folder, execution traces beside them: one training run, its devices, stages, operators and collectives; the files are parsed in parallel, and one that does not read is left out with a warning (`strict=1` or `--strict` refuses the run instead)",
+        options: &["strict"],
         detect: |p| p.is_dir(),
-        open: |p, _| crate::profile_dir(p.input, p.path),
-        stream: None,
+        open: |p, progress| crate::profile_dir(p.input, p.path, p.query.as_ref(), progress),
+        stream: Some(|p, target, progress| {
+            let strict = crate::strict_option(p.input, p.query.as_ref())?;
+            run_stream::convert(p.input, p.path, strict, target, progress)
+        }),
     },
     Format {
         name: "xplane",

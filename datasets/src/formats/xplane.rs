@@ -257,6 +257,7 @@ pub fn to_chrome(space: &XSpace) -> ChromeTrace {
                     cat: empty,
                     start_ns,
                     dur_ns: (e.duration_ps / 1000).max(0),
+                    correlation: None,
                     args: (!args.is_empty()).then(|| Box::new(Value::Object(args))),
                 });
             }

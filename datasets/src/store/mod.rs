@@ -65,6 +65,7 @@ mod pyramid;
 mod read;
 mod rows;
 mod schema;
+pub mod spill;
 mod writer;
 
 pub use pyramid::*;

@@ -66,6 +66,12 @@ impl StoreWriter {
         Ok(Self { target: target.to_path_buf(), temp, tables: Vec::new(), span: None, pyramid: None })
     }
 
+    /// A path inside the store's temporary folder for scratch files (gone with it, whether the
+    /// store is finished or not).
+    pub fn scratch(&self, name: &str) -> PathBuf {
+        self.temp.join(name)
+    }
+
     /// Sums a pyramid over `span` from the messages and intervals written from now on.
     pub fn with_pyramid(mut self, span: PyramidSpan) -> Self {
         self.pyramid = Some((span, PyramidBuilder::new(span.shape())));
@@ -308,8 +314,9 @@ impl StoreWriter {
     }
 
     /// A training run's model and an operator graph beside the tables, as JSON (a number that is
-    /// not finite, which JSON cannot hold, written as 0).
-    fn models(&self, d: &Dataset) -> Result<(), SourceError> {
+    /// not finite, which JSON cannot hold, written as 0). A conversion that streams writes them
+    /// before its tables and drops them; [`Self::finish`] writes those of its dataset.
+    pub fn models(&self, d: &Dataset) -> Result<(), SourceError> {
         if let Some(t) = &d.training {
             let finite = t.ops.flops.iter().all(|f| f.is_finite());
             let fixed;
@@ -322,13 +329,10 @@ impl StoreWriter {
                 &fixed
             };
             let path = self.temp.join(TRAINING);
-            let text = serde_json::to_vec(t).map_err(|e| invalid(&path, e.to_string()))?;
-            std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+            write_json(&path, t)?;
         }
         if let Some(g) = &d.opgraph {
-            let path = self.temp.join(OPGRAPH);
-            let text = serde_json::to_vec(g.as_ref()).map_err(|e| invalid(&path, e.to_string()))?;
-            std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+            write_json(&self.temp.join(OPGRAPH), g.as_ref())?;
         }
         Ok(())
     }
@@ -460,6 +464,15 @@ impl Drop for StoreWriter {
             let _ = std::fs::remove_dir_all(&self.temp);
         }
     }
+}
+
+/// `value` as JSON at `path`, written as it is serialised (a thousand ranks' training model is
+/// hundreds of megabytes of text, never held whole).
+fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), SourceError> {
+    let file = File::create(path).map_err(|e| io(path, e))?;
+    let mut out = std::io::BufWriter::new(file);
+    serde_json::to_writer(&mut out, value).map_err(|e| invalid(path, e.to_string()))?;
+    std::io::Write::flush(&mut out).map_err(|e| io(path, e))
 }
 
 /// The permutation sorting `times` (stable), or `None` when they are sorted already.
