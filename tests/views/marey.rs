@@ -69,3 +69,26 @@ fn marey_views_match_golden_on_both_backends() {
         assert!(d > 0.02, "{}: only {d} of the pixels differ from the aligned, aggregated picture", cases[k].0);
     }
 }
+
+/// A run whose rows stay on disk (a store opened out of core) draws the training views as the
+/// run held in memory does: they read the training model, not the rows.
+#[test]
+fn training_views_of_a_store_kept_on_disk_draw_as_in_memory() {
+    let Some(data) = shared_data_or_skip("training_views_of_a_store_kept_on_disk_draw_as_in_memory") else { return };
+    let run = data.join("kineto-dlrm-8gpu");
+    let dir = std::env::temp_dir().join(format!("exaviz-ooc-marey-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("run.exaviz");
+    exaviz_datasets::convert(run.to_str().unwrap(), &store, &|_, _| {}).unwrap();
+    let on_disk = exaviz_datasets::store::open_with(&store, &|_, _| {}, 0).unwrap();
+    assert!(on_disk.out_of_core.is_some(), "opened out of core");
+    let memory = open(run.to_str().unwrap());
+    for view in ["marey", "training", "topology"] {
+        let a = super::cpu(view, &[], &on_disk, (800, 500));
+        let b = super::cpu(view, &[], &memory, (800, 500));
+        let d = differ(&a, &b);
+        assert!(d < 0.001, "{view}: the store on disk draws another picture ({d} of the pixels differ)");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

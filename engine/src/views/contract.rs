@@ -96,6 +96,12 @@ pub trait View: Named + Send + Sync {
     fn reads_pyramid(&self) -> bool {
         false
     }
+    /// Whether `prepare` reads the trace's rows (messages, intervals) at all; the training
+    /// views read only the training model and the operator graph, and draw a run whose rows
+    /// stay on disk as one held in memory.
+    fn reads_rows(&self) -> bool {
+        true
+    }
     /// Whether `prepare` draws a wide window of a trace in memory from its index
     /// ([`Dataset::index`]) rather than its rows: where the view reads a pyramid and the
     /// index's cells lose nothing the view would show.
@@ -384,6 +390,9 @@ pub fn prepare(
         }
         return view.prepare(dataset, selection, frame, backend);
     };
+    if !view.reads_rows() {
+        return view.prepare(dataset, selection, frame, backend);
+    }
     let window = super::trace::window_ticks(dataset, selection).unwrap_or(ooc.span);
     let rows = ooc.rows.estimate(window);
     if rows <= ROW_BUDGET {

@@ -662,6 +662,11 @@ fn draw_axis_and_legend(scene: &mut Scene, t: &Training, pk: &MareyPicker, o: &M
 }
 
 impl contract::View for MareyView {
+    /// The training model alone: a run whose rows stay on disk draws as one held in memory.
+    fn reads_rows(&self) -> bool {
+        false
+    }
+
     fn depends_on(&self) -> Parts {
         Parts::WINDOW | Parts::DEVICES
     }

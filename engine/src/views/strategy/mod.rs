@@ -445,6 +445,11 @@ impl StrategyView {
 }
 
 impl View for StrategyView {
+    /// The training model alone: a run whose rows stay on disk draws as one held in memory.
+    fn reads_rows(&self) -> bool {
+        false
+    }
+
     fn depends_on(&self) -> Parts {
         Parts::NONE
     }

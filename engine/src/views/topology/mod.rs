@@ -413,6 +413,11 @@ impl Picker for Graph {
 }
 
 impl contract::View for TopologyView {
+    /// The training model alone: a run whose rows stay on disk draws as one held in memory.
+    fn reads_rows(&self) -> bool {
+        false
+    }
+
     fn depends_on(&self) -> Parts {
         Parts::DEVICES
     }

@@ -219,6 +219,11 @@ impl Picker for OverviewPicker {
 }
 
 impl contract::View for TrainingView {
+    /// The training model alone: a run whose rows stay on disk draws as one held in memory.
+    fn reads_rows(&self) -> bool {
+        false
+    }
+
     fn depends_on(&self) -> Parts {
         Parts::WINDOW
     }
