@@ -85,9 +85,49 @@ pub struct Level {
     pub state_bin_ticks: u64,
     /// `[block][state][bin]`.
     pub ticks: Vec<u64>,
+    /// Per block and bin, the states with ticks (see [`Level::active_states`]).
+    pub active: ActiveStates,
 }
 
+/// Per rank block and time bin of a level, a bit per state (of at most 64) with ticks there:
+/// computed on first use, so that a picture drawn from the tiles visits only the states a
+/// block was in during a bin (a few of the 64 where a thousand ranks run hundreds of kernels).
+/// Not part of a level's value: two levels with the same cells are equal whether or not it is
+/// computed.
+#[derive(Clone, Debug, Default)]
+pub struct ActiveStates(std::sync::OnceLock<Vec<u64>>);
+
+impl PartialEq for ActiveStates {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for ActiveStates {}
+
 impl Level {
+    /// The states (bits) block `block` has ticks in, in bin `bin`.
+    pub fn active_states(&self, block: u32, bin: u32, states: u32) -> u64 {
+        let bins = self.state_bins as usize;
+        let masks = self.active.0.get_or_init(|| {
+            let s = states.min(64) as usize;
+            let mut masks = vec![0u64; self.blocks as usize * bins];
+            masks.par_chunks_mut(bins.max(1)).enumerate().for_each(|(b, out)| {
+                for st in 0..s {
+                    let at = (b * s + st) * bins;
+                    let Some(row) = self.ticks.get(at..at + bins) else { continue };
+                    for (m, &v) in out.iter_mut().zip(row) {
+                        if v > 0 {
+                            *m |= 1 << st;
+                        }
+                    }
+                }
+            });
+            masks
+        });
+        masks.get(block as usize * bins + bin as usize).copied().unwrap_or(0)
+    }
+
     fn message_cell(&self, s: u32, r: u32, bin: u32) -> usize {
         ((s as usize * self.message_blocks as usize) + r as usize) * self.message_bins as usize + bin as usize
     }
@@ -133,6 +173,7 @@ impl Level {
             state_bins: sb,
             state_bin_ticks: self.state_bin_ticks.saturating_mul(2),
             ticks: vec![0; (blocks * states * sb) as usize],
+            active: ActiveStates::default(),
         };
         for s in 0..self.message_blocks {
             for r in 0..self.message_blocks {
@@ -496,6 +537,7 @@ impl PyramidBuilder {
             state_bins: shape.state_bins,
             state_bin_ticks: shape.bin_ticks,
             ticks: vec![0; (blocks * shape.states * shape.state_bins) as usize],
+            active: ActiveStates::default(),
         };
         // The line sums are allocated with the first messages (a pyramid read from a store
         // starts from an empty builder and never sums a message).

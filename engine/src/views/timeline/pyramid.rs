@@ -107,7 +107,12 @@ impl<'a> Grid<'a> {
         let states = self.shape.states;
         for &(b, wb) in blocks {
             for &(bin, wt) in &self.columns[column] {
-                for s in 0..states {
+                // Only the states the block was in during the bin, in the same order (the sums
+                // are unchanged).
+                let mut left = self.level.active_states(b, bin, states);
+                while left != 0 {
+                    let s = left.trailing_zeros();
+                    left &= left - 1;
                     let v = self.level.state_ticks(b, s, states, bin);
                     if v > 0 {
                         add(s, v as f64 * wb * wt);
