@@ -174,8 +174,8 @@ struct Builder {
     text_of: HashMap<String, u32>,
     /// Open `B` events per lane.
     open: HashMap<u32, Vec<Open>>,
-    /// Flow starts (and steps) by id.
-    flow_at: HashMap<Id, Mark>,
+    /// Flow events as read: where, which phase, which id.
+    flow_events: Vec<(Mark, u8, Id)>,
 }
 
 fn ns(us: f64) -> Option<i64> {
@@ -330,21 +330,8 @@ impl Builder {
                     }
                 }
             }
-            b's' | b't' | b'f' => {
-                // `bp: "e"` binds to the enclosing slice; the point is the event's time either way.
-                let here = Mark { lane, name, ts_ns: ts };
-                if ph == b's' {
-                    self.flow_at.insert(e.id, here);
-                } else if let Some(from) = self.flow_at.get(&e.id).cloned() {
-                    let id = self.id_text(&e.id);
-                    self.trace.flows.push(Flow { id, from, to: here.clone() });
-                    if ph == b't' {
-                        self.flow_at.insert(e.id, here);
-                    } else {
-                        self.flow_at.remove(&e.id);
-                    }
-                }
-            }
+            // Bound in time order once every event is read (see [`Builder::bind_flows`]).
+            b's' | b't' | b'f' => self.flow_events.push((Mark { lane, name, ts_ns: ts }, ph, e.id)),
             _ => {}
         }
         Ok(())
@@ -352,6 +339,29 @@ impl Builder {
 }
 
 impl Builder {
+    /// Binds the flow events in time order (file order among equal times), as Perfetto sorts a
+    /// JSON trace's events before it binds them: Kineto writes a kernel's `f` before the launch's
+    /// `s`. A start or step opens its id; a step or end binds to the id's last point (`bp: "e"`
+    /// binds to the enclosing slice; the point is the event's time either way).
+    fn bind_flows(&mut self) {
+        let mut events = std::mem::take(&mut self.flow_events);
+        events.sort_by_key(|f| f.0.ts_ns);
+        let mut at: HashMap<Id, Mark> = HashMap::default();
+        for (here, ph, id) in events {
+            if ph == b's' {
+                at.insert(id, here);
+            } else if let Some(from) = at.get(&id).cloned() {
+                let text = self.id_text(&id);
+                self.trace.flows.push(Flow { id: text, from, to: here.clone() });
+                if ph == b't' {
+                    at.insert(id, here);
+                } else {
+                    at.remove(&id);
+                }
+            }
+        }
+    }
+
     /// Kineto's memory event (`profile_memory=True`): an instant `[memory]` after each allocation
     /// or free, its `args` giving the allocator's totals on the device afterwards ("Total
     /// Allocated", "Total Reserved", bytes) and the device ("Device Type" as PyTorch numbers
@@ -947,6 +957,7 @@ pub fn parse(reader: impl Read, input: &str) -> Result<ChromeTrace, SourceError>
 
 /// What every way of reading ends with: `B` events left open counted, an empty trace refused.
 fn finish(mut b: Builder, input: &str) -> Result<ChromeTrace, SourceError> {
+    b.bind_flows();
     for open in b.open.values() {
         b.trace.unmatched += open.len() as u64;
     }
@@ -1204,6 +1215,24 @@ pub(crate) mod tests {
         assert_eq!(tr.messages.source.len(), 0, "the flow starts on a lane without slices");
         // A bare array works too.
         assert_eq!(p(r#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 1}]"#).unwrap().slices.len(), 1);
+    }
+
+    /// Flows bind in time order, as Perfetto binds them: Kineto writes a kernel's `f` before the
+    /// launch's `s` (the real 8-rank DLRM run's launches become messages, CPU to GPU).
+    #[test]
+    fn flows_bind_in_time_order_not_file_order() {
+        let t = p(r#"[{"ph": "X", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 2},
+            {"ph": "X", "name": "launch", "pid": 9, "tid": 9, "ts": 1, "dur": 2},
+            {"ph": "f", "id": 4, "bp": "e", "name": "ac2g", "pid": 0, "tid": 7, "ts": 5},
+            {"ph": "s", "id": 4, "name": "ac2g", "pid": 9, "tid": 9, "ts": 1}]"#)
+        .unwrap();
+        assert_eq!(t.flows.len(), 1);
+        assert_eq!((t.flows[0].from.ts_ns, t.flows[0].to.ts_ns), (1_000, 5_000));
+        assert_eq!(dataset(&t, "t.json").trace.messages.source.len(), 1);
+        if let Some(path) = shared("kineto-dlrm-8gpu/worker0_step_12.1694128201545.pt.trace.json") {
+            let t = read(&path).unwrap();
+            assert!(t.flows.len() >= 250, "{} flows of 261 starts", t.flows.len());
+        }
     }
 
     /// `C` events are the model's counters, on the first row of their process.
