@@ -241,7 +241,7 @@ pub fn direction_density(
         .map(|(t, (&c, &s))| match t {
             Some(t) if c > 0 => {
                 let share = (s as f64 / (f64::from(c) * 1000.0)) as f32;
-                let col = crate::views::plot::direction_colour(share);
+                let col = crate::render::colormap::direction_colour(share);
                 let b = 0.3 + 0.7 * t;
                 let u = |v: f32| (v * b * 255.0).round().clamp(0.0, 255.0) as u8;
                 [u(col[0]), u(col[1]), u(col[2]), 255]

@@ -986,14 +986,7 @@ const IN_MEMORY: u64 = 1 << 30;
 /// Reads a trace file, plain or gzip (by its first bytes).
 pub fn read(path: &Path) -> Result<ChromeTrace, SourceError> {
     let input = path.display().to_string();
-    let io = |source| SourceError::Io { input: input.clone(), source };
-    let mut file = std::fs::File::open(path).map_err(io)?;
-    let mut magic = [0u8; 2];
-    let n = file.read(&mut magic).map_err(io)?;
-    let head = std::io::Cursor::new(magic[..n].to_vec()).chain(file);
-    let gzip = n == 2 && magic == [0x1f, 0x8b];
-    let mut reader: Box<dyn Read> =
-        if gzip { Box::new(flate2::read::MultiGzDecoder::new(head)) } else { Box::new(head) };
+    let mut reader = crate::formats::open_lines(&input, path)?.reader;
     let mut bytes = Vec::new();
     match reader.by_ref().take(IN_MEMORY).read_to_end(&mut bytes) {
         Ok(got) if (got as u64) < IN_MEMORY => parse_bytes(&bytes, &input),
@@ -1002,22 +995,8 @@ pub fn read(path: &Path) -> Result<ChromeTrace, SourceError> {
         // says where.
         Err(_) => {
             drop(bytes);
-            read_streaming(path)
+            parse(crate::formats::open_lines(&input, path)?.reader, &input)
         }
-    }
-}
-
-/// [`read`] without holding the file in memory.
-fn read_streaming(path: &Path) -> Result<ChromeTrace, SourceError> {
-    let input = path.display().to_string();
-    let mut file = std::fs::File::open(path).map_err(|source| SourceError::Io { input: input.clone(), source })?;
-    let mut magic = [0u8; 2];
-    let n = file.read(&mut magic).map_err(|source| SourceError::Io { input: input.clone(), source })?;
-    let head = std::io::Cursor::new(magic[..n].to_vec()).chain(file);
-    if n == 2 && magic == [0x1f, 0x8b] {
-        parse(flate2::read::MultiGzDecoder::new(head), &input)
-    } else {
-        parse(head, &input)
     }
 }
 

@@ -114,7 +114,8 @@ fn streams(dir: &Path) -> Option<(Vec<PathBuf>, Vec<String>)> {
     let RunFiles { xplanes, files, graphs, warnings } = dnn::run_files(dir);
     let plain = xplanes.is_empty() && graphs.is_empty() && !files.is_empty();
     let ranked = |p: &PathBuf| {
-        crate::head_of(p, 1 << 20).is_some_and(|h| {
+        // Kineto writes it after `deviceProperties`, in the first few kilobytes.
+        crate::head_of(p, 1 << 16).is_some_and(|h| {
             let h = String::from_utf8_lossy(&h);
             h.find("\"distributedInfo\"").is_some_and(|d| h.find("\"traceEvents\"").is_none_or(|e| d < e))
         })

@@ -71,13 +71,7 @@ pub enum Mix {
     Additive,
 }
 
-/// Colour of a message line `share` of the way from its sender (0) to its receiver (1). Brendel et al.
-/// uses green to red; the views keep its idea with a pair safe for colour-blind readers: pale
-/// cyan at the sender, warm yellow at the receiver (bright on dark backgrounds and state bars).
-pub fn direction_colour(share: f32) -> [f32; 3] {
-    let (a, b) = ([0.7, 0.95, 1.0], [1.0, 0.85, 0.35]);
-    [a[0] + (b[0] - a[0]) * share, a[1] + (b[1] - a[1]) * share, a[2] + (b[2] - a[2]) * share]
-}
+pub use crate::render::colormap::direction_colour;
 
 /// The legend of [`direction_colour`]: a title, a gradient bar whose top is at `y`, its ends named.
 pub fn direction_legend(scene: &mut Scene, x: f32, y: f32) {
