@@ -445,3 +445,66 @@ fn every_trace_reads_back_the_same_from_its_store() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Why is it slow, on the recorded gloo pipeline (rank 3 computes 1.6x as much): the critical
+/// path crosses ranks through the pipeline's sends, rank 3 is the only straggler named, and its
+/// delays cost the others more waiting than its peers' do.
+#[test]
+fn the_gloo_pipeline_names_its_slow_rank_as_the_cause() {
+    use exaviz_engine::whyslow;
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/torch-gloo-pipeline");
+    let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap();
+    let t = &d.trace;
+    let span = t.span().unwrap();
+    let g = whyslow::Graph::with_training(t, d.training.as_deref());
+    // The pipeline's sends, matched by the training model, join the graph across ranks.
+    let sends = g
+        .edges
+        .iter()
+        .filter(|e| e.kind == whyslow::EdgeKind::Message)
+        .filter(|e| t.locations.name[e.src as usize][..6] != t.locations.name[e.dst as usize][..6])
+        .count();
+    assert!(sends >= 4, "{:?}", g.edges);
+    let r = whyslow::analyse_graph(t, &g, d.training.as_deref(), (span.0, span.1 + 1), span.0);
+    let named: Vec<&str> = r.stragglers.named.iter().map(|s| s.process.as_str()).collect();
+    assert_eq!(named, ["rank 3 python"], "{:?}", r.stragglers);
+    // Per rank, the waiting its delays caused: rank 3's more than its stage peer's (rank 2) and
+    // than rank 1's. Rank 0's forward pass heads the list: stage 1 waits for it at every
+    // step's start, the pipeline's bubble.
+    let mut by_rank = std::collections::BTreeMap::<&str, f64>::new();
+    for c in &r.root_causes {
+        *by_rank.entry(&c.location[..6]).or_default() += c.direct_s + c.propagated_s;
+    }
+    assert!(by_rank["rank 3"] > by_rank["rank 2"] && by_rank["rank 3"] > by_rank["rank 1"], "{by_rank:?}");
+    let ranks: std::collections::BTreeSet<&str> =
+        r.shares.by_location.iter().map(|s| &s.name[..6]).collect();
+    assert!(ranks.len() >= 2, "the path crosses ranks: {ranks:?}");
+}
+
+/// The slow ranks planted in `gen:wrf` (ranks 4 and 5 compute twice as long from 40% to 55% of
+/// the run) are the first root causes of the waiting, the rows the critical path spends most
+/// time on, and the only stragglers; without them no straggler is named.
+#[test]
+fn planted_slow_ranks_are_the_root_causes_on_the_path() {
+    use exaviz_engine::whyslow;
+    let report = |spec: &str| {
+        let d = exaviz_datasets::open(spec).unwrap();
+        let span = d.trace.span().unwrap();
+        whyslow::analyse(&d.trace, None, (span.0, span.1 + 1), span.0)
+    };
+    let r = report("gen:wrf?plant=1&collectives=5");
+    let planted = ["rank 4", "rank 5"];
+    for (what, names) in [
+        ("root causes", r.root_causes.iter().take(2).map(|c| (c.location.as_str(), c.region.as_str())).collect::<Vec<_>>()),
+        ("path", r.shares.by_location.iter().take(2).map(|s| (s.name.as_str(), "compute")).collect()),
+    ] {
+        for (loc, region) in names {
+            assert!(planted.contains(&loc) && region == "compute", "{what}: {loc} {region}");
+        }
+    }
+    let mut named: Vec<&str> = r.stragglers.named.iter().map(|s| s.process.as_str()).collect();
+    named.sort_unstable();
+    assert_eq!(named, planted);
+    assert!(r.jumps > 100, "the path crosses ranks by messages and collectives: {}", r.jumps);
+    assert!(report("gen:wrf?collectives=5").stragglers.named.is_empty());
+}

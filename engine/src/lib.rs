@@ -20,6 +20,7 @@ pub mod summary;
 pub mod training;
 pub mod views;
 pub mod wall;
+pub mod whyslow;
 
 pub use gpu::{Backend, BackendChoice, GpuContext, GpuError};
 pub use wgpu;

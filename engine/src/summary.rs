@@ -119,6 +119,9 @@ pub struct Summary {
     pub late_receivers_by_location: Vec<LateReceiverRow>,
     /// Late-receiver time per region the sender waited in.
     pub late_receivers_by_region: Vec<LateReceiverRow>,
+    /// The regions whose delays caused the waiting of the area's rows (Scalasca's delay
+    /// analysis, [`crate::whyslow::causes`]), largest cost first; filled by [`summarize_asked`].
+    pub root_causes: Vec<crate::whyslow::CauseRow>,
 }
 
 /// Whether a region is a blocking send (MPI's sends other than the immediate ones).
@@ -200,8 +203,34 @@ pub struct AreaAsked<'a> {
 }
 
 /// The numbers of the area `asked` of `dataset` (its rows read from the store for the window
-/// where they are on disk); `Err` says in one line what is wrong with the question.
+/// where they are on disk), with the root causes of the waiting in it; `Err` says in one line
+/// what is wrong with the question.
 pub fn summarize_asked(dataset: &crate::model::Dataset, asked: &AreaAsked) -> Result<Summary, String> {
+    let (from, to, _) = window_asked(dataset, asked.from_s, asked.to_s)?;
+    let rows_of_window = dataset.window_rows((from, to))?;
+    let t = &rows_of_window.trace;
+    let (first, last) = area_rows(asked.ranks, t.locations.name.len())?;
+    let area = Area { from, to, first, last };
+    let (mut s, causes) = rayon::join(
+        || summarize(t, area, asked.top),
+        || {
+            let g = crate::whyslow::Graph::with_training(t, rows_of_window.training.as_deref());
+            let mut waits = crate::whyslow::causes::wait_states(&g, (from, to));
+            waits.retain(|w| area.holds(w.location));
+            crate::whyslow::causes::root_causes(t, &g, &waits)
+        },
+    );
+    s.root_causes = causes;
+    Ok(s)
+}
+
+/// The window of ticks `[from, to)` that seconds `from_s` and `to_s` since the trace's start
+/// name (default: all of it), and the trace's first tick; `Err` says in one line what is wrong.
+pub fn window_asked(
+    dataset: &crate::model::Dataset,
+    from_s: Option<f64>,
+    to_s: Option<f64>,
+) -> Result<(u64, u64, u64), String> {
     let t = &dataset.trace;
     let whole = dataset
         .out_of_core
@@ -216,18 +245,12 @@ pub fn summarize_asked(dataset: &crate::model::Dataset, asked: &AreaAsked) -> Re
         }
         Ok(whole.0.saturating_add((s * tps).min(u64::MAX as f64) as u64))
     };
-    let from = asked.from_s.map(|s| at(s, "from")).transpose()?.unwrap_or(whole.0);
-    let to = asked.to_s.map(|s| at(s, "to")).transpose()?.unwrap_or(whole.1.saturating_add(1));
+    let from = from_s.map(|s| at(s, "from")).transpose()?.unwrap_or(whole.0);
+    let to = to_s.map(|s| at(s, "to")).transpose()?.unwrap_or(whole.1.saturating_add(1));
     if from >= to {
-        return Err(format!(
-            "the area from {} s to {} s is empty",
-            asked.from_s.unwrap_or(0.0),
-            asked.to_s.unwrap_or(0.0)
-        ));
+        return Err(format!("the area from {} s to {} s is empty", from_s.unwrap_or(0.0), to_s.unwrap_or(0.0)));
     }
-    let rows_of_window = dataset.window_rows((from, to))?;
-    let (first, last) = area_rows(asked.ranks, rows_of_window.trace.locations.name.len())?;
-    Ok(summarize(&rows_of_window.trace, Area { from, to, first, last }, asked.top))
+    Ok((from, to, whole.0))
 }
 
 /// Rows `A-B` or `A` of `n` (all where `None`).
@@ -303,6 +326,7 @@ pub fn summarize_from(t: &Trace, area: Area, top: usize, rows: &dyn RowSource) -
         waits_by_region: wait_rows(waits_by_region),
         late_receivers_by_location: late_rows(late.0),
         late_receivers_by_region: late_rows(late.1),
+        root_causes: Vec::new(),
     }
 }
 

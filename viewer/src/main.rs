@@ -12,6 +12,7 @@ mod metrics_cmd;
 mod opgraph_cmd;
 mod panel;
 mod pyramid_cmd;
+mod critical_cmd;
 mod summary_cmd;
 mod wall_cmd;
 mod wall_net;
@@ -216,6 +217,13 @@ enum Command {
     /// counters, and late-sender and late-receiver waiting (Scalasca's wait states) per row and region. E.g.
     /// `exaviz summary traces.otf2 --from 0.19 --to 0.2 --ranks 0-1 --json`.
     Summary(summary_cmd::SummaryArgs),
+    /// Why the run is slow: its critical path across ranks, threads and GPU streams (through
+    /// messages, collectives, kernel launches and synchronisations) with its time by kind, row
+    /// and region; the root causes of its waiting (Scalasca's delay analysis: the delays that
+    /// made others wait, directly and through their waiting); and the stragglers of each step
+    /// (work beyond the peers' median, by robust statistics). E.g.
+    /// `exaviz critical-path run/ --from 0.1 --to 0.2 --json`.
+    CriticalPath(critical_cmd::CriticalArgs),
     /// Print counts of nodes, links, locations, messages, intervals and the time span.
     Info {
         #[arg(help = input_help())]
@@ -389,6 +397,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Info { input, json } => info_cmd(&input, json),
         Command::Summary(args) => summary_cmd::run(&args),
+        Command::CriticalPath(args) => critical_cmd::run(&args),
         Command::Metrics { input, of, align, json, time, top, hot, above } => {
             metrics_dispatch(&input, of, align, json, fattree_cmd::MetricsArgs { time, top, hot, above, json })
         }

@@ -40,7 +40,7 @@ pub fn run(args: &SummaryArgs) -> Result<()> {
 }
 
 /// Seconds in a short unit.
-fn time(s: f64) -> String {
+pub(crate) fn time(s: f64) -> String {
     match s.abs() {
         v if v >= 1.0 => format!("{s:.3} s"),
         v if v >= 1e-3 => format!("{:.3} ms", s * 1e3),
@@ -119,6 +119,7 @@ fn text(input: &str, s: &Summary) -> String {
     let late: [Vec<_>; 2] = [&s.late_receivers_by_location, &s.late_receivers_by_region]
         .map(|rows| rows.iter().map(|w| (w.name.as_str(), w.count, w.late_receiver_s)).collect());
     wait_tables(&mut o, "late receiver (blocking sends that returned only after their later receive began)", &late);
+    root_cause_table(&mut o, &s.root_causes, 20);
     o
 }
 
@@ -209,7 +210,29 @@ const PANEL_REGIONS: usize = 8;
 const PANEL_PAIRS: usize = 3;
 
 /// `s` cut to `n` characters with an ellipsis.
-fn clip(s: &str, n: usize) -> String {
+/// The root causes of waiting, `top` rows at most.
+pub(crate) fn root_cause_table(o: &mut String, rows: &[exaviz_engine::whyslow::CauseRow], top: usize) {
+    use std::fmt::Write;
+    let _ = writeln!(o, "\nroot causes of waiting (delays that made others wait: direct, and through their waiting)");
+    if rows.is_empty() {
+        let _ = writeln!(o, "  none");
+        return;
+    }
+    let _ = writeln!(o, "{:<40} {:<32} {:>12} {:>12} {:>9}", "row", "region", "direct", "propagated", "waits");
+    for r in rows.iter().take(top) {
+        let _ = writeln!(
+            o,
+            "{:<40} {:<32} {:>12} {:>12} {:>9}",
+            clip(&r.location, 40),
+            clip(&r.region, 32),
+            time(r.direct_s),
+            time(r.propagated_s),
+            r.waits
+        );
+    }
+}
+
+pub(crate) fn clip(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         return s.to_string();
     }

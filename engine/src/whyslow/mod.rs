@@ -1,0 +1,104 @@
+//! Why is it slow: the dependency graph of a run across ranks, threads and GPU streams
+//! ([`graph`]), its critical path ([`path`]), the root causes of its waiting ([`causes`], after
+//! Scalasca's delay analysis) and its stragglers ([`stragglers`]), from the columnar model of
+//! any format that holds intervals with messages, collectives or kernel launches.
+
+pub mod causes;
+pub mod graph;
+pub mod path;
+pub mod stragglers;
+
+use serde::Serialize;
+
+pub use causes::{CauseRow, WaitState};
+pub use graph::{Edge, EdgeKind, Graph};
+pub use path::{Path, Segment, Share, Shares, Step};
+pub use stragglers::{Straggler, StragglerRow, Stragglers};
+
+use crate::model::Trace;
+
+/// Everything `exaviz critical-path` reports.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    /// The window, seconds since the trace's start.
+    pub from_s: f64,
+    pub to_s: f64,
+    /// The path's length, seconds, and the locations it crosses to.
+    pub length_s: f64,
+    pub jumps: u64,
+    pub shares: Shares,
+    /// The path, first segment first (times in seconds since the trace's start).
+    pub segments: Vec<SegmentRow>,
+    pub wait_states: u64,
+    pub waiting_s: f64,
+    pub root_causes: Vec<CauseRow>,
+    pub stragglers: Stragglers,
+}
+
+/// A segment of the path as reported.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SegmentRow {
+    /// "on" for work on a location, else the edge's kind.
+    pub what: String,
+    pub location: String,
+    /// For an edge, where it came from.
+    pub from_location: String,
+    pub from_s: f64,
+    pub to_s: f64,
+}
+
+/// The analysis of `t` over `window` (ticks), with `start` the tick times are reported from;
+/// `training`: the training model read from the same files, whose sends and collectives join
+/// the graph.
+pub fn analyse(t: &Trace, training: Option<&crate::training::Training>, window: (u64, u64), start: u64) -> Report {
+    let g = Graph::with_training(t, training);
+    analyse_graph(t, &g, training, window, start)
+}
+
+/// [`analyse`] on a graph already built.
+pub fn analyse_graph(
+    t: &Trace,
+    g: &Graph,
+    training: Option<&crate::training::Training>,
+    window: (u64, u64),
+    start: u64,
+) -> Report {
+    let tps = t.ticks_per_second.max(1) as f64;
+    let secs = |ticks: u64| ticks.saturating_sub(start) as f64 / tps;
+    let ((p, waits), stragglers) = rayon::join(
+        || (path::critical_path(t, g, window), causes::wait_states(g, window)),
+        || stragglers::stragglers(t, g, window, training),
+    );
+    let name = |l: u32| t.locations.name.get(l as usize).cloned().unwrap_or_else(|| format!("location {l}"));
+    let segments = p
+        .segments
+        .iter()
+        .map(|s| SegmentRow {
+            what: match s.step {
+                Step::On => "on".into(),
+                Step::Edge(e) => e.label().into(),
+            },
+            location: name(s.location),
+            from_location: name(s.from_location),
+            from_s: secs(s.from),
+            to_s: secs(s.to),
+        })
+        .collect();
+    let jumps = p.segments.iter().filter(|s| matches!(s.step, Step::Edge(_))).count() as u64;
+    let waiting: u64 = waits.iter().map(|w| w.until - w.from).sum();
+    Report {
+        from_s: secs(window.0),
+        to_s: secs(window.1),
+        length_s: p.length() as f64 / tps,
+        jumps,
+        shares: path::shares(t, g, &p),
+        segments,
+        wait_states: waits.len() as u64,
+        waiting_s: waiting as f64 / tps,
+        root_causes: causes::root_causes(t, g, &waits),
+        stragglers,
+    }
+}
+
+#[cfg(test)]
+mod tests;
