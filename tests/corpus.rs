@@ -476,8 +476,7 @@ fn the_gloo_pipeline_names_its_slow_rank_as_the_cause() {
         *by_rank.entry(&c.location[..6]).or_default() += c.direct_s + c.propagated_s;
     }
     assert!(by_rank["rank 3"] > by_rank["rank 2"] && by_rank["rank 3"] > by_rank["rank 1"], "{by_rank:?}");
-    let ranks: std::collections::BTreeSet<&str> =
-        r.shares.by_location.iter().map(|s| &s.name[..6]).collect();
+    let ranks: std::collections::BTreeSet<&str> = r.shares.by_location.iter().map(|s| &s.name[..6]).collect();
     assert!(ranks.len() >= 2, "the path crosses ranks: {ranks:?}");
 }
 
@@ -495,7 +494,10 @@ fn planted_slow_ranks_are_the_root_causes_on_the_path() {
     let r = report("gen:wrf?plant=1&collectives=5");
     let planted = ["rank 4", "rank 5"];
     for (what, names) in [
-        ("root causes", r.root_causes.iter().take(2).map(|c| (c.location.as_str(), c.region.as_str())).collect::<Vec<_>>()),
+        (
+            "root causes",
+            r.root_causes.iter().take(2).map(|c| (c.location.as_str(), c.region.as_str())).collect::<Vec<_>>(),
+        ),
         ("path", r.shares.by_location.iter().take(2).map(|s| (s.name.as_str(), "compute")).collect()),
     ] {
         for (loc, region) in names {

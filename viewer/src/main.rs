@@ -3,6 +3,7 @@
 mod bench_interact;
 mod choices;
 mod common;
+mod critical_cmd;
 mod edges_cmd;
 mod explore;
 mod fattree_cmd;
@@ -12,7 +13,6 @@ mod metrics_cmd;
 mod opgraph_cmd;
 mod panel;
 mod pyramid_cmd;
-mod critical_cmd;
 mod summary_cmd;
 mod wall_cmd;
 mod wall_net;

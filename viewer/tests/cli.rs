@@ -1172,16 +1172,24 @@ fn critical_path_names_the_planted_slow_ranks() {
     let out = exaviz(&["critical-path", input, "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let named: Vec<&str> = r["stragglers"]["named"].as_array().unwrap().iter().map(|s| s["process"].as_str().unwrap()).collect();
+    let named: Vec<&str> =
+        r["stragglers"]["named"].as_array().unwrap().iter().map(|s| s["process"].as_str().unwrap()).collect();
     assert!(!named.is_empty() && named.iter().all(|n| ["rank 4", "rank 5"].contains(n)), "{named:?}");
-    assert!(["rank 4", "rank 5"].contains(&r["root_causes"][0]["location"].as_str().unwrap()), "{}", r["root_causes"][0]);
+    assert!(
+        ["rank 4", "rank 5"].contains(&r["root_causes"][0]["location"].as_str().unwrap()),
+        "{}",
+        r["root_causes"][0]
+    );
     let (length, to) = (r["length_s"].as_f64().unwrap(), r["to_s"].as_f64().unwrap());
     assert!(length > 0.99 * to, "the path spans the run: {length} of {to}");
     let segments = r["segments"].as_array().unwrap();
     assert!(segments.windows(2).all(|w| w[0]["to_s"].as_f64() <= w[1]["from_s"].as_f64()), "in time order");
     let out = exaviz(&["critical-path", input, "--top", "3"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("critical path by row") && text.contains("root causes of waiting") && text.contains("rank 4"), "{text}");
+    assert!(
+        text.contains("critical path by row") && text.contains("root causes of waiting") && text.contains("rank 4"),
+        "{text}"
+    );
     assert_fails(&["critical-path", input, "--from", "9", "--to", "1"], &["empty"]);
 }
 

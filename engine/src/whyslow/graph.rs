@@ -107,7 +107,9 @@ pub fn collective_key(name: &str) -> Option<&'static str> {
     }
     const OPS: [&str; 9] =
         ["allreduce", "allgather", "alltoall", "reducescatter", "barrier", "bcast", "broadcast", "scatter", "gather"];
-    OPS.into_iter().find(|op| n.contains(op)).or_else(|| (n == "mpireduce" || n.ends_with("kernelreduce")).then_some("reduce"))
+    OPS.into_iter()
+        .find(|op| n.contains(op))
+        .or_else(|| (n == "mpireduce" || n.ends_with("kernelreduce")).then_some("reduce"))
 }
 
 /// Whether a host call waits for a GPU's work (`cudaStreamSynchronize`, `hipDeviceSynchronize`,
@@ -498,7 +500,8 @@ fn training_edges(t: &Trace, lanes: &Lanes, rows: &[Vec<usize>], tr: &Training, 
     use std::collections::HashMap;
     let i = &t.intervals;
     let ops = &tr.ops;
-    let region_of: HashMap<&str, u32> = t.region_names.iter().enumerate().map(|(k, n)| (n.as_str(), k as u32)).collect();
+    let region_of: HashMap<&str, u32> =
+        t.region_names.iter().enumerate().map(|(k, n)| (n.as_str(), k as u32)).collect();
     // Per device its process: the one named as the device, or named after it.
     let process_of: Vec<Option<u32>> = tr
         .devices
@@ -540,7 +543,9 @@ fn training_edges(t: &Trace, lanes: &Lanes, rows: &[Vec<usize>], tr: &Training, 
     for k in 0..ops.len() {
         let class = ops.class(k);
         if class == Class::Send && ops.pair[k] != u32::MAX {
-            let (Some((sent, _, src)), Some((_, arrived, dst))) = (site(k), site(ops.pair[k] as usize)) else { continue };
+            let (Some((sent, _, src)), Some((_, arrived, dst))) = (site(k), site(ops.pair[k] as usize)) else {
+                continue;
+            };
             if src != dst && sent <= arrived && lanes.waited(dst, sent, arrived) {
                 edges.push(Edge { kind: EdgeKind::Message, src, sent, dst, arrived });
             }

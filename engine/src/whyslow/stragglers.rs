@@ -75,11 +75,8 @@ type StepSpans = (String, HashMap<u32, (u64, u64)>);
 /// The steps of `t` in `window`.
 fn steps(t: &Trace, g: &Graph, window: (u64, u64)) -> Vec<StepSpans> {
     let i = &t.intervals;
-    let step_of: Vec<Option<u64>> = t
-        .region_names
-        .iter()
-        .map(|n| n.strip_prefix("ProfilerStep#").and_then(|k| k.trim().parse().ok()))
-        .collect();
+    let step_of: Vec<Option<u64>> =
+        t.region_names.iter().map(|n| n.strip_prefix("ProfilerStep#").and_then(|k| k.trim().parse().ok())).collect();
     let mut by: BTreeMap<u64, HashMap<u32, (u64, u64)>> = BTreeMap::new();
     for k in 0..i.start.len() {
         let Some(n) = step_of.get(i.kind[k] as usize).copied().flatten() else { continue };
@@ -130,11 +127,12 @@ pub fn stragglers(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Tr
             .and_then(|tr| tr.devices.iter().find(|d| p == d.name || p.starts_with(&format!("{} ", d.name))))
             .map_or(0, |d| d.stage)
     };
-    let peers: BTreeMap<(String, u32), Vec<u32>> = (0..lanes.processes.len() as u32).fold(BTreeMap::new(), |mut m, p| {
-        let name = &lanes.processes[p as usize];
-        m.entry((peer_key(name), stage(name))).or_insert_with(Vec::new).push(p);
-        m
-    });
+    let peers: BTreeMap<(String, u32), Vec<u32>> =
+        (0..lanes.processes.len() as u32).fold(BTreeMap::new(), |mut m, p| {
+            let name = &lanes.processes[p as usize];
+            m.entry((peer_key(name), stage(name))).or_insert_with(Vec::new).push(p);
+            m
+        });
     let all_steps = steps(t, g, window);
     let mut rows = Vec::new();
     let mut named: HashMap<u32, (u32, f64)> = HashMap::new();

@@ -129,23 +129,21 @@ fn a_collective_waits_on_its_last_rank() {
 /// another does not wait on its launch.
 #[test]
 fn a_kernel_waits_on_a_late_launch() {
-    let t = Build::new(&[("rank 0 / thread 1", LocationKind::CpuThread), ("rank 0 / stream 7", LocationKind::GpuStream)])
-        .at(0, "aten::mm", (0, 100), 0)
-        .at(0, "cudaLaunchKernel", (100, 105), 0)
-        .at(0, "cudaLaunchKernel", (106, 108), 0)
-        .at(1, "gemm", (0, 20), 0)
-        .at(1, "gemm", (110, 200), 0)
-        .at(1, "gemm", (200, 260), 0)
-        .msg((0, 102), (1, 110))
-        .msg((0, 107), (1, 200))
-        .0;
+    let t =
+        Build::new(&[("rank 0 / thread 1", LocationKind::CpuThread), ("rank 0 / stream 7", LocationKind::GpuStream)])
+            .at(0, "aten::mm", (0, 100), 0)
+            .at(0, "cudaLaunchKernel", (100, 105), 0)
+            .at(0, "cudaLaunchKernel", (106, 108), 0)
+            .at(1, "gemm", (0, 20), 0)
+            .at(1, "gemm", (110, 200), 0)
+            .at(1, "gemm", (200, 260), 0)
+            .msg((0, 102), (1, 110))
+            .msg((0, 107), (1, 200))
+            .0;
     let g = Graph::new(&t);
     assert_eq!(g.edges.len(), 1, "the queued kernel's launch does not bind: {:?}", g.edges);
     let p = path::critical_path(&t, &g, whole(&t));
-    assert_eq!(
-        on(&p),
-        [(Step::On, 0, 0, 102), (Step::Edge(EdgeKind::Launch), 1, 102, 110), (Step::On, 1, 110, 260)]
-    );
+    assert_eq!(on(&p), [(Step::On, 0, 0, 102), (Step::Edge(EdgeKind::Launch), 1, 102, 110), (Step::On, 1, 110, 260)]);
     let rows = causes::root_causes(&t, &g, &causes::wait_states(&g, whole(&t)));
     assert_eq!((rows[0].location.as_str(), rows[0].region.as_str()), ("rank 0 / thread 1", "aten::mm"), "{rows:?}");
 }
@@ -168,10 +166,7 @@ fn a_synchronisation_waits_for_its_kernel() {
     let g = Graph::new(&t);
     assert_eq!(g.edges, [Edge { kind: EdgeKind::Sync, src: 1, sent: 195, dst: 0, arrived: 200 }]);
     let p = path::critical_path(&t, &g, whole(&t));
-    assert_eq!(
-        on(&p),
-        [(Step::On, 1, 10, 195), (Step::Edge(EdgeKind::Sync), 0, 195, 200), (Step::On, 0, 200, 230)]
-    );
+    assert_eq!(on(&p), [(Step::On, 1, 10, 195), (Step::Edge(EdgeKind::Sync), 0, 195, 200), (Step::On, 0, 200, 230)]);
 }
 
 /// A pipeline's bubble: the second stage waits for the first's forward pass, the first for the
