@@ -127,7 +127,7 @@ pub fn root_causes(t: &Trace, g: &Graph, waits: &[WaitState]) -> Vec<CauseRow> {
             excess.push((None, 1.0));
         }
         // In one order whatever the map's, so that the sums are the same bits in every run.
-        excess.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        excess.sort_unstable_by_key(|a| a.0);
         let sum: f64 = excess.iter().map(|x| x.1).sum();
         // What the cause inherited: the causes of the wait that ended its last stretch.
         let earlier = ending.get(&(w.cause, p_c)).map(|&j| dist[j].clone()).unwrap_or_default();

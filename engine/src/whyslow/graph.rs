@@ -220,7 +220,17 @@ impl Lanes {
 
     pub fn from_rows(t: &Trace, rows: &[Vec<usize>]) -> Self {
         let waiting: Vec<bool> = t.region_names.iter().map(|n| is_waiting(n)).collect();
-        let kind: Vec<LocationKind> = (0..t.locations.name.len()).map(|l| t.locations.kind_of(l)).collect();
+        // A Chrome trace's lanes are untyped: its GPU streams are the lanes named `stream N`.
+        let kind: Vec<LocationKind> = (0..t.locations.name.len())
+            .map(|l| match t.locations.kind_of(l) {
+                LocationKind::Unknown
+                    if t.locations.name[l].rsplit(" / ").next().is_some_and(|n| n.starts_with("stream ")) =>
+                {
+                    LocationKind::GpuStream
+                }
+                k => k,
+            })
+            .collect();
         let skip: Vec<bool> = t.region_names.iter().map(|n| is_profiler(n)).collect();
         let pieces: Vec<Vec<Piece>> = rows.par_iter().map(|r| pieces_of(t, r, &skip)).collect();
         let stretches = pieces

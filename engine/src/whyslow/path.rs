@@ -117,8 +117,11 @@ pub fn shares(t: &Trace, g: &Graph, path: &Path) -> Shares {
         match s.step {
             Step::On => {
                 *location.entry(loc_name(s.location)).or_default() += ticks;
-                let what = t.locations.kind_of(s.location as usize).label();
-                *kind.entry(format!("work on a {what}")).or_default() += ticks;
+                let what = match g.lanes.kind.get(s.location as usize).copied().unwrap_or_default() {
+                    crate::model::LocationKind::Unknown => "work".to_string(),
+                    k => format!("work on a {}", k.label()),
+                };
+                *kind.entry(what).or_default() += ticks;
                 g.lanes.each_region(s.location, (s.from, s.to), |r, dt| {
                     let name = r.and_then(|r| t.region_names.get(r as usize)).map_or("(no region)", String::as_str);
                     *region.entry(name.to_string()).or_default() += dt;
