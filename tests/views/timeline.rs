@@ -497,3 +497,36 @@ fn exascale_tracers_timelines_match_golden() {
         golden(golden_name, &picture);
     }
 }
+
+/// `--critical-path` outlines the path in magenta on both backends: framed stretches on the
+/// rows of the slow ranks planted in `gen:wrf` (ranks 4 and 5) far more than on any other row,
+/// a note above the plot, and nothing of it without the option.
+#[test]
+fn the_critical_path_is_outlined_over_the_rows() {
+    let d = open("gen:wrf?plant=1&collectives=5");
+    let window = ["--from", "100", "--to", "130"];
+    let size = (640, 400);
+    let on = both("timeline", &[&window[..], &["--critical-path"]].concat(), &d, size);
+    let off = both("timeline", &window, &d, size);
+    let magenta = |p: &[u8]| p[0] > 230 && p[1].abs_diff(64) < 12 && p[2] > 230;
+    let count = |img: &exaviz_engine::render::Image| img.pixels.chunks_exact(4).filter(|p| magenta(p)).count();
+    assert!(count(&on) > 500 && count(&off) == 0, "{} {}", count(&on), count(&off));
+    let scene =
+        exaviz_tests::scene("timeline", &[&window[..], &["--critical-path"]].concat(), &d, size).expect("a scene");
+    let row_y =
+        |name: &str| scene.labels.iter().find(|l| l.text == name).map(|l| (l.rect[1] + l.rect[3]) / 2.0).expect(name);
+    // Magenta pixels per row: the rows' label heights split the plot.
+    let per_row = |name: &str| {
+        let y = row_y(name).round() as i64;
+        on.pixels
+            .chunks_exact(4)
+            .enumerate()
+            .filter(|(k, p)| ((*k as i64 / i64::from(size.0)) - y).abs() <= 4 && magenta(p))
+            .count()
+    };
+    let slow = per_row("rank 4") + per_row("rank 5");
+    for other in ["rank 0", "rank 9", "rank 15"] {
+        assert!(slow > 4 * per_row(other), "{other}: {} against {slow}", per_row(other));
+    }
+    assert!(scene.labels.iter().any(|l| l.text.starts_with("critical path outlined")), "the note");
+}

@@ -34,6 +34,8 @@ pub struct TimelineView {
     /// The state colours and message lines of the last picture, so that a pan draws only the
     /// columns it uncovers.
     pub(crate) last: LastPicture,
+    /// The trace's critical path, found once per trace.
+    critical: Kept<IndexKey, Arc<crate::whyslow::Path>>,
 }
 
 /// Which trace an index was built from.
@@ -79,6 +81,16 @@ impl TimelineView {
         kept(&self.area, (Self::key(dataset), area), || {
             let index = self.index(dataset);
             Arc::new(crate::summary::summarize_from(&dataset.trace, area, AREA_PAIRS, &*index))
+        })
+    }
+
+    /// The critical path of the whole trace, kept per trace.
+    fn critical_of(&self, dataset: &Dataset) -> Arc<crate::whyslow::Path> {
+        kept(&self.critical, Self::key(dataset), || {
+            let t = &dataset.trace;
+            let g = crate::whyslow::Graph::with_training(t, dataset.training.as_deref());
+            let window = t.span().map_or((0, 0), |s| (s.0, s.1.saturating_add(1)));
+            Arc::new(crate::whyslow::path::critical_path(t, &g, window))
         })
     }
 
@@ -190,6 +202,7 @@ impl contract::View for TimelineView {
             window_s: sel.window_s,
             search: sel.search,
             folded: sel.folded,
+            critical_path: self.opts.critical_path && d.out_of_core.is_none(),
             ..self.opts
         };
         if let Some(ooc) = &d.out_of_core {
@@ -197,6 +210,9 @@ impl contract::View for TimelineView {
             return Ok(Box::new(Drawn { scene, picker }));
         }
         let (mut scene, picker) = timeline_scene(d, b, &opts, &self.index(d), self.home_of(d), Some(&self.last))?;
+        if opts.critical_path {
+            picker.critical_path(&mut scene, &self.critical_of(d));
+        }
         let summary = sel.area.map(|area| {
             picker.outline(&mut scene, area);
             self.summary_of(d, area)

@@ -233,8 +233,16 @@ pub(crate) fn overview_scene(
     let note = opts.search.map(|s| super::super::search::overview_note(&dataset.trace, &s));
     let search = note.as_deref().map(|n| (None, n));
     let counters = CounterLayer { outer, index: &counter_index, tracks: &tracks, hidden };
-    let layers =
-        Layers { states: &states, density: &density, legend: &legend, joins: &joins, search, waits: None, counters };
+    let layers = Layers {
+        states: &states,
+        density: &density,
+        legend: &legend,
+        joins: &joins,
+        search,
+        waits: None,
+        counters,
+        critical: None,
+    };
     let scene = compose(
         opts,
         p,

@@ -64,6 +64,8 @@ pub struct TimelineOptions {
     /// Whether a row shows only its location's innermost state, rather than a band per
     /// nesting level where the row is tall enough.
     pub innermost: bool,
+    /// Whether the critical path ([`crate::whyslow`]) is outlined over the rows.
+    pub critical_path: bool,
 }
 
 impl Default for TimelineOptions {
@@ -82,6 +84,7 @@ impl Default for TimelineOptions {
             show_empty: false,
             folded: None,
             innermost: false,
+            critical_path: false,
         }
     }
 }
@@ -1214,6 +1217,8 @@ struct Layers<'a> {
     waits: Option<(&'a [bool], &'a str)>,
     /// The counter tracks under the rows.
     counters: CounterLayer<'a>,
+    /// The line saying the critical path is outlined.
+    critical: Option<&'a str>,
 }
 
 /// The counter tracks of a picture: the plot of rows and tracks together (the axes go round
@@ -1330,7 +1335,8 @@ fn compose(
     let log_max = (f64::from(max) + 1.0).ln();
     let opacity = tone.opacity;
     let mask = layers.search.and_then(|(mask, _)| mask);
-    let notes: Vec<&str> = [layers.search.map(|s| s.1), layers.waits.map(|w| w.1)].into_iter().flatten().collect();
+    let notes: Vec<&str> =
+        [layers.search.map(|s| s.1), layers.waits.map(|w| w.1), layers.critical].into_iter().flatten().collect();
     if !notes.is_empty() {
         // Clear of the row axis's title on the left; the right half is the selected pair's.
         let note = crate::views::plot::fit(&notes.join("; "), p.w as f32 * 0.5 - 32.0, 11.0);
@@ -1567,7 +1573,9 @@ pub fn timeline_scene(
     let waits = waited.as_ref().map(|(m, note)| (&m[..], note.as_str()));
     let counters = CounterLayer { outer: p, index: &index.counters, tracks: &counter_tracks, hidden };
     let legend = &index.legend;
-    let layers = Layers { states: &states, density: &density, legend, joins: &joins, search, waits, counters };
+    let critical = opts.critical_path.then_some(CRITICAL_NOTE);
+    let layers =
+        Layers { states: &states, density: &density, legend, joins: &joins, search, waits, counters, critical };
     let mut axis = match &home {
         Some(h) => format!("time since trace start (s); {}", h.note),
         None => "time since trace start (s)".into(),
@@ -1798,6 +1806,51 @@ impl TimelinePick {
             ([x1 - 1.5, y0], [x1, y1]),
         ] {
             scene.rect(a, b, colour, true);
+        }
+    }
+}
+
+/// The critical path's colour: a magenta none of the state colours, the white of the area's
+/// outline and the search's match, nor the vermillion of waiting take; told apart from the
+/// states by its shape (frames and lines) too.
+const CRITICAL: [f32; 4] = [0.95, 0.25, 0.95, 1.0];
+
+/// The note above the plot while the critical path is outlined.
+const CRITICAL_NOTE: &str = "critical path outlined in magenta";
+
+impl TimelinePick {
+    /// Outlines `path` in [`CRITICAL`]: each stretch on a row framed, each crossing a line
+    /// from its source's row at the send to its destination's at the arrival.
+    pub(super) fn critical_path(&self, scene: &mut Scene, path: &crate::whyslow::Path) {
+        use crate::whyslow::Step;
+        let (t0, t1) = self.window;
+        let p = self.plot;
+        let clamp = |x: f32| x.clamp(p.x0 as f32, (p.x0 + p.w) as f32);
+        for s in &path.segments {
+            if s.to < t0 || s.from > t1 {
+                continue;
+            }
+            let (x0, x1) = (clamp(self.x_of(s.from.max(t0))), clamp(self.x_of(s.to.min(t1))));
+            match s.step {
+                Step::On => {
+                    let r = self.rows.pixels(s.location as usize);
+                    if r.is_empty() {
+                        continue;
+                    }
+                    let (y0, y1) = (p.y0 as f32 + r.start as f32, p.y0 as f32 + r.end as f32);
+                    // At least 3 pixels wide, so that a short stretch still shows.
+                    let grow = ((3.0 - (x1 - x0)) / 2.0).max(0.0);
+                    scene.frame([x0 - grow, y0, x1 + grow, y1], 2.0, CRITICAL, true);
+                }
+                Step::Edge(_) => {
+                    let (a, b) = (self.rows.pixels(s.from_location as usize), self.rows.pixels(s.location as usize));
+                    if a.is_empty() || b.is_empty() {
+                        continue;
+                    }
+                    let (ya, yb) = (self.y_of(s.from_location), self.y_of(s.location));
+                    scene.segment(crate::render::Blend::Alpha, [x0, ya], [x1, yb], 2.0, CRITICAL, true);
+                }
+            }
         }
     }
 }
@@ -2702,6 +2755,12 @@ pub struct TimelineLook {
     /// NAME. An accumulating counter (energy) is drawn as its rate.
     #[arg(long, default_value = "auto", value_name = "auto|none|all|NAME")]
     pub counters: CounterChoice,
+    /// Outline the critical path (as `exaviz critical-path` finds it): its stretches on each
+    /// row framed in magenta, joined by lines where it crosses rows through a message, a
+    /// collective, a kernel launch or a synchronisation (traces in memory; a store's pictures
+    /// drawn from its pyramid do not show it).
+    #[arg(long)]
+    pub critical_path: bool,
 }
 
 impl TimelineLook {
@@ -2733,6 +2792,7 @@ impl TimelineLook {
             show_empty: self.empty_rows,
             folded: None,
             innermost: self.innermost,
+            critical_path: self.critical_path,
         }
     }
 }
