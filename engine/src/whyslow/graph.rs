@@ -347,6 +347,7 @@ impl Graph {
         }
         edges.extend(collective_edges(t, &rows, &skip));
         edges.extend(sync_edges(t, &lanes, &rows));
+        edges.extend(handoff_edges(t, &lanes, &rows));
         edges.par_sort_unstable_by_key(|e| (e.dst, e.arrived, e.sent, e.src));
         let n = t.locations.name.len();
         let mut offsets = vec![0usize; n + 1];
@@ -571,6 +572,73 @@ fn training_edges(t: &Trace, lanes: &Lanes, rows: &[Vec<usize>], tr: &Training, 
     }
     for (r, w) in wanted.into_iter().enumerate() {
         skip[r] |= w;
+    }
+    edges
+}
+
+/// The operation a communication call or span names, for pairing a framework's call with the
+/// library's span that does its work: `c10d::allreduce_` and `gloo:all_reduce` both `allreduce`.
+fn handoff_key(name: &str) -> Option<(bool, String)> {
+    let (call, op) = if let Some(op) = name.strip_prefix("c10d::") {
+        (true, op)
+    } else if let Some(op) = name.strip_prefix("gloo:") {
+        (false, op)
+    } else {
+        return None;
+    };
+    Some((call, op.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase()))
+}
+
+/// Work handed from one host thread to another of its process: c10d's call queues the
+/// operation that a gloo thread runs (the n-th call of an operation pairs with the n-th span of
+/// it in the process). Where the span runs on another thread, the call's start lets the span
+/// begin, and the span's end lets the caller go on where it was idle (untraced) until shortly
+/// after it: the caller waited for it.
+fn handoff_edges(t: &Trace, lanes: &Lanes, rows: &[Vec<usize>]) -> Vec<Edge> {
+    use std::collections::HashMap;
+    /// How soon after the span's end the caller must go on to count as having waited for it.
+    const RESUMES_WITHIN_NS: f64 = 1e-3;
+    let i = &t.intervals;
+    let keys: Vec<Option<(bool, String)>> = t.region_names.iter().map(|n| handoff_key(n)).collect();
+    if keys.iter().all(Option::is_none) {
+        return Vec::new();
+    }
+    // (process, call?, operation) → (start, end, location) by start.
+    type Found<'a> = HashMap<(u32, bool, &'a str), Vec<(u64, u64, u32)>>;
+    let mut found: Found = HashMap::new();
+    for (l, rows) in rows.iter().enumerate() {
+        if lanes.kind[l] == LocationKind::GpuStream {
+            continue;
+        }
+        for &k in rows {
+            if let Some((call, op)) = &keys[i.kind[k] as usize] {
+                found.entry((lanes.process[l], *call, op.as_str())).or_default().push((i.start[k], i.end[k], l as u32));
+            }
+        }
+    }
+    let within = (RESUMES_WITHIN_NS * t.ticks_per_second.max(1) as f64) as u64;
+    let mut edges = Vec::new();
+    for (&(p, call, op), calls) in &found {
+        if !call {
+            continue;
+        }
+        let Some(spans) = found.get(&(p, false, op)) else { continue };
+        let (mut calls, mut spans) = (calls.clone(), spans.clone());
+        calls.sort_unstable();
+        spans.sort_unstable();
+        for (&(cs, _, a), &(ss, se, b)) in calls.iter().zip(&spans) {
+            if a == b || ss < cs {
+                continue;
+            }
+            edges.push(Edge { kind: EdgeKind::Sync, src: a, sent: cs, dst: b, arrived: ss });
+            // The caller idle at the span's end, going on soon after.
+            let pieces = &lanes.pieces[a as usize];
+            let next = pieces.partition_point(|x| x.start < se);
+            let idle = next == 0 || pieces[next - 1].end <= se;
+            if let Some(n) = pieces.get(next).filter(|x| idle && x.start - se <= within) {
+                edges.push(Edge { kind: EdgeKind::Sync, src: b, sent: se, dst: a, arrived: n.start });
+            }
+        }
     }
     edges
 }

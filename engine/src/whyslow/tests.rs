@@ -228,3 +228,36 @@ fn collectives_are_named_across_libraries() {
     assert_eq!(collective_key("nccl:all_to_all"), None);
     assert_eq!(collective_key("aten::mm"), None);
 }
+
+/// c10d's call hands its all-reduce to gloo's thread, and the caller goes on only once that
+/// is done: the path runs from the call through the library's span and back.
+#[test]
+fn work_handed_to_a_library_thread_and_back() {
+    let t =
+        Build::new(&[("rank 0 / thread 1", LocationKind::CpuThread), ("rank 0 / thread 2", LocationKind::CpuThread)])
+            .at(0, "aten::mm", (0, 10), 0)
+            .at(0, "c10d::allreduce_", (10, 12), 0)
+            .at(0, "aten::add", (55, 80), 0)
+            .at(1, "gloo:all_reduce", (15, 50), 0)
+            .0;
+    let g = Graph::new(&t);
+    let s = EdgeKind::Sync;
+    assert_eq!(
+        g.edges,
+        [
+            Edge { kind: s, src: 1, sent: 50, dst: 0, arrived: 55 },
+            Edge { kind: s, src: 0, sent: 10, dst: 1, arrived: 15 },
+        ]
+    );
+    let p = path::critical_path(&t, &g, whole(&t));
+    let locs: Vec<u32> = p.segments.iter().filter(|s| s.step == Step::On).map(|s| s.location).collect();
+    assert_eq!(locs, [0, 1, 0]);
+    // A caller that went on long after the span ended did not wait for it.
+    let late =
+        Build::new(&[("rank 0 / thread 1", LocationKind::CpuThread), ("rank 0 / thread 2", LocationKind::CpuThread)])
+            .at(0, "c10d::allreduce_", (10, 12), 0)
+            .at(0, "aten::add", (5_000_000, 5_000_010), 0)
+            .at(1, "gloo:all_reduce", (15, 50), 0)
+            .0;
+    assert_eq!(Graph::new(&late).edges.len(), 1);
+}
