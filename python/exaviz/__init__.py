@@ -228,6 +228,15 @@ class Trace:
             ranks = str(ranks)
         return json.loads(self._native.summary_json(start, end, ranks, top))
 
+    def critical_path(self, start: Optional[float] = None, end: Optional[float] = None) -> Dict[str, Any]:
+        """Why the run is slow: ``exaviz critical-path --from START --to END --json``.
+
+        The critical path across ranks, threads and GPU streams (``segments``, and its time by
+        kind, row and region in ``shares``), the root causes of the waiting (``root_causes``,
+        direct and propagated costs) and the stragglers of each step (``stragglers``).
+        """
+        return json.loads(self._native.critical_path_json(start, end))
+
     def render(
         self,
         view: str = "timeline",

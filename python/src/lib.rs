@@ -337,6 +337,16 @@ impl Trace {
         serde_json::to_string(&s).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
+    /// `exaviz critical-path --json`: the critical path, the root causes of waiting and the
+    /// stragglers of a window (seconds since the trace's start), as JSON text.
+    #[pyo3(signature = (start=None, end=None))]
+    fn critical_path_json(&self, py: Python<'_>, start: Option<f64>, end: Option<f64>) -> PyResult<String> {
+        let r = py
+            .detach(|| exaviz_engine::whyslow::analyse_asked(&self.dataset, start, end))
+            .map_err(|e| TraceError::new_err(format!("{}: {e}", self.input)))?;
+        serde_json::to_string(&r).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
     /// Draws `view` at `width` x `height` with the view's options as command-line words
     /// (`["--window", "0.1,0.2"]`), checked by the CLI's parser.
     #[pyo3(signature = (view, width, height, backend="auto", options=Vec::new()))]

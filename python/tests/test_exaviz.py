@@ -65,6 +65,17 @@ def test_info_and_summary_equal_the_clis():
     assert any(r["name"] == "MPI_Recv" for r in whole["regions"])
 
 
+def test_critical_path_equals_the_cli():
+    spec = "gen:wrf?plant=1&collectives=5&iterations=100"
+    trace = exaviz.open(spec)
+    got = trace.critical_path()
+    assert got == json.loads(cli("critical-path", spec, "--json").stdout)
+    assert got["stragglers"]["named"][0]["process"] in ("rank 4", "rank 5")
+    assert trace.critical_path(start=10, end=20)["length_s"] <= 10.0 + 1e-9
+    with pytest.raises(exaviz.TraceError):
+        trace.critical_path(start=5, end=1)
+
+
 def test_tables_are_the_traces_rows():
     pa = pytest.importorskip("pyarrow")
     trace = exaviz.open(str(need(PING_PONG)))

@@ -29,12 +29,11 @@ pub struct CriticalArgs {
 
 pub fn run(args: &CriticalArgs) -> Result<()> {
     let dataset = crate::common::load(&args.input)?;
-    let fail = |e: String| anyhow::anyhow!("{}: {e}", args.input);
-    let (from, to, start) = exaviz_engine::summary::window_asked(&dataset, args.from, args.to).map_err(fail)?;
-    let rows = dataset.window_rows((from, to)).map_err(fail)?;
     let pb = crate::common::spinner("finding the critical path");
-    let report = exaviz_engine::whyslow::analyse(&rows.trace, rows.training.as_deref(), (from, to), start);
+    let report = exaviz_engine::whyslow::analyse_asked(&dataset, args.from, args.to)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.input));
     pb.finish_and_clear();
+    let report = report?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -55,6 +55,19 @@ pub fn analyse(t: &Trace, training: Option<&crate::training::Training>, window: 
     analyse_graph(t, &g, training, window, start)
 }
 
+/// What `exaviz critical-path` and Python's `Trace.critical_path` ask for: the analysis of
+/// `dataset` over seconds `from_s` to `to_s` since its start (default: all of it), its rows read
+/// from the store for the window where they are on disk; `Err` says in one line what is wrong.
+pub fn analyse_asked(
+    dataset: &crate::model::Dataset,
+    from_s: Option<f64>,
+    to_s: Option<f64>,
+) -> Result<Report, String> {
+    let (from, to, start) = crate::summary::window_asked(dataset, from_s, to_s)?;
+    let rows = dataset.window_rows((from, to))?;
+    Ok(analyse(&rows.trace, rows.training.as_deref(), (from, to), start))
+}
+
 /// [`analyse`] on a graph already built.
 pub fn analyse_graph(
     t: &Trace,
