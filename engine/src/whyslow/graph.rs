@@ -95,12 +95,12 @@ pub fn is_waiting(name: &str) -> bool {
 /// (`MPI_Allreduce`, `gloo:all_reduce`, `ncclKernel_AllReduce_RING_LL_Sum_float` are all
 /// `allreduce`); `None` for a region that is not one.
 pub fn collective_key(name: &str) -> Option<&'static str> {
-    let n: String = name.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
     // c10d's operators and NCCL's host calls only queue the work (their thread goes on): not
     // where anyone waits.
     if name.starts_with("c10d::") || name.starts_with("nccl:") {
         return None;
     }
+    let n: String = name.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
     // NCCL's point-to-point kernels, grouped as an all-to-all's are, run together on all ranks.
     if (n.starts_with("ncclkernel") || n.starts_with("nccldevkernel")) && n.contains("sendrecv") {
         return Some("sendrecv");
@@ -253,6 +253,13 @@ impl Lanes {
             })
             .collect();
         Self { pieces, stretches, waiting, process, processes, kind }
+    }
+
+    /// The process of a training model's device: the one named as the device, or named after
+    /// it (`rank 3 python` for the device `rank 3`), as the profile's reader names both.
+    pub fn process_of_device(&self, device: &str) -> Option<u32> {
+        let prefix = format!("{device} ");
+        self.processes.iter().position(|p| p == device || p.starts_with(&prefix)).map(|p| p as u32)
     }
 
     /// The waiting stretch of `loc` holding the time `at`.
@@ -514,14 +521,7 @@ fn training_edges(t: &Trace, lanes: &Lanes, rows: &[Vec<usize>], tr: &Training, 
     let region_of: HashMap<&str, u32> =
         t.region_names.iter().enumerate().map(|(k, n)| (n.as_str(), k as u32)).collect();
     // Per device its process: the one named as the device, or named after it.
-    let process_of: Vec<Option<u32>> = tr
-        .devices
-        .iter()
-        .map(|d| {
-            let prefix = format!("{} ", d.name);
-            lanes.processes.iter().position(|p| *p == d.name || p.starts_with(&prefix)).map(|p| p as u32)
-        })
-        .collect();
+    let process_of: Vec<Option<u32>> = tr.devices.iter().map(|d| lanes.process_of_device(&d.name)).collect();
     // The regions the model's communication operators name, and where each occurs per process.
     let mut wanted = vec![false; t.region_names.len()];
     for k in 0..ops.len() {

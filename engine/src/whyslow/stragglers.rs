@@ -122,15 +122,17 @@ pub fn stragglers(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Tr
     for (l, &p) in lanes.process.iter().enumerate() {
         locs_of[p as usize].push(l as u32);
     }
-    let stage = |p: &str| -> u32 {
-        training
-            .and_then(|tr| tr.devices.iter().find(|d| p == d.name || p.starts_with(&format!("{} ", d.name))))
-            .map_or(0, |d| d.stage)
-    };
+    // Per process its pipeline stage (0 where no training model says).
+    let mut stage = vec![0u32; lanes.processes.len()];
+    for d in training.map_or(&[][..], |tr| &tr.devices[..]) {
+        if let Some(p) = lanes.process_of_device(&d.name) {
+            stage[p as usize] = d.stage;
+        }
+    }
     let peers: BTreeMap<(String, u32), Vec<u32>> =
         (0..lanes.processes.len() as u32).fold(BTreeMap::new(), |mut m, p| {
             let name = &lanes.processes[p as usize];
-            m.entry((peer_key(name), stage(name))).or_insert_with(Vec::new).push(p);
+            m.entry((peer_key(name), stage[p as usize])).or_insert_with(Vec::new).push(p);
             m
         });
     let all_steps = steps(t, g, window);
