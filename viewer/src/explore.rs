@@ -14,7 +14,7 @@ use exaviz_engine::model::Dataset;
 use exaviz_engine::render::{self, Image, Scene, render_scene};
 use exaviz_engine::selection::Selection;
 use exaviz_engine::views::contract::prepare;
-use exaviz_engine::views::timeline::{pan_window, zoom_window};
+use exaviz_engine::views::trace::{pan_window, zoom_window};
 use exaviz_engine::views::{Frame, Pick, Prepared, View};
 
 /// What a picture is of: everything a request names.
@@ -200,7 +200,7 @@ impl Explorer {
         wake: Box<dyn Fn() + Send>,
     ) -> Self {
         let duration = if view.time_axis(frame).is_some() {
-            exaviz_engine::views::timeline::duration_s(&dataset.trace)
+            exaviz_engine::views::trace::duration_s(&dataset.trace)
         } else {
             None
         };

@@ -197,9 +197,46 @@ fn setup_phase(t: &Trace, from: u64, to: u64) -> Option<String> {
     (busy_rows > 0 && total * 2 >= busy_rows * (to - from)).then(|| t.region_names[kind].clone())
 }
 
+/// The trace's duration in seconds over intervals and messages (`None`: nothing timed).
+pub fn duration_s(t: &Trace) -> Option<f64> {
+    span(t).map(|(a, b)| (b - a) as f64 / t.ticks_per_second.max(1) as f64)
+}
+
+/// The time window after zooming `window` by `factor` (above 1: in) around the point `at` of the
+/// way across it, kept inside `[0, duration]`.
+pub fn zoom_window(window: (f64, f64), duration: f64, factor: f64, at: f64) -> (f64, f64) {
+    let (a, b) = window;
+    let centre = a + at.clamp(0.0, 1.0) * (b - a);
+    let span = ((b - a) / factor).clamp(duration * 1e-9, duration);
+    clamp_window(centre - at.clamp(0.0, 1.0) * span, span, duration)
+}
+
+/// The time window after moving `window` by `share` of its width (positive: later).
+pub fn pan_window(window: (f64, f64), duration: f64, share: f64) -> (f64, f64) {
+    let span = window.1 - window.0;
+    clamp_window(window.0 + share * span, span, duration)
+}
+
+fn clamp_window(start: f64, span: f64, duration: f64) -> (f64, f64) {
+    let start = start.clamp(0.0, (duration - span).max(0.0));
+    (start, start + span)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zoom_keeps_the_point_under_the_pointer_and_stays_inside() {
+        let w = zoom_window((0.0, 100.0), 100.0, 2.0, 0.25);
+        assert_eq!(w, (12.5, 62.5));
+        // Zooming out past the whole trace stops at it.
+        assert_eq!(zoom_window(w, 100.0, 0.1, 0.5), (0.0, 100.0));
+        // Panning stops at the ends.
+        assert_eq!(pan_window((10.0, 20.0), 100.0, -5.0), (0.0, 10.0));
+        assert_eq!(pan_window((10.0, 20.0), 100.0, 0.5), (15.0, 25.0));
+        assert_eq!(pan_window((80.0, 100.0), 100.0, 1.0), (80.0, 100.0));
+    }
 
     /// The span of a trace whose message is never received leaves that receive out.
     #[test]

@@ -2,12 +2,28 @@
 //! bars, messages as lines, collectives joined; a window too large to read is drawn from the
 //! trace's pyramid ([`pyramid`]).
 
+mod args;
+mod axis;
+mod collectives;
 pub mod counters;
+mod density;
+mod index;
+mod pan;
+mod pick;
+mod pyramid;
+mod routes;
 mod scene;
 pub mod search;
+mod states;
+#[cfg(test)]
+mod tests;
 pub mod tracks;
 
-pub use scene::*;
+pub use args::{StatesArg, TimelineBundleArg, TimelineLook};
+pub use index::TimelineIndex;
+pub use pan::{KeptColumns, KeptLines, KeptStates, LastColumns, LastPicture, SHIFT_SLACK, StatesKey, TraceKey};
+pub use pick::TimelinePick;
+pub use scene::{DEFAULT_MESSAGE_OPACITY, StateMode, TimelineBundle, TimelineOptions, plot_rect, timeline_scene};
 
 use std::sync::Arc;
 
@@ -139,7 +155,7 @@ impl contract::View for TimelineView {
         let p = plot_rect(f.width, f.height)?;
         let opts = TimelineOptions { folded: sel.folded, ..self.opts };
         let placed = scene::placed(&d.trace, &index, &opts, p);
-        let area = scene::area_between(p, window, &placed.rows, from, to);
+        let area = pick::area_between(p, window, &placed.rows, from, to);
         (area != sel.area).then_some(Selection { area, ..*sel })
     }
 
@@ -206,7 +222,7 @@ impl contract::View for TimelineView {
             ..self.opts
         };
         if let Some(ooc) = &d.out_of_core {
-            let (scene, picker) = scene::pyramid::overview_scene(d, ooc, &opts, self.counters_of(d))?;
+            let (scene, picker) = pyramid::overview_scene(d, ooc, &opts, self.counters_of(d))?;
             return Ok(Box::new(Drawn { scene, picker }));
         }
         let (mut scene, picker) = timeline_scene(d, b, &opts, &self.index(d), self.home_of(d), Some(&self.last))?;
@@ -248,7 +264,7 @@ impl Prepared for WithArea {
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct TimelineArgs {
     #[command(flatten)]
-    pub look: scene::TimelineLook,
+    pub look: TimelineLook,
     /// How overlapping message lines combine.
     #[arg(long, value_enum, default_value = "alpha")]
     pub mix: super::options::MixArg,

@@ -18,18 +18,21 @@ use crate::pyramid::{Level, Lines, Pyramid, Shape};
 use crate::render::Scene;
 use crate::stages::DensityImage;
 
-use super::super::counters::{self, CounterIndex, Track};
-use super::{
-    CounterLayer, Joins, Layers, Legend, StateMode, TimelineOptions, ViewError, compose, rows_of, stacked_runs,
-    timeline_plot,
-};
+use super::axis::{row_ticks, rows_counted, rows_title};
+use super::collectives::Joins;
+use super::counters::{self, CounterIndex, Track};
+use super::density::GRADIENT_STEPS;
+use super::index::{Legend, slots_by};
+use super::scene::{CounterLayer, Layers, StateMode, TimelineOptions, compose, rows_of, timeline_plot};
+use super::states::stacked_runs;
+use crate::views::ViewError;
 use crate::views::contract::{self, Pick, Picker};
 use crate::views::legend::format_value;
 use crate::views::plot::{CATEGORICAL, Plot};
 use crate::views::trace::window_in;
 
 // The pyramid's gradient weights are the timeline's.
-const _: () = assert!(crate::pyramid::LINE_STEPS as f32 == super::GRADIENT_STEPS);
+const _: () = assert!(crate::pyramid::LINE_STEPS as f32 == GRADIENT_STEPS);
 
 /// Ranks `[lo, hi)` drawn on each pixel row of a plot `h` rows high (`lo == hi`: a gap row).
 fn row_ranks(n: usize, h: u32) -> Vec<(u32, u32)> {
@@ -76,9 +79,9 @@ fn block_cover(lo: u32, hi: u32, block: u32, n: u32) -> Vec<(u32, f64)> {
         .collect()
 }
 
-/// Colour slots and legend of the pyramid's states, most time first (as [`super::state_slots`]).
+/// Colour slots and legend of the pyramid's states, most time first (as [`super::index::state_slots`]).
 fn pyramid_slots(p: &Pyramid, names: &[String]) -> (Vec<usize>, Legend) {
-    super::slots_by(names, &p.state_ticks())
+    slots_by(names, &p.state_ticks())
 }
 
 /// Where a plot's pixels fall in a pyramid: per column the state bins, per row the ranks.
@@ -123,7 +126,7 @@ impl<'a> Grid<'a> {
     }
 }
 
-/// State colours of every plot pixel from the pyramid's state tiles, as [`super::state_pixels`]
+/// State colours of every plot pixel from the pyramid's state tiles, as [`super::states::state_pixels`]
 /// makes them from rows.
 fn pyramid_states(grid: &Grid<'_>, p: Plot, per_px: f64, slot: &[usize], mode: StateMode) -> Vec<Option<[f32; 4]>> {
     let n = grid.shape.ranks;
@@ -225,12 +228,12 @@ pub(crate) fn overview_scene(
     let title = format!(
         "Timeline: {} ({}, {} messages; pyramid: {} ranks x {cell} ms)",
         crate::views::title_name(dataset),
-        super::rows_counted(&dataset.trace, n),
+        rows_counted(&dataset.trace, n),
         ooc.messages,
         level.block
     );
     let joins = Joins { spans: Vec::new(), joins: Vec::new() };
-    let note = opts.search.map(|s| super::super::search::overview_note(&dataset.trace, &s));
+    let note = opts.search.map(|s| super::search::overview_note(&dataset.trace, &s));
     let search = note.as_deref().map(|n| (None, n));
     let counters = CounterLayer { outer, index: &counter_index, tracks: &tracks, hidden };
     let layers = Layers {
@@ -248,8 +251,8 @@ pub(crate) fn overview_scene(
         p,
         (window, ooc.span, tps),
         (
-            super::row_ticks(n, || dataset.trace.locations.name[..].into(), p, |i| rows_of(i, n, p.h)),
-            super::rows_title(&dataset.trace),
+            row_ticks(n, || dataset.trace.locations.name[..].into(), p, |i| rows_of(i, n, p.h)),
+            rows_title(&dataset.trace),
         ),
         (&title, "time since trace start (s)"),
         &layers,
