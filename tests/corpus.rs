@@ -6,7 +6,8 @@
 
 use std::path::PathBuf;
 
-use exaviz_engine::model::{Dataset, LocationKind};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::LocationKind;
 use exaviz_engine::training::{self, Class, Rule};
 use exaviz_tests::shared_data_or_skip;
 

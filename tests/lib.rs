@@ -94,7 +94,7 @@ pub fn read_png(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
 pub fn draw(
     view: &str,
     options: &[&str],
-    d: &exaviz_engine::model::Dataset,
+    d: &exaviz_engine::dataset::Dataset,
     backend: &exaviz_engine::Backend,
     size: (u32, u32),
 ) -> Result<exaviz_engine::render::Image, String> {
@@ -110,7 +110,7 @@ pub fn draw(
 pub fn scene(
     view: &str,
     options: &[&str],
-    d: &exaviz_engine::model::Dataset,
+    d: &exaviz_engine::dataset::Dataset,
     size: (u32, u32),
 ) -> Result<exaviz_engine::render::Scene, String> {
     use exaviz_engine::views::contract::{Entry, Frame, prepare};

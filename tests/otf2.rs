@@ -106,7 +106,7 @@ impl Copy {
         self.dir.join(f)
     }
 
-    fn open(&self) -> Result<exaviz_engine::model::Dataset, String> {
+    fn open(&self) -> Result<exaviz_engine::dataset::Dataset, String> {
         exaviz_datasets::open(self.path("traces.otf2").to_str().unwrap()).map_err(|e| e.to_string())
     }
 

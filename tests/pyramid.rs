@@ -4,7 +4,7 @@
 //! rank per pyramid block) must be the same picture.
 
 use exaviz_engine::Backend;
-use exaviz_engine::model::Dataset;
+use exaviz_engine::dataset::Dataset;
 use exaviz_engine::render::{Image, View as Transform, render_scene};
 use exaviz_engine::selection::Selection;
 use exaviz_engine::views::contract::{self, render_view};
@@ -205,7 +205,7 @@ fn the_linked_mpi_view_of_a_wide_window_places_the_panels_drawn_from_the_pyramid
 #[test]
 fn the_linked_mpi_views_kept_panels_draw_what_fresh_ones_draw() {
     let (dir, mut all, ooc) = store("mpi-kept", "gen:fd4?ranks=256&messages=6000000");
-    exaviz_engine::pyramid::attach_index(&mut all);
+    exaviz_engine::held_index::attach_index(&mut all);
     assert!(all.index.is_some(), "the trace in memory has an index");
     let view = || contract::Entry::find("mpi").unwrap().parse::<&str>(&[]).unwrap().view;
     let o = ooc.out_of_core.as_ref().unwrap();
@@ -353,7 +353,7 @@ fn an_in_memory_trace_draws_wide_windows_from_its_index() {
             let at = |s: f64| index.span.0 + (s * d.trace.ticks_per_second as f64) as u64;
             (at(a), at(b))
         });
-        let from_index = index.rows.estimate(window) > exaviz_engine::pyramid::INDEX_ROWS;
+        let from_index = index.rows.estimate(window) > exaviz_engine::held_index::INDEX_ROWS;
         seen[usize::from(from_index)] = true;
         let prepared = contract::prepare(&view, &d, &sel, FRAME, &Backend::Cpu).unwrap();
         let tooltip = prepared.pick(&d, centre).map(|p| p.lines.join(" ")).unwrap_or_default();

@@ -7,7 +7,8 @@
 //! and receives (instants with a peer) are matched in order per sender, receiver and tag, as MPI
 //! matches them.
 
-use exaviz_engine::model::{Dataset, LocationKind, Trace};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::{LocationKind, Trace};
 
 use crate::Repairs;
 
@@ -69,7 +70,7 @@ pub fn from_events(input: &str, e: &EventTable) -> Result<Dataset, String> {
     let t = trace_of(e, &mut repairs);
     let warnings = repairs.lines(input);
     let mut d = Dataset { name: input.to_string(), trace: t, warnings, ..Default::default() };
-    exaviz_engine::pyramid::attach_index(&mut d);
+    exaviz_engine::held_index::attach_index(&mut d);
     Ok(d)
 }
 

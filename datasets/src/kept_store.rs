@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use exaviz_engine::model::Dataset;
+use exaviz_engine::dataset::Dataset;
 
 use crate::SourceError;
 

@@ -1,6 +1,6 @@
 //! Sources for exaviz: files (format detected from content) and generators (`gen:NAME?k=v&...`).
 //!
-//! Every source yields an [`exaviz_engine::model::Dataset`]. Errors name the input and what is
+//! Every source yields an [`exaviz_engine::dataset::Dataset`]. Errors name the input and what is
 //! wrong in one line; counts read from files never size an allocation before they are checked.
 
 pub mod edges_csv;
@@ -18,7 +18,7 @@ pub mod torus;
 
 use std::path::Path;
 
-use exaviz_engine::model::Dataset;
+use exaviz_engine::dataset::Dataset;
 
 pub use generators::{GENERATORS, MAX_STORE_MESSAGES, fattree_dataset, fattree_gen, training_dataset, training_spec};
 pub use query::Query;
@@ -109,7 +109,7 @@ pub fn open(input: &str) -> Result<Dataset, SourceError> {
 
 /// [`open`], calling `progress(done, total)` in bytes while reading formats that can tell
 /// (OTF2 event files). A trace held in memory with more rows than a picture reads at once gets
-/// its index ([`exaviz_engine::pyramid::index`]), so that views draw wide windows from it: a
+/// its index ([`exaviz_engine::held_index::index`]), so that views draw wide windows from it: a
 /// file's index is kept beside it and read when the file is opened again ([`sidecar`]).
 pub fn open_with_progress(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
     // A run of profiles too large to hold opens from the store kept beside it.

@@ -1,5 +1,5 @@
 //! The index of a trace file kept beside it: `INPUT.exaviz-index/`, a store that holds only the
-//! pyramid summed when the file was first opened ([`exaviz_engine::pyramid::index`]), so that
+//! pyramid summed when the file was first opened ([`exaviz_engine::held_index::index`]), so that
 //! opening the file again reads the index instead of summing it.
 //!
 //! The index records digests of the trace it was summed from (every message and interval as
@@ -11,8 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
-use exaviz_engine::model::Dataset;
-use exaviz_engine::pyramid::{Pyramid, PyramidSpan, index_with, set_index};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::held_index::{PyramidSpan, index_with, set_index};
+use exaviz_engine::pyramid::Pyramid;
 use rayon::prelude::*;
 
 use crate::SourceError;
@@ -297,7 +298,7 @@ mod tests {
         assert_eq!(changed.warnings.len(), 1, "{:?}", changed.warnings);
         let w = &changed.warnings[0];
         assert!(w.contains("run.json.exaviz-index") && w.contains("the file changed") && !w.contains('\n'), "{w}");
-        let fresh = exaviz_engine::pyramid::index(&changed).unwrap();
+        let fresh = exaviz_engine::held_index::index(&changed).unwrap();
         assert_eq!(pyramid(&changed), &*fresh.pyramid);
         assert_ne!(pyramid(&changed), pyramid(&first));
         // ... and the index kept now is the changed trace's.
@@ -327,7 +328,7 @@ mod tests {
         let rows = first.trace.messages.source.len() + first.trace.intervals.start.len();
         let kept = path_for(&input).unwrap();
         let (span, digest) = (PyramidSpan::of_index(&d).unwrap(), hex(trace_digest(&d)));
-        let p = exaviz_engine::pyramid::index(&d).unwrap().pyramid;
+        let p = exaviz_engine::held_index::index(&d).unwrap().pyramid;
         assert!((rows as u64) < ROWS_PER_CELL * cells(&p), "{rows} rows, {} cells", cells(&p));
         let of =
             IndexOf { input: "run.json".into(), summed_by: summed_by(), trace: digest.clone(), pyramid: "0".into() };

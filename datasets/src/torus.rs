@@ -1,6 +1,7 @@
 //! N-D torus topologies of any extents, and TorusVisND's traffic simulation (Algorithm 1).
 
-use exaviz_engine::model::{Dataset, Links, Topology, Trace};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::{Links, Topology, Trace};
 
 use crate::MAX_NODES;
 use crate::rng::SplitMix64;

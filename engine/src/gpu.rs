@@ -3,8 +3,6 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::stages::Kernel;
-
 /// Which compute and render path to use (`--backend`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BackendChoice {
@@ -49,7 +47,7 @@ pub struct GpuContext {
     pub queue: wgpu::Queue,
     pub info: wgpu::AdapterInfo,
     pub limits: wgpu::Limits,
-    pub(crate) kernels: Mutex<HashMap<Kernel, wgpu::ComputePipeline>>,
+    pub(crate) kernels: Mutex<HashMap<(&'static str, &'static str), wgpu::ComputePipeline>>,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -158,14 +156,6 @@ impl Backend {
         match self {
             Self::Gpu(ctx) => format!("gpu: {}", ctx.describe()),
             Self::Cpu => "cpu".into(),
-        }
-    }
-
-    /// A runner for recorded compute work on this backend.
-    pub fn runner(&self) -> Box<dyn crate::stages::Runner + '_> {
-        match self {
-            Self::Gpu(ctx) => Box::new(crate::stages::gpu_runner::GpuRunner::new(ctx)),
-            Self::Cpu => Box::new(crate::stages::cpu::CpuRunner::default()),
         }
     }
 }

@@ -5,9 +5,11 @@
 //! Data flows one way: source → [`model`] → [`layout`] → [`stages`] → [`render`] → target.
 
 pub mod bundling;
+pub mod dataset;
 pub mod error;
 pub mod fattree;
 pub mod gpu;
+pub mod held_index;
 pub mod layout;
 pub mod model;
 pub mod opgraph;

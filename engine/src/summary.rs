@@ -205,7 +205,7 @@ pub struct AreaAsked<'a> {
 /// The numbers of the area `asked` of `dataset` (its rows read from the store for the window
 /// where they are on disk), with the root causes of the waiting in it; `Err` says in one line
 /// what is wrong with the question.
-pub fn summarize_asked(dataset: &crate::model::Dataset, asked: &AreaAsked) -> Result<Summary, String> {
+pub fn summarize_asked(dataset: &crate::dataset::Dataset, asked: &AreaAsked) -> Result<Summary, String> {
     let (from, to, _) = window_asked(dataset, asked.from_s, asked.to_s)?;
     let rows_of_window = dataset.window_rows((from, to))?;
     let t = &rows_of_window.trace;
@@ -227,7 +227,7 @@ pub fn summarize_asked(dataset: &crate::model::Dataset, asked: &AreaAsked) -> Re
 /// The window of ticks `[from, to)` that seconds `from_s` and `to_s` since the trace's start
 /// name (default: all of it), and the trace's first tick; `Err` says in one line what is wrong.
 pub fn window_asked(
-    dataset: &crate::model::Dataset,
+    dataset: &crate::dataset::Dataset,
     from_s: Option<f64>,
     to_s: Option<f64>,
 ) -> Result<(u64, u64, u64), String> {

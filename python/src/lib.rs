@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use exaviz_engine::model::Dataset;
+use exaviz_engine::dataset::Dataset;
 use exaviz_engine::views::contract::{Entry, error_line, render_view};
 use exaviz_engine::{Backend, BackendChoice};
 use pyo3::create_exception;

@@ -1,7 +1,7 @@
 //! Every view's texts (titles, axis labels, legends, notes) stay inside the picture and never
 //! overlap one another, from 640x360 to 1920x1080, with the options that change their legends.
 
-use exaviz_engine::model::Dataset;
+use exaviz_engine::dataset::Dataset;
 use exaviz_engine::render::Label;
 use exaviz_engine::views::REGISTRY;
 

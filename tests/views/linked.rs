@@ -4,7 +4,7 @@
 //! `linked::gesture`.
 
 use exaviz_engine::Backend;
-use exaviz_engine::model::Dataset;
+use exaviz_engine::dataset::Dataset;
 use exaviz_engine::selection::Selection;
 use exaviz_engine::views::contract::{Built, Entry, Frame};
 use exaviz_engine::views::linked::panels;

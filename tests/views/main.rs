@@ -26,7 +26,7 @@ mod training;
 use std::path::PathBuf;
 
 use exaviz_engine::Backend;
-use exaviz_engine::model::Dataset;
+use exaviz_engine::dataset::Dataset;
 use exaviz_engine::render::{Image, write_png_atomic};
 use exaviz_tests::{GOLDEN, GPU_VS_CPU, assert_images_close, gpu, read_png};
 

@@ -43,7 +43,7 @@ pub struct BenchInteractArgs {
 }
 
 /// The input, with its index unless `--no-index`; the index's size and build time printed.
-fn load(args: &BenchInteractArgs) -> Result<exaviz_engine::model::Dataset> {
+fn load(args: &BenchInteractArgs) -> Result<exaviz_engine::dataset::Dataset> {
     let mut dataset = crate::common::load(&args.input)?;
     if args.no_index {
         dataset.index = None;
@@ -51,7 +51,7 @@ fn load(args: &BenchInteractArgs) -> Result<exaviz_engine::model::Dataset> {
     if let (Some(index), false) = (&dataset.index, args.json) {
         // Built once more to time it (the load above built it too).
         let started = Instant::now();
-        let again = exaviz_engine::pyramid::index(&dataset);
+        let again = exaviz_engine::held_index::index(&dataset);
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let mb = again.map_or(0, |i| i.pyramid.bytes()) as f64 / 1e6;
         println!(

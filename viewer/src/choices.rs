@@ -3,7 +3,7 @@
 //! `exaviz render --view V --help` prints, and a view's options are parsed by that view's parser.
 
 use anyhow::{Result, anyhow};
-use exaviz_engine::model::Dataset;
+use exaviz_engine::dataset::Dataset;
 use exaviz_engine::views::REGISTRY;
 use exaviz_engine::views::contract::Entry;
 

@@ -132,7 +132,7 @@ impl ViewArgs {
     /// `dataset`, the first view that can, in the order a user expects from the input: an
     /// operator graph's strategies, a training run's Marey graph, a fat tree, a trace's
     /// timeline, then the registry's order. Says so in one line on stderr.
-    pub(crate) fn suit(&mut self, dataset: &exaviz_engine::model::Dataset) {
+    pub(crate) fn suit(&mut self, dataset: &exaviz_engine::dataset::Dataset) {
         if self.named
             || !self.options.is_empty()
             || self.entry().parse::<&str>(&[]).is_ok_and(|b| b.view.check(dataset).is_ok())
@@ -232,7 +232,7 @@ pub(crate) fn with_progress<T>(msg: &str, template: &str, work: impl FnOnce(&dyn
 }
 
 /// Loads an input with a spinner, turned into a progress bar (bytes) by formats that report it.
-pub(crate) fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
+pub(crate) fn load(input: &str) -> Result<exaviz_engine::dataset::Dataset> {
     let template = "{msg} [{bar:32}] {bytes}/{total_bytes} ({eta} left)";
     let opened = with_options(input)?;
     let mut d =
@@ -253,7 +253,7 @@ pub(crate) fn load(input: &str) -> Result<exaviz_engine::model::Dataset> {
 /// selection (validated).
 pub(crate) fn content(
     args: &ViewArgs,
-    dataset: &exaviz_engine::model::Dataset,
+    dataset: &exaviz_engine::dataset::Dataset,
     selection: Selection,
 ) -> Result<window::Content> {
     selection.validate(dataset)?;

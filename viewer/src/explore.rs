@@ -10,7 +10,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
 use exaviz_engine::Backend;
-use exaviz_engine::model::Dataset;
+use exaviz_engine::dataset::Dataset;
 use exaviz_engine::render::{self, Image, Scene, render_scene};
 use exaviz_engine::selection::Selection;
 use exaviz_engine::views::contract::prepare;

@@ -7,7 +7,7 @@ use exaviz_engine::layout::Ordering;
 use crate::common::load;
 
 /// `exaviz metrics`: L and CL of each ordering of one torus.
-pub(crate) fn torus_metrics(input: &str, dataset: exaviz_engine::model::Dataset, json: bool) -> Result<()> {
+pub(crate) fn torus_metrics(input: &str, dataset: exaviz_engine::dataset::Dataset, json: bool) -> Result<()> {
     let topology = dataset.topology.with_context(|| format!("{input}: no topology to lay out"))?;
     let mut rows = ordering_metrics(&topology);
     let mut embeddings = embedding_metrics(&topology);

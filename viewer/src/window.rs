@@ -17,7 +17,7 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
-use exaviz_engine::model::Dataset;
+use exaviz_engine::dataset::Dataset;
 use exaviz_engine::render::write_png_atomic;
 use exaviz_engine::selection::{Parts, Search, Selection};
 use exaviz_engine::views::{Frame, View};

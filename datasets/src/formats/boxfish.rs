@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use exaviz_engine::model::{Dataset, Trace};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::Trace;
 
 use crate::torus::{node_id, parse_dims, torus};
 use crate::{MAX_NODES, SourceError};

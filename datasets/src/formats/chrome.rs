@@ -1021,7 +1021,7 @@ pub fn process_names(t: &ChromeTrace) -> HashMap<&str, &str> {
 /// thread", or by pid and tid), the slices as intervals nested by time (their names as
 /// regions), flows as messages from one lane to another; times in nanoseconds from the first
 /// slice.
-pub fn dataset(t: &ChromeTrace, input: &str) -> exaviz_engine::model::Dataset {
+pub fn dataset(t: &ChromeTrace, input: &str) -> exaviz_engine::dataset::Dataset {
     dataset_at(t, input, t.slices.iter().map(|s| s.start_ns).min().unwrap_or(0))
 }
 
@@ -1034,8 +1034,9 @@ pub fn earliest(t: &ChromeTrace) -> i64 {
 }
 
 /// [`dataset`], its times counted from `t0` (earlier times are 0).
-pub fn dataset_at(t: &ChromeTrace, input: &str, t0: i64) -> exaviz_engine::model::Dataset {
-    use exaviz_engine::model::{Dataset, Trace};
+pub fn dataset_at(t: &ChromeTrace, input: &str, t0: i64) -> exaviz_engine::dataset::Dataset {
+    use exaviz_engine::dataset::Dataset;
+    use exaviz_engine::model::Trace;
     let mut used: Vec<u32> = t.slices.iter().map(|s| s.lane).collect();
     used.sort_unstable();
     used.dedup();

@@ -688,7 +688,7 @@ pub fn open_dir(
     dir: &Path,
     strict: bool,
     progress: &dyn Fn(u64, u64),
-) -> Result<exaviz_engine::model::Dataset, SourceError> {
+) -> Result<exaviz_engine::dataset::Dataset, SourceError> {
     let RunFiles { xplanes, files, graphs, mut warnings } = run_files(dir);
     let mut parts = Vec::new();
     let mut hlo = hlo_pairs(dir);
@@ -712,7 +712,12 @@ pub fn open_dir(
             ));
         }
         let opgraph = Some(std::sync::Arc::new(r.graph));
-        return Ok(exaviz_engine::model::Dataset { name: input.to_string(), opgraph, warnings, ..Default::default() });
+        return Ok(exaviz_engine::dataset::Dataset {
+            name: input.to_string(),
+            opgraph,
+            warnings,
+            ..Default::default()
+        });
     }
     let (read, mut left_out) = read_parts(&files, strict, progress)?;
     parts.extend(read);
@@ -817,7 +822,7 @@ fn xplanes_in(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// One XPlane profile as a run, with the HLO pairs it carries.
-pub fn open_xplane(input: &str, path: &Path) -> Result<exaviz_engine::model::Dataset, SourceError> {
+pub fn open_xplane(input: &str, path: &Path) -> Result<exaviz_engine::dataset::Dataset, SourceError> {
     let space = crate::formats::xplane::read(path)?;
     let hlo = crate::formats::xplane::hlo_pairs(&space);
     let part = Part { trace: crate::formats::xplane::to_chrome(&space), input: path.display().to_string() };
@@ -918,12 +923,16 @@ pub fn merge(parts: &[Part]) -> std::borrow::Cow<'_, ChromeTrace> {
 
 /// Opens a run: one file, a folder of files or a comma-separated list, as a dataset with its
 /// training model (or without, with the reason, where no device lanes are found).
-pub fn open(input: &str, paths: &[PathBuf]) -> Result<exaviz_engine::model::Dataset, SourceError> {
+pub fn open(input: &str, paths: &[PathBuf]) -> Result<exaviz_engine::dataset::Dataset, SourceError> {
     open_with(input, paths, &HloPairs::default())
 }
 
 /// [`open`], with XLA's collective-permute pairs for JAX operators.
-pub fn open_with(input: &str, paths: &[PathBuf], hlo: &HloPairs) -> Result<exaviz_engine::model::Dataset, SourceError> {
+pub fn open_with(
+    input: &str,
+    paths: &[PathBuf],
+    hlo: &HloPairs,
+) -> Result<exaviz_engine::dataset::Dataset, SourceError> {
     if paths.is_empty() {
         return Err(SourceError::invalid(input, "holds no Chrome trace files (.json, .json.gz, .pfw)"));
     }
@@ -984,7 +993,11 @@ pub fn read_parts(
 }
 
 /// Files already read as one run.
-fn open_parts(input: &str, mut parts: Vec<Part>, hlo: &HloPairs) -> Result<exaviz_engine::model::Dataset, SourceError> {
+fn open_parts(
+    input: &str,
+    mut parts: Vec<Part>,
+    hlo: &HloPairs,
+) -> Result<exaviz_engine::dataset::Dataset, SourceError> {
     let from_hlo = !hlo.is_empty() && attach_hlo_pairs(&mut parts, hlo) > 0;
     let unmatched: u64 = parts.iter().map(|p| p.trace.unmatched).sum();
     let mut warnings = Vec::new();

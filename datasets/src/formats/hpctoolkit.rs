@@ -24,7 +24,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use exaviz_engine::model::{Dataset, LocationKind};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::LocationKind;
 
 use super::Interner;
 use crate::events::{EventKind, EventTable};

@@ -30,7 +30,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::rc::Rc;
 
-use exaviz_engine::model::Dataset;
+use exaviz_engine::dataset::Dataset;
 
 use crate::{Query, SourceError};
 
@@ -472,7 +472,7 @@ mod tests {
 pub(crate) mod fuzz {
     //! Mutation fuzzing shared by the readers' tests: bytes flipped, cut and duplicated.
 
-    use exaviz_engine::model::Dataset;
+    use exaviz_engine::dataset::Dataset;
 
     use crate::SourceError;
     use crate::rng::SplitMix64;

@@ -18,7 +18,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use exaviz_engine::model::{Dataset, LocationKind, Trace};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::{LocationKind, Trace};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::SourceError;

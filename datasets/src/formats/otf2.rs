@@ -27,7 +27,8 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use exaviz_engine::model::{Dataset, LocationKind, Trace};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::{LocationKind, Trace};
 
 use crate::{Repairs, SourceError};
 

@@ -32,7 +32,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use exaviz_engine::model::{Collectives, Dataset, Intervals, LocationKind, Messages, MetricSamples, Trace};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::{Collectives, Intervals, LocationKind, Messages, MetricSamples, Trace};
 
 use super::{Interner, open_lines};
 use crate::{Repairs, SourceError};

@@ -28,7 +28,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use exaviz_engine::model::{Dataset, LocationKind, Trace};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::{LocationKind, Trace};
 
 use super::protobuf::{fields, push_doubles, push_ints, varint};
 use super::{Interner, read_all};

@@ -16,7 +16,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use exaviz_engine::model::{Dataset, LocationKind};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::LocationKind;
 
 use super::{Interner, open_lines};
 use crate::events::{EventKind, EventTable};

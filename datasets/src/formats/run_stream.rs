@@ -12,7 +12,8 @@
 
 use std::path::{Path, PathBuf};
 
-use exaviz_engine::model::{Dataset, Intervals, Messages, MetricSamples, Trace};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::{Intervals, Messages, MetricSamples, Trace};
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::SourceError;

@@ -2,7 +2,7 @@
 //! it makes, its options, what `exaviz gen` writes of it, and the function that makes its
 //! dataset. Options are parsed by [`Query`] and checked against the generator's list.
 
-use exaviz_engine::model::Dataset;
+use exaviz_engine::dataset::Dataset;
 
 use crate::query::{Query, whole};
 use crate::{MAX_MESSAGES, SourceError, fattree, torus};

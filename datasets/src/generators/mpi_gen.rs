@@ -18,7 +18,8 @@
 //! so the others wait for them (a slow node group); from 70% to 80% the ranks of the sixth
 //! eighth send 8 extra messages each per iteration among themselves (a phase of extra traffic).
 
-use exaviz_engine::model::{Dataset, Trace};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::Trace;
 
 use crate::rng::SplitMix64;
 

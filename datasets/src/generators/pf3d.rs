@@ -21,7 +21,8 @@
 
 use std::collections::HashMap;
 
-use exaviz_engine::model::{Dataset, Topology, Trace};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::{Topology, Trace};
 
 use crate::torus::link_offsets;
 

@@ -12,7 +12,8 @@
 //! the number of threads. An iteration's events all fall in its period, so iterations delivered
 //! in order, each sorted by time, make a trace sorted by time.
 
-use exaviz_engine::model::{Collectives, Dataset, Intervals, Messages, Trace};
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::{Collectives, Intervals, Messages, Trace};
 use rayon::prelude::*;
 
 use crate::rng::SplitMix64;

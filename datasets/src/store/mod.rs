@@ -46,12 +46,12 @@ use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use exaviz_engine::model::{
-    Collectives, Counters, Dataset, Intervals, Links, LocationKind, Locations, Messages, MetricSamples, OutOfCore,
-    Topology, Trace,
-};
+use exaviz_engine::dataset::{Dataset, OutOfCore};
 /// What a stored pyramid covers (the manifest records it, never the shape).
-pub use exaviz_engine::pyramid::PyramidSpan;
+pub use exaviz_engine::held_index::PyramidSpan;
+use exaviz_engine::model::{
+    Collectives, Counters, Intervals, Links, LocationKind, Locations, Messages, MetricSamples, Topology, Trace,
+};
 use exaviz_engine::pyramid::{Pyramid, PyramidBuilder};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};

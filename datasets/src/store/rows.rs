@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use std::fs::File;
 
-use exaviz_engine::model::{Intervals, Messages, WindowRows};
+use exaviz_engine::dataset::WindowRows;
+use exaviz_engine::model::{Intervals, Messages};
 use std::sync::Arc;
 
 use parquet::arrow::arrow_reader::{
@@ -590,7 +591,7 @@ impl WindowRows for StoreRows {
 
 #[cfg(test)]
 mod tests {
-    use exaviz_engine::model::Dataset;
+    use exaviz_engine::dataset::Dataset;
 
     use parquet::arrow::arrow_reader::RowSelection;
 

@@ -4,7 +4,7 @@
 //! selections ([`Selection::changed`]) to know whether a gesture needs a new `prepare` or only a
 //! new `draw`.
 
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 pub mod dims;
 pub mod group;
 

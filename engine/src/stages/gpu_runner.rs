@@ -19,7 +19,7 @@ impl<'c> GpuRunner<'c> {
     fn pipeline(&self, kernel: Kernel) -> wgpu::ComputePipeline {
         let mut cache = self.ctx.kernels.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         cache
-            .entry(kernel)
+            .entry((kernel.shader().name, kernel.entry_point()))
             .or_insert_with(|| {
                 let shader = kernel.shader();
                 let module = self.ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor {

@@ -2,6 +2,7 @@
 //! exact 64-bit weight sum per pixel). Shader: `shaders/wgsl/line_density.wgsl`; CPU mirror:
 //! `cpu::line_density`.
 
+pub use super::io::{DensityImage, StraightInput, piece, point};
 use super::{Kernel, Recording, Runner, StageError, check_binding, chunks, words_to_u64};
 
 /// Segments `[x0, y0, x1, y1]` in pixels (y down) and optional weights (default 1).
@@ -11,15 +12,6 @@ pub struct DensityInput<'a> {
     pub weights: Option<&'a [u32]>,
     pub width: u32,
     pub height: u32,
-}
-
-/// Output of stage (b), row-major.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DensityImage {
-    pub width: u32,
-    pub height: u32,
-    pub counts: Vec<u32>,
-    pub sums: Vec<u64>,
 }
 
 /// Most segment bytes uploaded per dispatch.
@@ -84,7 +76,7 @@ pub fn run(runner: &mut dyn Runner, input: &DensityInput<'_>) -> Result<DensityI
 
 /// Two weighted densities of the same segments, `[weighted by weights[0], by weights[1]]`: what
 /// two weighted [`run`]s give, count for count and sum for sum. On a runner of plain memory (the
-/// CPU's) one pass walks every segment once ([`super::cpu::line_density::two_weights`]);
+/// CPU's) one pass walks every segment once ([`super::cpu::line_density_plain::two_weights`]);
 /// elsewhere two recordings.
 pub fn run_two(
     runner: &mut dyn Runner,
@@ -107,7 +99,7 @@ pub fn run_two(
     check_binding("density sums", pixels * 8, runner.max_binding_bytes())?;
     let p = super::cpu::line_density::Params { n: segments.len() as u32, width, height, has_weight: 1 };
     Ok(two_in_memory(&p, |counts, sums| {
-        super::cpu::line_density::two_weights(&p, segments, weights[0], weights[1], counts, sums);
+        super::cpu::line_density_plain::two_weights(&p, segments, weights[0], weights[1], counts, sums);
     }))
 }
 
@@ -137,7 +129,7 @@ pub struct KeptSegments {
     segments: Vec<[f32; 4]>,
     width: u32,
     height: u32,
-    bucketed: Option<super::cpu::line_density::TwoWeights>,
+    bucketed: Option<super::cpu::line_density_plain::TwoWeights>,
 }
 
 impl KeptSegments {
@@ -146,7 +138,7 @@ impl KeptSegments {
     pub fn new(plain_memory: bool, segments: Vec<[f32; 4]>, width: u32, height: u32) -> Self {
         let p = super::cpu::line_density::Params { n: segments.len() as u32, width, height, has_weight: 1 };
         let bucketed = (plain_memory && width > 0 && height > 0)
-            .then(|| super::cpu::line_density::TwoWeights::bucket(&p, &segments));
+            .then(|| super::cpu::line_density_plain::TwoWeights::bucket(&p, &segments));
         Self { segments, width, height, bucketed }
     }
 
@@ -193,32 +185,9 @@ pub fn run_two_kept(
     }
 }
 
-/// Straight lines `[x0, y0, x1, y1]` in pixels, each cut into `weights.len()` equal pieces,
-/// piece `k` weighted `weights[k]` (a gradient along the line). The pieces are [`piece`]'s.
-#[derive(Clone, Copy, Debug)]
-pub struct StraightInput<'a> {
-    pub lines: &'a [[f32; 4]],
-    pub weights: &'a [u32],
-    pub width: u32,
-    pub height: u32,
-}
-
-/// The point `f` along `line` (0: its first end, 1: its second).
-#[inline(always)]
-pub fn point(line: &[f32; 4], f: f32) -> [f32; 2] {
-    [line[0] + (line[2] - line[0]) * f, line[1] + (line[3] - line[1]) * f]
-}
-
-/// Piece `k` of `pieces` of `line`: from [`point`] `k / pieces` to `(k + 1) / pieces` along it.
-#[inline(always)]
-pub fn piece(line: &[f32; 4], k: usize, pieces: usize) -> [f32; 4] {
-    let (a, b) = (point(line, k as f32 / pieces as f32), point(line, (k + 1) as f32 / pieces as f32));
-    [a[0], a[1], b[0], b[1]]
-}
-
 /// The density of straight lines cut into pieces, equal count for count and sum for sum to one
 /// weighted [`run`] over every piece. On a runner of plain memory (the CPU's), one pass that
-/// cuts, buckets and draws every piece ([`super::cpu::line_density::straight`]); elsewhere one
+/// cuts, buckets and draws every piece ([`super::cpu::line_density_plain::straight`]); elsewhere one
 /// unweighted recording per piece (the pieces of a recording share a weight), whose counts are
 /// added to the picture's counts and, times the weight, to its sums.
 pub fn straight(runner: &mut dyn Runner, input: &StraightInput<'_>) -> Result<DensityImage, StageError> {
@@ -228,7 +197,7 @@ pub fn straight(runner: &mut dyn Runner, input: &StraightInput<'_>) -> Result<De
     }
     if runner.plain_memory() {
         check_binding("density sums", pixels * 8, runner.max_binding_bytes())?;
-        return Ok(super::cpu::line_density::straight(input));
+        return Ok(super::cpu::line_density_plain::straight(input));
     }
     straight_recorded(runner, input)
 }

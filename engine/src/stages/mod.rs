@@ -15,6 +15,7 @@ pub mod bspline;
 pub mod cpu;
 pub mod force_layout;
 pub mod gpu_runner;
+pub mod io;
 pub mod kde_bundle;
 pub mod line_density;
 pub mod reduce;
@@ -24,6 +25,16 @@ pub use bspline::ControlPolygons;
 pub use kde_bundle::{BundleInput, BundleParams, Bundled};
 pub use line_density::{DensityImage, DensityInput};
 pub use reduce::{ColumnStats, Histogram};
+
+impl crate::Backend {
+    /// A runner for recorded compute work on this backend.
+    pub fn runner(&self) -> Box<dyn Runner + '_> {
+        match self {
+            Self::Gpu(ctx) => Box::new(gpu_runner::GpuRunner::new(ctx)),
+            Self::Cpu => Box::new(cpu::CpuRunner::default()),
+        }
+    }
+}
 
 /// Invocations per workgroup of every kernel (`@workgroup_size(256)` in the WGSL).
 pub const WORKGROUP: u32 = 256;

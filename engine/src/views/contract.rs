@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::render::Scene;
 use crate::selection::{Parts, Selection};
 
@@ -105,7 +105,7 @@ pub trait View: Named + Send + Sync {
     /// Whether `prepare` draws a wide window of a trace in memory from its index
     /// ([`Dataset::index`]) rather than its rows: where the view reads a pyramid and the
     /// index's cells lose nothing the view would show.
-    fn reads_index(&self, _index: &crate::model::OutOfCore) -> bool {
+    fn reads_index(&self, _index: &crate::dataset::OutOfCore) -> bool {
         self.reads_pyramid()
     }
     /// Whether a drag pans the picture and the wheel zooms it (most views). A view whose
@@ -382,7 +382,7 @@ pub fn prepare(
             let tps = dataset.trace.ticks_per_second.max(1) as f64;
             let home = Selection { window_s: selection.window_s.or_else(|| view.home(dataset)), ..*selection };
             let window = super::trace::window_in(index.span, tps, home.window_s).unwrap_or(index.span);
-            if index.rows.estimate(window) > crate::pyramid::INDEX_ROWS {
+            if index.rows.estimate(window) > crate::held_index::INDEX_ROWS {
                 let rows = dataset.indexed(index);
                 let inner = view.prepare(&rows, &home, frame, backend)?;
                 return Ok(Box::new(WithRows { rows, inner }));

@@ -1,7 +1,7 @@
 //! The example view of `docs/architecture.md` ("Views: a folder each"), compiled and drawn by its test.
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::render::{Anchor, Scene};
 use crate::selection::{Parts, Selection};
 use crate::views::contract::{Class, Drawn, Frame, NoPick, Prepared, View};

@@ -72,7 +72,7 @@ pub(crate) fn check_slice(slice: Option<(u64, u64)>) -> Result<(), ViewError> {
 /// A dataset's name as titles show it: a generator spec as given, a file by its name (an OTF2
 /// anchor with its archive's folder: `ping-pong-otf2/traces.otf2`), several files by the first
 /// and how many more.
-pub fn title_name(dataset: &crate::model::Dataset) -> String {
+pub fn title_name(dataset: &crate::dataset::Dataset) -> String {
     short_name(&dataset.name)
 }
 
@@ -99,7 +99,7 @@ fn short_name(name: &str) -> String {
 }
 
 /// What the dataset's link counters count, for legends ("packets"; "traffic" when unnamed).
-pub(crate) fn traffic_unit(dataset: &crate::model::Dataset) -> &str {
+pub(crate) fn traffic_unit(dataset: &crate::dataset::Dataset) -> &str {
     if dataset.link_counter_unit.is_empty() { "traffic" } else { &dataset.link_counter_unit }
 }
 

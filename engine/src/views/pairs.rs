@@ -7,7 +7,7 @@ use crate::model::Messages;
 use crate::render::{Anchor, Blend, Scene};
 use crate::stages::{self, AxisKey, Bundled, HeatmapInput};
 
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::selection::{Parts, Selection};
 
 use super::contract::{Class, Drawn, Frame, Prepared, View};
@@ -605,7 +605,7 @@ impl PairPick {
 }
 
 impl super::contract::Picker for PairPick {
-    fn pick(&self, _: &crate::model::Dataset, at: [f32; 2]) -> Option<super::Pick> {
+    fn pick(&self, _: &crate::dataset::Dataset, at: [f32; 2]) -> Option<super::Pick> {
         let (s, r, count) = self.pairs[self.pair_near(at)?];
         let title = format!("{} → {}", self.nodes.name(s), self.nodes.name(r));
         let pick = super::Pick::new(title, vec![format!("{count} messages")]);
@@ -619,7 +619,7 @@ impl super::contract::Picker for PairPick {
 
     /// The selected pair's curve (that of the blocks holding its ranks) drawn over the others
     /// in white.
-    fn overlay(&self, _: &crate::model::Dataset, selection: &crate::selection::Selection, scene: &mut Scene) -> bool {
+    fn overlay(&self, _: &crate::dataset::Dataset, selection: &crate::selection::Selection, scene: &mut Scene) -> bool {
         let (Some(pair), Some(curves)) = (selection.pair, self.curves.as_ref()) else { return false };
         let at = self.nodes.of(pair);
         let Some(e) = self.pairs.iter().position(|p| (p.0, p.1) == at) else { return false };
@@ -797,7 +797,7 @@ impl<L: Layout> View for PairView<L> {
 
     /// An index stands in for the rows where its cube draws the same nodes: one rank per block
     /// (at most 256 ranks), or more ranks than the view draws one by one (blocks either way).
-    fn reads_index(&self, index: &crate::model::OutOfCore) -> bool {
+    fn reads_index(&self, index: &crate::dataset::OutOfCore) -> bool {
         let shape = &index.pyramid.shape;
         shape.message_block == 1 || shape.ranks as usize > L::MOST
     }

@@ -1,7 +1,7 @@
 //! What the training views (Marey, training, topology, strategy) share: a dataset's training
 //! run, and an operator's window in the Marey graph.
 
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::training::Training;
 
 use super::ViewError;

@@ -3,7 +3,8 @@
 
 use std::borrow::Cow;
 
-use crate::model::{Dataset, Messages, Trace};
+use crate::dataset::Dataset;
+use crate::model::{Messages, Trace};
 use crate::selection::Selection;
 
 use super::ViewError;
@@ -38,7 +39,7 @@ pub fn window_ticks(dataset: &Dataset, selection: &Selection) -> Option<(u64, u6
 
 /// The pyramid of `ooc` where it covers the trace's `ranks` ranks (at least one); a store whose
 /// pyramid was summed for another trace is refused in one line.
-pub(crate) fn pyramid_of(ooc: &crate::model::OutOfCore, ranks: usize) -> Result<&crate::pyramid::Pyramid, ViewError> {
+pub(crate) fn pyramid_of(ooc: &crate::dataset::OutOfCore, ranks: usize) -> Result<&crate::pyramid::Pyramid, ViewError> {
     let pyramid = &ooc.pyramid;
     if ranks == 0 || pyramid.shape.ranks as usize != ranks {
         return Err(ViewError::Unsupported(format!(

@@ -59,7 +59,7 @@ pub fn analyse(t: &Trace, training: Option<&crate::training::Training>, window: 
 /// `dataset` over seconds `from_s` to `to_s` since its start (default: all of it), its rows read
 /// from the store for the window where they are on disk; `Err` says in one line what is wrong.
 pub fn analyse_asked(
-    dataset: &crate::model::Dataset,
+    dataset: &crate::dataset::Dataset,
     from_s: Option<f64>,
     to_s: Option<f64>,
 ) -> Result<Report, String> {

@@ -19,7 +19,7 @@ use super::kde_bundle::{
     Cell, LANES, LaneWork, Lanes, PairedWords, Params, advect_group, blur_x_row, blur_y_row, density_f32, gradient_row,
     init_point, splat_lanes, splat_tasks, sums_fit_u32, taps,
 };
-use crate::stages::kde_bundle::BundleParams;
+use crate::stages::io::BundleParams;
 
 /// Bundles `edges` (unit square) of weights `weights` (1 each without) with `bp`; returns the
 /// points, edge `e`'s `bp.samples` of them at `e * samples`. `bp` must be valid, and `weights`

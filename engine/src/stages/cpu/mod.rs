@@ -18,6 +18,7 @@ pub mod force_layout;
 pub mod kde_bundle;
 pub mod kde_plain;
 pub mod line_density;
+pub mod line_density_plain;
 pub mod reduce;
 
 pub use bin_heatmap::bin_heatmap;
@@ -213,7 +214,7 @@ fn dispatch<'b>(
             if seg.len() < 4 * n as usize {
                 return Err(StageError::Input("line_density: fewer segments than invocations".into()));
             }
-            line_density::line_density_all(&p, seg, w, c, s);
+            line_density_plain::line_density_all(&p, seg, w, c, s);
         }
         Kernel::ReduceU32 => {
             let p = reduce::Params::from_words(params)?;

@@ -1,7 +1,7 @@
 //! The chord view's picture and its curves.
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::render::{Anchor, Blend, Scene};
 use crate::stages::bspline::Curve;
 

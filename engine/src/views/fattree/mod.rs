@@ -16,8 +16,8 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum};
 
 use crate::Backend;
+use crate::dataset::Dataset;
 use crate::fattree::{End, FatTree, Group};
-use crate::model::Dataset;
 use crate::render::{Anchor, Scale, Scene};
 use crate::selection::{JobSet, Parts, Selection, TrafficRange};
 

@@ -1,7 +1,7 @@
 //! The linked view's picture: the ring, the node selector and the time slicer placed side by side, and how gestures on them change the shared state.
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::render::{Anchor, ColorMap, Scene};
 
 use crate::selection::dims::{DimFilter, selected_nodes};

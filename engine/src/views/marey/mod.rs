@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap as HashMap;
 use rows::{Item, Row};
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::render::{Anchor, Blend, ColorMap, Instance, KIND_QUAD, Scene};
 use crate::selection::{Parts, Selection};
 use crate::training::{Align, Class, Finding, Group, Rule, Thresholds, Training, duration, si};

@@ -8,7 +8,7 @@ mod scene;
 pub use scene::*;
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::selection::{Parts, Selection};
 
 use super::ViewError;
@@ -36,7 +36,7 @@ impl contract::View for MatrixView {
 
     /// The index's message cube gathers ranks in blocks past 256 ranks; the rows draw one cell
     /// per rank pair, so only an index of single ranks stands in for them.
-    fn reads_index(&self, index: &crate::model::OutOfCore) -> bool {
+    fn reads_index(&self, index: &crate::dataset::OutOfCore) -> bool {
         index.pyramid.shape.message_block == 1
     }
 

@@ -1,7 +1,7 @@
 //! The communication matrix as a scene, from the rows or from the pyramid.
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::render::{Anchor, ColorMap, Raster, Scale, Scene};
 use crate::selection::{Parts, Selection};
 use crate::stages::{self, AxisKey, HeatmapInput};
@@ -232,7 +232,7 @@ fn draw_matrix(opts: &MatrixOptions, p: Plot, n: u32, cells: u32, values: &[f64]
 /// level whose blocks fit the plot, messages of the time bins that overlap `window` (ticks).
 pub(crate) fn pyramid_matrix_scene(
     dataset: &Dataset,
-    ooc: &crate::model::OutOfCore,
+    ooc: &crate::dataset::OutOfCore,
     opts: &MatrixOptions,
     window: (u64, u64),
 ) -> Result<(Scene, MatrixPick), ViewError> {

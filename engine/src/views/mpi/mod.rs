@@ -5,7 +5,7 @@
 //! chord diagram to the messages sent in it. The panels are placed in one scene.
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::render::{Blend, Scene};
 use crate::selection::{Parts, Selection};
 
@@ -78,7 +78,7 @@ impl contract::View for MpiLinkedView {
     /// A trace in memory: each panel is prepared as its own view would be ([`contract::prepare`]),
     /// the timeline's wide windows from the index, the matrix and chord from it where it loses
     /// nothing they show.
-    fn reads_index(&self, _index: &crate::model::OutOfCore) -> bool {
+    fn reads_index(&self, _index: &crate::dataset::OutOfCore) -> bool {
         false
     }
 

@@ -10,7 +10,7 @@ mod scene;
 pub use scene::*;
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::selection::dims::DimFilter;
 use crate::selection::{Parts, Selection};
 use crate::views::ViewError;

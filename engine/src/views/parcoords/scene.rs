@@ -1,7 +1,8 @@
 //! The node selector's picture: the axes, a polyline per node, the legend.
 
 use crate::Backend;
-use crate::model::{Dataset, Topology};
+use crate::dataset::Dataset;
+use crate::model::Topology;
 use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
 use crate::stages::{self, line_density::DensityInput};
 

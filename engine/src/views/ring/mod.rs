@@ -5,9 +5,9 @@
 //! per dimension outside the circle (TorusTrafficND §V-A.3); block boundaries and numbers; a legend.
 
 use crate::Backend;
+use crate::dataset::Dataset;
 use crate::layout::blocks::{Blocks, Relation};
 use crate::layout::order::{Ordering, order_nodes, positions};
-use crate::model::Dataset;
 use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
 use crate::stages::bspline::Curve;
 use crate::stages::kde_bundle::UnitFrame;

@@ -4,7 +4,7 @@
 //! each hop is a message record tagged with the node that sent it first, so the path of node
 //! `v`'s message is the records tagged `v`, in the order they were sent.
 
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::render::{Anchor, ColorMap, Scene};
 
 use super::{Circle, flatten};

@@ -1,8 +1,8 @@
 //! The sendrecv view's picture and its curves.
 
 use crate::Backend;
+use crate::dataset::Dataset;
 use crate::layout::routes::yx_diagonal_route;
-use crate::model::Dataset;
 use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
 use crate::stages::bspline::Curve;
 

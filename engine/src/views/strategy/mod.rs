@@ -21,7 +21,7 @@
 //! outlines the part in view, and a click in it centres the graph there.
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::opgraph::{OpClass, OpGraph, Strategy};
 use crate::render::{Anchor, Blend, Scene};
 use crate::selection::{Parts, Selection};

@@ -12,7 +12,7 @@ mod scene;
 pub use scene::*;
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::selection::{Parts, Selection};
 use crate::views::ViewError;
 use crate::views::contract::{self, Class, Drawn, Frame, Pick, Picker, Prepared};

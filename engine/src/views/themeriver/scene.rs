@@ -1,7 +1,8 @@
 //! The time slicer's picture: a stream per node, stacked about the axis.
 
 use crate::Backend;
-use crate::model::{Dataset, Topology};
+use crate::dataset::Dataset;
+use crate::model::Topology;
 use crate::render::{Anchor, Scene};
 use crate::stages::{self, AxisKey, HeatmapInput};
 

@@ -28,7 +28,7 @@ pub use scene::{DEFAULT_MESSAGE_OPACITY, StateMode, TimelineBundle, TimelineOpti
 use std::sync::Arc;
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::selection::{Parts, Selection};
 use crate::summary::{Area, Summary};
 

@@ -2,7 +2,7 @@
 //! were drawn from, lend the new picture every column they share with it.
 
 use super::scene::StateMode;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::stages::{self};
 use crate::views::plot::Plot;
 

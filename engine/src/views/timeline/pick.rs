@@ -4,7 +4,8 @@
 use super::counters::{self, Track};
 use super::index::TimelineIndex;
 use super::tracks::Tracks;
-use crate::model::{Dataset, Trace};
+use crate::dataset::Dataset;
+use crate::model::Trace;
 use crate::render::{Anchor, Scene};
 use crate::selection::{Folded, Parts, Selection};
 use crate::views::TEXT;

@@ -13,7 +13,7 @@
 
 use rayon::prelude::*;
 
-use crate::model::{Dataset, OutOfCore};
+use crate::dataset::{Dataset, OutOfCore};
 use crate::pyramid::{Level, Lines, Pyramid, Shape};
 use crate::render::Scene;
 use crate::stages::DensityImage;

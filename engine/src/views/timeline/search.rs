@@ -4,7 +4,8 @@
 
 use rayon::prelude::*;
 
-use crate::model::{Dataset, Trace};
+use crate::dataset::Dataset;
+use crate::model::Trace;
 use crate::selection::{Search, Selection};
 use crate::views::plot::Plot;
 

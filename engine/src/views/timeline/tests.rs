@@ -2,14 +2,15 @@
 
 use super::{axis::*, density::*, index::*, pan::*, scene::*};
 use crate::Backend;
+use crate::dataset::Dataset;
 use crate::model::Intervals;
-use crate::model::{Dataset, Trace};
+use crate::model::Trace;
 use crate::render::Scene;
 use crate::stages::{self, DensityInput};
 use crate::views::BACKGROUND;
 use crate::views::plot::{Mix, Plot};
-use crate::views::trace::window_in;
 use crate::views::trace::pan_window;
+use crate::views::trace::window_in;
 use std::sync::Arc;
 
 /// The legend column stays inside the picture at small heights, in both mixes, with and
@@ -144,7 +145,7 @@ fn a_trace_with_an_index_ranks_its_states_and_keeps_its_tracks_as_the_index_does
     let mut t = Trace::default();
     // Per pair, "outer" covers 1,000 ticks and "inner" 600 of them: "inner" leads by the
     // innermost states' time (600 against 400), "outer" by every interval's.
-    let pairs = (crate::pyramid::INDEX_ROWS / 2 + 1) as u32;
+    let pairs = (crate::held_index::INDEX_ROWS / 2 + 1) as u32;
     for k in 0..pairs {
         let (l, at) = (k % 64, u64::from(k / 64) * 1000);
         t.intervals.push(l, at, at + 1000, 0, 0);
@@ -161,7 +162,7 @@ fn a_trace_with_an_index_ranks_its_states_and_keeps_its_tracks_as_the_index_does
         index.tracks(&d.trace, &TimelineOptions::default()).count()
     };
     assert_eq!(tracks(&d), 64, "no index: the idle location has no track");
-    crate::pyramid::attach_index(&mut d);
+    crate::held_index::attach_index(&mut d);
     assert!(d.index.is_some());
     assert_eq!(legend(&d.trace), ["outer", "inner"], "as the index's pictures");
     assert_eq!(tracks(&d), 65, "as the index's pictures, where every location is a row");

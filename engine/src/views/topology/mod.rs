@@ -18,7 +18,7 @@
 use std::f32::consts::{PI, TAU};
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
 use crate::selection::{Parts, Selection};
 use crate::training::{Class, Training, breakdown, duration, si};

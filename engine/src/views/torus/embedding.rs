@@ -4,8 +4,8 @@
 //! embedding's units, RadViz's dimension anchors on their circle, and a colour bar.
 
 use crate::Backend;
+use crate::dataset::Dataset;
 use crate::layout::embed::{Embedding, embed};
-use crate::model::Dataset;
 use crate::render::{Anchor, Blend, ColorMap, Scene};
 
 use super::traffic::{Chords, LEGEND_W, TOP, dim_letter, link_traffic};

@@ -6,7 +6,8 @@ pub mod embedding;
 pub mod traffic;
 
 use crate::Backend;
-use crate::model::{Dataset, Topology};
+use crate::dataset::Dataset;
+use crate::model::Topology;
 use crate::selection::{Parts, Selection};
 
 use super::contract::Pick;

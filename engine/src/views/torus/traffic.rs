@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use crate::Backend;
-use crate::model::{Dataset, Topology};
+use crate::dataset::Dataset;
+use crate::model::Topology;
 use crate::render::{ColorMap, Scale};
 use crate::stages::{self, AxisKey, HeatmapInput};
 use crate::views::ViewError;

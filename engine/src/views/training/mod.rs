@@ -4,7 +4,7 @@
 //! shows (`exaviz render --view marey --step K` does the same headless).
 
 use crate::Backend;
-use crate::model::Dataset;
+use crate::dataset::Dataset;
 use crate::render::{Anchor, Scene};
 use crate::selection::{Parts, Selection};
 use crate::training::{Training, breakdown_steps, duration};
