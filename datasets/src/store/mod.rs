@@ -40,24 +40,10 @@
 //! A store is written under a temporary name beside its final one and renamed when complete: an
 //! interrupted or failed write leaves nothing under the final name.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
-use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use exaviz_engine::dataset::{Dataset, OutOfCore};
 /// What a stored pyramid covers (the manifest records it, never the shape).
 pub use exaviz_engine::held_index::PyramidSpan;
-use exaviz_engine::model::{
-    Collectives, Counters, Intervals, Links, LocationKind, Locations, Messages, MetricSamples, Topology, Trace,
-};
-use exaviz_engine::pyramid::{Pyramid, PyramidBuilder};
-use parquet::arrow::ArrowWriter;
-use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
-use parquet::basic::Compression;
-use parquet::file::metadata::KeyValue;
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use crate::SourceError;
 
@@ -147,6 +133,12 @@ pub fn is_store(path: &Path) -> bool {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use exaviz_engine::dataset::Dataset;
+    use exaviz_engine::model::{Counters, Intervals, Messages};
+    use exaviz_engine::pyramid::PyramidBuilder;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use std::fs::File;
+    use std::path::PathBuf;
 
     /// Copies of `original` with 3 values flipped at every `step`-th byte, and cut to `cuts`.
     pub(crate) fn mutations(original: &[u8], step: usize, cuts: &[usize]) -> Vec<Vec<u8>> {

@@ -1,6 +1,14 @@
 //! The store's pyramid: summed from its rows in one pass, written beside them, read back.
 
-use super::*;
+use super::{
+    MANIFEST, Manifest, StoreWriter, invalid, io, manifest, pyramid_lines_table, pyramid_messages_table,
+    pyramid_states_table, read_table, rows, take_u32, take_u64,
+};
+use crate::SourceError;
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::held_index::PyramidSpan;
+use exaviz_engine::pyramid::{Pyramid, PyramidBuilder};
+use std::path::Path;
 
 /// The span of `dataset`'s pyramid: its messages' and intervals' times, ranks and states
 /// (`None` without either).

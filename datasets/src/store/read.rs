@@ -1,7 +1,21 @@
 //! Reading a store: the manifest, each table checked before it is decoded, and the dataset
 //! they make (in memory, or rows kept on disk behind the pyramid).
 
-use super::*;
+use super::{
+    F64, MANIFEST, MAX_CHUNK_BYTES, Manifest, OPGRAPH, SCHEMA_VERSION, Str, TRAINING, Table, U32, U64,
+    collectives_table, counters_table, intervals_table, invalid, io, links_table, locations_table, messages_table,
+    metric_units_table, metrics_table, names_table, nodes_table, pyramid, rows,
+};
+use crate::SourceError;
+use arrow_array::{ArrayRef, Float64Array, StringArray, UInt32Array, UInt64Array};
+use exaviz_engine::dataset::{Dataset, OutOfCore};
+use exaviz_engine::model::{
+    Collectives, Counters, Intervals, Links, LocationKind, Locations, Messages, MetricSamples, Topology, Trace,
+};
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
 
 /// Reads a store's manifest and checks its version.
 pub fn manifest(store: &Path) -> Result<Manifest, SourceError> {

@@ -1,6 +1,8 @@
 //! The store's tables: their columns and types, and columns of a dataset as Arrow arrays.
 
-use super::*;
+use arrow_array::{ArrayRef, Float64Array, StringArray, UInt32Array, UInt64Array};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use std::sync::Arc;
 
 /// The type of a column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

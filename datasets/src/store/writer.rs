@@ -1,7 +1,25 @@
 //! Writing a store: tables into a temporary folder in time-sorted row groups, renamed into
 //! place when complete.
 
-use super::*;
+use super::{
+    Col, IndexOf, MANIFEST, Manifest, OPGRAPH, ROW_GROUP, SCHEMA_VERSION, TRAINING, Table, collectives_table,
+    counters_table, intervals_table, invalid, io, is_store, links_table, locations_table, messages_table,
+    metric_units_table, metrics_table, names_table, nodes_table, pyramid_lines_table, pyramid_messages_table,
+    pyramid_span, pyramid_states_table,
+};
+use crate::SourceError;
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::SchemaRef;
+use exaviz_engine::dataset::Dataset;
+use exaviz_engine::held_index::PyramidSpan;
+use exaviz_engine::model::{Collectives, Intervals, Messages, MetricSamples};
+use exaviz_engine::pyramid::{Pyramid, PyramidBuilder};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use std::fs::File;
+use std::path::{Path, PathBuf};
 
 /// A table being written.
 pub(super) struct OpenTable {

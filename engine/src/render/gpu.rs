@@ -335,27 +335,9 @@ impl GpuRenderer {
         self.atlas.as_ref().expect("atlas uploaded").0.create_view(&Default::default())
     }
 
-    /// Records the scene's draws into `target` (cleared to the background first). `size` is the
-    /// target's size and `origin` its top-left within the whole picture.
-    #[allow(clippy::too_many_arguments, reason = "a draw call needs its target, format, size and placement")]
-    pub fn draw(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        encoder: &mut wgpu::CommandEncoder,
-        scene: &Scene,
-        view: View,
-        target: &wgpu::TextureView,
-        format: wgpu::TextureFormat,
-        size: [u32; 2],
-        origin: [u32; 2],
-    ) {
-        let drawn: Vec<_> = scene.layers.iter().map(|l| l.drawn(view)).collect();
-        self.draw_layers(device, queue, encoder, scene, view, target, format, size, origin, &drawn);
-    }
-
-    /// [`Self::draw`] with each layer's instances under `view` given (a tiled render
-    /// tessellates its paths once for all tiles).
+    /// Records the scene's draws into `target` (cleared to the background first), each layer's
+    /// instances under `view` given (a tiled render tessellates its paths once for all tiles).
+    /// `size` is the target's size and `origin` its top-left within the whole picture.
     #[allow(clippy::too_many_arguments, reason = "a draw call needs its target, format, size and placement")]
     fn draw_layers(
         &mut self,

@@ -61,6 +61,13 @@ impl Nodes {
         if self.block == 1 { format!("{pairs} communicating pairs") } else { format!("{pairs} pairs of blocks") }
     }
 
+    /// The picture's title at height `y`, fitted to its `width`: "{kind}: {trace} ({ranks}
+    /// processes, {pairs})".
+    pub fn title(&self, scene: &mut Scene, (kind, dataset): (&str, &Dataset), pairs: usize, width: u32, y: f32) {
+        let title = format!("{kind}: {} ({} processes, {})", super::title_name(dataset), self.ranks, self.pairs(pairs));
+        scene.text(&super::plot::fit(&title, width as f32 - 24.0, 15.0), [16.0, y], 15.0, Anchor::Left, TEXT);
+    }
+
     /// A line at the picture's foot on what a node is and where the pairs come from; none for
     /// ranks counted from the rows.
     pub fn footnote(&self, scene: &mut Scene) {

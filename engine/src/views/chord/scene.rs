@@ -7,7 +7,7 @@ use crate::stages::bspline::Curve;
 
 use crate::views::pairs::{CurveCache, CurveOptions, CurveStyle, Pair, PairPick, draw_curves, opacity_legend};
 use crate::views::plot::{direction_colour, direction_legend};
-use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
+use crate::views::{BACKGROUND, TEXT_DIM, ViewError};
 
 pub use crate::views::pairs::MAX_PROCESSES;
 const SAMPLES: u32 = 24;
@@ -76,19 +76,7 @@ pub fn chord_scene(
             scene.text(&nodes.label(i), at, 11.0, Anchor::Centre, TEXT_DIM);
         }
     }
-    let title = format!(
-        "Chord diagram: {} ({} processes, {})",
-        crate::views::title_name(dataset),
-        nodes.ranks,
-        nodes.pairs(pairs.len())
-    );
-    scene.text(
-        &crate::views::plot::fit(&title, opts.width as f32 - 24.0, 15.0),
-        [16.0, 28.0],
-        15.0,
-        Anchor::Left,
-        TEXT,
-    );
+    nodes.title(&mut scene, ("Chord diagram", dataset), pairs.len(), opts.width, 28.0);
     legend(&mut scene, w - legend_w + 10.0, 80.0, max, opts);
     nodes.footnote(&mut scene);
     Ok((scene, PairPick { nodes, pairs, curves }))

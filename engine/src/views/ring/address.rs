@@ -1,7 +1,8 @@
 //! TorusTrafficND's address rings (each node's coordinates, one ring per dimension) and
 //! dimension names.
 
-use super::*;
+use super::{Circle, ring_band};
+use crate::render::{Blend, Scene};
 
 /// TorusTrafficND's address rings: ring `d` (inner to outer) shows every node's coordinate in
 /// dimension `d`, brighter for lower values. Each ring is drawn as radial strokes about a pixel

@@ -1,7 +1,17 @@
 //! The ring's chords: link traffic, one chord per linked node pair, their curves (plain,
 //! bundled) and, for dense rings, their density image.
 
-use super::*;
+use super::{ChannelColour, Circle, Prepared, RingBundle, RingOptions};
+use crate::layout::blocks::Blocks;
+use crate::render::{ColorMap, Scene};
+use crate::stages::bspline::Curve;
+use crate::stages::kde_bundle::UnitFrame;
+use crate::stages::line_density::DensityInput;
+use crate::stages::{BundleInput, BundleParams};
+use crate::views::ViewError;
+use crate::views::torus::clip_segment;
+use crate::views::torus::traffic::Chords;
+use crate::{Backend, stages};
 
 /// The chords' polylines in screen pixels: flattened curves, or bundled.
 pub(super) fn polylines(

@@ -1,6 +1,8 @@
 //! The ring's geometry: the circle of nodes, the plot and legend areas, and zoom.
 
-use super::*;
+use super::RingOptions;
+use crate::views::ViewError;
+use crate::views::torus::traffic::{LEGEND_W, TOP};
 
 /// Where the circle is: centre, radius, node count, and the zoom factor it was drawn at.
 pub(crate) struct Circle {

@@ -1,6 +1,11 @@
 //! The ring's nodes, title, subtitle and legends.
 
-use super::*;
+use super::{ChannelColour, MARK_COLOUR, MARK_OUTLINE, Prepared, RELATION_COLOURS, RingBundle, RingOptions, is_dense};
+use crate::dataset::Dataset;
+use crate::render::{Anchor, Scale, Scene};
+use crate::views::legend::{color_bar, color_bar_of, format_value};
+use crate::views::torus::traffic::{LEGEND_W, TOP, dim_letter};
+use crate::views::{BACKGROUND, TEXT, TEXT_DIM};
 
 /// What the legend tells beside the chords: traffic marks (largest radius and traffic) and a
 /// tracked message.

@@ -1,7 +1,11 @@
 //! Marks on the ring: TorusTrafficND's traffic marks on the chords, and the Hilbert blocks'
 //! boundaries and numbers.
 
-use super::*;
+use super::Circle;
+use crate::layout::blocks::Blocks;
+use crate::render::{Anchor, Blend, Scene};
+use crate::views::TEXT_DIM;
+use crate::views::torus::traffic::Chords;
 
 /// Most traffic marks drawn (the heaviest channels'); more would cover the disc.
 pub(super) const MAX_MARKS: usize = 50_000;

@@ -6,23 +6,12 @@
 
 use crate::Backend;
 use crate::dataset::Dataset;
-use crate::layout::blocks::{Blocks, Relation};
-use crate::layout::order::{Ordering, order_nodes, positions};
-use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
-use crate::stages::bspline::Curve;
-use crate::stages::kde_bundle::UnitFrame;
-use crate::stages::line_density::DensityInput;
-use crate::stages::{self, BundleInput, BundleParams};
 
-use crate::selection::dims::{DimFilter, selected_nodes};
-use crate::selection::group::BundleGroup;
 use crate::selection::{Parts, Selection};
+use crate::views::ViewError;
 use crate::views::contract::{self, Class, Drawn, Frame, Pick, Picker};
-use crate::views::legend::{color_bar, color_bar_of, format_value};
 use crate::views::options::{ColormapArgs, RingSelectArgs, TorusSelectArgs};
 use crate::views::torus;
-use crate::views::torus::clip_segment;
-use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 mod address;
 mod chords;

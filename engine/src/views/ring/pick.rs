@@ -1,6 +1,7 @@
 //! Picking on the ring: the node or address-ring value under a point.
 
-use super::*;
+use super::{RingOptions, place_circle, ring_band};
+use crate::layout::order::order_nodes;
 
 /// Picking: the node whose place on the ring (or address rings) is nearest to the picture point
 /// `p`, if `p` lies on the ring's band, from a little inside the circle to just outside the

@@ -1,6 +1,20 @@
 //! The ring's picture: chords, address rings, blocks, marks and legend in one scene.
 
-use super::*;
+use super::{
+    Circle, Decor, address_rings, block_marks, chord_density, decorate, is_dense, place_circle, plot_rect, polylines,
+    resolve_blocks, traffic_marks,
+};
+use crate::Backend;
+use crate::dataset::Dataset;
+use crate::layout::blocks::{Blocks, Relation};
+use crate::layout::order::{Ordering, order_nodes, positions};
+use crate::render::{Anchor, Blend, ColorMap, Scene};
+use crate::selection::dims::{DimFilter, selected_nodes};
+use crate::selection::group::BundleGroup;
+use crate::stages::BundleParams;
+use crate::views::torus::clip_segment;
+use crate::views::torus::traffic::{Chords, link_traffic_in};
+use crate::views::{BACKGROUND, TEXT_DIM, ViewError};
 
 /// How the ring's chords are bundled.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -251,7 +265,8 @@ pub fn ring_scene(dataset: &Dataset, backend: &Backend, opts: &RingOptions) -> R
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+
+    use crate::views::ring::{along, largest_mark, mark_fraction};
 
     #[test]
     fn traffic_marks_sit_towards_the_main_sender() {

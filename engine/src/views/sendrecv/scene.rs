@@ -80,19 +80,7 @@ pub fn sendrecv_scene(
         scene.text(&label, [x0 + w + 10.0, y + 4.0], 11.0, Anchor::Left, TEXT_DIM);
     }
     scene.text("rank", [x0 - 10.0, y0 + h + 18.0], 11.0, Anchor::Right, TEXT_DIM);
-    let title = format!(
-        "Sender/receiver diagram: {} ({} processes, {})",
-        crate::views::title_name(dataset),
-        nodes.ranks,
-        nodes.pairs(pairs.len())
-    );
-    scene.text(
-        &crate::views::plot::fit(&title, opts.width as f32 - 24.0, 15.0),
-        [16.0, 26.0],
-        15.0,
-        Anchor::Left,
-        TEXT,
-    );
+    nodes.title(&mut scene, ("Sender/receiver diagram", dataset), pairs.len(), opts.width, 26.0);
     let lx = x0 + w + 70.0;
     let sender_map = Scale { lo: 0.0, hi: ((n - 1).max(1) * nodes.block) as f64, log: false };
     let bar = |f: f32| {
