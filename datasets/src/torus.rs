@@ -119,18 +119,7 @@ pub fn simulate(topology: Topology, steps: u32, seed: u64) -> Dataset {
             at = next;
         }
     }
-    Dataset {
-        name: String::new(),
-        trace,
-        topology: Some(topology),
-        link_counter_unit: "packets".into(),
-        out_of_core: None,
-        fattree: None,
-        training: None,
-        opgraph: None,
-        index: None,
-        warnings: Vec::new(),
-    }
+    Dataset { trace, topology: Some(topology), link_counter_unit: "packets".into(), ..Dataset::default() }
 }
 
 #[cfg(test)]

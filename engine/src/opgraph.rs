@@ -115,6 +115,24 @@ pub struct OpNode {
     pub calls: Vec<String>,
 }
 
+impl OpNode {
+    /// An operator of computation 0 with no shape, namespace, pairs or calls, its strategy
+    /// unknown.
+    pub fn new(name: &str, opcode: &str, class: OpClass) -> Self {
+        OpNode {
+            name: name.into(),
+            opcode: opcode.into(),
+            shape: String::new(),
+            namespace: String::new(),
+            strategy: Strategy::Unknown,
+            class,
+            computation: 0,
+            pairs: Vec::new(),
+            calls: Vec::new(),
+        }
+    }
+}
+
 /// The graph of one module.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OpGraph {

@@ -261,3 +261,14 @@ pub(crate) fn content(
     view.check(dataset)?;
     Ok(window::Content { view, selection })
 }
+
+/// A time window of a trace on the command line (`exaviz summary`, `exaviz critical-path`).
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct WindowArgs {
+    /// Start of the window, seconds since the trace's start (default: the start).
+    #[arg(long)]
+    pub from: Option<f64>,
+    /// End of the window, seconds since the trace's start (default: the end).
+    #[arg(long)]
+    pub to: Option<f64>,
+}

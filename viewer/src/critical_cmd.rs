@@ -13,12 +13,8 @@ use crate::summary_cmd::{clip, root_cause_table, time};
 pub struct CriticalArgs {
     #[arg(help = crate::common::input_help())]
     pub input: String,
-    /// Start of the window, seconds since the trace's start (default: the start).
-    #[arg(long)]
-    pub from: Option<f64>,
-    /// End of the window, seconds since the trace's start (default: the end).
-    #[arg(long)]
-    pub to: Option<f64>,
+    #[command(flatten)]
+    pub window: crate::common::WindowArgs,
     /// Rows listed per table.
     #[arg(long, default_value_t = 15)]
     pub top: usize,
@@ -30,7 +26,7 @@ pub struct CriticalArgs {
 pub fn run(args: &CriticalArgs) -> Result<()> {
     let dataset = crate::common::load(&args.input)?;
     let pb = crate::common::spinner("finding the critical path");
-    let report = exaviz_engine::whyslow::analyse_asked(&dataset, args.from, args.to)
+    let report = exaviz_engine::whyslow::analyse_asked(&dataset, args.window.from, args.window.to)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.input));
     pb.finish_and_clear();
     let report = report?;

@@ -10,12 +10,8 @@ use exaviz_engine::summary::{AreaAsked, Summary, summarize_asked};
 pub struct SummaryArgs {
     #[arg(help = crate::common::input_help())]
     pub input: String,
-    /// Start of the area, seconds since the trace's start (default: the start).
-    #[arg(long)]
-    pub from: Option<f64>,
-    /// End of the area, seconds since the trace's start (default: the end).
-    #[arg(long)]
-    pub to: Option<f64>,
+    #[command(flatten)]
+    pub window: crate::common::WindowArgs,
     /// Rows of the area, `A-B` or `A`, numbered from 0 as the timeline's rows (default: all).
     #[arg(long, value_name = "A-B")]
     pub ranks: Option<String>,
@@ -29,7 +25,8 @@ pub struct SummaryArgs {
 
 pub fn run(args: &SummaryArgs) -> Result<()> {
     let dataset = crate::common::load(&args.input)?;
-    let asked = AreaAsked { from_s: args.from, to_s: args.to, ranks: args.ranks.as_deref(), top: args.top };
+    let asked =
+        AreaAsked { from_s: args.window.from, to_s: args.window.to, ranks: args.ranks.as_deref(), top: args.top };
     let s = summarize_asked(&dataset, &asked).map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&s)?);

@@ -7,10 +7,27 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn require(tool: &str) {
-    let found =
-        Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().is_ok_and(|o| o.status.success());
-    assert!(found, "{tool} is missing: apt-get install xvfb xauth imagemagick (the README's test command does)");
+fn require(tools: &[&str]) {
+    for tool in tools {
+        let found =
+            Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().is_ok_and(|o| o.status.success());
+        assert!(found, "{tool} is missing: apt-get install xvfb xauth imagemagick (the README's test command does)");
+    }
+}
+
+/// A fresh scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("exaviz-window-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Asserts that a screenshot's picture is the render it should show: the same size, fewer than
+/// 1% of the pixels far apart (presentation may round colours).
+fn assert_shows(shot: &[[u8; 3]], expected: &[[u8; 3]]) {
+    assert_eq!(shot.len(), expected.len(), "screenshot size");
+    let differ = far_pixels(shot, expected);
+    assert!(differ * 100 < shot.len(), "{differ} of {} pixels differ from the headless render", shot.len());
 }
 
 #[test]
@@ -31,10 +48,9 @@ fn viewer_shows_the_timeline_and_sendrecv_pictures() {
 fn viewer_draws_on_the_cpu_path_without_an_adapter() {
     screenshot_shows_the_view("timeline-cpu", "'gen:wrf?iterations=3' --view timeline --backend cpu");
     screenshot_shows_the_view("ring-cpu", "'gen:torus-sim?dims=4x4x4&steps=20&seed=3' --backend cpu");
-    require("xvfb-run");
+    require(&["xvfb-run"]);
     let exe = env!("CARGO_BIN_EXE_exaviz");
-    let dir = std::env::temp_dir().join(format!("exaviz-window-fallback-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("fallback");
     // No Vulkan or GL adapter is visible with only DX12 allowed (as on a machine without a GPU).
     let script = format!(
         "WGPU_BACKEND=dx12 \"{exe}\" view 'gen:lulesh?iterations=3' --view chord --size 320x240 --frames 3\n\
@@ -53,10 +69,8 @@ fn viewer_draws_on_the_cpu_path_without_an_adapter() {
 }
 
 fn screenshot_shows_the_view(name: &str, args: &str) {
-    require("xvfb-run");
-    require("import");
-    let dir = std::env::temp_dir().join(format!("exaviz-window-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    require(&["xvfb-run", "import"]);
+    let dir = scratch(name);
     let shot = dir.join("shot.png");
     let exe = env!("CARGO_BIN_EXE_exaviz");
     // Inside Xvfb: a first run presents 40 frames and exits cleanly; a second keeps presenting
@@ -104,9 +118,7 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
     use exaviz_engine::views::linked::panels;
     use exaviz_engine::views::ring::{RingOptions, ring_node_at};
     use exaviz_engine::views::themeriver::themeriver_tick_at;
-    require("xvfb-run");
-    require("import");
-    require("xdotool");
+    require(&["xvfb-run", "import", "xdotool"]);
     let input = "gen:torus-sim?dims=4x4x4&steps=20&seed=3";
     let (w, h) = (1000u32, 640u32);
     let d = exaviz_datasets::open(input).unwrap();
@@ -137,8 +149,7 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
     // A zoom (right button) into the ring's upper left quarter.
     let (zx0, zy0, zx1, zy1) = (ring[2] / 5, ring[3] / 5, ring[2] / 2, ring[3] * 9 / 20);
 
-    let dir = std::env::temp_dir().join(format!("exaviz-window-linked-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("linked");
     let (log, shot, expected) = (dir.join("viewer.log"), dir.join("shot.png"), dir.join("expected.png"));
     let exe = env!("CARGO_BIN_EXE_exaviz");
     let select = "Y=1-2 (32 nodes)";
@@ -205,9 +216,7 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
     // presentation), and not the unselected one. (The pointer rests in a corner, where there is
     // no tooltip.)
     let (shot, expected) = (picture(&shot, w), read_rgb(&expected));
-    assert_eq!(shot.len(), expected.len(), "screenshot size");
-    let differ = far_pixels(&shot, &expected);
-    assert!(differ * 100 < shot.len(), "{differ} of {} pixels differ from the headless render", shot.len());
+    assert_shows(&shot, &expected);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -292,11 +301,8 @@ fn picture(path: &Path, width: u32) -> Vec<[u8; 3]> {
 /// picture then replaces the preview.
 #[test]
 fn hover_click_and_wheel_respond_while_the_worker_computes() {
-    require("xvfb-run");
-    require("import");
-    require("xdotool");
-    let dir = std::env::temp_dir().join(format!("exaviz-window-explore-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    require(&["xvfb-run", "import", "xdotool"]);
+    let dir = scratch("explore");
     let exe = env!("CARGO_BIN_EXE_exaviz");
     let shot = |k: &str| dir.join(format!("{k}.png")).display().to_string();
     let log = dir.join("viewer.log").display().to_string();
@@ -382,9 +388,7 @@ fn hover_click_and_wheel_respond_while_the_worker_computes() {
 fn a_matrix_click_highlights_the_pairs_messages_on_the_timeline() {
     use exaviz_engine::views::mpi::panels;
     use exaviz_engine::views::plot::Plot;
-    require("xvfb-run");
-    require("import");
-    require("xdotool");
+    require(&["xvfb-run", "import", "xdotool"]);
     let (w, h) = (900u32, 560u32);
     let [t, m, _] = panels(w, h);
     let p = Plot::inside(m[2], m[3], [80, 56, 170, 52]).unwrap();
@@ -392,8 +396,7 @@ fn a_matrix_click_highlights_the_pairs_messages_on_the_timeline() {
     // Cell of sender 3 (row), receiver 7 (column).
     let (cx, cy) = (m[0] + p.x0 + side * 7 + side / 2, m[1] + p.y0 + side * 3 + side / 2);
     let plot = exaviz_engine::views::timeline::plot_rect(t[2], t[3]).unwrap();
-    let dir = std::env::temp_dir().join(format!("exaviz-window-mpi-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("mpi");
     let exe = env!("CARGO_BIN_EXE_exaviz");
     let shot = |k: &str| dir.join(format!("{k}.png")).display().to_string();
     let log = dir.join("viewer.log").display().to_string();
@@ -442,12 +445,9 @@ fn a_matrix_click_highlights_the_pairs_messages_on_the_timeline() {
 /// places come from the viewer's own log (`EXAVIZ_PANEL_LOG`), so the test follows egui's layout.
 #[test]
 fn the_panel_switches_views_and_options() {
-    require("xvfb-run");
-    require("import");
-    require("xdotool");
+    require(&["xvfb-run", "import", "xdotool"]);
     let (w, h) = (480u32, 360u32);
-    let dir = std::env::temp_dir().join(format!("exaviz-window-panel-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("panel");
     let exe = env!("CARGO_BIN_EXE_exaviz");
     let file = |k: &str| dir.join(k).display().to_string();
     let log = file("viewer.log");
@@ -488,9 +488,7 @@ fn the_panel_switches_views_and_options() {
     assert!(text.contains("view: timeline"), "the click on the panel's button switches the view: {text}");
     for (shot, expected) in [("bytes.png", "bytes-expected.png"), ("shot.png", "expected.png")] {
         let (shot, expected) = (picture(Path::new(&file(shot)), w), read_rgb(Path::new(&file(expected))));
-        assert_eq!(shot.len(), expected.len());
-        let differ = far_pixels(&shot, &expected);
-        assert!(differ * 100 < shot.len(), "{differ} of {} pixels differ from the render", shot.len());
+        assert_shows(&shot, &expected);
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -504,9 +502,7 @@ fn the_panel_switches_views_and_options() {
 fn fattree_brushes_jobs_and_routes_follow_the_mouse_under_xvfb() {
     use exaviz_engine::views::contract::{Entry, Frame};
     use exaviz_engine::views::fattree::Layout;
-    require("xvfb-run");
-    require("import");
-    require("xdotool");
+    require(&["xvfb-run", "import", "xdotool"]);
     let input = "gen:fattree?k=8&steps=40&placement=packed";
     let (w, h) = (1100u32, 700u32);
     let d = exaviz_datasets::open(input).unwrap();
@@ -535,8 +531,7 @@ fn fattree_brushes_jobs_and_routes_follow_the_mouse_under_xvfb() {
     let ((ta, ty), (tb, _)) = (at(l.chart, 0.3), at(l.chart, 0.6));
     let ((ha, hy), (hb, _)) = (at(l.histogram, 0.05), at(l.histogram, 0.7));
 
-    let dir = std::env::temp_dir().join(format!("exaviz-window-fattree-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("fattree");
     let (log, shot, expected) = (dir.join("viewer.log"), dir.join("shot.png"), dir.join("expected.png"));
     let exe = env!("CARGO_BIN_EXE_exaviz");
     let script = format!(
@@ -599,9 +594,7 @@ fn fattree_brushes_jobs_and_routes_follow_the_mouse_under_xvfb() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let (shot, expected) = (picture(&shot, w), read_rgb(&expected));
-    assert_eq!(shot.len(), expected.len(), "screenshot size");
-    let differ = far_pixels(&shot, &expected);
-    assert!(differ * 100 < shot.len(), "{differ} of {} pixels differ from the headless render", shot.len());
+    assert_shows(&shot, &expected);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -612,11 +605,8 @@ fn fattree_brushes_jobs_and_routes_follow_the_mouse_under_xvfb() {
 #[test]
 fn wall_windows_present_together_and_a_drag_on_one_tile_moves_all() {
     use exaviz_engine::render::View;
-    require("xvfb-run");
-    require("import");
-    require("xdotool");
-    let dir = std::env::temp_dir().join(format!("exaviz-window-wall-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    require(&["xvfb-run", "import", "xdotool"]);
+    let dir = scratch("wall");
     let wall = dir.join("wall.toml");
     std::fs::write(&wall, "columns = 2\nrows = 2\ntile = [240, 160]\nmullion = [10, 8]\n").unwrap();
     let input = "gen:torus-sim?dims=4x4x4&steps=20&seed=3";
@@ -683,11 +673,8 @@ fn wall_windows_present_together_and_a_drag_on_one_tile_moves_all() {
 #[test]
 fn wall_master_keeps_tile_processes_in_step_under_xvfb() {
     use exaviz_engine::render::View;
-    require("xvfb-run");
-    require("import");
-    require("xdotool");
-    let dir = std::env::temp_dir().join(format!("exaviz-window-wallnet-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    require(&["xvfb-run", "import", "xdotool"]);
+    let dir = scratch("wallnet");
     let wall = dir.join("wall.toml");
     std::fs::write(&wall, "columns = 2\nrows = 2\ntile = [240, 160]\nmullion = [10, 8]\n").unwrap();
     let input = "gen:torus-sim?dims=4x4x4&steps=20&seed=3";
@@ -801,10 +788,8 @@ fn windows_show_their_regions(dir: &Path, input: &str, checks: &[(&str, &str, ex
 /// and `$dir`, a scratch folder) against `exaviz view` on a generated stencil timeline, 900 x 560,
 /// under Xvfb with a `screen`; the log once the viewer is killed, and the scratch folder.
 fn fd4_timeline_under_xvfb(name: &str, screen: &str, gestures: &str) -> (String, PathBuf) {
-    require("xvfb-run");
-    require("xdotool");
-    let dir = std::env::temp_dir().join(format!("exaviz-window-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    require(&["xvfb-run", "xdotool"]);
+    let dir = scratch(name);
     let exe = env!("CARGO_BIN_EXE_exaviz");
     let script = format!(
         "set -e\n\
@@ -831,7 +816,7 @@ fn fd4_timeline_under_xvfb(name: &str, screen: &str, gestures: &str) -> (String,
 /// last; the picture after the steps differs from the one before.
 #[test]
 fn a_timeline_search_steps_through_its_matches_under_xvfb() {
-    require("import");
+    require(&["import"]);
     let w = 900u32;
     let (text, dir) = fd4_timeline_under_xvfb(
         "search",
@@ -964,9 +949,7 @@ fn a_clicked_message_is_followed_to_its_ends_under_xvfb() {
 #[test]
 fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
     use exaviz_engine::views::{Entry, Frame};
-    require("xvfb-run");
-    require("import");
-    require("xdotool");
+    require(&["xvfb-run", "import", "xdotool"]);
     let (w, h) = (960u32, 400u32);
     let run = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/jax-cpu-pipeline");
     let run = run.display().to_string();
@@ -987,8 +970,7 @@ fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
     let t = d.training.as_ref().expect("a training run");
     let offsets = exaviz_engine::training::offsets(t, exaviz_engine::training::Align::Full);
     let (from, to) = exaviz_engine::views::run::operator_window(t, &offsets, "ppermute.13").expect("the permute runs");
-    let dir = std::env::temp_dir().join(format!("exaviz-window-link-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("link");
     let exe = env!("CARGO_BIN_EXE_exaviz");
     let file = |k: &str| dir.join(k).display().to_string();
     let log = file("viewer.log");

@@ -3,6 +3,7 @@
 //! dataset. Options are parsed by [`Query`] and checked against the generator's list.
 
 use exaviz_engine::dataset::Dataset;
+use exaviz_engine::model::{Collectives, Intervals};
 
 use crate::query::{Query, whole};
 use crate::{MAX_MESSAGES, SourceError, fattree, torus};
@@ -313,4 +314,32 @@ pub fn fattree_gen(q: &Query) -> Result<exaviz_engine::fattree::FatTree, SourceE
     let jobs = fattree::default_jobs(shape, steps, routing.len() > 1);
     let sim = fattree::Sim { shape, steps, interval, placement, routing, seed, jobs };
     fattree::simulate(&sim).map_err(bad)
+}
+
+/// Rank `r`'s period of an FD4-like iteration (`start` to `end`, ticks): computing until
+/// `compute_end`, waiting until `enter`, then in the allreduce until `end` (where there is one:
+/// state 2 otherwise is the rest of the period), its three states at depth 0 (empty ones left out).
+pub(crate) fn push_period(
+    (i, k): (&mut Intervals, &mut Collectives),
+    r: u32,
+    (start, compute_end, enter, end): (u64, u64, u64, u64),
+    allreduce: bool,
+) {
+    for (kind, (a, b)) in [(0, (start, compute_end)), (1, (compute_end, enter)), (2, (enter, end))] {
+        if b > a {
+            i.location.push(r);
+            i.start.push(a);
+            i.end.push(b);
+            i.kind.push(kind);
+            i.depth.push(0);
+        }
+    }
+    if allreduce {
+        k.location.push(r);
+        k.start.push(enter);
+        k.end.push(end);
+        k.op.push(0);
+        k.root.push(u32::MAX);
+        k.bytes.push(8);
+    }
 }

@@ -150,26 +150,12 @@ pub fn generate_with(name: &str, iterations: Option<u32>, seed: u64, extras: Ext
             // Ranks enter the allreduce when done, at 90% of the period at the earliest, and
             // all leave it at the period's end.
             let enter = if allreduce { compute_end.max(start + period * 9 / 10) } else { start + period };
-            let i = &mut t.intervals;
-            for (kind, (a, b)) in [(0, (start, compute_end)), (1, (compute_end, enter)), (2, (enter, start + period))] {
-                if b <= a {
-                    continue;
-                }
-                i.location.push(r);
-                i.start.push(a);
-                i.end.push(b);
-                i.kind.push(kind);
-                i.depth.push(0);
-            }
-            if allreduce {
-                let k = &mut t.collectives;
-                k.location.push(r);
-                k.start.push(enter);
-                k.end.push(start + period);
-                k.op.push(0);
-                k.root.push(u32::MAX);
-                k.bytes.push(8);
-            }
+            super::push_period(
+                (&mut t.intervals, &mut t.collectives),
+                r,
+                (start, compute_end, enter, start + period),
+                allreduce,
+            );
             far.clear();
             if name == "fd4" && rng.unit() < 0.1 {
                 far.push(rng.below(c.ranks));

@@ -161,18 +161,7 @@ pub fn generate(topology: Topology, opts: &Pf3dOptions) -> Result<Dataset, Strin
             value -= part;
         }
     }
-    Ok(Dataset {
-        name: String::new(),
-        trace,
-        topology: Some(topology),
-        link_counter_unit: "packets".into(),
-        out_of_core: None,
-        fattree: None,
-        training: None,
-        opgraph: None,
-        index: None,
-        warnings: Vec::new(),
-    })
+    Ok(Dataset { trace, topology: Some(topology), link_counter_unit: "packets".into(), ..Dataset::default() })
 }
 
 /// The links of the dimension-ordered route from node `s` to node `d` (see the module docs).

@@ -135,25 +135,7 @@ impl Scale {
         for r in first..(first + BLOCK).min(self.ranks) {
             let compute_end = start + (PERIOD_NS as f64 * (0.55 + 0.3 * f64::from(rng.unit()))) as u64;
             let enter = if allreduce { compute_end.max(start + PERIOD_NS * 9 / 10) } else { end };
-            for (kind, (a, b)) in [(0, (start, compute_end)), (1, (compute_end, enter)), (2, (enter, end))] {
-                if b > a {
-                    let i = &mut c.intervals;
-                    i.location.push(r);
-                    i.start.push(a);
-                    i.end.push(b);
-                    i.kind.push(kind);
-                    i.depth.push(0);
-                }
-            }
-            if allreduce {
-                let k = &mut c.collectives;
-                k.location.push(r);
-                k.start.push(enter);
-                k.end.push(end);
-                k.op.push(0);
-                k.root.push(u32::MAX);
-                k.bytes.push(8);
-            }
+            super::push_period((&mut c.intervals, &mut c.collectives), r, (start, compute_end, enter, end), allreduce);
             let (y, x) = (r / cols, r % cols);
             let mut partners = [
                 ((y + rows - 1) % rows) * cols + x,

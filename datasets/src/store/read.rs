@@ -319,29 +319,21 @@ pub(super) fn stream_batches(
     Ok(())
 }
 
+/// Column `i` of `c` taken out where it holds `T`s (`of` picks them), else empty.
+fn take<T>(c: &mut [Owned], i: usize, of: impl FnOnce(&mut Owned) -> Option<&mut Vec<T>>) -> Vec<T> {
+    of(&mut c[i]).map(std::mem::take).unwrap_or_default()
+}
 pub(super) fn take_u32(c: &mut [Owned], i: usize) -> Vec<u32> {
-    match &mut c[i] {
-        Owned::U32(v) => std::mem::take(v),
-        _ => Vec::new(),
-    }
+    take(c, i, |o| if let Owned::U32(v) = o { Some(v) } else { None })
 }
 pub(super) fn take_u64(c: &mut [Owned], i: usize) -> Vec<u64> {
-    match &mut c[i] {
-        Owned::U64(v) => std::mem::take(v),
-        _ => Vec::new(),
-    }
+    take(c, i, |o| if let Owned::U64(v) = o { Some(v) } else { None })
 }
 pub(super) fn take_f64(c: &mut [Owned], i: usize) -> Vec<f64> {
-    match &mut c[i] {
-        Owned::F64(v) => std::mem::take(v),
-        _ => Vec::new(),
-    }
+    take(c, i, |o| if let Owned::F64(v) = o { Some(v) } else { None })
 }
 pub(super) fn take_str(c: &mut [Owned], i: usize) -> Vec<String> {
-    match &mut c[i] {
-        Owned::Str(v) => std::mem::take(v),
-        _ => Vec::new(),
-    }
+    take(c, i, |o| if let Owned::Str(v) = o { Some(v) } else { None })
 }
 
 /// Messages and intervals that [`open`] reads into memory. A store holding more, with a

@@ -616,17 +616,7 @@ mod tests {
     use crate::opgraph::OpNode;
 
     fn node(name: &str, opcode: &str, class: OpClass) -> OpNode {
-        OpNode {
-            name: name.into(),
-            opcode: opcode.into(),
-            shape: "f32[8]".into(),
-            namespace: String::new(),
-            strategy: Strategy::Unknown,
-            class,
-            computation: 0,
-            pairs: Vec::new(),
-            calls: Vec::new(),
-        }
+        OpNode { shape: "f32[8]".into(), ..OpNode::new(name, opcode, class) }
     }
 
     /// A successor is never left of its operand; parameters sit above the axis, computing

@@ -154,20 +154,11 @@ pub fn stacks(g: &OpGraph, shown: &dyn Fn(usize) -> bool) -> Stacks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::opgraph::{OpNode, Strategy};
+    use crate::opgraph::OpNode;
 
     fn node(name: &str, opcode: &str, namespace: &str, class: OpClass) -> OpNode {
-        OpNode {
-            name: name.into(),
-            opcode: opcode.into(),
-            shape: format!("f32[{}]", name.len()),
-            namespace: format!("{namespace}/{opcode}"),
-            strategy: Strategy::Unknown,
-            class,
-            computation: 0,
-            pairs: Vec::new(),
-            calls: Vec::new(),
-        }
+        let (shape, namespace) = (format!("f32[{}]", name.len()), format!("{namespace}/{opcode}"));
+        OpNode { shape, namespace, ..OpNode::new(name, opcode, class) }
     }
 
     /// Three parameters' updates (a multiply, then a subtract, in the optimizer's namespace) are
