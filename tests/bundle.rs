@@ -70,7 +70,7 @@ fn chunked_bundles_agree_with_unchunked() {
     compare(&whole, &chunked);
 }
 
-/// The CPU runner bundles in plain memory (`cpu::kde_plain`), not by running the recording the
+/// The CPU runner bundles in plain memory (`cpu::kde_bundle_plain`), not by running the recording the
 /// GPU runs; the two give the same floats, bit for bit: edge counts short of, equal to and past
 /// a group of eight lanes, every sample count's ends, no iteration, 32- and 64-bit density sums,
 /// and edges that are degenerate, NaN or outside the unit square.

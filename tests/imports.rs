@@ -217,3 +217,48 @@ fn paths_and_circles_are_found() {
     assert_eq!(c.len(), 1);
     assert_eq!(c[0], ["a", "b", "c"].iter().map(|s| (*s).to_string()).collect());
 }
+
+/// One name per stage, as vello names them: every compute shader `NAME.wgsl` has its recording
+/// in `engine/src/stages/NAME.rs` and its CPU mirror in `stages/cpu/NAME.rs`, which defines a
+/// function for each of the shader's entry points (`ENTRY`, or `ENTRY_all` where the runner
+/// walks a whole dispatch at once); every other file of `stages/cpu/` is a mirror's fast paths on
+/// plain memory, `NAME_plain.rs`.
+#[test]
+fn each_stage_has_one_name_across_wgsl_mirror_and_pipeline() {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let (wgsl, stages) = (here.join("shaders/wgsl"), here.join("engine/src/stages"));
+    let mut compute = Vec::new();
+    for entry in std::fs::read_dir(&wgsl).unwrap().flatten() {
+        let (path, text) = (entry.path(), std::fs::read_to_string(entry.path()).unwrap());
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let entries: Vec<String> = text
+            .split("@compute")
+            .skip(1)
+            .filter_map(|rest| rest.split("fn ").nth(1))
+            .map(|f| f.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect())
+            .collect();
+        if entries.is_empty() {
+            continue;
+        }
+        assert!(stages.join(format!("{name}.rs")).is_file(), "{name}.wgsl has no engine/src/stages/{name}.rs");
+        let mirror = stages.join(format!("cpu/{name}.rs"));
+        let mirror =
+            std::fs::read_to_string(&mirror).unwrap_or_else(|_| panic!("{name}.wgsl has no stages/cpu/{name}.rs"));
+        for e in &entries {
+            assert!(
+                mirror.contains(&format!("fn {e}(")) || mirror.contains(&format!("fn {e}_all(")),
+                "stages/cpu/{name}.rs mirrors no entry point {e} of {name}.wgsl"
+            );
+        }
+        compute.push(name);
+    }
+    assert!(compute.len() >= 6, "compute shaders found: {compute:?}");
+    for entry in std::fs::read_dir(stages.join("cpu")).unwrap().flatten() {
+        let stem = entry.path().file_stem().unwrap().to_string_lossy().into_owned();
+        let stage = stem.strip_suffix("_plain").unwrap_or(&stem);
+        assert!(
+            stem == "mod" || compute.iter().any(|c| c == stage),
+            "stages/cpu/{stem}.rs is neither a shader's mirror nor a mirror's plain paths"
+        );
+    }
+}

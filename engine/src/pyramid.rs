@@ -17,7 +17,7 @@
 use rayon::prelude::*;
 
 use crate::model::{Intervals, Messages};
-use crate::stages::{AxisKey, HeatmapInput, cpu::bin_plain};
+use crate::stages::{AxisKey, HeatmapInput, cpu::bin_heatmap_plain};
 
 /// The shape of a pyramid's finest level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -644,7 +644,7 @@ impl PyramidBuilder {
             weights: Some(m.bytes),
         };
         debug_assert_eq!(input.x.bin_ticks(), bin_ticks);
-        bin_plain::bin_into(&input, &mut self.level.counts, &mut self.level.bytes);
+        bin_heatmap_plain::bin_into(&input, &mut self.level.counts, &mut self.level.bytes);
     }
 
     /// Adds intervals: each one's ticks split over the state bins it overlaps.

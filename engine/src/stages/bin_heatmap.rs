@@ -194,11 +194,11 @@ pub fn record<'a>(input: &HeatmapInput<'a>, max_binding_bytes: u64) -> Result<Re
 }
 
 /// Runs stage (a) on a runner: on one of plain memory (the CPU's) with the partitioned scatter
-/// of `cpu::bin_plain`, which equals the recording's run there, else as [`run_recorded`].
+/// of `cpu::bin_heatmap_plain`, which equals the recording's run there, else as [`run_recorded`].
 pub fn run(runner: &mut dyn Runner, input: &HeatmapInput<'_>) -> Result<HeatmapGrid, StageError> {
     if runner.plain_memory() {
         input.check()?;
-        return Ok(super::cpu::bin_plain::bin(input));
+        return Ok(super::cpu::bin_heatmap_plain::bin(input));
     }
     run_recorded(runner, input)
 }

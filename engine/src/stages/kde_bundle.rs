@@ -232,7 +232,7 @@ pub fn run(runner: &mut dyn Runner, input: &BundleInput<'_>, params: &BundlePara
 }
 
 /// Bundles every edge of `input` as it is: on a runner of plain memory (the CPU's) with
-/// `cpu::kde_plain`, which equals [`run_recorded`] there bit for bit, else as [`run_recorded`].
+/// `cpu::kde_bundle_plain`, which equals [`run_recorded`] there bit for bit, else as [`run_recorded`].
 pub fn run_each(
     runner: &mut dyn Runner,
     input: &BundleInput<'_>,
@@ -242,7 +242,7 @@ pub fn run_each(
         return run_recorded(runner, input, params);
     }
     check(input, params)?;
-    let points = super::cpu::kde_plain::bundle(input.edges, input.weights, params);
+    let points = super::cpu::kde_bundle_plain::bundle(input.edges, input.weights, params);
     Ok(Bundled { samples: params.samples, points })
 }
 

@@ -12,11 +12,11 @@ use rayon::prelude::*;
 use super::{BufId, Command, Kernel, Recording, Runner, StageError, WORKGROUP, workgroups};
 
 pub mod bin_heatmap;
-pub mod bin_plain;
+pub mod bin_heatmap_plain;
 pub mod bspline;
 pub mod force_layout;
 pub mod kde_bundle;
-pub mod kde_plain;
+pub mod kde_bundle_plain;
 pub mod line_density;
 pub mod line_density_plain;
 pub mod reduce;
