@@ -1,8 +1,11 @@
 //! exaviz engine: the columnar model, layouts, compute stages (each a WGSL kernel with a CPU
-//! mirror) and the instanced renderer. It knows nothing of windows: the `exaviz` binary in
-//! `viewer/` owns the CLI and winit.
+//! mirror), the views and the instanced renderer. It knows nothing of windows: the `exaviz`
+//! binary in `viewer/` parses the command line, dispatches its commands and owns winit. Each
+//! view declares its own options here (a clap `Args` beside its `Class`), so the command line,
+//! the window's panel and Python read one declaration.
 //!
-//! Data flows one way: source → [`model`] → [`layout`] → [`stages`] → [`render`] → target.
+//! Data flows one way: source ([`dataset`]) → [`model`] → view ([`views`]: [`layout`] and
+//! [`stages`] in `prepare`, a scene in `draw`) → [`render`] → target.
 
 pub mod bundling;
 pub mod dataset;

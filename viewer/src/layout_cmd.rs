@@ -91,6 +91,8 @@ pub(crate) fn layout_rows(input: &str, rows: &mut [serde_json::Value]) {
     }
 }
 
+/// Each ring ordering of `topology` (sequential, Hilbert) with its layout metrics (locality, the
+/// chord lengths' mean and largest) and the seconds it took.
 pub(crate) fn ordering_metrics(topology: &exaviz_engine::model::Topology) -> Vec<serde_json::Value> {
     use exaviz_engine::layout::{metrics, order};
     [Ordering::Sequential, Ordering::Hilbert]

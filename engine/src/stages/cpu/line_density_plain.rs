@@ -196,7 +196,7 @@ fn bucket(range: std::ops::Range<usize>, p: &Params, bands: Bands, segments: &[u
     Bucketed { walked: Walked::by_band(rest, p, bands), short }
 }
 
-/// The whole dispatch at once, with the same result as running [`line_density`] for every
+/// The whole dispatch at once, with the same result as running [`line_density`](super::line_density::line_density) for every
 /// invocation (integer sums commute), but arranged for a CPU: segments are bucketed by horizontal
 /// band of the image, then each band is drawn by one task with plain loads and stores, its pixels
 /// staying in cache. Unweighted short segments are drawn from a table ([`ShortLines`]); segments
