@@ -530,3 +530,31 @@ fn the_critical_path_is_outlined_over_the_rows() {
     }
     assert!(scene.labels.iter().any(|l| l.text.starts_with("critical path outlined")), "the note");
 }
+
+/// In the window, `x` outlines the critical path and `x` again hides it: the key toggles the
+/// selection's part, and the picture prepared for it has the magenta outline only while it is on.
+#[test]
+fn the_window_key_x_toggles_the_critical_path() {
+    use exaviz_engine::Backend;
+    use exaviz_engine::selection::{Parts, Selection};
+    use exaviz_engine::views::contract::{Frame, View, render_view};
+    use exaviz_engine::views::timeline::{TimelineOptions, TimelineView};
+    let d = open("gen:wrf?plant=1&collectives=5");
+    let view = TimelineView::with(TimelineOptions::default());
+    let frame = Frame { width: 640, height: 400 };
+    let magenta = |sel: &Selection| {
+        let img = render_view(&view, &d, sel, frame, &Backend::Cpu).expect("render");
+        img.pixels.chunks_exact(4).filter(|p| p[0] > 230 && p[1].abs_diff(64) < 12 && p[2] > 230).count()
+    };
+    let start = Selection { window_s: Some((100.0, 130.0)), ..Default::default() };
+    let on = view.key(&d, &start, frame, "x").expect("x is the timeline's key");
+    assert_eq!(on.critical, Some(true));
+    assert!(start.changed(&on).intersects(Parts::CRITICAL) && view.depends_on().intersects(Parts::CRITICAL));
+    let off = view.key(&d, &on, frame, "x").expect("x again");
+    assert_eq!(off.critical, Some(false));
+    let (before, lit, after) = (magenta(&start), magenta(&on), magenta(&off));
+    assert!(before == 0 && lit > 500 && after == 0, "{before} {lit} {after}");
+    // Opened with --critical-path, the first x hides it.
+    let shown = TimelineView::with(TimelineOptions { critical_path: true, ..TimelineOptions::default() });
+    assert_eq!(shown.key(&d, &start, frame, "x").and_then(|s| s.critical), Some(false));
+}

@@ -816,7 +816,9 @@ fn key(event_loop: &ActiveEventLoop, state: &mut State, dataset: &Dataset, key: 
         Key::Character(c) => match c.as_str() {
             "q" => event_loop.exit(),
             "c" => {
-                let cleared = Selection { window_s: state.explorer.request.selection.window_s, ..Default::default() };
+                // The window and whether the critical path is outlined are not selections to clear.
+                let kept = &state.explorer.request.selection;
+                let cleared = Selection { window_s: kept.window_s, critical: kept.critical, ..Default::default() };
                 if cleared != state.explorer.request.selection {
                     announce(state, dataset, cleared);
                 }

@@ -99,6 +99,9 @@ selection_parts! {
     /// Devices of a training run, first to last by index (stage, then rank order): the Marey
     /// view draws only them (a click on a stage in the topology view selects its devices).
     devices: (u32, u32) => DEVICES,
+    /// Whether the timeline outlines the critical path ([`crate::whyslow`]); `None`: as its
+    /// options say (`--critical-path`).
+    critical: bool => CRITICAL,
 }
 
 /// Groups of tracks collapsed, by index (the first 64 groups; later ones stay open).

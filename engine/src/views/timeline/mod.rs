@@ -135,11 +135,18 @@ impl contract::View for TimelineView {
     }
 
     fn depends_on(&self) -> Parts {
-        Parts::WINDOW | Parts::SEARCH | Parts::AREA | Parts::FOLDED
+        Parts::WINDOW | Parts::SEARCH | Parts::AREA | Parts::FOLDED | Parts::CRITICAL
     }
 
     fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::PAIR | Parts::SEARCH | Parts::AREA | Parts::MESSAGE | Parts::FOLDED | Parts::FOUND
+        Parts::WINDOW
+            | Parts::PAIR
+            | Parts::SEARCH
+            | Parts::AREA
+            | Parts::MESSAGE
+            | Parts::FOLDED
+            | Parts::FOUND
+            | Parts::CRITICAL
     }
 
     /// A drag with the right button selects an area (the time and rows it spans) and sums it
@@ -163,12 +170,18 @@ impl contract::View for TimelineView {
         &[
             "right-drag: select an area (time x rows); its statistics fill the panel; right-click clears it",
             "click a message: follow it; [ and ]: go to its sender's and receiver's end; f: fit it (or the area)",
+            "x: outline the critical path (the work and waits that made the run as long as it is), or hide it",
         ]
     }
 
     /// `[` and `]` centre the window on the followed message's send and receive, keeping its
-    /// width; `f` fits the window to the message (or else the area) with a margin.
+    /// width; `f` fits the window to the message (or else the area) with a margin; `x` outlines
+    /// the critical path, or hides it.
     fn key(&self, d: &Dataset, sel: &Selection, _: Frame, key: &str) -> Option<Selection> {
+        if key == "x" {
+            let shown = sel.critical.unwrap_or(self.opts.critical_path);
+            return Some(Selection { critical: Some(!shown), ..*sel });
+        }
         let full = self.index(d).span()?;
         let tps = d.trace.ticks_per_second.max(1) as f64;
         let seconds = |tick: u64| tick.saturating_sub(full.0) as f64 / tps;
@@ -218,7 +231,7 @@ impl contract::View for TimelineView {
             window_s: sel.window_s,
             search: sel.search,
             folded: sel.folded,
-            critical_path: self.opts.critical_path && d.out_of_core.is_none(),
+            critical_path: sel.critical.unwrap_or(self.opts.critical_path) && d.out_of_core.is_none(),
             ..self.opts
         };
         if let Some(ooc) = &d.out_of_core {
