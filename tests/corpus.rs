@@ -483,6 +483,37 @@ fn the_gloo_pipeline_names_its_slow_rank_as_the_cause() {
     assert_eq!(ranks.len(), 4, "the path crosses every rank: {ranks:?}");
 }
 
+/// The topology view's colour by the critical path: each device's share is the time the path
+/// spends on its process's rows. On the real gloo pipeline every rank holds some of it (the path
+/// crosses all four), the shares are those of the path by row summed per rank, and together they
+/// are the path's work (its edges in flight hold the rest).
+#[test]
+fn devices_share_the_gloo_pipelines_critical_path() {
+    use exaviz_engine::whyslow;
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/torch-gloo-pipeline");
+    let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap();
+    let (t, training) = (&d.trace, d.training.as_deref().expect("a training model"));
+    let span = t.span().unwrap();
+    let window = (span.0, span.1 + 1);
+    let shares = whyslow::device_shares(t, training, window);
+    assert_eq!(shares.len(), 4);
+    assert!(shares.iter().all(|&s| s > 0.0), "every rank is on the path: {shares:?}");
+    let r = whyslow::analyse(t, Some(training), window, span.0);
+    for (dev, &share) in training.devices.iter().zip(&shares) {
+        let by_rows: f64 = r
+            .shares
+            .by_location
+            .iter()
+            .filter(|s| s.name.starts_with(&format!("{} ", dev.name)))
+            .map(|s| s.share)
+            .sum();
+        assert!((share - by_rows).abs() < 1e-6, "{}: {share} against its rows' {by_rows}", dev.name);
+    }
+    let work = r.shares.by_kind.iter().filter(|s| !s.name.contains("in flight")).map(|s| s.share).sum::<f64>();
+    let total: f64 = shares.iter().sum();
+    assert!((total - work).abs() < 1e-6, "{total} against the path's work {work}");
+}
+
 /// The slow ranks planted in `gen:wrf` (ranks 4 and 5 compute twice as long from 40% to 55% of
 /// the run) are the first root causes of the waiting, the rows the critical path spends most
 /// time on, and the only stragglers; without them no straggler is named.

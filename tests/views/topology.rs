@@ -109,6 +109,49 @@ fn a_gloo_pipelines_sends_run_between_its_stages() {
     assert!(e.contains("step 99 does not exist"), "{e}");
 }
 
+/// `--colour critical-path` colours each device by its share of the critical path: on the gloo
+/// pipeline rank 0 holds the most of it (every step's forward pass starts there), so its disc is
+/// the brightest of the four; both backends draw the same; the legend and the tooltip say so.
+#[test]
+fn devices_coloured_by_their_share_of_the_critical_path() {
+    let d = open(&format!("{}/data/torch-gloo-pipeline", env!("CARGO_MANIFEST_DIR")));
+    let args = ["--colour", "critical-path"];
+    let (size, frame) = ((900, 450), Frame { width: 900, height: 450 });
+    let by_path = both("topology", &args, &d, size);
+    let by_comm = both("topology", &[], &d, size);
+    let differ = by_path.pixels.chunks_exact(4).zip(by_comm.pixels.chunks_exact(4)).filter(|(p, q)| p != q).count();
+    assert!(differ > 500, "{differ} pixels differ from the communication colours");
+    let built = Entry::find("topology").unwrap().parse(&args).unwrap();
+    let prepared = built.view.prepare(&d, &built.selection, frame, &Backend::Cpu).expect("prepare");
+    let scene = prepared.draw(&d, &built.selection);
+    assert!(scene.labels.iter().any(|l| l.text == "path %"), "the colour bar's title");
+    // Each device's disc: its tooltip's share, and the median brightness of the pixels whose
+    // tooltip is the device's (the disc, inside its light outline).
+    let mut seen: std::collections::BTreeMap<String, (f64, Vec<u32>)> = Default::default();
+    for y in (0..450).step_by(2) {
+        for x in (0..450).step_by(2) {
+            let Some(p) = prepared.pick(&d, [x as f32, y as f32]) else { continue };
+            let Some(share) = p.lines.iter().find_map(|l| l.strip_prefix("share of the critical path: ")) else {
+                continue;
+            };
+            let share = share.trim_end_matches('%').parse::<f64>().unwrap();
+            let px = &by_path.pixels[(y * 900 + x) * 4..][..3];
+            seen.entry(p.title.clone()).or_insert((share, Vec::new())).1.push(px.iter().map(|&v| u32::from(v)).sum());
+        }
+    }
+    let found: Vec<(String, f64, u32)> = seen
+        .into_iter()
+        .map(|(title, (share, mut bright))| {
+            bright.sort_unstable();
+            (title, share, bright[bright.len() / 2])
+        })
+        .collect();
+    assert_eq!(found.len(), 4, "{found:?}");
+    let top = found.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+    assert!(top.0.starts_with("rank 0"), "{found:?}");
+    assert!(found.iter().all(|f| f.0 == top.0 || f.2 < top.2), "the largest share is the brightest: {found:?}");
+}
+
 /// Hosts from the profiles: the Gloo pipeline's four ranks made two hosts (ranks 2 and 3's
 /// `host_name` rewritten): each host's devices sit together under an arc with its name, and the
 /// sends between the stages are edges between hosts, the all-reduces within one.

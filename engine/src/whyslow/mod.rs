@@ -68,6 +68,26 @@ pub fn analyse_asked(
     Ok(analyse(&rows.trace, rows.training.as_deref(), (from, to), start))
 }
 
+/// Each device of `training`'s share of the critical path of `t` over `window` (ticks): the time
+/// the path spends on the rows of the device's process (its threads and GPU streams) over the
+/// path's length, in device order; 0 for a device whose process is not found.
+pub fn device_shares(t: &Trace, training: &crate::training::Training, window: (u64, u64)) -> Vec<f64> {
+    let g = Graph::with_training(t, Some(training));
+    let p = path::critical_path(t, &g, window);
+    let mut on = vec![0u64; g.lanes.processes.len()];
+    for s in p.segments.iter().filter(|s| matches!(s.step, Step::On)) {
+        if let Some(&k) = g.lanes.process.get(s.location as usize) {
+            on[k as usize] += s.to - s.from;
+        }
+    }
+    let length = p.length().max(1) as f64;
+    training
+        .devices
+        .iter()
+        .map(|d| g.lanes.process_of_device(&d.name).map_or(0.0, |k| on[k as usize] as f64 / length))
+        .collect()
+}
+
 /// [`analyse`] on a graph already built.
 pub fn analyse_graph(
     t: &Trace,

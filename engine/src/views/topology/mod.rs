@@ -60,6 +60,18 @@ fn kind(c: Class) -> usize {
 pub struct TopologyView {
     pub step: Option<u32>,
     pub boxes: Measure,
+    pub colour: NodeColour,
+}
+
+/// What a device's disc is coloured by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum NodeColour {
+    /// Communication's share of its busy time.
+    #[default]
+    Communication,
+    /// Its share of the run's critical path ([`crate::whyslow`]): the time the path spends on
+    /// its process's threads and streams.
+    CriticalPath,
 }
 
 /// `exaviz render --view topology` options.
@@ -72,6 +84,10 @@ pub struct TopologyArgs {
     /// its bandwidth.
     #[arg(long, value_enum, default_value = "duration")]
     pub boxes: Measure,
+    /// What colours a device: communication's share of its busy time, or its share of the
+    /// run's critical path (the work and waits that made the step as long as it is).
+    #[arg(long, value_enum, default_value = "communication")]
+    pub colour: NodeColour,
 }
 
 impl contract::Class for TopologyView {
@@ -80,7 +96,7 @@ impl contract::Class for TopologyView {
     type Args = TopologyArgs;
 
     fn new(args: &TopologyArgs) -> Self {
-        TopologyView { step: args.step, boxes: args.boxes }
+        TopologyView { step: args.step, boxes: args.boxes, colour: args.colour }
     }
 }
 
@@ -91,6 +107,8 @@ struct Node {
     devices: Vec<u32>,
     /// Computation, communication, waiting.
     cost: [u64; 3],
+    /// Its devices' share of the critical path, where the view is coloured by it.
+    critical: Option<f64>,
     at: [f32; 2],
     radius: f32,
 }
@@ -296,7 +314,7 @@ fn nodes(t: &Training, a: u64, b: u64) -> Vec<Node> {
                     cost[j] += costs[d as usize][j];
                 }
             }
-            Node { name, devices, cost, at: [0.0; 2], radius: 0.0 }
+            Node { name, devices, cost, critical: None, at: [0.0; 2], radius: 0.0 }
         })
         .collect()
 }
@@ -361,6 +379,9 @@ impl Picker for Graph {
                 format!("computation: {}", duration(comp as f64)),
                 format!("communication's share of busy time: {:.0}%", 100.0 * n.share()),
             ];
+            if let Some(c) = n.critical {
+                lines.push(format!("share of the critical path: {:.1}%", 100.0 * c));
+            }
             if let [d] = n.devices[..] {
                 let dev = &t.devices[d as usize];
                 lines.insert(0, format!("rank {}, stage {}", dev.rank, dev.stage));
@@ -468,10 +489,26 @@ impl contract::View for TopologyView {
         }
         let (a, b, label) = span(t, self.step)?;
         let (mut nodes, links) = build(t, a, b);
+        let by_path = self.colour == NodeColour::CriticalPath;
+        if by_path {
+            let shares = crate::whyslow::device_shares(&d.trace, t, (a, b));
+            for n in &mut nodes {
+                n.critical = Some(n.devices.iter().map(|&k| shares.get(k as usize).copied().unwrap_or(0.0)).sum());
+            }
+        }
+        // The colour scale: communication's share from 0 to 100%, the path's share from 0 to the
+        // largest node's (a path through eight devices gives each an eighth on average).
+        let most = nodes.iter().filter_map(|n| n.critical).fold(0.0f64, f64::max);
+        let hi = if by_path { (most * 100.0).ceil().max(1.0) } else { 100.0 };
+        let colour_of = |n: &Node| match n.critical {
+            Some(c) => (c * 100.0 / hi) as f32,
+            None => n.share(),
+        };
         let (width, height) = (f.width as f32, f.height as f32);
         let mut scene = Scene::new(f.width, f.height, BACKGROUND);
+        let coloured = if by_path { "its share of the critical path" } else { "communication's share" };
         let subtitle = format!(
-            "{} devices, {} communicating pairs in {label} ({}); disc: communication + waiting, colour: communication's share",
+            "{} devices, {} communicating pairs in {label} ({}); disc: communication + waiting, colour: {coloured}",
             t.devices.len(),
             links.len(),
             duration((b - a) as f64)
@@ -485,7 +522,7 @@ impl contract::View for TopologyView {
         let chosen = selected(&nodes, sel.devices);
         for n in &nodes {
             scene.disc(n.at, n.radius + 1.5, [0.85, 0.85, 0.88, 1.0], true);
-            scene.disc(n.at, n.radius, ColorMap::Cividis.sample(n.share()), true);
+            scene.disc(n.at, n.radius, ColorMap::Cividis.sample(colour_of(n)), true);
         }
         if sel.devices.is_some() {
             for &k in &chosen {
@@ -511,8 +548,8 @@ impl contract::View for TopologyView {
         color_bar_bare(
             &mut scene,
             |v| ColorMap::Cividis.sample(v),
-            Scale { lo: 0.0, hi: 100.0, log: false },
-            "comm. %",
+            Scale { lo: 0.0, hi, log: false },
+            if by_path { "path %" } else { "comm. %" },
             bar,
         );
         // The link matrix of the selected devices' nodes (all where none are selected).
