@@ -355,6 +355,7 @@ mod tests {
             Parts::FOUND,
             Parts::OPERATOR,
             Parts::DEVICES,
+            Parts::CRITICAL,
         ];
         let mut seen = Parts::NONE;
         for p in parts {
