@@ -21,7 +21,7 @@ pub struct Area {
 }
 
 impl Area {
-    fn holds(&self, location: u32) -> bool {
+    pub(crate) fn holds(&self, location: u32) -> bool {
         (self.first..=self.last).contains(&location)
     }
 

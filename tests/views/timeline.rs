@@ -558,3 +558,30 @@ fn the_window_key_x_toggles_the_critical_path() {
     let shown = TimelineView::with(TimelineOptions { critical_path: true, ..TimelineOptions::default() });
     assert_eq!(shown.key(&d, &start, frame, "x").and_then(|s| s.critical), Some(false));
 }
+
+/// An area dragged in the window sums up its root causes of waiting too, as `exaviz summary`
+/// does: over the whole of `gen:wrf` with ranks 4 and 5 planted slow, they head the list.
+#[test]
+fn an_areas_summary_names_the_root_causes_of_its_waiting() {
+    use exaviz_engine::Backend;
+    use exaviz_engine::selection::Selection;
+    use exaviz_engine::summary::Area;
+    use exaviz_engine::views::contract::{Frame, View};
+    use exaviz_engine::views::timeline::{TimelineOptions, TimelineView};
+    let d = open("gen:wrf?plant=1&collectives=5");
+    let span = d.trace.span().unwrap();
+    let last = d.trace.locations.name.len() as u32 - 1;
+    let area = Area { from: span.0, to: span.1 + 1, first: 0, last };
+    let view = TimelineView::with(TimelineOptions::default());
+    let sel = Selection { area: Some(area), ..Default::default() };
+    let prepared = view.prepare(&d, &sel, Frame { width: 640, height: 400 }, &Backend::Cpu).unwrap();
+    let causes = &prepared.area_summary().expect("the area's numbers").root_causes;
+    let first: Vec<&str> = causes.iter().take(2).map(|c| c.location.as_str()).collect();
+    assert!(first.iter().all(|l| *l == "rank 4" || *l == "rank 5"), "{causes:?}");
+    // An area of ranks 0 to 3 only: the waits in it are still caused by the slow ranks.
+    let few = Area { last: 3, ..area };
+    let sel = Selection { area: Some(few), ..Default::default() };
+    let prepared = view.prepare(&d, &sel, Frame { width: 640, height: 400 }, &Backend::Cpu).unwrap();
+    let causes = &prepared.area_summary().expect("the area's numbers").root_causes;
+    assert!(causes.first().is_some_and(|c| c.location == "rank 4" || c.location == "rank 5"), "{causes:?}");
+}

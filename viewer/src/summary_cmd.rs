@@ -179,6 +179,13 @@ pub fn panel_lines(s: &Summary) -> Vec<String> {
     for c in s.collectives.iter().take(PANEL_PAIRS) {
         o.push(format!("{}: {} ×, {}", clip(&c.name, 14), c.count, short(c.total_s)));
     }
+    if !s.root_causes.is_empty() {
+        o.push("root causes of the waiting:".into());
+        for c in s.root_causes.iter().take(PANEL_PAIRS) {
+            let cost = short(c.direct_s + c.propagated_s);
+            o.push(format!("  {} {}: {cost}", clip(&c.location, 12), clip(&c.region, 9)));
+        }
+    }
     o
 }
 
@@ -263,8 +270,18 @@ mod tests {
             ..Default::default()
         };
         let area = exaviz_engine::summary::Area { from: 0, to: 1000, first: 0, last: 1 };
-        let lines = panel_lines(&exaviz_engine::summary::summarize(&t, area, 10));
+        let mut summary = exaviz_engine::summary::summarize(&t, area, 10);
+        summary.root_causes.push(exaviz_engine::whyslow::CauseRow {
+            location: "rank 0 python / thread 22402 (python)".into(),
+            region: "aten::addmm".into(),
+            direct_s: 0.0412,
+            propagated_s: 0.0277,
+            waits: 5,
+        });
+        let lines = panel_lines(&summary);
         assert!(lines.iter().all(|l| l.chars().count() <= 34), "{lines:?}");
+        let cause = lines.iter().position(|l| l == "root causes of the waiting:").expect("the causes' title");
+        assert!(lines[cause + 1].starts_with("  rank 0 pyth") && lines[cause + 1].ends_with("68.90 ms"), "{lines:?}");
         assert!(lines[0].contains("2 rows") && lines[2].starts_with("a_region_wi…") && lines[2].contains("1.75 s"));
         let empty = exaviz_engine::summary::Area { from: 960, to: 1000, first: 0, last: 1 };
         assert_eq!(panel_lines(&exaviz_engine::summary::summarize(&t, empty, 10))[1], "nothing here");

@@ -52,6 +52,9 @@ pub struct TimelineView {
     pub(crate) last: LastPicture,
     /// The trace's critical path, found once per trace.
     critical: Kept<IndexKey, Arc<crate::whyslow::Path>>,
+    /// The trace's dependency graph ([`crate::whyslow`]), built once per trace for the critical
+    /// path and an area's root causes of waiting.
+    graph: Kept<IndexKey, Arc<crate::whyslow::Graph>>,
 }
 
 /// Which trace an index was built from.
@@ -93,10 +96,36 @@ impl TimelineView {
     }
 
     /// The numbers of `area` of the trace, kept for the last area asked for.
+    /// The numbers of `area` of the trace, with the root causes of the waiting in it (as
+    /// `exaviz summary` gives them) where the trace holds at most a million rows, kept for the
+    /// last area asked for.
     fn summary_of(&self, dataset: &Dataset, area: Area) -> Arc<Summary> {
         kept(&self.area, (Self::key(dataset), area), || {
             let index = self.index(dataset);
-            Arc::new(crate::summary::summarize_from(&dataset.trace, area, AREA_PAIRS, &*index))
+            let t = &dataset.trace;
+            let (mut s, causes) = rayon::join(
+                || crate::summary::summarize_from(t, area, AREA_PAIRS, &*index),
+                || {
+                    // The trace's graph is built at the first area: seconds past a million rows,
+                    // where a brush must answer in about 100 ms (`exaviz summary` gives them).
+                    if (t.messages.source.len() + t.intervals.start.len()) as u64 > crate::held_index::INDEX_ROWS {
+                        return Vec::new();
+                    }
+                    let g = self.graph_of(dataset);
+                    let mut waits = crate::whyslow::causes::wait_states(&g, (area.from, area.to));
+                    waits.retain(|w| area.holds(w.location));
+                    crate::whyslow::causes::root_causes(t, &g, &waits)
+                },
+            );
+            s.root_causes = causes;
+            Arc::new(s)
+        })
+    }
+
+    /// The dependency graph of the whole trace, kept per trace.
+    fn graph_of(&self, dataset: &Dataset) -> Arc<crate::whyslow::Graph> {
+        kept(&self.graph, Self::key(dataset), || {
+            Arc::new(crate::whyslow::Graph::with_training(&dataset.trace, dataset.training.as_deref()))
         })
     }
 
@@ -104,9 +133,8 @@ impl TimelineView {
     fn critical_of(&self, dataset: &Dataset) -> Arc<crate::whyslow::Path> {
         kept(&self.critical, Self::key(dataset), || {
             let t = &dataset.trace;
-            let g = crate::whyslow::Graph::with_training(t, dataset.training.as_deref());
             let window = t.span().map_or((0, 0), |s| (s.0, s.1.saturating_add(1)));
-            Arc::new(crate::whyslow::path::critical_path(t, &g, window))
+            Arc::new(crate::whyslow::path::critical_path(t, &self.graph_of(dataset), window))
         })
     }
 
