@@ -297,8 +297,12 @@ fn area_statistics_through_the_index_equal_a_pass_over_the_trace() {
             let sel = built.view.brush(&d, &built.selection, frame, from, to).expect("an area");
             let area = sel.area.expect("the area");
             let prepared = built.view.prepare(&d, &sel, frame, &Backend::Cpu).expect("prepare");
-            let got = prepared.area_summary().expect("its numbers");
-            assert_eq!(*got, summarize(&d.trace, area, 10), "{window:?} {area:?}");
+            // The root causes come from the dependency graph, not from the index (tested apart).
+            let got = exaviz_engine::summary::Summary {
+                root_causes: Vec::new(),
+                ..prepared.area_summary().expect("its numbers").clone()
+            };
+            assert_eq!(got, summarize(&d.trace, area, 10), "{window:?} {area:?}");
             with_messages += usize::from(got.messages > 0 && !got.waits_by_location.is_empty());
         }
     }
