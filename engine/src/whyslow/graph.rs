@@ -405,7 +405,15 @@ fn collective_edges(t: &Trace, rows: &[Vec<usize>], skip: &[bool]) -> Vec<Edge> 
     let i = &t.intervals;
     let key_of_region: Vec<Option<&'static str>> = t.region_names.iter().map(|n| collective_key(n)).collect();
     let key_of_op: Vec<Option<&'static str>> = t.collective_names.iter().map(|n| collective_key(n)).collect();
+    let c = &t.collectives;
+    // The root of a rooted operation (broadcast, scatter, reduce, gather) where the model's rows
+    // give it, by the location and times of the call.
+    let root_of: HashMap<(u32, u64, u64), u32> = (0..c.location.len())
+        .filter(|&k| c.root[k] != u32::MAX)
+        .map(|k| ((c.location[k], c.start[k], c.end[k]), c.root[k]))
+        .collect();
     let mut parts: HashMap<(&'static str, u32), Vec<Part>> = HashMap::new();
+    let mut roots: HashMap<(&'static str, u32), u32> = HashMap::new();
     let mut seen: std::collections::HashSet<(u32, u64, u64)> = std::collections::HashSet::new();
     for (l, rows) in rows.iter().enumerate() {
         let mut nth: HashMap<&'static str, u32> = HashMap::new();
@@ -422,11 +430,13 @@ fn collective_edges(t: &Trace, rows: &[Vec<usize>], skip: &[bool]) -> Vec<Edge> 
             open_until = i.end[k];
             let n = nth.entry(key).or_insert(0);
             parts.entry((key, *n)).or_default().push((l as u32, i.start[k], i.end[k]));
+            if let Some(&r) = root_of.get(&(l as u32, i.start[k], i.end[k])) {
+                roots.insert((key, *n), r);
+            }
             seen.insert((l as u32, i.start[k], i.end[k]));
             *n += 1;
         }
     }
-    let c = &t.collectives;
     let mut nth: HashMap<(u32, &'static str), u32> = HashMap::new();
     let mut order: Vec<usize> = (0..c.location.len()).collect();
     order.sort_unstable_by_key(|&k| (c.location[k], c.start[k]));
@@ -439,10 +449,14 @@ fn collective_edges(t: &Trace, rows: &[Vec<usize>], skip: &[bool]) -> Vec<Edge> 
         let n = nth.entry((l, key)).or_insert(0);
         // Numbered after the regions' of that operation, so that the two never meet.
         parts.entry((key, *n + (1 << 30))).or_default().push((l, a, b));
+        if c.root[k] != u32::MAX {
+            roots.insert((key, *n + (1 << 30)), c.root[k]);
+        }
         *n += 1;
     }
     let mut edges = Vec::new();
-    for mut g in parts.into_values() {
+    for (id, mut g) in parts {
+        let (key, root) = (id.0, roots.get(&id).copied());
         g.sort_unstable_by_key(|p| (p.1, p.0));
         let mut from = 0;
         let mut first_exit = u64::MAX;
@@ -451,7 +465,7 @@ fn collective_edges(t: &Trace, rows: &[Vec<usize>], skip: &[bool]) -> Vec<Edge> 
                 first_exit = first_exit.min(g[k].2);
                 continue;
             }
-            instance_edges(&g[from..k], &mut edges);
+            instance_edges(&g[from..k], (key, root), &mut edges);
             if k < g.len() {
                 from = k;
                 first_exit = g[k].2;
@@ -461,9 +475,28 @@ fn collective_edges(t: &Trace, rows: &[Vec<usize>], skip: &[bool]) -> Vec<Edge> 
     edges
 }
 
-/// Everyone waits for the last to enter.
-fn instance_edges(g: &[Part], edges: &mut Vec<Edge>) {
+/// Who waits for whom in one instance of collective `key` (its parts sorted by entry): where
+/// the root is known, a broadcast's or scatter's other ranks wait for the root to enter, and a
+/// reduce's or gather's root waits for the last to enter (the others go on); otherwise everyone
+/// waits for the last to enter.
+fn instance_edges(g: &[Part], (key, root): (&str, Option<u32>), edges: &mut Vec<Edge>) {
     let Some(&(last, entered, _)) = g.last() else { return };
+    let rooted = root.and_then(|r| g.iter().find(|p| p.0 == r).copied());
+    match (key, rooted) {
+        ("bcast" | "broadcast" | "scatter", Some((r, sent, _))) => {
+            for &(l, _, b) in g.iter().filter(|p| p.0 != r && p.1 < sent && p.2 >= sent) {
+                edges.push(Edge { kind: EdgeKind::Collective, src: r, sent, dst: l, arrived: b });
+            }
+            return;
+        }
+        ("reduce" | "gather", Some((r, a, b))) => {
+            if r != last && a < entered && b >= entered {
+                edges.push(Edge { kind: EdgeKind::Collective, src: last, sent: entered, dst: r, arrived: b });
+            }
+            return;
+        }
+        _ => {}
+    }
     for &(l, a, b) in &g[..g.len() - 1] {
         if l != last && a < entered && b >= entered {
             edges.push(Edge { kind: EdgeKind::Collective, src: last, sent: entered, dst: l, arrived: b });
@@ -568,7 +601,7 @@ fn training_edges(t: &Trace, lanes: &Lanes, rows: &[Vec<usize>], tr: &Training, 
     }
     for mut g in groups.into_values() {
         g.sort_unstable_by_key(|p| (p.1, p.0));
-        instance_edges(&g, &mut edges);
+        instance_edges(&g, ("", None), &mut edges);
     }
     for (r, w) in wanted.into_iter().enumerate() {
         skip[r] |= w;

@@ -124,6 +124,53 @@ fn a_collective_waits_on_its_last_rank() {
     assert!((rows[0].direct_s * 1e9 - 270.0).abs() < 1e-6, "150 + 120: {rows:?}");
 }
 
+/// Rooted collectives follow their root where the trace gives it: a broadcast's ranks wait for
+/// the root to enter, never for a late non-root, and a reduce's root alone waits for the last
+/// to enter; without a root every rank waits for the last, as for an all-reduce.
+#[test]
+fn rooted_collectives_wait_for_their_root_or_at_it() {
+    // Rank `late` enters last, at 200; the others at 50 and 80; everyone leaves at 210.
+    let run = |op: &str, late: u32, root: Option<u32>| {
+        let entries = |r: u32| {
+            if r == late {
+                200
+            } else if r == (late + 1) % 3 {
+                50
+            } else {
+                80
+            }
+        };
+        let mut b = build_ranks(3);
+        for r in 0..3 {
+            b = b.at(r, "compute", (0, entries(r)), 0).at(r, op, (entries(r), 210), 0);
+        }
+        let mut t = b.0;
+        if let Some(root) = root {
+            t.collective_names.push(op.into());
+            for r in 0..3 {
+                let c = &mut t.collectives;
+                c.location.push(r);
+                c.start.push(entries(r));
+                c.end.push(210);
+                c.op.push(0);
+                c.root.push(root);
+                c.bytes.push(8);
+            }
+        }
+        let mut edges: Vec<(u32, u32)> = Graph::new(&t).edges.iter().map(|e| (e.src, e.dst)).collect();
+        edges.sort_unstable();
+        edges
+    };
+    // A broadcast whose root (0) enters first: no one waits for the late rank 2.
+    assert_eq!(run("MPI_Bcast", 2, Some(0)), []);
+    // A broadcast whose root enters last: the others wait for it.
+    assert_eq!(run("MPI_Bcast", 0, Some(0)), [(0, 1), (0, 2)]);
+    // A reduce: only its root (0) waits for the last rank.
+    assert_eq!(run("MPI_Reduce", 2, Some(0)), [(2, 0)]);
+    // Without the root, everyone waits for the last.
+    assert_eq!(run("MPI_Bcast", 2, None), [(2, 0), (2, 1)]);
+}
+
 /// A kernel waits on a late launch: the stream idled until its host launched it, so the path
 /// goes from the kernel back through the launch to the host's work; a kernel queued behind
 /// another does not wait on its launch.
