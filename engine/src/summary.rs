@@ -21,7 +21,7 @@ pub struct Area {
 }
 
 impl Area {
-    pub(crate) fn holds(&self, location: u32) -> bool {
+    fn holds(&self, location: u32) -> bool {
         (self.first..=self.last).contains(&location)
     }
 
@@ -215,9 +215,7 @@ pub fn summarize_asked(dataset: &crate::dataset::Dataset, asked: &AreaAsked) -> 
         || summarize(t, area, asked.top),
         || {
             let g = crate::whyslow::Graph::with_training(t, rows_of_window.training.as_deref());
-            let mut waits = crate::whyslow::causes::wait_states(&g, (from, to));
-            waits.retain(|w| area.holds(w.location));
-            crate::whyslow::causes::root_causes(t, &g, &waits)
+            crate::whyslow::causes::root_causes_in(t, &g, (area.from, area.to), area.first..=area.last)
         },
     );
     s.root_causes = causes;

@@ -4,6 +4,7 @@ pub mod contract;
 pub mod density;
 #[cfg(test)]
 mod example;
+pub(crate) mod kept;
 pub mod legend;
 pub mod options;
 pub mod pairs;

@@ -83,6 +83,14 @@ pub struct CauseRow {
     pub waits: u64,
 }
 
+/// The root causes of the waiting of `t` through `g` in `window` (ticks) on the locations `rows`
+/// (an area, as `exaviz summary` and the timeline's panel list them).
+pub fn root_causes_in(t: &Trace, g: &Graph, window: (u64, u64), rows: std::ops::RangeInclusive<u32>) -> Vec<CauseRow> {
+    let mut waits = wait_states(g, window);
+    waits.retain(|w| rows.contains(&w.location));
+    root_causes(t, g, &waits)
+}
+
 /// The root causes of the wait states `waits` (from [`wait_states`]), largest total first.
 pub fn root_causes(t: &Trace, g: &Graph, waits: &[WaitState]) -> Vec<CauseRow> {
     type Key = (u32, Option<u32>);

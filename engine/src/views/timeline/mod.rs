@@ -34,6 +34,7 @@ use crate::summary::{Area, Summary};
 
 use super::ViewError;
 use super::contract::{self, Class, Drawn, Frame, Prepared};
+use super::kept::{Kept, kept};
 use super::trace::{Home, span};
 
 /// The timeline view through the view contract: the trace's index is built once and kept.
@@ -60,22 +61,6 @@ pub struct TimelineView {
 /// Which trace an index was built from.
 type IndexKey = (String, usize, usize, usize);
 
-/// One value kept with the key it was made for.
-type Kept<K, V> = std::sync::Mutex<Option<(K, V)>>;
-
-/// The value kept in `slot` for `key`, made by `make` (and kept) where the slot holds another.
-fn kept<K: PartialEq, V: Clone>(slot: &Kept<K, V>, key: K, make: impl FnOnce() -> V) -> V {
-    let mut cached = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    match cached.as_ref() {
-        Some((k, v)) if *k == key => v.clone(),
-        _ => {
-            let v = make();
-            *cached = Some((key, v.clone()));
-            v
-        }
-    }
-}
-
 impl TimelineView {
     pub fn with(opts: TimelineOptions) -> Self {
         Self { opts, ..Default::default() }
@@ -95,7 +80,6 @@ impl TimelineView {
         kept(&self.home, Self::key(dataset), || super::trace::home_window(&dataset.trace))
     }
 
-    /// The numbers of `area` of the trace, kept for the last area asked for.
     /// The numbers of `area` of the trace, with the root causes of the waiting in it (as
     /// `exaviz summary` gives them) where the trace holds at most a million rows, kept for the
     /// last area asked for.
@@ -111,10 +95,12 @@ impl TimelineView {
                     if (t.messages.source.len() + t.intervals.start.len()) as u64 > crate::held_index::INDEX_ROWS {
                         return Vec::new();
                     }
-                    let g = self.graph_of(dataset);
-                    let mut waits = crate::whyslow::causes::wait_states(&g, (area.from, area.to));
-                    waits.retain(|w| area.holds(w.location));
-                    crate::whyslow::causes::root_causes(t, &g, &waits)
+                    crate::whyslow::causes::root_causes_in(
+                        t,
+                        &self.graph_of(dataset),
+                        (area.from, area.to),
+                        area.first..=area.last,
+                    )
                 },
             );
             s.root_causes = causes;

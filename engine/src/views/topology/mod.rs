@@ -16,6 +16,7 @@
 //! to the last of those inside.
 
 use std::f32::consts::{PI, TAU};
+use std::sync::Arc;
 
 use crate::Backend;
 use crate::dataset::Dataset;
@@ -23,6 +24,7 @@ use crate::render::{Anchor, Blend, ColorMap, Scale, Scene};
 use crate::selection::{Parts, Selection};
 use crate::training::{Class, Training, breakdown, duration, si};
 use crate::views::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
+use crate::views::kept::{Kept, kept};
 use crate::views::legend::color_bar_bare;
 use crate::views::plot::{fit, titles};
 use crate::views::run::training;
@@ -61,6 +63,9 @@ pub struct TopologyView {
     pub step: Option<u32>,
     pub boxes: Measure,
     pub colour: NodeColour,
+    /// Each device's share of the critical path, kept per trace and span: a brush over the
+    /// devices prepares the picture again, the path stays.
+    shares: Kept<(String, usize, u64, u64), Arc<Vec<f64>>>,
 }
 
 /// What a device's disc is coloured by.
@@ -96,7 +101,7 @@ impl contract::Class for TopologyView {
     type Args = TopologyArgs;
 
     fn new(args: &TopologyArgs) -> Self {
-        TopologyView { step: args.step, boxes: args.boxes, colour: args.colour }
+        TopologyView { step: args.step, boxes: args.boxes, colour: args.colour, shares: Kept::default() }
     }
 }
 
@@ -491,7 +496,8 @@ impl contract::View for TopologyView {
         let (mut nodes, links) = build(t, a, b);
         let by_path = self.colour == NodeColour::CriticalPath;
         if by_path {
-            let shares = crate::whyslow::device_shares(&d.trace, t, (a, b));
+            let key = (d.name.clone(), d.trace.intervals.start.len(), a, b);
+            let shares = kept(&self.shares, key, || Arc::new(crate::whyslow::device_shares(&d.trace, t, (a, b))));
             for n in &mut nodes {
                 n.critical = Some(n.devices.iter().map(|&k| shares.get(k as usize).copied().unwrap_or(0.0)).sum());
             }
