@@ -9,6 +9,7 @@
 
 pub mod bundling;
 pub mod dataset;
+pub mod diff;
 pub mod error;
 pub mod fattree;
 pub mod gpu;

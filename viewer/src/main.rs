@@ -4,6 +4,7 @@ mod bench_interact;
 mod choices;
 mod common;
 mod critical_cmd;
+mod diff_cmd;
 mod edges_cmd;
 mod explore;
 mod fattree_cmd;
@@ -224,6 +225,13 @@ enum Command {
     /// (work beyond the peers' median, by robust statistics). E.g.
     /// `exaviz critical-path run/ --from 0.1 --to 0.2 --json`.
     CriticalPath(critical_cmd::CriticalArgs),
+    /// What changed between two runs: per row (work and waiting), region, collective and pair of
+    /// rows, the counts, times and bytes of each, the change, whether it stands out from the
+    /// runs' step-to-step variation (steps: Kineto's ProfilerStep#N, else iterations found by
+    /// repetition) and where it lies (which rows, which steps), largest first. Rows match by
+    /// name (by position where names differ); runs of different sizes compare per row. E.g.
+    /// `exaviz diff before/ after/ --fail-above 5`.
+    Diff(diff_cmd::DiffArgs),
     /// Print counts of nodes, links, locations, messages, intervals and the time span.
     Info {
         #[arg(help = input_help())]
@@ -398,6 +406,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Info { input, json } => info_cmd(&input, json),
         Command::Summary(args) => summary_cmd::run(&args),
         Command::CriticalPath(args) => critical_cmd::run(&args),
+        Command::Diff(args) => diff_cmd::run(&args),
         Command::Metrics { input, of, align, json, time, top, hot, above } => {
             metrics_dispatch(&input, of, align, json, fattree_cmd::MetricsArgs { time, top, hot, above, json })
         }
@@ -512,7 +521,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", one_line(&e));
-            ExitCode::from(1)
+            // A performance gate's regression is told from a failure to read.
+            if e.downcast_ref::<diff_cmd::Regressed>().is_some() { ExitCode::from(3) } else { ExitCode::from(1) }
         }
     }
 }

@@ -33,7 +33,7 @@ pub struct Generator {
     make: fn(&str, &Query) -> Result<Dataset, SourceError>,
 }
 
-const MPI_OPTIONS: &[&str] = &["iterations", "seed", "collectives", "plant"];
+const MPI_OPTIONS: &[&str] = &["iterations", "seed", "collectives", "plant", "slow_rank"];
 
 /// Every generator, as `exaviz --help` lists them: a new one is one entry here.
 pub const GENERATORS: &[Generator] = &[
@@ -60,28 +60,28 @@ pub const GENERATORS: &[Generator] = &[
     },
     Generator {
         name: "wrf",
-        about: "MPI trace like Brendel et al.'s (2016) WRF case: 16 ranks, ~160,000 messages to 2-4 grid neighbours, 4 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%)",
+        about: "MPI trace like Brendel et al.'s (2016) WRF case: 16 ranks, ~160,000 messages to 2-4 grid neighbours, 4 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%), slow_rank=R (rank R computes 1.5x as long every iteration, so the others wait)",
         options: MPI_OPTIONS,
         files: None,
         make: make_mpi,
     },
     Generator {
         name: "fd4",
-        about: "MPI trace like Brendel et al.'s (2016) FD4 case: 1,024 ranks, ~2.2M messages, neighbours plus far partners, 5 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%); or at any scale: ranks and messages (e.g. ranks=65536&messages=1e9, streamed into a store by exaviz convert), seed, collectives",
-        options: &["iterations", "seed", "collectives", "plant", "ranks", "messages"],
+        about: "MPI trace like Brendel et al.'s (2016) FD4 case: 1,024 ranks, ~2.2M messages, neighbours plus far partners, 5 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%), slow_rank=R (rank R computes 1.5x as long every iteration, so the others wait); or at any scale: ranks and messages (e.g. ranks=65536&messages=1e9, streamed into a store by exaviz convert), seed, collectives",
+        options: &["iterations", "seed", "collectives", "plant", "slow_rank", "ranks", "messages"],
         files: None,
         make: make_mpi,
     },
     Generator {
         name: "tachyon",
-        about: "MPI trace like Brendel et al.'s (2016) Tachyon case: 256 ranks, ~8,000 messages all to rank 0, 20 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%)",
+        about: "MPI trace like Brendel et al.'s (2016) Tachyon case: 256 ranks, ~8,000 messages all to rank 0, 20 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%), slow_rank=R (rank R computes 1.5x as long every iteration, so the others wait)",
         options: MPI_OPTIONS,
         files: None,
         make: make_mpi,
     },
     Generator {
         name: "lulesh",
-        about: "MPI trace like Brendel et al.'s (2016) LULESH case: 8 ranks, all-to-all; options: iterations, seed",
+        about: "MPI trace like Brendel et al.'s (2016) LULESH case: 8 ranks, all-to-all; options: iterations, seed, slow_rank=R (rank R computes 1.5x as long every iteration, so the others wait)",
         options: MPI_OPTIONS,
         files: None,
         make: make_mpi,
@@ -193,7 +193,13 @@ fn make_mpi(name: &str, q: &Query) -> Result<Dataset, SourceError> {
             Some("1") => true,
             Some(v) => return Err(q.invalid(format!("option plant={v} must be 0 or 1"))),
         },
+        slow_rank: q.count_opt("slow_rank", u64::from(u32::MAX))?.map(|r| r as u32),
     };
+    if let (Some(r), Some(ranks)) = (extras.slow_rank, mpi_gen::ranks(name))
+        && r >= ranks
+    {
+        return Err(q.invalid(format!("option slow_rank={r}: the case has ranks 0-{}", ranks - 1)));
+    }
     let bound = mpi_gen::message_bound(name, iterations, extras).unwrap_or(u64::MAX);
     if bound > MAX_MESSAGES {
         return Err(q.invalid(format!("would generate up to {bound} messages, above the limit of {MAX_MESSAGES}")));
@@ -237,7 +243,7 @@ pub(crate) fn scaled(name: &str, q: &Query) -> Result<Option<scale_gen::Scale>, 
     if name != "fd4" || (get("ranks").is_none() && get("messages").is_none()) {
         return Ok(None);
     }
-    for k in ["iterations", "plant"] {
+    for k in ["iterations", "plant", "slow_rank"] {
         if get(k).is_some() {
             return Err(SourceError::invalid(input, format!("option {k} does not go with ranks and messages")));
         }

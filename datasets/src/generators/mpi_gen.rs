@@ -60,6 +60,11 @@ fn grid_neighbours(rank: u32, side: u32, periodic: bool) -> Vec<u32> {
     out
 }
 
+/// The ranks of case `name` (`None` for no such case).
+pub fn ranks(name: &str) -> Option<u32> {
+    case(name).map(|c| c.ranks)
+}
+
 /// The fixed partners of `rank` in case `name` (fd4's far partners are drawn per iteration).
 fn partners(name: &str, rank: u32, ranks: u32) -> Vec<u32> {
     match name {
@@ -78,6 +83,9 @@ pub struct Extras {
     pub collectives: u32,
     /// A slow group of ranks and a phase of extra traffic (see the module's documentation).
     pub plant: bool,
+    /// A rank that computes 1.5x as long in every iteration: the iterations stretch to 1.3x
+    /// their length and the others wait (a run to compare with one without it).
+    pub slow_rank: Option<u32>,
 }
 
 /// Extra messages per rank and iteration in the planted traffic phase.
@@ -140,12 +148,19 @@ pub fn generate_with(name: &str, iterations: Option<u32>, seed: u64, extras: Ext
         let burst = extras.plant && burst_its.contains(&it);
         let allreduce = extras.collectives > 0 && (it + 1) % extras.collectives == 0;
         // A slow group stretches the iteration for everyone: the others wait for it.
-        let period = if slowed { 2 * base } else { base };
+        let period = if slowed {
+            2 * base
+        } else if extras.slow_rank.is_some() {
+            base * 13 / 10
+        } else {
+            base
+        };
         for r in 0..c.ranks {
             // Compute takes 55-85% of the period (tachyon's master mostly waits).
             let share = if name == "tachyon" && r == 0 { 0.1 } else { 0.55 + 0.3 * f64::from(rng.unit()) };
             let slow = slowed && slow_ranks.contains(&r);
-            let compute = (if slow { period } else { base }) as f64 * share;
+            let stretch = if extras.slow_rank == Some(r) { 1.5 } else { 1.0 };
+            let compute = (if slow { period } else { base }) as f64 * share * stretch;
             let compute_end = start + compute as u64;
             // Ranks enter the allreduce when done, at 90% of the period at the earliest, and
             // all leave it at the period's end.
@@ -210,7 +225,7 @@ mod tests {
     #[test]
     fn extras_add_collectives_and_planted_structure_within_the_bound() {
         let plain = generate("fd4", Some(20), 5).unwrap();
-        let extras = Extras { collectives: 5, plant: true };
+        let extras = Extras { collectives: 5, plant: true, slow_rank: None };
         let d = generate_with("fd4", Some(20), 5, extras).unwrap();
         let t = &d.trace;
         assert_eq!(t.collectives.location.len(), 4 * 1024, "an allreduce over all ranks every 5th iteration");

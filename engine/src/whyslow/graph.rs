@@ -126,7 +126,7 @@ pub fn is_profiler(name: &str) -> bool {
 }
 
 /// A location's process: its name before the last ` / ` (the whole name where none).
-fn process_name(name: &str) -> &str {
+pub(crate) fn process_name(name: &str) -> &str {
     name.rsplit_once(" / ").map_or(name, |(p, _)| p)
 }
 
@@ -147,7 +147,7 @@ pub fn rows_by_location(t: &Trace) -> Vec<Vec<usize>> {
 
 /// The innermost pieces of `rows` (sorted as [`rows_by_location`] sorts them): a child cuts
 /// its parent; a child reaching past its parent's end ends the parent where it begins.
-fn pieces_of(t: &Trace, rows: &[usize], skip: &[bool]) -> Vec<Piece> {
+pub(crate) fn pieces_of(t: &Trace, rows: &[usize], skip: &[bool]) -> Vec<Piece> {
     let i = &t.intervals;
     let mut out = Vec::with_capacity(rows.len() * 2);
     let mut stack: Vec<(u64, u32)> = Vec::new();
