@@ -544,3 +544,57 @@ fn planted_slow_ranks_are_the_root_causes_on_the_path() {
     assert!(r.jumps > 100, "the path crosses ranks by messages and collectives: {}", r.jumps);
     assert!(report("gen:wrf?collectives=5").stragglers.named.is_empty());
 }
+
+/// What changed, on every format: each real trace compared with itself read back from its store
+/// (`exaviz diff` reads a store's rows for the window) finds every row matched by name and
+/// nothing changed; two different runs of one format compare without a match by position.
+#[test]
+fn every_format_compares_with_its_store_and_nothing_changed() {
+    use exaviz_engine::diff::{Options, diff_asked};
+    let Some(data) = shared_data_or_skip("diff") else { return };
+    let inputs = [
+        "otf2-pingpong/ping-pong-otf2/traces.otf2",
+        "otf2-stencil-32r",
+        "otf2-hip-mi300-metrics/traces.otf2",
+        "rocprofiler-chrome/memcpy-host-device.rocprofiler.json.gz",
+        "kineto-dlrm-8gpu",
+        "nsys-cloverleaf/perlmutter-cloverleaf-cuda.sqlite",
+        "paraver-qsort-4r/qsort_beo3.prv",
+        "perfetto-omnitrace-mpi/mpi-binary-rewrite-1.proto",
+        "hpctoolkit-pingpong",
+        "projections-charm/ping-pong-projections",
+        "repo:tests/data/torch-gloo-pair/slow3",
+        "repo:tests/data/jax-cpu-pipeline",
+    ];
+    let dir = std::env::temp_dir().join(format!("exaviz-diff-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (k, input) in inputs.iter().enumerate() {
+        let path = path_of(&data, input);
+        let path = path.to_str().unwrap();
+        let target = dir.join(format!("{k}.exaviz"));
+        exaviz_datasets::convert(path, &target, &|_, _| {}).unwrap_or_else(|e| panic!("{input}: {e}"));
+        let memory = exaviz_datasets::open(path).unwrap();
+        let stored = exaviz_datasets::open(target.to_str().unwrap()).unwrap();
+        let d =
+            diff_asked(&memory, &stored, None, None, &Options::default()).unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert_eq!(d.matching.locations_by, "name", "{input}");
+        assert_eq!(d.matching.matched, memory.trace.locations.name.len(), "{input}");
+        assert!(d.top.is_empty(), "{input}: {:#?}", d.top.first());
+        assert!(!d.regions.is_empty(), "{input}: no regions compared");
+        for x in d.regions.iter().chain(&d.collectives).chain(&d.pairs).chain(&d.locations).chain(&d.waiting) {
+            assert_eq!(x.change_s, 0.0, "{input}: {x:#?}");
+            assert_eq!((x.a.count, x.a.total_s), (x.b.count, x.b.total_s), "{input}: {}", x.name);
+        }
+        assert_eq!(d.run.change_s, 0.0, "{input}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    // Two programs traced by Charm++'s Projections on the same two PEs: matched by name, the
+    // regions of each only in its own column.
+    let open = |p: &str| exaviz_datasets::open(data.join(p).to_str().unwrap()).unwrap();
+    let (a, b) = (open("projections-charm/hello-1darray-projections"), open("projections-charm/ping-pong-projections"));
+    let d = diff_asked(&a, &b, None, None, &Options::default()).unwrap();
+    assert_eq!(d.matching.locations_by, "name");
+    assert!(d.regions.iter().any(|r| r.a.count == 0 && r.b.count > 0), "{:#?}", d.regions);
+    assert!(d.regions.iter().any(|r| r.a.count > 0 && r.b.count == 0), "{:#?}", d.regions);
+}

@@ -433,3 +433,37 @@ fn a_window_of_too_many_pairs_is_drawn_in_blocks_of_ranks() {
     assert!(part.1.len() > 10_000 && part.1.len() <= 131_072);
     assert_eq!(part, pairs(&plain, short));
 }
+
+/// Two stores over their whole runs compare from their pyramids, without reading a row, and
+/// find what their rows find: the slowed rank named first with its work up by half, every
+/// region's time and the bytes between pairs the same to a nanosecond per row.
+#[test]
+fn two_stores_compare_from_their_pyramids_as_from_their_rows() {
+    use exaviz_engine::diff::{Options, diff_asked};
+    let (dir_a, rows_a, cube_a) = store("diff-a", "gen:wrf?iterations=20&seed=5");
+    let (dir_b, rows_b, cube_b) = store("diff-b", "gen:wrf?iterations=20&seed=5&slow_rank=11");
+    let o = Options::default();
+    let rows = diff_asked(&rows_a, &rows_b, None, None, &o).unwrap();
+    let cube = diff_asked(&cube_a, &cube_b, None, None, &o).unwrap();
+    assert_eq!((rows.matching.from.as_str(), cube.matching.from.as_str()), ("rows", "pyramids"));
+    assert_eq!(cube.matching.locations_by, "name");
+    assert_eq!(cube.locations[0].name, "rank 11");
+    assert!((cube.locations[0].relative - 0.5).abs() < 0.01, "{:#?}", cube.locations[0]);
+    assert_eq!(cube.locations[0].stands_out, Some(true));
+    assert!(cube.locations[1..].iter().all(|x| x.change_s.abs() < 1e-6), "{:#?}", &cube.locations[1]);
+    assert_eq!(cube.run.change_s, rows.run.change_s);
+    for r in &rows.regions {
+        let c = cube.regions.iter().find(|c| c.name == r.name).unwrap_or_else(|| panic!("{}", r.name));
+        for (x, y) in [(r.a.total_s, c.a.total_s), (r.b.total_s, c.b.total_s)] {
+            assert!((x - y).abs() <= 1e-9 * x.max(1.0), "{}: rows {x} s, pyramid {y} s", r.name);
+        }
+        assert_eq!(c.locations.first().map(|p| &p.name), r.locations.first().map(|p| &p.name), "{}", r.name);
+    }
+    let bytes = |d: &exaviz_engine::diff::Diff| -> (u64, u64) {
+        d.pairs.iter().fold((0, 0), |(a, b), p| (a + p.a.bytes, b + p.b.bytes))
+    };
+    assert_eq!(bytes(&rows), bytes(&cube));
+    for d in [dir_a, dir_b] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}

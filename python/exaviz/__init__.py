@@ -48,7 +48,7 @@ _private_runtime_dir()
 from . import _exaviz  # noqa: E402
 from ._exaviz import TraceError  # noqa: E402
 
-__all__ = ["open", "formats", "from_pandas", "from_arrow", "bundle", "aggregate", "views", "Trace", "Picture", "Table", "TraceError"]
+__all__ = ["open", "diff", "formats", "from_pandas", "from_arrow", "bundle", "aggregate", "views", "Trace", "Picture", "Table", "Diff", "TraceError"]
 
 
 def formats() -> List[Dict[str, Any]]:
@@ -263,6 +263,66 @@ class Trace:
     def __repr__(self) -> str:
         return f"<exaviz.Trace {self.input}>"
 
+
+
+class Diff:
+    """What changed from run A to run B (:func:`diff`): ``exaviz diff A B --json`` as a dict
+    (``to_dict()``, and its ``run`` and ``matching``), and each table as an Arrow table."""
+
+    def __init__(self, text: str, tables) -> None:
+        self._dict = json.loads(text)
+        self._tables = dict(tables)
+
+    @property
+    def run(self) -> Dict[str, Any]:
+        """The run's length and mean step in A and B, the change and its 95% interval."""
+        return self._dict["run"]
+
+    @property
+    def matching(self) -> Dict[str, Any]:
+        """How rows and steps were matched, and the scale applied to B's totals."""
+        return self._dict["matching"]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Everything, as ``exaviz diff --json`` prints it."""
+        return self._dict
+
+    def table(self, name: str) -> Table:
+        """One table of changes (``top``, ``locations``, ``waiting``, ``regions``,
+        ``collectives``, ``pairs``), one row per change, largest first."""
+        if name not in self._tables:
+            raise ValueError(f"no table '{name}' (expected one of {', '.join(self._tables)})")
+        return Table(self._tables[name], name)
+
+    def tables(self) -> Dict[str, Table]:
+        return {n: self.table(n) for n in self._tables}
+
+    def __repr__(self) -> str:
+        r = self.run
+        return f"<exaviz.Diff the run {r['a']['total_s']:.6g} s -> {r['b']['total_s']:.6g} s, {len(self._dict['top'])} top changes>"
+
+
+def diff(
+    a,
+    b,
+    start: Optional[float] = None,
+    end: Optional[float] = None,
+    steps: Optional[Tuple[int, int]] = None,
+    top: int = 12,
+) -> Diff:
+    """What changed from run ``a`` to run ``b`` (each a :class:`Trace` or an input to open):
+    ``exaviz diff A B --from START --to END --steps FIRST-LAST --json``.
+
+    Per row (work and waiting), region, collective and pair of rows: counts, times and bytes of
+    each run, the change, whether it stands out from the runs' step-to-step variation, and where
+    it lies. Raises ``TraceError`` with the CLI's one line.
+    """
+    a = a if isinstance(a, Trace) else open(a)
+    b = b if isinstance(b, Trace) else open(b)
+    if steps is not None:
+        steps = (int(steps[0]), int(steps[1]))
+    text, tables = _exaviz.diff(a._native, b._native, start, end, steps, int(top))
+    return Diff(text, tables)
 
 
 #: The columns of pipit's events DataFrame that ``from_pandas`` needs (``Thread`` and

@@ -14,6 +14,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule};
 
+mod diff_tables;
 mod tables;
 
 create_exception!(
@@ -439,6 +440,33 @@ fn formats() -> Vec<FormatRow> {
         .collect()
 }
 
+/// `exaviz diff A B --json`: what changed from trace `a` to trace `b` over seconds `start` to
+/// `end` of each (and steps `steps`, ordinals `(first, last)`), as JSON text, with every table as
+/// an Arrow table (`top`, `locations`, `waiting`, `regions`, `collectives`, `pairs`).
+#[pyfunction]
+#[pyo3(signature = (a, b, start=None, end=None, steps=None, top=12))]
+fn diff(
+    py: Python<'_>,
+    a: &Trace,
+    b: &Trace,
+    start: Option<f64>,
+    end: Option<f64>,
+    steps: Option<(u32, u32)>,
+    top: usize,
+) -> PyResult<(String, Vec<(&'static str, tables::Table)>)> {
+    if let Some((first, last)) = steps
+        && first > last
+    {
+        return Err(PyValueError::new_err(format!("steps ({first}, {last}): first may not exceed last")));
+    }
+    let o = exaviz_engine::diff::Options { top, steps };
+    let d = py
+        .detach(|| exaviz_engine::diff::diff_asked(&a.dataset, &b.dataset, start, end, &o))
+        .map_err(|e| TraceError::new_err(format!("{} against {}: {e}", b.input, a.input)))?;
+    let json = serde_json::to_string(&d).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    Ok((json, diff_tables::tables(&d)?))
+}
+
 #[pymodule]
 fn _exaviz(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
@@ -447,6 +475,7 @@ fn _exaviz(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(from_events, m)?)?;
     m.add_function(wrap_pyfunction!(bundle_edges, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate_points, m)?)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_class::<Trace>()?;
     m.add_class::<Picture>()?;
     m.add_class::<tables::Table>()?;

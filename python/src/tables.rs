@@ -27,6 +27,12 @@ pub(crate) struct Table {
     batch: RecordBatch,
 }
 
+impl Table {
+    pub(crate) fn from_batch(batch: RecordBatch) -> Self {
+        Self { batch }
+    }
+}
+
 #[pymethods]
 impl Table {
     /// The Arrow C stream of the table (one batch), as the Arrow PyCapsule interface asks.

@@ -76,6 +76,26 @@ def test_critical_path_equals_the_cli():
         trace.critical_path(start=5, end=1)
 
 
+def test_diff_equals_the_cli_and_gives_arrow_tables():
+    pa = pytest.importorskip("pyarrow")
+    a, b = "gen:wrf?iterations=20&seed=5", "gen:wrf?iterations=20&seed=5&slow_rank=11"
+    d = exaviz.diff(exaviz.open(a), b)
+    assert d.to_dict() == json.loads(cli("diff", a, b, "--json").stdout)
+    assert d.run["stands_out"] is True
+    work = pa.table(d.table("locations"))
+    assert work.column("name")[0].as_py() == "rank 11"
+    assert abs(work.column("relative")[0].as_py() - 0.5) < 0.01
+    regions = d.table("regions").to_pandas()
+    compute = regions[regions["name"] == "compute"].iloc[0]
+    assert compute["where"].startswith("rank 11 ") and bool(compute["stands_out"])
+    assert set(d.tables()) == {"top", "locations", "waiting", "regions", "collectives", "pairs"}
+    assert exaviz.diff(a, b, steps=(0, 4)).matching["a_steps"] == 5
+    with pytest.raises(exaviz.TraceError):
+        exaviz.diff(a, b, start=5, end=1)
+    with pytest.raises(ValueError):
+        d.table("nope")
+
+
 def test_tables_are_the_traces_rows():
     pa = pytest.importorskip("pyarrow")
     trace = exaviz.open(str(need(PING_PONG)))

@@ -167,6 +167,12 @@ pub fn text(a: &str, b: &str, d: &Diff, top: usize) -> String {
     let mut o = String::new();
     let m = &d.matching;
     let _ = writeln!(o, "A: {a}\nB: {b}");
+    if m.from == "pyramids" {
+        let _ = writeln!(
+            o,
+            "compared from the stores' pyramids, without reading their rows: rows are rank blocks, steps are time slices, counts are not known (0)"
+        );
+    }
     let _ = writeln!(
         o,
         "locations matched by {}: {} (A has {}, B {}){}",

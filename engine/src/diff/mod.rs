@@ -6,6 +6,7 @@
 //! locations, which steps); the largest changes first. Runs of different sizes compare per
 //! location: B's totals are scaled by A's locations over B's.
 
+pub mod cube;
 pub mod steps;
 pub mod tally;
 
@@ -103,7 +104,10 @@ impl Default for Options {
 /// How the two runs were matched.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Matching {
-    /// "name" or "position".
+    /// "rows", or "pyramids" for two stores compared from their pyramids without their rows
+    /// (locations are then rank blocks, steps are time slices, counts are not known: 0).
+    pub from: String,
+    /// "name", "name, then content within each process", or "position".
     pub locations_by: String,
     pub matched: usize,
     pub a_locations: usize,
@@ -260,12 +264,17 @@ fn relative(a: f64, change: f64) -> f64 {
 
 /// Compares run `b` with run `a`, each over its window (ticks).
 pub fn diff(a: &Trace, wa: (u64, u64), b: &Trace, wb: (u64, u64), o: &Options) -> Diff {
-    let top = o.top;
     let (ra, rb) = rayon::join(|| tally::tally(a, wa, o.steps), || tally::tally(b, wb, o.steps));
+    compare(a, &ra, b, &rb, o.top, "rows")
+}
+
+/// Compares two runs tallied: `a` and `b` name their locations (and hold the rows matched by
+/// content where names differ); `from` says what the tallies were made from.
+fn compare(a: &Trace, ra: &Run, b: &Trace, rb: &Run, top: usize, from: &str) -> Diff {
     let (to_b, by) = match_locations(a, b);
     let to_a: HashMap<u32, u32> = to_b.iter().enumerate().filter_map(|(k, v)| v.map(|v| (v, k as u32))).collect();
     let scale = if rb.active > 0 { ra.active.max(1) as f64 / rb.active as f64 } else { 1.0 };
-    let c = Compare { a, b, ra: &ra, rb: &rb, to_a: &to_a, scale };
+    let c = Compare { a, b, ra, rb, to_a: &to_a, scale };
 
     let run = c.run();
     let mut regions = c.tallies("region", &ra.regions, &rb.regions);
@@ -287,6 +296,7 @@ pub fn diff(a: &Trace, wa: (u64, u64), b: &Trace, wb: (u64, u64), o: &Options) -
     all.truncate(top);
     Diff {
         matching: Matching {
+            from: from.into(),
             locations_by: by.into(),
             matched: to_a.len(),
             a_locations: a.locations.name.len(),
@@ -488,13 +498,21 @@ impl Compare<'_> {
         // Per pair: (count, bytes, mean latency) of A and of B.
         type Sides = [(u64, u64, f64); 2];
         let mut rows: HashMap<(String, String), Sides> = HashMap::new();
+        let named_a = |l: u32| match self.ra.pair_names.get(l as usize) {
+            Some(n) => n.clone(),
+            None => self.a.locations.name[l as usize].clone(),
+        };
+        let named_b = |l: u32| match self.rb.pair_names.get(l as usize) {
+            Some(n) => n.clone(),
+            None => self.name_b(l),
+        };
         for (&(s, d), p) in &self.ra.pairs {
-            let key = (self.a.locations.name[s as usize].clone(), self.a.locations.name[d as usize].clone());
+            let key = (named_a(s), named_a(d));
             let e = rows.entry(key).or_default();
             e[0] = (p.count, p.bytes, self.secs_a(p.latency) / p.received.max(1) as f64);
         }
         for (&(s, d), p) in &self.rb.pairs {
-            let e = rows.entry((self.name_b(s), self.name_b(d))).or_default();
+            let e = rows.entry((named_b(s), named_b(d))).or_default();
             e[1] = (p.count, p.bytes, self.secs_b(p.latency) / p.received.max(1) as f64);
         }
         rows.into_iter()
@@ -529,8 +547,8 @@ fn top_parts(parts: &mut Vec<Part>) {
 
 /// What `exaviz diff` and Python's `exaviz.diff` ask for: run `b` against run `a`, each over
 /// seconds `from_s` to `to_s` since its own start (default: all of it), their rows read from the
-/// store for the window where they are on disk; `Err` says in one line what is wrong and with
-/// which run.
+/// store for the window where they are on disk; two stores over their whole runs compare from
+/// their pyramids ([`cube`]). `Err` says in one line what is wrong and with which run.
 pub fn diff_asked(
     a: &crate::dataset::Dataset,
     b: &crate::dataset::Dataset,
@@ -538,6 +556,11 @@ pub fn diff_asked(
     to_s: Option<f64>,
     o: &Options,
 ) -> Result<Diff, String> {
+    // Two stores over their whole runs: from their pyramids, without reading a row.
+    if let (Some(x), Some(y), None, None, None) = (&a.out_of_core, &b.out_of_core, from_s, to_s, o.steps) {
+        let ((na, ra), (nb, rb)) = (cube::run_of(a, x.span), cube::run_of(b, y.span));
+        return Ok(compare(&na, &ra, &nb, &rb, o.top, "pyramids"));
+    }
     type Rows<'d> = (std::borrow::Cow<'d, crate::dataset::Dataset>, (u64, u64));
     fn side<'d>(
         d: &'d crate::dataset::Dataset,

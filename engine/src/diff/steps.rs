@@ -33,6 +33,11 @@ impl Steps {
         (k > 0).then(|| s[k - 1].1).filter(|&o| o != u32::MAX)
     }
 
+    /// Steps that are spans of the whole run beginning at `starts` (no location's own).
+    pub fn slices(source: String, starts: Vec<u64>) -> Self {
+        Self { source, count: starts.len(), starts: Vec::new(), first_start: starts, end: None }
+    }
+
     /// Keeps steps `a..=b` only, renumbered from 0: time before and after them is in no step.
     pub fn keep(&mut self, a: u32, b: u32) {
         for s in &mut self.starts {

@@ -72,6 +72,9 @@ pub struct Run {
     pub wait_by_step: Vec<Vec<u64>>,
     /// The window's length actually covered by rows (first start to last end).
     pub length: u64,
+    /// The names of the pairs' ends where they are not the locations (a pyramid's message
+    /// blocks); empty otherwise.
+    pub pair_names: Vec<String>,
 }
 
 /// The most cells of locations times steps kept per run for each location's steps.
@@ -272,5 +275,6 @@ pub fn tally(t: &Trace, window: (u64, u64), only: Option<(u32, u32)>) -> Run {
         work_by_step: work.work_by_step,
         wait_by_step: work.wait_by_step,
         length,
+        pair_names: Vec::new(),
     }
 }
