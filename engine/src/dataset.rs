@@ -32,6 +32,8 @@ pub struct Dataset {
     /// What the reader repaired to open the input, one line each (kind, where first, count),
     /// as the trusted peers repair it; printed as warnings.
     pub warnings: Vec<String>,
+    /// The run a comparing view compares this one with ([`crate::views::View::against`]).
+    pub against: Option<std::sync::Arc<Dataset>>,
 }
 
 /// Rows of a trace kept on disk, read by time window.
@@ -75,6 +77,7 @@ impl Dataset {
             opgraph: self.opgraph.clone(),
             index: None,
             warnings: self.warnings.clone(),
+            against: self.against.clone(),
         };
         d.trace.messages = messages;
         d.trace.intervals = intervals;
@@ -115,6 +118,7 @@ impl Dataset {
             opgraph: self.opgraph.clone(),
             index: None,
             warnings: self.warnings.clone(),
+            against: self.against.clone(),
         }
     }
 }

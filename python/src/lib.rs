@@ -370,8 +370,17 @@ impl Trace {
         }
         let backend = self::backend(backend)?;
         let frame = exaviz_engine::views::Frame { width, height };
+        // A view comparing with another run (`against=`) gets it opened beside this one.
+        let dataset = match built.view.against() {
+            Some(b) => {
+                let other =
+                    py.detach(|| exaviz_datasets::open(b)).map_err(|e| TraceError::new_err(format!("{b}: {e}")))?;
+                Arc::new(Dataset { against: Some(Arc::new(other)), ..(*self.dataset).clone() })
+            }
+            None => self.dataset.clone(),
+        };
         let image = py
-            .detach(|| render_view(built.view.as_ref(), &self.dataset, &built.selection, frame, &backend))
+            .detach(|| render_view(built.view.as_ref(), &dataset, &built.selection, frame, &backend))
             .map_err(|e| TraceError::new_err(format!("{}: {e}", self.input)))?;
         Ok(Picture { image })
     }

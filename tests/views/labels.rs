@@ -14,6 +14,8 @@ fn input_for(view: &str) -> &'static str {
     match view {
         "ring" | "parcoords" | "themeriver" | "linked" | "mds" | "radviz" => "gen:torus-sim?dims=4x4x4&steps=12",
         "timeline" | "matrix" | "chord" | "sendrecv" | "mpi" => "gen:wrf?iterations=40",
+        // Compared with DIFF_AGAINST.
+        "diff" => "gen:wrf?iterations=40&seed=2",
         "fattree" => "gen:fattree?k=4&steps=20",
         "marey" | "training" | "topology" => "gen:training?devices=8&stages=2",
         "strategy" => concat!(
@@ -23,6 +25,9 @@ fn input_for(view: &str) -> &'static str {
         other => panic!("the labels test has no input for the {other} view: add one"),
     }
 }
+
+/// The run the diff view's input is compared with.
+const DIFF_AGAINST: &str = "gen:wrf?iterations=40&seed=2&slow_rank=5";
 
 /// The pairs of labels whose boxes overlap by more than a pixel each way, and the labels
 /// reaching more than a pixel outside the picture.
@@ -69,11 +74,17 @@ const VARIANTS: &[(&str, &[&str])] = &[
 fn every_view_keeps_its_texts_apart_and_inside_at_four_sizes() {
     let mut inputs: Vec<(&str, Dataset)> = Vec::new();
     let mut problems = Vec::new();
-    let cases = REGISTRY.iter().map(|e| (e.name, &[][..])).chain(VARIANTS.iter().copied());
+    let own =
+        |name: &str| -> &'static [&'static str] { if name == "diff" { &["--against", DIFF_AGAINST] } else { &[] } };
+    let cases = REGISTRY.iter().map(|e| (e.name, own(e.name))).chain(VARIANTS.iter().copied());
     for (name, options) in cases {
         let input = input_for(name);
         if !inputs.iter().any(|(i, _)| *i == input) {
-            inputs.push((input, open(input)));
+            let mut d = open(input);
+            if name == "diff" {
+                d.against = Some(std::sync::Arc::new(open(DIFF_AGAINST)));
+            }
+            inputs.push((input, d));
         }
         let d = &inputs.iter().find(|(i, _)| *i == input).expect("opened").1;
         for size in SIZES {

@@ -5,6 +5,7 @@
 //! Tolerances are set once in `lib.rs`.
 
 mod chord;
+mod diff;
 mod fattree;
 mod labels;
 mod linked;

@@ -249,6 +249,18 @@ pub(crate) fn load(input: &str) -> Result<exaviz_engine::dataset::Dataset> {
     Ok(d)
 }
 
+/// Opens the run `view` compares `dataset` with (`--against B`, the diff view), into
+/// [`exaviz_engine::dataset::Dataset::against`]; nothing for other views.
+pub(crate) fn open_against(
+    dataset: &mut exaviz_engine::dataset::Dataset,
+    view: &dyn exaviz_engine::views::View,
+) -> Result<()> {
+    if let Some(b) = view.against() {
+        dataset.against = Some(Arc::new(load(b)?));
+    }
+    Ok(())
+}
+
 /// What the window explores for `args`: the view (checked against the dataset) and the
 /// selection (validated).
 pub(crate) fn content(

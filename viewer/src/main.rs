@@ -364,9 +364,10 @@ fn run(cli: Cli) -> Result<()> {
             if out.is_dir() {
                 bail!("{}: is a folder; give a file name for the PNG", out.display());
             }
-            let dataset = load(&input)?;
+            let mut dataset = load(&input)?;
             view.suit(&dataset);
             let built = view.built()?;
+            crate::common::open_against(&mut dataset, built.view.as_ref())?;
             let backend = Backend::new(view.backend.into())?;
             let pb = spinner(&format!("rendering the {} view on {}", view.view, backend.describe()));
             let frame = exaviz_engine::views::Frame { width: size.0, height: size.1 };
@@ -419,8 +420,9 @@ fn run(cli: Cli) -> Result<()> {
             let size = parse_size(&size)?;
             view.built()?;
             let view_backend = view.backend.into();
-            let dataset = load(&input)?;
+            let mut dataset = load(&input)?;
             view.suit(&dataset);
+            crate::common::open_against(&mut dataset, view.built()?.view.as_ref())?;
             let selection = view.built()?.selection;
             let content = content(&view, &dataset, selection).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
             window::run(dataset, input, view_backend, size, view, content, frames)

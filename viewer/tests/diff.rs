@@ -103,3 +103,22 @@ fn bad_input_gives_one_line() {
         assert!(err.contains(needle) && !err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn the_diff_view_renders_against_another_run() {
+    let out = std::env::temp_dir().join(format!("exaviz-diff-view-{}.png", std::process::id()));
+    let o = out.to_str().unwrap();
+    let r = exaviz(&["render", A, "--view", "diff", "--against", B, "--backend", "cpu", "--size", "800x400", "-o", o]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(std::fs::metadata(&out).unwrap().len() > 1000);
+    std::fs::remove_file(&out).unwrap();
+    for (args, needle) in [
+        (vec!["render", A, "--view", "diff", "-o", o], "--against"),
+        (vec!["render", A, "--view", "diff", "--against", "/no/such/run", "-o", o], "/no/such/run"),
+    ] {
+        let r = exaviz(&args);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(!r.status.success() && err.lines().count() == 1 && err.contains(needle), "{args:?}: {err}");
+        assert!(!out.exists());
+    }
+}

@@ -80,6 +80,11 @@ pub trait View: Named + Send + Sync {
     fn check(&self, _dataset: &Dataset) -> Result<(), ViewError> {
         Ok(())
     }
+    /// Another input the view compares this one with (`--against B`): the caller opens it into
+    /// [`Dataset::against`] before `prepare`.
+    fn against(&self) -> Option<&str> {
+        None
+    }
     /// Where x is time, for views that zoom and pan in time (the selection's window): the plot
     /// rectangle `[x0, y0, x1, y1]` that the window spans at `frame`'s size.
     fn time_axis(&self, _frame: Frame) -> Option<[f32; 4]> {

@@ -14,6 +14,7 @@ pub mod torus;
 pub mod trace;
 
 pub mod chord;
+pub mod diff;
 pub mod fattree;
 pub mod linked;
 pub mod marey;
@@ -51,6 +52,7 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<training::TrainingView>(),
     Entry::of::<strategy::StrategyView>(),
     Entry::of::<topology::TopologyView>(),
+    Entry::of::<diff::DiffView>(),
 ];
 
 pub use crate::error::ViewError;

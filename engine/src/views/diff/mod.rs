@@ -1,0 +1,294 @@
+//! `--view diff`: what changed from one run to another (`--against B`, opened by the caller into
+//! [`Dataset::against`]). Left, the largest changes as bars either side of zero (rows' work,
+//! regions, collectives; red slower in B, blue faster, faint where the change lies within the
+//! runs' step-to-step variation); right, B − A bytes per pair of rows as a matrix on a
+//! diverging, colour-blind-safe map. Hover gives both runs' values. The numbers are
+//! `exaviz diff`'s ([`crate::diff`]).
+
+use std::collections::HashMap;
+
+use crate::Backend;
+use crate::dataset::Dataset;
+use crate::diff::{Change, Diff, Options};
+use crate::render::{Anchor, ColorMap, Scale, Scene};
+use crate::selection::{Parts, Selection};
+use crate::views::contract::{Class, Drawn, Frame, Pick, Picker, Prepared, View};
+use crate::views::plot::{fit, titles};
+use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError, legend};
+
+/// Rows and columns of the matrix at most (rows beyond are summed into blocks).
+const CELLS: usize = 64;
+
+/// `--view diff`.
+pub struct DiffView {
+    against: Option<String>,
+    bars: usize,
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct DiffArgs {
+    /// The run to compare with (B; the input is A): any input exaviz reads.
+    #[arg(long, value_name = "INPUT")]
+    pub against: Option<String>,
+    /// Changes drawn as bars.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub bars: u32,
+}
+
+impl Class for DiffView {
+    const NAME: &'static str = "diff";
+    const ABOUT: &'static str =
+        "What changed from this run to another (--against B): the largest changes and B − A bytes per pair of rows.";
+    type Args = DiffArgs;
+
+    fn new(args: &DiffArgs) -> Self {
+        DiffView { against: args.against.clone(), bars: args.bars as usize }
+    }
+}
+
+/// Straight RGBA of a change of sign that of `change` and strength `k` in `[0, 1]` on the
+/// diverging map: red where B has more, blue where it has less.
+fn tone(change: f64, k: f32) -> [f32; 4] {
+    let t = if change >= 0.0 { 0.5 + 0.5 * k } else { 0.5 - 0.5 * k };
+    ColorMap::RdBu.sample(t)
+}
+
+fn seconds(s: f64) -> String {
+    let a = s.abs();
+    let v = match a {
+        v if v >= 1.0 => format!("{v:.3} s"),
+        v if v >= 1e-3 => format!("{:.3} ms", v * 1e3),
+        v => format!("{:.3} µs", v * 1e6),
+    };
+    if s < 0.0 { format!("-{v}") } else { v }
+}
+
+fn signed(s: f64) -> String {
+    if s >= 0.0 { format!("+{}", seconds(s)) } else { seconds(s) }
+}
+
+fn lines_of(c: &Change) -> Vec<String> {
+    let mut v = vec![
+        format!("A: {} in {} ({} entries)", seconds(c.a.total_s), c.table, c.a.count),
+        format!("B: {} ({} entries)", seconds(c.b.total_s), c.b.count),
+        format!(
+            "change {} ({})",
+            signed(c.change_s),
+            if c.relative.is_finite() { format!("{:+.1}%", 100.0 * c.relative) } else { "new in B".into() }
+        ),
+    ];
+    v.push(
+        match c.stands_out {
+            Some(true) => "beyond the step-to-step variation",
+            Some(false) => "within the step-to-step variation",
+            None => "too few steps to tell",
+        }
+        .into(),
+    );
+    for p in c.locations.iter().take(3) {
+        v.push(format!("  {} {}", p.name, signed(p.change_s)));
+    }
+    v
+}
+
+/// What is under the pointer: a bar or a cell.
+struct Under {
+    bars: Vec<([f32; 4], String, Vec<String>)>,
+    cells: Vec<([f32; 4], String, Vec<String>)>,
+}
+
+impl Picker for Under {
+    fn pick(&self, _: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let inside = |r: &[f32; 4]| at[0] >= r[0] && at[0] < r[2] && at[1] >= r[1] && at[1] < r[3];
+        self.bars.iter().chain(&self.cells).find(|(r, ..)| inside(r)).map(|(_, t, l)| Pick::new(t.clone(), l.clone()))
+    }
+}
+
+impl View for DiffView {
+    fn depends_on(&self) -> Parts {
+        Parts::NONE
+    }
+
+    fn reads_pyramid(&self) -> bool {
+        true
+    }
+
+    fn against(&self) -> Option<&str> {
+        self.against.as_deref()
+    }
+
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        if self.against.is_none() {
+            return Err(ViewError::Unsupported("the diff view compares with another run: give --against B".into()));
+        }
+        if d.trace.intervals.start.is_empty() && d.trace.messages.source.is_empty() && d.out_of_core.is_none() {
+            return Err(ViewError::Unsupported("the diff view needs a trace of intervals or messages".into()));
+        }
+        Ok(())
+    }
+
+    fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, _: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        self.check(d)?;
+        let b = d.against.as_ref().ok_or_else(|| {
+            ViewError::Unsupported(format!("--against {}: not opened", self.against.as_deref().unwrap_or("")))
+        })?;
+        let diff = crate::diff::diff_asked(d, b, None, None, &Options { top: self.bars, steps: None })
+            .map_err(ViewError::Unsupported)?;
+        Ok(Box::new(draw(&diff, &d.name, &b.name, f)))
+    }
+}
+
+fn draw(d: &Diff, a: &str, b: &str, f: Frame) -> Drawn<Under> {
+    let (w, h) = (f.width as f32, f.height as f32);
+    let mut scene = Scene::new(f.width, f.height, BACKGROUND);
+    let r = &d.run;
+    let subtitle = format!(
+        "the run {} → {} ({}){}; rows matched by {}",
+        seconds(r.a.total_s),
+        seconds(r.b.total_s),
+        signed(r.change_s),
+        match r.stands_out {
+            Some(true) => ", beyond the steps' variation",
+            Some(false) => ", within the steps' variation",
+            None => "",
+        },
+        d.matching.locations_by
+    );
+    titles(&mut scene, w, &format!("What changed: {a} → {b}"), &subtitle);
+    let mut under = Under { bars: Vec::new(), cells: Vec::new() };
+    let split = (w * 0.56).round();
+    bars(&mut scene, &mut under, &d.top, [16.0, 76.0, split - 16.0, h - 24.0]);
+    matrix(&mut scene, &mut under, d, [split + 16.0, 76.0, w - 16.0, h - 24.0]);
+    Drawn { scene, picker: under }
+}
+
+/// The largest changes as bars either side of a zero line, names on the left.
+fn bars(scene: &mut Scene, under: &mut Under, rows: &[Change], [x0, y0, x1, y1]: [f32; 4]) {
+    scene.text(&fit("largest changes (B − A)", x1 - x0, 13.0), [x0, y0 - 8.0], 13.0, Anchor::Left, TEXT);
+    if rows.is_empty() {
+        scene.text("no change", [x0, y0 + 24.0], 13.0, Anchor::Left, TEXT_DIM);
+        return;
+    }
+    let label = ((x1 - x0) * 0.42).min(260.0);
+    let (bx0, bx1) = (x0 + label + 8.0, x1 - 8.0);
+    let zero = (bx0 + bx1) / 2.0;
+    let half = (bx1 - bx0) / 2.0 - 4.0;
+    let row_h = ((y1 - y0 - 8.0) / rows.len() as f32).clamp(8.0, 26.0);
+    let most = rows.iter().map(|c| c.change_s.abs()).fold(0.0f64, f64::max).max(f64::MIN_POSITIVE);
+    for (k, c) in rows.iter().enumerate() {
+        let y = y0 + 8.0 + k as f32 * row_h;
+        let len = (c.change_s.abs() / most) as f32 * half;
+        let (a, b) = if c.change_s >= 0.0 { (zero, zero + len) } else { (zero - len, zero) };
+        let mut colour = tone(c.change_s, 0.85);
+        if c.stands_out == Some(false) {
+            colour[3] = 0.4;
+        }
+        scene.rect([a, y + 2.0], [b.max(a + 1.0), y + row_h - 2.0], colour, true);
+        let name = format!("{} {}", c.table, c.name);
+        let size = (row_h * 0.55).clamp(8.0, 12.0);
+        let base = y + row_h * 0.5 + size * 0.35;
+        scene.text(&fit(&name, label, size), [x0, base], size, Anchor::Left, TEXT);
+        // The change in words beside its bar, on the side away from zero where it fits.
+        let words = signed(c.change_s);
+        let room = crate::render::TextAtlas::measure(&words, size) + 6.0;
+        let (at, anchor) = if c.change_s >= 0.0 {
+            if b + room <= bx1 + 8.0 { ([b + 4.0, base], Anchor::Left) } else { ([b - 4.0, base], Anchor::Right) }
+        } else if a - room >= bx0 - 8.0 {
+            ([a - 4.0, base], Anchor::Right)
+        } else {
+            ([a + 4.0, base], Anchor::Left)
+        };
+        scene.text(&words, at, size, anchor, TEXT_DIM);
+        under.bars.push(([x0, y, x1, y + row_h], name, lines_of(c)));
+    }
+    let bottom = y0 + 8.0 + rows.len() as f32 * row_h;
+    scene.segment(crate::render::Blend::Alpha, [zero, y0], [zero, bottom], 1.0, TEXT_DIM, true);
+    scene.text(&format!("−{}", seconds(most)), [bx0, bottom + 14.0], 11.0, Anchor::Left, TEXT_DIM);
+    scene.text(&format!("+{}", seconds(most)), [bx1, bottom + 14.0], 11.0, Anchor::Right, TEXT_DIM);
+}
+
+/// B − A bytes per pair of rows (blocks of rows past [`CELLS`]), on a diverging map.
+fn matrix(scene: &mut Scene, under: &mut Under, d: &Diff, [x0, y0, x1, y1]: [f32; 4]) {
+    let title = fit("B − A bytes per pair (sender ↓, receiver →)", x1 - x0, 13.0);
+    scene.text(&title, [x0, y0 - 8.0], 13.0, Anchor::Left, TEXT);
+    let pairs: Vec<(&str, &str, &Change)> =
+        d.pairs.iter().filter_map(|c| c.name.split_once(" → ").map(|(s, r)| (s, r, c))).collect();
+    if pairs.is_empty() {
+        scene.text("no messages in either run", [x0, y0 + 24.0], 13.0, Anchor::Left, TEXT_DIM);
+        return;
+    }
+    // Rows in the order of their names' numbers (rank 2 before rank 10).
+    let mut names: Vec<&str> = pairs.iter().flat_map(|(s, r, _)| [*s, *r]).collect();
+    names.sort_by_key(|a| natural(a));
+    names.dedup();
+    let n = names.len();
+    let per = n.div_ceil(CELLS);
+    let cells = n.div_ceil(per);
+    let index: HashMap<&str, usize> = names.iter().enumerate().map(|(k, s)| (*s, k / per)).collect();
+    let mut grid = vec![(0i128, 0u64, 0u64); cells * cells];
+    for (s, r, c) in &pairs {
+        let g = &mut grid[index[s] * cells + index[r]];
+        g.0 += i128::from(c.b.bytes) - i128::from(c.a.bytes);
+        g.1 += c.a.bytes;
+        g.2 += c.b.bytes;
+    }
+    let largest = grid.iter().map(|g| g.0.unsigned_abs()).max().unwrap_or(0);
+    let side = ((x1 - x0 - 110.0).min(y1 - y0 - 56.0)).max(16.0);
+    if largest == 0 {
+        let note = fit("the same bytes between every pair", side, 11.0);
+        scene.text(&note, [x0, y0 + 10.0], 11.0, Anchor::Left, TEXT_DIM);
+    }
+    let most = largest.max(1) as f64;
+    let y0 = y0 + 16.0;
+    let cell = side / cells as f32;
+    let name_of = |k: usize| {
+        let (a, b) = (k * per, ((k + 1) * per).min(n) - 1);
+        if a == b { names[a].to_string() } else { format!("{} … {}", names[a], names[b]) }
+    };
+    for (k, g) in grid.iter().enumerate() {
+        let (i, j) = (k / cells, k % cells);
+        let r = [x0 + j as f32 * cell, y0 + i as f32 * cell, x0 + (j + 1) as f32 * cell, y0 + (i + 1) as f32 * cell];
+        if g.1 == 0 && g.2 == 0 {
+            scene.rect([r[0], r[1]], [r[2], r[3]], [0.13, 0.14, 0.17, 1.0], true);
+            continue;
+        }
+        let k = (g.0.unsigned_abs() as f64 / most) as f32;
+        scene.rect([r[0], r[1]], [r[2], r[3]], tone(g.0 as f64, k), true);
+        let title = format!("{} → {}", name_of(i), name_of(j));
+        let lines = vec![format!("A: {} bytes", g.1), format!("B: {} bytes", g.2), format!("B − A: {:+} bytes", g.0)];
+        under.cells.push((r, title, lines));
+    }
+    scene.frame([x0, y0, x0 + side, y0 + side], 1.0, TEXT_DIM, true);
+    scene.text(&fit(&name_of(0), side / 2.0, 10.0), [x0, y0 + side + 14.0], 10.0, Anchor::Left, TEXT_DIM);
+    scene.text(
+        &fit(&name_of(cells - 1), side / 2.0, 10.0),
+        [x0 + side, y0 + side + 14.0],
+        10.0,
+        Anchor::Right,
+        TEXT_DIM,
+    );
+    let bar = [x0 + side + 24.0, y0 + 24.0, 14.0, (side - 48.0).max(40.0)];
+    legend::color_bar(scene, ColorMap::RdBu, Scale { lo: -most, hi: most, log: false }, "B − A\nbytes", bar);
+}
+
+/// A name's key for a natural order: its text with each run of digits as a number.
+fn natural(s: &str) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let (mut text, mut digits) = (String::new(), String::new());
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+        } else {
+            if !digits.is_empty() {
+                out.push((std::mem::take(&mut text), digits.parse().unwrap_or(u64::MAX)));
+                digits.clear();
+            }
+            text.push(c);
+        }
+    }
+    out.push((text, digits.parse().unwrap_or(0)));
+    out
+}
+
+#[cfg(test)]
+mod tests;
