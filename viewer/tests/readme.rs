@@ -20,6 +20,8 @@ const FILES: &[(&str, &str)] = &[
     ("omnitrace-run.proto", "perfetto-omnitrace-mpi/mpi-binary-rewrite-1.proto"),
     ("hpctoolkit-db", "hpctoolkit-pingpong"),
     ("charm-run", "projections-charm/ping-pong-projections"),
+    ("before", "repo:tests/data/torch-gloo-pair/even"),
+    ("after", "repo:tests/data/torch-gloo-pair/slow3"),
 ];
 
 /// The README's commands: lines of its code blocks (indented by four spaces, or fenced) that
