@@ -217,6 +217,26 @@ pub fn text(a: &str, b: &str, d: &Diff, top: usize) -> String {
             let _ = writeln!(o, "; too few steps to tell the change from the variation");
         }
     }
+    // In a sentence: whose own work changed most, and how many rows wait longer.
+    if let Some(w) = d.locations.first().filter(|w| w.change_s != 0.0) {
+        let waits = d.waiting.iter().filter(|x| x.change_s > 0.0 && x.stands_out != Some(false)).count();
+        let _ = writeln!(
+            o,
+            "work {} most on {} ({}, {}{}); {} row{} wait{} longer",
+            if w.change_s > 0.0 { "grew" } else { "fell" },
+            w.name,
+            signed(w.change_s),
+            percent(w.relative),
+            match w.stands_out {
+                Some(true) => ", beyond the steps' variation",
+                Some(false) => ", within the steps' variation",
+                None => "",
+            },
+            waits,
+            if waits == 1 { "" } else { "s" },
+            if waits == 1 { "s" } else { "" }
+        );
+    }
     table(&mut o, "largest changes (those beyond the step-to-step variation first)", &d.top, top);
     table(&mut o, "work per location (time outside waiting)", &d.locations, top);
     table(&mut o, "waiting per location", &d.waiting, top);
