@@ -703,7 +703,7 @@ pub fn offsets(t: &Training, align: Align) -> Vec<i64> {
 pub enum Rule {
     /// A device's FLOPS (FLOPs per second of computation) 20% or more below the devices' mean.
     SlowDevice,
-    /// A stage's mean FLOPs per device 20% or more above the stages' mean.
+    /// A stage's FLOPs per device (its lower median device's) 20% or more above the stages' mean.
     HeavyStage,
     /// A device that starts the collectives it shares with others last, by more than half of
     /// their median duration, in at least half of them, and computes over 10% longer than its
@@ -809,11 +809,15 @@ pub fn rules(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
     // Heavy stages.
     let stages = t.stage_devices();
     if stages.len() >= 2 {
+        // A stage's yardstick is its lower median device, not the mean: one slow device (named
+        // by the slow-device and straggler rules) does not make its stage heavy.
         let per: Vec<f64> = stages
             .iter()
             .map(|r| {
-                let sum: f64 = r.clone().map(|d| if t.has_flops { totals[d].1 } else { totals[d].0 as f64 }).sum();
-                sum / r.len().max(1) as f64
+                let mut v: Vec<f64> =
+                    r.clone().map(|d| if t.has_flops { totals[d].1 } else { totals[d].0 as f64 }).collect();
+                v.sort_by(f64::total_cmp);
+                v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0.0)
             })
             .collect();
         let mean = per.iter().sum::<f64>() / per.len() as f64;
@@ -827,7 +831,7 @@ pub fn rules(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
                     value: v,
                     mean,
                     message: format!(
-                        "stage {s}: mean {what} per device {:.0}% above the mean of stages",
+                        "stage {s}: {what} of its median device {:.0}% above the mean of stages",
                         100.0 * (v / mean - 1.0)
                     ),
                 });
@@ -1043,6 +1047,8 @@ mod tests {
         assert!(f.iter().any(|f| f.rule == Rule::Straggler && f.device == Some(1)), "{f:?}");
         assert!(f.iter().any(|f| f.rule == Rule::SlowDevice && f.device == Some(1)), "{f:?}");
         assert!(!f.iter().any(|f| f.device == Some(0)), "{f:?}");
+        // The slow device is named; its stage is not called heavy for it.
+        assert!(!f.iter().any(|f| f.rule == Rule::HeavyStage), "{f:?}");
         // Breakdown adds up to the span.
         for row in breakdown(&t, &full, 0, 700) {
             assert_eq!(row.iter().sum::<u64>(), 700);

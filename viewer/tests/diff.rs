@@ -46,7 +46,12 @@ fn a_slow_rank_is_named_in_the_first_rows() {
     // The text says it too.
     let text = String::from_utf8(exaviz(&["diff", A, B]).stdout).unwrap();
     assert!(text.contains("rank 11") && text.contains("beyond the steps' variation"), "{text}");
-    assert!(text.contains("work grew most on rank 11 (+83.451 s, +50.0%, beyond the steps' variation); 15 rows wait longer"), "{text}");
+    assert!(
+        text.contains(
+            "work grew most on rank 11 (+83.451 s, +50.0%, beyond the steps' variation); 15 rows wait longer"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
