@@ -12,6 +12,13 @@ fn a_slowed_rank_is_drawn_red_among_the_largest_changes() {
     a.against = Some(Arc::new(open("gen:wrf?iterations=20&seed=5&slow_rank=11")));
     let picture = both("diff", &["--against", "gen:wrf?iterations=20&seed=5&slow_rank=11"], &a, (1000, 520));
     golden("diff_wrf_slow_rank11.png", &picture);
+    // Taller: the two runs' timelines under the charts, aligned at their starts; a window
+    // zooms both.
+    let b = "gen:wrf?iterations=20&seed=5&slow_rank=11";
+    let tall = both("diff", &["--against", b], &a, (1000, 760));
+    golden("diff_wrf_slow_rank11_timelines.png", &tall);
+    let zoomed = both("diff", &["--against", b, "--from", "0", "--to", "40"], &a, (1000, 760));
+    assert!(super::differ(&tall, &zoomed) > 0.02, "the window zooms the timelines");
     let a = open("gen:wrf?iterations=20&seed=5");
     assert!(refused("diff", &[], &a, (400, 300)).contains("--against"));
     assert!(refused("diff", &["--against", "x"], &a, (400, 300)).contains("not opened"));

@@ -45,6 +45,7 @@ pub struct BenchInteractArgs {
 /// The input, with its index unless `--no-index`; the index's size and build time printed.
 fn load(args: &BenchInteractArgs) -> Result<exaviz_engine::dataset::Dataset> {
     let mut dataset = crate::common::load(&args.input)?;
+    crate::common::open_against(&mut dataset, args.view.built()?.view.as_ref())?;
     if args.no_index {
         dataset.index = None;
     }

@@ -86,7 +86,8 @@ pub fn render_cmd(input: &str, wall_path: &Path, dir: &Path, view: &crate::commo
     if dir.exists() && !dir.is_dir() {
         anyhow::bail!("{}: with --wall, --out is a folder for the tiles", dir.display());
     }
-    let dataset = crate::common::load(input)?;
+    let mut dataset = crate::common::load(input)?;
+    crate::common::open_against(&mut dataset, built.view.as_ref())?;
     let backend = Backend::new(view.backend.into())?;
     let [cw, ch] = wall.canvas();
     let started = std::time::Instant::now();

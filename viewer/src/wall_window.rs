@@ -335,7 +335,8 @@ pub fn run(input: &str, config: &Path, frames: Option<u64>, view: &crate::common
         );
     }
     let built = view.built()?;
-    let dataset = crate::common::load(input)?;
+    let mut dataset = crate::common::load(input)?;
+    crate::common::open_against(&mut dataset, built.view.as_ref())?;
     let backend = Backend::new(view.backend.into())?;
     built.selection.validate(&dataset).map_err(|e| anyhow!("{input}: {e}"))?;
     let [cw, ch] = wall.canvas();

@@ -2,10 +2,13 @@
 //! [`Dataset::against`]). Left, the largest changes as bars either side of zero (rows' work,
 //! regions, collectives; red slower in B, blue faster, faint where the change lies within the
 //! runs' step-to-step variation); right, B − A bytes per pair of rows as a matrix on a
-//! diverging, colour-blind-safe map. Hover gives both runs' values. The numbers are
-//! `exaviz diff`'s ([`crate::diff`]).
+//! diverging, colour-blind-safe map; below, where the picture is tall enough, the two runs'
+//! timelines aligned at their starts under one zoom (the wheel and a drag zoom and pan both).
+//! Hover gives both runs' values. The numbers are `exaviz diff`'s ([`crate::diff`]), computed
+//! once per pair of runs.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::Backend;
 use crate::dataset::Dataset;
@@ -19,10 +22,32 @@ use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError, legend};
 /// Rows and columns of the matrix at most (rows beyond are summed into blocks).
 const CELLS: usize = 64;
 
+/// Pictures at least this tall show the two timelines under the charts.
+const TIMELINES_FROM: u32 = 600;
+
+/// Which pair of runs a comparison was made for.
+type PairKey = (String, usize, usize, String, usize, usize);
+
+fn pair_key(a: &Dataset, b: &Dataset) -> PairKey {
+    let (x, y) = (&a.trace, &b.trace);
+    (
+        a.name.clone(),
+        x.messages.source.len(),
+        x.intervals.start.len(),
+        b.name.clone(),
+        y.messages.source.len(),
+        y.intervals.start.len(),
+    )
+}
+
 /// `--view diff`.
 pub struct DiffView {
     against: Option<String>,
     bars: usize,
+    /// The comparison of the last pair of runs.
+    diff: crate::views::kept::Kept<PairKey, Result<Arc<Diff>, String>>,
+    /// The two runs' timelines (each keeps its own index).
+    lines: [crate::views::timeline::TimelineView; 2],
 }
 
 #[derive(clap::Args, Clone, Debug)]
@@ -33,6 +58,13 @@ pub struct DiffArgs {
     /// Changes drawn as bars.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub bars: u32,
+    /// Start of the timelines' window, seconds since each run's start (the comparison is of the
+    /// whole runs).
+    #[arg(long, requires = "to")]
+    pub from: Option<f64>,
+    /// End of the timelines' window (see --from).
+    #[arg(long, requires = "from")]
+    pub to: Option<f64>,
 }
 
 impl Class for DiffView {
@@ -42,7 +74,16 @@ impl Class for DiffView {
     type Args = DiffArgs;
 
     fn new(args: &DiffArgs) -> Self {
-        DiffView { against: args.against.clone(), bars: args.bars as usize }
+        DiffView {
+            against: args.against.clone(),
+            bars: args.bars as usize,
+            diff: Default::default(),
+            lines: Default::default(),
+        }
+    }
+
+    fn selection(args: &DiffArgs) -> Selection {
+        Selection { window_s: args.from.zip(args.to), ..Selection::default() }
     }
 }
 
@@ -91,26 +132,64 @@ fn lines_of(c: &Change) -> Vec<String> {
     v
 }
 
-/// What is under the pointer: a bar or a cell.
+/// A run's timeline placed in the picture: its top, height, the prepared picture and its run.
+struct Line {
+    top: f32,
+    height: f32,
+    prepared: Box<dyn Prepared>,
+    run: Option<Arc<Dataset>>,
+}
+
+/// What is under the pointer: a bar, a cell or a timeline's row.
 struct Under {
     bars: Vec<([f32; 4], String, Vec<String>)>,
     cells: Vec<([f32; 4], String, Vec<String>)>,
+    lines: Vec<Line>,
 }
 
 impl Picker for Under {
-    fn pick(&self, _: &Dataset, at: [f32; 2]) -> Option<Pick> {
+    fn pick(&self, d: &Dataset, at: [f32; 2]) -> Option<Pick> {
         let inside = |r: &[f32; 4]| at[0] >= r[0] && at[0] < r[2] && at[1] >= r[1] && at[1] < r[3];
-        self.bars.iter().chain(&self.cells).find(|(r, ..)| inside(r)).map(|(_, t, l)| Pick::new(t.clone(), l.clone()))
+        if let Some((_, t, l)) = self.bars.iter().chain(&self.cells).find(|(r, ..)| inside(r)) {
+            return Some(Pick::new(t.clone(), l.clone()));
+        }
+        let line = self.lines.iter().find(|l| at[1] >= l.top && at[1] < l.top + l.height)?;
+        let run = line.run.as_deref().unwrap_or(d);
+        line.prepared.pick(run, [at[0], at[1] - line.top]).map(|mut p| {
+            p.click = None;
+            p
+        })
     }
+}
+
+/// Where the timelines go in a picture of `f`: the top of the first and each one's height.
+fn lines_at(f: Frame) -> Option<(f32, f32)> {
+    (f.height >= TIMELINES_FROM).then(|| {
+        let top = (f.height as f32 * 0.5).round();
+        (top, ((f.height as f32 - top) / 2.0).floor())
+    })
 }
 
 impl View for DiffView {
     fn depends_on(&self) -> Parts {
-        Parts::NONE
+        Parts::WINDOW
     }
 
-    fn reads_pyramid(&self) -> bool {
-        true
+    fn time_axis(&self, f: Frame) -> Option<[f32; 4]> {
+        let (top, h) = lines_at(f)?;
+        let p = crate::views::timeline::plot_rect(f.width, h as u32)?;
+        Some([p.x0 as f32, top + p.y0 as f32, (p.x0 + p.w) as f32, top + h + (p.y0 + p.h) as f32])
+    }
+
+    /// The view takes each run as it is: the comparison reads a store's pyramid or a trace's
+    /// rows itself ([`crate::diff::diff_asked`]), and the timelines go through
+    /// [`crate::views::contract::prepare`] each.
+    fn reads_rows(&self) -> bool {
+        false
+    }
+
+    fn reads_index(&self, _: &crate::dataset::OutOfCore) -> bool {
+        false
     }
 
     fn against(&self) -> Option<&str> {
@@ -127,14 +206,51 @@ impl View for DiffView {
         Ok(())
     }
 
-    fn prepare(&self, d: &Dataset, _: &Selection, f: Frame, _: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+    fn home(&self, d: &Dataset) -> Option<(f64, f64)> {
+        self.lines[0].home(d)
+    }
+
+    fn prepare(
+        &self,
+        d: &Dataset,
+        sel: &Selection,
+        f: Frame,
+        backend: &Backend,
+    ) -> Result<Box<dyn Prepared>, ViewError> {
         self.check(d)?;
         let b = d.against.as_ref().ok_or_else(|| {
             ViewError::Unsupported(format!("--against {}: not opened", self.against.as_deref().unwrap_or("")))
         })?;
-        let diff = crate::diff::diff_asked(d, b, None, None, &Options { top: self.bars, steps: None })
-            .map_err(ViewError::Unsupported)?;
-        Ok(Box::new(draw(&diff, &d.name, &b.name, f)))
+        let made = crate::views::kept::kept(&self.diff, pair_key(d, b), || {
+            crate::diff::diff_asked(d, b, None, None, &Options { top: self.bars, steps: None }).map(Arc::new)
+        });
+        let diff = made.map_err(ViewError::Unsupported)?;
+        let charts = lines_at(f).map_or(f.height, |(top, _)| top as u32);
+        let mut drawn = draw(&diff, &d.name, &b.name, Frame { width: f.width, height: charts });
+        if let Some((top, h)) = lines_at(f) {
+            let mut scene = Scene::new(f.width, f.height, BACKGROUND);
+            scene.place(&drawn.scene, [0.0, 0.0]);
+            let frame = Frame { width: f.width, height: h as u32 };
+            // One time scale: without a window, both show the longer run's length from their starts.
+            let length = |x: &Dataset| {
+                let span = x.out_of_core.as_ref().map(|o| o.span).or_else(|| x.trace.span()).unwrap_or((0, 0));
+                (span.1 - span.0) as f64 / x.trace.ticks_per_second.max(1) as f64
+            };
+            let sel = &Selection { window_s: sel.window_s.or(Some((0.0, length(d).max(length(b))))), ..*sel };
+            // Both timelines at once: each is the work of one timeline view.
+            let line =
+                |k: usize, run: &Dataset| crate::views::contract::prepare(&self.lines[k], run, sel, frame, backend);
+            let (pa, pb) = rayon::join(|| line(0, d), || line(1, b));
+            for (k, (run, other, prepared)) in
+                [(d, None, pa?), (b.as_ref(), Some(b.clone()), pb?)].into_iter().enumerate()
+            {
+                let at = top + k as f32 * h;
+                scene.place(&prepared.draw(run, sel), [0.0, at]);
+                drawn.picker.lines.push(Line { top: at, height: h, prepared, run: other });
+            }
+            drawn.scene = scene;
+        }
+        Ok(Box::new(drawn))
     }
 }
 
@@ -155,7 +271,7 @@ fn draw(d: &Diff, a: &str, b: &str, f: Frame) -> Drawn<Under> {
         d.matching.locations_by
     );
     titles(&mut scene, w, &format!("What changed: {a} → {b}"), &subtitle);
-    let mut under = Under { bars: Vec::new(), cells: Vec::new() };
+    let mut under = Under { bars: Vec::new(), cells: Vec::new(), lines: Vec::new() };
     let split = (w * 0.56).round();
     bars(&mut scene, &mut under, &d.top, [16.0, 76.0, split - 16.0, h - 24.0]);
     matrix(&mut scene, &mut under, d, [split + 16.0, 76.0, w - 16.0, h - 24.0]);
