@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Views made of other views.
-const COMPOSITE: &[&str] = &["linked", "mpi"];
+const COMPOSITE: &[&str] = &["diff", "linked", "mpi"];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
