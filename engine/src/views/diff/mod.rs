@@ -4,8 +4,9 @@
 //! runs' step-to-step variation); right, B − A bytes per pair of rows as a matrix on a
 //! diverging, colour-blind-safe map; below, where the picture is tall enough, the two runs'
 //! timelines aligned at their starts under one zoom (the wheel and a drag zoom and pan both).
-//! Hover gives both runs' values. The numbers are `exaviz diff`'s ([`crate::diff`]), computed
-//! once per pair of runs.
+//! Hover gives both runs' values; a click on a region's bar finds the region in both timelines
+//! (and frames the bar). The numbers are `exaviz diff`'s ([`crate::diff`]), computed once per
+//! pair of runs.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -140,9 +141,10 @@ struct Line {
     run: Option<Arc<Dataset>>,
 }
 
-/// What is under the pointer: a bar, a cell or a timeline's row.
+/// What is under the pointer: a bar (with the region a click on it searches for in both
+/// timelines), a cell or a timeline's row.
 struct Under {
-    bars: Vec<([f32; 4], String, Vec<String>)>,
+    bars: Vec<([f32; 4], String, Vec<String>, Option<crate::selection::Search>)>,
     cells: Vec<([f32; 4], String, Vec<String>)>,
     lines: Vec<Line>,
 }
@@ -150,7 +152,14 @@ struct Under {
 impl Picker for Under {
     fn pick(&self, d: &Dataset, at: [f32; 2]) -> Option<Pick> {
         let inside = |r: &[f32; 4]| at[0] >= r[0] && at[0] < r[2] && at[1] >= r[1] && at[1] < r[3];
-        if let Some((_, t, l)) = self.bars.iter().chain(&self.cells).find(|(r, ..)| inside(r)) {
+        if let Some((_, t, l, search)) = self.bars.iter().find(|(r, ..)| inside(r)) {
+            let pick = Pick::new(t.clone(), l.clone());
+            return Some(match search {
+                Some(s) => pick.with_click(Parts::SEARCH, Selection { search: Some(*s), ..Selection::default() }),
+                None => pick,
+            });
+        }
+        if let Some((_, t, l)) = self.cells.iter().find(|(r, ..)| inside(r)) {
             return Some(Pick::new(t.clone(), l.clone()));
         }
         let line = self.lines.iter().find(|l| at[1] >= l.top && at[1] < l.top + l.height)?;
@@ -172,7 +181,7 @@ fn lines_at(f: Frame) -> Option<(f32, f32)> {
 
 impl View for DiffView {
     fn depends_on(&self) -> Parts {
-        Parts::WINDOW
+        Parts::WINDOW | Parts::SEARCH
     }
 
     fn time_axis(&self, f: Frame) -> Option<[f32; 4]> {
@@ -226,7 +235,7 @@ impl View for DiffView {
         });
         let diff = made.map_err(ViewError::Unsupported)?;
         let charts = lines_at(f).map_or(f.height, |(top, _)| top as u32);
-        let mut drawn = draw(&diff, &d.name, &b.name, Frame { width: f.width, height: charts });
+        let mut drawn = draw(&diff, &d.name, &b.name, sel.search.as_ref(), Frame { width: f.width, height: charts });
         if let Some((top, h)) = lines_at(f) {
             let mut scene = Scene::new(f.width, f.height, BACKGROUND);
             scene.place(&drawn.scene, [0.0, 0.0]);
@@ -254,7 +263,7 @@ impl View for DiffView {
     }
 }
 
-fn draw(d: &Diff, a: &str, b: &str, f: Frame) -> Drawn<Under> {
+fn draw(d: &Diff, a: &str, b: &str, chosen: Option<&crate::selection::Search>, f: Frame) -> Drawn<Under> {
     let (w, h) = (f.width as f32, f.height as f32);
     let mut scene = Scene::new(f.width, f.height, BACKGROUND);
     let r = &d.run;
@@ -273,13 +282,19 @@ fn draw(d: &Diff, a: &str, b: &str, f: Frame) -> Drawn<Under> {
     titles(&mut scene, w, &format!("What changed: {a} → {b}"), &subtitle);
     let mut under = Under { bars: Vec::new(), cells: Vec::new(), lines: Vec::new() };
     let split = (w * 0.56).round();
-    bars(&mut scene, &mut under, &d.top, [16.0, 76.0, split - 16.0, h - 24.0]);
+    bars(&mut scene, &mut under, &d.top, chosen, [16.0, 76.0, split - 16.0, h - 24.0]);
     matrix(&mut scene, &mut under, d, [split + 16.0, 76.0, w - 16.0, h - 24.0]);
     Drawn { scene, picker: under }
 }
 
 /// The largest changes as bars either side of a zero line, names on the left.
-fn bars(scene: &mut Scene, under: &mut Under, rows: &[Change], [x0, y0, x1, y1]: [f32; 4]) {
+fn bars(
+    scene: &mut Scene,
+    under: &mut Under,
+    rows: &[Change],
+    chosen: Option<&crate::selection::Search>,
+    [x0, y0, x1, y1]: [f32; 4],
+) {
     scene.text(&fit("largest changes (B − A)", x1 - x0, 13.0), [x0, y0 - 8.0], 13.0, Anchor::Left, TEXT);
     if rows.is_empty() {
         scene.text("no change", [x0, y0 + 24.0], 13.0, Anchor::Left, TEXT_DIM);
@@ -315,7 +330,12 @@ fn bars(scene: &mut Scene, under: &mut Under, rows: &[Change], [x0, y0, x1, y1]:
             ([a + 4.0, base], Anchor::Left)
         };
         scene.text(&words, at, size, anchor, TEXT_DIM);
-        under.bars.push(([x0, y, x1, y + row_h], name, lines_of(c)));
+        // A region's bar: a click finds the region in both timelines; the one found is framed.
+        let search = (c.table != "location").then(|| crate::selection::Search::new(&c.name).ok()).flatten();
+        if search.is_some_and(|s| chosen.is_some_and(|x| x.as_str() == s.as_str())) {
+            scene.frame([x0 - 4.0, y + 1.0, x1, y + row_h - 1.0], 1.5, TEXT, true);
+        }
+        under.bars.push(([x0, y, x1, y + row_h], name, lines_of(c), search));
     }
     let bottom = y0 + 8.0 + rows.len() as f32 * row_h;
     scene.segment(crate::render::Blend::Alpha, [zero, y0], [zero, bottom], 1.0, TEXT_DIM, true);
