@@ -141,10 +141,13 @@ struct Line {
     run: Option<Arc<Dataset>>,
 }
 
-/// What is under the pointer: a bar (with the region a click on it searches for in both
-/// timelines), a cell or a timeline's row.
+/// A bar: where it is, its tooltip's title and lines, and the region a click on it searches
+/// for in both timelines.
+type Bar = ([f32; 4], String, Vec<String>, Option<crate::selection::Search>);
+
+/// What is under the pointer: a bar, a cell or a timeline's row.
 struct Under {
-    bars: Vec<([f32; 4], String, Vec<String>, Option<crate::selection::Search>)>,
+    bars: Vec<Bar>,
     cells: Vec<([f32; 4], String, Vec<String>)>,
     lines: Vec<Line>,
 }
