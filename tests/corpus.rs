@@ -431,18 +431,33 @@ fn every_trace_reads_back_the_same_from_its_store() {
         "repo:tests/data/torch-et",
         "repo:tests/data/jax-pipeline8/xla_dump/module_0010.jit_pipeline.cpu_after_optimizations.txt",
     ];
-    let dir = std::env::temp_dir().join(format!("exaviz-roundtrip-{}", std::process::id()));
+    in_memory_and_stored(&data, "roundtrip", &inputs, |input, memory, stored| {
+        let memory = exaviz_datasets::info_json(&memory);
+        let mut stored = exaviz_datasets::info_json(&stored);
+        stored["name"] = memory["name"].clone();
+        assert_eq!(memory, stored, "{input}");
+    });
+}
+
+/// Each of `inputs` opened in memory and from a store `exaviz convert` wrote of it (in a
+/// temporary folder named after `what`, removed afterwards), handed to `check`.
+fn in_memory_and_stored(
+    data: &std::path::Path,
+    what: &str,
+    inputs: &[&str],
+    mut check: impl FnMut(&str, Dataset, Dataset),
+) {
+    let dir = std::env::temp_dir().join(format!("exaviz-{what}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for (k, input) in inputs.iter().enumerate() {
-        let path = path_of(&data, input);
+        let path = path_of(data, input);
         let path = path.to_str().unwrap();
         let target = dir.join(format!("{k}.exaviz"));
         exaviz_datasets::convert(path, &target, &|_, _| {}).unwrap_or_else(|e| panic!("{input}: {e}"));
-        let memory = exaviz_datasets::info_json(&exaviz_datasets::open(path).unwrap());
-        let mut stored = exaviz_datasets::info_json(&exaviz_datasets::open(target.to_str().unwrap()).unwrap());
-        stored["name"] = memory["name"].clone();
-        assert_eq!(memory, stored, "{input}");
+        let memory = exaviz_datasets::open(path).unwrap();
+        let stored = exaviz_datasets::open(target.to_str().unwrap()).unwrap();
+        check(input, memory, stored);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -566,16 +581,7 @@ fn every_format_compares_with_its_store_and_nothing_changed() {
         "repo:tests/data/torch-gloo-pair/slow3",
         "repo:tests/data/jax-cpu-pipeline",
     ];
-    let dir = std::env::temp_dir().join(format!("exaviz-diff-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for (k, input) in inputs.iter().enumerate() {
-        let path = path_of(&data, input);
-        let path = path.to_str().unwrap();
-        let target = dir.join(format!("{k}.exaviz"));
-        exaviz_datasets::convert(path, &target, &|_, _| {}).unwrap_or_else(|e| panic!("{input}: {e}"));
-        let memory = exaviz_datasets::open(path).unwrap();
-        let stored = exaviz_datasets::open(target.to_str().unwrap()).unwrap();
+    in_memory_and_stored(&data, "diff", &inputs, |input, memory, stored| {
         let d =
             diff_asked(&memory, &stored, None, None, &Options::default()).unwrap_or_else(|e| panic!("{input}: {e}"));
         assert_eq!(d.matching.locations_by, "name", "{input}");
@@ -587,8 +593,7 @@ fn every_format_compares_with_its_store_and_nothing_changed() {
             assert_eq!((x.a.count, x.a.total_s), (x.b.count, x.b.total_s), "{input}: {}", x.name);
         }
         assert_eq!(d.run.change_s, 0.0, "{input}");
-    }
-    std::fs::remove_dir_all(&dir).unwrap();
+    });
     // Two programs traced by Charm++'s Projections on the same two PEs: matched by name, the
     // regions of each only in its own column.
     let open = |p: &str| exaviz_datasets::open(data.join(p).to_str().unwrap()).unwrap();

@@ -115,14 +115,9 @@ fn signed(s: f64) -> String {
     if s >= 0.0 { format!("+{}", time(s)) } else { format!("-{}", time(-s)) }
 }
 
+/// A change of bytes, signed, in `exaviz summary`'s units.
 fn bytes(b: f64) -> String {
-    let a = b.abs();
-    let v = match a {
-        v if v >= 1e9 => format!("{:.2} GB", v / 1e9),
-        v if v >= 1e6 => format!("{:.2} MB", v / 1e6),
-        v if v >= 1e3 => format!("{:.1} kB", v / 1e3),
-        v => format!("{v:.0} B"),
-    };
+    let v = crate::summary_cmd::bytes(b.abs().round() as u64);
     if b < 0.0 { format!("-{v}") } else { format!("+{v}") }
 }
 

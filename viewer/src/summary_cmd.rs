@@ -200,7 +200,7 @@ fn short(s: f64) -> String {
 }
 
 /// Bytes with a decimal prefix.
-fn bytes(b: u64) -> String {
+pub(crate) fn bytes(b: u64) -> String {
     match b {
         0..1_000 => format!("{b} B"),
         1_000..1_000_000 => format!("{:.1} kB", b as f64 / 1e3),

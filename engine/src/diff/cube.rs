@@ -77,7 +77,6 @@ pub fn run_of(d: &Dataset, span: (u64, u64)) -> (Trace, Run) {
             x.total += sum;
         }
         if x.total > 0 {
-            x.self_ = x.total;
             regions.insert(name(s), x);
         }
     }
@@ -98,7 +97,6 @@ pub fn run_of(d: &Dataset, span: (u64, u64)) -> (Trace, Run) {
     let step_lengths = steps.lengths(span.1);
     let run = Run {
         ticks_per_second: t.ticks_per_second.max(1),
-        window: span,
         active: active.iter().filter(|&&a| a).count(),
         steps,
         step_lengths,

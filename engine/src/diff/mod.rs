@@ -328,14 +328,6 @@ struct Compare<'a> {
 }
 
 impl Compare<'_> {
-    fn secs_a(&self, ticks: u64) -> f64 {
-        ticks as f64 / self.ra.ticks_per_second as f64
-    }
-
-    fn secs_b(&self, ticks: u64) -> f64 {
-        ticks as f64 / self.rb.ticks_per_second as f64
-    }
-
     /// A location's name in A's terms (B's own where unmatched).
     fn name_b(&self, l: u32) -> String {
         match self.to_a.get(&l) {
@@ -346,10 +338,10 @@ impl Compare<'_> {
 
     fn run(&self) -> Change {
         let (ra, rb) = (self.ra, self.rb);
-        let sa: Vec<f64> = ra.step_lengths.iter().map(|&x| self.secs_a(x)).collect();
-        let sb: Vec<f64> = rb.step_lengths.iter().map(|&x| self.secs_b(x)).collect();
+        let sa: Vec<f64> = ra.step_lengths.iter().map(|&x| self.ra.secs(x)).collect();
+        let sb: Vec<f64> = rb.step_lengths.iter().map(|&x| self.rb.secs(x)).collect();
         let step = step_change(&sa, &sb);
-        let (la, lb) = (self.secs_a(ra.length), self.secs_b(rb.length));
+        let (la, lb) = (self.ra.secs(ra.length), self.rb.secs(rb.length));
         let steps = self.step_parts(&sa, &sb);
         Change {
             table: "run",
@@ -379,24 +371,6 @@ impl Compare<'_> {
         parts
     }
 
-    fn side_a(&self, x: &Tally) -> Side {
-        Side {
-            count: x.count,
-            total_s: self.secs_a(x.total),
-            mean_s: self.secs_a(x.total) / x.count.max(1) as f64,
-            bytes: x.bytes,
-        }
-    }
-
-    fn side_b(&self, x: &Tally) -> Side {
-        Side {
-            count: x.count,
-            total_s: self.secs_b(x.total),
-            mean_s: self.secs_b(x.total) / x.count.max(1) as f64,
-            bytes: x.bytes,
-        }
-    }
-
     /// Rows for the tallies of regions or collectives, by name.
     fn tallies(&self, table: &'static str, a: &HashMap<String, Tally>, b: &HashMap<String, Tally>) -> Vec<Change> {
         let empty = Tally::default();
@@ -405,23 +379,23 @@ impl Compare<'_> {
             .into_iter()
             .map(|name| {
                 let (x, y) = (a.get(name).unwrap_or(&empty), b.get(name).unwrap_or(&empty));
-                let (sa, sb) = (self.side_a(x), self.side_b(y));
+                let (sa, sb) = (self.ra.side(x), self.rb.side(y));
                 let change = sb.total_s * self.scale - sa.total_s;
                 // Per step: zeros for steps without the row.
                 let per = |v: &[u64], n: usize, secs: &dyn Fn(u64) -> f64, k: f64| -> Vec<f64> {
                     (0..n).map(|s| secs(v.get(s).copied().unwrap_or(0)) * k).collect()
                 };
-                let pa = per(&x.by_step, self.ra.steps.count, &|t| self.secs_a(t), 1.0);
-                let pb = per(&y.by_step, self.rb.steps.count, &|t| self.secs_b(t), self.scale);
+                let pa = per(&x.by_step, self.ra.steps.count, &|t| self.ra.secs(t), 1.0);
+                let pb = per(&y.by_step, self.rb.steps.count, &|t| self.rb.secs(t), self.scale);
                 let step = step_change(&pa, &pb);
                 // Where: per location of A's naming.
                 let mut by: HashMap<String, f64> = HashMap::new();
                 for (&l, &v) in &x.by_location {
                     *by.entry(self.a.locations.name.get(l as usize).cloned().unwrap_or_default()).or_default() -=
-                        self.secs_a(v);
+                        self.ra.secs(v);
                 }
                 for (&l, &v) in &y.by_location {
-                    *by.entry(self.name_b(l)).or_default() += self.secs_b(v) * self.scale;
+                    *by.entry(self.name_b(l)).or_default() += self.rb.secs(v) * self.scale;
                 }
                 let mut locations: Vec<Part> = by
                     .into_iter()
@@ -452,9 +426,9 @@ impl Compare<'_> {
         let (ra, rb) = (self.ra, self.rb);
         // A location's row: its totals, and its steps where both runs have them per location.
         let row = |table, l: usize, k: u32, va: u64, vb: u64, sa: Option<&Vec<u64>>, sb: Option<&Vec<u64>>| {
-            let (x, y) = (self.secs_a(va), self.secs_b(vb));
-            let pa: Vec<f64> = sa.map(|v| v.iter().map(|&t| self.secs_a(t)).collect()).unwrap_or_default();
-            let pb: Vec<f64> = sb.map(|v| v.iter().map(|&t| self.secs_b(t)).collect()).unwrap_or_default();
+            let (x, y) = (self.ra.secs(va), self.rb.secs(vb));
+            let pa: Vec<f64> = sa.map(|v| v.iter().map(|&t| self.ra.secs(t)).collect()).unwrap_or_default();
+            let pb: Vec<f64> = sb.map(|v| v.iter().map(|&t| self.rb.secs(t)).collect()).unwrap_or_default();
             let step = step_change(&pa, &pb);
             let other = &self.b.locations.name[k as usize];
             // Named in B where B names it otherwise.
@@ -509,11 +483,11 @@ impl Compare<'_> {
         for (&(s, d), p) in &self.ra.pairs {
             let key = (named_a(s), named_a(d));
             let e = rows.entry(key).or_default();
-            e[0] = (p.count, p.bytes, self.secs_a(p.latency) / p.received.max(1) as f64);
+            e[0] = (p.count, p.bytes, self.ra.secs(p.latency) / p.received.max(1) as f64);
         }
         for (&(s, d), p) in &self.rb.pairs {
             let e = rows.entry((named_b(s), named_b(d))).or_default();
-            e[1] = (p.count, p.bytes, self.secs_b(p.latency) / p.received.max(1) as f64);
+            e[1] = (p.count, p.bytes, self.rb.secs(p.latency) / p.received.max(1) as f64);
         }
         rows.into_iter()
             .map(|((s, d), [x, y])| {

@@ -1,5 +1,5 @@
 //! One run's numbers for a comparison, from one pass over its rows: per region name (count,
-//! inclusive and self time, per step and per location), per collective operation, per pair of
+//! inclusive time, per step and per location), per collective operation, per pair of
 //! locations (messages, bytes, latency) and per location (work and waiting).
 
 use std::collections::HashMap;
@@ -16,8 +16,6 @@ pub struct Tally {
     pub count: u64,
     /// Inclusive time.
     pub total: u64,
-    /// Time less that of the regions nested in it.
-    pub self_: u64,
     pub bytes: u64,
     /// Inclusive time per step ordinal.
     pub by_step: Vec<u64>,
@@ -54,7 +52,6 @@ pub struct PairTally {
 #[derive(Clone, Debug, Default)]
 pub struct Run {
     pub ticks_per_second: u64,
-    pub window: (u64, u64),
     /// Locations holding rows (the count results are normalised by).
     pub active: usize,
     pub steps: Steps,
@@ -79,6 +76,19 @@ pub struct Run {
 
 /// The most cells of locations times steps kept per run for each location's steps.
 pub const STEP_CELLS: usize = 4_000_000;
+
+impl Run {
+    /// `ticks` of this run in seconds.
+    pub fn secs(&self, ticks: u64) -> f64 {
+        ticks as f64 / self.ticks_per_second as f64
+    }
+
+    /// A region's or collective's numbers in seconds.
+    pub fn side(&self, x: &Tally) -> super::Side {
+        let total_s = self.secs(x.total);
+        super::Side { count: x.count, total_s, mean_s: total_s / x.count.max(1) as f64, bytes: x.bytes }
+    }
+}
 
 /// Where a pass looks: the window, the steps kept, and what is seen so far.
 struct Pass<'a> {
@@ -120,9 +130,9 @@ impl Pass<'_> {
         per_region
     }
 
-    /// Self time per region id (added to `per_region`), and per location its work and waiting,
-    /// in all and per step, from each location's innermost pieces.
-    fn pieces(&self, per_region: &mut [Tally], skip: &[bool]) -> Work {
+    /// Per location its work and waiting (self time outside and inside waiting regions), in all
+    /// and per step, from each location's innermost pieces.
+    fn pieces(&self, skip: &[bool]) -> Work {
         let (t, n) = (self.t, self.t.locations.name.len());
         let waiting: Vec<bool> = t.region_names.iter().map(|r| is_waiting(r)).collect();
         let waits = |r: u32| waiting.get(r as usize).copied().unwrap_or(false);
@@ -150,9 +160,6 @@ impl Pass<'_> {
                 w.wait_by_step.push(wait);
             }
             for (r, ticks) in by {
-                if let Some(x) = per_region.get_mut(r as usize) {
-                    x.self_ += ticks;
-                }
                 let into = if waits(r) { &mut w.wait } else { &mut w.work };
                 into[l] += ticks;
             }
@@ -217,7 +224,6 @@ struct Work {
 fn merge(into: &mut Tally, x: &Tally) {
     into.count += x.count;
     into.total += x.total;
-    into.self_ += x.self_;
     into.bytes += x.bytes;
     for (&l, &v) in &x.by_location {
         *into.by_location.entry(l).or_default() += v;
@@ -239,9 +245,9 @@ pub fn tally(t: &Trace, window: (u64, u64), only: Option<(u32, u32)>) -> Run {
         steps.keep(a, b);
     }
     let mut pass = Pass { t, window, only: only.is_some(), steps, active: vec![false; n], first: u64::MAX, last: 0 };
-    let mut per_region = pass.regions();
+    let per_region = pass.regions();
     let skip: Vec<bool> = t.region_names.iter().map(|r| is_profiler(r)).collect();
-    let work = pass.pieces(&mut per_region, &skip);
+    let work = pass.pieces(&skip);
     // Regions by name (the model may hold one name under several ids), but the profiler's own
     // spans and steps: the run's row compares the steps.
     let mut regions: HashMap<String, Tally> = HashMap::new();
@@ -263,7 +269,6 @@ pub fn tally(t: &Trace, window: (u64, u64), only: Option<(u32, u32)>) -> Run {
     let end = if first == u64::MAX { window.1 } else { last.min(window.1) };
     Run {
         ticks_per_second: t.ticks_per_second.max(1),
-        window,
         active: pass.active.iter().filter(|&&a| a).count(),
         step_lengths: pass.steps.lengths(end),
         steps: pass.steps,
