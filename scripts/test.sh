@@ -24,6 +24,8 @@ export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 chmod 700 "$XDG_RUNTIME_DIR" 2>/dev/null || true
 if [ "${CI:-}" = "true" ]; then
   export EXAVIZ_REQUIRE_DATA=1
+  # A CI run is a fresh clone: incremental caches would only take disk space, not time.
+  export CARGO_INCREMENTAL=0
 fi
 
 # One compile of the whole workspace, one feature set, one profile. The CLI is built with
@@ -64,5 +66,6 @@ awk '/^test result:/ { p += $4; f += $6; i += $8 }
      }
      END { printf "tests: %d passed, %d failed, %d skipped (Rust); %d passed, %d failed, %d skipped (Python)\n", p, f, i, q, qf, qs }' "$log"
 rm -f "$log"
+echo "target folder: $(du -sh target 2>/dev/null | cut -f1)"
 step "done"
 exit "$status"
