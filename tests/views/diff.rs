@@ -24,10 +24,12 @@ fn a_slowed_rank_is_drawn_red_among_the_largest_changes() {
     assert!(refused("diff", &["--against", "x"], &a, (400, 300)).contains("not opened"));
 }
 
-/// A click on a region's bar finds the region in both timelines (and frames the bar); a click
-/// on a row's bar selects nothing.
+/// A click on a change selects it in every panel: a region's bar finds the region in both
+/// timelines, a row's bar frames the row in both timelines and the matrix, a cell of the matrix
+/// highlights the pair's messages in both timelines; the chosen bar or cell is framed, and a
+/// second click clears the choice.
 #[test]
-fn a_click_on_a_regions_bar_finds_it_in_both_timelines() {
+fn a_click_on_a_change_selects_it_in_every_panel() {
     use exaviz_engine::Backend;
     use exaviz_engine::views::contract::render_view;
     use exaviz_engine::views::{Entry, Frame};
@@ -37,17 +39,43 @@ fn a_click_on_a_regions_bar_finds_it_in_both_timelines() {
     let built = Entry::find("diff").unwrap().parse(&["--against", b]).unwrap();
     let frame = Frame { width: 1000, height: 760 };
     let prepared = built.view.prepare(&a, &built.selection, frame, &Backend::Cpu).unwrap();
-    let picks: Vec<_> = (70..300)
+    let picks: Vec<_> = (70..380)
         .step_by(3)
-        .flat_map(|y| [40.0, 300.0].map(|x| [x, y as f32]))
+        .flat_map(|y| (20..1000).step_by(7).map(move |x| [x as f32, y as f32]))
         .filter_map(|at| prepared.pick(&a, at))
         .collect();
+    let plain = render_view(built.view.as_ref(), &a, &built.selection, frame, &Backend::Cpu).unwrap();
+    let shown = |sel: &exaviz_engine::selection::Selection| {
+        render_view(built.view.as_ref(), &a, sel, frame, &Backend::Cpu).unwrap()
+    };
+    // Pixels that differ from the plain picture in rows `ys` (A's timeline: 380-570; B's: 570-760).
+    let changed = |img: &exaviz_engine::render::Image, ys: std::ops::Range<usize>| {
+        let row = 4 * plain.width as usize;
+        ys.filter(|y| plain.pixels[y * row..(y + 1) * row] != img.pixels[y * row..(y + 1) * row]).count()
+    };
     let compute = picks.iter().find(|p| p.title == "region compute").expect("compute's bar");
     let chosen = compute.clicked(&built.selection).expect("a click selects");
     assert_eq!(chosen.search.map(|s| s.as_str().to_string()).as_deref(), Some("compute"));
+    assert!(super::differ(&plain, &shown(&chosen)) > 0.01, "both timelines show what was found");
+    // Rank 11's bar: the row, by A's location (rank 11 is location 11 in gen:wrf).
     let row = picks.iter().find(|p| p.title == "location rank 11").expect("rank 11's bar");
-    assert!(row.click.is_none());
-    let plain = render_view(built.view.as_ref(), &a, &built.selection, frame, &Backend::Cpu).unwrap();
-    let found = render_view(built.view.as_ref(), &a, &chosen, frame, &Backend::Cpu).unwrap();
-    assert!(super::differ(&plain, &found) > 0.01, "both timelines show what was found");
+    let chosen = row.clicked(&built.selection).expect("a click on a row's bar selects the row");
+    let area = chosen.area.expect("the row's area");
+    assert_eq!((area.first, area.last), (11, 11));
+    let framed = shown(&chosen);
+    let (in_a, in_b) = (changed(&framed, 380..570), changed(&framed, 570..760));
+    assert!(in_a >= 2 && in_b >= 2, "the row is framed in both timelines: {in_a} and {in_b} pixel rows");
+    assert!(changed(&framed, 70..380) >= 2, "and in the matrix");
+    assert_eq!(row.clicked(&chosen).expect("a second click").area, None, "a second click clears it");
+    // A cell of one pair: its messages in both timelines.
+    let cell = picks
+        .iter()
+        .find(|p| p.title.starts_with("rank ") && p.title.contains(" → ") && p.click.is_some())
+        .expect("a cell of one pair");
+    let chosen = cell.clicked(&built.selection).expect("a click on a cell selects the pair");
+    let (s, r) = chosen.pair.expect("a pair");
+    assert_eq!(cell.title, format!("rank {s} → rank {r}"));
+    let lit = shown(&chosen);
+    let (in_a, in_b) = (changed(&lit, 380..570), changed(&lit, 570..760));
+    assert!(in_a >= 2 && in_b >= 2, "the pair's messages in both timelines: {in_a} and {in_b} pixel rows");
 }

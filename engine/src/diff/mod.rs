@@ -143,7 +143,7 @@ pub struct Diff {
 /// each process (the name before ` / `) and kind, by what they hold (threads whose ids or names
 /// differ from run to run: the pair with the most regions in common first); then, where fewer
 /// than half were matched so, by position.
-fn match_locations(a: &Trace, b: &Trace) -> (Vec<Option<u32>>, &'static str) {
+pub(crate) fn match_locations(a: &Trace, b: &Trace) -> (Vec<Option<u32>>, &'static str) {
     let by_name: HashMap<&str, u32> =
         b.locations.name.iter().enumerate().map(|(k, n)| (n.as_str(), k as u32)).collect();
     let mut to_b: Vec<Option<u32>> = a.locations.name.iter().map(|n| by_name.get(n.as_str()).copied()).collect();

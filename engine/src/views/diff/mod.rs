@@ -4,9 +4,12 @@
 //! runs' step-to-step variation); right, B − A bytes per pair of rows as a matrix on a
 //! diverging, colour-blind-safe map; below, where the picture is tall enough, the two runs'
 //! timelines aligned at their starts under one zoom (the wheel and a drag zoom and pan both).
-//! Hover gives both runs' values; a click on a region's bar finds the region in both timelines
-//! (and frames the bar). The numbers are `exaviz diff`'s ([`crate::diff`]), computed once per
-//! pair of runs.
+//! Hover gives both runs' values. A click on a change selects it in every panel: a region's or
+//! collective's bar finds it in both timelines; a row's bar frames that row in both timelines
+//! (B's row matched as `exaviz diff` matches them) and in the matrix; a cell of the matrix
+//! highlights the pair's messages in both timelines. What is selected is framed where it is
+//! drawn; a second click clears it. The numbers are `exaviz diff`'s ([`crate::diff`]), computed
+//! once per pair of runs.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,6 +19,7 @@ use crate::dataset::Dataset;
 use crate::diff::{Change, Diff, Options};
 use crate::render::{Anchor, ColorMap, Scale, Scene};
 use crate::selection::{Parts, Selection};
+use crate::summary::Area;
 use crate::views::contract::{Class, Drawn, Frame, Pick, Picker, Prepared, View};
 use crate::views::plot::{fit, titles};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError, legend};
@@ -41,12 +45,46 @@ fn pair_key(a: &Dataset, b: &Dataset) -> PairKey {
     )
 }
 
+/// A comparison and how the rows of the two runs match, so that a row or pair selected in A's
+/// terms is shown in B's timeline too.
+struct Compared {
+    diff: Diff,
+    /// A's location of each of A's names.
+    a_index: HashMap<String, u32>,
+    /// B's location for each of A's ([`crate::diff::match_locations`]).
+    to_b: Vec<Option<u32>>,
+}
+
+impl Compared {
+    /// `sel` (in A's terms) for B's timeline: its row and pair by B's locations, none where a
+    /// row has no match in B.
+    fn for_b(&self, sel: &Selection) -> Selection {
+        let b = |l: u32| self.to_b.get(l as usize).copied().flatten();
+        Selection {
+            area: sel.area.and_then(|a| Some(Area { first: b(a.first)?, last: b(a.last)?, ..a })),
+            pair: sel.pair.and_then(|(s, r)| b(s).zip(b(r))),
+            ..*sel
+        }
+    }
+}
+
+/// The selection of a row (location `l` of A) chosen in the bars: the area of its whole run,
+/// which a timeline outlines.
+fn row_area(l: u32) -> Selection {
+    Selection { area: Some(Area { from: 0, to: u64::MAX, first: l, last: l }), ..Selection::default() }
+}
+
+/// The row of A a selection chooses: an area of one row.
+fn chosen_row(sel: &Selection) -> Option<u32> {
+    sel.area.filter(|a| a.first == a.last).map(|a| a.first)
+}
+
 /// `--view diff`.
 pub struct DiffView {
     against: Option<String>,
     bars: usize,
     /// The comparison of the last pair of runs.
-    diff: crate::views::kept::Kept<PairKey, Result<Arc<Diff>, String>>,
+    diff: crate::views::kept::Kept<PairKey, Result<Arc<Compared>, String>>,
     /// The two runs' timelines (each keeps its own index).
     lines: [crate::views::timeline::TimelineView; 2],
 }
@@ -141,29 +179,29 @@ struct Line {
     run: Option<Arc<Dataset>>,
 }
 
-/// A bar: where it is, its tooltip's title and lines, and the region a click on it searches
-/// for in both timelines.
-type Bar = ([f32; 4], String, Vec<String>, Option<crate::selection::Search>);
+/// What a click on a bar or cell selects: a region (SEARCH), a row of A (AREA, its whole run)
+/// or a pair of A's rows (PAIR).
+type Click = (Parts, Selection);
+
+/// A bar or a cell: where it is, its tooltip's title and lines, and what a click on it selects.
+type Spot = ([f32; 4], String, Vec<String>, Option<Click>);
 
 /// What is under the pointer: a bar, a cell or a timeline's row.
 struct Under {
-    bars: Vec<Bar>,
-    cells: Vec<([f32; 4], String, Vec<String>)>,
+    bars: Vec<Spot>,
+    cells: Vec<Spot>,
     lines: Vec<Line>,
 }
 
 impl Picker for Under {
     fn pick(&self, d: &Dataset, at: [f32; 2]) -> Option<Pick> {
         let inside = |r: &[f32; 4]| at[0] >= r[0] && at[0] < r[2] && at[1] >= r[1] && at[1] < r[3];
-        if let Some((_, t, l, search)) = self.bars.iter().find(|(r, ..)| inside(r)) {
+        if let Some((_, t, l, click)) = self.bars.iter().chain(&self.cells).find(|(r, ..)| inside(r)) {
             let pick = Pick::new(t.clone(), l.clone());
-            return Some(match search {
-                Some(s) => pick.with_click(Parts::SEARCH, Selection { search: Some(*s), ..Selection::default() }),
+            return Some(match click {
+                Some((parts, sel)) => pick.with_click(*parts, *sel),
                 None => pick,
             });
-        }
-        if let Some((_, t, l)) = self.cells.iter().find(|(r, ..)| inside(r)) {
-            return Some(Pick::new(t.clone(), l.clone()));
         }
         let line = self.lines.iter().find(|l| at[1] >= l.top && at[1] < l.top + l.height)?;
         let run = line.run.as_deref().unwrap_or(d);
@@ -184,7 +222,7 @@ fn lines_at(f: Frame) -> Option<(f32, f32)> {
 
 impl View for DiffView {
     fn depends_on(&self) -> Parts {
-        Parts::WINDOW | Parts::SEARCH
+        Parts::WINDOW | Parts::SEARCH | Parts::AREA | Parts::PAIR
     }
 
     fn time_axis(&self, f: Frame) -> Option<[f32; 4]> {
@@ -234,11 +272,15 @@ impl View for DiffView {
             ViewError::Unsupported(format!("--against {}: not opened", self.against.as_deref().unwrap_or("")))
         })?;
         let made = crate::views::kept::kept(&self.diff, pair_key(d, b), || {
-            crate::diff::diff_asked(d, b, None, None, &Options { top: self.bars, steps: None }).map(Arc::new)
+            let diff = crate::diff::diff_asked(d, b, None, None, &Options { top: self.bars, steps: None })?;
+            let names = &d.trace.locations.name;
+            let a_index = names.iter().enumerate().map(|(k, n)| (n.clone(), k as u32)).collect();
+            let to_b = crate::diff::match_locations(&d.trace, &b.trace).0;
+            Ok(Arc::new(Compared { diff, a_index, to_b }))
         });
-        let diff = made.map_err(ViewError::Unsupported)?;
+        let compared = made.map_err(ViewError::Unsupported)?;
         let charts = lines_at(f).map_or(f.height, |(top, _)| top as u32);
-        let mut drawn = draw(&diff, &d.name, &b.name, sel.search.as_ref(), Frame { width: f.width, height: charts });
+        let mut drawn = draw(&compared, &d.name, &b.name, sel, Frame { width: f.width, height: charts });
         if let Some((top, h)) = lines_at(f) {
             let mut scene = Scene::new(f.width, f.height, BACKGROUND);
             scene.place(&drawn.scene, [0.0, 0.0]);
@@ -248,16 +290,18 @@ impl View for DiffView {
                 let span = x.out_of_core.as_ref().map(|o| o.span).or_else(|| x.trace.span()).unwrap_or((0, 0));
                 (span.1 - span.0) as f64 / x.trace.ticks_per_second.max(1) as f64
             };
-            let sel = &Selection { window_s: sel.window_s.or(Some((0.0, length(d).max(length(b))))), ..*sel };
+            let sel = Selection { window_s: sel.window_s.or(Some((0.0, length(d).max(length(b))))), ..*sel };
+            let sels = [sel, compared.for_b(&sel)];
             // Both timelines at once: each is the work of one timeline view.
-            let line =
-                |k: usize, run: &Dataset| crate::views::contract::prepare(&self.lines[k], run, sel, frame, backend);
+            let line = |k: usize, run: &Dataset| {
+                crate::views::contract::prepare(&self.lines[k], run, &sels[k], frame, backend)
+            };
             let (pa, pb) = rayon::join(|| line(0, d), || line(1, b));
             for (k, (run, other, prepared)) in
                 [(d, None, pa?), (b.as_ref(), Some(b.clone()), pb?)].into_iter().enumerate()
             {
                 let at = top + k as f32 * h;
-                scene.place(&prepared.draw(run, sel), [0.0, at]);
+                scene.place(&prepared.draw(run, &sels[k]), [0.0, at]);
                 drawn.picker.lines.push(Line { top: at, height: h, prepared, run: other });
             }
             drawn.scene = scene;
@@ -266,7 +310,8 @@ impl View for DiffView {
     }
 }
 
-fn draw(d: &Diff, a: &str, b: &str, chosen: Option<&crate::selection::Search>, f: Frame) -> Drawn<Under> {
+fn draw(c: &Compared, a: &str, b: &str, chosen: &Selection, f: Frame) -> Drawn<Under> {
+    let d = &c.diff;
     let (w, h) = (f.width as f32, f.height as f32);
     let mut scene = Scene::new(f.width, f.height, BACKGROUND);
     let r = &d.run;
@@ -285,19 +330,37 @@ fn draw(d: &Diff, a: &str, b: &str, chosen: Option<&crate::selection::Search>, f
     titles(&mut scene, w, &format!("What changed: {a} → {b}"), &subtitle);
     let mut under = Under { bars: Vec::new(), cells: Vec::new(), lines: Vec::new() };
     let split = (w * 0.56).round();
-    bars(&mut scene, &mut under, &d.top, chosen, [16.0, 76.0, split - 16.0, h - 24.0]);
-    matrix(&mut scene, &mut under, d, [split + 16.0, 76.0, w - 16.0, h - 24.0]);
+    bars(&mut scene, &mut under, c, chosen, [16.0, 76.0, split - 16.0, h - 24.0]);
+    matrix(&mut scene, &mut under, c, chosen, [split + 16.0, 76.0, w - 16.0, h - 24.0]);
     Drawn { scene, picker: under }
 }
 
+/// What a click on the bar of `c` selects: a region or collective by name, a row or a pair
+/// of rows of A.
+fn click_of(compared: &Compared, c: &Change) -> Option<Click> {
+    let row = |name: &str| compared.a_index.get(name).copied();
+    match c.table {
+        "region" | "collective" => {
+            let search = crate::selection::Search::new(&c.name).ok()?;
+            Some((Parts::SEARCH, Selection { search: Some(search), ..Selection::default() }))
+        }
+        "location" | "waiting" => Some((Parts::AREA, row_area(row(&c.name)?))),
+        "pair" => {
+            let (s, r) = c.name.split_once(" → ")?;
+            Some((Parts::PAIR, Selection { pair: Some((row(s)?, row(r)?)), ..Selection::default() }))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `click` is what `chosen` selects.
+fn is_chosen(click: Option<&Click>, chosen: &Selection) -> bool {
+    click.is_some_and(|(parts, sel)| chosen.only(*parts) == sel.only(*parts))
+}
+
 /// The largest changes as bars either side of a zero line, names on the left.
-fn bars(
-    scene: &mut Scene,
-    under: &mut Under,
-    rows: &[Change],
-    chosen: Option<&crate::selection::Search>,
-    [x0, y0, x1, y1]: [f32; 4],
-) {
+fn bars(scene: &mut Scene, under: &mut Under, compared: &Compared, chosen: &Selection, [x0, y0, x1, y1]: [f32; 4]) {
+    let rows = &compared.diff.top;
     scene.text(&fit("largest changes (B − A)", x1 - x0, 13.0), [x0, y0 - 8.0], 13.0, Anchor::Left, TEXT);
     if rows.is_empty() {
         scene.text("no change", [x0, y0 + 24.0], 13.0, Anchor::Left, TEXT_DIM);
@@ -333,12 +396,12 @@ fn bars(
             ([a + 4.0, base], Anchor::Left)
         };
         scene.text(&words, at, size, anchor, TEXT_DIM);
-        // A region's bar: a click finds the region in both timelines; the one found is framed.
-        let search = (c.table != "location").then(|| crate::selection::Search::new(&c.name).ok()).flatten();
-        if search.is_some_and(|s| chosen.is_some_and(|x| x.as_str() == s.as_str())) {
+        // A click selects the change in every panel; the bar of what is selected is framed.
+        let click = click_of(compared, c);
+        if is_chosen(click.as_ref(), chosen) {
             scene.frame([x0 - 4.0, y + 1.0, x1, y + row_h - 1.0], 1.5, TEXT, true);
         }
-        under.bars.push(([x0, y, x1, y + row_h], name, lines_of(c), search));
+        under.bars.push(([x0, y, x1, y + row_h], name, lines_of(c), click));
     }
     let bottom = y0 + 8.0 + rows.len() as f32 * row_h;
     scene.segment(crate::render::Blend::Alpha, [zero, y0], [zero, bottom], 1.0, TEXT_DIM, true);
@@ -346,8 +409,11 @@ fn bars(
     scene.text(&format!("+{}", seconds(most)), [bx1, bottom + 14.0], 11.0, Anchor::Right, TEXT_DIM);
 }
 
-/// B − A bytes per pair of rows (blocks of rows past [`CELLS`]), on a diverging map.
-fn matrix(scene: &mut Scene, under: &mut Under, d: &Diff, [x0, y0, x1, y1]: [f32; 4]) {
+/// B − A bytes per pair of rows (blocks of rows past [`CELLS`]), on a diverging map. A cell of
+/// one pair selects it; the selected pair's cell, and the selected row's row and column, are
+/// framed.
+fn matrix(scene: &mut Scene, under: &mut Under, c: &Compared, chosen: &Selection, [x0, y0, x1, y1]: [f32; 4]) {
+    let d = &c.diff;
     let title = fit("B − A bytes per pair (sender ↓, receiver →)", x1 - x0, 13.0);
     scene.text(&title, [x0, y0 - 8.0], 13.0, Anchor::Left, TEXT);
     let pairs: Vec<(&str, &str, &Change)> =
@@ -384,6 +450,9 @@ fn matrix(scene: &mut Scene, under: &mut Under, d: &Diff, [x0, y0, x1, y1]: [f32
         let (a, b) = (k * per, ((k + 1) * per).min(n) - 1);
         if a == b { names[a].to_string() } else { format!("{} … {}", names[a], names[b]) }
     };
+    // A's location of a cell's row or column, where it holds one row.
+    let row_of = |k: usize| (per == 1).then(|| c.a_index.get(names[k]).copied()).flatten();
+    let mut framed = Vec::new();
     for (k, g) in grid.iter().enumerate() {
         let (i, j) = (k / cells, k % cells);
         let r = [x0 + j as f32 * cell, y0 + i as f32 * cell, x0 + (j + 1) as f32 * cell, y0 + (i + 1) as f32 * cell];
@@ -395,7 +464,24 @@ fn matrix(scene: &mut Scene, under: &mut Under, d: &Diff, [x0, y0, x1, y1]: [f32
         scene.rect([r[0], r[1]], [r[2], r[3]], tone(g.0 as f64, k), true);
         let title = format!("{} → {}", name_of(i), name_of(j));
         let lines = vec![format!("A: {} bytes", g.1), format!("B: {} bytes", g.2), format!("B − A: {:+} bytes", g.0)];
-        under.cells.push((r, title, lines));
+        let pair = row_of(i).zip(row_of(j));
+        let click = pair.map(|p| (Parts::PAIR, Selection { pair: Some(p), ..Selection::default() }));
+        if pair.is_some() && chosen.pair == pair {
+            framed.push(r);
+        }
+        under.cells.push((r, title, lines, click));
+    }
+    // The selected row's row and column of cells.
+    if let Some(k) = (0..cells).find(|&k| chosen_row(chosen).is_some() && row_of(k) == chosen_row(chosen)) {
+        let at = k as f32 * cell;
+        framed.push([x0, y0 + at, x0 + side, y0 + at + cell]);
+        framed.push([x0 + at, y0, x0 + at + cell, y0 + side]);
+    }
+    // Light outside, dark inside: seen on white cells (no change) as on dark ones.
+    for r in framed {
+        scene.frame(r, 1.5, TEXT, true);
+        let dark = [BACKGROUND[0], BACKGROUND[1], BACKGROUND[2], 1.0];
+        scene.frame([r[0] + 1.5, r[1] + 1.5, r[2] - 1.5, r[3] - 1.5], 1.0, dark, true);
     }
     scene.frame([x0, y0, x0 + side, y0 + side], 1.0, TEXT_DIM, true);
     scene.text(&fit(&name_of(0), side / 2.0, 10.0), [x0, y0 + side + 14.0], 10.0, Anchor::Left, TEXT_DIM);
