@@ -53,6 +53,10 @@ struct Compared {
     a_index: HashMap<String, u32>,
     /// B's location for each of A's ([`crate::diff::match_locations`]).
     to_b: Vec<Option<u32>>,
+    /// The matrix's cells.
+    cells: Option<Cells>,
+    /// The longer run's length, seconds: the timelines' window where none is chosen.
+    longer_s: f64,
 }
 
 impl Compared {
@@ -276,7 +280,13 @@ impl View for DiffView {
             let names = &d.trace.locations.name;
             let a_index = names.iter().enumerate().map(|(k, n)| (n.clone(), k as u32)).collect();
             let to_b = crate::diff::match_locations(&d.trace, &b.trace).0;
-            Ok(Arc::new(Compared { diff, a_index, to_b }))
+            let cells = cells_of(&diff);
+            let length = |x: &Dataset| {
+                let span = x.out_of_core.as_ref().map(|o| o.span).or_else(|| x.trace.span()).unwrap_or((0, 0));
+                (span.1 - span.0) as f64 / x.trace.ticks_per_second.max(1) as f64
+            };
+            let longer_s = length(d).max(length(b));
+            Ok(Arc::new(Compared { diff, a_index, to_b, cells, longer_s }))
         });
         let compared = made.map_err(ViewError::Unsupported)?;
         let charts = lines_at(f).map_or(f.height, |(top, _)| top as u32);
@@ -286,11 +296,7 @@ impl View for DiffView {
             scene.place(&drawn.scene, [0.0, 0.0]);
             let frame = Frame { width: f.width, height: h as u32 };
             // One time scale: without a window, both show the longer run's length from their starts.
-            let length = |x: &Dataset| {
-                let span = x.out_of_core.as_ref().map(|o| o.span).or_else(|| x.trace.span()).unwrap_or((0, 0));
-                (span.1 - span.0) as f64 / x.trace.ticks_per_second.max(1) as f64
-            };
-            let sel = Selection { window_s: sel.window_s.or(Some((0.0, length(d).max(length(b))))), ..*sel };
+            let sel = Selection { window_s: sel.window_s.or(Some((0.0, compared.longer_s))), ..*sel };
             let sels = [sel, compared.for_b(&sel)];
             // Both timelines at once: each is the work of one timeline view.
             let line = |k: usize, run: &Dataset| {
@@ -413,30 +419,13 @@ fn bars(scene: &mut Scene, under: &mut Under, compared: &Compared, chosen: &Sele
 /// one pair selects it; the selected pair's cell, and the selected row's row and column, are
 /// framed.
 fn matrix(scene: &mut Scene, under: &mut Under, c: &Compared, chosen: &Selection, [x0, y0, x1, y1]: [f32; 4]) {
-    let d = &c.diff;
     let title = fit("B − A bytes per pair (sender ↓, receiver →)", x1 - x0, 13.0);
     scene.text(&title, [x0, y0 - 8.0], 13.0, Anchor::Left, TEXT);
-    let pairs: Vec<(&str, &str, &Change)> =
-        d.pairs.iter().filter_map(|c| c.name.split_once(" → ").map(|(s, r)| (s, r, c))).collect();
-    if pairs.is_empty() {
+    let Some(Cells { names, per, cells, grid }) = &c.cells else {
         scene.text("no messages in either run", [x0, y0 + 24.0], 13.0, Anchor::Left, TEXT_DIM);
         return;
-    }
-    // Rows in the order of their names' numbers (rank 2 before rank 10).
-    let mut names: Vec<&str> = pairs.iter().flat_map(|(s, r, _)| [*s, *r]).collect();
-    names.sort_by_key(|a| natural(a));
-    names.dedup();
-    let n = names.len();
-    let per = n.div_ceil(CELLS);
-    let cells = n.div_ceil(per);
-    let index: HashMap<&str, usize> = names.iter().enumerate().map(|(k, s)| (*s, k / per)).collect();
-    let mut grid = vec![(0i128, 0u64, 0u64); cells * cells];
-    for (s, r, c) in &pairs {
-        let g = &mut grid[index[s] * cells + index[r]];
-        g.0 += i128::from(c.b.bytes) - i128::from(c.a.bytes);
-        g.1 += c.a.bytes;
-        g.2 += c.b.bytes;
-    }
+    };
+    let (n, per, cells) = (names.len(), *per, *cells);
     let largest = grid.iter().map(|g| g.0.unsigned_abs()).max().unwrap_or(0);
     let side = ((x1 - x0 - 110.0).min(y1 - y0 - 56.0)).max(16.0);
     if largest == 0 {
@@ -451,7 +440,7 @@ fn matrix(scene: &mut Scene, under: &mut Under, c: &Compared, chosen: &Selection
         if a == b { names[a].to_string() } else { format!("{} … {}", names[a], names[b]) }
     };
     // A's location of a cell's row or column, where it holds one row.
-    let row_of = |k: usize| (per == 1).then(|| c.a_index.get(names[k]).copied()).flatten();
+    let row_of = |k: usize| (per == 1).then(|| c.a_index.get(&names[k]).copied()).flatten();
     let mut framed = Vec::new();
     for (k, g) in grid.iter().enumerate() {
         let (i, j) = (k / cells, k % cells);
@@ -494,6 +483,43 @@ fn matrix(scene: &mut Scene, under: &mut Under, c: &Compared, chosen: &Selection
     );
     let bar = [x0 + side + 24.0, y0 + 24.0, 14.0, (side - 48.0).max(40.0)];
     legend::color_bar(scene, ColorMap::RdBu, Scale { lo: -most, hi: most, log: false }, "B − A\nbytes", bar);
+}
+
+/// The matrix's cells: B − A, A's and B's bytes per pair of rows (blocks of rows past
+/// [`CELLS`]), rows in their names' natural order; summed once per pair of runs.
+struct Cells {
+    names: Vec<String>,
+    /// Rows per cell.
+    per: usize,
+    /// Cells per side.
+    cells: usize,
+    grid: Vec<(i128, u64, u64)>,
+}
+
+/// The matrix's cells of `d`'s pairs; none where neither run has messages.
+fn cells_of(d: &Diff) -> Option<Cells> {
+    let pairs: Vec<(&str, &str, &Change)> =
+        d.pairs.iter().filter_map(|c| c.name.split_once(" → ").map(|(s, r)| (s, r, c))).collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    // Rows in the order of their names' numbers (rank 2 before rank 10), each name once.
+    let mut names: Vec<&str> = pairs.iter().flat_map(|(s, r, _)| [*s, *r]).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.sort_by_cached_key(|a| natural(a));
+    let n = names.len();
+    let per = n.div_ceil(CELLS);
+    let cells = n.div_ceil(per);
+    let index: HashMap<&str, usize> = names.iter().enumerate().map(|(k, s)| (*s, k / per)).collect();
+    let mut grid = vec![(0i128, 0u64, 0u64); cells * cells];
+    for (s, r, c) in &pairs {
+        let g = &mut grid[index[s] * cells + index[r]];
+        g.0 += i128::from(c.b.bytes) - i128::from(c.a.bytes);
+        g.1 += c.a.bytes;
+        g.2 += c.b.bytes;
+    }
+    Some(Cells { names: names.into_iter().map(str::to_string).collect(), per, cells, grid })
 }
 
 /// A name's key for a natural order: its text with each run of digits as a number.
