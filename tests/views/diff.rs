@@ -79,3 +79,39 @@ fn a_click_on_a_change_selects_it_in_every_panel() {
     let (in_a, in_b) = (changed(&lit, 380..570), changed(&lit, 570..760));
     assert!(in_a >= 2 && in_b >= 2, "the pair's messages in both timelines: {in_a} and {in_b} pixel rows");
 }
+
+/// Two training runs (`gen:training` against its copy with a straggler on rank 3): under the
+/// charts, the two runs' Marey graphs of the step that changed most, on one time scale from
+/// the step's start in each; `--step` chooses another, and a region's bar outlines its
+/// operator in both graphs.
+#[test]
+fn two_training_runs_show_the_marey_graphs_of_the_same_step() {
+    let b = "gen:training?straggler=3";
+    let mut a = open("gen:training");
+    a.against = Some(Arc::new(open(b)));
+    let picture = both("diff", &["--against", b], &a, (1000, 760));
+    golden("diff_training_straggler3_mareys.png", &picture);
+    let first = both("diff", &["--against", b, "--step", "0"], &a, (1000, 760));
+    assert!(super::differ(&picture, &first) > 0.01, "another step draws other graphs");
+    let zoomed = both("diff", &["--against", b, "--from", "0", "--to", "0.01"], &a, (1000, 760));
+    assert!(super::differ(&picture, &zoomed) > 0.01, "a window zooms both graphs");
+    use exaviz_engine::Backend;
+    use exaviz_engine::views::contract::render_view;
+    use exaviz_engine::views::{Entry, Frame};
+    let built = Entry::find("diff").unwrap().parse(&["--against", b]).unwrap();
+    let frame = Frame { width: 1000, height: 760 };
+    let prepared = built.view.prepare(&a, &built.selection, frame, &Backend::Cpu).unwrap();
+    let bar = (70..380)
+        .step_by(3)
+        .filter_map(|y| prepared.pick(&a, [40.0, y as f32]))
+        .find(|p| p.title.starts_with("region forward layer 3"))
+        .expect("a region's bar");
+    let chosen = bar.clicked(&built.selection).expect("a click selects the region");
+    let plain = render_view(built.view.as_ref(), &a, &built.selection, frame, &Backend::Cpu).unwrap();
+    let outlined = render_view(built.view.as_ref(), &a, &chosen, frame, &Backend::Cpu).unwrap();
+    let row = 4 * plain.width as usize;
+    let changed = |ys: std::ops::Range<usize>| {
+        ys.filter(|y| plain.pixels[y * row..(y + 1) * row] != outlined.pixels[y * row..(y + 1) * row]).count()
+    };
+    assert!(changed(380..570) > 2 && changed(570..760) > 2, "the operator is outlined in both graphs");
+}

@@ -3,7 +3,10 @@
 //! regions, collectives; red slower in B, blue faster, faint where the change lies within the
 //! runs' step-to-step variation); right, B − A bytes per pair of rows as a matrix on a
 //! diverging, colour-blind-safe map; below, where the picture is tall enough, the two runs'
-//! timelines aligned at their starts under one zoom (the wheel and a drag zoom and pan both).
+//! timelines aligned at their starts under one zoom (the wheel and a drag zoom and pan both),
+//! or, for two training runs, their enhanced Marey graphs (Wei et al., 2024) of the same step
+//! (`--step`, else the step whose length changed most), each from the step's start, on one
+//! time scale and one zoom.
 //! Hover gives both runs' values. A click on a change selects it in every panel: a region's or
 //! collective's bar finds it in both timelines; a row's bar frames that row in both timelines
 //! (B's row matched as `exaviz diff` matches them) and in the matrix; a cell of the matrix
@@ -21,6 +24,7 @@ use crate::render::{Anchor, ColorMap, Scale, Scene};
 use crate::selection::{Parts, Selection};
 use crate::summary::Area;
 use crate::views::contract::{Class, Drawn, Frame, Pick, Picker, Prepared, View};
+use crate::views::marey::{MareyOptions, MareyView};
 use crate::views::plot::{fit, titles};
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError, legend};
 
@@ -91,6 +95,13 @@ pub struct DiffView {
     diff: crate::views::kept::Kept<PairKey, Result<Arc<Compared>, String>>,
     /// The two runs' timelines (each keeps its own index).
     lines: [crate::views::timeline::TimelineView; 2],
+    /// Training runs: the step their Marey graphs show (`--step`; else the step that changed
+    /// most).
+    step: Option<u32>,
+    /// The two training runs' Marey graphs of a step, kept per step (each keeps its analysis).
+    mareys: crate::views::kept::Kept<u32, Arc<[MareyView; 2]>>,
+    /// Whether the last picture drew Marey graphs rather than timelines (their time axis differs).
+    drew_mareys: std::sync::atomic::AtomicBool,
 }
 
 #[derive(clap::Args, Clone, Debug)]
@@ -101,13 +112,17 @@ pub struct DiffArgs {
     /// Changes drawn as bars.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub bars: u32,
-    /// Start of the timelines' window, seconds since each run's start (the comparison is of the
-    /// whole runs).
+    /// Start of the timelines' window, seconds since each run's start; for two training runs,
+    /// since the Marey graphs' step's start in each (the comparison is of the whole runs).
     #[arg(long, requires = "to")]
     pub from: Option<f64>,
     /// End of the timelines' window (see --from).
     #[arg(long, requires = "from")]
     pub to: Option<f64>,
+    /// Two training runs: the step (from 0) their Marey graphs show, in place of the timelines
+    /// (default: the step whose length changed most).
+    #[arg(long)]
+    pub step: Option<u32>,
 }
 
 impl Class for DiffView {
@@ -122,6 +137,9 @@ impl Class for DiffView {
             bars: args.bars as usize,
             diff: Default::default(),
             lines: Default::default(),
+            step: args.step,
+            mareys: Default::default(),
+            drew_mareys: Default::default(),
         }
     }
 
@@ -231,8 +249,14 @@ impl View for DiffView {
 
     fn time_axis(&self, f: Frame) -> Option<[f32; 4]> {
         let (top, h) = lines_at(f)?;
-        let p = crate::views::timeline::plot_rect(f.width, h as u32)?;
-        Some([p.x0 as f32, top + p.y0 as f32, (p.x0 + p.w) as f32, top + h + (p.y0 + p.h) as f32])
+        let pane = Frame { width: f.width, height: h as u32 };
+        let [x0, y0, x1, y1] = if self.drew_mareys.load(std::sync::atomic::Ordering::Relaxed) {
+            MareyView::with(MareyOptions::default()).time_axis(pane)?
+        } else {
+            let p = crate::views::timeline::plot_rect(f.width, h as u32)?;
+            [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32]
+        };
+        Some([x0, top + y0, x1, top + h + y1])
     }
 
     /// The view takes each run as it is: the comparison reads a store's pyramid or a trace's
@@ -260,8 +284,13 @@ impl View for DiffView {
         Ok(())
     }
 
+    /// The timelines' home; for two training runs, the step from its start to the longer run's
+    /// end of it.
     fn home(&self, d: &Dataset) -> Option<(f64, f64)> {
-        self.lines[0].home(d)
+        match d.against.as_ref().and_then(|b| self.steps_of(d, b)) {
+            Some(s) => Some((0.0, s.length_s)),
+            None => self.lines[0].home(d),
+        }
     }
 
     fn prepare(
@@ -294,26 +323,120 @@ impl View for DiffView {
         if let Some((top, h)) = lines_at(f) {
             let mut scene = Scene::new(f.width, f.height, BACKGROUND);
             scene.place(&drawn.scene, [0.0, 0.0]);
-            let frame = Frame { width: f.width, height: h as u32 };
-            // One time scale: without a window, both show the longer run's length from their starts.
-            let sel = Selection { window_s: sel.window_s.or(Some((0.0, compared.longer_s))), ..*sel };
-            let sels = [sel, compared.for_b(&sel)];
-            // Both timelines at once: each is the work of one timeline view.
-            let line = |k: usize, run: &Dataset| {
-                crate::views::contract::prepare(&self.lines[k], run, &sels[k], frame, backend)
+            let pane = Frame { width: f.width, height: h as u32 };
+            let training = d.training.is_some() && b.training.is_some();
+            self.drew_mareys.store(training, std::sync::atomic::Ordering::Relaxed);
+            let panes = if training {
+                self.mareys_of(d, b, sel, pane, backend)?
+            } else {
+                self.timelines_of(&compared, d, b, sel, pane, backend)?
             };
-            let (pa, pb) = rayon::join(|| line(0, d), || line(1, b));
-            for (k, (run, other, prepared)) in
-                [(d, None, pa?), (b.as_ref(), Some(b.clone()), pb?)].into_iter().enumerate()
-            {
+            for (k, (run, other, prepared, sel)) in panes.into_iter().enumerate() {
                 let at = top + k as f32 * h;
-                scene.place(&prepared.draw(run, &sels[k]), [0.0, at]);
+                scene.place(&prepared.draw(run, &sel), [0.0, at]);
                 drawn.picker.lines.push(Line { top: at, height: h, prepared, run: other });
             }
             drawn.scene = scene;
         }
         Ok(Box::new(drawn))
     }
+}
+
+/// A run's picture under the charts: the run, itself where it is B, the picture and its selection.
+type Pane<'a> = (&'a Dataset, Option<Arc<Dataset>>, Box<dyn Prepared>, Selection);
+
+impl DiffView {
+    /// The two runs' timelines on one time scale (the window, else the longer run's length from
+    /// their starts), each with the selection in its run's rows.
+    fn timelines_of<'a>(
+        &self,
+        compared: &Compared,
+        d: &'a Dataset,
+        b: &'a Arc<Dataset>,
+        sel: &Selection,
+        pane: Frame,
+        backend: &Backend,
+    ) -> Result<[Pane<'a>; 2], ViewError> {
+        let sel = Selection { window_s: sel.window_s.or(Some((0.0, compared.longer_s))), ..*sel };
+        let sels = [sel, compared.for_b(&sel)];
+        // Both timelines at once: each is the work of one timeline view.
+        let line =
+            |k: usize, run: &Dataset| crate::views::contract::prepare(&self.lines[k], run, &sels[k], pane, backend);
+        let (pa, pb) = rayon::join(|| line(0, d), || line(1, b));
+        Ok([(d, None, pa?, sels[0]), (b.as_ref(), Some(b.clone()), pb?, sels[1])])
+    }
+
+    /// Two training runs' Marey graphs (Wei et al., 2024) of the same step (or the window, from
+    /// each run's aligned start), the region chosen in the bars outlined as an operator in both.
+    fn mareys_of<'a>(
+        &self,
+        d: &'a Dataset,
+        b: &'a Arc<Dataset>,
+        sel: &Selection,
+        pane: Frame,
+        backend: &Backend,
+    ) -> Result<[Pane<'a>; 2], ViewError> {
+        let s = self
+            .steps_of(d, b)
+            .ok_or_else(|| ViewError::Unsupported("the Marey graphs need two training runs with steps".into()))?;
+        // The window is from the step's start in each run: one zoom over the same step.
+        let (x, y) = sel.window_s.unwrap_or((0.0, s.length_s));
+        let sels = s.start_s.map(|at| Selection {
+            window_s: Some((at + x, at + y)),
+            operator: sel.search,
+            ..Selection::default()
+        });
+        let graph =
+            |k: usize, run: &Dataset| crate::views::contract::prepare(&s.views[k], run, &sels[k], pane, backend);
+        let (pa, pb) = rayon::join(|| graph(0, d), || graph(1, b));
+        Ok([(d, None, pa?, sels[0]), (b.as_ref(), Some(b.clone()), pb?, sels[1])])
+    }
+
+    /// Two training runs' step for their Marey graphs: `--step`, else the one whose length
+    /// changed most; where it starts in each (seconds from its aligned start) and the longer
+    /// run's length of it.
+    fn steps_of(&self, d: &Dataset, b: &Dataset) -> Option<SameStep> {
+        let (ta, tb) = (d.training.as_deref()?, b.training.as_deref()?);
+        let last = ta.steps.len().min(tb.steps.len()).checked_sub(1)? as u32;
+        let step = self.step.unwrap_or_else(|| changed_step(ta, tb)).min(last);
+        let views = crate::views::kept::kept(&self.mareys, step, || {
+            let with = || MareyView::with(MareyOptions { step: Some(step), ..MareyOptions::default() });
+            Arc::new([with(), with()])
+        });
+        // Where the step lies in a run, seconds from its aligned start (as the Marey view
+        // widens it by the clock offsets it applied).
+        let span = |k: usize, run: &Dataset, t: &crate::training::Training| {
+            let a = views[k].analysis(run, t);
+            let s = &t.steps[step as usize];
+            let lo = a.offsets.iter().copied().min().unwrap_or(0).min(0) as f64;
+            let hi = a.offsets.iter().copied().max().unwrap_or(0).max(0) as f64;
+            let start = ((s.start as f64 + lo - a.span.0) / 1e9).max(0.0);
+            (start, ((s.end as f64 + hi - a.span.0) / 1e9 - start).max(1e-9))
+        };
+        let (sa, sb) = (span(0, d, ta), span(1, b, tb));
+        Some(SameStep { views, start_s: [sa.0, sb.0], length_s: sa.1.max(sb.1) })
+    }
+}
+
+/// The same step of two training runs, drawn by a Marey view each.
+struct SameStep {
+    views: Arc<[MareyView; 2]>,
+    start_s: [f64; 2],
+    length_s: f64,
+}
+
+/// The step of two training runs whose length changed most (the first of equals; 0 without
+/// steps).
+fn changed_step(a: &crate::training::Training, b: &crate::training::Training) -> u32 {
+    let length = |s: &crate::training::Step| s.end.saturating_sub(s.start) as f64;
+    let change = |k: usize| (length(&b.steps[k]) - length(&a.steps[k])).abs();
+    let mut best = 0;
+    for k in 1..a.steps.len().min(b.steps.len()) {
+        if change(k) > change(best) {
+            best = k;
+        }
+    }
+    best as u32
 }
 
 fn draw(c: &Compared, a: &str, b: &str, chosen: &Selection, f: Frame) -> Drawn<Under> {
