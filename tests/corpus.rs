@@ -580,6 +580,7 @@ fn every_format_compares_with_its_store_and_nothing_changed() {
         "projections-charm/ping-pong-projections",
         "repo:tests/data/torch-gloo-pair/slow3",
         "repo:tests/data/jax-cpu-pipeline",
+        "repo:tests/data/jax-ring8",
     ];
     in_memory_and_stored(&data, "diff", &inputs, |input, memory, stored| {
         let d =
@@ -593,6 +594,13 @@ fn every_format_compares_with_its_store_and_nothing_changed() {
             assert_eq!((x.a.count, x.a.total_s), (x.b.count, x.b.total_s), "{input}: {}", x.name);
         }
         assert_eq!(d.run.change_s, 0.0, "{input}");
+        // The steps, as the store keeps the reader's step annotations.
+        let m = &d.matching;
+        assert_eq!((m.a_steps, &m.a_steps_from), (m.b_steps, &m.b_steps_from), "{input}");
+        if input.ends_with("jax-ring8") {
+            // JAX's StepTraceAnnotation("train", step_num=k), two steps profiled.
+            assert_eq!((m.a_steps, m.a_steps_from.as_str()), (2, "step annotations (train)"));
+        }
     });
     // Two programs traced by Charm++'s Projections on the same two PEs: matched by name, the
     // regions of each only in its own column.

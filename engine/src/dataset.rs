@@ -100,6 +100,7 @@ impl Dataset {
             link_counters: t.link_counters.clone(),
             metrics: t.metrics.clone(),
             region_names: t.region_names.clone(),
+            step_regions: t.step_regions.clone(),
             collective_names: t.collective_names.clone(),
             metric_names: t.metric_names.clone(),
             metric_units: t.metric_units.clone(),

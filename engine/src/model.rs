@@ -281,6 +281,10 @@ pub struct Trace {
     pub metrics: MetricSamples,
     /// Names of interval kinds (regions, states).
     pub region_names: Vec<String>,
+    /// Regions whose intervals each mark a training step, as a profiler annotates its steps
+    /// (JAX's `StepTraceAnnotation`: a slice with a `step_num`), by id, ascending. Kineto's
+    /// `ProfilerStep#N` are told by their names instead.
+    pub step_regions: Vec<u32>,
     /// Names of collective operations.
     pub collective_names: Vec<String>,
     pub metric_names: Vec<String>,

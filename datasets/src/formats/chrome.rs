@@ -184,7 +184,8 @@ fn ns(us: f64) -> Option<i64> {
 }
 
 /// Arguments of slices that readers above read; the others are not kept.
-pub const SLICE_ARGS: [&str; 10] = [
+pub const SLICE_ARGS: [&str; 11] = [
+    "step_num",
     "Collective name",
     "In msg nelems",
     "dtype",
@@ -1093,6 +1094,10 @@ pub fn dataset_at(t: &ChromeTrace, input: &str, t0: i64) -> exaviz_engine::datas
             trace.region_names.push(t.names[s.name as usize].clone());
             next
         });
+        // A step annotation (JAX's StepTraceAnnotation) carries its step's number.
+        if s.args.as_deref().and_then(|a| a.get("step_num")).is_some() && !trace.step_regions.contains(&kind) {
+            trace.step_regions.push(kind);
+        }
         trace.intervals.location.push(loc);
         trace.intervals.start.push(start);
         trace.intervals.end.push(end);
@@ -1100,6 +1105,7 @@ pub fn dataset_at(t: &ChromeTrace, input: &str, t0: i64) -> exaviz_engine::datas
         trace.intervals.depth.push(open.len() as u32);
         open.push(end);
     }
+    trace.step_regions.sort_unstable();
     for f in &t.flows {
         let (Some(&a), Some(&b)) = (loc_of.get(&f.from.lane), loc_of.get(&f.to.lane)) else { continue };
         let m = &mut trace.messages;

@@ -229,7 +229,7 @@ pub static FORMATS: &[Format] = &[
         title: "XPlane profile",
         tools: "JAX, TensorFlow (jax.profiler, xprof)",
         files: "HOST.xplane.pb",
-        gives: "XLA ops per device, collective-permute pairs from the HLO in its metadata",
+        gives: "XLA ops per device, collective-permute pairs from the HLO in its metadata; `StepTraceAnnotation` slices (a `step_num` stat) as the run's steps for `exaviz diff`",
         options: &[],
         detect: |p| xplane::is_xplane(p.path),
         open: |p, _| dnn::open_xplane(p.input, p.path),

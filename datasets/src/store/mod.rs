@@ -95,6 +95,11 @@ pub struct Manifest {
     /// ([`crate::sidecar`]): no rows, its pyramid and what it was summed from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_of: Option<IndexOf>,
+    /// Regions whose intervals each mark a training step
+    /// ([`exaviz_engine::model::Trace::step_regions`]); absent
+    /// where none do.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_regions: Vec<u32>,
 }
 
 /// What the pyramid of a trace file's kept index was summed from ([`crate::sidecar`]).

@@ -415,6 +415,9 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
     };
     t.locations = Locations { name: take_str(&mut c, 1), node: take_u32(&mut c, 2), kind };
     t.region_names = take_str(&mut next(), 1);
+    // Step regions that name no region (a damaged manifest) are left out.
+    let regions = t.region_names.len();
+    t.step_regions = m.step_regions.iter().copied().filter(|&r| (r as usize) < regions).collect();
     t.collective_names = take_str(&mut next(), 1);
     t.metric_names = take_str(&mut next(), 1);
     let mut c = next();

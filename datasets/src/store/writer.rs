@@ -322,6 +322,7 @@ impl StoreWriter {
             time_span: self.span,
             pyramid: pyramid.map(|p| p.0),
             index_of: None,
+            step_regions: t.step_regions.clone(),
         };
         self.models(d)?;
         let path = self.temp.join(MANIFEST);
@@ -376,6 +377,7 @@ impl StoreWriter {
             time_span: Some((span.t0, span.t1)),
             pyramid: Some(span),
             index_of: Some(of),
+            step_regions: Vec::new(),
         };
         let path = w.temp.join(MANIFEST);
         let text = serde_json::to_string_pretty(&manifest).map_err(|e| invalid(&path, e.to_string()))?;

@@ -1,8 +1,9 @@
 //! The steps of a run, so that two runs compare step on step and a change can be told from
-//! step-to-step variation: Kineto's `ProfilerStep#N` regions where the trace has them (shared by
-//! every row of their process: threads and GPU streams), else the iterations of an MPI program
-//! found by repetition (the region every location enters equally often, at least three times,
-//! spread over the run), else none.
+//! step-to-step variation: Kineto's `ProfilerStep#N` regions where the trace has them, else the
+//! step annotations the reader found (JAX's `StepTraceAnnotation`, [`Trace::step_regions`]),
+//! each shared by every row of its process (threads and GPU streams); else the iterations of an
+//! MPI program found by repetition (the region every location enters equally often, at least
+//! three times, spread over the run); else none.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -12,7 +13,7 @@ use crate::whyslow::graph::process_name;
 /// Where the steps come from and, per location, each step's start with its ordinal.
 #[derive(Clone, Debug, Default)]
 pub struct Steps {
-    /// "ProfilerStep#N", "iterations of REGION" or "none".
+    /// "ProfilerStep#N", "step annotations (REGIONS)", "iterations of REGION" or "none".
     pub source: String,
     /// Steps in the run (0 for none).
     pub count: usize,
@@ -70,10 +71,8 @@ impl Steps {
 
 /// The steps of `t` within `window` (ticks).
 pub fn find(t: &Trace, window: (u64, u64)) -> Steps {
-    profiler_steps(t, window).or_else(|| iterations(t, window)).unwrap_or_else(|| Steps {
-        source: "none".into(),
-        starts: vec![Vec::new(); t.locations.name.len()],
-        ..Steps::default()
+    profiler_steps(t, window).or_else(|| annotated(t, window)).or_else(|| iterations(t, window)).unwrap_or_else(|| {
+        Steps { source: "none".into(), starts: vec![Vec::new(); t.locations.name.len()], ..Steps::default() }
     })
 }
 
@@ -91,12 +90,51 @@ fn finish(source: String, mut starts: Vec<Vec<(u64, u32)>>, count: usize) -> Ste
 }
 
 fn profiler_steps(t: &Trace, window: (u64, u64)) -> Option<Steps> {
-    let i = &t.intervals;
     let number: Vec<Option<u64>> =
         t.region_names.iter().map(|n| n.strip_prefix("ProfilerStep#").and_then(|k| k.trim().parse().ok())).collect();
     if number.iter().all(Option::is_none) {
         return None;
     }
+    per_process(t, window, "ProfilerStep#N", |k| number.get(t.intervals.kind[k] as usize).copied().flatten())
+}
+
+/// The step annotations of [`Trace::step_regions`]: in each process, its annotations in the
+/// order they begin are steps 0, 1, ...
+fn annotated(t: &Trace, window: (u64, u64)) -> Option<Steps> {
+    if t.step_regions.is_empty() {
+        return None;
+    }
+    let i = &t.intervals;
+    let marks: Vec<usize> = (0..i.start.len())
+        .filter(|&k| t.step_regions.binary_search(&i.kind[k]).is_ok() && (window.0..window.1).contains(&i.start[k]))
+        .collect();
+    // Numbered in order of start per process (a process's threads may each repeat them).
+    let mut by_process: HashMap<&str, Vec<u64>> = HashMap::new();
+    for &k in &marks {
+        let Some(name) = t.locations.name.get(i.location[k] as usize) else { continue };
+        by_process.entry(process_name(name)).or_default().push(i.start[k]);
+    }
+    for starts in by_process.values_mut() {
+        starts.sort_unstable();
+        starts.dedup();
+    }
+    let number: HashMap<usize, u64> = marks
+        .iter()
+        .filter_map(|&k| {
+            let starts = &by_process[process_name(t.locations.name.get(i.location[k] as usize)?)];
+            Some((k, starts.partition_point(|&s| s < i.start[k]) as u64))
+        })
+        .collect();
+    let names: Vec<&str> =
+        t.step_regions.iter().filter_map(|&r| t.region_names.get(r as usize)).map(String::as_str).collect();
+    let source = format!("step annotations ({})", names.join(", "));
+    per_process(t, window, &source, |k| number.get(&k).copied())
+}
+
+/// Steps numbered by `number` (of an interval; `None`: no step's), shared by every row of the
+/// process where they begin: per process, each number's earliest start in the window.
+fn per_process(t: &Trace, window: (u64, u64), source: &str, number: impl Fn(usize) -> Option<u64>) -> Option<Steps> {
+    let i = &t.intervals;
     // Per process, each step number's earliest start in the window.
     let mut process: HashMap<&str, u32> = HashMap::new();
     let loc_process: Vec<u32> = t
@@ -111,7 +149,7 @@ fn profiler_steps(t: &Trace, window: (u64, u64)) -> Option<Steps> {
     let mut at: HashMap<(u32, u64), u64> = HashMap::new();
     let mut numbers = BTreeSet::new();
     for k in 0..i.start.len() {
-        let Some(n) = number.get(i.kind[k] as usize).copied().flatten() else { continue };
+        let Some(n) = number(k) else { continue };
         if i.start[k] < window.0 || i.start[k] >= window.1 {
             continue;
         }
@@ -128,7 +166,7 @@ fn profiler_steps(t: &Trace, window: (u64, u64)) -> Option<Steps> {
         .iter()
         .map(|&p| numbers.iter().filter_map(|n| at.get(&(p, *n)).map(|&s| (s, ordinal[n]))).collect())
         .collect();
-    Some(finish("ProfilerStep#N".into(), starts, numbers.len()))
+    Some(finish(source.into(), starts, numbers.len()))
 }
 
 /// An iteration marker: the region (by name) entered equally often on every location that

@@ -246,10 +246,12 @@ pub fn tally(t: &Trace, window: (u64, u64), only: Option<(u32, u32)>) -> Run {
     }
     let mut pass = Pass { t, window, only: only.is_some(), steps, active: vec![false; n], first: u64::MAX, last: 0 };
     let per_region = pass.regions();
-    let skip: Vec<bool> = t.region_names.iter().map(|r| is_profiler(r)).collect();
+    let skip: Vec<bool> = (0..t.region_names.len())
+        .map(|r| is_profiler(&t.region_names[r]) || t.step_regions.binary_search(&(r as u32)).is_ok())
+        .collect();
     let work = pass.pieces(&skip);
     // Regions by name (the model may hold one name under several ids), but the profiler's own
-    // spans and steps: the run's row compares the steps.
+    // spans and steps (and the reader's step annotations): the run's row compares the steps.
     let mut regions: HashMap<String, Tally> = HashMap::new();
     for (r, x) in per_region.iter().enumerate().filter(|(r, x)| x.count > 0 && !skip[*r]) {
         merge(regions.entry(t.region_names[r].clone()).or_default(), x);

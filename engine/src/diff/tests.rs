@@ -141,3 +141,33 @@ fn profiler_steps_are_shared_by_their_process() {
     assert_eq!(s.step_of(1, 155), Some(1));
     assert_eq!(s.lengths(200), vec![100, 100]);
 }
+
+/// A step annotation (JAX's `StepTraceAnnotation`, marked by the reader in `step_regions`):
+/// each of its intervals is a step, numbered in order per process and shared by the process's
+/// rows; without the mark the region is only found by its repetition.
+#[test]
+fn step_annotations_are_steps_of_their_process() {
+    let mut t = Trace { ticks_per_second: 1_000, ..Default::default() };
+    t.region_names = vec!["train".into(), "kernel".into()];
+    t.locations.name = vec!["host / thread 1".into(), "host / device 0".into()];
+    t.locations.node = vec![u32::MAX; 2];
+    for (loc, kind, a, b) in [(0, 0, 100, 200), (0, 0, 0, 100), (1, 1, 150, 160), (1, 1, 50, 60), (0, 0, 200, 330)] {
+        t.intervals.location.push(loc);
+        t.intervals.start.push(a);
+        t.intervals.end.push(b);
+        t.intervals.kind.push(kind);
+        t.intervals.depth.push(0);
+    }
+    assert_eq!(steps::find(&t, (0, 1_000)).source, "iterations of train");
+    t.step_regions = vec![0];
+    let s = steps::find(&t, (0, 1_000));
+    assert_eq!(s.source, "step annotations (train)");
+    assert_eq!(s.count, 3);
+    assert_eq!(s.step_of(1, 55), Some(0));
+    assert_eq!(s.step_of(1, 155), Some(1));
+    assert_eq!(s.lengths(330), vec![100, 100, 130]);
+    // The annotation is the step: not a region of the comparison.
+    let d = diff(&t, (0, 1_000), &t, (0, 1_000), &Options::default());
+    assert!(d.regions.iter().all(|r| r.name != "train"), "{:?}", d.regions);
+    assert_eq!(d.matching.a_steps, 3);
+}
