@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use crate::tables::Table;
 
 /// The tables of a comparison, in the order the docs list them.
-pub(crate) const NAMES: [&str; 6] = ["top", "locations", "waiting", "regions", "collectives", "pairs"];
+pub(crate) const NAMES: [&str; 7] = ["top", "locations", "waiting", "regions", "paths", "collectives", "pairs"];
 
 /// `rows` as a record batch: one row per change; the step interval and the verdict are null
 /// where the runs have too few steps to tell.
@@ -70,6 +70,6 @@ fn batch(rows: &[Change]) -> PyResult<RecordBatch> {
 
 /// The comparison's tables by name.
 pub(crate) fn tables(d: &Diff) -> PyResult<Vec<(&'static str, Table)>> {
-    let of = [&d.top, &d.locations, &d.waiting, &d.regions, &d.collectives, &d.pairs];
+    let of = [&d.top, &d.locations, &d.waiting, &d.regions, &d.paths, &d.collectives, &d.pairs];
     NAMES.iter().zip(of).map(|(&n, rows)| Ok((n, Table::from_batch(batch(rows)?)))).collect()
 }

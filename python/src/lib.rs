@@ -451,7 +451,7 @@ fn formats() -> Vec<FormatRow> {
 
 /// `exaviz diff A B --json`: what changed from trace `a` to trace `b` over seconds `start` to
 /// `end` of each (and steps `steps`, ordinals `(first, last)`), as JSON text, with every table as
-/// an Arrow table (`top`, `locations`, `waiting`, `regions`, `collectives`, `pairs`).
+/// an Arrow table (`top`, `locations`, `waiting`, `regions`, `paths`, `collectives`, `pairs`).
 #[pyfunction]
 #[pyo3(signature = (a, b, start=None, end=None, steps=None, top=12))]
 fn diff(

@@ -236,6 +236,9 @@ pub fn text(a: &str, b: &str, d: &Diff, top: usize) -> String {
     table(&mut o, "work per location (time outside waiting)", &d.locations, top);
     table(&mut o, "waiting per location", &d.waiting, top);
     table(&mut o, "regions (inclusive time)", &d.regions, top);
+    if !d.paths.is_empty() {
+        table(&mut o, "call paths (inclusive time; regions within regions, outermost first)", &d.paths, top);
+    }
     table(&mut o, "collectives", &d.collectives, top);
     let _ = writeln!(o, "\nmessages per pair (change in bytes)");
     let moved: Vec<&Change> = d.pairs.iter().filter(|x| x.change_s != 0.0).collect();

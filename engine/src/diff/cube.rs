@@ -101,6 +101,7 @@ pub fn run_of(d: &Dataset, span: (u64, u64)) -> (Trace, Run) {
         steps,
         step_lengths,
         regions,
+        paths: HashMap::new(),
         collectives: HashMap::new(),
         pairs,
         work,

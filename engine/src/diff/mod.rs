@@ -66,7 +66,7 @@ pub struct Part {
 /// A row of a comparison.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Change {
-    /// "run", "location", "region", "collective" or "pair".
+    /// "run", "location", "waiting", "region", "path", "collective" or "pair".
     pub table: &'static str,
     pub name: String,
     pub a: Side,
@@ -134,6 +134,9 @@ pub struct Diff {
     /// Per matched location: its waiting, largest change first.
     pub waiting: Vec<Change>,
     pub regions: Vec<Change>,
+    /// Per call path, where the runs' rows nest (regions within regions: a flame graph's
+    /// frames), by inclusive time; empty where neither run nests.
+    pub paths: Vec<Change>,
     pub collectives: Vec<Change>,
     /// Messages per pair of locations (by A's names): the change is in bytes.
     pub pairs: Vec<Change>,
@@ -278,10 +281,11 @@ fn compare(a: &Trace, ra: &Run, b: &Trace, rb: &Run, top: usize, from: &str) -> 
 
     let run = c.run();
     let mut regions = c.tallies("region", &ra.regions, &rb.regions);
+    let mut paths = c.tallies("path", &ra.paths, &rb.paths);
     let mut collectives = c.tallies("collective", &ra.collectives, &rb.collectives);
     let (mut locations, mut waiting) = c.locations(&to_b);
     let mut pairs = c.pairs();
-    for v in [&mut regions, &mut collectives, &mut locations, &mut waiting, &mut pairs] {
+    for v in [&mut regions, &mut paths, &mut collectives, &mut locations, &mut waiting, &mut pairs] {
         v.sort_by(|x, y| y.change_s.abs().total_cmp(&x.change_s.abs()).then_with(|| x.name.cmp(&y.name)));
     }
     // The top: what stands out (or cannot be told) before what lies within the noise, each by
@@ -312,6 +316,7 @@ fn compare(a: &Trace, ra: &Run, b: &Trace, rb: &Run, top: usize, from: &str) -> 
         locations,
         waiting,
         regions,
+        paths,
         collectives,
         pairs,
     }

@@ -58,6 +58,9 @@ pub struct Run {
     /// Each step's length (ticks).
     pub step_lengths: Vec<u64>,
     pub regions: HashMap<String, Tally>,
+    /// Per call path (the regions enclosing a row and its own, joined by [`PATH_JOIN`]), where
+    /// rows nest; empty otherwise.
+    pub paths: HashMap<String, Tally>,
     pub collectives: HashMap<String, Tally>,
     pub pairs: HashMap<(u32, u32), PairTally>,
     /// Per location: self time in work and in waiting regions (ticks).
@@ -76,6 +79,13 @@ pub struct Run {
 
 /// The most cells of locations times steps kept per run for each location's steps.
 pub const STEP_CELLS: usize = 4_000_000;
+
+/// What joins the regions of a call path, outermost first.
+pub const PATH_JOIN: &str = " > ";
+
+/// The most call paths tallied per run: rows on paths past them are left out of the paths
+/// (not of the regions).
+pub const MOST_PATHS: usize = 100_000;
 
 impl Run {
     /// `ticks` of this run in seconds.
@@ -128,6 +138,57 @@ impl Pass<'_> {
             }
         }
         per_region
+    }
+
+    /// Each call path's count and inclusive time, where rows nest: a path is the names of the
+    /// regions enclosing a row (each location's rows nest by time) and its own, outermost first;
+    /// regions in `skip` (the profiler's spans, step annotations) are left out of paths, so that
+    /// a step's rows take the same paths as another's.
+    fn paths(&self, skip: &[bool]) -> HashMap<String, Tally> {
+        let (t, i) = (self.t, &self.t.intervals);
+        if !i.depth.iter().any(|&d| d > 0) {
+            return HashMap::new();
+        }
+        let mut id_of: HashMap<(u32, u32), u32> = HashMap::new();
+        let (mut names, mut tallies): (Vec<String>, Vec<Tally>) = (Vec::new(), Vec::new());
+        for (l, rows) in rows_by_location(t).into_iter().enumerate() {
+            let l = l as u32;
+            // The enclosing rows: their end and path (u32::MAX: none).
+            let mut open: Vec<(u64, u32)> = Vec::new();
+            for k in rows {
+                while open.last().is_some_and(|&(end, _)| end <= i.start[k]) {
+                    open.pop();
+                }
+                let parent = open.last().map_or(u32::MAX, |o| o.1);
+                let r = i.kind[k];
+                if skip.get(r as usize).copied().unwrap_or(true) {
+                    open.push((i.end[k], parent));
+                    continue;
+                }
+                let next = names.len() as u32;
+                let id = match id_of.get(&(parent, r)) {
+                    Some(&id) => id,
+                    None if names.len() < MOST_PATHS => {
+                        let name = &t.region_names[r as usize];
+                        names.push(match names.get(parent as usize) {
+                            Some(p) => format!("{p}{PATH_JOIN}{name}"),
+                            None => name.clone(),
+                        });
+                        tallies.push(Tally::default());
+                        id_of.insert((parent, r), next);
+                        next
+                    }
+                    None => u32::MAX,
+                };
+                open.push((i.end[k], id));
+                if let Some(x) = tallies.get_mut(id as usize)
+                    && self.inside(l, i.start[k])
+                {
+                    x.add(l, self.steps.step_of(l, i.start[k]), i.end[k] - i.start[k]);
+                }
+            }
+        }
+        names.into_iter().zip(tallies).filter(|(_, x)| x.count > 0).collect()
     }
 
     /// Per location its work and waiting (self time outside and inside waiting regions), in all
@@ -250,6 +311,7 @@ pub fn tally(t: &Trace, window: (u64, u64), only: Option<(u32, u32)>) -> Run {
         .map(|r| is_profiler(&t.region_names[r]) || t.step_regions.binary_search(&(r as u32)).is_ok())
         .collect();
     let work = pass.pieces(&skip);
+    let paths = pass.paths(&skip);
     // Regions by name (the model may hold one name under several ids), but the profiler's own
     // spans and steps (and the reader's step annotations): the run's row compares the steps.
     let mut regions: HashMap<String, Tally> = HashMap::new();
@@ -275,6 +337,7 @@ pub fn tally(t: &Trace, window: (u64, u64), only: Option<(u32, u32)>) -> Run {
         step_lengths: pass.steps.lengths(end),
         steps: pass.steps,
         regions,
+        paths,
         collectives,
         pairs,
         work: work.work,

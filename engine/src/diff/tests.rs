@@ -171,3 +171,37 @@ fn step_annotations_are_steps_of_their_process() {
     assert!(d.regions.iter().all(|r| r.name != "train"), "{:?}", d.regions);
     assert_eq!(d.matching.a_steps, 3);
 }
+
+/// Rows within rows compare per call path too (a flame graph's frames): the path names the
+/// enclosing regions outermost first, the profiler's step spans left out so that every step's
+/// rows take one path; a trace whose rows do not nest has no paths.
+#[test]
+fn nested_rows_compare_per_call_path() {
+    let nested = |inner: u64| {
+        let mut t = Trace { ticks_per_second: 1_000, ..Default::default() };
+        t.region_names = vec!["ProfilerStep#1".into(), "ProfilerStep#2".into(), "forward".into(), "matmul".into()];
+        t.locations.name = vec!["rank 0 / thread 1".into()];
+        t.locations.node = vec![u32::MAX];
+        for (step, at) in [(0u32, 0u64), (1, 100)] {
+            for (kind, a, b, depth) in
+                [(step, at, at + 100, 0), (2, at + 10, at + 90, 1), (3, at + 20, at + 20 + inner, 2)]
+            {
+                t.intervals.location.push(0);
+                t.intervals.start.push(a);
+                t.intervals.end.push(b);
+                t.intervals.kind.push(kind);
+                t.intervals.depth.push(depth);
+            }
+        }
+        t
+    };
+    let (a, b) = (nested(30), nested(60));
+    let d = diff(&a, (0, 1_000), &b, (0, 1_000), &Options::default());
+    let names: Vec<&str> = d.paths.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["forward > matmul", "forward"], "largest change first");
+    let m = &d.paths[0];
+    assert_eq!((m.table, m.a.count, m.b.count), ("path", 2, 2));
+    assert!((m.change_s - 0.060).abs() < 1e-12, "{}", m.change_s);
+    assert_eq!(d.paths[1].change_s, 0.0);
+    assert!(diff(&slowed(None), (0, 10_000), &slowed(Some(1)), (0, 10_000), &Options::default()).paths.is_empty());
+}
