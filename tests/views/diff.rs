@@ -115,3 +115,31 @@ fn two_training_runs_show_the_marey_graphs_of_the_same_step() {
     };
     assert!(changed(380..570) > 2 && changed(570..760) > 2, "the operator is outlined in both graphs");
 }
+
+/// The recorded gloo pair (rank 3 slowed 3x) with `--right paths`: the call paths as a
+/// differential flame graph, outermost on top; a frame's pick names its path with both runs'
+/// values, and a click finds its region.
+#[test]
+fn call_paths_are_drawn_as_a_differential_flame_graph() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/torch-gloo-pair");
+    let (even, slow) = (format!("{dir}/even"), format!("{dir}/slow3"));
+    let mut a = open(&even);
+    a.against = Some(Arc::new(open(&slow)));
+    let picture = both("diff", &["--against", &slow, "--right", "paths"], &a, (1100, 560));
+    golden("diff_gloo_pair_paths.png", &picture);
+    let matrix = both("diff", &["--against", &slow, "--right", "matrix"], &a, (1100, 560));
+    assert!(super::differ(&picture, &matrix) > 0.02, "the flame graph in place of the matrix");
+    use exaviz_engine::Backend;
+    use exaviz_engine::views::{Entry, Frame};
+    let built = Entry::find("diff").unwrap().parse(&["--against", &slow, "--right", "paths"]).unwrap();
+    let prepared = built.view.prepare(&a, &built.selection, Frame { width: 1100, height: 560 }, &Backend::Cpu).unwrap();
+    let frames: Vec<_> = (80..200)
+        .step_by(4)
+        .flat_map(|y| (640..1100).step_by(3).map(move |x| [x as f32, y as f32]))
+        .filter_map(|at| prepared.pick(&a, at))
+        .collect();
+    let nested = frames.iter().find(|p| p.title == "aten::linear > aten::addmm").expect("a nested frame");
+    assert!(nested.lines.iter().any(|l| l.starts_with("change +")), "{nested:?}");
+    let chosen = nested.clicked(&built.selection).expect("a click finds the region");
+    assert_eq!(chosen.search.map(|s| s.as_str().to_string()).as_deref(), Some("aten::addmm"));
+}

@@ -2,7 +2,8 @@
 //! [`Dataset::against`]). Left, the largest changes as bars either side of zero (rows' work,
 //! regions, collectives; red slower in B, blue faster, faint where the change lies within the
 //! runs' step-to-step variation); right, B − A bytes per pair of rows as a matrix on a
-//! diverging, colour-blind-safe map; below, where the picture is tall enough, the two runs'
+//! diverging, colour-blind-safe map (or, `--right paths`, the call paths as a differential
+//! flame graph); below, where the picture is tall enough, the two runs'
 //! timelines aligned at their starts under one zoom (the wheel and a drag zoom and pan both),
 //! or, for two training runs, their enhanced Marey graphs (Wei et al., 2024) of the same step
 //! (`--step`, else the step whose length changed most), each from the step's start, on one
@@ -87,10 +88,18 @@ fn chosen_row(sel: &Selection) -> Option<u32> {
     sel.area.filter(|a| a.first == a.last).map(|a| a.first)
 }
 
+/// The right-hand chart of `--view diff`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Right {
+    Matrix,
+    Paths,
+}
+
 /// `--view diff`.
 pub struct DiffView {
     against: Option<String>,
     bars: usize,
+    right: Option<Right>,
     /// The comparison of the last pair of runs.
     diff: crate::views::kept::Kept<PairKey, Result<Arc<Compared>, String>>,
     /// The two runs' timelines (each keeps its own index).
@@ -112,6 +121,11 @@ pub struct DiffArgs {
     /// Changes drawn as bars.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub bars: u32,
+    /// The right-hand chart: the B − A bytes matrix, or the call paths as a differential flame
+    /// graph (where rows nest). Default: the matrix where the runs have messages, else the
+    /// paths.
+    #[arg(long, value_enum)]
+    pub right: Option<Right>,
     /// Start of the timelines' window, seconds since each run's start; for two training runs,
     /// since the Marey graphs' step's start in each (the comparison is of the whole runs).
     #[arg(long, requires = "to")]
@@ -135,6 +149,7 @@ impl Class for DiffView {
         DiffView {
             against: args.against.clone(),
             bars: args.bars as usize,
+            right: args.right,
             diff: Default::default(),
             lines: Default::default(),
             step: args.step,
@@ -319,7 +334,8 @@ impl View for DiffView {
         });
         let compared = made.map_err(ViewError::Unsupported)?;
         let charts = lines_at(f).map_or(f.height, |(top, _)| top as u32);
-        let mut drawn = draw(&compared, &d.name, &b.name, sel, Frame { width: f.width, height: charts });
+        let (ta, tb) = (crate::views::title_name(d), crate::views::title_name(b));
+        let mut drawn = draw(&compared, &ta, &tb, sel, Frame { width: f.width, height: charts }, self.right);
         if let Some((top, h)) = lines_at(f) {
             let mut scene = Scene::new(f.width, f.height, BACKGROUND);
             scene.place(&drawn.scene, [0.0, 0.0]);
@@ -439,7 +455,7 @@ fn changed_step(a: &crate::training::Training, b: &crate::training::Training) ->
     best as u32
 }
 
-fn draw(c: &Compared, a: &str, b: &str, chosen: &Selection, f: Frame) -> Drawn<Under> {
+fn draw(c: &Compared, a: &str, b: &str, chosen: &Selection, f: Frame, right: Option<Right>) -> Drawn<Under> {
     let d = &c.diff;
     let (w, h) = (f.width as f32, f.height as f32);
     let mut scene = Scene::new(f.width, f.height, BACKGROUND);
@@ -460,7 +476,13 @@ fn draw(c: &Compared, a: &str, b: &str, chosen: &Selection, f: Frame) -> Drawn<U
     let mut under = Under { bars: Vec::new(), cells: Vec::new(), lines: Vec::new() };
     let split = (w * 0.56).round();
     bars(&mut scene, &mut under, c, chosen, [16.0, 76.0, split - 16.0, h - 24.0]);
-    matrix(&mut scene, &mut under, c, chosen, [split + 16.0, 76.0, w - 16.0, h - 24.0]);
+    let area = [split + 16.0, 76.0, w - 16.0, h - 24.0];
+    let paths = right == Some(Right::Paths) || (right.is_none() && c.cells.is_none() && !d.paths.is_empty());
+    if paths {
+        flame(&mut scene, &mut under, d, chosen, area);
+    } else {
+        matrix(&mut scene, &mut under, c, chosen, area);
+    }
     Drawn { scene, picker: under }
 }
 
@@ -606,6 +628,83 @@ fn matrix(scene: &mut Scene, under: &mut Under, c: &Compared, chosen: &Selection
     );
     let bar = [x0 + side + 24.0, y0 + 24.0, 14.0, (side - 48.0).max(40.0)];
     legend::color_bar(scene, ColorMap::RdBu, Scale { lo: -most, hi: most, log: false }, "B − A\nbytes", bar);
+}
+
+/// The call paths as a differential flame graph (an icicle, outermost on top): each frame as
+/// wide as the larger run's inclusive time, coloured by its change on the diverging map (red
+/// slower in B, faint within the variation); a click on a frame finds its region in the
+/// timelines.
+fn flame(scene: &mut Scene, under: &mut Under, d: &Diff, chosen: &Selection, [x0, y0, x1, y1]: [f32; 4]) {
+    let title = fit("call paths, outermost on top (width: time; colour: B − A)", x1 - x0, 13.0);
+    scene.text(&title, [x0, y0 - 8.0], 13.0, Anchor::Left, TEXT);
+    if d.paths.is_empty() {
+        scene.text("no rows within rows in either run", [x0, y0 + 24.0], 13.0, Anchor::Left, TEXT_DIM);
+        return;
+    }
+    let sep = crate::diff::tally::PATH_JOIN;
+    let width = |c: &Change| c.a.total_s.max(c.b.total_s);
+    let by_name: HashMap<&str, &Change> = d.paths.iter().map(|c| (c.name.as_str(), c)).collect();
+    let mut children: HashMap<&str, Vec<&Change>> = HashMap::new();
+    for c in &d.paths {
+        let parent = c.name.rsplit_once(sep).map_or("", |(p, _)| p);
+        // A frame whose parent was left out (past the most paths) hangs from the top.
+        let parent = if parent.is_empty() || by_name.contains_key(parent) { parent } else { "" };
+        children.entry(parent).or_default().push(c);
+    }
+    for v in children.values_mut() {
+        v.sort_by(|x, y| width(y).total_cmp(&width(x)).then_with(|| x.name.cmp(&y.name)));
+    }
+    let whole: f64 = children.get("").map_or(0.0, |v| v.iter().map(|c| width(c)).sum());
+    let most = d.paths.iter().map(|c| c.change_s.abs()).fold(0.0f64, f64::max).max(f64::MIN_POSITIVE);
+    let levels = d.paths.iter().map(|c| c.name.matches(sep).count() + 1).max().unwrap_or(1);
+    let row = ((y1 - y0 - 8.0) / levels as f32).clamp(8.0, 18.0);
+    let scale = (x1 - x0) as f64 / whole.max(f64::MIN_POSITIVE);
+    // Frames by level, each within its parent's span.
+    // Each parent's name, left edge and right edge (plot pixels from x0): its children stay
+    // within it (concurrent rows of one path may sum past their parent).
+    let mut level: Vec<(&str, f64, f64)> = vec![("", 0.0, f64::from(x1 - x0))];
+    let mut depth = 0;
+    while !level.is_empty() && y0 + 8.0 + (depth + 1) as f32 * row <= y1 {
+        let y = y0 + 8.0 + depth as f32 * row;
+        let mut next = Vec::new();
+        for (parent, mut at, end) in level {
+            for c in children.get(parent).map(Vec::as_slice).unwrap_or_default() {
+                let w = (width(c) * scale).min(end - at) as f32;
+                let fx = x0 + at as f32;
+                at += width(c) * scale;
+                if w < 1.0 {
+                    continue;
+                }
+                let mut colour = tone(c.change_s, (c.change_s.abs() / most).sqrt() as f32);
+                if c.stands_out == Some(false) {
+                    colour[3] = 0.55;
+                }
+                let r = [fx, y, fx + w, y + row - 1.0];
+                scene.rect([r[0], r[1]], [(r[2] - 1.0).max(r[0] + 1.0), r[3]], colour, true);
+                let leaf = c.name.rsplit(sep).next().unwrap_or(&c.name);
+                if w >= 40.0 {
+                    let size = (row * 0.6).clamp(8.0, 11.0);
+                    let ink = if (c.change_s.abs() / most) > 0.5 { TEXT } else { [0.1, 0.1, 0.12, 1.0] };
+                    scene.text(
+                        &fit(leaf, w - 6.0, size),
+                        [fx + 3.0, y + row * 0.5 + size * 0.35],
+                        size,
+                        Anchor::Left,
+                        ink,
+                    );
+                }
+                let search = crate::selection::Search::new(leaf).ok();
+                let click = search.map(|s| (Parts::SEARCH, Selection { search: Some(s), ..Selection::default() }));
+                if is_chosen(click.as_ref(), chosen) {
+                    scene.frame(r, 1.5, TEXT, true);
+                }
+                under.cells.push((r, c.name.clone(), lines_of(c), click));
+                next.push((c.name.as_str(), f64::from(fx - x0), f64::from(fx - x0 + w)));
+            }
+        }
+        level = next;
+        depth += 1;
+    }
 }
 
 /// The matrix's cells: B − A, A's and B's bytes per pair of rows (blocks of rows past
