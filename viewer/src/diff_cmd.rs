@@ -156,33 +156,9 @@ fn table(o: &mut String, title: &str, rows: &[Change], top: usize) {
     }
 }
 
-/// The comparison as tables.
-pub fn text(a: &str, b: &str, d: &Diff, top: usize) -> String {
+/// The run's line: its length in both runs and the change of its mean step with its interval.
+fn run_line(o: &mut String, r: &Change) {
     use std::fmt::Write;
-    let mut o = String::new();
-    let m = &d.matching;
-    let _ = writeln!(o, "A: {a}\nB: {b}");
-    if m.from == "pyramids" {
-        let _ = writeln!(
-            o,
-            "compared from the stores' pyramids, without reading their rows: rows are rank blocks, steps are time slices, counts are not known (0)"
-        );
-    }
-    let _ = writeln!(
-        o,
-        "locations matched by {}: {} (A has {}, B {}){}",
-        m.locations_by,
-        m.matched,
-        m.a_locations,
-        m.b_locations,
-        if (m.scale - 1.0).abs() > 1e-12 {
-            format!("; B's totals scaled by {:.4} (A's active locations over B's)", m.scale)
-        } else {
-            String::new()
-        }
-    );
-    let _ = writeln!(o, "steps: A {} ({}), B {} ({})", m.a_steps, m.a_steps_from, m.b_steps, m.b_steps_from);
-    let r = &d.run;
     let _ = write!(
         o,
         "the run: {} → {} ({}, {})",
@@ -212,6 +188,35 @@ pub fn text(a: &str, b: &str, d: &Diff, top: usize) -> String {
             let _ = writeln!(o, "; too few steps to tell the change from the variation");
         }
     }
+}
+
+/// The comparison as tables.
+pub fn text(a: &str, b: &str, d: &Diff, top: usize) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let m = &d.matching;
+    let _ = writeln!(o, "A: {a}\nB: {b}");
+    if m.from == "pyramids" {
+        let _ = writeln!(
+            o,
+            "compared from the stores' pyramids, without reading their rows: rows are rank blocks, steps are time slices, counts are not known (0)"
+        );
+    }
+    let _ = writeln!(
+        o,
+        "locations matched by {}: {} (A has {}, B {}){}",
+        m.locations_by,
+        m.matched,
+        m.a_locations,
+        m.b_locations,
+        if (m.scale - 1.0).abs() > 1e-12 {
+            format!("; B's totals scaled by {:.4} (A's active locations over B's)", m.scale)
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(o, "steps: A {} ({}), B {} ({})", m.a_steps, m.a_steps_from, m.b_steps, m.b_steps_from);
+    run_line(&mut o, &d.run);
     // In a sentence: whose own work changed most, and how many rows wait longer.
     if let Some(w) = d.locations.first().filter(|w| w.change_s != 0.0) {
         let waits = d.waiting.iter().filter(|x| x.change_s > 0.0 && x.stands_out != Some(false)).count();
