@@ -88,7 +88,7 @@ def test_diff_equals_the_cli_and_gives_arrow_tables():
     regions = d.table("regions").to_pandas()
     compute = regions[regions["name"] == "compute"].iloc[0]
     assert compute["where"].startswith("rank 11 ") and bool(compute["stands_out"])
-    assert set(d.tables()) == {"top", "locations", "waiting", "regions", "collectives", "pairs"}
+    assert set(d.tables()) == {"top", "locations", "waiting", "regions", "paths", "collectives", "pairs"}
     assert exaviz.diff(a, b, steps=(0, 4)).matching["a_steps"] == 5
     with pytest.raises(exaviz.TraceError):
         exaviz.diff(a, b, start=5, end=1)
