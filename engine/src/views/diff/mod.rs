@@ -374,12 +374,8 @@ impl DiffView {
         backend: &Backend,
     ) -> Result<[Pane<'a>; 2], ViewError> {
         let sel = Selection { window_s: sel.window_s.or(Some((0.0, compared.longer_s))), ..*sel };
-        let sels = [sel, compared.for_b(&sel)];
-        // Both timelines at once: each is the work of one timeline view.
-        let line =
-            |k: usize, run: &Dataset| crate::views::contract::prepare(&self.lines[k], run, &sels[k], pane, backend);
-        let (pa, pb) = rayon::join(|| line(0, d), || line(1, b));
-        Ok([(d, None, pa?, sels[0]), (b.as_ref(), Some(b.clone()), pb?, sels[1])])
+        let [la, lb] = &self.lines;
+        both_panes([la, lb], d, b, [sel, compared.for_b(&sel)], pane, backend)
     }
 
     /// Two training runs' Marey graphs (Wei et al., 2024) of the same step (or the window, from
@@ -402,10 +398,8 @@ impl DiffView {
             operator: sel.search,
             ..Selection::default()
         });
-        let graph =
-            |k: usize, run: &Dataset| crate::views::contract::prepare(&s.views[k], run, &sels[k], pane, backend);
-        let (pa, pb) = rayon::join(|| graph(0, d), || graph(1, b));
-        Ok([(d, None, pa?, sels[0]), (b.as_ref(), Some(b.clone()), pb?, sels[1])])
+        let [ma, mb] = &*s.views;
+        both_panes([ma, mb], d, b, sels, pane, backend)
     }
 
     /// Two training runs' step for their Marey graphs: `--step`, else the one whose length
@@ -423,15 +417,27 @@ impl DiffView {
         // widens it by the clock offsets it applied).
         let span = |k: usize, run: &Dataset, t: &crate::training::Training| {
             let a = views[k].analysis(run, t);
-            let s = &t.steps[step as usize];
-            let lo = a.offsets.iter().copied().min().unwrap_or(0).min(0) as f64;
-            let hi = a.offsets.iter().copied().max().unwrap_or(0).max(0) as f64;
-            let start = ((s.start as f64 + lo - a.span.0) / 1e9).max(0.0);
-            (start, ((s.end as f64 + hi - a.span.0) / 1e9 - start).max(1e-9))
+            let (lo, hi) = crate::views::marey::step_span(t, &a, step).unwrap_or(a.span);
+            let start = ((lo - a.span.0) / 1e9).max(0.0);
+            (start, ((hi - a.span.0) / 1e9 - start).max(1e-9))
         };
         let (sa, sb) = (span(0, d, ta), span(1, b, tb));
         Some(SameStep { views, start_s: [sa.0, sb.0], length_s: sa.1.max(sb.1) })
     }
+}
+
+/// The two runs' pictures under the charts, prepared at once (a view each, with its selection).
+fn both_panes<'a>(
+    views: [&(dyn View + Sync); 2],
+    d: &'a Dataset,
+    b: &'a Arc<Dataset>,
+    sels: [Selection; 2],
+    pane: Frame,
+    backend: &Backend,
+) -> Result<[Pane<'a>; 2], ViewError> {
+    let one = |k: usize, run: &Dataset| crate::views::contract::prepare(views[k], run, &sels[k], pane, backend);
+    let (pa, pb) = rayon::join(|| one(0, d), || one(1, b));
+    Ok([(d, None, pa?, sels[0]), (b.as_ref(), Some(b.clone()), pb?, sels[1])])
 }
 
 /// The same step of two training runs, drawn by a Marey view each.

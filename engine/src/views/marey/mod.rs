@@ -157,15 +157,20 @@ fn window(t: &Training, a: &Analysis, o: &MareyOptions, sel: &Selection) -> Resu
         return Ok((a.span.0 + x * 1e9, a.span.0 + y * 1e9));
     }
     if let Some(k) = o.step {
-        let s = t.steps.get(k as usize).ok_or_else(|| {
+        return step_span(t, a, k).ok_or_else(|| {
             ViewError::Unsupported(format!("step {k} does not exist (the trace has {} steps, from 0)", t.steps.len()))
-        })?;
-        // Steps are marked on the recorded clocks: widen by the offsets applied.
-        let lo = a.offsets.iter().copied().min().unwrap_or(0).min(0) as f64;
-        let hi = a.offsets.iter().copied().max().unwrap_or(0).max(0) as f64;
-        return Ok((s.start as f64 + lo, (s.end as f64 + hi).max(s.start as f64 + lo + 1.0)));
+        });
     }
     Ok(a.span)
+}
+
+/// Step `k`'s span in aligned ns: steps are marked on the recorded clocks, so it is widened by
+/// the offsets applied.
+pub(crate) fn step_span(t: &Training, a: &Analysis, k: u32) -> Option<(f64, f64)> {
+    let s = t.steps.get(k as usize)?;
+    let lo = a.offsets.iter().copied().min().unwrap_or(0).min(0) as f64;
+    let hi = a.offsets.iter().copied().max().unwrap_or(0).max(0) as f64;
+    Some((s.start as f64 + lo, (s.end as f64 + hi).max(s.start as f64 + lo + 1.0)))
 }
 
 /// The rows for `collapse` in a plot `height` pixels high.
