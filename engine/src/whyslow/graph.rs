@@ -8,7 +8,11 @@
 //!   instances matched by operation and count on each location, split where they share no
 //!   moment);
 //! - a synchronisation call on a host thread (`cudaStreamSynchronize`, ...) → the last kernel
-//!   that ended within it on a GPU stream of the same process.
+//!   that ended within it on a GPU stream of the same process;
+//! - work handed to another thread of the process and waited for: c10d's call → gloo's span
+//!   and back; a backward pass run by PyTorch's autograd thread while the thread that asked for
+//!   it is blocked, from the caller's last work before the pass → the pass, and from the pass's
+//!   end → the caller's return.
 //!
 //! An edge binds (the destination waited for it) where the destination spent the whole time
 //! from the send to the arrival waiting: in a waiting region (a receive, a wait, a collective,
@@ -355,6 +359,7 @@ impl Graph {
         edges.extend(collective_edges(t, &rows, &skip));
         edges.extend(sync_edges(t, &lanes, &rows));
         edges.extend(handoff_edges(t, &lanes, &rows));
+        edges.extend(autograd_edges(t, &lanes, &rows));
         edges.par_sort_unstable_by_key(|e| (e.dst, e.arrived, e.sent, e.src));
         let n = t.locations.name.len();
         let mut offsets = vec![0usize; n + 1];
@@ -674,4 +679,104 @@ fn handoff_edges(t: &Trace, lanes: &Lanes, rows: &[Vec<usize>]) -> Vec<Edge> {
         }
     }
     edges
+}
+
+/// Whether a region is the autograd engine running one node of a backward pass.
+fn is_autograd(name: &str) -> bool {
+    name.starts_with("autograd::engine::evaluate_function")
+}
+
+/// A backward pass run by PyTorch's autograd thread for a thread of its process blocked in
+/// `backward()`: the pass is a run of the worker's `autograd::engine::evaluate_function` rows
+/// with gaps under 1 ms; the caller is the other host thread of the process that did (almost)
+/// nothing of its own through the pass, inside one call (the row that encloses the pass, such
+/// as an annotation of the backward step) or idle, having worked until within 1 ms of the
+/// pass's start and returning within 1 ms of its end. (On a CPU-only run the calling thread
+/// runs the pass itself: no edge.)
+/// The caller's last work before the pass lets the pass begin; the pass's end lets the caller
+/// return.
+fn autograd_edges(t: &Trace, lanes: &Lanes, rows: &[Vec<usize>]) -> Vec<Edge> {
+    const GAP_S: f64 = 1e-3;
+    let i = &t.intervals;
+    let auto: Vec<bool> = t.region_names.iter().map(|n| is_autograd(n)).collect();
+    if !auto.iter().any(|&a| a) {
+        return Vec::new();
+    }
+    let skip: Vec<bool> = t.region_names.iter().map(|n| is_profiler(n)).collect();
+    let gap = (GAP_S * t.ticks_per_second.max(1) as f64) as u64;
+    let host = |l: usize| lanes.kind[l] != LocationKind::GpuStream;
+    let mut edges = Vec::new();
+    for (w, wrows) in rows.iter().enumerate().filter(|&(l, _)| host(l)) {
+        // The passes on `w`: its outermost autograd rows, clustered.
+        let mut passes: Vec<(u64, u64)> = Vec::new();
+        for &k in wrows.iter().filter(|&&k| auto[i.kind[k] as usize]) {
+            match passes.last_mut() {
+                Some(p) if i.start[k] <= p.1.saturating_add(gap) => p.1 = p.1.max(i.end[k]),
+                _ => passes.push((i.start[k], i.end[k])),
+            }
+        }
+        for &(a, b) in &passes {
+            let caller = (0..rows.len())
+                .filter(|&c| c != w && host(c) && lanes.process[c] == lanes.process[w])
+                .filter_map(|c| blocked_through(t, lanes, &rows[c], &skip, (a, b), gap).map(|(s, r)| (s, r, c)))
+                .max_by_key(|&(s, r, _)| (s, std::cmp::Reverse(r)));
+            if let Some((sent, resumed, c)) = caller {
+                edges.push(Edge { kind: EdgeKind::Sync, src: c as u32, sent, dst: w as u32, arrived: a });
+                edges.push(Edge { kind: EdgeKind::Sync, src: w as u32, sent: b, dst: c as u32, arrived: resumed });
+            }
+        }
+    }
+    edges
+}
+
+/// Whether the thread of `rows` was blocked through the pass `(a, b)`: inside one row that
+/// encloses it (the innermost such, the profiler's own spans aside) or outside every row, its
+/// own work within the pass under a tenth of it, its last work before the pass ending within
+/// `gap` of the pass's start (it asked for the pass), and returning (the enclosing row's end, or
+/// its next work) within `gap` of the pass's end. Gives where its last work before the pass ended
+/// and where it returned.
+fn blocked_through(
+    t: &Trace,
+    lanes: &Lanes,
+    rows: &[usize],
+    skip: &[bool],
+    (a, b): (u64, u64),
+    gap: u64,
+) -> Option<(u64, u64)> {
+    let i = &t.intervals;
+    // The innermost row enclosing the pass: scanning back by start, the first that does; rows
+    // before the last outermost one that begins by `a` cannot.
+    let upto = rows.partition_point(|&k| i.start[k] <= a);
+    let mut around = None;
+    for &k in rows[..upto].iter().rev() {
+        if !skip[i.kind[k] as usize] && i.end[k] >= b {
+            around = Some(k);
+            break;
+        }
+        if i.depth[k] == 0 {
+            break;
+        }
+    }
+    let (region, from, until) = match around {
+        Some(k) => (Some(i.kind[k]), i.start[k], i.end[k]),
+        None => (None, 0, u64::MAX),
+    };
+    // Pieces of the thread's own work: not the enclosing row's.
+    let l = i.location[*rows.first()?] as usize;
+    let pieces = &lanes.pieces[l];
+    let own = |x: &&Piece| Some(x.region) != region;
+    let first = pieces.partition_point(|x| x.end <= a);
+    let mut busy = 0u64;
+    for x in pieces[first..].iter().take_while(|x| x.start < b).filter(own) {
+        busy += x.end.min(b) - x.start.max(a);
+    }
+    if busy * 10 > b - a {
+        return None;
+    }
+    let last = pieces[..first].iter().rev().find(own).map(|x| x.end).filter(|&e| e >= from);
+    let (before, resumed) = match around {
+        Some(_) => (last.unwrap_or(from), until),
+        None => (last?, pieces[first..].iter().find(|x| x.start >= b)?.start),
+    };
+    (before <= a && a - before <= gap && resumed >= b && resumed - b <= gap).then_some((before, resumed))
 }

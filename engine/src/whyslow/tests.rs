@@ -308,3 +308,52 @@ fn work_handed_to_a_library_thread_and_back() {
             .0;
     assert_eq!(Graph::new(&late).edges.len(), 1);
 }
+
+/// PyTorch's autograd thread runs the backward pass while the thread that called `backward()`
+/// is blocked inside its annotation: the path runs from the caller's last work into the pass on
+/// the autograd thread and back to the caller where its call returns. An idle thread that
+/// returns long after the pass did not wait for it; a thread busy through the pass did not.
+#[test]
+fn a_backward_pass_on_the_autograd_thread_is_on_the_path() {
+    let threads = [
+        ("rank 0 / thread 1", LocationKind::CpuThread),
+        ("rank 0 / thread 2", LocationKind::CpuThread),
+        ("rank 0 / thread 3", LocationKind::CpuThread),
+    ];
+    let ev = "autograd::engine::evaluate_function: AddmmBackward0";
+    let t = Build::new(&threads)
+        .at(0, "aten::mm", (0, 10), 0)
+        .at(0, "## backward ##", (10, 100), 0)
+        .at(0, "aten::ones_like", (12, 20), 1)
+        .at(0, "aten::add", (105, 120), 0)
+        .at(1, ev, (30, 60), 0)
+        .at(1, ev, (62, 95), 0)
+        // A loader thread busy through the pass, and going on right after it.
+        .at(2, "aten::copy_", (25, 60), 0)
+        .at(2, "aten::copy_", (61, 96), 0)
+        .at(2, "aten::copy_", (97, 99), 0)
+        .0;
+    let g = Graph::new(&t);
+    let s = EdgeKind::Sync;
+    assert_eq!(
+        g.edges,
+        [
+            Edge { kind: s, src: 1, sent: 95, dst: 0, arrived: 100 },
+            Edge { kind: s, src: 0, sent: 20, dst: 1, arrived: 30 },
+        ]
+    );
+    let p = path::critical_path(&t, &g, whole(&t));
+    let locs: Vec<(u32, u64, u64)> =
+        p.segments.iter().filter(|s| s.step == Step::On).map(|s| (s.location, s.from, s.to)).collect();
+    assert_eq!(locs, [(0, 0, 20), (1, 30, 95), (0, 100, 120)]);
+    // Without an enclosing call: the caller idle through the pass, going on soon after.
+    let idle =
+        Build::new(&threads).at(0, "aten::mm", (0, 10), 0).at(0, "aten::add", (97, 120), 0).at(1, ev, (30, 95), 0).0;
+    assert_eq!(Graph::new(&idle).edges.len(), 2);
+    let late = Build::new(&threads)
+        .at(0, "aten::mm", (0, 10), 0)
+        .at(0, "aten::add", (5_000_000, 5_000_010), 0)
+        .at(1, ev, (30, 95), 0)
+        .0;
+    assert!(Graph::new(&late).edges.is_empty());
+}
