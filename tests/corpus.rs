@@ -523,6 +523,34 @@ fn the_dlrm_backward_pass_on_the_autograd_thread_is_on_the_path_as_hta_finds() {
     assert!(backward < 0.5e-3, "the main thread's wait in its annotation counted as work: {backward} s");
 }
 
+/// The paths of real GPU runs cross between the host and its GPU: Nsight Systems' CloverLeaf
+/// (its stream named under its device, its OS runtime calls on a row of their own) through the
+/// kernels' launches and `cudaDeviceSynchronize`, with the kernels on the path; the Kineto
+/// profile of a DDP run through its backward passes on the autograd thread, not from the NCCL
+/// watchdog thread that polls `cudaEventQuery` until the end.
+#[test]
+fn real_gpu_runs_paths_cross_to_their_streams_and_threads() {
+    use exaviz_engine::whyslow;
+    let Some(data) = shared_data_or_skip("gpu critical paths") else { return };
+    let report = |file: &str| {
+        let d = exaviz_datasets::open(data.join(file).to_str().unwrap()).unwrap();
+        let span = d.trace.span().unwrap();
+        whyslow::analyse(&d.trace, d.training.as_deref(), (span.0, span.1 + 1), span.0)
+    };
+    let share = |r: &whyslow::Report, row: &str| {
+        r.shares.by_location.iter().filter(|s| s.name.contains(row)).map(|s| s.share).sum::<f64>()
+    };
+    let kind = |r: &whyslow::Report, what: &str| r.segments.iter().filter(|s| s.what == what).count();
+    let nsys = report("nsys-cloverleaf/perlmutter-cloverleaf-cuda.sqlite");
+    assert!(kind(&nsys, "kernel launch") > 100 && kind(&nsys, "synchronisation") > 100, "{:?}", nsys.shares.by_kind);
+    assert!(share(&nsys, "stream 7") > 0.3, "the kernels on the path: {:?}", nsys.shares.by_location);
+    assert!(share(&nsys, "OS runtime") == 0.0, "OS runtime calls are their thread's: {:?}", nsys.shares.by_location);
+    let ddp = report("kineto/nccl_data.json.gz");
+    assert!(share(&ddp, "pt_autograd_0") > 0.3, "{:?}", ddp.shares.by_location);
+    assert!(share(&ddp, "pt_main_thread") > 0.3, "{:?}", ddp.shares.by_location);
+    assert!(kind(&ddp, "synchronisation") >= 6, "three backward passes, there and back");
+}
+
 /// The topology view's colour by the critical path: each device's share is the time the path
 /// spends on its process's rows. On the real gloo pipeline every rank holds some of it (the path
 /// crosses all four), the shares are those of the path by row summed per rank, and together they

@@ -129,9 +129,14 @@ pub fn is_profiler(name: &str) -> bool {
     name.starts_with("PyTorch Profiler") || name.starts_with("ProfilerStep#")
 }
 
-/// A location's process: its name before the last ` / ` (the whole name where none).
+/// A location's process: its name before the last ` / ` (the whole name where none); a GPU
+/// stream named under its device (Nsight Systems' `P / GPU 0 NAME / stream 7`) is P's.
 pub(crate) fn process_name(name: &str) -> &str {
-    name.rsplit_once(" / ").map_or(name, |(p, _)| p)
+    let p = name.rsplit_once(" / ").map_or(name, |(p, _)| p);
+    match p.rsplit_once(" / ") {
+        Some((q, device)) if device.starts_with("GPU ") => q,
+        _ => p,
+    }
 }
 
 /// The intervals of each location, by start (outer before inner).
@@ -146,6 +151,34 @@ pub fn rows_by_location(t: &Trace) -> Vec<Vec<usize>> {
         }
     }
     by.par_iter_mut().for_each(|v| v.sort_unstable_by_key(|&k| (i.start[k], std::cmp::Reverse(i.end[k]), i.depth[k])));
+    by
+}
+
+/// A row of calls a reader split off its thread's row (Nsight Systems' OS runtime calls, on
+/// `THREAD · OS runtime`): the thread's location, where one is named so.
+const SUB_ROW: &str = " · ";
+
+/// [`rows_by_location`], with the rows of a thread's sub-row (its OS runtime calls, which nest
+/// within its CUDA calls) on the thread's own: one thread, one lane of work, so that the path
+/// walks through its calls of both kinds. The sub-row's location is left with none.
+pub fn rows_by_thread(t: &Trace) -> Vec<Vec<usize>> {
+    let mut by = rows_by_location(t);
+    let names = &t.locations.name;
+    if !names.iter().any(|n| n.contains(SUB_ROW)) {
+        return by;
+    }
+    let index: std::collections::HashMap<&str, usize> =
+        names.iter().enumerate().map(|(l, n)| (n.as_str(), l)).collect();
+    let i = &t.intervals;
+    for (l, n) in names.iter().enumerate() {
+        let Some(&owner) = n.rsplit_once(SUB_ROW).and_then(|(thread, _)| index.get(thread)) else { continue };
+        if owner == l || by[l].is_empty() {
+            continue;
+        }
+        let moved = std::mem::take(&mut by[l]);
+        by[owner].extend(moved);
+        by[owner].sort_unstable_by_key(|&k| (i.start[k], std::cmp::Reverse(i.end[k]), i.depth[k]));
+    }
     by
 }
 
@@ -193,10 +226,12 @@ pub(crate) fn pieces_of(t: &Trace, rows: &[usize], skip: &[bool]) -> Vec<Piece> 
     out
 }
 
-/// The waiting stretches of `pieces`: waiting pieces back to back, and gaps where `idle_waits`.
-fn stretches_of(pieces: &[Piece], waiting: &[bool], idle_waits: bool) -> Vec<(u64, u64)> {
+/// The waiting stretches of `pieces`: waiting pieces back to back, and, where `idle_since` is
+/// given (a GPU stream, idle from the run's start until its first work), gaps.
+fn stretches_of(pieces: &[Piece], waiting: &[bool], idle_since: Option<u64>) -> Vec<(u64, u64)> {
+    let idle_waits = idle_since.is_some();
     let mut out: Vec<(u64, u64)> = Vec::new();
-    let mut last_end: Option<u64> = None;
+    let mut last_end: Option<u64> = idle_since;
     for p in pieces {
         if idle_waits && let Some(e) = last_end.filter(|&e| e < p.start) {
             push_stretch(&mut out, e, p.start);
@@ -218,7 +253,7 @@ fn push_stretch(out: &mut Vec<(u64, u64)>, a: u64, b: u64) {
 
 impl Lanes {
     pub fn new(t: &Trace) -> Self {
-        let rows = rows_by_location(t);
+        let rows = rows_by_thread(t);
         Self::from_rows(t, &rows)
     }
 
@@ -236,11 +271,12 @@ impl Lanes {
             })
             .collect();
         let skip: Vec<bool> = t.region_names.iter().map(|n| is_profiler(n)).collect();
+        let run_start = t.span().map_or(0, |s| s.0);
         let pieces: Vec<Vec<Piece>> = rows.par_iter().map(|r| pieces_of(t, r, &skip)).collect();
         let stretches = pieces
             .par_iter()
             .enumerate()
-            .map(|(l, p)| stretches_of(p, &waiting, kind[l] == LocationKind::GpuStream))
+            .map(|(l, p)| stretches_of(p, &waiting, (kind[l] == LocationKind::GpuStream).then_some(run_start)))
             .collect();
         let mut processes: Vec<String> = Vec::new();
         let mut index = std::collections::HashMap::new();
@@ -311,6 +347,21 @@ impl Lanes {
         }
     }
 
+    /// The share of its own time in `window` (from its first piece's start to its last one's
+    /// end, clipped to the window) that `loc` spent in pieces of work.
+    pub fn busy_share(&self, loc: u32, (from, to): (u64, u64)) -> f64 {
+        let Some(p) = self.pieces.get(loc as usize) else { return 0.0 };
+        let first = p.partition_point(|x| x.end <= from);
+        let (mut busy, mut lo, mut hi) = (0u64, u64::MAX, 0u64);
+        for x in p[first..].iter().take_while(|x| x.start < to) {
+            let (a, b) = (x.start.max(from), x.end.min(to));
+            busy += b.saturating_sub(a);
+            lo = lo.min(a);
+            hi = hi.max(b);
+        }
+        if hi <= lo { 0.0 } else { busy as f64 / (hi - lo) as f64 }
+    }
+
     /// The end of the last piece of `loc` ending by `by`.
     pub fn last_end(&self, loc: u32, by: u64) -> Option<u64> {
         let p = self.pieces.get(loc as usize)?;
@@ -349,7 +400,7 @@ impl Graph {
     /// sends and receives and its collectives (grouped by stage, as the model groups them) in
     /// place of those found from the regions' names alone.
     pub fn with_training(t: &Trace, training: Option<&Training>) -> Self {
-        let rows = rows_by_location(t);
+        let rows = rows_by_thread(t);
         let lanes = Lanes::from_rows(t, &rows);
         let mut edges = message_edges(t, &lanes);
         let mut skip = vec![false; t.region_names.len()];
@@ -687,8 +738,8 @@ fn is_autograd(name: &str) -> bool {
 }
 
 /// A backward pass run by PyTorch's autograd thread for a thread of its process blocked in
-/// `backward()`: the pass is a run of the worker's `autograd::engine::evaluate_function` rows
-/// with gaps under 1 ms; the caller is the other host thread of the process that did (almost)
+/// `backward()`: the pass is a run of the worker's rows with gaps under 1 ms, from its first
+/// `autograd::engine::evaluate_function` row; the caller is the other host thread of the process that did (almost)
 /// nothing of its own through the pass, inside one call (the row that encloses the pass, such
 /// as an annotation of the backward step) or idle, having worked until within 1 ms of the
 /// pass's start and returning within 1 ms of its end. (On a CPU-only run the calling thread
@@ -707,15 +758,23 @@ fn autograd_edges(t: &Trace, lanes: &Lanes, rows: &[Vec<usize>]) -> Vec<Edge> {
     let host = |l: usize| lanes.kind[l] != LocationKind::GpuStream;
     let mut edges = Vec::new();
     for (w, wrows) in rows.iter().enumerate().filter(|&(l, _)| host(l)) {
-        // The passes on `w`: its outermost autograd rows, clustered.
-        let mut passes: Vec<(u64, u64)> = Vec::new();
-        for &k in wrows.iter().filter(|&&k| auto[i.kind[k] as usize]) {
+        // The passes on `w`: its rows clustered, from the first autograd row of a cluster to
+        // the cluster's end (the work that finishes a pass, such as DDP's copies of the
+        // reduced gradients, is part of it).
+        let mut passes: Vec<(u64, u64, bool)> = Vec::new();
+        for &k in wrows.iter().filter(|&&k| !skip[i.kind[k] as usize]) {
+            let is_auto = auto[i.kind[k] as usize];
             match passes.last_mut() {
-                Some(p) if i.start[k] <= p.1.saturating_add(gap) => p.1 = p.1.max(i.end[k]),
-                _ => passes.push((i.start[k], i.end[k])),
+                Some(p) if i.start[k] <= p.1.saturating_add(gap) => {
+                    if is_auto && !p.2 {
+                        *p = (i.start[k], p.1, true);
+                    }
+                    p.1 = p.1.max(i.end[k]);
+                }
+                _ => passes.push((i.start[k], i.end[k], is_auto)),
             }
         }
-        for &(a, b) in &passes {
+        for &(a, b, _) in passes.iter().filter(|p| p.2) {
             let caller = (0..rows.len())
                 .filter(|&c| c != w && host(c) && lanes.process[c] == lanes.process[w])
                 .filter_map(|c| blocked_through(t, lanes, &rows[c], &skip, (a, b), gap).map(|(s, r)| (s, r, c)))

@@ -49,11 +49,18 @@ impl Path {
 }
 
 /// The critical path of `t` through `g` over `window` (ticks): from the location whose work
-/// ends last in the window back to the window's start.
+/// ends last in the window (among those busy at least 5% of their time there) back to the
+/// window's start.
 pub fn critical_path(t: &Trace, g: &Graph, window: (u64, u64)) -> Path {
     let (from, to) = window;
     let n = t.locations.name.len() as u32;
-    let end = (0..n).filter_map(|l| g.lanes.last_end(l, to).filter(|&e| e > from).map(|e| (e, l))).max();
+    // A thread that mostly sleeps (a watchdog polling now and then) may end last without the run
+    // waiting for it: the path ends where work that fills at least 5% of its row's time ends
+    // last, or where any work ends last where none does.
+    let ends: Vec<(u64, u32)> =
+        (0..n).filter_map(|l| g.lanes.last_end(l, to).filter(|&e| e > from).map(|e| (e, l))).collect();
+    let busy = |&&(_, l): &&(u64, u32)| g.lanes.busy_share(l, window) >= 0.05;
+    let end = ends.iter().filter(busy).max().or_else(|| ends.iter().max()).copied();
     let Some((mut at, mut loc)) = end else { return Path { segments: Vec::new(), window } };
     let mut used = vec![false; g.edges.len()];
     let base = |l: u32| g.offsets[l as usize];
