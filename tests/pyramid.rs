@@ -467,3 +467,42 @@ fn two_stores_compare_from_their_pyramids_as_from_their_rows() {
         std::fs::remove_dir_all(d).unwrap();
     }
 }
+
+/// A store too large to hold is analysed chunk by chunk (`exaviz critical-path` on it): cut
+/// into chunks of about a third of its rows (its row groups hold a million each), the walk goes
+/// on from chunk to chunk and finds the path the whole trace in memory gives, the slow rank
+/// planted in `gen:fd4` heads the root causes and is the only straggler, and the wait states
+/// are each counted once.
+#[test]
+fn a_store_too_large_to_hold_is_walked_chunk_by_chunk() {
+    use exaviz_engine::whyslow::{self, chunked};
+    let (dir, all, ooc) = store("chunked", "gen:fd4?slow_rank=100");
+    let span = all.trace.span().unwrap();
+    let window = (span.0, span.1 + 1);
+    let whole = whyslow::analyse(&all.trace, None, window, span.0);
+    let o = ooc.out_of_core.as_ref().unwrap();
+    let chunks = chunked::chunks(&ooc, window, (o.messages + o.intervals) / 3);
+    assert!(chunks.len() >= 2, "{chunks:?}");
+    assert!(chunks.windows(2).all(|w| w[0].1 == w[1].0) && chunks[0].0 == window.0);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let r = chunked::analyse_chunks(&ooc, &chunks, span.0, &|k, n| {
+        assert_eq!(n, chunks.len());
+        done.store(k, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap();
+    assert_eq!(done.into_inner(), chunks.len());
+    let near = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * b.abs().max(1e-12);
+    assert!(near(r.length_s, whole.length_s, 0.01), "{} against {}", r.length_s, whole.length_s);
+    assert!(r.segments.windows(2).all(|w| w[0].to_s <= w[1].from_s + 1e-9), "the path runs forward in time");
+    assert!(
+        near(r.wait_states as f64, whole.wait_states as f64, 0.05),
+        "{} against {}",
+        r.wait_states,
+        whole.wait_states
+    );
+    assert_eq!((r.root_causes[0].location.as_str(), r.root_causes[0].region.as_str()), ("rank 100", "compute"));
+    let named: Vec<&str> = r.stragglers.named.iter().map(|s| s.process.as_str()).collect();
+    assert_eq!(named, ["rank 100"], "{:?}", r.stragglers.named);
+    assert_eq!(r.stragglers.steps as usize, chunks.len(), "a chunk is a step where the trace names none");
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -25,11 +25,14 @@ pub struct CriticalArgs {
 
 pub fn run(args: &CriticalArgs) -> Result<()> {
     let dataset = crate::common::load(&args.input)?;
-    let pb = crate::common::spinner("finding the critical path");
-    let report = exaviz_engine::whyslow::analyse_asked(&dataset, args.window.from, args.window.to)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", args.input));
-    pb.finish_and_clear();
-    let report = report?;
+    // A store too large to hold is read and analysed chunk by chunk: a bar of the chunks.
+    let template = "{msg} [{bar:32}] chunk {pos}/{len} ({eta} left)";
+    let report = crate::common::with_progress("finding the critical path", template, |p| {
+        exaviz_engine::whyslow::analyse_asked_with(&dataset, args.window.from, args.window.to, &|k, n| {
+            p(k as u64, n as u64);
+        })
+    })
+    .map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

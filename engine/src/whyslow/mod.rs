@@ -4,6 +4,7 @@
 //! any format that holds intervals with messages, collectives or kernel launches.
 
 pub mod causes;
+pub mod chunked;
 pub mod graph;
 pub mod path;
 pub mod stragglers;
@@ -63,7 +64,22 @@ pub fn analyse_asked(
     from_s: Option<f64>,
     to_s: Option<f64>,
 ) -> Result<Report, String> {
+    analyse_asked_with(dataset, from_s, to_s, &|_, _| {})
+}
+
+/// [`analyse_asked`], a window of a store holding more than [`chunked::CHUNK_ROWS`] rows read
+/// and analysed chunk by chunk ([`chunked`]), `progress(done, of)` after each chunk.
+pub fn analyse_asked_with(
+    dataset: &crate::dataset::Dataset,
+    from_s: Option<f64>,
+    to_s: Option<f64>,
+    progress: &dyn Fn(usize, usize),
+) -> Result<Report, String> {
     let (from, to, start) = crate::summary::window_asked(dataset, from_s, to_s)?;
+    let chunks = chunked::chunks(dataset, (from, to), chunked::CHUNK_ROWS);
+    if chunks.len() > 1 {
+        return chunked::analyse_chunks(dataset, &chunks, start, progress);
+    }
     let rows = dataset.window_rows((from, to))?;
     Ok(analyse(&rows.trace, rows.training.as_deref(), (from, to), start))
 }

@@ -52,20 +52,53 @@ impl Path {
 /// ends last in the window (among those busy at least 5% of their time there) back to the
 /// window's start.
 pub fn critical_path(t: &Trace, g: &Graph, window: (u64, u64)) -> Path {
+    walk(t, g, window, None).0
+}
+
+/// Where a walk left its window at the start, to go on in the window before: on `location` at
+/// `at`, after `leftover` (an edge still in flight at the window's start, to be continued).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resume {
+    pub location: u32,
+    pub at: u64,
+    pub leftover: Option<Segment>,
+}
+
+/// The walk of [`critical_path`] over `window`, from `resume` where given (the walk of the
+/// window after this one left there) instead of from the last work's end; with where it left
+/// this window in turn, where the path goes on before it.
+pub fn walk(t: &Trace, g: &Graph, window: (u64, u64), resume: Option<Resume>) -> (Path, Option<Resume>) {
     let (from, to) = window;
     let n = t.locations.name.len() as u32;
-    // A thread that mostly sleeps (a watchdog polling now and then) may end last without the run
-    // waiting for it: the path ends where work that fills at least 5% of its row's time ends
-    // last, or where any work ends last where none does.
-    let ends: Vec<(u64, u32)> =
-        (0..n).filter_map(|l| g.lanes.last_end(l, to).filter(|&e| e > from).map(|e| (e, l))).collect();
-    let busy = |&&(_, l): &&(u64, u32)| g.lanes.busy_share(l, window) >= 0.05;
-    let end = ends.iter().filter(busy).max().or_else(|| ends.iter().max()).copied();
-    let Some((mut at, mut loc)) = end else { return Path { segments: Vec::new(), window } };
+    let mut out: Vec<Segment> = Vec::new();
+    let (mut at, mut loc) = match resume {
+        Some(r) => {
+            if let Some(edge) = r.leftover {
+                out.push(Segment { from: edge.from.max(from), ..edge });
+                if edge.from < from {
+                    let more = Segment { to: from, ..edge };
+                    return (Path { segments: out, window }, Some(Resume { leftover: Some(more), ..r }));
+                }
+            }
+            (r.at.min(to), r.location)
+        }
+        None => {
+            // A thread that mostly sleeps (a watchdog polling now and then) may end last
+            // without the run waiting for it: the path ends where work that fills at least 5%
+            // of its row's time ends last, or where any work ends last where none does.
+            let ends: Vec<(u64, u32)> =
+                (0..n).filter_map(|l| g.lanes.last_end(l, to).filter(|&e| e > from).map(|e| (e, l))).collect();
+            let busy = |&&(_, l): &&(u64, u32)| g.lanes.busy_share(l, window) >= 0.05;
+            let Some(&(e, l)) = ends.iter().filter(busy).max().or_else(|| ends.iter().max()) else {
+                return (Path { segments: Vec::new(), window }, None);
+            };
+            (e, l)
+        }
+    };
     let mut used = vec![false; g.edges.len()];
     let base = |l: u32| g.offsets[l as usize];
-    let mut out: Vec<Segment> = Vec::new();
     let on = |loc: u32, a: u64, b: u64| Segment { step: Step::On, location: loc, from_location: loc, from: a, to: b };
+    let mut exit = None;
     loop {
         let into = g.into(loc);
         // The latest unused edge into `loc` arriving by `at` and sent within the window.
@@ -76,6 +109,10 @@ pub fn critical_path(t: &Trace, g: &Graph, window: (u64, u64)) -> Path {
             if at > start {
                 out.push(on(loc, start, at));
             }
+            // Busy at the window's start: the path goes on before it.
+            if start <= from {
+                exit = Some(Resume { location: loc, at: from, leftover: None });
+            }
             break;
         };
         used[base(loc) + k] = true;
@@ -84,15 +121,22 @@ pub fn critical_path(t: &Trace, g: &Graph, window: (u64, u64)) -> Path {
             out.push(on(loc, e.arrived, at));
         }
         let sent = e.sent.max(from);
-        out.push(Segment { step: Step::Edge(e.kind), location: loc, from_location: e.src, from: sent, to: e.arrived });
+        let edge = Segment { step: Step::Edge(e.kind), location: loc, from_location: e.src, from: sent, to: e.arrived };
+        out.push(edge);
         loc = e.src;
         at = sent;
+        if e.sent < from {
+            let more = Segment { from: e.sent, to: from, ..edge };
+            exit = Some(Resume { location: e.src, at: e.sent, leftover: Some(more) });
+            break;
+        }
         if at <= from {
+            exit = Some(Resume { location: loc, at: from, leftover: None });
             break;
         }
     }
     out.reverse();
-    Path { segments: out, window }
+    (Path { segments: out, window }, exit)
 }
 
 /// One row of a breakdown of the path: a name, its time on the path and its share.
