@@ -92,3 +92,39 @@ fn training_views_of_a_store_kept_on_disk_draw_as_in_memory() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The critical path drawn through the enhanced Marey's graph of the recorded gloo pipeline
+/// (rank 3 computes 1.6x as much): its work along the devices' axes and its crossings between
+/// devices in magenta, on both backends (golden); `x` in the window draws it and hides it.
+#[test]
+fn the_critical_path_runs_through_the_marey_graph() {
+    use exaviz_engine::selection::{Parts, Selection};
+    use exaviz_engine::views::contract::{Frame, View, render_view};
+    use exaviz_engine::views::marey::{MareyOptions, MareyView};
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/torch-gloo-pipeline");
+    let d = open(dir.to_str().unwrap());
+    let img = both("marey", &["--critical-path"], &d, (1024, 768));
+    golden("marey_gloo_critical_path.png", &img);
+    let view = MareyView::with(MareyOptions::default());
+    let frame = Frame { width: 1024, height: 768 };
+    let magenta = |sel: &Selection| {
+        let img = render_view(&view, &d, sel, frame, &Backend::Cpu).expect("render");
+        // Rows of pixels holding the path's colour: its crossings span the devices' axes.
+        let rows: std::collections::BTreeSet<usize> = img
+            .pixels
+            .chunks_exact(4)
+            .enumerate()
+            .filter(|(_, p)| p[0] > 230 && p[1].abs_diff(64) < 12 && p[2] > 230)
+            .map(|(k, _)| k / 1024)
+            .collect();
+        rows.len()
+    };
+    let start = Selection::default();
+    let on = view.key(&d, &start, frame, "x").expect("x is the Marey graph's key");
+    assert_eq!(on.critical, Some(true));
+    assert!(view.reads().intersects(Parts::CRITICAL));
+    let off = view.key(&d, &on, frame, "x").expect("x again");
+    let (before, lit, after) = (magenta(&start), magenta(&on), magenta(&off));
+    // From rank 0's axis down to rank 3's: over 400 of the 768 rows.
+    assert!(before == 0 && lit > 400 && after == 0, "{before} {lit} {after}");
+}

@@ -91,79 +91,109 @@ pub fn root_causes_in(t: &Trace, g: &Graph, window: (u64, u64), rows: std::ops::
     root_causes(t, g, &waits)
 }
 
+/// A wait's own share of the analysis, independent of every other wait: the cause's excess
+/// work charged to its regions (shares adding to 1, in region order), its direct cost, and
+/// where the cause's work began.
+struct Own {
+    direct: f64,
+    excess: Vec<(Option<u32>, f64)>,
+    busy_from: u64,
+}
+
+/// The time of `l` in `[a, b)` per innermost region that is not waiting (a few regions: a
+/// list, not a map), untraced time left out.
+fn regions_of(lanes: &super::graph::Lanes, l: u32, a: u64, b: u64) -> Vec<(Option<u32>, u64)> {
+    let mut m: Vec<(Option<u32>, u64)> = Vec::new();
+    lanes.each_region(l, (a, b), |r, dt| {
+        // Untraced time (a gap on a host thread) is no region's: charged only where the
+        // cause has nothing else.
+        if r.is_some_and(|r| !lanes.waiting.get(r as usize).copied().unwrap_or(false)) {
+            match m.iter_mut().find(|x| x.0 == r) {
+                Some(x) => x.1 += dt,
+                None => m.push((r, dt)),
+            }
+        }
+    });
+    m
+}
+
+fn own_part(g: &Graph, w: &WaitState) -> Own {
+    let lanes = &g.lanes;
+    let waited = w.until.saturating_sub(w.from) as f64;
+    // The cause's work up to the send: back to its last waiting stretch (which, where the
+    // send came from within one, is that stretch's start).
+    let anchor = lanes.stretch_at(w.cause, w.until).map_or(w.until, |(a, _)| a.min(w.until));
+    let p_c = lanes.busy_since(w.cause, anchor);
+    let p_w = lanes.busy_since(w.location, w.from);
+    let work_c = anchor.saturating_sub(p_c) as f64;
+    let work_w = w.from.saturating_sub(p_w) as f64;
+    let direct = (work_c - work_w).clamp(0.0, waited);
+    let mine = regions_of(lanes, w.cause, p_c, anchor);
+    let theirs = regions_of(lanes, w.location, p_w, w.from);
+    let of = |r: Option<u32>| theirs.iter().find(|x| x.0 == r).map_or(0, |x| x.1) as f64;
+    let mut excess: Vec<(Option<u32>, f64)> =
+        mine.iter().map(|&(r, dt)| (r, (dt as f64 - of(r)).max(0.0))).filter(|x| x.1 > 0.0).collect();
+    if excess.is_empty() {
+        excess = mine.iter().map(|&(r, dt)| (r, dt as f64)).filter(|x| x.1 > 0.0).collect();
+    }
+    if excess.is_empty() {
+        excess.push((None, 1.0));
+    }
+    // In one order whatever the pieces', so that the sums are the same bits in every run.
+    excess.sort_unstable_by_key(|a| a.0);
+    let sum: f64 = excess.iter().map(|x| x.1).sum();
+    for x in &mut excess {
+        x.1 /= sum;
+    }
+    Own { direct, excess, busy_from: p_c }
+}
+
 /// The root causes of the wait states `waits` (from [`wait_states`]), largest total first.
+/// Each wait's own part (the cause's excess work) is found for all waits at once, in parallel;
+/// what each inherited is then passed on in send order.
 pub fn root_causes(t: &Trace, g: &Graph, waits: &[WaitState]) -> Vec<CauseRow> {
+    use rayon::prelude::*;
     type Key = (u32, Option<u32>);
     let lanes = &g.lanes;
+    let own: Vec<Own> = waits.par_iter().map(|w| own_part(g, w)).collect();
     // Per wait, its causes as shares adding to 1.
     let mut dist: Vec<Vec<(Key, f64)>> = Vec::with_capacity(waits.len());
     // The wait that ended each waiting stretch: (location, stretch end) → wait.
     let mut ending: HashMap<(u32, u64), usize> = HashMap::new();
     let mut totals: HashMap<Key, (f64, f64, u64)> = HashMap::new();
-    let regions = |l: u32, a: u64, b: u64| {
-        let mut m: HashMap<Option<u32>, u64> = HashMap::new();
-        lanes.each_region(l, (a, b), |r, dt| {
-            // Untraced time (a gap on a host thread) is no region's: charged only where the
-            // cause has nothing else.
-            if r.is_some_and(|r| !lanes.waiting.get(r as usize).copied().unwrap_or(false)) {
-                *m.entry(r).or_default() += dt;
-            }
-        });
-        m
-    };
-    for (k, w) in waits.iter().enumerate() {
+    for (k, (w, o)) in waits.iter().zip(&own).enumerate() {
         let waited = w.until.saturating_sub(w.from) as f64;
-        // The cause's work up to the send: back to its last waiting stretch (which, where the
-        // send came from within one, is that stretch's start).
-        let anchor = lanes.stretch_at(w.cause, w.until).map_or(w.until, |(a, _)| a.min(w.until));
-        let p_c = lanes.busy_since(w.cause, anchor);
-        let p_w = lanes.busy_since(w.location, w.from);
-        let work_c = anchor.saturating_sub(p_c) as f64;
-        let work_w = w.from.saturating_sub(p_w) as f64;
-        let direct = (work_c - work_w).clamp(0.0, waited);
-        let mine = regions(w.cause, p_c, anchor);
-        let theirs = regions(w.location, p_w, w.from);
-        let mut excess: Vec<(Option<u32>, f64)> = mine
-            .iter()
-            .map(|(r, &dt)| (*r, (dt as f64 - theirs.get(r).copied().unwrap_or(0) as f64).max(0.0)))
-            .filter(|x| x.1 > 0.0)
-            .collect();
-        if excess.is_empty() {
-            excess = mine.iter().map(|(r, &dt)| (*r, dt as f64)).filter(|x| x.1 > 0.0).collect();
-        }
-        if excess.is_empty() {
-            excess.push((None, 1.0));
-        }
-        // In one order whatever the map's, so that the sums are the same bits in every run.
-        excess.sort_unstable_by_key(|a| a.0);
-        let sum: f64 = excess.iter().map(|x| x.1).sum();
         // What the cause inherited: the causes of the wait that ended its last stretch.
-        let earlier = ending.get(&(w.cause, p_c)).map(|&j| dist[j].clone()).unwrap_or_default();
-        let inherited = if earlier.is_empty() { 0.0 } else { waited - direct };
+        let earlier: &[(Key, f64)] = ending.get(&(w.cause, o.busy_from)).map_or(&[], |&j| &dist[j]);
+        let inherited = if earlier.is_empty() { 0.0 } else { waited - o.direct };
         let own = waited - inherited;
-        let mut d: HashMap<Key, f64> = HashMap::new();
-        for &(r, x) in &excess {
-            let cost = own * x / sum;
-            *d.entry((w.cause, r)).or_default() += cost;
+        let mut d: Vec<(Key, f64)> = Vec::with_capacity(o.excess.len() + earlier.len());
+        let add = |d: &mut Vec<(Key, f64)>, key: Key, cost: f64| match d.iter_mut().find(|x| x.0 == key) {
+            Some(x) => x.1 += cost,
+            None => d.push((key, cost)),
+        };
+        for &(r, x) in &o.excess {
+            let cost = own * x;
+            add(&mut d, (w.cause, r), cost);
             let e = totals.entry((w.cause, r)).or_default();
             e.0 += cost;
             e.2 += 1;
         }
-        for &(key, share) in &earlier {
+        for &(key, share) in earlier {
             let cost = inherited * share;
-            *d.entry(key).or_default() += cost;
+            add(&mut d, key, cost);
             let e = totals.entry(key).or_default();
             e.1 += cost;
             e.2 += 1;
         }
-        let mut v: Vec<(Key, f64)> = d.into_iter().filter(|x| x.1 > 0.0).collect();
-        v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        v.truncate(KEEP);
-        let s: f64 = v.iter().map(|x| x.1).sum();
-        for x in &mut v {
+        d.retain(|x| x.1 > 0.0);
+        d.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        d.truncate(KEEP);
+        let s: f64 = d.iter().map(|x| x.1).sum();
+        for x in &mut d {
             x.1 /= s.max(f64::MIN_POSITIVE);
         }
-        dist.push(v);
+        dist.push(d);
         if let Some((_, end)) = lanes.stretch_at(w.location, w.until.max(w.from)) {
             ending.insert((w.location, end), k);
         }

@@ -21,6 +21,7 @@ use crate::render::{Anchor, Blend, ColorMap, Instance, KIND_QUAD, Scene};
 use crate::selection::{Parts, Selection};
 use crate::training::{Align, Class, Finding, Group, Rule, Thresholds, Training, duration, si};
 use crate::views::contract::{self, Drawn, Frame, Pick, Picker, Prepared};
+use crate::views::kept::{Kept, kept};
 use crate::views::plot::{Plot, fit, nice_ticks};
 use crate::views::run::training;
 use crate::views::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
@@ -74,11 +75,20 @@ pub struct MareyOptions {
     /// Show this training step (where no time window is selected).
     pub step: Option<u32>,
     pub thresholds: Thresholds,
+    /// Draw the run's critical path ([`crate::whyslow`]) through the graph.
+    pub critical_path: bool,
 }
 
 impl Default for MareyOptions {
     fn default() -> Self {
-        Self { align: Align::Full, bins: 100, collapse: Collapse::Auto, step: None, thresholds: Thresholds::default() }
+        Self {
+            align: Align::Full,
+            bins: 100,
+            collapse: Collapse::Auto,
+            step: None,
+            thresholds: Thresholds::default(),
+            critical_path: false,
+        }
     }
 }
 
@@ -118,11 +128,39 @@ type AnalysisKey = (String, usize, Align);
 pub struct MareyView {
     pub opts: MareyOptions,
     cache: Mutex<Option<(AnalysisKey, Arc<Analysis>)>>,
+    /// The run's critical path and each location's device, found once per trace.
+    critical: Kept<(String, usize), Arc<Critical>>,
+}
+
+/// The critical path of a run and, per location of its trace, the device whose process it is.
+pub struct Critical {
+    pub path: crate::whyslow::Path,
+    pub device: Vec<Option<u32>>,
+    /// Nanoseconds per tick of the trace.
+    pub ns_per_tick: f64,
 }
 
 impl MareyView {
     pub fn with(opts: MareyOptions) -> Self {
-        Self { opts, cache: Mutex::new(None) }
+        Self { opts, cache: Mutex::new(None), critical: Mutex::new(None) }
+    }
+
+    /// The run's critical path, through the trace's dependency graph with the training model's
+    /// sends and collectives, kept per trace.
+    pub fn critical_of(&self, d: &Dataset, t: &Training) -> Arc<Critical> {
+        kept(&self.critical, (d.name.clone(), d.trace.intervals.start.len()), || {
+            let tr = &d.trace;
+            let g = crate::whyslow::Graph::with_training(tr, Some(t));
+            let window = tr.span().map_or((0, 0), |s| (s.0, s.1.saturating_add(1)));
+            let path = crate::whyslow::path::critical_path(tr, &g, window);
+            let of_process: Vec<Option<u32>> = (0..g.lanes.processes.len() as u32)
+                .map(|p| {
+                    t.devices.iter().position(|dv| g.lanes.process_of_device(&dv.name) == Some(p)).map(|k| k as u32)
+                })
+                .collect();
+            let device = g.lanes.process.iter().map(|&p| of_process.get(p as usize).copied().flatten()).collect();
+            Arc::new(Critical { path, device, ns_per_tick: 1e9 / tr.ticks_per_second.max(1) as f64 })
+        })
     }
 
     pub fn analysis(&self, d: &Dataset, t: &Training) -> Arc<Analysis> {
@@ -215,6 +253,8 @@ struct MareyPicker {
     stage_of: Vec<u32>,
     /// Stages flagged by the heavy-stage rule.
     heavy: Vec<bool>,
+    /// Each device's stage.
+    device_stage: Vec<u32>,
 }
 
 impl MareyPicker {
@@ -379,6 +419,7 @@ fn marey_scene(
     o: &MareyOptions,
     sel: &Selection,
     f: Frame,
+    critical: Option<&Critical>,
 ) -> Result<(Scene, MareyPicker), ViewError> {
     let p = plot(f)?;
     let w = window(t, &a, o, sel)?;
@@ -420,6 +461,7 @@ fn marey_scene(
         device_findings,
         stage_of,
         heavy,
+        device_stage: t.devices.iter().map(|dv| dv.stage).collect(),
     };
     let mut scene = Scene::new(f.width, f.height, BACKGROUND);
     let title = format!(
@@ -436,7 +478,64 @@ fn marey_scene(
     draw_trains(&mut scene, &pk);
     draw_bands(&mut scene, &pk);
     draw_axis_and_legend(&mut scene, t, &pk, o);
+    if let Some(c) = critical {
+        draw_critical(&mut scene, &pk, c);
+    }
     Ok((scene, pk))
+}
+
+/// The critical path's colour, the timeline's: a magenta none of the operator groups take.
+const CRITICAL: [f32; 4] = [0.95, 0.25, 0.95, 1.0];
+
+/// The note on the path, above the plot's right end.
+pub const CRITICAL_NOTE: &str = "critical path in magenta";
+
+/// The run's critical path through the graph: its stretches of work as thick lines along their
+/// devices' axes (a stage's row where its devices are collapsed), its crossings between devices
+/// as lines from the sender's axis at the send to the receiver's at the arrival, each device's
+/// clock offset applied.
+fn draw_critical(scene: &mut Scene, pk: &MareyPicker, c: &Critical) {
+    use crate::whyslow::Step;
+    let row_of = |dv: u32| {
+        let stage = *pk.device_stage.get(dv as usize)?;
+        pk.rows
+            .iter()
+            .position(|r| *r == Row::Device(dv))
+            .or_else(|| pk.rows.iter().position(|r| *r == Row::Stage(stage)))
+    };
+    let at = |loc: u32, tick: u64| -> Option<(usize, f32)> {
+        let dv = c.device.get(loc as usize).copied().flatten()?;
+        let off = pk.analysis.offsets.get(dv as usize).copied().unwrap_or(0) as f64;
+        Some((row_of(dv)?, pk.x(tick as f64 * c.ns_per_tick + off)))
+    };
+    let (x0, x1) = (pk.plot.x0 as f32, (pk.plot.x0 + pk.plot.w) as f32);
+    let visible = |a: f32, b: f32| b >= x0 && a <= x1;
+    for s in &c.path.segments {
+        let (Some((ra, xa)), Some((rb, xb))) = (at(s.from_location, s.from), at(s.location, s.to)) else { continue };
+        if !visible(xa.min(xb), xa.max(xb)) {
+            continue;
+        }
+        match s.step {
+            Step::On => {
+                let y = pk.y(rb);
+                // At least 3 pixels long, so that a short stretch still shows.
+                let grow = ((3.0 - (xb - xa)) / 2.0).max(0.0);
+                scene.rect([xa - grow, y - 2.0], [xb + grow, y + 2.0], CRITICAL, true);
+            }
+            Step::Edge(_) if ra != rb => {
+                scene.segment(Blend::Alpha, [xa, pk.y(ra)], [xb, pk.y(rb)], 2.0, CRITICAL, true);
+            }
+            Step::Edge(_) => {}
+        }
+    }
+    let right = (pk.plot.x0 + pk.plot.w) as f32;
+    scene.text(
+        CRITICAL_NOTE,
+        [right, pk.plot.y0 as f32 + 10.0],
+        11.0,
+        Anchor::Right,
+        [CRITICAL[0], CRITICAL[1], CRITICAL[2], 1.0],
+    );
 }
 
 /// Row axes, labels, stage separators, FLOPS and memory cells, rule glyphs.
@@ -677,7 +776,18 @@ impl contract::View for MareyView {
     }
 
     fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::TRACK | Parts::TIME_SLICE | Parts::OPERATOR | Parts::DEVICES
+        Parts::WINDOW | Parts::TRACK | Parts::TIME_SLICE | Parts::OPERATOR | Parts::DEVICES | Parts::CRITICAL
+    }
+
+    fn help(&self) -> &'static [&'static str] {
+        &[
+            "x: draw the critical path (the work and waits that made the run as long as it is) through the graph, or hide it",
+        ]
+    }
+
+    /// `x` draws the critical path, or hides it.
+    fn key(&self, _d: &Dataset, sel: &Selection, _: Frame, key: &str) -> Option<Selection> {
+        (key == "x").then(|| Selection { critical: Some(!sel.critical.unwrap_or(self.opts.critical_path)), ..*sel })
     }
 
     fn check(&self, d: &Dataset) -> Result<(), ViewError> {
@@ -712,7 +822,10 @@ impl contract::View for MareyView {
     fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, _b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
         let t = training(d)?;
         let a = self.analysis(d, t);
-        let (scene, picker) = marey_scene(d, t, a, &self.opts, sel, f)?;
+        // The path needs the trace's rows: none where they stay on disk.
+        let shown = sel.critical.unwrap_or(self.opts.critical_path) && d.out_of_core.is_none();
+        let critical = shown.then(|| self.critical_of(d, t));
+        let (scene, picker) = marey_scene(d, t, a, &self.opts, sel, f, critical.as_deref())?;
         Ok(Box::new(Drawn { scene, picker }))
     }
 }
@@ -748,6 +861,11 @@ pub struct MareyArgs {
     /// Highlight this device (its index from the top, as a click on its label does).
     #[arg(long)]
     pub device: Option<u32>,
+    /// Draw the run's critical path (as `exaviz critical-path` finds it) through the graph:
+    /// its work along the devices' axes and its crossings between devices, in magenta (`x` in
+    /// the window).
+    #[arg(long)]
+    pub critical_path: bool,
 }
 
 impl contract::Class for MareyView {
@@ -762,6 +880,7 @@ impl contract::Class for MareyView {
             collapse: args.collapse.clone(),
             step: args.step,
             thresholds: Thresholds::default(),
+            critical_path: args.critical_path,
         };
         MareyView::with(opts)
     }
