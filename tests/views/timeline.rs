@@ -258,7 +258,13 @@ fn a_timeline_area_is_selected_outlined_and_summed_up() {
     assert!(area.from < area.to);
     let prepared = built.view.prepare(&d, &sel, frame, &Backend::Cpu).expect("prepare");
     let got = prepared.area_summary().expect("the area's numbers");
-    let want = summarize(&d.trace, area, 10);
+    let mut want = summarize(&d.trace, area, 10);
+    // The root causes, as `exaviz summary` adds them (a late receiver in the area: rank 1's
+    // send waits for rank 0's receive).
+    let g = exaviz_engine::whyslow::Graph::new(&d.trace);
+    want.root_causes =
+        exaviz_engine::whyslow::causes::root_causes_in(&d.trace, &g, (area.from, area.to), area.first..=area.last);
+    assert!(!want.root_causes.is_empty());
     assert_eq!(*got, want, "the index's rows give the numbers a pass over the trace gives");
     assert_eq!(got.locations.len(), 1);
     assert!(got.regions.iter().any(|r| r.name.starts_with("MPI_")), "{:?}", got.regions);

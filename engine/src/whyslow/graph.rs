@@ -3,7 +3,9 @@
 //!
 //! Edges come from the columnar model as it is, for every format alike:
 //! - a message, send → receive (MPI point-to-point, a pipeline's send/receive pair, a Chrome
-//!   trace's flow; a flow from a host thread to a GPU stream is a kernel's launch);
+//!   trace's flow; a flow from a host thread to a GPU stream is a kernel's launch); and, where
+//!   a blocking send waited for its receive to begin (a late receiver), the receive call's
+//!   start → the send call's end;
 //! - a collective, the last participant's entry → every other participant's exit (the
 //!   instances matched by operation and count on each location, split where they share no
 //!   moment);
@@ -302,6 +304,13 @@ impl Lanes {
         self.processes.iter().position(|p| p == device || p.starts_with(&prefix)).map(|p| p as u32)
     }
 
+    /// The innermost piece of `loc` holding the time `at`.
+    pub fn piece_at(&self, loc: u32, at: u64) -> Option<Piece> {
+        let p = self.pieces.get(loc as usize)?;
+        let k = p.partition_point(|x| x.end <= at);
+        p.get(k).copied().filter(|x| x.start <= at)
+    }
+
     /// The waiting stretch of `loc` holding the time `at`.
     pub fn stretch_at(&self, loc: u32, at: u64) -> Option<(u64, u64)> {
         let s = self.stretches.get(loc as usize)?;
@@ -433,21 +442,45 @@ impl Graph {
     }
 }
 
+/// Messages: the send → the receive where the receiver waited for it; and, where the sender
+/// waited in a blocking send until the receive began (a late receiver), the receive call's
+/// start → the send call's end.
 fn message_edges(t: &Trace, lanes: &Lanes) -> Vec<Edge> {
     let m = &t.messages;
     let n = t.locations.name.len() as u32;
     (0..m.source.len())
         .into_par_iter()
-        .filter_map(|k| {
+        .flat_map_iter(|k| {
             let (src, dst, sent, arrived) = (m.source[k], m.destination[k], m.send_time[k], m.recv_time[k]);
+            let mut out = [None, None];
             if arrived == u64::MAX || src >= n || dst >= n || src == dst || sent > arrived {
-                return None;
+                return out.into_iter().flatten();
             }
             let gpu = |l: u32| lanes.kind[l as usize] == LocationKind::GpuStream;
             let kind = if gpu(dst) && !gpu(src) { EdgeKind::Launch } else { EdgeKind::Message };
-            lanes.waited(dst, sent, arrived).then_some(Edge { kind, src, sent, dst, arrived })
+            out[0] = lanes.waited(dst, sent, arrived).then_some(Edge { kind, src, sent, dst, arrived });
+            if kind == EdgeKind::Message {
+                out[1] = late_receiver(lanes, (src, sent), (dst, arrived));
+            }
+            out.into_iter().flatten()
         })
         .collect()
+}
+
+/// The edge by which a late receiver held its sender: the sender in a waiting piece (a
+/// blocking send) from before the receive call began until after; the receive call's start →
+/// the send call's end.
+fn late_receiver(lanes: &Lanes, (src, sent): (u32, u64), (dst, arrived): (u32, u64)) -> Option<Edge> {
+    let send = lanes.piece_at(src, sent).filter(|p| lanes.waiting.get(p.region as usize).copied().unwrap_or(false))?;
+    let recv = lanes.piece_at(dst, arrived.saturating_sub(1)).or_else(|| lanes.piece_at(dst, arrived))?;
+    let began = recv.start;
+    (send.start < began && began < send.end && lanes.waited(src, began, send.end)).then_some(Edge {
+        kind: EdgeKind::Message,
+        src: dst,
+        sent: began,
+        dst: src,
+        arrived: send.end,
+    })
 }
 
 /// One location's part in a collective: where, entry, exit.

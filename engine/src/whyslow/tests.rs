@@ -357,3 +357,31 @@ fn a_backward_pass_on_the_autograd_thread_is_on_the_path() {
         .0;
     assert!(Graph::new(&late).edges.is_empty());
 }
+
+/// A late receiver: rank 0 blocks in its send until rank 1, still computing, begins to
+/// receive. Rank 1's computation is the cause of rank 0's wait, and on the path.
+#[test]
+fn a_late_receiver_is_the_cause_of_its_senders_wait() {
+    let t = build_ranks(2)
+        .at(0, "compute", (0, 10), 0)
+        .at(0, "MPI_Send", (10, 100), 0)
+        .at(0, "compute", (100, 110), 0)
+        .at(1, "compute", (0, 90), 0)
+        .at(1, "MPI_Recv", (90, 98), 0)
+        .msg((0, 12), (1, 97))
+        .0;
+    let g = Graph::new(&t);
+    assert!(
+        g.edges.contains(&Edge { kind: EdgeKind::Message, src: 1, sent: 90, dst: 0, arrived: 100 }),
+        "{:?}",
+        g.edges
+    );
+    let waits = causes::wait_states(&g, whole(&t));
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_eq!((waits[0].location, waits[0].cause, waits[0].from, waits[0].until), (0, 1, 10, 90));
+    let c = causes::root_causes(&t, &g, &waits);
+    assert_eq!((c[0].location.as_str(), c[0].region.as_str()), ("rank 1", "compute"));
+    let p = path::critical_path(&t, &g, whole(&t));
+    let locs: Vec<u32> = p.segments.iter().filter(|s| s.step == Step::On).map(|s| s.location).collect();
+    assert_eq!(locs, [1, 0], "rank 1's computation, then rank 0's after its send returned: {:?}", on(&p));
+}
