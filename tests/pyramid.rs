@@ -504,5 +504,11 @@ fn a_store_too_large_to_hold_is_walked_chunk_by_chunk() {
     let named: Vec<&str> = r.stragglers.named.iter().map(|s| s.process.as_str()).collect();
     assert_eq!(named, ["rank 100"], "{:?}", r.stragglers.named);
     assert_eq!(r.stragglers.steps as usize, chunks.len(), "a chunk is a step where the trace names none");
+    // The timeline of the store drawn from its pyramid says how to see the path (`x` there).
+    let view = TimelineView::with(TimelineOptions::default());
+    let sel = Selection { critical: Some(true), ..Selection::default() };
+    let prepared = view.prepare(&ooc, &sel, FRAME, &Backend::Cpu).unwrap();
+    let scene = prepared.draw(&ooc, &sel);
+    assert!(scene.labels.iter().any(|l| l.text.starts_with("critical path: zoom in")), "no note on the path");
     std::fs::remove_dir_all(dir).unwrap();
 }

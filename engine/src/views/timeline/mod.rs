@@ -245,7 +245,8 @@ impl contract::View for TimelineView {
             window_s: sel.window_s,
             search: sel.search,
             folded: sel.folded,
-            critical_path: sel.critical.unwrap_or(self.opts.critical_path) && d.out_of_core.is_none(),
+            // Asked for on a store drawn from its pyramid, a note says how to get it.
+            critical_path: sel.critical.unwrap_or(self.opts.critical_path),
             ..self.opts
         };
         if let Some(ooc) = &d.out_of_core {

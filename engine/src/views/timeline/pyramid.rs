@@ -34,6 +34,11 @@ use crate::views::trace::window_in;
 // The pyramid's gradient weights are the timeline's.
 const _: () = assert!(crate::pyramid::LINE_STEPS as f32 == GRADIENT_STEPS);
 
+/// The note where the critical path is asked for on a picture drawn from the pyramid: the path
+/// needs the rows.
+pub(super) const OVERVIEW_CRITICAL_NOTE: &str =
+    "critical path: zoom in until the rows are read (exaviz critical-path walks the whole store)";
+
 /// Ranks `[lo, hi)` drawn on each pixel row of a plot `h` rows high (`lo == hi`: a gap row).
 fn row_ranks(n: usize, h: u32) -> Vec<(u32, u32)> {
     let mut out = vec![(u32::MAX, 0u32); h as usize];
@@ -244,7 +249,7 @@ pub(crate) fn overview_scene(
         search,
         waits: None,
         counters,
-        critical: None,
+        critical: opts.critical_path.then_some(OVERVIEW_CRITICAL_NOTE),
     };
     let scene = compose(
         opts,
