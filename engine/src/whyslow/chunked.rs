@@ -109,28 +109,8 @@ pub fn analyse_chunks(
         v
     };
     let [by_region, by_location, by_kind] = shares;
-    let mut root_causes: Vec<CauseRow> = causes_sum
-        .into_iter()
-        .map(|((location, region), (direct_s, propagated_s, waits))| CauseRow {
-            location,
-            region,
-            direct_s,
-            propagated_s,
-            waits,
-        })
-        .collect();
-    root_causes.sort_by(|a, b| {
-        (b.direct_s + b.propagated_s)
-            .total_cmp(&(a.direct_s + a.propagated_s))
-            .then_with(|| a.location.cmp(&b.location))
-            .then_with(|| a.region.cmp(&b.region))
-    });
-    let mut named: Vec<Straggler> = named
-        .into_iter()
-        .filter(|&(_, (n, _))| 2 * n > steps)
-        .map(|(process, (n, excess_s))| Straggler { process, steps: n, of_steps: steps, excess_s })
-        .collect();
-    named.sort_by(|a, b| b.excess_s.total_cmp(&a.excess_s).then_with(|| a.process.cmp(&b.process)));
+    let root_causes = cause_rows(causes_sum);
+    let named = named_of(named, steps);
     let window = (chunks.first().map_or(0, |c| c.0), chunks.last().map_or(0, |c| c.1));
     Ok(Report {
         from_s: secs(window.0),
@@ -156,4 +136,36 @@ pub fn analyse_chunks(
         root_causes,
         stragglers: Stragglers { steps, rows, named },
     })
+}
+
+/// The root causes summed over the chunks, largest total first.
+fn cause_rows(sums: HashMap<(String, String), (f64, f64, u64)>) -> Vec<CauseRow> {
+    let mut rows: Vec<CauseRow> = sums
+        .into_iter()
+        .map(|((location, region), (direct_s, propagated_s, waits))| CauseRow {
+            location,
+            region,
+            direct_s,
+            propagated_s,
+            waits,
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (b.direct_s + b.propagated_s)
+            .total_cmp(&(a.direct_s + a.propagated_s))
+            .then_with(|| a.location.cmp(&b.location))
+            .then_with(|| a.region.cmp(&b.region))
+    });
+    rows
+}
+
+/// The processes that stood out in more than half of `steps`, most excess first.
+fn named_of(named: HashMap<String, (u32, f64)>, steps: u32) -> Vec<Straggler> {
+    let mut v: Vec<Straggler> = named
+        .into_iter()
+        .filter(|&(_, (n, _))| 2 * n > steps)
+        .map(|(process, (n, excess_s))| Straggler { process, steps: n, of_steps: steps, excess_s })
+        .collect();
+    v.sort_by(|a, b| b.excess_s.total_cmp(&a.excess_s).then_with(|| a.process.cmp(&b.process)));
+    v
 }
