@@ -209,11 +209,16 @@ pub fn root_causes(t: &Trace, g: &Graph, waits: &[WaitState]) -> Vec<CauseRow> {
             waits,
         })
         .collect();
+    sort_causes(&mut rows);
+    rows
+}
+
+/// Root causes largest total (direct and propagated) first, then by row and region.
+pub(crate) fn sort_causes(rows: &mut [CauseRow]) {
     rows.sort_by(|a, b| {
         (b.direct_s + b.propagated_s)
             .total_cmp(&(a.direct_s + a.propagated_s))
             .then_with(|| a.location.cmp(&b.location))
             .then_with(|| a.region.cmp(&b.region))
     });
-    rows
 }

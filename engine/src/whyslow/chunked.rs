@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use super::path::{self, Resume, Segment, Share, Shares, Step};
 use super::stragglers::{self, Straggler, Stragglers};
-use super::{CauseRow, Graph, Report, SegmentRow, causes};
+use super::{CauseRow, Graph, Report, causes};
 use crate::dataset::Dataset;
 
 /// Messages and intervals read at once.
@@ -48,7 +48,6 @@ pub fn analyse_chunks(
     let t0 = &dataset.trace;
     let tps = t0.ticks_per_second.max(1) as f64;
     let secs = |ticks: u64| ticks.saturating_sub(start) as f64 / tps;
-    let name = |l: u32| t0.locations.name.get(l as usize).cloned().unwrap_or_else(|| format!("location {l}"));
     let mut resume: Option<Resume> = None;
     let mut walking = true;
     let mut paths: Vec<Vec<Segment>> = Vec::new();
@@ -118,19 +117,7 @@ pub fn analyse_chunks(
         length_s,
         jumps: segments.iter().filter(|s| matches!(s.step, Step::Edge(_))).count() as u64,
         shares: Shares { by_region: table(by_region), by_location: table(by_location), by_kind: table(by_kind) },
-        segments: segments
-            .iter()
-            .map(|s| SegmentRow {
-                what: match s.step {
-                    Step::On => "on".into(),
-                    Step::Edge(e) => e.label().into(),
-                },
-                location: name(s.location),
-                from_location: name(s.from_location),
-                from_s: secs(s.from),
-                to_s: secs(s.to),
-            })
-            .collect(),
+        segments: super::segment_rows(t0, &segments, start),
         wait_states,
         waiting_s: waiting as f64 / tps,
         root_causes,
@@ -150,12 +137,7 @@ fn cause_rows(sums: HashMap<(String, String), (f64, f64, u64)>) -> Vec<CauseRow>
             waits,
         })
         .collect();
-    rows.sort_by(|a, b| {
-        (b.direct_s + b.propagated_s)
-            .total_cmp(&(a.direct_s + a.propagated_s))
-            .then_with(|| a.location.cmp(&b.location))
-            .then_with(|| a.region.cmp(&b.region))
-    });
+    causes::sort_causes(&mut rows);
     rows
 }
 

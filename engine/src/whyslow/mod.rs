@@ -104,6 +104,26 @@ pub fn device_shares(t: &Trace, training: &crate::training::Training, window: (u
         .collect()
 }
 
+/// The path's segments as reported: locations by name, times in seconds since `start`.
+pub(crate) fn segment_rows(t: &Trace, segments: &[Segment], start: u64) -> Vec<SegmentRow> {
+    let tps = t.ticks_per_second.max(1) as f64;
+    let secs = |ticks: u64| ticks.saturating_sub(start) as f64 / tps;
+    let name = |l: u32| t.locations.name.get(l as usize).cloned().unwrap_or_else(|| format!("location {l}"));
+    segments
+        .iter()
+        .map(|s| SegmentRow {
+            what: match s.step {
+                Step::On => "on".into(),
+                Step::Edge(e) => e.label().into(),
+            },
+            location: name(s.location),
+            from_location: name(s.from_location),
+            from_s: secs(s.from),
+            to_s: secs(s.to),
+        })
+        .collect()
+}
+
 /// [`analyse`] on a graph already built.
 pub fn analyse_graph(
     t: &Trace,
@@ -118,21 +138,7 @@ pub fn analyse_graph(
         || (path::critical_path(t, g, window), causes::wait_states(g, window)),
         || stragglers::stragglers(t, g, window, training),
     );
-    let name = |l: u32| t.locations.name.get(l as usize).cloned().unwrap_or_else(|| format!("location {l}"));
-    let segments = p
-        .segments
-        .iter()
-        .map(|s| SegmentRow {
-            what: match s.step {
-                Step::On => "on".into(),
-                Step::Edge(e) => e.label().into(),
-            },
-            location: name(s.location),
-            from_location: name(s.from_location),
-            from_s: secs(s.from),
-            to_s: secs(s.to),
-        })
-        .collect();
+    let segments = segment_rows(t, &p.segments, start);
     let jumps = p.segments.iter().filter(|s| matches!(s.step, Step::Edge(_))).count() as u64;
     let waiting: u64 = waits.iter().map(|w| w.until - w.from).sum();
     Report {

@@ -153,11 +153,14 @@ impl MareyView {
             let g = crate::whyslow::Graph::with_training(tr, Some(t));
             let window = tr.span().map_or((0, 0), |s| (s.0, s.1.saturating_add(1)));
             let path = crate::whyslow::path::critical_path(tr, &g, window);
-            let of_process: Vec<Option<u32>> = (0..g.lanes.processes.len() as u32)
-                .map(|p| {
-                    t.devices.iter().position(|dv| g.lanes.process_of_device(&dv.name) == Some(p)).map(|k| k as u32)
-                })
-                .collect();
+            // Each device's process, found once per device (the first device naming a process
+            // keeps it).
+            let mut of_process: Vec<Option<u32>> = vec![None; g.lanes.processes.len()];
+            for (k, dv) in t.devices.iter().enumerate().rev() {
+                if let Some(p) = g.lanes.process_of_device(&dv.name) {
+                    of_process[p as usize] = Some(k as u32);
+                }
+            }
             let device = g.lanes.process.iter().map(|&p| of_process.get(p as usize).copied().flatten()).collect();
             Arc::new(Critical { path, device, ns_per_tick: 1e9 / tr.ticks_per_second.max(1) as f64 })
         })
