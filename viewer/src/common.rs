@@ -234,6 +234,12 @@ pub(crate) fn with_progress<T>(msg: &str, template: &str, work: impl FnOnce(&dyn
 /// Loads an input with a spinner, turned into a progress bar (bytes) by formats that report it.
 pub(crate) fn load(input: &str) -> Result<exaviz_engine::dataset::Dataset> {
     let template = "{msg} [{bar:32}] {bytes}/{total_bytes} ({eta} left)";
+    if exaviz_remote::is_remote(input) {
+        let pb = spinner(&format!("opening {input}"));
+        let d = exaviz_remote::open(input, &|bytes, _| pb.set_message(format!("opening {input}: {} MB", bytes >> 20)));
+        pb.finish_and_clear();
+        return Ok(d?);
+    }
     let opened = with_options(input)?;
     let mut d =
         with_progress(&format!("loading {input}"), template, |p| exaviz_datasets::open_with_progress(&opened, p))?;

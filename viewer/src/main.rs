@@ -14,6 +14,7 @@ mod metrics_cmd;
 mod opgraph_cmd;
 mod panel;
 mod pyramid_cmd;
+mod serve_cmd;
 mod summary_cmd;
 mod wall_cmd;
 mod wall_net;
@@ -188,6 +189,11 @@ enum Command {
         /// store there is replaced).
         store: PathBuf,
     },
+    /// Serve stores where they lie over Arrow Flight: `exaviz view grpc://HOST:PORT/STORE` (and
+    /// render, info, summary, bench-interact) then opens them from this server, reading the
+    /// pyramid once and each window's rows as a picture needs them; `exaviz view ssh://HOST/PATH`
+    /// starts it over SSH. Read-only; paths outside the given stores and folders are refused.
+    Serve(serve_cmd::ServeArgs),
     /// Sum the multi-resolution pyramid of a store from its rows and add it to the store (a
     /// store written without one, or to sum it again). Stores too large to hold open out of core
     /// only with a pyramid: their timelines and matrices are drawn from it.
@@ -392,6 +398,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Convert { input, store } => convert_cmd(&input, &store),
+        Command::Serve(args) => serve_cmd::run(&args),
         Command::Pyramid { store, dry_run, engine, cluster, sql } => {
             pyramid_cmd(&store, dry_run, engine, cluster.as_deref(), sql)
         }

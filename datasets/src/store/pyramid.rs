@@ -1,8 +1,8 @@
 //! The store's pyramid: summed from its rows in one pass, written beside them, read back.
 
 use super::{
-    MANIFEST, Manifest, StoreWriter, invalid, io, manifest, pyramid_lines_table, pyramid_messages_table,
-    pyramid_states_table, read_table, rows, take_u32, take_u64,
+    Files, MANIFEST, Manifest, StoreWriter, invalid, io, manifest, manifest_in, pyramid_lines_table,
+    pyramid_messages_table, pyramid_states_table, read_table_in, rows, take_u32, take_u64,
 };
 use crate::SourceError;
 use exaviz_engine::dataset::Dataset;
@@ -100,14 +100,19 @@ pub fn sum_pyramid(
 
 /// Reads a store's pyramid (`Ok(None)` where it has none).
 pub fn pyramid(store: &Path) -> Result<Option<Pyramid>, SourceError> {
-    let m = manifest(store)?;
+    pyramid_in(&Files::Folder(store.to_path_buf()))
+}
+
+/// [`pyramid`] of the store whose files are `store`.
+pub fn pyramid_in(store: &Files) -> Result<Option<Pyramid>, SourceError> {
+    let m = manifest_in(store)?;
     let Some(span) = m.pyramid else { return Ok(None) };
     if span.ranks == 0 || span.t1 < span.t0 || span.states == 0 {
-        return Err(invalid(&store.join(MANIFEST), "pyramid span is impossible: re-run exaviz convert"));
+        return Err(invalid(&store.path(MANIFEST), "pyramid span is impossible: re-run exaviz convert"));
     }
     let empty = PyramidBuilder::new(span.shape()).finish();
     let (mut levels, mut lines) = (empty.levels, empty.lines);
-    let mut c = read_table(store, &pyramid_messages_table(), m.rows("pyramid_messages"))?;
+    let mut c = read_table_in(store, &pyramid_messages_table(), m.rows("pyramid_messages"))?;
     let (lv, s, r, bin, count, bytes) = (
         take_u32(&mut c, 0),
         take_u32(&mut c, 1),
@@ -117,7 +122,7 @@ pub fn pyramid(store: &Path) -> Result<Option<Pyramid>, SourceError> {
         take_u64(&mut c, 5),
     );
     let bad = |t: &str| {
-        invalid(&store.join(format!("{t}.parquet")), "a cell lies outside the pyramid: re-run exaviz convert")
+        invalid(&store.path(&format!("{t}.parquet")), "a cell lies outside the pyramid: re-run exaviz convert")
     };
     for i in 0..lv.len() {
         let l = levels.get_mut(lv[i] as usize).ok_or_else(|| bad("pyramid_messages"))?;
@@ -128,7 +133,7 @@ pub fn pyramid(store: &Path) -> Result<Option<Pyramid>, SourceError> {
         l.counts[cell] = count[i];
         l.bytes[cell] = bytes[i];
     }
-    let mut c = read_table(store, &pyramid_states_table(), m.rows("pyramid_states"))?;
+    let mut c = read_table_in(store, &pyramid_states_table(), m.rows("pyramid_states"))?;
     let (lv, b, st, bin, ticks) =
         (take_u32(&mut c, 0), take_u32(&mut c, 1), take_u32(&mut c, 2), take_u32(&mut c, 3), take_u64(&mut c, 4));
     for i in 0..lv.len() {
@@ -141,7 +146,7 @@ pub fn pyramid(store: &Path) -> Result<Option<Pyramid>, SourceError> {
     if m.rows.iter().any(|(t, _)| t == "pyramid_lines")
         && let Some(l) = &mut lines
     {
-        let mut c = read_table(store, &pyramid_lines_table(), m.rows("pyramid_lines"))?;
+        let mut c = read_table_in(store, &pyramid_lines_table(), m.rows("pyramid_lines"))?;
         let (b, bin, n, g) = (take_u32(&mut c, 0), take_u32(&mut c, 1), take_u64(&mut c, 2), take_u64(&mut c, 3));
         for i in 0..b.len() {
             if b[i] >= l.blocks || bin[i] >= l.bins {

@@ -13,19 +13,122 @@ use exaviz_engine::model::{
     Collectives, Counters, Intervals, Links, LocationKind, Locations, Messages, MetricSamples, Topology, Trace,
 };
 use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::file::reader::{ChunkReader, Length};
+use std::collections::BTreeMap;
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// Where a store's files lie: a folder, or their bytes held in memory (a store read from
+/// `exaviz serve`, written to no disk), each under its name in the folder.
+#[derive(Clone, Debug)]
+pub enum Files {
+    Folder(PathBuf),
+    /// `at` names the store in messages (its address on the server).
+    Held { at: PathBuf, files: Arc<BTreeMap<String, bytes::Bytes>> },
+}
+
+impl Files {
+    /// The path that names file `name` in messages (the file itself, in a folder).
+    pub fn path(&self, name: &str) -> PathBuf {
+        match self {
+            Files::Folder(p) | Files::Held { at: p, .. } => p.join(name),
+        }
+    }
+
+    pub fn exists(&self, name: &str) -> bool {
+        match self {
+            Files::Folder(p) => p.join(name).is_file(),
+            Files::Held { files, .. } => files.contains_key(name),
+        }
+    }
+
+    /// The bytes of file `name`, refused above `max` bytes.
+    pub(super) fn read(&self, name: &str, max: u64) -> Result<bytes::Bytes, SourceError> {
+        let path = self.path(name);
+        let (len, reader) = self.source(name)?;
+        if len > max {
+            return Err(invalid(&path, format!("is larger than {} MB", max >> 20)));
+        }
+        reader.get_bytes(0, len as usize).map_err(|e| invalid(&path, format!("unreadable ({e})")))
+    }
+
+    /// A reader of file `name` and its length.
+    pub(super) fn source(&self, name: &str) -> Result<(u64, Source), SourceError> {
+        let path = self.path(name);
+        let source = match self {
+            Files::Folder(_) => Source::File(File::open(&path).map_err(|e| io(&path, e))?),
+            Files::Held { files, .. } => Source::Held(
+                files.get(name).cloned().ok_or_else(|| io(&path, std::io::ErrorKind::NotFound.into()))?,
+            ),
+        };
+        Ok((source.len(), source))
+    }
+}
+
+/// A store file's bytes: on disk, or held.
+pub enum Source {
+    File(File),
+    Held(bytes::Bytes),
+}
+
+impl Length for Source {
+    fn len(&self) -> u64 {
+        match self {
+            Source::File(f) => f.metadata().map_or(0, |m| m.len()),
+            Source::Held(b) => b.len() as u64,
+        }
+    }
+}
+
+/// A reader of a [`Source`] from an offset.
+pub enum SourceRead {
+    File(<File as ChunkReader>::T),
+    Held(<bytes::Bytes as ChunkReader>::T),
+}
+
+impl std::io::Read for SourceRead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            SourceRead::File(r) => r.read(buf),
+            SourceRead::Held(r) => r.read(buf),
+        }
+    }
+}
+
+impl ChunkReader for Source {
+    type T = SourceRead;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<SourceRead> {
+        Ok(match self {
+            Source::File(f) => SourceRead::File(f.get_read(start)?),
+            Source::Held(b) => SourceRead::Held(b.get_read(start)?),
+        })
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        match self {
+            Source::File(f) => f.get_bytes(start, length),
+            Source::Held(b) => b.get_bytes(start, length),
+        }
+    }
+}
 
 /// Reads a store's manifest and checks its version.
 pub fn manifest(store: &Path) -> Result<Manifest, SourceError> {
-    let path = store.join(MANIFEST);
-    let meta = std::fs::metadata(&path).map_err(|e| io(&path, e))?;
-    if meta.len() > 1 << 20 {
+    manifest_in(&Files::Folder(store.to_path_buf()))
+}
+
+/// [`manifest`] of the store whose files are `store`.
+pub fn manifest_in(store: &Files) -> Result<Manifest, SourceError> {
+    let path = store.path(MANIFEST);
+    let (len, _) = store.source(MANIFEST)?;
+    if len > 1 << 20 {
         return Err(invalid(&path, "manifest larger than 1 MiB: not an exaviz store manifest"));
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
-    let version = serde_json::from_str::<serde_json::Value>(&text)
+    let bytes = store.read(MANIFEST, 1 << 20)?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| invalid(&path, "not an exaviz store manifest (not UTF-8)"))?;
+    let version = serde_json::from_str::<serde_json::Value>(text)
         .ok()
         .and_then(|v| v.get("schema_version").and_then(serde_json::Value::as_u64));
     if let Some(v) = version
@@ -36,7 +139,7 @@ pub fn manifest(store: &Path) -> Result<Manifest, SourceError> {
             format!("store of schema version {v}; this exaviz reads version {SCHEMA_VERSION}: re-run exaviz convert"),
         ));
     }
-    let m: Manifest = serde_json::from_str(&text)
+    let m: Manifest = serde_json::from_str(text)
         .map_err(|e| invalid(&path, format!("not an exaviz store manifest ({e}): re-run exaviz convert")))?;
     if m.format != "exaviz-store" {
         return Err(invalid(&path, format!("format '{}' is not exaviz-store", m.format)));
@@ -108,15 +211,15 @@ pub(super) fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T, SourceError>
     })
 }
 
-/// Reads every row of one table, checking its schema, version and row count.
-pub(super) fn read_table(store: &Path, table: &Table, expect_rows: u64) -> Result<Vec<Owned>, SourceError> {
-    let path = store.join(table.file());
-    guarded(&path, || read_table_unguarded(&path, table, expect_rows))
-}
-
-pub(super) fn read_table_unguarded(path: &Path, table: &Table, expect_rows: u64) -> Result<Vec<Owned>, SourceError> {
-    let builder = checked(path, table, expect_rows)?;
-    decode(path, table, builder, None, expect_rows)
+/// Reads every row of one table of the store whose files are `store`, checking its schema,
+/// version and row count.
+pub(super) fn read_table_in(store: &Files, table: &Table, expect_rows: u64) -> Result<Vec<Owned>, SourceError> {
+    let path = store.path(&table.file());
+    guarded(&path, || {
+        let (_, source) = store.source(&table.file())?;
+        let builder = checked_reader(&path, source, table, expect_rows)?;
+        decode(&path, table, builder, None, expect_rows)
+    })
 }
 
 /// A reader of one table's file after every check that the metadata allows: schema version,
@@ -126,8 +229,19 @@ pub(super) fn checked(
     table: &Table,
     expect_rows: u64,
 ) -> Result<ParquetRecordBatchReaderBuilder<File>, SourceError> {
+    let file = File::open(path).map_err(|e| io(path, e))?;
+    checked_reader(path, file, table, expect_rows)
+}
+
+/// [`checked`] of a file's bytes from `file` (named `path` in messages).
+pub(super) fn checked_reader<R: ChunkReader + 'static>(
+    path: &Path,
+    file: R,
+    table: &Table,
+    expect_rows: u64,
+) -> Result<ParquetRecordBatchReaderBuilder<R>, SourceError> {
     let path = path.to_path_buf();
-    let file = File::open(&path).map_err(|e| io(&path, e))?;
+    let file_len = file.len();
     let bad = |m: String| invalid(&path, format!("{m}: re-run exaviz convert"));
     // The Arrow schema is taken from the Parquet schema, not from the serialized one embedded in
     // the metadata: decoding a damaged one panics inside arrow-ipc.
@@ -152,7 +266,6 @@ pub(super) fn checked(
     }
     // Offsets and sizes of every column chunk within the file and bounded, checked before the
     // Parquet reader uses them (it asserts on some, and sizes buffers from them).
-    let file_len = std::fs::metadata(&path).map_err(|e| io(&path, e))?.len();
     let within = |start: i64, len: i64| lies_within(file_len, start, len);
     for rg in meta.row_groups() {
         if rg.num_rows() < 0 || rg.num_rows() > rows {
@@ -196,10 +309,10 @@ pub(super) fn lies_within(file_len: u64, start: i64, len: i64) -> bool {
 
 /// Decodes the rows of `builder`'s file (of the row groups `groups` only, where given): `expect`
 /// rows in all.
-pub(super) fn decode(
+pub(super) fn decode<R: ChunkReader + 'static>(
     path: &Path,
     table: &Table,
-    builder: ParquetRecordBatchReaderBuilder<File>,
+    builder: ParquetRecordBatchReaderBuilder<R>,
     groups: Option<Vec<usize>>,
     expect_rows: u64,
 ) -> Result<Vec<Owned>, SourceError> {
@@ -213,10 +326,10 @@ pub(super) fn decode(
 
 /// [`decode`] of the columns `columns` only (`None`: all; the others stay empty), handing the
 /// rows to `each`.
-pub(super) fn decode_batches(
+pub(super) fn decode_batches<R: ChunkReader + 'static>(
     path: &Path,
     table: &Table,
-    builder: ParquetRecordBatchReaderBuilder<File>,
+    builder: ParquetRecordBatchReaderBuilder<R>,
     groups: Option<Vec<usize>>,
     columns: Option<&[usize]>,
     expect_rows: u64,
@@ -274,10 +387,10 @@ pub(super) fn f64s(col: &ArrayRef) -> Option<&[f64]> {
 /// only (where given) and of the columns `columns` only (`None`: all), handed to `each` as they
 /// are decoded, checked: no nulls, the columns asked for, and `expect_rows` rows in all.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn stream_batches(
+pub(super) fn stream_batches<R: ChunkReader + 'static>(
     path: &Path,
     table: &Table,
-    builder: ParquetRecordBatchReaderBuilder<File>,
+    builder: ParquetRecordBatchReaderBuilder<R>,
     groups: Option<Vec<usize>>,
     columns: Option<&[usize]>,
     expect_rows: u64,
@@ -365,12 +478,28 @@ pub(super) fn no_rows(table: &Table) -> Vec<Owned> {
 
 /// [`open`] with the largest count of messages and intervals read into memory.
 pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64) -> Result<Dataset, SourceError> {
-    let m = manifest(store)?;
+    let rows = |m: &Manifest, d: &Dataset| out_of_core_rows(store, m, d);
+    open_in(&Files::Folder(store.to_path_buf()), progress, in_memory_rows, &rows)
+}
+
+/// What reads the messages and intervals of a store opened out of core, from its manifest and
+/// the dataset of its other tables.
+pub type RowsOf<'a> = dyn Fn(&Manifest, &Dataset) -> Result<OutOfCore, SourceError> + 'a;
+
+/// [`open_with`] of the store whose files are `store`, its messages and intervals read by
+/// `out_of_core` where it opens out of core.
+pub fn open_in(
+    store: &Files,
+    progress: &dyn Fn(u64, u64),
+    in_memory_rows: u64,
+    out_of_core_rows: &RowsOf<'_>,
+) -> Result<Dataset, SourceError> {
+    let m = manifest_in(store)?;
     let events = m.rows("messages").saturating_add(m.rows("intervals"));
     let out_of_core = events > in_memory_rows && m.pyramid.is_some();
     if !out_of_core && events > MAX_IN_MEMORY_ROWS {
         return Err(invalid(
-            &store.join(MANIFEST),
+            &store.path(MANIFEST),
             format!(
                 "holds {events} messages and intervals and no pyramid, too many to read into memory: add one with exaviz pyramid"
             ),
@@ -390,7 +519,7 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
     ];
     if let Some(extents) = &m.extents {
         if extents.is_empty() || extents.len() > 16 || extents.contains(&0) {
-            return Err(invalid(&store.join(MANIFEST), "topology extents must be 1 to 16 dimensions of at least 1"));
+            return Err(invalid(&store.path(MANIFEST), "topology extents must be 1 to 16 dimensions of at least 1"));
         }
         tables.push(nodes_table(extents.len()));
         tables.push(links_table());
@@ -399,7 +528,7 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
     let mut read = Vec::new();
     for (i, t) in tables.iter().enumerate() {
         let on_disk = out_of_core && (t.name == "messages" || t.name == "intervals");
-        read.push(if on_disk { no_rows(t) } else { read_table(store, t, m.rows(t.name))? });
+        read.push(if on_disk { no_rows(t) } else { read_table_in(store, t, m.rows(t.name))? });
         progress(i as u64 + 1, total);
     }
     let mut read = read.into_iter();
@@ -446,8 +575,8 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
         value: take_f64(&mut c, 3),
     };
     let units = metric_units_table();
-    if store.join(units.file()).exists() {
-        let mut c = read_table(store, &units, m.rows(units.name))?;
+    if store.exists(&units.file()) {
+        let mut c = read_table_in(store, &units, m.rows(units.name))?;
         t.metric_units = take_str(&mut c, 1);
         t.metric_accumulated = take_u32(&mut c, 2).iter().map(|&a| a != 0).collect();
     }
@@ -458,7 +587,7 @@ pub fn open_with(store: &Path, progress: &dyn Fn(u64, u64), in_memory_rows: u64)
     d.training = models::<exaviz_engine::training::Training>(store, TRAINING, |t| t.check())?.map(Arc::new);
     d.opgraph = models::<exaviz_engine::opgraph::OpGraph>(store, OPGRAPH, |g| g.check())?.map(Arc::new);
     if out_of_core {
-        d.out_of_core = Some(out_of_core_rows(store, &m, &d)?);
+        d.out_of_core = Some(out_of_core_rows(&m, &d)?);
         d.trace.span_of_whole = d.out_of_core.as_ref().map(|o| o.span);
     }
     Ok(d)
@@ -470,19 +599,15 @@ const MAX_MODEL_BYTES: u64 = 4 << 30;
 /// A model kept beside the tables as JSON (`training.json`, `opgraph.json`), checked by
 /// `check` before any view indexes with it; `None` where the store keeps none.
 fn models<T: serde::de::DeserializeOwned>(
-    store: &Path,
+    store: &Files,
     file: &str,
     check: impl Fn(&T) -> Result<(), String>,
 ) -> Result<Option<T>, SourceError> {
-    let path = store.join(file);
-    if !path.is_file() {
+    let path = store.path(file);
+    if !store.exists(file) {
         return Ok(None);
     }
-    let size = std::fs::metadata(&path).map_err(|e| io(&path, e))?.len();
-    if size > MAX_MODEL_BYTES {
-        return Err(invalid(&path, format!("is larger than {} MB", MAX_MODEL_BYTES >> 20)));
-    }
-    let bytes = std::fs::read(&path).map_err(|e| io(&path, e))?;
+    let bytes = store.read(file, MAX_MODEL_BYTES)?;
     let bad = |m: String| invalid(&path, format!("{m}: re-run exaviz convert"));
     let model: T = serde_json::from_slice(&bytes).map_err(|e| bad(format!("does not read ({e})")))?;
     check(&model).map_err(bad)?;
@@ -529,14 +654,38 @@ pub(super) fn out_of_core_rows(store: &Path, m: &Manifest, d: &Dataset) -> Resul
     })
 }
 
+/// The out-of-core reading of the store whose files are `store` (its pyramid among them) with
+/// its messages and intervals read by `rows`, over `span` (the manifest's where `None`).
+pub fn out_of_core_with(
+    store: &Files,
+    m: &Manifest,
+    rows: Arc<dyn exaviz_engine::dataset::WindowRows>,
+    span: Option<(u64, u64)>,
+) -> Result<OutOfCore, SourceError> {
+    let path = store.path(MANIFEST);
+    let span = span
+        .or(m.time_span)
+        .filter(|(a, b)| a <= b)
+        .ok_or_else(|| invalid(&path, "no time span: re-run exaviz convert"))?;
+    let pyramid = super::pyramid_in(store)?.ok_or_else(|| invalid(&path, "no pyramid: re-run exaviz convert"))?;
+    Ok(OutOfCore {
+        pyramid: Arc::new(pyramid),
+        rows,
+        messages: m.rows("messages"),
+        intervals: m.rows("intervals"),
+        span,
+        pairs: Default::default(),
+    })
+}
+
 /// Every id in range: a store written by another program cannot make a view index out of bounds.
-pub(super) fn check_references(store: &Path, d: &Dataset) -> Result<(), SourceError> {
+pub(super) fn check_references(store: &Files, d: &Dataset) -> Result<(), SourceError> {
     let t = &d.trace;
     let locs = t.locations.name.len() as u32;
     let check = |table: &str, what: &str, ids: &[u32], bound: u32, allow_max: bool| -> Result<(), SourceError> {
         match ids.iter().find(|&&v| v >= bound && !(allow_max && v == u32::MAX)) {
             Some(v) => Err(invalid(
-                &store.join(format!("{table}.parquet")),
+                &store.path(&format!("{table}.parquet")),
                 format!("{what} {v} is out of range (there are {bound}): re-run exaviz convert"),
             )),
             None => Ok(()),
@@ -560,14 +709,14 @@ pub(super) fn check_references(store: &Path, d: &Dataset) -> Result<(), SourceEr
         for (k, &e) in topo.extents.iter().enumerate() {
             if topo.coords.iter().skip(k).step_by(topo.dims()).any(|&c| c >= e) {
                 return Err(invalid(
-                    &store.join("nodes.parquet"),
+                    &store.path("nodes.parquet"),
                     format!("a coordinate d{k} is out of its extent {e}"),
                 ));
             }
         }
     }
     if t.intervals.start.iter().zip(&t.intervals.end).any(|(s, e)| e < s) {
-        return Err(invalid(&store.join("intervals.parquet"), "an interval ends before it starts"));
+        return Err(invalid(&store.path("intervals.parquet"), "an interval ends before it starts"));
     }
     Ok(())
 }

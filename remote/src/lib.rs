@@ -1,0 +1,11 @@
+//! Exploring a store where it lies: `exaviz serve` beside the data, answering Arrow Flight
+//! requests ([`protocol`], [`server`]), and the client that opens `grpc://HOST:PORT/STORE` and
+//! `ssh://HOST/PATH` as a dataset whose views draw the same pictures as from a local disk
+//! ([`client`]).
+
+pub mod client;
+pub mod protocol;
+pub mod server;
+pub mod transport;
+
+pub use client::{bytes_received, is_remote, open};

@@ -1,0 +1,409 @@
+//! What a client asks `exaviz serve` and how the answers travel: a request is the ticket of one
+//! Arrow Flight `DoGet`, a small JSON object decoded strictly; an answer is a stream of Arrow
+//! record batches.
+//!
+//! ```text
+//! {"store": "run.exaviz", "ask": "head"}        every file but the messages and intervals
+//! {"store": "run.exaviz", "ask": "events"}      the messages' and intervals' files
+//! {"store": "run.exaviz", "ask": {"rows": {"t0": 0, "t1": 99, "budget": 5000000}}}
+//! ```
+//!
+//! Files travel as batches of (`name` utf8, `offset` u64, `data` binary) of at most
+//! [`CHUNK_BYTES`] each, in order. Rows travel in the store's own columns, the messages then
+//! the intervals, each table's batches after a schema of its own; the messages' schema metadata
+//! carries `estimate`, the messages and intervals the store's statistics bound the window to,
+//! and `over` where that is above the budget (then no rows follow).
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use exaviz_engine::model::{Intervals, Messages};
+
+/// Largest ticket accepted: a request is a few dozen bytes.
+pub const MAX_TICKET_BYTES: usize = 4096;
+/// Largest piece of a file in one batch.
+pub const CHUNK_BYTES: usize = 1 << 20;
+/// Rows per batch of an answer of rows.
+pub const BATCH_ROWS: usize = 1 << 18;
+
+/// One request.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// The store: a path below a folder the server serves, or its name where the server was
+    /// started for the store itself.
+    pub store: String,
+    pub ask: Ask,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Ask {
+    /// Every file of the store but the messages and intervals (a store opened out of core).
+    Head,
+    /// The messages' and intervals' files (a store small enough to hold).
+    Events,
+    /// The messages and intervals of a time window, where the store's statistics bound them to
+    /// at most `budget`.
+    Rows(RowsAsk),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowsAsk {
+    /// The window, ticks, both ends in.
+    pub t0: u64,
+    pub t1: u64,
+    pub budget: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowTable {
+    Messages,
+    Intervals,
+}
+
+impl Request {
+    /// The ticket's bytes.
+    pub fn ticket(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// A ticket decoded and checked: one line saying what is wrong otherwise.
+    pub fn decode(ticket: &[u8]) -> Result<Request, String> {
+        if ticket.len() > MAX_TICKET_BYTES {
+            return Err(format!("request of {} bytes; at most {MAX_TICKET_BYTES} are read", ticket.len()));
+        }
+        let r: Request = serde_json::from_slice(ticket).map_err(|e| format!("not an exaviz request ({e})"))?;
+        if r.store.is_empty() || r.store.len() > 1024 || r.store.contains('\0') {
+            return Err("the store's name is empty, too long or holds a NUL".into());
+        }
+        if let Ask::Rows(a) = &r.ask
+            && a.t1 < a.t0
+        {
+            return Err(format!("window [{}, {}] ends before it starts", a.t0, a.t1));
+        }
+        Ok(r)
+    }
+}
+
+/// The schema of a file's pieces.
+pub fn files_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("name", DataType::Utf8, false),
+        Field::new("offset", DataType::UInt64, false),
+        Field::new("data", DataType::Binary, false),
+    ]))
+}
+
+/// The schema of the head's pieces, with the span of the store's rows (the row groups'
+/// statistics know the last receive and end times where the manifest may not).
+pub fn head_schema(span: Option<(u64, u64)>) -> SchemaRef {
+    let meta = span.map(|(a, b)| [("span".to_string(), format!("{a},{b}"))].into_iter().collect()).unwrap_or_default();
+    Arc::new(files_schema().as_ref().clone().with_metadata(meta))
+}
+
+/// The span a head's schema carries.
+pub fn span_of(schema: &Schema) -> Option<(u64, u64)> {
+    let (a, b) = schema.metadata().get("span")?.split_once(',')?;
+    let (a, b) = (a.parse().ok()?, b.parse().ok()?);
+    (a <= b).then_some((a, b))
+}
+
+/// One piece of file `name` from `offset`.
+pub fn file_piece(name: &str, offset: u64, data: &[u8]) -> Result<RecordBatch, String> {
+    RecordBatch::try_new(
+        files_schema(),
+        vec![
+            Arc::new(StringArray::from(vec![name])) as ArrayRef,
+            Arc::new(UInt64Array::from(vec![offset])),
+            Arc::new(BinaryArray::from(vec![data])),
+        ],
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// Files assembled from their pieces, in order; pieces out of order, of another schema or of a
+/// name that is not a plain file name are refused.
+#[derive(Default)]
+pub struct Assembled {
+    pub files: std::collections::BTreeMap<String, Vec<u8>>,
+    pub bytes: u64,
+}
+
+impl Assembled {
+    pub fn add(&mut self, batch: &RecordBatch) -> Result<(), String> {
+        let bad = || "a file piece of another shape".to_string();
+        let [name, offset, data] = batch.columns() else { return Err(bad()) };
+        let name = name.as_any().downcast_ref::<StringArray>().ok_or_else(bad)?;
+        let offset = offset.as_any().downcast_ref::<UInt64Array>().ok_or_else(bad)?;
+        let data = data.as_any().downcast_ref::<BinaryArray>().ok_or_else(bad)?;
+        if name.null_count() + offset.null_count() + data.null_count() > 0 {
+            return Err(bad());
+        }
+        for i in 0..batch.num_rows() {
+            let n = name.value(i);
+            if !plain_name(n) {
+                return Err(format!("a file named '{n}' is not a store's file"));
+            }
+            let file = self.files.entry(n.to_string()).or_default();
+            if offset.value(i) != file.len() as u64 {
+                return Err(format!("a piece of {n} at {} where {} was expected", offset.value(i), file.len()));
+            }
+            file.extend_from_slice(data.value(i));
+            self.bytes += data.value(i).len() as u64;
+        }
+        Ok(())
+    }
+}
+
+/// A file name with no folder in it: what a store holds.
+pub fn plain_name(n: &str) -> bool {
+    !n.is_empty() && n.len() <= 255 && !n.contains(['/', '\\', '\0']) && n != "." && n != ".."
+}
+
+fn u32_field(n: &str) -> Field {
+    Field::new(n, DataType::UInt32, false)
+}
+
+fn u64_field(n: &str) -> Field {
+    Field::new(n, DataType::UInt64, false)
+}
+
+/// The columns of a table's rows on the wire, as in the store.
+pub fn rows_schema(table: RowTable) -> Schema {
+    Schema::new(match table {
+        RowTable::Messages => vec![
+            u32_field("source"),
+            u32_field("destination"),
+            u64_field("send_time"),
+            u64_field("recv_time"),
+            u32_field("bytes"),
+            u32_field("tag"),
+        ],
+        RowTable::Intervals => {
+            vec![u32_field("location"), u64_field("start"), u64_field("end"), u32_field("region"), u32_field("depth")]
+        }
+    })
+}
+
+/// The schema of an answer of rows: the table's columns, the window's estimate, and whether
+/// it was over the budget.
+pub fn answer_schema(table: RowTable, estimate: u64, over: bool) -> SchemaRef {
+    let mut meta = std::collections::HashMap::from([("estimate".to_string(), estimate.to_string())]);
+    if over {
+        meta.insert("over".into(), "1".into());
+    }
+    Arc::new(rows_schema(table).with_metadata(meta))
+}
+
+fn u32s(v: &[u32]) -> ArrayRef {
+    Arc::new(UInt32Array::from(v.to_vec()))
+}
+
+fn u64s(v: &[u64]) -> ArrayRef {
+    Arc::new(UInt64Array::from(v.to_vec()))
+}
+
+/// Messages `range` as a batch of `schema`.
+pub fn messages_batch(m: &Messages, r: std::ops::Range<usize>, schema: SchemaRef) -> Result<RecordBatch, String> {
+    let cols = vec![
+        u32s(&m.source[r.clone()]),
+        u32s(&m.destination[r.clone()]),
+        u64s(&m.send_time[r.clone()]),
+        u64s(&m.recv_time[r.clone()]),
+        u32s(&m.bytes[r.clone()]),
+        u32s(&m.tag[r]),
+    ];
+    RecordBatch::try_new(schema, cols).map_err(|e| e.to_string())
+}
+
+/// Intervals `range` as a batch of `schema`.
+pub fn intervals_batch(v: &Intervals, r: std::ops::Range<usize>, schema: SchemaRef) -> Result<RecordBatch, String> {
+    let cols = vec![
+        u32s(&v.location[r.clone()]),
+        u64s(&v.start[r.clone()]),
+        u64s(&v.end[r.clone()]),
+        u32s(&v.kind[r.clone()]),
+        u32s(&v.depth[r]),
+    ];
+    RecordBatch::try_new(schema, cols).map_err(|e| e.to_string())
+}
+
+/// The columns of `batch` as the table's (`u32` columns and `u64` columns in order), checked
+/// against its schema.
+fn columns(batch: &RecordBatch, table: RowTable) -> Result<(Vec<&[u32]>, Vec<&[u64]>), String> {
+    let want = rows_schema(table);
+    if batch.num_columns() != want.fields().len() {
+        return Err(format!("{} columns where {} were expected", batch.num_columns(), want.fields().len()));
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (c, f) in batch.columns().iter().zip(want.fields()) {
+        if c.null_count() > 0 {
+            return Err(format!("column {} holds nulls", f.name()));
+        }
+        match f.data_type() {
+            DataType::UInt32 => a.push(
+                c.as_any().downcast_ref::<UInt32Array>().ok_or_else(|| format!("column {} is not u32", f.name()))?.values()
+                    as &[u32],
+            ),
+            _ => b.push(
+                c.as_any().downcast_ref::<UInt64Array>().ok_or_else(|| format!("column {} is not u64", f.name()))?.values()
+                    as &[u64],
+            ),
+        }
+    }
+    Ok((a, b))
+}
+
+/// Appends the messages of `batch` to `m`.
+pub fn add_messages(m: &mut Messages, batch: &RecordBatch) -> Result<(), String> {
+    let (a, b) = columns(batch, RowTable::Messages)?;
+    m.source.extend_from_slice(a[0]);
+    m.destination.extend_from_slice(a[1]);
+    m.send_time.extend_from_slice(b[0]);
+    m.recv_time.extend_from_slice(b[1]);
+    m.bytes.extend_from_slice(a[2]);
+    m.tag.extend_from_slice(a[3]);
+    Ok(())
+}
+
+/// Appends the intervals of `batch` to `v`.
+pub fn add_intervals(v: &mut Intervals, batch: &RecordBatch) -> Result<(), String> {
+    let (a, b) = columns(batch, RowTable::Intervals)?;
+    v.location.extend_from_slice(a[0]);
+    v.start.extend_from_slice(b[0]);
+    v.end.extend_from_slice(b[1]);
+    v.kind.extend_from_slice(a[1]);
+    v.depth.extend_from_slice(a[2]);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_round_trips_through_its_ticket() {
+        for ask in [
+            Ask::Head,
+            Ask::Events,
+            Ask::Rows(RowsAsk { t0: 5, t1: 9, budget: 100 }),
+        ] {
+            let r = Request { store: "runs/a.exaviz".into(), ask };
+            assert_eq!(Request::decode(&r.ticket()).unwrap(), r);
+        }
+        let text = br#"{"store":"a","ask":{"rows":{"t0":1,"t1":2,"budget":3}}}"#;
+        assert!(Request::decode(text).is_ok());
+    }
+
+    #[test]
+    fn malformed_requests_get_one_line_and_no_panic() {
+        let bad: [&[u8]; 7] = [
+            b"",
+            b"{}",
+            br#"{"store":"a","ask":"head","more":1}"#,
+            br#"{"store":"","ask":"head"}"#,
+            br#"{"store":"a","ask":{"rows":{"t0":9,"t1":2,"budget":3}}}"#,
+            br#"{"store":"a","ask":{"rows":{"table":"nodes","t0":1,"t1":2,"budget":3}}}"#,
+            &[0xff; 5000],
+        ];
+        for b in bad {
+            let e = Request::decode(b).unwrap_err();
+            assert!(!e.contains('\n') && !e.is_empty(), "{e}");
+        }
+    }
+
+    /// Mutation fuzz of the request decoder: every byte flipped, cut or repeated in a few valid
+    /// tickets decodes or is refused with one line, and a decoded request is a valid one.
+    #[test]
+    fn the_request_decoder_survives_mutation() {
+        let seeds = [
+            Request { store: "a.exaviz".into(), ask: Ask::Head },
+            Request {
+                store: "/data/runs/b.exaviz".into(),
+                ask: Ask::Rows(RowsAsk { t0: 10, t1: 1 << 40, budget: 5_000_000 }),
+            },
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut decoded, mut refused) = (0, 0);
+        for seed in &seeds {
+            let t = seed.ticket();
+            for _ in 0..4000 {
+                let mut m = t.clone();
+                match next() % 4 {
+                    0 => {
+                        let i = (next() as usize) % m.len();
+                        m[i] = next() as u8;
+                    }
+                    1 => m.truncate((next() as usize) % m.len()),
+                    2 => {
+                        let i = (next() as usize) % m.len();
+                        let piece = m[i..].to_vec();
+                        m.extend_from_slice(&piece);
+                    }
+                    _ => {
+                        let i = (next() as usize) % m.len();
+                        m.insert(i, b"{}[]\",:0-9e"[(next() % 11) as usize]);
+                    }
+                }
+                match Request::decode(&m) {
+                    Ok(r) => {
+                        decoded += 1;
+                        assert!(!r.store.is_empty() && !r.store.contains('\0'));
+                        if let Ask::Rows(a) = r.ask {
+                            assert!(a.t0 <= a.t1);
+                        }
+                    }
+                    Err(e) => {
+                        refused += 1;
+                        assert!(!e.contains('\n'), "{e}");
+                    }
+                }
+            }
+        }
+        assert!(decoded > 0 && refused > 0, "{decoded} decoded, {refused} refused");
+    }
+
+    #[test]
+    fn files_assemble_in_order_and_refuse_folders() {
+        let mut a = Assembled::default();
+        a.add(&file_piece("m.json", 0, b"ab").unwrap()).unwrap();
+        a.add(&file_piece("m.json", 2, b"cd").unwrap()).unwrap();
+        assert_eq!(a.files["m.json"], b"abcd");
+        assert!(a.add(&file_piece("m.json", 9, b"x").unwrap()).unwrap_err().contains("expected"));
+        assert!(a.add(&file_piece("../etc/passwd", 0, b"x").unwrap()).is_err());
+    }
+
+    #[test]
+    fn rows_round_trip_through_batches() {
+        let m = Messages {
+            source: vec![0, 1],
+            destination: vec![1, 0],
+            send_time: vec![5, 6],
+            recv_time: vec![7, 8],
+            bytes: vec![10, 20],
+            tag: vec![0, 3],
+        };
+        let mut back = Messages::default();
+        add_messages(&mut back, &messages_batch(&m, 0..2, answer_schema(RowTable::Messages, 2, false)).unwrap())
+            .unwrap();
+        assert_eq!(back.send_time, m.send_time);
+        assert_eq!(back.tag, m.tag);
+        let v = Intervals { location: vec![1], start: vec![2], end: vec![3], kind: vec![4], depth: vec![5] };
+        let mut w = Intervals::default();
+        add_intervals(&mut w, &intervals_batch(&v, 0..1, answer_schema(RowTable::Intervals, 1, false)).unwrap())
+            .unwrap();
+        assert_eq!((w.end[0], w.kind[0], w.depth[0]), (3, 4, 5));
+        // Intervals' columns are not messages'.
+        let b = intervals_batch(&v, 0..1, answer_schema(RowTable::Intervals, 1, false)).unwrap();
+        assert!(add_messages(&mut back, &b).is_err());
+    }
+}

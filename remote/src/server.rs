@@ -1,0 +1,284 @@
+//! `exaviz serve`: the stores of some folders answered over Arrow Flight, read-only.
+//!
+//! Each `DoGet` is one request ([`crate::protocol`]): a store's files, or the rows of a time
+//! window read from the store as `exaviz view` reads them locally (the row groups and pages
+//! that overlap it), refused where the store's statistics bound them above the request's budget.
+//! Stores opened for rows are kept in a small least-recently-used cache. A path outside the
+//! served folders, a file that is not a store's, or a malformed request gets one line as the
+//! error status; the server writes nothing.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arrow_array::RecordBatch;
+use arrow_flight::encode::FlightDataEncoderBuilder;
+use arrow_flight::flight_service_server::{FlightService, FlightServiceServer};
+use arrow_flight::{
+    Action, ActionType, Criteria, Empty, FlightData, FlightDescriptor, FlightInfo, HandshakeRequest,
+    HandshakeResponse, PollInfo, PutResult, SchemaResult, Ticket,
+};
+use exaviz_datasets::store;
+use exaviz_engine::dataset::Dataset;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use tonic::{Request as Rpc, Response, Status, Streaming};
+
+use crate::protocol::{
+    Ask, BATCH_ROWS, CHUNK_BYTES, Request, RowTable, RowsAsk, answer_schema, file_piece, intervals_batch,
+    messages_batch, plain_name,
+};
+
+/// Stores kept open for rows at once.
+const OPEN_STORES: usize = 8;
+
+/// What a server serves and how.
+pub struct Served {
+    /// The folders (or stores) served, canonical.
+    roots: Vec<PathBuf>,
+    /// Stores opened out of core for rows, most recently used last.
+    open: Mutex<Vec<(PathBuf, Arc<Dataset>)>>,
+    /// A delay before each answer: a simulated round trip, for benchmarks.
+    delay: Duration,
+}
+
+impl Served {
+    /// A server of `roots` (stores, or folders holding stores at any depth).
+    pub fn new(roots: &[PathBuf], delay: Duration) -> Result<Self, String> {
+        if roots.is_empty() {
+            return Err("nothing to serve: name a store or a folder of stores".into());
+        }
+        let roots = roots
+            .iter()
+            .map(|r| r.canonicalize().map_err(|e| format!("{}: {e}", r.display())))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { roots, open: Mutex::new(Vec::new()), delay })
+    }
+
+    /// The store a request names: below a served folder (or a served store itself, by its
+    /// path or its name), holding a manifest.
+    pub fn resolve(&self, name: &str) -> Result<PathBuf, String> {
+        let asked = Path::new(name);
+        let mut candidates = Vec::new();
+        if asked.is_absolute() {
+            candidates.push(asked.to_path_buf());
+        } else {
+            for r in &self.roots {
+                candidates.push(r.join(asked));
+                if r.file_name().is_some_and(|f| f == asked.as_os_str()) {
+                    candidates.push(r.clone());
+                }
+            }
+        }
+        let outside = || format!("{name}: not below a folder this server serves");
+        for c in candidates {
+            let Ok(c) = c.canonicalize() else { continue };
+            if !self.roots.iter().any(|r| c.starts_with(r)) {
+                return Err(outside());
+            }
+            if c.join(store::MANIFEST).is_file() {
+                return Ok(c);
+            }
+        }
+        Err(if asked.is_absolute() || name.contains("..") { outside() } else { format!("{name}: no such store here") })
+    }
+
+    /// The store at `path` opened out of core (kept for the next request).
+    fn opened(&self, path: &Path) -> Result<Arc<Dataset>, String> {
+        {
+            let mut open = self.open.lock().map_err(|_| "the server's cache is poisoned")?;
+            if let Some(i) = open.iter().position(|(p, _)| p == path) {
+                let kept = open.remove(i);
+                let d = kept.1.clone();
+                open.push(kept);
+                return Ok(d);
+            }
+        }
+        let d = store::open_with(path, &|_, _| {}, 0).map_err(|e| e.to_string())?;
+        if d.out_of_core.is_none() {
+            return Err(format!("{}: has no pyramid to read windows by (exaviz pyramid STORE adds one)", path.display()));
+        }
+        let d = Arc::new(d);
+        let mut open = self.open.lock().map_err(|_| "the server's cache is poisoned")?;
+        open.push((path.to_path_buf(), d.clone()));
+        if open.len() > OPEN_STORES {
+            open.remove(0);
+        }
+        Ok(d)
+    }
+
+    /// The answer to `r`: parts of record batches, each part of one schema.
+    pub fn answer(&self, r: &Request) -> Result<Vec<Part>, String> {
+        let path = self.resolve(&r.store)?;
+        Ok(match r.ask {
+            Ask::Head => {
+                let (_, pieces) = files(&path, |n| !is_event_file(n))?;
+                // The span of a store read out of core, as its rows' statistics give it.
+                let big = store::manifest(&path).is_ok_and(|m| {
+                    m.pyramid.is_some() && m.rows("messages").saturating_add(m.rows("intervals")) > store::IN_MEMORY_ROWS
+                });
+                let span = if big { self.opened(&path)?.out_of_core.as_ref().map(|o| o.span) } else { None };
+                let schema = crate::protocol::head_schema(span);
+                let pieces = pieces.into_iter().map(|b| b.with_schema(schema.clone())).collect::<Result<_, _>>();
+                vec![(schema, pieces.map_err(|e| e.to_string())?)]
+            }
+            Ask::Events => vec![files(&path, is_event_file)?],
+            Ask::Rows(a) => self.rows(&path, a)?,
+        })
+    }
+
+    fn rows(&self, path: &Path, a: RowsAsk) -> Result<Vec<Part>, String> {
+        let d = self.opened(path)?;
+        let ooc = d.out_of_core.as_ref().ok_or("not out of core")?;
+        let window = (a.t0, a.t1);
+        let estimate = ooc.rows.estimate(window);
+        if estimate > a.budget {
+            let schema = answer_schema(RowTable::Messages, estimate, true);
+            return Ok(vec![(schema, Vec::new())]);
+        }
+        let (m, v) = ooc.rows.read(window).map_err(|e| format!("{}: {e}", path.display()))?;
+        let pieces = |n: usize, batch: &dyn Fn(std::ops::Range<usize>) -> Result<RecordBatch, String>| {
+            (0..n).step_by(BATCH_ROWS).map(|s| batch(s..(s + BATCH_ROWS).min(n))).collect::<Result<Vec<_>, _>>()
+        };
+        let ms = answer_schema(RowTable::Messages, estimate, false);
+        let vs = answer_schema(RowTable::Intervals, estimate, false);
+        let mb = pieces(m.send_time.len(), &|r| messages_batch(&m, r, ms.clone()))?;
+        let vb = pieces(v.start.len(), &|r| intervals_batch(&v, r, vs.clone()))?;
+        Ok(vec![(ms, mb), (vs, vb)])
+    }
+}
+
+/// Batches of one schema.
+pub type Part = (arrow_schema::SchemaRef, Vec<RecordBatch>);
+
+/// Whether a store's file holds its messages or intervals.
+fn is_event_file(name: &str) -> bool {
+    name == "messages.parquet" || name == "intervals.parquet"
+}
+
+/// The plain files of store `path` that `keep` keeps, in pieces.
+fn files(path: &Path, keep: impl Fn(&str) -> bool) -> Result<Part, String> {
+    let mut names: Vec<String> = std::fs::read_dir(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| plain_name(n) && keep(n) && (n.ends_with(".parquet") || n.ends_with(".json")))
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for n in names {
+        let bytes = std::fs::read(path.join(&n)).map_err(|e| format!("{}: {e}", path.join(&n).display()))?;
+        if bytes.is_empty() {
+            out.push(file_piece(&n, 0, &[])?);
+        }
+        for (k, piece) in bytes.chunks(CHUNK_BYTES).enumerate() {
+            out.push(file_piece(&n, (k * CHUNK_BYTES) as u64, piece)?);
+        }
+    }
+    Ok((crate::protocol::files_schema(), out))
+}
+
+/// The Flight service of a [`Served`].
+#[derive(Clone)]
+pub struct Service(pub Arc<Served>);
+
+type Stream<T> = BoxStream<'static, Result<T, Status>>;
+
+fn unsupported<T>(what: &str) -> Result<T, Status> {
+    Err(Status::unimplemented(format!("exaviz serve answers DoGet only, not {what}")))
+}
+
+#[tonic::async_trait]
+impl FlightService for Service {
+    type HandshakeStream = Stream<HandshakeResponse>;
+    type ListFlightsStream = Stream<FlightInfo>;
+    type DoGetStream = Stream<FlightData>;
+    type DoPutStream = Stream<PutResult>;
+    type DoExchangeStream = Stream<FlightData>;
+    type DoActionStream = Stream<arrow_flight::Result>;
+    type ListActionsStream = Stream<ActionType>;
+
+    async fn do_get(&self, request: Rpc<Ticket>) -> Result<Response<Self::DoGetStream>, Status> {
+        let r = Request::decode(&request.into_inner().ticket).map_err(Status::invalid_argument)?;
+        let served = self.0.clone();
+        if !served.delay.is_zero() {
+            tokio::time::sleep(served.delay).await;
+        }
+        let parts = tokio::task::spawn_blocking(move || served.answer(&r))
+            .await
+            .map_err(|e| Status::internal(format!("the answer failed ({e})")))?
+            .map_err(Status::failed_precondition)?;
+        let options = arrow_ipc::writer::IpcWriteOptions::default()
+            .try_with_compression(Some(arrow_ipc::CompressionType::LZ4_FRAME))
+            .map_err(|e| Status::internal(e.to_string()))?;
+        // Each part after a schema message of its own, one stream.
+        let streams = parts.into_iter().map(move |(schema, batches)| {
+            FlightDataEncoderBuilder::new()
+                .with_options(options.clone())
+                .with_max_flight_data_size(CHUNK_BYTES)
+                .with_schema(schema)
+                .build(futures::stream::iter(batches.into_iter().map(Ok)))
+                .map_err(|e| Status::internal(e.to_string()))
+        });
+        Ok(Response::new(futures::stream::iter(streams).flatten().boxed()))
+    }
+
+    async fn handshake(&self, _: Rpc<Streaming<HandshakeRequest>>) -> Result<Response<Self::HandshakeStream>, Status> {
+        unsupported("Handshake")
+    }
+    async fn list_flights(&self, _: Rpc<Criteria>) -> Result<Response<Self::ListFlightsStream>, Status> {
+        unsupported("ListFlights")
+    }
+    async fn get_flight_info(&self, _: Rpc<FlightDescriptor>) -> Result<Response<FlightInfo>, Status> {
+        unsupported("GetFlightInfo")
+    }
+    async fn poll_flight_info(&self, _: Rpc<FlightDescriptor>) -> Result<Response<PollInfo>, Status> {
+        unsupported("PollFlightInfo")
+    }
+    async fn get_schema(&self, _: Rpc<FlightDescriptor>) -> Result<Response<SchemaResult>, Status> {
+        unsupported("GetSchema")
+    }
+    async fn do_put(&self, _: Rpc<Streaming<FlightData>>) -> Result<Response<Self::DoPutStream>, Status> {
+        unsupported("DoPut: the server never writes")
+    }
+    async fn do_exchange(&self, _: Rpc<Streaming<FlightData>>) -> Result<Response<Self::DoExchangeStream>, Status> {
+        unsupported("DoExchange")
+    }
+    async fn do_action(&self, _: Rpc<Action>) -> Result<Response<Self::DoActionStream>, Status> {
+        unsupported("DoAction")
+    }
+    async fn list_actions(&self, _: Rpc<Empty>) -> Result<Response<Self::ListActionsStream>, Status> {
+        unsupported("ListActions")
+    }
+}
+
+/// The gRPC service of `served`, with the request size bounded.
+pub fn service(served: Arc<Served>) -> FlightServiceServer<Service> {
+    FlightServiceServer::new(Service(served)).max_decoding_message_size(64 << 10)
+}
+
+/// Serves `served` on `listener` until the process ends; `ready` gets the address.
+pub async fn serve_tcp(served: Arc<Served>, listener: tokio::net::TcpListener) -> Result<(), String> {
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    tonic::transport::Server::builder()
+        .add_service(service(served))
+        .serve_with_incoming(incoming)
+        .await
+        .map_err(|e| format!("the server stopped ({e})"))
+}
+
+/// Serves `served` to one client over standard input and output (the other end of an `ssh`
+/// command), until it closes them.
+pub async fn serve_stdio(served: Arc<Served>) -> Result<(), String> {
+    let (closed_tx, closed_rx) = tokio::sync::oneshot::channel::<()>();
+    let conn = crate::transport::Stdio::new(closed_tx);
+    let incoming = futures::stream::once(async move { Ok::<_, std::io::Error>(conn) }).chain(futures::stream::pending());
+    tonic::transport::Server::builder()
+        .add_service(service(served))
+        .serve_with_incoming_shutdown(incoming, async {
+            let _ = closed_rx.await;
+        })
+        .await
+        .map_err(|e| format!("the server stopped ({e})"))
+}
