@@ -95,6 +95,8 @@ pub struct Remote {
     store: String,
     /// The address, naming the store in messages.
     label: String,
+    /// Over SSH: what the remote side last wrote to its standard error.
+    said: Option<crate::transport::Said>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -116,6 +118,7 @@ impl Remote {
             .enable_all()
             .build()
             .map_err(|e| format!("{input}: {e}"))?;
+        let said = matches!(address, Address::Ssh { .. }).then(crate::transport::Said::default);
         let channel = runtime.block_on(async {
             match &address {
                 Address::Grpc { host, .. } => {
@@ -129,9 +132,14 @@ impl Remote {
                 }
                 Address::Ssh { host, port, path } => {
                     let (program, args) = ssh_command(host, *port, path);
+                    let said = said.clone().unwrap_or_default();
                     let connector = tower::service_fn(move |_: tonic::transport::Uri| {
-                        let (program, args) = (program.clone(), args.clone());
-                        async move { crate::transport::Child::spawn(&program, &args).map(hyper_util::rt::TokioIo::new) }
+                        let (program, args, said) = (program.clone(), args.clone(), said.clone());
+                        async move {
+                            crate::transport::Child::spawn(&program, &args, said)
+                                .map(hyper_util::rt::TokioIo::new)
+                                .map_err(|e| std::io::Error::other(format!("{program}: {e}")))
+                        }
                     });
                     Endpoint::from_static("http://ssh.exaviz")
                         .connect_with_connector(connector)
@@ -142,14 +150,28 @@ impl Remote {
         });
         let channel = channel.map_err(|e| format!("{input}: {e}"))?;
         let client = FlightServiceClient::new(channel).max_decoding_message_size(MAX_MESSAGE);
-        Ok(Self { runtime, client, store: address.store().to_string(), label: input.to_string() })
+        Ok(Self { runtime, client, store: address.store().to_string(), label: input.to_string(), said })
+    }
+
+    /// Over SSH, the reason the remote side gave for stopping, once it has closed its standard
+    /// error (waiting a second at most).
+    fn remote_reason(&self) -> Option<String> {
+        let said = self.said.as_ref()?;
+        for _ in 0..100 {
+            if said.lock().ok()?.1 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let s = said.lock().ok()?.0.clone();
+        (!s.is_empty()).then_some(s)
     }
 
     /// The answer to `ask`, as each schema's batches in order.
     pub fn get(&self, ask: Ask) -> Result<Vec<(arrow_schema::SchemaRef, Vec<arrow_array::RecordBatch>)>, String> {
         let ticket = Ticket { ticket: Request { store: self.store.clone(), ask }.ticket().into() };
         let mut client = self.client.clone();
-        self.runtime.block_on(async move {
+        let answer = self.runtime.block_on(async move {
             let response = client.do_get(ticket).await.map_err(|s| status_line(&s))?;
             let data = response.into_inner().map_err(|s| arrow_flight::error::FlightError::Tonic(Box::new(s))).inspect_ok(
                 |d: &FlightData| {
@@ -170,6 +192,10 @@ impl Remote {
                 }
             }
             Ok(parts)
+        });
+        answer.map_err(|e| match self.remote_reason() {
+            Some(why) if e.contains("connection") => format!("the server stopped: {why}"),
+            _ => e,
         })
     }
 
@@ -229,6 +255,12 @@ fn flight_line(e: &arrow_flight::error::FlightError) -> String {
 /// Opens the store at `input` (`grpc://` or `ssh://`), reporting `progress(bytes, 0)` as its
 /// files arrive.
 pub fn open(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
+    open_with(input, progress, store::IN_MEMORY_ROWS)
+}
+
+/// [`open`] with the largest count of messages and intervals read into memory (as
+/// [`store::open_with`]).
+pub fn open_with(input: &str, progress: &dyn Fn(u64, u64), in_memory_rows: u64) -> Result<Dataset, SourceError> {
     let remote = Arc::new(Remote::connect(input).map_err(|e| SourceError::invalid(input, e))?);
     let fail = |e: String| SourceError::invalid(input, e);
     let mut held = Assembled::default();
@@ -238,7 +270,7 @@ pub fn open(input: &str, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceE
     let m: store::Manifest = serde_json::from_slice(manifest)
         .map_err(|e| fail(format!("the server sent an unreadable manifest ({e})")))?;
     let events = m.rows("messages").saturating_add(m.rows("intervals"));
-    let whole = events <= store::IN_MEMORY_ROWS || m.pyramid.is_none();
+    let whole = events <= in_memory_rows || m.pyramid.is_none();
     if whole {
         remote.files(Ask::Events, &mut held).map_err(fail)?;
         progress(held.bytes, 0);

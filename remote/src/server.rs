@@ -114,10 +114,8 @@ impl Served {
             Ask::Head => {
                 let (_, pieces) = files(&path, |n| !is_event_file(n))?;
                 // The span of a store read out of core, as its rows' statistics give it.
-                let big = store::manifest(&path).is_ok_and(|m| {
-                    m.pyramid.is_some() && m.rows("messages").saturating_add(m.rows("intervals")) > store::IN_MEMORY_ROWS
-                });
-                let span = if big { self.opened(&path)?.out_of_core.as_ref().map(|o| o.span) } else { None };
+                let pyramid = store::manifest(&path).is_ok_and(|m| m.pyramid.is_some());
+                let span = if pyramid { self.opened(&path)?.out_of_core.as_ref().map(|o| o.span) } else { None };
                 let schema = crate::protocol::head_schema(span);
                 let pieces = pieces.into_iter().map(|b| b.with_schema(schema.clone())).collect::<Result<_, _>>();
                 vec![(schema, pieces.map_err(|e| e.to_string())?)]
@@ -258,7 +256,7 @@ pub fn service(served: Arc<Served>) -> FlightServiceServer<Service> {
     FlightServiceServer::new(Service(served)).max_decoding_message_size(64 << 10)
 }
 
-/// Serves `served` on `listener` until the process ends; `ready` gets the address.
+/// Serves `served` on `listener` until the process ends.
 pub async fn serve_tcp(served: Arc<Served>, listener: tokio::net::TcpListener) -> Result<(), String> {
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     tonic::transport::Server::builder()
@@ -266,6 +264,56 @@ pub async fn serve_tcp(served: Arc<Served>, listener: tokio::net::TcpListener) -
         .serve_with_incoming(incoming)
         .await
         .map_err(|e| format!("the server stopped ({e})"))
+}
+
+/// A server running on a thread of its own (for tests and benchmarks in one process): it
+/// stops, its connections dropped, when this is dropped.
+pub struct Running {
+    pub addr: std::net::SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Running {
+    /// `grpc://ADDR/STORE`.
+    pub fn url(&self, store: &str) -> String {
+        format!("grpc://{}/{store}", self.addr)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Starts a server of `served` on a free loopback port, on a thread of its own.
+pub fn spawn(served: Served) -> Result<Running, String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).map_err(|e| e.to_string())?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = Arc::new(served);
+    let thread = std::thread::spawn(move || {
+        runtime.block_on(async move {
+            tokio::select! {
+                _ = serve_tcp(served, listener) => {}
+                _ = stopped => {}
+            }
+        });
+        // Dropping the runtime ends every connection's task: clients see the connection lost.
+        runtime.shutdown_background();
+    });
+    Ok(Running { addr, stop: Some(stop), thread: Some(thread) })
 }
 
 /// Serves `served` to one client over standard input and output (the other end of an `ssh`

@@ -59,19 +59,42 @@ pub struct Child {
     input: tokio::process::ChildStdin,
 }
 
+/// What a child wrote to its standard error (its last line), and whether it closed it.
+pub type Said = std::sync::Arc<std::sync::Mutex<(String, bool)>>;
+
 impl Child {
     /// Starts `program args...` with its standard input and output piped to this connection;
-    /// its errors go to this process's standard error.
-    pub fn spawn(program: &str, args: &[String]) -> std::io::Result<Self> {
+    /// the last line it writes to its standard error is kept in `said` (the reason a remote
+    /// server stopped).
+    pub fn spawn(program: &str, args: &[String], said: Said) -> std::io::Result<Self> {
+        use tokio::io::AsyncBufReadExt;
         let mut child = tokio::process::Command::new(program)
             .args(args)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
+            .stderr(std::process::Stdio::piped())
             .kill_on_drop(true)
             .spawn()?;
         let output = child.stdout.take().ok_or_else(|| std::io::Error::other("no standard output"))?;
         let input = child.stdin.take().ok_or_else(|| std::io::Error::other("no standard input"))?;
+        if let Some(err) = child.stderr.take() {
+            if let Ok(mut s) = said.lock() {
+                *s = (String::new(), false);
+            }
+            tokio::spawn(async move {
+                let mut lines = tokio::io::BufReader::new(err).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    if let Ok(mut s) = said.lock()
+                        && !line.trim().is_empty()
+                    {
+                        s.0 = line.trim().trim_start_matches("error: ").to_string();
+                    }
+                }
+                if let Ok(mut s) = said.lock() {
+                    s.1 = true;
+                }
+            });
+        }
         Ok(Self { _child: child, output, input })
     }
 }
