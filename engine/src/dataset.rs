@@ -44,6 +44,11 @@ pub trait WindowRows: Send + Sync + std::fmt::Debug {
     /// The messages whose send-to-receive span overlaps the window and the intervals that
     /// overlap it, with ids checked against the trace's locations and regions.
     fn read(&self, window: (u64, u64)) -> Result<(Messages, Intervals), String>;
+    /// Whether the rows lie on another machine (a round trip or more away): a window then
+    /// shows its picture from the pyramid first ([`crate::views::contract::prepare_coarse`]).
+    fn remote(&self) -> bool {
+        false
+    }
 }
 
 /// A trace too large to hold: its pyramid, its row counts and a reader of its rows by window.

@@ -121,15 +121,13 @@ impl Remote {
         let said = matches!(address, Address::Ssh { .. }).then(crate::transport::Said::default);
         let channel = runtime.block_on(async {
             match &address {
-                Address::Grpc { host, .. } => {
-                    Endpoint::from_shared(format!("http://{host}"))
-                        .map_err(|e| e.to_string())?
-                        .tcp_nodelay(true)
-                        .connect_timeout(std::time::Duration::from_secs(10))
-                        .connect()
-                        .await
-                        .map_err(|e| format!("cannot reach the server ({})", source_of(&e)))
-                }
+                Address::Grpc { host, .. } => Endpoint::from_shared(format!("http://{host}"))
+                    .map_err(|e| e.to_string())?
+                    .tcp_nodelay(true)
+                    .connect_timeout(std::time::Duration::from_secs(10))
+                    .connect()
+                    .await
+                    .map_err(|e| format!("cannot reach the server ({})", source_of(&e))),
                 Address::Ssh { host, port, path } => {
                     let (program, args) = ssh_command(host, *port, path);
                     let said = said.clone().unwrap_or_default();
@@ -173,12 +171,13 @@ impl Remote {
         let mut client = self.client.clone();
         let answer = self.runtime.block_on(async move {
             let response = client.do_get(ticket).await.map_err(|s| status_line(&s))?;
-            let data = response.into_inner().map_err(|s| arrow_flight::error::FlightError::Tonic(Box::new(s))).inspect_ok(
-                |d: &FlightData| {
+            let data = response
+                .into_inner()
+                .map_err(|s| arrow_flight::error::FlightError::Tonic(Box::new(s)))
+                .inspect_ok(|d: &FlightData| {
                     let n = d.data_header.len() + d.data_body.len() + d.app_metadata.len();
                     RECEIVED.fetch_add(n as u64, Ordering::Relaxed);
-                },
-            );
+                });
             let mut decoder = FlightDataDecoder::new(data);
             let mut parts: Vec<(arrow_schema::SchemaRef, Vec<arrow_array::RecordBatch>)> = Vec::new();
             while let Some(d) = decoder.next().await {
@@ -267,8 +266,8 @@ pub fn open_with(input: &str, progress: &dyn Fn(u64, u64), in_memory_rows: u64) 
     let span = remote.files(Ask::Head, &mut held).map_err(fail)?;
     progress(held.bytes, 0);
     let manifest = held.files.get(store::MANIFEST).ok_or_else(|| fail("the server sent no manifest".into()))?;
-    let m: store::Manifest = serde_json::from_slice(manifest)
-        .map_err(|e| fail(format!("the server sent an unreadable manifest ({e})")))?;
+    let m: store::Manifest =
+        serde_json::from_slice(manifest).map_err(|e| fail(format!("the server sent an unreadable manifest ({e})")))?;
     let events = m.rows("messages").saturating_add(m.rows("intervals"));
     let whole = events <= in_memory_rows || m.pyramid.is_none();
     if whole {
@@ -350,6 +349,10 @@ impl RemoteRows {
 }
 
 impl WindowRows for RemoteRows {
+    fn remote(&self) -> bool {
+        true
+    }
+
     fn estimate(&self, window: (u64, u64)) -> u64 {
         match self.fetch(window, exaviz_engine::views::contract::ROW_BUDGET) {
             Ok(Fetched::Over(n)) => n,

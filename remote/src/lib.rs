@@ -9,3 +9,6 @@ pub mod server;
 pub mod transport;
 
 pub use client::{bytes_received, is_remote, open};
+
+#[cfg(test)]
+mod tests;

@@ -245,12 +245,16 @@ fn columns(batch: &RecordBatch, table: RowTable) -> Result<(Vec<&[u32]>, Vec<&[u
         }
         match f.data_type() {
             DataType::UInt32 => a.push(
-                c.as_any().downcast_ref::<UInt32Array>().ok_or_else(|| format!("column {} is not u32", f.name()))?.values()
-                    as &[u32],
+                c.as_any()
+                    .downcast_ref::<UInt32Array>()
+                    .ok_or_else(|| format!("column {} is not u32", f.name()))?
+                    .values() as &[u32],
             ),
             _ => b.push(
-                c.as_any().downcast_ref::<UInt64Array>().ok_or_else(|| format!("column {} is not u64", f.name()))?.values()
-                    as &[u64],
+                c.as_any()
+                    .downcast_ref::<UInt64Array>()
+                    .ok_or_else(|| format!("column {} is not u64", f.name()))?
+                    .values() as &[u64],
             ),
         }
     }
@@ -286,11 +290,7 @@ mod tests {
 
     #[test]
     fn a_request_round_trips_through_its_ticket() {
-        for ask in [
-            Ask::Head,
-            Ask::Events,
-            Ask::Rows(RowsAsk { t0: 5, t1: 9, budget: 100 }),
-        ] {
+        for ask in [Ask::Head, Ask::Events, Ask::Rows(RowsAsk { t0: 5, t1: 9, budget: 100 })] {
             let r = Request { store: "runs/a.exaviz".into(), ask };
             assert_eq!(Request::decode(&r.ticket()).unwrap(), r);
         }

@@ -15,8 +15,8 @@ use arrow_array::RecordBatch;
 use arrow_flight::encode::FlightDataEncoderBuilder;
 use arrow_flight::flight_service_server::{FlightService, FlightServiceServer};
 use arrow_flight::{
-    Action, ActionType, Criteria, Empty, FlightData, FlightDescriptor, FlightInfo, HandshakeRequest,
-    HandshakeResponse, PollInfo, PutResult, SchemaResult, Ticket,
+    Action, ActionType, Criteria, Empty, FlightData, FlightDescriptor, FlightInfo, HandshakeRequest, HandshakeResponse,
+    PollInfo, PutResult, SchemaResult, Ticket,
 };
 use exaviz_datasets::store;
 use exaviz_engine::dataset::Dataset;
@@ -96,7 +96,10 @@ impl Served {
         }
         let d = store::open_with(path, &|_, _| {}, 0).map_err(|e| e.to_string())?;
         if d.out_of_core.is_none() {
-            return Err(format!("{}: has no pyramid to read windows by (exaviz pyramid STORE adds one)", path.display()));
+            return Err(format!(
+                "{}: has no pyramid to read windows by (exaviz pyramid STORE adds one)",
+                path.display()
+            ));
         }
         let d = Arc::new(d);
         let mut open = self.open.lock().map_err(|_| "the server's cache is poisoned")?;
@@ -321,7 +324,8 @@ pub fn spawn(served: Served) -> Result<Running, String> {
 pub async fn serve_stdio(served: Arc<Served>) -> Result<(), String> {
     let (closed_tx, closed_rx) = tokio::sync::oneshot::channel::<()>();
     let conn = crate::transport::Stdio::new(closed_tx);
-    let incoming = futures::stream::once(async move { Ok::<_, std::io::Error>(conn) }).chain(futures::stream::pending());
+    let incoming =
+        futures::stream::once(async move { Ok::<_, std::io::Error>(conn) }).chain(futures::stream::pending());
     tonic::transport::Server::builder()
         .add_service(service(served))
         .serve_with_incoming_shutdown(incoming, async {

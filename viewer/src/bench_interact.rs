@@ -169,6 +169,8 @@ pub fn run(args: BenchInteractArgs) -> Result<()> {
         None => default_script(w, h),
     };
     let dataset = Arc::new(load(&args)?);
+    // Bytes the input took to open from a server (none from a local disk).
+    let opened = exaviz_remote::bytes_received();
     let selection = built.selection;
     selection.validate(&dataset).map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
     let backend = Arc::new(Backend::new(args.view.backend.into())?);
@@ -191,8 +193,8 @@ pub fn run(args: BenchInteractArgs) -> Result<()> {
         bail!("{}: the first picture failed: {}", args.input, first_open.0.error.clone().unwrap_or_default());
     }
     let explorer = &mut first_open.0;
-    // kind -> (first frame times, complete times)
-    let mut times: Vec<(&'static str, Vec<f64>, Vec<f64>)> = Vec::new();
+    // kind -> (first frame times, complete times, megabytes received from a server)
+    let mut times: Vec<(&'static str, Vec<f64>, Vec<f64>, Vec<f64>)> = Vec::new();
     let mut prepared = 0usize;
     for run in 0..=args.runs {
         explorer.gesture(Gesture::Reset);
@@ -201,6 +203,7 @@ pub fn run(args: BenchInteractArgs) -> Result<()> {
         // The match `next` and `previous` last stepped to.
         let mut search_at = None;
         for step in &steps {
+            let received = exaviz_remote::bytes_received();
             let (first, complete) = match *step {
                 Step::Hover(at) => {
                     let (_, t) = timed(|| {
@@ -234,20 +237,28 @@ pub fn run(args: BenchInteractArgs) -> Result<()> {
                 continue;
             }
             let ms = |d: Duration| d.as_secs_f64() * 1e3;
+            let mb = (exaviz_remote::bytes_received() - received) as f64 / 1e6;
             match times.iter_mut().find(|t| t.0 == step.kind()) {
                 Some(t) => {
                     t.1.push(ms(first));
                     t.2.push(ms(complete));
+                    t.3.push(mb);
                 }
-                None => times.push((step.kind(), vec![ms(first)], vec![ms(complete)])),
+                None => times.push((step.kind(), vec![ms(first)], vec![ms(complete)], vec![mb])),
             }
         }
     }
     let rows: Vec<Row> = times
         .iter_mut()
-        .map(|(kind, first, complete)| Row { kind, count: first.len(), first: stats(first), complete: stats(complete) })
+        .map(|(kind, first, complete, wire)| Row {
+            kind,
+            count: first.len(),
+            first: stats(first),
+            complete: stats(complete),
+            wire: stats(wire),
+        })
         .collect();
-    let head = Head { input: &args.input, view: &args.view, size: (w, h), backend: &backend, open, prepared };
+    let head = Head { input: &args.input, view: &args.view, size: (w, h), backend: &backend, open, prepared, opened };
     report(&head, dataset.summary().messages, &rows, args.json)
 }
 
@@ -290,6 +301,8 @@ struct Row {
     count: usize,
     first: Stats,
     complete: Stats,
+    /// Megabytes received from a server.
+    wire: Stats,
 }
 
 /// What a report names above its rows.
@@ -300,6 +313,8 @@ struct Head<'a> {
     backend: &'a Backend,
     open: Duration,
     prepared: usize,
+    /// Bytes received from a server to open the input.
+    opened: u64,
 }
 
 fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> {
@@ -312,12 +327,14 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
             .map(|r| {
                 serde_json::json!({
                     "gesture": r.kind, "count": r.count, "first_frame_ms": ms(r.first), "complete_ms": ms(r.complete),
+                    "wire_mb": ms(r.wire),
                 })
             })
             .collect();
         let v = serde_json::json!({
             "input": head.input, "view": view, "size": [w, h], "backend": head.backend.describe(),
             "messages": messages, "open_ms": head.open.as_secs_f64() * 1e3, "prepares": head.prepared,
+            "opened_mb": head.opened as f64 / 1e6,
             "gestures": gestures,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -330,10 +347,23 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
         head.open.as_secs_f64() * 1e3,
         head.prepared
     );
-    println!("{:<8} {:>6} {:>26} {:>26}", "gesture", "count", "first frame ms p50/p95/max", "complete ms p50/p95/max");
+    let remote = exaviz_remote::is_remote(head.input);
+    if remote {
+        println!("opened from the server: {:.2} MB received", head.opened as f64 / 1e6);
+    }
+    let wire = if remote { format!(" {:>22}", "wire MB p50/p95/max") } else { String::new() };
+    println!(
+        "{:<8} {:>6} {:>26} {:>26}{wire}",
+        "gesture", "count", "first frame ms p50/p95/max", "complete ms p50/p95/max"
+    );
     let cell = |s: Stats| format!("{:.1}/{:.1}/{:.1}", s.0, s.1, s.2);
     for r in rows {
-        println!("{:<8} {:>6} {:>26} {:>26}", r.kind, r.count, cell(r.first), cell(r.complete));
+        let wire = if remote {
+            format!(" {:>22}", format!("{:.3}/{:.3}/{:.3}", r.wire.0, r.wire.1, r.wire.2))
+        } else {
+            String::new()
+        };
+        println!("{:<8} {:>6} {:>26} {:>26}{wire}", r.kind, r.count, cell(r.first), cell(r.complete));
     }
     Ok(())
 }

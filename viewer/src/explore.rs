@@ -34,6 +34,9 @@ pub struct Picture {
     pub prepared: Arc<dyn Prepared>,
     /// Whether the view was prepared again for it (else only drawn).
     pub prepared_again: bool,
+    /// Drawn from the pyramid while the window's rows are fetched from a server: the picture
+    /// of the same request follows.
+    pub coarse: bool,
 }
 
 enum Reply {
@@ -107,7 +110,8 @@ fn work(
     let mut cached: Option<(Selection, Frame, Arc<dyn Prepared>)> = None;
     // Tests slow every computation down to see the preview and the window stay responsive.
     let delay = std::env::var("EXAVIZ_WORKER_DELAY_MS").ok().and_then(|v| v.parse::<u64>().ok());
-    while let Ok(mut job) = jobs.recv() {
+    let mut next: Option<Job> = None;
+    while let Some(mut job) = next.take().or_else(|| jobs.recv().ok()) {
         if let Some(ms) = delay {
             std::thread::sleep(Duration::from_millis(ms));
         }
@@ -119,6 +123,42 @@ fn work(
         let key = r.selection.only(view.depends_on());
         let reuse = cached.as_ref().filter(|(k, f, _)| *k == key && *f == r.frame).map(|c| c.2.clone());
         let prepared_again = reuse.is_none();
+        let picture = |prepared: Arc<dyn Prepared>| -> Result<(Arc<dyn Prepared>, Image), String> {
+            let mut scene = prepared.draw(dataset, &r.selection);
+            // A minimap outlines the part of the scene in view.
+            if let Some(m) = prepared.minimap() {
+                m.draw_viewport(scene.to_mut(), r.transform, r.frame);
+            }
+            let image = render_scene(backend, &scene, r.transform).map_err(|e| e.to_string())?;
+            Ok((prepared, image))
+        };
+        let reply = |result: Result<(Arc<dyn Prepared>, Image), String>, coarse: bool| match result {
+            Ok((prepared, image)) => Reply::Done(Box::new(Picture {
+                generation: job.generation,
+                request: r,
+                image,
+                prepared,
+                prepared_again,
+                coarse,
+            })),
+            Err(message) => Reply::Failed { generation: job.generation, message },
+        };
+        // Rows on a server: the pyramid's picture at once, then the rows' (unless a newer
+        // request came meanwhile).
+        if reuse.is_none()
+            && let Some(Ok(coarse)) =
+                exaviz_engine::views::contract::prepare_coarse(view, dataset, &r.selection, r.frame, backend)
+            && let Ok(drawn) = picture(Arc::from(coarse))
+        {
+            if replies.send(reply(Ok(drawn), true)).is_err() {
+                return;
+            }
+            wake();
+            if let Ok(newer) = jobs.try_recv() {
+                next = Some(newer);
+                continue;
+            }
+        }
         let result = (|| -> Result<(Arc<dyn Prepared>, Image), String> {
             let prepared = match reuse {
                 Some(p) => p,
@@ -130,25 +170,9 @@ fn work(
                     p
                 }
             };
-            let mut scene = prepared.draw(dataset, &r.selection);
-            // A minimap outlines the part of the scene in view.
-            if let Some(m) = prepared.minimap() {
-                m.draw_viewport(scene.to_mut(), r.transform, r.frame);
-            }
-            let image = render_scene(backend, &scene, r.transform).map_err(|e| e.to_string())?;
-            Ok((prepared, image))
+            picture(prepared)
         })();
-        let reply = match result {
-            Ok((prepared, image)) => Reply::Done(Box::new(Picture {
-                generation: job.generation,
-                request: r,
-                image,
-                prepared,
-                prepared_again,
-            })),
-            Err(message) => Reply::Failed { generation: job.generation, message },
-        };
-        if replies.send(reply).is_err() {
+        if replies.send(reply(result, false)).is_err() {
             return;
         }
         wake();
@@ -246,15 +270,20 @@ impl Explorer {
         self.worker.finished()
     }
 
-    /// Whether a newer picture than the one shown is being made.
+    /// Whether a newer picture than the one shown is being made (or the rows' picture of the
+    /// coarse one shown).
     pub fn busy(&self) -> bool {
-        self.shown.as_ref().is_none_or(|p| p.generation < self.asked) && self.failed < self.asked
+        self.shown.as_ref().is_none_or(|p| p.generation < self.asked || p.coarse) && self.failed < self.asked
     }
 
     /// Takes one reply of the worker; true when something new is to be shown.
     fn accept(&mut self, reply: Reply) -> bool {
         match reply {
-            Reply::Done(p) if self.shown.as_ref().is_none_or(|s| s.generation < p.generation) => {
+            Reply::Done(p)
+                if self.shown.as_ref().is_none_or(|s| {
+                    s.generation < p.generation || (s.generation == p.generation && s.coarse && !p.coarse)
+                }) =>
+            {
                 if p.generation == self.asked {
                     self.error = None;
                 }
@@ -509,6 +538,58 @@ mod tests {
         let view: Arc<dyn View> = Arc::new(RingView(Default::default()));
         let frame = Frame { width: 320, height: 240 };
         Explorer::new(dataset, view, Arc::new(Backend::Cpu), Selection::default(), frame, Box::new(|| {}))
+    }
+
+    /// A store's rows behind a slow link: they take `delay` to arrive.
+    #[derive(Debug)]
+    struct Far {
+        rows: Arc<dyn exaviz_engine::dataset::WindowRows>,
+        delay: Duration,
+    }
+
+    impl exaviz_engine::dataset::WindowRows for Far {
+        fn estimate(&self, window: (u64, u64)) -> u64 {
+            self.rows.estimate(window)
+        }
+        fn read(
+            &self,
+            window: (u64, u64),
+        ) -> Result<(exaviz_engine::model::Messages, exaviz_engine::model::Intervals), String> {
+            std::thread::sleep(self.delay);
+            self.rows.read(window)
+        }
+        fn remote(&self) -> bool {
+            true
+        }
+    }
+
+    /// Rows on a server: the worker shows the window from the pyramid at once, then from its
+    /// rows; the explorer waits for the second, and the window's status says what is awaited.
+    #[test]
+    fn rows_from_a_server_show_the_pyramids_picture_first() {
+        let dir = std::env::temp_dir().join(format!("exaviz-explore-far-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        exaviz_datasets::convert("gen:fd4?ranks=16&messages=20000", &dir.join("s.exaviz"), &|_, _| {}).unwrap();
+        let mut d = exaviz_datasets::store::open_with(&dir.join("s.exaviz"), &|_, _| {}, 0).unwrap();
+        let ooc = d.out_of_core.as_mut().unwrap();
+        ooc.rows = Arc::new(Far { rows: ooc.rows.clone(), delay: Duration::from_millis(400) });
+        let built = exaviz_engine::views::Entry::find("timeline").unwrap().parse::<&str>(&[]).unwrap();
+        let view: Arc<dyn View> = Arc::from(built.view);
+        let frame = Frame { width: 480, height: 320 };
+        let mut e =
+            Explorer::new(Arc::new(d), view, Arc::new(Backend::Cpu), Selection::default(), frame, Box::new(|| {}));
+        let start = Instant::now();
+        while !e.receive() {
+            std::thread::sleep(Duration::from_millis(5));
+            assert!(start.elapsed() < Duration::from_secs(60));
+        }
+        let first = e.shown.as_ref().unwrap();
+        assert!(first.coarse && start.elapsed() < Duration::from_millis(400), "{:?}", start.elapsed());
+        assert!(e.busy(), "the rows' picture is awaited");
+        let done = e.wait(Duration::from_secs(60)).expect("the rows' picture");
+        assert!(!done.coarse && start.elapsed() >= Duration::from_millis(400));
+        assert!(!e.busy());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -36,8 +36,9 @@ pub(crate) fn run(args: &ServeArgs) -> Result<()> {
         return runtime.block_on(exaviz_remote::server::serve_stdio(served)).map_err(|e| anyhow::anyhow!(e));
     }
     runtime.block_on(async {
-        let listener =
-            tokio::net::TcpListener::bind(&args.listen).await.with_context(|| format!("cannot listen on {}", args.listen))?;
+        let listener = tokio::net::TcpListener::bind(&args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
         let at = listener.local_addr()?;
         let names: Vec<String> = args.roots.iter().map(|r| r.display().to_string()).collect();
         // The first line a script or a test reads: where to connect.

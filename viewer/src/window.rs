@@ -234,7 +234,11 @@ impl State {
     /// The worker's state, or the last saved file or failed panel action.
     fn status(&self) -> Option<String> {
         if self.explorer.busy() {
-            Some("computing…".to_string())
+            let coarse = self.explorer.shown.as_ref().is_some_and(|p| p.coarse && p.generation == self.explorer.asked);
+            Some(
+                if coarse { "from the pyramid: reading the window's rows from the server…" } else { "computing…" }
+                    .into(),
+            )
         } else if let Some(e) = &self.explorer.error {
             Some(format!("error: {e} (the last good picture is shown)"))
         } else {

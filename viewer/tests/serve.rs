@@ -69,10 +69,8 @@ fn a_store_opens_over_ssh_as_it_does_locally() {
         .enumerate()
         .map(|(k, input)| {
             let png = dir.join(format!("{k}.png"));
-            let out = exaviz(
-                &["render", input, "--view", "timeline", "--backend", "cpu", "-o", png.to_str().unwrap()],
-                &env,
-            );
+            let out =
+                exaviz(&["render", input, "--view", "timeline", "--backend", "cpu", "-o", png.to_str().unwrap()], &env);
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
             std::fs::read(png).unwrap()
         })
@@ -94,10 +92,8 @@ fn the_window_shows_a_store_opened_over_ssh() {
     let dir = scratch("view");
     let path = store(&dir);
     let ssh = fake_ssh(&dir);
-    let script = format!(
-        "\"{EXE}\" view 'ssh://localhost{}' --view timeline --size 480x360 --frames 5",
-        path.display()
-    );
+    let script =
+        format!("\"{EXE}\" view 'ssh://localhost{}' --view timeline --size 480x360 --frames 5", path.display());
     let out = Command::new("xvfb-run")
         .args(["-a", "-s", "-screen 0 800x480x24", "sh", "-c", &script])
         .env("XDG_RUNTIME_DIR", &dir)

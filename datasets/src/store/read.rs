@@ -25,7 +25,10 @@ use std::sync::Arc;
 pub enum Files {
     Folder(PathBuf),
     /// `at` names the store in messages (its address on the server).
-    Held { at: PathBuf, files: Arc<BTreeMap<String, bytes::Bytes>> },
+    Held {
+        at: PathBuf,
+        files: Arc<BTreeMap<String, bytes::Bytes>>,
+    },
 }
 
 impl Files {
@@ -58,9 +61,9 @@ impl Files {
         let path = self.path(name);
         let source = match self {
             Files::Folder(_) => Source::File(File::open(&path).map_err(|e| io(&path, e))?),
-            Files::Held { files, .. } => Source::Held(
-                files.get(name).cloned().ok_or_else(|| io(&path, std::io::ErrorKind::NotFound.into()))?,
-            ),
+            Files::Held { files, .. } => {
+                Source::Held(files.get(name).cloned().ok_or_else(|| io(&path, std::io::ErrorKind::NotFound.into()))?)
+            }
         };
         Ok((source.len(), source))
     }

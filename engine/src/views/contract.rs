@@ -415,6 +415,21 @@ pub fn prepare(
     )))
 }
 
+/// The picture to show at once while the rows of a window are fetched from another machine:
+/// `view` prepared from the pyramid whatever the window holds. `None` where the rows are local
+/// or the view draws no pyramid ([`prepare`] is then the first picture).
+pub fn prepare_coarse(
+    view: &dyn View,
+    dataset: &Dataset,
+    selection: &Selection,
+    frame: Frame,
+    backend: &Backend,
+) -> Option<Result<Box<dyn Prepared>, ViewError>> {
+    let ooc = dataset.out_of_core.as_ref()?;
+    (ooc.rows.remote() && view.reads_rows() && view.reads_pyramid())
+        .then(|| view.prepare(dataset, selection, frame, backend))
+}
+
 /// A view prepared from the rows of a window read from disk: drawn and picked with them.
 struct WithRows {
     rows: Dataset,

@@ -1,0 +1,162 @@
+//! The server against malformed and hostile requests, and the client against damaged answers.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_flight::flight_service_client::FlightServiceClient;
+use arrow_flight::{FlightData, Ticket};
+use futures::StreamExt;
+
+use crate::protocol::{Ask, Request, RowsAsk};
+use crate::server::{Served, spawn};
+
+fn store(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("exaviz-remote-unit-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("served")).unwrap();
+    exaviz_datasets::convert("gen:fd4?ranks=16&messages=20000", &dir.join("served/s.exaviz"), &|_, _| {}).unwrap();
+    dir
+}
+
+/// Sends raw `ticket` bytes: the data messages received, or the error status's message.
+async fn get(client: &mut FlightServiceClient<tonic::transport::Channel>, ticket: Vec<u8>) -> Result<usize, String> {
+    let response = client.do_get(Ticket { ticket: ticket.into() }).await.map_err(|s| s.message().to_string())?;
+    let mut stream = response.into_inner();
+    let mut n = 0;
+    while let Some(d) = stream.next().await {
+        let _: FlightData = d.map_err(|s| s.message().to_string())?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Files of a folder with their sizes and modification times.
+fn listing(dir: &Path) -> Vec<(String, u64, std::time::SystemTime)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let m = e.metadata().unwrap();
+            (e.file_name().to_string_lossy().into_owned(), m.len(), m.modified().unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn malformed_and_hostile_requests_get_one_line_and_the_server_keeps_answering() {
+    let dir = store("hostile");
+    let served = dir.join("served");
+    let before = listing(&served.join("s.exaviz"));
+    let server = spawn(Served::new(std::slice::from_ref(&served), std::time::Duration::ZERO).unwrap()).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", server.addr))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let mut client = FlightServiceClient::new(channel);
+        let head = Request { store: "s.exaviz".into(), ask: Ask::Head }.ticket();
+        assert!(get(&mut client, head.clone()).await.unwrap() > 1);
+        let rows =
+            |budget| Request { store: "s.exaviz".into(), ask: Ask::Rows(RowsAsk { t0: 0, t1: u64::MAX, budget }) };
+        // Over the budget: the schema alone.
+        assert_eq!(get(&mut client, rows(0).ticket()).await.unwrap(), 1);
+        assert!(get(&mut client, rows(u64::MAX).ticket()).await.unwrap() > 2);
+        let outside = dir.join("s.exaviz").display().to_string();
+        let bad: Vec<(Vec<u8>, &str)> = vec![
+            (b"garbage".to_vec(), "not an exaviz request"),
+            (vec![b' '; 5000], "at most 4096"),
+            (vec![b'{'; 200_000], ""),
+            (Request { store: "../s.exaviz".into(), ask: Ask::Head }.ticket(), "not below a folder"),
+            (Request { store: outside, ask: Ask::Head }.ticket(), "not below a folder"),
+            (Request { store: "/etc/passwd".into(), ask: Ask::Head }.ticket(), "not below a folder"),
+            (Request { store: "nothing.exaviz".into(), ask: Ask::Head }.ticket(), "no such store"),
+        ];
+        for (ticket, says) in bad {
+            let e = get(&mut client, ticket).await.unwrap_err();
+            assert!(e.contains(says) && !e.contains('\n') && !e.is_empty(), "{e}");
+        }
+        // A mutation fuzz through the whole server: every answer is data or one line.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let seeds = [head.clone(), rows(5_000_000).ticket()];
+        for k in 0..300 {
+            let mut t = seeds[k % 2].clone();
+            let i = (next() as usize) % t.len();
+            match next() % 3 {
+                0 => t[i] = next() as u8,
+                1 => t.truncate(i),
+                _ => t.insert(i, b"./\\{}\"0"[(next() % 7) as usize]),
+            }
+            if let Err(e) = get(&mut client, t).await {
+                assert!(!e.contains('\n'), "{e}");
+            }
+        }
+        // Only DoGet is answered; the server never writes.
+        let put = client.do_put(futures::stream::iter(Vec::<FlightData>::new())).await.unwrap_err();
+        assert_eq!(put.code(), tonic::Code::Unimplemented);
+        assert!(get(&mut client, head).await.unwrap() > 1);
+    });
+    drop(server);
+    assert_eq!(listing(&served.join("s.exaviz")), before, "the server changed the store");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A damaged answer (a store's files flipped on the way) opens or is refused in one line,
+/// never a panic: the held files go through the store's own checks.
+#[test]
+fn damaged_files_from_a_server_are_refused_in_one_line() {
+    let dir = store("damaged");
+    let path = dir.join("served/s.exaviz");
+    let files: std::collections::BTreeMap<String, bytes::Bytes> = std::fs::read_dir(&path)
+        .unwrap()
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap().into()))
+        .collect();
+    let names: Vec<String> = files.keys().cloned().collect();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut opened, mut refused) = (0, 0);
+    for _ in 0..200 {
+        let mut damaged = files.clone();
+        let name = &names[(next() as usize) % names.len()];
+        let mut b = damaged[name].to_vec();
+        if b.is_empty() {
+            continue;
+        }
+        let i = (next() as usize) % b.len();
+        if next() % 2 == 0 {
+            b[i] ^= 1 << (next() % 8);
+        } else {
+            b.truncate(i);
+        }
+        damaged.insert(name.clone(), b.into());
+        let held = exaviz_datasets::store::Files::Held { at: "grpc://h:1/s.exaviz".into(), files: Arc::new(damaged) };
+        let result = std::panic::catch_unwind(|| {
+            exaviz_datasets::store::open_in(&held, &|_, _| {}, u64::MAX, &|_, _| unreachable!()).map(|_| ())
+        });
+        match result.expect("no panic") {
+            Ok(()) => opened += 1,
+            Err(e) => {
+                let e = e.to_string();
+                assert!(e.starts_with("grpc://h:1/s.exaviz") && !e.contains('\n'), "{e}");
+                refused += 1;
+            }
+        }
+    }
+    assert!(refused > 0, "{opened} opened, {refused} refused");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
