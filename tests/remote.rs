@@ -34,7 +34,7 @@ fn same_pictures(local: &Dataset, remote: &Dataset, backend: &Backend) -> Vec<&'
             assert!(view.check(remote).is_err(), "{} refuses the local store only", entry.name);
             continue;
         }
-        for selection in [Selection::default(), short.clone()] {
+        for selection in [Selection::default(), short] {
             let a = render_view(view.as_ref(), local, &selection, FRAME, backend).map_err(|e| e.to_string());
             let b = render_view(view.as_ref(), remote, &selection, FRAME, backend).map_err(|e| e.to_string());
             match (a, b) {

@@ -294,7 +294,7 @@ pub fn open_with(input: &str, progress: &dyn Fn(u64, u64), in_memory_rows: u64) 
 enum Fetched {
     /// The store's statistics bound the window above the budget to this many rows.
     Over(u64),
-    Rows(u64, Box<(Messages, Intervals)>),
+    Rows(u64, Box<Rows>),
 }
 
 /// The rows of a store on a server, by window: [`WindowRows::estimate`] asks for the window's
@@ -306,8 +306,13 @@ pub struct RemoteRows {
     locations: u32,
     regions: u32,
     /// The rows of the last window estimated, until they are read.
-    kept: Mutex<Option<((u64, u64), Box<(Messages, Intervals)>)>>,
+    kept: Mutex<Option<(Window, Box<Rows>)>>,
 }
+
+/// A window, ticks, both ends in.
+type Window = (u64, u64);
+/// A window's rows.
+type Rows = (Messages, Intervals);
 
 impl RemoteRows {
     fn fetch(&self, window: (u64, u64), budget: u64) -> Result<Fetched, String> {

@@ -231,9 +231,11 @@ pub fn intervals_batch(v: &Intervals, r: std::ops::Range<usize>, schema: SchemaR
     RecordBatch::try_new(schema, cols).map_err(|e| e.to_string())
 }
 
-/// The columns of `batch` as the table's (`u32` columns and `u64` columns in order), checked
-/// against its schema.
-fn columns(batch: &RecordBatch, table: RowTable) -> Result<(Vec<&[u32]>, Vec<&[u64]>), String> {
+/// A batch's `u32` columns and `u64` columns, each in order.
+type Columns<'a> = (Vec<&'a [u32]>, Vec<&'a [u64]>);
+
+/// The columns of `batch` as the table's, checked against its schema.
+fn columns(batch: &RecordBatch, table: RowTable) -> Result<Columns<'_>, String> {
     let want = rows_schema(table);
     if batch.num_columns() != want.fields().len() {
         return Err(format!("{} columns where {} were expected", batch.num_columns(), want.fields().len()));

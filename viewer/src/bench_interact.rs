@@ -193,8 +193,7 @@ pub fn run(args: BenchInteractArgs) -> Result<()> {
         bail!("{}: the first picture failed: {}", args.input, first_open.0.error.clone().unwrap_or_default());
     }
     let explorer = &mut first_open.0;
-    // kind -> (first frame times, complete times, megabytes received from a server)
-    let mut times: Vec<(&'static str, Vec<f64>, Vec<f64>, Vec<f64>)> = Vec::new();
+    let mut times: Vec<Measured> = Vec::new();
     let mut prepared = 0usize;
     for run in 0..=args.runs {
         explorer.gesture(Gesture::Reset);
@@ -261,6 +260,10 @@ pub fn run(args: BenchInteractArgs) -> Result<()> {
     let head = Head { input: &args.input, view: &args.view, size: (w, h), backend: &backend, open, prepared, opened };
     report(&head, dataset.summary().messages, &rows, args.json)
 }
+
+/// A kind of gesture, and its first frame times, complete times (ms) and megabytes received from
+/// a server.
+type Measured = (&'static str, Vec<f64>, Vec<f64>, Vec<f64>);
 
 /// Makes `step` (not a hover) in `explorer`: whether the selection or the picture changed.
 /// `search_at` is the match `next` and `previous` last stepped to.
