@@ -74,8 +74,8 @@ fn every_view_draws_the_same_picture_from_a_server_as_from_the_local_store() {
             assert!(drawn.contains(&name), "{name} not drawn: {drawn:?}");
         }
     }
-    // Whole: every file, read into memory as the local store is.
-    let local = exaviz_datasets::store::open(&path, &|_, _| {}).unwrap();
+    // Whole: every file, read into memory as the local store is (with its index).
+    let local = exaviz_datasets::open(path.to_str().unwrap()).unwrap();
     let remote = exaviz_remote::open(&url, &|_, _| {}).unwrap();
     assert!(remote.out_of_core.is_none() && local.out_of_core.is_none());
     assert_eq!(remote.trace.messages.send_time, local.trace.messages.send_time);

@@ -104,7 +104,11 @@ pub fn attach(input: &str, d: &mut Dataset) -> Came {
 /// `None` for a generator, a store (which keeps its own pyramid), a list of files, or with
 /// [`SWITCH`] `off`.
 pub fn path_for(input: &str) -> Option<PathBuf> {
-    if input.starts_with("gen:") || std::env::var(SWITCH).is_ok_and(|v| v.eq_ignore_ascii_case("off")) {
+    // Generators, and stores on a server (`grpc://`, `ssh://`: nothing is written beside them).
+    if input.starts_with("gen:")
+        || input.contains("://")
+        || std::env::var(SWITCH).is_ok_and(|v| v.eq_ignore_ascii_case("off"))
+    {
         return None;
     }
     let path = Path::new(input);

@@ -287,7 +287,10 @@ pub fn open_with(input: &str, progress: &dyn Fn(u64, u64), in_memory_rows: u64) 
         store::out_of_core_with(&files, m, Arc::new(rows), span)
     };
     let in_memory = if whole { u64::MAX } else { 0 };
-    store::open_in(&files, &|_, _| {}, in_memory, &rows)
+    let mut d = store::open_in(&files, &|_, _| {}, in_memory, &rows)?;
+    // The index a local store read into memory gets (summed here: nothing is kept on disk).
+    let _ = exaviz_datasets::sidecar::attach(input, &mut d);
+    Ok(d)
 }
 
 /// What one window's answer held.
