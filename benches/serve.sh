@@ -15,7 +15,7 @@ exe=${EXAVIZ:-target/release/exaviz}
 out=$(mktemp -d)
 trap 'kill $server 2>/dev/null || true; rm -rf "$out"' EXIT
 
-"$exe" serve "$store" --listen 127.0.0.1:0 --delay-ms "$rtt" > "$out/server" 2>&1 &
+"$exe" serve "$store" --listen 127.0.0.1:0 --delay-ms "$rtt" --log > "$out/server" 2>&1 &
 server=$!
 for _ in $(seq 1 100); do grep -q listening "$out/server" 2>/dev/null && break; sleep 0.1; done
 addr=$(grep -o '127.0.0.1:[0-9]*' "$out/server")
@@ -31,3 +31,5 @@ pids=""
 for k in 1 2 3 4; do bench "$url" > "$out/client$k" 2>&1 & pids="$pids $!"; done
 wait $pids
 for k in 1 2 3 4; do echo "-- client $k"; cat "$out/client$k"; done
+echo "== the server's answers of rows (time to read and encode, without the round trip)"
+grep "Rows.* ms$" "$out/server" | sed 's/.* in \([0-9.]*\) ms/\1/' | sort -n | awk '{a[NR]=$1} END {if (NR) print NR " answers: p50 " a[int((NR+1)/2)] " ms, p95 " a[int(NR*0.95+0.5)] " ms, max " a[NR] " ms"}'

@@ -308,8 +308,9 @@ pub struct RemoteRows {
     remote: Arc<Remote>,
     locations: u32,
     regions: u32,
-    /// The rows of the last window estimated, until they are read.
-    kept: Mutex<Option<(Window, Box<Rows>)>>,
+    /// The last window estimated, its estimate, and its rows (within the budget) until they
+    /// are read.
+    kept: Mutex<Option<(Window, u64, Option<Box<Rows>>)>>,
 }
 
 /// A window, ticks, both ends in.
@@ -362,22 +363,27 @@ impl WindowRows for RemoteRows {
     }
 
     fn estimate(&self, window: (u64, u64)) -> u64 {
-        match self.fetch(window, exaviz_engine::views::contract::ROW_BUDGET) {
-            Ok(Fetched::Over(n)) => n,
-            Ok(Fetched::Rows(n, rows)) => {
-                if let Ok(mut k) = self.kept.lock() {
-                    *k = Some((window, rows));
-                }
-                n
-            }
-            // The read that follows says what went wrong.
-            Err(_) => 0,
+        if let Some(n) = self.kept.lock().ok().and_then(|k| k.as_ref().filter(|k| k.0 == window).map(|k| k.1)) {
+            return n;
         }
+        let (n, rows) = match self.fetch(window, exaviz_engine::views::contract::ROW_BUDGET) {
+            Ok(Fetched::Over(n)) => (n, None),
+            Ok(Fetched::Rows(n, rows)) => (n, Some(rows)),
+            // The read that follows says what went wrong.
+            Err(_) => return 0,
+        };
+        if let Ok(mut k) = self.kept.lock() {
+            *k = Some((window, n, rows));
+        }
+        n
     }
 
     fn read(&self, window: (u64, u64)) -> Result<(Messages, Intervals), String> {
-        let kept = self.kept.lock().ok().and_then(|mut k| k.take_if(|(w, _)| *w == window));
-        if let Some((_, rows)) = kept {
+        let kept = self.kept.lock().ok().and_then(|mut k| match k.as_mut() {
+            Some((w, _, rows)) if *w == window => rows.take(),
+            _ => None,
+        });
+        if let Some(rows) = kept {
             return Ok(*rows);
         }
         match self.fetch(window, u64::MAX)? {

@@ -9,10 +9,14 @@
 //! ```
 //!
 //! Files travel as batches of (`name` utf8, `offset` u64, `data` binary) of at most
-//! [`CHUNK_BYTES`] each, in order. Rows travel in the store's own columns, the messages then
-//! the intervals, each table's batches after a schema of its own; the messages' schema metadata
-//! carries `estimate`, the messages and intervals the store's statistics bound the window to,
-//! and `over` where that is above the budget (then no rows follow).
+//! [`CHUNK_BYTES`] each, in order. Rows travel in the store's columns, the messages then the
+//! intervals, each table's batches after a schema of its own, with times as steps: a row's send
+//! or start time as the step from the row before it in its batch (the first row's from 0), a
+//! receive or end time as the step from its send or start (`u64`s, wrapping), which Zstandard
+//! compresses to a fraction of the raw times, and a message's receiver as the step from its
+//! sender (`partner`: neighbours in a grid repeat a few steps). The messages' schema metadata carries
+//! `estimate`, the messages and intervals the store's statistics bound the window to, and `over`
+//! where that is above the budget (then no rows follow).
 
 use std::sync::Arc;
 
@@ -176,15 +180,19 @@ pub fn rows_schema(table: RowTable) -> Schema {
     Schema::new(match table {
         RowTable::Messages => vec![
             u32_field("source"),
-            u32_field("destination"),
-            u64_field("send_time"),
-            u64_field("recv_time"),
+            u32_field("partner"),
+            u64_field("send_step"),
+            u64_field("transfer"),
             u32_field("bytes"),
             u32_field("tag"),
         ],
-        RowTable::Intervals => {
-            vec![u32_field("location"), u64_field("start"), u64_field("end"), u32_field("region"), u32_field("depth")]
-        }
+        RowTable::Intervals => vec![
+            u32_field("location"),
+            u64_field("start_step"),
+            u64_field("duration"),
+            u32_field("region"),
+            u32_field("depth"),
+        ],
     })
 }
 
@@ -202,17 +210,34 @@ fn u32s(v: &[u32]) -> ArrayRef {
     Arc::new(UInt32Array::from(v.to_vec()))
 }
 
-fn u64s(v: &[u64]) -> ArrayRef {
-    Arc::new(UInt64Array::from(v.to_vec()))
+/// Times `t` as steps from the one before (the first from 0), and times `u` as steps from `t`.
+fn steps(t: &[u64], u: &[u64]) -> (ArrayRef, ArrayRef) {
+    let from = std::iter::once(0).chain(t.iter().copied());
+    let steps: Vec<u64> = t.iter().zip(from).map(|(&a, b)| a.wrapping_sub(b)).collect();
+    let after: Vec<u64> = u.iter().zip(t).map(|(&b, &a)| b.wrapping_sub(a)).collect();
+    (Arc::new(UInt64Array::from(steps)), Arc::new(UInt64Array::from(after)))
+}
+
+/// The times [`steps`] made steps of, appended to `t` and `u`.
+fn unstep(steps: &[u64], after: &[u64], t: &mut Vec<u64>, u: &mut Vec<u64>) {
+    let mut at = 0u64;
+    for (&s, &a) in steps.iter().zip(after) {
+        at = at.wrapping_add(s);
+        t.push(at);
+        u.push(at.wrapping_add(a));
+    }
 }
 
 /// Messages `range` as a batch of `schema`.
 pub fn messages_batch(m: &Messages, r: std::ops::Range<usize>, schema: SchemaRef) -> Result<RecordBatch, String> {
+    let (send, transfer) = steps(&m.send_time[r.clone()], &m.recv_time[r.clone()]);
+    let partner: Vec<u32> =
+        m.destination[r.clone()].iter().zip(&m.source[r.clone()]).map(|(&d, &s)| d.wrapping_sub(s)).collect();
     let cols = vec![
         u32s(&m.source[r.clone()]),
-        u32s(&m.destination[r.clone()]),
-        u64s(&m.send_time[r.clone()]),
-        u64s(&m.recv_time[r.clone()]),
+        Arc::new(UInt32Array::from(partner)),
+        send,
+        transfer,
         u32s(&m.bytes[r.clone()]),
         u32s(&m.tag[r]),
     ];
@@ -221,13 +246,8 @@ pub fn messages_batch(m: &Messages, r: std::ops::Range<usize>, schema: SchemaRef
 
 /// Intervals `range` as a batch of `schema`.
 pub fn intervals_batch(v: &Intervals, r: std::ops::Range<usize>, schema: SchemaRef) -> Result<RecordBatch, String> {
-    let cols = vec![
-        u32s(&v.location[r.clone()]),
-        u64s(&v.start[r.clone()]),
-        u64s(&v.end[r.clone()]),
-        u32s(&v.kind[r.clone()]),
-        u32s(&v.depth[r]),
-    ];
+    let (start, duration) = steps(&v.start[r.clone()], &v.end[r.clone()]);
+    let cols = vec![u32s(&v.location[r.clone()]), start, duration, u32s(&v.kind[r.clone()]), u32s(&v.depth[r])];
     RecordBatch::try_new(schema, cols).map_err(|e| e.to_string())
 }
 
@@ -267,9 +287,8 @@ fn columns(batch: &RecordBatch, table: RowTable) -> Result<Columns<'_>, String> 
 pub fn add_messages(m: &mut Messages, batch: &RecordBatch) -> Result<(), String> {
     let (a, b) = columns(batch, RowTable::Messages)?;
     m.source.extend_from_slice(a[0]);
-    m.destination.extend_from_slice(a[1]);
-    m.send_time.extend_from_slice(b[0]);
-    m.recv_time.extend_from_slice(b[1]);
+    m.destination.extend(a[1].iter().zip(a[0]).map(|(&p, &s)| s.wrapping_add(p)));
+    unstep(b[0], b[1], &mut m.send_time, &mut m.recv_time);
     m.bytes.extend_from_slice(a[2]);
     m.tag.extend_from_slice(a[3]);
     Ok(())
@@ -279,8 +298,7 @@ pub fn add_messages(m: &mut Messages, batch: &RecordBatch) -> Result<(), String>
 pub fn add_intervals(v: &mut Intervals, batch: &RecordBatch) -> Result<(), String> {
     let (a, b) = columns(batch, RowTable::Intervals)?;
     v.location.extend_from_slice(a[0]);
-    v.start.extend_from_slice(b[0]);
-    v.end.extend_from_slice(b[1]);
+    unstep(b[0], b[1], &mut v.start, &mut v.end);
     v.kind.extend_from_slice(a[1]);
     v.depth.extend_from_slice(a[2]);
     Ok(())
@@ -387,23 +405,29 @@ mod tests {
     #[test]
     fn rows_round_trip_through_batches() {
         let m = Messages {
-            source: vec![0, 1],
-            destination: vec![1, 0],
-            send_time: vec![5, 6],
-            recv_time: vec![7, 8],
-            bytes: vec![10, 20],
-            tag: vec![0, 3],
+            source: vec![0, 1, 1],
+            destination: vec![1, 0, 0],
+            send_time: vec![5, 6, u64::MAX],
+            recv_time: vec![7, 8, u64::MAX],
+            bytes: vec![10, 20, 30],
+            tag: vec![0, 3, 3],
         };
         let mut back = Messages::default();
-        add_messages(&mut back, &messages_batch(&m, 0..2, answer_schema(RowTable::Messages, 2, false)).unwrap())
+        add_messages(&mut back, &messages_batch(&m, 0..3, answer_schema(RowTable::Messages, 2, false)).unwrap())
             .unwrap();
-        assert_eq!(back.send_time, m.send_time);
+        assert_eq!((&back.send_time, &back.recv_time), (&m.send_time, &m.recv_time));
         assert_eq!(back.tag, m.tag);
-        let v = Intervals { location: vec![1], start: vec![2], end: vec![3], kind: vec![4], depth: vec![5] };
+        let v = Intervals {
+            location: vec![1, 2],
+            start: vec![9, 2],
+            end: vec![12, 3],
+            kind: vec![4, 0],
+            depth: vec![5, 0],
+        };
         let mut w = Intervals::default();
-        add_intervals(&mut w, &intervals_batch(&v, 0..1, answer_schema(RowTable::Intervals, 1, false)).unwrap())
+        add_intervals(&mut w, &intervals_batch(&v, 0..2, answer_schema(RowTable::Intervals, 1, false)).unwrap())
             .unwrap();
-        assert_eq!((w.end[0], w.kind[0], w.depth[0]), (3, 4, 5));
+        assert_eq!((&w.start, &w.end, w.kind[0], w.depth[0]), (&v.start, &v.end, 4, 5));
         // Intervals' columns are not messages'.
         let b = intervals_batch(&v, 0..1, answer_schema(RowTable::Intervals, 1, false)).unwrap();
         assert!(add_messages(&mut back, &b).is_err());

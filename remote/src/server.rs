@@ -40,6 +40,8 @@ pub struct Served {
     open: Mutex<Vec<(PathBuf, Arc<Dataset>)>>,
     /// A delay before each answer: a simulated round trip, for benchmarks.
     delay: Duration,
+    /// Whether each request gets a line on standard error.
+    pub log: bool,
 }
 
 impl Served {
@@ -52,7 +54,7 @@ impl Served {
             .iter()
             .map(|r| r.canonicalize().map_err(|e| format!("{}: {e}", r.display())))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { roots, open: Mutex::new(Vec::new()), delay })
+        Ok(Self { roots, open: Mutex::new(Vec::new()), delay, log: false })
     }
 
     /// The store a request names: below a served folder (or a served store itself, by its
@@ -206,12 +208,27 @@ impl FlightService for Service {
         if !served.delay.is_zero() {
             tokio::time::sleep(served.delay).await;
         }
+        let started = std::time::Instant::now();
+        let log = served.log.then(|| format!("{} {:?}", r.store, r.ask));
         let parts = tokio::task::spawn_blocking(move || served.answer(&r))
             .await
-            .map_err(|e| Status::internal(format!("the answer failed ({e})")))?
-            .map_err(Status::failed_precondition)?;
+            .map_err(|e| Status::internal(format!("the answer failed ({e})")))?;
+        if let Some(line) = log {
+            let ms = started.elapsed().as_secs_f64() * 1e3;
+            match &parts {
+                Ok(p) => {
+                    let rows: usize = p.iter().flat_map(|(_, b)| b).map(RecordBatch::num_rows).sum();
+                    let mb = p.iter().flat_map(|(_, b)| b).map(RecordBatch::get_array_memory_size).sum::<usize>()
+                        as f64
+                        / 1e6;
+                    eprintln!("{line}: {rows} rows, {mb:.2} MB before compression, in {ms:.1} ms");
+                }
+                Err(e) => eprintln!("{line}: refused: {e}"),
+            }
+        }
+        let parts = parts.map_err(Status::failed_precondition)?;
         let options = arrow_ipc::writer::IpcWriteOptions::default()
-            .try_with_compression(Some(arrow_ipc::CompressionType::LZ4_FRAME))
+            .try_with_compression(Some(arrow_ipc::CompressionType::ZSTD))
             .map_err(|e| Status::internal(e.to_string()))?;
         // Each part after a schema message of its own, one stream.
         let streams = parts.into_iter().map(move |(schema, batches)| {

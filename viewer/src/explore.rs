@@ -144,18 +144,27 @@ fn work(
             Err(message) => Reply::Failed { generation: job.generation, message },
         };
         // Rows on a server: the pyramid's picture at once, then the rows' (unless a newer
-        // request came meanwhile).
+        // request came meanwhile, or the window holds too many rows to read: the pyramid's
+        // picture is then the picture).
         if reuse.is_none()
             && let Some(Ok(coarse)) =
                 exaviz_engine::views::contract::prepare_coarse(view, dataset, &r.selection, r.frame, backend)
-            && let Ok(drawn) = picture(Arc::from(coarse))
+            && let Ok((coarse, image)) = picture(Arc::from(coarse))
         {
-            if replies.send(reply(Ok(drawn), true)).is_err() {
+            if replies.send(reply(Ok((coarse.clone(), image.clone())), true)).is_err() {
                 return;
             }
             wake();
             if let Ok(newer) = jobs.try_recv() {
                 next = Some(newer);
+                continue;
+            }
+            if !exaviz_engine::views::contract::reads_window_rows(view, dataset, &r.selection) {
+                cached = Some((key, r.frame, coarse.clone()));
+                if replies.send(reply(Ok((coarse, image)), false)).is_err() {
+                    return;
+                }
+                wake();
                 continue;
             }
         }

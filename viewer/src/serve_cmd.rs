@@ -25,11 +25,16 @@ pub struct ServeArgs {
     /// benchmarks.
     #[arg(long, default_value_t = 0, value_name = "MS")]
     pub delay_ms: u64,
+    /// One line per request on standard error: the store, what was asked, the rows or file
+    /// pieces answered and the time taken.
+    #[arg(long)]
+    pub log: bool,
 }
 
 pub(crate) fn run(args: &ServeArgs) -> Result<()> {
-    let served = exaviz_remote::server::Served::new(&args.roots, std::time::Duration::from_millis(args.delay_ms))
+    let mut served = exaviz_remote::server::Served::new(&args.roots, std::time::Duration::from_millis(args.delay_ms))
         .map_err(|e| anyhow::anyhow!(e))?;
+    served.log = args.log;
     let served = Arc::new(served);
     let runtime = tokio_runtime()?;
     if args.stdio {

@@ -430,6 +430,17 @@ pub fn prepare_coarse(
         .then(|| view.prepare(dataset, selection, frame, backend))
 }
 
+/// Whether [`prepare`] reads rows for `selection`'s window of a dataset whose rows stay on disk
+/// or on a server (else the view draws it from the pyramid, as [`prepare_coarse`] does).
+pub fn reads_window_rows(view: &dyn View, dataset: &Dataset, selection: &Selection) -> bool {
+    let Some(ooc) = &dataset.out_of_core else { return true };
+    if !view.reads_rows() {
+        return true;
+    }
+    let window = super::trace::window_ticks(dataset, selection).unwrap_or(ooc.span);
+    ooc.rows.estimate(window) <= ROW_BUDGET || !view.reads_pyramid()
+}
+
 /// A view prepared from the rows of a window read from disk: drawn and picked with them.
 struct WithRows {
     rows: Dataset,
