@@ -310,8 +310,12 @@ pub struct RemoteRows {
     regions: u32,
     /// The last window estimated, its estimate, and its rows (within the budget) until they
     /// are read.
-    kept: Mutex<Option<(Window, u64, Option<Box<Rows>>)>>,
+    kept: Mutex<Option<Kept>>,
 }
+
+/// A window estimated: the window, its estimate, and its rows where they were within the budget
+/// (until they are read).
+type Kept = (Window, u64, Option<Box<Rows>>);
 
 /// A window, ticks, both ends in.
 type Window = (u64, u64);
