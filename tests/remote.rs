@@ -84,6 +84,66 @@ fn every_view_draws_the_same_picture_from_a_server_as_from_the_local_store() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Pans and zooms: a window beside the last one fetched asks only for the time it uncovers, one
+/// inside it for nothing, and every window's rows are the local store's, in its order.
+#[test]
+fn windows_beside_the_last_fetch_only_what_they_uncover_and_equal_the_local_rows() {
+    let dir = store("beside", "gen:fd4?ranks=256&messages=400000");
+    let path = dir.join("s.exaviz");
+    let server = spawn(Served::new(std::slice::from_ref(&dir), std::time::Duration::ZERO).unwrap()).unwrap();
+    let local = exaviz_datasets::store::open_with(&path, &|_, _| {}, 0).unwrap();
+    let remote = exaviz_remote::client::open_with(&server.url("s.exaviz"), &|_, _| {}, 0).unwrap();
+    let (l, r) = (local.out_of_core.as_ref().unwrap(), remote.out_of_core.as_ref().unwrap());
+    let span = l.span;
+    let at = |f: f64| span.0 + ((span.1 - span.0) as f64 * f) as u64;
+    let mut wire = Vec::new();
+    for (a, b) in [
+        (0.40, 0.42),
+        (0.41, 0.43),
+        (0.39, 0.41),
+        (0.395, 0.40),
+        (0.38, 0.45),
+        (0.7, 0.71),
+        (0.69, 0.705),
+        (0.0, 1.0),
+        (0.4, 0.41),
+        (0.0, 1.0),
+        (0.4, 0.41),
+    ] {
+        let w = (at(a), at(b));
+        let before = exaviz_remote::bytes_received();
+        assert_eq!(r.rows.estimate(w) <= contract_budget(), l.rows.estimate(w) <= contract_budget());
+        let (rm, ri) = r.rows.read(w).unwrap();
+        wire.push(exaviz_remote::bytes_received() - before);
+        let (lm, li) = l.rows.read(w).unwrap();
+        assert!(
+            same_messages(&rm, &lm) && same_intervals(&ri, &li),
+            "window {a}-{b}: {} and {} rows, {} and {} locally",
+            rm.send_time.len(),
+            ri.start.len(),
+            lm.send_time.len(),
+            li.start.len()
+        );
+    }
+    // A pan by half the window sends about half of what the first window did; a zoom in nothing.
+    assert!(wire[1] * 10 < wire[0] * 7, "{wire:?}");
+    assert_eq!(wire[3], 0, "{wire:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn same_messages(a: &exaviz_engine::model::Messages, b: &exaviz_engine::model::Messages) -> bool {
+    (&a.source, &a.destination, &a.send_time, &a.recv_time, &a.bytes, &a.tag)
+        == (&b.source, &b.destination, &b.send_time, &b.recv_time, &b.bytes, &b.tag)
+}
+
+fn same_intervals(a: &exaviz_engine::model::Intervals, b: &exaviz_engine::model::Intervals) -> bool {
+    (&a.location, &a.start, &a.end, &a.kind, &a.depth) == (&b.location, &b.start, &b.end, &b.kind, &b.depth)
+}
+
+fn contract_budget() -> u64 {
+    exaviz_engine::views::contract::ROW_BUDGET
+}
+
 /// A window read after the server went away fails in one line naming the lost connection; the
 /// pyramid's pictures still draw.
 #[test]

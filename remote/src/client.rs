@@ -283,6 +283,7 @@ pub fn open_with(input: &str, progress: &dyn Fn(u64, u64), in_memory_rows: u64) 
             locations: d.trace.locations.name.len() as u32,
             regions: d.trace.region_names.len() as u32,
             kept: Mutex::new(None),
+            last: Mutex::new(None),
         };
         store::out_of_core_with(&files, m, Arc::new(rows), span)
     };
@@ -311,6 +312,9 @@ pub struct RemoteRows {
     /// The last window estimated, its estimate, and its rows (within the budget) until they
     /// are read.
     kept: Mutex<Option<Kept>>,
+    /// The last window whose rows were fetched, its estimate and its rows: a window beside it
+    /// asks only for the time it uncovers (a pan), one inside it for nothing (a zoom in).
+    last: Mutex<Option<(Window, u64, Rows)>>,
 }
 
 /// A window estimated: the window, its estimate, and its rows where they were within the budget
@@ -324,24 +328,62 @@ type Rows = (Messages, Intervals);
 
 impl RemoteRows {
     fn fetch(&self, window: (u64, u64), budget: u64) -> Result<Fetched, String> {
-        let parts = self.remote.get(Ask::Rows(RowsAsk { t0: window.0, t1: window.1, budget }))?;
-        let meta = |k: &str| parts.first().and_then(|(s, _)| s.metadata().get(k).cloned());
-        let estimate = meta("estimate").and_then(|e| e.parse::<u64>().ok()).ok_or("an answer without its estimate")?;
-        if meta("over").is_some() {
-            return Ok(Fetched::Over(estimate));
-        }
-        let (mut m, mut v) = (Messages::default(), Intervals::default());
-        for (k, (_, batches)) in parts.iter().enumerate() {
-            for b in batches {
-                match k {
-                    0 => add_messages(&mut m, b)?,
-                    1 => add_intervals(&mut v, b)?,
-                    _ => return Err("an answer of more tables than messages and intervals".into()),
+        let last = self.last.lock().ok().and_then(|l| l.clone()).filter(|l| l.0.0 <= window.1 && window.0 <= l.0.1);
+        let parts = match &last {
+            Some((w, _, _)) => store::windows_beside(*w, window),
+            None => vec![window],
+        };
+        let (estimate, fetched) = match &last {
+            // Inside the last window: its rows hold this one's, within its estimate.
+            Some((_, n, _)) if parts.is_empty() => (*n, Vec::new()),
+            _ => {
+                let ask = RowsAsk {
+                    t0: window.0,
+                    t1: window.1,
+                    budget,
+                    parts: if last.is_some() { parts.clone() } else { Vec::new() },
+                };
+                let answer = self.remote.get(Ask::Rows(ask))?;
+                let meta = |k: &str| answer.first().and_then(|(s, _)| s.metadata().get(k).cloned());
+                let estimate =
+                    meta("estimate").and_then(|e| e.parse::<u64>().ok()).ok_or("an answer without its estimate")?;
+                if meta("over").is_some() {
+                    return Ok(Fetched::Over(estimate));
                 }
+                if answer.len() != 2 * parts.len() {
+                    return Err(format!("an answer of {} tables for {} windows", answer.len(), parts.len()));
+                }
+                let mut fetched = Vec::new();
+                for pair in answer.chunks(2) {
+                    let (mut m, mut v) = (Messages::default(), Intervals::default());
+                    for b in &pair[0].1 {
+                        add_messages(&mut m, b)?;
+                    }
+                    for b in &pair[1].1 {
+                        add_intervals(&mut v, b)?;
+                    }
+                    self.check(&m, &v)?;
+                    fetched.push((m, v));
+                }
+                (estimate, fetched)
             }
+        };
+        let rows = match last {
+            Some((w, _, rows)) => {
+                let read = |part: (u64, u64)| {
+                    let k = parts.iter().position(|&p| p == part);
+                    k.and_then(|k| fetched.get(k).cloned()).ok_or_else(|| {
+                        SourceError::invalid(&self.remote.label, "a window the server was not asked for")
+                    })
+                };
+                store::rows_beside(rows, w, window, &read).map_err(|e| e.to_string())?
+            }
+            None => fetched.into_iter().next().ok_or("an answer without rows")?,
+        };
+        if let Ok(mut l) = self.last.lock() {
+            *l = Some((window, estimate, rows.clone()));
         }
-        self.check(&m, &v)?;
-        Ok(Fetched::Rows(estimate, Box::new((m, v))))
+        Ok(Fetched::Rows(estimate, Box::new(rows)))
     }
 
     /// Every id in range, as a store's reader checks them.

@@ -6,7 +6,11 @@
 //! {"store": "run.exaviz", "ask": "head"}        every file but the messages and intervals
 //! {"store": "run.exaviz", "ask": "events"}      the messages' and intervals' files
 //! {"store": "run.exaviz", "ask": {"rows": {"t0": 0, "t1": 99, "budget": 5000000}}}
+//! {"store": "run.exaviz", "ask": {"rows": {"t0": 0, "t1": 99, "budget": 5000000, "parts": [[0, 9], [90, 99]]}}}
 //! ```
+//!
+//! A request of rows with `parts` (at most two windows) asks for the rows of those windows only
+//! (what a pan uncovers: the client holds the rest), within the budget of the whole window.
 //!
 //! Files travel as batches of (`name` utf8, `offset` u64, `data` binary) of at most
 //! [`CHUNK_BYTES`] each, in order. Rows travel in the store's columns, the messages then the
@@ -53,13 +57,26 @@ pub enum Ask {
     Rows(RowsAsk),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RowsAsk {
     /// The window, ticks, both ends in.
     pub t0: u64,
     pub t1: u64,
     pub budget: u64,
+    /// The windows whose rows are sent (none: the whole window's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<(u64, u64)>,
+}
+
+/// Most parts a request of rows names.
+pub const MAX_PARTS: usize = 2;
+
+impl RowsAsk {
+    /// The windows whose rows are sent.
+    pub fn windows(&self) -> Vec<(u64, u64)> {
+        if self.parts.is_empty() { vec![(self.t0, self.t1)] } else { self.parts.clone() }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,10 +100,15 @@ impl Request {
         if r.store.is_empty() || r.store.len() > 1024 || r.store.contains('\0') {
             return Err("the store's name is empty, too long or holds a NUL".into());
         }
-        if let Ask::Rows(a) = &r.ask
-            && a.t1 < a.t0
-        {
-            return Err(format!("window [{}, {}] ends before it starts", a.t0, a.t1));
+        if let Ask::Rows(a) = &r.ask {
+            if a.parts.len() > MAX_PARTS {
+                return Err(format!("{} parts of a window; at most {MAX_PARTS} are read", a.parts.len()));
+            }
+            for &(t0, t1) in std::iter::once(&(a.t0, a.t1)).chain(&a.parts) {
+                if t1 < t0 {
+                    return Err(format!("window [{t0}, {t1}] ends before it starts"));
+                }
+            }
         }
         Ok(r)
     }
@@ -210,17 +232,22 @@ fn u32s(v: &[u32]) -> ArrayRef {
     Arc::new(UInt32Array::from(v.to_vec()))
 }
 
-/// Times `t` as steps from the one before (the first from 0), and times `u` as steps from `t`.
-fn steps(t: &[u64], u: &[u64]) -> (ArrayRef, ArrayRef) {
-    let from = std::iter::once(0).chain(t.iter().copied());
+/// Times `t[r]` as steps from the one before in `t` (the first row's from 0), and times `u[r]`
+/// as steps from `t[r]`. Steps run on from batch to batch of a table (Flight may cut a batch
+/// into several on the wire).
+fn steps(t: &[u64], u: &[u64], r: std::ops::Range<usize>) -> (ArrayRef, ArrayRef) {
+    let before = r.start.checked_sub(1).map_or(0, |i| t[i]);
+    let (t, u) = (&t[r.clone()], &u[r]);
+    let from = std::iter::once(before).chain(t.iter().copied());
     let steps: Vec<u64> = t.iter().zip(from).map(|(&a, b)| a.wrapping_sub(b)).collect();
     let after: Vec<u64> = u.iter().zip(t).map(|(&b, &a)| b.wrapping_sub(a)).collect();
     (Arc::new(UInt64Array::from(steps)), Arc::new(UInt64Array::from(after)))
 }
 
-/// The times [`steps`] made steps of, appended to `t` and `u`.
+/// The times [`steps`] made steps of, appended to `t` and `u` (which hold the table's rows
+/// before them).
 fn unstep(steps: &[u64], after: &[u64], t: &mut Vec<u64>, u: &mut Vec<u64>) {
-    let mut at = 0u64;
+    let mut at = t.last().copied().unwrap_or(0);
     for (&s, &a) in steps.iter().zip(after) {
         at = at.wrapping_add(s);
         t.push(at);
@@ -230,7 +257,7 @@ fn unstep(steps: &[u64], after: &[u64], t: &mut Vec<u64>, u: &mut Vec<u64>) {
 
 /// Messages `range` as a batch of `schema`.
 pub fn messages_batch(m: &Messages, r: std::ops::Range<usize>, schema: SchemaRef) -> Result<RecordBatch, String> {
-    let (send, transfer) = steps(&m.send_time[r.clone()], &m.recv_time[r.clone()]);
+    let (send, transfer) = steps(&m.send_time, &m.recv_time, r.clone());
     let partner: Vec<u32> =
         m.destination[r.clone()].iter().zip(&m.source[r.clone()]).map(|(&d, &s)| d.wrapping_sub(s)).collect();
     let cols = vec![
@@ -246,7 +273,7 @@ pub fn messages_batch(m: &Messages, r: std::ops::Range<usize>, schema: SchemaRef
 
 /// Intervals `range` as a batch of `schema`.
 pub fn intervals_batch(v: &Intervals, r: std::ops::Range<usize>, schema: SchemaRef) -> Result<RecordBatch, String> {
-    let (start, duration) = steps(&v.start[r.clone()], &v.end[r.clone()]);
+    let (start, duration) = steps(&v.start, &v.end, r.clone());
     let cols = vec![u32s(&v.location[r.clone()]), start, duration, u32s(&v.kind[r.clone()]), u32s(&v.depth[r])];
     RecordBatch::try_new(schema, cols).map_err(|e| e.to_string())
 }
@@ -310,7 +337,12 @@ mod tests {
 
     #[test]
     fn a_request_round_trips_through_its_ticket() {
-        for ask in [Ask::Head, Ask::Events, Ask::Rows(RowsAsk { t0: 5, t1: 9, budget: 100 })] {
+        for ask in [
+            Ask::Head,
+            Ask::Events,
+            Ask::Rows(RowsAsk { t0: 5, t1: 9, budget: 100, parts: Vec::new() }),
+            Ask::Rows(RowsAsk { t0: 5, t1: 9, budget: 100, parts: vec![(5, 6), (8, 9)] }),
+        ] {
             let r = Request { store: "runs/a.exaviz".into(), ask };
             assert_eq!(Request::decode(&r.ticket()).unwrap(), r);
         }
@@ -320,13 +352,15 @@ mod tests {
 
     #[test]
     fn malformed_requests_get_one_line_and_no_panic() {
-        let bad: [&[u8]; 7] = [
+        let bad: [&[u8]; 9] = [
             b"",
             b"{}",
             br#"{"store":"a","ask":"head","more":1}"#,
             br#"{"store":"","ask":"head"}"#,
             br#"{"store":"a","ask":{"rows":{"t0":9,"t1":2,"budget":3}}}"#,
             br#"{"store":"a","ask":{"rows":{"table":"nodes","t0":1,"t1":2,"budget":3}}}"#,
+            br#"{"store":"a","ask":{"rows":{"t0":1,"t1":2,"budget":3,"parts":[[1,1],[2,2],[1,2]]}}}"#,
+            br#"{"store":"a","ask":{"rows":{"t0":1,"t1":2,"budget":3,"parts":[[2,1]]}}}"#,
             &[0xff; 5000],
         ];
         for b in bad {
@@ -343,7 +377,7 @@ mod tests {
             Request { store: "a.exaviz".into(), ask: Ask::Head },
             Request {
                 store: "/data/runs/b.exaviz".into(),
-                ask: Ask::Rows(RowsAsk { t0: 10, t1: 1 << 40, budget: 5_000_000 }),
+                ask: Ask::Rows(RowsAsk { t0: 10, t1: 1 << 40, budget: 5_000_000, parts: vec![(10, 99)] }),
             },
         ];
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -379,7 +413,8 @@ mod tests {
                         decoded += 1;
                         assert!(!r.store.is_empty() && !r.store.contains('\0'));
                         if let Ask::Rows(a) = r.ask {
-                            assert!(a.t0 <= a.t1);
+                            assert!(a.t0 <= a.t1 && a.parts.len() <= MAX_PARTS);
+                            assert!(a.parts.iter().all(|p| p.0 <= p.1));
                         }
                     }
                     Err(e) => {
@@ -428,6 +463,19 @@ mod tests {
         add_intervals(&mut w, &intervals_batch(&v, 0..2, answer_schema(RowTable::Intervals, 1, false)).unwrap())
             .unwrap();
         assert_eq!((&w.start, &w.end, w.kind[0], w.depth[0]), (&v.start, &v.end, 4, 5));
+        // Steps run on across batches: a table cut into batches anywhere decodes the same.
+        let mut cut = Messages::default();
+        for r in [0..1, 1..3] {
+            add_messages(&mut cut, &messages_batch(&m, r, answer_schema(RowTable::Messages, 2, false)).unwrap())
+                .unwrap();
+        }
+        assert_eq!((&cut.send_time, &cut.recv_time), (&m.send_time, &m.recv_time));
+        let whole = messages_batch(&m, 0..3, answer_schema(RowTable::Messages, 2, false)).unwrap();
+        let mut sliced = Messages::default();
+        for (o, n) in [(0, 2), (2, 1)] {
+            add_messages(&mut sliced, &whole.slice(o, n)).unwrap();
+        }
+        assert_eq!((&sliced.send_time, &sliced.recv_time), (&m.send_time, &m.recv_time));
         // Intervals' columns are not messages'.
         let b = intervals_batch(&v, 0..1, answer_schema(RowTable::Intervals, 1, false)).unwrap();
         assert!(add_messages(&mut back, &b).is_err());

@@ -126,11 +126,11 @@ impl Served {
                 vec![(schema, pieces.map_err(|e| e.to_string())?)]
             }
             Ask::Events => vec![files(&path, is_event_file)?],
-            Ask::Rows(a) => self.rows(&path, a)?,
+            Ask::Rows(ref a) => self.rows(&path, a)?,
         })
     }
 
-    fn rows(&self, path: &Path, a: RowsAsk) -> Result<Vec<Part>, String> {
+    fn rows(&self, path: &Path, a: &RowsAsk) -> Result<Vec<Part>, String> {
         let d = self.opened(path)?;
         let ooc = d.out_of_core.as_ref().ok_or("not out of core")?;
         let window = (a.t0, a.t1);
@@ -139,15 +139,19 @@ impl Served {
             let schema = answer_schema(RowTable::Messages, estimate, true);
             return Ok(vec![(schema, Vec::new())]);
         }
-        let (m, v) = ooc.rows.read(window).map_err(|e| format!("{}: {e}", path.display()))?;
         let pieces = |n: usize, batch: &dyn Fn(std::ops::Range<usize>) -> Result<RecordBatch, String>| {
             (0..n).step_by(BATCH_ROWS).map(|s| batch(s..(s + BATCH_ROWS).min(n))).collect::<Result<Vec<_>, _>>()
         };
         let ms = answer_schema(RowTable::Messages, estimate, false);
         let vs = answer_schema(RowTable::Intervals, estimate, false);
-        let mb = pieces(m.send_time.len(), &|r| messages_batch(&m, r, ms.clone()))?;
-        let vb = pieces(v.start.len(), &|r| intervals_batch(&v, r, vs.clone()))?;
-        Ok(vec![(ms, mb), (vs, vb)])
+        let mut out = Vec::new();
+        for part in a.windows() {
+            let (m, v) = ooc.rows.read(part).map_err(|e| format!("{}: {e}", path.display()))?;
+            let mb = pieces(m.send_time.len(), &|r| messages_batch(&m, r, ms.clone()))?;
+            let vb = pieces(v.start.len(), &|r| intervals_batch(&v, r, vs.clone()))?;
+            out.extend([(ms.clone(), mb), (vs.clone(), vb)]);
+        }
+        Ok(out)
     }
 }
 

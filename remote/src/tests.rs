@@ -60,8 +60,10 @@ fn malformed_and_hostile_requests_get_one_line_and_the_server_keeps_answering() 
         let mut client = FlightServiceClient::new(channel);
         let head = Request { store: "s.exaviz".into(), ask: Ask::Head }.ticket();
         assert!(get(&mut client, head.clone()).await.unwrap() > 1);
-        let rows =
-            |budget| Request { store: "s.exaviz".into(), ask: Ask::Rows(RowsAsk { t0: 0, t1: u64::MAX, budget }) };
+        let rows = |budget| Request {
+            store: "s.exaviz".into(),
+            ask: Ask::Rows(RowsAsk { t0: 0, t1: u64::MAX, budget, parts: Vec::new() }),
+        };
         // Over the budget: the schema alone.
         assert_eq!(get(&mut client, rows(0).ticket()).await.unwrap(), 1);
         assert!(get(&mut client, rows(u64::MAX).ticket()).await.unwrap() > 2);

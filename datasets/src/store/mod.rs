@@ -56,6 +56,7 @@ mod writer;
 
 pub use pyramid::*;
 pub use read::*;
+pub use rows::{rows_beside, windows_beside};
 use schema::*;
 pub use writer::*;
 

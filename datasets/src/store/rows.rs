@@ -411,6 +411,36 @@ fn beside<R: WindowTable>(
     Ok(rows)
 }
 
+/// The windows [`rows_beside`] reads for `window` beside the rows of `kept` (which overlaps it):
+/// the time of `window` before `kept` and after it, where there is any.
+pub fn windows_beside((c, d): (u64, u64), (a, b): (u64, u64)) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    if a < c {
+        out.push((a, b.min(c - 1)));
+    }
+    if b > d {
+        out.push((a.max(d + 1), b));
+    }
+    out
+}
+
+/// The rows of `window` from the rows `kept` of the window `kept_window` (which overlaps it) and
+/// the rows `read` gives for the windows [`windows_beside`] names (every row overlapping each, at
+/// least): the rows a fresh read of `window` gives, in its order (a store's reader does this
+/// for the window after its last; a store read from a server, beside the last window it got).
+pub fn rows_beside(
+    (messages, intervals): (Messages, Intervals),
+    kept_window: (u64, u64),
+    window: (u64, u64),
+    read: &(dyn Fn((u64, u64)) -> Result<(Messages, Intervals), SourceError> + Sync),
+) -> Result<(Messages, Intervals), SourceError> {
+    let (m, i) = rayon::join(
+        || beside(messages, kept_window, window, |w| read(w).map(|r| r.0)),
+        || beside(intervals, kept_window, window, |w| read(w).map(|r| r.1)),
+    );
+    Ok((m?, i?))
+}
+
 /// The rows `first` (their first ticks), whose parts `..n` and `n..` are each in order, merged
 /// in order of first tick (the first part's row first among equals).
 fn merged(first: &[u64], n: usize) -> Vec<u32> {
