@@ -270,6 +270,12 @@ pub fn open_with(input: &str, progress: &dyn Fn(u64, u64), in_memory_rows: u64) 
         serde_json::from_slice(manifest).map_err(|e| fail(format!("the server sent an unreadable manifest ({e})")))?;
     let events = m.rows("messages").saturating_add(m.rows("intervals"));
     let whole = events <= in_memory_rows || m.pyramid.is_none();
+    if m.pyramid.is_none() && events > store::MAX_IN_MEMORY_ROWS {
+        // Refused before its rows travel, as a local store of that size is.
+        return Err(fail(format!(
+            "holds {events} messages and intervals and no pyramid, too many to read into memory: run exaviz pyramid on the store where it lies"
+        )));
+    }
     if whole {
         remote.files(Ask::Events, &mut held).map_err(fail)?;
         progress(held.bytes, 0);
