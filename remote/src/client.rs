@@ -23,7 +23,7 @@ use exaviz_engine::model::{Intervals, Messages};
 use futures::{StreamExt, TryStreamExt};
 use tonic::transport::{Channel, Endpoint};
 
-use crate::protocol::{Ask, Assembled, Request, RowTable, RowsAsk, add_intervals, add_messages};
+use crate::protocol::{Ask, Assembled, Request, RowsAsk, add_intervals, add_messages};
 
 /// Bytes received from servers by this process (Flight messages' headers, bodies and
 /// metadata): what a gesture costs on the wire.
@@ -404,7 +404,6 @@ impl RemoteRows {
         if v.start.iter().zip(&v.end).any(|(s, e)| e < s) {
             return Err("an interval ends before it starts".into());
         }
-        let _ = RowTable::Messages;
         Ok(())
     }
 }

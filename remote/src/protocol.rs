@@ -380,13 +380,8 @@ mod tests {
                 ask: Ask::Rows(RowsAsk { t0: 10, t1: 1 << 40, budget: 5_000_000, parts: vec![(10, 99)] }),
             },
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = exaviz_datasets::rng::SplitMix64(0x9e37_79b9_7f4a_7c15);
+        let mut next = move || rng.next_u64();
         let (mut decoded, mut refused) = (0, 0);
         for seed in &seeds {
             let t = seed.ticket();

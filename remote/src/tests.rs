@@ -82,13 +82,8 @@ fn malformed_and_hostile_requests_get_one_line_and_the_server_keeps_answering() 
             assert!(e.contains(says) && !e.contains('\n') && !e.is_empty(), "{e}");
         }
         // A mutation fuzz through the whole server: every answer is data or one line.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = exaviz_datasets::rng::SplitMix64(0x2545_f491_4f6c_dd1d);
+        let mut next = move || rng.next_u64();
         let seeds = [head.clone(), rows(5_000_000).ticket()];
         for k in 0..300 {
             let mut t = seeds[k % 2].clone();
@@ -124,13 +119,8 @@ fn damaged_files_from_a_server_are_refused_in_one_line() {
         .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap().into()))
         .collect();
     let names: Vec<String> = files.keys().cloned().collect();
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = exaviz_datasets::rng::SplitMix64(0x9e37_79b9_7f4a_7c15);
+    let mut next = move || rng.next_u64();
     let (mut opened, mut refused) = (0, 0);
     for _ in 0..200 {
         let mut damaged = files.clone();
