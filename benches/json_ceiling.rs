@@ -15,7 +15,7 @@ fn main() {
         std::process::exit(2);
     };
     let runs: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(3);
-    let paths = exaviz_datasets::formats::dnn::files_in(std::path::Path::new(dir));
+    let paths = exaviz_formats::dnn::files_in(std::path::Path::new(dir));
     let files: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).expect("a readable file")).collect();
     let mb = files.iter().map(Vec::len).sum::<usize>() as f64 / 1e6;
     println!("{dir}: {} files, {mb:.0} MB of JSON (in memory)", files.len());
@@ -46,7 +46,7 @@ fn main() {
         (
             "exaviz chrome::parse_bytes (one thread)",
             best(&|b| {
-                std::hint::black_box(exaviz_datasets::formats::chrome::parse_bytes(b, "bench").expect("a trace"));
+                std::hint::black_box(exaviz_formats::chrome::parse_bytes(b, "bench").expect("a trace"));
             }),
         ),
     ];
@@ -55,7 +55,7 @@ fn main() {
     }
     drop(files);
     let t = Instant::now();
-    let (parts, _) = exaviz_datasets::formats::dnn::read_parts(&paths, true, &|_, _| {}).expect("the run");
+    let (parts, _) = exaviz_formats::dnn::read_parts(&paths, true, &|_, _| {}).expect("the run");
     let s = t.elapsed().as_secs_f64();
     println!(
         "{:<44} {s:7.2} s {:7.0} MB/s ({} threads, from the files)",

@@ -1,6 +1,6 @@
 //! Deterministic inputs shared by the benches.
 
-use exaviz_datasets::rng::SplitMix64;
+use exaviz_model::rng::SplitMix64;
 
 /// `n` messages between `ranks` ranks: (source, destination, bytes).
 pub fn messages(n: usize, ranks: u32) -> (Vec<u32>, Vec<u32>, Vec<u32>) {

@@ -6,8 +6,12 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use exaviz_benches::{messages, points, short_segments, timeline_lines};
-use exaviz_engine::GpuContext;
-use exaviz_engine::stages::{self, AxisKey, DensityInput, HeatmapInput, Runner, cpu::CpuRunner, gpu_runner::GpuRunner};
+use exaviz_compute as stages;
+use exaviz_compute::GpuContext;
+use exaviz_compute::cpu::CpuRunner;
+use exaviz_compute::gpu_runner::GpuRunner;
+use exaviz_compute::{DensityInput, Runner};
+use exaviz_model::bins::{AxisKey, HeatmapInput};
 
 fn runners(ctx: Option<&GpuContext>) -> Vec<(&'static str, Box<dyn Runner + '_>)> {
     let mut v: Vec<(&'static str, Box<dyn Runner>)> = vec![("cpu", Box::new(CpuRunner::default()))];

@@ -4,7 +4,10 @@
 //! moves differently afterwards, so agreement is statistical: the mean distance between the two
 //! backends' points must be below 1e-3 of the unit square and 99% of points within 1e-2.
 
-use exaviz_engine::stages::{self, BundleInput, BundleParams, Bundled, Runner, cpu::CpuRunner, gpu_runner::GpuRunner};
+use exaviz_compute as stages;
+use exaviz_compute::cpu::CpuRunner;
+use exaviz_compute::gpu_runner::GpuRunner;
+use exaviz_compute::{BundleInput, BundleParams, Bundled, Runner};
 use exaviz_tests::{Rng, gpu};
 
 /// Random chords of a circle of 64 nodes inside the unit square, plus a degenerate edge.
@@ -160,7 +163,7 @@ fn invalid_parameters_are_refused() {
 
 #[test]
 fn gpu_and_cpu_bsplines_agree_and_keep_endpoints() {
-    use exaviz_engine::layout::hierarchy::quadtree_polygons;
+    use exaviz_render::layout::hierarchy::quadtree_polygons;
     let edges = ring_edges(2000, 5);
     let polygons = quadtree_polygons(&edges, 8);
     // Polygons of every length the tree makes, straight ones included.
@@ -197,7 +200,8 @@ fn gpu_and_cpu_bsplines_agree_and_keep_endpoints() {
 
 #[test]
 fn quality_metrics_tell_bundlers_apart() {
-    use exaviz_engine::bundling::{self, Bundler};
+    use exaviz_render::bundling;
+    use exaviz_render::bundling::Bundler;
     // Few enough chords that the straight ones leave most of the disc empty at 512².
     let edges = ring_edges(400, 6);
     let mut cpu = CpuRunner::default();

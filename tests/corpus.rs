@@ -6,9 +6,10 @@
 
 use std::path::PathBuf;
 
-use exaviz_engine::dataset::Dataset;
-use exaviz_engine::model::LocationKind;
-use exaviz_engine::training::{self, Class, Rule};
+use exaviz_analysis::training::Rule;
+use exaviz_model::LocationKind;
+use exaviz_model::dataset::Dataset;
+use exaviz_model::training::Class;
 use exaviz_tests::shared_data_or_skip;
 
 /// What one input must give; `None` where not checked.
@@ -351,8 +352,8 @@ fn the_gloo_pipeline_shows_its_ranks_in_stages_and_flags_the_slow_rank() {
     for (from, to) in [(0, 2), (1, 3), (2, 0), (3, 1)] {
         assert!(sends.iter().any(|&(a, b)| a == from && t.devices[b as usize].rank == to), "{from} -> {to}: {sends:?}");
     }
-    let offsets = training::offsets(t, training::Align::Full);
-    let findings = training::rules(t, &offsets, training::Thresholds::default());
+    let offsets = exaviz_analysis::training::offsets(t, exaviz_analysis::training::Align::Full);
+    let findings = exaviz_analysis::training::rules(t, &offsets, exaviz_analysis::training::Thresholds::default());
     let flagged: Vec<(Rule, Option<u32>, Option<u32>)> = findings.iter().map(|f| (f.rule, f.device, f.stage)).collect();
     assert!(!flagged.is_empty(), "the slow rank is found");
     for (rule, device, stage) in &flagged {
@@ -468,21 +469,21 @@ fn in_memory_and_stored(
 /// waiting than its peers' do.
 #[test]
 fn the_gloo_pipeline_names_its_slow_rank_as_the_cause() {
-    use exaviz_engine::whyslow;
+    use exaviz_analysis::critical_path;
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/torch-gloo-pipeline");
     let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap();
     let t = &d.trace;
     let span = t.span().unwrap();
-    let g = whyslow::Graph::with_training(t, d.training.as_deref());
+    let g = critical_path::Graph::with_training(t, d.training.as_deref());
     // The pipeline's sends, matched by the training model, join the graph across ranks.
     let sends = g
         .edges
         .iter()
-        .filter(|e| e.kind == whyslow::EdgeKind::Message)
+        .filter(|e| e.kind == critical_path::EdgeKind::Message)
         .filter(|e| t.locations.name[e.src as usize][..6] != t.locations.name[e.dst as usize][..6])
         .count();
     assert!(sends >= 4, "{:?}", g.edges);
-    let r = whyslow::analyse_graph(t, &g, d.training.as_deref(), (span.0, span.1 + 1), span.0);
+    let r = critical_path::analyse_graph(t, &g, d.training.as_deref(), (span.0, span.1 + 1), span.0);
     let named: Vec<&str> = r.stragglers.named.iter().map(|s| s.process.as_str()).collect();
     assert_eq!(named, ["rank 3 python"], "{:?}", r.stragglers);
     // Per rank, the waiting its delays caused: rank 3's more than its stage peer's (rank 2) and
@@ -505,7 +506,7 @@ fn the_gloo_pipeline_names_its_slow_rank_as_the_cause() {
 /// 15%, and no longer counts the main thread's wait in its annotation as work.
 #[test]
 fn the_dlrm_backward_pass_on_the_autograd_thread_is_on_the_path_as_hta_finds() {
-    use exaviz_engine::whyslow;
+    use exaviz_analysis::critical_path;
     let Some(data) = shared_data_or_skip("dlrm critical path") else { return };
     let file = data.join("kineto-dlrm-8gpu/worker0_step_12.1694128201545.pt.trace.json");
     let d = exaviz_datasets::open(file.to_str().unwrap()).unwrap();
@@ -513,7 +514,7 @@ fn the_dlrm_backward_pass_on_the_autograd_thread_is_on_the_path_as_hta_finds() {
     let step = t.region_names.iter().position(|n| n == "ProfilerStep#10").expect("the profiled step") as u32;
     let k = (0..t.intervals.start.len()).find(|&k| t.intervals.kind[k] == step).unwrap();
     let window = (t.intervals.start[k], t.intervals.end[k]);
-    let r = whyslow::analyse(t, d.training.as_deref(), window, t.span().unwrap().0);
+    let r = critical_path::analyse(t, d.training.as_deref(), window, t.span().unwrap().0);
     let on =
         |thread: &str| r.shares.by_location.iter().filter(|s| s.name.contains(thread)).map(|s| s.seconds).sum::<f64>();
     const HTA_AUTOGRAD_S: f64 = 3.590e-3;
@@ -530,17 +531,17 @@ fn the_dlrm_backward_pass_on_the_autograd_thread_is_on_the_path_as_hta_finds() {
 /// watchdog thread that polls `cudaEventQuery` until the end.
 #[test]
 fn real_gpu_runs_paths_cross_to_their_streams_and_threads() {
-    use exaviz_engine::whyslow;
+    use exaviz_analysis::critical_path;
     let Some(data) = shared_data_or_skip("gpu critical paths") else { return };
     let report = |file: &str| {
         let d = exaviz_datasets::open(data.join(file).to_str().unwrap()).unwrap();
         let span = d.trace.span().unwrap();
-        whyslow::analyse(&d.trace, d.training.as_deref(), (span.0, span.1 + 1), span.0)
+        critical_path::analyse(&d.trace, d.training.as_deref(), (span.0, span.1 + 1), span.0)
     };
-    let share = |r: &whyslow::Report, row: &str| {
+    let share = |r: &critical_path::Report, row: &str| {
         r.shares.by_location.iter().filter(|s| s.name.contains(row)).map(|s| s.share).sum::<f64>()
     };
-    let kind = |r: &whyslow::Report, what: &str| r.segments.iter().filter(|s| s.what == what).count();
+    let kind = |r: &critical_path::Report, what: &str| r.segments.iter().filter(|s| s.what == what).count();
     let nsys = report("nsys-cloverleaf/perlmutter-cloverleaf-cuda.sqlite");
     assert!(kind(&nsys, "kernel launch") > 100 && kind(&nsys, "synchronisation") > 100, "{:?}", nsys.shares.by_kind);
     assert!(share(&nsys, "stream 7") > 0.3, "the kernels on the path: {:?}", nsys.shares.by_location);
@@ -557,16 +558,16 @@ fn real_gpu_runs_paths_cross_to_their_streams_and_threads() {
 /// are the path's work (its edges in flight hold the rest).
 #[test]
 fn devices_share_the_gloo_pipelines_critical_path() {
-    use exaviz_engine::whyslow;
+    use exaviz_analysis::critical_path;
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/torch-gloo-pipeline");
     let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap();
     let (t, training) = (&d.trace, d.training.as_deref().expect("a training model"));
     let span = t.span().unwrap();
     let window = (span.0, span.1 + 1);
-    let shares = whyslow::device_shares(t, training, window);
+    let shares = critical_path::device_shares(t, training, window);
     assert_eq!(shares.len(), 4);
     assert!(shares.iter().all(|&s| s > 0.0), "every rank is on the path: {shares:?}");
-    let r = whyslow::analyse(t, Some(training), window, span.0);
+    let r = critical_path::analyse(t, Some(training), window, span.0);
     for (dev, &share) in training.devices.iter().zip(&shares) {
         let by_rows: f64 = r
             .shares
@@ -587,11 +588,11 @@ fn devices_share_the_gloo_pipelines_critical_path() {
 /// time on, and the only stragglers; without them no straggler is named.
 #[test]
 fn planted_slow_ranks_are_the_root_causes_on_the_path() {
-    use exaviz_engine::whyslow;
+    use exaviz_analysis::critical_path;
     let report = |spec: &str| {
         let d = exaviz_datasets::open(spec).unwrap();
         let span = d.trace.span().unwrap();
-        whyslow::analyse(&d.trace, None, (span.0, span.1 + 1), span.0)
+        critical_path::analyse(&d.trace, None, (span.0, span.1 + 1), span.0)
     };
     let r = report("gen:wrf?plant=1&collectives=5");
     let planted = ["rank 4", "rank 5"];
@@ -618,7 +619,7 @@ fn planted_slow_ranks_are_the_root_causes_on_the_path() {
 /// nothing changed; two different runs of one format compare without a match by position.
 #[test]
 fn every_format_compares_with_its_store_and_nothing_changed() {
-    use exaviz_engine::diff::{Options, diff_asked};
+    use exaviz_analysis::diff::{Options, diff_asked};
     let Some(data) = shared_data_or_skip("diff") else { return };
     let inputs = [
         "otf2-pingpong/ping-pong-otf2/traces.otf2",

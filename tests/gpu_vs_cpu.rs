@@ -2,7 +2,11 @@
 //! counts, integer bins and u64 sums; f32 sums within a relative 1e-6. One case is larger than a
 //! single storage binding (128 MiB on lavapipe), so chunking is exercised for real.
 
-use exaviz_engine::stages::{self, AxisKey, DensityInput, HeatmapInput, Runner, cpu::CpuRunner, gpu_runner::GpuRunner};
+use exaviz_compute as stages;
+use exaviz_compute::cpu::CpuRunner;
+use exaviz_compute::gpu_runner::GpuRunner;
+use exaviz_compute::{DensityInput, Runner};
+use exaviz_model::bins::{AxisKey, HeatmapInput};
 use exaviz_tests::{Rng, gpu};
 
 fn both(f: impl Fn(&mut dyn Runner)) {
@@ -23,8 +27,7 @@ fn heatmap_case(n: usize, seed: u64, weighted: bool, max_binding: Option<u64>) {
         y: AxisKey::Id { keys: &src, extent: 64 },
         weights: weighted.then_some(bytes.as_slice()),
     };
-    let mut cpu =
-        CpuRunner { max_binding_bytes: max_binding.unwrap_or(exaviz_engine::stages::cpu::DEFAULT_MAX_BINDING) };
+    let mut cpu = CpuRunner { max_binding_bytes: max_binding.unwrap_or(exaviz_compute::cpu::DEFAULT_MAX_BINDING) };
     let a = stages::bin_heatmap::run(&mut cpu, &input).unwrap();
     // Plain serial reference, independent of both runners.
     let mut counts = vec![0u32; 64 * 37];
@@ -196,7 +199,7 @@ fn two_weighted_densities_in_one_pass_match() {
 /// weights are not both zero, count for count and sum for sum, pass after pass with other
 /// weights.
 ///
-/// [`run_two`]: exaviz_engine::stages::line_density::run_two
+/// [`run_two`]: exaviz_compute::line_density::run_two
 #[test]
 fn kept_segments_weighed_again_equal_two_densities_of_those_inked() {
     let (w, h) = (700, 431);
@@ -323,7 +326,8 @@ fn reduction_larger_than_one_storage_binding() {
 /// the same cell and colour for every pixel, panned and zoomed, whole and in tiles.
 #[test]
 fn raster_layers_agree_between_backends() {
-    use exaviz_engine::render::{Blend, ColorMap, Raster, Scene, Shade, ToneMap, View, cpu, gpu::GpuRenderer};
+    use exaviz_render::gpu::GpuRenderer;
+    use exaviz_render::{Blend, ColorMap, Raster, Scene, Shade, ToneMap, View, cpu};
     let mut rng = Rng(7);
     let mut scene = Scene::new(240, 180, [0.05, 0.05, 0.08]);
     for (k, tone) in [ToneMap::Linear, ToneMap::Log, ToneMap::Equalize].into_iter().enumerate() {
@@ -366,7 +370,8 @@ fn raster_layers_agree_between_backends() {
 /// within float rounding.
 #[test]
 fn strokes_agree_between_backends() {
-    use exaviz_engine::render::{Blend, Scene, View, cpu, gpu::GpuRenderer};
+    use exaviz_render::gpu::GpuRenderer;
+    use exaviz_render::{Blend, Scene, View, cpu};
     let mut rng = Rng(11);
     let mut scene = Scene::new(256, 192, [0.02, 0.02, 0.05]);
     for k in 0..300 {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use exaviz_engine::GpuContext;
+use exaviz_compute::GpuContext;
 
 /// The GPU context for tests. Panics with the install hint when there is no adapter: in CI the
 /// GPU tests run on lavapipe and must fail, not skip, without it.
@@ -19,7 +19,7 @@ pub fn gpu() -> &'static GpuContext {
 }
 
 /// The seedable generator the datasets use, so test inputs need no extra crate.
-pub use exaviz_datasets::rng::SplitMix64 as Rng;
+pub use exaviz_model::rng::SplitMix64 as Rng;
 
 /// `../shared/data` beside the repository, if present. Tests that need it call
 /// [`shared_data_or_skip`].
@@ -91,16 +91,36 @@ pub fn read_png(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
 
 /// What `exaviz render INPUT --view VIEW OPTIONS --size WxH` draws on `backend`, or its error:
 /// every view's picture in the tests goes through the registry, as the command line's does.
+/// Opens the run a view compares with (`--against B`) and hands it to the view, as the CLI
+/// does; each run is opened once per test binary. A run that does not open is left out, so the
+/// view says it was not opened.
+pub fn compare(view: &dyn exaviz_views::View) {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static OPENED: OnceLock<Mutex<HashMap<String, Arc<exaviz_model::dataset::Dataset>>>> = OnceLock::new();
+    let Some(b) = view.against() else { return };
+    let mut opened = OPENED.get_or_init(Default::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !opened.contains_key(b)
+        && let Ok(d) = exaviz_datasets::open(b)
+    {
+        opened.insert(b.to_string(), Arc::new(d));
+    }
+    if let Some(d) = opened.get(b) {
+        view.compare_with(d.clone());
+    }
+}
+
 pub fn draw(
     view: &str,
     options: &[&str],
-    d: &exaviz_engine::dataset::Dataset,
-    backend: &exaviz_engine::Backend,
+    d: &exaviz_model::dataset::Dataset,
+    backend: &exaviz_compute::Backend,
     size: (u32, u32),
-) -> Result<exaviz_engine::render::Image, String> {
-    use exaviz_engine::views::contract::{Entry, Frame, render_view};
+) -> Result<exaviz_render::Image, String> {
+    use exaviz_views::contract::{Entry, Frame, render_view};
     let entry = Entry::find(view).unwrap_or_else(|| panic!("{view} is not registered"));
     let built = entry.parse(options).map_err(|e| e.to_string())?;
+    compare(built.view.as_ref());
     let frame = Frame { width: size.0, height: size.1 };
     render_view(built.view.as_ref(), d, &built.selection, frame, backend).map_err(|e| e.to_string())
 }
@@ -110,14 +130,15 @@ pub fn draw(
 pub fn scene(
     view: &str,
     options: &[&str],
-    d: &exaviz_engine::dataset::Dataset,
+    d: &exaviz_model::dataset::Dataset,
     size: (u32, u32),
-) -> Result<exaviz_engine::render::Scene, String> {
-    use exaviz_engine::views::contract::{Entry, Frame, prepare};
+) -> Result<exaviz_render::Scene, String> {
+    use exaviz_views::contract::{Entry, Frame, prepare};
     let entry = Entry::find(view).unwrap_or_else(|| panic!("{view} is not registered"));
     let built = entry.parse(options).map_err(|e| e.to_string())?;
+    compare(built.view.as_ref());
     let frame = Frame { width: size.0, height: size.1 };
-    let prepared = prepare(built.view.as_ref(), d, &built.selection, frame, &exaviz_engine::Backend::Cpu)
+    let prepared = prepare(built.view.as_ref(), d, &built.selection, frame, &exaviz_compute::Backend::Cpu)
         .map_err(|e| e.to_string())?;
     Ok(prepared.draw(d, &built.selection).into_owned())
 }

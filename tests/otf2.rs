@@ -106,7 +106,7 @@ impl Copy {
         self.dir.join(f)
     }
 
-    fn open(&self) -> Result<exaviz_engine::dataset::Dataset, String> {
+    fn open(&self) -> Result<exaviz_model::dataset::Dataset, String> {
         exaviz_datasets::open(self.path("traces.otf2").to_str().unwrap()).map_err(|e| e.to_string())
     }
 
@@ -308,7 +308,7 @@ fn otf2_traces_round_trip_through_a_store() {
         assert_eq!(a.locations.name, b.locations.name);
         assert_eq!(a.region_names, b.region_names);
         assert_eq!(a.metric_names, b.metric_names);
-        let rows = |t: &exaviz_engine::model::Trace| {
+        let rows = |t: &exaviz_model::Trace| {
             let m = &t.messages;
             let mut v: Vec<_> = (0..m.source.len())
                 .map(|i| (m.send_time[i], m.source[i], m.destination[i], m.recv_time[i], m.bytes[i], m.tag[i]))

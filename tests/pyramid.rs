@@ -3,15 +3,16 @@
 //! one from rows (block averages close), and the matrix of a trace of at most 256 ranks (one
 //! rank per pyramid block) must be the same picture.
 
-use exaviz_engine::Backend;
-use exaviz_engine::dataset::Dataset;
-use exaviz_engine::render::{Image, View as Transform, render_scene};
-use exaviz_engine::selection::Selection;
-use exaviz_engine::views::contract::{self, render_view};
-use exaviz_engine::views::matrix::{MatrixOptions, MatrixView};
-use exaviz_engine::views::timeline::{TimelineOptions, TimelineView, plot_rect};
-use exaviz_engine::views::{Frame, View};
+use exaviz_compute::Backend;
+use exaviz_model::dataset::Dataset;
+use exaviz_model::selection::Selection;
+use exaviz_render::{Image, View as Transform, render_scene};
 use exaviz_tests::gpu;
+use exaviz_views::contract;
+use exaviz_views::contract::render_view;
+use exaviz_views::matrix::{MatrixOptions, MatrixView};
+use exaviz_views::timeline::{TimelineOptions, TimelineView, plot_rect};
+use exaviz_views::{Frame, View};
 
 /// A store of `input` written by `exaviz convert`, opened in memory and out of core.
 fn store(name: &str, input: &str) -> (std::path::PathBuf, Dataset, Dataset) {
@@ -20,8 +21,8 @@ fn store(name: &str, input: &str) -> (std::path::PathBuf, Dataset, Dataset) {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("s.exaviz");
     exaviz_datasets::convert(input, &path, &|_, _| {}).unwrap();
-    let all = exaviz_datasets::store::open_with(&path, &|_, _| {}, u64::MAX).unwrap();
-    let ooc = exaviz_datasets::store::open_with(&path, &|_, _| {}, 0).unwrap();
+    let all = exaviz_store::open_with(&path, &|_, _| {}, u64::MAX).unwrap();
+    let ooc = exaviz_store::open_with(&path, &|_, _| {}, 0).unwrap();
     assert!(all.out_of_core.is_none() && ooc.out_of_core.is_some());
     (dir, all, ooc)
 }
@@ -67,8 +68,8 @@ fn timeline_from_pyramid_looks_like_rows(backend: &Backend) {
     let (a, b) = (block_means(&rows, [p.x0, p.y0, p.w, p.h], 16), block_means(&pyramid, [p.x0, p.y0, p.w, p.h], 16));
     if let Ok(out) = std::env::var("EXAVIZ_TEST_OUT") {
         let out = std::path::Path::new(&out);
-        exaviz_engine::render::image::write_png_atomic(&out.join(format!("{name}-rows.png")), &rows).unwrap();
-        exaviz_engine::render::image::write_png_atomic(&out.join(format!("{name}-pyramid.png")), &pyramid).unwrap();
+        exaviz_render::image::write_png_atomic(&out.join(format!("{name}-rows.png")), &rows).unwrap();
+        exaviz_render::image::write_png_atomic(&out.join(format!("{name}-pyramid.png")), &pyramid).unwrap();
     }
     let mut diffs: Vec<f32> = a.iter().zip(&b).flat_map(|(x, y)| (0..3).map(move |c| (x[c] - y[c]).abs())).collect();
     diffs.sort_by(f32::total_cmp);
@@ -96,7 +97,7 @@ fn timeline_from_the_pyramid_looks_like_the_rows_on_the_cpu() {
 #[test]
 fn timeline_from_the_pyramid_looks_like_the_rows_on_the_gpu() {
     let _ = gpu();
-    timeline_from_pyramid_looks_like_rows(&Backend::new(exaviz_engine::BackendChoice::Gpu).expect("a GPU adapter"));
+    timeline_from_pyramid_looks_like_rows(&Backend::new(exaviz_compute::BackendChoice::Gpu).expect("a GPU adapter"));
 }
 
 /// With one rank per pyramid block, the matrix from the pyramid is the matrix from the rows,
@@ -125,7 +126,7 @@ fn matrix_from_pyramid_equals_rows(backend: &Backend) {
 fn matrix_from_the_pyramid_equals_the_rows_on_both_backends() {
     matrix_from_pyramid_equals_rows(&Backend::Cpu);
     let _ = gpu();
-    matrix_from_pyramid_equals_rows(&Backend::new(exaviz_engine::BackendChoice::Gpu).expect("a GPU adapter"));
+    matrix_from_pyramid_equals_rows(&Backend::new(exaviz_compute::BackendChoice::Gpu).expect("a GPU adapter"));
 }
 
 /// Out of core, every view that draws the trace draws a window holding more rows than a
@@ -141,7 +142,7 @@ fn views_draw_long_windows_from_the_pyramid_or_refuse_them_and_read_short_ones()
     let seconds = (o.span.1 - o.span.0) as f64 / 1e9;
     let short = Selection { window_s: Some((seconds * 0.5, seconds * 0.51)), ..Selection::default() };
     let mut from_pyramid = Vec::new();
-    for entry in exaviz_engine::views::REGISTRY {
+    for entry in exaviz_views::REGISTRY {
         let view = entry.parse::<&str>(&[]).unwrap().view;
         if view.check(&ooc).is_err() {
             continue;
@@ -175,7 +176,7 @@ fn the_linked_mpi_view_of_a_wide_window_places_the_panels_drawn_from_the_pyramid
     let whole = Selection::default();
     let view = |name: &str| contract::Entry::find(name).unwrap().parse::<&str>(&[]).unwrap().view;
     let mpi = view("mpi").prepare(&ooc, &whole, FRAME, &Backend::Cpu).unwrap();
-    let panels = exaviz_engine::views::mpi::panels(FRAME.width, FRAME.height);
+    let panels = exaviz_views::mpi::panels(FRAME.width, FRAME.height);
     for (name, r) in ["timeline", "matrix", "chord"].into_iter().zip(panels) {
         let frame = Frame { width: r[2], height: r[3] };
         let alone = view(name).prepare(&ooc, &whole, frame, &Backend::Cpu).unwrap();
@@ -189,7 +190,7 @@ fn the_linked_mpi_view_of_a_wide_window_places_the_panels_drawn_from_the_pyramid
             assert_eq!(a.map(|p| (p.title, p.lines)), b.map(|p| (p.title, p.lines)), "{name} at {at:?}");
         }
         assert!(hits > 0, "{name}: nothing under the probes");
-        let title = |s: &exaviz_engine::render::Scene| s.labels.iter().map(|l| l.text.clone()).collect::<Vec<_>>();
+        let title = |s: &exaviz_render::Scene| s.labels.iter().map(|l| l.text.clone()).collect::<Vec<_>>();
         let composed = title(&mpi.draw(&ooc, &whole));
         for text in title(&alone.draw(&ooc, &whole)) {
             assert!(composed.contains(&text), "{name}: {text:?} missing from the linked view");
@@ -205,12 +206,12 @@ fn the_linked_mpi_view_of_a_wide_window_places_the_panels_drawn_from_the_pyramid
 #[test]
 fn the_linked_mpi_views_kept_panels_draw_what_fresh_ones_draw() {
     let (dir, mut all, ooc) = store("mpi-kept", "gen:fd4?ranks=256&messages=6000000");
-    exaviz_engine::held_index::attach_index(&mut all);
+    exaviz_model::held_index::attach_index(&mut all);
     assert!(all.index.is_some(), "the trace in memory has an index");
     let view = || contract::Entry::find("mpi").unwrap().parse::<&str>(&[]).unwrap().view;
     let o = ooc.out_of_core.as_ref().unwrap();
     let seconds = (o.span.1 - o.span.0) as f64 / 1e9;
-    let search = Some(exaviz_engine::selection::Search::new("wait").unwrap());
+    let search = Some(exaviz_model::selection::Search::new("wait").unwrap());
     // Both windows hold more rows than a picture reads at once: the panels come from the pyramid.
     let part = Some((seconds * 0.05, seconds * 0.95));
     assert!(o.rows.estimate(o.span) / 10 * 9 > contract::ROW_BUDGET);
@@ -235,14 +236,11 @@ fn the_linked_mpi_views_kept_panels_draw_what_fresh_ones_draw() {
     assert!(pictures[0].pixels != pictures[1].pixels, "the search is drawn");
     assert!(pictures[1].pixels != pictures[2].pixels, "the window is drawn");
     // Below the timeline: the matrix and chord panels of the window differ from the whole's.
-    let below = (exaviz_engine::views::mpi::panels(FRAME.width, FRAME.height)[1][1] * FRAME.width * 4) as usize;
+    let below = (exaviz_views::mpi::panels(FRAME.width, FRAME.height)[1][1] * FRAME.width * 4) as usize;
     if let Ok(out) = std::env::var("EXAVIZ_TEST_OUT") {
         for (k, p) in pictures.iter().enumerate() {
-            exaviz_engine::render::image::write_png_atomic(
-                &std::path::Path::new(&out).join(format!("mpi-kept-{k}.png")),
-                p,
-            )
-            .unwrap();
+            exaviz_render::image::write_png_atomic(&std::path::Path::new(&out).join(format!("mpi-kept-{k}.png")), p)
+                .unwrap();
         }
     }
     assert!(pictures[0].pixels[below..] != pictures[3].pixels[below..], "the window restricts the matrix and chord");
@@ -266,8 +264,8 @@ fn pair_view_from_pyramid_equals_rows(
     if let Ok(out) = std::env::var("EXAVIZ_TEST_OUT") {
         let out = std::path::Path::new(&out);
         let n = all.trace.locations.name.len();
-        exaviz_engine::render::image::write_png_atomic(&out.join(format!("{name}-{n}-rows.png")), &rows).unwrap();
-        exaviz_engine::render::image::write_png_atomic(&out.join(format!("{name}-{n}-pyramid.png")), &pyramid).unwrap();
+        exaviz_render::image::write_png_atomic(&out.join(format!("{name}-{n}-rows.png")), &rows).unwrap();
+        exaviz_render::image::write_png_atomic(&out.join(format!("{name}-{n}-pyramid.png")), &pyramid).unwrap();
     }
     // All but the footnote, which says where the pairs come from.
     let foot = ((FRAME.height - 20) * FRAME.width * 4) as usize;
@@ -312,7 +310,7 @@ fn pair_views_from_pyramid_equal_rows(backend: &Backend) {
 fn pair_views_from_the_pyramid_equal_the_rows_on_both_backends() {
     pair_views_from_pyramid_equal_rows(&Backend::Cpu);
     let _ = gpu();
-    pair_views_from_pyramid_equal_rows(&Backend::new(exaviz_engine::BackendChoice::Gpu).expect("a GPU adapter"));
+    pair_views_from_pyramid_equal_rows(&Backend::new(exaviz_compute::BackendChoice::Gpu).expect("a GPU adapter"));
 }
 
 /// Mean and 99th percentile of the per-channel differences of the 16-pixel block means of two
@@ -353,7 +351,7 @@ fn an_in_memory_trace_draws_wide_windows_from_its_index() {
             let at = |s: f64| index.span.0 + (s * d.trace.ticks_per_second as f64) as u64;
             (at(a), at(b))
         });
-        let from_index = index.rows.estimate(window) > exaviz_engine::held_index::INDEX_ROWS;
+        let from_index = index.rows.estimate(window) > exaviz_model::held_index::INDEX_ROWS;
         seen[usize::from(from_index)] = true;
         let prepared = contract::prepare(&view, &d, &sel, FRAME, &Backend::Cpu).unwrap();
         let tooltip = prepared.pick(&d, centre).map(|p| p.lines.join(" ")).unwrap_or_default();
@@ -420,9 +418,8 @@ fn a_window_of_too_many_pairs_is_drawn_in_blocks_of_ranks() {
     }
     let plain = Dataset { index: None, ..d.clone() };
     let seconds = d.trace.messages.send_time.iter().max().unwrap() / d.trace.ticks_per_second;
-    let pairs = |d: &Dataset, window_s| {
-        exaviz_engine::views::pairs::pairs_in(d, &Backend::Cpu, "chord", 8192, window_s).unwrap()
-    };
+    let pairs =
+        |d: &Dataset, window_s| exaviz_views::pairs::pairs_in(d, &Backend::Cpu, "chord", 8192, window_s).unwrap();
     let whole = pairs(&d, None);
     assert_eq!((whole.0.block, whole.0.count), (4, 256), "blocks of ranks");
     assert!(whole.1.len() > 50_000 && whole.1.len() <= 65_280);
@@ -439,7 +436,7 @@ fn a_window_of_too_many_pairs_is_drawn_in_blocks_of_ranks() {
 /// region's time and the bytes between pairs the same to a nanosecond per row.
 #[test]
 fn two_stores_compare_from_their_pyramids_as_from_their_rows() {
-    use exaviz_engine::diff::{Options, diff_asked};
+    use exaviz_analysis::diff::{Options, diff_asked};
     let (dir_a, rows_a, cube_a) = store("diff-a", "gen:wrf?iterations=20&seed=5");
     let (dir_b, rows_b, cube_b) = store("diff-b", "gen:wrf?iterations=20&seed=5&slow_rank=11");
     let o = Options::default();
@@ -459,7 +456,7 @@ fn two_stores_compare_from_their_pyramids_as_from_their_rows() {
         }
         assert_eq!(c.locations.first().map(|p| &p.name), r.locations.first().map(|p| &p.name), "{}", r.name);
     }
-    let bytes = |d: &exaviz_engine::diff::Diff| -> (u64, u64) {
+    let bytes = |d: &exaviz_analysis::diff::Diff| -> (u64, u64) {
         d.pairs.iter().fold((0, 0), |(a, b), p| (a + p.a.bytes, b + p.b.bytes))
     };
     assert_eq!(bytes(&rows), bytes(&cube));
@@ -475,11 +472,12 @@ fn two_stores_compare_from_their_pyramids_as_from_their_rows() {
 /// are each counted once.
 #[test]
 fn a_store_too_large_to_hold_is_walked_chunk_by_chunk() {
-    use exaviz_engine::whyslow::{self, chunked};
+    use exaviz_analysis::critical_path;
+    use exaviz_analysis::critical_path::chunked;
     let (dir, all, ooc) = store("chunked", "gen:fd4?slow_rank=100");
     let span = all.trace.span().unwrap();
     let window = (span.0, span.1 + 1);
-    let whole = whyslow::analyse(&all.trace, None, window, span.0);
+    let whole = critical_path::analyse(&all.trace, None, window, span.0);
     let o = ooc.out_of_core.as_ref().unwrap();
     let chunks = chunked::chunks(&ooc, window, (o.messages + o.intervals) / 3);
     assert!(chunks.len() >= 2, "{chunks:?}");

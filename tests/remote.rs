@@ -2,13 +2,13 @@
 //! from the local store, on both backends, out of core (the pyramid, then each window's rows
 //! over the wire) and whole; a lost server leaves one line and the dataset usable.
 
-use exaviz_engine::Backend;
-use exaviz_engine::dataset::Dataset;
-use exaviz_engine::selection::Selection;
-use exaviz_engine::views::Frame;
-use exaviz_engine::views::contract::render_view;
+use exaviz_compute::Backend;
+use exaviz_model::dataset::Dataset;
+use exaviz_model::selection::Selection;
 use exaviz_remote::server::{Served, spawn};
 use exaviz_tests::gpu;
+use exaviz_views::Frame;
+use exaviz_views::contract::render_view;
 
 const FRAME: Frame = Frame { width: 800, height: 600 };
 
@@ -28,7 +28,7 @@ fn same_pictures(local: &Dataset, remote: &Dataset, backend: &Backend) -> Vec<&'
     let seconds = (span.1 - span.0) as f64 / local.trace.ticks_per_second.max(1) as f64;
     let short = Selection { window_s: Some((seconds * 0.4, seconds * 0.41)), ..Selection::default() };
     let mut drawn = Vec::new();
-    for entry in exaviz_engine::views::REGISTRY {
+    for entry in exaviz_views::REGISTRY {
         let view = entry.parse::<&str>(&[]).unwrap().view;
         if view.check(local).is_err() {
             assert!(view.check(remote).is_err(), "{} refuses the local store only", entry.name);
@@ -55,7 +55,7 @@ fn every_view_draws_the_same_picture_from_a_server_as_from_the_local_store() {
     let server = spawn(Served::new(std::slice::from_ref(&dir), std::time::Duration::ZERO).unwrap()).unwrap();
     let url = server.url("s.exaviz");
     // Out of core: the pyramid from the head, each window's rows from the server.
-    let local = exaviz_datasets::store::open_with(&path, &|_, _| {}, 0).unwrap();
+    let local = exaviz_store::open_with(&path, &|_, _| {}, 0).unwrap();
     let before = exaviz_remote::bytes_received();
     let remote = exaviz_remote::client::open_with(&url, &|_, _| {}, 0).unwrap();
     assert!(remote.out_of_core.is_some());
@@ -68,7 +68,7 @@ fn every_view_draws_the_same_picture_from_a_server_as_from_the_local_store() {
     // What the pictures of long windows are drawn from.
     assert!(r.pyramid == l.pyramid);
     let _ = gpu();
-    for backend in [Backend::Cpu, Backend::new(exaviz_engine::BackendChoice::Gpu).expect("a GPU adapter")] {
+    for backend in [Backend::Cpu, Backend::new(exaviz_compute::BackendChoice::Gpu).expect("a GPU adapter")] {
         let drawn = same_pictures(&local, &remote, &backend);
         for name in ["timeline", "matrix", "chord", "mpi", "sendrecv"] {
             assert!(drawn.contains(&name), "{name} not drawn: {drawn:?}");
@@ -91,7 +91,7 @@ fn windows_beside_the_last_fetch_only_what_they_uncover_and_equal_the_local_rows
     let dir = store("beside", "gen:fd4?ranks=256&messages=400000");
     let path = dir.join("s.exaviz");
     let server = spawn(Served::new(std::slice::from_ref(&dir), std::time::Duration::ZERO).unwrap()).unwrap();
-    let local = exaviz_datasets::store::open_with(&path, &|_, _| {}, 0).unwrap();
+    let local = exaviz_store::open_with(&path, &|_, _| {}, 0).unwrap();
     let remote = exaviz_remote::client::open_with(&server.url("s.exaviz"), &|_, _| {}, 0).unwrap();
     let (l, r) = (local.out_of_core.as_ref().unwrap(), remote.out_of_core.as_ref().unwrap());
     let span = l.span;
@@ -131,17 +131,17 @@ fn windows_beside_the_last_fetch_only_what_they_uncover_and_equal_the_local_rows
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-fn same_messages(a: &exaviz_engine::model::Messages, b: &exaviz_engine::model::Messages) -> bool {
+fn same_messages(a: &exaviz_model::Messages, b: &exaviz_model::Messages) -> bool {
     (&a.source, &a.destination, &a.send_time, &a.recv_time, &a.bytes, &a.tag)
         == (&b.source, &b.destination, &b.send_time, &b.recv_time, &b.bytes, &b.tag)
 }
 
-fn same_intervals(a: &exaviz_engine::model::Intervals, b: &exaviz_engine::model::Intervals) -> bool {
+fn same_intervals(a: &exaviz_model::Intervals, b: &exaviz_model::Intervals) -> bool {
     (&a.location, &a.start, &a.end, &a.kind, &a.depth) == (&b.location, &b.start, &b.end, &b.kind, &b.depth)
 }
 
 fn contract_budget() -> u64 {
-    exaviz_engine::views::contract::ROW_BUDGET
+    exaviz_views::contract::ROW_BUDGET
 }
 
 /// A window read after the server went away fails in one line naming the lost connection; the
@@ -155,7 +155,7 @@ fn a_lost_server_leaves_one_line_and_the_pyramid_drawn() {
     let ooc = remote.out_of_core.as_ref().unwrap();
     let e = ooc.rows.read(ooc.span).unwrap_err();
     assert!(e.contains("connection") && !e.contains('\n'), "{e}");
-    let timeline = exaviz_engine::views::REGISTRY.iter().find(|e| e.name == "timeline").unwrap();
+    let timeline = exaviz_views::REGISTRY.iter().find(|e| e.name == "timeline").unwrap();
     let view = timeline.parse::<&str>(&[]).unwrap().view;
     let short = Selection { window_s: Some((0.0, 1e-6)), ..Selection::default() };
     let e = render_view(view.as_ref(), &remote, &short, FRAME, &Backend::Cpu).err().unwrap().to_string();

@@ -4,10 +4,10 @@
 //! themselves from 70% to 80%), both plants show in the whole-trace overview at 10^5 and 10^7
 //! messages, with the default options, on both backends. Collectives are drawn.
 
-use exaviz_engine::Backend;
-use exaviz_engine::render::Image;
-use exaviz_engine::views::timeline::plot_rect;
+use exaviz_compute::Backend;
+use exaviz_render::Image;
 use exaviz_tests::{GPU_VS_CPU, assert_images_close, draw, gpu};
+use exaviz_views::timeline::plot_rect;
 
 /// The plot's pixels in the rows of `ranks` (of 1,024) and the share `x` of the time axis.
 fn region(img: &Image, ranks: (u32, u32), x: (f32, f32)) -> Vec<[u8; 3]> {
@@ -76,7 +76,7 @@ fn planted_structure_shows(iterations: u32, backend: &Backend) -> Image {
 fn planted_structure_shows_at_1e5_messages_on_both_backends() {
     let cpu = planted_structure_shows(24, &Backend::Cpu);
     let _ = gpu();
-    let g = Backend::new(exaviz_engine::BackendChoice::Gpu).expect("a GPU adapter");
+    let g = Backend::new(exaviz_compute::BackendChoice::Gpu).expect("a GPU adapter");
     let gpu_img = planted_structure_shows(24, &g);
     assert_images_close("planted timeline gpu vs cpu", &gpu_img.pixels, &cpu.pixels, GPU_VS_CPU);
 }

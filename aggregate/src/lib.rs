@@ -15,7 +15,7 @@ use datafusion::arrow::array::{Array, Int64Array, UInt32Array, UInt64Array};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::functions_aggregate::expr_fn::{count, sum};
 use datafusion::prelude::{ParquetReadOptions, SessionContext, col, lit};
-use exaviz_datasets::store;
+use exaviz_store as store;
 
 mod pyramid;
 pub use pyramid::{Dialect, plans_sql, pyramid_on};
@@ -26,7 +26,7 @@ pub type Cell = (u32, u32, u32, u64, u64);
 #[derive(Debug, thiserror::Error)]
 pub enum AggregateError {
     #[error(transparent)]
-    Source(#[from] exaviz_datasets::SourceError),
+    Source(#[from] exaviz_model::source::SourceError),
     #[error("{store}: {message}")]
     Plan { store: String, message: String },
 }
@@ -161,7 +161,7 @@ pub fn pyramid(
     store: &Path,
     cluster: Option<&str>,
     timeout: std::time::Duration,
-) -> Result<(store::PyramidSpan, exaviz_engine::pyramid::Pyramid), AggregateError> {
+) -> Result<(store::PyramidSpan, exaviz_model::pyramid::Pyramid), AggregateError> {
     match cluster {
         Some(c) => on_cluster(store, c, timeout, |ctx| async move { pyramid_on(&ctx, store).await }),
         None => {
@@ -269,14 +269,14 @@ mod tests {
         add(0, t0, t1, 0);
         add(ranks - 1, t1 - span / 7, t1, phase);
         let path = dir.join("long.exaviz");
-        exaviz_datasets::store::write(&d, &path).unwrap();
+        exaviz_store::write(&d, &path).unwrap();
         path
     }
 
     /// The whole pyramid by DataFusion's plans equals the native pass: every level's message
     /// cube and state tiles cell for cell, the lines' counts exactly and their gradient weights
     /// within one unit (floating-point sums in another order).
-    fn assert_same_pyramid(store: &Path, planned: &(store::PyramidSpan, exaviz_engine::pyramid::Pyramid)) {
+    fn assert_same_pyramid(store: &Path, planned: &(store::PyramidSpan, exaviz_model::pyramid::Pyramid)) {
         let (span, native, _) = store::sum_pyramid(store, &|_, _| {}).unwrap();
         assert_eq!(planned.0, span);
         let (planned, native) = (&planned.1, &native);
@@ -330,7 +330,7 @@ mod tests {
             v.iter_mut().for_each(|x| *x += 1 << 63);
         }
         let path = dir.join("late.exaviz");
-        exaviz_datasets::store::write(&d, &path).unwrap();
+        exaviz_store::write(&d, &path).unwrap();
         let e = pyramid(&path, None, CLUSTER_TIMEOUT).unwrap_err().to_string();
         assert!(e.contains("late.exaviz") && e.contains("Int64") && !e.contains('\n'), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();

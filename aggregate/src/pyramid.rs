@@ -1,6 +1,6 @@
 //! The store's whole pyramid as DataFusion plans: every level of the message cube, of the state
 //! tiles and of the lines, from the store's `messages.parquet` and `intervals.parquet`, equal to
-//! the native pass ([`exaviz_datasets::store::sum_pyramid`]) cell for cell (the lines' gradient
+//! the native pass ([`exaviz_store::sum_pyramid`]) cell for cell (the lines' gradient
 //! weights within one unit, floating-point sums taken in another order).
 //!
 //! The plans are SQL over the two tables, so they run unchanged on DataFusion's embedded engine
@@ -28,8 +28,9 @@ use datafusion::arrow::compute::{CastOptions, cast_with_options};
 use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
-use exaviz_datasets::store::{self, PyramidSpan};
-use exaviz_engine::pyramid::{Lines, Pyramid, PyramidBuilder, Shape};
+use exaviz_model::pyramid::{Lines, Pyramid, PyramidBuilder, Shape};
+use exaviz_store as store;
+use exaviz_store::PyramidSpan;
 
 use crate::{AggregateError, plan_error};
 
@@ -152,7 +153,7 @@ fn states_sql(s: &Shape) -> String {
 fn lines_sql(s: &Shape) -> String {
     let (t0, w, block, ranks, blocks) = (s.t0, s.bin_ticks, s.block, s.ranks, s.blocks());
     let end = s.t0 + s.bin_ticks * u64::from(s.state_bins);
-    let steps = exaviz_engine::pyramid::LINE_STEPS;
+    let steps = exaviz_model::pyramid::LINE_STEPS;
     let half = steps / 2.0;
     let by = |v: &str| running(v, "bin", "block");
     let (c, a, o) = (by("c"), by("slope"), by("off"));

@@ -1,6 +1,6 @@
 //! The store kept beside a run of profiles too large to read into memory: `RUN.exaviz-store/`.
 //! Opening such a run (`exaviz view RUN`, `exaviz info RUN`) converts it once, a file at a
-//! time ([`crate::formats::run_stream`]), and opens the store, which views read by time window;
+//! time ([`exaviz_formats::run_stream`]), and opens the store, which views read by time window;
 //! opening it again opens the store, as long as the run's files (names, sizes, modification
 //! times) and the exaviz version are those it was converted from (`exaviz-kept.json` inside
 //! it); else it is converted again. `EXAVIZ_INDEX_CACHE=off` (as for kept indexes) keeps none
@@ -8,9 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use exaviz_engine::dataset::Dataset;
-
-use crate::SourceError;
+use exaviz_model::dataset::Dataset;
+use exaviz_model::source::SourceError;
 
 /// What a kept store's folder name adds to its run's folder name.
 pub const SUFFIX: &str = ".exaviz-store";
@@ -42,7 +41,7 @@ fn fingerprint(files: &[PathBuf]) -> serde_json::Value {
 /// the kept store (converted first where there is none or it is stale), with `progress` in
 /// bytes of the run. `None` where the run is read into memory.
 pub fn open(input: &str, progress: &dyn Fn(u64, u64)) -> Option<Result<Dataset, SourceError>> {
-    if std::env::var(crate::sidecar::SWITCH).is_ok_and(|v| v.eq_ignore_ascii_case("off")) {
+    if std::env::var(exaviz_store::sidecar::SWITCH).is_ok_and(|v| v.eq_ignore_ascii_case("off")) {
         return None;
     }
     let above = std::env::var(ABOVE).ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_ABOVE);
@@ -60,14 +59,14 @@ fn writable(dir: &Path) -> bool {
 /// [`open`] with the threshold in bytes.
 fn open_above(input: &str, above: u64, progress: &dyn Fn(u64, u64)) -> Option<Result<Dataset, SourceError>> {
     let dir = Path::new(input);
-    if !dir.is_dir() || crate::store::is_store(dir) {
+    if !dir.is_dir() || exaviz_store::is_store(dir) {
         return None;
     }
-    let probe = crate::formats::Probe::new(input, dir, None);
-    if crate::formats::detect(&probe).is_none_or(|f| f.name != "profiles") {
+    let probe = exaviz_formats::Probe::new(input, dir, None);
+    if exaviz_formats::detect(&probe).is_none_or(|f| f.name != "profiles") {
         return None;
     }
-    let files = crate::formats::dnn::files_in(dir);
+    let files = exaviz_formats::dnn::files_in(dir);
     let bytes: u64 = files.iter().map(|p| std::fs::metadata(p).map_or(0, |m| m.len())).sum();
     if bytes <= above {
         return None;
@@ -82,10 +81,10 @@ fn open_above(input: &str, above: u64, progress: &dyn Fn(u64, u64)) -> Option<Re
     let mut warnings = Vec::new();
     if !fresh {
         let parent = store.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        if (store.exists() && !crate::store::is_store(&store)) || !writable(parent) {
+        if (store.exists() && !exaviz_store::is_store(&store)) || !writable(parent) {
             return None;
         }
-        if let Err(e) = crate::formats::run_stream::convert(input, dir, false, &store, progress) {
+        if let Err(e) = exaviz_formats::run_stream::convert(input, dir, false, &store, progress) {
             return Some(Err(e));
         }
         let kept = store.join(KEPT);
@@ -93,7 +92,7 @@ fn open_above(input: &str, above: u64, progress: &dyn Fn(u64, u64)) -> Option<Re
             warnings.push(format!("{}: {e}; the store is converted again next time", kept.display()));
         }
     }
-    Some(crate::store::open(&store, &|_, _| {}).map(|mut d| {
+    Some(exaviz_store::open(&store, &|_, _| {}).map(|mut d| {
         d.name = input.to_string();
         d.warnings.insert(
             0,
@@ -117,12 +116,12 @@ mod tests {
     /// a run below the threshold is read into memory.
     #[test]
     fn a_large_run_opens_from_the_store_kept_beside_it() {
-        let Some(real) = crate::formats::chrome::tests::shared("kineto-dlrm-8gpu") else { return };
+        let Some(real) = exaviz_model::testing::shared_data("kineto-dlrm-8gpu") else { return };
         let dir = std::env::temp_dir().join(format!("exaviz-kept-store-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let run = dir.join("run");
         std::fs::create_dir_all(&run).unwrap();
-        for f in crate::formats::dnn::files_in(&real) {
+        for f in exaviz_formats::dnn::files_in(&real) {
             std::fs::copy(&f, run.join(f.file_name().unwrap())).unwrap();
         }
         let input = run.to_str().unwrap();
@@ -130,17 +129,17 @@ mod tests {
         let memory = crate::read(input, &|_, _| {}).unwrap();
         let d = open_above(input, 1, &|_, _| {}).unwrap().unwrap();
         let store = dir.join("run.exaviz-store");
-        assert!(crate::store::is_store(&store) && store.join(KEPT).is_file());
+        assert!(exaviz_store::is_store(&store) && store.join(KEPT).is_file());
         assert!(d.warnings[0].contains("opened from the store kept beside it"), "{:?}", d.warnings);
         assert_eq!(d.summary().intervals, memory.summary().intervals);
         assert_eq!(d.training.as_ref().unwrap().ops.len(), memory.training.as_ref().unwrap().ops.len());
-        let written = std::fs::metadata(store.join(crate::store::MANIFEST)).unwrap().modified().unwrap();
+        let written = std::fs::metadata(store.join(exaviz_store::MANIFEST)).unwrap().modified().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
         open_above(input, 1, &|_, _| {}).unwrap().unwrap();
-        let again = std::fs::metadata(store.join(crate::store::MANIFEST)).unwrap().modified().unwrap();
+        let again = std::fs::metadata(store.join(exaviz_store::MANIFEST)).unwrap().modified().unwrap();
         assert_eq!(written, again, "unchanged files: the kept store is read, not written");
         // A rank's file cut short: converted again, without it.
-        let first = crate::formats::dnn::files_in(&run).remove(0);
+        let first = exaviz_formats::dnn::files_in(&run).remove(0);
         let bytes = std::fs::read(&first).unwrap();
         std::fs::write(&first, &bytes[..bytes.len() / 2]).unwrap();
         let d = open_above(input, 1, &|_, _| {}).unwrap().unwrap();

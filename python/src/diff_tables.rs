@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
-use exaviz_engine::diff::{Change, Diff};
+use exaviz_analysis::diff::{Change, Diff};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
@@ -19,7 +19,7 @@ pub(crate) const NAMES: [&str; 7] = ["top", "locations", "waiting", "regions", "
 /// where the runs have too few steps to tell.
 fn batch(rows: &[Change]) -> PyResult<RecordBatch> {
     let f = |g: fn(&Change) -> f64| -> ArrayRef { Arc::new(rows.iter().map(g).collect::<Float64Array>()) };
-    let step = |g: fn(&exaviz_engine::diff::StepChange) -> f64| -> ArrayRef {
+    let step = |g: fn(&exaviz_analysis::diff::StepChange) -> f64| -> ArrayRef {
         Arc::new(rows.iter().map(|r| r.step.as_ref().map(g)).collect::<Float64Array>())
     };
     let u = |g: fn(&Change) -> u64| -> ArrayRef { Arc::new(rows.iter().map(g).collect::<UInt64Array>()) };

@@ -6,9 +6,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use exaviz_engine::dataset::Dataset;
-use exaviz_engine::views::contract::{Entry, error_line, render_view};
-use exaviz_engine::{Backend, BackendChoice};
+use exaviz_compute::{Backend, BackendChoice};
+use exaviz_model::dataset::Dataset;
+use exaviz_views::contract::{Entry, error_line, render_view};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -113,7 +113,7 @@ fn from_events(
     bytes: &[u8],
     ticks_per_second: u64,
 ) -> PyResult<Trace> {
-    use exaviz_datasets::events::{EventKind, EventTable, Side};
+    use exaviz_formats::events::{EventKind, EventTable, Side};
     let u64s = |c: &str, b: &[u8]| numbers(c, b, 8, |v| u64::from_le_bytes(v.try_into().expect("8 bytes")));
     let u32s = |c: &str, b: &[u8]| numbers(c, b, 4, |v| u32::from_le_bytes(v.try_into().expect("4 bytes")));
     let kinds = kind
@@ -148,7 +148,7 @@ fn from_events(
         ticks_per_second,
     };
     let dataset = py
-        .detach(|| exaviz_datasets::events::from_events(&input, &table))
+        .detach(|| exaviz_formats::events::from_events(&input, &table))
         .map_err(|e| PyValueError::new_err(format!("{input}: {e}")))?;
     Ok(Trace { input, dataset: Arc::new(dataset) })
 }
@@ -177,7 +177,7 @@ fn bundle_edges<'py>(
     step: Option<f32>,
     smoothing: Option<f32>,
 ) -> PyResult<(Bound<'py, PyBytes>, u32)> {
-    use exaviz_engine::stages::BundleParams;
+    use exaviz_compute::BundleParams;
     let d = BundleParams::STRONG;
     let params = BundleParams {
         samples: samples.unwrap_or(d.samples),
@@ -193,7 +193,7 @@ fn bundle_edges<'py>(
     if flat.len() % 4 != 0 {
         return Err(PyValueError::new_err("edges: expected 4 numbers per edge (x0, y0, x1, y1)"));
     }
-    let mut list = exaviz_datasets::edges_csv::EdgeList {
+    let mut list = exaviz_formats::edges_csv::EdgeList {
         edges: flat.chunks_exact(4).map(|e| [e[0], e[1], e[2], e[3]]).collect(),
         weights: weights.map(|w| f32s("weights", w)).transpose()?,
     };
@@ -205,13 +205,13 @@ fn bundle_edges<'py>(
     }
     let backend = self::backend(backend)?;
     let weights = list.quantised_weights();
-    let frame = exaviz_engine::stages::kde_bundle::UnitFrame::fit(&list.edges);
+    let frame = exaviz_compute::kde_bundle::UnitFrame::fit(&list.edges);
     for e in &mut list.edges {
         *e = frame.edge_to_unit(*e);
     }
     let bundled = py
         .detach(|| {
-            exaviz_engine::bundling::Bundler::Kde(params).run(
+            exaviz_render::bundling::Bundler::Kde(params).run(
                 backend.runner().as_mut(),
                 &list.edges,
                 weights.as_deref(),
@@ -239,7 +239,8 @@ fn aggregate_points<'py>(
     y_range: Option<(f32, f32)>,
     backend: &str,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    use exaviz_engine::stages::{AxisKey, HeatmapInput, bin_heatmap};
+    use exaviz_compute::bin_heatmap;
+    use exaviz_model::bins::{AxisKey, HeatmapInput};
     let (mut xs, mut ys) = (f32s("x", x)?, f32s("y", y)?);
     if xs.len() != ys.len() {
         return Err(PyValueError::new_err(format!("x has {} points and y {}", xs.len(), ys.len())));
@@ -283,7 +284,7 @@ fn aggregate_points<'py>(
 /// The views' names and one line about each, in the registry's order.
 #[pyfunction]
 fn views() -> Vec<(&'static str, &'static str)> {
-    exaviz_engine::views::REGISTRY.iter().map(|e| (e.name, e.about)).collect()
+    exaviz_views::REGISTRY.iter().map(|e| (e.name, e.about)).collect()
 }
 
 /// One backend per choice, made at its first use (finding an adapter takes a while).
@@ -331,9 +332,9 @@ impl Trace {
         ranks: Option<String>,
         top: usize,
     ) -> PyResult<String> {
-        let asked = exaviz_engine::summary::AreaAsked { from_s: start, to_s: end, ranks: ranks.as_deref(), top };
+        let asked = exaviz_analysis::summary::AreaAsked { from_s: start, to_s: end, ranks: ranks.as_deref(), top };
         let s = py
-            .detach(|| exaviz_engine::summary::summarize_asked(&self.dataset, &asked))
+            .detach(|| exaviz_analysis::summary::summarize_asked(&self.dataset, &asked))
             .map_err(|e| TraceError::new_err(format!("{}: {e}", self.input)))?;
         serde_json::to_string(&s).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
@@ -343,7 +344,7 @@ impl Trace {
     #[pyo3(signature = (start=None, end=None))]
     fn critical_path_json(&self, py: Python<'_>, start: Option<f64>, end: Option<f64>) -> PyResult<String> {
         let r = py
-            .detach(|| exaviz_engine::whyslow::analyse_asked(&self.dataset, start, end))
+            .detach(|| exaviz_analysis::critical_path::analyse_asked(&self.dataset, start, end))
             .map_err(|e| TraceError::new_err(format!("{}: {e}", self.input)))?;
         serde_json::to_string(&r).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
@@ -361,7 +362,7 @@ impl Trace {
         options: Vec<String>,
     ) -> PyResult<Picture> {
         let entry = Entry::find(view).ok_or_else(|| {
-            let names: Vec<&str> = exaviz_engine::views::REGISTRY.iter().map(|e| e.name).collect();
+            let names: Vec<&str> = exaviz_views::REGISTRY.iter().map(|e| e.name).collect();
             PyValueError::new_err(format!("unknown view '{view}' (expected one of {})", names.join(", ")))
         })?;
         let built = entry.parse(&options).map_err(|e| PyValueError::new_err(error_line(&e)))?;
@@ -369,16 +370,13 @@ impl Trace {
             return Err(PyValueError::new_err(format!("size {width}x{height}: each side from 1 to 32768 pixels")));
         }
         let backend = self::backend(backend)?;
-        let frame = exaviz_engine::views::Frame { width, height };
+        let frame = exaviz_views::Frame { width, height };
         // A view comparing with another run (`against=`) gets it opened beside this one.
-        let dataset = match built.view.against() {
-            Some(b) => {
-                let other =
-                    py.detach(|| exaviz_datasets::open(b)).map_err(|e| TraceError::new_err(format!("{b}: {e}")))?;
-                Arc::new(Dataset { against: Some(Arc::new(other)), ..(*self.dataset).clone() })
-            }
-            None => self.dataset.clone(),
-        };
+        if let Some(b) = built.view.against() {
+            let other = py.detach(|| exaviz_datasets::open(b)).map_err(|e| TraceError::new_err(format!("{b}: {e}")))?;
+            built.view.compare_with(Arc::new(other));
+        }
+        let dataset = self.dataset.clone();
         let image = py
             .detach(|| render_view(built.view.as_ref(), &dataset, &built.selection, frame, &backend))
             .map_err(|e| TraceError::new_err(format!("{}: {e}", self.input)))?;
@@ -395,7 +393,7 @@ impl Trace {
 /// A picture drawn: RGBA8, row-major, straight alpha.
 #[pyclass(frozen, module = "exaviz._exaviz")]
 struct Picture {
-    image: exaviz_engine::render::Image,
+    image: exaviz_render::Image,
 }
 
 #[pymethods]
@@ -412,7 +410,7 @@ impl Picture {
 
     /// The picture as a PNG file's bytes (what `exaviz render` writes).
     fn png<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        let bytes = py.detach(|| exaviz_engine::render::png_bytes(&self.image));
+        let bytes = py.detach(|| exaviz_render::png_bytes(&self.image));
         PyBytes::new(py, &bytes)
     }
 
@@ -423,7 +421,7 @@ impl Picture {
 
     /// Writes the PNG to `path` through a temporary name and a rename.
     fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
-        py.detach(|| exaviz_engine::render::write_png_atomic(&path, &self.image))
+        py.detach(|| exaviz_render::write_png_atomic(&path, &self.image))
             .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: cannot write: {e}", path.display())))
     }
 }
@@ -443,10 +441,7 @@ type FormatRow = (&'static str, &'static str, &'static str, &'static str, &'stat
 /// The formats exaviz reads, from its table of formats.
 #[pyfunction]
 fn formats() -> Vec<FormatRow> {
-    exaviz_datasets::formats::FORMATS
-        .iter()
-        .map(|f| (f.name, f.title, f.tools, f.files, f.gives, f.options.to_vec()))
-        .collect()
+    exaviz_formats::FORMATS.iter().map(|f| (f.name, f.title, f.tools, f.files, f.gives, f.options.to_vec())).collect()
 }
 
 /// `exaviz diff A B --json`: what changed from trace `a` to trace `b` over seconds `start` to
@@ -468,9 +463,9 @@ fn diff(
     {
         return Err(PyValueError::new_err(format!("steps ({first}, {last}): first may not exceed last")));
     }
-    let o = exaviz_engine::diff::Options { top, steps };
+    let o = exaviz_analysis::diff::Options { top, steps };
     let d = py
-        .detach(|| exaviz_engine::diff::diff_asked(&a.dataset, &b.dataset, start, end, &o))
+        .detach(|| exaviz_analysis::diff::diff_asked(&a.dataset, &b.dataset, start, end, &o))
         .map_err(|e| TraceError::new_err(format!("{} against {}: {e}", b.input, a.input)))?;
     let json = serde_json::to_string(&d).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     Ok((json, diff_tables::tables(&d)?))

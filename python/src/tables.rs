@@ -13,7 +13,7 @@ use arrow_array::types::{ArrowPrimitiveType, Float64Type, UInt32Type, UInt64Type
 use arrow_array::{Array, ArrayRef, DictionaryArray, PrimitiveArray, RecordBatch, RecordBatchIterator, StringArray};
 use arrow_buffer::{Buffer, ScalarBuffer};
 use arrow_schema::{Field, Schema};
-use exaviz_engine::dataset::Dataset;
+use exaviz_model::dataset::Dataset;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;

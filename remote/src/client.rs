@@ -16,10 +16,11 @@ use std::sync::{Arc, Mutex};
 use arrow_flight::decode::{DecodedPayload, FlightDataDecoder};
 use arrow_flight::flight_service_client::FlightServiceClient;
 use arrow_flight::{FlightData, Ticket};
-use exaviz_datasets::SourceError;
-use exaviz_datasets::store::{self, Files};
-use exaviz_engine::dataset::{Dataset, OutOfCore, WindowRows};
-use exaviz_engine::model::{Intervals, Messages};
+use exaviz_model::dataset::{Dataset, OutOfCore, WindowRows};
+use exaviz_model::source::SourceError;
+use exaviz_model::{Intervals, Messages};
+use exaviz_store as store;
+use exaviz_store::Files;
 use futures::{StreamExt, TryStreamExt};
 use tonic::transport::{Channel, Endpoint};
 
@@ -296,7 +297,7 @@ pub fn open_with(input: &str, progress: &dyn Fn(u64, u64), in_memory_rows: u64) 
     let in_memory = if whole { u64::MAX } else { 0 };
     let mut d = store::open_in(&files, &|_, _| {}, in_memory, &rows)?;
     // The index a local store read into memory gets (summed here: nothing is kept on disk).
-    let _ = exaviz_datasets::sidecar::attach(input, &mut d);
+    let _ = exaviz_store::sidecar::attach(input, &mut d);
     Ok(d)
 }
 
@@ -308,7 +309,7 @@ enum Fetched {
 }
 
 /// The rows of a store on a server, by window: [`WindowRows::estimate`] asks for the window's
-/// rows within the budget a picture reads ([`exaviz_engine::views::contract::ROW_BUDGET`]) and
+/// rows within the budget a picture reads ([`exaviz_model::dataset::ROW_BUDGET`]) and
 /// keeps them for the [`WindowRows::read`] that follows, so a window costs one round trip.
 #[derive(Debug)]
 pub struct RemoteRows {
@@ -417,7 +418,7 @@ impl WindowRows for RemoteRows {
         if let Some(n) = self.kept.lock().ok().and_then(|k| k.as_ref().filter(|k| k.0 == window).map(|k| k.1)) {
             return n;
         }
-        let (n, rows) = match self.fetch(window, exaviz_engine::views::contract::ROW_BUDGET) {
+        let (n, rows) = match self.fetch(window, exaviz_model::dataset::ROW_BUDGET) {
             Ok(Fetched::Over(n)) => (n, None),
             Ok(Fetched::Rows(n, rows)) => (n, Some(rows)),
             // The read that follows says what went wrong.

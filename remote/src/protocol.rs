@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use exaviz_engine::model::{Intervals, Messages};
+use exaviz_model::{Intervals, Messages};
 
 /// Largest ticket accepted: a request is a few dozen bytes.
 pub const MAX_TICKET_BYTES: usize = 4096;
@@ -380,7 +380,7 @@ mod tests {
                 ask: Ask::Rows(RowsAsk { t0: 10, t1: 1 << 40, budget: 5_000_000, parts: vec![(10, 99)] }),
             },
         ];
-        let mut rng = exaviz_datasets::rng::SplitMix64(0x9e37_79b9_7f4a_7c15);
+        let mut rng = exaviz_model::rng::SplitMix64(0x9e37_79b9_7f4a_7c15);
         let mut next = move || rng.next_u64();
         let (mut decoded, mut refused) = (0, 0);
         for seed in &seeds {

@@ -18,8 +18,8 @@ use arrow_flight::{
     Action, ActionType, Criteria, Empty, FlightData, FlightDescriptor, FlightInfo, HandshakeRequest, HandshakeResponse,
     PollInfo, PutResult, SchemaResult, Ticket,
 };
-use exaviz_datasets::store;
-use exaviz_engine::dataset::Dataset;
+use exaviz_model::dataset::Dataset;
+use exaviz_store as store;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use tonic::{Request as Rpc, Response, Status, Streaming};

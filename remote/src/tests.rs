@@ -82,7 +82,7 @@ fn malformed_and_hostile_requests_get_one_line_and_the_server_keeps_answering() 
             assert!(e.contains(says) && !e.contains('\n') && !e.is_empty(), "{e}");
         }
         // A mutation fuzz through the whole server: every answer is data or one line.
-        let mut rng = exaviz_datasets::rng::SplitMix64(0x2545_f491_4f6c_dd1d);
+        let mut rng = exaviz_model::rng::SplitMix64(0x2545_f491_4f6c_dd1d);
         let mut next = move || rng.next_u64();
         let seeds = [head.clone(), rows(5_000_000).ticket()];
         for k in 0..300 {
@@ -119,7 +119,7 @@ fn damaged_files_from_a_server_are_refused_in_one_line() {
         .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap().into()))
         .collect();
     let names: Vec<String> = files.keys().cloned().collect();
-    let mut rng = exaviz_datasets::rng::SplitMix64(0x9e37_79b9_7f4a_7c15);
+    let mut rng = exaviz_model::rng::SplitMix64(0x9e37_79b9_7f4a_7c15);
     let mut next = move || rng.next_u64();
     let (mut opened, mut refused) = (0, 0);
     for _ in 0..200 {
@@ -136,9 +136,9 @@ fn damaged_files_from_a_server_are_refused_in_one_line() {
             b.truncate(i);
         }
         damaged.insert(name.clone(), b.into());
-        let held = exaviz_datasets::store::Files::Held { at: "grpc://h:1/s.exaviz".into(), files: Arc::new(damaged) };
+        let held = exaviz_store::Files::Held { at: "grpc://h:1/s.exaviz".into(), files: Arc::new(damaged) };
         let result = std::panic::catch_unwind(|| {
-            exaviz_datasets::store::open_in(&held, &|_, _| {}, u64::MAX, &|_, _| unreachable!()).map(|_| ())
+            exaviz_store::open_in(&held, &|_, _| {}, u64::MAX, &|_, _| unreachable!()).map(|_| ())
         });
         match result.expect("no panic") {
             Ok(()) => opened += 1,

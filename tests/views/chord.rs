@@ -16,9 +16,9 @@ fn chord_matches_golden_on_both_backends() {
 /// density image (the line-density stage) instead of a stroke each: the same on both backends.
 #[test]
 fn many_pairs_are_drawn_as_a_density_on_both_backends() {
-    use exaviz_engine::views::pairs::{DENSE_PAIRS, pairs_in};
+    use exaviz_views::pairs::{DENSE_PAIRS, pairs_in};
     let d = open("gen:fd4?ranks=2000&messages=200000");
-    let (_, pairs) = pairs_in(&d, &exaviz_engine::Backend::Cpu, "chord", 8192, None).unwrap();
+    let (_, pairs) = pairs_in(&d, &exaviz_compute::Backend::Cpu, "chord", 8192, None).unwrap();
     assert!(pairs.len() > DENSE_PAIRS, "{} pairs: not past {DENSE_PAIRS}", pairs.len());
     for view in ["chord", "sendrecv"] {
         let picture = both(view, &[], &d, (560, 400));

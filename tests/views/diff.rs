@@ -1,15 +1,12 @@
 //! `--view diff`: what changed from a run to another (`--against B`), on both backends.
 
-use std::sync::Arc;
-
 use super::{both, golden, open, refused};
 
 /// `gen:wrf` against itself with rank 11 computing 1.5x: its bar and the waiting it causes are
 /// drawn red, the messages unchanged (the matrix white).
 #[test]
 fn a_slowed_rank_is_drawn_red_among_the_largest_changes() {
-    let mut a = open("gen:wrf?iterations=20&seed=5");
-    a.against = Some(Arc::new(open("gen:wrf?iterations=20&seed=5&slow_rank=11")));
+    let a = open("gen:wrf?iterations=20&seed=5");
     let picture = both("diff", &["--against", "gen:wrf?iterations=20&seed=5&slow_rank=11"], &a, (1000, 520));
     golden("diff_wrf_slow_rank11.png", &picture);
     // Taller: the two runs' timelines under the charts, aligned at their starts; a window
@@ -30,13 +27,13 @@ fn a_slowed_rank_is_drawn_red_among_the_largest_changes() {
 /// second click clears the choice.
 #[test]
 fn a_click_on_a_change_selects_it_in_every_panel() {
-    use exaviz_engine::Backend;
-    use exaviz_engine::views::contract::render_view;
-    use exaviz_engine::views::{Entry, Frame};
+    use exaviz_compute::Backend;
+    use exaviz_views::contract::render_view;
+    use exaviz_views::{Entry, Frame};
     let b = "gen:wrf?iterations=20&seed=5&slow_rank=11";
-    let mut a = open("gen:wrf?iterations=20&seed=5");
-    a.against = Some(Arc::new(open(b)));
+    let a = open("gen:wrf?iterations=20&seed=5");
     let built = Entry::find("diff").unwrap().parse(&["--against", b]).unwrap();
+    exaviz_tests::compare(built.view.as_ref());
     let frame = Frame { width: 1000, height: 760 };
     let prepared = built.view.prepare(&a, &built.selection, frame, &Backend::Cpu).unwrap();
     let picks: Vec<_> = (70..380)
@@ -45,11 +42,11 @@ fn a_click_on_a_change_selects_it_in_every_panel() {
         .filter_map(|at| prepared.pick(&a, at))
         .collect();
     let plain = render_view(built.view.as_ref(), &a, &built.selection, frame, &Backend::Cpu).unwrap();
-    let shown = |sel: &exaviz_engine::selection::Selection| {
+    let shown = |sel: &exaviz_model::selection::Selection| {
         render_view(built.view.as_ref(), &a, sel, frame, &Backend::Cpu).unwrap()
     };
     // Pixels that differ from the plain picture in rows `ys` (A's timeline: 380-570; B's: 570-760).
-    let changed = |img: &exaviz_engine::render::Image, ys: std::ops::Range<usize>| {
+    let changed = |img: &exaviz_render::Image, ys: std::ops::Range<usize>| {
         let row = 4 * plain.width as usize;
         ys.filter(|y| plain.pixels[y * row..(y + 1) * row] != img.pixels[y * row..(y + 1) * row]).count()
     };
@@ -87,18 +84,18 @@ fn a_click_on_a_change_selects_it_in_every_panel() {
 #[test]
 fn two_training_runs_show_the_marey_graphs_of_the_same_step() {
     let b = "gen:training?straggler=3";
-    let mut a = open("gen:training");
-    a.against = Some(Arc::new(open(b)));
+    let a = open("gen:training");
     let picture = both("diff", &["--against", b], &a, (1000, 760));
     golden("diff_training_straggler3_mareys.png", &picture);
     let first = both("diff", &["--against", b, "--step", "0"], &a, (1000, 760));
     assert!(super::differ(&picture, &first) > 0.01, "another step draws other graphs");
     let zoomed = both("diff", &["--against", b, "--from", "0", "--to", "0.01"], &a, (1000, 760));
     assert!(super::differ(&picture, &zoomed) > 0.01, "a window zooms both graphs");
-    use exaviz_engine::Backend;
-    use exaviz_engine::views::contract::render_view;
-    use exaviz_engine::views::{Entry, Frame};
+    use exaviz_compute::Backend;
+    use exaviz_views::contract::render_view;
+    use exaviz_views::{Entry, Frame};
     let built = Entry::find("diff").unwrap().parse(&["--against", b]).unwrap();
+    exaviz_tests::compare(built.view.as_ref());
     let frame = Frame { width: 1000, height: 760 };
     let prepared = built.view.prepare(&a, &built.selection, frame, &Backend::Cpu).unwrap();
     let bar = (70..380)
@@ -123,15 +120,15 @@ fn two_training_runs_show_the_marey_graphs_of_the_same_step() {
 fn call_paths_are_drawn_as_a_differential_flame_graph() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/torch-gloo-pair");
     let (even, slow) = (format!("{dir}/even"), format!("{dir}/slow3"));
-    let mut a = open(&even);
-    a.against = Some(Arc::new(open(&slow)));
+    let a = open(&even);
     let picture = both("diff", &["--against", &slow, "--right", "paths"], &a, (1100, 560));
     golden("diff_gloo_pair_paths.png", &picture);
     let matrix = both("diff", &["--against", &slow, "--right", "matrix"], &a, (1100, 560));
     assert!(super::differ(&picture, &matrix) > 0.02, "the flame graph in place of the matrix");
-    use exaviz_engine::Backend;
-    use exaviz_engine::views::{Entry, Frame};
+    use exaviz_compute::Backend;
+    use exaviz_views::{Entry, Frame};
     let built = Entry::find("diff").unwrap().parse(&["--against", &slow, "--right", "paths"]).unwrap();
+    exaviz_tests::compare(built.view.as_ref());
     let prepared = built.view.prepare(&a, &built.selection, Frame { width: 1100, height: 560 }, &Backend::Cpu).unwrap();
     let frames: Vec<_> = (80..200)
         .step_by(4)

@@ -1,6 +1,6 @@
 //! `--view fattree` (TreeScope, Bhatia et al., 2018) of the three systems.
 
-use exaviz_engine::render::Image;
+use exaviz_render::Image;
 
 use super::{both, differ, golden, open};
 

@@ -3,14 +3,14 @@
 //! (`View::brush`, `zoom_drag`, `key`, `describe`), change the state as documented in
 //! `linked::gesture`.
 
-use exaviz_engine::Backend;
-use exaviz_engine::dataset::Dataset;
-use exaviz_engine::selection::Selection;
-use exaviz_engine::views::contract::{Built, Entry, Frame};
-use exaviz_engine::views::linked::panels;
-use exaviz_engine::views::parcoords::parcoords_axis_at;
-use exaviz_engine::views::ring::{RingOptions, ring_address_at, ring_bundles_in, ring_node_at};
-use exaviz_engine::views::themeriver::themeriver_tick_at;
+use exaviz_compute::Backend;
+use exaviz_model::dataset::Dataset;
+use exaviz_model::selection::Selection;
+use exaviz_views::contract::{Built, Entry, Frame};
+use exaviz_views::linked::panels;
+use exaviz_views::parcoords::parcoords_axis_at;
+use exaviz_views::ring::{RingOptions, ring_address_at, ring_bundles_in, ring_node_at};
+use exaviz_views::themeriver::themeriver_tick_at;
 
 use super::{both, cpu, differ, golden, open, refused};
 

@@ -26,15 +26,15 @@ mod training;
 
 use std::path::PathBuf;
 
-use exaviz_engine::Backend;
-use exaviz_engine::dataset::Dataset;
-use exaviz_engine::render::{Image, write_png_atomic};
+use exaviz_compute::Backend;
+use exaviz_model::dataset::Dataset;
+use exaviz_render::{Image, write_png_atomic};
 use exaviz_tests::{GOLDEN, GPU_VS_CPU, assert_images_close, gpu, read_png};
 
 /// The GPU backend (fails with the install hint when there is no adapter).
 pub fn gpu_backend() -> Backend {
     let _ = gpu();
-    Backend::new(exaviz_engine::BackendChoice::Gpu).expect("gpu backend")
+    Backend::new(exaviz_compute::BackendChoice::Gpu).expect("gpu backend")
 }
 
 /// Compares `image` with the stored reference `name` (or writes it, with

@@ -1,8 +1,8 @@
 //! `--view marey` (Wei et al., 2024): the enhanced Marey's graph of a generated run, a JAX
 //! pipeline written as files, and real traces.
 
-use exaviz_engine::Backend;
-use exaviz_engine::render::Image;
+use exaviz_compute::Backend;
+use exaviz_render::Image;
 use exaviz_tests::shared_data_or_skip;
 
 use super::{both, differ, golden, open};
@@ -13,12 +13,12 @@ use super::{both, differ, golden, open};
 /// files and read back, and the real Kineto (two ranks) and PerfFlowAspect traces.
 #[test]
 fn marey_views_match_golden_on_both_backends() {
-    use exaviz_engine::views::contract::{Entry, Frame};
+    use exaviz_views::contract::{Entry, Frame};
     let generated = "gen:training?devices=8&stages=4&microbatches=6&layers=8&steps=2&straggler=5&unbalanced=2";
     let jax_dir = std::env::temp_dir().join(format!("exaviz-golden-jax-{}", std::process::id()));
     let options = "devices=4&stages=4&microbatches=3&layers=8&steps=1&flavour=jax";
-    let spec = exaviz_datasets::training_spec(&format!("gen:training?{options}")).unwrap();
-    exaviz_datasets::generators::training_gen::write(&spec, &jax_dir).unwrap();
+    let spec = exaviz_gen::training_spec(&format!("gen:training?{options}")).unwrap();
+    exaviz_gen::training_gen::write(&spec, &jax_dir).unwrap();
     let jax = jax_dir.to_str().unwrap().to_string();
     let mut cases: Vec<(&str, &str, String, Vec<&str>)> = vec![
         ("marey_generated.png", "marey", generated.into(), vec![]),
@@ -81,7 +81,7 @@ fn training_views_of_a_store_kept_on_disk_draw_as_in_memory() {
     std::fs::create_dir_all(&dir).unwrap();
     let store = dir.join("run.exaviz");
     exaviz_datasets::convert(run.to_str().unwrap(), &store, &|_, _| {}).unwrap();
-    let on_disk = exaviz_datasets::store::open_with(&store, &|_, _| {}, 0).unwrap();
+    let on_disk = exaviz_store::open_with(&store, &|_, _| {}, 0).unwrap();
     assert!(on_disk.out_of_core.is_some(), "opened out of core");
     let memory = open(run.to_str().unwrap());
     for view in ["marey", "training", "topology"] {
@@ -98,9 +98,9 @@ fn training_views_of_a_store_kept_on_disk_draw_as_in_memory() {
 /// devices in magenta, on both backends (golden); `x` in the window draws it and hides it.
 #[test]
 fn the_critical_path_runs_through_the_marey_graph() {
-    use exaviz_engine::selection::{Parts, Selection};
-    use exaviz_engine::views::contract::{Frame, View, render_view};
-    use exaviz_engine::views::marey::{MareyOptions, MareyView};
+    use exaviz_model::selection::{Parts, Selection};
+    use exaviz_views::contract::{Frame, View, render_view};
+    use exaviz_views::marey::{MareyOptions, MareyView};
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/torch-gloo-pipeline");
     let d = open(dir.to_str().unwrap());
     let img = both("marey", &["--critical-path"], &d, (1024, 768));

@@ -2,8 +2,8 @@
 //! in all three panels; a time window restricts the matrix and the chord diagram to the messages
 //! sent in it.
 
-use exaviz_engine::views::contract::{Entry, Frame};
-use exaviz_engine::views::mpi::panels;
+use exaviz_views::contract::{Entry, Frame};
+use exaviz_views::mpi::panels;
 
 use super::{both, cpu, golden, open};
 
@@ -16,7 +16,7 @@ fn mpi_view_matches_golden_on_both_backends() {
     golden("mpi_wrf_pair_3_7.png", &picture);
     // The highlight shows in each panel.
     let plain = cpu("mpi", &[], &d, size);
-    let changed_in = |r: [u32; 4], other: &exaviz_engine::render::Image| {
+    let changed_in = |r: [u32; 4], other: &exaviz_render::Image| {
         (r[1]..r[1] + r[3])
             .flat_map(|y| (r[0]..r[0] + r[2]).map(move |x| (x, y)))
             .filter(|&(x, y)| plain.pixel(x, y) != other.pixel(x, y))

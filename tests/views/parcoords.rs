@@ -20,7 +20,7 @@ fn parcoords_match_golden_on_both_backends() {
 /// stage: the same picture on both backends, and against a golden image.
 #[test]
 fn dense_parcoords_matches_golden_on_both_backends() {
-    use exaviz_engine::views::parcoords::DENSE_LINES;
+    use exaviz_views::parcoords::DENSE_LINES;
     let d = open("gen:torus-sim?dims=16x16x16x16&steps=2&seed=5");
     assert!(d.topology.as_ref().unwrap().node_count() > DENSE_LINES);
     golden("parcoords_16x16x16x16_dense.png", &both("parcoords", &["--select", "d2=3"], &d, (480, 320)));

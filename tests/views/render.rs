@@ -1,10 +1,10 @@
 //! The renderer under every view: primitives and blend modes on both backends, tiles that join
 //! without seams, a powerwall's tiles equal to crops of its canvas.
 
-use exaviz_engine::Backend;
-use exaviz_engine::render::{View, render_scene};
-use exaviz_engine::views::ring::{RingOptions, ring_scene};
+use exaviz_compute::Backend;
+use exaviz_render::{View, render_scene};
 use exaviz_tests::{GPU_VS_CPU, assert_images_close, gpu};
+use exaviz_views::ring::{RingOptions, ring_scene};
 
 use super::{golden, gpu_backend, open};
 
@@ -13,13 +13,13 @@ fn tiled_gpu_render_equals_one_piece_and_cpu_tiles() {
     let d = open("gen:torus-sim?dims=4x4x4&steps=20&seed=3");
     let opts = RingOptions { width: 256, height: 192, ..Default::default() };
     let scene = ring_scene(&d, &Backend::Cpu, &opts).unwrap();
-    let mut r = exaviz_engine::render::gpu::GpuRenderer::new(&gpu().device);
+    let mut r = exaviz_render::gpu::GpuRenderer::new(&gpu().device);
     let whole = r.render_tiled(gpu(), &scene, View::default(), 4096).unwrap();
     let tiled = r.render_tiled(gpu(), &scene, View::default(), 100).unwrap();
     assert_eq!(whole, tiled, "tiles must join without seams");
     // The CPU renderer's regions join the same way.
-    let cpu = exaviz_engine::render::cpu::render(&scene, View::default());
-    let part = exaviz_engine::render::cpu::render_region(&scene, View::default(), [100, 50], [60, 40]);
+    let cpu = exaviz_render::cpu::render(&scene, View::default());
+    let part = exaviz_render::cpu::render_region(&scene, View::default(), [100, 50], [60, 40]);
     for y in 0..40 {
         for x in 0..60 {
             assert_eq!(part.pixel(x, y), cpu.pixel(100 + x, 50 + y));
@@ -28,8 +28,8 @@ fn tiled_gpu_render_equals_one_piece_and_cpu_tiles() {
 }
 
 /// Every primitive and both blend modes, on both renderers.
-fn primitives_scene() -> exaviz_engine::render::Scene {
-    use exaviz_engine::render::{Anchor, Blend, ColorMap, Scene};
+fn primitives_scene() -> exaviz_render::Scene {
+    use exaviz_render::{Anchor, Blend, ColorMap, Scene};
     let mut s = Scene::new(200, 150, [0.05, 0.05, 0.08]);
     for i in 0..24 {
         let t = i as f32 / 23.0;
@@ -80,8 +80,8 @@ fn renderer_primitives_agree_between_backends() {
 /// the tiles' rectangles, pixel for pixel, on both backends.
 #[test]
 fn wall_tiles_equal_crops_of_the_whole_canvas_on_both_backends() {
-    use exaviz_engine::render::render_region;
-    use exaviz_engine::wall::{Wall, WallSpec};
+    use exaviz_render::render_region;
+    use exaviz_render::wall::{Wall, WallSpec};
     let wall =
         Wall::new(WallSpec { columns: 3, rows: 2, tile: [150, 110], mullion: Some([12, 9]), ..Default::default() })
             .unwrap();

@@ -1,9 +1,9 @@
 //! `--view ring` (TorusVisND, TorusTrafficND): orderings, bundlings, block relations, traffic
 //! marks, time slices and node filters, message tracking, groups and zoom, the dense ring.
 
-use exaviz_engine::Backend;
-use exaviz_engine::views::ring::{RingOptions, link_traffic, link_traffic_in};
+use exaviz_compute::Backend;
 use exaviz_tests::shared_data_or_skip;
+use exaviz_views::ring::{RingOptions, link_traffic, link_traffic_in};
 
 use super::{both, cpu, differ, golden, gpu_backend, open, refused};
 
@@ -112,9 +112,9 @@ fn time_slice_and_node_filter_match_golden_on_both_backends() {
 /// them; bad requests get clear errors.
 #[test]
 fn tracked_message_group_filter_and_zoom_match_golden_on_both_backends() {
-    use exaviz_engine::selection::group::BundleGroup;
-    use exaviz_engine::views::ring::track::hops;
-    use exaviz_engine::views::ring::{ring_bundles_in, ring_node_at, ring_scene, ring_unzoom};
+    use exaviz_model::selection::group::BundleGroup;
+    use exaviz_views::ring::track::hops;
+    use exaviz_views::ring::{ring_bundles_in, ring_node_at, ring_scene, ring_unzoom};
     let d = open("gen:torus-sim?dims=4x4x4x4x4&steps=30&seed=1");
     let topo = d.topology.as_ref().unwrap();
     let path = hops(&d, 22).unwrap();
@@ -178,7 +178,7 @@ fn tracked_message_group_filter_and_zoom_match_golden_on_both_backends() {
 /// left are drawn one by one again.
 #[test]
 fn dense_ring_matches_golden_on_both_backends() {
-    use exaviz_engine::views::ring::DENSE_CHORDS;
+    use exaviz_views::ring::DENSE_CHORDS;
     let d = open("gen:torus-sim?dims=16x16x16x16&steps=2&seed=5");
     assert!(d.topology.as_ref().unwrap().link_count() / 2 > DENSE_CHORDS);
     let dense = both("ring", &[], &d, (480, 360));

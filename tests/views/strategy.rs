@@ -1,8 +1,8 @@
 //! `--view strategy`, the parallelism-strategy graph (Wei et al., 2024), from XLA HLO modules
 //! recorded from JAX (tests/data, with the scripts that made them).
 
-use exaviz_engine::Backend;
-use exaviz_engine::views::{Entry, Frame};
+use exaviz_compute::Backend;
+use exaviz_views::{Entry, Frame};
 
 use super::{both, golden, open, refused};
 
@@ -18,7 +18,7 @@ fn data_parallel_strategies_match_golden_on_both_backends() {
         "jax-data-parallel/xla_dump/module_0034.jit_train_step.0001.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt",
     ));
     let g = d.opgraph.as_ref().unwrap();
-    let spaces = exaviz_engine::views::strategy::namespaces(g, |_| true);
+    let spaces = exaviz_views::strategy::namespaces(g, |_| true);
     assert_eq!(spaces[..2], ["jit(train_step)/transpose(jvp())", "jit(train_step)/jvp()"], "backward, forward");
     let picture = both("strategy", &[], &d, (1200, 600));
     assert!(picture.distinct_colours() > 8, "the picture looks blank");
@@ -71,7 +71,7 @@ fn hovering_an_operator_tells_what_it_is() {
 /// and on the GPU.
 #[test]
 fn a_pipelines_chunks_are_placed_per_stage_in_pair_order() {
-    use exaviz_engine::views::strategy::layout;
+    use exaviz_views::strategy::layout;
     let d = open(&module("jax-pipeline8/xla_dump/module_0010.jit_pipeline.cpu_after_optimizations.txt"));
     let g = d.opgraph.as_ref().unwrap();
     let plot = [64.0, 80.0, 1180.0, 560.0];
@@ -134,8 +134,9 @@ fn edge_kinds_switch_and_namespaces_are_chosen_by_name() {
 /// the operator covers twice its width there, while the title stays where it was.
 #[test]
 fn the_graph_zooms_and_the_titles_stay() {
-    use exaviz_engine::render::{View, cpu::render};
-    use exaviz_engine::views::strategy::layout;
+    use exaviz_render::View;
+    use exaviz_render::cpu::render;
+    use exaviz_views::strategy::layout;
     let d = open(&module("jax-pipeline8/xla_dump/module_0010.jit_pipeline.cpu_after_optimizations.txt"));
     let built = Entry::find("strategy").unwrap().parse::<&str>(&[]).unwrap();
     assert!(built.view.pans(), "drag pans, the wheel zooms");
@@ -151,7 +152,7 @@ fn the_graph_zooms_and_the_titles_stay() {
     let colour = flat.pixel(centre[0] as u32, centre[1] as u32);
     assert_ne!(flat.pixel(beyond, centre[1] as u32), colour, "just right of the operator is not the operator");
     assert_eq!(zoomed.pixel(beyond, centre[1] as u32), colour, "zoomed, the operator reaches there");
-    let title = |img: &exaviz_engine::render::Image| img.pixels[..(1200 * 60 * 4) as usize].to_vec();
+    let title = |img: &exaviz_render::Image| img.pixels[..(1200 * 60 * 4) as usize].to_vec();
     assert!(title(&flat) == title(&zoomed), "the title does not move");
 }
 
@@ -162,8 +163,8 @@ fn the_graph_zooms_and_the_titles_stay() {
 /// view selects the same operator, which the strategy view outlines with its namespace.
 #[test]
 fn a_click_in_either_view_selects_the_operator_in_the_other() {
-    use exaviz_engine::render::KIND_SEGMENT;
-    use exaviz_engine::selection::Selection;
+    use exaviz_model::selection::Selection;
+    use exaviz_render::KIND_SEGMENT;
     let d = open(&module("jax-cpu-pipeline"));
     assert!(d.training.is_some() && d.opgraph.is_some(), "the run and its operator graph");
     // The execution order from the profile: the four permutes run one after another.
@@ -176,7 +177,7 @@ fn a_click_in_either_view_selects_the_operator_in_the_other() {
         let built = Entry::find(view).unwrap().parse::<&str>(&[]).unwrap();
         built.view.prepare(&d, &built.selection, frame, &Backend::Cpu).expect("prepare")
     };
-    let segments = |s: &exaviz_engine::render::Scene| {
+    let segments = |s: &exaviz_render::Scene| {
         s.layers.iter().flat_map(|l| &l.instances).filter(|i| i.kind & 255 == KIND_SEGMENT).count()
     };
     let (strategy, marey) = (prepared("strategy"), prepared("marey"));
@@ -234,7 +235,7 @@ fn a_pytorch_execution_trace_draws_as_an_operator_graph() {
     assert!(d.training.is_some(), "the profiles are read");
     let g = d.opgraph.as_ref().expect("the execution trace is the operator graph");
     assert_eq!(g.source, "PyTorch execution trace");
-    let spaces = exaviz_engine::views::strategy::namespaces(g, |_| true);
+    let spaces = exaviz_views::strategy::namespaces(g, |_| true);
     assert_eq!(spaces, ["backward", "Optimizer.step#SGD.step"], "{spaces:?}");
     let picture = both("strategy", &[], &d, (1000, 420));
     golden("strategy_torch_et.png", &picture);
@@ -268,20 +269,20 @@ fn a_pytorch_execution_trace_draws_as_an_operator_graph() {
         .find_map(|at| prepared.pick(&d, at).filter(|p| p.title.starts_with("aten::linear #")))
         .expect("a layer is hovered");
     assert!(layer.lines.iter().any(|l| l == "runs as aten::linear in the profile"), "{layer:?}");
-    let sel = layer.clicked(&exaviz_engine::selection::Selection::default()).expect("a click selects");
+    let sel = layer.clicked(&exaviz_model::selection::Selection::default()).expect("a click selects");
     assert_eq!(sel.operator.map(|o| o.as_str().to_string()).as_deref(), Some("aten::linear"));
     assert!(sel.window_s.is_some(), "its time in the Marey view");
     let marey = Entry::find("marey").unwrap().parse::<&str>(&[]).unwrap();
     let m = marey.view.prepare(&d, &sel, Frame { width: 800, height: 400 }, &Backend::Cpu).expect("prepare");
     assert!(matches!(m.draw(&d, &sel), std::borrow::Cow::Owned(_)), "the Marey view outlines it");
-    let frames = |scene: &exaviz_engine::render::Scene| {
-        let white = |i: &&exaviz_engine::render::Instance| {
-            i.kind & 255 == exaviz_engine::render::KIND_SEGMENT && i.color == [1.0, 1.0, 1.0, 1.0]
+    let frames = |scene: &exaviz_render::Scene| {
+        let white = |i: &&exaviz_render::Instance| {
+            i.kind & 255 == exaviz_render::KIND_SEGMENT && i.color == [1.0, 1.0, 1.0, 1.0]
         };
         scene.layers.iter().flat_map(|l| &l.instances).filter(white).count()
     };
     let outlined =
-        frames(&prepared.draw(&d, &sel)) - frames(&prepared.draw(&d, &exaviz_engine::selection::Selection::default()));
+        frames(&prepared.draw(&d, &sel)) - frames(&prepared.draw(&d, &exaviz_model::selection::Selection::default()));
     assert_eq!(outlined, 3 * 4, "the three layers outlined, four sides each");
 }
 
@@ -295,7 +296,7 @@ fn similar_pieces_are_stacked_and_unstacked_on_request() {
     ));
     let g = d.opgraph.as_ref().unwrap();
     let entry = |i: usize| g.entry.is_none_or(|e| g.nodes[i].computation == e);
-    let s = exaviz_engine::views::strategy::stacks(g, &entry);
+    let s = exaviz_views::strategy::stacks(g, &entry);
     let update = s
         .stacks
         .iter()
@@ -308,7 +309,7 @@ fn similar_pieces_are_stacked_and_unstacked_on_request() {
         let built = Entry::find("strategy").unwrap().parse(args).unwrap();
         built.view.prepare(&d, &built.selection, frame, &Backend::Cpu).expect("prepare")
     };
-    let hovered = |p: &dyn exaviz_engine::views::Prepared| {
+    let hovered = |p: &dyn exaviz_views::Prepared| {
         let mut titles = std::collections::BTreeSet::new();
         let mut stacked = 0;
         for y in (60..560).step_by(2) {

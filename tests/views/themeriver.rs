@@ -1,10 +1,10 @@
 //! `--view themeriver`, TorusVisND's time slicer: the river's streams sum exactly the traffic
 //! on their nodes' links on both backends; a time slice and a coordinate selection drawn.
 
-use exaviz_engine::Backend;
-use exaviz_engine::selection::dims::DimFilter;
-use exaviz_engine::views::themeriver::{MAX_STREAMS, ThemeRiverOptions, river};
-use exaviz_engine::views::torus::traffic::{link_traffic, node_traffic};
+use exaviz_compute::Backend;
+use exaviz_model::selection::dims::DimFilter;
+use exaviz_views::themeriver::{MAX_STREAMS, ThemeRiverOptions, river};
+use exaviz_views::torus::traffic::{link_traffic, node_traffic};
 
 use super::{both, differ, golden, gpu_backend, open, refused};
 

@@ -76,9 +76,9 @@ fn otf2_timeline_highlights_a_search() {
 /// trace, the window moves to it, and the picture frames it in white at its place.
 #[test]
 fn the_current_match_is_framed() {
-    use exaviz_engine::Backend;
-    use exaviz_engine::views::contract::{Entry, Frame, render_view};
-    use exaviz_engine::views::timeline::search;
+    use exaviz_compute::Backend;
+    use exaviz_views::contract::{Entry, Frame, render_view};
+    use exaviz_views::search;
     let Some(data) = shared_data_or_skip("otf2 timeline match") else { return };
     let d = open(data.join("otf2-pingpong/ping-pong-otf2/traces.otf2").to_str().unwrap());
     let built = Entry::find("timeline").unwrap().parse(&["--highlight", "MPI_Recv"]).unwrap();
@@ -90,10 +90,10 @@ fn the_current_match_is_framed() {
     assert_eq!((found.from, found.to, found.first, found.last), (o.start, o.end, o.location, o.location));
     let frame = Frame { width: 800, height: 500 };
     let render = |s| render_view(built.view.as_ref(), &d, s, frame, &Backend::Cpu).expect("render");
-    let unmarked = exaviz_engine::selection::Selection { found: None, ..sel };
+    let unmarked = exaviz_model::selection::Selection { found: None, ..sel };
     let (plain, marked) = (render(&unmarked), render(&sel));
     // Pixels turned white by the mark, all near the match's place in the window.
-    let (t0, tps) = (exaviz_engine::views::trace::span(&d.trace).unwrap().0, d.trace.ticks_per_second as f64);
+    let (t0, tps) = (exaviz_views::trace::span(&d.trace).unwrap().0, d.trace.ticks_per_second as f64);
     let (a, b) = sel.window_s.unwrap();
     let x = 80.0 + (((o.start + o.end) / 2 - t0) as f64 / tps - a) / (b - a) * (800.0 - 280.0);
     let mut columns = Vec::new();
@@ -120,7 +120,7 @@ fn nested_regions_are_drawn_in_bands_per_level() {
     let banded = both("timeline", &window, &d, size);
     let innermost = both("timeline", &[&window[..], &["--innermost"]].concat(), &d, size);
     // Rank 0's row spans y 48 to 248: its top band (main) and bottom band (MPI calls).
-    let px = |img: &exaviz_engine::render::Image, x: u32, y: u32| img.pixel(x, y)[..3].to_vec();
+    let px = |img: &exaviz_render::Image, x: u32, y: u32| img.pixel(x, y)[..3].to_vec();
     let columns = 100..580u32;
     let top: Vec<_> = columns.clone().map(|x| px(&banded, x, 90)).collect();
     let bottom: Vec<_> = columns.clone().map(|x| px(&banded, x, 200)).collect();
@@ -131,9 +131,9 @@ fn nested_regions_are_drawn_in_bands_per_level() {
     let same = columns.filter(|&x| px(&innermost, x, 90) == px(&innermost, x, 200)).count();
     assert!(same > 400, "one state per column over the row: {same}");
     // The tooltip names the band's state: main in the top band, a call in the bottom one.
-    let built = exaviz_engine::views::contract::Entry::find("timeline").unwrap().parse(&window).unwrap();
-    let frame = exaviz_engine::views::contract::Frame { width: size.0, height: size.1 };
-    let prepared = built.view.prepare(&d, &built.selection, frame, &exaviz_engine::Backend::Cpu).unwrap();
+    let built = exaviz_views::contract::Entry::find("timeline").unwrap().parse(&window).unwrap();
+    let frame = exaviz_views::contract::Frame { width: size.0, height: size.1 };
+    let prepared = built.view.prepare(&d, &built.selection, frame, &exaviz_compute::Backend::Cpu).unwrap();
     let x = columns_of_calls(&bottom, &top[0]) as f32 + 100.0;
     let state = |y: f32| prepared.pick(&d, [x, y]).expect("a pick").lines[1].clone();
     assert!(state(90.0).starts_with("int main"), "{}", state(90.0));
@@ -153,8 +153,8 @@ fn columns_of_calls(columns: &[Vec<u8>], main: &[u8]) -> usize {
 /// both ends, from the start and from any point.
 #[test]
 fn search_steps_follow_the_sorted_matches() {
-    use exaviz_engine::selection::Search;
-    use exaviz_engine::views::timeline::search::step;
+    use exaviz_model::selection::Search;
+    use exaviz_views::search::step;
     let d = open("gen:fd4?iterations=2");
     let i = &d.trace.intervals;
     let kinds: Vec<bool> = d.trace.region_names.iter().map(|n| n.to_lowercase().contains("wait")).collect();
@@ -191,8 +191,8 @@ fn search_steps_follow_the_sorted_matches() {
 /// pointer.
 #[test]
 fn otf2_timeline_draws_counter_tracks() {
-    use exaviz_engine::Backend;
-    use exaviz_engine::views::contract::{Entry, Frame};
+    use exaviz_compute::Backend;
+    use exaviz_views::contract::{Entry, Frame};
     let Some(data) = shared_data_or_skip("otf2 timeline counters") else { return };
     let mut d = open(data.join("otf2-hip-mi300-metrics/traces.otf2").to_str().unwrap());
     d.name = "hip-mi300-metrics".into();
@@ -241,9 +241,9 @@ fn otf2_timeline_draws_counter_tracks() {
 /// rows under it, outlines it, and sums it up as `exaviz summary` does; a click clears it.
 #[test]
 fn a_timeline_area_is_selected_outlined_and_summed_up() {
-    use exaviz_engine::Backend;
-    use exaviz_engine::summary::summarize;
-    use exaviz_engine::views::contract::{Entry, Frame};
+    use exaviz_analysis::summary::summarize;
+    use exaviz_compute::Backend;
+    use exaviz_views::contract::{Entry, Frame};
     let Some(data) = shared_data_or_skip("otf2 timeline area") else { return };
     let d = open(data.join("otf2-pingpong/ping-pong-otf2/traces.otf2").to_str().unwrap());
     let built = Entry::find("timeline").unwrap().parse::<&str>(&[]).unwrap();
@@ -261,19 +261,23 @@ fn a_timeline_area_is_selected_outlined_and_summed_up() {
     let mut want = summarize(&d.trace, area, 10);
     // The root causes, as `exaviz summary` adds them (a late receiver in the area: rank 1's
     // send waits for rank 0's receive).
-    let g = exaviz_engine::whyslow::Graph::new(&d.trace);
-    want.root_causes =
-        exaviz_engine::whyslow::causes::root_causes_in(&d.trace, &g, (area.from, area.to), area.first..=area.last);
+    let g = exaviz_analysis::critical_path::Graph::new(&d.trace);
+    want.root_causes = exaviz_analysis::critical_path::causes::root_causes_in(
+        &d.trace,
+        &g,
+        (area.from, area.to),
+        area.first..=area.last,
+    );
     assert!(!want.root_causes.is_empty());
     assert_eq!(*got, want, "the index's rows give the numbers a pass over the trace gives");
     assert_eq!(got.locations.len(), 1);
     assert!(got.regions.iter().any(|r| r.name.starts_with("MPI_")), "{:?}", got.regions);
     // The outline: white pixels along the area's left edge, none there without it.
-    let render = |s: &exaviz_engine::selection::Selection| {
-        exaviz_engine::views::contract::render_view(built.view.as_ref(), &d, s, frame, &Backend::Cpu).expect("render")
+    let render = |s: &exaviz_model::selection::Selection| {
+        exaviz_views::contract::render_view(built.view.as_ref(), &d, s, frame, &Backend::Cpu).expect("render")
     };
     let (plain, outlined) = (render(&built.selection), render(&sel));
-    let white = |img: &exaviz_engine::render::Image| {
+    let white = |img: &exaviz_render::Image| {
         (y as u32 - 20..y as u32 + 20).filter(|&row| img.pixel(x0 as u32, row).iter().take(3).all(|&c| c > 230)).count()
     };
     assert!(white(&outlined) > 10 && white(&plain) == 0, "the area is not outlined");
@@ -288,9 +292,9 @@ fn a_timeline_area_is_selected_outlined_and_summed_up() {
 /// stencil trace at several zooms.
 #[test]
 fn area_statistics_through_the_index_equal_a_pass_over_the_trace() {
-    use exaviz_engine::Backend;
-    use exaviz_engine::summary::summarize;
-    use exaviz_engine::views::contract::{Entry, Frame};
+    use exaviz_analysis::summary::summarize;
+    use exaviz_compute::Backend;
+    use exaviz_views::contract::{Entry, Frame};
     let d = open("gen:fd4?iterations=3");
     let frame = Frame { width: 900, height: 600 };
     let mut with_messages = 0;
@@ -304,7 +308,7 @@ fn area_statistics_through_the_index_equal_a_pass_over_the_trace() {
             let area = sel.area.expect("the area");
             let prepared = built.view.prepare(&d, &sel, frame, &Backend::Cpu).expect("prepare");
             // The root causes come from the dependency graph, not from the index (tested apart).
-            let got = exaviz_engine::summary::Summary {
+            let got = exaviz_analysis::summary::Summary {
                 root_causes: Vec::new(),
                 ..prepared.area_summary().expect("its numbers").clone()
             };
@@ -320,8 +324,8 @@ fn area_statistics_through_the_index_equal_a_pass_over_the_trace() {
 /// (`[`, `]`) or fit it (`f`).
 #[test]
 fn a_clicked_message_is_followed_to_its_ends() {
-    use exaviz_engine::Backend;
-    use exaviz_engine::views::contract::{Entry, Frame};
+    use exaviz_compute::Backend;
+    use exaviz_views::contract::{Entry, Frame};
     let Some(data) = shared_data_or_skip("otf2 timeline follow") else { return };
     let d = open(data.join("otf2-pingpong/ping-pong-otf2/traces.otf2").to_str().unwrap());
     let m = &d.trace.messages;
@@ -330,7 +334,7 @@ fn a_clicked_message_is_followed_to_its_ends() {
     let frame = Frame { width: 800, height: 500 };
     let prepared = built.view.prepare(&d, &built.selection, frame, &Backend::Cpu).expect("prepare");
     // The plot: x 80 to 600 over the window, rows 0 and 1 centred at y 48 + 99.5 and 48 + 299.5.
-    let start = exaviz_engine::views::trace::span(&d.trace).unwrap().0;
+    let start = exaviz_views::trace::span(&d.trace).unwrap().0;
     let tps = d.trace.ticks_per_second as f64;
     let x = |tick: u64| 80.0 + ((tick - start) as f64 / tps - a) / (b - a) * 520.0;
     let y = |l: u32| 48.0 + if l == 0 { 99.5 } else { 299.5 };
@@ -345,16 +349,16 @@ fn a_clicked_message_is_followed_to_its_ends() {
     let k = sel.message.expect("the message") as usize;
     assert_eq!(sel.pair, Some((m.source[k], m.destination[k])));
     // Marked: the picture with the message followed differs from the one without.
-    let drawn = |s: &exaviz_engine::selection::Selection| prepared.draw(&d, s).into_owned();
+    let drawn = |s: &exaviz_model::selection::Selection| prepared.draw(&d, s).into_owned();
     let (plain, marked) = (drawn(&built.selection), drawn(&sel));
     assert!(marked.layers.len() > plain.layers.len() || marked.labels.len() > plain.labels.len());
     let secs = |tick: u64| (tick - start) as f64 / tps;
-    let key = |s: &exaviz_engine::selection::Selection, k: &str| {
+    let key = |s: &exaviz_model::selection::Selection, k: &str| {
         built.view.key(&d, s, frame, k).and_then(|n| n.window_s).expect("a window")
     };
     let fit = key(&sel, "f");
     assert!(fit.0 < secs(m.send_time[k]) && fit.1 > secs(m.recv_time[k]), "{fit:?}");
-    let fitted = exaviz_engine::selection::Selection { window_s: Some(fit), ..sel };
+    let fitted = exaviz_model::selection::Selection { window_s: Some(fit), ..sel };
     let (to, back) = (key(&fitted, "]"), key(&fitted, "["));
     let centre = |w: (f64, f64)| (w.0 + w.1) / 2.0;
     assert!((centre(to) - secs(m.recv_time[k])).abs() < 1e-9, "{to:?}");
@@ -377,15 +381,15 @@ fn otf2_timeline_draws_late_sender_waiting() {
     let size = (640, 300);
     let waits = both("timeline", &[&window[..], &["--states", "waits"]].concat(), &d, size);
     let plain = both("timeline", &window, &d, size);
-    let vermillion = |img: &exaviz_engine::render::Image| {
+    let vermillion = |img: &exaviz_render::Image| {
         img.pixels.chunks_exact(4).filter(|p| p[0].abs_diff(213) < 3 && p[1].abs_diff(94) < 3 && p[2] < 3).count()
     };
     assert!(vermillion(&waits) > 50 && vermillion(&plain) == 0, "{} {}", vermillion(&waits), vermillion(&plain));
     golden("timeline_pingpong_otf2_waits.png", &waits);
-    let whole = exaviz_engine::summary::late_sender_waits(&d.trace);
-    let s = exaviz_engine::summary::summarize(
+    let whole = exaviz_analysis::summary::late_sender_waits(&d.trace);
+    let s = exaviz_analysis::summary::summarize(
         &d.trace,
-        exaviz_engine::summary::Area { from: 0, to: u64::MAX, first: 0, last: 1 },
+        exaviz_model::selection::Area { from: 0, to: u64::MAX, first: 0, last: 1 },
         10,
     );
     let counted: u64 = s.waits_by_location.iter().map(|w| w.count).sum();
@@ -402,8 +406,8 @@ fn otf2_timeline_draws_late_sender_waiting() {
 /// (--collapse, or a click on a row's label in the window) and open again.
 #[test]
 fn kineto_timeline_names_and_collapses_its_tracks() {
-    use exaviz_engine::Backend;
-    use exaviz_engine::views::contract::{Entry, Frame};
+    use exaviz_compute::Backend;
+    use exaviz_views::contract::{Entry, Frame};
     let Some(data) = shared_data_or_skip("kineto timeline tracks") else { return };
     let mut d = open(data.join("kineto/sampled_rank-0.json.gz").to_str().unwrap());
     d.name = "kineto-rank-0".into();
@@ -440,7 +444,7 @@ fn kineto_timeline_names_and_collapses_its_tracks() {
 }
 
 /// The label of `scene` whose text is `text` (the first), its box.
-fn label_box(scene: &exaviz_engine::render::Scene, what: impl Fn(&str) -> bool) -> Option<[f32; 4]> {
+fn label_box(scene: &exaviz_render::Scene, what: impl Fn(&str) -> bool) -> Option<[f32; 4]> {
     scene.labels.iter().find(|l| what(&l.text)).map(|l| l.rect)
 }
 
@@ -449,8 +453,8 @@ fn label_box(scene: &exaviz_engine::render::Scene, what: impl Fn(&str) -> bool) 
 /// each rank; the rows below moved down, not covered.
 #[test]
 fn kineto_memory_is_a_counter_track_under_its_thread() {
-    use exaviz_engine::Backend;
-    use exaviz_engine::views::contract::{Entry, Frame};
+    use exaviz_compute::Backend;
+    use exaviz_views::contract::{Entry, Frame};
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/torch-gloo-memory");
     let mut d = open(path.to_str().unwrap());
     d.name = "torch-gloo-memory".into();
@@ -519,7 +523,7 @@ fn the_critical_path_is_outlined_over_the_rows() {
     let on = both("timeline", &[&window[..], &["--critical-path"]].concat(), &d, size);
     let off = both("timeline", &window, &d, size);
     let magenta = |p: &[u8]| p[0] > 230 && p[1].abs_diff(64) < 12 && p[2] > 230;
-    let count = |img: &exaviz_engine::render::Image| img.pixels.chunks_exact(4).filter(|p| magenta(p)).count();
+    let count = |img: &exaviz_render::Image| img.pixels.chunks_exact(4).filter(|p| magenta(p)).count();
     assert!(count(&on) > 500 && count(&off) == 0, "{} {}", count(&on), count(&off));
     let scene =
         exaviz_tests::scene("timeline", &[&window[..], &["--critical-path"]].concat(), &d, size).expect("a scene");
@@ -545,10 +549,10 @@ fn the_critical_path_is_outlined_over_the_rows() {
 /// selection's part, and the picture prepared for it has the magenta outline only while it is on.
 #[test]
 fn the_window_key_x_toggles_the_critical_path() {
-    use exaviz_engine::Backend;
-    use exaviz_engine::selection::{Parts, Selection};
-    use exaviz_engine::views::contract::{Frame, View, render_view};
-    use exaviz_engine::views::timeline::{TimelineOptions, TimelineView};
+    use exaviz_compute::Backend;
+    use exaviz_model::selection::{Parts, Selection};
+    use exaviz_views::contract::{Frame, View, render_view};
+    use exaviz_views::timeline::{TimelineOptions, TimelineView};
     let d = open("gen:wrf?plant=1&collectives=5");
     let view = TimelineView::with(TimelineOptions::default());
     let frame = Frame { width: 640, height: 400 };
@@ -573,11 +577,11 @@ fn the_window_key_x_toggles_the_critical_path() {
 /// does: over the whole of `gen:wrf` with ranks 4 and 5 planted slow, they head the list.
 #[test]
 fn an_areas_summary_names_the_root_causes_of_its_waiting() {
-    use exaviz_engine::Backend;
-    use exaviz_engine::selection::Selection;
-    use exaviz_engine::summary::Area;
-    use exaviz_engine::views::contract::{Frame, View};
-    use exaviz_engine::views::timeline::{TimelineOptions, TimelineView};
+    use exaviz_compute::Backend;
+    use exaviz_model::selection::Area;
+    use exaviz_model::selection::Selection;
+    use exaviz_views::contract::{Frame, View};
+    use exaviz_views::timeline::{TimelineOptions, TimelineView};
     let d = open("gen:wrf?plant=1&collectives=5");
     let span = d.trace.span().unwrap();
     let last = d.trace.locations.name.len() as u32 - 1;

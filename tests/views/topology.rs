@@ -1,10 +1,10 @@
 //! `--view topology`, the cluster topology view (Wei et al., 2024), on real training profiles:
 //! the DLRM step on 8 GPUs (../shared/data) and a Gloo pipeline recorded here (tests/data).
 
-use exaviz_engine::Backend;
-use exaviz_engine::training::Class;
-use exaviz_engine::views::topology::links;
-use exaviz_engine::views::{Entry, Frame};
+use exaviz_compute::Backend;
+use exaviz_model::training::Class;
+use exaviz_views::topology::links;
+use exaviz_views::{Entry, Frame};
 
 use super::{both, golden, open, refused};
 
@@ -83,7 +83,7 @@ fn a_gloo_pipelines_sends_run_between_its_stages() {
     // cell's tooltip gives the median and middle half of all three.
     let traffic = both("topology", &["--boxes", "traffic"], &d, (900, 450));
     let bandwidth = both("topology", &["--boxes", "bandwidth"], &d, (900, 450));
-    let differ = |a: &exaviz_engine::render::Image, b: &exaviz_engine::render::Image| {
+    let differ = |a: &exaviz_render::Image, b: &exaviz_render::Image| {
         a.pixels.chunks_exact(4).zip(b.pixels.chunks_exact(4)).filter(|(p, q)| p != q).count()
     };
     assert!(differ(&traffic, &picture) > 50 && differ(&bandwidth, &traffic) > 50);
@@ -247,7 +247,7 @@ fn a_drag_over_devices_selects_them_and_their_link_matrix() {
     let expected: std::collections::BTreeSet<String> =
         [format!("{} -> {}", name(2), name(3)), format!("{} -> {}", name(3), name(2))].into_iter().collect();
     assert_eq!(cells, expected, "the matrix holds the selected devices alone");
-    let picture = exaviz_engine::render::cpu::render(&prepared.draw(&d, &sel), exaviz_engine::render::View::default());
+    let picture = exaviz_render::cpu::render(&prepared.draw(&d, &sel), exaviz_render::View::default());
     golden("topology_gloo_brushed.png", &picture);
     // A drag over nothing clears the selection.
     let none = built.view.brush(&d, &sel, frame, [2.0, 72.0], [6.0, 76.0]).expect("a selection");
@@ -282,7 +282,7 @@ fn ten_thousand_devices_are_drawn_by_stage() {
             if let Some(p) = prepared.pick(&d, [x as f32, y as f32])
                 && p.title == "stage 3 (640 devices)"
             {
-                click = p.clicked(&exaviz_engine::selection::Selection::default());
+                click = p.clicked(&exaviz_model::selection::Selection::default());
             }
         }
     }
@@ -290,14 +290,14 @@ fn ten_thousand_devices_are_drawn_by_stage() {
     let (a, b) = sel.devices.expect("its devices");
     assert_eq!((b - a + 1, d.training.as_ref().unwrap().devices[a as usize].stage), (640, 3));
     let marey = Entry::find("marey").unwrap().parse::<&str>(&[]).unwrap();
-    let rows = |sel: &exaviz_engine::selection::Selection| {
+    let rows = |sel: &exaviz_model::selection::Selection| {
         let m = marey.view.prepare(&d, sel, Frame { width: 1200, height: 600 }, &Backend::Cpu).expect("marey");
         let labels: std::collections::BTreeSet<String> =
             (0..600).filter_map(|y| m.pick(&d, [60.0, y as f32])).map(|p| p.title).collect();
         labels
     };
     assert_eq!(rows(&sel).into_iter().collect::<Vec<_>>(), ["stage 3"], "the Marey view draws the selected stage");
-    assert_eq!(rows(&exaviz_engine::selection::Selection::default()).len(), 16, "and every stage without a selection");
+    assert_eq!(rows(&exaviz_model::selection::Selection::default()).len(), 16, "and every stage without a selection");
     assert!(nodes.contains("stage 0 (640 devices)") && nodes.contains("stage 15 (640 devices)"));
     let t = d.training.as_ref().unwrap();
     let (a, b) = t.span();

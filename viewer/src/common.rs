@@ -6,15 +6,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
-use exaviz_engine::BackendChoice;
-use exaviz_engine::selection::Selection;
-use exaviz_engine::views::contract::Entry;
-
-use crate::window;
+use exaviz_compute::BackendChoice;
+use exaviz_views::contract::Entry;
 
 /// An INPUT argument's help: the formats' names from the table of formats.
 pub(crate) fn input_help() -> String {
-    let names: Vec<&str> = exaviz_datasets::formats::FORMATS.iter().map(|f| f.title).collect();
+    let names: Vec<&str> = exaviz_formats::FORMATS.iter().map(|f| f.title).collect();
     format!(
         "A trace, profile, topology or store ({}: exaviz --help lists them), or a generator gen:NAME?key=value, e.g. gen:wrf",
         names.join(", ")
@@ -67,7 +64,7 @@ pub(crate) fn with_options(input: &str) -> Result<String> {
     };
     let mut out = input.to_string();
     if let Some(depth) = DEPTH.get() {
-        if !exaviz_datasets::formats::hpctoolkit::is_database(std::path::Path::new(path)) {
+        if !exaviz_formats::hpctoolkit::is_database(std::path::Path::new(path)) {
             anyhow::bail!("{input}: --depth applies to HPCToolkit databases (their call paths' depth)");
         }
         if !input.contains('?') {
@@ -76,8 +73,8 @@ pub(crate) fn with_options(input: &str) -> Result<String> {
     }
     if STRICT.get() == Some(&true) && !has("strict") {
         let p = std::path::Path::new(path);
-        let probe = exaviz_datasets::formats::Probe::new(input, p, None);
-        if exaviz_datasets::formats::detect(&probe).is_some_and(|f| f.name == "profiles") {
+        let probe = exaviz_formats::Probe::new(input, p, None);
+        if exaviz_formats::detect(&probe).is_some_and(|f| f.name == "profiles") {
             out = add("strict", "1".into());
         }
     }
@@ -108,7 +105,7 @@ pub(crate) struct ViewArgs {
     /// Which view to draw; each has options of its own, listed by `--view V --help`. Without
     /// it, an input the ring view cannot draw gets the view that can (an HLO module strategy,
     /// a training run marey, a fat tree fattree, a trace timeline), said in one line.
-    #[arg(long, default_value = exaviz_engine::views::REGISTRY[0].name, value_parser = view_names())]
+    #[arg(long, default_value = exaviz_views::REGISTRY[0].name, value_parser = view_names())]
     pub(crate) view: String,
     /// Compute and render path: a GPU adapter if any (else the CPU, with a warning), a GPU or a clear error, or the CPU.
     #[arg(long, value_enum, default_value = "auto")]
@@ -120,19 +117,23 @@ pub(crate) struct ViewArgs {
     /// that can draw the input, [`ViewArgs::suit`]).
     #[arg(skip)]
     pub(crate) named: bool,
+    /// The run the view compares with (`--against B`), once [`open_against`] has opened it;
+    /// every view built from these options gets it ([`ViewArgs::built`]).
+    #[arg(skip)]
+    pub(crate) against: Option<Arc<exaviz_model::dataset::Dataset>>,
 }
 
 impl ViewArgs {
     /// The view's entry in the registry (the parser accepts no other name).
     pub(crate) fn entry(&self) -> &'static Entry {
-        Entry::find(&self.view).unwrap_or(&exaviz_engine::views::REGISTRY[0])
+        Entry::find(&self.view).unwrap_or(&exaviz_views::REGISTRY[0])
     }
 
     /// Without `--view` (and without a view's options), where the default view cannot draw
     /// `dataset`, the first view that can, in the order a user expects from the input: an
     /// operator graph's strategies, a training run's Marey graph, a fat tree, a trace's
     /// timeline, then the registry's order. Says so in one line on stderr.
-    pub(crate) fn suit(&mut self, dataset: &exaviz_engine::dataset::Dataset) {
+    pub(crate) fn suit(&mut self, dataset: &exaviz_model::dataset::Dataset) {
         if self.named
             || !self.options.is_empty()
             || self.entry().parse::<&str>(&[]).is_ok_and(|b| b.view.check(dataset).is_ok())
@@ -140,7 +141,7 @@ impl ViewArgs {
             return;
         }
         let preferred = ["strategy", "marey", "fattree", "timeline"];
-        let registry = exaviz_engine::views::REGISTRY.iter().map(|e| e.name);
+        let registry = exaviz_views::REGISTRY.iter().map(|e| e.name);
         let fits = preferred.into_iter().chain(registry).find(|name| {
             Entry::find(name).and_then(|e| e.parse::<&str>(&[]).ok()).is_some_and(|b| b.view.check(dataset).is_ok())
         });
@@ -150,9 +151,14 @@ impl ViewArgs {
         }
     }
 
-    /// The view and the selection its options ask for.
-    pub(crate) fn built(&self) -> Result<exaviz_engine::views::contract::Built> {
-        self.entry().parse(&self.options).map_err(|e| anyhow::anyhow!("{}", clap_line(&e)))
+    /// The view and the selection its options ask for; a view that compares with another run
+    /// gets it where [`open_against`] opened it.
+    pub(crate) fn built(&self) -> Result<exaviz_views::contract::Built> {
+        let built = self.entry().parse(&self.options).map_err(|e| anyhow::anyhow!("{}", clap_line(&e)))?;
+        if let Some(b) = &self.against {
+            built.view.compare_with(b.clone());
+        }
+        Ok(built)
     }
 
     /// The view's options given in `matches` (parsed with [`augment`]), as words.
@@ -176,13 +182,13 @@ impl ViewArgs {
 /// The registry's views as the values of `--view`, with their help.
 pub(crate) fn view_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(
-        exaviz_engine::views::REGISTRY.iter().map(|e| clap::builder::PossibleValue::new(e.name).help(e.about)),
+        exaviz_views::REGISTRY.iter().map(|e| clap::builder::PossibleValue::new(e.name).help(e.about)),
     )
 }
 
 /// A clap error as one line (the engine's wording, shared with Python's errors).
 pub(crate) fn clap_line(e: &clap::Error) -> String {
-    exaviz_engine::views::contract::error_line(e)
+    exaviz_views::contract::error_line(e)
 }
 
 /// Largest side and area accepted for a picture.
@@ -232,7 +238,7 @@ pub(crate) fn with_progress<T>(msg: &str, template: &str, work: impl FnOnce(&dyn
 }
 
 /// Loads an input with a spinner, turned into a progress bar (bytes) by formats that report it.
-pub(crate) fn load(input: &str) -> Result<exaviz_engine::dataset::Dataset> {
+pub(crate) fn load(input: &str) -> Result<exaviz_model::dataset::Dataset> {
     let template = "{msg} [{bar:32}] {bytes}/{total_bytes} ({eta} left)";
     if exaviz_remote::is_remote(input) {
         let pb = spinner(&format!("opening {input}"));
@@ -255,29 +261,13 @@ pub(crate) fn load(input: &str) -> Result<exaviz_engine::dataset::Dataset> {
     Ok(d)
 }
 
-/// Opens the run `view` compares `dataset` with (`--against B`, the diff view), into
-/// [`exaviz_engine::dataset::Dataset::against`]; nothing for other views.
-pub(crate) fn open_against(
-    dataset: &mut exaviz_engine::dataset::Dataset,
-    view: &dyn exaviz_engine::views::View,
-) -> Result<()> {
-    if let Some(b) = view.against() {
-        dataset.against = Some(Arc::new(load(b)?));
+/// Opens the run the view of `args` compares with (`--against B`, the diff view) into `args`,
+/// so that every view built from them compares with it; nothing for other views.
+pub(crate) fn open_against(args: &mut ViewArgs) -> Result<()> {
+    if let Some(b) = args.built()?.view.against() {
+        args.against = Some(Arc::new(load(b)?));
     }
     Ok(())
-}
-
-/// What the window explores for `args`: the view (checked against the dataset) and the
-/// selection (validated).
-pub(crate) fn content(
-    args: &ViewArgs,
-    dataset: &exaviz_engine::dataset::Dataset,
-    selection: Selection,
-) -> Result<window::Content> {
-    selection.validate(dataset)?;
-    let view: Arc<dyn exaviz_engine::views::View> = Arc::from(args.built()?.view);
-    view.check(dataset)?;
-    Ok(window::Content { view, selection })
 }
 
 /// A time window of a trace on the command line (`exaviz summary`, `exaviz critical-path`).
@@ -289,4 +279,15 @@ pub struct WindowArgs {
     /// End of the window, seconds since the trace's start (default: the end).
     #[arg(long)]
     pub to: Option<f64>,
+}
+
+/// Reads and checks a `wall.toml`; an error is one line naming the file and the field.
+pub(crate) fn read_wall(path: &std::path::Path) -> Result<exaviz_render::wall::Wall> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let spec: exaviz_render::wall::WallSpec = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        let at = line.map_or(String::new(), |l| format!("line {l}: "));
+        anyhow::anyhow!("{}: {at}{}", path.display(), e.message().trim().replace('\n', " "))
+    })?;
+    exaviz_render::wall::Wall::new(spec).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }

@@ -100,13 +100,13 @@ fn the_pyramid_by_datafusion_is_the_native_one() {
     assert_fails(&["pyramid", s, "--cluster", "standalone"], &["datafusion.exaviz", "--engine datafusion"]);
     let out = exaviz(&["pyramid", s]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let native = exaviz_datasets::store::pyramid(&store).unwrap().unwrap();
+    let native = exaviz_store::pyramid(&store).unwrap().unwrap();
     let out = exaviz(&["pyramid", s, "--engine", "datafusion"]);
     if cfg!(feature = "datafusion") {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let said = String::from_utf8_lossy(&out.stdout);
         assert!(said.contains("pyramid summed by DataFusion (embedded) from 60000 messages"), "{said}");
-        let planned = exaviz_datasets::store::pyramid(&store).unwrap().unwrap();
+        let planned = exaviz_store::pyramid(&store).unwrap().unwrap();
         assert_eq!(planned.levels, native.levels);
         let (a, b) = (planned.lines.unwrap(), native.lines.unwrap());
         assert_eq!(a.counts, b.counts);
@@ -218,7 +218,7 @@ fn help_is_available_on_every_command() {
     }
     // The generators come from their registry, each with its options.
     let top = String::from_utf8_lossy(&exaviz(&["--help"]).stdout).into_owned();
-    for g in exaviz_datasets::GENERATORS {
+    for g in exaviz_gen::GENERATORS {
         assert!(top.contains(&format!("gen:{}", g.name)), "gen:{} is not in --help", g.name);
     }
     assert!(top.contains("(options: dims, steps, seed)"), "{top}");

@@ -115,9 +115,9 @@ fn screenshot_shows_the_view(name: &str, args: &str) {
 /// picking functions, so the test follows the layout.
 #[test]
 fn linked_selection_follows_the_mouse_under_xvfb() {
-    use exaviz_engine::views::linked::panels;
-    use exaviz_engine::views::ring::{RingOptions, ring_node_at};
-    use exaviz_engine::views::themeriver::themeriver_tick_at;
+    use exaviz_views::linked::panels;
+    use exaviz_views::ring::{RingOptions, ring_node_at};
+    use exaviz_views::themeriver::themeriver_tick_at;
     require(&["xvfb-run", "import", "xdotool"]);
     let input = "gen:torus-sim?dims=4x4x4&steps=20&seed=3";
     let (w, h) = (1000u32, 640u32);
@@ -222,8 +222,8 @@ fn linked_selection_follows_the_mouse_under_xvfb() {
 
 /// A point on the node selector's axis Y (of panel `pc`) at coordinate 1.5 and one at 2.5: the
 /// axis' column and the two heights.
-fn axis_y_brush(topo: &exaviz_engine::model::Topology, pc: [u32; 4]) -> (u32, u32, u32) {
-    use exaviz_engine::views::parcoords::parcoords_axis_at;
+fn axis_y_brush(topo: &exaviz_model::Topology, pc: [u32; 4]) -> (u32, u32, u32) {
+    use exaviz_views::parcoords::parcoords_axis_at;
     let mut on_y = Vec::new();
     for x in pc[0]..pc[0] + pc[2] {
         for y in (pc[1]..pc[1] + pc[3]).step_by(2) {
@@ -308,7 +308,7 @@ fn hover_click_and_wheel_respond_while_the_worker_computes() {
     let log = dir.join("viewer.log").display().to_string();
     let tlog = dir.join("timeline.log").display().to_string();
     // The matrix of 8 ranks at 640x480: cells are about 40 pixels; cell (sender 2, receiver 5).
-    let p = exaviz_engine::views::plot::Plot::inside(640, 480, [80, 56, 170, 52]).unwrap();
+    let p = exaviz_views::plot::Plot::inside(640, 480, [80, 56, 170, 52]).unwrap();
     let side = p.w.min(p.h) / 8;
     let (cx, cy) = (p.x0 + side * 5 + side / 2, p.y0 + side * 2 + side / 2);
     let script = format!(
@@ -386,8 +386,8 @@ fn hover_click_and_wheel_respond_while_the_worker_computes() {
 /// plot), and a second click clears it again.
 #[test]
 fn a_matrix_click_highlights_the_pairs_messages_on_the_timeline() {
-    use exaviz_engine::views::mpi::panels;
-    use exaviz_engine::views::plot::Plot;
+    use exaviz_views::mpi::panels;
+    use exaviz_views::plot::Plot;
     require(&["xvfb-run", "import", "xdotool"]);
     let (w, h) = (900u32, 560u32);
     let [t, m, _] = panels(w, h);
@@ -395,7 +395,7 @@ fn a_matrix_click_highlights_the_pairs_messages_on_the_timeline() {
     let side = p.w.min(p.h) / 16;
     // Cell of sender 3 (row), receiver 7 (column).
     let (cx, cy) = (m[0] + p.x0 + side * 7 + side / 2, m[1] + p.y0 + side * 3 + side / 2);
-    let plot = exaviz_engine::views::timeline::plot_rect(t[2], t[3]).unwrap();
+    let plot = exaviz_views::timeline::plot_rect(t[2], t[3]).unwrap();
     let dir = scratch("mpi");
     let exe = env!("CARGO_BIN_EXE_exaviz");
     let shot = |k: &str| dir.join(format!("{k}.png")).display().to_string();
@@ -500,8 +500,8 @@ fn the_panel_switches_views_and_options() {
 /// The points are found with the view's own picking, so the test follows the layout.
 #[test]
 fn fattree_brushes_jobs_and_routes_follow_the_mouse_under_xvfb() {
-    use exaviz_engine::views::contract::{Entry, Frame};
-    use exaviz_engine::views::fattree::Layout;
+    use exaviz_views::contract::{Entry, Frame};
+    use exaviz_views::fattree::Layout;
     require(&["xvfb-run", "import", "xdotool"]);
     let input = "gen:fattree?k=8&steps=40&placement=packed";
     let (w, h) = (1100u32, 700u32);
@@ -510,7 +510,7 @@ fn fattree_brushes_jobs_and_routes_follow_the_mouse_under_xvfb() {
     let frame = Frame { width: w, height: h };
     let l = Layout::new(&tree, frame);
     let built = Entry::find("fattree").unwrap().parse::<&str>(&[]).unwrap();
-    let prepared = built.view.prepare(&d, &built.selection, frame, &exaviz_engine::Backend::Cpu).unwrap();
+    let prepared = built.view.prepare(&d, &built.selection, frame, &exaviz_compute::Backend::Cpu).unwrap();
     let find = |want: &dyn Fn(&str) -> bool| -> ([u32; 2], String) {
         (0..h)
             .step_by(3)
@@ -583,7 +583,7 @@ fn fattree_brushes_jobs_and_routes_follow_the_mouse_under_xvfb() {
     let field = |key: &str| last.split("; ").find_map(|p| p.strip_prefix(key)).unwrap().to_string();
     let (time, traffic) = (field("time "), field("traffic "));
     let (a, b) = time.split_once(':').unwrap();
-    let span = exaviz_engine::views::fattree::jobs_span(&tree, &[job]).unwrap();
+    let span = exaviz_views::fattree::jobs_span(&tree, &[job]).unwrap();
     assert_eq!((a.parse::<usize>().unwrap(), b.parse::<usize>().unwrap()), span, "the job's span became the range");
     let out = Command::new(exe)
         .args(["render", input, "--view", "fattree", "--size", &format!("{w}x{h}"), "--time", &time, "--traffic"])
@@ -604,7 +604,7 @@ fn fattree_brushes_jobs_and_routes_follow_the_mouse_under_xvfb() {
 /// four, which then show the panned canvas's regions.
 #[test]
 fn wall_windows_present_together_and_a_drag_on_one_tile_moves_all() {
-    use exaviz_engine::render::View;
+    use exaviz_render::View;
     require(&["xvfb-run", "import", "xdotool"]);
     let dir = scratch("wall");
     let wall = dir.join("wall.toml");
@@ -672,7 +672,7 @@ fn wall_windows_present_together_and_a_drag_on_one_tile_moves_all() {
 /// tile that joins again catches up with the panned state.
 #[test]
 fn wall_master_keeps_tile_processes_in_step_under_xvfb() {
-    use exaviz_engine::render::View;
+    use exaviz_render::View;
     require(&["xvfb-run", "import", "xdotool"]);
     let dir = scratch("wallnet");
     let wall = dir.join("wall.toml");
@@ -763,12 +763,12 @@ fn wall_master_keeps_tile_processes_in_step_under_xvfb() {
 
 /// Each screenshot `{tag}_{tile}.png` in `dir` shows the engine's render (CPU path) of the ring
 /// of `input` on the 490x328 canvas, under its view, at its tile's origin (240x160 tiles).
-fn windows_show_their_regions(dir: &Path, input: &str, checks: &[(&str, &str, exaviz_engine::render::View, [u32; 2])]) {
-    use exaviz_engine::render::render_region;
-    use exaviz_engine::views::contract::{Entry, Frame, prepare};
+fn windows_show_their_regions(dir: &Path, input: &str, checks: &[(&str, &str, exaviz_render::View, [u32; 2])]) {
+    use exaviz_render::render_region;
+    use exaviz_views::contract::{Entry, Frame, prepare};
     let d = exaviz_datasets::open(input).unwrap();
     let built = Entry::find("ring").unwrap().parse::<&str>(&[]).unwrap();
-    let backend = exaviz_engine::Backend::Cpu;
+    let backend = exaviz_compute::Backend::Cpu;
     let p = prepare(built.view.as_ref(), &d, &built.selection, Frame { width: 490, height: 328 }, &backend).unwrap();
     let scene = p.draw(&d, &built.selection);
     for &(tag, t, view, origin) in checks {
@@ -948,7 +948,7 @@ fn a_clicked_message_is_followed_to_its_ends_under_xvfb() {
 /// --from A --to B` draws: the time around its first run, its band outlined on every device.
 #[test]
 fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
-    use exaviz_engine::views::{Entry, Frame};
+    use exaviz_views::{Entry, Frame};
     require(&["xvfb-run", "import", "xdotool"]);
     let (w, h) = (960u32, 400u32);
     let run = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/jax-cpu-pipeline");
@@ -958,7 +958,7 @@ fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
     let built = Entry::find("strategy").unwrap().parse::<&str>(&[]).unwrap();
     let prepared = built
         .view
-        .prepare(&d, &built.selection, Frame { width: w, height: h }, &exaviz_engine::Backend::Cpu)
+        .prepare(&d, &built.selection, Frame { width: w, height: h }, &exaviz_compute::Backend::Cpu)
         .expect("prepare");
     let hits: Vec<(u32, u32)> = (0..h)
         .flat_map(|y| (0..w).map(move |x| (x, y)))
@@ -968,8 +968,8 @@ fn a_click_in_the_strategy_view_outlines_the_operator_in_the_marey_view() {
     let (cx, cy) = hits[hits.len() / 2];
     // The click also selects the permute's time: the Marey view's window around its first run.
     let t = d.training.as_ref().expect("a training run");
-    let offsets = exaviz_engine::training::offsets(t, exaviz_engine::training::Align::Full);
-    let (from, to) = exaviz_engine::views::run::operator_window(t, &offsets, "ppermute.13").expect("the permute runs");
+    let offsets = exaviz_analysis::training::offsets(t, exaviz_analysis::training::Align::Full);
+    let (from, to) = exaviz_views::run::operator_window(t, &offsets, "ppermute.13").expect("the permute runs");
     let dir = scratch("link");
     let exe = env!("CARGO_BIN_EXE_exaviz");
     let file = |k: &str| dir.join(k).display().to_string();

@@ -1,0 +1,224 @@
+//! Root causes of waiting, after Scalasca's delay analysis (Böhme et al., 2010): each wait
+//! state is charged to the delay that caused it.
+//!
+//! A wait state is a waiting stretch of a location that ended by a binding edge: from the
+//! stretch's start to the send it waited for (the latest, where several arrived in it): a late
+//! sender, a wait at an N-to-N collective for its last entry, a synchronisation waiting for a
+//! kernel, a GPU stream idle until its host launched. Its cause is the edge's source. Since
+//! each last waited, the waiter worked from `p_w` to the wait's start and the cause from `p_c`
+//! to its send:
+//! - the cause's excess work, (send − p_c) − (start − p_w), up to the wait's time, is a
+//!   **direct** cost, charged to the cause's regions in that interval by how much longer the
+//!   cause spent in each than the waiter did;
+//! - the rest, the cause having started late because it waited itself (its previous wait ended
+//!   at `p_c`), is a **propagated** cost, charged to the root causes of that earlier wait in
+//!   their proportions.
+//!
+//! Waits are handled in the order of their sends, so that an earlier wait's causes are known
+//! when a later one inherits them; each keeps its [`KEEP`] largest causes.
+
+use std::collections::HashMap;
+
+use exaviz_model::Trace;
+use serde::Serialize;
+
+use super::graph::{EdgeKind, Graph};
+
+/// Causes kept per wait state.
+const KEEP: usize = 8;
+
+/// One wait state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct WaitState {
+    pub location: u32,
+    /// The waiting began; it lasted to `until`, the send it waited for.
+    pub from: u64,
+    pub until: u64,
+    pub cause: u32,
+    pub kind: EdgeKind,
+}
+
+/// The wait states of `g` in `window`: per waiting stretch, the binding edge sent last.
+pub fn wait_states(g: &Graph, window: (u64, u64)) -> Vec<WaitState> {
+    let mut out = Vec::new();
+    for l in 0..g.offsets.len().saturating_sub(1) as u32 {
+        let mut last: Option<(u64, WaitState)> = None;
+        for e in g.into(l) {
+            if e.arrived < window.0 || e.sent >= window.1 {
+                continue;
+            }
+            let Some((a, b)) = g.lanes.stretch_at(l, e.arrived) else { continue };
+            if e.sent <= a {
+                continue;
+            }
+            let w = WaitState { location: l, from: a, until: e.sent, cause: e.src, kind: e.kind };
+            match &mut last {
+                Some((end, prev)) if *end == b => {
+                    if w.until > prev.until {
+                        *prev = w;
+                    }
+                }
+                _ => {
+                    out.extend(last.take().map(|x| x.1));
+                    last = Some((b, w));
+                }
+            }
+        }
+        out.extend(last.map(|x| x.1));
+    }
+    out.sort_unstable_by_key(|w| (w.until, w.location, w.from));
+    out
+}
+
+/// Costs charged to one region on one location, seconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CauseRow {
+    pub location: String,
+    pub region: String,
+    /// Wait time it caused directly.
+    pub direct_s: f64,
+    /// Wait time it caused through others' waiting.
+    pub propagated_s: f64,
+    /// Wait states it caused, directly or not.
+    pub waits: u64,
+}
+
+/// The root causes of the waiting of `t` through `g` in `window` (ticks) on the locations `rows`
+/// (an area, as `exaviz summary` and the timeline's panel list them).
+pub fn root_causes_in(t: &Trace, g: &Graph, window: (u64, u64), rows: std::ops::RangeInclusive<u32>) -> Vec<CauseRow> {
+    let mut waits = wait_states(g, window);
+    waits.retain(|w| rows.contains(&w.location));
+    root_causes(t, g, &waits)
+}
+
+/// A wait's own share of the analysis, independent of every other wait: the cause's excess
+/// work charged to its regions (shares adding to 1, in region order), its direct cost, and
+/// where the cause's work began.
+struct Own {
+    direct: f64,
+    excess: Vec<(Option<u32>, f64)>,
+    busy_from: u64,
+}
+
+/// The time of `l` in `[a, b)` per innermost region that is not waiting (a few regions: a
+/// list, not a map), untraced time left out.
+fn regions_of(lanes: &super::graph::Lanes, l: u32, a: u64, b: u64) -> Vec<(Option<u32>, u64)> {
+    let mut m: Vec<(Option<u32>, u64)> = Vec::new();
+    lanes.each_region(l, (a, b), |r, dt| {
+        // Untraced time (a gap on a host thread) is no region's: charged only where the
+        // cause has nothing else.
+        if r.is_some_and(|r| !lanes.waiting.get(r as usize).copied().unwrap_or(false)) {
+            match m.iter_mut().find(|x| x.0 == r) {
+                Some(x) => x.1 += dt,
+                None => m.push((r, dt)),
+            }
+        }
+    });
+    m
+}
+
+fn own_part(g: &Graph, w: &WaitState) -> Own {
+    let lanes = &g.lanes;
+    let waited = w.until.saturating_sub(w.from) as f64;
+    // The cause's work up to the send: back to its last waiting stretch (which, where the
+    // send came from within one, is that stretch's start).
+    let anchor = lanes.stretch_at(w.cause, w.until).map_or(w.until, |(a, _)| a.min(w.until));
+    let p_c = lanes.busy_since(w.cause, anchor);
+    let p_w = lanes.busy_since(w.location, w.from);
+    let work_c = anchor.saturating_sub(p_c) as f64;
+    let work_w = w.from.saturating_sub(p_w) as f64;
+    let direct = (work_c - work_w).clamp(0.0, waited);
+    let mine = regions_of(lanes, w.cause, p_c, anchor);
+    let theirs = regions_of(lanes, w.location, p_w, w.from);
+    let of = |r: Option<u32>| theirs.iter().find(|x| x.0 == r).map_or(0, |x| x.1) as f64;
+    let mut excess: Vec<(Option<u32>, f64)> =
+        mine.iter().map(|&(r, dt)| (r, (dt as f64 - of(r)).max(0.0))).filter(|x| x.1 > 0.0).collect();
+    if excess.is_empty() {
+        excess = mine.iter().map(|&(r, dt)| (r, dt as f64)).filter(|x| x.1 > 0.0).collect();
+    }
+    if excess.is_empty() {
+        excess.push((None, 1.0));
+    }
+    // In one order whatever the pieces', so that the sums are the same bits in every run.
+    excess.sort_unstable_by_key(|a| a.0);
+    let sum: f64 = excess.iter().map(|x| x.1).sum();
+    for x in &mut excess {
+        x.1 /= sum;
+    }
+    Own { direct, excess, busy_from: p_c }
+}
+
+/// The root causes of the wait states `waits` (from [`wait_states`]), largest total first.
+/// Each wait's own part (the cause's excess work) is found for all waits at once, in parallel;
+/// what each inherited is then passed on in send order.
+pub fn root_causes(t: &Trace, g: &Graph, waits: &[WaitState]) -> Vec<CauseRow> {
+    use rayon::prelude::*;
+    type Key = (u32, Option<u32>);
+    let lanes = &g.lanes;
+    let own: Vec<Own> = waits.par_iter().map(|w| own_part(g, w)).collect();
+    // Per wait, its causes as shares adding to 1.
+    let mut dist: Vec<Vec<(Key, f64)>> = Vec::with_capacity(waits.len());
+    // The wait that ended each waiting stretch: (location, stretch end) → wait.
+    let mut ending: HashMap<(u32, u64), usize> = HashMap::new();
+    let mut totals: HashMap<Key, (f64, f64, u64)> = HashMap::new();
+    for (k, (w, o)) in waits.iter().zip(&own).enumerate() {
+        let waited = w.until.saturating_sub(w.from) as f64;
+        // What the cause inherited: the causes of the wait that ended its last stretch.
+        let earlier: &[(Key, f64)] = ending.get(&(w.cause, o.busy_from)).map_or(&[], |&j| &dist[j]);
+        let inherited = if earlier.is_empty() { 0.0 } else { waited - o.direct };
+        let own = waited - inherited;
+        let mut d: Vec<(Key, f64)> = Vec::with_capacity(o.excess.len() + earlier.len());
+        let add = |d: &mut Vec<(Key, f64)>, key: Key, cost: f64| match d.iter_mut().find(|x| x.0 == key) {
+            Some(x) => x.1 += cost,
+            None => d.push((key, cost)),
+        };
+        for &(r, x) in &o.excess {
+            let cost = own * x;
+            add(&mut d, (w.cause, r), cost);
+            let e = totals.entry((w.cause, r)).or_default();
+            e.0 += cost;
+            e.2 += 1;
+        }
+        for &(key, share) in earlier {
+            let cost = inherited * share;
+            add(&mut d, key, cost);
+            let e = totals.entry(key).or_default();
+            e.1 += cost;
+            e.2 += 1;
+        }
+        d.retain(|x| x.1 > 0.0);
+        d.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        d.truncate(KEEP);
+        let s: f64 = d.iter().map(|x| x.1).sum();
+        for x in &mut d {
+            x.1 /= s.max(f64::MIN_POSITIVE);
+        }
+        dist.push(d);
+        if let Some((_, end)) = lanes.stretch_at(w.location, w.until.max(w.from)) {
+            ending.insert((w.location, end), k);
+        }
+    }
+    let tps = t.ticks_per_second.max(1) as f64;
+    let mut rows: Vec<CauseRow> = totals
+        .into_iter()
+        .map(|((l, r), (direct, propagated, waits))| CauseRow {
+            location: t.locations.name.get(l as usize).cloned().unwrap_or_else(|| format!("location {l}")),
+            region: r.and_then(|r| t.region_names.get(r as usize)).cloned().unwrap_or_else(|| "(no region)".into()),
+            direct_s: direct / tps,
+            propagated_s: propagated / tps,
+            waits,
+        })
+        .collect();
+    sort_causes(&mut rows);
+    rows
+}
+
+/// Root causes largest total (direct and propagated) first, then by row and region.
+pub(crate) fn sort_causes(rows: &mut [CauseRow]) {
+    rows.sort_by(|a, b| {
+        (b.direct_s + b.propagated_s)
+            .total_cmp(&(a.direct_s + a.propagated_s))
+            .then_with(|| a.location.cmp(&b.location))
+            .then_with(|| a.region.cmp(&b.region))
+    });
+}

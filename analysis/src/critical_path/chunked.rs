@@ -1,0 +1,154 @@
+//! The analysis of a store too large to hold, chunk by chunk: the window is cut by time into
+//! chunks of at most [`CHUNK_ROWS`] messages and intervals (by the store's statistics), read and
+//! analysed one at a time from the last, so that the graph of a chunk is all that is held. The
+//! critical path's walk goes on in the chunk before where it left one ([`path::Resume`]); wait
+//! states are those whose cause sent within the chunk (each counted once); their root causes
+//! and the stragglers are summed over the chunks (delays propagated across a chunk's start are
+//! charged to the waiting that ended there, not carried on).
+
+use std::collections::HashMap;
+
+use exaviz_model::dataset::Dataset;
+
+use super::path::{self, Resume, Segment, Share, Shares, Step};
+use super::stragglers::{self, Straggler, Stragglers};
+use super::{CauseRow, Graph, Report, causes};
+
+/// Messages and intervals read at once.
+pub const CHUNK_ROWS: u64 = 20_000_000;
+
+/// The chunks of `window` (ticks) for `dataset`'s rows, in time order: halves of halves until
+/// each holds at most `limit` rows by the store's estimate, or halving it reads no fewer (one
+/// chunk where the rows are held).
+pub fn chunks(dataset: &Dataset, window: (u64, u64), limit: u64) -> Vec<(u64, u64)> {
+    let Some(ooc) = &dataset.out_of_core else { return vec![window] };
+    let mut out = Vec::new();
+    let mut todo = vec![(window, ooc.rows.estimate(window))];
+    while let Some(((a, b), rows)) = todo.pop() {
+        let mid = a + (b - a) / 2;
+        let halves = [((a, mid), ooc.rows.estimate((a, mid))), ((mid, b), ooc.rows.estimate((mid, b)))];
+        // The estimate counts whole row groups: a window within one is not cut further.
+        if rows <= limit || b - a <= 1 || halves.iter().any(|h| h.1 >= rows) {
+            out.push((a, b));
+        } else {
+            // The later half below on the stack: chunks come out in time order.
+            todo.extend(halves.into_iter().rev());
+        }
+    }
+    out
+}
+
+/// Everything [`super::analyse`] reports, summed over `chunks` of `dataset`, from the last;
+/// `progress(done, of)` after each.
+pub fn analyse_chunks(
+    dataset: &Dataset,
+    chunks: &[(u64, u64)],
+    start: u64,
+    progress: &dyn Fn(usize, usize),
+) -> Result<Report, String> {
+    let t0 = &dataset.trace;
+    let tps = t0.ticks_per_second.max(1) as f64;
+    let secs = |ticks: u64| ticks.saturating_sub(start) as f64 / tps;
+    let mut resume: Option<Resume> = None;
+    let mut walking = true;
+    let mut paths: Vec<Vec<Segment>> = Vec::new();
+    let mut shares: [HashMap<String, f64>; 3] = Default::default();
+    let mut causes_sum: HashMap<(String, String), (f64, f64, u64)> = HashMap::new();
+    let (mut wait_states, mut waiting) = (0u64, 0u64);
+    let mut steps = 0u32;
+    let mut rows = Vec::new();
+    let mut named: HashMap<String, (u32, f64)> = HashMap::new();
+    for (done, &chunk) in chunks.iter().rev().enumerate() {
+        let d = dataset.window_rows(chunk)?;
+        let (t, training) = (&d.trace, d.training.as_deref());
+        let g = Graph::with_training(t, training);
+        if walking {
+            let (p, exit) = path::walk(t, &g, chunk, resume);
+            let s = path::shares(t, &g, &p);
+            for (acc, rows) in shares.iter_mut().zip([&s.by_region, &s.by_location, &s.by_kind]) {
+                for r in rows {
+                    *acc.entry(r.name.clone()).or_default() += r.seconds;
+                }
+            }
+            paths.push(p.segments);
+            walking = exit.is_some();
+            resume = exit;
+        }
+        let mut waits = causes::wait_states(&g, chunk);
+        waits.retain(|w| w.until >= chunk.0 && w.until < chunk.1);
+        wait_states += waits.len() as u64;
+        waiting += waits.iter().map(|w| w.until - w.from).sum::<u64>();
+        for c in causes::root_causes(t, &g, &waits) {
+            let e = causes_sum.entry((c.location, c.region)).or_default();
+            e.0 += c.direct_s;
+            e.1 += c.propagated_s;
+            e.2 += c.waits;
+        }
+        let s = stragglers::stragglers(t, &g, chunk, training);
+        steps += s.steps;
+        rows.extend(s.rows);
+        for x in s.named {
+            let e = named.entry(x.process).or_default();
+            e.0 += x.steps;
+            e.1 += x.excess_s;
+        }
+        progress(done + 1, chunks.len());
+    }
+    let segments: Vec<Segment> = paths.into_iter().rev().flatten().collect();
+    let length = match (segments.first(), segments.last()) {
+        (Some(a), Some(b)) => b.to.saturating_sub(a.from),
+        _ => 0,
+    };
+    let length_s = length as f64 / tps;
+    let table = |m: HashMap<String, f64>| {
+        let mut v: Vec<Share> = m
+            .into_iter()
+            .map(|(name, seconds)| Share { name, seconds, share: seconds / length_s.max(1e-300) })
+            .collect();
+        v.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then_with(|| a.name.cmp(&b.name)));
+        v
+    };
+    let [by_region, by_location, by_kind] = shares;
+    let root_causes = cause_rows(causes_sum);
+    let named = named_of(named, steps);
+    let window = (chunks.first().map_or(0, |c| c.0), chunks.last().map_or(0, |c| c.1));
+    Ok(Report {
+        from_s: secs(window.0),
+        to_s: secs(window.1),
+        length_s,
+        jumps: segments.iter().filter(|s| matches!(s.step, Step::Edge(_))).count() as u64,
+        shares: Shares { by_region: table(by_region), by_location: table(by_location), by_kind: table(by_kind) },
+        segments: super::segment_rows(t0, &segments, start),
+        wait_states,
+        waiting_s: waiting as f64 / tps,
+        root_causes,
+        stragglers: Stragglers { steps, rows, named },
+    })
+}
+
+/// The root causes summed over the chunks, largest total first.
+fn cause_rows(sums: HashMap<(String, String), (f64, f64, u64)>) -> Vec<CauseRow> {
+    let mut rows: Vec<CauseRow> = sums
+        .into_iter()
+        .map(|((location, region), (direct_s, propagated_s, waits))| CauseRow {
+            location,
+            region,
+            direct_s,
+            propagated_s,
+            waits,
+        })
+        .collect();
+    causes::sort_causes(&mut rows);
+    rows
+}
+
+/// The processes that stood out in more than half of `steps`, most excess first.
+fn named_of(named: HashMap<String, (u32, f64)>, steps: u32) -> Vec<Straggler> {
+    let mut v: Vec<Straggler> = named
+        .into_iter()
+        .filter(|&(_, (n, _))| 2 * n > steps)
+        .map(|(process, (n, excess_s))| Straggler { process, steps: n, of_steps: steps, excess_s })
+        .collect();
+    v.sort_by(|a, b| b.excess_s.total_cmp(&a.excess_s).then_with(|| a.process.cmp(&b.process)));
+    v
+}

@@ -1,0 +1,164 @@
+//! Why a run is slow (`exaviz critical-path`): the dependency graph of a run across ranks,
+//! threads and GPU streams ([`graph`]), its critical path ([`path`]), the root causes of its
+//! waiting ([`causes`], after
+//! Scalasca's delay analysis) and its stragglers ([`stragglers`]), from the columnar model of
+//! any format that holds intervals with messages, collectives or kernel launches.
+
+pub mod causes;
+pub mod chunked;
+pub mod graph;
+pub mod path;
+pub mod stragglers;
+
+use exaviz_model::Trace;
+use serde::Serialize;
+
+pub use causes::{CauseRow, WaitState};
+pub use graph::{Edge, EdgeKind, Graph};
+pub use path::{Path, Segment, Share, Shares, Step};
+pub use stragglers::{Straggler, StragglerRow, Stragglers};
+
+/// Everything `exaviz critical-path` reports.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    /// The window, seconds since the trace's start.
+    pub from_s: f64,
+    pub to_s: f64,
+    /// The path's length, seconds, and the locations it crosses to.
+    pub length_s: f64,
+    pub jumps: u64,
+    pub shares: Shares,
+    /// The path, first segment first (times in seconds since the trace's start).
+    pub segments: Vec<SegmentRow>,
+    pub wait_states: u64,
+    pub waiting_s: f64,
+    pub root_causes: Vec<CauseRow>,
+    pub stragglers: Stragglers,
+}
+
+/// A segment of the path as reported.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SegmentRow {
+    /// "on" for work on a location, else the edge's kind.
+    pub what: String,
+    pub location: String,
+    /// For an edge, where it came from.
+    pub from_location: String,
+    pub from_s: f64,
+    pub to_s: f64,
+}
+
+/// The analysis of `t` over `window` (ticks), with `start` the tick times are reported from;
+/// `training`: the training model read from the same files, whose sends and collectives join
+/// the graph.
+pub fn analyse(
+    t: &Trace,
+    training: Option<&exaviz_model::training::Training>,
+    window: (u64, u64),
+    start: u64,
+) -> Report {
+    let g = Graph::with_training(t, training);
+    analyse_graph(t, &g, training, window, start)
+}
+
+/// What `exaviz critical-path` and Python's `Trace.critical_path` ask for: the analysis of
+/// `dataset` over seconds `from_s` to `to_s` since its start (default: all of it), its rows read
+/// from the store for the window where they are on disk; `Err` says in one line what is wrong.
+pub fn analyse_asked(
+    dataset: &exaviz_model::dataset::Dataset,
+    from_s: Option<f64>,
+    to_s: Option<f64>,
+) -> Result<Report, String> {
+    analyse_asked_with(dataset, from_s, to_s, &|_, _| {})
+}
+
+/// [`analyse_asked`], a window of a store holding more than [`chunked::CHUNK_ROWS`] rows read
+/// and analysed chunk by chunk ([`chunked`]), `progress(done, of)` after each chunk.
+pub fn analyse_asked_with(
+    dataset: &exaviz_model::dataset::Dataset,
+    from_s: Option<f64>,
+    to_s: Option<f64>,
+    progress: &dyn Fn(usize, usize),
+) -> Result<Report, String> {
+    let (from, to, start) = crate::window::window_asked(dataset, from_s, to_s)?;
+    let chunks = chunked::chunks(dataset, (from, to), chunked::CHUNK_ROWS);
+    if chunks.len() > 1 {
+        return chunked::analyse_chunks(dataset, &chunks, start, progress);
+    }
+    let rows = dataset.window_rows((from, to))?;
+    Ok(analyse(&rows.trace, rows.training.as_deref(), (from, to), start))
+}
+
+/// Each device of `training`'s share of the critical path of `t` over `window` (ticks): the time
+/// the path spends on the rows of the device's process (its threads and GPU streams) over the
+/// path's length, in device order; 0 for a device whose process is not found.
+pub fn device_shares(t: &Trace, training: &exaviz_model::training::Training, window: (u64, u64)) -> Vec<f64> {
+    let g = Graph::with_training(t, Some(training));
+    let p = path::critical_path(t, &g, window);
+    let mut on = vec![0u64; g.lanes.processes.len()];
+    for s in p.segments.iter().filter(|s| matches!(s.step, Step::On)) {
+        if let Some(&k) = g.lanes.process.get(s.location as usize) {
+            on[k as usize] += s.to - s.from;
+        }
+    }
+    let length = p.length().max(1) as f64;
+    training
+        .devices
+        .iter()
+        .map(|d| g.lanes.process_of_device(&d.name).map_or(0.0, |k| on[k as usize] as f64 / length))
+        .collect()
+}
+
+/// The path's segments as reported: locations by name, times in seconds since `start`.
+pub(crate) fn segment_rows(t: &Trace, segments: &[Segment], start: u64) -> Vec<SegmentRow> {
+    let tps = t.ticks_per_second.max(1) as f64;
+    let secs = |ticks: u64| ticks.saturating_sub(start) as f64 / tps;
+    let name = |l: u32| t.locations.name.get(l as usize).cloned().unwrap_or_else(|| format!("location {l}"));
+    segments
+        .iter()
+        .map(|s| SegmentRow {
+            what: match s.step {
+                Step::On => "on".into(),
+                Step::Edge(e) => e.label().into(),
+            },
+            location: name(s.location),
+            from_location: name(s.from_location),
+            from_s: secs(s.from),
+            to_s: secs(s.to),
+        })
+        .collect()
+}
+
+/// [`analyse`] on a graph already built.
+pub fn analyse_graph(
+    t: &Trace,
+    g: &Graph,
+    training: Option<&exaviz_model::training::Training>,
+    window: (u64, u64),
+    start: u64,
+) -> Report {
+    let tps = t.ticks_per_second.max(1) as f64;
+    let secs = |ticks: u64| ticks.saturating_sub(start) as f64 / tps;
+    let ((p, waits), stragglers) = rayon::join(
+        || (path::critical_path(t, g, window), causes::wait_states(g, window)),
+        || stragglers::stragglers(t, g, window, training),
+    );
+    let segments = segment_rows(t, &p.segments, start);
+    let jumps = p.segments.iter().filter(|s| matches!(s.step, Step::Edge(_))).count() as u64;
+    let waiting: u64 = waits.iter().map(|w| w.until - w.from).sum();
+    Report {
+        from_s: secs(window.0),
+        to_s: secs(window.1),
+        length_s: p.length() as f64 / tps,
+        jumps,
+        shares: path::shares(t, g, &p),
+        segments,
+        wait_states: waits.len() as u64,
+        waiting_s: waiting as f64 / tps,
+        root_causes: causes::root_causes(t, g, &waits),
+        stragglers,
+    }
+}
+
+#[cfg(test)]
+mod tests;

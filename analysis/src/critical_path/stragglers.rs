@@ -1,0 +1,203 @@
+//! Stragglers: per step, the processes (ranks) that work longer than their peers, by robust
+//! statistics (the median and the median absolute deviation across peers, not the mean, so
+//! that one slow rank does not move the yardstick it is measured by), told apart from those
+//! that are only late because they waited.
+//!
+//! Steps are Kineto's `ProfilerStep#N` regions where the trace has them (matched by N across
+//! ranks), else the window is one step. Peers are the processes whose names differ only in
+//! their numbers (`rank 3 python` and `rank 5 python`, not `process rank 3: Spans`) and, in a
+//! training run, that share a pipeline stage. The yardstick is the lower median, so that of two
+//! peers the faster one is.
+
+use std::collections::{BTreeMap, HashMap};
+
+use exaviz_model::Trace;
+use exaviz_model::training::Training;
+use serde::Serialize;
+
+use super::graph::Graph;
+
+/// How far past its peers' median a process must be, in robust standard deviations
+/// (1.4826 × MAD), to stand out.
+const SIGMAS: f64 = 3.0;
+/// ... and at least this share of the median, so that noise among identical ranks does not.
+const FLOOR: f64 = 0.1;
+
+/// A process that stood out in a step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StragglerRow {
+    pub step: String,
+    pub process: String,
+    /// Its work (time in regions other than waiting) in the step, and its peers' median.
+    pub work_s: f64,
+    pub median_work_s: f64,
+    /// Its waiting in the step, and its peers' median.
+    pub wait_s: f64,
+    pub median_wait_s: f64,
+    /// "computes longer": the lateness is its own; "waits longer": inherited from others.
+    pub verdict: String,
+}
+
+/// A process named as a straggler: the steps in which it worked longer than its peers, and
+/// the time it worked beyond their median in them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Straggler {
+    pub process: String,
+    pub steps: u32,
+    pub of_steps: u32,
+    pub excess_s: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Stragglers {
+    pub steps: u32,
+    /// Every process that stood out in a step, step by step.
+    pub rows: Vec<StragglerRow>,
+    /// The processes that worked longer in more than half of the steps, most excess first.
+    pub named: Vec<Straggler>,
+}
+
+/// The lower median of `v` (sorted in place; of two, the lesser: one straggler among two peers
+/// does not move it); 0 for none.
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0.0)
+}
+
+/// Whether `x` stands out above the values whose median is `m` and MAD `mad`.
+fn stands_out(x: f64, m: f64, mad: f64) -> bool {
+    x - m > (SIGMAS * 1.4826 * mad).max(FLOOR * m) && x > 0.0
+}
+
+/// A step: its name and per process its span.
+type StepSpans = (String, HashMap<u32, (u64, u64)>);
+
+/// The steps of `t` in `window`.
+fn steps(t: &Trace, g: &Graph, window: (u64, u64)) -> Vec<StepSpans> {
+    let i = &t.intervals;
+    let step_of: Vec<Option<u64>> =
+        t.region_names.iter().map(|n| n.strip_prefix("ProfilerStep#").and_then(|k| k.trim().parse().ok())).collect();
+    let mut by: BTreeMap<u64, HashMap<u32, (u64, u64)>> = BTreeMap::new();
+    for k in 0..i.start.len() {
+        let Some(n) = step_of.get(i.kind[k] as usize).copied().flatten() else { continue };
+        let (a, b) = (i.start[k].max(window.0), i.end[k].min(window.1));
+        if b <= a {
+            continue;
+        }
+        let p = g.lanes.process.get(i.location[k] as usize).copied().unwrap_or(0);
+        let e = by.entry(n).or_default().entry(p).or_insert((a, b));
+        *e = (e.0.min(a), e.1.max(b));
+    }
+    if by.is_empty() {
+        let all = (0..g.lanes.processes.len() as u32).map(|p| (p, window)).collect();
+        return vec![("the window".into(), all)];
+    }
+    by.into_iter().map(|(n, m)| (format!("ProfilerStep#{n}"), m)).collect()
+}
+
+/// A process's peer group: its name with every run of digits as one `#`.
+fn peer_key(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut digits = false;
+    for c in name.chars() {
+        if c.is_ascii_digit() {
+            if !digits {
+                out.push('#');
+            }
+            digits = true;
+        } else {
+            out.push(c);
+            digits = false;
+        }
+    }
+    out
+}
+
+/// The stragglers of `t` in `window`; `training`, the training model of the same files, puts
+/// the processes of each pipeline stage among their own peers.
+pub fn stragglers(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Training>) -> Stragglers {
+    let lanes = &g.lanes;
+    let tps = t.ticks_per_second.max(1) as f64;
+    let mut locs_of: Vec<Vec<u32>> = vec![Vec::new(); lanes.processes.len()];
+    for (l, &p) in lanes.process.iter().enumerate() {
+        locs_of[p as usize].push(l as u32);
+    }
+    // Per process its pipeline stage (0 where no training model says).
+    let mut stage = vec![0u32; lanes.processes.len()];
+    for d in training.map_or(&[][..], |tr| &tr.devices[..]) {
+        if let Some(p) = lanes.process_of_device(&d.name) {
+            stage[p as usize] = d.stage;
+        }
+    }
+    let peers: BTreeMap<(String, u32), Vec<u32>> =
+        (0..lanes.processes.len() as u32).fold(BTreeMap::new(), |mut m, p| {
+            let name = &lanes.processes[p as usize];
+            m.entry((peer_key(name), stage[p as usize])).or_insert_with(Vec::new).push(p);
+            m
+        });
+    let all_steps = steps(t, g, window);
+    let mut rows = Vec::new();
+    let mut named: HashMap<u32, (u32, f64)> = HashMap::new();
+    for (step, spans) in &all_steps {
+        // Per process in the step: (work, wait) ticks.
+        let measure = |p: u32| -> Option<(f64, f64)> {
+            let span = *spans.get(&p)?;
+            let (mut work, mut wait) = (0u64, 0u64);
+            for &l in &locs_of[p as usize] {
+                lanes.each_region(l, span, |r, dt| match r {
+                    Some(r) if lanes.waiting.get(r as usize).copied().unwrap_or(false) => wait += dt,
+                    Some(_) => work += dt,
+                    None => {}
+                });
+            }
+            (work > 0).then_some((work as f64, wait as f64))
+        };
+        for group in peers.values() {
+            let m: Vec<(u32, (f64, f64))> = group.iter().filter_map(|&p| measure(p).map(|x| (p, x))).collect();
+            if m.len() < 2 {
+                continue;
+            }
+            let (mut works, mut waits): (Vec<f64>, Vec<f64>) = m.iter().map(|x| x.1).unzip();
+            let (mw, mq) = (median(&mut works), median(&mut waits));
+            let mut dev: Vec<f64> = works.iter().map(|x| (x - mw).abs()).collect();
+            let mad_w = median(&mut dev);
+            let mut dev: Vec<f64> = waits.iter().map(|x| (x - mq).abs()).collect();
+            let mad_q = median(&mut dev);
+            for &(p, (work, wait)) in &m {
+                let verdict = if stands_out(work, mw, mad_w) {
+                    let e = named.entry(p).or_default();
+                    e.0 += 1;
+                    e.1 += work - mw;
+                    "computes longer"
+                } else if stands_out(wait, mq, mad_q) {
+                    "waits longer"
+                } else {
+                    continue;
+                };
+                rows.push(StragglerRow {
+                    step: step.clone(),
+                    process: lanes.processes[p as usize].clone(),
+                    work_s: work / tps,
+                    median_work_s: mw / tps,
+                    wait_s: wait / tps,
+                    median_wait_s: mq / tps,
+                    verdict: verdict.into(),
+                });
+            }
+        }
+    }
+    // A straggler is slow step after step: one slow step of a few is a hiccup (listed above).
+    let of = all_steps.len() as u32;
+    let mut named: Vec<Straggler> = named
+        .into_iter()
+        .filter(|&(_, (steps, _))| of < 2 || 2 * steps > of)
+        .map(|(p, (steps, excess))| Straggler {
+            process: lanes.processes[p as usize].clone(),
+            steps,
+            of_steps: all_steps.len() as u32,
+            excess_s: excess / tps,
+        })
+        .collect();
+    named.sort_by(|a, b| b.excess_s.total_cmp(&a.excess_s).then_with(|| a.process.cmp(&b.process)));
+    Stragglers { steps: all_steps.len() as u32, rows, named }
+}

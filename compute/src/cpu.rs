@@ -1,0 +1,285 @@
+//! The CPU runner: executes a [`Recording`] with the Rust mirrors of the WGSL kernels (each
+//! stage's `mirror.rs`, beside its shader).
+//!
+//! Buffers are `Vec<AtomicU32>`, so a mirror reads like its shader: `atomicAdd(&counts[c], 1u)`
+//! becomes `counts[c].fetch_add(1, Relaxed)`. Each invocation runs as one rayon task item;
+//! workgroup-level kernels (the f32 reduction) run one workgroup per item, in the shader's order.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+use rayon::prelude::*;
+
+pub use crate::words::Words;
+
+use super::{BufId, Command, Kernel, Recording, Runner, StageError, workgroups};
+use crate::bin_heatmap::mirror::{self as bin_heatmap, bin_heatmap};
+use crate::line_density::mirror as line_density;
+use crate::line_density::plain as line_density_plain;
+use crate::reduce::mirror::{self as reduce, histogram_f32, histogram_u32, reduce_f32, reduce_u32};
+use crate::{bspline::mirror as bspline, force_layout::mirror as force_layout, kde_bundle::mirror as kde_bundle};
+
+/// The default binding limit of the CPU runner: the same as lavapipe's, so CPU and GPU runs of
+/// the same input record the same chunks.
+pub const DEFAULT_MAX_BINDING: u64 = 128 << 20;
+
+#[derive(Debug)]
+pub struct CpuRunner {
+    pub max_binding_bytes: u64,
+}
+
+impl Default for CpuRunner {
+    fn default() -> Self {
+        Self { max_binding_bytes: DEFAULT_MAX_BINDING }
+    }
+}
+
+fn zeroed(words: u64) -> Vec<AtomicU32> {
+    (0..words).map(|_| AtomicU32::new(0)).collect()
+}
+
+/// Runs `body(i)` for each invocation index `0..elements`.
+fn for_each_invocation(elements: u32, body: impl Fn(u32) + Sync + Send) {
+    (0..elements).into_par_iter().with_min_len(4096).for_each(body);
+}
+
+/// Runs `body(wg)` for each workgroup of a dispatch over `elements` invocations (for kernels
+/// that cooperate through workgroup memory).
+fn for_each_workgroup(elements: u32, body: impl Fn(u32) + Sync + Send) {
+    let (x, y) = workgroups(elements);
+    (0..x * y).into_par_iter().with_min_len(16).for_each(body);
+}
+
+impl Runner for CpuRunner {
+    fn max_binding_bytes(&self) -> u64 {
+        self.max_binding_bytes
+    }
+
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn plain_memory(&self) -> bool {
+        true
+    }
+
+    fn run(&mut self, recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError> {
+        // The whole recording runs on one of rayon's threads: every parallel loop inside then
+        // starts from a worker, not by handing a job across threads and sleeping until it ends
+        // (two context switches per dispatch, which small dispatches notice).
+        rayon::scope(|_| run_recording(recording))
+    }
+}
+
+/// Binding indices a kernel only reads and can take as plain words: an upload into such a buffer
+/// is not copied before the dispatch (see `run_recording`).
+fn plain_inputs(kernel: Kernel) -> &'static [u32] {
+    match kernel {
+        Kernel::LineDensity => &[1],
+        _ => &[],
+    }
+}
+
+/// Copies a pending upload into its buffer.
+fn settle(bufs: &HashMap<BufId, Vec<AtomicU32>>, pending: &mut HashMap<BufId, &[u32]>, buf: BufId) {
+    if let (Some(data), Some(b)) = (pending.remove(&buf), bufs.get(&buf)) {
+        b.par_iter().zip(data.par_iter()).for_each(|(dst, &v)| dst.store(v, Relaxed));
+    }
+}
+
+fn run_recording(recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError> {
+    {
+        let mut bufs: HashMap<BufId, Vec<AtomicU32>> = HashMap::new();
+        // Uploads not yet copied into their buffers: a kernel input in `plain_inputs` reads the
+        // uploaded words where they are (a copy of, say, 16 MiB of segments per dispatch saved);
+        // any other use of the buffer copies them in first.
+        let mut pending: HashMap<BufId, &[u32]> = HashMap::new();
+        let mut downloads = Vec::new();
+        let mut last_use = HashMap::new();
+        for (index, cmd) in recording.commands.iter().enumerate() {
+            for buf in cmd.buffers() {
+                last_use.insert(buf, index);
+            }
+        }
+        for (index, cmd) in recording.commands.iter().enumerate() {
+            match cmd {
+                Command::Alloc { buf, words, .. } => {
+                    bufs.insert(*buf, zeroed(*words));
+                }
+                Command::Clear { buf } => {
+                    pending.remove(buf);
+                    let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
+                    b.par_iter().for_each(|w| w.store(0, Relaxed));
+                }
+                Command::Upload { buf, data } => {
+                    let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
+                    if data.len() > b.len() {
+                        return Err(StageError::Input(format!(
+                            "upload of {} words into a buffer of {}",
+                            data.len(),
+                            b.len()
+                        )));
+                    }
+                    // A shorter upload leaves the rest of an earlier one in place.
+                    if pending.get(buf).is_some_and(|old| old.len() > data.len()) {
+                        settle(&bufs, &mut pending, *buf);
+                    }
+                    pending.insert(*buf, data);
+                }
+                Command::Dispatch { kernel, elements, params, bindings } => {
+                    for (binding, id) in bindings {
+                        if !plain_inputs(*kernel).contains(binding) {
+                            settle(&bufs, &mut pending, *id);
+                        }
+                    }
+                    let plain = |binding: u32| -> Option<&[u32]> {
+                        let id = bindings.iter().find(|(b, _)| *b == binding)?.1;
+                        pending.get(&id).copied()
+                    };
+                    let get = |binding: u32| -> Result<&Words, StageError> {
+                        let id = bindings
+                            .iter()
+                            .find(|(b, _)| *b == binding)
+                            .map(|(_, id)| *id)
+                            .ok_or_else(|| StageError::Input(format!("{kernel:?}: binding {binding} not bound")))?;
+                        bufs.get(&id).map(Vec::as_slice).ok_or_else(|| missing(id))
+                    };
+                    dispatch(*kernel, *elements, params, &get, &plain)?;
+                }
+                Command::Download { buf } => {
+                    settle(&bufs, &mut pending, *buf);
+                    // A buffer read back for the last time is moved out and converted in place
+                    // (no second copy of, say, every bundled point).
+                    if last_use.get(buf) == Some(&index) {
+                        let b = bufs.remove(buf).ok_or_else(|| missing(*buf))?;
+                        downloads.push(b.into_iter().map(AtomicU32::into_inner).collect());
+                    } else {
+                        let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
+                        downloads.push(b.iter().map(|w| w.load(Relaxed)).collect());
+                    }
+                }
+            }
+        }
+        Ok(downloads)
+    }
+}
+
+/// Whole-grid mirrors run every cell: the dispatch must cover exactly the grid.
+fn check_cells(kernel: Kernel, n: u32, p: &kde_bundle::Params) -> Result<(), StageError> {
+    if n == p.grid * p.grid {
+        Ok(())
+    } else {
+        Err(StageError::Input(format!("{kernel:?}: dispatch of {n} invocations over a {}² grid", p.grid)))
+    }
+}
+
+/// Runs one dispatch with the mirrors; `get` resolves a binding index to its buffer, and
+/// `plain` to the words of a pending upload where the binding is one of [`plain_inputs`].
+fn dispatch<'b>(
+    kernel: Kernel,
+    n: u32,
+    params: &[u32],
+    get: &dyn Fn(u32) -> Result<&'b Words, StageError>,
+    plain: &dyn Fn(u32) -> Option<&'b [u32]>,
+) -> Result<(), StageError> {
+    match kernel {
+        Kernel::BinHeatmap => {
+            let p = bin_heatmap::Params::from_words(params)?;
+            let (x, y, w, c, s) = (get(1)?, get(2)?, get(3)?, get(4)?, get(5)?);
+            for_each_invocation(n, |i| bin_heatmap(i, &p, x, y, w, c, s));
+        }
+        Kernel::LineDensity => {
+            let p = line_density::Params::from_words(params)?;
+            let (seg, w, c, s) = (get(1)?, get(2)?, get(3)?, get(4)?);
+            if n != p.n {
+                return Err(StageError::Input("line_density: dispatch size differs from n".into()));
+            }
+            let copied: Vec<u32>;
+            let seg = match plain(1) {
+                Some(words) => words,
+                None => {
+                    copied = seg.iter().map(|w| w.load(Relaxed)).collect();
+                    &copied
+                }
+            };
+            if seg.len() < 4 * n as usize {
+                return Err(StageError::Input("line_density: fewer segments than invocations".into()));
+            }
+            line_density_plain::line_density_all(&p, seg, w, c, s);
+        }
+        Kernel::ReduceU32 => {
+            let p = reduce::Params::from_words(params)?;
+            let (v, acc) = (get(1)?, get(3)?);
+            for_each_workgroup(n, |wg| reduce_u32(wg, &p, v, acc));
+        }
+        Kernel::ReduceF32 => {
+            let p = reduce::Params::from_words(params)?;
+            let (v, acc, partials) = (get(2)?, get(3)?, get(4)?);
+            for_each_workgroup(n, |wg| reduce_f32(wg, &p, v, acc, partials));
+        }
+        Kernel::KdeInit => {
+            let p = kde_bundle::Params::from_words(params)?;
+            let (ep, pts) = (get(1)?, get(2)?);
+            for_each_invocation(n, |e| kde_bundle::kde_init(e, &p, ep, pts));
+        }
+        Kernel::KdeSplat => {
+            let p = kde_bundle::Params::from_words(params)?;
+            let (pts, w, splat) = (get(2)?, get(3)?, get(4)?);
+            if n != p.n * p.samples {
+                return Err(StageError::Input("kde_splat: dispatch size differs from n * samples".into()));
+            }
+            kde_bundle::kde_splat_all(&p, pts, w, splat);
+        }
+        Kernel::KdeBlurX => {
+            let p = kde_bundle::Params::from_words(params)?;
+            let (splat, out) = (get(4)?, get(6)?);
+            check_cells(kernel, n, &p)?;
+            kde_bundle::kde_blur_x_all(&p, splat, out);
+        }
+        Kernel::KdeBlurY => {
+            let p = kde_bundle::Params::from_words(params)?;
+            let (inp, out) = (get(5)?, get(6)?);
+            check_cells(kernel, n, &p)?;
+            kde_bundle::kde_blur_y_all(&p, inp, out);
+        }
+        Kernel::KdeGradient => {
+            let p = kde_bundle::Params::from_words(params)?;
+            let (inp, out) = (get(5)?, get(8)?);
+            check_cells(kernel, n, &p)?;
+            kde_bundle::kde_gradient_all(&p, inp, out);
+        }
+        Kernel::KdeAdvect => {
+            let p = kde_bundle::Params::from_words(params)?;
+            let (pts, gradient) = (get(2)?, get(7)?);
+            if n != p.n {
+                return Err(StageError::Input("kde_advect: dispatch size differs from n".into()));
+            }
+            kde_bundle::kde_advect_all(&p, pts, gradient, get(3)?, get(4)?);
+        }
+        Kernel::BsplineEval => {
+            let p = bspline::Params::from_words(params)?;
+            let (ctrl, offsets, pts) = (get(1)?, get(2)?, get(3)?);
+            for_each_invocation(n, |e| bspline::bspline_eval(e, &p, ctrl, offsets, pts));
+        }
+        Kernel::ForceLayout => {
+            let p = force_layout::Params::from_words(params)?;
+            let (pos_in, pos_out, nodes, adj) = (get(1)?, get(2)?, get(3)?, get(4)?);
+            for_each_invocation(n, |i| force_layout::force_layout(i, &p, pos_in, pos_out, nodes, adj));
+        }
+        Kernel::HistogramU32 => {
+            let p = reduce::Params::from_words(params)?;
+            let (v, h) = (get(1)?, get(5)?);
+            for_each_workgroup(n, |wg| histogram_u32(wg, &p, v, h));
+        }
+        Kernel::HistogramF32 => {
+            let p = reduce::Params::from_words(params)?;
+            let (v, h) = (get(2)?, get(5)?);
+            for_each_workgroup(n, |wg| histogram_f32(wg, &p, v, h));
+        }
+    }
+    Ok(())
+}
+
+fn missing(buf: BufId) -> StageError {
+    StageError::Input(format!("buffer {buf:?} used before it was allocated"))
+}

@@ -1,0 +1,249 @@
+//! The compute stages of exaviz, and the backends that run them: each stage a folder holding
+//! its recording (`mod.rs`), its WGSL kernel (`NAME.wgsl`, validated with naga when this crate
+//! builds and listed in [`shaders`] by `build.rs`), and the kernel's CPU mirror (`mirror.rs`,
+//! read like the shader, atomics and all), with a fast path in plain memory where the CPU
+//! needs one (`plain.rs`); [`gpu`] the wgpu device and the choice of backend.
+//!
+//! Compute stages as recorded work.
+//!
+//! A stage records a [`Recording`]: allocations, uploads, dispatches of named kernels and
+//! downloads over buffer handles. One recording is executed either by the [`gpu_runner`] (wgpu
+//! compute passes) or by the [`cpu`] runner (the Rust mirrors of the same kernels), so one test can
+//! run both on the same commands and compare what they download.
+//!
+//! Inputs larger than one storage binding are split into chunks by the stage when it records
+//! (see [`chunks`]); both runners see the same chunks.
+
+use std::borrow::Cow;
+
+pub mod bin_heatmap;
+pub mod bspline;
+pub mod cpu;
+pub mod force_layout;
+pub mod gpu;
+pub mod gpu_runner;
+pub mod io;
+pub mod kde_bundle;
+pub mod line_density;
+pub mod reduce;
+pub mod shaders;
+pub mod words;
+
+pub use bin_heatmap::{AxisKey, HeatmapGrid, HeatmapInput};
+pub use bspline::ControlPolygons;
+pub use gpu::{Backend, BackendChoice, GpuContext, GpuError};
+pub use kde_bundle::{BundleInput, BundleParams, Bundled};
+pub use line_density::{DensityImage, DensityInput};
+pub use reduce::{ColumnStats, Histogram};
+pub use wgpu;
+
+impl crate::Backend {
+    /// A runner for recorded compute work on this backend.
+    pub fn runner(&self) -> Box<dyn Runner + '_> {
+        match self {
+            Self::Gpu(ctx) => Box::new(gpu_runner::GpuRunner::new(ctx)),
+            Self::Cpu => Box::new(cpu::CpuRunner::default()),
+        }
+    }
+}
+
+/// Invocations per workgroup of every kernel (`@workgroup_size(256)` in the WGSL).
+pub const WORKGROUP: u32 = 256;
+/// Workgroups per dispatch dimension (WebGPU's minimum limit, lavapipe's too).
+pub const MAX_GROUPS_PER_DIM: u32 = 65_535;
+
+/// A compute kernel: one WGSL entry point and its CPU mirror function of the same name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    BinHeatmap,
+    LineDensity,
+    ReduceU32,
+    ReduceF32,
+    HistogramU32,
+    HistogramF32,
+    KdeInit,
+    KdeSplat,
+    KdeBlurX,
+    KdeBlurY,
+    KdeGradient,
+    KdeAdvect,
+    BsplineEval,
+    ForceLayout,
+}
+
+impl Kernel {
+    pub fn shader(self) -> shaders::Shader {
+        match self {
+            Self::BinHeatmap => shaders::BIN_HEATMAP,
+            Self::LineDensity => shaders::LINE_DENSITY,
+            Self::BsplineEval => shaders::BSPLINE,
+            Self::ForceLayout => shaders::FORCE_LAYOUT,
+            Self::KdeInit | Self::KdeSplat | Self::KdeBlurX | Self::KdeBlurY | Self::KdeGradient | Self::KdeAdvect => {
+                shaders::KDE_BUNDLE
+            }
+            _ => shaders::REDUCE,
+        }
+    }
+
+    pub fn entry_point(self) -> &'static str {
+        match self {
+            Self::BinHeatmap => "bin_heatmap",
+            Self::LineDensity => "line_density",
+            Self::ReduceU32 => "reduce_u32",
+            Self::ReduceF32 => "reduce_f32",
+            Self::HistogramU32 => "histogram_u32",
+            Self::HistogramF32 => "histogram_f32",
+            Self::KdeInit => "kde_init",
+            Self::KdeSplat => "kde_splat",
+            Self::KdeBlurX => "kde_blur_x",
+            Self::KdeBlurY => "kde_blur_y",
+            Self::KdeGradient => "kde_gradient",
+            Self::KdeAdvect => "kde_advect",
+            Self::BsplineEval => "bspline_eval",
+            Self::ForceLayout => "force_layout",
+        }
+    }
+}
+
+/// A buffer handle within one recording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BufId(pub u32);
+
+/// One recorded command. Buffers hold 32-bit words; `u64`, `f32` and vector columns are viewed
+/// as words with `bytemuck` (no per-element conversion).
+#[derive(Debug)]
+pub enum Command<'a> {
+    /// A zero-filled storage buffer of `words` 32-bit words.
+    Alloc { buf: BufId, words: u64, label: &'static str },
+    /// Sets every word of a buffer to zero.
+    Clear { buf: BufId },
+    /// Overwrites the start of a buffer.
+    Upload { buf: BufId, data: Cow<'a, [u32]> },
+    /// Runs a kernel over `elements` invocations with a uniform of `params` words and storage
+    /// bindings `(binding index, buffer)`.
+    Dispatch { kernel: Kernel, elements: u32, params: Vec<u32>, bindings: Vec<(u32, BufId)> },
+    /// Reads a buffer back; downloads are returned in recording order.
+    Download { buf: BufId },
+}
+
+impl Command<'_> {
+    /// The buffers a command touches.
+    pub fn buffers(&self) -> Vec<BufId> {
+        match self {
+            Self::Alloc { buf, .. } | Self::Clear { buf } | Self::Upload { buf, .. } | Self::Download { buf } => {
+                vec![*buf]
+            }
+            Self::Dispatch { bindings, .. } => bindings.iter().map(|(_, b)| *b).collect(),
+        }
+    }
+}
+
+/// A list of commands over buffer handles.
+#[derive(Debug, Default)]
+pub struct Recording<'a> {
+    pub commands: Vec<Command<'a>>,
+    next: u32,
+}
+
+impl<'a> Recording<'a> {
+    pub fn alloc(&mut self, words: u64, label: &'static str) -> BufId {
+        let buf = BufId(self.next);
+        self.next += 1;
+        self.commands.push(Command::Alloc { buf, words: words.max(1), label });
+        buf
+    }
+
+    pub fn clear(&mut self, buf: BufId) {
+        self.commands.push(Command::Clear { buf });
+    }
+
+    pub fn upload(&mut self, buf: BufId, data: impl Into<Cow<'a, [u32]>>) {
+        self.commands.push(Command::Upload { buf, data: data.into() });
+    }
+
+    pub fn dispatch(&mut self, kernel: Kernel, elements: u32, params: Vec<u32>, bindings: Vec<(u32, BufId)>) {
+        if elements > 0 {
+            self.commands.push(Command::Dispatch { kernel, elements, params, bindings });
+        }
+    }
+
+    pub fn download(&mut self, buf: BufId) {
+        self.commands.push(Command::Download { buf });
+    }
+}
+
+/// Workgroup counts `(x, y)` for `elements` invocations: kernels compute their index as
+/// `gid.x + gid.y * num_workgroups.x * 256`.
+pub fn workgroups(elements: u32) -> (u32, u32) {
+    let groups = elements.div_ceil(WORKGROUP).max(1);
+    let x = groups.min(MAX_GROUPS_PER_DIM);
+    (x, groups.div_ceil(x))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StageError {
+    #[error(transparent)]
+    Gpu(#[from] crate::gpu::GpuError),
+    #[error("{what} needs {bytes} bytes in one binding, more than this device allows ({limit} bytes)")]
+    TooLarge { what: &'static str, bytes: u64, limit: u64 },
+    #[error("invalid stage input: {0}")]
+    Input(String),
+}
+
+/// Executes recordings.
+pub trait Runner {
+    /// The largest storage binding in bytes; stages chunk their inputs to fit.
+    fn max_binding_bytes(&self) -> u64;
+    /// Runs every command; returns the downloaded buffers in order.
+    fn run(&mut self, recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError>;
+    fn name(&self) -> &'static str;
+    /// Whether stages may run on the CPU in plain memory instead of running their recording
+    /// (the CPU runner: a stage's plain path equals its mirror's run of the recording).
+    fn plain_memory(&self) -> bool {
+        false
+    }
+}
+
+/// Splits `n` elements into chunks whose every column fits one binding; `bytes_per_element` is
+/// the largest per-element size among the columns bound. A chunk also fits one dispatch.
+pub fn chunks(
+    n: usize,
+    bytes_per_element: u64,
+    max_binding_bytes: u64,
+) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let per_binding = (max_binding_bytes / bytes_per_element.max(1)).max(1);
+    let per_dispatch = u64::from(MAX_GROUPS_PER_DIM) * u64::from(MAX_GROUPS_PER_DIM) * u64::from(WORKGROUP);
+    let per_chunk = per_binding.min(per_dispatch).min(u64::from(u32::MAX)) as usize;
+    (0..n.div_ceil(per_chunk)).map(move |c| c * per_chunk..((c + 1) * per_chunk).min(n))
+}
+
+/// Checks an output buffer fits one binding.
+pub(crate) fn check_binding(what: &'static str, bytes: u64, limit: u64) -> Result<(), StageError> {
+    if bytes > limit {
+        return Err(StageError::TooLarge { what, bytes, limit });
+    }
+    Ok(())
+}
+
+/// Reassembles u64 values stored as (low, high) word pairs.
+pub(crate) fn words_to_u64(words: &[u32]) -> Vec<u64> {
+    words.chunks_exact(2).map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_everything_once() {
+        let parts: Vec<_> = chunks(10, 4, 12).collect();
+        assert_eq!(parts, vec![0..3, 3..6, 6..9, 9..10]);
+        assert_eq!(chunks(0, 4, 12).count(), 0);
+    }
+
+    #[test]
+    fn workgroups_split_past_one_dimension() {
+        assert_eq!(workgroups(1), (1, 1));
+        assert_eq!(workgroups(256 * 65_535 + 1), (65_535, 2));
+    }
+}

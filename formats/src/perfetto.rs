@@ -1,0 +1,869 @@
+//! Perfetto's protobuf traces (`.pftrace`, `.perfetto-trace`, `.proto`): what rocprof-sys
+//! (omnitrace), the Perfetto SDK and Chrome write, read as Perfetto's trace processor reads the
+//! TracePacket stream (`protos/perfetto/trace/trace_packet.proto` and `track_event/*.proto`).
+//!
+//! A trace is a sequence of `Trace.packet` (field 1) records. What is read from them:
+//! - track descriptors (`track_descriptor`, 60): process tracks (`process`: pid, name), thread
+//!   tracks (`thread`: pid, tid, name), custom tracks (`name`, `parent_uuid`) and counter tracks
+//!   (`counter`: unit, unit name, multiplier, incremental values); the deprecated sequence-wide
+//!   `thread_descriptor` (44) gives its sequence's default thread track;
+//! - track events (`track_event`, 11): slices begun and ended (`TYPE_SLICE_BEGIN`,
+//!   `TYPE_SLICE_END`, nested per track as the trace processor nests them), counter values
+//!   (`TYPE_COUNTER`, integer or double, and the `extra_counter_values` of any event), flows
+//!   (`flow_ids`, `terminating_flow_ids`: one message from each event of a flow to the next),
+//!   complete events of the legacy Chrome phase `X`; names and categories inline or interned
+//!   (`interned_data`, 12) per packet sequence, with `trace_packet_defaults` (59) giving a
+//!   sequence's default track and clock;
+//! - timestamps (`timestamp`, 8) on the boot clock, or on a clock that a `clock_snapshot` (6)
+//!   relates to it (incremental and scaled sequence clocks too);
+//! - `compressed_packets` (50): packets compressed with deflate, read as the packets they hold.
+//!
+//! Every slice's track with slices is a location (thread tracks as CPU threads, process tracks as
+//! processes, custom tracks named like a GPU queue or stream as GPU streams), named as the
+//! Perfetto UI names them (`NAME PID`, `NAME TID`). Counters are drawn on their track's thread or
+//! on their process's first row. Packets of other kinds (ftrace, system statistics, ...) are
+//! skipped and counted; a stray byte between packets (omnitrace writes a zero byte before its
+//! last packet) and bytes after the last whole packet are counted warnings, not a refusal.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use exaviz_model::dataset::Dataset;
+use exaviz_model::source::{Repairs, SourceError};
+use exaviz_model::{LocationKind, Trace};
+
+use super::protobuf::{fields, push_doubles, push_ints, varint};
+use super::{Interner, read_all};
+use crate::events::{EventKind, EventTable};
+
+/// The largest trace held in memory whole (a larger one is refused, naming the limit).
+const MAX_BYTES: u64 = 8 << 30;
+/// The most bytes one compressed chunk may inflate to (Perfetto writes chunks under 512 KB).
+const MAX_INFLATED: u64 = 64 << 20;
+
+const BOOTTIME: u32 = 6;
+
+/// Whether `head` (a file's first bytes) starts a TracePacket stream: a packet field whose
+/// length fits, holding fields that parse and include one a TracePacket has.
+pub fn looks_like(head: &[u8]) -> bool {
+    let mut at = 0;
+    if head.first() != Some(&0x0a) {
+        return false;
+    }
+    at += 1;
+    let Some(len) = varint(head, &mut at) else { return false };
+    let Ok(len) = usize::try_from(len) else { return false };
+    let end = (at + len).min(head.len());
+    if len == 0 || len > 1 << 30 {
+        return false;
+    }
+    // The packet's first fields (cut where the head ends) parse, and one is a TracePacket field.
+    let mut known = false;
+    let mut f = fields(&head[at..end]);
+    for (number, _) in &mut f {
+        known |= matches!(
+            number,
+            3 | 6 | 8 | 10 | 11 | 12 | 13 | 33 | 35 | 36 | 41 | 42 | 43 | 44 | 45 | 58 | 59 | 60 | 69 | 79
+        );
+    }
+    known && (!f.broken || end == head.len())
+}
+
+/// A track as its descriptors give it.
+#[derive(Default, Clone, Debug)]
+struct Track {
+    parent: Option<u64>,
+    name: Option<String>,
+    pid: Option<i64>,
+    tid: Option<i64>,
+    process_name: Option<String>,
+    thread_name: Option<String>,
+    counter: Option<Counter>,
+}
+
+#[derive(Default, Clone, Debug)]
+struct Counter {
+    unit: String,
+    multiplier: f64,
+    incremental: bool,
+}
+
+/// A packet sequence's incremental state.
+#[derive(Default)]
+struct Sequence {
+    event_names: HashMap<u64, String>,
+    categories: HashMap<u64, String>,
+    default_track: Option<u64>,
+    default_clock: Option<u32>,
+    default_extra_counters: Vec<u64>,
+    /// Set once a packet cleared the state (or none needed it).
+    valid: bool,
+    /// Last values of incremental counters, per track.
+    counter_last: HashMap<u64, f64>,
+    /// Sequence-scoped clocks (ids 64-127): incremental or not, ns per unit, last value.
+    clocks: HashMap<u32, (bool, u64, u64)>,
+    /// The deprecated thread descriptor's track.
+    legacy_track: Option<u64>,
+}
+
+impl Sequence {
+    /// A `TracePacketDefaults`: the sequence's clock, track and extra counter tracks.
+    fn defaults(&mut self, d: &[u8]) {
+        for (n, v) in fields(d) {
+            match n {
+                58 => self.default_clock = v.int().map(|c| c as u32),
+                11 => {
+                    for (m, w) in fields(v.bytes().unwrap_or_default()) {
+                        match m {
+                            11 => self.default_track = w.int(),
+                            31 => push_ints(w, false, &mut self.default_extra_counters),
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// `InternedData`: event categories (1) and names (2) by their ids.
+    fn intern(&mut self, i: &[u8]) {
+        for (n, v) in fields(i) {
+            let table = match n {
+                1 => &mut self.categories,
+                2 => &mut self.event_names,
+                _ => continue,
+            };
+            let (mut iid, mut name) = (None, None);
+            for (m, w) in fields(v.bytes().unwrap_or_default()) {
+                match m {
+                    1 => iid = w.int(),
+                    2 => name = w.text(),
+                    _ => {}
+                }
+            }
+            if let (Some(iid), Some(name)) = (iid, name) {
+                table.insert(iid, name);
+            }
+        }
+    }
+}
+
+/// The packets read so far.
+#[derive(Default)]
+struct Reader {
+    tracks: HashMap<u64, Track>,
+    sequences: HashMap<u32, Sequence>,
+    names: Interner,
+    /// Slice events as read: track, time (ns), and the name begun (`None`: an end). They are
+    /// put in time order per track before ends are matched, as the trace processor sorts
+    /// packets before it nests slices.
+    slices: Vec<(u64, u64, Option<u32>)>,
+    counters: Vec<(u64, u64, f64)>,
+    flows: HashMap<u64, Vec<(u64, u64)>>,
+    /// Offsets from a clock to the boot clock (ns), from the clock snapshots: per clock id (and
+    /// sequence for sequence-scoped clocks), the clock's reading and the boot clock's.
+    snapshots: HashMap<(u32, u32), (u64, u64)>,
+    repairs: Repairs,
+    packets: u64,
+}
+
+/// A synthetic track id for a thread known only from a deprecated thread descriptor.
+fn legacy_uuid(pid: i64, tid: i64) -> u64 {
+    0x8000_0000_0000_0000 ^ ((pid as u64) << 32) ^ (tid as u64 & 0xffff_ffff)
+}
+
+fn skipped_name(field: u32) -> &'static str {
+    match field {
+        1 => "ftrace event packets skipped",
+        2 => "process tree packets skipped",
+        5 => "Chrome JSON event packets skipped",
+        7 => "system statistics packets skipped",
+        9 => "process statistics packets skipped",
+        37 | 54 | 66 => "profiling sample packets skipped",
+        38 | 40 => "power counter packets skipped",
+        39 => "Android log packets skipped",
+        52 | 53 => "GPU counter and render stage packets skipped",
+        _ => "packets of other kinds skipped",
+    }
+}
+
+impl Reader {
+    /// Every packet in `b`, a `Trace` message (or the inside of a compressed chunk).
+    fn stream(&mut self, b: &[u8], depth: u32) {
+        let mut at = 0;
+        while at < b.len() {
+            let start = at;
+            let ok = (|| {
+                let key = varint(b, &mut at)?;
+                if key != 0x0a {
+                    return None;
+                }
+                let len = usize::try_from(varint(b, &mut at)?).ok()?;
+                let end = at.checked_add(len).filter(|&e| e <= b.len())?;
+                Some((at, end))
+            })();
+            match ok {
+                Some((from, end)) => {
+                    self.packet(&b[from..end], depth);
+                    at = end;
+                }
+                None => {
+                    // A stray byte, or a last packet cut short: resynchronise on the next byte
+                    // where a whole packet starts, else stop.
+                    let rest = &b[start..];
+                    let next = (1..rest.len()).find(|&k| whole_packet_at(&rest[k..]));
+                    match next {
+                        Some(k) => {
+                            self.repairs.add("stray bytes between packets skipped", || format!("byte {start}"));
+                            at = start + k;
+                        }
+                        None => {
+                            self.repairs.add("bytes after the last whole packet skipped", || {
+                                format!("byte {start} of {}", b.len())
+                            });
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn packet(&mut self, p: &[u8], depth: u32) {
+        self.packets += 1;
+        let mut ts: Option<u64> = None;
+        let mut clock: Option<u32> = None;
+        let mut seq_id = 0u32;
+        let mut flags = 0u64;
+        let mut cleared = false;
+        let mut event: Option<&[u8]> = None;
+        let mut interned: Option<&[u8]> = None;
+        let mut defaults: Option<&[u8]> = None;
+        let mut descriptor: Option<&[u8]> = None;
+        let mut thread_desc: Option<&[u8]> = None;
+        let mut snapshot: Option<&[u8]> = None;
+        let mut compressed: Option<&[u8]> = None;
+        let mut other: Option<u32> = None;
+        let mut f = fields(p);
+        for (number, v) in &mut f {
+            match number {
+                8 => ts = v.int(),
+                58 => clock = v.int().map(|c| c as u32),
+                10 => seq_id = v.int().unwrap_or(0) as u32,
+                13 => flags = v.int().unwrap_or(0),
+                41 => cleared |= v.int() == Some(1),
+                11 => event = v.bytes(),
+                12 => interned = v.bytes(),
+                59 => defaults = v.bytes(),
+                60 => descriptor = v.bytes(),
+                44 => thread_desc = v.bytes(),
+                6 => snapshot = v.bytes(),
+                50 => compressed = v.bytes(),
+                // Metadata Perfetto does not draw either; the trusted uid and pid; process
+                // descriptors (their names come with the thread and track descriptors).
+                3 | 33 | 35 | 36 | 42 | 43 | 45 | 69 | 79 | 87 | 89 | 98 => {}
+                n => other = Some(n),
+            }
+        }
+        if f.broken {
+            self.repairs.add("packets that do not parse skipped", || format!("packet {}", self.packets));
+            return;
+        }
+        if let Some(c) = compressed {
+            if depth > 0 {
+                return;
+            }
+            match inflate(c) {
+                Some(inner) => self.stream(&inner, depth + 1),
+                None => self
+                    .repairs
+                    .add("compressed packets that do not inflate skipped", || format!("packet {}", self.packets)),
+            }
+            return;
+        }
+        if let Some(n) = other.filter(|_| event.is_none() && descriptor.is_none()) {
+            let packets = self.packets;
+            self.repairs.add(skipped_name(n), || format!("packet {packets}, field {n}"));
+            return;
+        }
+        let seq = self.sequences.entry(seq_id).or_default();
+        if cleared || flags & 1 != 0 {
+            *seq = Sequence { valid: true, clocks: std::mem::take(&mut seq.clocks), ..Default::default() };
+        }
+        if let Some(s) = snapshot {
+            self.snapshot(seq_id, s);
+        }
+        let seq = self.sequences.entry(seq_id).or_default();
+        if flags & 2 != 0 && !seq.valid {
+            self.repairs
+                .add("packets needing state their sequence never gave skipped", || format!("sequence {seq_id}"));
+            return;
+        }
+        if let Some(d) = defaults {
+            seq.defaults(d);
+        }
+        if let Some(i) = interned {
+            seq.intern(i);
+        }
+        if let Some(t) = thread_desc {
+            self.thread_descriptor(seq_id, t);
+        }
+        if let Some(d) = descriptor {
+            self.descriptor(d);
+        }
+        if let Some(e) = event {
+            let clock = clock.or(self.sequences[&seq_id].default_clock).unwrap_or(BOOTTIME);
+            let Some(time) = ts.and_then(|t| self.boot_time(seq_id, clock, t)) else {
+                self.repairs
+                    .add("track events without a time on a known clock skipped", || format!("packet {}", self.packets));
+                return;
+            };
+            self.track_event(seq_id, time, e);
+        }
+    }
+
+    /// The deprecated `ThreadDescriptor` of a sequence: its default thread track.
+    fn thread_descriptor(&mut self, seq_id: u32, t: &[u8]) {
+        let (mut pid, mut tid, mut name) = (0i64, 0i64, None);
+        for (n, v) in fields(t) {
+            match n {
+                1 => pid = v.int().unwrap_or(0) as i32 as i64,
+                2 => tid = v.int().unwrap_or(0) as i32 as i64,
+                5 => name = v.text(),
+                _ => {}
+            }
+        }
+        let uuid = legacy_uuid(pid, tid);
+        self.sequences.entry(seq_id).or_default().legacy_track = Some(uuid);
+        let track = self.tracks.entry(uuid).or_default();
+        track.pid = Some(pid);
+        track.tid = Some(tid);
+        track.thread_name = name.or(track.thread_name.take());
+    }
+
+    fn snapshot(&mut self, seq_id: u32, s: &[u8]) {
+        let mut clocks: Vec<(u32, u64, bool, u64)> = Vec::new();
+        for (n, v) in fields(s) {
+            if n != 1 {
+                continue;
+            }
+            let (mut id, mut ts, mut inc, mut mult) = (0u32, 0u64, false, 1u64);
+            for (m, w) in fields(v.bytes().unwrap_or_default()) {
+                match m {
+                    1 => id = w.int().unwrap_or(0) as u32,
+                    2 => ts = w.int().unwrap_or(0),
+                    3 => inc = w.int() == Some(1),
+                    4 => mult = w.int().unwrap_or(1).max(1),
+                    _ => {}
+                }
+            }
+            clocks.push((id, ts, inc, mult));
+        }
+        let Some(boot) = clocks.iter().find(|c| c.0 == BOOTTIME).map(|c| c.1) else { return };
+        for &(id, ts, inc, mult) in &clocks {
+            let scope = if id >= 64 { seq_id } else { 0 };
+            if id >= 64 {
+                let seq = self.sequences.entry(seq_id).or_default();
+                seq.clocks.insert(id, (inc, mult, ts));
+            }
+            self.snapshots.entry((id, scope)).or_insert((ts.saturating_mul(if id >= 64 { mult } else { 1 }), boot));
+        }
+    }
+
+    /// `t` on `clock` as boot-clock nanoseconds.
+    fn boot_time(&mut self, seq_id: u32, clock: u32, t: u64) -> Option<u64> {
+        if clock == BOOTTIME {
+            return Some(t);
+        }
+        let mut ns = t;
+        if clock >= 64 {
+            let seq = self.sequences.get_mut(&seq_id)?;
+            let (inc, mult, last) = seq.clocks.get_mut(&clock)?;
+            let value = if *inc { last.checked_add(t)? } else { t };
+            *last = value;
+            ns = value.checked_mul(*mult)?;
+        }
+        let scope = if clock >= 64 { seq_id } else { 0 };
+        let &(at, boot) = self.snapshots.get(&(clock, scope))?;
+        Some((i128::from(ns) - i128::from(at) + i128::from(boot)).clamp(0, i128::from(u64::MAX)) as u64)
+    }
+
+    fn descriptor(&mut self, d: &[u8]) {
+        let mut uuid = 0u64;
+        let mut t = Track::default();
+        for (n, v) in fields(d) {
+            match n {
+                1 => uuid = v.int().unwrap_or(0),
+                5 => t.parent = v.int(),
+                2 | 10 => t.name = v.text(),
+                3 => {
+                    for (m, w) in fields(v.bytes().unwrap_or_default()) {
+                        match m {
+                            1 => t.pid = w.int().map(|x| x as i32 as i64),
+                            6 => t.process_name = w.text(),
+                            2 if t.process_name.is_none() => t.process_name = w.text(),
+                            _ => {}
+                        }
+                    }
+                }
+                4 => {
+                    for (m, w) in fields(v.bytes().unwrap_or_default()) {
+                        match m {
+                            1 => t.pid = w.int().map(|x| x as i32 as i64),
+                            2 => t.tid = w.int().map(|x| x as i32 as i64),
+                            5 => t.thread_name = w.text(),
+                            _ => {}
+                        }
+                    }
+                }
+                8 => {
+                    let mut c = Counter { multiplier: 1.0, ..Default::default() };
+                    for (m, w) in fields(v.bytes().unwrap_or_default()) {
+                        match m {
+                            1 => match w.int() {
+                                Some(1) => c.unit = "ns".into(),
+                                Some(2) => c.unit = "count".into(),
+                                _ => {}
+                            },
+                            3 => match w.int() {
+                                Some(1) => c.unit = "ns".into(),
+                                Some(3) => c.unit = "bytes".into(),
+                                _ => {}
+                            },
+                            4 => c.multiplier = w.int().map_or(1.0, |x| x as i64 as f64),
+                            5 => c.incremental = w.int() == Some(1),
+                            6 => c.unit = w.text().unwrap_or_default(),
+                            _ => {}
+                        }
+                    }
+                    t.counter = Some(c);
+                }
+                _ => {}
+            }
+        }
+        // A descriptor emitted again (after a cleared state) keeps what the first one said.
+        let e = self.tracks.entry(uuid).or_default();
+        e.parent = t.parent.or(e.parent);
+        e.name = t.name.or(e.name.take());
+        e.pid = t.pid.or(e.pid);
+        e.tid = t.tid.or(e.tid);
+        e.process_name = t.process_name.or(e.process_name.take());
+        e.thread_name = t.thread_name.or(e.thread_name.take());
+        e.counter = t.counter.or(e.counter.take());
+    }
+
+    fn track_event(&mut self, seq_id: u32, time: u64, e: &[u8]) {
+        let mut ty = 0u64;
+        let mut track: Option<u64> = None;
+        let mut name: Option<String> = None;
+        let mut name_iid: Option<u64> = None;
+        let mut int_value: Option<i64> = None;
+        let mut double_value: Option<f64> = None;
+        let (mut extra_tracks, mut extra_values) = (Vec::new(), Vec::new());
+        let (mut extra_dtracks, mut extra_dvalues) = (Vec::new(), Vec::new());
+        let mut flows = Vec::new();
+        let mut terminating = Vec::new();
+        let mut legacy: Option<&[u8]> = None;
+        for (n, v) in fields(e) {
+            match n {
+                9 => ty = v.int().unwrap_or(0),
+                11 => track = v.int(),
+                23 => name = v.text(),
+                10 => name_iid = v.int(),
+                30 => int_value = v.int().map(|x| x as i64),
+                44 => double_value = v.double(),
+                31 => push_ints(v, false, &mut extra_tracks),
+                12 => push_ints(v, false, &mut extra_values),
+                45 => push_ints(v, false, &mut extra_dtracks),
+                46 => push_doubles(v, &mut extra_dvalues),
+                36 => push_ints(v, false, &mut flows),
+                47 => push_ints(v, true, &mut flows),
+                42 => push_ints(v, false, &mut terminating),
+                48 => push_ints(v, true, &mut terminating),
+                6 => legacy = v.bytes(),
+                _ => {}
+            }
+        }
+        let seq = self.sequences.entry(seq_id).or_default();
+        let track = track.or(seq.default_track).or(seq.legacy_track).unwrap_or(0);
+        if name.is_none()
+            && let Some(iid) = name_iid
+        {
+            name = match seq.event_names.get(&iid) {
+                Some(n) => Some(n.clone()),
+                None => {
+                    self.repairs.add("event names interned nowhere on their sequence", || {
+                        format!("name {iid} on sequence {seq_id}")
+                    });
+                    Some(format!("name {iid}"))
+                }
+            };
+        }
+        // The legacy Chrome phase, where the type is not set.
+        let mut duration_ns: Option<u64> = None;
+        if ty == 0
+            && let Some(l) = legacy
+        {
+            for (n, v) in fields(l) {
+                match n {
+                    2 => {
+                        ty = match v.int().map(|p| p as u8) {
+                            Some(b'B') => 1,
+                            Some(b'E') => 2,
+                            Some(b'X') => 5,
+                            Some(b'i' | b'I' | b'n') => 3,
+                            _ => 0,
+                        }
+                    }
+                    3 => duration_ns = v.int().map(|us| (us as i64).max(0) as u64 * 1000),
+                    _ => {}
+                }
+            }
+        }
+        if extra_tracks.is_empty() && !extra_values.is_empty() {
+            extra_tracks = seq.default_extra_counters.clone();
+        }
+        for (t, v) in extra_tracks.iter().zip(&extra_values) {
+            self.counter(seq_id, *t, time, *v as i64 as f64);
+        }
+        for (t, v) in extra_dtracks.iter().zip(&extra_dvalues) {
+            self.counter(seq_id, *t, time, *v);
+        }
+        let name = name.unwrap_or_default();
+        match ty {
+            1 | 5 => {
+                let id = self.names.id(&name);
+                self.slices.push((track, time, Some(id)));
+                if ty == 5 {
+                    self.slices.push((track, time.saturating_add(duration_ns.unwrap_or(0)), None));
+                }
+            }
+            2 => self.slices.push((track, time, None)),
+            4 => {
+                let value = double_value.or(int_value.map(|v| v as f64));
+                if let Some(v) = value {
+                    self.counter(seq_id, track, time, v);
+                }
+            }
+            _ => {}
+        }
+        for id in flows.into_iter().chain(terminating) {
+            self.flows.entry(id).or_default().push((track, time));
+        }
+    }
+
+    fn counter(&mut self, seq_id: u32, track: u64, time: u64, value: f64) {
+        let incremental = self.tracks.get(&track).and_then(|t| t.counter.as_ref()).is_some_and(|c| c.incremental);
+        let value = if incremental {
+            let last = self.sequences.entry(seq_id).or_default().counter_last.entry(track).or_insert(0.0);
+            *last += value;
+            *last
+        } else {
+            value
+        };
+        self.counters.push((track, time, value));
+    }
+
+    /// The process a track belongs to: its pid, from itself or its ancestors.
+    fn pid_of(&self, mut uuid: u64) -> Option<i64> {
+        for _ in 0..64 {
+            let t = self.tracks.get(&uuid)?;
+            if t.pid.is_some() {
+                return t.pid;
+            }
+            uuid = t.parent?;
+        }
+        None
+    }
+
+    fn process_label(&self, pid: i64) -> String {
+        let name = self
+            .tracks
+            .values()
+            .find(|t| t.pid == Some(pid) && t.tid.is_none() && t.process_name.is_some())
+            .and_then(|t| t.process_name.as_deref())
+            .map(|n| n.rsplit('/').next().unwrap_or(n).to_string());
+        match name {
+            Some(n) if !n.is_empty() => format!("{n} {pid}"),
+            _ => format!("process {pid}"),
+        }
+    }
+
+    /// A track's row name and kind.
+    fn label(&self, uuid: u64) -> (String, LocationKind) {
+        let t = self.tracks.get(&uuid).cloned().unwrap_or_default();
+        if uuid == 0 && t.name.is_none() {
+            return ("global".into(), LocationKind::Unknown);
+        }
+        if let Some(tid) = t.tid {
+            let thread = t.thread_name.clone().or(t.name.clone()).unwrap_or_else(|| "thread".into());
+            let label = format!("{thread} {tid}");
+            return match t.pid {
+                Some(pid) => (format!("{} / {label}", self.process_label(pid)), LocationKind::CpuThread),
+                None => (label, LocationKind::CpuThread),
+            };
+        }
+        if t.pid.is_some() && t.name.is_none() {
+            return (self.process_label(t.pid.unwrap_or(0)), LocationKind::Process);
+        }
+        let name = t.name.clone().unwrap_or_else(|| format!("track {uuid}"));
+        let lower = name.to_ascii_lowercase();
+        let gpu = ["gpu", "device", "stream", "queue", "hip ", "cuda"].iter().any(|w| lower.contains(w));
+        let kind = if gpu { LocationKind::GpuStream } else { LocationKind::Unknown };
+        match self.pid_of(uuid) {
+            Some(pid) => (format!("{} / {name}", self.process_label(pid)), kind),
+            None => (name, kind),
+        }
+    }
+
+    fn finish(mut self, input: &str) -> Result<(Trace, Repairs), SourceError> {
+        // Slices still open at the end close at their track's last event.
+        let mut rows: Vec<u64> = self.slices.iter().map(|s| s.0).collect();
+        rows.sort_unstable();
+        rows.dedup();
+        if rows.is_empty() && self.counters.is_empty() {
+            return Err(SourceError::invalid(
+                input,
+                format!("holds {} packets but no track events (slices or counters) to draw", self.packets),
+            ));
+        }
+        let t0 = self.slices.iter().map(|s| s.1).chain(self.counters.iter().map(|c| c.1)).min().unwrap_or(0);
+        // Rows ordered by process, then threads before other tracks, then id.
+        let mut keyed: Vec<(i64, u8, i64, u64)> = rows
+            .iter()
+            .map(|&u| {
+                let t = self.tracks.get(&u);
+                let pid = self.pid_of(u).unwrap_or(i64::MAX);
+                let tid = t.and_then(|t| t.tid);
+                (pid, u8::from(tid.is_none()), tid.unwrap_or(0), u)
+            })
+            .collect();
+        keyed.sort_unstable();
+        let row_of: HashMap<u64, u32> = keyed.iter().enumerate().map(|(i, k)| (k.3, i as u32)).collect();
+        let mut events = EventTable { ticks_per_second: 1_000_000_000, ..Default::default() };
+        let mut kinds = Vec::new();
+        for k in &keyed {
+            let (name, kind) = self.label(k.3);
+            events.location_names.push(name);
+            kinds.push(kind);
+        }
+        let mut slices = std::mem::take(&mut self.slices);
+        slices.sort_by_key(|s| (row_of[&s.0], s.1));
+        // An end closes its track's innermost slice open.
+        let mut open: Vec<u32> = Vec::new();
+        let mut track_of_open = u64::MAX;
+        for (track, time, begun) in slices {
+            if track != track_of_open {
+                open.clear();
+                track_of_open = track;
+            }
+            match begun {
+                Some(id) => {
+                    open.push(id);
+                    events.push(row_of[&track], time - t0, EventKind::Enter, id);
+                }
+                None => match open.pop() {
+                    Some(id) => events.push(row_of[&track], time - t0, EventKind::Leave, id),
+                    None => self.repairs.add("slice ends without a begin skipped", || format!("track {track}")),
+                },
+            }
+        }
+        events.names = std::mem::take(&mut self.names.names);
+        let mut t = crate::events::trace_of(&events, &mut self.repairs);
+        t.locations.kind = kinds;
+        // Flows: a message from each event of a flow to the next.
+        let mut ids: Vec<&u64> = self.flows.keys().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let mut steps = self.flows[id].clone();
+            steps.sort_by_key(|s| s.1);
+            for w in steps.windows(2) {
+                let (Some(&a), Some(&b)) = (row_of.get(&w[0].0), row_of.get(&w[1].0)) else { continue };
+                t.messages.push((a, b), (w[0].1 - t0, w[1].1 - t0), 0, 0);
+            }
+        }
+        // Counters on their track's row, their parent thread's, or their process's first row.
+        let mut first_of_pid: HashMap<i64, u32> = HashMap::new();
+        for k in &keyed {
+            first_of_pid.entry(k.0).or_insert(row_of[&k.3]);
+        }
+        let mut metric_of: HashMap<u64, u32> = HashMap::new();
+        let counters = std::mem::take(&mut self.counters);
+        for (track, time, value) in counters {
+            let parent = self.tracks.get(&track).and_then(|t| t.parent);
+            let row = row_of
+                .get(&track)
+                .or_else(|| parent.and_then(|p| row_of.get(&p)))
+                .or_else(|| self.pid_of(track).and_then(|p| first_of_pid.get(&p)))
+                .or_else(|| first_of_pid.values().min());
+            let Some(&row) = row else {
+                self.repairs.add("counter values with no row to draw them on skipped", || format!("track {track}"));
+                continue;
+            };
+            let next = t.metric_names.len() as u32;
+            let metric = *metric_of.entry(track).or_insert_with(|| {
+                let tr = self.tracks.get(&track);
+                let name = tr.and_then(|t| t.name.clone()).unwrap_or_else(|| format!("counter {track}"));
+                let c = tr.and_then(|t| t.counter.clone()).unwrap_or_default();
+                t.metric_names.push(name);
+                t.metric_units.push(c.unit);
+                t.metric_accumulated.push(false);
+                next
+            });
+            let mult = self.tracks.get(&track).and_then(|t| t.counter.as_ref()).map_or(1.0, |c| c.multiplier);
+            let v = value * if mult == 0.0 { 1.0 } else { mult };
+            t.metrics.location.push(row);
+            t.metrics.time.push(time.saturating_sub(t0));
+            t.metrics.metric.push(metric);
+            t.metrics.value.push(v);
+        }
+        Ok((t, self.repairs))
+    }
+}
+
+/// Whether a whole packet (key, length within the bytes, fields that parse) starts `b`.
+fn whole_packet_at(b: &[u8]) -> bool {
+    let mut at = 0;
+    if varint(b, &mut at) != Some(0x0a) {
+        return false;
+    }
+    let Some(len) = varint(b, &mut at).and_then(|l| usize::try_from(l).ok()) else { return false };
+    let Some(end) = at.checked_add(len).filter(|&e| e <= b.len()) else { return false };
+    let mut f = fields(&b[at..end]);
+    f.by_ref().count();
+    len > 0 && !f.broken
+}
+
+fn inflate(c: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let zlib = flate2::read::ZlibDecoder::new(c).take(MAX_INFLATED).read_to_end(&mut out);
+    if zlib.is_ok() && !out.is_empty() {
+        return Some(out);
+    }
+    out.clear();
+    flate2::read::DeflateDecoder::new(c).take(MAX_INFLATED).read_to_end(&mut out).ok()?;
+    (!out.is_empty()).then_some(out)
+}
+
+/// Opens a Perfetto protobuf trace (plain or gzip).
+pub fn open(input: &str, path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
+    let bytes = read_all(input, path, MAX_BYTES)?;
+    progress(bytes.len() as u64 / 2, bytes.len() as u64);
+    if !looks_like(&bytes[..bytes.len().min(4096)]) {
+        return Err(SourceError::invalid(input, "is not a Perfetto trace (no TracePacket at its start)"));
+    }
+    let mut r = Reader::default();
+    r.stream(&bytes, 0);
+    progress(bytes.len() as u64, bytes.len() as u64);
+    let (trace, repairs) = r.finish(input)?;
+    let warnings = repairs.lines(input);
+    Ok(Dataset { name: input.to_string(), trace, warnings, ..Default::default() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::protobuf::encode::{bytes, double, int};
+
+    fn packet(parts: &[Vec<u8>]) -> Vec<u8> {
+        bytes(1, &parts.concat())
+    }
+
+    /// A process with a thread: interned names, nested slices, a counter on the process, a
+    /// flow between two threads, a stray zero byte and a packet cut short.
+    fn sample() -> Vec<u8> {
+        let process = bytes(60, &[int(1, 1), bytes(3, &[int(1, 42), bytes(6, b"/bin/app")].concat())].concat());
+        let thread = |uuid: u64, tid: u64, name: &[u8]| {
+            bytes(
+                60,
+                &[int(1, uuid), int(5, 1), bytes(4, &[int(1, 42), int(2, tid), bytes(5, name)].concat())].concat(),
+            )
+        };
+        let counter =
+            bytes(60, &[int(1, 9), int(5, 1), bytes(2, b"memory"), bytes(8, bytes(6, b"MB").as_slice())].concat());
+        let seq = int(10, 7);
+        let ev = |ts: u64, track: u64, body: Vec<u8>| {
+            packet(&[int(8, ts), seq.clone(), bytes(11, &[int(11, track), body].concat())])
+        };
+        let mut out = Vec::new();
+        out.extend(packet(&[process.clone(), seq.clone(), int(13, 1)]));
+        out.extend(packet(&[thread(2, 43, b"main"), seq.clone()]));
+        out.extend(packet(&[thread(3, 44, b"worker"), seq.clone()]));
+        out.extend(packet(&[counter, seq.clone()]));
+        let interned = bytes(12, &bytes(2, &[int(1, 1), bytes(2, b"outer")].concat()));
+        out.extend(packet(&[
+            int(8, 1000),
+            seq.clone(),
+            int(13, 2),
+            interned,
+            bytes(11, &[int(11, 2), int(9, 1), int(10, 1)].concat()),
+        ]));
+        out.extend(ev(1100, 2, [int(9, 1), bytes(23, b"inner"), int(36, 5)].concat()));
+        out.extend(ev(1200, 2, int(9, 2)));
+        out.extend(ev(1300, 2, int(9, 2)));
+        out.extend(ev(1150, 3, [int(9, 1), bytes(23, b"work"), int(42, 5)].concat()));
+        out.extend(ev(1250, 3, int(9, 2)));
+        out.extend(ev(1250, 3, int(9, 2)));
+        out.extend(ev(1210, 9, [int(9, 4), double(44, 3.6)].concat()));
+        out.push(0);
+        out.extend(packet(&[int(36, 0)]));
+        let last = packet(&[int(8, 1400), seq.clone()]);
+        out.extend(&last[..last.len() - 1]);
+        out
+    }
+
+    #[test]
+    fn packets_become_rows_slices_counters_and_flows() {
+        let dir = std::env::temp_dir().join(format!("exaviz-pftrace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.pftrace");
+        std::fs::write(&path, sample()).unwrap();
+        assert!(looks_like(&sample()));
+        let d = open("t.pftrace", &path, &|_, _| {}).unwrap();
+        let t = &d.trace;
+        assert_eq!(t.locations.name, vec!["app 42 / main 43", "app 42 / worker 44"]);
+        assert_eq!(t.locations.kind, vec![LocationKind::CpuThread; 2]);
+        let rows = crate::events::interval_rows(t);
+        assert_eq!(rows, vec![(0, 0, 300, "outer", 0), (0, 100, 200, "inner", 1), (1, 150, 250, "work", 0)]);
+        let m = &t.messages;
+        assert_eq!(
+            (m.source.clone(), m.destination.clone(), m.send_time.clone(), m.recv_time.clone()),
+            (vec![0], vec![1], vec![100], vec![150])
+        );
+        assert_eq!(
+            (t.metric_names.clone(), t.metric_units.clone()),
+            (vec!["memory".to_string()], vec!["MB".to_string()])
+        );
+        assert_eq!((t.metrics.location[0], t.metrics.time[0], t.metrics.value[0]), (0, 210, 3.6));
+        let w = d.warnings.join("\n");
+        assert!(w.contains("1 stray bytes between packets skipped"), "{w}");
+        assert!(w.contains("1 bytes after the last whole packet skipped"), "{w}");
+        assert!(w.contains("1 slice ends without a begin skipped"), "{w}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Every mutation of the real omnitrace trace (bytes flipped, cut short, duplicated) gives
+    /// a trace or one line naming the file, never a panic.
+    #[test]
+    fn mutated_traces_give_a_trace_or_one_line() {
+        let Some(real) = exaviz_model::testing::shared_data("perfetto-omnitrace-mpi/mpi-binary-rewrite-1.proto") else {
+            return;
+        };
+        let bytes = std::fs::read(&real).unwrap();
+        let dir = std::env::temp_dir().join(format!("exaviz-pftrace-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("m.proto");
+        let (opened, refused) = crate::fuzz::tally(
+            "m.proto",
+            crate::fuzz::mutations(&bytes, 300, 5).iter().map(|m| {
+                std::fs::write(&path, m).unwrap();
+                open("m.proto", &path, &|_, _| {})
+            }),
+        );
+        assert!(opened > 100 && refused > 0, "{opened} opened, {refused} refused");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,524 @@
+//! The GPU renderer: one instanced draw per layer, into an offscreen texture (then an [`Image`],
+//! in tiles when the picture exceeds the device's texture size) or into a window surface.
+
+use std::collections::HashMap;
+
+use exaviz_compute::gpu::{GpuContext, GpuError};
+use wgpu::util::DeviceExt;
+
+use super::raster::{Raster, RasterData, TABLE, ToneParams, colour_table};
+use super::text::ATLAS_SIZE;
+use super::{Blend, Image, Instance, Scene, View};
+
+/// Uniforms of `render.wgsl` (`Globals`, 32 bytes). Keep in sync.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct Globals {
+    viewport: [f32; 2],
+    scale: f32,
+    _pad0: f32,
+    offset: [f32; 2],
+    origin: [f32; 2],
+}
+const _: () = assert!(size_of::<Globals>() == 32);
+
+/// Uniforms of `raster.wgsl` (`RasterGlobals`, 80 bytes). Keep in sync.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct RasterGlobals {
+    viewport: [f32; 2],
+    scale: f32,
+    screen: u32,
+    offset: [f32; 2],
+    origin: [f32; 2],
+    rect: [f32; 4],
+    size: [u32; 2],
+    /// 0: colours; else the tone kind plus one.
+    mode: u32,
+    opacity: f32,
+    max_value: f32,
+    _pad: [f32; 3],
+}
+const _: () = assert!(size_of::<RasterGlobals>() == 80);
+
+/// Offscreen format: linear 8-bit RGBA, matching the CPU renderer's arithmetic.
+pub const OFFSCREEN_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
+
+pub struct GpuRenderer {
+    module: wgpu::ShaderModule,
+    bind_layout: wgpu::BindGroupLayout,
+    layout: wgpu::PipelineLayout,
+    pipelines: HashMap<(wgpu::TextureFormat, Blend), wgpu::RenderPipeline>,
+    atlas: Option<(wgpu::Texture, u64)>,
+    raster_module: wgpu::ShaderModule,
+    raster_bind_layout: wgpu::BindGroupLayout,
+    raster_layout: wgpu::PipelineLayout,
+    raster_pipelines: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
+}
+
+/// A pipeline drawing six vertices per quad from `module`'s `vs_main` and `fs_main` into
+/// `format`, blended as `blend` says (premultiplied colours: "over" or added).
+fn quad_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    module: &wgpu::ShaderModule,
+    layout: &wgpu::PipelineLayout,
+    buffers: &[Option<wgpu::VertexBufferLayout<'_>>],
+    format: wgpu::TextureFormat,
+    blend: Blend,
+) -> wgpu::RenderPipeline {
+    let component = wgpu::BlendComponent {
+        src_factor: wgpu::BlendFactor::One,
+        dst_factor: match blend {
+            Blend::Alpha => wgpu::BlendFactor::OneMinusSrcAlpha,
+            Blend::Additive => wgpu::BlendFactor::One,
+        },
+        operation: wgpu::BlendOperation::Add,
+    };
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(label),
+        layout: Some(layout),
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some("vs_main"),
+            compilation_options: Default::default(),
+            buffers,
+        },
+        primitive: wgpu::PrimitiveState::default(),
+        depth_stencil: None,
+        multisample: wgpu::MultisampleState::default(),
+        fragment: Some(wgpu::FragmentState {
+            module,
+            entry_point: Some("fs_main"),
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::ColorTargetState {
+                format,
+                blend: Some(wgpu::BlendState { color: component, alpha: component }),
+                write_mask: wgpu::ColorWrites::ALL,
+            })],
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
+/// The uniform buffer at binding 0, read by both stages.
+fn uniform_entry() -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+/// A texture binding read with `textureLoad` (no sampler).
+fn texture_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::FRAGMENT,
+        ty: wgpu::BindingType::Texture {
+            sample_type: wgpu::TextureSampleType::Float { filterable: false },
+            view_dimension: wgpu::TextureViewDimension::D2,
+            multisampled: false,
+        },
+        count: None,
+    }
+}
+
+/// A 2-D texture with `data` (rows of `width` texels of `format`).
+fn texture_with(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    label: &str,
+    format: wgpu::TextureFormat,
+    (width, height): (u32, u32),
+    data: &[u8],
+) -> wgpu::TextureView {
+    device
+        .create_texture_with_data(
+            queue,
+            &wgpu::TextureDescriptor {
+                label: Some(label),
+                size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                view_formats: &[],
+            },
+            wgpu::util::TextureDataOrder::LayerMajor,
+            data,
+        )
+        .create_view(&Default::default())
+}
+
+const ATTRIBUTES: [wgpu::VertexAttribute; 7] = wgpu::vertex_attr_array![
+    0 => Float32x2, 1 => Float32x2, 2 => Float32x2, 3 => Float32x2, 4 => Float32x4, 5 => Float32, 6 => Uint32
+];
+
+impl GpuRenderer {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("exaviz.render"),
+            source: wgpu::ShaderSource::Wgsl(crate::shaders::RENDER.source.into()),
+        });
+        let bind_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("exaviz.render.globals"),
+            entries: &[uniform_entry(), texture_entry(1)],
+        });
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("exaviz.render.layout"),
+            bind_group_layouts: &[Some(&bind_layout)],
+            immediate_size: 0,
+        });
+        let raster_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("exaviz.raster"),
+            source: wgpu::ShaderSource::Wgsl(crate::shaders::RASTER.source.into()),
+        });
+        let raster_bind_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("exaviz.raster.globals"),
+            entries: &[uniform_entry(), texture_entry(1), texture_entry(2), texture_entry(3)],
+        });
+        let raster_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("exaviz.raster.layout"),
+            bind_group_layouts: &[Some(&raster_bind_layout)],
+            immediate_size: 0,
+        });
+        Self {
+            module,
+            bind_layout,
+            layout,
+            pipelines: HashMap::new(),
+            atlas: None,
+            raster_module,
+            raster_bind_layout,
+            raster_layout,
+            raster_pipelines: HashMap::new(),
+        }
+    }
+
+    fn raster_pipeline(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat) -> wgpu::RenderPipeline {
+        let (module, layout) = (&self.raster_module, &self.raster_layout);
+        self.raster_pipelines
+            .entry(format)
+            .or_insert_with(|| quad_pipeline(device, "exaviz.raster", module, layout, &[], format, Blend::Alpha))
+            .clone()
+    }
+
+    /// The bind group drawing `raster` (its cells, colour table and quantiles uploaded).
+    #[allow(clippy::too_many_arguments, reason = "the raster's placement in the target")]
+    fn raster_group(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        raster: &Raster,
+        tone: Option<&ToneParams>,
+        view: View,
+        size: [u32; 2],
+        origin: [u32; 2],
+    ) -> wgpu::BindGroup {
+        let (map, opacity) = match &raster.data {
+            RasterData::Values { shade, .. } => (shade.map, shade.opacity),
+            RasterData::Rgba(_) => (super::ColorMap::Viridis, 1.0),
+        };
+        let globals = RasterGlobals {
+            viewport: [size[0] as f32, size[1] as f32],
+            scale: view.scale,
+            screen: u32::from(raster.screen),
+            offset: view.offset,
+            origin: [origin[0] as f32, origin[1] as f32],
+            rect: raster.rect,
+            size: [raster.width, raster.height],
+            mode: tone.map_or(0, |t| t.kind + 1),
+            opacity,
+            max_value: tone.map_or(0.0, |t| t.max),
+            _pad: [0.0; 3],
+        };
+        let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("exaviz.raster.globals"),
+            contents: bytemuck::bytes_of(&globals),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let dims = (raster.width, raster.height);
+        let cells = match &raster.data {
+            RasterData::Rgba(p) => texture_with(
+                device,
+                queue,
+                "exaviz.raster.cells",
+                wgpu::TextureFormat::Rgba8Unorm,
+                dims,
+                p.as_flattened(),
+            ),
+            RasterData::Values { values, .. } => texture_with(
+                device,
+                queue,
+                "exaviz.raster.cells",
+                wgpu::TextureFormat::R32Float,
+                dims,
+                bytemuck::cast_slice(values),
+            ),
+        };
+        let table = colour_table(map);
+        let table = texture_with(
+            device,
+            queue,
+            "exaviz.raster.table",
+            wgpu::TextureFormat::Rgba8Unorm,
+            (TABLE as u32, 1),
+            table.as_flattened(),
+        );
+        let mut quantiles = tone.map(|t| t.quantiles.clone()).unwrap_or_default();
+        quantiles.resize(TABLE, 0.0);
+        let quantiles = texture_with(
+            device,
+            queue,
+            "exaviz.raster.quantiles",
+            wgpu::TextureFormat::R32Float,
+            (TABLE as u32, 1),
+            bytemuck::cast_slice(&quantiles),
+        );
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("exaviz.raster.globals"),
+            layout: &self.raster_bind_layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(&cells) },
+                wgpu::BindGroupEntry { binding: 2, resource: wgpu::BindingResource::TextureView(&table) },
+                wgpu::BindGroupEntry { binding: 3, resource: wgpu::BindingResource::TextureView(&quantiles) },
+            ],
+        })
+    }
+
+    fn pipeline(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat, blend: Blend) -> wgpu::RenderPipeline {
+        let (module, layout) = (&self.module, &self.layout);
+        let label = match blend {
+            Blend::Alpha => "exaviz.render.alpha",
+            Blend::Additive => "exaviz.render.additive",
+        };
+        let instances = [Some(wgpu::VertexBufferLayout {
+            array_stride: size_of::<Instance>() as u64,
+            step_mode: wgpu::VertexStepMode::Instance,
+            attributes: &ATTRIBUTES,
+        })];
+        self.pipelines
+            .entry((format, blend))
+            .or_insert_with(|| quad_pipeline(device, label, module, layout, &instances, format, blend))
+            .clone()
+    }
+
+    fn atlas_view(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, scene: &Scene) -> wgpu::TextureView {
+        let stale = self.atlas.as_ref().is_none_or(|(_, g)| *g != scene.atlas.generation);
+        if stale {
+            let tex = device.create_texture_with_data(
+                queue,
+                &wgpu::TextureDescriptor {
+                    label: Some("exaviz.render.atlas"),
+                    size: wgpu::Extent3d { width: ATLAS_SIZE, height: ATLAS_SIZE, depth_or_array_layers: 1 },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format: wgpu::TextureFormat::R8Unorm,
+                    usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                    view_formats: &[],
+                },
+                wgpu::util::TextureDataOrder::LayerMajor,
+                &scene.atlas.pixels,
+            );
+            self.atlas = Some((tex, scene.atlas.generation));
+        }
+        self.atlas.as_ref().expect("atlas uploaded").0.create_view(&Default::default())
+    }
+
+    /// Records the scene's draws into `target` (cleared to the background first), each layer's
+    /// instances under `view` given (a tiled render tessellates its paths once for all tiles).
+    /// `size` is the target's size and `origin` its top-left within the whole picture.
+    #[allow(clippy::too_many_arguments, reason = "a draw call needs its target, format, size and placement")]
+    fn draw_layers(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        scene: &Scene,
+        view: View,
+        target: &wgpu::TextureView,
+        format: wgpu::TextureFormat,
+        size: [u32; 2],
+        origin: [u32; 2],
+        drawn: &[std::borrow::Cow<'_, [Instance]>],
+    ) {
+        let globals = Globals {
+            viewport: [size[0] as f32, size[1] as f32],
+            scale: view.scale,
+            _pad0: 0.0,
+            offset: view.offset,
+            origin: [origin[0] as f32, origin[1] as f32],
+        };
+        let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("exaviz.render.globals"),
+            contents: bytemuck::bytes_of(&globals),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let atlas = self.atlas_view(device, queue, scene);
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("exaviz.render.globals"),
+            layout: &self.bind_layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(&atlas) },
+            ],
+        });
+        let all: Vec<Instance> = drawn.iter().flat_map(|d| d.iter().copied()).collect();
+        let instances = (!all.is_empty()).then(|| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("exaviz.render.instances"),
+                contents: bytemuck::cast_slice(&all),
+                usage: wgpu::BufferUsages::VERTEX,
+            })
+        });
+        let pipelines: Vec<_> = scene.layers.iter().map(|l| self.pipeline(device, format, l.blend)).collect();
+        let max_side = device.limits().max_texture_dimension_2d;
+        let rasters: Vec<Vec<wgpu::BindGroup>> = scene
+            .layers
+            .iter()
+            .map(|l| {
+                let Some(whole) = l.raster.as_deref() else { return Vec::new() };
+                let tone = whole.tone_params();
+                let pieces = whole.split(max_side);
+                pieces.iter().map(|r| self.raster_group(device, queue, r, tone.as_ref(), view, size, origin)).collect()
+            })
+            .collect();
+        let raster_pipeline = rasters.iter().any(|r| !r.is_empty()).then(|| self.raster_pipeline(device, format));
+        let bg = scene.background_rgba8();
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("exaviz.render.pass"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: target,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color {
+                        r: f64::from(bg[0]) / 255.0,
+                        g: f64::from(bg[1]) / 255.0,
+                        b: f64::from(bg[2]) / 255.0,
+                        a: 1.0,
+                    }),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        let mut start = 0u32;
+        for (((layer, pipeline), raster), drawn) in scene.layers.iter().zip(&pipelines).zip(&rasters).zip(drawn) {
+            let [x0, y0, x1, y1] = layer.clip_pixels(view, origin, size).unwrap_or([0, 0, size[0], size[1]]);
+            if x1 <= x0 || y1 <= y0 {
+                start += drawn.len() as u32;
+                continue;
+            }
+            pass.set_scissor_rect(x0, y0, x1 - x0, y1 - y0);
+            if let Some(raster_pipeline) = &raster_pipeline {
+                for piece in raster {
+                    pass.set_pipeline(raster_pipeline);
+                    pass.set_bind_group(0, piece, &[]);
+                    pass.draw(0..6, 0..1);
+                }
+            }
+            let end = start + drawn.len() as u32;
+            if let Some(instances) = instances.as_ref().filter(|_| end > start) {
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, &group, &[]);
+                pass.set_vertex_buffer(0, instances.slice(..));
+                pass.draw(0..6, start..end);
+            }
+            start = end;
+        }
+    }
+
+    /// Renders the scene offscreen and reads it back, in tiles no larger than the device allows.
+    pub fn render_to_image(&mut self, ctx: &GpuContext, scene: &Scene, view: View) -> Result<Image, GpuError> {
+        let tile = ctx.limits.max_texture_dimension_2d.clamp(256, 4096);
+        self.render_tiled(ctx, scene, view, tile)
+    }
+
+    /// Renders in square tiles of `tile` pixels, each drawn offscreen and copied into place.
+    pub fn render_tiled(&mut self, ctx: &GpuContext, scene: &Scene, view: View, tile: u32) -> Result<Image, GpuError> {
+        self.render_region(ctx, scene, view, [0, 0], [scene.width, scene.height], tile)
+    }
+
+    /// Renders the part of the picture at `origin` of `size` pixels, in square tiles of `tile`
+    /// pixels (a wall's tile is the same pixels as the whole picture's there).
+    pub fn render_region(
+        &mut self,
+        ctx: &GpuContext,
+        scene: &Scene,
+        view: View,
+        origin: [u32; 2],
+        size: [u32; 2],
+        tile: u32,
+    ) -> Result<Image, GpuError> {
+        let (device, queue) = (&ctx.device, &ctx.queue);
+        let tile = tile.max(1);
+        let (w, h) = (size[0], size[1]);
+        let mut pixels = vec![0u8; w as usize * h as usize * 4];
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let drawn: Vec<_> = scene.layers.iter().map(|l| l.drawn(view)).collect();
+        for ty in (0..h).step_by(tile as usize) {
+            for tx in (0..w).step_by(tile as usize) {
+                let (tw, th) = (tile.min(w - tx), tile.min(h - ty));
+                let texture = device.create_texture(&wgpu::TextureDescriptor {
+                    label: Some("exaviz.render.offscreen"),
+                    size: wgpu::Extent3d { width: tw, height: th, depth_or_array_layers: 1 },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format: OFFSCREEN_FORMAT,
+                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                    view_formats: &[],
+                });
+                let target = texture.create_view(&Default::default());
+                let mut enc = device.create_command_encoder(&Default::default());
+                let (format, at) = (OFFSCREEN_FORMAT, [origin[0] + tx, origin[1] + ty]);
+                self.draw_layers(device, queue, &mut enc, scene, view, &target, format, [tw, th], at, &drawn);
+                let row = (tw * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+                let staging = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("exaviz.render.readback"),
+                    size: u64::from(row) * u64::from(th),
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                enc.copy_texture_to_buffer(
+                    texture.as_image_copy(),
+                    wgpu::TexelCopyBufferInfo {
+                        buffer: &staging,
+                        layout: wgpu::TexelCopyBufferLayout {
+                            offset: 0,
+                            bytes_per_row: Some(row),
+                            rows_per_image: Some(th),
+                        },
+                    },
+                    wgpu::Extent3d { width: tw, height: th, depth_or_array_layers: 1 },
+                );
+                queue.submit([enc.finish()]);
+                let words = exaviz_compute::gpu_runner::read_mapped(device, &staging)?;
+                let bytes: &[u8] = bytemuck::cast_slice(&words);
+                for y in 0..th as usize {
+                    let src = &bytes[y * row as usize..][..tw as usize * 4];
+                    let dst = ((ty as usize + y) * w as usize + tx as usize) * 4;
+                    pixels[dst..dst + tw as usize * 4].copy_from_slice(src);
+                }
+            }
+        }
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Wgpu(e.to_string()));
+        }
+        Ok(Image { width: w, height: h, pixels })
+    }
+}

@@ -1,0 +1,80 @@
+//! The `matrix` view (Brendel et al. §III-B): the communication matrix, senders as rows and receivers
+//! as columns, coloured by the number of messages, the bytes, or the mean bandwidth of each pair,
+//! binned by the heatmap stage on the backend. With more processes than pixels, a cell gathers
+//! a block of consecutive ranks.
+
+mod scene;
+
+use exaviz_compute::Backend;
+use exaviz_model::dataset::Dataset;
+use exaviz_model::selection::{Parts, Selection};
+
+use super::ViewError;
+use super::contract::{self, Class, Drawn, Frame, Prepared};
+
+pub use scene::*;
+
+/// The matrix view through the view contract.
+pub struct MatrixView(pub MatrixOptions);
+
+impl contract::View for MatrixView {
+    fn check(&self, d: &Dataset) -> Result<(), ViewError> {
+        super::trace::needs_processes(d, Self::NAME, 1)
+    }
+
+    fn depends_on(&self) -> Parts {
+        Parts::WINDOW
+    }
+
+    fn reads(&self) -> Parts {
+        Parts::WINDOW | Parts::PAIR
+    }
+
+    fn reads_pyramid(&self) -> bool {
+        true
+    }
+
+    /// The index's message cube gathers ranks in blocks past 256 ranks; the rows draw one cell
+    /// per rank pair, so only an index of single ranks stands in for them.
+    fn reads_index(&self, index: &exaviz_model::dataset::OutOfCore) -> bool {
+        index.pyramid.shape.message_block == 1
+    }
+
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+        let opts = MatrixOptions { width: f.width, height: f.height, ..self.0 };
+        if let Some(ooc) = &d.out_of_core {
+            let window = super::trace::window_ticks(d, sel).unwrap_or(ooc.span);
+            let (scene, picker) = pyramid_matrix_scene(d, ooc, &opts, window)?;
+            return Ok(Box::new(Drawn { scene, picker }));
+        }
+        let (scene, picker) = matrix_scene(d, b, &opts, sel.window_s)?;
+        Ok(Box::new(Drawn { scene, picker }))
+    }
+}
+
+/// `exaviz render --view matrix` options.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct MatrixArgs {
+    /// What a cell shows (message count, bytes, or mean bandwidth in MB/s).
+    #[arg(long, value_enum, default_value = "messages")]
+    pub value: ValueArg,
+    #[command(flatten)]
+    pub colormap: super::options::ColormapArgs,
+    #[command(flatten)]
+    pub select: super::options::TraceSelectArgs,
+}
+
+impl Class for MatrixView {
+    const NAME: &'static str = "matrix";
+    const ABOUT: &'static str = "MPI trace: communication matrix, senders as rows, receivers as columns.";
+    type Args = MatrixArgs;
+
+    fn new(args: &MatrixArgs) -> Self {
+        let (value, colormap) = (args.value.into(), args.colormap.colormap.into());
+        MatrixView(MatrixOptions { width: 1024, height: 768, value, colormap })
+    }
+
+    fn selection(args: &MatrixArgs) -> Selection {
+        args.select.selection()
+    }
+}

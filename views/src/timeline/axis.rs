@@ -1,0 +1,106 @@
+//! The row axis: labels from the locations' names, and the words for what the rows are.
+
+use exaviz_model::Trace;
+
+use super::options::MARGIN;
+use crate::plot::{Plot, Tick, nice_ticks};
+
+/// Rows at least this tall (pixels) are labelled with their location's name; thinner ones get
+/// a few rank numbers.
+const NAMED_ROW_PX: u32 = 14;
+
+/// The row axis's ticks on a plot `p` whose row `i` covers `rows(i)` (pixel rows): where the
+/// rows are tall enough on average, each row tall enough with its location's name (the part that
+/// tells the names apart, fitted to the margin, elided with "…"); else a few rank numbers.
+/// `names` is asked for the `n` rows' names only where they are shown.
+pub(super) fn row_ticks<'a>(
+    n: usize,
+    names: impl FnOnce() -> std::borrow::Cow<'a, [String]>,
+    p: Plot,
+    rows: impl Fn(usize) -> std::ops::Range<u32>,
+) -> Vec<Tick> {
+    let centre = |i: usize| {
+        let r = rows(i);
+        (r.start + r.end) as f32 / 2.0 / p.h as f32
+    };
+    // Rows keep a pixel's gap below them: NAMED_ROW_PX rows with it.
+    let tall = |i: usize| rows(i).len() as u32 + 1 >= NAMED_ROW_PX;
+    let height: u64 = (0..n).map(|i| rows(i).len() as u64 + 1).sum();
+    if n > 0 && height >= n as u64 * u64::from(NAMED_ROW_PX) {
+        let width = MARGIN[0] as f32 - 14.0;
+        let names = names();
+        let mut short = distinct_parts(&names);
+        if short.iter().any(|s| exaviz_render::TextAtlas::measure(s, 11.0) > width) {
+            short = without_common_words(&short);
+        }
+        let named = short.iter().enumerate().filter(|&(i, _)| tall(i));
+        return named.map(|(i, s)| (centre(i), crate::plot::fit(s, width, 11.0))).collect();
+    }
+    nice_ticks(0.0, (n.max(1) - 1) as f64, 6)
+        .into_iter()
+        .filter(|(_, v)| v.fract() == 0.0)
+        .map(|(_, v)| (centre(v as usize), format!("{v:.0}")))
+        .collect()
+}
+
+/// The names without the leading words they all share, where each keeps at least one
+/// ("process 108800" and "process 108801" become "108800" and "108801"; the axis says what they
+/// are).
+fn without_common_words(names: &[String]) -> Vec<String> {
+    let words: Vec<Vec<&str>> = names.iter().map(|s| s.split(' ').collect()).collect();
+    let Some(shortest) = shortest_of_several(&words) else { return names.to_vec() };
+    let lead = shared_lead(&words, shortest, |w, k| w[k]);
+    words.iter().map(|w| w[lead..].join(" ")).collect()
+}
+
+/// The fewest parts of any of `parts`, where there are at least two lists of at least two parts.
+fn shortest_of_several(parts: &[Vec<&str>]) -> Option<usize> {
+    let shortest = parts.iter().map(Vec::len).min().unwrap_or(0);
+    (parts.len() >= 2 && shortest >= 2).then_some(shortest)
+}
+
+/// How many of the first `shortest - 1` parts (`at(list, k)`, counted from either end) all
+/// lists share.
+fn shared_lead<'a>(parts: &[Vec<&'a str>], shortest: usize, at: impl Fn(&Vec<&'a str>, usize) -> &'a str) -> usize {
+    (0..shortest - 1).take_while(|&k| parts.iter().all(|p| at(p, k) == at(&parts[0], k))).count()
+}
+
+/// The names without the leading and trailing ` / `-separated parts they all share ("node
+/// quartz10 / MPI Rank 0 / Master thread" and "... Rank 1 ..." become "MPI Rank 0" and "MPI Rank
+/// 1"); names that share nothing, or a single name, are kept whole.
+pub(super) fn distinct_parts(names: &[String]) -> Vec<String> {
+    let parts: Vec<Vec<&str>> = names.iter().map(|s| s.split(" / ").collect()).collect();
+    let Some(shortest) = shortest_of_several(&parts) else { return names.to_vec() };
+    let lead = shared_lead(&parts, shortest, |p, k| p[k]);
+    let trail = shared_lead(&parts, shortest - lead, |p, k| p[p.len() - 1 - k]);
+    parts.iter().map(|p| p[lead..p.len() - trail].join(" / ")).collect()
+}
+
+/// The row axis's title, from what the locations are: processes (MPI ranks), or threads and
+/// streams where the source types or names them so.
+pub(super) fn rows_title(t: &Trace) -> &'static str {
+    row_words(t).0
+}
+
+/// `n` rows counted in the title's words: "processes", "threads" or "threads and streams".
+pub(super) fn rows_counted(t: &Trace, n: usize) -> String {
+    format!("{n} {}", row_words(t).1)
+}
+
+/// What the rows are: the row axis's title and the rows' plural.
+fn row_words(t: &Trace) -> (&'static str, &'static str) {
+    use exaviz_model::LocationKind::{CpuThread, GpuStream};
+    let l = &t.locations;
+    let typed = |kind| l.kind.contains(&kind);
+    // Sources that do not type their locations name them ("thread 4037", "stream 7"); every
+    // picture asks, so the names are searched in place, not lowered into copies.
+    let named = |word: &str| {
+        l.name.iter().any(|n| n.as_bytes().windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes())))
+    };
+    let threads = typed(CpuThread) || named("thread ");
+    match (threads, typed(GpuStream) || named("stream ")) {
+        (_, true) => ("thread / stream", "threads and streams"),
+        (true, false) => ("thread", "threads"),
+        _ => ("process (rank)", "processes"),
+    }
+}

@@ -1,0 +1,297 @@
+//! What the timeline's tooltips read, and what is outlined over the picture: an area, the
+//! critical path, a search's match.
+
+use std::sync::Arc;
+
+use exaviz_model::Trace;
+use exaviz_model::dataset::Dataset;
+use exaviz_model::selection::{Folded, Parts, Selection};
+use exaviz_render::{Anchor, Scene};
+use rayon::prelude::*;
+
+use super::counters::{self, Track};
+use super::index::TimelineIndex;
+use super::tracks::Tracks;
+use crate::TEXT;
+use crate::contract;
+use crate::contract::{Pick, Picker};
+use crate::plot::Plot;
+
+/// What the timeline's tooltips read: the plot, the window, the messages drawn and the lines
+/// through each pixel.
+pub struct TimelinePick {
+    pub(super) index: Arc<TimelineIndex>,
+    pub(super) plot: Plot,
+    /// The time window drawn, ticks.
+    pub(super) window: (u64, u64),
+    /// The trace's span, ticks (times are shown from its start).
+    pub(super) full: (u64, u64),
+    pub(super) n: usize,
+    pub(super) counts: Vec<u32>,
+    /// The rows of the messages drawn.
+    pub(super) visible: Vec<u32>,
+    /// The counter tracks drawn.
+    pub(super) tracks: Vec<Track>,
+    /// The locations' rows.
+    pub(super) rows: Tracks,
+    /// Per pixel row of the plot, the nesting level of its band (`None`: the innermost state).
+    pub(super) levels: Vec<Option<u32>>,
+    /// The groups drawn collapsed.
+    pub(super) folded: Folded,
+}
+
+/// Most messages searched one by one for the line under the pointer; past it, the tooltip gives
+/// the count of lines through the pixel only.
+const PICK_MESSAGES: usize = 200_000;
+/// Most lines a highlighted pair draws.
+const PAIR_LINES: usize = 50_000;
+
+impl TimelinePick {
+    fn x_of(&self, time: u64) -> f32 {
+        let (t0, t1) = self.window;
+        self.plot.x0 as f32 + ((time as f64 - t0 as f64) / (t1 - t0) as f64 * f64::from(self.plot.w)) as f32
+    }
+
+    fn y_of(&self, l: u32) -> f32 {
+        let r = self.rows.pixels(l as usize);
+        self.plot.y0 as f32 + (r.start + r.end) as f32 / 2.0
+    }
+
+    /// The drawn message whose line passes nearest to `at`, within 4 pixels.
+    fn message_near(&self, t: &Trace, at: [f32; 2]) -> Option<usize> {
+        if self.visible.len() > PICK_MESSAGES {
+            return None;
+        }
+        let m = &t.messages;
+        let dist = |i: usize| {
+            let a = [self.x_of(m.send_time[i]), self.y_of(m.source[i])];
+            let b = [self.x_of(m.recv_time[i]), self.y_of(m.destination[i])];
+            contract::distance_to_segment(at, a, b)
+        };
+        self.visible
+            .par_iter()
+            .map(|&i| (dist(i as usize), i as usize))
+            .filter(|(d, _)| *d <= 4.0)
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, i)| i)
+    }
+
+    /// Over a row's label at height `y`: the row's group, and a click collapsing or opening it.
+    fn label_pick(&self, y: f32) -> Option<Pick> {
+        let track = self.rows.at_row((y - self.plot.y0 as f32) as u32)?;
+        let (group, collapsed) = self.rows.group(track)?;
+        let (name, count) = self.rows.group_names.get(group as usize)?;
+        let what = if collapsed { "open it" } else { "collapse it to one row" };
+        let pick = Pick::new(format!("{name}: {count} rows"), vec![format!("click: {what}")]);
+        let folded = Some(self.folded.toggled(group));
+        Some(pick.with_click(Parts::FOLDED, Selection { folded, ..Default::default() }))
+    }
+
+    fn seconds(&self, t: &Trace, time: u64) -> String {
+        format!("{:.6} s", time.saturating_sub(self.full.0) as f64 / t.ticks_per_second.max(1) as f64)
+    }
+}
+
+impl Picker for TimelinePick {
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
+        let p = self.plot;
+        let t = &dataset.trace;
+        let (t0, t1) = self.window;
+        if let Some((title, mut lines, time)) = counters::pick(&self.index.counters, &self.tracks, self.window, at) {
+            lines.insert(0, format!("at {}", self.seconds(t, time)));
+            return Some(Pick::new(title, lines));
+        }
+        if at[0] < p.x0 as f32 && at[1] >= p.y0 as f32 && at[1] < (p.y0 + p.h) as f32 {
+            return self.label_pick(at[1]);
+        }
+        let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
+        let [u, v] = contract::share_in(rect, at)?;
+        let time = t0 + ((t1 - t0) as f64 * f64::from(u)) as u64;
+        let row = (v * p.h as f32) as u32;
+        // The first location on this pixel row's track.
+        let track = self.rows.at_row(row)?;
+        let l = self.rows.locations(track).next()?;
+        let name = t.locations.name.get(l).cloned().unwrap_or_default();
+        let mut lines = vec![format!("at {}", self.seconds(t, time))];
+        // In a band of one nesting level, the state at that level.
+        let level = self.levels.get(row as usize).copied().flatten();
+        match self.index.state_at(t, l, time, level) {
+            Some((kind, a, b)) => {
+                let state = t.region_names.get(kind as usize).cloned().unwrap_or_else(|| format!("state {kind}"));
+                lines.push(format!("{state}: {} to {}", self.seconds(t, a), self.seconds(t, b)));
+            }
+            None => lines.push("no state".into()),
+        }
+        let k = (row * p.w + ((u * p.w as f32) as u32).min(p.w - 1)) as usize;
+        let mut click = None;
+        if let Some(i) = self.message_near(t, at) {
+            let m = &t.messages;
+            lines.push(format!(
+                "message {} → {}, {} bytes, tag {}",
+                m.source[i], m.destination[i], m.bytes[i], m.tag[i]
+            ));
+            lines.push(format!(
+                "sent {}, received {}",
+                self.seconds(t, m.send_time[i]),
+                self.seconds(t, m.recv_time[i])
+            ));
+            lines.push("click: follow it ([ and ] go to its ends, f fits it)".into());
+            let pair = Some((m.source[i], m.destination[i]));
+            click = Some(Selection { pair, message: Some(i as u32), ..Default::default() });
+        } else if let Some(&c) = self.counts.get(k).filter(|&&c| c > 0) {
+            lines.push(format!("{c} message lines through this pixel"));
+        }
+        let pick = Pick::new(format!("rank {l} ({name})"), lines);
+        Some(match click {
+            Some(s) => pick.with_click(Parts::PAIR | Parts::MESSAGE, s),
+            None => pick,
+        })
+    }
+
+    /// The selected pair's messages in the window, drawn over everything in white, the
+    /// followed message thicker in yellow with its ends marked, and the search's current match
+    /// framed in white (at least 7 px wide) with a mark above the plot at its time.
+    fn overlay(&self, dataset: &Dataset, selection: &Selection, scene: &mut Scene) -> bool {
+        let m = &dataset.trace.messages;
+        if let Some(found) = selection.found {
+            self.frame(scene, found, FOUND, 7.0);
+            let (t0, t1) = self.window;
+            if found.to > t0 && found.from < t1 {
+                let x = (self.x_of(found.from.max(t0)) + self.x_of(found.to.min(t1))) / 2.0;
+                let y = self.plot.y0 as f32;
+                scene.rect([x - 1.5, y - 8.0], [x + 1.5, y - 1.0], FOUND, true);
+            }
+        }
+        if let Some(i) = selection.message.map(|i| i as usize).filter(|&i| i < m.source.len()) {
+            let (a, b) = (
+                [self.x_of(m.send_time[i]), self.y_of(m.source[i])],
+                [self.x_of(m.recv_time[i]), self.y_of(m.destination[i])],
+            );
+            let yellow = [0.941, 0.894, 0.259, 1.0];
+            scene.segment(exaviz_render::Blend::Alpha, a, b, 2.5, yellow, false);
+            for c in [a, b] {
+                scene.rect([c[0] - 3.0, c[1] - 3.0], [c[0] + 3.0, c[1] + 3.0], yellow, true);
+            }
+        }
+        let Some((s, r)) = selection.pair else { return selection.message.is_some() || selection.found.is_some() };
+        let of_pair = |&&i: &&u32| m.source[i as usize] == s && m.destination[i as usize] == r;
+        for &i in self.visible.iter().filter(of_pair).take(PAIR_LINES) {
+            let i = i as usize;
+            let (a, b) = ([self.x_of(m.send_time[i]), self.y_of(s)], [self.x_of(m.recv_time[i]), self.y_of(r)]);
+            scene.segment(exaviz_render::Blend::Alpha, a, b, 1.5, [1.0, 1.0, 1.0, 0.9], false);
+        }
+        let label = format!("highlighted: messages {s} → {r}");
+        let at = [self.plot.x0 as f32 + self.plot.w as f32, self.plot.y0 as f32 - 8.0];
+        scene.text(&label, at, 11.0, Anchor::Right, TEXT);
+        true
+    }
+}
+
+impl TimelinePick {
+    /// Outlines `area` (its time clipped to the window, its rows) in white.
+    pub(super) fn outline(&self, scene: &mut Scene, area: exaviz_model::selection::Area) {
+        self.frame(scene, area, [1.0, 1.0, 1.0, 0.95], 0.0);
+    }
+
+    /// A frame 1.5 px thick in `colour` around `area`, at least `least` px wide (centred on it).
+    fn frame(&self, scene: &mut Scene, area: exaviz_model::selection::Area, colour: [f32; 4], least: f32) {
+        let (t0, t1) = self.window;
+        if area.to <= t0 || area.from >= t1 || area.first as usize >= self.n {
+            return;
+        }
+        let p = self.plot;
+        let (x0, x1) = (self.x_of(area.from.max(t0)), self.x_of(area.to.min(t1)));
+        let grow = ((least - (x1 - x0)) / 2.0).max(0.0);
+        let (x0, x1) = (x0 - grow, x1 + grow);
+        let last = (area.last as usize).min(self.n - 1);
+        let drawn: Vec<_> =
+            (area.first as usize..=last).map(|l| self.rows.pixels(l)).filter(|r| !r.is_empty()).collect();
+        let (Some(top), Some(bottom)) = (drawn.iter().map(|r| r.start).min(), drawn.iter().map(|r| r.end).max()) else {
+            return;
+        };
+        let (y0, y1) = (p.y0 as f32 + top as f32, p.y0 as f32 + bottom as f32);
+        let (y0, y1) = if least > 0.0 && y1 - y0 < least { (y0 - 1.5, y1 + 1.5) } else { (y0, y1) };
+        for (a, b) in [
+            ([x0, y0], [x1, y0 + 1.5]),
+            ([x0, y1 - 1.5], [x1, y1]),
+            ([x0, y0], [x0 + 1.5, y1]),
+            ([x1 - 1.5, y0], [x1, y1]),
+        ] {
+            scene.rect(a, b, colour, true);
+        }
+    }
+}
+
+/// The critical path's colour: a magenta none of the state colours, the white of the area's
+/// outline and the search's match, nor the vermillion of waiting take; told apart from the
+/// states by its shape (frames and lines) too.
+const CRITICAL: [f32; 4] = [0.95, 0.25, 0.95, 1.0];
+
+/// The note above the plot while the critical path is outlined.
+pub(super) const CRITICAL_NOTE: &str = "critical path outlined in magenta";
+
+impl TimelinePick {
+    /// Outlines `path` in [`CRITICAL`]: each stretch on a row framed, each crossing a line
+    /// from its source's row at the send to its destination's at the arrival.
+    pub(super) fn critical_path(&self, scene: &mut Scene, path: &exaviz_analysis::critical_path::Path) {
+        use exaviz_analysis::critical_path::Step;
+        let (t0, t1) = self.window;
+        let p = self.plot;
+        let clamp = |x: f32| x.clamp(p.x0 as f32, (p.x0 + p.w) as f32);
+        for s in &path.segments {
+            if s.to < t0 || s.from > t1 {
+                continue;
+            }
+            let (x0, x1) = (clamp(self.x_of(s.from.max(t0))), clamp(self.x_of(s.to.min(t1))));
+            match s.step {
+                Step::On => {
+                    let r = self.rows.pixels(s.location as usize);
+                    if r.is_empty() {
+                        continue;
+                    }
+                    let (y0, y1) = (p.y0 as f32 + r.start as f32, p.y0 as f32 + r.end as f32);
+                    // At least 3 pixels wide, so that a short stretch still shows.
+                    let grow = ((3.0 - (x1 - x0)) / 2.0).max(0.0);
+                    scene.frame([x0 - grow, y0, x1 + grow, y1], 2.0, CRITICAL, true);
+                }
+                Step::Edge(_) => {
+                    let (a, b) = (self.rows.pixels(s.from_location as usize), self.rows.pixels(s.location as usize));
+                    if a.is_empty() || b.is_empty() {
+                        continue;
+                    }
+                    let (ya, yb) = (self.y_of(s.from_location), self.y_of(s.location));
+                    scene.segment(exaviz_render::Blend::Alpha, [x0, ya], [x1, yb], 2.0, CRITICAL, true);
+                }
+            }
+        }
+    }
+}
+
+/// The search's current match: white, as the area's outline (the matches are lit in their
+/// states' colours, any of which a coloured frame could share).
+const FOUND: [f32; 4] = [1.0, 1.0, 1.0, 1.0];
+
+/// The area between the picture points `from` and `to` of a timeline whose `rows` fill `p`
+/// over `window` (ticks): the time between their x and the locations of the tracks between
+/// their y, clamped to the plot; `None` where they are less than 3 pixels apart in x (a click).
+pub(super) fn area_between(
+    p: Plot,
+    window: (u64, u64),
+    rows: &Tracks,
+    from: [f32; 2],
+    to: [f32; 2],
+) -> Option<exaviz_model::selection::Area> {
+    if rows.count() == 0 || (from[0] - to[0]).abs() < 3.0 {
+        return None;
+    }
+    let x = |v: f32| ((v - p.x0 as f32) / p.w as f32).clamp(0.0, 1.0);
+    let row = |v: f32| ((v - p.y0 as f32).clamp(0.0, p.h as f32 - 1.0)) as u64;
+    let span = (window.1 - window.0) as f64;
+    let tick = |f: f32| window.0 + (span * f64::from(f)) as u64;
+    let (a, b) = (x(from[0].min(to[0])), x(from[0].max(to[0])));
+    let (r0, r1) = (row(from[1].min(to[1])), row(from[1].max(to[1])));
+    let (k0, k1) = (rows.at_or_above(r0 as u32)?, rows.at_or_above(r1 as u32)?);
+    let first = rows.locations(k0).min()? as u32;
+    let last = rows.locations(k1).max()? as u32;
+    Some(exaviz_model::selection::Area { from: tick(a), to: tick(b).max(tick(a) + 1), first, last: last.max(first) })
+}
