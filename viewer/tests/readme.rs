@@ -142,3 +142,58 @@ fn commands_are_found_with_their_comments_cut() {
     assert_eq!(outputs("exaviz convert in run.exaviz"), ["run.exaviz"]);
     assert_eq!(outputs("exaviz bundle e --out c.csv --png b.png"), ["c.csv", "b.png"]);
 }
+
+/// The rows of the first Markdown table after the heading `heading` (or of the file's first
+/// table where `heading` is empty), each as its cells.
+fn table_after(text: &str, heading: &str) -> Vec<Vec<String>> {
+    let start = if heading.is_empty() { 0 } else { text.find(heading).expect("the heading") };
+    text[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| l.trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect())
+        .collect()
+}
+
+/// The README's "How fast" table is BENCHMARKS.md's, condensed: every figure it shows (a number
+/// with its unit or ratio) is in the row of BENCHMARKS.md's first table that holds it, and a
+/// goal said met there is not said missed here, nor the other way round.
+#[test]
+fn the_readme_says_how_fast_as_benchmarks_md_does() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
+    let benches = std::fs::read_to_string(repo.join("BENCHMARKS.md")).unwrap();
+    let ours = table_after(&readme, "## How fast");
+    let theirs = table_after(&benches, "");
+    assert!(ours.len() >= 5, "the README's table has {} rows", ours.len());
+    assert!(
+        theirs.iter().all(|r| r.len() == 6),
+        "BENCHMARKS.md's table has six columns: what, goal, now, met, date, command"
+    );
+    let figures = |cell: &str| -> Vec<String> {
+        cell.split([' ', ';', '(', ')', ','])
+            .map(|w| w.trim_matches(|c: char| c == '*' || c == '.'))
+            .filter(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+            .map(String::from)
+            .collect()
+    };
+    for row in &ours {
+        let [what, goal, now, met] = &row[..] else { panic!("README row {row:?} is not what | goal | now | met") };
+        let shown: Vec<String> = figures(goal).into_iter().chain(figures(now)).collect();
+        let holds = |r: &Vec<String>, f: &str| r[1].contains(f) || r[2].contains(f);
+        for f in &shown {
+            assert!(theirs.iter().any(|r| holds(r, f)), "README's \"{what}\": {f} is in no row of BENCHMARKS.md");
+        }
+        // The row holding most of them says the same of the goal.
+        let best = theirs.iter().max_by_key(|r| shown.iter().filter(|f| holds(r, f)).count()).expect("rows");
+        let missed = |m: &str| m.contains("no");
+        assert_eq!(
+            missed(met),
+            missed(&best[3]),
+            "README's \"{what}\" says {met}, BENCHMARKS.md's \"{}\" {}",
+            best[0],
+            best[3]
+        );
+    }
+}
