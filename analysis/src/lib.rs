@@ -10,6 +10,7 @@
 pub mod critical_path;
 pub mod diff;
 pub mod fattree;
+pub mod stats;
 pub mod summary;
 pub mod training;
 pub mod window;

@@ -4,6 +4,8 @@
 
 use exaviz_model::training::{Class, Group, Training};
 use exaviz_model::units::{duration, si};
+
+use crate::stats::lower_median;
 use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
 
@@ -182,8 +184,7 @@ pub fn rules(t: &Training, offsets: &[i64], th: Thresholds) -> Vec<Finding> {
             .map(|r| {
                 let mut v: Vec<f64> =
                     r.clone().map(|d| if t.has_flops { totals[d].1 } else { totals[d].0 as f64 }).collect();
-                v.sort_by(f64::total_cmp);
-                v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0.0)
+                lower_median(&mut v)
             })
             .collect();
         let mean = per.iter().sum::<f64>() / per.len() as f64;
@@ -250,9 +251,7 @@ fn stragglers(t: &Training, offsets: &[i64], th: Thresholds, totals: &[(u64, f64
     // computes no longer than its stage's median: the straggler is the one that does.
     let mut median = vec![0u64; n];
     for r in t.stage_devices() {
-        let mut v: Vec<u64> = r.clone().map(|d| totals[d].0).collect();
-        v.sort_unstable();
-        let m = v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0);
+        let m = lower_median(&mut r.clone().map(|d| totals[d].0).collect::<Vec<u64>>());
         for d in r {
             median[d] = m;
         }

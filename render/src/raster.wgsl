@@ -1,9 +1,9 @@
 // Raster layer: a grid of cells drawn as one quad; each fragment finds its cell and shades it.
 // Colour grids hold straight-alpha RGBA8; value grids hold f32 values, tone-mapped here (linear,
 // log, histogram-equalised through 256 quantiles) and looked up in a 256-entry colour table.
-// CPU mirror: engine/src/render/raster.rs (`cell_at`, `shade_cell`, `tone_of`, `lut_index`) and
-// engine/src/render/cpu.rs (`RasterPrep::draw_row`); keep the arithmetic in the same order.
-// Uniform layout: engine/src/render/gpu.rs `RasterGlobals` (80 bytes).
+// CPU mirror: render/src/raster.rs (`cell_at`, `shade_cell`, `tone_of`, `lut_index`) and
+// render/src/cpu.rs (`RasterPrep::draw_row`); keep the arithmetic in the same order.
+// Uniform layout: render/src/gpu.rs `RasterGlobals` (80 bytes).
 
 struct RasterGlobals {
     viewport: vec2<f32>,  // target size in pixels

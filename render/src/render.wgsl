@@ -1,8 +1,8 @@
 // Instanced renderer: one instance per primitive (segment, rectangle, disc, glyph, triangle of a
 // stroked path), drawn as a screen-aligned or segment-aligned quad whose fragment computes
 // analytic coverage (triangles: the share of 16 sample points inside).
-// CPU mirror: engine/src/render/cpu.rs (keep the coverage formulas in sync).
-// Instance layout: engine/src/render/gpu_types.rs `Instance` (64 bytes).
+// CPU mirror: render/src/cpu.rs (keep the coverage formulas in sync).
+// Instance layout: render/src/lib.rs `Instance` (64 bytes).
 
 struct Globals {
     viewport: vec2<f32>,  // target size in pixels
@@ -131,7 +131,7 @@ fn disc_coverage(p: vec2<f32>, c: vec2<f32>, r: f32) -> f32 {
 // smaller end, so the two polygons sharing it compute the very same values; a sample exactly on
 // it goes to the polygon on its positive side. Samples: an n-rooks pattern, sample k at
 // ((k + 0.5) / 16, ((7k mod 16) + 0.5) / 16) from the corner.
-// CPU mirror: `Edge::mask` in engine/src/render/cpu.rs.
+// CPU mirror: `Edge::mask` in render/src/cpu.rs.
 fn edge_mask(base: vec2<f32>, u: vec2<f32>, v: vec2<f32>, s: f32) -> u32 {
     var lo = u;
     var hi = v;
@@ -153,7 +153,7 @@ fn edge_mask(base: vec2<f32>, u: vec2<f32>, v: vec2<f32>, s: f32) -> u32 {
 }
 
 // Share of the pixel's samples inside the convex polygon of the first n (3 or 4) corners.
-// CPU mirror: `polygon_coverage` in engine/src/render/cpu.rs.
+// CPU mirror: `polygon_coverage` in render/src/cpu.rs.
 fn polygon_coverage(p: vec2<f32>, corners: array<vec2<f32>, 4>, n: u32) -> f32 {
     // A variable, so that it can be indexed at run time.
     var c = corners;

@@ -16,6 +16,7 @@ use exaviz_model::training::Training;
 use serde::Serialize;
 
 use super::graph::Graph;
+use crate::stats::lower_median;
 
 /// How far past its peers' median a process must be, in robust standard deviations
 /// (1.4826 × MAD), to stand out.
@@ -55,13 +56,6 @@ pub struct Stragglers {
     pub rows: Vec<StragglerRow>,
     /// The processes that worked longer in more than half of the steps, most excess first.
     pub named: Vec<Straggler>,
-}
-
-/// The lower median of `v` (sorted in place; of two, the lesser: one straggler among two peers
-/// does not move it); 0 for none.
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0.0)
 }
 
 /// Whether `x` stands out above the values whose median is `m` and MAD `mad`.
@@ -158,11 +152,11 @@ pub fn stragglers(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Tr
                 continue;
             }
             let (mut works, mut waits): (Vec<f64>, Vec<f64>) = m.iter().map(|x| x.1).unzip();
-            let (mw, mq) = (median(&mut works), median(&mut waits));
+            let (mw, mq) = (lower_median(&mut works), lower_median(&mut waits));
             let mut dev: Vec<f64> = works.iter().map(|x| (x - mw).abs()).collect();
-            let mad_w = median(&mut dev);
+            let mad_w = lower_median(&mut dev);
             let mut dev: Vec<f64> = waits.iter().map(|x| (x - mq).abs()).collect();
-            let mad_q = median(&mut dev);
+            let mad_q = lower_median(&mut dev);
             for &(p, (work, wait)) in &m {
                 let verdict = if stands_out(work, mw, mad_w) {
                     let e = named.entry(p).or_default();

@@ -1,6 +1,6 @@
 // Stage (a): heatmap binning. Each element (a message, a link event) maps to one cell of a
 // rows x cols grid; the cell's count and 64-bit weight sum are incremented atomically.
-// CPU mirror: engine/src/stages/cpu/bin_heatmap.rs (keep the two in sync).
+// CPU mirror: mirror.rs beside this file (keep the two in sync).
 //
 // An axis key is either an id (one u32 word per element, used as is) or a time (two u32 words
 // per element, the low and high halves of a u64 tick count), binned exactly in integers:

@@ -1,7 +1,7 @@
 // Hierarchical edge bundling's curve stage (Holten 2006): each edge's control polygon (the path
 // through a hierarchy) is straightened by the bundling strength beta and evaluated as a clamped
 // uniform B-spline of degree min(degree, points - 1) at `samples` parameters, endpoints exact.
-// CPU mirror: engine/src/stages/cpu/bspline.rs (keep the two in sync).
+// CPU mirror: mirror.rs beside this file (keep the two in sync).
 
 struct Params {
     n: u32,          // edges in this chunk

@@ -6,7 +6,7 @@
 // half of the edge's slack over `gap` per step, so both moving at once keeps the order.
 // Positions are fixed-point (i32, `pitch` units per column), so every step is integer
 // arithmetic and the GPU and its CPU mirror agree exactly.
-// CPU mirror: engine/src/stages/cpu/force_layout.rs (keep the two in sync).
+// CPU mirror: mirror.rs beside this file (keep the two in sync).
 
 struct Params {
     n: u32,          // operators

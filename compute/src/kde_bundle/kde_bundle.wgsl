@@ -3,7 +3,7 @@
 // square; one iteration is: splat every point into a density grid, blur it with a kernel of the
 // current radius, take the density gradient at every cell centre, move each inner point along the
 // (bilinearly interpolated) gradient, smooth, and resample by arc length. Endpoints never move.
-// CPU mirror: engine/src/stages/cpu/kde_bundle.rs (keep the two in sync).
+// CPU mirror: mirror.rs beside this file (keep the two in sync).
 
 struct Params {
     n: u32,            // edges in this chunk (kde_init, kde_splat: points = n * samples)

@@ -1,7 +1,7 @@
 // Stage (b): line-density aggregation. Each segment is rasterised with Bresenham's integer
 // algorithm (endpoints floored to pixels), adding 1 to the count and its weight to the 64-bit
 // weight sum of every pixel it crosses inside the image.
-// CPU mirror: engine/src/stages/cpu/line_density.rs (keep the two in sync).
+// CPU mirror: mirror.rs beside this file (keep the two in sync).
 
 struct Params {
     n: u32,

@@ -1,5 +1,5 @@
 // Stage (c): reductions of one column (min, max, sum, histogram), for u32 and f32 columns.
-// CPU mirror: engine/src/stages/cpu/reduce.rs (keep the two in sync).
+// CPU mirror: mirror.rs beside this file (keep the two in sync).
 //
 // u32: min and max by atomicMin/atomicMax, the sum exactly in 64 bits (low word, carry into high).
 // f32: min and max exactly through an order-preserving map of the bits to u32; the sum as one
