@@ -16,6 +16,7 @@ use super::{BufId, Command, Kernel, Recording, Runner, StageError, workgroups};
 use crate::bin_heatmap::mirror::{self as bin_heatmap, bin_heatmap};
 use crate::line_density::mirror as line_density;
 use crate::line_density::plain as line_density_plain;
+use crate::location_features::mirror as location_features;
 use crate::reduce::mirror::{self as reduce, histogram_f32, histogram_u32, reduce_f32, reduce_u32};
 use crate::{bspline::mirror as bspline, force_layout::mirror as force_layout, kde_bundle::mirror as kde_bundle};
 
@@ -207,6 +208,7 @@ fn dispatch<'b>(
             }
             line_density_plain::line_density_all(&p, seg, w, c, s);
         }
+        Kernel::LocationFeatures | Kernel::LocationDistances => features_dispatch(kernel, n, params, get)?,
         Kernel::ReduceU32 => {
             let p = reduce::Params::from_words(params)?;
             let (v, acc) = (get(1)?, get(3)?);
@@ -276,6 +278,24 @@ fn dispatch<'b>(
             let (v, h) = (get(2)?, get(5)?);
             for_each_workgroup(n, |wg| histogram_f32(wg, &p, v, h));
         }
+    }
+    Ok(())
+}
+
+/// The location features' two kernels, as [`dispatch`] runs them.
+fn features_dispatch<'b>(
+    kernel: Kernel,
+    n: u32,
+    params: &[u32],
+    get: &dyn Fn(u32) -> Result<&'b Words, StageError>,
+) -> Result<(), StageError> {
+    let p = location_features::Params::from_words(params)?;
+    if kernel == Kernel::LocationFeatures {
+        let (spans, features) = (get(1)?, get(2)?);
+        for_each_invocation(n, |i| location_features::location_features(i, &p, spans, features));
+    } else {
+        let (fin, reps, out) = (get(5)?, get(3)?, get(4)?);
+        for_each_invocation(n, |l| location_features::location_distances(l, &p, fin, reps, out));
     }
     Ok(())
 }

@@ -25,6 +25,7 @@ pub mod gpu_runner;
 pub mod io;
 pub mod kde_bundle;
 pub mod line_density;
+pub mod location_features;
 pub mod reduce;
 pub mod shaders;
 pub mod words;
@@ -69,6 +70,8 @@ pub enum Kernel {
     KdeAdvect,
     BsplineEval,
     ForceLayout,
+    LocationFeatures,
+    LocationDistances,
 }
 
 impl Kernel {
@@ -78,6 +81,7 @@ impl Kernel {
             Self::LineDensity => shaders::LINE_DENSITY,
             Self::BsplineEval => shaders::BSPLINE,
             Self::ForceLayout => shaders::FORCE_LAYOUT,
+            Self::LocationFeatures | Self::LocationDistances => shaders::LOCATION_FEATURES,
             Self::KdeInit | Self::KdeSplat | Self::KdeBlurX | Self::KdeBlurY | Self::KdeGradient | Self::KdeAdvect => {
                 shaders::KDE_BUNDLE
             }
@@ -101,6 +105,8 @@ impl Kernel {
             Self::KdeAdvect => "kde_advect",
             Self::BsplineEval => "bspline_eval",
             Self::ForceLayout => "force_layout",
+            Self::LocationFeatures => "location_features",
+            Self::LocationDistances => "location_distances",
         }
     }
 }

@@ -70,7 +70,7 @@ pub fn convert(input: &str, target: &Path, progress: &dyn Fn(u64, u64)) -> Resul
     if input.starts_with("gen:") {
         let (g, q) = exaviz_gen::parse(input)?;
         // Only the scaled FD4 generator streams; the others are made in memory, then written.
-        if q.all_in(&["seed", "collectives", "ranks", "messages"])
+        if q.all_in(&["seed", "collectives", "ranks", "messages", "slow_rank"])
             && let Some(scale) = exaviz_gen::scaled(g.name, &q)?
         {
             let span = store::PyramidSpan {

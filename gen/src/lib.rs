@@ -69,7 +69,7 @@ pub const GENERATORS: &[Generator] = &[
     },
     Generator {
         name: "fd4",
-        about: "MPI trace like Brendel et al.'s (2016) FD4 case: 1,024 ranks, ~2.2M messages, neighbours plus far partners, 5 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%), slow_rank=R (rank R computes 1.5x as long every iteration, so the others wait); or at any scale: ranks and messages (e.g. ranks=65536&messages=1e9, streamed into a store by exaviz convert), seed, collectives",
+        about: "MPI trace like Brendel et al.'s (2016) FD4 case: 1,024 ranks, ~2.2M messages, neighbours plus far partners, 5 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%), slow_rank=R (rank R computes 1.5x as long every iteration, so the others wait); or at any scale: ranks and messages (e.g. ranks=65536&messages=1e9, streamed into a store by exaviz convert), seed, collectives, slow_rank=R (every rank computes for 20-30% of each period and rank R three times as long, in a region of its own: one deviant among any number of ranks)",
         options: &["iterations", "seed", "collectives", "plant", "slow_rank", "ranks", "messages"],
         files: None,
         make: make_mpi,
@@ -226,7 +226,7 @@ pub fn scaled(name: &str, q: &Query) -> Result<Option<scale_gen::Scale>, SourceE
     if name != "fd4" || (get("ranks").is_none() && get("messages").is_none()) {
         return Ok(None);
     }
-    for k in ["iterations", "plant", "slow_rank"] {
+    for k in ["iterations", "plant"] {
         if get(k).is_some() {
             return Err(SourceError::invalid(input, format!("option {k} does not go with ranks and messages")));
         }
@@ -241,7 +241,17 @@ pub fn scaled(name: &str, q: &Query) -> Result<Option<scale_gen::Scale>, SourceE
     };
     let seed = q.count("seed", 1, u64::MAX)?;
     let collectives = q.count("collectives", 0, 1_000_000)? as u32;
-    Ok(Some(scale_gen::Scale { ranks, messages, seed, collectives }))
+    let slow = match get("slow_rank") {
+        Some(v) => {
+            let r = whole(input, "slow_rank", v, u64::from(u32::MAX))?;
+            if r >= u64::from(ranks) {
+                return Err(SourceError::invalid(input, format!("option slow_rank={r} is not one of the {ranks} ranks")));
+            }
+            Some(r as u32)
+        }
+        None => None,
+    };
+    Ok(Some(scale_gen::Scale { ranks, messages, seed, collectives, slow }))
 }
 
 /// A scaled generator's trace in memory, when small enough to hold.

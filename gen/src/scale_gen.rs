@@ -5,7 +5,9 @@
 //! for 55-85% of the period, sends one message to each of its 4 grid neighbours (plus an
 //! irregular far partner 10% of the time, as Brendel et al.'s FD4 case), then waits for the end
 //! of the period (`MPI_Waitall`). An `MPI_Allreduce` over all ranks can end every N-th iteration.
-//! The last iteration is cut so the trace holds exactly `messages` messages.
+//! The last iteration is cut so the trace holds exactly `messages` messages. With a slow rank
+//! (`slow_rank=R`), every rank computes for 20-30% of the period and rank R for three times
+//! its draw in a region of its own (`slow_work`): one deviant among any number of ranks.
 //!
 //! Each iteration is generated in blocks of ranks on every core; each block draws from its own
 //! generator seeded by (seed, iteration, block), so the trace depends on the seed only, not on
@@ -25,6 +27,8 @@ const BYTES: u32 = 16 << 10;
 const BLOCK: u32 = 4096;
 /// Most ranks a generated trace may have.
 pub const MAX_RANKS: u32 = 1 << 24;
+/// The slow rank's own region.
+pub const SLOW_REGION: &str = "slow_work";
 
 /// A scaled FD4 trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +38,8 @@ pub struct Scale {
     pub seed: u64,
     /// An `MPI_Allreduce` over all ranks ends every this many iterations (0: none).
     pub collectives: u32,
+    /// The rank that spends three times as long as the others in a region of its own.
+    pub slow: Option<u32>,
 }
 
 /// One iteration's events, each table sorted by time.
@@ -81,6 +87,9 @@ impl Scale {
         if self.collectives > 0 {
             t.region_names.push("MPI_Allreduce".into());
             t.collective_names.push("MPI_Allreduce".into());
+        }
+        if self.slow.is_some() {
+            t.region_names.push(SLOW_REGION.into());
         }
         t.locations.name = (0..self.ranks).map(|r| format!("rank {r}")).collect();
         t.locations.node = vec![u32::MAX; self.ranks as usize];
@@ -131,10 +140,23 @@ impl Scale {
         let allreduce = self.collectives > 0 && (it + 1).is_multiple_of(u64::from(self.collectives));
         let mut c = Chunk::default();
         let first = block * BLOCK;
+        // The slow rank's region is the skeleton's last.
+        let slow_region = 2 + u32::from(self.collectives > 0);
         for r in first..(first + BLOCK).min(self.ranks) {
-            let compute_end = start + (PERIOD_NS as f64 * (0.55 + 0.3 * f64::from(rng.unit()))) as u64;
+            let draw = f64::from(rng.unit());
+            let share = match self.slow {
+                None => 0.55 + 0.3 * draw,
+                Some(s) if s == r => 3.0 * (0.2 + 0.1 * draw),
+                Some(_) => 0.2 + 0.1 * draw,
+            };
+            let compute_end = start + (PERIOD_NS as f64 * share) as u64;
             let enter = if allreduce { compute_end.max(start + PERIOD_NS * 9 / 10) } else { end };
+            // The period's first interval is its compute phase (never empty).
+            let computing = c.intervals.start.len();
             super::push_period((&mut c.intervals, &mut c.collectives), r, (start, compute_end, enter, end), allreduce);
+            if self.slow == Some(r) {
+                c.intervals.kind[computing] = slow_region;
+            }
             let (y, x) = (r / cols, r % cols);
             let mut partners = [
                 ((y + rows - 1) % rows) * cols + x,
@@ -196,7 +218,7 @@ mod tests {
     /// as many receivers as the second's.
     #[test]
     fn far_partners_are_independent_across_iterations_and_blocks() {
-        let s = Scale { ranks: 8192, messages: 8192 * 4 * 60, seed: 1, collectives: 0 };
+        let s = Scale { ranks: 8192, messages: 8192 * 4 * 60, seed: 1, collectives: 0, slow: None };
         let m = s.dataset("x").trace.messages;
         let distinct = |blocks: std::ops::Range<u32>| {
             let mut d: Vec<u32> = (0..m.source.len())
@@ -229,7 +251,7 @@ mod tests {
 
     #[test]
     fn exact_counts_sorted_and_deterministic() {
-        let s = Scale { ranks: 5000, messages: 123_457, seed: 3, collectives: 2 };
+        let s = Scale { ranks: 5000, messages: 123_457, seed: 3, collectives: 2, slow: None };
         let d = s.dataset("x");
         let t = &d.trace;
         assert_eq!(t.messages.source.len(), 123_457);
@@ -247,11 +269,29 @@ mod tests {
         let last = t.intervals.end.iter().chain(&t.messages.recv_time).max().copied().unwrap();
         assert!(last <= s.end_ticks() && s.end_ticks() - last < 3 * PERIOD_NS, "{last} {}", s.end_ticks());
         for ranks in [2, 13, 64] {
-            let s = Scale { ranks, messages: 1000, seed: 1, collectives: 0 };
+            let s = Scale { ranks, messages: 1000, seed: 1, collectives: 0, slow: None };
             let d = s.dataset("x");
             assert!(d.trace.intervals.end.iter().all(|&e| e <= s.end_ticks()), "{ranks}");
         }
         let other = Scale { seed: 4, ..s }.dataset("x");
         assert_ne!(other.trace.messages.send_time, t.messages.send_time);
+    }
+
+    /// One slow rank among thousands: three times the others' compute in a region of its own,
+    /// every iteration.
+    #[test]
+    fn a_slow_rank_spends_three_times_as_long_in_its_own_region() {
+        let s = Scale { ranks: 4096, messages: 4096 * 4 * 6, seed: 1, collectives: 2, slow: Some(1234) };
+        let d = s.dataset("x");
+        let t = &d.trace;
+        assert_eq!(t.region_names.last().map(String::as_str), Some(SLOW_REGION));
+        let own = (t.region_names.len() - 1) as u32;
+        let i = &t.intervals;
+        let time = |keep: &dyn Fn(usize) -> bool| -> u64 { (0..i.start.len()).filter(|&k| keep(k)).map(|k| i.end[k] - i.start[k]).sum() };
+        let slow = time(&|k| i.kind[k] == own);
+        assert!(slow > 0 && (0..i.start.len()).all(|k| i.kind[k] != own || i.location[k] == 1234));
+        let others = time(&|k| i.kind[k] == 0) as f64 / 4095.0;
+        let ratio = slow as f64 / others;
+        assert!((2.5..3.5).contains(&ratio), "{ratio}");
     }
 }

@@ -130,3 +130,52 @@ fn real_traces_keep_their_texts_apart_and_inside() {
     }
     assert!(problems.is_empty(), "{} collisions:\n{}", problems.len(), problems.join("\n"));
 }
+
+/// The real traces whose rows read alike before: every row label the timeline shows names a
+/// row apart from the others (the part of the names that differs, cut in the middle where it
+/// is too long), and every legend entry reads apart from the others, at the default size.
+#[test]
+fn real_traces_rows_and_legends_read_apart() {
+    let Some(root) = exaviz_model::testing::shared_data("") else { return };
+    let corpus = root.join("../corpus");
+    let mut inputs = vec![
+        root.join("kineto-dlrm-8gpu"),
+        root.join("perfetto-omnitrace-mpi/mpi-binary-rewrite-1.proto"),
+        root.join("hpctoolkit-pingpong"),
+        root.join("otf2-stencil-32r/traces.otf2"),
+    ];
+    // The corpus's HPCToolkit LULESH database: 27 ranks of 5 threads.
+    if let Some(lulesh) = std::fs::read_dir(&corpus).ok().and_then(|d| {
+        d.flatten().map(|e| e.path()).find(|p| p.to_string_lossy().contains("hpctoolkit") && p.join("meta.db").exists())
+    }) {
+        inputs.push(lulesh);
+    }
+    let size = (1024, 768);
+    let plot = exaviz_views::timeline::plot_rect(size.0, size.1).expect("a plot");
+    let mut problems = Vec::new();
+    for input in inputs.iter().filter(|p| p.exists()) {
+        let d = open(input.to_str().unwrap());
+        let scene = exaviz_tests::scene("timeline", &[], &d, size).expect("a timeline");
+        let left: Vec<&str> = scene
+            .labels
+            .iter()
+            .filter(|l| l.rect[2] <= plot.x0 as f32 && l.rect[1] >= plot.y0 as f32 - 6.0 && l.rect[3] <= (plot.y0 + plot.h) as f32 + 6.0)
+            .map(|l| l.text.as_str())
+            .collect();
+        let legend: Vec<&str> =
+            scene.labels.iter().filter(|l| l.rect[0] >= (plot.x0 + plot.w) as f32 + 30.0).map(|l| l.text.as_str()).collect();
+        for (what, texts) in [("row labels", &left), ("legend entries", &legend)] {
+            let mut seen = std::collections::HashSet::new();
+            for t in texts.iter() {
+                if !seen.insert(*t) {
+                    problems.push(format!("{}: {what} read alike: {t:?} in {texts:?}", input.display()));
+                }
+            }
+        }
+        // Rows are named by what the trace calls them, not by numbers alone.
+        if left.iter().all(|t| t.parse::<f64>().is_ok()) {
+            problems.push(format!("{}: the rows are numbered, not named: {left:?}", input.display()));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -17,6 +17,7 @@ pub mod legend;
 pub mod options;
 pub mod pairs;
 pub mod plot;
+pub mod rows;
 pub mod run;
 pub mod search;
 pub mod torus;

@@ -115,6 +115,50 @@ pub fn fit(text: &str, width: f32, size_px: f32) -> String {
     format!("{}…", cut.trim_end())
 }
 
+/// `text` cut in the middle to fit `width` at `size_px`: its start and its end kept, `tail`
+/// of what is kept from the end, an ellipsis between (the end often tells names apart:
+/// "thread 1…(pt_autograd_0)").
+pub fn fit_middle(text: &str, width: f32, size_px: f32, tail: f32) -> String {
+    use exaviz_render::TextAtlas;
+    if TextAtlas::measure(text, size_px) <= width {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    for keep in (1..chars.len()).rev() {
+        let back = ((keep as f32 * tail).round() as usize).min(keep);
+        let front = keep - back;
+        let cut: String = chars[..front].iter().collect::<String>().trim_end().to_string()
+            + "…"
+            + chars[chars.len() - back..].iter().collect::<String>().trim_start();
+        if TextAtlas::measure(&cut, size_px) <= width {
+            return cut;
+        }
+    }
+    "…".to_string()
+}
+
+/// Each of `texts` fitted to `width` at `size_px`, cut in the middle; where texts that differ
+/// would read the same, each of those is cut elsewhere (keeping more of its start, or more of
+/// its end) where that makes it read apart from every other.
+pub fn fit_apart(texts: &[String], width: f32, size_px: f32) -> Vec<String> {
+    let mut out: Vec<String> = texts.iter().map(|t| fit_middle(t, width, size_px, 0.5)).collect();
+    let clashing = |out: &[String], k: usize| (0..out.len()).any(|j| j != k && out[j] == out[k] && texts[j] != texts[k]);
+    for k in 0..out.len() {
+        if !clashing(&out, k) {
+            continue;
+        }
+        for tail in [0.7, 0.3, 0.85, 0.15, 1.0, 0.0] {
+            let cut = fit_middle(&texts[k], width, size_px, tail);
+            let apart = (0..out.len()).all(|j| j == k || out[j] != cut || texts[j] == texts[k]);
+            if apart {
+                out[k] = cut;
+                break;
+            }
+        }
+    }
+    out
+}
+
 /// About `n` round tick values spanning `[lo, hi]`, as positions in `[0, 1]`.
 pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<(f32, f64)> {
     if hi <= lo || n == 0 {

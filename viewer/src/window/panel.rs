@@ -105,6 +105,9 @@ pub fn ui(ctx: &egui::Context, info: &mut PanelInfo, pixels_per_point: f32) -> (
                 for line in info.summary {
                     ui.label(line);
                 }
+                if let Some(text) = info.search.as_deref_mut() {
+                    search_box(ui, text, &mut actions, &mut layout, &place);
+                }
                 if !info.choices.is_empty() {
                     ui.separator();
                     ui.strong("Options");
@@ -126,9 +129,6 @@ pub fn ui(ctx: &egui::Context, info: &mut PanelInfo, pixels_per_point: f32) -> (
                         let b = combo.response.rect;
                         layout.push((format!("option {}", c.flag), place(b)));
                     }
-                }
-                if let Some(text) = info.search.as_deref_mut() {
-                    search_box(ui, text, &mut actions, &mut layout, &place);
                 }
                 ui.separator();
                 ui.strong("Selection");

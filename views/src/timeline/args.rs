@@ -4,7 +4,7 @@ use exaviz_compute::BundleParams;
 use exaviz_model::selection::Search;
 
 use super::counters::CounterChoice;
-use super::options::{DEFAULT_MESSAGE_OPACITY, StateMode, TimelineBundle, TimelineOptions};
+use super::options::{DEFAULT_MESSAGE_OPACITY, Rows, StateMode, TimelineBundle, TimelineOptions};
 use crate::plot::Mix;
 
 /// Bundling of the timeline's message lines, as the command line names it.
@@ -18,6 +18,20 @@ pub enum TimelineBundleArg {
     Hierarchical,
     /// Brendel et al.'s grid-based routing with diagonals between endpoint clusters.
     Grid,
+}
+
+/// Which locations share a row, as the command line names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RowsArg {
+    /// Grouped by behaviour where the locations outnumber the pixel rows eight to one, else one
+    /// each.
+    Auto,
+    /// Grouped by what they do in the window: one band per group (its count and range as its
+    /// label), and a row of its own for each location that differs from its group.
+    Behaviour,
+    /// One row per location in the trace's order (several to a pixel row where they
+    /// outnumber them).
+    Index,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -77,6 +91,12 @@ pub struct TimelineLook {
     /// drawn from its pyramid do not show it).
     #[arg(long)]
     pub critical_path: bool,
+    /// Which locations share a row: auto groups them by behaviour where they outnumber the
+    /// plot's pixel rows eight to one (a band per group of locations that do the same, a row of
+    /// its own for each that differs, so that one rank of 100,000 stays visible), behaviour
+    /// always, index one row per location in the trace's order.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub rows: RowsArg,
 }
 
 impl TimelineLook {
@@ -109,6 +129,11 @@ impl TimelineLook {
             folded: None,
             innermost: self.innermost,
             critical_path: self.critical_path,
+            rows: match self.rows {
+                RowsArg::Auto => Rows::Auto,
+                RowsArg::Behaviour => Rows::Behaviour,
+                RowsArg::Index => Rows::Index,
+            },
         }
     }
 }

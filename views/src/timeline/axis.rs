@@ -9,9 +9,33 @@ use crate::plot::{Plot, Tick, nice_ticks};
 /// a few rank numbers.
 const NAMED_ROW_PX: u32 = 14;
 
+/// Where rows are too thin to name, the processes (groups of rows) tall enough are named
+/// instead: each group's name at the middle of its rows, fitted to the margin and kept apart.
+/// `None` where no group is tall enough.
+pub(super) fn group_ticks(rows: &super::tracks::Tracks, p: Plot) -> Option<Vec<Tick>> {
+    let mut spans: Vec<(u32, u32, u32)> = Vec::new();
+    for k in 0..rows.count() {
+        let Some((g, _)) = rows.group(k) else { continue };
+        let r = rows.track_pixels(k);
+        match spans.last_mut() {
+            Some(last) if last.0 == g => last.2 = last.2.max(r.end),
+            _ => spans.push((g, r.start, r.end)),
+        }
+    }
+    let tall: Vec<&(u32, u32, u32)> = spans.iter().filter(|s| s.2 - s.1 + 1 >= NAMED_ROW_PX).collect();
+    if tall.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = tall.iter().map(|s| rows.group_names[s.0 as usize].0.clone()).collect();
+    let width = MARGIN[0] as f32 - 14.0;
+    let fitted = crate::plot::fit_apart(&names, width, 11.0);
+    Some(tall.iter().zip(fitted).map(|(s, name)| ((s.1 + s.2) as f32 / 2.0 / p.h as f32, name)).collect())
+}
+
 /// The row axis's ticks on a plot `p` whose row `i` covers `rows(i)` (pixel rows): where the
 /// rows are tall enough on average, each row tall enough with its location's name (the part that
-/// tells the names apart, fitted to the margin, elided with "…"); else a few rank numbers.
+/// tells the names apart, fitted to the margin, cut in the middle where it is too long); else a
+/// few row numbers.
 /// `names` is asked for the `n` rows' names only where they are shown.
 pub(super) fn row_ticks<'a>(
     n: usize,
@@ -33,8 +57,9 @@ pub(super) fn row_ticks<'a>(
         if short.iter().any(|s| exaviz_render::TextAtlas::measure(s, 11.0) > width) {
             short = without_common_words(&short);
         }
-        let named = short.iter().enumerate().filter(|&(i, _)| tall(i));
-        return named.map(|(i, s)| (centre(i), crate::plot::fit(s, width, 11.0))).collect();
+        let fitted = crate::plot::fit_apart(&short, width, 11.0);
+        let named = fitted.into_iter().enumerate().filter(|&(i, _)| tall(i));
+        return named.map(|(i, s)| (centre(i), s)).collect();
     }
     nice_ticks(0.0, (n.max(1) - 1) as f64, 6)
         .into_iter()

@@ -281,7 +281,7 @@ pub struct TimelineIndex {
     /// The trace's late-sender waits, found when first drawn.
     waits: std::sync::OnceLock<Vec<Wait>>,
     /// Per location, whether it has any event (else its track is hidden).
-    busy: Vec<bool>,
+    pub(super) busy: Vec<bool>,
     /// Per location, its deepest nesting level (0: nothing nested), at most `LEVELS - 1`, found
     /// when first drawn in bands.
     depth: std::sync::OnceLock<Vec<u32>>,

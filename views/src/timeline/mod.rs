@@ -33,9 +33,9 @@ use super::contract::{self, Class, Drawn, Frame, Prepared};
 use super::kept::{Kept, kept};
 use super::trace::{Home, span};
 
-pub use args::{StatesArg, TimelineBundleArg, TimelineLook};
+pub use args::{RowsArg, StatesArg, TimelineBundleArg, TimelineLook};
 pub use index::TimelineIndex;
-pub use options::{DEFAULT_MESSAGE_OPACITY, StateMode, TimelineBundle, TimelineOptions};
+pub use options::{DEFAULT_MESSAGE_OPACITY, Rows, StateMode, TimelineBundle, TimelineOptions};
 pub use pan::{KeptColumns, KeptLines, KeptStates, LastColumns, LastPicture, SHIFT_SLACK, StatesKey, TraceKey};
 pub use pick::TimelinePick;
 pub use scene::{plot_rect, timeline_scene};
@@ -179,7 +179,9 @@ impl contract::View for TimelineView {
         let window = super::trace::window_in(full, tps, sel.window_s.or(self.home(d))).ok()?;
         let p = plot_rect(f.width, f.height)?;
         let opts = TimelineOptions { folded: sel.folded, ..self.opts };
-        let placed = scene::placed(&d.trace, &index, &opts, p);
+        // The rows as the picture grouped them (the same counts on either backend).
+        let grouped = scene::behaviour(d, &index, &opts, p.h, window, &Backend::Cpu).ok().flatten();
+        let placed = scene::placed(&d.trace, &index, &opts, p, grouped.as_ref());
         let area = pick::area_between(p, window, &placed.rows, from, to);
         (area != sel.area).then_some(Selection { area, ..*sel })
     }

@@ -38,6 +38,23 @@ pub struct TimelineOptions {
     pub innermost: bool,
     /// Whether the critical path ([`exaviz_analysis::critical_path`]) is outlined over the rows.
     pub critical_path: bool,
+    /// Which locations share a row: grouped by behaviour where they outnumber the pixel rows
+    /// eight to one (`Rows::Auto`), always, or each its own row in the trace's order.
+    pub rows: Rows,
+}
+
+/// Which locations share a row.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Rows {
+    /// Grouped by behaviour where the shown locations outnumber the plot's pixel rows eight
+    /// to one, else in the trace's order.
+    #[default]
+    Auto,
+    /// Grouped by behaviour in every window: a band per group, a row per deviant
+    /// ([`crate::rows`]).
+    Behaviour,
+    /// Every location in the trace's order, several to a pixel row where they outnumber them.
+    Index,
 }
 
 impl Default for TimelineOptions {
@@ -57,6 +74,7 @@ impl Default for TimelineOptions {
             folded: None,
             innermost: false,
             critical_path: false,
+            rows: Rows::Auto,
         }
     }
 }

@@ -141,7 +141,19 @@ impl Picker for TimelinePick {
         } else if let Some(&c) = self.counts.get(k).filter(|&&c| c > 0) {
             lines.push(format!("{c} message lines through this pixel"));
         }
-        let pick = Pick::new(format!("rank {l} ({name})"), lines);
+        // The location's own name, as the trace gives it; its row number beside it (a row is
+        // not a rank); a band of locations grouped by behaviour by its count and range.
+        let title = match self.rows.band(track) {
+            Some(band) => {
+                lines.push(format!("a band of locations alike in this window; its first: {name}"));
+                band.to_string()
+            }
+            None => {
+                lines.push(format!("row {l}"));
+                name
+            }
+        };
+        let pick = Pick::new(title, lines);
         Some(match click {
             Some(s) => pick.with_click(Parts::PAIR | Parts::MESSAGE, s),
             None => pick,

@@ -22,12 +22,13 @@ use super::collectives::{COLLECTIVE, Joins, collective_joins, draw_collectives};
 use super::counters::{self, CounterIndex, Track};
 use super::density::{GRADIENT_STEPS, MessageTone, additive_gain, message_density};
 use super::index::TimelineIndex;
-use super::options::{MARGIN, TimelineOptions};
+use super::options::{MARGIN, Rows, TimelineOptions};
 use super::pan::{LastPicture, take_columns, trace_key, uncovered};
 use super::pick::{CRITICAL_NOTE, TimelinePick};
 use super::states::{LEVEL_PX, row_contents, state_pixels};
 use super::tracks::{Slot, Tracks};
 use crate::legend::format_value;
+use crate::rows::Behaviour;
 use crate::plot::{CATEGORICAL, Mix, Plot, Tick, axes, direction_colour, direction_legend, nice_ticks};
 use crate::trace::Home;
 use crate::trace::window_in;
@@ -231,12 +232,83 @@ pub(super) struct Placed {
     pub banded: bool,
 }
 
+/// The locations of `d`'s trace grouped by behaviour in `window` where `opts` ask for it (by
+/// default, where the shown locations outnumber the plot's `rows` pixel rows
+/// [`AUTO_LOCATIONS_PER_ROW`] to one and the trace's every window is drawn from its rows), on
+/// `backend`.
+pub(super) fn behaviour(
+    d: &Dataset,
+    index: &TimelineIndex,
+    opts: &TimelineOptions,
+    rows: u32,
+    window: (u64, u64),
+    backend: &Backend,
+) -> Result<Option<Behaviour>, ViewError> {
+    let t = &d.trace;
+    // By default only where every window is drawn from the rows, so that the rows keep one
+    // arrangement at every zoom (wide windows of a trace with an index or of a store are drawn
+    // from the pyramid, whose blocks of locations are not grouped).
+    let from_rows = d.index.is_none() && d.out_of_core.is_none() && t.span_of_whole.is_none();
+    let shown: Vec<u32> =
+        (0..t.locations.name.len() as u32).filter(|&l| opts.show_empty || index.busy[l as usize]).collect();
+    let grouped = match opts.rows {
+        Rows::Index => false,
+        Rows::Behaviour => true,
+        Rows::Auto => from_rows && shown.len() > AUTO_LOCATIONS_PER_ROW * rows as usize,
+    };
+    if !grouped || shown.is_empty() {
+        return Ok(None);
+    }
+    let slots = CATEGORICAL.len() as u32;
+    let features = crate::rows::features(t, &index.slot, slots, window, backend)?;
+    // A deviant's row takes at least DEVIANT_PX: at most a third of the rows go to them.
+    let most = (rows / DEVIANT_PX / 3).max(1) as usize;
+    Ok(Some(crate::rows::group(&features, &shown, most, backend)?))
+}
+
+/// By default rows are grouped by behaviour where the shown locations outnumber the plot's pixel
+/// rows this many to one: a location among two to a row still shows at half strength, among
+/// dozens it would vanish.
+pub(super) const AUTO_LOCATIONS_PER_ROW: usize = 8;
+
+/// Least height of a deviant's own row, in pixels.
+pub(super) const DEVIANT_PX: u32 = 3;
+
+/// The pixel heights of behaviour's tracks on a plot `h` high: each deviant's own row a
+/// sixth of the plot shared among them (from DEVIANT_PX up to 16 px), each band the rest by
+/// its locations' count, at least a pixel.
+fn behaviour_heights(rows: &Tracks, b: &Behaviour, h: u32) -> Vec<u32> {
+    let deviants = b.deviants.len() as u32;
+    let own = (h / 6).checked_div(deviants).map_or(0, |o| o.clamp(DEVIANT_PX, 16));
+    let room = h.saturating_sub(own * deviants).max(1);
+    let total: usize = b.groups.iter().map(Vec::len).sum::<usize>().max(1);
+    (0..rows.count())
+        .map(|k| match rows.band(k) {
+            Some(_) => {
+                let size = rows.locations(k).count();
+                ((u64::from(room) * size as u64 / total as u64) as u32).max(1)
+            }
+            None => own.max(1),
+        })
+        .collect()
+}
+
 /// The tracks of a timeline of `t` as `opts` ask, on plot `p`: the counter tracks chosen (as
 /// many as fit) each under the track of its location, and, where every track can be tall enough
 /// for two nesting levels, the tracks' heights following the levels they show (a collapsed group
-/// one level), the depths found once then.
-pub(super) fn placed(t: &Trace, index: &TimelineIndex, opts: &TimelineOptions, p: Plot) -> Placed {
-    let mut rows = index.tracks(t, opts);
+/// one level), the depths found once then. Locations grouped by `behaviour` share the bands
+/// and deviants' rows it makes.
+pub(super) fn placed(
+    t: &Trace,
+    index: &TimelineIndex,
+    opts: &TimelineOptions,
+    p: Plot,
+    behaviour: Option<&Behaviour>,
+) -> Placed {
+    let mut rows = match behaviour {
+        Some(b) => Tracks::behaviour(t, &index.busy, opts.show_empty, b),
+        None => index.tracks(t, opts),
+    };
     let (wanted, hidden) = counters::heights(p.h, &index.counters.chosen(opts.counters), index.counters.series.len());
     // Each under its location's track; a series whose location has a row of its own (and that row
     // alone) needs no location in its label.
@@ -249,8 +321,11 @@ pub(super) fn placed(t: &Trace, index: &TimelineIndex, opts: &TimelineOptions, p
         })
         .unzip();
     let room = p.h.saturating_sub(slots.iter().map(|s| s.height + counters::GAP_PX).sum());
-    let banded = !opts.innermost && rows.count() as u64 * u64::from(2 * LEVEL_PX - 1) < u64::from(room);
-    let weights: Vec<u32> = if banded {
+    let banded =
+        behaviour.is_none() && !opts.innermost && rows.count() as u64 * u64::from(2 * LEVEL_PX - 1) < u64::from(room);
+    let weights: Vec<u32> = if let Some(b) = behaviour {
+        behaviour_heights(&rows, b, room)
+    } else if banded {
         let depth = index.depths(t);
         (0..rows.count()).map(|k| rows.single(k).map_or(1, |l| depth.get(l).map_or(1, |d| d + 1))).collect()
     } else {
@@ -287,7 +362,8 @@ pub fn timeline_scene(
     let home = if opts.window_s.is_none() { home } else { None };
     let window = window_in(full, tps, opts.window_s.or(home.as_ref().map(|h| h.window_s)))?;
     let p = timeline_plot(opts)?;
-    let Placed { rows, counters: placed, hidden, banded } = placed(t, index, opts, p);
+    let grouped = behaviour(dataset, index, opts, p.h, window, backend)?;
+    let Placed { rows, counters: placed, hidden, banded } = placed(t, index, opts, p, grouped.as_ref());
     let counter_tracks = counters::tracks(&index.counters, &placed, window);
     let of_row = row_contents(t, p, &rows, banded.then(|| index.depths(t)));
     let key = kept.map(|_| trace_key(dataset));
@@ -335,7 +411,12 @@ pub fn timeline_scene(
         axis.push_str(&format!("; {} empty rows hidden", rows.hidden));
     }
     let rows_title = rows_title(t);
-    let y_ticks = row_ticks(rows.count(), || rows.names(t).into(), p, |k| rows.track_pixels(k));
+    let mut y_ticks = row_ticks(rows.count(), || rows.names(t).into(), p, |k| rows.track_pixels(k));
+    // Rows too thin to name each: their processes named where they are tall enough.
+    let numbered = y_ticks.iter().all(|(_, s)| s.parse::<f64>().is_ok());
+    if numbered && let Some(groups) = super::axis::group_ticks(&rows, p) {
+        y_ticks = groups;
+    }
     let scene = compose(opts, p, (window, full, tps), (y_ticks, rows_title), (&title, &axis), &layers);
     if let Some((k, key)) = states_kept {
         k.keep(key, p, window, states);
@@ -367,11 +448,13 @@ pub(super) fn legend_column(
     let x = (p.x0 + p.w + 20) as f32;
     let mut y = p.y0 as f32 + 8.0;
     scene.text("states", [x, y], 13.0, Anchor::Left, TEXT);
-    for (s, name) in legend {
+    // Names cut in the middle to the column, kept apart where their starts are alike.
+    let names: Vec<String> = legend.iter().map(|(_, n)| n.clone()).collect();
+    let width = scene.width as f32 - (x + 20.0) - 6.0;
+    for ((s, _), short) in legend.iter().zip(crate::plot::fit_apart(&names, width, 11.0)) {
         y += 20.0;
         let c = CATEGORICAL[*s].map(|v| v * 0.72);
         scene.rect([x, y - 10.0], [x + 14.0, y + 2.0], [c[0], c[1], c[2], 1.0], true);
-        let short: String = name.chars().take(22).collect();
         scene.text(&short, [x + 20.0, y], 11.0, Anchor::Left, TEXT_DIM);
     }
     if collectives {

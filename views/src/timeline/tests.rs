@@ -214,7 +214,7 @@ fn a_pan_draws_only_the_lines_it_uncovers_and_equals_a_fresh_picture() {
     let index = TimelineIndex::new(t);
     let opts = TimelineOptions::default();
     let p = Plot { x0: 0, y0: 0, w: 512, h: 96 };
-    let rows = placed(t, &index, &opts, p).rows;
+    let rows = placed(t, &index, &opts, p, None).rows;
     let key = trace_key(&d);
     let draw = |window: (u64, u64), kept: Option<&KeptLines>| {
         let kept = kept.map(|k| (k, key.clone()));

@@ -27,6 +27,9 @@ pub struct Tracks {
     groups: Vec<(u32, bool)>,
     /// Per group: its name and how many locations it holds.
     pub group_names: Vec<(String, usize)>,
+    /// Per band of locations grouped by behaviour: its label (the count and range of its
+    /// locations).
+    bands: Vec<String>,
     /// Locations hidden for having no events.
     pub hidden: usize,
     /// Per track, its pixel rows on the plot as placed (start, end without the gap below it).
@@ -42,6 +45,8 @@ enum Label {
     Rest(u32),
     /// A collapsed group: its name and size.
     Group(u32),
+    /// A band of locations grouped by behaviour.
+    Band(u32),
 }
 
 /// A counter track to place: under which track, and its height in pixels (a gap above it).
@@ -99,14 +104,66 @@ impl Tracks {
             groups.push((g, collapsed));
         }
         let hidden = names.len() - shown.len();
-        Self { track, labels, groups, group_names, hidden, spans: Vec::new() }
+        Self { track, labels, groups, group_names, hidden, bands: Vec::new(), spans: Vec::new() }
+    }
+
+    /// The tracks of `t`'s shown locations (`busy`, or all with `show_empty`) grouped by
+    /// behaviour: a band per group of `b`, placed where its first location is, and a track of
+    /// its own for each deviant, in the trace's order.
+    pub fn behaviour(t: &Trace, busy: &[bool], show_empty: bool, b: &crate::rows::Behaviour) -> Self {
+        let names = &t.locations.name;
+        let n = names.len();
+        let shown = |l: usize| show_empty || busy.get(l) == Some(&true);
+        let mut band_of = vec![u32::MAX; n];
+        for (g, members) in b.groups.iter().enumerate() {
+            for &l in members {
+                if let Some(x) = band_of.get_mut(l as usize) {
+                    *x = g as u32;
+                }
+            }
+        }
+        let mut own = vec![false; n];
+        for &l in &b.deviants {
+            if let Some(x) = own.get_mut(l as usize) {
+                *x = true;
+            }
+        }
+        let (mut track, mut labels, mut groups) = (vec![HIDDEN; n], Vec::new(), Vec::new());
+        let mut band_track = vec![u32::MAX; b.groups.len()];
+        for l in (0..n).filter(|&l| shown(l)) {
+            let g = band_of[l];
+            if own[l] || g == u32::MAX {
+                track[l] = labels.len() as u32;
+                labels.push(Label::Name(l as u32));
+                groups.push((u32::MAX, false));
+            } else if band_track[g as usize] == u32::MAX {
+                band_track[g as usize] = labels.len() as u32;
+                track[l] = labels.len() as u32;
+                labels.push(Label::Band(g));
+                groups.push((u32::MAX, false));
+            } else {
+                track[l] = band_track[g as usize];
+            }
+        }
+        let bands = b.groups.iter().map(|m| crate::rows::group_label(names, m)).collect();
+        let hidden = (0..n).filter(|&l| !shown(l)).count();
+        Self { track, labels, groups, group_names: Vec::new(), hidden, bands, spans: Vec::new() }
+    }
+
+    /// Whether track `k` is a band of locations grouped by behaviour, and its label.
+    pub fn band(&self, k: usize) -> Option<&str> {
+        match self.labels.get(k) {
+            Some(&Label::Band(g)) => self.bands.get(g as usize).map(String::as_str),
+            _ => None,
+        }
     }
 
     /// Each track's label, in order: a location's name (in an open group, the part after the
     /// group's name), or a collapsed group's name and size. `t`: the trace the tracks are of.
     pub fn names(&self, t: &Trace) -> Vec<String> {
         let name = |l: u32| t.locations.name.get(l as usize).map_or("", String::as_str);
-        self.labels
+        let mut out: Vec<String> = self
+            .labels
             .iter()
             .map(|&label| match label {
                 Label::Name(l) => name(l).to_string(),
@@ -115,8 +172,37 @@ impl Tracks {
                     Some((name, count)) => format!("{name} ({count})"),
                     None => String::new(),
                 },
+                Label::Band(g) => self.bands.get(g as usize).cloned().unwrap_or_default(),
             })
-            .collect()
+            .collect();
+        self.threads_by_their_names(&mut out);
+        out
+    }
+
+    /// In an open group, a thread named `thread TID (NAME)` is labelled with its NAME where no
+    /// other row of the group has it (Kineto names a process's threads so: `python3`,
+    /// `pt_gloo_runloop`).
+    fn threads_by_their_names(&self, out: &mut [String]) {
+        let own = |s: &str| -> Option<String> {
+            let rest = s.strip_prefix("thread ")?;
+            let (tid, name) = rest.split_once(" (")?;
+            (tid.chars().all(|c| c.is_ascii_digit()) && name.ends_with(')')).then(|| name.trim_end_matches(')').to_string())
+        };
+        let mut by_group: std::collections::HashMap<u32, Vec<usize>> = std::collections::HashMap::new();
+        for k in 0..out.len() {
+            if let (Label::Rest(_), Some(&(g, false))) = (self.labels[k], self.groups.get(k)) {
+                by_group.entry(g).or_default().push(k);
+            }
+        }
+        for ks in by_group.values() {
+            let named: Vec<Option<String>> = ks.iter().map(|&k| own(&out[k])).collect();
+            for (i, &k) in ks.iter().enumerate() {
+                let Some(n) = &named[i] else { continue };
+                if named.iter().filter(|m| m.as_ref() == Some(n)).count() == 1 {
+                    out[k] = n.clone();
+                }
+            }
+        }
     }
 
     /// Every one of `n` locations on its own track, labelled with its name.
@@ -124,7 +210,7 @@ impl Tracks {
         let track = (0..n as u32).collect();
         let groups = vec![(u32::MAX, false); n];
         let labels = (0..n as u32).map(Label::Name).collect();
-        Self { track, labels, groups, group_names: Vec::new(), hidden: 0, spans: Vec::new() }
+        Self { track, labels, groups, group_names: Vec::new(), hidden: 0, bands: Vec::new(), spans: Vec::new() }
     }
 
     /// Lays the tracks out on a plot `h` pixels high: the counter tracks of `slots` (each
@@ -174,11 +260,11 @@ impl Tracks {
         }
     }
 
-    /// The one location on track `k` (`None`: a collapsed group, or no track).
+    /// The one location on track `k` (`None`: a collapsed group or a band, or no track).
     pub fn single(&self, k: usize) -> Option<usize> {
-        match self.groups.get(k) {
-            Some(&(_, true)) | None => None,
-            Some(_) => self.locations(k).next(),
+        match (self.groups.get(k), self.labels.get(k)) {
+            (Some(&(_, true)) | None, _) | (_, Some(Label::Band(_))) => None,
+            _ => self.locations(k).next(),
         }
     }
 

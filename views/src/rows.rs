@@ -1,0 +1,269 @@
+//! Rows grouped by behaviour, deviants kept: where a trace's locations outnumber a picture's
+//! pixel rows, each pixel row would average many locations and draw one that differs at a
+//! fraction of its strength. Instead the locations are grouped by what they do in the window
+//! (each location's time per colour slot in a few dozen time bins, the compute stage
+//! `exaviz_compute::location_features`), each group drawn as one band, and a location far from
+//! its group (beyond a robust threshold: the group's median distance and a few median absolute
+//! deviations) gets a row of its own, so that it is seen at every zoom.
+//!
+//! Groups are found as a few representatives chosen by farthest-point sampling over a sample
+//! of the locations (the first the sample's medoid); every location is assigned to its nearest
+//! representative on the backend, where the features are.
+
+use exaviz_compute::Backend;
+use exaviz_compute::location_features::{self, FeatureInput, Features};
+use exaviz_model::Trace;
+
+/// Time bins of a window's features.
+pub const BINS: u32 = 32;
+/// Most representatives, hence groups.
+const MOST_GROUPS: usize = 8;
+/// Locations sampled to choose the representatives.
+const SAMPLE: usize = 256;
+/// A location stands out of its group beyond its median distance and this many robust
+/// standard deviations (1.4826 x MAD) ...
+const SIGMAS: f64 = 5.0;
+/// ... and beyond this share of the representative's own time (noise among like locations
+/// stays in its group).
+const FLOOR: f64 = 0.15;
+
+/// How a window's locations share rows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Behaviour {
+    /// The groups: their locations, in order.
+    pub groups: Vec<Vec<u32>>,
+    /// The locations that stand out of their group, each to have a row of its own, most
+    /// deviant first.
+    pub deviants: Vec<u32>,
+}
+
+/// The features of `shown` locations (all of the trace's, for their ids) over `window`, each
+/// interval in the colour slot `slot_of[kind]` of `slots`.
+pub fn features(
+    t: &Trace,
+    slot_of: &[usize],
+    slots: u32,
+    window: (u64, u64),
+    backend: &Backend,
+) -> Result<Features, exaviz_compute::StageError> {
+    let i = &t.intervals;
+    let slot: Vec<u32> = i.kind.iter().map(|&k| slot_of.get(k as usize).map_or(u32::MAX, |&s| s as u32)).collect();
+    let input = FeatureInput {
+        location: &i.location,
+        start: &i.start,
+        end: &i.end,
+        slot: &slot,
+        locations: t.locations.name.len() as u32,
+        window,
+        bins: BINS,
+        slots,
+    };
+    location_features::run(&mut *backend.runner(), &input)
+}
+
+fn distance(a: &[u32], b: &[u32]) -> u64 {
+    a.iter().zip(b).map(|(&x, &y)| u64::from(x.abs_diff(y))).sum()
+}
+
+fn norm(a: &[u32]) -> u64 {
+    a.iter().map(|&x| u64::from(x)).sum()
+}
+
+/// The lower median of `v` (sorted in place); 0 for none.
+fn median(v: &mut [u64]) -> u64 {
+    v.sort_unstable();
+    v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
+}
+
+/// The groups of the `shown` locations by their features, at most `most_deviants` of them
+/// standing out (the most deviant first).
+pub fn group(
+    f: &Features,
+    shown: &[u32],
+    most_deviants: usize,
+    backend: &Backend,
+) -> Result<Behaviour, exaviz_compute::StageError> {
+    if shown.is_empty() {
+        return Ok(Behaviour::default());
+    }
+    // Representatives: the medoid of an even sample, then the sampled location farthest from
+    // every representative while it is far beyond the sample's spread.
+    // A sample drawn at random (seeded, so a window groups the same way every time): an even
+    // stride would see only every k-th location, and miss a behaviour of every other one.
+    let mut rng = exaviz_model::rng::SplitMix64(shown.len() as u64);
+    let sample: Vec<&[u32]> = if shown.len() <= SAMPLE {
+        shown.iter().map(|&l| f.of(l as usize)).collect()
+    } else {
+        (0..SAMPLE).map(|_| f.of(shown[rng.below(shown.len() as u32) as usize] as usize)).collect()
+    };
+    let sums: Vec<u64> = sample.iter().map(|a| sample.iter().map(|b| distance(a, b)).sum()).collect();
+    let first = (0..sample.len()).min_by_key(|&k| (sums[k], k)).unwrap_or(0);
+    let mut reps: Vec<&[u32]> = vec![sample[first]];
+    let mut near: Vec<u64> = sample.iter().map(|s| distance(s, sample[first])).collect();
+    let spread = median(&mut near.clone());
+    let floor = (FLOOR * norm(sample[first]) as f64) as u64;
+    while reps.len() < MOST_GROUPS {
+        let Some((far, &d)) = near.iter().enumerate().max_by_key(|&(k, &d)| (d, std::cmp::Reverse(k))) else { break };
+        if d <= (4 * spread).max(floor) {
+            break;
+        }
+        reps.push(sample[far]);
+        for (k, s) in sample.iter().enumerate() {
+            near[k] = near[k].min(distance(s, sample[far]));
+        }
+    }
+    let flat: Vec<u32> = reps.concat();
+    let nearest = location_features::nearest(&mut *backend.runner(), f, &flat)?;
+    let mut groups: Vec<Vec<u32>> = vec![Vec::new(); reps.len()];
+    for &l in shown {
+        groups[nearest[l as usize].0 as usize].push(l);
+    }
+    // Per group, who stands out: by robust statistics of the members' distances.
+    let mut out: Vec<(f64, u32)> = Vec::new();
+    for (g, members) in groups.iter().enumerate() {
+        let mut d: Vec<u64> = members.iter().map(|&l| u64::from(nearest[l as usize].1)).collect();
+        let m = median(&mut d);
+        let mut dev: Vec<u64> = d.iter().map(|&x| x.abs_diff(m)).collect();
+        let mad = median(&mut dev);
+        let threshold = (m as f64 + SIGMAS * 1.4826 * mad as f64).max(FLOOR * norm(reps[g]) as f64);
+        for &l in members {
+            let x = f64::from(nearest[l as usize].1);
+            if x > threshold {
+                out.push(((x - m as f64) / (1.4826 * mad as f64).max(1.0), l));
+            }
+        }
+    }
+    out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    out.truncate(most_deviants);
+    let mut deviants: Vec<u32> = out.into_iter().map(|(_, l)| l).collect();
+    let standing: std::collections::HashSet<u32> = deviants.iter().copied().collect();
+    for g in &mut groups {
+        g.retain(|l| !standing.contains(l));
+    }
+    groups.retain(|g| !g.is_empty());
+    groups.sort_by_key(|g| g[0]);
+    deviants.shrink_to_fit();
+    Ok(Behaviour { groups, deviants })
+}
+
+/// A group's label: its locations' numbers as ranges where their names are one word and a
+/// number ("ranks 0-10006, 10008-16383: 16,383"), else their row numbers ("rows 0-99: 100").
+pub fn group_label(names: &[String], members: &[u32]) -> String {
+    let split = |n: &str| -> Option<(String, u64)> {
+        let digits = n.len() - n.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (head, tail) = n.split_at(n.len() - digits);
+        Some((head.to_string(), tail.parse().ok()?))
+    };
+    let parsed: Option<Vec<(String, u64)>> =
+        members.iter().map(|&l| names.get(l as usize).and_then(|n| split(n))).collect();
+    let (what, mut numbers) = match parsed {
+        Some(p) if !p.is_empty() && p.iter().all(|(h, _)| *h == p[0].0) && p[0].0.trim().split(' ').count() == 1 => {
+            let word = p[0].0.trim().to_string();
+            let plural = if word.ends_with('s') || word.is_empty() { word } else { format!("{word}s") };
+            (plural, p.into_iter().map(|(_, n)| n).collect::<Vec<u64>>())
+        }
+        _ => ("rows".to_string(), members.iter().map(|&l| u64::from(l)).collect()),
+    };
+    numbers.sort_unstable();
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    for n in numbers {
+        match ranges.last_mut() {
+            Some(r) if n == r.1 + 1 => r.1 = n,
+            Some(r) if n == r.1 => {}
+            _ => ranges.push((n, n)),
+        }
+    }
+    let shown: Vec<String> =
+        ranges.iter().take(3).map(|&(a, b)| if a == b { format!("{a}") } else { format!("{a}-{b}") }).collect();
+    let more = if ranges.len() > 3 { ", …" } else { "" };
+    format!("{what} {}{more}: {}", shown.join(", "), thousands(members.len()))
+}
+
+/// `n` with thousands separated by commas.
+pub fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (k, c) in s.chars().enumerate() {
+        if k > 0 && (s.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use exaviz_model::Intervals;
+
+    /// 2,000 locations computing then waiting alike, one computing three times as long in a
+    /// state of its own: one group, one deviant.
+    fn trace(deviant: u32) -> Trace {
+        let mut t = Trace { ticks_per_second: 1_000, ..Default::default() };
+        t.region_names = vec!["compute".into(), "wait".into(), "slow".into()];
+        t.locations.name = (0..2000).map(|r| format!("rank {r}")).collect();
+        let mut i = Intervals::default();
+        for it in 0..10u64 {
+            for r in 0..2000u32 {
+                let start = it * 1000;
+                let c = 200 + u64::from((r * 7 + it as u32 * 13) % 50);
+                let (kind, c) = if r == deviant { (2, 3 * c) } else { (0, c) };
+                for (k, a, b) in [(kind, start, start + c), (1, start + c, start + 1000)] {
+                    i.location.push(r);
+                    i.start.push(a);
+                    i.end.push(b);
+                    i.kind.push(k);
+                    i.depth.push(0);
+                }
+            }
+        }
+        t.intervals = i;
+        t
+    }
+
+    #[test]
+    fn the_one_location_that_differs_stands_out_of_one_group() {
+        let t = trace(1234);
+        let f = features(&t, &[0, 1, 2], 3, (0, 10_000), &Backend::Cpu).unwrap();
+        let shown: Vec<u32> = (0..2000).collect();
+        let b = group(&f, &shown, 8, &Backend::Cpu).unwrap();
+        assert_eq!(b.deviants, [1234]);
+        assert_eq!(b.groups.len(), 1);
+        assert_eq!(b.groups[0].len(), 1999);
+        assert_eq!(group_label(&t.locations.name, &b.groups[0]), "ranks 0-1233, 1235-1999: 1,999");
+        // Alike locations alone make one group and no deviant.
+        let t = trace(u32::MAX);
+        let f = features(&t, &[0, 1, 2], 3, (0, 10_000), &Backend::Cpu).unwrap();
+        let b = group(&f, &shown, 8, &Backend::Cpu).unwrap();
+        assert!(b.deviants.is_empty(), "{:?}", b.deviants);
+        assert_eq!(b.groups.len(), 1);
+    }
+
+    /// Two halves doing different things make two groups.
+    #[test]
+    fn two_behaviours_make_two_groups() {
+        let mut t = trace(u32::MAX);
+        let i = &mut t.intervals;
+        for k in 0..i.start.len() {
+            if i.location[k] % 2 == 1 {
+                i.kind[k] = 1 - i.kind[k].min(1);
+            }
+        }
+        let f = features(&t, &[0, 1, 2], 3, (0, 10_000), &Backend::Cpu).unwrap();
+        let shown: Vec<u32> = (0..2000).collect();
+        let b = group(&f, &shown, 8, &Backend::Cpu).unwrap();
+        assert_eq!(b.groups.len(), 2, "{:?}", b.groups.iter().map(Vec::len).collect::<Vec<_>>());
+        assert!(b.deviants.is_empty());
+        assert_eq!(group_label(&t.locations.name, &b.groups[1]), "ranks 1, 3, 5, …: 1,000");
+    }
+
+    #[test]
+    fn labels_count_and_range_what_the_trace_names() {
+        let names: Vec<String> = ["thread 1", "thread 2", "thread 3", "gpu"].map(String::from).to_vec();
+        assert_eq!(group_label(&names, &[0, 1, 2]), "threads 1-3: 3");
+        assert_eq!(group_label(&names, &[0, 3]), "rows 0, 3: 2");
+        assert_eq!(thousands(16383), "16,383");
+        assert_eq!(thousands(999), "999");
+    }
+}
