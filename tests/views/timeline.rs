@@ -644,4 +644,35 @@ fn one_deviant_rank_of_16384_is_seen_and_named_in_the_overview() {
     let by_index = exaviz_tests::draw("timeline", &["--rows", "index"], &d, &exaviz_compute::Backend::Cpu, size)
         .expect("by index");
     assert!(count(&by_index) * 10 < seen, "by index: {} pixels against {seen}", count(&by_index));
+    // Above the rows, the summary track: the share of the ranks in each state, the deviant
+    // counted apart; its tooltip lists the states' shares.
+    let summary = scene.labels.iter().find(|l| l.text == "summary").expect("a summary track");
+    assert!(texts.iter().any(|t| t.contains("16,384 processes") && t.contains("1 apart")), "{texts:?}");
+    let built = exaviz_views::contract::Entry::find("timeline").unwrap().parse::<&str>(&[]).unwrap();
+    let frame = exaviz_views::contract::Frame { width: size.0, height: size.1 };
+    let prepared = built.view.prepare(&d, &built.selection, frame, &exaviz_compute::Backend::Cpu).unwrap();
+    let y = (summary.rect[1] + summary.rect[3]) / 2.0;
+    let pick = prepared.pick(&d, [600.0, y]).expect("a pick on the summary");
+    assert_eq!(pick.title, "summary of 16,384 locations");
+    assert!(pick.lines.iter().any(|l| l.starts_with("compute: ") || l.starts_with("MPI_Waitall: ")), "{:?}", pick.lines);
+    let by_index = exaviz_tests::scene("timeline", &["--rows", "index"], &d, size).expect("a scene");
+    assert!(!by_index.labels.iter().any(|l| l.text == "summary"), "by index, no summary unless asked");
+}
+
+/// The summary track of 2,048 ranks grouped by behaviour, one of them slow: the share of the
+/// ranks in each state stacked over time above the bands, on both backends.
+#[test]
+fn the_summary_track_matches_golden() {
+    let d = open("gen:fd4?ranks=2048&messages=50000&slow_rank=77");
+    let picture = both("timeline", &["--rows", "behaviour"], &d, (800, 500));
+    golden("timeline_summary_fd4_2048_slow77.png", &picture);
+    let off = both("timeline", &["--rows", "behaviour", "--summary", "off"], &d, (800, 500));
+    assert!(picture.pixels != off.pixels, "the summary track changes the picture");
+    let labels = |options: &[&str]| -> Vec<String> {
+        let scene = exaviz_tests::scene("timeline", options, &d, (800, 500)).expect("a scene");
+        scene.labels.iter().map(|l| l.text.clone()).collect()
+    };
+    let on = labels(&["--rows", "behaviour"]);
+    assert!(on.iter().any(|t| t == "summary") && on.iter().any(|t| t == "summary: 2,048 processes; 1 apart"), "{on:?}");
+    assert!(!labels(&["--rows", "behaviour", "--summary", "off"]).iter().any(|t| t.starts_with("summary")));
 }

@@ -4,7 +4,7 @@ use exaviz_compute::BundleParams;
 use exaviz_model::selection::Search;
 
 use super::counters::CounterChoice;
-use super::options::{DEFAULT_MESSAGE_OPACITY, Rows, StateMode, TimelineBundle, TimelineOptions};
+use super::options::{DEFAULT_MESSAGE_OPACITY, Rows, StateMode, Summary, TimelineBundle, TimelineOptions};
 use crate::plot::Mix;
 
 /// Bundling of the timeline's message lines, as the command line names it.
@@ -32,6 +32,15 @@ pub enum RowsArg {
     /// One row per location in the trace's order (several to a pixel row where they
     /// outnumber them).
     Index,
+}
+
+/// Whether the summary track is drawn, as the command line names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SummaryArg {
+    /// Where the rows are grouped by behaviour.
+    Auto,
+    On,
+    Off,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -97,6 +106,12 @@ pub struct TimelineLook {
     /// always, index one row per location in the trace's order.
     #[arg(long, value_enum, default_value = "auto")]
     pub rows: RowsArg,
+    /// A summary track above the rows: the share of the shown locations in each state over
+    /// time (a column's states stacked by their share, the legend's order from the bottom), the
+    /// count of locations drawn apart from their groups above it. auto: where the rows are
+    /// grouped by behaviour.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub summary: SummaryArg,
 }
 
 impl TimelineLook {
@@ -133,6 +148,11 @@ impl TimelineLook {
                 RowsArg::Auto => Rows::Auto,
                 RowsArg::Behaviour => Rows::Behaviour,
                 RowsArg::Index => Rows::Index,
+            },
+            summary: match self.summary {
+                SummaryArg::Auto => Summary::Auto,
+                SummaryArg::On => Summary::On,
+                SummaryArg::Off => Summary::Off,
             },
         }
     }

@@ -41,6 +41,20 @@ pub struct TimelineOptions {
     /// Which locations share a row: grouped by behaviour where they outnumber the pixel rows
     /// eight to one (`Rows::Auto`), always, or each its own row in the trace's order.
     pub rows: Rows,
+    /// Whether a summary track above the rows shows the share of the shown locations in each
+    /// state over time: by default where the rows are grouped by behaviour.
+    pub summary: Summary,
+}
+
+/// Whether the timeline draws its summary track (the share of locations in each state over
+/// time, as Vampir's summary timeline).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Summary {
+    /// Where the rows are grouped by behaviour (the locations outnumber the pixel rows).
+    #[default]
+    Auto,
+    On,
+    Off,
 }
 
 /// Which locations share a row.
@@ -75,6 +89,7 @@ impl Default for TimelineOptions {
             innermost: false,
             critical_path: false,
             rows: Rows::Auto,
+            summary: Summary::Auto,
         }
     }
 }

@@ -38,6 +38,8 @@ pub struct TimelinePick {
     pub(super) levels: Vec<Option<u32>>,
     /// The groups drawn collapsed.
     pub(super) folded: Folded,
+    /// The summary track, where one is drawn.
+    pub(super) summary: Option<super::scene::Summarised>,
 }
 
 /// Most messages searched one by one for the line under the pointer; past it, the tooltip gives
@@ -100,6 +102,23 @@ impl Picker for TimelinePick {
         if let Some((title, mut lines, time)) = counters::pick(&self.index.counters, &self.tracks, self.window, at) {
             lines.insert(0, format!("at {}", self.seconds(t, time)));
             return Some(Pick::new(title, lines));
+        }
+        if let Some(s) = &self.summary
+            && let Some([u, _]) = contract::share_in(
+                [s.plot.x0 as f32, s.plot.y0 as f32, (s.plot.x0 + s.plot.w) as f32, (s.plot.y0 + s.plot.h) as f32],
+                at,
+            )
+        {
+            let time = t0 + ((t1 - t0) as f64 * f64::from(u)) as u64;
+            let c = &s.shares[((u * s.plot.w as f32) as usize).min(s.shares.len() - 1)];
+            let mut lines = vec![format!("at {}", self.seconds(t, time))];
+            let mut named: Vec<(f32, &str)> =
+                self.index.legend.iter().map(|(slot, name)| (c[*slot], name.as_str())).filter(|x| x.0 > 0.0).collect();
+            named.sort_by(|a, b| b.0.total_cmp(&a.0));
+            lines.extend(named.iter().take(8).map(|(share, name)| format!("{name}: {:.1}%", 100.0 * share)));
+            let none = 1.0 - c.iter().sum::<f32>();
+            lines.push(format!("no state: {:.1}%", 100.0 * none.max(0.0)));
+            return Some(Pick::new(format!("summary of {} locations", crate::rows::thousands(s.locations)), lines));
         }
         if at[0] < p.x0 as f32 && at[1] >= p.y0 as f32 && at[1] < (p.y0 + p.h) as f32 {
             return self.label_pick(at[1]);

@@ -251,6 +251,7 @@ pub(crate) fn overview_scene(
         waits: None,
         counters,
         critical: opts.critical_path.then_some(OVERVIEW_CRITICAL_NOTE),
+        summary: None,
     };
     let scene = compose(
         opts,

@@ -22,11 +22,11 @@ use super::collectives::{COLLECTIVE, Joins, collective_joins, draw_collectives};
 use super::counters::{self, CounterIndex, Track};
 use super::density::{GRADIENT_STEPS, MessageTone, additive_gain, message_density};
 use super::index::TimelineIndex;
-use super::options::{MARGIN, Rows, TimelineOptions};
+use super::options::{MARGIN, Rows, Summary, TimelineOptions};
 use super::pan::{LastPicture, take_columns, trace_key, uncovered};
 use super::pick::{CRITICAL_NOTE, TimelinePick};
 use super::states::{LEVEL_PX, row_contents, state_pixels};
-use super::tracks::{Slot, Tracks};
+use super::tracks::{SLOT_GAP_PX, Slot, Tracks};
 use crate::legend::format_value;
 use crate::rows::Behaviour;
 use crate::plot::{CATEGORICAL, Mix, Plot, Tick, axes, direction_colour, direction_legend, nice_ticks};
@@ -71,6 +71,23 @@ pub(super) struct Layers<'a> {
     pub(super) counters: CounterLayer<'a>,
     /// The line saying the critical path is outlined.
     pub(super) critical: Option<&'a str>,
+    /// The line saying what the summary track shows.
+    pub(super) summary: Option<&'a str>,
+}
+
+/// The summary track as drawn: its plot, per pixel column the share of the locations in each
+/// colour slot, and how many locations it counts.
+pub struct Summarised {
+    pub(super) plot: Plot,
+    pub(super) shares: Vec<[f32; CATEGORICAL.len()]>,
+    pub(super) locations: usize,
+}
+
+/// `n` rows counted in the title's words, with thousands separated.
+fn rows_counted_thousands(t: &Trace, n: usize) -> String {
+    let words = rows_counted(t, n);
+    let rest = words.split_once(' ').map_or("", |(_, r)| r);
+    format!("{} {rest}", crate::rows::thousands(n))
 }
 
 /// The counter tracks of a picture: the plot of rows and tracks together (the axes go round
@@ -117,7 +134,10 @@ pub(super) fn compose(
     let opacity = tone.opacity;
     let mask = layers.search.and_then(|(mask, _)| mask);
     let notes: Vec<&str> =
-        [layers.search.map(|s| s.1), layers.waits.map(|w| w.1), layers.critical].into_iter().flatten().collect();
+        [layers.search.map(|s| s.1), layers.waits.map(|w| w.1), layers.critical, layers.summary]
+            .into_iter()
+            .flatten()
+            .collect();
     if !notes.is_empty() {
         // Clear of the row axis's title on the left; the right half is the selected pair's.
         let note = crate::plot::fit(&notes.join("; "), p.w as f32 * 0.5 - 32.0, 11.0);
@@ -230,6 +250,13 @@ pub(super) struct Placed {
     pub hidden: usize,
     /// Whether rows tall enough are cut into a band per nesting level.
     pub banded: bool,
+    /// The summary track's plot, above the rows, where one is drawn.
+    pub summary: Option<Plot>,
+}
+
+/// The summary track's height on a plot `h` pixels high: a tenth of it, 20 to 48 pixels.
+fn summary_px(h: u32) -> u32 {
+    (h / 10).clamp(20, 48)
 }
 
 /// The locations of `d`'s trace grouped by behaviour in `window` where `opts` ask for it (by
@@ -320,7 +347,15 @@ pub(super) fn placed(
             (Slot { after: after.unwrap_or(usize::MAX), height }, after.is_some_and(|k| rows.single(k) == Some(l)))
         })
         .unzip();
-    let room = p.h.saturating_sub(slots.iter().map(|s| s.height + counters::GAP_PX).sum());
+    let shown = match opts.summary {
+        Summary::Auto => behaviour.is_some(),
+        Summary::On => true,
+        Summary::Off => false,
+    };
+    // The summary above the rows where the plot has room for it and a row of every track.
+    let summary = (shown && p.h >= 2 * summary_px(p.h)).then(|| Plot { h: summary_px(p.h), ..p });
+    let top = summary.map_or(0, |s| s.h + SLOT_GAP_PX);
+    let room = p.h.saturating_sub(slots.iter().map(|s| s.height + counters::GAP_PX).sum::<u32>() + top);
     let banded =
         behaviour.is_none() && !opts.innermost && rows.count() as u64 * u64::from(2 * LEVEL_PX - 1) < u64::from(room);
     let weights: Vec<u32> = if let Some(b) = behaviour {
@@ -331,7 +366,7 @@ pub(super) fn placed(
     } else {
         Vec::new()
     };
-    let ranges = rows.place(p.h, &weights, &slots);
+    let ranges = rows.place_below(top, p.h, &weights, &slots);
     let counters = wanted
         .iter()
         .zip(ranges)
@@ -339,7 +374,7 @@ pub(super) fn placed(
         .filter(|((_, r), _)| !r.is_empty())
         .map(|((&(s, _), r), own)| (s, Plot { y0: p.y0 + r.start, h: r.end - r.start, ..p }, own))
         .collect();
-    Placed { rows, counters, hidden, banded }
+    Placed { rows, counters, hidden, banded, summary }
 }
 
 /// The timeline as a scene (states and messages one raster layer over the plot) and what its
@@ -363,7 +398,7 @@ pub fn timeline_scene(
     let window = window_in(full, tps, opts.window_s.or(home.as_ref().map(|h| h.window_s)))?;
     let p = timeline_plot(opts)?;
     let grouped = behaviour(dataset, index, opts, p.h, window, backend)?;
-    let Placed { rows, counters: placed, hidden, banded } = placed(t, index, opts, p, grouped.as_ref());
+    let Placed { rows, counters: placed, hidden, banded, summary } = placed(t, index, opts, p, grouped.as_ref());
     let counter_tracks = counters::tracks(&index.counters, &placed, window);
     let of_row = row_contents(t, p, &rows, banded.then(|| index.depths(t)));
     let key = kept.map(|_| trace_key(dataset));
@@ -384,6 +419,16 @@ pub fn timeline_scene(
         || message_density(t, backend, p, window, &rows, &opts.bundle, index, kept.map(|k| &k.lines).zip(key)),
     );
     let (density, visible) = messages?;
+    let mut states = states;
+    // The summary track: the share of the drawn locations in each state, over the rows.
+    let summary = summary.map(|sp| {
+        let shown: Vec<usize> = (0..n).filter(|&l| !rows.pixels(l).is_empty()).collect();
+        let shares = super::states::summary_shares(p.w, window, &shown, index);
+        let from = ((sp.y0 - p.y0) * p.w) as usize;
+        let pixels = super::states::summary_pixels(&shares, sp.h);
+        states[from..from + pixels.len()].copy_from_slice(&pixels);
+        Summarised { plot: sp, shares, locations: shown.len() }
+    });
     let bundled = opts.bundle.label();
     let read = if t.span_of_whole.is_some() { " read for this window" } else { "" };
     let title = format!(
@@ -401,8 +446,16 @@ pub fn timeline_scene(
     let counters = CounterLayer { outer: p, index: &index.counters, tracks: &counter_tracks, hidden };
     let legend = &index.legend;
     let critical = opts.critical_path.then_some(CRITICAL_NOTE);
+    let summary_note = summary.as_ref().map(|s| {
+        let apart = grouped.as_ref().map_or(0, |b| b.deviants.len());
+        let apart = match apart {
+            0 => String::new(),
+            k => format!("; {k} apart"),
+        };
+        format!("summary: {}{apart}", rows_counted_thousands(t, s.locations))
+    });
     let layers =
-        Layers { states: &states, density: &density, legend, joins: &joins, search, waits, counters, critical };
+        Layers { states: &states, density: &density, legend, joins: &joins, search, waits, counters, critical, summary: summary_note.as_deref() };
     let mut axis = match &home {
         Some(h) => format!("time since trace start (s); {}", h.note),
         None => "time since trace start (s)".into(),
@@ -416,6 +469,10 @@ pub fn timeline_scene(
     let numbered = y_ticks.iter().all(|(_, s)| s.parse::<f64>().is_ok());
     if numbered && let Some(groups) = super::axis::group_ticks(&rows, p) {
         y_ticks = groups;
+    }
+    if let Some(s) = &summary {
+        let middle = (s.plot.y0 - p.y0) as f32 + s.plot.h as f32 / 2.0;
+        y_ticks.push((middle / p.h as f32, "summary".into()));
     }
     let scene = compose(opts, p, (window, full, tps), (y_ticks, rows_title), (&title, &axis), &layers);
     if let Some((k, key)) = states_kept {
@@ -433,6 +490,7 @@ pub fn timeline_scene(
         rows,
         levels,
         folded: opts.folded.unwrap_or_default(),
+        summary,
     };
     Ok((scene, pick))
 }

@@ -120,6 +120,75 @@ impl Coverage {
     }
 }
 
+/// The summary track's numbers: per pixel column of a plot `w` wide over `window`, the share of
+/// the `shown` locations in each colour slot (their innermost states' time in the column over
+/// the column's time, summed, over their count: at most 1 in all).
+pub(super) fn summary_shares(
+    w: u32,
+    window: (u64, u64),
+    shown: &[usize],
+    index: &TimelineIndex,
+) -> Vec<[f32; CATEGORICAL.len()]> {
+    let (by, slot) = (&index.by, &index.slot);
+    let (t0, t1) = window;
+    let per_px = (t1 - t0) as f64 / f64::from(w.max(1));
+    let columns = w as usize;
+    let sum = |mut a: Vec<[f32; CATEGORICAL.len()]>, b: Vec<[f32; CATEGORICAL.len()]>| {
+        for (x, y) in a.iter_mut().zip(&b) {
+            for s in 0..x.len() {
+                x[s] += y[s];
+            }
+        }
+        a
+    };
+    let mut shares = shown
+        .par_chunks(64)
+        .map(|locs| {
+            let mut cov = Coverage::over(0..columns);
+            for &l in locs {
+                by.innermost_in(l, window, &mut |a: u64, b: u64, k: u32| {
+                    let (a, b) = (a.max(t0), b.min(t1));
+                    if a < b {
+                        cov.add((a - t0) as f64 / per_px, (b - t0) as f64 / per_px, slot[k as usize]);
+                    }
+                });
+            }
+            cov.finish()
+        })
+        .reduce(|| vec![[0f32; CATEGORICAL.len()]; columns], sum);
+    let n = shown.len().max(1) as f32;
+    for c in &mut shares {
+        for v in c.iter_mut() {
+            *v = (*v / n).clamp(0.0, 1.0);
+        }
+    }
+    shares
+}
+
+/// The summary track's pixels, `h` rows of `shares.len()` columns (row-major, `None`: no
+/// state): each column's states stacked from the bottom in the legend's order, each as tall as
+/// its share of the locations, the rest of the column empty.
+pub(super) fn summary_pixels(shares: &[[f32; CATEGORICAL.len()]], h: u32) -> Vec<Option<[f32; 4]>> {
+    let w = shares.len();
+    let mut out = vec![None; w * h as usize];
+    for (r, row) in out.chunks_mut(w.max(1)).enumerate() {
+        // How far up the track this row's centre is.
+        let up = 1.0 - (r as f32 + 0.5) / h as f32;
+        for (px, c) in row.iter_mut().zip(shares) {
+            let mut below = 0.0;
+            let s = (0..c.len()).find(|&s| {
+                below += c[s];
+                c[s] > 0.0 && below > up
+            });
+            *px = s.map(|s| {
+                let rgb = CATEGORICAL[s].map(|v| v * 0.72);
+                [rgb[0], rgb[1], rgb[2], 1.0]
+            });
+        }
+    }
+    out
+}
+
 /// Least height of a nesting level's band, in pixels.
 pub(super) const LEVEL_PX: u32 = 6;
 

@@ -530,3 +530,66 @@ fn rows_cover_the_plot_without_overlap() {
     assert_eq!(rows, vec![0..9, 10..19, 20..29]);
     assert_eq!(rows_of(999, 1000, 100), 99..100);
 }
+
+/// The summary track's shares equal, column by column, each location's states' time in the
+/// column over the column's time, summed per colour slot and divided by the locations' count;
+/// its pixels stack each column's states from the bottom, as tall as their shares.
+#[test]
+fn the_summary_counts_each_locations_states_per_column() {
+    let mut next = xorshift(11);
+    let mut iv = Intervals::default();
+    let n = 37u32;
+    for l in 0..n {
+        let mut at = next(100);
+        while at < 10_000 {
+            let len = 1 + next(400);
+            iv.location.push(l);
+            iv.start.push(at);
+            iv.end.push(at + len);
+            iv.kind.push(next(3) as u32);
+            iv.depth.push(0);
+            at += len + next(200);
+        }
+    }
+    let locations =
+        exaviz_model::Locations { name: (0..n).map(|l| format!("rank {l}")).collect(), ..Default::default() };
+    let mut t = Trace { intervals: iv, locations, ..Default::default() };
+    t.region_names = (0..3).map(|k| format!("state {k}")).collect();
+    let index = TimelineIndex::new(&t);
+    let (w, window) = (64u32, (1_000u64, 9_000u64));
+    let shown: Vec<usize> = (0..n as usize).collect();
+    let shares = super::states::summary_shares(w, window, &shown, &index);
+    let per_px = (window.1 - window.0) as f64 / f64::from(w);
+    let i = &t.intervals;
+    for (c, got) in shares.iter().enumerate() {
+        let (a, b) = (window.0 as f64 + c as f64 * per_px, window.0 as f64 + (c + 1) as f64 * per_px);
+        let mut want = [0f64; crate::plot::CATEGORICAL.len()];
+        for k in 0..i.start.len() {
+            let overlap = (i.end[k] as f64).min(b) - (i.start[k] as f64).max(a);
+            if overlap > 0.0 {
+                want[index.slot[i.kind[k] as usize]] += overlap / per_px / f64::from(n);
+            }
+        }
+        for s in 0..want.len() {
+            assert!((f64::from(got[s]) - want[s]).abs() < 1e-4, "column {c} slot {s}: {} against {}", got[s], want[s]);
+        }
+        assert!(got.iter().sum::<f32>() <= 1.0 + 1e-5, "column {c}: more than every location");
+    }
+    let h = 40u32;
+    let pixels = super::states::summary_pixels(&shares, h);
+    for (c, share) in shares.iter().enumerate() {
+        let filled = (0..h).filter(|&r| pixels[(r * w) as usize + c].is_some()).count() as f32;
+        let total: f32 = share.iter().sum();
+        assert!((filled - total * h as f32).abs() <= 1.0, "column {c}: {filled} of {h} rows for a share of {total}");
+        // The bottom row: the first state whose stack reaches its middle.
+        let mut below = 0.0;
+        if let Some(first) = (0..share.len()).find(|&s| {
+            below += share[s];
+            below > 0.5 / h as f32
+        }) {
+            let rgb = crate::plot::CATEGORICAL[first].map(|v| v * 0.72);
+            let bottom = pixels[((h - 1) * w) as usize + c].expect("a state at the bottom");
+            assert!((0..3).all(|k| (bottom[k] - rgb[k]).abs() < 1e-6), "column {c}");
+        }
+    }
+}

@@ -219,13 +219,19 @@ impl Tracks {
     /// pixel row where there are more tracks than rows. A track at least 4 pixels high keeps a
     /// pixel's gap below it. Returns the counter tracks' pixel rows.
     pub fn place(&mut self, h: u32, weights: &[u32], slots: &[Slot]) -> Vec<std::ops::Range<u32>> {
+        self.place_below(0, h, weights, slots)
+    }
+
+    /// [`Self::place`], the tracks and slots below the plot's first `top` pixel rows (kept for
+    /// the summary track).
+    pub fn place_below(&mut self, top: u32, h: u32, weights: &[u32], slots: &[Slot]) -> Vec<std::ops::Range<u32>> {
         let n = self.count();
         let weight = |k: usize| u64::from(weights.get(k).copied().unwrap_or(1).max(1));
         let total: u64 = (0..n).map(weight).sum::<u64>().max(1);
-        let fixed: u32 = slots.iter().map(|s| s.height + SLOT_GAP_PX).sum();
+        let fixed: u32 = slots.iter().map(|s| s.height + SLOT_GAP_PX).sum::<u32>() + top;
         let room = u64::from(h.saturating_sub(fixed));
         let (mut spans, mut placed) = (Vec::with_capacity(n), Vec::with_capacity(slots.len()));
-        let (mut before, mut shift) = (0u64, 0u32);
+        let (mut before, mut shift) = (0u64, top.min(h));
         let mut pending = slots.iter().enumerate().collect::<Vec<_>>();
         pending.sort_by_key(|(i, s)| (s.after, *i));
         let mut next = pending.into_iter().peekable();
