@@ -115,6 +115,7 @@ fn bench(c: &mut Criterion) {
     g.finish();
 
     straight_lines(c, ctx.as_ref());
+    location_features(c, ctx.as_ref());
 
     let n = 8_000_000;
     let values: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
@@ -175,6 +176,78 @@ fn straight_lines(c: &mut Criterion, ctx: Option<&GpuContext>) {
     for (name, mut r) in runners(ctx) {
         g.bench_function(BenchmarkId::new(name, n), |b| {
             b.iter(|| stages::line_density::straight(r.as_mut(), &straight).unwrap())
+        });
+    }
+    g.finish();
+}
+
+/// Rows grouped by behaviour: the per-location features of 16,384 locations' 1.6M intervals
+/// (100 each over a window, 32 time bins, 12 colour slots), and every location's nearest of 8
+/// representatives; "serial" is the features summed by one plain loop.
+fn location_features(c: &mut Criterion, ctx: Option<&GpuContext>) {
+    use stages::location_features::{self as lf, FeatureInput};
+    let (locations, each) = (16_384u32, 100u64);
+    let n = locations as usize * each as usize;
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |m: u64| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % m
+    };
+    let (mut location, mut start, mut end, mut slot) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for l in 0..locations {
+        let mut at = next(1_000);
+        for _ in 0..each {
+            let len = 1 + next(20_000);
+            location.push(l);
+            start.push(at);
+            end.push(at + len);
+            slot.push(next(12) as u32);
+            at += len + next(2_000);
+        }
+    }
+    let window = (0, *end.iter().max().unwrap_or(&1));
+    let input = FeatureInput {
+        location: &location,
+        start: &start,
+        end: &end,
+        slot: &slot,
+        locations,
+        window,
+        bins: 32,
+        slots: 12,
+    };
+    let mut g = c.benchmark_group("location_features_16384x32x12");
+    g.throughput(Throughput::Elements(n as u64));
+    g.bench_function(BenchmarkId::new("serial", n), |b| {
+        b.iter(|| {
+            let q = lf::quantum(window, 32);
+            let bin = q * u64::from(lf::BIN_QUANTA);
+            let mut out = vec![0u32; locations as usize * 32 * 12];
+            for k in 0..n {
+                let (a, e) = (start[k] / q * q, end[k] / q * q);
+                let mut t = a;
+                while t < e {
+                    let b = (t / bin + 1) * bin;
+                    let hi = b.min(e);
+                    let at = (location[k] as usize * 32 + (t / bin) as usize) * 12 + slot[k] as usize;
+                    out[at] += ((hi - t) / q) as u32;
+                    t = hi;
+                }
+            }
+            out
+        })
+    });
+    for (name, mut r) in runners(ctx) {
+        g.bench_function(BenchmarkId::new(name, n), |b| b.iter(|| lf::run(r.as_mut(), &input).unwrap()));
+    }
+    g.finish();
+    let features = lf::run(&mut CpuRunner::default(), &input).unwrap();
+    let reps: Vec<u32> = (0..8).flat_map(|k| features.of(k * 1_000).to_vec()).collect();
+    let mut g = c.benchmark_group("location_distances_16384x8");
+    g.throughput(Throughput::Elements(u64::from(locations)));
+    for (name, mut r) in runners(ctx) {
+        g.bench_function(BenchmarkId::new(name, locations), |b| {
+            b.iter(|| lf::nearest(r.as_mut(), &features, &reps).unwrap())
         });
     }
     g.finish();

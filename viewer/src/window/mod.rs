@@ -1107,7 +1107,7 @@ fn summary(dataset: &Dataset) -> Vec<String> {
         lines.push(format!("{} torus: {} nodes, {} links", d.join("x"), thousands(s.nodes), thousands(s.links)));
     }
     if s.locations > 0 {
-        lines.push(format!("{} ranks (locations)", thousands(s.locations)));
+        lines.push(exaviz_views::timeline::locations_counted(&dataset.trace));
     }
     lines.push(format!("{} messages, {} states", thousands(s.messages), thousands(s.intervals)));
     if s.collectives > 0 {

@@ -4,7 +4,7 @@ use exaviz_compute::BundleParams;
 use exaviz_model::selection::Search;
 
 use super::counters::CounterChoice;
-use super::options::{DEFAULT_MESSAGE_OPACITY, Rows, StateMode, Summary, TimelineBundle, TimelineOptions};
+use super::options::{DEFAULT_MESSAGE_OPACITY, Rows, StateMode, SummaryTrack, TimelineBundle, TimelineOptions};
 use crate::plot::Mix;
 
 /// Bundling of the timeline's message lines, as the command line names it.
@@ -150,9 +150,9 @@ impl TimelineLook {
                 RowsArg::Index => Rows::Index,
             },
             summary: match self.summary {
-                SummaryArg::Auto => Summary::Auto,
-                SummaryArg::On => Summary::On,
-                SummaryArg::Off => Summary::Off,
+                SummaryArg::Auto => SummaryTrack::Auto,
+                SummaryArg::On => SummaryTrack::On,
+                SummaryArg::Off => SummaryTrack::Off,
             },
         }
     }

@@ -129,3 +129,72 @@ fn row_words(t: &Trace) -> (&'static str, &'static str) {
         _ => ("process (rank)", "processes"),
     }
 }
+
+/// The trace's locations counted as the trace names them, for the window's panel: processes
+/// (the distinct first parts of names `PROCESS / THREAD`), threads and streams said apart, and
+/// "ranks" only where the trace names its locations so ("rank 5").
+pub fn locations_counted(t: &Trace) -> String {
+    use exaviz_model::LocationKind::{CpuThread, GpuStream, Unknown};
+    let l = &t.locations;
+    let n = l.name.len();
+    let kind = |i: usize| l.kind.get(i).copied().unwrap_or(Unknown);
+    let processes: std::collections::HashSet<&str> =
+        l.name.iter().filter_map(|s| s.split_once(" / ").map(|(h, _)| h)).collect();
+    let last = |s: &str| s.rsplit(" / ").next().unwrap_or(s).to_ascii_lowercase();
+    let threads =
+        (0..n).filter(|&i| kind(i) == CpuThread || (kind(i) == Unknown && last(&l.name[i]).starts_with("thread"))).count();
+    let streams =
+        (0..n).filter(|&i| kind(i) == GpuStream || (kind(i) == Unknown && last(&l.name[i]).starts_with("stream"))).count();
+    let count = crate::rows::thousands;
+    let plural = |k: usize, one: &str, many: &str| format!("{} {}", count(k), if k == 1 { one } else { many });
+    let mut parts = Vec::new();
+    if !processes.is_empty() {
+        parts.push(plural(processes.len(), "process", "processes"));
+    }
+    if threads > 0 {
+        parts.push(plural(threads, "thread", "threads"));
+    }
+    if streams > 0 {
+        parts.push(plural(streams, "stream", "streams"));
+    }
+    let ranks = l.name.iter().filter(|s| s.starts_with("rank ") && !s.contains(" / ")).count();
+    match (parts.is_empty(), ranks == n && n > 0) {
+        (true, true) => plural(n, "rank", "ranks"),
+        (true, false) => plural(n, "location", "locations"),
+        (false, _) => format!("{}: {}", plural(n, "location", "locations"), parts.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod counted_tests {
+    use super::*;
+
+    fn trace(names: &[&str], kinds: &[exaviz_model::LocationKind]) -> Trace {
+        let mut t = Trace::default();
+        t.locations.name = names.iter().map(|s| s.to_string()).collect();
+        t.locations.kind = kinds.to_vec();
+        t
+    }
+
+    /// A DDP run's 8 ranks of 4 rows each are 32 locations of 8 processes, not 32 ranks; MPI
+    /// ranks named so are ranks; unnamed ones are locations.
+    #[test]
+    fn locations_are_counted_as_the_trace_names_them() {
+        use exaviz_model::LocationKind::{CpuThread, GpuStream};
+        let mut names = Vec::new();
+        let mut kinds = Vec::new();
+        for r in 0..8 {
+            for (what, kind) in [("thread 1 (python)", CpuThread), ("thread 2 (pt_gloo)", CpuThread), ("thread 3", CpuThread), ("stream 7", GpuStream)] {
+                names.push(format!("rank {r} python / {what}"));
+                kinds.push(kind);
+            }
+        }
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        assert_eq!(locations_counted(&trace(&names, &kinds)), "32 locations: 8 processes, 24 threads, 8 streams");
+        let ranks: Vec<String> = (0..16384).map(|r| format!("rank {r}")).collect();
+        let ranks: Vec<&str> = ranks.iter().map(String::as_str).collect();
+        assert_eq!(locations_counted(&trace(&ranks, &[])), "16,384 ranks");
+        assert_eq!(locations_counted(&trace(&["a", "b"], &[])), "2 locations");
+        assert_eq!(locations_counted(&trace(&["node 0 / Thread 0", "node 0 / Thread 1"], &[])), "2 locations: 1 process, 2 threads");
+    }
+}

@@ -33,9 +33,10 @@ use super::contract::{self, Class, Drawn, Frame, Prepared};
 use super::kept::{Kept, kept};
 use super::trace::{Home, span};
 
-pub use args::{RowsArg, StatesArg, TimelineBundleArg, TimelineLook};
+pub use args::{RowsArg, StatesArg, SummaryArg, TimelineBundleArg, TimelineLook};
+pub use axis::locations_counted;
 pub use index::TimelineIndex;
-pub use options::{DEFAULT_MESSAGE_OPACITY, Rows, StateMode, TimelineBundle, TimelineOptions};
+pub use options::{DEFAULT_MESSAGE_OPACITY, Rows, StateMode, SummaryTrack, TimelineBundle, TimelineOptions};
 pub use pan::{KeptColumns, KeptLines, KeptStates, LastColumns, LastPicture, SHIFT_SLACK, StatesKey, TraceKey};
 pub use pick::TimelinePick;
 pub use scene::{plot_rect, timeline_scene};

@@ -43,13 +43,13 @@ pub struct TimelineOptions {
     pub rows: Rows,
     /// Whether a summary track above the rows shows the share of the shown locations in each
     /// state over time: by default where the rows are grouped by behaviour.
-    pub summary: Summary,
+    pub summary: SummaryTrack,
 }
 
 /// Whether the timeline draws its summary track (the share of locations in each state over
 /// time, as Vampir's summary timeline).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Summary {
+pub enum SummaryTrack {
     /// Where the rows are grouped by behaviour (the locations outnumber the pixel rows).
     #[default]
     Auto,
@@ -89,7 +89,7 @@ impl Default for TimelineOptions {
             innermost: false,
             critical_path: false,
             rows: Rows::Auto,
-            summary: Summary::Auto,
+            summary: SummaryTrack::Auto,
         }
     }
 }

@@ -22,7 +22,7 @@ use super::collectives::{COLLECTIVE, Joins, collective_joins, draw_collectives};
 use super::counters::{self, CounterIndex, Track};
 use super::density::{GRADIENT_STEPS, MessageTone, additive_gain, message_density};
 use super::index::TimelineIndex;
-use super::options::{MARGIN, Rows, Summary, TimelineOptions};
+use super::options::{MARGIN, Rows, SummaryTrack, TimelineOptions};
 use super::pan::{LastPicture, take_columns, trace_key, uncovered};
 use super::pick::{CRITICAL_NOTE, TimelinePick};
 use super::states::{LEVEL_PX, row_contents, state_pixels};
@@ -81,6 +81,35 @@ pub struct Summarised {
     pub(super) plot: Plot,
     pub(super) shares: Vec<[f32; CATEGORICAL.len()]>,
     pub(super) locations: usize,
+}
+
+/// The summary track over plot `p`'s `states` (its pixel rows in `sp`): the share of the
+/// locations drawn on `rows` in each state over `window`.
+fn summarised(
+    sp: Plot,
+    p: Plot,
+    window: (u64, u64),
+    rows: &Tracks,
+    index: &TimelineIndex,
+    states: &mut [Option<[f32; 4]>],
+) -> Summarised {
+    let shown: Vec<usize> = (0..index.busy.len()).filter(|&l| !rows.pixels(l).is_empty()).collect();
+    let shares = super::states::summary_shares(p.w, window, &shown, index);
+    let from = ((sp.y0 - p.y0) * p.w) as usize;
+    let pixels = super::states::summary_pixels(&shares, sp.h);
+    states[from..from + pixels.len()].copy_from_slice(&pixels);
+    Summarised { plot: sp, shares, locations: shown.len() }
+}
+
+impl Summarised {
+    /// The line over the plot: how many locations the track counts, how many stand apart.
+    fn note(&self, t: &Trace, grouped: Option<&Behaviour>) -> String {
+        let apart = match grouped.map_or(0, |b| b.deviants.len()) {
+            0 => String::new(),
+            k => format!("; {k} apart"),
+        };
+        format!("summary: {}{apart}", rows_counted_thousands(t, self.locations))
+    }
 }
 
 /// `n` rows counted in the title's words, with thousands separated.
@@ -348,9 +377,9 @@ pub(super) fn placed(
         })
         .unzip();
     let shown = match opts.summary {
-        Summary::Auto => behaviour.is_some(),
-        Summary::On => true,
-        Summary::Off => false,
+        SummaryTrack::Auto => behaviour.is_some(),
+        SummaryTrack::On => true,
+        SummaryTrack::Off => false,
     };
     // The summary above the rows where the plot has room for it and a row of every track.
     let summary = (shown && p.h >= 2 * summary_px(p.h)).then(|| Plot { h: summary_px(p.h), ..p });
@@ -420,15 +449,7 @@ pub fn timeline_scene(
     );
     let (density, visible) = messages?;
     let mut states = states;
-    // The summary track: the share of the drawn locations in each state, over the rows.
-    let summary = summary.map(|sp| {
-        let shown: Vec<usize> = (0..n).filter(|&l| !rows.pixels(l).is_empty()).collect();
-        let shares = super::states::summary_shares(p.w, window, &shown, index);
-        let from = ((sp.y0 - p.y0) * p.w) as usize;
-        let pixels = super::states::summary_pixels(&shares, sp.h);
-        states[from..from + pixels.len()].copy_from_slice(&pixels);
-        Summarised { plot: sp, shares, locations: shown.len() }
-    });
+    let summary = summary.map(|sp| summarised(sp, p, window, &rows, index, &mut states));
     let bundled = opts.bundle.label();
     let read = if t.span_of_whole.is_some() { " read for this window" } else { "" };
     let title = format!(
@@ -446,14 +467,7 @@ pub fn timeline_scene(
     let counters = CounterLayer { outer: p, index: &index.counters, tracks: &counter_tracks, hidden };
     let legend = &index.legend;
     let critical = opts.critical_path.then_some(CRITICAL_NOTE);
-    let summary_note = summary.as_ref().map(|s| {
-        let apart = grouped.as_ref().map_or(0, |b| b.deviants.len());
-        let apart = match apart {
-            0 => String::new(),
-            k => format!("; {k} apart"),
-        };
-        format!("summary: {}{apart}", rows_counted_thousands(t, s.locations))
-    });
+    let summary_note = summary.as_ref().map(|s| s.note(t, grouped.as_ref()));
     let layers =
         Layers { states: &states, density: &density, legend, joins: &joins, search, waits, counters, critical, summary: summary_note.as_deref() };
     let mut axis = match &home {
