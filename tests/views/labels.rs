@@ -13,7 +13,7 @@ const SIZES: [(u32, u32); 4] = [(640, 360), (960, 540), (1024, 768), (1920, 1080
 fn input_for(view: &str) -> &'static str {
     match view {
         "ring" | "parcoords" | "themeriver" | "linked" | "mds" | "radviz" => "gen:torus-sim?dims=4x4x4&steps=12",
-        "timeline" | "matrix" | "chord" | "sendrecv" | "mpi" => "gen:wrf?iterations=40",
+        "timeline" | "matrix" | "chord" | "sendrecv" | "mpi" | "steps" => "gen:wrf?iterations=40",
         // Compared with DIFF_AGAINST.
         "diff" => "gen:wrf?iterations=40&seed=2",
         "fattree" => "gen:fattree?k=4&steps=20",

@@ -18,6 +18,7 @@ mod radviz;
 mod render;
 mod ring;
 mod sendrecv;
+mod steps;
 mod strategy;
 mod themeriver;
 mod timeline;

@@ -35,6 +35,7 @@ pub mod parcoords;
 pub mod radviz;
 pub mod ring;
 pub mod sendrecv;
+pub mod steps;
 pub mod strategy;
 pub mod themeriver;
 pub mod timeline;
@@ -63,6 +64,7 @@ pub const REGISTRY: &[Entry] = &[
     Entry::of::<strategy::StrategyView>(),
     Entry::of::<topology::TopologyView>(),
     Entry::of::<diff::DiffView>(),
+    Entry::of::<steps::StepsView>(),
 ];
 
 pub use crate::error::ViewError;

@@ -35,6 +35,23 @@ impl Steps {
         (k > 0).then(|| s[k - 1].1).filter(|&o| o != u32::MAX)
     }
 
+    /// Location `loc`'s span of step `k` (ticks): from its start there to the next step's
+    /// start there (the last step to where the steps end, else `end`); where the steps are
+    /// the whole run's, or the location has none of its own (a rank that never enters the
+    /// region the iterations were found by), the run's span of the step. `None` where there is
+    /// no step `k`.
+    pub fn span_of(&self, loc: u32, k: u32, end: u64) -> Option<(u64, u64)> {
+        if self.starts.get(loc as usize).is_none_or(Vec::is_empty) {
+            let a = *self.first_start.get(k as usize)?;
+            let b = self.first_start.get(k as usize + 1).copied().or(self.end).unwrap_or(end);
+            return (a < b).then_some((a, b));
+        }
+        let s = self.starts.get(loc as usize)?;
+        let i = s.iter().position(|x| x.1 == k)?;
+        let b = s.get(i + 1).map(|x| x.0).or(self.end).unwrap_or(end);
+        (s[i].0 < b).then_some((s[i].0, b))
+    }
+
     /// Steps that are spans of the whole run beginning at `starts` (no location's own).
     pub fn slices(source: String, starts: Vec<u64>) -> Self {
         Self { source, count: starts.len(), starts: Vec::new(), first_start: starts, end: None }

@@ -39,7 +39,7 @@ pub struct TimelinePick {
     /// The groups drawn collapsed.
     pub(super) folded: Folded,
     /// The summary track, where one is drawn.
-    pub(super) summary: Option<super::scene::Summarised>,
+    pub(super) summary: Option<super::states::Summarised>,
 }
 
 /// Most messages searched one by one for the line under the pointer; past it, the tooltip gives

@@ -25,7 +25,7 @@ use super::index::TimelineIndex;
 use super::options::{MARGIN, Rows, SummaryTrack, TimelineOptions};
 use super::pan::{LastPicture, take_columns, trace_key, uncovered};
 use super::pick::{CRITICAL_NOTE, TimelinePick};
-use super::states::{LEVEL_PX, row_contents, state_pixels};
+use super::states::{LEVEL_PX, Summarised, row_contents, state_pixels};
 use super::tracks::{SLOT_GAP_PX, Slot, Tracks};
 use crate::legend::format_value;
 use crate::rows::Behaviour;
@@ -73,14 +73,6 @@ pub(super) struct Layers<'a> {
     pub(super) critical: Option<&'a str>,
     /// The line saying what the summary track shows.
     pub(super) summary: Option<&'a str>,
-}
-
-/// The summary track as drawn: its plot, per pixel column the share of the locations in each
-/// colour slot, and how many locations it counts.
-pub struct Summarised {
-    pub(super) plot: Plot,
-    pub(super) shares: Vec<[f32; CATEGORICAL.len()]>,
-    pub(super) locations: usize,
 }
 
 /// The summary track over plot `p`'s `states` (its pixel rows in `sp`): the share of the

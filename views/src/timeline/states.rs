@@ -120,6 +120,14 @@ impl Coverage {
     }
 }
 
+/// The summary track as drawn: its plot, per pixel column the share of the locations in each
+/// colour slot, and how many locations it counts.
+pub struct Summarised {
+    pub(super) plot: Plot,
+    pub(super) shares: Vec<[f32; CATEGORICAL.len()]>,
+    pub(super) locations: usize,
+}
+
 /// The summary track's numbers: per pixel column of a plot `w` wide over `window`, the share of
 /// the `shown` locations in each colour slot (their innermost states' time in the column over
 /// the column's time, summed, over their count: at most 1 in all).
