@@ -96,7 +96,10 @@ pub fn group(
     } else {
         (0..SAMPLE).map(|_| f.of(shown[rng.below(shown.len() as u32) as usize] as usize)).collect()
     };
-    let sums: Vec<u64> = sample.iter().map(|a| sample.iter().map(|b| distance(a, b)).sum()).collect();
+    let sums: Vec<u64> = {
+        use rayon::prelude::*;
+        sample.par_iter().map(|a| sample.iter().map(|b| distance(a, b)).sum()).collect()
+    };
     let first = (0..sample.len()).min_by_key(|&k| (sums[k], k)).unwrap_or(0);
     let mut reps: Vec<&[u32]> = vec![sample[first]];
     let mut near: Vec<u64> = sample.iter().map(|s| distance(s, sample[first])).collect();

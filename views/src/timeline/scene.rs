@@ -307,7 +307,8 @@ pub(super) fn behaviour(
     if !grouped || shown.is_empty() {
         return Ok(None);
     }
-    let slots = CATEGORICAL.len() as u32;
+    // Only the slots the trace's regions use: every feature costs each distance.
+    let slots = index.slot.iter().map(|&s| s as u32 + 1).max().unwrap_or(1).min(CATEGORICAL.len() as u32);
     let features = crate::rows::features(t, &index.slot, slots, window, backend)?;
     // A deviant's row takes at least DEVIANT_PX: at most a third of the rows go to them.
     let most = (rows / DEVIANT_PX / 3).max(1) as usize;

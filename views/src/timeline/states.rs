@@ -197,6 +197,9 @@ pub(super) fn summary_pixels(shares: &[[f32; CATEGORICAL.len()]], h: u32) -> Vec
     out
 }
 
+/// Most members of a band of locations grouped by behaviour that its pixels are drawn from.
+const BAND_SAMPLE: usize = 64;
+
 /// Least height of a nesting level's band, in pixels.
 pub(super) const LEVEL_PX: u32 = 6;
 
@@ -211,7 +214,18 @@ pub(super) fn row_contents(
     depth: Option<&[u32]>,
 ) -> Vec<(Vec<usize>, Option<u32>)> {
     let mut of_row: Vec<(Vec<usize>, Option<u32>)> = vec![(Vec::new(), None); p.h as usize];
-    for l in 0..t.locations.name.len() {
+    // A band of locations grouped by behaviour is drawn from an even sample of its members:
+    // they do the same by construction (those that differ have rows of their own), and a band
+    // of 100,000 locations on hundreds of pixel rows would list every member on every row.
+    let mut drawn = vec![true; t.locations.name.len()];
+    for k in (0..tracks.count()).filter(|&k| tracks.band(k).is_some()) {
+        let members: Vec<usize> = tracks.locations(k).collect();
+        let step = members.len().div_ceil(BAND_SAMPLE).max(1);
+        for (i, &l) in members.iter().enumerate() {
+            drawn[l] = i % step == 0;
+        }
+    }
+    for l in (0..t.locations.name.len()).filter(|&l| drawn[l]) {
         for r in tracks.pixels(l) {
             of_row[r as usize].0.push(l);
         }
