@@ -16,6 +16,9 @@ mod tests {
     #[test]
     fn every_stage_has_its_kernel() {
         let names: Vec<&str> = super::ALL.iter().map(|s| s.name).collect();
-        assert_eq!(names, ["bin_heatmap", "bspline", "force_layout", "kde_bundle", "line_density", "location_features", "reduce"]);
+        assert_eq!(
+            names,
+            ["bin_heatmap", "bspline", "force_layout", "kde_bundle", "line_density", "location_features", "reduce"]
+        );
     }
 }

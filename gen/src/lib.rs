@@ -245,7 +245,10 @@ pub fn scaled(name: &str, q: &Query) -> Result<Option<scale_gen::Scale>, SourceE
         Some(v) => {
             let r = whole(input, "slow_rank", v, u64::from(u32::MAX))?;
             if r >= u64::from(ranks) {
-                return Err(SourceError::invalid(input, format!("option slow_rank={r} is not one of the {ranks} ranks")));
+                return Err(SourceError::invalid(
+                    input,
+                    format!("option slow_rank={r} is not one of the {ranks} ranks"),
+                ));
             }
             Some(r as u32)
         }

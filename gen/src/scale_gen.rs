@@ -287,7 +287,9 @@ mod tests {
         assert_eq!(t.region_names.last().map(String::as_str), Some(SLOW_REGION));
         let own = (t.region_names.len() - 1) as u32;
         let i = &t.intervals;
-        let time = |keep: &dyn Fn(usize) -> bool| -> u64 { (0..i.start.len()).filter(|&k| keep(k)).map(|k| i.end[k] - i.start[k]).sum() };
+        let time = |keep: &dyn Fn(usize) -> bool| -> u64 {
+            (0..i.start.len()).filter(|&k| keep(k)).map(|k| i.end[k] - i.start[k]).sum()
+        };
         let slow = time(&|k| i.kind[k] == own);
         assert!(slow > 0 && (0..i.start.len()).all(|k| i.kind[k] != own || i.location[k] == 1234));
         let others = time(&|k| i.kind[k] == 0) as f64 / 4095.0;

@@ -159,11 +159,19 @@ fn real_traces_rows_and_legends_read_apart() {
         let left: Vec<&str> = scene
             .labels
             .iter()
-            .filter(|l| l.rect[2] <= plot.x0 as f32 && l.rect[1] >= plot.y0 as f32 - 6.0 && l.rect[3] <= (plot.y0 + plot.h) as f32 + 6.0)
+            .filter(|l| {
+                l.rect[2] <= plot.x0 as f32
+                    && l.rect[1] >= plot.y0 as f32 - 6.0
+                    && l.rect[3] <= (plot.y0 + plot.h) as f32 + 6.0
+            })
             .map(|l| l.text.as_str())
             .collect();
-        let legend: Vec<&str> =
-            scene.labels.iter().filter(|l| l.rect[0] >= (plot.x0 + plot.w) as f32 + 30.0).map(|l| l.text.as_str()).collect();
+        let legend: Vec<&str> = scene
+            .labels
+            .iter()
+            .filter(|l| l.rect[0] >= (plot.x0 + plot.w) as f32 + 30.0)
+            .map(|l| l.text.as_str())
+            .collect();
         for (what, texts) in [("row labels", &left), ("legend entries", &legend)] {
             let mut seen = std::collections::HashSet::new();
             for t in texts.iter() {

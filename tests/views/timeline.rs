@@ -654,7 +654,11 @@ fn one_deviant_rank_of_16384_is_seen_and_named_in_the_overview() {
     let y = (summary.rect[1] + summary.rect[3]) / 2.0;
     let pick = prepared.pick(&d, [600.0, y]).expect("a pick on the summary");
     assert_eq!(pick.title, "summary of 16,384 locations");
-    assert!(pick.lines.iter().any(|l| l.starts_with("compute: ") || l.starts_with("MPI_Waitall: ")), "{:?}", pick.lines);
+    assert!(
+        pick.lines.iter().any(|l| l.starts_with("compute: ") || l.starts_with("MPI_Waitall: ")),
+        "{:?}",
+        pick.lines
+    );
     let by_index = exaviz_tests::scene("timeline", &["--rows", "index"], &d, size).expect("a scene");
     assert!(!by_index.labels.iter().any(|l| l.text == "summary"), "by index, no summary unless asked");
 }

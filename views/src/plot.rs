@@ -142,7 +142,8 @@ pub fn fit_middle(text: &str, width: f32, size_px: f32, tail: f32) -> String {
 /// its end) where that makes it read apart from every other.
 pub fn fit_apart(texts: &[String], width: f32, size_px: f32) -> Vec<String> {
     let mut out: Vec<String> = texts.iter().map(|t| fit_middle(t, width, size_px, 0.5)).collect();
-    let clashing = |out: &[String], k: usize| (0..out.len()).any(|j| j != k && out[j] == out[k] && texts[j] != texts[k]);
+    let clashing =
+        |out: &[String], k: usize| (0..out.len()).any(|j| j != k && out[j] == out[k] && texts[j] != texts[k]);
     for k in 0..out.len() {
         if !clashing(&out, k) {
             continue;

@@ -32,8 +32,12 @@ pub fn location_features(i: u32, params: &Params, spans: &Words, features: &Word
         return;
     }
     let at = 4 * i as usize;
-    let (l, a, end_q, slot) =
-        (spans[at].load(Relaxed), spans[at + 1].load(Relaxed), spans[at + 2].load(Relaxed), spans[at + 3].load(Relaxed));
+    let (l, a, end_q, slot) = (
+        spans[at].load(Relaxed),
+        spans[at + 1].load(Relaxed),
+        spans[at + 2].load(Relaxed),
+        spans[at + 3].load(Relaxed),
+    );
     let end = params.bins * params.bin_quanta;
     let b = end_q.min(end);
     if l >= params.locations || slot >= params.slots || a >= b {

@@ -188,7 +188,11 @@ fn features_of(input: &FeatureInput<'_>, values: Vec<u32>) -> Features {
 /// distance to it, on `runner` (the same on both backends).
 pub fn nearest(runner: &mut dyn Runner, features: &Features, reps: &[u32]) -> Result<Vec<(u32, u32)>, StageError> {
     let d = features.dims();
-    if d == 0 || reps.is_empty() || !reps.len().is_multiple_of(d) || features.values.len() != features.locations as usize * d {
+    if d == 0
+        || reps.is_empty()
+        || !reps.len().is_multiple_of(d)
+        || features.values.len() != features.locations as usize * d
+    {
         return Err(StageError::Input("location distances need features and whole representatives".into()));
     }
     let n = features.locations;
@@ -250,7 +254,8 @@ mod tests {
     /// listed location or slot add nothing; the plain path equals the recording's run.
     #[test]
     fn time_lands_in_the_bins_it_covers() {
-        let (l, s, e, k) = ([0u32, 1, 1, 2, 7], [0u64, 150, 0, 0, 0], [400u64, 250, 1000, 1000, 10], [0u32, 1, 0, 5, 0]);
+        let (l, s, e, k) =
+            ([0u32, 1, 1, 2, 7], [0u64, 150, 0, 0, 0], [400u64, 250, 1000, 1000, 10], [0u32, 1, 0, 5, 0]);
         let i = input(&l, &s, &e, &k, (0, 400));
         let f = run(&mut CpuRunner::default(), &i).unwrap();
         assert_eq!(f.quantum, 1);
@@ -287,7 +292,16 @@ mod tests {
         let s: Vec<u64> = (0..n).map(|_| next(3_000_000)).collect();
         let e: Vec<u64> = s.iter().map(|&a| a + 1 + next(400_000)).collect();
         let k: Vec<u32> = (0..n).map(|_| next(6) as u32).collect();
-        let i = FeatureInput { location: &l, start: &s, end: &e, slot: &k, locations: 90, window: (100_000, 2_500_000), bins: 32, slots: 5 };
+        let i = FeatureInput {
+            location: &l,
+            start: &s,
+            end: &e,
+            slot: &k,
+            locations: 90,
+            window: (100_000, 2_500_000),
+            bins: 32,
+            slots: 5,
+        };
         let plain = run(&mut CpuRunner::default(), &i).unwrap();
         assert_eq!(plain, run_recorded(&mut CpuRunner::default(), &i).unwrap());
         assert!(plain.values.iter().filter(|&&v| v > 0).count() > 5_000, "the features are filled");

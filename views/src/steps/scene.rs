@@ -79,9 +79,12 @@ pub fn step_work(t: &Trace, window: (u64, u64)) -> StepWork {
     let names = &t.locations.name;
     let last = |l: u32| names[l as usize].rsplit(" / ").next().unwrap_or(&names[l as usize]).to_string();
     let head = |l: u32| names[l as usize].rsplit_once(" / ").map_or("", |(h, _)| h).to_string();
-    let number = |s: &str| -> u64 { s.split(|c: char| !c.is_ascii_digit()).find(|d| !d.is_empty()).and_then(|d| d.parse().ok()).unwrap_or(0) };
+    let number = |s: &str| -> u64 {
+        s.split(|c: char| !c.is_ascii_digit()).find(|d| !d.is_empty()).and_then(|d| d.parse().ok()).unwrap_or(0)
+    };
     type Key = (exaviz_model::LocationKind, String);
-    let key_of = |l: u32| -> Key { (t.locations.kind.get(l as usize).copied().unwrap_or_default(), numbers_as_hash(&last(l))) };
+    let key_of =
+        |l: u32| -> Key { (t.locations.kind.get(l as usize).copied().unwrap_or_default(), numbers_as_hash(&last(l))) };
     let mut within: std::collections::HashMap<(String, Key), Vec<(u64, u32)>> = Default::default();
     // Locations without a process in their names (`rank 5`) are each their own process.
     for (l, _) in rows.iter().filter(|(l, _)| !head(*l).is_empty()) {
@@ -153,7 +156,10 @@ struct Row {
 fn rows_of(w: &StepWork, h: u32, backend: &Backend) -> Result<Vec<Row>, ViewError> {
     let n = w.locations.len() as u32;
     let span = |k: u32, n: u32| {
-        let (a, b) = ((u64::from(k) * u64::from(h) / u64::from(n)) as u32, ((u64::from(k) + 1) * u64::from(h) / u64::from(n)) as u32);
+        let (a, b) = (
+            (u64::from(k) * u64::from(h) / u64::from(n)) as u32,
+            ((u64::from(k) + 1) * u64::from(h) / u64::from(n)) as u32,
+        );
         let b = if b - a >= 4 { b - 1 } else { b.max(a + 1) };
         a..b.min(h)
     };
@@ -234,7 +240,12 @@ impl Picker for StepsPick {
         let median = self.work.median_of(row.members[0], k);
         let what = if row.band { "its locations' median work" } else { "work" };
         match deviation(row.work[k], median) {
-            Some(d) => lines.push(format!("{what}: {}; its peers' median: {} ({:+.1}%)", ms(row.work[k]), ms(median), 100.0 * d)),
+            Some(d) => lines.push(format!(
+                "{what}: {}; its peers' median: {} ({:+.1}%)",
+                ms(row.work[k]),
+                ms(median),
+                100.0 * d
+            )),
             None => lines.push(format!("no work in this step (its peers' median: {})", ms(median))),
         }
         if row.band {
@@ -277,16 +288,15 @@ pub fn steps_scene(
         .collect();
     // Deviations: the map's range the largest, between 10% and 200%.
     let dev = |r: &Row, k: usize| deviation(r.work[k], work.median_of(r.members[0], k));
-    let range = rows
-        .iter()
-        .flat_map(|r| (0..work.steps).filter_map(move |k| dev(r, k)))
-        .fold(0.0f64, |m, d| m.max(d.abs()));
+    let range =
+        rows.iter().flat_map(|r| (0..work.steps).filter_map(move |k| dev(r, k))).fold(0.0f64, |m, d| m.max(d.abs()));
     // Rounded up to a round share, so that the legend reads in round numbers.
     let range = [0.1, 0.2, 0.5, 1.0, 2.0].into_iter().find(|&r| r >= range).unwrap_or(2.0);
     let map = ColorMap::RdBu;
     let mut colours = vec![[0u8; 4]; (p.w * p.h) as usize];
-    let column_step: Vec<usize> =
-        (0..p.w).map(|x| (((f64::from(x) + 0.5) * work.steps as f64 / f64::from(p.w)) as usize).min(work.steps - 1)).collect();
+    let column_step: Vec<usize> = (0..p.w)
+        .map(|x| (((f64::from(x) + 0.5) * work.steps as f64 / f64::from(p.w)) as usize).min(work.steps - 1))
+        .collect();
     for r in &rows {
         let line: Vec<[u8; 4]> = column_step
             .iter()

@@ -141,10 +141,12 @@ pub fn locations_counted(t: &Trace) -> String {
     let processes: std::collections::HashSet<&str> =
         l.name.iter().filter_map(|s| s.split_once(" / ").map(|(h, _)| h)).collect();
     let last = |s: &str| s.rsplit(" / ").next().unwrap_or(s).to_ascii_lowercase();
-    let threads =
-        (0..n).filter(|&i| kind(i) == CpuThread || (kind(i) == Unknown && last(&l.name[i]).starts_with("thread"))).count();
-    let streams =
-        (0..n).filter(|&i| kind(i) == GpuStream || (kind(i) == Unknown && last(&l.name[i]).starts_with("stream"))).count();
+    let threads = (0..n)
+        .filter(|&i| kind(i) == CpuThread || (kind(i) == Unknown && last(&l.name[i]).starts_with("thread")))
+        .count();
+    let streams = (0..n)
+        .filter(|&i| kind(i) == GpuStream || (kind(i) == Unknown && last(&l.name[i]).starts_with("stream")))
+        .count();
     let count = crate::rows::thousands;
     let plural = |k: usize, one: &str, many: &str| format!("{} {}", count(k), if k == 1 { one } else { many });
     let mut parts = Vec::new();
@@ -184,7 +186,12 @@ mod counted_tests {
         let mut names = Vec::new();
         let mut kinds = Vec::new();
         for r in 0..8 {
-            for (what, kind) in [("thread 1 (python)", CpuThread), ("thread 2 (pt_gloo)", CpuThread), ("thread 3", CpuThread), ("stream 7", GpuStream)] {
+            for (what, kind) in [
+                ("thread 1 (python)", CpuThread),
+                ("thread 2 (pt_gloo)", CpuThread),
+                ("thread 3", CpuThread),
+                ("stream 7", GpuStream),
+            ] {
                 names.push(format!("rank {r} python / {what}"));
                 kinds.push(kind);
             }
@@ -195,6 +202,9 @@ mod counted_tests {
         let ranks: Vec<&str> = ranks.iter().map(String::as_str).collect();
         assert_eq!(locations_counted(&trace(&ranks, &[])), "16,384 ranks");
         assert_eq!(locations_counted(&trace(&["a", "b"], &[])), "2 locations");
-        assert_eq!(locations_counted(&trace(&["node 0 / Thread 0", "node 0 / Thread 1"], &[])), "2 locations: 1 process, 2 threads");
+        assert_eq!(
+            locations_counted(&trace(&["node 0 / Thread 0", "node 0 / Thread 1"], &[])),
+            "2 locations: 1 process, 2 threads"
+        );
     }
 }

@@ -28,8 +28,8 @@ use super::pick::{CRITICAL_NOTE, TimelinePick};
 use super::states::{LEVEL_PX, Summarised, row_contents, state_pixels};
 use super::tracks::{SLOT_GAP_PX, Slot, Tracks};
 use crate::legend::format_value;
-use crate::rows::Behaviour;
 use crate::plot::{CATEGORICAL, Mix, Plot, Tick, axes, direction_colour, direction_legend, nice_ticks};
+use crate::rows::Behaviour;
 use crate::trace::Home;
 use crate::trace::window_in;
 use crate::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
@@ -154,11 +154,10 @@ pub(super) fn compose(
     let log_max = (f64::from(max) + 1.0).ln();
     let opacity = tone.opacity;
     let mask = layers.search.and_then(|(mask, _)| mask);
-    let notes: Vec<&str> =
-        [layers.search.map(|s| s.1), layers.waits.map(|w| w.1), layers.critical, layers.summary]
-            .into_iter()
-            .flatten()
-            .collect();
+    let notes: Vec<&str> = [layers.search.map(|s| s.1), layers.waits.map(|w| w.1), layers.critical, layers.summary]
+        .into_iter()
+        .flatten()
+        .collect();
     if !notes.is_empty() {
         // Clear of the row axis's title on the left; the right half is the selected pair's.
         let note = crate::plot::fit(&notes.join("; "), p.w as f32 * 0.5 - 32.0, 11.0);
@@ -461,8 +460,17 @@ pub fn timeline_scene(
     let legend = &index.legend;
     let critical = opts.critical_path.then_some(CRITICAL_NOTE);
     let summary_note = summary.as_ref().map(|s| s.note(t, grouped.as_ref()));
-    let layers =
-        Layers { states: &states, density: &density, legend, joins: &joins, search, waits, counters, critical, summary: summary_note.as_deref() };
+    let layers = Layers {
+        states: &states,
+        density: &density,
+        legend,
+        joins: &joins,
+        search,
+        waits,
+        counters,
+        critical,
+        summary: summary_note.as_deref(),
+    };
     let mut axis = match &home {
         Some(h) => format!("time since trace start (s); {}", h.note),
         None => "time since trace start (s)".into(),

@@ -186,7 +186,8 @@ impl Tracks {
         let own = |s: &str| -> Option<String> {
             let rest = s.strip_prefix("thread ")?;
             let (tid, name) = rest.split_once(" (")?;
-            (tid.chars().all(|c| c.is_ascii_digit()) && name.ends_with(')')).then(|| name.trim_end_matches(')').to_string())
+            (tid.chars().all(|c| c.is_ascii_digit()) && name.ends_with(')'))
+                .then(|| name.trim_end_matches(')').to_string())
         };
         let mut by_group: std::collections::HashMap<u32, Vec<usize>> = std::collections::HashMap::new();
         for k in 0..out.len() {
