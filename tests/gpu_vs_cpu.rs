@@ -472,3 +472,36 @@ fn force_layout_matches_exactly() {
         }
     }
 }
+
+/// Rows grouped by behaviour: the per-location features of many random intervals (unsorted,
+/// some beyond the window or of no listed location or slot) and every location's nearest
+/// representative, on the GPU and on the CPU mirror (its recording and its plain path): exact.
+#[test]
+fn location_features_and_distances_match() {
+    use stages::location_features::{self as lf, FeatureInput};
+    let mut rng = Rng(81);
+    let n = 60_000;
+    let location: Vec<u32> = (0..n).map(|_| rng.below(530)).collect();
+    let start: Vec<u64> = (0..n).map(|_| (1 << 34) + rng.next_u64() % 50_000_000).collect();
+    let end: Vec<u64> = start.iter().map(|&a| a + 1 + u64::from(rng.below(3_000_000))).collect();
+    let slot: Vec<u32> = (0..n).map(|_| rng.below(7)).collect();
+    let input = FeatureInput {
+        location: &location,
+        start: &start,
+        end: &end,
+        slot: &slot,
+        locations: 512,
+        window: ((1 << 34) + 1_000_000, (1 << 34) + 45_000_000),
+        bins: 32,
+        slots: 6,
+    };
+    let plain = lf::run(&mut CpuRunner::default(), &input).unwrap();
+    assert!(plain.values.iter().filter(|&&v| v > 0).count() > 20_000, "the features are filled");
+    let reps: Vec<u32> = [3usize, 100, 377].iter().flat_map(|&l| plain.of(l).to_vec()).collect();
+    let nearest = lf::nearest(&mut CpuRunner::default(), &plain, &reps).unwrap();
+    both(|r| {
+        assert!(lf::run_recorded(r, &input).unwrap() == plain, "features");
+        assert_eq!(lf::nearest_recorded(r, &plain, &reps).unwrap(), nearest, "distances");
+    });
+    assert_eq!((nearest[100].0, nearest[100].1), (1, 0), "a representative is its own nearest");
+}
