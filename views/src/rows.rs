@@ -70,7 +70,7 @@ fn norm(a: &[u32]) -> u64 {
 }
 
 /// The lower median of `v` (sorted in place); 0 for none.
-fn median(v: &mut [u64]) -> u64 {
+pub(crate) fn median(v: &mut [u64]) -> u64 {
     v.sort_unstable();
     v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
 }

@@ -21,6 +21,7 @@ use exaviz_compute::{Backend, BackendChoice, GpuContext};
 use exaviz_model::dataset::Dataset;
 use exaviz_model::selection::{Parts, Search, Selection};
 use exaviz_render::write_png_atomic;
+use exaviz_views::rows::thousands;
 use exaviz_views::{Frame, View};
 use winit::application::ApplicationHandler;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
@@ -1119,19 +1120,6 @@ fn summary(dataset: &Dataset) -> Vec<String> {
         lines.push(format!("{:.6} s of trace", (b - a) as f64 / s.ticks_per_second as f64));
     }
     lines
-}
-
-/// 1234567 as "1,234,567".
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (k, c) in digits.chars().enumerate() {
-        if k > 0 && (digits.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

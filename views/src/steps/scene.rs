@@ -41,9 +41,9 @@ pub struct StepWork {
     pub spans: Vec<(u64, u64)>,
 }
 
+/// The lower median of `v` (0 for none).
 fn lower_median(mut v: Vec<u64>) -> u64 {
-    v.sort_unstable();
-    v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
+    crate::rows::median(&mut v)
 }
 
 /// The work (time in regions other than waiting, innermost) of every location in every step of
