@@ -142,3 +142,19 @@ pub fn scene(
         .map_err(|e| e.to_string())?;
     Ok(prepared.draw(d, &built.selection).into_owned())
 }
+
+/// The prepared picture `exaviz render INPUT --view VIEW OPTIONS --size WxH` draws (on the
+/// CPU): what tests of tooltips pick on.
+pub fn prepared(
+    view: &str,
+    options: &[&str],
+    d: &exaviz_model::dataset::Dataset,
+    size: (u32, u32),
+) -> Box<dyn exaviz_views::contract::Prepared> {
+    use exaviz_views::contract::{Entry, Frame, prepare};
+    let entry = Entry::find(view).unwrap_or_else(|| panic!("{view} is not registered"));
+    let built = entry.parse(options).unwrap_or_else(|e| panic!("{view} {options:?}: {e}"));
+    let frame = Frame { width: size.0, height: size.1 };
+    prepare(built.view.as_ref(), d, &built.selection, frame, &exaviz_compute::Backend::Cpu)
+        .unwrap_or_else(|e| panic!("{view} {options:?}: {e}"))
+}

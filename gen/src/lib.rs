@@ -69,8 +69,8 @@ pub const GENERATORS: &[Generator] = &[
     },
     Generator {
         name: "fd4",
-        about: "MPI trace like Brendel et al.'s (2016) FD4 case: 1,024 ranks, ~2.2M messages, neighbours plus far partners, 5 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%), slow_rank=R (rank R computes 1.5x as long every iteration, so the others wait); or at any scale: ranks and messages (e.g. ranks=65536&messages=1e9, streamed into a store by exaviz convert), seed, collectives, slow_rank=R (every rank computes for 20-30% of each period and rank R three times as long, in a region of its own: one deviant among any number of ranks)",
-        options: &["iterations", "seed", "collectives", "plant", "slow_rank", "ranks", "messages"],
+        about: "MPI trace like Brendel et al.'s (2016) FD4 case: 1,024 ranks, ~2.2M messages, neighbours plus far partners, 5 min; options: iterations, seed, collectives (an MPI_Allreduce every N iterations), plant (1: a slow rank group from 40% to 55% of the run and extra traffic among other ranks from 70% to 80%), slow_rank=R (rank R computes 1.5x as long every iteration, so the others wait); or at any scale: ranks and messages (e.g. ranks=65536&messages=1e9, streamed into a store by exaviz convert), seed, collectives, slow_rank=R (every rank computes for 20-30% of each period and rank R three times as long, in a region of its own: one deviant among any number of ranks), heavy_pair=S-R (rank S also sends rank R 16 messages of 64 KiB every iteration: one heavy pair among any number of ranks)",
+        options: &["iterations", "seed", "collectives", "plant", "slow_rank", "ranks", "messages", "heavy_pair"],
         files: None,
         make: make_mpi,
     },
@@ -224,6 +224,9 @@ pub fn scaled(name: &str, q: &Query) -> Result<Option<scale_gen::Scale>, SourceE
     let input = q.input();
     let get = |k: &str| q.get(k);
     if name != "fd4" || (get("ranks").is_none() && get("messages").is_none()) {
+        if name == "fd4" && get("heavy_pair").is_some() {
+            return Err(SourceError::invalid(input, "option heavy_pair goes with ranks or messages"));
+        }
         return Ok(None);
     }
     for k in ["iterations", "plant"] {
@@ -254,7 +257,24 @@ pub fn scaled(name: &str, q: &Query) -> Result<Option<scale_gen::Scale>, SourceE
         }
         None => None,
     };
-    Ok(Some(scale_gen::Scale { ranks, messages, seed, collectives, slow }))
+    let heavy = match get("heavy_pair") {
+        Some(v) => {
+            let pair = v
+                .split_once('-')
+                .and_then(|(a, b)| Some((a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?)));
+            match pair {
+                Some((a, b)) if a < ranks && b < ranks && a != b => Some((a, b)),
+                _ => {
+                    return Err(SourceError::invalid(
+                        input,
+                        format!("option heavy_pair={v}: expected SENDER-RECEIVER, two of the {ranks} ranks"),
+                    ));
+                }
+            }
+        }
+        None => None,
+    };
+    Ok(Some(scale_gen::Scale { ranks, messages, seed, collectives, slow, heavy }))
 }
 
 /// A scaled generator's trace in memory, when small enough to hold.

@@ -7,7 +7,8 @@
 //! of the period (`MPI_Waitall`). An `MPI_Allreduce` over all ranks can end every N-th iteration.
 //! The last iteration is cut so the trace holds exactly `messages` messages. With a slow rank
 //! (`slow_rank=R`), every rank computes for 20-30% of the period and rank R for three times
-//! its draw in a region of its own (`slow_work`): one deviant among any number of ranks.
+//! its draw in a region of its own (`slow_work`): one deviant among any number of ranks. With a
+//! heavy pair (`heavy_pair=S-R`), rank S also sends rank R 16 messages of 64 KiB each iteration.
 //!
 //! Each iteration is generated in blocks of ranks on every core; each block draws from its own
 //! generator seeded by (seed, iteration, block), so the trace depends on the seed only, not on
@@ -40,7 +41,14 @@ pub struct Scale {
     pub collectives: u32,
     /// The rank that spends three times as long as the others in a region of its own.
     pub slow: Option<u32>,
+    /// A sender and receiver exchanging far more than any other pair: every iteration the
+    /// sender also sends [`HEAVY_MESSAGES`] messages of four times the typical size to the
+    /// receiver.
+    pub heavy: Option<(u32, u32)>,
 }
+
+/// Extra messages of the heavy pair per iteration.
+pub const HEAVY_MESSAGES: u32 = 16;
 
 /// One iteration's events, each table sorted by time.
 #[derive(Clone, Debug, Default)]
@@ -168,6 +176,18 @@ impl Scale {
             if rng.unit() < 0.1 {
                 partners[4] = rng.below(self.ranks);
             }
+            if let Some((_, to)) = self.heavy.filter(|&(from, _)| from == r) {
+                for k in 0..HEAVY_MESSAGES {
+                    let send = compute_end + 10_000 + u64::from(k) * 1_000;
+                    let m = &mut c.messages;
+                    m.source.push(r);
+                    m.destination.push(to);
+                    m.send_time.push(send);
+                    m.recv_time.push((send + 40_000).min(end));
+                    m.bytes.push(4 * BYTES);
+                    m.tag.push(100 + k);
+                }
+            }
             for (k, &p) in partners.iter().enumerate().filter(|&(_, &p)| p != u32::MAX && p != r) {
                 let bytes = BYTES / 2 + rng.below(BYTES);
                 let send = compute_end + k as u64 * 2_000;
@@ -218,7 +238,7 @@ mod tests {
     /// as many receivers as the second's.
     #[test]
     fn far_partners_are_independent_across_iterations_and_blocks() {
-        let s = Scale { ranks: 8192, messages: 8192 * 4 * 60, seed: 1, collectives: 0, slow: None };
+        let s = Scale { ranks: 8192, messages: 8192 * 4 * 60, seed: 1, collectives: 0, slow: None, heavy: None };
         let m = s.dataset("x").trace.messages;
         let distinct = |blocks: std::ops::Range<u32>| {
             let mut d: Vec<u32> = (0..m.source.len())
@@ -251,7 +271,7 @@ mod tests {
 
     #[test]
     fn exact_counts_sorted_and_deterministic() {
-        let s = Scale { ranks: 5000, messages: 123_457, seed: 3, collectives: 2, slow: None };
+        let s = Scale { ranks: 5000, messages: 123_457, seed: 3, collectives: 2, slow: None, heavy: None };
         let d = s.dataset("x");
         let t = &d.trace;
         assert_eq!(t.messages.source.len(), 123_457);
@@ -269,7 +289,7 @@ mod tests {
         let last = t.intervals.end.iter().chain(&t.messages.recv_time).max().copied().unwrap();
         assert!(last <= s.end_ticks() && s.end_ticks() - last < 3 * PERIOD_NS, "{last} {}", s.end_ticks());
         for ranks in [2, 13, 64] {
-            let s = Scale { ranks, messages: 1000, seed: 1, collectives: 0, slow: None };
+            let s = Scale { ranks, messages: 1000, seed: 1, collectives: 0, slow: None, heavy: None };
             let d = s.dataset("x");
             assert!(d.trace.intervals.end.iter().all(|&e| e <= s.end_ticks()), "{ranks}");
         }
@@ -281,7 +301,7 @@ mod tests {
     /// every iteration.
     #[test]
     fn a_slow_rank_spends_three_times_as_long_in_its_own_region() {
-        let s = Scale { ranks: 4096, messages: 4096 * 4 * 6, seed: 1, collectives: 2, slow: Some(1234) };
+        let s = Scale { ranks: 4096, messages: 4096 * 4 * 6, seed: 1, collectives: 2, slow: Some(1234), heavy: None };
         let d = s.dataset("x");
         let t = &d.trace;
         assert_eq!(t.region_names.last().map(String::as_str), Some(SLOW_REGION));
@@ -295,5 +315,29 @@ mod tests {
         let others = time(&|k| i.kind[k] == 0) as f64 / 4095.0;
         let ratio = slow as f64 / others;
         assert!((2.5..3.5).contains(&ratio), "{ratio}");
+    }
+
+    /// A heavy pair: the sender sends the receiver its 16 extra messages every iteration, of
+    /// four times the typical size; the option is refused where it names no two ranks.
+    #[test]
+    fn a_heavy_pair_exchanges_far_more_than_any_other() {
+        let s =
+            Scale { ranks: 4096, messages: 4096 * 4 * 6, seed: 1, collectives: 0, slow: None, heavy: Some((7, 3000)) };
+        let d = s.dataset("x");
+        let m = &d.trace.messages;
+        let pair = |a: u32, b: u32| (0..m.source.len()).filter(|&k| (m.source[k], m.destination[k]) == (a, b)).count();
+        let heavy = pair(7, 3000);
+        assert!(heavy >= 4 * HEAVY_MESSAGES as usize, "{heavy}");
+        assert!(pair(7, 8) < heavy / 8, "{} against {heavy}", pair(7, 8));
+        let q = |s: &str| exaviz_model::query::Query::split(s, s.trim_start_matches("gen:")).unwrap().1;
+        for bad in [
+            "gen:fd4?ranks=64&heavy_pair=5-5",
+            "gen:fd4?ranks=64&heavy_pair=5-64",
+            "gen:fd4?ranks=64&heavy_pair=5",
+            "gen:fd4?heavy_pair=1-2",
+        ] {
+            assert!(crate::scaled("fd4", &q(bad)).is_err(), "{bad}");
+        }
+        assert_eq!(crate::scaled("fd4", &q("gen:fd4?ranks=64&heavy_pair=5-9")).unwrap().unwrap().heavy, Some((5, 9)));
     }
 }

@@ -128,3 +128,46 @@ fn the_critical_path_runs_through_the_marey_graph() {
     // From rank 0's axis down to rank 3's: over 400 of the 768 rows.
     assert!(before == 0 && lit > 400 && after == 0, "{before} {lit} {after}");
 }
+
+/// A straggler among 10,000 devices: the stages collapse into rows of their thousands of
+/// devices, and the one that differs keeps a row of its own under its stage's, labelled with
+/// its name, its operators drawn over well over a hairline, on both backends; by index it is
+/// only a share of its stage's mean.
+#[test]
+fn one_straggler_of_10000_devices_keeps_a_row_of_its_own() {
+    let d = open("gen:training?devices=10000&straggler=4321");
+    let size = (1200, 900);
+    let picture = both("marey", &[], &d, size);
+    let scene = exaviz_tests::scene("marey", &[], &d, size).expect("a scene");
+    let texts: Vec<&str> = scene.labels.iter().map(|l| l.text.as_str()).collect();
+    let label = scene.labels.iter().find(|l| l.text.starts_with("rank 4321")).unwrap_or_else(|| panic!("{texts:?}"));
+    // Stage 0's row stands for the others; stage 1's keeps apart the straggler's partner down
+    // the pipeline (rank 9321), which waits for it.
+    assert!(texts.contains(&"stage 0") && texts.contains(&"4,999 devices, 1 out"), "{texts:?}");
+    let rows = 2 + texts.iter().filter(|t| t.starts_with("rank ")).count();
+    assert!(rows <= 6, "{rows} rows: {texts:?}");
+    // The straggler's row: its label's height, half a row's pitch either side.
+    let pitch = (900.0 - 34.0 - 92.0) / rows as f32;
+    let y = (label.rect[1] + label.rect[3]) / 2.0;
+    let computing = |img: &Image, y0: f32| {
+        let mut n = 0;
+        for y in (y0 - pitch / 2.0) as u32..(y0 + pitch / 2.0) as u32 {
+            for x in 190..1200 - 16 {
+                let [r, g, b, _] = img.pixel(x, y);
+                let near = |c: [f32; 3]| [r, g, b].iter().zip(c).all(|(&v, w)| (f32::from(v) - w * 255.0).abs() <= 3.0);
+                n += usize::from(
+                    near(exaviz_views::marey::class_colour(exaviz_model::training::Class::Forward))
+                        || near(exaviz_views::marey::class_colour(exaviz_model::training::Class::Backward)),
+                );
+            }
+        }
+        n
+    };
+    let seen = computing(&picture, y);
+    assert!(seen >= 1500, "the straggler's forward and backward passes over {seen} plot pixels");
+    let pick = exaviz_tests::prepared("marey", &[], &d, size).pick(&d, [100.0, y]).expect("a pick on its label");
+    assert!(pick.title.starts_with("rank 4321"), "{}", pick.title);
+    let by_index = exaviz_tests::scene("marey", &["--rows", "index"], &d, size).expect("a scene");
+    assert!(!by_index.labels.iter().any(|l| l.text.starts_with("rank 4321")), "by index, no row of its own");
+    assert!(by_index.labels.iter().any(|l| l.text == "5,000 devices"));
+}

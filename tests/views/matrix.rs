@@ -11,3 +11,50 @@ fn matrix_matches_golden_on_both_backends() {
         golden(&format!("matrix_{case}.png"), &picture);
     }
 }
+
+/// One heavy pair among 65,536 ranks: where cells gather blocks of a hundred ranks, the pair's
+/// sender and receiver get a row and a column of their own, pinned at the top and left and
+/// labelled with their ranks, their cell over well over a pixel of a block, on both backends;
+/// by index neither is named.
+#[test]
+fn one_heavy_pair_of_65536_ranks_has_a_row_and_a_column_of_its_own() {
+    let d = open("gen:fd4?ranks=65536&messages=1e6&heavy_pair=1234-40000");
+    let size = (1024, 768);
+    let picture = both("matrix", &[], &d, size);
+    let scene = exaviz_tests::scene("matrix", &[], &d, size).expect("a scene");
+    let find = |text: &str| scene.labels.iter().find(|l| l.text == text).map(|l| l.rect);
+    let texts: Vec<&str> = scene.labels.iter().map(|l| l.text.as_str()).collect();
+    let row = find("rank 1234").unwrap_or_else(|| panic!("the sender's row is named: {texts:?}"));
+    let col = find("40000").unwrap_or_else(|| panic!("the receiver's column is named: {texts:?}"));
+    assert!(find("rank 40000").is_some() && find("1234").is_some(), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("65536 processes") && t.contains("2 apart")), "{texts:?}");
+    let (x, y) = ((col[0] + col[2]) / 2.0, (row[1] + row[3]) / 2.0 - 2.0);
+    let pick = exaviz_tests::prepared("matrix", &[], &d, size).pick(&d, [x, y]).expect("a pick on the pair's cell");
+    assert_eq!(pick.title, "rank 1234 → rank 40000");
+    let heavy: u64 = d
+        .trace
+        .messages
+        .source
+        .iter()
+        .zip(&d.trace.messages.destination)
+        .filter(|&(&s, &r)| (s, r) == (1234, 40000))
+        .count() as u64;
+    assert!(heavy >= 32, "{heavy} messages of the pair");
+    assert_eq!(pick.lines[0], format!("messages: {heavy}"));
+    // The pair's cell: its colour over at least 1,500 pixels.
+    let want = picture.pixel(x as u32, y as u32);
+    let count = |img: &exaviz_render::Image| {
+        let mut n = 0;
+        for yy in 56..768 - 52 {
+            for xx in 80..1024 - 170 {
+                let c = img.pixel(xx, yy);
+                n += usize::from((0..3).all(|k| c[k].abs_diff(want[k]) <= 2));
+            }
+        }
+        n
+    };
+    let seen = count(&picture);
+    assert!(seen >= 1500, "the pair's colour {want:?} over {seen} pixels");
+    let by_index = exaviz_tests::scene("matrix", &["--rows", "index"], &d, size).expect("a scene");
+    assert!(!by_index.labels.iter().any(|l| l.text == "rank 1234"), "by index, no row of its own");
+}

@@ -26,7 +26,7 @@ impl Plot {
 /// A tick: position along the axis in `[0, 1]` (0: left or top) and its label.
 pub type Tick = (f32, String);
 
-/// Frame, ticks, tick labels and axis titles around `p`.
+/// Frame, ticks, tick labels and axis titles around `p` (an empty title is left out).
 pub fn axes(scene: &mut Scene, p: Plot, x_ticks: &[Tick], y_ticks: &[Tick], x_title: &str, y_title: &str) {
     let frame = [0.45, 0.47, 0.52, 1.0];
     let (x0, y0, w, h) = (p.x0 as f32, p.y0 as f32, p.w as f32, p.h as f32);
@@ -45,7 +45,9 @@ pub fn axes(scene: &mut Scene, p: Plot, x_ticks: &[Tick], y_ticks: &[Tick], x_ti
         scene.text(label, [x0 - 8.0, y + 4.0], 11.0, Anchor::Right, TEXT_DIM);
     }
     scene.text(&fit(x_title, w, 12.0), [x0 + w / 2.0, y0 + h + 34.0], 12.0, Anchor::Centre, TEXT);
-    scene.text(y_title, [8.0, y0 - 10.0], 12.0, Anchor::Left, TEXT);
+    if !y_title.is_empty() {
+        scene.text(y_title, [8.0, y0 - 10.0], 12.0, Anchor::Left, TEXT);
+    }
 }
 
 /// Okabe & Ito's eight colours, distinguishable with the common colour-vision deficiencies

@@ -27,6 +27,18 @@ const SIGMAS: f64 = 5.0;
 /// stays in its group).
 const FLOOR: f64 = 0.15;
 
+/// Whether locations that differ from the others keep rows of their own where many share a
+/// picture's rows (`--rows` of the Marey graph and the matrix).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Grouping {
+    /// Those that differ from the others in the window (far beyond the others' spread) keep
+    /// rows of their own, labelled with their names.
+    #[default]
+    Behaviour,
+    /// Rows in the trace's order, each standing for all it gathers.
+    Index,
+}
+
 /// How a window's locations share rows.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Behaviour {

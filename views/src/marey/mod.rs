@@ -79,6 +79,8 @@ pub struct MareyOptions {
     pub thresholds: Thresholds,
     /// Draw the run's critical path ([`exaviz_analysis::critical_path`]) through the graph.
     pub critical_path: bool,
+    /// Whether a collapsed stage keeps the devices that differ from it on rows of their own.
+    pub rows: crate::rows::Grouping,
 }
 
 impl Default for MareyOptions {
@@ -90,6 +92,7 @@ impl Default for MareyOptions {
             step: None,
             thresholds: Thresholds::default(),
             critical_path: false,
+            rows: crate::rows::Grouping::Behaviour,
         }
     }
 }
@@ -260,6 +263,25 @@ struct MareyPicker {
     heavy: Vec<bool>,
     /// Each device's stage.
     device_stage: Vec<u32>,
+    /// Per stage, the devices drawn apart from its collapsed row (sorted).
+    apart: Vec<Vec<u32>>,
+}
+
+impl MareyPicker {
+    /// The devices stage `s`'s collapsed row stands for, and how many are drawn apart.
+    fn stage_devices(&self, t: &Training, s: u32) -> (Vec<usize>, usize) {
+        let apart = self.apart.get(s as usize).map_or(&[][..], Vec::as_slice);
+        let all = t.stage_devices().get(s as usize).cloned().unwrap_or(0..0);
+        (all.filter(|&d| apart.binary_search(&(d as u32)).is_err()).collect(), apart.len())
+    }
+
+    /// A collapsed stage's name with its devices: "stage 0 (4,999 devices, 1 out)" (those drawn
+    /// apart below it).
+    fn stage_label(&self, t: &Training, s: u32) -> String {
+        let (devices, apart) = self.stage_devices(t, s);
+        let n = crate::rows::thousands(devices.len());
+        if apart == 0 { format!("stage {s} ({n} devices)") } else { format!("stage {s} ({n} devices, {apart} out)") }
+    }
 }
 
 impl MareyPicker {
@@ -310,8 +332,12 @@ impl Picker for MareyPicker {
                     Pick::new(t.devices[dv as usize].name.clone(), lines).with_click(Parts::TRACK, sel)
                 }
                 Row::Stage(s) => {
-                    let n = t.stage_devices()[s as usize].len();
+                    let (devices, apart) = self.stage_devices(t, s);
+                    let n = crate::rows::thousands(devices.len());
                     let mut lines = vec![format!("{n} devices collapsed: bands at the mean, whiskers from min to max")];
+                    if apart > 0 {
+                        lines.push(format!("{apart} drawn apart below, as they differ from the stage in this window"));
+                    }
                     lines.extend(self.stage_findings.get(s as usize).cloned().unwrap_or_default());
                     Pick::new(format!("stage {s}"), lines)
                 }
@@ -417,6 +443,10 @@ fn train(scene: &mut Scene, top: ([f32; 2], [f32; 2]), bottom: ([f32; 2], [f32; 
 }
 
 /// The prepared picture.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the trace, its analysis, the options, the selection, the frame, the path and the backend"
+)]
 fn marey_scene(
     d: &Dataset,
     t: &Training,
@@ -425,13 +455,41 @@ fn marey_scene(
     sel: &Selection,
     f: Frame,
     critical: Option<&Critical>,
+    backend: &Backend,
 ) -> Result<(Scene, MareyPicker), ViewError> {
     let p = plot(f)?;
     let w = window(t, &a, o, sel)?;
-    let rows = layout_rows(t, &o.collapse, p.h, sel.devices);
+    let mut rows = layout_rows(t, &o.collapse, p.h, sel.devices);
+    // Devices that differ from their collapsed stage get rows of their own under its row: at
+    // most a dozen or so in all, each row at least 14 pixels.
+    let collapsed: Vec<u32> = rows.iter().filter_map(|r| if let Row::Stage(s) = *r { Some(s) } else { None }).collect();
+    let room = (p.h as usize / 14).saturating_sub(rows.len()).min(16);
+    let apart = if o.rows == crate::rows::Grouping::Behaviour && room > 0 && !collapsed.is_empty() {
+        let most = (room / collapsed.len()).max(1);
+        rows::apart(t, &a.offsets, &collapsed, w, most, backend).map_err(|e| ViewError::Unsupported(e.to_string()))?
+    } else {
+        Vec::new()
+    };
+    let mut apart_of: Vec<Vec<u32>> = vec![Vec::new(); t.stages as usize];
+    for (s, mut devices) in apart {
+        devices.sort_unstable();
+        if let Some(at) = rows.iter().position(|r| *r == Row::Stage(s)) {
+            for (k, &dv) in devices.iter().enumerate() {
+                rows.insert(at + 1 + k, Row::Device(dv));
+            }
+        }
+        apart_of[s as usize] = devices;
+    }
+    let apart_all: Vec<u32> = {
+        let mut v: Vec<u32> = apart_of.concat();
+        v.sort_unstable();
+        v
+    };
     let pitch = p.h as f32 / rows.len().max(1) as f32;
-    let items: Vec<Vec<Item>> =
-        rows.par_iter().map(|r| rows::aggregate(rows::items(t, r, &a.offsets, w, a.longest), w, o.bins)).collect();
+    let items: Vec<Vec<Item>> = rows
+        .par_iter()
+        .map(|r| rows::aggregate(rows::items(t, r, &a.offsets, w, a.longest, &apart_all), w, o.bins))
+        .collect();
     let mut device_findings: HashMap<u32, Vec<String>> = HashMap::default();
     let mut stage_findings = vec![Vec::new(); t.stages as usize];
     for x in &a.findings {
@@ -467,6 +525,7 @@ fn marey_scene(
         stage_of,
         heavy,
         device_stage: t.devices.iter().map(|dv| dv.stage).collect(),
+        apart: apart_of,
     };
     let mut scene = Scene::new(f.width, f.height, BACKGROUND);
     let title = format!(
@@ -549,18 +608,13 @@ fn draw_rows(scene: &mut Scene, t: &Training, pk: &MareyPicker) {
     let (x0, x1) = (p.x0 as f32, (p.x0 + p.w) as f32);
     let rate_max = pk.analysis.rate.iter().copied().fold(0.0, f64::max).max(1e-9);
     let mem_max = t.devices.iter().map(|d| d.memory).max().unwrap_or(0).max(1) as f64;
-    let stages = t.stage_devices();
     let label_px = pk.pitch.clamp(0.0, 12.0);
     let mut last_stage = u32::MAX;
     for (r, row) in pk.rows.iter().enumerate() {
         let y = pk.y(r);
         let (label, stage, devs) = match *row {
-            Row::Device(dv) => {
-                (t.devices[dv as usize].name.clone(), t.devices[dv as usize].stage, dv as usize..dv as usize + 1)
-            }
-            Row::Stage(s) => {
-                (format!("stage {s} ({} devices)", stages[s as usize].len()), s, stages[s as usize].clone())
-            }
+            Row::Device(dv) => (t.devices[dv as usize].name.clone(), t.devices[dv as usize].stage, vec![dv as usize]),
+            Row::Stage(s) => (pk.stage_label(t, s), s, pk.stage_devices(t, s).0),
         };
         if stage != last_stage {
             let yb = p.y0 as f32 + r as f32 * pk.pitch;
@@ -577,7 +631,17 @@ fn draw_rows(scene: &mut Scene, t: &Training, pk: &MareyPicker) {
         }
         last_stage = stage;
         scene.segment(Blend::Alpha, [x0, y], [x1, y], 1.0, [0.4, 0.42, 0.47, 0.9], true);
-        if label_px >= 7.0 {
+        // A collapsed stage's row tall enough says its devices on a line of their own.
+        let split = match *row {
+            Row::Stage(_) if pk.pitch >= 32.0 => {
+                label.split_once(" (").map(|(a, b)| (a.to_string(), b.trim_end_matches(')').to_string()))
+            }
+            _ => None,
+        };
+        if let Some((name, devices)) = split {
+            scene.text(&fit(&name, LABEL_W - 40.0, label_px), [24.0, y - 2.0], label_px, Anchor::Left, TEXT_DIM);
+            scene.text(&fit(&devices, LABEL_W - 46.0, 9.0), [24.0, y + 10.0], 9.0, Anchor::Left, TEXT_DIM);
+        } else if label_px >= 7.0 {
             scene.text(
                 &fit(&label, LABEL_W - 40.0, label_px),
                 [24.0, y + label_px * 0.35],
@@ -588,8 +652,8 @@ fn draw_rows(scene: &mut Scene, t: &Training, pk: &MareyPicker) {
         }
         // The pixel map: FLOPS (or computation time) and peak memory, viridis.
         let n = devs.len().max(1) as f64;
-        let rate = devs.clone().map(|d| pk.analysis.rate[d]).sum::<f64>() / n;
-        let mem = devs.clone().map(|d| t.devices[d].memory as f64).sum::<f64>() / n;
+        let rate = devs.iter().map(|&d| pk.analysis.rate[d]).sum::<f64>() / n;
+        let mem = devs.iter().map(|&d| t.devices[d].memory as f64).sum::<f64>() / n;
         let h = (pk.pitch * 0.4).clamp(0.5, 8.0);
         let cx = x0 - 58.0;
         scene.rect([cx, y - h], [cx + 26.0, y + h], ColorMap::Viridis.sample((rate / rate_max) as f32), true);
@@ -824,13 +888,13 @@ impl contract::View for MareyView {
         Some(Selection { window_s: Some(((lo - a.span.0) / 1e9, (hi - a.span.0) / 1e9)), ..*sel })
     }
 
-    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, _b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
+    fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
         let t = training(d)?;
         let a = self.analysis(d, t);
         // The path needs the trace's rows: none where they stay on disk.
         let shown = sel.critical.unwrap_or(self.opts.critical_path) && d.out_of_core.is_none();
         let critical = shown.then(|| self.critical_of(d, t));
-        let (scene, picker) = marey_scene(d, t, a, &self.opts, sel, f, critical.as_deref())?;
+        let (scene, picker) = marey_scene(d, t, a, &self.opts, sel, f, critical.as_deref(), b)?;
         Ok(Box::new(Drawn { scene, picker }))
     }
 }
@@ -871,6 +935,11 @@ pub struct MareyArgs {
     /// the window).
     #[arg(long)]
     pub critical_path: bool,
+    /// Rows of collapsed stages: behaviour (the devices that differ from their stage in the
+    /// window keep rows of their own, so a straggler among thousands stays seen) or index (a
+    /// collapsed stage's row stands for all its devices).
+    #[arg(long, value_enum, default_value = "behaviour")]
+    pub rows: crate::rows::Grouping,
 }
 
 impl contract::Class for MareyView {
@@ -886,6 +955,7 @@ impl contract::Class for MareyView {
             step: args.step,
             thresholds: Thresholds::default(),
             critical_path: args.critical_path,
+            rows: args.rows,
         };
         MareyView::with(opts)
     }

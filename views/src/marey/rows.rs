@@ -47,8 +47,9 @@ pub fn longest(t: &Training) -> u64 {
     t.ops.start.iter().zip(&t.ops.end).map(|(a, b)| b - a).max().unwrap_or(0)
 }
 
-/// The bands of `row` meeting `[w0, w1]`.
-pub fn items(t: &Training, row: &Row, offsets: &[i64], w: (f64, f64), longest: u64) -> Vec<Item> {
+/// The bands of `row` meeting `[w0, w1]`; a stage's row leaves out the devices in `apart`
+/// (sorted: those drawn on rows of their own).
+pub fn items(t: &Training, row: &Row, offsets: &[i64], w: (f64, f64), longest: u64, apart: &[u32]) -> Vec<Item> {
     let pair_instance = |i: usize| {
         let p = t.ops.pair[i];
         if p == u32::MAX { u32::MAX } else { t.ops.instance[p as usize] }
@@ -82,6 +83,9 @@ pub fn items(t: &Training, row: &Row, offsets: &[i64], w: (f64, f64), longest: u
             let mut acc: Vec<Option<Item>> = vec![None; n];
             let mut used: Vec<u32> = Vec::new();
             for d in t.stage_devices().get(s as usize).cloned().unwrap_or(0..0) {
+                if apart.binary_search(&(d as u32)).is_ok() {
+                    continue;
+                }
                 for i in visible(t, d, offsets[d], w.0, w.1, longest) {
                     let it = one(i, offsets[d]);
                     if it.end < w.0 {
@@ -115,6 +119,63 @@ pub fn items(t: &Training, row: &Row, offsets: &[i64], w: (f64, f64), longest: u
             out
         }
     }
+}
+
+/// Per collapsed stage in `stages`, its devices that differ from the rest in window `w`
+/// (aligned ns), most deviant first, at most `most` a stage: every device's time per operator
+/// class in [`crate::rows::BINS`] bins of the window (the location features stage, on
+/// `backend`), grouped as the timeline groups locations ([`crate::rows::group`]).
+pub fn apart(
+    t: &Training,
+    offsets: &[i64],
+    stages: &[u32],
+    w: (f64, f64),
+    most: usize,
+    backend: &exaviz_compute::Backend,
+) -> Result<Vec<(u32, Vec<u32>)>, exaviz_compute::StageError> {
+    use exaviz_compute::location_features::{self, FeatureInput};
+    if stages.is_empty() || w.1.partial_cmp(&w.0) != Some(std::cmp::Ordering::Greater) {
+        return Ok(Vec::new());
+    }
+    let whole = t.stage_devices();
+    let mut wanted = vec![false; t.devices.len()];
+    for &s in stages {
+        for d in whole.get(s as usize).cloned().unwrap_or(0..0) {
+            wanted[d] = true;
+        }
+    }
+    // Times on the aligned clock from just before the window, so that every one is a tick.
+    let base = w.0.floor() as i64 - 1;
+    let shift = |x: u64, d: u32| (x as i64).saturating_add(offsets[d as usize]).saturating_sub(base).max(0) as u64;
+    let o = &t.ops;
+    let start: Vec<u64> = o.start.iter().zip(&o.device).map(|(&x, &d)| shift(x, d)).collect();
+    let end: Vec<u64> = o.end.iter().zip(&o.device).map(|(&x, &d)| shift(x, d)).collect();
+    let slot: Vec<u32> =
+        (0..o.len()).map(|i| if wanted[o.device[i] as usize] { u32::from(o.class[i]) } else { u32::MAX }).collect();
+    let input = FeatureInput {
+        location: &o.device,
+        start: &start,
+        end: &end,
+        slot: &slot,
+        locations: t.devices.len() as u32,
+        window: (1, 1 + (w.1 - w.0).ceil() as u64),
+        bins: crate::rows::BINS,
+        slots: Class::ALL.len() as u32,
+    };
+    let f = location_features::run(&mut *backend.runner(), &input)?;
+    let mut out = Vec::new();
+    for &s in stages {
+        let shown: Vec<u32> = whole.get(s as usize).cloned().unwrap_or(0..0).map(|d| d as u32).collect();
+        // Too few devices to tell a spread from a deviant.
+        if shown.len() < 8 {
+            continue;
+        }
+        let b = crate::rows::group(&f, &shown, most, backend)?;
+        if !b.deviants.is_empty() {
+            out.push((s, b.deviants));
+        }
+    }
+    Ok(out)
 }
 
 /// The paper's visual aggregation on one row: computation bands counted into `bins` bins of

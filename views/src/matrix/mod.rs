@@ -1,7 +1,9 @@
 //! The `matrix` view (Brendel et al. §III-B): the communication matrix, senders as rows and receivers
 //! as columns, coloured by the number of messages, the bytes, or the mean bandwidth of each pair,
 //! binned by the heatmap stage on the backend. With more processes than pixels, a cell gathers
-//! a block of consecutive ranks.
+//! a block of consecutive ranks, and the few ranks that send or receive far more than the others
+//! (a heavy pair among 65,536 ranks) get a row and a column of their own, pinned at the top and
+//! left and labelled, so that they are not one pixel of a block.
 
 mod scene;
 
@@ -62,6 +64,11 @@ pub struct MatrixArgs {
     pub colormap: super::options::ColormapArgs,
     #[command(flatten)]
     pub select: super::options::TraceSelectArgs,
+    /// Where the ranks outnumber the plot's pixels: behaviour (ranks sending or receiving far
+    /// more than the others get a row and a column of their own, pinned at the top and left,
+    /// labelled) or index (every cell a block of consecutive ranks).
+    #[arg(long, value_enum, default_value = "behaviour")]
+    pub rows: crate::rows::Grouping,
 }
 
 impl Class for MatrixView {
@@ -71,7 +78,7 @@ impl Class for MatrixView {
 
     fn new(args: &MatrixArgs) -> Self {
         let (value, colormap) = (args.value.into(), args.colormap.colormap.into());
-        MatrixView(MatrixOptions { width: 1024, height: 768, value, colormap })
+        MatrixView(MatrixOptions { width: 1024, height: 768, value, colormap, grouping: args.rows })
     }
 
     fn selection(args: &MatrixArgs) -> Selection {

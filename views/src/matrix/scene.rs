@@ -7,7 +7,6 @@ use exaviz_model::dataset::Dataset;
 use exaviz_model::selection::{Parts, Selection};
 use exaviz_render::{Anchor, ColorMap, Raster, Scale, Scene};
 
-use crate::contract;
 use crate::contract::{Pick, Picker};
 use crate::legend::{color_bar, format_value};
 use crate::plot::{Plot, Tick, axes, nice_ticks};
@@ -39,58 +38,181 @@ pub struct MatrixOptions {
     pub height: u32,
     pub value: MatrixValue,
     pub colormap: ColorMap,
+    /// Whether the ranks sending or receiving far more than the others get rows and columns of
+    /// their own where the ranks outnumber the plot's pixels.
+    pub grouping: crate::rows::Grouping,
 }
 
 impl Default for MatrixOptions {
     fn default() -> Self {
-        Self { width: 1024, height: 768, value: MatrixValue::Messages, colormap: ColorMap::Viridis }
+        Self {
+            width: 1024,
+            height: 768,
+            value: MatrixValue::Messages,
+            colormap: ColorMap::Viridis,
+            grouping: crate::rows::Grouping::Behaviour,
+        }
     }
 }
 
 const MARGIN: [u32; 4] = [80, 56, 170, 52];
 
+/// Where the ranks fall along each side of the matrix (senders down, receivers across, the
+/// same on both): the ranks drawn apart first, pinned at the top and left, `apart_px` each and
+/// a gap after them; then the other ranks in `blocks` cells of `block_px`, in rank order.
+#[derive(Clone, Debug)]
+struct Axis {
+    n: u32,
+    /// Ranks drawn apart, in rank order.
+    apart: Vec<u32>,
+    apart_px: u32,
+    blocks: u32,
+    block_px: u32,
+    /// Ranks per block where blocks are the pyramid's (`None`: the others split evenly).
+    block: Option<u32>,
+}
+
+/// Pixels between the ranks drawn apart and the others.
+const GAP: u32 = 4;
+/// Most ranks drawn apart on each side.
+const MOST_APART: usize = 4;
+
+impl Axis {
+    /// Where `n` ranks fall along `side` pixels with `apart` of them drawn apart.
+    fn new(n: u32, side: u32, apart: Vec<u32>) -> Self {
+        let k = apart.len() as u32;
+        let apart_px = if k == 0 { 0 } else { (side / 16).clamp(12, 40) };
+        let rest_px = side.saturating_sub(k * apart_px + if k > 0 { GAP } else { 0 }).max(1);
+        let blocks = (n - k).clamp(1, rest_px);
+        Self { n, apart, apart_px, blocks, block_px: (rest_px / blocks).max(1), block: None }
+    }
+
+    fn slots(&self) -> u32 {
+        self.apart.len() as u32 + self.blocks
+    }
+
+    /// The first pixel of the blocks, from the plot's edge.
+    fn blocks_at(&self) -> u32 {
+        let k = self.apart.len() as u32;
+        k * self.apart_px + if k > 0 { GAP } else { 0 }
+    }
+
+    fn len_px(&self) -> u32 {
+        self.blocks_at() + self.blocks * self.block_px
+    }
+
+    /// Each rank's slot (apart ranks first, then blocks).
+    fn slot_table(&self) -> Vec<u32> {
+        let k = self.apart.len() as u32;
+        let rest = u64::from((self.n - k).max(1));
+        let mut out = Vec::with_capacity(self.n as usize);
+        let mut skipped = 0u32;
+        for r in 0..self.n {
+            if let Ok(a) = self.apart.binary_search(&r) {
+                out.push(a as u32);
+                skipped += 1;
+                continue;
+            }
+            let j = r - skipped;
+            let b = match self.block {
+                Some(b) => j / b,
+                None => (u64::from(j) * u64::from(self.blocks) / rest) as u32,
+            };
+            out.push(k + b.min(self.blocks - 1));
+        }
+        out
+    }
+
+    /// The rank of the `j`-th rank not drawn apart.
+    fn rest_rank(&self, j: u32) -> u32 {
+        // The apart ranks are few: step past those at or below the answer.
+        let mut r = j;
+        for &a in &self.apart {
+            if a <= r {
+                r += 1;
+            }
+        }
+        r.min(self.n - 1)
+    }
+
+    /// Ranks `[lo, hi]` of slot `c`.
+    fn ranks(&self, c: u32) -> (u32, u32) {
+        let k = self.apart.len() as u32;
+        if c < k {
+            let r = self.apart[c as usize];
+            return (r, r);
+        }
+        let (c, rest) = (c - k, self.n - k);
+        let (lo, hi) = if let Some(b) = self.block {
+            let lo = c.saturating_mul(b).min(rest - 1);
+            (lo, (c.saturating_add(1)).saturating_mul(b).min(rest) - 1)
+        } else {
+            let lo = (u64::from(c) * u64::from(rest)).div_ceil(u64::from(self.blocks)) as u32;
+            let hi = ((u64::from(c) + 1) * u64::from(rest)).div_ceil(u64::from(self.blocks)) as u32 - 1;
+            (lo, hi.max(lo))
+        };
+        (self.rest_rank(lo), self.rest_rank(hi))
+    }
+
+    /// Pixels `[a, b)` of slot `c` from the plot's edge.
+    fn span_px(&self, c: u32) -> (u32, u32) {
+        let k = self.apart.len() as u32;
+        if c < k {
+            (c * self.apart_px, (c + 1) * self.apart_px)
+        } else {
+            let a = self.blocks_at() + (c - k) * self.block_px;
+            (a, a + self.block_px)
+        }
+    }
+
+    /// The slot at pixel `px` from the plot's edge (`None` in the gap or past the end).
+    fn slot_at(&self, px: f32) -> Option<u32> {
+        let k = self.apart.len() as u32;
+        if px < 0.0 {
+            return None;
+        }
+        let px = px as u32;
+        if px < k * self.apart_px {
+            return Some(px / self.apart_px);
+        }
+        let b = px.checked_sub(self.blocks_at())? / self.block_px;
+        (b < self.blocks).then_some(k + b)
+    }
+}
+
 /// What the matrix's tooltips and clicks read: the cells' ranks, messages and bytes.
 pub struct MatrixPick {
     plot: Plot,
-    /// Cells across (and down); a cell gathers `n / cells` ranks.
-    cells: u32,
-    cell_px: u32,
-    n: u32,
-    /// Ranks per cell where cells are the pyramid's blocks (`None`: `n / cells` as above).
-    block: Option<u32>,
+    axis: Axis,
     counts: Vec<u64>,
     bytes: Vec<u64>,
 }
 
 impl MatrixPick {
-    /// Ranks `[lo, hi]` of cell `c`.
-    fn ranks(&self, c: u32) -> (u32, u32) {
-        if let Some(b) = self.block {
-            let lo = c.saturating_mul(b).min(self.n - 1);
-            return (lo, (c.saturating_add(1)).saturating_mul(b).min(self.n) - 1);
-        }
-        let lo = (u64::from(c) * u64::from(self.n)).div_ceil(u64::from(self.cells)) as u32;
-        let hi = ((u64::from(c) + 1) * u64::from(self.n)).div_ceil(u64::from(self.cells)) as u32 - 1;
-        (lo, hi.max(lo))
-    }
-
     fn cell_rect(&self, (row, col): (u32, u32)) -> [f32; 4] {
-        let (x, y) = (self.plot.x0 + col * self.cell_px, self.plot.y0 + row * self.cell_px);
-        [x as f32, y as f32, (x + self.cell_px) as f32, (y + self.cell_px) as f32]
+        let ((y0, y1), (x0, x1)) = (self.axis.span_px(row), self.axis.span_px(col));
+        let (px, py) = (self.plot.x0 as f32, self.plot.y0 as f32);
+        [px + x0 as f32, py + y0 as f32, px + x1 as f32, py + y1 as f32]
     }
 }
 
 impl Picker for MatrixPick {
     fn pick(&self, _: &Dataset, at: [f32; 2]) -> Option<Pick> {
         let p = self.plot;
-        let [u, v] = contract::share_in([p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32], at)?;
-        let (col, row) = ((u * self.cells as f32) as u32, (v * self.cells as f32) as u32);
-        let k = (row * self.cells + col) as usize;
-        let ((s0, s1), (r0, r1)) = (self.ranks(row), self.ranks(col));
+        let col = self.axis.slot_at(at[0] - p.x0 as f32)?;
+        let row = self.axis.slot_at(at[1] - p.y0 as f32)?;
+        let k = (row * self.axis.slots() + col) as usize;
+        let ((s0, s1), (r0, r1)) = (self.axis.ranks(row), self.axis.ranks(col));
         let span = |a: u32, b: u32| if a == b { format!("rank {a}") } else { format!("ranks {a}-{b}") };
         let title = format!("{} → {}", span(s0, s1), span(r0, r1));
-        let lines =
+        let mut lines =
             vec![format!("messages: {}", self.counts[k]), format!("bytes: {}", format_value(self.bytes[k] as f64))];
+        let apart = self.axis.apart.len() as u32;
+        if (row < apart || col < apart) && !(row < apart && col < apart) {
+            lines.push("the block leaves out the ranks drawn apart".into());
+        } else if row >= apart && col >= apart && apart > 0 && (s0 != s1 || r0 != r1) {
+            lines.push("without the ranks drawn apart at the top and left".into());
+        }
         let pick = Pick::new(title, lines);
         Some(if s0 == s1 && r0 == r1 {
             pick.with_click(Parts::PAIR, Selection { pair: Some((s0, r0)), ..Default::default() })
@@ -102,11 +224,9 @@ impl Picker for MatrixPick {
     /// The selected pair's cell outlined.
     fn overlay(&self, _: &Dataset, selection: &Selection, scene: &mut Scene) -> bool {
         let Some((s, r)) = selection.pair else { return false };
-        let cell = |rank: u32| match self.block {
-            Some(b) => rank / b,
-            None => (u64::from(rank) * u64::from(self.cells) / u64::from(self.n.max(1))) as u32,
-        };
-        let [x0, y0, x1, y1] = self.cell_rect((cell(s), cell(r)));
+        let slots = self.axis.slot_table();
+        let (Some(&row), Some(&col)) = (slots.get(s as usize), slots.get(r as usize)) else { return false };
+        let [x0, y0, x1, y1] = self.cell_rect((row, col));
         let (x0, y0, x1, y1) = (x0 - 2.0, y0 - 2.0, x1 + 2.0, y1 + 2.0);
         let c = [1.0, 1.0, 1.0, 1.0];
         scene.rect([x0, y0], [x1, y0 + 1.5], c, false);
@@ -117,7 +237,39 @@ impl Picker for MatrixPick {
     }
 }
 
-/// The communication matrix as a scene (the cells one raster layer) and its picking data.
+/// The ranks that send or receive far more than the others (beyond the median and five robust
+/// standard deviations, and beyond twice the median), the most deviant first, at most
+/// [`MOST_APART`], in rank order: a pair of ranks exchanging many times what any other does
+/// would be one pixel of a block otherwise.
+fn apart_ranks(sent: &[u64], received: &[u64]) -> Vec<u32> {
+    let mut scored: Vec<(f64, u32)> = Vec::new();
+    for totals in [sent, received] {
+        let mut v = totals.to_vec();
+        let m = crate::rows::median(&mut v);
+        let mut dev: Vec<u64> = totals.iter().map(|&x| x.abs_diff(m)).collect();
+        let mad = crate::rows::median(&mut dev) as f64 * 1.4826;
+        let threshold = (m as f64 + 5.0 * mad).max(2.0 * m as f64).max(1.0);
+        for (r, &x) in totals.iter().enumerate() {
+            if x as f64 > threshold {
+                scored.push(((x as f64 - m as f64) / mad.max(1.0), r as u32));
+            }
+        }
+    }
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut out: Vec<u32> = Vec::new();
+    for (_, r) in scored {
+        if !out.contains(&r) && out.len() < MOST_APART {
+            out.push(r);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The communication matrix as a scene (the cells raster layers) and its picking data. Where the
+/// ranks outnumber the plot's pixels, cells gather blocks of ranks and the ranks sending or
+/// receiving far more than the others get a row and a column of their own
+/// (`Grouping::Behaviour`).
 pub fn matrix_scene(
     dataset: &Dataset,
     backend: &Backend,
@@ -134,17 +286,40 @@ pub fn matrix_scene(
     })?;
     // A square plot; cells of whole pixels where the ranks fit, else blocks of ranks per pixel.
     let side = area.w.min(area.h);
-    let cells = n.min(side);
-    let cell_px = side / cells;
-    let p = Plot { x0: area.x0, y0: area.y0, w: cells * cell_px, h: cells * cell_px };
-    let cell_of = |v: u32| if cells == n { v } else { (u64::from(v) * u64::from(cells) / u64::from(n)) as u32 };
     // A trace in memory with an index sums its window by pair (bandwidth needs every message);
     // the others count the window's rows. Transfer times per cell only for bandwidth.
-    let by_pair = (opts.value != MatrixValue::Bandwidth).then(|| crate::trace::pair_sums(dataset, window_s));
-    let (counts, bytes, messages, micros) = if let Some(Some(pairs)) = by_pair {
+    let pairs = if opts.value != MatrixValue::Bandwidth { crate::trace::pair_sums(dataset, window_s) } else { None };
+    let held = pairs.is_none().then(|| crate::trace::messages_in(t, window_s));
+    let by_bytes = opts.value != MatrixValue::Messages;
+    let apart = if opts.grouping == crate::rows::Grouping::Behaviour && n > side {
+        let (mut sent, mut received) = (vec![0u64; n as usize], vec![0u64; n as usize]);
+        let mut add = |s: u32, d: u32, w: u64| {
+            if s < n && d < n {
+                sent[s as usize] += w;
+                received[d as usize] += w;
+            }
+        };
+        if let Some(pairs) = &pairs {
+            for p in pairs {
+                add(p.source, p.destination, if by_bytes { p.bytes } else { p.messages });
+            }
+        } else if let Some(m) = &held {
+            for i in 0..m.source.len() {
+                add(m.source[i], m.destination[i], if by_bytes { u64::from(m.bytes[i]) } else { 1 });
+            }
+        }
+        apart_ranks(&sent, &received)
+    } else {
+        Vec::new()
+    };
+    let axis = Axis::new(n, side, apart);
+    let cells = axis.slots();
+    let slot = axis.slot_table();
+    let cell_of = |v: u32| slot.get(v as usize).copied().unwrap_or(u32::MAX);
+    let (counts, bytes, messages, micros) = if let Some(pairs) = &pairs {
         let mut counts = vec![0u32; (cells * cells) as usize];
         let mut bytes = vec![0u64; counts.len()];
-        for p in &pairs {
+        for p in pairs {
             let (s, d) = (cell_of(p.source), cell_of(p.destination));
             if s < cells && d < cells {
                 let k = (s * cells + d) as usize;
@@ -154,7 +329,7 @@ pub fn matrix_scene(
         }
         (counts, bytes, pairs.iter().map(|p| p.messages).sum::<u64>(), None)
     } else {
-        let m = &*crate::trace::messages_in(t, window_s);
+        let m = held.as_deref().unwrap_or(&t.messages);
         let block = |r: &[u32]| -> Vec<u32> { r.iter().map(|&v| cell_of(v)).collect() };
         let (src, dst) = (block(&m.source), block(&m.destination));
         let grid = |weights: Option<&[u32]>| {
@@ -187,15 +362,24 @@ pub fn matrix_scene(
         (MatrixValue::Bytes, _) => bytes.iter().map(|&s| s as f64).collect(),
         _ => counts.iter().map(|&c| f64::from(c)).collect(),
     };
-    let title = format!("Communication matrix: {} ({n} processes, {messages} messages)", crate::title_name(dataset));
-    let scene = draw_matrix(opts, p, n, cells, &values, &title);
+    let apart_note = match axis.apart.len() {
+        0 => String::new(),
+        k => format!(", {k} apart"),
+    };
+    let title = format!(
+        "Communication matrix: {} ({n} processes{apart_note}, {messages} messages)",
+        crate::title_name(dataset)
+    );
+    let p = Plot { x0: area.x0, y0: area.y0, w: axis.len_px(), h: axis.len_px() };
+    let scene = draw_matrix(opts, p, &axis, &values, &title);
     let counts = counts.into_iter().map(u64::from).collect();
-    Ok((scene, MatrixPick { plot: p, cells, cell_px, n, block: None, counts, bytes }))
+    Ok((scene, MatrixPick { plot: p, axis, counts, bytes }))
 }
 
-/// The matrix scene of `values` per cell (`cells` by `cells`, row-major by sender), in the plot
-/// `p` of a trace of `n` ranks.
-fn draw_matrix(opts: &MatrixOptions, p: Plot, n: u32, cells: u32, values: &[f64], title: &str) -> Scene {
+/// The matrix scene of `values` per cell (`axis.slots()` by `axis.slots()`, row-major by
+/// sender), in the plot `p`.
+fn draw_matrix(opts: &MatrixOptions, p: Plot, axis: &Axis, values: &[f64], title: &str) -> Scene {
+    let n = axis.n;
     let lo = values.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(0.0, f64::max);
     let mut scale = if hi > 0.0 { Scale::auto(lo, hi) } else { Scale { lo: 0.0, hi: 1.0, log: false } };
@@ -204,28 +388,81 @@ fn draw_matrix(opts: &MatrixOptions, p: Plot, n: u32, cells: u32, values: &[f64]
     }
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     scene.text(&crate::plot::fit(title, opts.width as f32 - 24.0, 15.0), [16.0, 28.0], 15.0, Anchor::Left, TEXT);
-    // Ticks at the centres of the ranks they name.
+    // The blocks' plot: ticks at the centres of the ranks they name (those drawn apart left out).
+    let at = axis.blocks_at();
+    let blocks = Plot { x0: p.x0 + at, y0: p.y0 + at, w: p.w - at, h: p.h - at };
+    let rest = n - axis.apart.len() as u32;
     let ticks: Vec<Tick> = nice_ticks(0.0, f64::from(n - 1), 6)
         .into_iter()
-        .filter(|(_, v)| v.fract() == 0.0)
-        .map(|(_, v)| (((v + 0.5) / f64::from(n)) as f32, format!("{v:.0}")))
+        .filter(|(_, v)| v.fract() == 0.0 && axis.apart.binary_search(&(*v as u32)).is_err())
+        .map(|(_, v)| {
+            // Rank v's place among the ranks not drawn apart.
+            let before = axis.apart.partition_point(|&a| f64::from(a) < v) as f64;
+            (((v - before + 0.5) / f64::from(rest)) as f32, format!("{v:.0}"))
+        })
+        // Clear of the labels of the ranks drawn apart.
+        .filter(|(f, _)| at == 0 || f * blocks.w as f32 >= 18.0)
         .collect();
-    axes(&mut scene, p, &ticks, &ticks, "receiver (rank)", "sender (rank)");
+    if at == 0 {
+        axes(&mut scene, blocks, &ticks, &ticks, "receiver (rank)", "sender (rank)");
+    } else {
+        // The senders' ticks and title left of the whole plot, clear of the columns drawn apart.
+        axes(&mut scene, blocks, &ticks, &[], "receiver (rank)", "");
+        scene.text("sender (rank)", [8.0, p.y0 as f32 - 10.0], 12.0, Anchor::Left, TEXT);
+        let (x0, h) = (p.x0 as f32, blocks.h as f32);
+        for (t, label) in &ticks {
+            let y = (blocks.y0 as f32 + t * h).round();
+            scene.rect([x0 - 6.0, y - 0.5], [x0 - 1.0, y + 0.5], crate::TEXT_DIM, true);
+            scene.text(label, [x0 - 8.0, y + 4.0], 11.0, Anchor::Right, crate::TEXT_DIM);
+        }
+    }
     let bar = [(p.x0 + p.w + 24) as f32, p.y0 as f32 + 40.0, 16.0, (p.h as f32 - 80.0).max(40.0)];
     color_bar(&mut scene, opts.colormap, scale, opts.value.label(), bar);
-    // The cells: one raster cell per matrix cell, stretched over its pixels.
-    let colours: Vec<[u8; 4]> = values
-        .iter()
-        .map(|&v| {
-            if v > 0.0 {
-                opts.colormap.sample(scale.normalise(v)).map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)
-            } else {
-                [0; 4]
+    let colour = |v: f64| {
+        if v > 0.0 {
+            opts.colormap.sample(scale.normalise(v)).map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)
+        } else {
+            [0; 4]
+        }
+    };
+    // The cells: one raster layer per part of the matrix (the ranks drawn apart, the blocks),
+    // each matrix cell one raster cell stretched over its pixels.
+    let slots = axis.slots();
+    let k = axis.apart.len() as u32;
+    let parts = [(0..k, 0..k), (0..k, k..slots), (k..slots, 0..k), (k..slots, k..slots)];
+    for (rows, cols) in parts {
+        if rows.is_empty() || cols.is_empty() {
+            continue;
+        }
+        let mut colours = Vec::with_capacity(rows.len() * cols.len());
+        for r in rows.clone() {
+            for c in cols.clone() {
+                colours.push(colour(values[(r * slots + c) as usize]));
             }
-        })
-        .collect();
-    let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
-    scene.raster(Raster::rgba(rect, cells, cells, colours));
+        }
+        let (y0, x0) = (axis.span_px(rows.start).0, axis.span_px(cols.start).0);
+        let (y1, x1) = (axis.span_px(rows.end - 1).1, axis.span_px(cols.end - 1).1);
+        let rect = [(p.x0 + x0) as f32, (p.y0 + y0) as f32, (p.x0 + x1) as f32, (p.y0 + y1) as f32];
+        scene.raster(Raster::rgba(rect, cols.len() as u32, rows.len() as u32, colours));
+    }
+    // The ranks drawn apart: framed, named left of their rows and under their columns.
+    if k > 0 {
+        let frame = [0.45, 0.47, 0.52, 1.0];
+        let edge = (p.x0 + k * axis.apart_px) as f32;
+        let top = (p.y0 + k * axis.apart_px) as f32;
+        let (x0, y0, x1, y1) = (p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32);
+        scene.rect([x0 - 1.0, y0 - 1.0], [x1 + 1.0, y0], frame, true);
+        scene.rect([x0 - 1.0, y0], [x0, top + 1.0], frame, true);
+        scene.rect([x0, top], [x1, top + 1.0], frame, true);
+        scene.rect([edge, y0], [edge + 1.0, y1], frame, true);
+        let size = (axis.apart_px as f32 * 0.6).clamp(8.0, 11.0);
+        for (c, &r) in axis.apart.iter().enumerate() {
+            let (a, b) = axis.span_px(c as u32);
+            let mid = (a + b) as f32 / 2.0;
+            scene.text(&format!("rank {r}"), [x0 - 8.0, y0 + mid + size * 0.35], size, Anchor::Right, TEXT);
+            scene.text(&format!("{r}"), [x0 + mid, y1 + 18.0], size, Anchor::Centre, TEXT);
+        }
+    }
     scene
 }
 
@@ -251,8 +488,15 @@ pub(crate) fn pyramid_matrix_scene(
     let side = area.w.min(area.h);
     let level = pyr.levels.iter().find(|l| l.message_blocks <= side).unwrap_or(&pyr.levels[pyr.levels.len() - 1]);
     let cells = level.message_blocks;
-    let cell_px = side / cells;
-    let p = Plot { x0: area.x0, y0: area.y0, w: cells * cell_px, h: cells * cell_px };
+    let axis = Axis {
+        n,
+        apart: Vec::new(),
+        apart_px: 0,
+        blocks: cells,
+        block_px: side / cells,
+        block: Some(level.message_block),
+    };
+    let p = Plot { x0: area.x0, y0: area.y0, w: axis.len_px(), h: axis.len_px() };
     let (counts, bytes) = level.matrix(pyr.message_bins_over(level, window));
     let values: Vec<f64> = match opts.value {
         MatrixValue::Bytes => bytes.iter().map(|&b| b as f64).collect(),
@@ -264,8 +508,8 @@ pub(crate) fn pyramid_matrix_scene(
         crate::title_name(dataset),
         level.message_block
     );
-    let scene = draw_matrix(opts, p, n, cells, &values, &title);
-    Ok((scene, MatrixPick { plot: p, cells, cell_px, n, block: Some(level.message_block), counts, bytes }))
+    let scene = draw_matrix(opts, p, &axis, &values, &title);
+    Ok((scene, MatrixPick { plot: p, axis, counts, bytes }))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

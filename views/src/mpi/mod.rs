@@ -214,7 +214,13 @@ impl Class for MpiLinkedView {
         let chord_mix = args.mix.unwrap_or(MixArg::Additive).into();
         MpiLinkedView {
             timeline: TimelineView::with(timeline),
-            matrix: MatrixOptions { width, height, value: crate::matrix::MatrixValue::Messages, colormap },
+            matrix: MatrixOptions {
+                width,
+                height,
+                value: crate::matrix::MatrixValue::Messages,
+                colormap,
+                grouping: crate::rows::Grouping::Behaviour,
+            },
             chord: crate::chord::ChordView::of(CurveOptions { width, height, beta: args.look.beta, mix: chord_mix }),
             kept: Default::default(),
         }
