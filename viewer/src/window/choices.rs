@@ -178,7 +178,7 @@ mod tests {
     fn options_come_from_the_view_and_fit_it() {
         let matrix = args("matrix", &[]);
         let flags: Vec<String> = choices(&matrix, &Dataset::default()).iter().map(|c| c.flag.clone()).collect();
-        assert_eq!(flags, ["--value", "--colormap"]);
+        assert_eq!(flags, ["--value", "--colormap", "--rows"]);
         let value = &choices(&matrix, &Dataset::default())[0];
         let names: Vec<&str> = value.values.iter().map(|v| v.0.as_str()).collect();
         assert_eq!(names, ["messages", "bytes", "bandwidth"]);
