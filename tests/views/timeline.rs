@@ -680,3 +680,67 @@ fn the_summary_track_matches_golden() {
     assert!(on.iter().any(|t| t == "summary") && on.iter().any(|t| t == "summary: 2,048 processes; 1 apart"), "{on:?}");
     assert!(!labels(&["--rows", "behaviour", "--summary", "off"]).iter().any(|t| t.starts_with("summary")));
 }
+
+/// A band opens into its locations: 3,000 ranks computing then waiting alike, 30 of them
+/// (ranks 1000-1029) waiting first, grouped by behaviour into two bands; a click on the small
+/// band's label opens it (a row and a name per rank), a click on one of its ranks closes it; the
+/// large band is too many to open and says so.
+#[test]
+fn a_click_on_a_band_opens_it_into_its_locations_and_closes_it_again() {
+    use exaviz_model::selection::Parts;
+    let mut t = exaviz_model::Trace { ticks_per_second: 1_000, ..Default::default() };
+    t.region_names = vec!["compute".into(), "wait".into()];
+    t.locations.name = (0..3000).map(|r| format!("rank {r}")).collect();
+    let i = &mut t.intervals;
+    for it in 0..10u64 {
+        for r in 0..3000u32 {
+            let start = it * 1000;
+            let c = 600 + u64::from((r * 7 + it as u32 * 13) % 40);
+            let first = if (1000..1030).contains(&r) { 1 } else { 0 };
+            for (k, a, b) in [(first, start, start + c), (1 - first, start + c, start + 1000)] {
+                i.location.push(r);
+                i.start.push(a);
+                i.end.push(b);
+                i.kind.push(k);
+                i.depth.push(0);
+            }
+        }
+    }
+    let d = exaviz_model::dataset::Dataset { name: "bands".into(), trace: t, ..Default::default() };
+    let size = (1200, 900);
+    let options = ["--rows", "behaviour"];
+    let scene = exaviz_tests::scene("timeline", &options, &d, size).expect("a scene");
+    // Row labels are cut in the middle where they do not fit: found by their ends.
+    let band = |s: &exaviz_render::Scene, end: &str| s.labels.iter().find(|l| l.text.ends_with(end)).map(|l| l.rect);
+    let texts: Vec<&str> = scene.labels.iter().map(|l| l.text.as_str()).collect();
+    let small = band(&scene, "9: 30").unwrap_or_else(|| panic!("two bands: {texts:?}"));
+    let large = band(&scene, "2,970").unwrap_or_else(|| panic!("{texts:?}"));
+    let prepared = exaviz_tests::prepared("timeline", &options, &d, size);
+    let at = |r: [f32; 4]| [r[2] - 2.0, (r[1] + r[3]) / 2.0];
+    let pick = prepared.pick(&d, at(small)).expect("a pick on the band's label");
+    assert_eq!(pick.lines, ["click: open it into its 30 locations"]);
+    let (parts, click) = pick.click.expect("a click");
+    assert_eq!(parts, Parts::OPENED);
+    let opened = click.opened.expect("a band opened");
+    assert!((1000..1030).contains(&opened), "{opened}");
+    let big = prepared.pick(&d, at(large)).expect("a pick on the large band");
+    assert!(big.click.is_none() && big.lines[0].contains("too many to open"), "{:?}", big.lines);
+    // Opened: each of the 30 ranks a row of its own, the large band still one.
+    let entry = exaviz_views::contract::Entry::find("timeline").unwrap();
+    let built = entry.parse(&options).unwrap();
+    let frame = exaviz_views::contract::Frame { width: size.0, height: size.1 };
+    let sel = built.selection.replaced(parts, &click);
+    let open = exaviz_views::contract::prepare(built.view.as_ref(), &d, &sel, frame, &exaviz_compute::Backend::Cpu)
+        .expect("the opened picture");
+    let drawn = open.draw(&d, &sel).into_owned();
+    let texts: Vec<&str> = drawn.labels.iter().map(|l| l.text.as_str()).collect();
+    assert!(!texts.iter().any(|t| t.ends_with(": 30")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.ends_with("2,970")), "{texts:?}");
+    let names = (1000..1030).filter(|r| texts.contains(&format!("rank {r}").as_str())).count();
+    assert_eq!(names, 30, "{names} of the 30 ranks named: {texts:?}");
+    let row = drawn.labels.iter().find(|l| l.text == "rank 1015").map(|l| l.rect).expect("rank 1015's row");
+    let close = open.pick(&d, at(row)).expect("a pick on an opened rank's label");
+    assert_eq!(close.lines, ["click: close its band again"]);
+    let (parts, click) = close.click.expect("a click");
+    assert_eq!(sel.replaced(parts, &click).opened, None, "closed again");
+}

@@ -47,6 +47,22 @@ pub struct Behaviour {
     /// The locations that stand out of their group, each to have a row of its own, most
     /// deviant first.
     pub deviants: Vec<u32>,
+    /// The members of a group opened into its locations (a click on its band), in order: each
+    /// has a row of its own in its place.
+    pub opened: Vec<u32>,
+}
+
+impl Behaviour {
+    /// Opens the group holding location `l` into its locations where it has at most `most`
+    /// (each then a row of its own); whether it did.
+    pub fn open(&mut self, l: u32, most: usize) -> bool {
+        let Some(g) = self.groups.iter().position(|m| m.contains(&l)) else { return false };
+        if self.groups[g].len() > most {
+            return false;
+        }
+        self.opened = self.groups.remove(g);
+        true
+    }
 }
 
 /// The features of `shown` locations (all of the trace's, for their ids) over `window`, each
@@ -158,7 +174,7 @@ pub fn group(
     groups.retain(|g| !g.is_empty());
     groups.sort_by_key(|g| g[0]);
     deviants.shrink_to_fit();
-    Ok(Behaviour { groups, deviants })
+    Ok(Behaviour { groups, deviants, opened: Vec::new() })
 }
 
 /// A group's label: its locations' numbers as ranges where their names are one word and a

@@ -107,6 +107,9 @@ selection_parts! {
     /// Devices of a training run, first to last by index (stage, then rank order): the Marey
     /// view draws only them (a click on a stage in the topology view selects its devices).
     devices: (u32, u32) => DEVICES,
+    /// A band of the timeline's rows grouped by behaviour opened into its locations, named by
+    /// one of them: the band holding it draws its locations a row each.
+    opened: u32 => OPENED,
     /// Whether the timeline outlines the critical path (`exaviz_analysis::critical_path`); `None`: as its
     /// options say (`--critical-path`).
     critical: bool => CRITICAL,
@@ -363,6 +366,7 @@ mod tests {
             Parts::FOUND,
             Parts::OPERATOR,
             Parts::DEVICES,
+            Parts::OPENED,
             Parts::CRITICAL,
         ];
         let mut seen = Parts::NONE;

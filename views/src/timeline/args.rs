@@ -142,6 +142,7 @@ impl TimelineLook {
             waits: self.states == StatesArg::Waits,
             show_empty: self.empty_rows,
             folded: None,
+            opened: None,
             innermost: self.innermost,
             critical_path: self.critical_path,
             rows: match self.rows {

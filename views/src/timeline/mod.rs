@@ -154,7 +154,7 @@ impl contract::View for TimelineView {
     }
 
     fn depends_on(&self) -> Parts {
-        Parts::WINDOW | Parts::SEARCH | Parts::AREA | Parts::FOLDED | Parts::CRITICAL
+        Parts::WINDOW | Parts::SEARCH | Parts::AREA | Parts::FOLDED | Parts::CRITICAL | Parts::OPENED
     }
 
     fn reads(&self) -> Parts {
@@ -166,6 +166,7 @@ impl contract::View for TimelineView {
             | Parts::FOLDED
             | Parts::FOUND
             | Parts::CRITICAL
+            | Parts::OPENED
     }
 
     /// A drag with the right button selects an area (the time and rows it spans) and sums it
@@ -179,7 +180,7 @@ impl contract::View for TimelineView {
         let tps = d.trace.ticks_per_second.max(1) as f64;
         let window = super::trace::window_in(full, tps, sel.window_s.or(self.home(d))).ok()?;
         let p = plot_rect(f.width, f.height)?;
-        let opts = TimelineOptions { folded: sel.folded, ..self.opts };
+        let opts = TimelineOptions { folded: sel.folded, opened: sel.opened, ..self.opts };
         // The rows as the picture grouped them (the same counts on either backend).
         let grouped = scene::behaviour(d, &index, &opts, p.h, window, &Backend::Cpu).ok().flatten();
         let placed = scene::placed(&d.trace, &index, &opts, p, grouped.as_ref());
@@ -252,6 +253,7 @@ impl contract::View for TimelineView {
             window_s: sel.window_s,
             search: sel.search,
             folded: sel.folded,
+            opened: sel.opened,
             // Asked for on a store drawn from its pyramid, a note says how to get it.
             critical_path: sel.critical.unwrap_or(self.opts.critical_path),
             ..self.opts

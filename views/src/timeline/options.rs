@@ -33,6 +33,8 @@ pub struct TimelineOptions {
     pub show_empty: bool,
     /// The groups of tracks drawn collapsed.
     pub folded: Option<Folded>,
+    /// The band of rows grouped by behaviour opened into its locations, by one of them.
+    pub opened: Option<u32>,
     /// Whether a row shows only its location's innermost state, rather than a band per
     /// nesting level where the row is tall enough.
     pub innermost: bool,
@@ -86,6 +88,7 @@ impl Default for TimelineOptions {
             waits: false,
             show_empty: false,
             folded: None,
+            opened: None,
             innermost: false,
             critical_path: false,
             rows: Rows::Auto,

@@ -40,6 +40,8 @@ pub struct TimelinePick {
     pub(super) folded: Folded,
     /// The summary track, where one is drawn.
     pub(super) summary: Option<super::states::Summarised>,
+    /// The locations of the band opened into rows (sorted), and the most a band opens into.
+    pub(super) opened: (Vec<u32>, usize),
 }
 
 /// Most messages searched one by one for the line under the pointer; past it, the tooltip gives
@@ -78,9 +80,40 @@ impl TimelinePick {
             .map(|(_, i)| i)
     }
 
-    /// Over a row's label at height `y`: the row's group, and a click collapsing or opening it.
+    /// A band's click opening it into its locations (where it has few enough), or an opened
+    /// location's click closing its band again, with the line saying so.
+    fn band_click(&self, track: usize) -> Option<(String, Selection)> {
+        if let Some(band) = self.rows.band(track) {
+            let first = self.rows.locations(track).next()? as u32;
+            let count = self.rows.locations(track).count();
+            if count > self.opened.1 {
+                let line = format!("{band}: too many to open into rows here (at most {})", self.opened.1);
+                return Some((line, Selection::default()));
+            }
+            let line = format!("click: open it into its {count} locations");
+            return Some((line, Selection { opened: Some(first), ..Default::default() }));
+        }
+        let l = self.rows.locations(track).next()? as u32;
+        self.opened
+            .0
+            .binary_search(&l)
+            .is_ok()
+            .then(|| ("click: close its band again".to_string(), Selection::default()))
+    }
+
+    /// Over a row's label at height `y`: the row's group, and a click collapsing or opening it;
+    /// a band's, opening it into its locations (an opened one's, closing it).
     fn label_pick(&self, y: f32) -> Option<Pick> {
         let track = self.rows.at_row((y - self.plot.y0 as f32) as u32)?;
+        if let Some((line, click)) = self.band_click(track) {
+            let title = self.rows.band(track).map_or_else(|| "an opened band's location".to_string(), str::to_string);
+            let pick = Pick::new(title, vec![line]);
+            return Some(if click.opened.is_some() || self.rows.band(track).is_none() {
+                pick.with_click(Parts::OPENED, click)
+            } else {
+                pick
+            });
+        }
         let (group, collapsed) = self.rows.group(track)?;
         let (name, count) = self.rows.group_names.get(group as usize)?;
         let what = if collapsed { "open it" } else { "collapse it to one row" };
@@ -172,10 +205,19 @@ impl Picker for TimelinePick {
                 name
             }
         };
+        // Where no message is under the pointer, a band's click opens it (an opened
+        // location's closes its band).
+        let band = if click.is_none() { self.band_click(track) } else { None };
+        if let Some((line, _)) = &band {
+            lines.push(line.clone());
+        }
         let pick = Pick::new(title, lines);
-        Some(match click {
-            Some(s) => pick.with_click(Parts::PAIR | Parts::MESSAGE, s),
-            None => pick,
+        Some(match (click, band) {
+            (Some(s), _) => pick.with_click(Parts::PAIR | Parts::MESSAGE, s),
+            (None, Some((_, s))) if s.opened.is_some() || self.rows.band(track).is_none() => {
+                pick.with_click(Parts::OPENED, s)
+            }
+            _ => pick,
         })
     }
 

@@ -311,7 +311,17 @@ pub(super) fn behaviour(
     let features = crate::rows::features(t, &index.slot, slots, window, backend)?;
     // A deviant's row takes at least DEVIANT_PX: at most a third of the rows go to them.
     let most = (rows / DEVIANT_PX / 3).max(1) as usize;
-    Ok(Some(crate::rows::group(&features, &shown, most, backend)?))
+    let mut b = crate::rows::group(&features, &shown, most, backend)?;
+    if let Some(l) = opts.opened {
+        b.open(l, most_opened(rows));
+    }
+    Ok(Some(b))
+}
+
+/// Most locations a band opens into, on a plot `rows` pixels high: a third of the plot, a pixel
+/// row each at least.
+pub(super) fn most_opened(rows: u32) -> usize {
+    (rows / 3).max(1) as usize
 }
 
 /// By default rows are grouped by behaviour where the shown locations outnumber the plot's pixel
@@ -323,23 +333,45 @@ pub(super) const AUTO_LOCATIONS_PER_ROW: usize = 8;
 pub(super) const DEVIANT_PX: u32 = 3;
 
 /// The pixel heights of behaviour's tracks on a plot `h` high: each deviant's own row a
-/// sixth of the plot shared among them (from DEVIANT_PX up to 16 px), each band the rest by
-/// its locations' count, at least a pixel.
+/// sixth of the plot shared among them (from DEVIANT_PX up to 16 px), each location of an
+/// opened band two thirds shared among them (1 to 16 px, so that a few dozen are named), each
+/// band the rest by its locations' count, at least a pixel.
 fn behaviour_heights(rows: &Tracks, b: &Behaviour, h: u32) -> Vec<u32> {
     let deviants = b.deviants.len() as u32;
     let own = (h / 6).checked_div(deviants).map_or(0, |o| o.clamp(DEVIANT_PX, 16));
-    let room = h.saturating_sub(own * deviants).max(1);
+    let opened = b.opened.len() as u32;
+    let open = (h * 2 / 3).checked_div(opened).map_or(0, |o| o.clamp(1, 16));
+    let room = h.saturating_sub(own * deviants + open * opened).max(1);
     let total: usize = b.groups.iter().map(Vec::len).sum::<usize>().max(1);
-    (0..rows.count())
+    let mut heights: Vec<u32> = (0..rows.count())
         .map(|k| match rows.band(k) {
             Some(_) => {
                 let size = rows.locations(k).count();
                 ((u64::from(room) * size as u64 / total as u64) as u32).max(1)
             }
+            None if rows.locations(k).next().is_some_and(|l| b.opened.binary_search(&(l as u32)).is_ok()) => {
+                open.max(1)
+            }
             None => own.max(1),
         })
-        .collect()
+        .collect();
+    // Every band tall enough to be named where the plot has room, the pixels taken from the
+    // tallest band.
+    let bands: Vec<usize> = (0..heights.len()).filter(|&k| rows.band(k).is_some()).collect();
+    if let Some(&tallest) = bands.iter().max_by_key(|&&k| heights[k]) {
+        let short: u32 = bands.iter().map(|&k| BAND_PX.saturating_sub(heights[k])).sum();
+        if heights[tallest] >= short + 2 * BAND_PX {
+            for &k in &bands {
+                heights[k] = heights[k].max(BAND_PX);
+            }
+            heights[tallest] -= short;
+        }
+    }
+    heights
 }
+
+/// Least height of a band where the plot has room: enough for its label.
+const BAND_PX: u32 = 13;
 
 /// The tracks of a timeline of `t` as `opts` ask, on plot `p`: the counter tracks chosen (as
 /// many as fit) each under the track of its location, and, where every track can be tall enough
@@ -506,6 +538,7 @@ pub fn timeline_scene(
         levels,
         folded: opts.folded.unwrap_or_default(),
         summary,
+        opened: (grouped.as_ref().map(|b| b.opened.clone()).unwrap_or_default(), most_opened(p.h)),
     };
     Ok((scene, pick))
 }
