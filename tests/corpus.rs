@@ -210,6 +210,19 @@ fn the_exascale_tracers_open_and_give_what_they_hold() {
             clean: true,
             ..Default::default()
         },
+        // Extrae's LULESH with two applications in one trace (8 MPI ranks, then 12 uncore
+        // counter readers): its header lists the second application after a ',' and the
+        // communicators after the last, as Paraver reads it; every thread of both is a row.
+        Expect {
+            input: "../corpus/paraver-lulesh-8r-extrae-uncore/lulesh_4+4_with_uncores_sockets1+2.chop_5it.prv",
+            kinds: &[(CpuThread, 20)],
+            intervals: Some(23102),
+            messages: Some(484),
+            metric_samples: Some(21218),
+            counters: &["PAPI_TOT_INS ([Instr completed])", "PAPI_TOT_CYC ([Total cycles])"],
+            warnings: &["leaves out of nesting order"],
+            ..Default::default()
+        },
         // omnitrace's Perfetto trace of rank 1: its main thread and second thread, the sampled
         // call stacks' four custom tracks, 928 slices and 1,546 counter values; the stray zero
         // byte before its last packet is skipped and counted.

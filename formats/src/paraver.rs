@@ -109,12 +109,13 @@ fn parse_header(line: &str) -> Result<Header, String> {
             _ => &rest[colon + 1..],
         }
     };
-    // Applications: `N:` then N times `TASKS(THREADS:NODE,...)` separated by ':' (or ',' before
-    // the communicator count).
+    // Applications: `N:` then N times `TASKS(THREADS:NODE,...)`, each followed by its
+    // communicator count (`,C`, optional) and separated by ':'.
     let (apps, mut rest) = rest.split_once(':').ok_or("header ends before its applications")?;
     let apps = number(apps).filter(|&a| a > 0).ok_or_else(|| format!("'{apps}' is not a number of applications"))?;
     let mut threads = Vec::new();
     let mut first_thread = Vec::new();
+    let mut communicators = 0u64;
     for a in 0..apps {
         let open = rest.find('(').ok_or("an application without its task list")?;
         let tasks = number(&rest[..open])
@@ -140,12 +141,21 @@ fn parse_header(line: &str) -> Result<Header, String> {
         }
         first_thread.push(firsts);
         rest = rest.get(close + 1..).unwrap_or("");
+        // After an application: its communicator count (`,C`), then ':' before the next; or,
+        // as Extrae's merger writes two applications, ',' straight before the next one's tasks
+        // and the count after the last.
+        if let Some(after) = rest.strip_prefix(',') {
+            let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            if after[digits..].starts_with('(') && a + 1 < apps {
+                rest = after;
+                continue;
+            }
+            let n = number(&after[..digits]).ok_or_else(|| format!("'{after}' is not a number of communicators"))?;
+            communicators += n;
+            rest = &after[digits..];
+        }
         rest = rest.strip_prefix(':').unwrap_or(rest);
     }
-    let communicators = match rest.strip_prefix(',') {
-        Some(n) => number(n).ok_or_else(|| format!("'{n}' is not a number of communicators"))?,
-        None => 0,
-    };
     Ok(Header { ticks_per_second, end, threads, first_thread, communicators })
 }
 
@@ -793,11 +803,20 @@ mod tests {
         assert_eq!(h.first_thread, vec![vec![0, 2], vec![3]]);
         let h = parse_header("#Paraver (x):10_ms:0:1:1(1:0)").unwrap();
         assert_eq!((h.ticks_per_second, h.threads.len()), (1000, 1));
+        // Two applications as Extrae's merger writes them (MPI ranks and uncore readers): ','
+        // before the second's tasks, the communicators after the last; and each with its own.
+        let h =
+            parse_header("#Paraver (21/01/2022 at 16:37):1616378951_ns:1(20):2:2(1:1,1:1),3(1:1,1:1,1:1),14").unwrap();
+        assert_eq!(h.threads, vec![(1, 1, 1), (1, 2, 1), (2, 1, 1), (2, 2, 1), (2, 3, 1)]);
+        assert_eq!((h.first_thread.len(), h.communicators), (2, 14));
+        let h = parse_header("#Paraver (x):10:0:2:1(2:1),3:2(1:1,1:1),4").unwrap();
+        assert_eq!((h.threads.len(), h.communicators), (4, 7));
         for bad in [
             "#Paraver (x):ten:0:1:1(1:0)",
             "#Paraver (x):10:0:1:2(1:0)",
             "#Paraver (x):10:0:0:1(1:0)",
             "#Paraver (x):10:0:1:1(99999999999:1)",
+            "#Paraver (x):10:0:2:1(1:1),x",
             "#Paraver (x",
         ] {
             assert!(parse_header(bad).is_err(), "{bad}");
