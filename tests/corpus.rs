@@ -678,3 +678,13 @@ fn every_format_compares_with_its_store_and_nothing_changed() {
     assert!(d.regions.iter().any(|r| r.a.count == 0 && r.b.count > 0), "{:#?}", d.regions);
     assert!(d.regions.iter().any(|r| r.a.count > 0 && r.b.count == 0), "{:#?}", d.regions);
 }
+
+/// A folder holding two Charm++ Projections runs (pipit's test data) is not one input: it names
+/// both runs to pass instead of counting its files and folders.
+#[test]
+fn a_folder_of_two_projections_runs_names_them() {
+    let Some(root) = exaviz_model::testing::shared_data("../corpus/projections-pipit-charm") else { return };
+    let e = exaviz_datasets::open(root.to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("but 2 inputs exaviz opens: pass"), "{e}");
+    assert!(e.contains("hello-1darray-projections") && e.contains("(or one of 1 more)"), "{e}");
+}

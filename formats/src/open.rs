@@ -112,7 +112,8 @@ pub(crate) fn profile_dir(
 }
 
 /// What a folder without trace files holds that exaviz opens: files of another format in it,
-/// OTF2 archives, stores and TreeScope directories one level down, named with what to pass
+/// OTF2 archives, stores, TreeScope directories, HPCToolkit databases and Projections runs one
+/// level down, named with what to pass
 /// instead; else what it holds.
 fn inputs_below(dir: &Path) -> String {
     let mut found: Vec<String> = Vec::new();
@@ -137,6 +138,7 @@ fn inputs_below(dir: &Path) -> String {
             } else if exaviz_store::is_store(sub)
                 || crate::treescope::is_dir(sub)
                 || crate::hpctoolkit::is_database(sub)
+                || crate::projections::sts_in(sub).is_some()
             {
                 Some(sub.display().to_string())
             } else {
