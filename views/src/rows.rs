@@ -54,14 +54,11 @@ pub struct Behaviour {
 
 impl Behaviour {
     /// Opens the group holding location `l` into its locations where it has at most `most`
-    /// (each then a row of its own); whether it did.
-    pub fn open(&mut self, l: u32, most: usize) -> bool {
-        let Some(g) = self.groups.iter().position(|m| m.contains(&l)) else { return false };
-        if self.groups[g].len() > most {
-            return false;
+    /// (each then a row of its own).
+    pub fn open(&mut self, l: u32, most: usize) {
+        if let Some(g) = self.groups.iter().position(|m| m.len() <= most && m.binary_search(&l).is_ok()) {
+            self.opened = self.groups.remove(g);
         }
-        self.opened = self.groups.remove(g);
-        true
     }
 }
 

@@ -275,12 +275,13 @@ impl MareyPicker {
         (all.filter(|&d| apart.binary_search(&(d as u32)).is_err()).collect(), apart.len())
     }
 
-    /// A collapsed stage's name with its devices: "stage 0 (4,999 devices, 1 out)" (those drawn
-    /// apart below it).
-    fn stage_label(&self, t: &Training, s: u32) -> String {
+    /// A collapsed stage's name and its devices: ("stage 0", "4,999 devices, 1 out"), those
+    /// drawn apart below it counted out.
+    fn stage_label(&self, t: &Training, s: u32) -> (String, String) {
         let (devices, apart) = self.stage_devices(t, s);
         let n = crate::rows::thousands(devices.len());
-        if apart == 0 { format!("stage {s} ({n} devices)") } else { format!("stage {s} ({n} devices, {apart} out)") }
+        let devices = if apart == 0 { format!("{n} devices") } else { format!("{n} devices, {apart} out") };
+        (format!("stage {s}"), devices)
     }
 }
 
@@ -612,9 +613,16 @@ fn draw_rows(scene: &mut Scene, t: &Training, pk: &MareyPicker) {
     let mut last_stage = u32::MAX;
     for (r, row) in pk.rows.iter().enumerate() {
         let y = pk.y(r);
-        let (label, stage, devs) = match *row {
-            Row::Device(dv) => (t.devices[dv as usize].name.clone(), t.devices[dv as usize].stage, vec![dv as usize]),
-            Row::Stage(s) => (pk.stage_label(t, s), s, pk.stage_devices(t, s).0),
+        // A collapsed stage's devices are said on a line of their own where the row is tall enough.
+        let (label, split, stage, devs) = match *row {
+            Row::Device(dv) => {
+                (t.devices[dv as usize].name.clone(), None, t.devices[dv as usize].stage, vec![dv as usize])
+            }
+            Row::Stage(s) => {
+                let (name, devices) = pk.stage_label(t, s);
+                let label = format!("{name} ({devices})");
+                (label, (pk.pitch >= 32.0).then_some((name, devices)), s, pk.stage_devices(t, s).0)
+            }
         };
         if stage != last_stage {
             let yb = p.y0 as f32 + r as f32 * pk.pitch;
@@ -631,13 +639,6 @@ fn draw_rows(scene: &mut Scene, t: &Training, pk: &MareyPicker) {
         }
         last_stage = stage;
         scene.segment(Blend::Alpha, [x0, y], [x1, y], 1.0, [0.4, 0.42, 0.47, 0.9], true);
-        // A collapsed stage's row tall enough says its devices on a line of their own.
-        let split = match *row {
-            Row::Stage(_) if pk.pitch >= 32.0 => {
-                label.split_once(" (").map(|(a, b)| (a.to_string(), b.trim_end_matches(')').to_string()))
-            }
-            _ => None,
-        };
         if let Some((name, devices)) = split {
             scene.text(&fit(&name, LABEL_W - 40.0, label_px), [24.0, y - 2.0], label_px, Anchor::Left, TEXT_DIM);
             scene.text(&fit(&devices, LABEL_W - 46.0, 9.0), [24.0, y + 10.0], 9.0, Anchor::Left, TEXT_DIM);

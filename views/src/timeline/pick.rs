@@ -80,25 +80,24 @@ impl TimelinePick {
             .map(|(_, i)| i)
     }
 
-    /// A band's click opening it into its locations (where it has few enough), or an opened
-    /// location's click closing its band again, with the line saying so.
-    fn band_click(&self, track: usize) -> Option<(String, Selection)> {
+    /// What a click on a band does, in a line: opens it into its locations (where it has few
+    /// enough; else no click), or, on an opened location, closes its band again.
+    fn band_click(&self, track: usize) -> Option<(String, Option<Selection>)> {
         if let Some(band) = self.rows.band(track) {
             let first = self.rows.locations(track).next()? as u32;
             let count = self.rows.locations(track).count();
             if count > self.opened.1 {
-                let line = format!("{band}: too many to open into rows here (at most {})", self.opened.1);
-                return Some((line, Selection::default()));
+                return Some((format!("{band}: too many to open into rows here (at most {})", self.opened.1), None));
             }
-            let line = format!("click: open it into its {count} locations");
-            return Some((line, Selection { opened: Some(first), ..Default::default() }));
+            let open = Selection { opened: Some(first), ..Default::default() };
+            return Some((format!("click: open it into its {count} locations"), Some(open)));
         }
-        let l = self.rows.locations(track).next()? as u32;
+        let l = self.rows.single(track)? as u32;
         self.opened
             .0
             .binary_search(&l)
             .is_ok()
-            .then(|| ("click: close its band again".to_string(), Selection::default()))
+            .then(|| ("click: close its band again".to_string(), Some(Selection::default())))
     }
 
     /// Over a row's label at height `y`: the row's group, and a click collapsing or opening it;
@@ -108,10 +107,9 @@ impl TimelinePick {
         if let Some((line, click)) = self.band_click(track) {
             let title = self.rows.band(track).map_or_else(|| "an opened band's location".to_string(), str::to_string);
             let pick = Pick::new(title, vec![line]);
-            return Some(if click.opened.is_some() || self.rows.band(track).is_none() {
-                pick.with_click(Parts::OPENED, click)
-            } else {
-                pick
+            return Some(match click {
+                Some(s) => pick.with_click(Parts::OPENED, s),
+                None => pick,
             });
         }
         let (group, collapsed) = self.rows.group(track)?;
@@ -212,12 +210,10 @@ impl Picker for TimelinePick {
             lines.push(line.clone());
         }
         let pick = Pick::new(title, lines);
-        Some(match (click, band) {
+        Some(match (click, band.and_then(|(_, s)| s)) {
             (Some(s), _) => pick.with_click(Parts::PAIR | Parts::MESSAGE, s),
-            (None, Some((_, s))) if s.opened.is_some() || self.rows.band(track).is_none() => {
-                pick.with_click(Parts::OPENED, s)
-            }
-            _ => pick,
+            (None, Some(s)) => pick.with_click(Parts::OPENED, s),
+            (None, None) => pick,
         })
     }
 

@@ -343,15 +343,19 @@ fn behaviour_heights(rows: &Tracks, b: &Behaviour, h: u32) -> Vec<u32> {
     let open = (h * 2 / 3).checked_div(opened).map_or(0, |o| o.clamp(1, 16));
     let room = h.saturating_sub(own * deviants + open * opened).max(1);
     let total: usize = b.groups.iter().map(Vec::len).sum::<usize>().max(1);
+    let mut of_opened = vec![false; rows.count()];
+    for &l in &b.opened {
+        if let Some(k) = rows.track_of(l as usize) {
+            of_opened[k] = true;
+        }
+    }
     let mut heights: Vec<u32> = (0..rows.count())
         .map(|k| match rows.band(k) {
             Some(_) => {
                 let size = rows.locations(k).count();
                 ((u64::from(room) * size as u64 / total as u64) as u32).max(1)
             }
-            None if rows.locations(k).next().is_some_and(|l| b.opened.binary_search(&(l as u32)).is_ok()) => {
-                open.max(1)
-            }
+            None if of_opened[k] => open.max(1),
             None => own.max(1),
         })
         .collect();

@@ -275,6 +275,11 @@ impl Tracks {
         }
     }
 
+    /// The track location `l` is drawn on (`None` where it is hidden).
+    pub fn track_of(&self, l: usize) -> Option<usize> {
+        self.track.get(l).filter(|&&k| k != HIDDEN).map(|&k| k as usize)
+    }
+
     /// How many tracks are drawn.
     pub fn count(&self) -> usize {
         self.labels.len()
