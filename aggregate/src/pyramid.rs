@@ -302,6 +302,15 @@ async fn sum_states(
         let (b, st) = (at(c[1], blocks, store, "block")?, at(c[2], states, store, "state")?);
         l.ticks[(b * states as usize + st) * bins as usize + at(c[3], bins, store, "bin")?] = c[4] as u64;
     }
+    // The per-location tiles: the same plan, each location a block of one, over their bins.
+    if let Some(tiles) = &mut p.locations {
+        let one = Shape { block: 1, bin_ticks: tiles.bin_ticks, state_bins: tiles.bins, ..shape };
+        for c in rows_of(&columns(ctx, store, &states_sql(&one), 4).await?) {
+            let (l, st) = (at(c[0], shape.ranks, store, "location")?, at(c[1], states, store, "state")?);
+            let bin = at(c[2], tiles.bins, store, "bin")?;
+            tiles.ticks[(l * states as usize + st) * tiles.bins as usize + bin] = c[3] as u64;
+        }
+    }
     Ok(())
 }
 

@@ -66,6 +66,49 @@ impl Shape {
     pub fn message_bin_ticks(&self) -> u64 {
         self.bin_ticks * u64::from(self.state_bins / self.message_bins)
     }
+
+    /// Time bins of the per-location tiles ([`LocationTiles`]): as many as keep them within
+    /// [`LOCATION_CELLS`] cells, a power of two from [`LEAST_LOCATION_BINS`] to 256 (and no more
+    /// than the state bins); `None` where even the fewest would not fit.
+    pub fn location_bins(&self) -> Option<u32> {
+        let per_bin = u64::from(self.ranks.max(1)) * u64::from(self.states.max(1));
+        let most = (LOCATION_CELLS / per_bin).min(256).min(u64::from(self.state_bins)) as u32;
+        (most >= LEAST_LOCATION_BINS.min(self.state_bins)).then(|| 1u32 << (31 - most.max(1).leading_zeros()))
+    }
+}
+
+/// Most cells of a pyramid's per-location tiles (u64 each: 128 MB): 65,536 locations in 4
+/// states get 64 time bins, in 64 states 4.
+pub const LOCATION_CELLS: u64 = 1 << 24;
+/// Fewest time bins of the per-location tiles worth keeping.
+pub const LEAST_LOCATION_BINS: u32 = 4;
+
+/// Per location, the ticks spent in each state in a few coarse time bins over the whole span:
+/// what tells locations apart where a block of the state tiles gathers many, so that a picture
+/// drawn from the pyramid can group locations by behaviour and draw the one that differs in a
+/// row of its own ([`Shape::location_bins`]). The bins are level 0's state bins merged a power
+/// of two at a time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocationTiles {
+    pub bins: u32,
+    pub bin_ticks: u64,
+    /// `[location][state][bin]`.
+    pub ticks: Vec<u64>,
+}
+
+impl LocationTiles {
+    /// Empty tiles for `shape` (`None` where it keeps none).
+    pub fn new(shape: &Shape) -> Option<Self> {
+        let bins = shape.location_bins()?;
+        let bin_ticks = shape.bin_ticks * u64::from(shape.state_bins / bins);
+        let cells = shape.ranks as usize * shape.states as usize * bins as usize;
+        Some(Self { bins, bin_ticks, ticks: vec![0; cells] })
+    }
+
+    /// Location `l`'s ticks in state `state` (of `states`) in bin `bin`.
+    pub fn at(&self, l: u32, state: u32, states: u32, bin: u32) -> u64 {
+        self.ticks[((l as usize * states as usize) + state as usize) * self.bins as usize + bin as usize]
+    }
 }
 
 /// One level's dense arrays.
@@ -205,6 +248,8 @@ pub struct Pyramid {
     pub levels: Vec<Level>,
     /// `None` in a store written before the lines were summed.
     pub lines: Option<Lines>,
+    /// `None` in a store written before they were summed, or where they would not fit.
+    pub locations: Option<LocationTiles>,
 }
 
 /// Message lines per (time bin, rank block) at the shape's finest state blocks and bins: how
@@ -428,6 +473,8 @@ enum Near {
 pub struct PyramidBuilder {
     shape: Shape,
     level: Level,
+    /// The per-location tiles, summed with the state tiles.
+    locations: Option<LocationTiles>,
     /// Intervals not yet summed: batches shorter than [`PENDING_INTERVALS`] are gathered
     /// first, so that each sum's sort by rank block and pass over the blocks serve many rows.
     pending: Intervals,
@@ -542,7 +589,8 @@ impl PyramidBuilder {
         };
         // The line sums are allocated with the first messages (a pyramid read from a store
         // starts from an empty builder and never sums a message).
-        Self { shape, level, pending: Intervals::default(), parts: Vec::new() }
+        let locations = LocationTiles::new(&shape);
+        Self { shape, level, locations, pending: Intervals::default(), parts: Vec::new() }
     }
 
     /// Adds messages: each counted at its send time, its sender's and receiver's blocks.
@@ -702,23 +750,49 @@ impl PyramidBuilder {
                 fill[b] += 1;
             }
         }
-        self.level.ticks.par_chunks_mut(states as usize * bins).enumerate().for_each(|(b, tiles)| {
-            for &i in &order[starts[b]..starts[b + 1]] {
-                let i = i as usize;
-                let (a, e) = (v.start[i].max(shape.t0), v.end[i].min(span_end));
-                let row = v.kind[i].min(states - 1) as usize * bins;
-                if e <= a {
-                    continue;
-                }
-                // Bins are a power of two ticks wide: one division for the first, then steps.
-                let (mut t, mut bin) = (a, ((a - shape.t0) >> shift) as usize);
-                while t < e {
-                    let edge = (shape.t0 + ((bin as u64 + 1) << shift)).min(e);
-                    tiles[row + bin] += edge - t;
-                    (t, bin) = (edge, bin + 1);
-                }
-            }
+        // Each block's locations' tiles summed by the thread summing the block's (a block's
+        // locations are consecutive: its chunk of the tiles).
+        let (loc_bins, loc_shift) = self.locations.as_ref().map_or((0, 0), |l| {
+            debug_assert!(l.bin_ticks.is_power_of_two());
+            (l.bins as usize, l.bin_ticks.trailing_zeros())
         });
+        let per_block = shape.block as usize * states as usize * loc_bins;
+        let mut none: Vec<u64> = Vec::new();
+        let loc_tiles = self.locations.as_mut().map_or(&mut none, |l| &mut l.ticks);
+        let mut loc_chunks: Vec<&mut [u64]> =
+            if per_block > 0 { loc_tiles.chunks_mut(per_block).collect() } else { Vec::new() };
+        loc_chunks.resize_with(blocks, || &mut []);
+        self.level.ticks.par_chunks_mut(states as usize * bins).zip(loc_chunks.into_par_iter()).enumerate().for_each(
+            |(b, (tiles, own))| {
+                let first = b as u32 * shape.block;
+                for &i in &order[starts[b]..starts[b + 1]] {
+                    let i = i as usize;
+                    let (a, e) = (v.start[i].max(shape.t0), v.end[i].min(span_end));
+                    let row = v.kind[i].min(states - 1) as usize * bins;
+                    if e <= a {
+                        continue;
+                    }
+                    // Bins are a power of two ticks wide: one division for the first, then steps.
+                    let (mut t, mut bin) = (a, ((a - shape.t0) >> shift) as usize);
+                    while t < e {
+                        let edge = (shape.t0 + ((bin as u64 + 1) << shift)).min(e);
+                        tiles[row + bin] += edge - t;
+                        (t, bin) = (edge, bin + 1);
+                    }
+                    if !own.is_empty() {
+                        let at = ((v.location[i] - first) as usize * states as usize
+                            + v.kind[i].min(states - 1) as usize)
+                            * loc_bins;
+                        let (mut t, mut bin) = (a, ((a - shape.t0) >> loc_shift) as usize);
+                        while t < e {
+                            let edge = (shape.t0 + ((bin as u64 + 1) << loc_shift)).min(e);
+                            own[at + bin] += edge - t;
+                            (t, bin) = (edge, bin + 1);
+                        }
+                    }
+                }
+            },
+        );
     }
 
     /// The pyramid: level 0 and every coarser level down to one block and one bin.
@@ -743,7 +817,7 @@ impl PyramidBuilder {
         let (blocks, bins) = (self.shape.blocks(), self.shape.state_bins);
         let sums = parts.into_iter().map(|p| p.lines).reduce(LineSums::merge);
         let lines = Some(sums.map_or_else(|| Lines::new(blocks, bins), |l| l.lines(blocks, bins)));
-        Pyramid { shape: self.shape, levels, lines }
+        Pyramid { shape: self.shape, levels, lines, locations: self.locations }
     }
 }
 
@@ -772,7 +846,8 @@ impl Pyramid {
     pub fn bytes(&self) -> usize {
         let level = |l: &Level| (l.counts.len() + l.bytes.len() + l.ticks.len()) * 8;
         let lines = self.lines.as_ref().map_or(0, |l| (l.counts.len() + l.gradient.len()) * 8);
-        self.levels.iter().map(level).sum::<usize>() + lines
+        let locations = self.locations.as_ref().map_or(0, |l| l.ticks.len() * 8);
+        self.levels.iter().map(level).sum::<usize>() + lines + locations
     }
 
     /// The coarsest level whose blocks and state bins still resolve `rows` ranks rows and
@@ -1058,5 +1133,52 @@ mod tests {
         assert!(l.block <= 1 && l.state_bin_ticks <= 1020, "{} {}", l.block, l.state_bin_ticks);
         let l = p.level_for(10, 10, 1_020_000);
         assert!(l.block >= 64 && l.state_bin_ticks >= 64, "{} {}", l.block, l.state_bin_ticks);
+    }
+
+    /// Each location's tiles sum, over its block and merged bins, to the block's state tiles.
+    #[test]
+    fn location_tiles_sum_to_the_state_tiles_of_their_blocks() {
+        let ranks = 3000u32;
+        let mut v = Intervals::default();
+        let mut s = 11u64;
+        for i in 0..60_000u64 {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let start = (s >> 20) % 2_000_000;
+            v.location.push((i % u64::from(ranks)) as u32);
+            v.start.push(start);
+            v.end.push(start + (s >> 45) % 90_000);
+            v.kind.push((i % 5) as u32);
+            v.depth.push(0);
+        }
+        let shape = Shape::new(0, 2_100_000, ranks, 4);
+        let mut b = PyramidBuilder::new(shape);
+        b.add_intervals(&v);
+        let p = b.finish();
+        let tiles = p.locations.as_ref().expect("3,000 locations in 4 states keep tiles");
+        assert_eq!(tiles.bins, 256);
+        let lvl = &p.levels[0];
+        let merge = lvl.state_bins / tiles.bins;
+        assert!(lvl.block > 1, "blocks of {} locations", lvl.block);
+        for block in [0, 1, lvl.blocks - 1] {
+            for state in 0..4 {
+                for bin in [0, 7, tiles.bins - 1] {
+                    let want: u64 = (bin * merge..(bin + 1) * merge).map(|k| lvl.state_ticks(block, state, 4, k)).sum();
+                    let got: u64 = (block * lvl.block..((block + 1) * lvl.block).min(ranks))
+                        .map(|l| tiles.at(l, state, 4, bin))
+                        .sum();
+                    assert_eq!(got, want, "block {block} state {state} bin {bin}");
+                }
+            }
+        }
+        // One location's whole time in a state: its intervals' durations.
+        let want: u64 = (0..v.start.len())
+            .filter(|&i| v.location[i] == 1234 && v.kind[i].min(3) == 3)
+            .map(|i| v.end[i] - v.start[i])
+            .sum();
+        assert_eq!((0..tiles.bins).map(|k| tiles.at(1234, 3, 4, k)).sum::<u64>(), want);
+        // Budgets: 65,536 locations in 4 states keep 64 bins, in 64 states 4; a million in 64 none.
+        assert_eq!(Shape::new(0, 1 << 30, 65_536, 4).location_bins(), Some(64));
+        assert_eq!(Shape::new(0, 1 << 30, 65_536, 64).location_bins(), Some(4));
+        assert_eq!(Shape::new(0, 1 << 30, 1_000_000, 64).location_bins(), None);
     }
 }

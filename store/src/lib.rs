@@ -23,6 +23,7 @@
 //!                             count u64, bytes u64                  (non-zero cells)
 //!   pyramid_states.parquet    level u32, block u32, state u32, bin u32, ticks u64
 //!   pyramid_lines.parquet     block u32, bin u32, lines u64, gradient u64
+//!   pyramid_locations.parquet location u32, state u32, bin u32, ticks u64
 //!   training.json        a training run's model (devices, stages, operators), where it has one
 //!   opgraph.json         an operator graph (an HLO module, an execution trace), where it has one
 //! ```

@@ -9,7 +9,7 @@ use exaviz_model::source::SourceError;
 
 use super::{
     Files, MANIFEST, Manifest, StoreWriter, invalid, io, manifest, manifest_in, pyramid_lines_table,
-    pyramid_messages_table, pyramid_states_table, read_table_in, rows, take_u32, take_u64,
+    pyramid_locations_table, pyramid_messages_table, pyramid_states_table, read_table_in, rows, take_u32, take_u64,
 };
 
 /// The span of `dataset`'s pyramid: its messages' and intervals' times, ranks and states
@@ -48,7 +48,8 @@ pub fn put_pyramid(store: &Path, span: PyramidSpan, p: &Pyramid) -> Result<Manif
         let (from, to) = (w.temp.join(format!("{name}.parquet")), store.join(format!("{name}.parquet")));
         std::fs::rename(&from, &to).map_err(|e| io(&to, e))?;
     }
-    m.rows.retain(|(t, _)| !written.iter().any(|(w, _)| w == t));
+    // Every pyramid table of before goes (one it no longer writes would be of another shape).
+    m.rows.retain(|(t, _)| !t.starts_with("pyramid_") && !written.iter().any(|(w, _)| w == t));
     m.rows.extend(written);
     m.pyramid = Some(span);
     let text = serde_json::to_string_pretty(&m).map_err(|e| invalid(&path, e.to_string()))?;
@@ -113,7 +114,7 @@ pub fn pyramid_in(store: &Files) -> Result<Option<Pyramid>, SourceError> {
         return Err(invalid(&store.path(MANIFEST), "pyramid span is impossible: re-run exaviz convert"));
     }
     let empty = PyramidBuilder::new(span.shape()).finish();
-    let (mut levels, mut lines) = (empty.levels, empty.lines);
+    let (mut levels, mut lines, mut locations) = (empty.levels, empty.lines, empty.locations);
     let mut c = read_table_in(store, &pyramid_messages_table(), m.rows("pyramid_messages"))?;
     let (lv, s, r, bin, count, bytes) = (
         take_u32(&mut c, 0),
@@ -161,5 +162,19 @@ pub fn pyramid_in(store: &Files) -> Result<Option<Pyramid>, SourceError> {
     } else {
         lines = None;
     }
-    Ok(Some(Pyramid { shape: span.shape(), levels, lines }))
+    if m.rows.iter().any(|(t, _)| t == "pyramid_locations")
+        && let Some(tiles) = &mut locations
+    {
+        let mut c = read_table_in(store, &pyramid_locations_table(), m.rows("pyramid_locations"))?;
+        let (l, st, bin, ticks) = (take_u32(&mut c, 0), take_u32(&mut c, 1), take_u32(&mut c, 2), take_u64(&mut c, 3));
+        for i in 0..l.len() {
+            if l[i] >= span.ranks || st[i] >= span.states || bin[i] >= tiles.bins {
+                return Err(bad("pyramid_locations"));
+            }
+            tiles.ticks[((l[i] * span.states + st[i]) * tiles.bins + bin[i]) as usize] = ticks[i];
+        }
+    } else {
+        locations = None;
+    }
+    Ok(Some(Pyramid { shape: span.shape(), levels, lines, locations }))
 }

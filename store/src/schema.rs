@@ -97,6 +97,9 @@ pub(super) fn pyramid_messages_table() -> Table {
 pub(super) fn pyramid_states_table() -> Table {
     Table::of("pyramid_states", &[("level", U32), ("block", U32), ("state", U32), ("bin", U32), ("ticks", U64)])
 }
+pub(super) fn pyramid_locations_table() -> Table {
+    Table::of("pyramid_locations", &[("location", U32), ("state", U32), ("bin", U32), ("ticks", U64)])
+}
 pub(super) fn pyramid_lines_table() -> Table {
     Table::of("pyramid_lines", &[("block", U32), ("bin", U32), ("lines", U64), ("gradient", U64)])
 }

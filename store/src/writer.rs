@@ -19,8 +19,8 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use super::{
     Col, IndexOf, MANIFEST, Manifest, OPGRAPH, ROW_GROUP, SCHEMA_VERSION, TRAINING, Table, collectives_table,
     counters_table, intervals_table, invalid, io, is_store, links_table, locations_table, messages_table,
-    metric_units_table, metrics_table, names_table, nodes_table, pyramid_lines_table, pyramid_messages_table,
-    pyramid_span, pyramid_states_table,
+    metric_units_table, metrics_table, names_table, nodes_table, pyramid_lines_table, pyramid_locations_table,
+    pyramid_messages_table, pyramid_span, pyramid_states_table,
 };
 
 /// A table being written.
@@ -445,6 +445,22 @@ impl StoreWriter {
             }
             let cols = [Col::U32(&block), Col::U32(&bin), Col::U64(&count), Col::U64(&gradient)];
             self.append("pyramid_lines", &cols, None, None)?;
+        }
+        if let Some(tiles) = &p.locations {
+            self.begin(&pyramid_locations_table())?;
+            let (bins, mut c) = (tiles.bins, <[Vec<u32>; 3]>::default());
+            let mut ticks = Vec::new();
+            for (cell, &t) in tiles.ticks.iter().enumerate() {
+                if t > 0 {
+                    let cell = cell as u32;
+                    c[0].push(cell / bins / states);
+                    c[1].push(cell / bins % states);
+                    c[2].push(cell % bins);
+                    ticks.push(t);
+                }
+            }
+            let cols = [Col::U32(&c[0]), Col::U32(&c[1]), Col::U32(&c[2]), Col::U64(&ticks)];
+            self.append("pyramid_locations", &cols, None, None)?;
         }
         Ok(())
     }

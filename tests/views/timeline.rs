@@ -614,9 +614,45 @@ fn an_areas_summary_names_the_root_causes_of_its_waiting() {
 #[test]
 fn one_deviant_rank_of_16384_is_seen_and_named_in_the_overview() {
     let d = open("gen:fd4?ranks=16384&messages=400000&slow_rank=10007");
+    deviant_seen_and_named(&d, "16,384 processes");
+}
+
+/// The same trace as a store kept on disk: every window too large to read is drawn from its
+/// pyramid, whose per-rank tiles group the ranks as the rows do, so its overview too draws the
+/// deviant on a row of its own, named, its region's colour well over a hairline, on both
+/// backends, with the summary track above; the row's tooltip names the rank.
+#[test]
+fn one_deviant_rank_of_16384_is_seen_and_named_in_a_stores_overview() {
+    let dir = std::env::temp_dir().join(format!("exaviz-deviant-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("fd4.exaviz");
+    exaviz_datasets::convert("gen:fd4?ranks=16384&messages=4000000&slow_rank=10007", &store, &|_, _| {}).unwrap();
+    let d = exaviz_store::open_with(&store, &|_, _| {}, 0).unwrap();
+    let o = d.out_of_core.as_ref().expect("opened out of core");
+    assert!(o.pyramid.locations.is_some(), "the store's pyramid keeps each rank's tiles");
+    let rows = o.rows.estimate(o.span);
+    assert!(rows > exaviz_model::dataset::ROW_BUDGET, "the whole holds {rows} rows: drawn from the pyramid");
+    let scene = deviant_seen_and_named(&d, "16,384 processes");
+    // The deviant's own row: its tooltip names the rank, drawn from its own tiles.
+    let label = scene.labels.iter().find(|l| l.text == "rank 10007").unwrap();
+    let y = (label.rect[1] + label.rect[3]) / 2.0;
+    let prepared = exaviz_tests::prepared("timeline", &[], &d, (1200, 900));
+    let pick = prepared.pick(&d, [600.0, y]).expect("a pick on the deviant's row");
+    assert_eq!(pick.title, "rank 10007");
+    assert!(pick.lines.iter().any(|l| l.starts_with("drawn apart")), "{:?}", pick.lines);
+    assert!(pick.lines.iter().any(|l| l.contains("slow_work")), "{:?}", pick.lines);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The checks of a trace of 16,384 ranks, rank 10007 slow in `slow_work`, drawn at 1200x900 on
+/// both backends (`ranks`: the title's count): the deviant's row named, the band's label, the
+/// region's colour over at least 1,500 plot pixels (by index under a tenth of that), and the
+/// summary track with its tooltip. Returns the default scene.
+fn deviant_seen_and_named(d: &exaviz_model::dataset::Dataset, ranks: &str) -> exaviz_render::Scene {
     let size = (1200, 900);
-    let grouped = both("timeline", &[], &d, size);
-    let scene = exaviz_tests::scene("timeline", &[], &d, size).expect("a scene");
+    let grouped = both("timeline", &[], d, size);
+    let scene = exaviz_tests::scene("timeline", &[], d, size).expect("a scene");
     let texts: Vec<&str> = scene.labels.iter().map(|l| l.text.as_str()).collect();
     assert!(texts.contains(&"rank 10007"), "the deviant's row is named: {texts:?}");
     assert!(texts.iter().any(|t| t.starts_with("ranks") && t.ends_with("6,383")), "the band's label: {texts:?}");
@@ -641,26 +677,25 @@ fn one_deviant_rank_of_16384_is_seen_and_named_in_the_overview() {
     };
     let seen = count(&grouped);
     assert!(seen >= 1500, "the deviant region's colour over {seen} plot pixels (colour {want:?})");
-    let by_index = exaviz_tests::draw("timeline", &["--rows", "index"], &d, &exaviz_compute::Backend::Cpu, size)
-        .expect("by index");
+    let by_index =
+        exaviz_tests::draw("timeline", &["--rows", "index"], d, &exaviz_compute::Backend::Cpu, size).expect("by index");
     assert!(count(&by_index) * 10 < seen, "by index: {} pixels against {seen}", count(&by_index));
     // Above the rows, the summary track: the share of the ranks in each state, the deviant
     // counted apart; its tooltip lists the states' shares.
     let summary = scene.labels.iter().find(|l| l.text == "summary").expect("a summary track");
-    assert!(texts.iter().any(|t| t.contains("16,384 processes") && t.contains("1 apart")), "{texts:?}");
-    let built = exaviz_views::contract::Entry::find("timeline").unwrap().parse::<&str>(&[]).unwrap();
-    let frame = exaviz_views::contract::Frame { width: size.0, height: size.1 };
-    let prepared = built.view.prepare(&d, &built.selection, frame, &exaviz_compute::Backend::Cpu).unwrap();
+    assert!(texts.iter().any(|t| t.contains(ranks) && t.contains("1 apart")), "{texts:?}");
+    let prepared = exaviz_tests::prepared("timeline", &[], d, size);
     let y = (summary.rect[1] + summary.rect[3]) / 2.0;
-    let pick = prepared.pick(&d, [600.0, y]).expect("a pick on the summary");
+    let pick = prepared.pick(d, [600.0, y]).expect("a pick on the summary");
     assert_eq!(pick.title, "summary of 16,384 locations");
     assert!(
         pick.lines.iter().any(|l| l.starts_with("compute: ") || l.starts_with("MPI_Waitall: ")),
         "{:?}",
         pick.lines
     );
-    let by_index = exaviz_tests::scene("timeline", &["--rows", "index"], &d, size).expect("a scene");
+    let by_index = exaviz_tests::scene("timeline", &["--rows", "index"], d, size).expect("a scene");
     assert!(!by_index.labels.iter().any(|l| l.text == "summary"), "by index, no summary unless asked");
+    scene
 }
 
 /// The summary track of 2,048 ranks grouped by behaviour, one of them slow: the share of the

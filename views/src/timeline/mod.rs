@@ -259,7 +259,7 @@ impl contract::View for TimelineView {
             ..self.opts
         };
         if let Some(ooc) = &d.out_of_core {
-            let (scene, picker) = pyramid::overview_scene(d, ooc, &opts, self.counters_of(d))?;
+            let (scene, picker) = pyramid::overview_scene(d, ooc, &opts, self.counters_of(d), b)?;
             return Ok(Box::new(Drawn { scene, picker }));
         }
         let (mut scene, picker) = timeline_scene(d, b, &opts, &self.index(d), self.home_of(d), Some(&self.last))?;

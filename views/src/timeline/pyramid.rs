@@ -10,10 +10,19 @@
 //!
 //! (The message cube is too coarse in time for this: 128 bins over the trace, against 2,048 for
 //! the lines; a timeline drawn from it smeared every iteration's messages over several.)
+//!
+//! - Rows grouped by behaviour (as [`crate::rows`] groups the rows of a window): where the
+//!   locations outnumber the plot's pixel rows, each location's features in the window come from
+//!   the pyramid's per-location tiles ([`LocationTiles`]: its time per state in a few dozen bins
+//!   over the trace), the groups are drawn as bands from the state tiles of their locations, and
+//!   each location that stands out of its group gets a row of its own, drawn from its own tiles
+//!   (at their coarser time bins).
 
-use exaviz_compute::DensityImage;
+use exaviz_compute::location_features::{self, Features};
+use exaviz_compute::{Backend, DensityImage};
+use exaviz_model::Trace;
 use exaviz_model::dataset::{Dataset, OutOfCore};
-use exaviz_model::pyramid::{Level, Lines, Pyramid, Shape};
+use exaviz_model::pyramid::{Level, Lines, LocationTiles, Pyramid, Shape};
 use exaviz_render::Scene;
 use rayon::prelude::*;
 
@@ -22,14 +31,19 @@ use super::collectives::Joins;
 use super::counters::{self, CounterIndex, Track};
 use super::density::GRADIENT_STEPS;
 use super::index::{Legend, slots_by};
-use super::options::{StateMode, TimelineOptions};
-use super::scene::{CounterLayer, Layers, compose, rows_of, timeline_plot};
+use super::options::{Rows, StateMode, SummaryTrack, TimelineOptions};
+use super::scene::{
+    AUTO_LOCATIONS_PER_ROW, CounterLayer, DEVIANT_PX, Layers, behaviour_heights, compose, most_opened,
+    rows_counted_thousands, rows_of, summary_px, timeline_plot,
+};
 use super::states::stacked_runs;
+use super::tracks::{SLOT_GAP_PX, Tracks};
 use crate::ViewError;
 use crate::contract;
 use crate::contract::{Pick, Picker};
 use crate::legend::format_value;
 use crate::plot::{CATEGORICAL, Plot};
+use crate::rows::Behaviour;
 use crate::trace::window_in;
 
 // The pyramid's gradient weights are the timeline's.
@@ -132,24 +146,178 @@ impl<'a> Grid<'a> {
     }
 }
 
+/// State ticks of location `l` inside each column of `columns` (cells of `tiles`, as
+/// [`Grid::columns`] holds the state tiles'), per state.
+fn own_ticks(tiles: &LocationTiles, states: u32, l: u32, cells: &[(u32, f64)], mut add: impl FnMut(u32, f64)) {
+    for s in 0..states {
+        for &(bin, share) in cells {
+            let v = tiles.at(l, s, states, bin);
+            if v > 0 {
+                add(s, v as f64 * share);
+            }
+        }
+    }
+}
+
+/// The cells of `tiles` each plot column covers, with the share of each inside it.
+fn own_columns(shape: &Shape, tiles: &LocationTiles, p: Plot, window: (u64, u64)) -> Vec<Vec<(u32, f64)>> {
+    let per_px = (window.1 - window.0) as f64 / f64::from(p.w);
+    (0..p.w)
+        .map(|c| {
+            let a = window.0 as f64 + f64::from(c) * per_px;
+            cover(a, a + per_px, shape.t0 as f64, tiles.bin_ticks as f64, tiles.bins)
+        })
+        .collect()
+}
+
+/// A location's own tiles with the cells of each plot column.
+type OwnTiles<'a> = Option<(&'a LocationTiles, &'a [Vec<(u32, f64)>])>;
+
 /// State colours of every plot pixel from the pyramid's state tiles, as [`super::states::state_pixels`]
-/// makes them from rows.
-fn pyramid_states(grid: &Grid<'_>, p: Plot, per_px: f64, slot: &[usize], mode: StateMode) -> Vec<Option<[f32; 4]>> {
+/// makes them from rows; the rows marked in `own` from their location's own tiles (`own_tiles`,
+/// with the cells of its columns).
+fn pyramid_states(
+    grid: &Grid<'_>,
+    p: Plot,
+    per_px: f64,
+    slot: &[usize],
+    mode: StateMode,
+    (own, own_tiles): (&[bool], OwnTiles<'_>),
+) -> Vec<Option<[f32; 4]>> {
     let n = grid.shape.ranks;
-    stacked_runs(grid.rows, p.w as usize, 0..p.w as usize, mode, |&(lo, hi)| {
-        let blocks = block_cover(lo, hi, grid.level.block, n);
-        let cov = (0..p.w as usize)
-            .map(|c| {
-                let mut cov = [0f32; CATEGORICAL.len()];
-                grid.ticks(c, &blocks, |s, ticks| {
-                    // In pixels of one rank's row, as the rows give it.
-                    cov[slot[s as usize]] += (ticks / per_px) as f32;
+    let keys: Vec<(u32, u32, bool)> =
+        grid.rows.iter().zip(own.iter().chain(std::iter::repeat(&false))).map(|(&(lo, hi), &o)| (lo, hi, o)).collect();
+    stacked_runs(&keys, p.w as usize, 0..p.w as usize, mode, |&(lo, hi, o)| {
+        let mut cov = vec![[0f32; CATEGORICAL.len()]; p.w as usize];
+        if o && let Some((tiles, columns)) = own_tiles {
+            for (c, cells) in cov.iter_mut().zip(columns) {
+                own_ticks(tiles, grid.shape.states, lo, cells, |s, ticks| {
+                    c[slot[s as usize]] += (ticks / per_px) as f32
                 });
-                cov
-            })
-            .collect();
+            }
+            return (cov, 1.0);
+        }
+        let blocks = block_cover(lo, hi, grid.level.block, n);
+        for (col, c) in cov.iter_mut().enumerate() {
+            grid.ticks(col, &blocks, |s, ticks| {
+                // In pixels of one rank's row, as the rows give it.
+                c[slot[s as usize]] += (ticks / per_px) as f32;
+            });
+        }
         (cov, 1.0 / (hi - lo).max(1) as f32)
     })
+}
+
+/// The summary track's shares from the state tiles: per column, the share of all `n`
+/// locations' time in each colour slot.
+fn summary_shares(grid: &Grid<'_>, p: Plot, per_px: f64, slot: &[usize]) -> Vec<[f32; CATEGORICAL.len()]> {
+    let n = grid.shape.ranks;
+    let blocks = block_cover(0, n, grid.level.block, n);
+    (0..p.w as usize)
+        .into_par_iter()
+        .map(|col| {
+            let mut c = [0f32; CATEGORICAL.len()];
+            grid.ticks(col, &blocks, |s, ticks| c[slot[s as usize]] += (ticks / per_px / f64::from(n.max(1))) as f32);
+            c
+        })
+        .collect()
+}
+
+/// The features of every location of the pyramid over `window` from its per-location tiles, as
+/// [`crate::rows::features`] sums them from rows: per window bin and colour slot, the time in
+/// quanta (each tile's ticks spread evenly over its bin).
+fn tile_features(tiles: &LocationTiles, shape: &Shape, slot: &[usize], slots: u32, window: (u64, u64)) -> Features {
+    let bins = crate::rows::BINS;
+    let quantum = location_features::quantum(window, bins);
+    let width = (window.1 - window.0) as f64 / f64::from(bins);
+    // (tile bin, window bin, share of the tile's ticks inside the window bin).
+    let pairs: Vec<(u32, usize, f64)> = (0..bins)
+        .flat_map(|j| {
+            let a = window.0 as f64 + f64::from(j) * width;
+            cover(a, a + width, shape.t0 as f64, tiles.bin_ticks as f64, tiles.bins)
+                .into_iter()
+                .map(move |(k, share)| (k, j as usize * slots as usize, share))
+        })
+        .collect();
+    let (states, dims) = (shape.states, (bins * slots) as usize);
+    let mut values = vec![0u32; shape.ranks as usize * dims];
+    values.par_chunks_mut(dims.max(1)).enumerate().for_each_init(
+        || vec![0f64; dims],
+        |acc, (l, out)| {
+            acc.fill(0.0);
+            for s in 0..states {
+                let Some(&sl) = slot.get(s as usize).filter(|&&sl| (sl as u32) < slots) else { continue };
+                for &(k, at, share) in &pairs {
+                    let v = tiles.at(l as u32, s, states, k);
+                    if v > 0 {
+                        acc[at + sl] += v as f64 * share;
+                    }
+                }
+            }
+            for (o, &a) in out.iter_mut().zip(acc.iter()) {
+                *o = (a / quantum as f64).round().min(f64::from(u32::MAX)) as u32;
+            }
+        },
+    );
+    Features { locations: shape.ranks, bins, slots, quantum, values }
+}
+
+/// The locations of `pyr` grouped by behaviour over `window` where `opts` ask for it (by
+/// default where they outnumber the plot's `rows` pixel rows [`AUTO_LOCATIONS_PER_ROW`] to one)
+/// and the pyramid keeps per-location tiles, on `backend`.
+fn overview_behaviour(
+    pyr: &Pyramid,
+    opts: &TimelineOptions,
+    slot: &[usize],
+    rows: u32,
+    window: (u64, u64),
+    backend: &Backend,
+) -> Result<Option<Behaviour>, ViewError> {
+    let Some(tiles) = &pyr.locations else { return Ok(None) };
+    let n = pyr.shape.ranks as usize;
+    let grouped = match opts.rows {
+        Rows::Index => false,
+        Rows::Behaviour => true,
+        Rows::Auto => n > AUTO_LOCATIONS_PER_ROW * rows as usize,
+    };
+    if !grouped || n == 0 {
+        return Ok(None);
+    }
+    let slots = slot.iter().map(|&s| s as u32 + 1).max().unwrap_or(1).min(CATEGORICAL.len() as u32);
+    let features = tile_features(tiles, &pyr.shape, slot, slots, window);
+    let shown: Vec<u32> = (0..n as u32).collect();
+    let most = (rows / DEVIANT_PX / 3).max(1) as usize;
+    let mut b = crate::rows::group(&features, &shown, most, backend)?;
+    if let Some(l) = opts.opened {
+        b.open(l, most_opened(rows));
+    }
+    Ok(Some(b))
+}
+
+/// Per pixel row of a plot `h` high, the ranks it draws and whether from their location's own
+/// tiles, for `tracks` placed from `b`: a band's rows share its locations in order (each row
+/// the ranks from its first to its last), a location with a track of its own is drawn from its
+/// own tiles where a block of the state tiles holds more than it (`fine_block`).
+fn grouped_rows(tracks: &Tracks, h: u32, fine_block: u32) -> (Vec<(u32, u32)>, Vec<bool>) {
+    let (mut rows, mut own) = (vec![(0u32, 0u32); h as usize], vec![false; h as usize]);
+    for k in 0..tracks.count() {
+        let px = tracks.track_pixels(k);
+        let members: Vec<u32> = tracks.locations(k).map(|l| l as u32).collect();
+        let (Some(&first), height) = (members.first(), px.len()) else { continue };
+        if tracks.band(k).is_none() {
+            for r in px.filter(|&r| r < h) {
+                rows[r as usize] = (first, first + 1);
+                own[r as usize] = fine_block > 1;
+            }
+            continue;
+        }
+        for (i, r) in px.enumerate().filter(|&(_, r)| r < h) {
+            let a = (i * members.len() / height).min(members.len() - 1);
+            let e = ((i + 1) * members.len() / height).clamp(a + 1, members.len());
+            rows[r as usize] = (members[a], members[e - 1] + 1);
+        }
+    }
+    (rows, own)
 }
 
 /// Whole lines per pixel from expected counts `c` and gradient sums `g`: an expected quarter
@@ -198,12 +366,56 @@ fn lines_density(lines: &Lines, grid: &Grid<'_>, p: Plot) -> DensityImage {
     DensityImage { width: p.w, height: p.h, counts, sums }
 }
 
-/// The timeline of `dataset`, kept on disk as `ooc`, from its pyramid, and what its tooltips read.
+/// The line over a picture of `t` from the pyramid whose rows are grouped by `b`: how many
+/// locations the summary track (where `summary`) counts, how many stand apart.
+fn grouped_note(t: &Trace, b: &Behaviour, summary: bool) -> String {
+    let apart = match b.deviants.len() {
+        0 => String::new(),
+        k => format!("; {k} apart"),
+    };
+    let what = if summary { "summary" } else { "grouped" };
+    format!("{what}: {}{apart}", rows_counted_thousands(t, t.locations.name.len()))
+}
+
+/// The pixel rows of a picture drawn from the pyramid.
+struct Laid {
+    /// The summary track's plot, where one is drawn.
+    summary: Option<Plot>,
+    /// Per pixel row, the ranks drawn on it, and whether from their own tiles.
+    rows: Vec<(u32, u32)>,
+    own: Vec<bool>,
+    /// The tracks, where rows are grouped by behaviour.
+    tracks: Option<Tracks>,
+}
+
+/// The rows of a picture of `t` from `pyr` on plot `p`: one rank or a run of ranks per pixel
+/// row in the trace's order, or, grouped by `behaviour`, the summary track on top and the bands
+/// and the rows of their own below it.
+fn laid_out(t: &Trace, pyr: &Pyramid, opts: &TimelineOptions, p: Plot, behaviour: Option<&Behaviour>) -> Laid {
+    let n = t.locations.name.len();
+    let Some(b) = behaviour else {
+        return Laid { summary: None, rows: row_ranks(n, p.h), own: vec![false; p.h as usize], tracks: None };
+    };
+    let summary = match opts.summary {
+        SummaryTrack::Auto | SummaryTrack::On => (p.h >= 2 * summary_px(p.h)).then(|| Plot { h: summary_px(p.h), ..p }),
+        SummaryTrack::Off => None,
+    };
+    let mut r = Tracks::behaviour(t, &vec![true; n], true, b);
+    let top = summary.map_or(0, |s| s.h + SLOT_GAP_PX);
+    let heights = behaviour_heights(&r, b, p.h.saturating_sub(top));
+    r.place_below(top, p.h, &heights, &[]);
+    let (rows, own) = grouped_rows(&r, p.h, pyr.levels[0].block);
+    Laid { summary, rows, own, tracks: Some(r) }
+}
+
+/// The timeline of `dataset`, kept on disk as `ooc`, from its pyramid, and what its tooltips
+/// read; rows grouped by behaviour on `backend`.
 pub(crate) fn overview_scene(
     dataset: &Dataset,
     ooc: &OutOfCore,
     opts: &TimelineOptions,
     counter_index: std::sync::Arc<CounterIndex>,
+    backend: &Backend,
 ) -> Result<(Scene, OverviewPick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len();
@@ -216,10 +428,13 @@ pub(crate) fn overview_scene(
     let tracks = counters::tracks(&counter_index, &placed, window);
     let pyr = &ooc.pyramid;
     let ticks = window.1 - window.0;
-    let level = pyr.level_for(p.h, p.w, ticks);
-    let rows = row_ranks(n, p.h);
-    let grid = Grid::new(&pyr.shape, level, p, window, &rows);
     let (slot, legend) = pyramid_slots(pyr, &t.region_names);
+    let grouped = overview_behaviour(pyr, opts, &slot, p.h, window, backend)?;
+    let Laid { summary, rows, own, tracks: placed_rows } = laid_out(t, pyr, opts, p, grouped.as_ref());
+    // A band's pixel row gathers the ranks of its share of the band, a few or many: the finest
+    // blocks resolve both.
+    let level = if grouped.is_some() { &pyr.levels[0] } else { pyr.level_for(p.h, p.w, ticks) };
+    let grid = Grid::new(&pyr.shape, level, p, window, &rows);
     let per_px = ticks as f64 / f64::from(p.w);
     let lines = pyr.lines.as_ref().ok_or_else(|| {
         ViewError::Unsupported(
@@ -228,8 +443,19 @@ pub(crate) fn overview_scene(
     })?;
     // The lines are at the finest blocks and bins: a grid of its own over level 0.
     let fine = Grid::new(&pyr.shape, &pyr.levels[0], p, window, &rows);
-    let (states, density) =
-        rayon::join(|| pyramid_states(&grid, p, per_px, &slot, opts.states), || lines_density(lines, &fine, p));
+    let own_cells = pyr.locations.as_ref().map(|tiles| (tiles, own_columns(&pyr.shape, tiles, p, window)));
+    let own_tiles = own_cells.as_ref().map(|(tiles, c)| (*tiles, &c[..]));
+    let (mut states, density) = rayon::join(
+        || pyramid_states(&grid, p, per_px, &slot, opts.states, (&own, own_tiles)),
+        || lines_density(lines, &fine, p),
+    );
+    let shares = summary.map(|sp| {
+        let shares = summary_shares(&grid, p, per_px, &slot);
+        let from = ((sp.y0 - p.y0) * p.w) as usize;
+        let pixels = super::states::summary_pixels(&shares, sp.h);
+        states[from..from + pixels.len()].copy_from_slice(&pixels);
+        (sp, shares)
+    });
     let cell = format_value(level.state_bin_ticks as f64 / tps * 1e3);
     let title = format!(
         "Timeline: {} ({}, {} messages; pyramid: {} ranks x {cell} ms)",
@@ -242,6 +468,7 @@ pub(crate) fn overview_scene(
     let note = opts.search.map(|s| super::search::overview_note(&dataset.trace, &s));
     let search = note.as_deref().map(|n| (None, n));
     let counters = CounterLayer { outer, index: &counter_index, tracks: &tracks, hidden };
+    let summary_note = grouped.as_ref().map(|b| grouped_note(t, b, shares.is_some()));
     let layers = Layers {
         states: &states,
         density: &density,
@@ -251,16 +478,21 @@ pub(crate) fn overview_scene(
         waits: None,
         counters,
         critical: opts.critical_path.then_some(OVERVIEW_CRITICAL_NOTE),
-        summary: None,
+        summary: summary_note.as_deref(),
     };
+    let mut y_ticks = match &placed_rows {
+        Some(r) => row_ticks(r.count(), || r.names(t).into(), p, |k| r.track_pixels(k)),
+        None => row_ticks(n, || dataset.trace.locations.name[..].into(), p, |i| rows_of(i, n, p.h)),
+    };
+    if let Some((s, _)) = &shares {
+        let middle = (s.y0 - p.y0) as f32 + s.h as f32 / 2.0;
+        y_ticks.push((middle / p.h as f32, "summary".into()));
+    }
     let scene = compose(
         opts,
         p,
         (window, ooc.span, tps),
-        (
-            row_ticks(n, || dataset.trace.locations.name[..].into(), p, |i| rows_of(i, n, p.h)),
-            rows_title(&dataset.trace),
-        ),
+        (y_ticks, rows_title(&dataset.trace)),
         (&title, "time since trace start (s)"),
         &layers,
     );
@@ -276,6 +508,12 @@ pub(crate) fn overview_scene(
         full: ooc.span,
         tps,
         rows,
+        own,
+        bands: placed_rows.map(|r| {
+            let names = r.names(t);
+            (0..p.h).map(|row| r.at_row(row).and_then(|k| r.band(k).map(|_| names[k].clone()))).collect()
+        }),
+        summary: shares.map(|(sp, shares)| (sp, shares, legend.clone())),
         counts: density.counts,
         names,
         counters: (counter_index, tracks),
@@ -292,6 +530,12 @@ pub struct OverviewPick {
     full: (u64, u64),
     tps: f64,
     rows: Vec<(u32, u32)>,
+    /// Per pixel row, whether its location is drawn from its own tiles.
+    own: Vec<bool>,
+    /// Rows grouped by behaviour: per pixel row, the label of the band drawn on it.
+    bands: Option<Vec<Option<String>>>,
+    /// The summary track: its plot, its shares per column and the legend naming the slots.
+    summary: Option<(Plot, Vec<[f32; CATEGORICAL.len()]>, Legend)>,
     counts: Vec<u32>,
     names: Vec<String>,
     /// The counter series and the tracks drawn.
@@ -299,11 +543,28 @@ pub struct OverviewPick {
 }
 
 impl Picker for OverviewPick {
-    fn pick(&self, _: &Dataset, at: [f32; 2]) -> Option<Pick> {
+    fn pick(&self, dataset: &Dataset, at: [f32; 2]) -> Option<Pick> {
         let seconds = |t: u64| format!("{:.6} s", t.saturating_sub(self.full.0) as f64 / self.tps);
         if let Some((title, mut lines, time)) = counters::pick(&self.counters.0, &self.counters.1, self.window, at) {
             lines.insert(0, format!("at {}", seconds(time)));
             return Some(Pick::new(title, lines));
+        }
+        let (t0, t1) = self.window;
+        if let Some((sp, shares, legend)) = &self.summary
+            && let Some([u, _]) =
+                contract::share_in([sp.x0 as f32, sp.y0 as f32, (sp.x0 + sp.w) as f32, (sp.y0 + sp.h) as f32], at)
+        {
+            let time = t0 + ((t1 - t0) as f64 * f64::from(u)) as u64;
+            let c = &shares[((u * sp.w as f32) as usize).min(shares.len() - 1)];
+            let mut lines = vec![format!("at {}", seconds(time))];
+            let mut named: Vec<(f32, &str)> =
+                legend.iter().map(|(slot, name)| (c[*slot], name.as_str())).filter(|x| x.0 > 0.0).collect();
+            named.sort_by(|a, b| b.0.total_cmp(&a.0));
+            lines.extend(named.iter().take(8).map(|(share, name)| format!("{name}: {:.1}%", 100.0 * share)));
+            let none = 1.0 - c.iter().sum::<f32>();
+            lines.push(format!("no state: {:.1}%", 100.0 * none.max(0.0)));
+            let n = crate::rows::thousands(self.pyramid.shape.ranks as usize);
+            return Some(Pick::new(format!("summary of {n} locations"), lines));
         }
         let p = self.plot;
         let [u, v] = contract::share_in([p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32], at)?;
@@ -312,14 +573,22 @@ impl Picker for OverviewPick {
         if hi <= lo {
             return None;
         }
-        let (t0, t1) = self.window;
         let time = t0 + ((t1 - t0) as f64 * f64::from(u)) as u64;
         let level = &self.pyramid.levels[self.level];
         let one = Plot { x0: 0, y0: 0, w: p.w, h: p.h };
         let grid = Grid::new(&self.pyramid.shape, level, one, self.window, &self.rows);
-        let blocks = block_cover(lo, hi, level.block, self.pyramid.shape.ranks);
         let mut ticks = vec![0f64; self.names.len()];
-        grid.ticks(col as usize, &blocks, |s, v| ticks[s as usize] += v);
+        let own = self.own.get(row as usize).copied().unwrap_or(false);
+        match self.pyramid.locations.as_ref().filter(|_| own) {
+            Some(tiles) => {
+                let cells = own_columns(&self.pyramid.shape, tiles, one, self.window);
+                own_ticks(tiles, self.pyramid.shape.states, lo, &cells[col as usize], |s, v| ticks[s as usize] += v);
+            }
+            None => {
+                let blocks = block_cover(lo, hi, level.block, self.pyramid.shape.ranks);
+                grid.ticks(col as usize, &blocks, |s, v| ticks[s as usize] += v);
+            }
+        }
         let total: f64 = ticks.iter().sum();
         let mut lines = vec![format!("at {}", seconds(time))];
         if total > 0.0 {
@@ -334,12 +603,27 @@ impl Picker for OverviewPick {
         if let Some(&c) = self.counts.get((row * p.w + col) as usize).filter(|&&c| c > 0) {
             lines.push(format!("about {c} message lines through this pixel"));
         }
-        lines.push(format!(
-            "summed from the pyramid ({} ranks by {} ms a cell): zoom in to read the rows",
-            level.block,
-            format_value(level.state_bin_ticks as f64 / self.tps * 1e3)
-        ));
-        let title = if hi - lo == 1 { format!("rank {lo}") } else { format!("ranks {lo}-{}", hi - 1) };
+        let band = self.bands.as_ref().and_then(|b| b.get(row as usize).cloned().flatten());
+        match (own, self.pyramid.locations.as_ref()) {
+            (true, Some(tiles)) => lines.push(format!(
+                "drawn apart: it differs from the others; from its own tiles ({} ms a cell): zoom in to read the rows",
+                format_value(tiles.bin_ticks as f64 / self.tps * 1e3)
+            )),
+            _ => lines.push(format!(
+                "summed from the pyramid ({} ranks by {} ms a cell): zoom in to read the rows",
+                level.block,
+                format_value(level.state_bin_ticks as f64 / self.tps * 1e3)
+            )),
+        }
+        let ranks = if hi - lo == 1 { format!("rank {lo}") } else { format!("ranks {lo}-{}", hi - 1) };
+        let title = match band {
+            Some(b) => {
+                lines.push(format!("this pixel row: {ranks}"));
+                b
+            }
+            None if hi - lo == 1 => dataset.trace.locations.name.get(lo as usize).cloned().unwrap_or(ranks),
+            None => ranks,
+        };
         Some(Pick::new(title, lines))
     }
 }

@@ -105,7 +105,7 @@ impl Summarised {
 }
 
 /// `n` rows counted in the title's words, with thousands separated.
-fn rows_counted_thousands(t: &Trace, n: usize) -> String {
+pub(super) fn rows_counted_thousands(t: &Trace, n: usize) -> String {
     let words = rows_counted(t, n);
     let rest = words.split_once(' ').map_or("", |(_, r)| r);
     format!("{} {rest}", crate::rows::thousands(n))
@@ -275,7 +275,7 @@ pub(super) struct Placed {
 }
 
 /// The summary track's height on a plot `h` pixels high: a tenth of it, 20 to 48 pixels.
-fn summary_px(h: u32) -> u32 {
+pub(super) fn summary_px(h: u32) -> u32 {
     (h / 10).clamp(20, 48)
 }
 
@@ -292,10 +292,11 @@ pub(super) fn behaviour(
     backend: &Backend,
 ) -> Result<Option<Behaviour>, ViewError> {
     let t = &d.trace;
-    // By default only where every window is drawn from the rows, so that the rows keep one
-    // arrangement at every zoom (wide windows of a trace with an index or of a store are drawn
-    // from the pyramid, whose blocks of locations are not grouped).
-    let from_rows = d.index.is_none() && d.out_of_core.is_none() && t.span_of_whole.is_none();
+    // By default where every window is drawn from the rows, and where a window of a store or of
+    // a trace with an index is read as rows: its wide windows are drawn from its pyramid, which
+    // groups them alike from its per-location tiles (a store summed before those were kept draws
+    // its blocks of locations as they are).
+    let from_rows = d.out_of_core.is_none();
     let shown: Vec<u32> =
         (0..t.locations.name.len() as u32).filter(|&l| opts.show_empty || index.busy[l as usize]).collect();
     let grouped = match opts.rows {
@@ -336,7 +337,7 @@ pub(super) const DEVIANT_PX: u32 = 3;
 /// sixth of the plot shared among them (from DEVIANT_PX up to 16 px), each location of an
 /// opened band two thirds shared among them (1 to 16 px, so that a few dozen are named), each
 /// band the rest by its locations' count, at least a pixel.
-fn behaviour_heights(rows: &Tracks, b: &Behaviour, h: u32) -> Vec<u32> {
+pub(super) fn behaviour_heights(rows: &Tracks, b: &Behaviour, h: u32) -> Vec<u32> {
     let deviants = b.deviants.len() as u32;
     let own = (h / 6).checked_div(deviants).map_or(0, |o| o.clamp(DEVIANT_PX, 16));
     let opened = b.opened.len() as u32;
