@@ -292,6 +292,9 @@ mod tests {
         let worst = a.gradient.iter().zip(&b.gradient).map(|(x, y)| x.abs_diff(*y)).max().unwrap();
         assert!(worst <= 1, "gradient weights differ by {worst}");
         assert!(b.counts.iter().filter(|&&n| n > 0).count() > 100);
+        assert!(native.pairs.as_ref().is_some_and(|p| p.len() > 100), "per-pair tiles");
+        assert_eq!(planned.pairs, native.pairs, "per-pair tiles");
+        assert_eq!(planned.locations, native.locations, "per-location tiles");
         let level = &native.levels[0];
         let states = planned.shape.states;
         let whole = (0..level.state_bins)

@@ -11,6 +11,8 @@
 //! - states: an interval's ticks in its first and last bins, and the bins it covers whole as
 //!   difference rows (+1 after its first bin, -1 at its last) summed along the bins by a window
 //!   and expanded (`unnest(range(..))`) into the runs of bins they cover;
+//! - pairs: a GROUP BY of (sender, receiver, send bin) at the per-pair tiles' finest bins,
+//!   whose rows are then fitted to the tiles' budget as the native pass fits them;
 //! - lines: each message's line from its sender's block to its receiver's as difference rows
 //!   (count, slope and offset of its gradient weight) summed along the blocks of its bin by a
 //!   window and expanded into cells, as the native pass's running sums do.
@@ -28,7 +30,7 @@ use datafusion::arrow::compute::{CastOptions, cast_with_options};
 use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
-use exaviz_model::pyramid::{Lines, Pyramid, PyramidBuilder, Shape};
+use exaviz_model::pyramid::{Lines, PairSummer, Pyramid, PyramidBuilder, Shape};
 use exaviz_store as store;
 use exaviz_store::PyramidSpan;
 
@@ -107,6 +109,20 @@ fn cube_sql(s: &Shape) -> String {
          FROM (SELECT CAST(source AS BIGINT) AS source, CAST(destination AS BIGINT) AS destination,
                       CAST(send_time AS BIGINT) AS send_time, bytes FROM messages)
          WHERE source < {ranks} AND destination < {ranks} AND send_time >= {t0}
+         GROUP BY 1, 2, 3"
+    )
+}
+
+/// The per-pair tiles at the bins their summer starts with: source, destination, bin,
+/// messages, bytes.
+fn pairs_sql(s: &Shape, (bins, w): (u32, u64)) -> String {
+    let (t0, ranks) = (s.t0, s.ranks);
+    format!(
+        "SELECT source, destination, (send_time - {t0}) // {w} AS bin, COUNT(*) AS n, SUM(CAST(bytes AS BIGINT)) AS b
+         FROM (SELECT CAST(source AS BIGINT) AS source, CAST(destination AS BIGINT) AS destination,
+                      CAST(send_time AS BIGINT) AS send_time, bytes FROM messages)
+         WHERE source < {ranks} AND destination < {ranks} AND send_time >= {t0}
+           AND (send_time - {t0}) // {w} < {bins}
          GROUP BY 1, 2, 3"
     )
 }
@@ -282,6 +298,16 @@ async fn sum_messages(
         let cell = lines.cell(bin as u32, block as u32);
         (lines.counts[cell], lines.gradient[cell]) = (c[2] as u64, c[3] as u64);
     }
+    // The per-pair tiles: their cells at the finest bins, fitted as the native pass fits them.
+    if let Some(mut summer) = PairSummer::new(&shape) {
+        let first = summer.first_bins();
+        let id = |v: i64| u32::try_from(v).map_err(|_| plan_error(store, "a pair cell outside the pyramid"));
+        for c in rows_of(&columns(ctx, store, &pairs_sql(&shape, first), 5).await?) {
+            let (n, b) = (c[3] as u64, c[4] as u64);
+            summer.add_cell(id(c[0])?, id(c[1])?, id(c[2])?, n, b).map_err(|e| plan_error(store, e))?;
+        }
+        p.pairs = summer.finish();
+    }
     Ok(())
 }
 
@@ -341,6 +367,9 @@ pub async fn plans_sql(store: &Path, dialect: Dialect) -> Result<Vec<(&'static s
     let mut plans = vec![("span", span_sql(messages, intervals))];
     if messages {
         plans.extend([("messages", cube_sql(&shape)), ("lines", lines_sql(&shape))]);
+        if let Some(summer) = PairSummer::new(&shape) {
+            plans.push(("pairs", pairs_sql(&shape, summer.first_bins())));
+        }
     }
     if intervals {
         plans.push(("states", states_sql(&shape)));

@@ -111,6 +111,250 @@ impl LocationTiles {
     }
 }
 
+/// Most cells (pair and time bin with messages) of a pyramid's [`PairTiles`]: 2M, 28 bytes
+/// each. A halo exchange of 65,536 ranks with six neighbours each gets 4 time bins; where even
+/// one bin per pair would not fit (an all-to-all of thousands of ranks), none are kept.
+pub const PAIR_CELLS: usize = 1 << 21;
+/// Most time bins of the [`PairTiles`].
+pub const PAIR_BINS: u32 = 16;
+
+/// Per pair of locations that exchanged messages, its messages and bytes in each of a few
+/// coarse time bins of the send: what a matrix drawn from the pyramid needs to give the ranks
+/// sending or receiving far more than the others a row and a column of their own, exact at the
+/// bins' resolution, where a cell of the message cube gathers hundreds of ranks. Only cells
+/// with messages, sorted by (source, destination, bin); the bins are the message cube's level-0
+/// bins merged a power of two at a time, as many (at most [`PAIR_BINS`]) as keep the cells
+/// within [`PAIR_CELLS`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PairTiles {
+    pub bins: u32,
+    pub bin_ticks: u64,
+    pub source: Vec<u32>,
+    pub destination: Vec<u32>,
+    pub bin: Vec<u32>,
+    pub count: Vec<u64>,
+    pub bytes: Vec<u64>,
+}
+
+impl PairTiles {
+    /// The bins overlapping ticks `window` (absolute, both ends in) of a pyramid starting at `t0`.
+    pub fn bins_over(&self, t0: u64, window: (u64, u64)) -> std::ops::Range<u32> {
+        let bt = self.bin_ticks.max(1);
+        let bin = |t: u64| (t.saturating_sub(t0) / bt).min(u64::from(self.bins)) as u32;
+        let first = bin(window.0);
+        first..bin(window.1).saturating_add(1).min(self.bins).max(first)
+    }
+
+    /// Each pair's messages and bytes in bins `bins`, pairs with none left out.
+    pub fn sums(&self, bins: std::ops::Range<u32>) -> Vec<crate::pair_index::PairSum> {
+        let mut out: Vec<crate::pair_index::PairSum> = Vec::new();
+        for k in 0..self.source.len() {
+            if !bins.contains(&self.bin[k]) {
+                continue;
+            }
+            let (s, d) = (self.source[k], self.destination[k]);
+            match out.last_mut() {
+                Some(p) if (p.source, p.destination) == (s, d) => {
+                    p.messages += self.count[k];
+                    p.bytes += self.bytes[k];
+                }
+                _ => out.push(crate::pair_index::PairSum {
+                    source: s,
+                    destination: d,
+                    messages: self.count[k],
+                    bytes: self.bytes[k],
+                }),
+            }
+        }
+        out
+    }
+
+    /// Cells held.
+    pub fn len(&self) -> usize {
+        self.source.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.source.is_empty()
+    }
+}
+
+/// A 64-bit multiplicative hash for the pair summer's keys (already well spread integers):
+/// SipHash, the standard map's, would double the pass's cost at 1e8 messages.
+#[derive(Clone, Copy, Default)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+type KeyMap = std::collections::HashMap<u64, (u64, u64), std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// Sums [`PairTiles`] from batches of messages in any order: a map from (source, destination,
+/// bin) to messages and bytes, whose bins halve whenever its cells pass [`PAIR_CELLS`] (so
+/// that the bins at the end are the most that fit, whatever the order and the split into
+/// parts: cells only grow as messages come), and which gives up past them at one bin.
+#[derive(Clone, Debug)]
+pub struct PairSummer {
+    t0: u64,
+    ranks: u32,
+    /// log2 of the ticks per bin, and the bins.
+    shift: u32,
+    bins: u32,
+    /// log2 of the ticks per bin it started with (what [`PairSummer::add_cell`] takes).
+    first_shift: u32,
+    map: KeyMap,
+    /// Past [`PAIR_CELLS`] at one bin: no tiles.
+    gave_up: bool,
+}
+
+impl PairSummer {
+    /// A summer for `shape`'s messages (`None` where its ranks do not fit a key: past 2^30).
+    pub fn new(shape: &Shape) -> Option<Self> {
+        if shape.ranks > 1 << 30 {
+            return None;
+        }
+        let bins = PAIR_BINS.min(shape.message_bins).max(1);
+        let bin_ticks = shape.message_bin_ticks() * u64::from(shape.message_bins / bins);
+        debug_assert!(bin_ticks.is_power_of_two());
+        Some(Self {
+            t0: shape.t0,
+            ranks: shape.ranks,
+            shift: bin_ticks.trailing_zeros(),
+            bins,
+            first_shift: bin_ticks.trailing_zeros(),
+            map: KeyMap::default(),
+            gave_up: false,
+        })
+    }
+
+    #[inline]
+    fn key(s: u32, d: u32, bin: u32) -> u64 {
+        (u64::from(s) << 34) | (u64::from(d) << 4) | u64::from(bin)
+    }
+
+    /// Adds messages `m`: those inside the shape's ranks and span.
+    pub fn add(&mut self, m: MessageColumns) {
+        if self.gave_up {
+            return;
+        }
+        let last = u64::from(self.bins) << self.shift;
+        for (((&s, &d), &t), &b) in m.source.iter().zip(m.destination).zip(m.send_time).zip(m.bytes) {
+            let Some(dt) = t.checked_sub(self.t0).filter(|&dt| dt < last) else { continue };
+            if s >= self.ranks || d >= self.ranks {
+                continue;
+            }
+            let cell = self.map.entry(Self::key(s, d, (dt >> self.shift) as u32)).or_insert((0, 0));
+            cell.0 += 1;
+            cell.1 += u64::from(b);
+        }
+        self.fit();
+    }
+
+    /// The bins and ticks per bin it started with.
+    pub fn first_bins(&self) -> (u32, u64) {
+        (self.bins << (self.shift - self.first_shift), 1 << self.first_shift)
+    }
+
+    /// Adds a cell summed elsewhere (a query's row): `count` messages and `bytes` bytes from
+    /// `s` to `d` in bin `bin` of [`Self::first_bins`]. Cells outside the ranks or bins are
+    /// an error.
+    pub fn add_cell(&mut self, s: u32, d: u32, bin: u32, count: u64, bytes: u64) -> Result<(), String> {
+        let (bins, _) = self.first_bins();
+        if s >= self.ranks || d >= self.ranks || bin >= bins {
+            return Err(format!("a pair cell outside the pyramid ({s} to {d}, bin {bin} of {bins})"));
+        }
+        if self.gave_up {
+            return Ok(());
+        }
+        let cell = self.map.entry(Self::key(s, d, bin >> (self.shift - self.first_shift))).or_insert((0, 0));
+        cell.0 += count;
+        cell.1 += bytes;
+        if self.map.len() > PAIR_CELLS {
+            self.fit();
+        }
+        Ok(())
+    }
+
+    /// Halves the bins until the cells fit, or gives up.
+    fn fit(&mut self) {
+        while !self.gave_up && self.map.len() > PAIR_CELLS {
+            if self.bins <= 1 {
+                self.gave_up = true;
+                self.map = KeyMap::default();
+                return;
+            }
+            self.coarsen();
+        }
+    }
+
+    /// The bins merged two at a time.
+    fn coarsen(&mut self) {
+        let mut map = KeyMap::with_capacity_and_hasher(self.map.len() / 2 + 1, Default::default());
+        for (k, (c, b)) in self.map.drain() {
+            let bin = (k & 15) as u32 >> 1;
+            let cell = map.entry((k & !15) | u64::from(bin)).or_insert((0, 0));
+            cell.0 += c;
+            cell.1 += b;
+        }
+        self.map = map;
+        self.bins /= 2;
+        self.shift += 1;
+    }
+
+    /// Adds what `other` summed (of the same shape), emptying it.
+    pub fn merge(&mut self, other: &mut PairSummer) {
+        if other.gave_up {
+            self.gave_up = true;
+            self.map = KeyMap::default();
+        }
+        if self.gave_up {
+            other.map = KeyMap::default();
+            return;
+        }
+        while other.bins > self.bins {
+            other.coarsen();
+        }
+        while self.bins > other.bins {
+            self.coarsen();
+        }
+        for (k, (c, b)) in other.map.drain() {
+            let cell = self.map.entry(k).or_insert((0, 0));
+            cell.0 += c;
+            cell.1 += b;
+        }
+        self.fit();
+    }
+
+    /// The tiles (`None` where they did not fit).
+    pub fn finish(self) -> Option<PairTiles> {
+        if self.gave_up {
+            return None;
+        }
+        let mut cells: Vec<(u64, (u64, u64))> = self.map.into_iter().collect();
+        cells.sort_unstable_by_key(|c| c.0);
+        let mut t = PairTiles { bins: self.bins, bin_ticks: 1 << self.shift, ..Default::default() };
+        for (k, (c, b)) in cells {
+            t.source.push((k >> 34) as u32);
+            t.destination.push(((k >> 4) & ((1 << 30) - 1)) as u32);
+            t.bin.push((k & 15) as u32);
+            t.count.push(c);
+            t.bytes.push(b);
+        }
+        Some(t)
+    }
+}
+
 /// One level's dense arrays.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Level {
@@ -250,6 +494,8 @@ pub struct Pyramid {
     pub lines: Option<Lines>,
     /// `None` in a store written before they were summed, or where they would not fit.
     pub locations: Option<LocationTiles>,
+    /// `None` in a store written before they were summed, or where they would not fit.
+    pub pairs: Option<PairTiles>,
 }
 
 /// Message lines per (time bin, rank block) at the shape's finest state blocks and bins: how
@@ -475,6 +721,8 @@ pub struct PyramidBuilder {
     level: Level,
     /// The per-location tiles, summed with the state tiles.
     locations: Option<LocationTiles>,
+    /// The per-pair tiles, gathered from the parts that sum them.
+    pairs: Option<PairSummer>,
     /// Intervals not yet summed: batches shorter than [`PENDING_INTERVALS`] are gathered
     /// first, so that each sum's sort by rank block and pass over the blocks serve many rows.
     pending: Intervals,
@@ -513,6 +761,7 @@ pub struct MessagePart {
     near: NearBins,
     done: Vec<NearBins>,
     wide: Messages,
+    pairs: Option<PairSummer>,
 }
 
 /// What a [`MessagePart`] needs of its builder to sum messages: the shape and the cube's keys.
@@ -529,6 +778,7 @@ impl MessagePart {
             near: NearBins::default(),
             done: Vec::new(),
             wide: Messages::default(),
+            pairs: PairSummer::new(&shape),
         }
     }
 
@@ -536,6 +786,9 @@ impl MessagePart {
     /// their cube cells to this part's grid; `false` where the times spanned too many bins,
     /// and their cube cells are yet to be added.
     fn add_near(&mut self, keys: &MessageKeys, m: MessageColumns) -> bool {
+        if let Some(p) = &mut self.pairs {
+            p.add(m);
+        }
         let states = add_lines(&mut self.lines, keys.shape, m);
         match keys.cube.add_near(&mut self.near, m, states) {
             Near::Added(done) => {
@@ -590,7 +843,8 @@ impl PyramidBuilder {
         // The line sums are allocated with the first messages (a pyramid read from a store
         // starts from an empty builder and never sums a message).
         let locations = LocationTiles::new(&shape);
-        Self { shape, level, locations, pending: Intervals::default(), parts: Vec::new() }
+        let pairs = PairSummer::new(&shape);
+        Self { shape, level, locations, pairs, pending: Intervals::default(), parts: Vec::new() }
     }
 
     /// Adds messages: each counted at its send time, its sender's and receiver's blocks.
@@ -635,6 +889,11 @@ impl PyramidBuilder {
     pub fn gather(&mut self, parts: &mut [MessagePart]) {
         let done: Vec<NearBins> = parts.iter_mut().flat_map(|p| std::mem::take(&mut p.done)).collect();
         self.add_near_bins(&done);
+        if let Some(pairs) = &mut self.pairs {
+            for p in parts.iter_mut().filter_map(|p| p.pairs.as_mut()) {
+                pairs.merge(p);
+            }
+        }
         let cube = CubeKeys::new(self.shape, self.level.message_blocks);
         for p in parts.iter_mut() {
             let wide = std::mem::take(&mut p.wide);
@@ -817,7 +1076,8 @@ impl PyramidBuilder {
         let (blocks, bins) = (self.shape.blocks(), self.shape.state_bins);
         let sums = parts.into_iter().map(|p| p.lines).reduce(LineSums::merge);
         let lines = Some(sums.map_or_else(|| Lines::new(blocks, bins), |l| l.lines(blocks, bins)));
-        Pyramid { shape: self.shape, levels, lines, locations: self.locations }
+        let pairs = self.pairs.and_then(PairSummer::finish);
+        Pyramid { shape: self.shape, levels, lines, locations: self.locations, pairs }
     }
 }
 
@@ -847,7 +1107,8 @@ impl Pyramid {
         let level = |l: &Level| (l.counts.len() + l.bytes.len() + l.ticks.len()) * 8;
         let lines = self.lines.as_ref().map_or(0, |l| (l.counts.len() + l.gradient.len()) * 8);
         let locations = self.locations.as_ref().map_or(0, |l| l.ticks.len() * 8);
-        self.levels.iter().map(level).sum::<usize>() + lines + locations
+        let pairs = self.pairs.as_ref().map_or(0, |p| p.len() * 28);
+        self.levels.iter().map(level).sum::<usize>() + lines + locations + pairs
     }
 
     /// The coarsest level whose blocks and state bins still resolve `rows` ranks rows and
@@ -1180,5 +1441,97 @@ mod tests {
         assert_eq!(Shape::new(0, 1 << 30, 65_536, 4).location_bins(), Some(64));
         assert_eq!(Shape::new(0, 1 << 30, 65_536, 64).location_bins(), Some(4));
         assert_eq!(Shape::new(0, 1 << 30, 1_000_000, 64).location_bins(), None);
+    }
+
+    /// Per-pair tiles: each pair's messages and bytes per bin equal a plain count of the raw
+    /// rows inside the ranks and span, in batches of any split; a window's sums are the bins'.
+    #[test]
+    fn pair_tiles_equal_the_raw_rows_per_pair_and_bin() {
+        let (ranks, span) = (300u32, 1_000_000u64);
+        let m = messages(40_000, ranks, span);
+        let shape = Shape::new(1000, 1000 + span, ranks, 2);
+        let mut one = PyramidBuilder::new(shape);
+        one.add_messages(&m);
+        let p = one.finish();
+        let tiles = p.pairs.as_ref().expect("40,000 messages fit");
+        assert_eq!(tiles.bins, PAIR_BINS);
+        let mut want: std::collections::BTreeMap<(u32, u32, u32), (u64, u64)> = Default::default();
+        for i in 0..m.source.len() {
+            let (s, d, t) = (m.source[i], m.destination[i], m.send_time[i]);
+            let bin = (t - shape.t0) / tiles.bin_ticks;
+            if s < ranks && d < ranks && bin < u64::from(tiles.bins) {
+                let c = want.entry((s, d, bin as u32)).or_default();
+                c.0 += 1;
+                c.1 += u64::from(m.bytes[i]);
+            }
+        }
+        let got: std::collections::BTreeMap<(u32, u32, u32), (u64, u64)> = (0..tiles.len())
+            .map(|k| ((tiles.source[k], tiles.destination[k], tiles.bin[k]), (tiles.count[k], tiles.bytes[k])))
+            .collect();
+        assert_eq!(got, want);
+        // In batches: the same tiles.
+        let mut split = PyramidBuilder::new(shape);
+        for chunk in [0..7_000, 7_000..7_001, 7_001..40_000] {
+            let part = Messages {
+                source: m.source[chunk.clone()].to_vec(),
+                destination: m.destination[chunk.clone()].to_vec(),
+                send_time: m.send_time[chunk.clone()].to_vec(),
+                recv_time: m.recv_time[chunk.clone()].to_vec(),
+                bytes: m.bytes[chunk.clone()].to_vec(),
+                tag: m.tag[chunk].to_vec(),
+            };
+            split.add_messages(&part);
+        }
+        assert_eq!(split.finish().pairs.as_ref(), Some(tiles));
+        // A window's sums: the pairs' messages in the bins it overlaps.
+        let bins = tiles.bins_over(shape.t0, (shape.t0 + 3 * tiles.bin_ticks + 5, shape.t0 + 5 * tiles.bin_ticks));
+        assert_eq!(bins, 3..6);
+        let sums = tiles.sums(bins.clone());
+        let pair = sums.iter().find(|p| (p.source, p.destination) == (7, 9)).map_or(0, |p| p.messages);
+        let raw: u64 = (3..6).map(|b| want.get(&(7, 9, b)).map_or(0, |c| c.0)).sum();
+        assert_eq!(pair, raw);
+        assert_eq!(
+            sums.iter().map(|p| p.messages).sum::<u64>(),
+            (3..6).map(|b| want.iter().filter(|(k, _)| k.2 == b).map(|(_, c)| c.0).sum::<u64>()).sum::<u64>()
+        );
+    }
+
+    /// Past [`PAIR_CELLS`] the bins halve until the cells fit, the same whether the messages
+    /// came in one part or several; where one bin would not fit, no tiles.
+    #[test]
+    fn pair_tiles_halve_their_bins_to_fit_and_give_up_past_one() {
+        let shape = Shape::new(0, 1 << 20, 1 << 12, 2);
+        // Pairs 0..n each once in every one of the 16 bins: 16 n cells.
+        let cells = |n: u32, bins: u32| {
+            let mut m = Messages::default();
+            for p in 0..n {
+                for b in 0..bins {
+                    m.source.push(p / 4096);
+                    m.destination.push(p % 4096);
+                    m.send_time.push(u64::from(b) * (1 << 17) + 3);
+                    m.recv_time.push(0);
+                    m.bytes.push(1);
+                    m.tag.push(0);
+                }
+            }
+            m
+        };
+        let mut summer = PairSummer::new(&shape).unwrap();
+        let m = cells((PAIR_CELLS / 5) as u32, 16);
+        summer.add(MessageColumns::of(&m, 0..m.source.len()));
+        let tiles = summer.clone().finish().unwrap();
+        assert_eq!((tiles.bins, tiles.bin_ticks), (4, 1 << 19), "{} pairs in 16 bins fit in 4", PAIR_CELLS / 5);
+        assert_eq!(tiles.count.iter().sum::<u64>(), m.source.len() as u64);
+        let mut a = PairSummer::new(&shape).unwrap();
+        let mut b = PairSummer::new(&shape).unwrap();
+        let half = m.source.len() / 2;
+        a.add(MessageColumns::of(&m, 0..half));
+        b.add(MessageColumns::of(&m, half..m.source.len()));
+        a.merge(&mut b);
+        assert_eq!(a.finish().as_ref(), Some(&tiles));
+        let mut many = PairSummer::new(&shape).unwrap();
+        let m = cells(PAIR_CELLS as u32 + 1, 1);
+        many.add(MessageColumns::of(&m, 0..m.source.len()));
+        assert!(many.finish().is_none(), "more pairs than cells: none");
     }
 }

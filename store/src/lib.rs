@@ -24,6 +24,8 @@
 //!   pyramid_states.parquet    level u32, block u32, state u32, bin u32, ticks u64
 //!   pyramid_lines.parquet     block u32, bin u32, lines u64, gradient u64
 //!   pyramid_locations.parquet location u32, state u32, bin u32, ticks u64
+//!   pyramid_pairs.parquet     source u32, destination u32, bins u32, bin u32, count u64,
+//!                             bytes u64             (non-zero cells; bins: the tiles' bins)
 //!   training.json        a training run's model (devices, stages, operators), where it has one
 //!   opgraph.json         an operator graph (an HLO module, an execution trace), where it has one
 //! ```

@@ -4,12 +4,13 @@ use std::path::Path;
 
 use exaviz_model::dataset::Dataset;
 use exaviz_model::held_index::PyramidSpan;
-use exaviz_model::pyramid::{Pyramid, PyramidBuilder};
+use exaviz_model::pyramid::{PAIR_BINS, PairTiles, Pyramid, PyramidBuilder};
 use exaviz_model::source::SourceError;
 
 use super::{
     Files, MANIFEST, Manifest, StoreWriter, invalid, io, manifest, manifest_in, pyramid_lines_table,
-    pyramid_locations_table, pyramid_messages_table, pyramid_states_table, read_table_in, rows, take_u32, take_u64,
+    pyramid_locations_table, pyramid_messages_table, pyramid_pairs_table, pyramid_states_table, read_table_in, rows,
+    take_u32, take_u64,
 };
 
 /// The span of `dataset`'s pyramid: its messages' and intervals' times, ranks and states
@@ -176,5 +177,36 @@ pub fn pyramid_in(store: &Files) -> Result<Option<Pyramid>, SourceError> {
     } else {
         locations = None;
     }
-    Ok(Some(Pyramid { shape: span.shape(), levels, lines, locations }))
+    let pairs = if m.rows.iter().any(|(t, _)| t == "pyramid_pairs") {
+        let mut c = read_table_in(store, &pyramid_pairs_table(), m.rows("pyramid_pairs"))?;
+        let shape = span.shape();
+        let (source, destination, bins, bin, count, bytes) = (
+            take_u32(&mut c, 0),
+            take_u32(&mut c, 1),
+            take_u32(&mut c, 2),
+            take_u32(&mut c, 3),
+            take_u64(&mut c, 4),
+            take_u64(&mut c, 5),
+        );
+        let n = bins.first().copied().unwrap_or(PAIR_BINS.min(shape.message_bins));
+        if !n.is_power_of_two() || n > PAIR_BINS.min(shape.message_bins) || bins.iter().any(|&b| b != n) {
+            return Err(bad("pyramid_pairs"));
+        }
+        // Sorted by pair and bin, each cell once, inside the ranks and bins.
+        for i in 0..source.len() {
+            let key = (source[i], destination[i], bin[i]);
+            if source[i] >= span.ranks
+                || destination[i] >= span.ranks
+                || bin[i] >= n
+                || (i > 0 && (source[i - 1], destination[i - 1], bin[i - 1]) >= key)
+            {
+                return Err(bad("pyramid_pairs"));
+            }
+        }
+        let bin_ticks = shape.message_bin_ticks() * u64::from(shape.message_bins / n);
+        Some(PairTiles { bins: n, bin_ticks, source, destination, bin, count, bytes })
+    } else {
+        None
+    };
+    Ok(Some(Pyramid { shape: span.shape(), levels, lines, locations, pairs }))
 }

@@ -100,6 +100,12 @@ pub(super) fn pyramid_states_table() -> Table {
 pub(super) fn pyramid_locations_table() -> Table {
     Table::of("pyramid_locations", &[("location", U32), ("state", U32), ("bin", U32), ("ticks", U64)])
 }
+pub(super) fn pyramid_pairs_table() -> Table {
+    Table::of(
+        "pyramid_pairs",
+        &[("source", U32), ("destination", U32), ("bins", U32), ("bin", U32), ("count", U64), ("bytes", U64)],
+    )
+}
 pub(super) fn pyramid_lines_table() -> Table {
     Table::of("pyramid_lines", &[("block", U32), ("bin", U32), ("lines", U64), ("gradient", U64)])
 }

@@ -20,7 +20,7 @@ use super::{
     Col, IndexOf, MANIFEST, Manifest, OPGRAPH, ROW_GROUP, SCHEMA_VERSION, TRAINING, Table, collectives_table,
     counters_table, intervals_table, invalid, io, is_store, links_table, locations_table, messages_table,
     metric_units_table, metrics_table, names_table, nodes_table, pyramid_lines_table, pyramid_locations_table,
-    pyramid_messages_table, pyramid_span, pyramid_states_table,
+    pyramid_messages_table, pyramid_pairs_table, pyramid_span, pyramid_states_table,
 };
 
 /// A table being written.
@@ -461,6 +461,19 @@ impl StoreWriter {
             }
             let cols = [Col::U32(&c[0]), Col::U32(&c[1]), Col::U32(&c[2]), Col::U64(&ticks)];
             self.append("pyramid_locations", &cols, None, None)?;
+        }
+        if let Some(pairs) = &p.pairs {
+            self.begin(&pyramid_pairs_table())?;
+            let bins = vec![pairs.bins; pairs.len()];
+            let cols = [
+                Col::U32(&pairs.source),
+                Col::U32(&pairs.destination),
+                Col::U32(&bins),
+                Col::U32(&pairs.bin),
+                Col::U64(&pairs.count),
+                Col::U64(&pairs.bytes),
+            ];
+            self.append("pyramid_pairs", &cols, None, None)?;
         }
         Ok(())
     }

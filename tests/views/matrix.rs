@@ -19,18 +19,6 @@ fn matrix_matches_golden_on_both_backends() {
 #[test]
 fn one_heavy_pair_of_65536_ranks_has_a_row_and_a_column_of_its_own() {
     let d = open("gen:fd4?ranks=65536&messages=1e6&heavy_pair=1234-40000");
-    let size = (1024, 768);
-    let picture = both("matrix", &[], &d, size);
-    let scene = exaviz_tests::scene("matrix", &[], &d, size).expect("a scene");
-    let find = |text: &str| scene.labels.iter().find(|l| l.text == text).map(|l| l.rect);
-    let texts: Vec<&str> = scene.labels.iter().map(|l| l.text.as_str()).collect();
-    let row = find("rank 1234").unwrap_or_else(|| panic!("the sender's row is named: {texts:?}"));
-    let col = find("40000").unwrap_or_else(|| panic!("the receiver's column is named: {texts:?}"));
-    assert!(find("rank 40000").is_some() && find("1234").is_some(), "{texts:?}");
-    assert!(texts.iter().any(|t| t.contains("65536 processes") && t.contains("2 apart")), "{texts:?}");
-    let (x, y) = ((col[0] + col[2]) / 2.0, (row[1] + row[3]) / 2.0 - 2.0);
-    let pick = exaviz_tests::prepared("matrix", &[], &d, size).pick(&d, [x, y]).expect("a pick on the pair's cell");
-    assert_eq!(pick.title, "rank 1234 → rank 40000");
     let heavy: u64 = d
         .trace
         .messages
@@ -39,6 +27,48 @@ fn one_heavy_pair_of_65536_ranks_has_a_row_and_a_column_of_its_own() {
         .zip(&d.trace.messages.destination)
         .filter(|&(&s, &r)| (s, r) == (1234, 40000))
         .count() as u64;
+    heavy_pair_apart(&d, heavy);
+}
+
+/// The same trace as a store kept on disk: its matrix is drawn from the pyramid, whose per-pair
+/// tiles give the heavy pair's ranks their row and column as the rows do, the pair's cell
+/// counting its every message (the whole trace: every tile bin).
+#[test]
+fn one_heavy_pair_of_a_65536_rank_store_has_a_row_and_a_column_of_its_own() {
+    let spec = "gen:fd4?ranks=65536&messages=1e6&heavy_pair=1234-40000";
+    let heavy: u64 = {
+        let d = open(spec);
+        let m = &d.trace.messages;
+        m.source.iter().zip(&m.destination).filter(|&(&s, &r)| (s, r) == (1234, 40000)).count() as u64
+    };
+    let dir = std::env::temp_dir().join(format!("exaviz-heavy-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("fd4.exaviz");
+    exaviz_datasets::convert(spec, &store, &|_, _| {}).unwrap();
+    let d = exaviz_store::open_with(&store, &|_, _| {}, 0).unwrap();
+    let o = d.out_of_core.as_ref().expect("opened out of core");
+    assert!(o.pyramid.pairs.as_ref().is_some_and(|p| p.bins >= 4), "the store's pyramid keeps per-pair tiles");
+    heavy_pair_apart(&d, heavy);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The checks of a trace of 65,536 ranks with one heavy pair (1234 to 40000, `heavy` messages)
+/// drawn at 1024x768 on both backends: the sender's row and the receiver's column named, the
+/// pair's cell counting its messages over at least 1,500 pixels; by index neither is named.
+fn heavy_pair_apart(d: &exaviz_model::dataset::Dataset, heavy: u64) {
+    let size = (1024, 768);
+    let picture = both("matrix", &[], d, size);
+    let scene = exaviz_tests::scene("matrix", &[], d, size).expect("a scene");
+    let find = |text: &str| scene.labels.iter().find(|l| l.text == text).map(|l| l.rect);
+    let texts: Vec<&str> = scene.labels.iter().map(|l| l.text.as_str()).collect();
+    let row = find("rank 1234").unwrap_or_else(|| panic!("the sender's row is named: {texts:?}"));
+    let col = find("40000").unwrap_or_else(|| panic!("the receiver's column is named: {texts:?}"));
+    assert!(find("rank 40000").is_some() && find("1234").is_some(), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("65536 processes") && t.contains("2 apart")), "{texts:?}");
+    let (x, y) = ((col[0] + col[2]) / 2.0, (row[1] + row[3]) / 2.0 - 2.0);
+    let pick = exaviz_tests::prepared("matrix", &[], d, size).pick(d, [x, y]).expect("a pick on the pair's cell");
+    assert_eq!(pick.title, "rank 1234 → rank 40000");
     assert!(heavy >= 32, "{heavy} messages of the pair");
     assert_eq!(pick.lines[0], format!("messages: {heavy}"));
     // The pair's cell: its colour over at least 1,500 pixels.
@@ -55,6 +85,6 @@ fn one_heavy_pair_of_65536_ranks_has_a_row_and_a_column_of_its_own() {
     };
     let seen = count(&picture);
     assert!(seen >= 1500, "the pair's colour {want:?} over {seen} pixels");
-    let by_index = exaviz_tests::scene("matrix", &["--rows", "index"], &d, size).expect("a scene");
+    let by_index = exaviz_tests::scene("matrix", &["--rows", "index"], d, size).expect("a scene");
     assert!(!by_index.labels.iter().any(|l| l.text == "rank 1234"), "by index, no row of its own");
 }

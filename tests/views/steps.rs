@@ -70,3 +70,42 @@ fn a_trace_without_steps_is_refused() {
     let e = refused("steps", &[], &d, (640, 400));
     assert!(e.contains("needs steps") && !e.contains('\n'), "{e}");
 }
+
+/// A click on a cell opens that location's step in the timeline: the pick says so, and the
+/// timeline prepared with what it selects shows the step's window (with a margin), the slow
+/// rank's area outlined with its statistics summed, and the rank's row named.
+#[test]
+fn a_click_on_a_cell_opens_its_step_in_the_timeline() {
+    use exaviz_model::selection::Selection;
+    let d = open("gen:fd4?ranks=2048&messages=50000&slow_rank=77");
+    let size = (800, 500);
+    let built = Entry::find("steps").unwrap().parse::<&str>(&[]).unwrap();
+    let frame = Frame { width: size.0, height: size.1 };
+    let prepared = built.view.prepare(&d, &built.selection, frame, &Backend::Cpu).expect("a steps picture");
+    let scene = exaviz_tests::scene("steps", &[], &d, size).expect("a scene");
+    let label = scene.labels.iter().find(|l| l.text == "rank 77").expect("rank 77's row");
+    let y = (label.rect[1] + label.rect[3]) / 2.0;
+    let x = 150.0 + 0.5 * (size.0 as f32 - 150.0 - 180.0);
+    let pick = prepared.pick(&d, [x, y]).expect("a pick on rank 77's cell");
+    assert_eq!(pick.opens, Some("timeline"), "{pick:?}");
+    assert!(pick.lines.iter().any(|l| l.starts_with("click: open this step")), "{:?}", pick.lines);
+    let step = pick.lines[0].clone();
+    let sel = pick.clicked(&Selection::default()).expect("a click selects");
+    let (a, b) = sel.window_s.expect("the step's window");
+    // "step K: A s to B s": the window holds the step, with at most a tenth of it either side.
+    let times: Vec<f64> = step.split(' ').filter_map(|w| w.parse().ok()).collect();
+    let (from, to) = (times[times.len() - 2], times[times.len() - 1]);
+    assert!(a <= from && b >= to && (b - a) <= 1.21 * (to - from) + 1e-6, "{step}: window {a}-{b}");
+    let area = sel.area.expect("the rank's area");
+    let rank = d.trace.locations.name.iter().position(|n| n == "rank 77").unwrap() as u32;
+    assert_eq!((area.first, area.last, sel.opened), (rank, rank, Some(rank)));
+    let timeline = Entry::find("timeline").unwrap().parse::<&str>(&[]).unwrap();
+    let shown = timeline.view.prepare(&d, &sel, frame, &Backend::Cpu).expect("the timeline of the step");
+    let summary = shown.area_summary().expect("the area's statistics");
+    assert_eq!(summary.locations, vec!["rank 77".to_string()]);
+    assert!(summary.regions.iter().any(|r| r.name == "slow_work"), "the slow rank's region in its step");
+    // The time axis is the step's: its ticks (seconds since the start) inside the window.
+    let texts: Vec<String> = shown.draw(&d, &sel).labels.iter().map(|l| l.text.clone()).collect();
+    let seconds = texts.iter().take_while(|t| !t.starts_with("time since")).filter_map(|t| t.parse::<f64>().ok());
+    assert!(seconds.filter(|s| (a..=b).contains(s)).count() >= 2, "{texts:?} against {a}-{b}");
+}

@@ -642,6 +642,13 @@ fn one_deviant_rank_of_16384_is_seen_and_named_in_a_stores_overview() {
     assert_eq!(pick.title, "rank 10007");
     assert!(pick.lines.iter().any(|l| l.starts_with("drawn apart")), "{:?}", pick.lines);
     assert!(pick.lines.iter().any(|l| l.contains("slow_work")), "{:?}", pick.lines);
+    // Over the band's label, left of the plot: what its click does (16,383 ranks are too many
+    // to open into rows at this height, and it says so rather than offering a click).
+    let band = scene.labels.iter().find(|l| l.text.starts_with("ranks") && l.text.ends_with("6,383")).unwrap();
+    let at = [(band.rect[0] + band.rect[2]) / 2.0, (band.rect[1] + band.rect[3]) / 2.0];
+    let pick = prepared.pick(&d, at).expect("a pick on the band's label");
+    assert!(pick.title.starts_with("ranks 0-") && pick.title.ends_with(": 16,383"), "{}", pick.title);
+    assert!(pick.lines.iter().any(|l| l.contains("too many to open into rows here")), "{:?}", pick.lines);
     std::fs::remove_dir_all(&dir).ok();
 }
 

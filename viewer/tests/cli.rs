@@ -108,6 +108,8 @@ fn the_pyramid_by_datafusion_is_the_native_one() {
         assert!(said.contains("pyramid summed by DataFusion (embedded) from 60000 messages"), "{said}");
         let planned = exaviz_store::pyramid(&store).unwrap().unwrap();
         assert_eq!(planned.levels, native.levels);
+        assert!(native.pairs.as_ref().is_some_and(|p| !p.is_empty()), "the native pass keeps per-pair tiles");
+        assert_eq!(planned.pairs, native.pairs);
         let (a, b) = (planned.lines.unwrap(), native.lines.unwrap());
         assert_eq!(a.counts, b.counts);
         assert!(a.gradient.iter().zip(&b.gradient).all(|(x, y)| x.abs_diff(*y) <= 1));
@@ -115,7 +117,7 @@ fn the_pyramid_by_datafusion_is_the_native_one() {
         // The plans as SQL for DuckDB: integer divisions written `//`.
         let out = exaviz(&["pyramid", s, "--engine", "datafusion", "--sql", "duckdb"]);
         let plans: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-        for plan in ["span", "messages", "lines", "states"] {
+        for plan in ["span", "messages", "lines", "states", "pairs"] {
             assert!(plans[plan].as_str().is_some_and(|q| q.contains("SELECT")), "{plan}: {plans}");
         }
         assert!(plans["states"].as_str().unwrap().contains(" // "));

@@ -31,15 +31,24 @@ pub struct Pick {
     /// A click selects these parts as they are in the selection given (a second click on the
     /// same thing clears them again).
     pub click: Option<(Parts, Selection)>,
+    /// A click opens this view (a name `--view` takes) with the selection clicked, rather than
+    /// selecting in this one (the steps view's cells open the timeline).
+    pub opens: Option<&'static str>,
 }
 
 impl Pick {
     pub fn new(title: impl Into<String>, lines: Vec<String>) -> Self {
-        Self { title: title.into(), lines, click: None }
+        Self { title: title.into(), lines, click: None, opens: None }
     }
 
     pub fn with_click(mut self, parts: Parts, selection: Selection) -> Self {
         self.click = Some((parts, selection));
+        self
+    }
+
+    /// A click here opens `view` with the selection clicked.
+    pub fn opening(mut self, view: &'static str) -> Self {
+        self.opens = Some(view);
         self
     }
 

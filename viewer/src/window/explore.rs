@@ -222,6 +222,9 @@ pub struct Explorer {
     pub error: Option<String>,
     /// The generation that failed last.
     failed: u64,
+    /// A click that opens another view ([`Pick::opens`]): its name and the selection clicked,
+    /// until the window takes it ([`Explorer::take_opening`]).
+    opening: Option<(&'static str, Selection)>,
 }
 
 impl Explorer {
@@ -246,6 +249,7 @@ impl Explorer {
             duration,
             home,
             generation: 0,
+            opening: None,
             asked: 0,
             shown: None,
             error: None,
@@ -358,7 +362,14 @@ impl Explorer {
         }
         let (duration, plot, home) = (self.duration, self.time_plot(), self.home);
         let clicked = match g {
-            Gesture::Click { at } => self.pick(at).and_then(|p| p.clicked(&before.selection)),
+            Gesture::Click { at } => self.pick(at).and_then(|p| match (p.opens, p.clicked(&before.selection)) {
+                // Another view opens with it: nothing changes here.
+                (Some(view), Some(next)) => {
+                    self.opening = Some((view, next));
+                    None
+                }
+                (_, next) => next,
+            }),
             _ => None,
         };
         let r = &mut self.request;
@@ -397,6 +408,11 @@ impl Explorer {
             self.ask();
         }
         changed
+    }
+
+    /// The view a click asked to open and the selection to open it with, once.
+    pub fn take_opening(&mut self) -> Option<(&'static str, Selection)> {
+        self.opening.take()
     }
 
     /// Replaces the selection (the linked view's gestures).
@@ -640,6 +656,26 @@ mod tests {
         // The outline is drawn, in white.
         let side = p.image.pixel(v[0] as u32, ((v[1] + v[3]) / 2.0) as u32);
         assert!(side[..3].iter().all(|&c| c > 200), "the outline's left side is white: {side:?}");
+    }
+
+    /// A click on a cell of the steps view selects nothing there: it asks, once, for the
+    /// timeline opened on that step.
+    #[test]
+    fn a_click_on_a_step_asks_for_the_timeline() {
+        let dataset = Arc::new(exaviz_datasets::open("gen:fd4?ranks=64&messages=5000&slow_rank=7").unwrap());
+        let built = exaviz_views::Entry::find("steps").unwrap().parse::<&str>(&[]).unwrap();
+        let view: Arc<dyn View> = Arc::from(built.view);
+        let frame = Frame { width: 800, height: 500 };
+        let mut e = Explorer::new(dataset, view, Arc::new(Backend::Cpu), Selection::default(), frame, Box::new(|| {}));
+        e.wait(Duration::from_secs(120)).expect("a first picture");
+        let at = [400.0, 250.0];
+        assert!(e.pick(at).is_some_and(|p| p.opens == Some("timeline")), "{:?}", e.pick(at));
+        assert!(!e.gesture(Gesture::Click { at }), "nothing changes in the steps view");
+        assert_eq!(e.request.selection, Selection::default());
+        let (name, selection) = e.take_opening().expect("the timeline asked for");
+        assert_eq!(name, "timeline");
+        assert!(selection.window_s.is_some() && selection.opened.is_some(), "{selection:?}");
+        assert!(e.take_opening().is_none(), "asked once");
     }
 
     #[test]

@@ -431,7 +431,7 @@ impl State {
 
     /// The left button released after a press at `from`: a click selects what is there, a
     /// drag brushes where the view brushes; a view that reads every release itself gets it.
-    fn release(&mut self, dataset: &Dataset, from: [f32; 2]) {
+    fn release(&mut self, dataset: &Arc<Dataset>, from: [f32; 2]) {
         self.press = None;
         let to = self.cursor;
         let click = (to[0] - from[0]).hypot(to[1] - from[1]) < CLICK;
@@ -450,6 +450,19 @@ impl State {
             self.explorer.gesture(Gesture::Click { at: to });
             if self.explorer.request.selection != before {
                 eprintln!("selected: {}", describe(&self.explorer.request.selection));
+            }
+            // A click that opens another view (a step of the steps view in the timeline): that
+            // view, with what was clicked selected.
+            if let Some((name, selection)) = self.explorer.take_opening() {
+                match choices::switched(&self.args, name) {
+                    Ok(args) => {
+                        self.explorer.request.selection = selection;
+                        let (a, b) = selection.window_s.unwrap_or_default();
+                        let what = format!("view: {name} ({a:.6}-{b:.6} s; {})", describe(&selection));
+                        self.explore(dataset, args, &what);
+                    }
+                    Err(e) => self.saved = Some(format!("error: {e}")),
+                }
             }
         }
         self.window.request_redraw();

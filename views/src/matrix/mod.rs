@@ -46,7 +46,7 @@ impl contract::View for MatrixView {
         let opts = MatrixOptions { width: f.width, height: f.height, ..self.0 };
         if let Some(ooc) = &d.out_of_core {
             let window = super::trace::window_ticks(d, sel).unwrap_or(ooc.span);
-            let (scene, picker) = pyramid_matrix_scene(d, ooc, &opts, window)?;
+            let (scene, picker) = pyramid_matrix_scene(d, b, ooc, &opts, window)?;
             return Ok(Box::new(Drawn { scene, picker }));
         }
         let (scene, picker) = matrix_scene(d, b, &opts, sel.window_s)?;

@@ -276,6 +276,20 @@ pub fn matrix_scene(
     opts: &MatrixOptions,
     window_s: Option<(f64, f64)>,
 ) -> Result<(Scene, MatrixPick), ViewError> {
+    let pairs = if opts.value != MatrixValue::Bandwidth { crate::trace::pair_sums(dataset, window_s) } else { None };
+    matrix_of(dataset, backend, opts, window_s, pairs, "")
+}
+
+/// [`matrix_scene`] from each pair's sums (`pairs`) where given, else from the window's rows;
+/// `note` ends the title's parenthesis.
+fn matrix_of(
+    dataset: &Dataset,
+    backend: &Backend,
+    opts: &MatrixOptions,
+    window_s: Option<(f64, f64)>,
+    pairs: Option<Vec<exaviz_model::pair_index::PairSum>>,
+    note: &str,
+) -> Result<(Scene, MatrixPick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len() as u32;
     if n == 0 {
@@ -286,9 +300,9 @@ pub fn matrix_scene(
     })?;
     // A square plot; cells of whole pixels where the ranks fit, else blocks of ranks per pixel.
     let side = area.w.min(area.h);
-    // A trace in memory with an index sums its window by pair (bandwidth needs every message);
-    // the others count the window's rows. Transfer times per cell only for bandwidth.
-    let pairs = if opts.value != MatrixValue::Bandwidth { crate::trace::pair_sums(dataset, window_s) } else { None };
+    // A trace in memory with an index sums its window by pair (bandwidth needs every message),
+    // as a store's per-pair tiles do; the others count the window's rows. Transfer times per
+    // cell only for bandwidth.
     let held = pairs.is_none().then(|| crate::trace::messages_in(t, window_s));
     let by_bytes = opts.value != MatrixValue::Messages;
     let apart = if opts.grouping == crate::rows::Grouping::Behaviour && n > side {
@@ -367,7 +381,7 @@ pub fn matrix_scene(
         k => format!(", {k} apart"),
     };
     let title = format!(
-        "Communication matrix: {} ({n} processes{apart_note}, {messages} messages)",
+        "Communication matrix: {} ({n} processes{apart_note}, {messages} messages{note})",
         crate::title_name(dataset)
     );
     let p = Plot { x0: area.x0, y0: area.y0, w: axis.len_px(), h: axis.len_px() };
@@ -468,8 +482,12 @@ fn draw_matrix(opts: &MatrixOptions, p: Plot, axis: &Axis, values: &[f64], title
 
 /// The matrix of a trace kept on disk, from its pyramid: one cell per rank block of the finest
 /// level whose blocks fit the plot, messages of the time bins that overlap `window` (ticks).
+/// Where the pyramid's per-pair tiles cover the same bins as the cube over the window (the
+/// whole trace, a window of whole tile bins), the matrix is drawn from them as from a trace in
+/// memory, so the ranks that send or receive far more than the others get rows of their own.
 pub(crate) fn pyramid_matrix_scene(
     dataset: &Dataset,
+    backend: &Backend,
     ooc: &exaviz_model::dataset::OutOfCore,
     opts: &MatrixOptions,
     window: (u64, u64),
@@ -487,6 +505,16 @@ pub(crate) fn pyramid_matrix_scene(
     let pyr = crate::trace::pyramid_of(ooc, n as usize)?;
     let side = area.w.min(area.h);
     let level = pyr.levels.iter().find(|l| l.message_blocks <= side).unwrap_or(&pyr.levels[pyr.levels.len() - 1]);
+    let cube_bins = pyr.message_bins_over(level, window);
+    if let Some(tiles) = pyr.pairs.as_ref().filter(|_| opts.grouping == crate::rows::Grouping::Behaviour && n > side) {
+        let bins = tiles.bins_over(pyr.shape.t0, window);
+        let ticks = |r: &std::ops::Range<u32>, w: u64| (u64::from(r.start) * w, u64::from(r.end) * w);
+        if ticks(&bins, tiles.bin_ticks) == ticks(&cube_bins, level.message_bin_ticks) {
+            let tps = dataset.trace.ticks_per_second.max(1) as f64;
+            let note = format!("; pyramid: per-pair bins of {:.3} s", tiles.bin_ticks as f64 / tps);
+            return matrix_of(dataset, backend, opts, None, Some(tiles.sums(bins)), &note);
+        }
+    }
     let cells = level.message_blocks;
     let axis = Axis {
         n,
@@ -497,7 +525,7 @@ pub(crate) fn pyramid_matrix_scene(
         block: Some(level.message_block),
     };
     let p = Plot { x0: area.x0, y0: area.y0, w: axis.len_px(), h: axis.len_px() };
-    let (counts, bytes) = level.matrix(pyr.message_bins_over(level, window));
+    let (counts, bytes) = level.matrix(cube_bins);
     let values: Vec<f64> = match opts.value {
         MatrixValue::Bytes => bytes.iter().map(|&b| b as f64).collect(),
         _ => counts.iter().map(|&c| c as f64).collect(),

@@ -7,7 +7,7 @@ use exaviz_compute::Backend;
 use exaviz_compute::location_features::Features;
 use exaviz_model::Trace;
 use exaviz_model::dataset::Dataset;
-use exaviz_model::selection::Selection;
+use exaviz_model::selection::{Area, Parts, Selection};
 use exaviz_render::{Anchor, ColorMap, Raster, Scale, Scene};
 use rayon::prelude::*;
 
@@ -251,7 +251,32 @@ impl Picker for StepsPick {
         if row.band {
             lines.push(format!("a band of {} locations alike step by step", crate::rows::thousands(row.members.len())));
         }
-        Some(Pick::new(self.labels[r].clone(), lines))
+        let Some(open) = self.opened(r, k) else { return Some(Pick::new(self.labels[r].clone(), lines)) };
+        lines.push(if row.band {
+            "click: open this step in the timeline, the band opened into its locations".to_string()
+        } else {
+            "click: open this step of this location in the timeline, with its statistics".to_string()
+        });
+        Some(Pick::new(self.labels[r].clone(), lines).with_click(STEP_PARTS, open).opening("timeline"))
+    }
+}
+
+/// What a click on a cell selects in the timeline it opens.
+pub const STEP_PARTS: Parts = Parts::WINDOW.or(Parts::AREA).or(Parts::OPENED);
+
+impl StepsPick {
+    /// The timeline's selection showing step `k` of row `r`: the step's window with a twentieth
+    /// of it either side (within the trace), the row's first location opened out of its band;
+    /// for a location of its own, the area of its step too (outlined, its statistics summed).
+    fn opened(&self, r: usize, k: usize) -> Option<Selection> {
+        let row = self.rows.get(r)?;
+        let (a, b) = *self.work.spans.get(k)?;
+        let first = *self.work.locations.get(*row.members.first()? as usize)?;
+        let margin = (b.saturating_sub(a) / 20).max(1);
+        let (from, to) = (a.saturating_sub(margin).max(self.full.0), (b + margin).min(self.full.1.max(b)));
+        let s = |t: u64| t.saturating_sub(self.full.0) as f64 / self.tps;
+        let area = (!row.band).then_some(Area { from: a, to: b.max(a + 1), first, last: first });
+        Some(Selection { window_s: Some((s(from), s(to))), area, opened: Some(first), ..Default::default() })
     }
 }
 

@@ -80,24 +80,8 @@ impl TimelinePick {
             .map(|(_, i)| i)
     }
 
-    /// What a click on a band does, in a line: opens it into its locations (where it has few
-    /// enough; else no click), or, on an opened location, closes its band again.
     fn band_click(&self, track: usize) -> Option<(String, Option<Selection>)> {
-        if let Some(band) = self.rows.band(track) {
-            let first = self.rows.locations(track).next()? as u32;
-            let count = self.rows.locations(track).count();
-            if count > self.opened.1 {
-                return Some((format!("{band}: too many to open into rows here (at most {})", self.opened.1), None));
-            }
-            let open = Selection { opened: Some(first), ..Default::default() };
-            return Some((format!("click: open it into its {count} locations"), Some(open)));
-        }
-        let l = self.rows.single(track)? as u32;
-        self.opened
-            .0
-            .binary_search(&l)
-            .is_ok()
-            .then(|| ("click: close its band again".to_string(), Some(Selection::default())))
+        band_click(&self.rows, &self.opened, track)
     }
 
     /// Over a row's label at height `y`: the row's group, and a click collapsing or opening it;
@@ -363,4 +347,25 @@ pub(super) fn area_between(
     let first = rows.locations(k0).min()? as u32;
     let last = rows.locations(k1).max()? as u32;
     Some(exaviz_model::selection::Area { from: tick(a), to: tick(b).max(tick(a) + 1), first, last: last.max(first) })
+}
+
+/// What a click on track `track` of `rows` does, in a line, where it is a band: opens it into
+/// its locations (where it has no more than `opened.1`; else no click), or, on a location of
+/// the opened band `opened.0`, closes that band again.
+pub(super) fn band_click(
+    rows: &Tracks,
+    opened: &(Vec<u32>, usize),
+    track: usize,
+) -> Option<(String, Option<Selection>)> {
+    if let Some(band) = rows.band(track) {
+        let first = rows.locations(track).next()? as u32;
+        let count = rows.locations(track).count();
+        if count > opened.1 {
+            return Some((format!("{band}: too many to open into rows here (at most {})", opened.1), None));
+        }
+        let open = Selection { opened: Some(first), ..Default::default() };
+        return Some((format!("click: open it into its {count} locations"), Some(open)));
+    }
+    let l = rows.single(track)? as u32;
+    opened.0.binary_search(&l).is_ok().then(|| ("click: close its band again".to_string(), Some(Selection::default())))
 }

@@ -32,6 +32,7 @@ use super::counters::{self, CounterIndex, Track};
 use super::density::GRADIENT_STEPS;
 use super::index::{Legend, slots_by};
 use super::options::{Rows, StateMode, SummaryTrack, TimelineOptions};
+use super::pick::band_click;
 use super::scene::{
     AUTO_LOCATIONS_PER_ROW, CounterLayer, DEVIANT_PX, Layers, behaviour_heights, compose, most_opened,
     rows_counted_thousands, rows_of, summary_px, timeline_plot,
@@ -45,6 +46,7 @@ use crate::legend::format_value;
 use crate::plot::{CATEGORICAL, Plot};
 use crate::rows::Behaviour;
 use crate::trace::window_in;
+use exaviz_model::selection::Parts;
 
 // The pyramid's gradient weights are the timeline's.
 const _: () = assert!(exaviz_model::pyramid::LINE_STEPS as f32 == GRADIENT_STEPS);
@@ -509,10 +511,8 @@ pub(crate) fn overview_scene(
         tps,
         rows,
         own,
-        bands: placed_rows.map(|r| {
-            let names = r.names(t);
-            (0..p.h).map(|row| r.at_row(row).and_then(|k| r.band(k).map(|_| names[k].clone()))).collect()
-        }),
+        opened: (grouped.as_ref().map(|b| b.opened.clone()).unwrap_or_default(), most_opened(p.h)),
+        tracks: placed_rows,
         summary: shares.map(|(sp, shares)| (sp, shares, legend.clone())),
         counts: density.counts,
         names,
@@ -532,14 +532,31 @@ pub struct OverviewPick {
     rows: Vec<(u32, u32)>,
     /// Per pixel row, whether its location is drawn from its own tiles.
     own: Vec<bool>,
-    /// Rows grouped by behaviour: per pixel row, the label of the band drawn on it.
-    bands: Option<Vec<Option<String>>>,
+    /// Rows grouped by behaviour: the tracks as placed, and the band opened into its locations
+    /// with the most a band opens into.
+    tracks: Option<Tracks>,
+    opened: (Vec<u32>, usize),
     /// The summary track: its plot, its shares per column and the legend naming the slots.
     summary: Option<(Plot, Vec<[f32; CATEGORICAL.len()]>, Legend)>,
     counts: Vec<u32>,
     names: Vec<String>,
     /// The counter series and the tracks drawn.
     counters: (std::sync::Arc<CounterIndex>, Vec<Track>),
+}
+
+impl OverviewPick {
+    /// Left of the plot at height `y`, over a band's label: what its click does.
+    fn label_pick(&self, y: f32) -> Option<Pick> {
+        let tracks = self.tracks.as_ref()?;
+        let k = tracks.at_row((y - self.plot.y0 as f32) as u32)?;
+        let (line, click) = band_click(tracks, &self.opened, k)?;
+        let title = tracks.band(k).map_or_else(|| "an opened band's location".to_string(), str::to_string);
+        let pick = Pick::new(title, vec![line]);
+        Some(match click {
+            Some(s) => pick.with_click(Parts::OPENED, s),
+            None => pick,
+        })
+    }
 }
 
 impl Picker for OverviewPick {
@@ -567,6 +584,9 @@ impl Picker for OverviewPick {
             return Some(Pick::new(format!("summary of {n} locations"), lines));
         }
         let p = self.plot;
+        if at[0] < p.x0 as f32 && at[1] >= p.y0 as f32 {
+            return self.label_pick(at[1]);
+        }
         let [u, v] = contract::share_in([p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32], at)?;
         let (col, row) = (((u * p.w as f32) as u32).min(p.w - 1), ((v * p.h as f32) as u32).min(p.h - 1));
         let (lo, hi) = self.rows[row as usize];
@@ -603,7 +623,9 @@ impl Picker for OverviewPick {
         if let Some(&c) = self.counts.get((row * p.w + col) as usize).filter(|&&c| c > 0) {
             lines.push(format!("about {c} message lines through this pixel"));
         }
-        let band = self.bands.as_ref().and_then(|b| b.get(row as usize).cloned().flatten());
+        let track = self.tracks.as_ref().and_then(|r| r.at_row(row).map(|k| (r, k)));
+        let band = track.and_then(|(r, k)| r.band(k).map(str::to_string));
+        let click = track.and_then(|(r, k)| band_click(r, &self.opened, k));
         match (own, self.pyramid.locations.as_ref()) {
             (true, Some(tiles)) => lines.push(format!(
                 "drawn apart: it differs from the others; from its own tiles ({} ms a cell): zoom in to read the rows",
@@ -624,6 +646,13 @@ impl Picker for OverviewPick {
             None if hi - lo == 1 => dataset.trace.locations.name.get(lo as usize).cloned().unwrap_or(ranks),
             None => ranks,
         };
-        Some(Pick::new(title, lines))
+        if let Some((line, _)) = &click {
+            lines.push(line.clone());
+        }
+        let pick = Pick::new(title, lines);
+        Some(match click.and_then(|c| c.1) {
+            Some(s) => pick.with_click(Parts::OPENED, s),
+            None => pick,
+        })
     }
 }
