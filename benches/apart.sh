@@ -11,6 +11,9 @@
 #
 #   benches/apart.sh marey [DEVICES] [SIZE]             e.g. benches/apart.sh marey 10000 1200x900
 #   benches/apart.sh matrix [RANKS] [MESSAGES] [SIZE]   e.g. benches/apart.sh matrix 65536 1000000 1024x768
+#   benches/apart.sh matrix-store [RANKS] [MESSAGES] [SIZE]
+#           the same trace converted to a store under $TMPDIR (kept for the next run) and opened
+#           out of core: drawn from its pyramid, the pair's ranks from its per-pair tiles
 #
 # Needs target/release/exaviz (cargo build --release -p exaviz).
 set -eu
@@ -22,17 +25,23 @@ marey)
     size=${3:-1200x900}
     input="gen:training?devices=$devices&straggler=$((devices * 5 / 8))"
     ;;
-matrix)
+matrix | matrix-store)
     ranks=${2:-65536}
     messages=${3:-1000000}
     size=${4:-1024x768}
     input="gen:fd4?ranks=$ranks&messages=$messages&heavy_pair=$((ranks / 50))-$((ranks * 5 / 8))"
     ;;
 *)
-    echo "benches/apart.sh: the view is marey or matrix, not $view" >&2
+    echo "benches/apart.sh: the view is marey, matrix or matrix-store, not $view" >&2
     exit 2
     ;;
 esac
+if [ "$view" = matrix-store ]; then
+    view=matrix
+    path="${TMPDIR:-/tmp}/exaviz-apart-bench-$ranks-$messages.exaviz"
+    [ -e "$path" ] || "$exe" convert "$input" "$path"
+    input=$path
+fi
 for rows in behaviour index; do
     echo "== --view $view --rows $rows"
     "$exe" bench-interact "$input" --view "$view" --backend cpu --size "$size" --runs 3 --rows "$rows"
