@@ -130,7 +130,7 @@ fn pyramid_cmd(
         with_progress(&msg, template, |p| exaviz_store::add_pyramid(store, p))?.1
     };
     let (messages, intervals) = (m.rows("messages"), m.rows("intervals"));
-    let bytes: u64 = ["pyramid_messages", "pyramid_states", "pyramid_lines"]
+    let bytes: u64 = ["pyramid_messages", "pyramid_states", "pyramid_lines", "pyramid_locations", "pyramid_pairs"]
         .iter()
         .filter_map(|t| std::fs::metadata(store.join(format!("{t}.parquet"))).ok())
         .map(|m| m.len())
