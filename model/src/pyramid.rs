@@ -111,10 +111,11 @@ impl LocationTiles {
     }
 }
 
-/// Most cells (pair and time bin with messages) of a pyramid's [`PairTiles`]: 2M, 28 bytes
-/// each. A halo exchange of 65,536 ranks with six neighbours each gets 4 time bins; where even
-/// one bin per pair would not fit (an all-to-all of thousands of ranks), none are kept.
-pub const PAIR_CELLS: usize = 1 << 21;
+/// Most cells (pair and time bin with messages) of a pyramid's [`PairTiles`]: 4M, 28 bytes
+/// each (112 MB). FD4's halo exchange of 65,536 ranks gets 16 time bins at 1M messages and 4
+/// at 1e8 (its far partners, drawn at random, make 2.7M pairs in 3.5M cells); where even one
+/// bin per pair would not fit (an all-to-all of thousands of ranks), none are kept.
+pub const PAIR_CELLS: usize = 1 << 22;
 /// Most time bins of the [`PairTiles`].
 pub const PAIR_BINS: u32 = 16;
 
@@ -214,13 +215,20 @@ pub struct PairSummer {
     /// log2 of the ticks per bin it started with (what [`PairSummer::add_cell`] takes).
     first_shift: u32,
     map: KeyMap,
-    /// Past [`PAIR_CELLS`] at one bin: no tiles.
+    /// Most cells ([`PAIR_CELLS`]).
+    cap: usize,
+    /// Past the cells at one bin: no tiles.
     gave_up: bool,
 }
 
 impl PairSummer {
     /// A summer for `shape`'s messages (`None` where its ranks do not fit a key: past 2^30).
     pub fn new(shape: &Shape) -> Option<Self> {
+        Self::with_cap(shape, PAIR_CELLS)
+    }
+
+    /// A summer of at most `cap` cells.
+    fn with_cap(shape: &Shape, cap: usize) -> Option<Self> {
         if shape.ranks > 1 << 30 {
             return None;
         }
@@ -234,6 +242,7 @@ impl PairSummer {
             bins,
             first_shift: bin_ticks.trailing_zeros(),
             map: KeyMap::default(),
+            cap,
             gave_up: false,
         })
     }
@@ -280,7 +289,7 @@ impl PairSummer {
         let cell = self.map.entry(Self::key(s, d, bin >> (self.shift - self.first_shift))).or_insert((0, 0));
         cell.0 += count;
         cell.1 += bytes;
-        if self.map.len() > PAIR_CELLS {
+        if self.map.len() > self.cap {
             self.fit();
         }
         Ok(())
@@ -288,7 +297,7 @@ impl PairSummer {
 
     /// Halves the bins until the cells fit, or gives up.
     fn fit(&mut self) {
-        while !self.gave_up && self.map.len() > PAIR_CELLS {
+        while !self.gave_up && self.map.len() > self.cap {
             if self.bins <= 1 {
                 self.gave_up = true;
                 self.map = KeyMap::default();
@@ -1496,7 +1505,7 @@ mod tests {
         );
     }
 
-    /// Past [`PAIR_CELLS`] the bins halve until the cells fit, the same whether the messages
+    /// Past their most cells the bins halve until the cells fit, the same whether the messages
     /// came in one part or several; where one bin would not fit, no tiles.
     #[test]
     fn pair_tiles_halve_their_bins_to_fit_and_give_up_past_one() {
@@ -1516,21 +1525,22 @@ mod tests {
             }
             m
         };
-        let mut summer = PairSummer::new(&shape).unwrap();
-        let m = cells((PAIR_CELLS / 5) as u32, 16);
+        const CAP: usize = 5000;
+        let mut summer = PairSummer::with_cap(&shape, CAP).unwrap();
+        let m = cells((CAP / 5) as u32, 16);
         summer.add(MessageColumns::of(&m, 0..m.source.len()));
         let tiles = summer.clone().finish().unwrap();
-        assert_eq!((tiles.bins, tiles.bin_ticks), (4, 1 << 19), "{} pairs in 16 bins fit in 4", PAIR_CELLS / 5);
+        assert_eq!((tiles.bins, tiles.bin_ticks), (4, 1 << 19), "{} pairs in 16 bins fit in 4", CAP / 5);
         assert_eq!(tiles.count.iter().sum::<u64>(), m.source.len() as u64);
-        let mut a = PairSummer::new(&shape).unwrap();
-        let mut b = PairSummer::new(&shape).unwrap();
+        let mut a = PairSummer::with_cap(&shape, CAP).unwrap();
+        let mut b = PairSummer::with_cap(&shape, CAP).unwrap();
         let half = m.source.len() / 2;
         a.add(MessageColumns::of(&m, 0..half));
         b.add(MessageColumns::of(&m, half..m.source.len()));
         a.merge(&mut b);
         assert_eq!(a.finish().as_ref(), Some(&tiles));
-        let mut many = PairSummer::new(&shape).unwrap();
-        let m = cells(PAIR_CELLS as u32 + 1, 1);
+        let mut many = PairSummer::with_cap(&shape, CAP).unwrap();
+        let m = cells(CAP as u32 + 1, 1);
         many.add(MessageColumns::of(&m, 0..m.source.len()));
         assert!(many.finish().is_none(), "more pairs than cells: none");
     }

@@ -508,7 +508,13 @@ pub(crate) fn pyramid_matrix_scene(
     let cube_bins = pyr.message_bins_over(level, window);
     if let Some(tiles) = pyr.pairs.as_ref().filter(|_| opts.grouping == crate::rows::Grouping::Behaviour && n > side) {
         let bins = tiles.bins_over(pyr.shape.t0, window);
-        let ticks = |r: &std::ops::Range<u32>, w: u64| (u64::from(r.start) * w, u64::from(r.end) * w);
+        // The ticks the bins cover, from the pyramid's start, up to the last tick of the trace
+        // (past it neither holds a message).
+        let last = ooc.span.1.saturating_sub(pyr.shape.t0).saturating_add(1);
+        let ticks = |r: &std::ops::Range<u32>, w: u64| {
+            let (a, b) = (u64::from(r.start) * w, (u64::from(r.end) * w).min(last));
+            (a.min(b), b)
+        };
         if ticks(&bins, tiles.bin_ticks) == ticks(&cube_bins, level.message_bin_ticks) {
             let tps = dataset.trace.ticks_per_second.max(1) as f64;
             let note = format!("; pyramid: per-pair bins of {:.3} s", tiles.bin_ticks as f64 / tps);
