@@ -392,7 +392,7 @@ pub struct Level {
 /// Not part of a level's value: two levels with the same cells are equal whether or not it is
 /// computed.
 #[derive(Clone, Debug, Default)]
-pub struct ActiveStates(std::sync::OnceLock<Vec<u64>>);
+pub struct ActiveStates(std::sync::OnceLock<Vec<u64>>, std::sync::OnceLock<Vec<u64>>);
 
 impl PartialEq for ActiveStates {
     fn eq(&self, _: &Self) -> bool {
@@ -403,6 +403,23 @@ impl PartialEq for ActiveStates {
 impl Eq for ActiveStates {}
 
 impl Level {
+    /// The ticks of every block together in state `state` (of `states`) in bin `bin`: computed
+    /// once, on first use (what a summary of all locations reads).
+    pub fn total_ticks(&self, state: u32, states: u32, bin: u32) -> u64 {
+        let bins = self.state_bins as usize;
+        let totals = self.active.1.get_or_init(|| {
+            let mut t = vec![0u64; states as usize * bins];
+            for b in 0..self.blocks as usize {
+                let tiles = &self.ticks[b * states as usize * bins..(b + 1) * states as usize * bins];
+                for (o, &v) in t.iter_mut().zip(tiles) {
+                    *o += v;
+                }
+            }
+            t
+        });
+        totals.get(state as usize * bins + bin as usize).copied().unwrap_or(0)
+    }
+
     /// The states (bits) block `block` has ticks in, in bin `bin`.
     pub fn active_states(&self, block: u32, bin: u32, states: u32) -> u64 {
         let bins = self.state_bins as usize;

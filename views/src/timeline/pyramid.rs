@@ -213,13 +213,18 @@ fn pyramid_states(
 /// The summary track's shares from the state tiles: per column, the share of all `n`
 /// locations' time in each colour slot.
 fn summary_shares(grid: &Grid<'_>, p: Plot, per_px: f64, slot: &[usize]) -> Vec<[f32; CATEGORICAL.len()]> {
-    let n = grid.shape.ranks;
-    let blocks = block_cover(0, n, grid.level.block, n);
+    let (n, states) = (grid.shape.ranks, grid.shape.states);
     (0..p.w as usize)
-        .into_par_iter()
         .map(|col| {
             let mut c = [0f32; CATEGORICAL.len()];
-            grid.ticks(col, &blocks, |s, ticks| c[slot[s as usize]] += (ticks / per_px / f64::from(n.max(1))) as f32);
+            for &(bin, wt) in &grid.columns[col] {
+                for st in 0..states {
+                    let v = grid.level.total_ticks(st, states, bin);
+                    if v > 0 {
+                        c[slot[st as usize]] += (v as f64 * wt / per_px / f64::from(n.max(1))) as f32;
+                    }
+                }
+            }
             c
         })
         .collect()
@@ -247,13 +252,14 @@ fn tile_features(tiles: &LocationTiles, shape: &Shape, slot: &[usize], slots: u3
         || vec![0f64; dims],
         |acc, (l, out)| {
             acc.fill(0.0);
+            let bins = tiles.bins as usize;
             for s in 0..states {
                 let Some(&sl) = slot.get(s as usize).filter(|&&sl| (sl as u32) < slots) else { continue };
+                // The location's row of tiles in this state, read once.
+                let at_row = (l * states as usize + s as usize) * bins;
+                let row = &tiles.ticks[at_row..at_row + bins];
                 for &(k, at, share) in &pairs {
-                    let v = tiles.at(l as u32, s, states, k);
-                    if v > 0 {
-                        acc[at + sl] += v as f64 * share;
-                    }
+                    acc[at + sl] += row[k as usize] as f64 * share;
                 }
             }
             for (o, &a) in out.iter_mut().zip(acc.iter()) {
@@ -433,9 +439,14 @@ pub(crate) fn overview_scene(
     let (slot, legend) = pyramid_slots(pyr, &t.region_names);
     let grouped = overview_behaviour(pyr, opts, &slot, p.h, window, backend)?;
     let Laid { summary, rows, own, tracks: placed_rows } = laid_out(t, pyr, opts, p, grouped.as_ref());
-    // A band's pixel row gathers the ranks of its share of the band, a few or many: the finest
-    // blocks resolve both.
-    let level = if grouped.is_some() { &pyr.levels[0] } else { pyr.level_for(p.h, p.w, ticks) };
+    // A band's pixel row gathers the ranks of its share of the band: the coarsest level whose
+    // blocks still resolve the narrowest of them (the rows drawn apart read their own tiles).
+    let narrowest = rows.iter().zip(&own).filter(|(r, o)| !**o && r.1 > r.0).map(|(r, _)| r.1 - r.0).min();
+    let level = match (&grouped, narrowest) {
+        (Some(_), Some(span)) => pyr.level_for((n as u32 / span).max(1), p.w, ticks),
+        (Some(_), None) => &pyr.levels[0],
+        (None, _) => pyr.level_for(p.h, p.w, ticks),
+    };
     let grid = Grid::new(&pyr.shape, level, p, window, &rows);
     let per_px = ticks as f64 / f64::from(p.w);
     let lines = pyr.lines.as_ref().ok_or_else(|| {
@@ -452,7 +463,9 @@ pub(crate) fn overview_scene(
         || lines_density(lines, &fine, p),
     );
     let shares = summary.map(|sp| {
-        let shares = summary_shares(&grid, p, per_px, &slot);
+        // Every location at once: the finest bins, their totals over the blocks summed once.
+        let whole = Grid::new(&pyr.shape, &pyr.levels[0], p, window, &rows);
+        let shares = summary_shares(&whole, p, per_px, &slot);
         let from = ((sp.y0 - p.y0) * p.w) as usize;
         let pixels = super::states::summary_pixels(&shares, sp.h);
         states[from..from + pixels.len()].copy_from_slice(&pixels);
