@@ -416,6 +416,27 @@ fn laid_out(t: &Trace, pyr: &Pyramid, opts: &TimelineOptions, p: Plot, behaviour
     Laid { summary, rows, own, tracks: Some(r) }
 }
 
+/// The level the state tiles of a picture `p` over `ticks` are drawn from, for its pixel rows
+/// `rows` (those drawn from their own tiles marked in `own`): where the rows are grouped, a
+/// band's pixel row gathers the ranks of its share of the band, and the coarsest level whose
+/// blocks still resolve the narrowest of them serves; else the coarsest that resolves the plot.
+fn states_level<'p>(
+    pyr: &'p Pyramid,
+    grouped: bool,
+    (rows, own): (&[(u32, u32)], &[bool]),
+    p: Plot,
+    ticks: u64,
+) -> &'p Level {
+    if !grouped {
+        return pyr.level_for(p.h, p.w, ticks);
+    }
+    let narrowest = rows.iter().zip(own).filter(|(r, o)| !**o && r.1 > r.0).map(|(r, _)| r.1 - r.0).min();
+    match narrowest {
+        Some(span) => pyr.level_for((pyr.shape.ranks / span).max(1), p.w, ticks),
+        None => &pyr.levels[0],
+    }
+}
+
 /// The timeline of `dataset`, kept on disk as `ooc`, from its pyramid, and what its tooltips
 /// read; rows grouped by behaviour on `backend`.
 pub(crate) fn overview_scene(
@@ -439,14 +460,7 @@ pub(crate) fn overview_scene(
     let (slot, legend) = pyramid_slots(pyr, &t.region_names);
     let grouped = overview_behaviour(pyr, opts, &slot, p.h, window, backend)?;
     let Laid { summary, rows, own, tracks: placed_rows } = laid_out(t, pyr, opts, p, grouped.as_ref());
-    // A band's pixel row gathers the ranks of its share of the band: the coarsest level whose
-    // blocks still resolve the narrowest of them (the rows drawn apart read their own tiles).
-    let narrowest = rows.iter().zip(&own).filter(|(r, o)| !**o && r.1 > r.0).map(|(r, _)| r.1 - r.0).min();
-    let level = match (&grouped, narrowest) {
-        (Some(_), Some(span)) => pyr.level_for((n as u32 / span).max(1), p.w, ticks),
-        (Some(_), None) => &pyr.levels[0],
-        (None, _) => pyr.level_for(p.h, p.w, ticks),
-    };
+    let level = states_level(pyr, grouped.is_some(), (&rows, &own), p, ticks);
     let grid = Grid::new(&pyr.shape, level, p, window, &rows);
     let per_px = ticks as f64 / f64::from(p.w);
     let lines = pyr.lines.as_ref().ok_or_else(|| {
