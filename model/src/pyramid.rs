@@ -140,10 +140,7 @@ pub struct PairTiles {
 impl PairTiles {
     /// The bins overlapping ticks `window` (absolute, both ends in) of a pyramid starting at `t0`.
     pub fn bins_over(&self, t0: u64, window: (u64, u64)) -> std::ops::Range<u32> {
-        let bt = self.bin_ticks.max(1);
-        let bin = |t: u64| (t.saturating_sub(t0) / bt).min(u64::from(self.bins)) as u32;
-        let first = bin(window.0);
-        first..bin(window.1).saturating_add(1).min(self.bins).max(first)
+        bins_over(t0, self.bin_ticks, self.bins, window)
     }
 
     /// Each pair's messages and bytes in bins `bins`, pairs with none left out.
@@ -180,26 +177,9 @@ impl PairTiles {
     }
 }
 
-/// A 64-bit multiplicative hash for the pair summer's keys (already well spread integers):
-/// SipHash, the standard map's, would double the pass's cost at 1e8 messages.
-#[derive(Clone, Copy, Default)]
-pub struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-type KeyMap = std::collections::HashMap<u64, (u64, u64), std::hash::BuildHasherDefault<KeyHasher>>;
+/// The pair summer's map: FxHash, as the other integer-keyed maps here (SipHash, the standard
+/// map's, would double the pass's cost at 1e8 messages).
+type KeyMap = rustc_hash::FxHashMap<u64, (u64, u64)>;
 
 /// Sums [`PairTiles`] from batches of messages in any order: a map from (source, destination,
 /// bin) to messages and bytes, whose bins halve whenever its cells pass [`PAIR_CELLS`] (so
@@ -1122,10 +1102,7 @@ impl Pyramid {
 
     /// The message bins of `level` that overlap ticks `window` (absolute ticks, both ends in).
     pub fn message_bins_over(&self, level: &Level, window: (u64, u64)) -> std::ops::Range<u32> {
-        let bt = level.message_bin_ticks.max(1);
-        let bin = |t: u64| (t.saturating_sub(self.shape.t0) / bt).min(u64::from(level.message_bins)) as u32;
-        let first = bin(window.0);
-        first..bin(window.1).saturating_add(1).min(level.message_bins).max(first)
+        bins_over(self.shape.t0, level.message_bin_ticks, level.message_bins, window)
     }
 
     /// The bytes its cells take in memory.
@@ -1149,6 +1126,14 @@ impl Pyramid {
             .find(|l| l.block <= need_block && l.state_bin_ticks <= need_ticks)
             .unwrap_or(&self.levels[0])
     }
+}
+
+/// Of `bins` bins of `bin_ticks` from `t0`, those overlapping ticks `window` (both ends in).
+fn bins_over(t0: u64, bin_ticks: u64, bins: u32, window: (u64, u64)) -> std::ops::Range<u32> {
+    let bt = bin_ticks.max(1);
+    let bin = |t: u64| (t.saturating_sub(t0) / bt).min(u64::from(bins)) as u32;
+    let first = bin(window.0);
+    first..bin(window.1).saturating_add(1).min(bins).max(first)
 }
 
 /// Ranks per block of a message cube over `ranks` ranks at its finest level: at most 256 blocks.

@@ -477,9 +477,9 @@ pub(crate) fn overview_scene(
         || lines_density(lines, &fine, p),
     );
     let shares = summary.map(|sp| {
-        // Every location at once: the finest bins, their totals over the blocks summed once.
-        let whole = Grid::new(&pyr.shape, &pyr.levels[0], p, window, &rows);
-        let shares = summary_shares(&whole, p, per_px, &slot);
+        // Every location at once: level 0's bins (the lines' grid), their totals over the
+        // blocks summed once.
+        let shares = summary_shares(&fine, p, per_px, &slot);
         let from = ((sp.y0 - p.y0) * p.w) as usize;
         let pixels = super::states::summary_pixels(&shares, sp.h);
         states[from..from + pixels.len()].copy_from_slice(&pixels);
