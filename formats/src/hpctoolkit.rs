@@ -12,7 +12,7 @@
 //!   is in the sample's context until the next sample (context 0: not running).
 //!
 //! Each trace line is a location (a GPU stream where its tuple names one, else a CPU thread),
-//! named from its tuple (`rank 1 thread 0`). A sample's calling context becomes the states of
+//! named from its tuple (`rank 1 / thread 0`). A sample's calling context becomes the states of
 //! its location: the functions on its call path, outermost first, nested as the timeline's
 //! depth bands, down to a depth: by default the deepest function of the path that is a user
 //! function (in the application's binary, not a shared library) or an MPI call, as hpcviewer's
@@ -220,7 +220,14 @@ fn read_profiles(b: &Bytes, kinds: &[String]) -> R<Vec<Option<(String, LocationK
             }
         }
         let kind = if gpu { LocationKind::GpuStream } else { LocationKind::CpuThread };
-        out.push(Some((parts.join(" "), kind)));
+        // A rank's threads and streams under it, as hpcviewer groups them (`rank 1 / thread 0`).
+        let name = match parts.split_first() {
+            Some((rank, rest)) if rank.starts_with("rank ") && !rest.is_empty() => {
+                format!("{rank} / {}", rest.join(" "))
+            }
+            _ => parts.join(" "),
+        };
+        out.push(Some((name, kind)));
     }
     Ok(out)
 }
@@ -380,9 +387,9 @@ pub fn open(
         lines.push((name.clone(), *kind, start, end));
     }
     // Single-threaded ranks are named by their rank alone.
-    if lines.iter().all(|l| l.0.ends_with(" thread 0") && l.0.matches(" thread ").count() == 1) {
+    if lines.iter().all(|l| l.0.ends_with(" / thread 0") && l.0.matches(" thread ").count() == 1) {
         for l in &mut lines {
-            l.0.truncate(l.0.len() - " thread 0".len());
+            l.0.truncate(l.0.len() - " / thread 0".len());
         }
     }
     // Rows in the order of their names' numbers (rank, then thread or stream).

@@ -136,6 +136,13 @@ class Picture:
     def size(self) -> Tuple[int, int]:
         return (self.width, self.height)
 
+    @property
+    def scene(self) -> Dict[str, Any]:
+        """What the picture shows, as ``exaviz render --scene-json`` writes it: ``view``,
+        ``title``, ``rows`` (``label`` drawn, ``name`` whole, ``top``, ``height``, ``apart``,
+        ``count``, ``kind``) and ``legend`` (``label``, ``name``)."""
+        return json.loads(self._native.scene_json())
+
     def png(self) -> bytes:
         """The PNG file's bytes, as ``exaviz render`` writes them."""
         return self._native.png()

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use exaviz_compute::{Backend, BackendChoice};
 use exaviz_model::dataset::Dataset;
-use exaviz_views::contract::{Entry, error_line, render_view};
+use exaviz_views::contract::{Entry, error_line, render_view_outlined};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -377,10 +377,10 @@ impl Trace {
             built.view.compare_with(Arc::new(other));
         }
         let dataset = self.dataset.clone();
-        let image = py
-            .detach(|| render_view(built.view.as_ref(), &dataset, &built.selection, frame, &backend))
+        let (image, outline) = py
+            .detach(|| render_view_outlined(built.view.as_ref(), &dataset, &built.selection, frame, &backend))
             .map_err(|e| TraceError::new_err(format!("{}: {e}", self.input)))?;
-        Ok(Picture { image })
+        Ok(Picture { image, scene: outline.to_json() })
     }
 
     /// The table `name` (`locations`, `intervals`, `messages`, `collectives`, `counters`) as an
@@ -394,6 +394,8 @@ impl Trace {
 #[pyclass(frozen, module = "exaviz._exaviz")]
 struct Picture {
     image: exaviz_render::Image,
+    /// What the picture shows, as `exaviz render --scene-json` writes it.
+    scene: String,
 }
 
 #[pymethods]
@@ -406,6 +408,11 @@ impl Picture {
     #[getter]
     fn height(&self) -> u32 {
         self.image.height
+    }
+
+    /// What the picture shows as JSON text (`exaviz render --scene-json`).
+    fn scene_json(&self) -> String {
+        self.scene.clone()
     }
 
     /// The picture as a PNG file's bytes (what `exaviz render` writes).

@@ -54,6 +54,19 @@ def test_a_picture_equals_the_clis_png(tmp_path):
     assert len({tuple(p) for p in pixels.reshape(-1, 4)[::97]}) > 3, "a picture, not a blank"
 
 
+def test_a_pictures_scene_is_the_clis_scene_json(tmp_path):
+    spec = "gen:fd4?ranks=2048&messages=200000&slow_rank=77"
+    picture = exaviz.open(spec, progress=False).render("timeline", size=(1024, 768), backend="cpu", rows="behaviour")
+    out, scene = tmp_path / "cli.png", tmp_path / "scene.json"
+    cli("render", spec, "--view", "timeline", "--size", "1024x768", "--backend", "cpu", "--rows", "behaviour",
+        "--out", str(out), "--scene-json", str(scene))
+    assert picture.scene == json.loads(scene.read_text())
+    rows = picture.scene["rows"]
+    assert picture.scene["view"] == "timeline"
+    assert any(r["apart"] and r["label"] == "rank 77" for r in rows), rows
+    assert sum(r["count"] for r in rows if r["kind"] != "summary") == 2048
+
+
 def test_info_and_summary_equal_the_clis():
     path = str(need(PING_PONG))
     trace = exaviz.open(path)

@@ -15,6 +15,7 @@ pub mod cpu;
 pub mod gpu;
 pub mod image;
 pub mod layout;
+pub mod outline;
 pub mod raster;
 pub mod shaders;
 pub mod stroke;
@@ -24,6 +25,7 @@ pub mod wall;
 
 pub use colormap::{ColorMap, Scale};
 pub use image::{Image, png_bytes, write_atomic, write_png_atomic};
+pub use outline::{Outline, OutlineEntry, OutlineRow};
 pub use raster::{Raster, RasterData, Shade};
 pub use text::{Anchor, TextAtlas};
 pub use tone::ToneMap;
@@ -149,6 +151,8 @@ pub struct Scene {
     /// Every text drawn, with the box its glyphs cover `[x0, y0, x1, y1]` (picture pixels, as
     /// drawn unzoomed): what tests of legends and labels check for overlaps.
     pub labels: Vec<Label>,
+    /// What the picture shows, for programs ([`Outline`]): its rows and legend by name.
+    pub outline: Outline,
 }
 
 /// One text of a scene and the box its glyphs cover.
@@ -160,7 +164,15 @@ pub struct Label {
 
 impl Scene {
     pub fn new(width: u32, height: u32, background: [f32; 3]) -> Self {
-        Self { width, height, background, layers: Vec::new(), atlas: TextAtlas::new(), labels: Vec::new() }
+        Self {
+            width,
+            height,
+            background,
+            layers: Vec::new(),
+            atlas: TextAtlas::new(),
+            labels: Vec::new(),
+            outline: Outline::default(),
+        }
     }
 
     /// The current top layer if it has this blend mode, else a new one.

@@ -187,3 +187,140 @@ fn real_traces_rows_and_legends_read_apart() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Every row says whose it is (`--scene-json`'s outline, as the picture draws it), on real
+/// traces and on a generated 16,384-rank run with one deviant: each label drawn reads apart
+/// from every other under the same process header, each process's header is drawn, each rank
+/// is named by a row or a header, each location drawn apart and each band is labelled, and the
+/// legend's entries read apart.
+#[test]
+fn every_row_says_whose_it_is() {
+    let Some(data) = exaviz_tests::shared_data_or_skip("every_row_says_whose_it_is") else { return };
+    let corpus = data.join("../corpus");
+    // Input, size, and the ranks (by their names' words) each to be named.
+    let cases: Vec<(String, (u32, u32), Vec<String>)> = vec![
+        (
+            data.join("kineto-dlrm-8gpu").display().to_string(),
+            (1024, 768),
+            (0..8).map(|r| format!("rank {r}")).collect(),
+        ),
+        (
+            corpus.join("perfetto-omnitrace-mpi-4r/mpi-binary-rewrite-all.proto").display().to_string(),
+            (1024, 768),
+            (2171411..2171415).map(|pid| pid.to_string()).collect(),
+        ),
+        (
+            corpus.join("hpctoolkit-lulesh-27r-5t").display().to_string(),
+            (1024, 768),
+            (0..27).map(|r| format!("rank {r}")).collect(),
+        ),
+        (
+            data.join("paraver-qsort-4r/qsort_beo3.prv").display().to_string(),
+            (1024, 768),
+            (1..=4).map(|t| format!("THREAD 1.{t}.1")).collect(),
+        ),
+        (
+            "gen:fd4?ranks=16384&messages=400000&slow_rank=10007".into(),
+            (1200, 900),
+            vec!["rank 10007".into(), "ranks 0-10006, 10008-16383".into()],
+        ),
+    ];
+    let mut problems = Vec::new();
+    for (input, size, ranks) in &cases {
+        let d = open(input);
+        let scene = exaviz_tests::scene("timeline", &[], &d, *size).expect("a timeline");
+        let o = &scene.outline;
+        assert!(o.title.starts_with("Timeline: "), "{input}: {}", o.title);
+        let drawn: Vec<&exaviz_render::OutlineRow> = o.rows.iter().filter(|r| !r.label.is_empty()).collect();
+        let mut seen = std::collections::HashSet::new();
+        for r in &drawn {
+            if !seen.insert((r.process.as_str(), r.label.as_str())) {
+                problems.push(format!("{input}: {:?} under {:?} reads like another row", r.label, r.process));
+            }
+            if r.label.parse::<f64>().is_ok() {
+                problems.push(format!("{input}: a row numbered, not named: {:?}", r.label));
+            }
+            // Every label drawn is in the picture's texts, in the outline's row.
+            let y = |l: &exaviz_render::Label| (l.rect[1] + l.rect[3]) / 2.0;
+            let lines: Vec<&str> = r.label.split(' ').collect();
+            if !scene
+                .labels
+                .iter()
+                .any(|l| r.label.contains(&l.text) && lines.iter().any(|w| l.text.contains(w)) && y(l) > 0.0)
+            {
+                problems.push(format!("{input}: {:?} is not drawn", r.label));
+            }
+        }
+        for r in o.rows.iter().filter(|r| r.kind == "process" || r.kind == "band" || r.apart) {
+            if r.label.is_empty() {
+                problems.push(format!("{input}: {} {:?} has no label", r.kind, r.name));
+            }
+        }
+        for rank in ranks {
+            let named = |s: &str| {
+                s == rank.as_str()
+                    || s.split(|c: char| !c.is_alphanumeric() && c != '.' && c != '-').any(|w| w == rank.as_str())
+                    || s.starts_with(&format!("{rank} "))
+                    || s.contains(&format!("{rank} ("))
+                    || s.ends_with(&format!(" {rank}"))
+                    || s.contains(&format!(" {rank} "))
+            };
+            if !drawn.iter().any(|r| named(&r.label)) {
+                problems.push(format!("{input}: {rank} is named by no row or header drawn"));
+            }
+        }
+        let legend: std::collections::HashSet<&str> = o.legend.iter().map(|e| e.label.as_str()).collect();
+        if legend.len() != o.legend.len() {
+            problems.push(format!("{input}: legend entries read alike: {:?}", o.legend));
+        }
+        if input.starts_with("gen:fd4") {
+            let deviant = o.rows.iter().find(|r| r.apart).expect("a row apart");
+            assert_eq!((deviant.label.as_str(), deviant.count), ("rank 10007", 1));
+            let band = o.rows.iter().find(|r| r.kind == "band").expect("a band");
+            assert_eq!(band.count, 16383);
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Where many locations are drawn apart on rows thinner than a line of text (25 of 16,384 on
+/// 4-pixel rows), each is still labelled, by its rank, its label pinned off its row where
+/// needed with a leader to it, no two labels overlapping.
+#[test]
+fn rows_apart_are_labelled_even_when_thinner_than_a_line() {
+    let ranks = 16384u32;
+    let mut t = exaviz_model::Trace::default();
+    t.locations.name = (0..ranks).map(|r| format!("MPI Rank {r}")).collect();
+    let apart: Vec<u32> = (9995..10020).collect();
+    let mut i = exaviz_model::Intervals::default();
+    // Each rank of the 25 slow in its own way: a split of its time unlike any other's.
+    for r in 0..ranks {
+        let slow = apart.contains(&r);
+        let split = if slow { 620 + 13 * u64::from(r - 9995) } else { 500 };
+        i.push(r, 0, split, u32::from(slow), 0);
+        i.push(r, split, 1000, 1 - u32::from(slow), 0);
+    }
+    t.intervals = i;
+    t.region_names = vec!["compute".into(), "slow_work".into()];
+    let d = exaviz_model::dataset::Dataset { name: "apart".into(), trace: t, ..Default::default() };
+    let scene = exaviz_tests::scene("timeline", &[], &d, (1200, 900)).expect("a timeline");
+    let o = &scene.outline;
+    let rows: Vec<&exaviz_render::OutlineRow> = o.rows.iter().filter(|r| r.apart).collect();
+    assert_eq!(rows.len(), 25, "{:?}", o.rows.iter().map(|r| (&r.kind, &r.label, r.count)).collect::<Vec<_>>());
+    for r in &rows {
+        assert!(r.height < 12, "rows thinner than a line: {}", r.height);
+        let rank = r.name.trim_start_matches("MPI ");
+        assert!(r.label.contains(rank), "{:?} labels {:?}", r.label, r.name);
+    }
+    let band = o.rows.iter().find(|r| r.kind == "band").expect("a band");
+    assert_eq!(band.label, "ranks 0-9994, 10020-16383 (16,359)");
+    let left: Vec<&exaviz_render::Label> =
+        scene.labels.iter().filter(|l| l.rect[2] <= 200.0 && l.rect[1] > 90.0).collect();
+    for (k, a) in left.iter().enumerate() {
+        for b in &left[k + 1..] {
+            let dy = a.rect[3].min(b.rect[3]) - a.rect[1].max(b.rect[1]);
+            let dx = a.rect[2].min(b.rect[2]) - a.rect[0].max(b.rect[0]);
+            assert!(dx <= 1.0 || dy <= 1.0, "{:?} overlaps {:?}", a.text, b.text);
+        }
+    }
+}

@@ -1390,3 +1390,49 @@ fn strict_refuses_a_run_with_a_broken_rank() {
     assert_eq!(left_over, [std::ffi::OsString::from("run")], "nothing but the run is left");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `exaviz render --scene-json` writes what the picture shows, for the timeline, steps, Marey
+/// graph and matrix: the view, the title, the rows (label drawn, name whole, pixels, apart,
+/// count) and the legend; the row drawn apart from its group says so.
+#[test]
+fn the_scene_a_program_can_read() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("gen:fd4?ranks=2048&messages=200000&slow_rank=77", "timeline", &["--rows", "behaviour"]),
+        ("gen:fd4?ranks=2048&messages=200000&slow_rank=77", "steps", &[]),
+        ("gen:training?devices=8&stages=2", "marey", &[]),
+        ("gen:fd4?ranks=64&messages=20000", "matrix", &[]),
+    ];
+    for (input, view, options) in cases {
+        let (png, json) = (tmp(&format!("scene-{view}.png")), tmp(&format!("scene-{view}.json")));
+        let mut args = vec!["render", input, "--view", view, "--size", "1024x768", "-o", png.to_str().unwrap()];
+        args.extend(["--scene-json", json.to_str().unwrap()]);
+        args.extend(options.iter());
+        let out = exaviz(&args);
+        assert!(out.status.success(), "{view}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = std::fs::read_to_string(&json).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{view}: {e}: {text}"));
+        assert_eq!(v["view"], *view);
+        assert!(!v["title"].as_str().unwrap().is_empty(), "{view}: a title");
+        let rows = v["rows"].as_array().unwrap_or_else(|| panic!("{view}: rows in {text}"));
+        assert!(!rows.is_empty(), "{view}: rows");
+        for r in rows {
+            for field in ["label", "name"] {
+                assert!(r[field].is_string(), "{view}: {field} in {r}");
+            }
+            assert!(r["top"].as_u64().is_some_and(|t| t < 768) && r["height"].as_u64().is_some(), "{view}: {r}");
+            assert!(r["apart"].is_boolean() && r["count"].as_u64().is_some_and(|c| c >= 1), "{view}: {r}");
+        }
+        assert!(rows.iter().any(|r| !r["label"].as_str().unwrap().is_empty()), "{view}: some row labelled");
+        let legend = v["legend"].as_array().unwrap();
+        assert!(!legend.is_empty() && legend.iter().all(|e| e["label"].is_string() && e["name"].is_string()), "{view}");
+        let tops: Vec<u64> = rows.iter().map(|r| r["top"].as_u64().unwrap()).collect();
+        assert!(tops.windows(2).all(|w| w[0] <= w[1]), "{view}: top to bottom: {tops:?}");
+        if ["timeline", "steps"].contains(view) {
+            let apart: Vec<&serde_json::Value> = rows.iter().filter(|r| r["apart"] == true).collect();
+            assert!(apart.iter().any(|r| r["label"] == "rank 77"), "{view}: rank 77 apart and named: {text}");
+            let counted: u64 =
+                rows.iter().filter(|r| r["kind"] != "summary").map(|r| r["count"].as_u64().unwrap()).sum();
+            assert_eq!(counted, 2048, "{view}: every rank counted once");
+        }
+    }
+}

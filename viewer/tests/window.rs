@@ -904,11 +904,17 @@ fn a_timeline_area_drag_fills_the_statistics_under_xvfb() {
 /// sender's.
 #[test]
 fn a_clicked_message_is_followed_to_its_ends_under_xvfb() {
-    // The plot spans x 80 to 700 over the trace's 300 s; its messages are sent 55 to 85 s in.
+    // The plot spans the trace's 300 s; its messages are sent 55 to 85 s in.
+    let p = exaviz_views::timeline::plot_rect(900, 560).unwrap();
+    let xs: Vec<String> = [70.0, 67.0, 73.0, 64.0, 76.0, 68.5, 71.5]
+        .iter()
+        .map(|s: &f64| format!("{:.0}", f64::from(p.x0) + f64::from(p.w) * s / 300.0))
+        .collect();
     let (text, dir) = fd4_timeline_under_xvfb(
         "follow",
         "1300x700",
-        "for x in 225 215 235 205 245 220 230; do\n\
+        &format!(
+            "for x in {}; do\n\
            xdotool mousemove --window $wid $x 250 click 1\n\
            for i in $(seq 1 15); do grep -q 'selected: pair' $log && break; sleep 0.1; done\n\
            grep -q 'selected: pair' $log && break\n\
@@ -918,6 +924,8 @@ fn a_clicked_message_is_followed_to_its_ends_under_xvfb() {
            xdotool windowfocus $wid key $k\n\
            for i in $(seq 1 50); do [ $(grep -c '^window:' $log) -gt $n ] && break; sleep 0.1; done\n\
          done",
+            xs.join(" ")
+        ),
     );
     let selected = text.lines().find(|l| l.starts_with("selected: pair")).unwrap_or_else(|| panic!("{text}"));
     assert!(selected.contains("; message "), "the click follows the message: {selected}");

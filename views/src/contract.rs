@@ -474,11 +474,29 @@ pub fn render_view(
     frame: Frame,
     backend: &Backend,
 ) -> Result<exaviz_render::Image, ViewError> {
+    render_view_outlined(view, dataset, selection, frame, backend).map(|(image, _)| image)
+}
+
+/// [`render_view`], and what the picture shows for programs ([`exaviz_render::Outline`]: its
+/// rows and legend by name), the view's name in it: what `exaviz render --scene-json` writes.
+pub fn render_view_outlined(
+    view: &dyn View,
+    dataset: &Dataset,
+    selection: &Selection,
+    frame: Frame,
+    backend: &Backend,
+) -> Result<(exaviz_render::Image, exaviz_render::Outline), ViewError> {
     selection.validate(dataset)?;
     let prepared = prepare(view, dataset, selection, frame, backend)?;
     let scene = prepared.draw(dataset, selection);
-    exaviz_render::render_scene(backend, &scene, exaviz_render::View::default())
-        .map_err(|e| ViewError::Unsupported(e.to_string()))
+    let image = exaviz_render::render_scene(backend, &scene, exaviz_render::View::default())
+        .map_err(|e| ViewError::Unsupported(e.to_string()))?;
+    let mut outline = scene.outline.clone();
+    outline.view = view.name().to_string();
+    if outline.title.is_empty() {
+        outline.title = scene.labels.first().map(|l| l.text.clone()).unwrap_or_default();
+    }
+    Ok((image, outline))
 }
 
 /// A tooltip's lines under a point `at` of a rectangle `[x0, y0, x1, y1]`: the share of the way

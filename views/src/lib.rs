@@ -13,6 +13,7 @@ pub mod error;
 #[cfg(test)]
 mod example;
 pub(crate) mod kept;
+pub mod labels;
 pub mod legend;
 pub mod options;
 pub mod pairs;

@@ -143,7 +143,13 @@ pub fn fit_middle(text: &str, width: f32, size_px: f32, tail: f32) -> String {
 /// would read the same, each of those is cut elsewhere (keeping more of its start, or more of
 /// its end) where that makes it read apart from every other.
 pub fn fit_apart(texts: &[String], width: f32, size_px: f32) -> Vec<String> {
-    let mut out: Vec<String> = texts.iter().map(|t| fit_middle(t, width, size_px, 0.5)).collect();
+    fit_apart_keeping(texts, width, size_px, 0.5)
+}
+
+/// [`fit_apart`], keeping `tail` of what is kept from each text's end where it is first cut
+/// (row labels keep more of their start, where names tell rows apart: `rank 5`, `Thread 0`).
+pub fn fit_apart_keeping(texts: &[String], width: f32, size_px: f32, tail: f32) -> Vec<String> {
+    let mut out: Vec<String> = texts.iter().map(|t| fit_middle(t, width, size_px, tail)).collect();
     let clashing =
         |out: &[String], k: usize| (0..out.len()).any(|j| j != k && out[j] == out[k] && texts[j] != texts[k]);
     for k in 0..out.len() {

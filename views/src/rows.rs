@@ -174,51 +174,15 @@ pub fn group(
     Ok(Behaviour { groups, deviants, opened: Vec::new() })
 }
 
-/// A group's label: its locations' numbers as ranges where their names are one word and a
-/// number ("ranks 0-10006, 10008-16383: 16,383"), else their row numbers ("rows 0-99: 100").
+/// A group's name: what its locations are and their numbers as ranges where their names end in
+/// numbers of one word ("ranks 0-10006, 10008-16383 (16,383)"; at most 16 ranges, then "…"),
+/// else their indices as locations ("locations 0-99 (100)"); [`crate::labels::band`] fits it
+/// to a margin.
 pub fn group_label(names: &[String], members: &[u32]) -> String {
-    let split = |n: &str| -> Option<(String, u64)> {
-        let digits = n.len() - n.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-        let (head, tail) = n.split_at(n.len() - digits);
-        Some((head.to_string(), tail.parse().ok()?))
-    };
-    let parsed: Option<Vec<(String, u64)>> =
-        members.iter().map(|&l| names.get(l as usize).and_then(|n| split(n))).collect();
-    let (what, mut numbers) = match parsed {
-        Some(p) if !p.is_empty() && p.iter().all(|(h, _)| *h == p[0].0) && p[0].0.trim().split(' ').count() == 1 => {
-            let word = p[0].0.trim().to_string();
-            let plural = if word.ends_with('s') || word.is_empty() { word } else { format!("{word}s") };
-            (plural, p.into_iter().map(|(_, n)| n).collect::<Vec<u64>>())
-        }
-        _ => ("rows".to_string(), members.iter().map(|&l| u64::from(l)).collect()),
-    };
-    numbers.sort_unstable();
-    let mut ranges: Vec<(u64, u64)> = Vec::new();
-    for n in numbers {
-        match ranges.last_mut() {
-            Some(r) if n == r.1 + 1 => r.1 = n,
-            Some(r) if n == r.1 => {}
-            _ => ranges.push((n, n)),
-        }
-    }
-    let shown: Vec<String> =
-        ranges.iter().take(3).map(|&(a, b)| if a == b { format!("{a}") } else { format!("{a}-{b}") }).collect();
-    let more = if ranges.len() > 3 { ", …" } else { "" };
-    format!("{what} {}{more}: {}", shown.join(", "), thousands(members.len()))
+    crate::labels::band_name(names, members)
 }
 
-/// `n` with thousands separated by commas.
-pub fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (k, c) in s.chars().enumerate() {
-        if k > 0 && (s.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::labels::thousands;
 
 #[cfg(test)]
 mod tests {
@@ -259,7 +223,7 @@ mod tests {
         assert_eq!(b.deviants, [1234]);
         assert_eq!(b.groups.len(), 1);
         assert_eq!(b.groups[0].len(), 1999);
-        assert_eq!(group_label(&t.locations.name, &b.groups[0]), "ranks 0-1233, 1235-1999: 1,999");
+        assert_eq!(group_label(&t.locations.name, &b.groups[0]), "ranks 0-1233, 1235-1999 (1,999)");
         // Alike locations alone make one group and no deviant.
         let t = trace(u32::MAX);
         let f = features(&t, &[0, 1, 2], 3, (0, 10_000), &Backend::Cpu).unwrap();
@@ -283,14 +247,17 @@ mod tests {
         let b = group(&f, &shown, 8, &Backend::Cpu).unwrap();
         assert_eq!(b.groups.len(), 2, "{:?}", b.groups.iter().map(Vec::len).collect::<Vec<_>>());
         assert!(b.deviants.is_empty());
-        assert_eq!(group_label(&t.locations.name, &b.groups[1]), "ranks 1, 3, 5, …: 1,000");
+        assert_eq!(
+            group_label(&t.locations.name, &b.groups[1]),
+            "ranks 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31, … (1,000)"
+        );
     }
 
     #[test]
     fn labels_count_and_range_what_the_trace_names() {
         let names: Vec<String> = ["thread 1", "thread 2", "thread 3", "gpu"].map(String::from).to_vec();
-        assert_eq!(group_label(&names, &[0, 1, 2]), "threads 1-3: 3");
-        assert_eq!(group_label(&names, &[0, 3]), "rows 0, 3: 2");
+        assert_eq!(group_label(&names, &[0, 1, 2]), "threads 1-3 (3)");
+        assert_eq!(group_label(&names, &[0, 3]), "locations 0, 3 (2)");
         assert_eq!(thousands(16383), "16,383");
         assert_eq!(thousands(999), "999");
     }

@@ -24,12 +24,18 @@ pub struct Args {
     /// the whole wall, mullion gaps included, as wall.png.
     #[arg(long, value_name = "WALL.toml", conflicts_with = "size")]
     pub wall: Option<PathBuf>,
+    /// Also write what the picture shows as JSON, for programs and screen readers: the view,
+    /// its title, its rows (`label` drawn, `name` whole, `top` and `height` in pixels, `apart`,
+    /// `count` of locations, `kind`) and its legend (`label`, `name`); written to a temporary
+    /// name, then renamed.
+    #[arg(long, value_name = "FILE.json", conflicts_with = "wall")]
+    pub scene_json: Option<PathBuf>,
     #[command(flatten)]
     pub view: ViewArgs,
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let Args { input, out, size, wall, mut view } = args;
+    let Args { input, out, size, wall, scene_json, mut view } = args;
     if let Some(wall) = wall {
         return super::wall::render_cmd(&input, &wall, &out, &view);
     }
@@ -45,10 +51,15 @@ pub fn run(args: Args) -> Result<()> {
     let backend = Backend::new(view.backend.into())?;
     let pb = spinner(&format!("rendering the {} view on {}", view.view, backend.describe()));
     let frame = exaviz_views::Frame { width: size.0, height: size.1 };
-    let image = exaviz_views::contract::render_view(built.view.as_ref(), &dataset, &built.selection, frame, &backend)
-        .map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
+    let (image, outline) =
+        exaviz_views::contract::render_view_outlined(built.view.as_ref(), &dataset, &built.selection, frame, &backend)
+            .map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
     pb.finish_and_clear();
     write_png_atomic(&out, &image).with_context(|| format!("{}: cannot write", out.display()))?;
+    if let Some(json) = &scene_json {
+        exaviz_render::write_atomic(json, |w| w.write_all(outline.to_json().as_bytes()))
+            .with_context(|| format!("{}: cannot write", json.display()))?;
+    }
     eprintln!("wrote {} ({}x{}, {} view, {})", out.display(), image.width, image.height, view.view, backend.describe());
     Ok(())
 }

@@ -539,6 +539,7 @@ fn marey_scene(
         crate::title_name(d)
     );
     scene.text(&fit(&title, f.width as f32 - 16.0, 13.0), [8.0, 20.0], 13.0, Anchor::Left, TEXT);
+    scene.outline.title = title.clone();
     draw_rows(&mut scene, t, &pk);
     draw_trains(&mut scene, &pk);
     draw_bands(&mut scene, &pk);
@@ -639,18 +640,32 @@ fn draw_rows(scene: &mut Scene, t: &Training, pk: &MareyPicker) {
         }
         last_stage = stage;
         scene.segment(Blend::Alpha, [x0, y], [x1, y], 1.0, [0.4, 0.42, 0.47, 0.9], true);
-        if let Some((name, devices)) = split {
-            scene.text(&fit(&name, LABEL_W - 40.0, label_px), [24.0, y - 2.0], label_px, Anchor::Left, TEXT_DIM);
-            scene.text(&fit(&devices, LABEL_W - 46.0, 9.0), [24.0, y + 10.0], 9.0, Anchor::Left, TEXT_DIM);
+        let drawn = if let Some((name, devices)) = split {
+            let (name, devices) = (fit(&name, LABEL_W - 40.0, label_px), fit(&devices, LABEL_W - 46.0, 9.0));
+            scene.text(&name, [24.0, y - 2.0], label_px, Anchor::Left, TEXT_DIM);
+            scene.text(&devices, [24.0, y + 10.0], 9.0, Anchor::Left, TEXT_DIM);
+            format!("{name} ({devices})")
         } else if label_px >= 7.0 {
-            scene.text(
-                &fit(&label, LABEL_W - 40.0, label_px),
-                [24.0, y + label_px * 0.35],
-                label_px,
-                Anchor::Left,
-                TEXT_DIM,
-            );
-        }
+            let fitted = fit(&label, LABEL_W - 40.0, label_px);
+            scene.text(&fitted, [24.0, y + label_px * 0.35], label_px, Anchor::Left, TEXT_DIM);
+            fitted
+        } else {
+            String::new()
+        };
+        let apart = match *row {
+            Row::Device(dv) => pk.apart.get(stage as usize).is_some_and(|a| a.binary_search(&dv).is_ok()),
+            Row::Stage(_) => false,
+        };
+        scene.outline.rows.push(exaviz_render::OutlineRow {
+            label: drawn,
+            name: label.clone(),
+            top: (p.y0 as f32 + r as f32 * pk.pitch) as u32,
+            height: pk.pitch.round() as u32,
+            apart,
+            count: devs.len(),
+            kind: if matches!(row, Row::Stage(_)) { "stage" } else { "device" }.into(),
+            process: String::new(),
+        });
         // The pixel map: FLOPS (or computation time) and peak memory, viridis.
         let n = devs.len().max(1) as f64;
         let rate = devs.iter().map(|&d| pk.analysis.rate[d]).sum::<f64>() / n;
@@ -801,6 +816,7 @@ fn draw_axis_and_legend(scene: &mut Scene, t: &Training, pk: &MareyPicker, o: &M
         let k = class_colour(c);
         scene.rect([x, ly - 9.0], [x + 12.0, ly + 1.0], [k[0], k[1], k[2], 1.0], true);
         x += 16.0 + scene.text(label, [x + 16.0, ly], 11.0, Anchor::Left, TEXT) + 12.0;
+        scene.outline.legend.push(exaviz_render::OutlineEntry { label: label.into(), name: label.into() });
     }
     // In a narrow picture the findings' key and the cells' scale go where there is room.
     let right = scene.width as f32 - 8.0;

@@ -477,7 +477,47 @@ fn draw_matrix(opts: &MatrixOptions, p: Plot, axis: &Axis, values: &[f64], title
             scene.text(&format!("{r}"), [x0 + mid, y1 + 18.0], size, Anchor::Centre, TEXT);
         }
     }
+    scene.outline.title = title.to_string();
+    scene.outline.rows = sender_rows(axis, p, &ticks, blocks);
+    let value = opts.value.label().replace('\n', " ");
+    scene.outline.legend = vec![exaviz_render::OutlineEntry { label: value.clone(), name: value }];
     scene
+}
+
+/// The matrix's rows as its outline says them: a row per sender drawn apart (`rank S`), then
+/// one per block of senders with the tick drawn on it (`ticks` over `blocks`), if any.
+fn sender_rows(axis: &Axis, p: Plot, ticks: &[Tick], blocks: Plot) -> Vec<exaviz_render::OutlineRow> {
+    let k = axis.apart.len() as u32;
+    (0..axis.slots())
+        .map(|c| {
+            let (a, b) = axis.span_px(c);
+            let (lo, hi) = axis.ranks(c);
+            let label = if c < k {
+                format!("rank {lo}")
+            } else {
+                let inside = |f: f32| {
+                    let y = blocks.y0 + (f * blocks.h as f32) as u32;
+                    (p.y0 + a..p.y0 + b).contains(&y)
+                };
+                ticks.iter().find(|(f, _)| inside(*f)).map_or(String::new(), |t| t.1.clone())
+            };
+            let name = if lo == hi { format!("rank {lo}") } else { format!("ranks {lo}-{hi}") };
+            exaviz_render::OutlineRow {
+                label,
+                name,
+                top: p.y0 + a,
+                height: b - a,
+                apart: c < k,
+                // A block's ranks without those drawn apart among them.
+                count: match c < k {
+                    true => 1,
+                    false => (hi - lo + 1) as usize - axis.apart.iter().filter(|&&r| (lo..=hi).contains(&r)).count(),
+                },
+                kind: "sender".into(),
+                process: String::new(),
+            }
+        })
+        .collect()
 }
 
 /// The matrix of a trace kept on disk, from its pyramid: one cell per rank block of the finest

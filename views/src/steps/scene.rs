@@ -13,12 +13,10 @@ use rayon::prelude::*;
 
 use crate::contract::{self, Pick, Picker};
 use crate::legend::color_bar;
-use crate::plot::{Plot, Tick, axes, fit_apart, nice_ticks};
+use crate::plot::{Plot, Tick, axes, nice_ticks};
 use crate::{BACKGROUND, TEXT, TEXT_DIM, ViewError};
 
 const MARGIN: [u32; 4] = [150, 56, 180, 52];
-/// Rows at least this tall (pixels) are labelled.
-const NAMED_ROW_PX: u32 = 12;
 /// Least height of a deviant's own row, in pixels.
 const DEVIANT_PX: u32 = 3;
 
@@ -280,6 +278,51 @@ impl StepsPick {
     }
 }
 
+/// The rows' outline on plot `p`, each labelled where its label fits beside the others, a band
+/// and a location drawn apart from its group always: a location by what tells the locations'
+/// `names` apart, a band by its locations' numbers (`full`: each row's name whole).
+fn row_labels(
+    work: &StepWork,
+    rows: &[Row],
+    (names, full): (&[String], &[String]),
+    p: Plot,
+) -> (Vec<exaviz_render::OutlineRow>, Vec<Tick>) {
+    let width = MARGIN[0] as f32 - 14.0;
+    let grouped = rows.iter().any(|r| r.band);
+    let alone: Vec<usize> = (0..rows.len()).filter(|&i| !rows[i].band).collect();
+    let alone_names: Vec<String> = alone.iter().map(|&i| full[i].clone()).collect();
+    let mut texts = vec![String::new(); rows.len()];
+    for (&i, short) in alone.iter().zip(crate::labels::fitted(&alone_names, width, 11.0)) {
+        texts[i] = short;
+    }
+    for (text, r) in texts.iter_mut().zip(rows).filter(|(_, r)| r.band) {
+        let ids: Vec<u32> = r.members.iter().map(|&m| work.locations[m as usize]).collect();
+        *text = crate::labels::band(names, &ids, width, 11.0);
+    }
+    let centre = |r: &Row| (r.pixels.start + r.pixels.end) as f32 / 2.0;
+    let wanted: Vec<(f32, bool)> = rows.iter().map(|r| (centre(r), grouped)).collect();
+    let placed = crate::labels::place(&wanted, 0.0, p.h as f32, 12.0);
+    let ticks: Vec<Tick> =
+        placed.iter().zip(&texts).filter_map(|(at, text)| at.map(|y| (y / p.h as f32, text.clone()))).collect();
+    let outline = rows
+        .iter()
+        .zip(texts)
+        .zip(placed)
+        .zip(full)
+        .map(|(((r, text), at), name)| exaviz_render::OutlineRow {
+            label: if at.is_some() { text } else { String::new() },
+            name: name.clone(),
+            top: p.y0 + r.pixels.start,
+            height: r.pixels.len() as u32,
+            apart: grouped && !r.band,
+            count: r.members.len(),
+            kind: if r.band { "band" } else { "location" }.into(),
+            process: String::new(),
+        })
+        .collect();
+    (outline, ticks)
+}
+
 /// The steps view of `d` at `size` over the selection's window (seconds), the rows grouped on
 /// `backend` where they outnumber the pixel rows.
 pub fn steps_scene(
@@ -353,14 +396,12 @@ pub fn steps_scene(
         .filter(|(_, v)| v.fract() == 0.0)
         .map(|(_, v)| (((v + 0.5) / s) as f32, format!("{v:.0}")))
         .collect();
-    let fitted = fit_apart(&full_labels, MARGIN[0] as f32 - 14.0, 11.0);
-    let y_ticks: Vec<Tick> = rows
-        .iter()
-        .zip(&fitted)
-        .filter(|(r, _)| r.pixels.len() as u32 + 1 >= NAMED_ROW_PX)
-        .map(|(r, name)| ((r.pixels.start + r.pixels.end) as f32 / 2.0 / p.h as f32, name.clone()))
-        .collect();
+    let (outline, y_ticks) = row_labels(&work, &rows, (names, &full_labels), p);
     axes(&mut scene, p, &x_ticks, &y_ticks, "step", "location");
+    scene.outline.title = title.clone();
+    scene.outline.rows = outline;
+    let scale = "work against its peers' median (%)";
+    scene.outline.legend = vec![exaviz_render::OutlineEntry { label: scale.into(), name: scale.into() }];
     let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
     scene.raster(Raster::rgba(rect, p.w, p.h, colours));
     let bar = [(p.x0 + p.w + 24) as f32, p.y0 as f32 + 40.0, 16.0, (p.h as f32 - 120.0).max(40.0)];

@@ -1,20 +1,345 @@
 //! The row axis: labels from the locations' names, and the words for what the rows are.
 
 use exaviz_model::Trace;
+use exaviz_render::{Anchor, Blend, OutlineRow, Scene, TextAtlas};
 
-use super::options::MARGIN;
-use crate::plot::{Plot, Tick, nice_ticks};
+use super::tracks::{Labelled, Tracks};
+use crate::plot::{Plot, Tick};
+use crate::{TEXT, TEXT_DIM};
 
-/// Rows at least this tall (pixels) are labelled with their location's name; thinner ones get
-/// a few rank numbers.
-const NAMED_ROW_PX: u32 = 14;
+/// Pitch of the row labels: 11-pixel text with a pixel either side.
+pub(super) const LINE_PX: f32 = 12.0;
 
-/// Where rows are too thin to name, the processes (groups of rows) tall enough are named
-/// instead: each group's name at the middle of its rows, fitted to the margin and kept apart.
-/// `None` where no group is tall enough.
-pub(super) fn group_ticks(rows: &super::tracks::Tracks, p: Plot) -> Option<Vec<Tick>> {
-    let mut spans: Vec<(u32, u32, u32)> = Vec::new();
+/// Least height of a process's group (pixels) named where its rows are too thin to name each.
+const NAMED_GROUP_PX: u32 = 14;
+
+/// The row axis of a picture: the labels drawn left of the plot, where they were drawn, and what
+/// the picture's rows are.
+#[derive(Debug, Default)]
+pub(super) struct RowAxis {
+    /// Row labels, right-aligned against the plot: their centre (a share of the plot's height)
+    /// and text.
+    pub ticks: Vec<Tick>,
+    /// Process headers in the column at the margin's left: the text's centre (plot pixels), the
+    /// text, and the group's pixel rows.
+    pub headers: Vec<(f32, String, std::ops::Range<u32>)>,
+    /// Labels moved off their rows: the label's centre and its row's centre, plot pixels.
+    pub leaders: Vec<(f32, f32)>,
+    /// The further lines of labels of several (a tall band's ranges): their centre, plot
+    /// pixels, and text, right-aligned against the plot as the ticks' are.
+    pub extra: Vec<(f32, String)>,
+    /// What the rows are, top to bottom, in picture pixels.
+    pub outline: Vec<OutlineRow>,
+    /// Where the labels are, for picking.
+    pub labelled: Labelled,
+}
+
+impl RowAxis {
+    /// The summary track above the rows (`sp`, on plot `p`) labelled and first in the outline,
+    /// over `locations` locations.
+    pub(super) fn summary(&mut self, p: Plot, sp: Plot, locations: usize) {
+        let middle = (sp.y0 - p.y0) as f32 + sp.h as f32 / 2.0;
+        self.ticks.push((middle / p.h as f32, "summary".into()));
+        let row = OutlineRow {
+            label: "summary".into(),
+            name: "summary: the share of the locations in each state".into(),
+            top: sp.y0,
+            height: sp.h,
+            apart: false,
+            count: locations,
+            kind: "summary".into(),
+            process: String::new(),
+        };
+        self.outline.insert(0, row);
+    }
+
+    /// Draws the headers (each with a line along its group's rows) and the leaders of labels
+    /// moved off their rows, over plot `p`.
+    pub(super) fn draw(&self, scene: &mut Scene, p: Plot) {
+        for (y, text, span) in &self.headers {
+            let y0 = p.y0 as f32 + span.start as f32;
+            let y1 = p.y0 as f32 + span.end as f32;
+            scene.rect([4.0, y0], [5.0, y1.max(y0 + 1.0)], TEXT_DIM, true);
+            scene.text(text, [9.0, p.y0 as f32 + y + 4.0], 11.0, Anchor::Left, TEXT);
+        }
+        let x = p.x0 as f32;
+        for (y, text) in &self.extra {
+            scene.text(text, [x - 8.0, p.y0 as f32 + y + 4.0], 11.0, Anchor::Right, TEXT_DIM);
+        }
+        for &(label, row) in &self.leaders {
+            let (a, b) = ([x - 7.0, p.y0 as f32 + label], [x - 1.0, p.y0 as f32 + row]);
+            scene.segment(Blend::Alpha, a, b, 1.0, TEXT_DIM, true);
+        }
+    }
+}
+
+/// What kind of row track `k` of `rows` is, in the outline's words.
+fn kind_of(rows: &Tracks, k: usize) -> &'static str {
+    if rows.band(k).is_some() {
+        "band"
+    } else if rows.collapsed(k) {
+        "process"
+    } else {
+        "location"
+    }
+}
+
+/// The row axis of `rows` placed on plot `p`, its labels fitted to a left margin `margin`
+/// pixels wide: labels from what tells the rows apart ([`crate::labels`]).
+/// - Where the tracks are at least 2 pixels each on average, each is labelled where its label
+///   fits beside the others (thinned to every other row where rows are thinner than a line),
+///   and always where it is a band, a process collapsed to one row, or a location drawn apart
+///   (a pinned label, moved off its row with a leader where needed). An open process's threads
+///   and streams are labelled by what differs among them, under a header naming the process
+///   in a column of its own.
+/// - Where they are thinner, the processes tall enough are named, or else a few rows at even
+///   intervals, each by its name.
+pub(super) fn track_axis(t: &Trace, rows: &Tracks, p: Plot, margin: f32) -> RowAxis {
+    let width = margin - 14.0;
+    let n = rows.count();
+    if n == 0 {
+        return RowAxis::default();
+    }
+    let lo = rows.track_pixels(0).start as f32;
+    let hi = (0..n).map(|k| rows.track_pixels(k).end).max().unwrap_or(p.h) as f32;
+    let centre = |k: usize| {
+        let r = rows.track_pixels(k);
+        (r.start + r.end) as f32 / 2.0
+    };
+    if n as u64 * 2 > u64::from(p.h) {
+        return thin_axis(t, rows, p, width, (lo, hi));
+    }
+    let counts = rows.counts();
+    let full = rows.full_names(t);
+    let shown = rows.names(t);
+    // Processes: named by what tells them apart, in a header column where one is open.
+    let group_names: Vec<String> = rows.group_names.iter().map(|g| g.0.clone()).collect();
+    let processes = crate::labels::what_differs(&group_names);
+    let open: Vec<u32> = {
+        let mut g: Vec<u32> = (0..n).filter_map(|k| rows.group(k).filter(|g| !g.1).map(|g| g.0)).collect();
+        g.dedup();
+        g
+    };
+    // Labels right-aligned against the plot; where a process is open, a line along its rows
+    // at the margin's left, and its header at its first row, left-aligned.
+    let row_w = if open.is_empty() { width } else { width - 10.0 };
+    let mut label = track_labels(t, rows, (&shown, &full), &processes, row_w);
+    let by_group = open_groups(rows);
+    let must = |k: usize| rows.band(k).is_some() || rows.apart(k) || rows.collapsed(k);
+    let wanted: Vec<(f32, bool)> = (0..n).map(|k| (centre(k), must(k))).collect();
+    let mut placed = crate::labels::place(&wanted, lo, hi, LINE_PX);
+    let spans: Vec<std::ops::Range<u32>> = open
+        .iter()
+        .map(|&g| {
+            let ks = &by_group[&g];
+            rows.track_pixels(ks[0]).start..rows.track_pixels(*ks.last().unwrap_or(&ks[0])).end
+        })
+        .collect();
+    let header_texts: Vec<String> = open.iter().map(|&g| processes[g as usize].clone()).collect();
+    let header_texts = crate::plot::fit_apart(&header_texts, row_w, 11.0);
+    let header_wanted: Vec<(f32, bool)> =
+        spans.iter().map(|s| (s.start as f32 + (LINE_PX / 2.0).min(s.len() as f32 / 2.0), true)).collect();
+    let header_at = crate::labels::place(&header_wanted, lo, hi, LINE_PX);
+    let mut axis = RowAxis::default();
+    let headers = Headers { open: &open, by_group: &by_group, spans: &spans, texts: &header_texts, at: &header_at };
+    headers.place(&mut axis, (&mut label, &mut placed), p.x0 as f32 - 8.0);
+    // Each open process's header comes first of its rows in the outline.
+    let mut headers: std::collections::HashMap<usize, OutlineRow> = Default::default();
+    for (i, &g) in open.iter().enumerate() {
+        let row = OutlineRow {
+            label: header_at[i].map_or(String::new(), |_| header_texts[i].clone()),
+            name: rows.group_names[g as usize].0.clone(),
+            top: p.y0 + spans[i].start,
+            height: spans[i].len() as u32,
+            apart: false,
+            count: by_group[&g].iter().map(|&k| counts[k]).sum(),
+            kind: "process".into(),
+            process: String::new(),
+        };
+        headers.insert(by_group[&g][0], row);
+    }
+    let blocks = band_blocks(t, rows, label, row_w);
+    let mut under = String::new();
+    for (k, (at, lines)) in placed.iter().zip(blocks).enumerate() {
+        if let Some(header) = headers.remove(&k) {
+            under = header.label.clone();
+            axis.outline.push(header);
+        }
+        if !matches!(rows.group(k), Some((_, false))) {
+            under.clear();
+        }
+        let r = rows.track_pixels(k);
+        if let Some(y) = *at {
+            // The middle line at the label's place, the others above and below it.
+            let middle = (lines.len() - 1) / 2;
+            let line_y = |i: usize| y + (i as f32 - middle as f32) * LINE_PX;
+            for (i, text) in lines.iter().enumerate() {
+                match i == middle {
+                    true => axis.ticks.push((y / p.h as f32, text.clone())),
+                    false => axis.extra.push((line_y(i), text.clone())),
+                }
+            }
+            axis.labelled.rows.push((line_y(0) - LINE_PX / 2.0, line_y(lines.len() - 1) + LINE_PX / 2.0, k));
+            if (y - centre(k)).abs() > 2.0 {
+                axis.leaders.push((y, centre(k)));
+            }
+        }
+        axis.outline.push(OutlineRow {
+            label: if at.is_some() { lines.join(" ") } else { String::new() },
+            name: full[k].clone(),
+            top: p.y0 + r.start,
+            height: r.len() as u32,
+            apart: rows.apart(k),
+            count: counts[k],
+            kind: kind_of(rows, k).into(),
+            process: under.clone(),
+        });
+    }
+    axis
+}
+
+/// Each track's label as lines: a band tall enough for several lists its ranges on as many as
+/// it needs (up to 4) where one line cannot list them all; the others their one `label`.
+fn band_blocks(t: &Trace, rows: &Tracks, label: Vec<String>, row_w: f32) -> Vec<Vec<String>> {
+    label
+        .into_iter()
+        .enumerate()
+        .map(|(k, text)| {
+            let lines = (rows.track_pixels(k).len() as f32 / LINE_PX) as usize;
+            match rows.band_members(k) {
+                Some(members) if lines >= 2 => {
+                    crate::labels::band_lines(&t.locations.name, members, row_w, 11.0, lines.min(4))
+                }
+                _ => vec![text],
+            }
+        })
+        .collect()
+}
+
+/// The headers of the open processes: each group, its tracks, its pixel rows, its text and where
+/// it was placed (`None`: not drawn).
+struct Headers<'a> {
+    open: &'a [u32],
+    by_group: &'a std::collections::BTreeMap<u32, Vec<usize>>,
+    spans: &'a [std::ops::Range<u32>],
+    texts: &'a [String],
+    at: &'a [Option<f32>],
+}
+
+impl Headers<'_> {
+    /// Adds the headers to `axis`; a thread's label (`label`, placed at `placed`) on a header's
+    /// line keeps clear of it, ending at `right_edge`: cut to the room left, or left out.
+    fn place(&self, axis: &mut RowAxis, (label, placed): (&mut [String], &mut [Option<f32>]), right_edge: f32) {
+        for (i, &g) in self.open.iter().enumerate() {
+            let Some(y) = self.at[i] else { continue };
+            let header_right = 9.0 + TextAtlas::measure(&self.texts[i], 11.0);
+            axis.headers.push((y, self.texts[i].clone(), self.spans[i].clone()));
+            axis.labelled.headers.push((y - LINE_PX / 2.0, y + LINE_PX / 2.0, g, header_right + 4.0));
+            for &k in &self.by_group[&g] {
+                let Some(at) = placed[k].filter(|at| (at - y).abs() < LINE_PX) else { continue };
+                let room = right_edge - header_right - 10.0;
+                if TextAtlas::measure(&label[k], 11.0) <= room {
+                    continue;
+                }
+                if room >= 30.0 {
+                    label[k] = crate::plot::fit_middle(&label[k], room, 11.0, 0.3);
+                    placed[k] = Some(at);
+                } else {
+                    placed[k] = None;
+                }
+            }
+        }
+    }
+}
+
+/// The tracks of each open process's group, by group.
+fn open_groups(rows: &Tracks) -> std::collections::BTreeMap<u32, Vec<usize>> {
+    let mut by_group: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
     for k in 0..rows.count() {
+        if let Some((g, false)) = rows.group(k) {
+            by_group.entry(g).or_default().push(k);
+        }
+    }
+    by_group
+}
+
+/// The part of a process's label that says which it is, to go before a thread's: the label
+/// where short (`rank 3`), else its last word holding a number (`2171411` of `mpi-example
+/// 2171411`).
+fn process_tag(process: &str) -> &str {
+    if TextAtlas::measure(process, 11.0) <= 50.0 {
+        return process;
+    }
+    process.rsplit(' ').find(|w| w.chars().any(|c| c.is_ascii_digit())).unwrap_or(process)
+}
+
+/// Each track's label, fitted to `row_w`: a location by what differs among the locations alone on
+/// their rows; a thread or stream by what differs among its process's (`shown`: the tracks'
+/// short names); a band by its locations' numbers; a collapsed process by its name among
+/// `processes`. `full`: the tracks' names whole.
+fn track_labels(
+    t: &Trace,
+    rows: &Tracks,
+    (shown, full): (&[String], &[String]),
+    processes: &[String],
+    row_w: f32,
+) -> Vec<String> {
+    let n = rows.count();
+    let mut label: Vec<String> = vec![String::new(); n];
+    let alone: Vec<usize> = (0..n).filter(|&k| rows.group(k).is_none() && rows.band(k).is_none()).collect();
+    let alone_names: Vec<String> = alone.iter().map(|&k| full[k].clone()).collect();
+    for (&k, short) in alone.iter().zip(crate::labels::what_differs(&alone_names)) {
+        label[k] = short;
+    }
+    let mut by_group: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+    for (k, l) in label.iter_mut().enumerate() {
+        match rows.group(k) {
+            Some((g, false)) => by_group.entry(g).or_default().push(k),
+            Some((g, true)) => *l = processes.get(g as usize).cloned().unwrap_or_default(),
+            None => {}
+        }
+    }
+    for ks in by_group.values() {
+        let names: Vec<String> = ks.iter().map(|&k| shown[k].clone()).collect();
+        for (&k, short) in ks.iter().zip(crate::labels::what_differs(&names)) {
+            label[k] = short;
+        }
+    }
+    // A thread's label that another process's rows have too (`stream 7` under every rank) says
+    // its process as well (`rank 3 stream 7`), so that no two rows read alike.
+    let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+    for l in label.iter().filter(|l| !l.is_empty()) {
+        *seen.entry(l.as_str()).or_default() += 1;
+    }
+    let clashing: Vec<bool> = label.iter().map(|l| seen.get(l.as_str()).is_some_and(|&c| c > 1)).collect();
+    for (&g, ks) in &by_group {
+        let tag = process_tag(processes.get(g as usize).map_or("", String::as_str));
+        for &k in ks.iter().filter(|&&k| clashing[k]) {
+            label[k] = format!("{tag} {}", label[k]);
+        }
+    }
+    let plain: Vec<usize> = (0..n).filter(|&k| rows.band(k).is_none()).collect();
+    let texts: Vec<String> = plain.iter().map(|&k| label[k].clone()).collect();
+    for (&k, fitted) in plain.iter().zip(crate::plot::fit_apart_keeping(&texts, row_w, 11.0, 0.35)) {
+        label[k] = fitted;
+    }
+    for (k, l) in label.iter_mut().enumerate() {
+        if let Some(members) = rows.band_members(k) {
+            *l = crate::labels::band(&t.locations.name, members, row_w, 11.0);
+        }
+    }
+    label
+}
+
+/// [`track_axis`] where the tracks are thinner than 2 pixels on average: the processes tall
+/// enough named at their middle, or else a few tracks at even intervals by their names; the
+/// outline one row per run of tracks sharing pixel rows.
+fn thin_axis(t: &Trace, rows: &Tracks, p: Plot, width: f32, (lo, hi): (f32, f32)) -> RowAxis {
+    let n = rows.count();
+    let mut axis = RowAxis::default();
+    // Processes tall enough, at their middle.
+    let mut spans: Vec<(u32, u32, u32)> = Vec::new();
+    for k in 0..n {
         let Some((g, _)) = rows.group(k) else { continue };
         let r = rows.track_pixels(k);
         match spans.last_mut() {
@@ -22,83 +347,79 @@ pub(super) fn group_ticks(rows: &super::tracks::Tracks, p: Plot) -> Option<Vec<T
             _ => spans.push((g, r.start, r.end)),
         }
     }
-    let tall: Vec<&(u32, u32, u32)> = spans.iter().filter(|s| s.2 - s.1 + 1 >= NAMED_ROW_PX).collect();
-    if tall.is_empty() {
-        return None;
-    }
-    let names: Vec<String> = tall.iter().map(|s| rows.group_names[s.0 as usize].0.clone()).collect();
-    let width = MARGIN[0] as f32 - 14.0;
-    let fitted = crate::plot::fit_apart(&names, width, 11.0);
-    Some(tall.iter().zip(fitted).map(|(s, name)| ((s.1 + s.2) as f32 / 2.0 / p.h as f32, name)).collect())
-}
-
-/// The row axis's ticks on a plot `p` whose row `i` covers `rows(i)` (pixel rows): where the
-/// rows are tall enough on average, each row tall enough with its location's name (the part that
-/// tells the names apart, fitted to the margin, cut in the middle where it is too long); else a
-/// few row numbers.
-/// `names` is asked for the `n` rows' names only where they are shown.
-pub(super) fn row_ticks<'a>(
-    n: usize,
-    names: impl FnOnce() -> std::borrow::Cow<'a, [String]>,
-    p: Plot,
-    rows: impl Fn(usize) -> std::ops::Range<u32>,
-) -> Vec<Tick> {
-    let centre = |i: usize| {
-        let r = rows(i);
-        (r.start + r.end) as f32 / 2.0 / p.h as f32
-    };
-    // Rows keep a pixel's gap below them: NAMED_ROW_PX rows with it.
-    let tall = |i: usize| rows(i).len() as u32 + 1 >= NAMED_ROW_PX;
-    let height: u64 = (0..n).map(|i| rows(i).len() as u64 + 1).sum();
-    if n > 0 && height >= n as u64 * u64::from(NAMED_ROW_PX) {
-        let width = MARGIN[0] as f32 - 14.0;
-        let names = names();
-        let mut short = distinct_parts(&names);
-        if short.iter().any(|s| exaviz_render::TextAtlas::measure(s, 11.0) > width) {
-            short = without_common_words(&short);
+    let tall: Vec<&(u32, u32, u32)> = spans.iter().filter(|s| s.2 - s.1 + 1 >= NAMED_GROUP_PX).collect();
+    // Where each label goes (plot pixels), what it names (its track) and its text.
+    let mut labels: Vec<(f32, usize, String)> = Vec::new();
+    if !tall.is_empty() {
+        let names: Vec<String> = rows.group_names.iter().map(|g| g.0.clone()).collect();
+        let short = crate::labels::what_differs(&names);
+        let texts: Vec<String> = tall.iter().map(|s| short[s.0 as usize].clone()).collect();
+        let fitted = crate::plot::fit_apart(&texts, width, 11.0);
+        let wanted: Vec<(f32, bool)> = tall.iter().map(|s| ((s.1 + s.2) as f32 / 2.0, false)).collect();
+        for (i, y) in crate::labels::place(&wanted, lo, hi, LINE_PX).into_iter().enumerate() {
+            if let Some(y) = y {
+                let k = rows.at_row(tall[i].1).unwrap_or(0);
+                labels.push((y, k, fitted[i].clone()));
+            }
         }
-        let fitted = crate::plot::fit_apart(&short, width, 11.0);
-        let named = fitted.into_iter().enumerate().filter(|&(i, _)| tall(i));
-        return named.map(|(i, s)| (centre(i), s)).collect();
+    } else {
+        // A track every few lines, named; the first and the last among them.
+        let pitch = (LINE_PX * 2.5).max((hi - lo) / 16.0);
+        let mut picked: Vec<usize> = Vec::new();
+        let mut y = lo + LINE_PX / 2.0;
+        while y <= hi - LINE_PX / 2.0 {
+            if let Some(k) = rows.at_row(y as u32).filter(|k| picked.last() != Some(k)) {
+                picked.push(k);
+            }
+            y += pitch;
+        }
+        let names: Vec<String> = picked.iter().map(|&k| rows.full_name(t, k)).collect();
+        let fitted = crate::labels::fitted(&names, width, 11.0);
+        let wanted: Vec<(f32, bool)> = picked
+            .iter()
+            .map(|&k| {
+                let r = rows.track_pixels(k);
+                ((r.start + r.end) as f32 / 2.0, false)
+            })
+            .collect();
+        for (i, y) in crate::labels::place(&wanted, lo, hi, LINE_PX).into_iter().enumerate() {
+            if let Some(y) = y {
+                labels.push((y, picked[i], fitted[i].clone()));
+            }
+        }
     }
-    nice_ticks(0.0, (n.max(1) - 1) as f64, 6)
-        .into_iter()
-        .filter(|(_, v)| v.fract() == 0.0)
-        .map(|(_, v)| (centre(v as usize), format!("{v:.0}")))
-        .collect()
-}
-
-/// The names without the leading words they all share, where each keeps at least one
-/// ("process 108800" and "process 108801" become "108800" and "108801"; the axis says what they
-/// are).
-fn without_common_words(names: &[String]) -> Vec<String> {
-    let words: Vec<Vec<&str>> = names.iter().map(|s| s.split(' ').collect()).collect();
-    let Some(shortest) = shortest_of_several(&words) else { return names.to_vec() };
-    let lead = shared_lead(&words, shortest, |w, k| w[k]);
-    words.iter().map(|w| w[lead..].join(" ")).collect()
-}
-
-/// The fewest parts of any of `parts`, where there are at least two lists of at least two parts.
-fn shortest_of_several(parts: &[Vec<&str>]) -> Option<usize> {
-    let shortest = parts.iter().map(Vec::len).min().unwrap_or(0);
-    (parts.len() >= 2 && shortest >= 2).then_some(shortest)
-}
-
-/// How many of the first `shortest - 1` parts (`at(list, k)`, counted from either end) all
-/// lists share.
-fn shared_lead<'a>(parts: &[Vec<&'a str>], shortest: usize, at: impl Fn(&Vec<&'a str>, usize) -> &'a str) -> usize {
-    (0..shortest - 1).take_while(|&k| parts.iter().all(|p| at(p, k) == at(&parts[0], k))).count()
-}
-
-/// The names without the leading and trailing ` / `-separated parts they all share ("node
-/// quartz10 / MPI Rank 0 / Master thread" and "... Rank 1 ..." become "MPI Rank 0" and "MPI Rank
-/// 1"); names that share nothing, or a single name, are kept whole.
-pub(super) fn distinct_parts(names: &[String]) -> Vec<String> {
-    let parts: Vec<Vec<&str>> = names.iter().map(|s| s.split(" / ").collect()).collect();
-    let Some(shortest) = shortest_of_several(&parts) else { return names.to_vec() };
-    let lead = shared_lead(&parts, shortest, |p, k| p[k]);
-    let trail = shared_lead(&parts, shortest - lead, |p, k| p[p.len() - 1 - k]);
-    parts.iter().map(|p| p[lead..p.len() - trail].join(" / ")).collect()
+    for (y, k, text) in &labels {
+        axis.ticks.push((y / p.h as f32, text.clone()));
+        axis.labelled.rows.push((y - LINE_PX / 2.0, y + LINE_PX / 2.0, *k));
+    }
+    // The outline: a row per run of tracks on the same pixel rows.
+    let counts = rows.counts();
+    let mut k = 0;
+    while k < n {
+        let r = rows.track_pixels(k);
+        let mut end = k + 1;
+        while end < n && rows.track_pixels(end).start < r.end.max(r.start + 1) {
+            end += 1;
+        }
+        let last = rows.track_pixels(end - 1);
+        let name = match end - k {
+            1 => rows.full_name(t, k),
+            _ => format!("{} … {}", rows.full_name(t, k), rows.full_name(t, end - 1)),
+        };
+        let label = labels.iter().find(|l| (k..end).contains(&l.1)).map_or(String::new(), |l| l.2.clone());
+        axis.outline.push(OutlineRow {
+            label,
+            name,
+            top: p.y0 + r.start,
+            height: last.end.max(r.end) - r.start,
+            apart: (k..end).any(|k| rows.apart(k)),
+            count: counts[k..end].iter().sum(),
+            kind: if end - k == 1 { kind_of(rows, k).into() } else { "locations".into() },
+            process: String::new(),
+        });
+        k = end;
+    }
+    axis
 }
 
 /// The row axis's title, from what the locations are: processes (MPI ranks), or threads and

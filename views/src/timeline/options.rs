@@ -139,9 +139,12 @@ impl TimelineBundle {
     }
 }
 
-/// The plot's margins around the rows: left (the row labels), top, right (the legend), bottom
-/// (the time axis), pixels.
-pub(super) const MARGIN: [u32; 4] = [80, 48, 200, 52];
+/// The plot's margins around the rows in a picture `width` pixels wide: left (the row labels
+/// and the processes' headers, a sixth of the picture, 80 to 260 pixels), top, right (the
+/// legend), bottom (the time axis), pixels.
+pub(crate) fn margin(width: u32) -> [u32; 4] {
+    [(width / 6).clamp(80, 260), 48, 200, 52]
+}
 
 /// Most nesting levels a row is cut into.
 pub(super) const LEVELS: u32 = 8;

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::counters::{self, Track};
 use super::index::TimelineIndex;
-use super::tracks::Tracks;
+use super::tracks::{LabelAt, Tracks};
 use crate::TEXT;
 use crate::contract;
 use crate::contract::{Pick, Picker};
@@ -86,8 +86,11 @@ impl TimelinePick {
 
     /// Over a row's label at height `y`: the row's group, and a click collapsing or opening it;
     /// a band's, opening it into its locations (an opened one's, closing it).
-    fn label_pick(&self, y: f32) -> Option<Pick> {
-        let track = self.rows.at_row((y - self.plot.y0 as f32) as u32)?;
+    fn label_pick(&self, at: [f32; 2]) -> Option<Pick> {
+        let track = match self.rows.label_at(at[0], at[1] - self.plot.y0 as f32)? {
+            LabelAt::Track(k) => k,
+            LabelAt::Header(g) => return Some(self.group_pick(g, false)),
+        };
         if let Some((line, click)) = self.band_click(track) {
             let title = self.rows.band(track).map_or_else(|| "an opened band's location".to_string(), str::to_string);
             let pick = Pick::new(title, vec![line]);
@@ -97,11 +100,18 @@ impl TimelinePick {
             });
         }
         let (group, collapsed) = self.rows.group(track)?;
-        let (name, count) = self.rows.group_names.get(group as usize)?;
+        self.rows.group_names.get(group as usize)?;
+        Some(self.group_pick(group, collapsed))
+    }
+
+    /// A process's group: its name and rows, and a click collapsing it (opening it, where
+    /// `collapsed`).
+    fn group_pick(&self, group: u32, collapsed: bool) -> Pick {
+        let (name, count) = self.rows.group_names.get(group as usize).cloned().unwrap_or_default();
         let what = if collapsed { "open it" } else { "collapse it to one row" };
         let pick = Pick::new(format!("{name}: {count} rows"), vec![format!("click: {what}")]);
         let folded = Some(self.folded.toggled(group));
-        Some(pick.with_click(Parts::FOLDED, Selection { folded, ..Default::default() }))
+        pick.with_click(Parts::FOLDED, Selection { folded, ..Default::default() })
     }
 
     fn seconds(&self, t: &Trace, time: u64) -> String {
@@ -136,7 +146,7 @@ impl Picker for TimelinePick {
             return Some(Pick::new(format!("summary of {} locations", crate::rows::thousands(s.locations)), lines));
         }
         if at[0] < p.x0 as f32 && at[1] >= p.y0 as f32 && at[1] < (p.y0 + p.h) as f32 {
-            return self.label_pick(at[1]);
+            return self.label_pick(at);
         }
         let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
         let [u, v] = contract::share_in(rect, at)?;

@@ -26,12 +26,12 @@ use exaviz_model::pyramid::{Level, Lines, LocationTiles, Pyramid, Shape};
 use exaviz_render::Scene;
 use rayon::prelude::*;
 
-use super::axis::{row_ticks, rows_counted, rows_title};
+use super::axis::{RowAxis, rows_counted, rows_title, track_axis};
 use super::collectives::Joins;
 use super::counters::{self, CounterIndex, Track};
 use super::density::GRADIENT_STEPS;
 use super::index::{Legend, slots_by};
-use super::options::{Rows, StateMode, SummaryTrack, TimelineOptions};
+use super::options::{Rows, StateMode, SummaryTrack, TimelineOptions, margin};
 use super::pick::band_click;
 use super::scene::{
     AUTO_LOCATIONS_PER_ROW, CounterLayer, DEVIANT_PX, Layers, behaviour_heights, compose, most_opened,
@@ -509,22 +509,16 @@ pub(crate) fn overview_scene(
         critical: opts.critical_path.then_some(OVERVIEW_CRITICAL_NOTE),
         summary: summary_note.as_deref(),
     };
-    let mut y_ticks = match &placed_rows {
-        Some(r) => row_ticks(r.count(), || r.names(t).into(), p, |k| r.track_pixels(k)),
-        None => row_ticks(n, || dataset.trace.locations.name[..].into(), p, |i| rows_of(i, n, p.h)),
-    };
-    if let Some((s, _)) = &shares {
-        let middle = (s.y0 - p.y0) as f32 + s.h as f32 / 2.0;
-        y_ticks.push((middle / p.h as f32, "summary".into()));
-    }
-    let scene = compose(
+    let (row_axis, placed_rows) = overview_axis(t, placed_rows, p, opts.width, shares.as_ref().map(|s| s.0));
+    let mut scene = compose(
         opts,
         p,
         (window, ooc.span, tps),
-        (y_ticks, rows_title(&dataset.trace)),
+        (&row_axis, rows_title(&dataset.trace)),
         (&title, "time since trace start (s)"),
         &layers,
     );
+    scene.outline.title = title.clone();
     let names: Vec<String> = (0..pyr.shape.states as usize)
         .map(|s| t.region_names.get(s).cloned().unwrap_or_else(|| format!("state {s}")))
         .collect();
@@ -546,6 +540,37 @@ pub(crate) fn overview_scene(
         counters: (counter_index, tracks),
     };
     Ok((scene, pick))
+}
+
+/// The row axis of a picture from the pyramid on plot `p` of a picture `width` wide: of the
+/// `placed` tracks where rows are grouped (keeping where their labels are), else of every rank
+/// placed alike; the summary track's (`summary`) first.
+fn overview_axis(
+    t: &Trace,
+    placed: Option<Tracks>,
+    p: Plot,
+    width: u32,
+    summary: Option<Plot>,
+) -> (RowAxis, Option<Tracks>) {
+    let n = t.locations.name.len();
+    let left = margin(width)[0] as f32;
+    let mut placed_rows = placed;
+    let mut row_axis = match &placed_rows {
+        Some(r) => track_axis(t, r, p, left),
+        None => {
+            // A rank or a run of ranks per pixel row: the tracks of every rank, placed alike.
+            let mut every = Tracks::every(n);
+            every.place(p.h, &[], &[]);
+            track_axis(t, &every, p, left)
+        }
+    };
+    if let Some(s) = summary {
+        row_axis.summary(p, s, n);
+    }
+    if let Some(r) = &mut placed_rows {
+        r.set_labelled(std::mem::take(&mut row_axis.labelled));
+    }
+    (row_axis, placed_rows)
 }
 
 /// What the pyramid timeline's tooltips read.
@@ -573,9 +598,11 @@ pub struct OverviewPick {
 
 impl OverviewPick {
     /// Left of the plot at height `y`, over a band's label: what its click does.
-    fn label_pick(&self, y: f32) -> Option<Pick> {
+    fn label_pick(&self, at: [f32; 2]) -> Option<Pick> {
         let tracks = self.tracks.as_ref()?;
-        let k = tracks.at_row((y - self.plot.y0 as f32) as u32)?;
+        let super::tracks::LabelAt::Track(k) = tracks.label_at(at[0], at[1] - self.plot.y0 as f32)? else {
+            return None;
+        };
         let (line, click) = band_click(tracks, &self.opened, k)?;
         let title = tracks.band(k).map_or_else(|| "an opened band's location".to_string(), str::to_string);
         let pick = Pick::new(title, vec![line]);
@@ -612,7 +639,7 @@ impl Picker for OverviewPick {
         }
         let p = self.plot;
         if at[0] < p.x0 as f32 && at[1] >= p.y0 as f32 {
-            return self.label_pick(at[1]);
+            return self.label_pick(at);
         }
         let [u, v] = contract::share_in([p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32], at)?;
         let (col, row) = (((u * p.w as f32) as u32).min(p.w - 1), ((v * p.h as f32) as u32).min(p.h - 1));

@@ -14,15 +14,15 @@ use exaviz_compute as stages;
 use exaviz_compute::Backend;
 use exaviz_model::Trace;
 use exaviz_model::dataset::Dataset;
-use exaviz_render::{Anchor, Raster, Scene};
+use exaviz_render::{Anchor, OutlineEntry, Raster, Scene};
 use rayon::prelude::*;
 
-use super::axis::{row_ticks, rows_counted, rows_title};
+use super::axis::{RowAxis, rows_counted, rows_title, track_axis};
 use super::collectives::{COLLECTIVE, Joins, collective_joins, draw_collectives};
 use super::counters::{self, CounterIndex, Track};
 use super::density::{GRADIENT_STEPS, MessageTone, additive_gain, message_density};
 use super::index::TimelineIndex;
-use super::options::{MARGIN, Rows, SummaryTrack, TimelineOptions};
+use super::options::{Rows, SummaryTrack, TimelineOptions, margin};
 use super::pan::{LastPicture, take_columns, trace_key, uncovered};
 use super::pick::{CRITICAL_NOTE, TimelinePick};
 use super::states::{LEVEL_PX, Summarised, row_contents, state_pixels};
@@ -46,12 +46,12 @@ pub(super) fn rows_of(l: usize, n: usize, h: u32) -> std::ops::Range<u32> {
 /// The plot rectangle of a timeline `width x height` pixels (`None`: too small), for mapping
 /// pointer positions to time in the interactive viewer.
 pub fn plot_rect(width: u32, height: u32) -> Option<Plot> {
-    Plot::inside(width, height, MARGIN)
+    Plot::inside(width, height, margin(width))
 }
 
 /// The plot rectangle of a timeline picture of `opts`' size.
 pub(super) fn timeline_plot(opts: &TimelineOptions) -> Result<Plot, ViewError> {
-    Plot::inside(opts.width, opts.height, MARGIN).ok_or_else(|| {
+    Plot::inside(opts.width, opts.height, margin(opts.width)).ok_or_else(|| {
         ViewError::Unsupported(format!("picture {}x{} too small for a timeline", opts.width, opts.height))
     })
 }
@@ -126,7 +126,7 @@ pub(super) fn compose(
     opts: &TimelineOptions,
     p: Plot,
     (window, full, tps): ((u64, u64), (u64, u64), f64),
-    (y_ticks, rows_title): (Vec<Tick>, &str),
+    (row_axis, rows_title): (&RowAxis, &str),
     (title, axis): (&str, &str),
     layers: &Layers<'_>,
 ) -> Scene {
@@ -143,14 +143,17 @@ pub(super) fn compose(
         .collect();
     // The rows' ticks, placed on the plot of rows and tracks the axes go round.
     let outer = layers.counters.outer;
-    let y_ticks: Vec<Tick> = y_ticks
-        .into_iter()
-        .map(|(f, s)| ((p.y0 - outer.y0) as f32 / outer.h as f32 + f * p.h as f32 / outer.h as f32, s))
+    let y_ticks: Vec<Tick> = row_axis
+        .ticks
+        .iter()
+        .map(|(f, s)| ((p.y0 - outer.y0) as f32 / outer.h as f32 + f * p.h as f32 / outer.h as f32, s.clone()))
         .collect();
     axes(&mut scene, outer, &x_ticks, &y_ticks, axis, rows_title);
+    row_axis.draw(&mut scene, p);
+    scene.outline.rows = row_axis.outline.clone();
     let max = density.counts.iter().copied().max().unwrap_or(0);
     let tone = MessageTone::new(&density.counts, opts.message_opacity);
-    legend_column(&mut scene, p, layers.legend, &tone, opts.mix, !layers.joins.is_empty());
+    scene.outline.legend = legend_column(&mut scene, p, layers.legend, &tone, opts.mix, !layers.joins.is_empty());
     let log_max = (f64::from(max) + 1.0).ln();
     let opacity = tone.opacity;
     let mask = layers.search.and_then(|(mask, _)| mask);
@@ -516,17 +519,14 @@ pub fn timeline_scene(
         axis.push_str(&format!("; {} empty rows hidden", rows.hidden));
     }
     let rows_title = rows_title(t);
-    let mut y_ticks = row_ticks(rows.count(), || rows.names(t).into(), p, |k| rows.track_pixels(k));
-    // Rows too thin to name each: their processes named where they are tall enough.
-    let numbered = y_ticks.iter().all(|(_, s)| s.parse::<f64>().is_ok());
-    if numbered && let Some(groups) = super::axis::group_ticks(&rows, p) {
-        y_ticks = groups;
-    }
+    let mut row_axis = track_axis(t, &rows, p, margin(opts.width)[0] as f32);
     if let Some(s) = &summary {
-        let middle = (s.plot.y0 - p.y0) as f32 + s.plot.h as f32 / 2.0;
-        y_ticks.push((middle / p.h as f32, "summary".into()));
+        row_axis.summary(p, s.plot, s.locations);
     }
-    let scene = compose(opts, p, (window, full, tps), (y_ticks, rows_title), (&title, &axis), &layers);
+    let mut rows = rows;
+    rows.set_labelled(std::mem::take(&mut row_axis.labelled));
+    let mut scene = compose(opts, p, (window, full, tps), (&row_axis, rows_title), (&title, &axis), &layers);
+    scene.outline.title = title.clone();
     if let Some((k, key)) = states_kept {
         k.keep(key, p, window, states);
     }
@@ -555,14 +555,16 @@ pub(super) fn legend_column(
     tone: &MessageTone,
     mix: Mix,
     collectives: bool,
-) {
+) -> Vec<OutlineEntry> {
     let x = (p.x0 + p.w + 20) as f32;
     let mut y = p.y0 as f32 + 8.0;
     scene.text("states", [x, y], 13.0, Anchor::Left, TEXT);
     // Names cut in the middle to the column, kept apart where their starts are alike.
     let names: Vec<String> = legend.iter().map(|(_, n)| n.clone()).collect();
     let width = scene.width as f32 - (x + 20.0) - 6.0;
-    for ((s, _), short) in legend.iter().zip(crate::plot::fit_apart(&names, width, 11.0)) {
+    let mut entries = Vec::new();
+    for ((s, name), short) in legend.iter().zip(crate::plot::fit_apart(&names, width, 11.0)) {
+        entries.push(OutlineEntry { label: short.clone(), name: name.clone() });
         y += 20.0;
         let c = CATEGORICAL[*s].map(|v| v * 0.72);
         scene.rect([x, y - 10.0], [x + 14.0, y + 2.0], [c[0], c[1], c[2], 1.0], true);
@@ -573,6 +575,7 @@ pub(super) fn legend_column(
         scene.rect([x + 6.0, y - 12.0], [x + 8.0, y + 4.0], COLLECTIVE, true);
         scene.rect([x, y + 2.0], [x + 14.0, y + 4.0], COLLECTIVE, true);
         scene.text("collective", [x + 20.0, y], 11.0, Anchor::Left, TEXT_DIM);
+        entries.push(OutlineEntry { label: "collective".into(), name: "collective".into() });
     }
     y += 36.0;
     scene.text("messages per pixel", [x, y], 13.0, Anchor::Left, TEXT);
@@ -604,7 +607,7 @@ pub(super) fn legend_column(
         if note + 32.0 + 30.0 <= bottom {
             direction_legend(scene, x, note + 32.0);
         }
-        return;
+        return entries;
     }
     // Equalised: equal steps of the ramp hold equal numbers of pixels; labels at the quartiles.
     // The ramp shrinks (to 24 pixels) to leave room for the direction legend below it.
@@ -619,7 +622,7 @@ pub(super) fn legend_column(
     if max == 0 {
         // No lines: nothing for the direction legend to explain.
         scene.text("(no messages in view)", [x, y + ramp + 18.0], 11.0, Anchor::Left, TEXT_DIM);
-        return;
+        return entries;
     }
     let mut last = None;
     for q in [0.0f32, 0.5, 1.0] {
@@ -636,4 +639,5 @@ pub(super) fn legend_column(
     if gy + 30.0 <= bottom {
         direction_legend(scene, x, gy);
     }
+    entries
 }

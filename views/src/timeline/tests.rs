@@ -26,7 +26,7 @@ fn the_legend_column_fits_small_pictures() {
         for mix in [Mix::Alpha, Mix::Additive] {
             for counts in [vec![0u32; 16], (0..16).collect()] {
                 let mut scene = Scene::new(1024, height, BACKGROUND);
-                let p = Plot::inside(1024, height, MARGIN).expect("a plot");
+                let p = Plot::inside(1024, height, margin(1024)).expect("a plot");
                 legend_column(&mut scene, p, &legend, &MessageTone::new(&counts, 0.8), mix, true);
                 let bottom = scene
                     .layers
@@ -43,27 +43,55 @@ fn the_legend_column_fits_small_pictures() {
 
 #[test]
 fn rows_are_named_by_what_tells_their_names_apart() {
+    use super::tracks::Tracks;
+    let trace = |names: &[String]| {
+        let mut t = Trace::default();
+        t.locations.name = names.to_vec();
+        t
+    };
+    let p = Plot { x0: 200, y0: 48, w: 600, h: 400 };
+    let axis = |names: &[String]| {
+        let t = trace(names);
+        let mut rows = Tracks::new(&t, &vec![true; names.len()], true, None);
+        rows.place(p.h, &[], &[]);
+        track_axis(&t, &rows, p, 200.0)
+    };
+    let texts = |a: &RowAxis| a.ticks.iter().map(|t| t.1.clone()).collect::<Vec<_>>();
     let names: Vec<String> =
         ["node quartz10 / MPI Rank 0 / Master thread", "node quartz10 / MPI Rank 1 / Master thread"]
             .map(String::from)
             .to_vec();
-    assert_eq!(distinct_parts(&names), ["MPI Rank 0", "MPI Rank 1"]);
-    let plain: Vec<String> = ["rank 0", "rank 1"].map(String::from).to_vec();
-    assert_eq!(distinct_parts(&plain), plain);
-    let p = Plot { x0: 80, y0: 48, w: 600, h: 400 };
-    let equal = |n: usize| move |i: usize| rows_of(i, n, p.h);
-    let named = row_ticks(2, || names[..].into(), p, equal(2));
-    assert_eq!(named.iter().map(|t| t.1.as_str()).collect::<Vec<_>>(), ["MPI Rank 0", "MPI Rank 1"]);
-    assert!(named[0].0 < named[1].0, "top to bottom");
+    // One node of two ranks: the node is their process's header, the ranks its rows.
+    let a = axis(&names);
+    assert_eq!(texts(&a), ["Rank 0", "Rank 1"]);
+    assert_eq!(a.headers.iter().map(|h| h.1.as_str()).collect::<Vec<_>>(), ["node quartz10"]);
+    assert!(a.ticks[0].0 < a.ticks[1].0, "top to bottom");
+    assert_eq!(a.outline.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>(), ["process", "location", "location"]);
+    assert_eq!(a.outline[1].name, names[0]);
+    // Thin rows: a few of them named, not numbered.
     let many: Vec<String> = (0..1000).map(|r| format!("rank {r}")).collect();
-    assert!(
-        row_ticks(1000, || many[..].into(), p, equal(1000)).iter().all(|t| t.1.parse::<u32>().is_ok()),
-        "thin rows get numbers"
-    );
-    // Names too long for the margin lose the words they share: PerfFlowAspect's processes.
+    let a = axis(&many);
+    assert!(a.ticks.len() >= 4 && a.ticks.iter().all(|t| t.1.starts_with("rank ")), "{:?}", texts(&a));
+    assert!(a.outline.len() <= p.h as usize && a.outline.iter().map(|r| r.count).sum::<usize>() == 1000);
     let long: Vec<String> = ["process 108800", "process 108801"].map(String::from).to_vec();
-    let ticks = row_ticks(2, || long[..].into(), p, equal(2));
-    assert_eq!(ticks.iter().map(|t| t.1.as_str()).collect::<Vec<_>>(), ["108800", "108801"]);
+    assert_eq!(texts(&axis(&long)), ["process 108800", "process 108801"]);
+    // A DDP run's processes: each named by its rank under a header, its threads by what
+    // differs among them, with the rank where another rank's rows read the same.
+    let mut ddp = Vec::new();
+    for r in 0..8 {
+        for thread in ["thread 17930 (python)", "thread 17990 (pt_gloo_runloop)", "thread 18001 (python)", "stream 7"] {
+            ddp.push(format!("rank {r} python / {thread}"));
+        }
+    }
+    let a = axis(&ddp);
+    let headers: Vec<&str> = a.headers.iter().map(|h| h.1.as_str()).collect();
+    assert_eq!(headers, (0..8).map(|r| format!("rank {r}")).collect::<Vec<_>>());
+    let rows: Vec<String> = a.outline.iter().filter(|r| r.kind == "location").map(|r| r.label.clone()).collect();
+    assert_eq!(&rows[..4], ["rank 0 thread 17930", "rank 0 pt_gloo_runloop", "rank 0 thread 18001", "rank 0 stream 7"]);
+    // One process: its threads need not say it.
+    let a = axis(&ddp[..4]);
+    let rows: Vec<String> = a.outline.iter().filter(|r| r.kind == "location").map(|r| r.label.clone()).collect();
+    assert_eq!(rows, ["thread 17930", "pt_gloo_runloop", "thread 18001", "stream 7"]);
 }
 
 #[test]
@@ -285,8 +313,8 @@ fn a_panned_picture_equals_a_fresh_one() {
     let d = Dataset { name: "pan".into(), trace: t, ..Default::default() };
     let index = Arc::new(TimelineIndex::new(&d.trace));
     let tps = d.trace.ticks_per_second as f64;
-    // The plot of a 792 x 500 picture: 512 columns wide, 2^11 ticks each at 0.5 s a window.
-    let (width, height) = (792u32, 500u32);
+    // The plot of a 854 x 500 picture: 512 columns wide, 2^11 ticks each at 0.5 s a window.
+    let (width, height) = (854u32, 500u32);
     assert_eq!(plot_rect(width, height).map(|p| p.w), Some(512));
     for (innermost, rows) in [(true, 12), (false, 2)] {
         let mut t = d.trace.clone();

@@ -27,13 +27,36 @@ pub struct Tracks {
     groups: Vec<(u32, bool)>,
     /// Per group: its name and how many locations it holds.
     pub group_names: Vec<(String, usize)>,
-    /// Per band of locations grouped by behaviour: its label (the count and range of its
-    /// locations).
-    bands: Vec<String>,
+    /// Per band of locations grouped by behaviour: its name (what its locations are, their
+    /// numbers as ranges, and their count) and its locations.
+    bands: Vec<(String, Vec<u32>)>,
+    /// Per track, whether its location is drawn apart from the group it behaves unlike.
+    apart: Vec<bool>,
+    /// Where the row labels were drawn, plot pixel rows: each label's span and its track, and
+    /// each process header's span, its group and the header column's right edge (picture
+    /// pixels), so that a click on a label moved off its row still reads its row.
+    labelled: Labelled,
     /// Locations hidden for having no events.
     pub hidden: usize,
     /// Per track, its pixel rows on the plot as placed (start, end without the gap below it).
     spans: Vec<(u32, u32)>,
+}
+
+/// Where the row labels of a picture were drawn ([`Tracks::labelled`]).
+#[derive(Clone, Debug, Default)]
+pub struct Labelled {
+    /// Each row label's pixel rows (plot pixels) and its track.
+    pub rows: Vec<(f32, f32, usize)>,
+    /// Each process header's pixel rows (plot pixels), its group and its right edge (picture
+    /// pixels).
+    pub headers: Vec<(f32, f32, u32, f32)>,
+}
+
+/// What a label left of the plot names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LabelAt {
+    Track(usize),
+    Header(u32),
 }
 
 /// What a track is labelled with.
@@ -104,7 +127,18 @@ impl Tracks {
             groups.push((g, collapsed));
         }
         let hidden = names.len() - shown.len();
-        Self { track, labels, groups, group_names, hidden, bands: Vec::new(), spans: Vec::new() }
+        let apart = vec![false; labels.len()];
+        Self {
+            track,
+            labels,
+            groups,
+            group_names,
+            hidden,
+            bands: Vec::new(),
+            apart,
+            labelled: Labelled::default(),
+            spans: Vec::new(),
+        }
     }
 
     /// The tracks of `t`'s shown locations (`busy`, or all with `show_empty`) grouped by
@@ -129,6 +163,7 @@ impl Tracks {
             }
         }
         let (mut track, mut labels, mut groups) = (vec![HIDDEN; n], Vec::new(), Vec::new());
+        let mut apart = Vec::new();
         let mut band_track = vec![u32::MAX; b.groups.len()];
         for l in (0..n).filter(|&l| shown(l)) {
             let g = band_of[l];
@@ -136,26 +171,95 @@ impl Tracks {
                 track[l] = labels.len() as u32;
                 labels.push(Label::Name(l as u32));
                 groups.push((u32::MAX, false));
+                apart.push(own[l]);
             } else if band_track[g as usize] == u32::MAX {
                 band_track[g as usize] = labels.len() as u32;
                 track[l] = labels.len() as u32;
                 labels.push(Label::Band(g));
                 groups.push((u32::MAX, false));
+                apart.push(false);
             } else {
                 track[l] = band_track[g as usize];
             }
         }
-        let bands = b.groups.iter().map(|m| crate::rows::group_label(names, m)).collect();
+        let bands = b.groups.iter().map(|m| (crate::rows::group_label(names, m), m.clone())).collect();
         let hidden = (0..n).filter(|&l| !shown(l)).count();
-        Self { track, labels, groups, group_names: Vec::new(), hidden, bands, spans: Vec::new() }
+        let labelled = Labelled::default();
+        Self { track, labels, groups, group_names: Vec::new(), hidden, bands, apart, labelled, spans: Vec::new() }
     }
 
     /// Whether track `k` is a band of locations grouped by behaviour, and its label.
     pub fn band(&self, k: usize) -> Option<&str> {
         match self.labels.get(k) {
-            Some(&Label::Band(g)) => self.bands.get(g as usize).map(String::as_str),
+            Some(&Label::Band(g)) => self.bands.get(g as usize).map(|b| b.0.as_str()),
             _ => None,
         }
+    }
+
+    /// Track `k`'s band's locations, where it is a band.
+    pub fn band_members(&self, k: usize) -> Option<&[u32]> {
+        match self.labels.get(k) {
+            Some(&Label::Band(g)) => self.bands.get(g as usize).map(|b| b.1.as_slice()),
+            _ => None,
+        }
+    }
+
+    /// Whether track `k` is a location drawn apart from the group it behaves unlike.
+    pub fn apart(&self, k: usize) -> bool {
+        self.apart.get(k).copied().unwrap_or(false)
+    }
+
+    /// Whether track `k` is a collapsed group (a process drawn as one row).
+    pub fn collapsed(&self, k: usize) -> bool {
+        matches!(self.labels.get(k), Some(Label::Group(_)))
+    }
+
+    /// How many locations each track holds.
+    pub fn counts(&self) -> Vec<usize> {
+        let mut counts = vec![0; self.count()];
+        for &k in self.track.iter().filter(|&&k| k != HIDDEN) {
+            counts[k as usize] += 1;
+        }
+        counts
+    }
+
+    /// Each track's name whole: its location's (in an open group too), a collapsed group's, a
+    /// band's.
+    pub fn full_names(&self, t: &Trace) -> Vec<String> {
+        (0..self.count()).map(|k| self.full_name(t, k)).collect()
+    }
+
+    /// Track `k`'s name whole ([`Tracks::full_names`]).
+    pub fn full_name(&self, t: &Trace, k: usize) -> String {
+        let name = |l: u32| t.locations.name.get(l as usize).cloned().unwrap_or_default();
+        match self.labels.get(k) {
+            Some(&(Label::Name(l) | Label::Rest(l))) => name(l),
+            Some(&Label::Group(g)) => self.group_names.get(g as usize).map_or(String::new(), |g| g.0.clone()),
+            Some(&Label::Band(g)) => self.bands.get(g as usize).map_or(String::new(), |b| b.0.clone()),
+            None => String::new(),
+        }
+    }
+
+    /// Keeps where the row labels were drawn, for picking.
+    pub fn set_labelled(&mut self, labelled: Labelled) {
+        self.labelled = labelled;
+    }
+
+    /// The label drawn at plot pixel row `y` and picture column `x`, left of the plot: a
+    /// process's header (in its column) or a row's label, where one was drawn there; else the
+    /// track on that pixel row.
+    pub fn label_at(&self, x: f32, y: f32) -> Option<LabelAt> {
+        let l = &self.labelled;
+        if let Some(&(_, _, g, _)) = l.headers.iter().find(|h| y >= h.0 && y < h.1 && x < h.3) {
+            return Some(LabelAt::Header(g));
+        }
+        if let Some(&(_, _, k)) = l.rows.iter().find(|r| y >= r.0 && y < r.1) {
+            return Some(LabelAt::Track(k));
+        }
+        if y < 0.0 {
+            return None;
+        }
+        self.at_row(y as u32).map(LabelAt::Track)
     }
 
     /// Each track's label, in order: a location's name (in an open group, the part after the
@@ -172,22 +276,23 @@ impl Tracks {
                     Some((name, count)) => format!("{name} ({count})"),
                     None => String::new(),
                 },
-                Label::Band(g) => self.bands.get(g as usize).cloned().unwrap_or_default(),
+                Label::Band(g) => self.bands.get(g as usize).map(|b| b.0.clone()).unwrap_or_default(),
             })
             .collect();
-        self.threads_by_their_names(&mut out);
+        self.threads_by_their_names(t, &mut out);
         out
     }
 
     /// In an open group, a thread named `thread TID (NAME)` is labelled with its NAME where no
     /// other row of the group has it (Kineto names a process's threads so: `python3`,
-    /// `pt_gloo_runloop`).
-    fn threads_by_their_names(&self, out: &mut [String]) {
-        let own = |s: &str| -> Option<String> {
+    /// `pt_gloo_runloop`); the thread named after its process's program (`python3` in `rank 0
+    /// python3`) is its `main` thread, as Linux names a process's first thread.
+    fn threads_by_their_names(&self, t: &Trace, out: &mut [String]) {
+        let own = |s: &str| -> Option<(String, String)> {
             let rest = s.strip_prefix("thread ")?;
             let (tid, name) = rest.split_once(" (")?;
             (tid.chars().all(|c| c.is_ascii_digit()) && name.ends_with(')'))
-                .then(|| name.trim_end_matches(')').to_string())
+                .then(|| (tid.to_string(), name.trim_end_matches(')').to_string()))
         };
         let mut by_group: std::collections::HashMap<u32, Vec<usize>> = std::collections::HashMap::new();
         for k in 0..out.len() {
@@ -196,12 +301,32 @@ impl Tracks {
             }
         }
         for ks in by_group.values() {
-            let named: Vec<Option<String>> = ks.iter().map(|&k| own(&out[k])).collect();
+            let named: Vec<Option<(String, String)>> = ks.iter().map(|&k| own(&out[k])).collect();
+            let program = match self.labels[ks[0]] {
+                Label::Rest(l) => t.locations.name.get(l as usize).and_then(|n| n.split_once(" / ")).map(|(h, _)| h),
+                _ => None,
+            }
+            .and_then(|h| h.rsplit(' ').next());
             for (i, &k) in ks.iter().enumerate() {
-                let Some(n) = &named[i] else { continue };
-                if named.iter().filter(|m| m.as_ref() == Some(n)).count() == 1 {
-                    out[k] = n.clone();
+                // The thread named as its process is (Perfetto names a process's main thread,
+                // whose id is the process's, by the process) is its main thread.
+                let head = match self.labels[k] {
+                    Label::Rest(l) => t.locations.name.get(l as usize).and_then(|n| n.split_once(" / ")),
+                    _ => None,
+                };
+                if head.is_some_and(|(h, rest)| h.trim() == rest.trim()) {
+                    out[k] = "main".to_string();
+                    continue;
                 }
+                let Some((tid, n)) = &named[i] else { continue };
+                let alike = named.iter().flatten().filter(|m| &m.1 == n).count();
+                out[k] = match alike {
+                    1 if program == Some(n.as_str()) => "main".to_string(),
+                    1 => n.clone(),
+                    // Threads of one name (Linux's threads take their program's): their ids
+                    // tell them apart, the name they share does not.
+                    _ => format!("thread {tid}"),
+                };
             }
         }
     }
@@ -211,7 +336,17 @@ impl Tracks {
         let track = (0..n as u32).collect();
         let groups = vec![(u32::MAX, false); n];
         let labels = (0..n as u32).map(Label::Name).collect();
-        Self { track, labels, groups, group_names: Vec::new(), hidden: 0, bands: Vec::new(), spans: Vec::new() }
+        Self {
+            track,
+            labels,
+            groups,
+            group_names: Vec::new(),
+            hidden: 0,
+            bands: Vec::new(),
+            apart: vec![false; n],
+            labelled: Labelled::default(),
+            spans: Vec::new(),
+        }
     }
 
     /// Lays the tracks out on a plot `h` pixels high: the counter tracks of `slots` (each
