@@ -13,6 +13,15 @@ use exaviz_views::contract::render_view;
 const FRAME: Frame = Frame { width: 800, height: 600 };
 
 /// A store of `input` in a folder of its own.
+/// The bytes received are counted for the whole process ([`exaviz_remote::bytes_received`]), so
+/// the tests that talk to a server take turns: another test's traffic would be counted as this
+/// one's.
+static WIRE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn wire_to_myself() -> std::sync::MutexGuard<'static, ()> {
+    WIRE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn store(name: &str, input: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("exaviz-remote-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -50,6 +59,7 @@ fn same_pictures(local: &Dataset, remote: &Dataset, backend: &Backend) -> Vec<&'
 
 #[test]
 fn every_view_draws_the_same_picture_from_a_server_as_from_the_local_store() {
+    let _wire = wire_to_myself();
     let dir = store("views", "gen:fd4?ranks=64&messages=300000");
     let path = dir.join("s.exaviz");
     let server = spawn(Served::new(std::slice::from_ref(&dir), std::time::Duration::ZERO).unwrap()).unwrap();
@@ -88,6 +98,7 @@ fn every_view_draws_the_same_picture_from_a_server_as_from_the_local_store() {
 /// inside it for nothing, and every window's rows are the local store's, in its order.
 #[test]
 fn windows_beside_the_last_fetch_only_what_they_uncover_and_equal_the_local_rows() {
+    let _wire = wire_to_myself();
     let dir = store("beside", "gen:fd4?ranks=256&messages=400000");
     let path = dir.join("s.exaviz");
     let server = spawn(Served::new(std::slice::from_ref(&dir), std::time::Duration::ZERO).unwrap()).unwrap();
@@ -148,6 +159,7 @@ fn contract_budget() -> u64 {
 /// pyramid's pictures still draw.
 #[test]
 fn a_lost_server_leaves_one_line_and_the_pyramid_drawn() {
+    let _wire = wire_to_myself();
     let dir = store("lost", "gen:fd4?ranks=16&messages=20000");
     let server = spawn(Served::new(std::slice::from_ref(&dir), std::time::Duration::ZERO).unwrap()).unwrap();
     let remote = exaviz_remote::client::open_with(&server.url("s.exaviz"), &|_, _| {}, 0).unwrap();
