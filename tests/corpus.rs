@@ -686,5 +686,21 @@ fn a_folder_of_two_projections_runs_names_them() {
     let Some(root) = exaviz_model::testing::shared_data("../corpus/projections-pipit-charm") else { return };
     let e = exaviz_datasets::open(root.to_str().unwrap()).unwrap_err().to_string();
     assert!(e.contains("but 2 inputs exaviz opens: pass"), "{e}");
-    assert!(e.contains("hello-1darray-projections") && e.contains("(or one of 1 more)"), "{e}");
+    for run in ["hello-1darray-projections", "ping-pong-projections"] {
+        assert!(e.contains(&format!("{run} (Charm++ Projections logs)")), "{run} not named: {e}");
+    }
+}
+
+/// A folder of runs of different tools is refused in one line naming each with what it is.
+#[test]
+fn a_folder_of_runs_names_each_run_it_holds() {
+    let dir = std::env::temp_dir().join(format!("exaviz-runs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("paraver")).unwrap();
+    std::fs::write(dir.join("paraver/run.prv"), "#Paraver (01/01/24 at 00:00):10:0:1:1(1:0)\n1:1:1:1:1:0:10:1\n")
+        .unwrap();
+    exaviz_datasets::convert("gen:fd4?ranks=4&messages=100", &dir.join("small.exaviz"), &|_, _| {}).unwrap();
+    let e = exaviz_datasets::open(dir.to_str().unwrap()).err().unwrap().to_string();
+    assert!(e.contains("paraver/run.prv (Paraver trace)") && e.contains("small.exaviz (exaviz store)"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -111,10 +111,9 @@ pub(crate) fn profile_dir(
     })
 }
 
-/// What a folder without trace files holds that exaviz opens: files of another format in it,
-/// OTF2 archives, stores, TreeScope directories, HPCToolkit databases and Projections runs one
-/// level down, named with what to pass
-/// instead; else what it holds.
+/// What a folder without trace files holds that exaviz opens, each named with what it is:
+/// files of another format in it; OTF2 archives, stores, TreeScope directories, HPCToolkit
+/// databases, Projections runs and single-file traces one level down; else what it holds.
 fn inputs_below(dir: &Path) -> String {
     let mut found: Vec<String> = Vec::new();
     let mut entries: Vec<_> =
@@ -125,32 +124,28 @@ fn inputs_below(dir: &Path) -> String {
         let name = sub.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let what = if sub.is_file() {
             files.push(name.clone());
-            let text = sub.display().to_string();
-            let probe = crate::Probe::new(&text, sub, None);
-            crate::detect(&probe).filter(|f| f.name != "profiles").map(|f| format!("{} ({})", sub.display(), f.title))
+            file_input(sub)
         } else if name.ends_with(exaviz_store::sidecar::SUFFIX) {
             // The index kept beside a trace, not an input of its own.
             None
         } else {
             folders += 1;
-            if let Some(anchor) = crate::otf2::anchor_in(sub) {
-                Some(anchor.display().to_string())
-            } else if exaviz_store::is_store(sub)
-                || crate::treescope::is_dir(sub)
-                || crate::hpctoolkit::is_database(sub)
-                || crate::projections::sts_in(sub).is_some()
-            {
-                Some(sub.display().to_string())
-            } else {
-                None
-            }
+            folder_input(sub)
         };
         found.extend(what);
     }
+    /// Inputs named in full; the rest counted.
+    const NAMED: usize = 6;
     if let Some(first) = found.first() {
-        let more = if found.len() > 1 { format!(" (or one of {} more)", found.len() - 1) } else { String::new() };
+        let pass = if found.len() == 1 {
+            first.clone()
+        } else {
+            let more = found.len().saturating_sub(NAMED);
+            let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
+            format!("one of {}{more}", found[..found.len().min(NAMED)].join(", "))
+        };
         return format!(
-            "holds no run of profiles, but {} input{} exaviz opens: pass {first}{more}",
+            "holds no run of profiles, but {} input{} exaviz opens: pass {pass}",
             found.len(),
             if found.len() == 1 { "" } else { "s" }
         );
@@ -169,4 +164,40 @@ fn inputs_below(dir: &Path) -> String {
         "holds no trace files (.json, .json.gz, .pfw, .xplane.pb) nor any other input exaviz opens: it holds {files_part} and {folders} folder{}",
         if folders == 1 { "" } else { "s" }
     )
+}
+
+/// `file` as an input of its own (not a run's profile): its path and its format's name.
+fn file_input(file: &Path) -> Option<String> {
+    let text = file.display().to_string();
+    let probe = crate::Probe::new(&text, file, None);
+    crate::detect(&probe).filter(|f| f.name != "profiles").map(|f| format!("{} ({})", file.display(), f.title))
+}
+
+/// Most files of a folder one level down looked at for a trace file of its own.
+const FILES_LOOKED_AT: usize = 64;
+
+/// `sub`, a folder inside the folder given, as an input: the folder (or the archive's anchor,
+/// or the one trace file it holds) and what it is.
+fn folder_input(sub: &Path) -> Option<String> {
+    if let Some(anchor) = crate::otf2::anchor_in(sub) {
+        return Some(format!("{} (OTF2 archive)", anchor.display()));
+    }
+    let kind = if exaviz_store::is_store(sub) {
+        "exaviz store"
+    } else if crate::treescope::is_dir(sub) {
+        "TreeScope data directory"
+    } else if crate::hpctoolkit::is_database(sub) {
+        "HPCToolkit database"
+    } else if crate::projections::sts_in(sub).is_some() {
+        "Charm++ Projections logs"
+    } else {
+        // A trace in one file (Paraver, Perfetto, Nsight Systems, ...) in the folder. (Chrome
+        // trace files below would have made the folder given a run of profiles.)
+        let mut inside: Vec<_> = std::fs::read_dir(sub)
+            .map(|r| r.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
+            .unwrap_or_default();
+        inside.sort();
+        return inside.iter().take(FILES_LOOKED_AT).find_map(|f| file_input(f));
+    };
+    Some(format!("{} ({kind})", sub.display()))
 }

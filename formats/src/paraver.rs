@@ -235,9 +235,16 @@ fn parse_pcf(text: &str) -> Pcf {
     pcf
 }
 
-/// Thread names from a `.row` file: its `LEVEL THREAD` names where they name every thread,
-/// else its `LEVEL TASK` names where every task has one thread.
-fn parse_row(text: &str, h: &Header) -> Option<Vec<String>> {
+/// What a `.row` file names: the threads (its `LEVEL THREAD` names where they name every
+/// thread, else its `LEVEL TASK` names where every task has one thread) and the applications
+/// (its `LEVEL APPL` names where they name every application).
+#[derive(Default)]
+struct RowFile {
+    threads: Option<Vec<String>>,
+    applications: Option<Vec<String>>,
+}
+
+fn parse_row(text: &str, h: &Header) -> RowFile {
     let mut levels: HashMap<String, Vec<String>> = HashMap::new();
     let mut current: Option<(String, usize)> = None;
     for line in text.lines() {
@@ -263,11 +270,13 @@ fn parse_row(text: &str, h: &Header) -> Option<Vec<String>> {
         }
     }
     let threads = h.threads.len();
-    if let Some(names) = levels.get("THREAD").filter(|n| n.len() == threads) {
-        return Some(names.clone());
-    }
     let tasks: usize = h.first_thread.iter().map(Vec::len).sum();
-    levels.get("TASK").filter(|n| n.len() == tasks && tasks == threads).cloned()
+    let applications = levels.get("APPL").filter(|n| n.len() == h.first_thread.len()).cloned();
+    let threads = match levels.get("THREAD").filter(|n| n.len() == threads) {
+        Some(names) => Some(names.clone()),
+        None => levels.get("TASK").filter(|n| n.len() == tasks && tasks == threads).cloned(),
+    };
+    RowFile { threads, applications }
 }
 
 /// The file beside `prv` with `ext` in place of `.prv` (or `.prv.gz`).
@@ -332,7 +341,7 @@ struct Opened {
     lines: super::Lines,
     header: Header,
     pcf: Option<Pcf>,
-    row_names: Option<Vec<String>>,
+    row: RowFile,
 }
 
 fn opened(input: &str, path: &Path) -> Result<Opened, SourceError> {
@@ -353,10 +362,11 @@ fn opened(input: &str, path: &Path) -> Result<Opened, SourceError> {
         }
         None => None,
     };
-    let row_names = sibling(path, "row")
+    let row = sibling(path, "row")
         .and_then(|p| std::fs::read(p).ok())
-        .and_then(|b| parse_row(&String::from_utf8_lossy(&b), &header));
-    Ok(Opened { lines, header, pcf, row_names })
+        .map(|b| parse_row(&String::from_utf8_lossy(&b), &header))
+        .unwrap_or_default();
+    Ok(Opened { lines, header, pcf, row })
 }
 
 /// Every record of a body (after the header) through `r`, reporting `progress(bytes, size)`.
@@ -397,15 +407,27 @@ fn body(
     Ok(())
 }
 
-/// The threads' names: the `.row`'s, or Paraver's own (`THREAD appl.task.thread`).
-fn thread_names(header: &Header, row_names: Option<Vec<String>>) -> Vec<String> {
-    row_names.unwrap_or_else(|| header.threads.iter().map(|(a, t, h)| format!("THREAD {a}.{t}.{h}")).collect())
+/// The threads' names: the `.row`'s, or Paraver's own (`THREAD appl.task.thread`). In a trace
+/// of several applications (Extrae's MPI ranks beside its uncore counter readers), each name
+/// begins with its application's (the `.row`'s, or Paraver's `APPL N`) and ` / `: the
+/// application is the group its rows are drawn in, as Paraver's process model nests them.
+fn thread_names(header: &Header, row: RowFile) -> Vec<String> {
+    let names =
+        row.threads.unwrap_or_else(|| header.threads.iter().map(|(a, t, h)| format!("THREAD {a}.{t}.{h}")).collect());
+    if header.first_thread.len() < 2 {
+        return names;
+    }
+    let application = |a: u32| match &row.applications {
+        Some(apps) => apps[a as usize - 1].clone(),
+        None => format!("APPL {a}"),
+    };
+    names.into_iter().zip(&header.threads).map(|(name, &(a, _, _))| format!("{} / {name}", application(a))).collect()
 }
 
 /// Opens a Paraver trace, reporting `progress(bytes read, file size)`.
 pub fn open(input: &str, path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
-    let Opened { mut lines, header, pcf, row_names } = opened(input, path)?;
-    let names = thread_names(&header, row_names);
+    let Opened { mut lines, header, pcf, row } = opened(input, path)?;
+    let names = thread_names(&header, row);
     let mut sink = InMemory::default();
     let mut r = Reader::new(&header, pcf.as_ref(), Interner::default(), &mut sink);
     body(input, &mut lines, header.communicators, &mut r, progress)?;
@@ -430,7 +452,7 @@ pub fn convert(
     progress: &dyn Fn(u64, u64),
 ) -> Result<exaviz_store::Manifest, SourceError> {
     // First pass: the names and the span, nothing kept of the rows.
-    let Opened { mut lines, header, pcf, row_names } = opened(input, path)?;
+    let Opened { mut lines, header, pcf, row } = opened(input, path)?;
     let half = |done: u64, total: u64| progress(done / 2, total);
     let mut counting = Counting::default();
     let mut r = Reader::new(&header, pcf.as_ref(), Interner::default(), &mut counting);
@@ -449,7 +471,7 @@ pub fn convert(
     let second = |done: u64, total: u64| progress(total / 2 + done / 2, total);
     let mut r = Reader::new(&header, pcf.as_ref(), names, &mut w);
     body(input, &mut lines, header.communicators, &mut r, &second)?;
-    let (trace, repairs) = r.finish(thread_names(&header, row_names))?;
+    let (trace, repairs) = r.finish(thread_names(&header, row))?;
     let d = Dataset { name: input.to_string(), trace, warnings: repairs.lines(input), ..Default::default() };
     for w in &d.warnings {
         eprintln!("warning: {w}");
@@ -792,6 +814,25 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_applications_of_a_trace_of_several_are_the_groups_of_its_threads() {
+        let two = parse_header("#Paraver (x):10:0:2:2(1:1,2:1),1(1:1),3").unwrap();
+        // Paraver's names, each under its application's.
+        assert_eq!(
+            thread_names(&two, RowFile::default()),
+            ["APPL 1 / THREAD 1.1.1", "APPL 1 / THREAD 1.2.1", "APPL 1 / THREAD 1.2.2", "APPL 2 / THREAD 2.1.1"]
+        );
+        // The `.row`'s names of both levels.
+        let row = "LEVEL APPL SIZE 2\nlulesh2.0\nuncore\n\nLEVEL THREAD SIZE 4\nr0\nr1\nr1.1\nu0\n";
+        assert_eq!(
+            thread_names(&two, parse_row(row, &two)),
+            ["lulesh2.0 / r0", "lulesh2.0 / r1", "lulesh2.0 / r1.1", "uncore / u0"]
+        );
+        // One application: no group to name.
+        let one = parse_header("#Paraver (x):10:0:1:2(1:1,1:1)").unwrap();
+        assert_eq!(thread_names(&one, parse_row("LEVEL APPL SIZE 1\napp\n", &one)), ["THREAD 1.1.1", "THREAD 1.2.1"]);
+    }
 
     #[test]
     fn headers_of_every_shape_give_threads_and_units() {

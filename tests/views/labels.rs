@@ -219,6 +219,15 @@ fn every_row_says_whose_it_is() {
             (1024, 768),
             (1..=4).map(|t| format!("THREAD 1.{t}.1")).collect(),
         ),
+        // Extrae's two applications (8 MPI ranks, 12 uncore counter readers): a group each.
+        (
+            corpus
+                .join("paraver-lulesh-8r-extrae-uncore/lulesh_4+4_with_uncores_sockets1+2.chop_5it.prv")
+                .display()
+                .to_string(),
+            (1024, 768),
+            ["APPL 1", "APPL 2", "THREAD 1.1.1", "THREAD 1.8.1", "THREAD 2.11.1"].map(String::from).to_vec(),
+        ),
         (
             "gen:fd4?ranks=16384&messages=400000&slow_rank=10007".into(),
             (1200, 900),
