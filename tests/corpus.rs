@@ -704,3 +704,29 @@ fn a_folder_of_runs_names_each_run_it_holds() {
     assert!(e.contains("paraver/run.prv (Paraver trace)") && e.contains("small.exaviz (exaviz store)"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// DLRM's 8 per-rank PyTorch execution traces (the first schema, 1.0.1: `parent`, and
+/// `input_shapes` beside the inputs) in one folder open as one run: each file is told from a
+/// Chrome trace by its schema, and the first rank's operator graph is drawn, with its
+/// collectives, the others said in one line.
+#[test]
+fn a_folder_of_per_rank_execution_traces_opens_as_one_run() {
+    let Some(data) = shared_data_or_skip("a_folder_of_per_rank_execution_traces_opens_as_one_run") else { return };
+    let dir = data.join("../corpus/pytorch-et-dlrm-8rank-nccl");
+    for r in [0, 7] {
+        let file = dir.join(format!("dlrm_eg_{r}.json"));
+        let one = exaviz_datasets::open(file.to_str().unwrap()).unwrap();
+        assert!(
+            one.opgraph.is_some() && one.trace.locations.name.is_empty(),
+            "{}: not an execution trace",
+            file.display()
+        );
+    }
+    let d = exaviz_datasets::open(dir.to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(d.warnings.iter().any(|w| w.contains("8 execution traces, one per rank")), "{:?}", d.warnings);
+    let g = d.opgraph.expect("an operator graph");
+    assert!(g.nodes.len() > 500, "{} operators", g.nodes.len());
+    for op in ["all-reduce", "all-to-all"] {
+        assert!(g.nodes.iter().any(|n| n.opcode == op), "no {op}");
+    }
+}

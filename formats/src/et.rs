@@ -32,7 +32,9 @@ pub fn looks_like(head: &[u8]) -> bool {
     let text = String::from_utf8_lossy(head);
     text.trim_start().starts_with('{')
         && text.contains("\"nodes\"")
-        && (text.contains("-chakra.") || text.contains("\"ctrl_deps\""))
+        && (text.contains("-chakra.")
+            || text.contains("\"ctrl_deps\"")
+            || (text.contains("\"input_shapes\"") && text.contains("\"parent\"")))
 }
 
 /// Whether the file at `path` (plain or gzip) is an execution trace.
@@ -74,14 +76,22 @@ fn shape_text(ty: &str, shape: Option<&Value>) -> String {
     format!("{elem}[{}]", dims.join(","))
 }
 
-/// The tensors of an `inputs` or `outputs` object; `bad` counts values that are not tensors
-/// as their type says.
-fn tensors(v: Option<&Value>, bad: &mut usize) -> Vec<Tensor> {
-    let Some(v) = v else { return Vec::new() };
+/// The tensors of a node's `inputs` or `outputs` (`side`): an object of `values`, `types` and
+/// `shapes`, or, in the first schema (1.0, the execution graph observer of PyTorch 1.x and
+/// 2.0), a list of values beside `input_types` and `input_shapes`; `bad` counts values that
+/// are not tensors as their type says.
+fn tensors(node: &Value, side: &str, bad: &mut usize) -> Vec<Tensor> {
+    let Some(v) = node.get(side) else { return Vec::new() };
     let empty = Vec::new();
-    let values = v.get("values").and_then(Value::as_array).unwrap_or(&empty);
-    let types = v.get("types").and_then(Value::as_array).unwrap_or(&empty);
-    let shapes = v.get("shapes").and_then(Value::as_array).unwrap_or(&empty);
+    let first = |what: &str| node.get(format!("{}_{what}", side.trim_end_matches('s'))).and_then(Value::as_array);
+    let (values, types, shapes) = match v.as_array() {
+        Some(values) => (values, first("types").unwrap_or(&empty), first("shapes").unwrap_or(&empty)),
+        None => (
+            v.get("values").and_then(Value::as_array).unwrap_or(&empty),
+            v.get("types").and_then(Value::as_array).unwrap_or(&empty),
+            v.get("shapes").and_then(Value::as_array).unwrap_or(&empty),
+        ),
+    };
     let mut out = Vec::new();
     for (k, (value, ty)) in values.iter().zip(types).enumerate() {
         let ty = ty.as_str().unwrap_or("");
@@ -232,21 +242,26 @@ fn nodes(input: &str, root: &Value, r: &mut Repairs) -> Result<Vec<Raw>, SourceE
             r.duplicate += 1;
             continue;
         }
+        // An attribute: in `attrs`, or a key of the node's own in the first schema.
         let attr = |key: &str| {
-            n.get("attrs").and_then(Value::as_array).and_then(|a| {
-                a.iter().find(|x| x.get("name").and_then(Value::as_str) == Some(key)).and_then(|x| x.get("value"))
-            })
+            n.get("attrs")
+                .and_then(Value::as_array)
+                .and_then(|a| {
+                    a.iter().find(|x| x.get("name").and_then(Value::as_str) == Some(key)).and_then(|x| x.get("value"))
+                })
+                .or_else(|| n.get(key))
         };
         out.push(Raw {
             id,
             name: name.to_string(),
-            parent: n.get("ctrl_deps").and_then(Value::as_i64).unwrap_or(id),
+            parent: n.get("ctrl_deps").or_else(|| n.get("parent")).and_then(Value::as_i64).unwrap_or(id),
             schema: attr("op_schema").and_then(Value::as_str).is_some_and(|s| !s.is_empty()),
-            inputs: tensors(n.get("inputs"), &mut r.bad_tensors),
-            outputs: tensors(n.get("outputs"), &mut r.bad_tensors),
+            inputs: tensors(n, "inputs", &mut r.bad_tensors),
+            outputs: tensors(n, "outputs", &mut r.bad_tensors),
             rf: attr("rf_id").and_then(Value::as_u64),
             desc: n
                 .pointer("/inputs/values/0")
+                .or_else(|| n.pointer("/inputs/0"))
                 .and_then(Value::as_str)
                 .filter(|_| name.contains("process_group:init"))
                 .unwrap_or_default()
@@ -580,6 +595,29 @@ mod tests {
         }
         // Listed in execution order: every edge runs forward.
         assert!(g.scheduled && g.edges.iter().all(|&(a, b)| a < b));
+    }
+
+    /// The first schema (1.0): `parent`, `op_schema` and `rf_id` on the node, the inputs a list
+    /// of values beside `input_types` and `input_shapes`: the same graph as the later schema's.
+    #[test]
+    fn the_first_schema_reads_as_the_later_one() {
+        let first = |id: i64, parent: i64, name: &str, input: i64, output: i64| {
+            format!(
+                r#"{{"name": "{name}", "id": {id}, "rf_id": {id}, "parent": {parent}, "op_schema": "{name}(Tensor self) -> Tensor", "inputs": [[{input},1,0,4,4,"cpu"]], "input_shapes": [[4]], "input_types": ["Tensor(float)"], "outputs": [[{output},2,0,4,4,"cpu"]], "output_shapes": [[4]], "output_types": ["Tensor(float)"]}}"#
+            )
+        };
+        let root = r#"{"name": "[pytorch|profiler|execution_graph|process]", "id": 1, "parent": 1, "op_schema": "", "inputs": [], "input_shapes": [], "input_types": [], "outputs": [], "output_shapes": [], "output_types": []}"#;
+        let text = format!(
+            r#"{{"schema": "1.0.1", "pid": 7, "nodes": [{root}, {}, {}]}}"#,
+            first(2, 1, "aten::relu", 10, 11),
+            first(3, 1, "aten::sigmoid", 11, 12)
+        );
+        assert!(looks_like(text.as_bytes()));
+        let (g, w) = parse("first.json", text.as_bytes()).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let (relu, sigmoid) = (node(&g, "aten::relu #2"), node(&g, "aten::sigmoid #3"));
+        assert!(g.edges.contains(&(relu as u32, sigmoid as u32)), "{:?}", g.edges);
+        assert_eq!(g.nodes[relu].shape, "float[4]");
     }
 
     fn et(nodes: &str) -> String {
