@@ -1436,3 +1436,21 @@ fn the_scene_a_program_can_read() {
         }
     }
 }
+
+/// `bench-interact` reports per gesture what grouping rows by behaviour cost it, and nothing
+/// where rows are drawn by index.
+#[test]
+fn bench_interact_reports_what_grouping_costs_a_gesture() {
+    let input = "gen:fd4?ranks=2048&messages=100000&slow_rank=77";
+    let grouping = |rows: &str| -> Vec<f64> {
+        let args = ["bench-interact", input, "--view", "timeline", "--backend", "cpu", "--runs", "1", "--json"];
+        let out = exaviz(&[&args[..], &["--size", "800x600", "--rows", rows]].concat());
+        assert!(out.status.success(), "{rows}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let gestures = v["gestures"].as_array().unwrap();
+        gestures.iter().map(|g| g["grouping_ms"]["max"].as_f64().unwrap()).collect()
+    };
+    let grouped = grouping("behaviour");
+    assert!(grouped.iter().any(|&ms| ms > 0.0), "{grouped:?}");
+    assert!(grouping("index").iter().all(|&ms| ms == 0.0));
+}

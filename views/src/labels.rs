@@ -100,68 +100,102 @@ fn counted(name: &str) -> Option<(&str, u64)> {
     Some((word, number))
 }
 
-/// The label of a band of locations `members` (of `names`): what they are and their numbers as
-/// ranges, the count in brackets, fitted to `width` at `size_px` by listing fewer ranges
-/// (`ranks 0-9994, 10020-16383 (16,359)`, `ranks 0-9994, … (16,359)`, `ranks (16,359)`).
-/// Where the names do not end in numbers of one kind, the band is counted in locations.
-pub fn band(names: &[String], members: &[u32], width: f32, size_px: f32) -> String {
-    let (what, ranges) = band_parts(names, members);
-    let count = thousands(members.len());
-    for shown in (0..=ranges.len().min(4)).rev() {
-        let more = if shown < ranges.len() { if shown == 0 { " …" } else { ", …" } } else { "" };
-        let listed: Vec<String> = ranges[..shown].iter().map(|&(a, b)| range(a, b)).collect();
-        let text = match shown {
-            0 => format!("{what}{more} ({count})"),
-            _ => format!("{what} {}{more} ({count})", listed.join(", ")),
-        };
-        if TextAtlas::measure(&text, size_px) <= width {
-            return text;
-        }
-    }
-    crate::plot::fit(&format!("{what} ({count})"), width, size_px)
+/// A band of locations by name: what they are (plural, lower case: `ranks`, `threads`), their
+/// numbers as sorted ranges and their count, read once from their names ([`BandName::of`]) for
+/// every label drawn of it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BandName {
+    pub what: String,
+    pub ranges: Vec<(u64, u64)>,
+    pub count: usize,
 }
 
-/// [`band`] on up to `most` lines of `width` where one line cannot list every range: what the
-/// locations are and their ranges, then their count (`ranks 0-9994,` / `10020-16383` /
-/// `(16,359)`), "…" where more ranges are left out.
-pub fn band_lines(names: &[String], members: &[u32], width: f32, size_px: f32, most: usize) -> Vec<String> {
-    let one = band(names, members, width, size_px);
-    let (what, ranges) = band_parts(names, members);
-    if most < 2 || (!one.contains('…') && one.contains(&range_list(&ranges))) {
-        return vec![one];
+/// Most ranges a band's name lists.
+const NAMED_RANGES: usize = 16;
+
+impl BandName {
+    /// The band of `members` of `names`: counted in locations, by their indices, where their
+    /// names do not end in numbers of one word, each number once.
+    pub fn of(names: &[String], members: &[u32]) -> Self {
+        let (what, ranges) = band_parts(names, members);
+        Self { what, ranges, count: members.len() }
     }
-    let fits = |s: &str| TextAtlas::measure(s, size_px) <= width;
-    let count = format!("({})", thousands(members.len()));
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = what;
-    let mut left_out = false;
-    for (i, &(a, b)) in ranges.iter().enumerate() {
-        let item = if i + 1 < ranges.len() { format!("{},", range(a, b)) } else { range(a, b) };
-        let longer = format!("{line} {item}");
-        if fits(&longer) {
-            line = longer;
-            continue;
+
+    /// Its name whole: its ranges listed (the first [`NAMED_RANGES`], then "…").
+    pub fn name(&self) -> String {
+        let mut listed: Vec<String> = self.ranges.iter().take(NAMED_RANGES).map(|&(a, b)| range(a, b)).collect();
+        if self.ranges.len() > NAMED_RANGES {
+            listed.push("…".into());
         }
-        // The last line holds the count: a new line only where one is left for it.
-        if lines.len() + 2 >= most || !fits(&item) {
-            left_out = true;
-            break;
+        format!("{} {} ({})", self.what, listed.join(", "), thousands(self.count))
+    }
+
+    /// Its label fitted to `width` at `size_px` by listing fewer ranges (`ranks 0-9994,
+    /// 10020-16383 (16,359)`, `ranks 0-9994, … (16,359)`, `ranks (16,359)`).
+    pub fn fit(&self, width: f32, size_px: f32) -> String {
+        let (what, ranges, count) = (&self.what, &self.ranges, thousands(self.count));
+        for shown in (0..=ranges.len().min(4)).rev() {
+            let more = if shown < ranges.len() { if shown == 0 { " …" } else { ", …" } } else { "" };
+            let listed: Vec<String> = ranges[..shown].iter().map(|&(a, b)| range(a, b)).collect();
+            let text = match shown {
+                0 => format!("{what}{more} ({count})"),
+                _ => format!("{what} {}{more} ({count})", listed.join(", ")),
+            };
+            if TextAtlas::measure(&text, size_px) <= width {
+                return text;
+            }
         }
-        lines.push(std::mem::replace(&mut line, item));
+        crate::plot::fit(&format!("{what} ({count})"), width, size_px)
     }
-    if left_out {
-        let more = format!("{line} …");
-        line = if fits(&more) { more } else { format!("{}…", line.trim_end_matches(',')) };
+
+    /// [`BandName::fit`] on up to `most` lines of `width` where one line cannot list every range:
+    /// what the locations are and their ranges, then their count (`ranks 0-9994,` / `10020-16383`
+    /// / `(16,359)`), "…" where more ranges are left out.
+    pub fn lines(&self, width: f32, size_px: f32, most: usize) -> Vec<String> {
+        let one = self.fit(width, size_px);
+        let ranges = &self.ranges;
+        if most < 2 || (!one.contains('…') && one.contains(&range_list(ranges))) {
+            return vec![one];
+        }
+        let fits = |s: &str| TextAtlas::measure(s, size_px) <= width;
+        let count = format!("({})", thousands(self.count));
+        let mut lines: Vec<String> = Vec::new();
+        let mut line = self.what.clone();
+        let mut left_out = false;
+        for (i, &(a, b)) in ranges.iter().enumerate() {
+            let item = if i + 1 < ranges.len() { format!("{},", range(a, b)) } else { range(a, b) };
+            let longer = format!("{line} {item}");
+            if fits(&longer) {
+                line = longer;
+                continue;
+            }
+            // The last line holds the count: a new line only where one is left for it.
+            if lines.len() + 2 >= most || !fits(&item) {
+                left_out = true;
+                break;
+            }
+            lines.push(std::mem::replace(&mut line, item));
+        }
+        if left_out {
+            let more = format!("{line} …");
+            line = if fits(&more) { more } else { format!("{}…", line.trim_end_matches(',')) };
+        }
+        let with_count = format!("{line} {count}");
+        if fits(&with_count) {
+            lines.push(with_count);
+        } else {
+            lines.push(line);
+            lines.push(count);
+        }
+        lines.truncate(most);
+        lines
     }
-    let with_count = format!("{line} {count}");
-    if fits(&with_count) {
-        lines.push(with_count);
-    } else {
-        lines.push(line);
-        lines.push(count);
-    }
-    lines.truncate(most);
-    lines
+}
+
+/// The label of a band of locations `members` (of `names`) fitted to `width`
+/// ([`BandName::fit`]).
+pub fn band(names: &[String], members: &[u32], width: f32, size_px: f32) -> String {
+    BandName::of(names, members).fit(width, size_px)
 }
 
 /// The ranges as a band's name lists them.
@@ -169,17 +203,9 @@ fn range_list(ranges: &[(u64, u64)]) -> String {
     ranges.iter().map(|&(a, b)| range(a, b)).collect::<Vec<_>>().join(", ")
 }
 
-/// Most ranges a band's name lists.
-const NAMED_RANGES: usize = 16;
-
-/// The band's name whole: its ranges listed (the first [`NAMED_RANGES`], then "…").
+/// The band's name whole ([`BandName::name`]).
 pub fn band_name(names: &[String], members: &[u32]) -> String {
-    let (what, ranges) = band_parts(names, members);
-    let mut listed: Vec<String> = ranges.iter().take(NAMED_RANGES).map(|&(a, b)| range(a, b)).collect();
-    if ranges.len() > NAMED_RANGES {
-        listed.push("…".into());
-    }
-    format!("{what} {} ({})", listed.join(", "), thousands(members.len()))
+    BandName::of(names, members).name()
 }
 
 /// `n` with thousands separated by commas.
@@ -327,10 +353,10 @@ mod tests {
         assert!(narrow.starts_with("ranks") && narrow.ends_with("(16,359)"), "{narrow}");
         assert!(TextAtlas::measure(&narrow, 11.0) <= 110.0, "{narrow}");
         // A tall band lists its ranges on lines of their own.
-        let lines = band_lines(&names, &members, 110.0, 11.0, 4);
+        let lines = BandName::of(&names, &members).lines(110.0, 11.0, 4);
         assert_eq!(lines.join(" "), "ranks 0-9994, 10020-16383 (16,359)", "{lines:?}");
         assert!(lines.iter().all(|l| TextAtlas::measure(l, 11.0) <= 110.0), "{lines:?}");
-        assert_eq!(band_lines(&names, &members, 1000.0, 11.0, 4), ["ranks 0-9994, 10020-16383 (16,359)"]);
+        assert_eq!(BandName::of(&names, &members).lines(1000.0, 11.0, 4), ["ranks 0-9994, 10020-16383 (16,359)"]);
         let unnamed = strings(&["a", "b", "c"]);
         assert_eq!(band(&unnamed, &[0, 2], 500.0, 11.0), "locations 0, 2 (2)");
     }

@@ -14,6 +14,24 @@ use exaviz_compute::Backend;
 use exaviz_compute::location_features::{self, FeatureInput, Features};
 use exaviz_model::Trace;
 
+/// Nanoseconds this process has spent grouping rows ([`grouping_time`]).
+static GROUPING_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Time this process has spent grouping rows by behaviour so far (each window's features, the
+/// representatives and every location's distance to them): what grouping costs a gesture, as
+/// `exaviz bench-interact` reports it.
+pub fn grouping_time() -> std::time::Duration {
+    std::time::Duration::from_nanos(GROUPING_NS.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Runs `f`, a window's grouping, counted in [`grouping_time`].
+pub(crate) fn timed<T>(f: impl FnOnce() -> T) -> T {
+    let start = std::time::Instant::now();
+    let out = f();
+    GROUPING_NS.fetch_add(start.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+    out
+}
+
 /// Time bins of a window's features.
 pub const BINS: u32 = 32;
 /// Most representatives, hence groups.

@@ -204,6 +204,7 @@ pub fn run(mut args: Args) -> Result<()> {
         let mut search_at = None;
         for step in &steps {
             let received = exaviz_remote::bytes_received();
+            let grouping = exaviz_views::rows::grouping_time();
             let (first, complete) = match *step {
                 Step::Hover(at) => {
                     let (_, t) = timed(|| {
@@ -238,33 +239,42 @@ pub fn run(mut args: Args) -> Result<()> {
             }
             let ms = |d: Duration| d.as_secs_f64() * 1e3;
             let mb = (exaviz_remote::bytes_received() - received) as f64 / 1e6;
-            match times.iter_mut().find(|t| t.0 == step.kind()) {
-                Some(t) => {
-                    t.1.push(ms(first));
-                    t.2.push(ms(complete));
-                    t.3.push(mb);
-                }
-                None => times.push((step.kind(), vec![ms(first)], vec![ms(complete)], vec![mb])),
-            }
+            let grouped = ms(exaviz_views::rows::grouping_time() - grouping);
+            record(&mut times, step.kind(), [ms(first), ms(complete), mb, grouped]);
         }
     }
     let rows: Vec<Row> = times
         .iter_mut()
-        .map(|(kind, first, complete, wire)| Row {
+        .map(|(kind, first, complete, wire, grouping)| Row {
             kind,
             count: first.len(),
             first: stats(first),
             complete: stats(complete),
             wire: stats(wire),
+            grouping: stats(grouping),
         })
         .collect();
     let head = Head { input: &args.input, view: &args.view, size: (w, h), backend: &backend, open, prepared, opened };
     report(&head, dataset.summary().messages, &rows, args.json)
 }
 
-/// A kind of gesture, and its first frame times, complete times (ms) and megabytes received from
-/// a server.
-type Measured = (&'static str, Vec<f64>, Vec<f64>, Vec<f64>);
+/// A kind of gesture, and its first frame times, complete times (ms), megabytes received from
+/// a server and time spent grouping rows by behaviour (ms).
+type Measured = (&'static str, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>);
+
+/// Adds one gesture's first frame and complete times, megabytes received and grouping time to
+/// those of its kind.
+fn record(times: &mut Vec<Measured>, kind: &'static str, [first, complete, mb, grouped]: [f64; 4]) {
+    match times.iter_mut().find(|t| t.0 == kind) {
+        Some(t) => {
+            t.1.push(first);
+            t.2.push(complete);
+            t.3.push(mb);
+            t.4.push(grouped);
+        }
+        None => times.push((kind, vec![first], vec![complete], vec![mb], vec![grouped])),
+    }
+}
 
 /// Makes `step` (not a hover) in `explorer`: whether the selection or the picture changed.
 /// `search_at` is the match `next` and `previous` last stepped to.
@@ -307,6 +317,8 @@ struct Row {
     complete: Stats,
     /// Megabytes received from a server.
     wire: Stats,
+    /// Milliseconds spent grouping rows by behaviour (none where the view groups none).
+    grouping: Stats,
 }
 
 /// What a report names above its rows.
@@ -331,7 +343,7 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
             .map(|r| {
                 serde_json::json!({
                     "gesture": r.kind, "count": r.count, "first_frame_ms": ms(r.first), "complete_ms": ms(r.complete),
-                    "wire_mb": ms(r.wire),
+                    "wire_mb": ms(r.wire), "grouping_ms": ms(r.grouping),
                 })
             })
             .collect();
@@ -356,8 +368,11 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
         println!("opened from the server: {:.2} MB received", head.opened as f64 / 1e6);
     }
     let wire = if remote { format!(" {:>22}", "wire MB p50/p95/max") } else { String::new() };
+    // Grouping's column only where some gesture grouped rows.
+    let grouped = rows.iter().any(|r| r.grouping.2 > 0.0);
+    let grouping = if grouped { format!(" {:>26}", "grouping ms p50/p95/max") } else { String::new() };
     println!(
-        "{:<8} {:>6} {:>26} {:>26}{wire}",
+        "{:<8} {:>6} {:>26} {:>26}{wire}{grouping}",
         "gesture", "count", "first frame ms p50/p95/max", "complete ms p50/p95/max"
     );
     let cell = |s: Stats| format!("{:.1}/{:.1}/{:.1}", s.0, s.1, s.2);
@@ -367,7 +382,8 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
         } else {
             String::new()
         };
-        println!("{:<8} {:>6} {:>26} {:>26}{wire}", r.kind, r.count, cell(r.first), cell(r.complete));
+        let grouping = if grouped { format!(" {:>26}", cell(r.grouping)) } else { String::new() };
+        println!("{:<8} {:>6} {:>26} {:>26}{wire}{grouping}", r.kind, r.count, cell(r.first), cell(r.complete));
     }
     Ok(())
 }

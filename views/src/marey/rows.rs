@@ -162,7 +162,7 @@ pub fn apart(
         bins: crate::rows::BINS,
         slots: Class::ALL.len() as u32,
     };
-    let f = location_features::run(&mut *backend.runner(), &input)?;
+    let f = crate::rows::timed(|| location_features::run(&mut *backend.runner(), &input))?;
     let mut out = Vec::new();
     for &s in stages {
         let shown: Vec<u32> = whole.get(s as usize).cloned().unwrap_or(0..0).map(|d| d as u32).collect();
@@ -170,7 +170,7 @@ pub fn apart(
         if shown.len() < 8 {
             continue;
         }
-        let b = crate::rows::group(&f, &shown, most, backend)?;
+        let b = crate::rows::timed(|| crate::rows::group(&f, &shown, most, backend))?;
         if !b.deviants.is_empty() {
             out.push((s, b.deviants));
         }

@@ -176,7 +176,7 @@ fn rows_of(w: &StepWork, h: u32, backend: &Backend) -> Result<Vec<Row>, ViewErro
     let features = Features { locations: n, bins, slots: 1, quantum, values };
     let shown: Vec<u32> = (0..n).collect();
     let most_deviants = (h / DEVIANT_PX / 3).max(1) as usize;
-    let b = crate::rows::group(&features, &shown, most_deviants, backend)?;
+    let b = crate::rows::timed(|| crate::rows::group(&features, &shown, most_deviants, backend))?;
     let mut rows: Vec<Row> = b
         .groups
         .iter()

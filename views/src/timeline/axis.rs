@@ -123,7 +123,7 @@ pub(super) fn track_axis(t: &Trace, rows: &Tracks, p: Plot, margin: f32) -> RowA
     // Labels right-aligned against the plot; where a process is open, a line along its rows
     // at the margin's left, and its header at its first row, left-aligned.
     let row_w = if open.is_empty() { width } else { width - 10.0 };
-    let mut label = track_labels(t, rows, (&shown, &full), &processes, row_w);
+    let mut label = track_labels(rows, (&shown, &full), &processes, row_w);
     let by_group = open_groups(rows);
     let must = |k: usize| rows.band(k).is_some() || rows.apart(k) || rows.collapsed(k);
     let wanted: Vec<(f32, bool)> = (0..n).map(|k| (centre(k), must(k))).collect();
@@ -158,7 +158,7 @@ pub(super) fn track_axis(t: &Trace, rows: &Tracks, p: Plot, margin: f32) -> RowA
         };
         headers.insert(by_group[&g][0], row);
     }
-    let blocks = band_blocks(t, rows, label, row_w);
+    let blocks = band_blocks(rows, label, row_w);
     let mut under = String::new();
     for (k, (at, lines)) in placed.iter().zip(blocks).enumerate() {
         if let Some(header) = headers.remove(&k) {
@@ -200,16 +200,14 @@ pub(super) fn track_axis(t: &Trace, rows: &Tracks, p: Plot, margin: f32) -> RowA
 
 /// Each track's label as lines: a band tall enough for several lists its ranges on as many as
 /// it needs (up to 4) where one line cannot list them all; the others their one `label`.
-fn band_blocks(t: &Trace, rows: &Tracks, label: Vec<String>, row_w: f32) -> Vec<Vec<String>> {
+fn band_blocks(rows: &Tracks, label: Vec<String>, row_w: f32) -> Vec<Vec<String>> {
     label
         .into_iter()
         .enumerate()
         .map(|(k, text)| {
             let lines = (rows.track_pixels(k).len() as f32 / LINE_PX) as usize;
-            match rows.band_members(k) {
-                Some(members) if lines >= 2 => {
-                    crate::labels::band_lines(&t.locations.name, members, row_w, 11.0, lines.min(4))
-                }
+            match rows.band_name(k) {
+                Some(band) if lines >= 2 => band.lines(row_w, 11.0, lines.min(4)),
                 _ => vec![text],
             }
         })
@@ -277,13 +275,7 @@ fn process_tag(process: &str) -> &str {
 /// their rows; a thread or stream by what differs among its process's (`shown`: the tracks'
 /// short names); a band by its locations' numbers; a collapsed process by its name among
 /// `processes`. `full`: the tracks' names whole.
-fn track_labels(
-    t: &Trace,
-    rows: &Tracks,
-    (shown, full): (&[String], &[String]),
-    processes: &[String],
-    row_w: f32,
-) -> Vec<String> {
+fn track_labels(rows: &Tracks, (shown, full): (&[String], &[String]), processes: &[String], row_w: f32) -> Vec<String> {
     let n = rows.count();
     let mut label: Vec<String> = vec![String::new(); n];
     let alone: Vec<usize> = (0..n).filter(|&k| rows.group(k).is_none() && rows.band(k).is_none()).collect();
@@ -324,8 +316,8 @@ fn track_labels(
         label[k] = fitted;
     }
     for (k, l) in label.iter_mut().enumerate() {
-        if let Some(members) = rows.band_members(k) {
-            *l = crate::labels::band(&t.locations.name, members, row_w, 11.0);
+        if let Some(band) = rows.band_name(k) {
+            *l = band.fit(row_w, 11.0);
         }
     }
     label

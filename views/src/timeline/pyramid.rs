@@ -237,13 +237,14 @@ fn tile_features(tiles: &LocationTiles, shape: &Shape, slot: &[usize], slots: u3
     let bins = crate::rows::BINS;
     let quantum = location_features::quantum(window, bins);
     let width = (window.1 - window.0) as f64 / f64::from(bins);
-    // (tile bin, window bin, share of the tile's ticks inside the window bin).
-    let pairs: Vec<(u32, usize, f64)> = (0..bins)
-        .flat_map(|j| {
+    // Per window bin, the tile bins it covers and the share of each one's ticks inside it.
+    let covers: Vec<Vec<(usize, f64)>> = (0..bins)
+        .map(|j| {
             let a = window.0 as f64 + f64::from(j) * width;
             cover(a, a + width, shape.t0 as f64, tiles.bin_ticks as f64, tiles.bins)
                 .into_iter()
-                .map(move |(k, share)| (k, j as usize * slots as usize, share))
+                .map(|(k, share)| (k as usize, share))
+                .collect()
         })
         .collect();
     let (states, dims) = (shape.states, (bins * slots) as usize);
@@ -252,18 +253,26 @@ fn tile_features(tiles: &LocationTiles, shape: &Shape, slot: &[usize], slots: u3
         || vec![0f64; dims],
         |acc, (l, out)| {
             acc.fill(0.0);
-            let bins = tiles.bins as usize;
+            let tile_bins = tiles.bins as usize;
             for s in 0..states {
                 let Some(&sl) = slot.get(s as usize).filter(|&&sl| (sl as u32) < slots) else { continue };
-                // The location's row of tiles in this state, read once.
-                let at_row = (l * states as usize + s as usize) * bins;
-                let row = &tiles.ticks[at_row..at_row + bins];
-                for &(k, at, share) in &pairs {
-                    acc[at + sl] += row[k as usize] as f64 * share;
+                // The location's row of tiles in this state, read once; each window bin summed
+                // in a register, then added once (an add into memory per tile bin made every
+                // step wait for the one before).
+                let at_row = (l * states as usize + s as usize) * tile_bins;
+                let row = &tiles.ticks[at_row..at_row + tile_bins];
+                for (j, cells) in covers.iter().enumerate() {
+                    // Through i64: one instruction where u64 to f64 takes several (ticks are
+                    // below 2^63).
+                    let v: f64 = cells.iter().map(|&(k, share)| row[k] as i64 as f64 * share).sum();
+                    acc[j * slots as usize + sl] += v;
                 }
             }
+            // Rounded to nearest by adding a half (the sums are never negative; the cast
+            // saturates), not a call into libm per value: 8M values at 65,536 ranks.
+            let per_quantum = 1.0 / quantum as f64;
             for (o, &a) in out.iter_mut().zip(acc.iter()) {
-                *o = (a / quantum as f64).round().min(f64::from(u32::MAX)) as u32;
+                *o = (a * per_quantum + 0.5) as u32;
             }
         },
     );
@@ -292,20 +301,23 @@ fn overview_behaviour(
         return Ok(None);
     }
     let slots = slot.iter().map(|&s| s as u32 + 1).max().unwrap_or(1).min(CATEGORICAL.len() as u32);
-    let features = tile_features(tiles, &pyr.shape, slot, slots, window);
-    let shown: Vec<u32> = (0..n as u32).collect();
-    let most = (rows / DEVIANT_PX / 3).max(1) as usize;
-    let mut b = crate::rows::group(&features, &shown, most, backend)?;
-    if let Some(l) = opts.opened {
-        b.open(l, most_opened(rows));
-    }
-    Ok(Some(b))
+    crate::rows::timed(|| {
+        let features = tile_features(tiles, &pyr.shape, slot, slots, window);
+        let shown: Vec<u32> = (0..n as u32).collect();
+        let most = (rows / DEVIANT_PX / 3).max(1) as usize;
+        let mut b = crate::rows::group(&features, &shown, most, backend)?;
+        if let Some(l) = opts.opened {
+            b.open(l, most_opened(rows));
+        }
+        Ok(Some(b))
+    })
 }
 
 /// Per pixel row of a plot `h` high, the ranks it draws and whether from their location's own
-/// tiles, for `tracks` placed from `b`: a band's rows share its locations in order (each row
-/// the ranks from its first to its last), a location with a track of its own is drawn from its
-/// own tiles where a block of the state tiles holds more than it (`fine_block`).
+/// tiles, for `tracks` placed from `b`: a band's rows share its locations in order, in at most
+/// [`super::states::BAND_SAMPLE`] runs of rows (each run the ranks from its first to its last),
+/// a location with a track of its own is drawn from its own tiles where a block of the state
+/// tiles holds more than it (`fine_block`).
 fn grouped_rows(tracks: &Tracks, h: u32, fine_block: u32) -> (Vec<(u32, u32)>, Vec<bool>) {
     let (mut rows, mut own) = (vec![(0u32, 0u32); h as usize], vec![false; h as usize]);
     for k in 0..tracks.count() {
@@ -319,14 +331,22 @@ fn grouped_rows(tracks: &Tracks, h: u32, fine_block: u32) -> (Vec<(u32, u32)>, V
             }
             continue;
         }
+        // At most BAND_SAMPLE distinct runs of rows, each its share of the band's ranks (the
+        // band's members do alike by construction, as the rows' path draws a band from a
+        // sample of them): rows of a run are computed once.
+        let chunks = height.clamp(1, super::states::BAND_SAMPLE);
         for (i, r) in px.enumerate().filter(|&(_, r)| r < h) {
-            let a = (i * members.len() / height).min(members.len() - 1);
-            let e = ((i + 1) * members.len() / height).clamp(a + 1, members.len());
+            let c = i * chunks / height;
+            let a = (c * members.len() / chunks).min(members.len() - 1);
+            let e = ((c + 1) * members.len() / chunks).clamp(a + 1, members.len());
             rows[r as usize] = (members[a], members[e - 1] + 1);
         }
     }
     (rows, own)
 }
+
+/// Per pixel of a row, its whole lines and their gradient sums.
+type WholeLines = (Vec<u32>, Vec<u64>);
 
 /// Whole lines per pixel from expected counts `c` and gradient sums `g`: an expected quarter
 /// of a line or more shows as one; the gradient keeps its mean.
@@ -344,10 +364,18 @@ fn whole_lines(c: &[f64], g: &[f64]) -> (Vec<u32>, Vec<u64>) {
 /// Message lines per pixel from the pyramid's lines (see the module's notes).
 fn lines_density(lines: &Lines, grid: &Grid<'_>, p: Plot) -> DensityImage {
     let (w, n) = (p.w as usize, grid.shape.ranks);
-    let rows: Vec<(Vec<u32>, Vec<u64>)> = grid
-        .rows
+    // Runs of rows drawing the same ranks (a band's) are computed once.
+    let mut runs: Vec<((u32, u32), usize)> = Vec::new();
+    for &r in grid.rows {
+        match runs.last_mut() {
+            Some((last, k)) if *last == r => *k += 1,
+            _ => runs.push((r, 1)),
+        }
+    }
+    // Each run's whole lines (counts, gradient sums) and how many rows it spans.
+    let rows: Vec<(WholeLines, usize)> = runs
         .par_iter()
-        .map(|&(lo, hi)| {
+        .map(|&((lo, hi), repeat)| {
             let blocks = block_cover(lo, hi, grid.shape.block, n);
             let weight: f64 = blocks.iter().map(|b| b.1).sum();
             let (mut c, mut g) = (vec![0f64; w], vec![0f64; w]);
@@ -363,13 +391,15 @@ fn lines_density(lines: &Lines, grid: &Grid<'_>, p: Plot) -> DensityImage {
                     }
                 }
             }
-            whole_lines(&c, &g)
+            (whole_lines(&c, &g), repeat)
         })
         .collect();
-    let (mut counts, mut sums) = (Vec::with_capacity(w * rows.len()), Vec::with_capacity(w * rows.len()));
-    for (c, s) in rows {
-        counts.extend(c);
-        sums.extend(s);
+    let (mut counts, mut sums) = (Vec::with_capacity(w * grid.rows.len()), Vec::with_capacity(w * grid.rows.len()));
+    for ((c, s), repeat) in rows {
+        for _ in 0..repeat {
+            counts.extend_from_slice(&c);
+            sums.extend_from_slice(&s);
+        }
     }
     DensityImage { width: p.w, height: p.h, counts, sums }
 }

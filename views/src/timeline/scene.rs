@@ -312,14 +312,16 @@ pub(super) fn behaviour(
     }
     // Only the slots the trace's regions use: every feature costs each distance.
     let slots = index.slot.iter().map(|&s| s as u32 + 1).max().unwrap_or(1).min(CATEGORICAL.len() as u32);
-    let features = crate::rows::features(t, &index.slot, slots, window, backend)?;
-    // A deviant's row takes at least DEVIANT_PX: at most a third of the rows go to them.
-    let most = (rows / DEVIANT_PX / 3).max(1) as usize;
-    let mut b = crate::rows::group(&features, &shown, most, backend)?;
-    if let Some(l) = opts.opened {
-        b.open(l, most_opened(rows));
-    }
-    Ok(Some(b))
+    crate::rows::timed(|| {
+        let features = crate::rows::features(t, &index.slot, slots, window, backend)?;
+        // A deviant's row takes at least DEVIANT_PX: at most a third of the rows go to them.
+        let most = (rows / DEVIANT_PX / 3).max(1) as usize;
+        let mut b = crate::rows::group(&features, &shown, most, backend)?;
+        if let Some(l) = opts.opened {
+            b.open(l, most_opened(rows));
+        }
+        Ok(Some(b))
+    })
 }
 
 /// Most locations a band opens into, on a plot `rows` pixels high: a third of the plot, a pixel

@@ -198,7 +198,7 @@ pub(super) fn summary_pixels(shares: &[[f32; CATEGORICAL.len()]], h: u32) -> Vec
 }
 
 /// Most members of a band of locations grouped by behaviour that its pixels are drawn from.
-const BAND_SAMPLE: usize = 64;
+pub(super) const BAND_SAMPLE: usize = 64;
 
 /// Least height of a nesting level's band, in pixels.
 pub(super) const LEVEL_PX: u32 = 6;

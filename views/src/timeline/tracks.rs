@@ -27,9 +27,9 @@ pub struct Tracks {
     groups: Vec<(u32, bool)>,
     /// Per group: its name and how many locations it holds.
     pub group_names: Vec<(String, usize)>,
-    /// Per band of locations grouped by behaviour: its name (what its locations are, their
-    /// numbers as ranges, and their count) and its locations.
-    bands: Vec<(String, Vec<u32>)>,
+    /// Per band of locations grouped by behaviour: its name whole, and what its locations are
+    /// (their numbers as ranges, their count).
+    bands: Vec<(String, crate::labels::BandName)>,
     /// Per track, whether its location is drawn apart from the group it behaves unlike.
     apart: Vec<bool>,
     /// Where the row labels were drawn, plot pixel rows: each label's span and its track, and
@@ -182,7 +182,14 @@ impl Tracks {
                 track[l] = band_track[g as usize];
             }
         }
-        let bands = b.groups.iter().map(|m| (crate::rows::group_label(names, m), m.clone())).collect();
+        let bands = b
+            .groups
+            .iter()
+            .map(|m| {
+                let band = crate::labels::BandName::of(names, m);
+                (band.name(), band)
+            })
+            .collect();
         let hidden = (0..n).filter(|&l| !shown(l)).count();
         let labelled = Labelled::default();
         Self { track, labels, groups, group_names: Vec::new(), hidden, bands, apart, labelled, spans: Vec::new() }
@@ -196,10 +203,10 @@ impl Tracks {
         }
     }
 
-    /// Track `k`'s band's locations, where it is a band.
-    pub fn band_members(&self, k: usize) -> Option<&[u32]> {
+    /// Track `k`'s band by name (what its locations are and their numbers), where it is a band.
+    pub fn band_name(&self, k: usize) -> Option<&crate::labels::BandName> {
         match self.labels.get(k) {
-            Some(&Label::Band(g)) => self.bands.get(g as usize).map(|b| b.1.as_slice()),
+            Some(&Label::Band(g)) => self.bands.get(g as usize).map(|b| &b.1),
             _ => None,
         }
     }
