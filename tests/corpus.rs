@@ -730,3 +730,32 @@ fn a_folder_of_per_rank_execution_traces_opens_as_one_run() {
         assert!(g.nodes.iter().any(|n| n.opcode == op), "no {op}");
     }
 }
+
+/// HPCToolkit's LULESH (27 ranks x 5 threads, 54 of the threads without a sample): the OpenMP
+/// runtime's placeholders are states of their own under the user function, as hpcviewer draws
+/// them, so that barrier waiting is not read as `CalcFBHourglassForceForElems` computing; and
+/// `summary`'s shares are over the rows that hold samples.
+#[test]
+fn hpctoolkit_placeholders_are_states_and_shares_are_over_rows_with_samples() {
+    let Some(data) = shared_data_or_skip("hpctoolkit_placeholders_are_states") else { return };
+    let path = data.join("../corpus/hpctoolkit-lulesh-27r-5t");
+    let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap();
+    let t = &d.trace;
+    let span = t.span().expect("samples");
+    let whole = exaviz_model::selection::area::Area {
+        from: span.0,
+        to: span.1,
+        first: 0,
+        last: t.locations.name.len() as u32 - 1,
+    };
+    let s = exaviz_analysis::summary::summarize(t, whole, 5);
+    let region = |name: &str| s.regions.iter().find(|r| r.name == name);
+    let barrier = region("<omp barrier wait>").expect("the barrier wait as a region of its own");
+    // The function the barrier is in (its inlined pieces, named with their arguments, are rows
+    // of their own): 114.0 s of self time when the waiting was read as its own.
+    let hourglass = region("CalcFBHourglassForceForElems").expect("the user function");
+    assert!(barrier.self_s > 100.0, "{:.1} s of barrier wait", barrier.self_s);
+    assert!(hourglass.self_s < barrier.self_s / 10.0, "{:.1} s of self time", hourglass.self_s);
+    let shares: f64 = s.regions.iter().map(|r| r.share).sum();
+    assert!((0.95..=1.0 + 1e-9).contains(&shares), "the shares sum to {shares:.3}");
+}

@@ -25,7 +25,7 @@ pub struct RegionRow {
     pub mean_s: f64,
     pub min_s: f64,
     pub max_s: f64,
-    /// Self time over the area's time (window times locations).
+    /// Self time over the area's time (window times the locations that hold intervals in it).
     pub share: f64,
 }
 
@@ -230,8 +230,10 @@ pub fn summarize_from(t: &Trace, area: Area, top: usize, rows: &dyn RowSource) -
     let locations: Vec<String> =
         (area.first..=located).filter_map(|l| t.locations.name.get(l as usize).cloned()).collect();
     let messages = rows.messages(t, (area.from, area.to));
-    let (regions, waits_by_location, waits_by_region) = regions_and_waits(t, area, rows, &messages);
-    let area_s = secs(area.to.saturating_sub(area.from)) * locations.len().max(1) as f64;
+    let (regions, waits_by_location, waits_by_region, busy) = regions_and_waits(t, area, rows, &messages);
+    // Over the rows that hold anything in the area: an empty row (a thread HPCToolkit kept no
+    // sample of, a location of counters only) has no time to share out.
+    let area_s = secs(area.to.saturating_sub(area.from)) * busy.max(1) as f64;
     let mut regions: Vec<RegionRow> = regions
         .into_iter()
         .filter(|(_, r)| r.count > 0)
@@ -350,7 +352,7 @@ fn regions_and_waits(
     area: Area,
     rows: &dyn RowSource,
     messages: &[usize],
-) -> (HashMap<u32, Acc>, Waits, Waits) {
+) -> (HashMap<u32, Acc>, Waits, Waits, usize) {
     let i = &t.intervals;
     let n = t.locations.name.len();
     let mut by_location: Vec<Vec<usize>> = (0..n)
@@ -386,7 +388,8 @@ fn regions_and_waits(
         }
     }
     let (by_loc, by_region) = late_senders(t, area, &by_location, messages);
-    (acc, by_loc, by_region)
+    let busy = by_location.iter().filter(|rows| !rows.is_empty()).count();
+    (acc, by_loc, by_region, busy)
 }
 
 /// Scalasca's late sender: a receive (or wait) that began before its message was sent waited

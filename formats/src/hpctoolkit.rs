@@ -15,8 +15,9 @@
 //! named from its tuple (`rank 1 / thread 0`). A sample's calling context becomes the states of
 //! its location: the functions on its call path, outermost first, nested as the timeline's
 //! depth bands, down to a depth: by default the deepest function of the path that is a user
-//! function (in the application's binary, not a shared library) or an MPI call, as hpcviewer's
-//! trace view is usually read; `DATABASE?depth=N` keeps the N outermost functions instead, as
+//! function (in the application's binary, not a shared library), an MPI call or a runtime
+//! placeholder under them (`<omp barrier wait>`, `<omp idle>`), as hpcviewer's trace view is
+//! usually read; `DATABASE?depth=N` keeps the N outermost functions instead, as
 //! hpcviewer's depth slider does. Every pointer and count is checked against the file; a walk
 //! of the context tree is bounded by the section's size, so a loop in a damaged file ends.
 
@@ -163,8 +164,8 @@ fn read_meta(b: &Bytes) -> R<Meta> {
     Ok(Meta { kinds, contexts })
 }
 
-/// A function's name (or its module and offset) and whether it is a user function or an MPI
-/// call.
+/// A function's name (or its module and offset) and whether it is a user function, an MPI call
+/// or a runtime placeholder: where the states of a sample's path end.
 fn function_at(b: &Bytes, f: u64) -> R<(String, bool)> {
     let (name, module) = (b.u64(f)?, b.u64(f + 8)?);
     let module_path = if module != 0 { Some(b.text(b.u64(module + 8)?)?) } else { None };
@@ -177,11 +178,15 @@ fn function_at(b: &Bytes, f: u64) -> R<(String, bool)> {
     };
     let bare = name.split(" [").next().unwrap_or(&name);
     let mpi = bare.starts_with("MPI_") || bare.starts_with("PMPI_");
+    // A runtime placeholder (`<omp barrier wait>`, `<omp idle>`, `<gpu sync>`, `<no activity>`):
+    // what the thread did inside the function above it, kept as a state of its own as hpcviewer
+    // draws it, so that waiting is never read as the user function computing.
+    let placeholder = bare.starts_with('<') && bare.ends_with('>') && !bare.starts_with("<unknown");
     let user = module_path.as_deref().is_some_and(|p| {
         let file = p.rsplit('/').next().unwrap_or(p);
         !file.contains(".so") && !p.starts_with('<')
     });
-    Ok((name, mpi || user))
+    Ok((name, mpi || user || placeholder))
 }
 
 /// Each profile's location name and kind, from its identifier tuple.
