@@ -505,3 +505,94 @@ fn location_features_and_distances_match() {
     });
     assert_eq!((nearest[100].0, nearest[100].1), (1, 0), "a representative is its own nearest");
 }
+
+/// The GPU runner keeps its buffers between runs: a second run of the same work creates none,
+/// a reused buffer reads as zero-filled as a new one does, and the traffic counted is exactly
+/// the words uploaded (data and uniforms) and downloaded.
+#[test]
+fn runs_reuse_their_buffers_and_count_what_they_move() {
+    use stages::{Kernel, Recording};
+    // A context of its own: the shared one's counters move with the other tests.
+    let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    let values: Vec<u32> = (1..=1000).collect();
+    let stats = |ctx: &stages::GpuContext| {
+        let mut rec = Recording::default();
+        let col = rec.alloc(1000, "values");
+        let acc = rec.alloc(4, "acc");
+        rec.upload(acc, vec![u32::MAX, 0, 0, 0]);
+        rec.upload(col, &values[..]);
+        rec.dispatch(Kernel::ReduceU32, 1000, vec![1000, 0, 0, 0, 0, 0, 0, 0], vec![(1, col), (3, acc)]);
+        rec.download(col);
+        rec.download(acc);
+        GpuRunner::new(ctx).run(&rec).unwrap()
+    };
+    let first = stats(&ctx);
+    assert_eq!(first[0], values, "the column read back");
+    assert_eq!(&first[1][..4], &[1, 1000, 500_500, 0], "min, max, sum");
+    let (created, _) = ctx.kept_buffers();
+    let (up, down) = ctx.traffic.totals();
+    assert_eq!(up, 1000 * 4 + 4 * 4 + 8 * 4, "the column, the accumulator and the uniform's eight words");
+    assert_eq!(down, 1000 * 4 + 4 * 4, "the column and the accumulator");
+    assert_eq!(stats(&ctx), first, "the same answer from kept buffers");
+    let (again, reused) = ctx.kept_buffers();
+    assert_eq!(again, created, "the second run created no buffer");
+    assert!(reused >= 4, "two storage, one uniform and read-back buffers reused: {reused}");
+    assert_eq!(ctx.traffic.totals(), (2 * up, 2 * down), "each run moves the same");
+    // A buffer that held the column, taken again: zero-filled.
+    let mut rec = Recording::default();
+    let fresh = rec.alloc(1000, "fresh");
+    rec.download(fresh);
+    let zeros = GpuRunner::new(&ctx).run(&rec).unwrap();
+    assert_eq!(ctx.kept_buffers().0, created, "taken from the kept ones");
+    assert!(zeros[0].iter().all(|&w| w == 0), "a reused buffer reads as zero-filled");
+}
+
+/// Columns binned with their owner are kept on the device: binning them again with another
+/// time window uploads only the dispatch's parameters, the grids equal the CPU's, and the
+/// kept words go once nothing else holds their owner.
+#[test]
+fn kept_columns_are_uploaded_once_and_binned_again_in_place() {
+    struct Columns {
+        times: Vec<u64>,
+        ranks: Vec<u32>,
+        bytes: Vec<u32>,
+    }
+    let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    let mut rng = Rng(11);
+    let n = 200_000;
+    let columns = std::sync::Arc::new(Columns {
+        times: (0..n).map(|_| rng.next_u64() % 1_000_000).collect(),
+        ranks: (0..n).map(|_| rng.below(70)).collect(),
+        bytes: (0..n).map(|_| rng.below(1 << 20)).collect(),
+    });
+    let owner: stages::Owner = columns.clone();
+    let column_bytes = (n * (8 + 4 + 4)) as u64;
+    let mut uploaded = Vec::new();
+    for (lo, hi, bins) in [(0, 999_999, 300), (250_000, 500_000, 120), (0, 999_999, 300)] {
+        let input = HeatmapInput {
+            x: AxisKey::time(&columns.times, lo, hi, bins),
+            y: AxisKey::Id { keys: &columns.ranks, extent: 64 },
+            weights: Some(&columns.bytes),
+        };
+        let before = ctx.traffic.totals().0;
+        let grid = stages::bin_heatmap::run_kept(&mut GpuRunner::new(&ctx), &input, &owner).unwrap();
+        uploaded.push(ctx.traffic.totals().0 - before);
+        assert_eq!(grid, exaviz_model::bins::bin(&input), "window {lo}..{hi}");
+    }
+    // One dispatch of 16 parameter words each time; the columns only the first time.
+    assert_eq!(uploaded, [column_bytes + 64, 64, 64]);
+    assert_eq!(ctx.resident_columns(), (column_bytes, 6, 3), "bytes kept, hits, misses");
+    // Once only the device holds the owner, its words go at the next upload of kept words.
+    drop(owner);
+    drop(columns);
+    let other: std::sync::Arc<Vec<u32>> = std::sync::Arc::new(vec![3; 1000]);
+    let owner: stages::Owner = other.clone();
+    let input = HeatmapInput {
+        x: AxisKey::Id { keys: &other, extent: 8 },
+        y: AxisKey::Id { keys: &other, extent: 8 },
+        weights: None,
+    };
+    let grid = stages::bin_heatmap::run_kept(&mut GpuRunner::new(&ctx), &input, &owner).unwrap();
+    assert_eq!(grid.counts[3 * 8 + 3], 1000);
+    assert_eq!(ctx.resident_columns().0, 4000, "only the new owner's words kept");
+}

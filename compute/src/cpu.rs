@@ -112,7 +112,7 @@ fn run_recording(recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError>
                     let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
                     b.par_iter().for_each(|w| w.store(0, Relaxed));
                 }
-                Command::Upload { buf, data } => {
+                Command::Upload { buf, data, .. } => {
                     let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
                     if data.len() > b.len() {
                         return Err(StageError::Input(format!(

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Which compute and render path to use (`--backend`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -39,6 +40,38 @@ pub enum GpuError {
     Map(String),
 }
 
+/// Bytes exaviz moved between the host and one device: what it wrote into the device's buffers
+/// and textures (uniforms included) and what it read back, counted where it writes and reads.
+#[derive(Debug, Default)]
+pub struct Traffic {
+    uploaded: AtomicU64,
+    read_back: AtomicU64,
+}
+
+impl Traffic {
+    /// Counts `bytes` written to the device.
+    pub fn upload(&self, bytes: u64) {
+        self.uploaded.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts `bytes` read back from the device.
+    pub fn read(&self, bytes: u64) {
+        self.read_back.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes uploaded and read back so far.
+    pub fn totals(&self) -> (u64, u64) {
+        (self.uploaded.load(Ordering::Relaxed), self.read_back.load(Ordering::Relaxed))
+    }
+}
+
+/// Bytes of columns a device keeps between runs at most: `EXAVIZ_GPU_RESIDENT_MB` megabytes,
+/// else 2 GiB (wgpu tells no device's memory; a 1e8-message trace's time, rank and size columns
+/// are about 2 GB).
+fn resident_budget() -> u64 {
+    std::env::var("EXAVIZ_GPU_RESIDENT_MB").ok().and_then(|v| v.trim().parse::<u64>().ok()).map_or(2 << 30, |mb| mb << 20)
+}
+
 /// An adapter, its device and queue, and the pipelines built on it so far.
 pub struct GpuContext {
     pub instance: wgpu::Instance,
@@ -48,6 +81,15 @@ pub struct GpuContext {
     pub info: wgpu::AdapterInfo,
     pub limits: wgpu::Limits,
     pub(crate) kernels: Mutex<HashMap<(&'static str, &'static str), wgpu::ComputePipeline>>,
+    /// Buffers kept between runs of recorded work (see [`crate::gpu_runner`]).
+    pub(crate) pool: Mutex<crate::pool::Pool>,
+    /// Columns kept on the device between runs (see [`crate::Command::Upload`]).
+    pub(crate) resident: Mutex<crate::pool::Resident>,
+    /// What this process moved to and from the device.
+    pub traffic: Traffic,
+    /// What the layers above keep per device between pictures (the renderer and its
+    /// pipelines), one of each type.
+    kept: Mutex<HashMap<std::any::TypeId, Box<dyn std::any::Any + Send>>>,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -106,11 +148,35 @@ impl GpuContext {
             required_limits: limits.clone(),
             ..Default::default()
         }))?;
-        Ok(Self { instance, adapter, device, queue, info, limits, kernels: Mutex::new(HashMap::new()) })
+        Ok(Self { instance, adapter, device, queue, info, limits, kernels: Mutex::new(HashMap::new()),
+            pool: Mutex::default(),
+            resident: Mutex::new(crate::pool::Resident::new(resident_budget())),
+            traffic: Traffic::default(),
+            kept: Mutex::default(),
+        })
     }
 
     pub fn describe(&self) -> String {
         format!("{} ({:?}, {:?})", self.info.name, self.info.backend, self.info.device_type)
+    }
+
+    /// Calls `f` with this device's kept `T`, made by `make` the first time: one at a time.
+    pub fn with_kept<T: std::any::Any + Send, R>(&self, make: impl FnOnce() -> T, f: impl FnOnce(&mut T) -> R) -> R {
+        let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let entry = kept.entry(std::any::TypeId::of::<T>()).or_insert_with(|| Box::new(make()));
+        f(entry.downcast_mut::<T>().expect("kept by its own type"))
+    }
+
+    /// Buffers the runner of recorded work created, and buffers it reused from those kept
+    /// between runs.
+    pub fn kept_buffers(&self) -> (u64, u64) {
+        self.pool.lock().unwrap_or_else(std::sync::PoisonError::into_inner).counts()
+    }
+
+    /// Bytes of columns kept on the device, uploads of them served from the device and
+    /// uploads that moved them.
+    pub fn resident_columns(&self) -> (u64, u64, u64) {
+        self.resident.lock().unwrap_or_else(std::sync::PoisonError::into_inner).counts()
     }
 
     /// The largest storage binding, capped at the largest buffer.
@@ -150,6 +216,14 @@ impl Backend {
 
     pub fn is_gpu(&self) -> bool {
         matches!(self, Self::Gpu(_))
+    }
+
+    /// Bytes uploaded to and read back from the device so far (none on the CPU path).
+    pub fn traffic(&self) -> (u64, u64) {
+        match self {
+            Self::Gpu(ctx) => ctx.traffic.totals(),
+            Self::Cpu => (0, 0),
+        }
     }
 
     pub fn describe(&self) -> String {

@@ -2,18 +2,43 @@
 
 use std::collections::HashMap;
 
-use wgpu::util::DeviceExt;
-
 use super::{BufId, Command, Kernel, Recording, Runner, StageError, workgroups};
 use crate::gpu::{GpuContext, GpuError};
+use crate::pool::{Pool, Use};
 
 pub struct GpuRunner<'c> {
     ctx: &'c GpuContext,
 }
 
+/// A buffer of one run: the pooled buffer and the bytes of it the recording uses.
+struct Held {
+    buffer: wgpu::Buffer,
+    bytes: u64,
+    /// Words kept on the device between runs (not the pool's; never written).
+    kept: bool,
+}
+
+impl Held {
+    fn binding(&self) -> wgpu::BindingResource<'_> {
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: &self.buffer,
+            offset: 0,
+            size: std::num::NonZeroU64::new(self.bytes),
+        })
+    }
+}
+
 impl<'c> GpuRunner<'c> {
     pub fn new(ctx: &'c GpuContext) -> Self {
         Self { ctx }
+    }
+
+    fn pool(&self) -> std::sync::MutexGuard<'_, Pool> {
+        self.ctx.pool.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn take(&self, usage: Use, bytes: u64) -> (wgpu::Buffer, bool) {
+        self.pool().take(&self.ctx.device, usage, bytes, self.ctx.limits.max_buffer_size)
     }
 
     fn pipeline(&self, kernel: Kernel) -> wgpu::ComputePipeline {
@@ -38,24 +63,28 @@ impl<'c> GpuRunner<'c> {
             .clone()
     }
 
-    fn read_back(&self, buf: &wgpu::Buffer) -> Result<Vec<u32>, GpuError> {
+    /// The words of `held`, copied through a kept read-back buffer.
+    fn read_back(&self, held: &Held) -> Result<Vec<u32>, GpuError> {
         let device = &self.ctx.device;
-        let staging = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("exaviz.stage.readback"),
-            size: buf.size(),
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let (staging, _) = self.take(Use::ReadBack, held.bytes);
         let mut enc = device.create_command_encoder(&Default::default());
-        enc.copy_buffer_to_buffer(buf, 0, &staging, 0, buf.size());
+        enc.copy_buffer_to_buffer(&held.buffer, 0, &staging, 0, held.bytes);
         self.ctx.queue.submit([enc.finish()]);
-        read_mapped(device, &staging)
+        self.ctx.traffic.read(held.bytes);
+        let words = read_mapped_bytes(device, &staging, held.bytes);
+        self.pool().give(Use::ReadBack, staging);
+        words
     }
 }
 
 /// Maps a MAP_READ buffer, waits, and copies its words out.
 pub fn read_mapped(device: &wgpu::Device, staging: &wgpu::Buffer) -> Result<Vec<u32>, GpuError> {
-    let slice = staging.slice(..);
+    read_mapped_bytes(device, staging, staging.size())
+}
+
+/// Maps the first `bytes` of a MAP_READ buffer, waits, and copies their words out.
+fn read_mapped_bytes(device: &wgpu::Device, staging: &wgpu::Buffer, bytes: u64) -> Result<Vec<u32>, GpuError> {
+    let slice = staging.slice(..bytes);
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
@@ -81,95 +110,192 @@ impl Runner for GpuRunner<'_> {
 
     fn run(&mut self, recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError> {
         let device = &self.ctx.device;
-        let queue = &self.ctx.queue;
         let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let mut bufs: HashMap<BufId, wgpu::Buffer> = HashMap::new();
-        let mut downloads = Vec::new();
-        let mut encoder: Option<wgpu::CommandEncoder> = None;
-        let flush = |encoder: &mut Option<wgpu::CommandEncoder>| {
-            if let Some(enc) = encoder.take() {
-                queue.submit([enc.finish()]);
+        let mut run = Run::new(self);
+        let result = recording.commands.iter().try_fold(Vec::new(), |mut downloads, cmd| {
+            if let Some(words) = run.command(cmd)? {
+                downloads.push(words);
             }
-        };
-        let mut failure = None;
-        for cmd in &recording.commands {
-            match cmd {
-                Command::Alloc { buf, words, label } => {
-                    let b = device.create_buffer(&wgpu::BufferDescriptor {
-                        label: Some(label),
-                        size: words * 4,
-                        usage: wgpu::BufferUsages::STORAGE
-                            | wgpu::BufferUsages::COPY_DST
-                            | wgpu::BufferUsages::COPY_SRC,
-                        mapped_at_creation: false,
-                    });
-                    bufs.insert(*buf, b);
-                }
-                Command::Clear { buf } => {
-                    let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
-                    encoder
-                        .get_or_insert_with(|| device.create_command_encoder(&Default::default()))
-                        .clear_buffer(b, 0, None);
-                }
-                Command::Upload { buf, data } => {
-                    // A write lands before the next submit: submit recorded dispatches first so a
-                    // later chunk does not overwrite the data an earlier dispatch reads.
-                    flush(&mut encoder);
-                    let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
-                    if (data.len() as u64) * 4 > b.size() {
-                        failure =
-                            Some(StageError::Input(format!("upload of {} words into {} bytes", data.len(), b.size())));
-                        break;
-                    }
-                    if !data.is_empty() {
-                        queue.write_buffer(b, 0, bytemuck::cast_slice(data));
-                    }
-                }
-                Command::Dispatch { kernel, elements, params, bindings } => {
-                    let pipeline = self.pipeline(*kernel);
-                    let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                        label: Some("exaviz.stage.params"),
-                        contents: bytemuck::cast_slice(params),
-                        usage: wgpu::BufferUsages::UNIFORM,
-                    });
-                    let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() }];
-                    for (binding, id) in bindings {
-                        let b = bufs.get(id).ok_or_else(|| missing(*id))?;
-                        entries.push(wgpu::BindGroupEntry { binding: *binding, resource: b.as_entire_binding() });
-                    }
-                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some(kernel.entry_point()),
-                        layout: &pipeline.get_bind_group_layout(0),
-                        entries: &entries,
-                    });
-                    let enc = encoder.get_or_insert_with(|| device.create_command_encoder(&Default::default()));
-                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some(kernel.entry_point()),
-                        timestamp_writes: None,
-                    });
-                    pass.set_pipeline(&pipeline);
-                    pass.set_bind_group(0, &group, &[]);
-                    let (x, y) = workgroups(*elements);
-                    pass.dispatch_workgroups(x, y, 1);
-                }
-                Command::Download { buf } => {
-                    flush(&mut encoder);
-                    let b = bufs.get(buf).ok_or_else(|| missing(*buf))?;
-                    downloads.push(self.read_back(b)?);
-                }
-            }
-        }
-        flush(&mut encoder);
+            Ok(downloads)
+        });
+        run.flush();
+        run.finish();
         let validation = pollster::block_on(validation.pop());
         let oom = pollster::block_on(oom.pop());
         if let Some(e) = validation.or(oom) {
             return Err(GpuError::Wgpu(e.to_string()).into());
         }
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(downloads),
+        result
+    }
+}
+
+/// One run of a recording: the sizes of its buffers, those made so far (on first use, so that
+/// a buffer every upload of which is kept on the device is never made), the uniforms of its
+/// dispatches and the commands recorded since the last submit.
+struct Run<'r, 'c> {
+    runner: &'r GpuRunner<'c>,
+    sizes: HashMap<BufId, u64>,
+    bufs: HashMap<BufId, Held>,
+    /// Buffers of the pool set aside during the run (given back at its end, when nothing
+    /// recorded can still use them).
+    spare: Vec<wgpu::Buffer>,
+    uniforms: Vec<wgpu::Buffer>,
+    encoder: Option<wgpu::CommandEncoder>,
+}
+
+impl<'r, 'c> Run<'r, 'c> {
+    fn new(runner: &'r GpuRunner<'c>) -> Self {
+        Self { runner, sizes: HashMap::new(), bufs: HashMap::new(), spare: Vec::new(), uniforms: Vec::new(), encoder: None }
+    }
+
+    fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
+        let device = &self.runner.ctx.device;
+        self.encoder.get_or_insert_with(|| device.create_command_encoder(&Default::default()))
+    }
+
+    /// Submits the commands recorded so far.
+    fn flush(&mut self) {
+        if let Some(enc) = self.encoder.take() {
+            self.runner.ctx.queue.submit([enc.finish()]);
         }
+    }
+
+    /// Gives the run's buffers back to the pool (those kept on the device stay there).
+    fn finish(&mut self) {
+        let mut pool = self.runner.pool();
+        for (_, held) in self.bufs.drain() {
+            if !held.kept {
+                pool.give(Use::Storage, held.buffer);
+            }
+        }
+        for b in self.spare.drain(..) {
+            pool.give(Use::Storage, b);
+        }
+        for b in self.uniforms.drain(..) {
+            pool.give(Use::Uniform, b);
+        }
+    }
+
+    /// Sets `buf`'s buffer aside (one of the pool's until the run ends).
+    fn drop_buffer(&mut self, buf: BufId) {
+        if let Some(old) = self.bufs.remove(&buf)
+            && !old.kept
+        {
+            self.spare.push(old.buffer);
+        }
+    }
+
+    /// `buf`'s buffer, made zero-filled from the pool on its first use.
+    fn held(&mut self, buf: BufId) -> Result<&Held, StageError> {
+        if !self.bufs.contains_key(&buf) {
+            let bytes = *self.sizes.get(&buf).ok_or_else(|| missing(buf))?;
+            let (buffer, reused) = self.runner.take(Use::Storage, bytes);
+            if reused {
+                // Zero-filled, as a new buffer is: cleared on the device, nothing uploaded.
+                self.encoder().clear_buffer(&buffer, 0, Some(bytes));
+            }
+            self.bufs.insert(buf, Held { buffer, bytes, kept: false });
+        }
+        self.bufs.get(&buf).ok_or_else(|| missing(buf))
+    }
+
+    /// `buf`'s buffer, one of the run's own: a buffer kept on the device is never written.
+    fn own(&mut self, buf: BufId) -> Result<&Held, StageError> {
+        if self.bufs.get(&buf).is_some_and(|h| h.kept) {
+            self.bufs.remove(&buf);
+        }
+        self.held(buf)
+    }
+
+    /// Carries out one command; a download's words.
+    fn command(&mut self, cmd: &Command<'_>) -> Result<Option<Vec<u32>>, StageError> {
+        let ctx = self.runner.ctx;
+        match cmd {
+            Command::Alloc { buf, words, .. } => {
+                self.drop_buffer(*buf);
+                self.sizes.insert(*buf, words * 4);
+            }
+            Command::Clear { buf } => {
+                let fresh = !self.bufs.contains_key(buf) || self.bufs.get(buf).is_some_and(|h| h.kept);
+                let h = self.own(*buf)?;
+                let (buffer, bytes) = (h.buffer.clone(), h.bytes);
+                if !fresh {
+                    self.encoder().clear_buffer(&buffer, 0, Some(bytes));
+                }
+            }
+            Command::Upload { buf, data, kept } => {
+                let bytes = data.len() as u64 * 4;
+                let room = *self.sizes.get(buf).ok_or_else(|| missing(*buf))?;
+                if bytes > room {
+                    return Err(StageError::Input(format!("upload of {} words into {room} bytes", data.len())));
+                }
+                if let Some(owner) = kept {
+                    let bound = ctx.resident.lock().unwrap_or_else(std::sync::PoisonError::into_inner).bind(
+                        &ctx.device,
+                        &ctx.queue,
+                        data,
+                        owner,
+                    );
+                    if bound.uploaded {
+                        ctx.traffic.upload(bytes);
+                    }
+                    self.drop_buffer(*buf);
+                    self.bufs.insert(*buf, Held { buffer: bound.buffer, bytes: bytes.max(4), kept: true });
+                    return Ok(None);
+                }
+                self.own(*buf)?;
+                // A write lands before the next submit: submit recorded dispatches first so a
+                // later chunk does not overwrite the data an earlier dispatch reads.
+                self.flush();
+                let h = self.held(*buf)?;
+                if !data.is_empty() {
+                    ctx.queue.write_buffer(&h.buffer, 0, bytemuck::cast_slice(data));
+                    ctx.traffic.upload(bytes);
+                }
+            }
+            Command::Dispatch { kernel, elements, params, bindings } => self.dispatch(*kernel, *elements, params, bindings)?,
+            Command::Download { buf } => {
+                self.held(*buf)?;
+                self.flush();
+                let h = self.bufs.get(buf).ok_or_else(|| missing(*buf))?;
+                return Ok(Some(self.runner.read_back(h)?));
+            }
+        }
+        Ok(None)
+    }
+
+    fn dispatch(&mut self, kernel: Kernel, elements: u32, params: &[u32], bindings: &[(u32, BufId)]) -> Result<(), StageError> {
+        let ctx = self.runner.ctx;
+        let pipeline = self.runner.pipeline(kernel);
+        let (uniform, _) = self.runner.take(Use::Uniform, params.len() as u64 * 4);
+        if !params.is_empty() {
+            ctx.queue.write_buffer(&uniform, 0, bytemuck::cast_slice(params));
+            ctx.traffic.upload(params.len() as u64 * 4);
+        }
+        for (_, id) in bindings {
+            self.held(*id)?;
+        }
+        let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() }];
+        for (binding, id) in bindings {
+            let h = self.bufs.get(id).ok_or_else(|| missing(*id))?;
+            entries.push(wgpu::BindGroupEntry { binding: *binding, resource: h.binding() });
+        }
+        let group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(kernel.entry_point()),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        });
+        self.uniforms.push(uniform);
+        let mut pass = self.encoder().begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(kernel.entry_point()),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &group, &[]);
+        let (x, y) = workgroups(elements);
+        pass.dispatch_workgroups(x, y, 1);
+        Ok(())
     }
 }
 

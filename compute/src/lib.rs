@@ -26,6 +26,7 @@ pub mod io;
 pub mod kde_bundle;
 pub mod line_density;
 pub mod location_features;
+pub mod pool;
 pub mod reduce;
 pub mod shaders;
 pub mod words;
@@ -115,6 +116,10 @@ impl Kernel {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BufId(pub u32);
 
+/// What holds columns that do not change while it lives (a dataset behind an `Arc`): the key
+/// under which a GPU device keeps their words between runs, and what keeps them alive meanwhile.
+pub type Owner = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+
 /// One recorded command. Buffers hold 32-bit words; `u64`, `f32` and vector columns are viewed
 /// as words with `bytemuck` (no per-element conversion).
 #[derive(Debug)]
@@ -123,8 +128,11 @@ pub enum Command<'a> {
     Alloc { buf: BufId, words: u64, label: &'static str },
     /// Sets every word of a buffer to zero.
     Clear { buf: BufId },
-    /// Overwrites the start of a buffer.
-    Upload { buf: BufId, data: Cow<'a, [u32]> },
+    /// Overwrites the start of a buffer. With an [`Owner`], `data` is borrowed from it and the
+    /// same while it lives: a GPU runner keeps the words on the device, and a later upload of
+    /// the same words of the same owner binds them again instead of moving them (the kernel
+    /// must only read them).
+    Upload { buf: BufId, data: Cow<'a, [u32]>, kept: Option<Owner> },
     /// Runs a kernel over `elements` invocations with a uniform of `params` words and storage
     /// bindings `(binding index, buffer)`.
     Dispatch { kernel: Kernel, elements: u32, params: Vec<u32>, bindings: Vec<(u32, BufId)> },
@@ -164,7 +172,21 @@ impl<'a> Recording<'a> {
     }
 
     pub fn upload(&mut self, buf: BufId, data: impl Into<Cow<'a, [u32]>>) {
-        self.commands.push(Command::Upload { buf, data: data.into() });
+        self.commands.push(Command::Upload { buf, data: data.into(), kept: None });
+    }
+
+    /// Uploads `data`, words of `owner` that stay the same while it lives: uploaded once to a
+    /// GPU device and kept there (see [`Command::Upload`]). Only for buffers kernels read.
+    pub fn upload_kept(&mut self, buf: BufId, data: &'a [u32], owner: &Owner) {
+        self.commands.push(Command::Upload { buf, data: Cow::Borrowed(data), kept: Some(owner.clone()) });
+    }
+
+    /// Uploads `data` kept on the device where `owner` is given, else plainly.
+    pub fn upload_maybe_kept(&mut self, buf: BufId, data: &'a [u32], owner: Option<&Owner>) {
+        match owner {
+            Some(owner) => self.upload_kept(buf, data, owner),
+            None => self.upload(buf, data),
+        }
     }
 
     pub fn dispatch(&mut self, kernel: Kernel, elements: u32, params: Vec<u32>, bindings: Vec<(u32, BufId)>) {

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use exaviz_compute::gpu::{GpuContext, GpuError};
+use exaviz_compute::gpu::{GpuContext, GpuError, Traffic};
 use wgpu::util::DeviceExt;
 
 use super::raster::{Raster, RasterData, TABLE, ToneParams, colour_table};
@@ -212,11 +212,12 @@ impl GpuRenderer {
     }
 
     /// The bind group drawing `raster` (its cells, colour table and quantiles uploaded).
-    #[allow(clippy::too_many_arguments, reason = "the raster's placement in the target")]
+    #[allow(clippy::too_many_arguments, reason = "a raster's draw needs its device, placement and tone")]
     fn raster_group(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
+        traffic: &Traffic,
         raster: &Raster,
         tone: Option<&ToneParams>,
         view: View,
@@ -240,6 +241,7 @@ impl GpuRenderer {
             max_value: tone.map_or(0.0, |t| t.max),
             _pad: [0.0; 3],
         };
+        traffic.upload(size_of::<RasterGlobals>() as u64 + raster.bytes());
         let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("exaviz.raster.globals"),
             contents: bytemuck::bytes_of(&globals),
@@ -312,9 +314,11 @@ impl GpuRenderer {
             .clone()
     }
 
-    fn atlas_view(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, scene: &Scene) -> wgpu::TextureView {
+    fn atlas_view(&mut self, ctx: &GpuContext, scene: &Scene) -> wgpu::TextureView {
+        let (device, queue) = (&ctx.device, &ctx.queue);
         let stale = self.atlas.as_ref().is_none_or(|(_, g)| *g != scene.atlas.generation);
         if stale {
+            ctx.traffic.upload(scene.atlas.pixels.len() as u64);
             let tex = device.create_texture_with_data(
                 queue,
                 &wgpu::TextureDescriptor {
@@ -341,8 +345,7 @@ impl GpuRenderer {
     #[allow(clippy::too_many_arguments, reason = "a draw call needs its target, format, size and placement")]
     fn draw_layers(
         &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
+        ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
         scene: &Scene,
         view: View,
@@ -359,12 +362,14 @@ impl GpuRenderer {
             offset: view.offset,
             origin: [origin[0] as f32, origin[1] as f32],
         };
+        let (device, queue) = (&ctx.device, &ctx.queue);
+        ctx.traffic.upload(size_of::<Globals>() as u64);
         let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("exaviz.render.globals"),
             contents: bytemuck::bytes_of(&globals),
             usage: wgpu::BufferUsages::UNIFORM,
         });
-        let atlas = self.atlas_view(device, queue, scene);
+        let atlas = self.atlas_view(ctx, scene);
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("exaviz.render.globals"),
             layout: &self.bind_layout,
@@ -375,6 +380,7 @@ impl GpuRenderer {
         });
         let all: Vec<Instance> = drawn.iter().flat_map(|d| d.iter().copied()).collect();
         let instances = (!all.is_empty()).then(|| {
+            ctx.traffic.upload(size_of_val(all.as_slice()) as u64);
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("exaviz.render.instances"),
                 contents: bytemuck::cast_slice(&all),
@@ -390,7 +396,7 @@ impl GpuRenderer {
                 let Some(whole) = l.raster.as_deref() else { return Vec::new() };
                 let tone = whole.tone_params();
                 let pieces = whole.split(max_side);
-                pieces.iter().map(|r| self.raster_group(device, queue, r, tone.as_ref(), view, size, origin)).collect()
+                pieces.iter().map(|r| self.raster_group(device, queue, &ctx.traffic, r, tone.as_ref(), view, size, origin)).collect()
             })
             .collect();
         let raster_pipeline = rasters.iter().any(|r| !r.is_empty()).then(|| self.raster_pipeline(device, format));
@@ -486,7 +492,7 @@ impl GpuRenderer {
                 let target = texture.create_view(&Default::default());
                 let mut enc = device.create_command_encoder(&Default::default());
                 let (format, at) = (OFFSCREEN_FORMAT, [origin[0] + tx, origin[1] + ty]);
-                self.draw_layers(device, queue, &mut enc, scene, view, &target, format, [tw, th], at, &drawn);
+                self.draw_layers(ctx, &mut enc, scene, view, &target, format, [tw, th], at, &drawn);
                 let row = (tw * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
                 let staging = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("exaviz.render.readback"),
@@ -507,6 +513,7 @@ impl GpuRenderer {
                     wgpu::Extent3d { width: tw, height: th, depth_or_array_layers: 1 },
                 );
                 queue.submit([enc.finish()]);
+                ctx.traffic.read(staging.size());
                 let words = exaviz_compute::gpu_runner::read_mapped(device, &staging)?;
                 let bytes: &[u8] = bytemuck::cast_slice(&words);
                 for y in 0..th as usize {

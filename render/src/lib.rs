@@ -346,7 +346,9 @@ pub fn render_scene(
     view: View,
 ) -> Result<Image, exaviz_compute::GpuError> {
     match backend {
-        exaviz_compute::Backend::Gpu(ctx) => gpu::GpuRenderer::new(&ctx.device).render_to_image(ctx, scene, view),
+        exaviz_compute::Backend::Gpu(ctx) => {
+            ctx.with_kept(|| gpu::GpuRenderer::new(&ctx.device), |r| r.render_to_image(ctx, scene, view))
+        }
         exaviz_compute::Backend::Cpu => Ok(cpu::render(scene, view)),
     }
 }
@@ -363,7 +365,7 @@ pub fn render_region(
     match backend {
         exaviz_compute::Backend::Gpu(ctx) => {
             let tile = ctx.limits.max_texture_dimension_2d.clamp(256, 4096);
-            gpu::GpuRenderer::new(&ctx.device).render_region(ctx, scene, view, origin, size, tile)
+            ctx.with_kept(|| gpu::GpuRenderer::new(&ctx.device), |r| r.render_region(ctx, scene, view, origin, size, tile))
         }
         exaviz_compute::Backend::Cpu => Ok(cpu::render_region(scene, view, origin, size)),
     }

@@ -68,6 +68,13 @@ impl Raster {
         Self { rect, width, height, data: RasterData::Values { values, shade }, screen: false }
     }
 
+    /// Bytes a GPU draw of this raster uploads: its cells, its colour table and its tone's
+    /// quantiles.
+    pub fn bytes(&self) -> u64 {
+        let cells = u64::from(self.width) * u64::from(self.height) * 4;
+        cells + (TABLE * 4 * 2) as u64
+    }
+
     /// Placed in screen pixels: not moved by pan and zoom.
     pub fn in_screen_pixels(mut self) -> Self {
         self.screen = true;

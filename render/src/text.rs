@@ -40,7 +40,9 @@ struct Slot {
 #[derive(Clone)]
 pub struct TextAtlas {
     pub pixels: Vec<u8>,
-    /// Bumped whenever a glyph is added, so renderers know to upload the atlas again.
+    /// A stamp unique in the process, taken again whenever a glyph is added: a renderer that
+    /// kept an atlas with this stamp holds these very pixels (a clone shares them until either
+    /// adds a glyph).
     pub generation: u64,
     slots: HashMap<(char, u32), Option<Slot>>,
     shelf_x: u32,
@@ -60,6 +62,12 @@ impl Default for TextAtlas {
     }
 }
 
+/// A number no atlas of this process had before.
+fn stamp() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 fn font() -> FontRef<'static> {
     FontRef::try_from_slice(epaint_default_fonts::HACK_REGULAR).expect("embedded font parses")
 }
@@ -68,7 +76,7 @@ impl TextAtlas {
     pub fn new() -> Self {
         Self {
             pixels: vec![0; (ATLAS_SIZE * ATLAS_SIZE) as usize],
-            generation: 0,
+            generation: stamp(),
             slots: HashMap::new(),
             shelf_x: 0,
             shelf_y: 0,
@@ -104,7 +112,7 @@ impl TextAtlas {
             Some(Slot { x, y, w, h, dx: bounds.min.x.floor() as i32, dy: bounds.min.y.floor() as i32 })
         });
         self.slots.insert((c, size), slot);
-        self.generation += 1;
+        self.generation = stamp();
         slot
     }
 

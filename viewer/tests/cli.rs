@@ -1454,3 +1454,35 @@ fn bench_interact_reports_what_grouping_costs_a_gesture() {
     assert!(grouped.iter().any(|&ms| ms > 0.0), "{grouped:?}");
     assert!(grouping("index").iter().all(|&ms| ms == 0.0));
 }
+
+/// `bench-interact` reports what each gesture moved between the host and the GPU: on the GPU
+/// path a gesture that draws a new picture uploads and reads back something, a hover neither;
+/// on the CPU path nothing moves.
+#[test]
+fn bench_interact_reports_what_gestures_move_to_and_from_the_gpu() {
+    let input = "gen:fd4?ranks=64&messages=20000";
+    let report = |backend: &str| -> serde_json::Value {
+        let args = ["bench-interact", input, "--view", "timeline", "--backend", backend, "--runs", "1", "--json"];
+        let out = exaviz(&[&args[..], &["--size", "400x300"]].concat());
+        assert!(out.status.success(), "{backend}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let moved = |v: &serde_json::Value, kind: &str, what: &str| -> f64 {
+        let g = v["gestures"].as_array().unwrap().iter().find(|g| g["gesture"] == kind).unwrap();
+        g[what]["max"].as_f64().unwrap()
+    };
+    let gpu = report("gpu");
+    assert!(gpu["opened_gpu_mb"].as_f64().unwrap() > 0.0, "the first picture uploads: {gpu}");
+    for what in ["gpu_upload_mb", "gpu_readback_mb"] {
+        assert!(moved(&gpu, "wheel", what) > 0.0, "{what}: {gpu}");
+        assert_eq!(moved(&gpu, "hover", what), 0.0, "{what}: a hover draws nothing new");
+    }
+    // Headless, each new picture is read back at least once (400x300 RGBA, rows padded to a
+    // multiple of 256 bytes: 0.5376 MB).
+    assert!(moved(&gpu, "wheel", "gpu_readback_mb") >= 0.5376, "{gpu}");
+    let cpu = report("cpu");
+    assert_eq!(cpu["opened_gpu_mb"].as_f64(), Some(0.0));
+    for what in ["gpu_upload_mb", "gpu_readback_mb"] {
+        assert_eq!(moved(&cpu, "wheel", what), 0.0, "{what}: the CPU path moves nothing");
+    }
+}

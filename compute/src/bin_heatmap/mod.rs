@@ -4,7 +4,7 @@
 
 pub mod mirror;
 
-use super::{Kernel, Recording, Runner, StageError, check_binding, chunks, words_to_u64};
+use super::{Kernel, Owner, Recording, Runner, StageError, check_binding, chunks, words_to_u64};
 
 pub use exaviz_model::bins::{AxisKey, HeatmapGrid, HeatmapInput};
 
@@ -53,6 +53,17 @@ fn check(input: &HeatmapInput<'_>) -> Result<u64, StageError> {
 
 /// Records stage (a); downloads counts then sums.
 pub fn record<'a>(input: &HeatmapInput<'a>, max_binding_bytes: u64) -> Result<Recording<'a>, StageError> {
+    record_kept(input, max_binding_bytes, None)
+}
+
+/// [`record`], with the key and weight columns kept on a GPU device where `owner` holds them
+/// (then a later binning of the same columns, with another window or grid, uploads only its
+/// parameters).
+pub fn record_kept<'a>(
+    input: &HeatmapInput<'a>,
+    max_binding_bytes: u64,
+    owner: Option<&Owner>,
+) -> Result<Recording<'a>, StageError> {
     let cells = check(input)?;
     let n = input.len();
     let (cols, rows) = (input.x.extent(), input.y.extent());
@@ -69,11 +80,11 @@ pub fn record<'a>(input: &HeatmapInput<'a>, max_binding_bytes: u64) -> Result<Re
     let yb = rec.alloc(most * bytes_per_element(&input.y) / 4, "heatmap.y_keys");
     for range in parts {
         let len = range.len() as u32;
-        rec.upload(xb, words(&input.x, range.clone()));
-        rec.upload(yb, words(&input.y, range.clone()));
+        rec.upload_maybe_kept(xb, words(&input.x, range.clone()), owner);
+        rec.upload_maybe_kept(yb, words(&input.y, range.clone()), owner);
         let wb = match (input.weights, weights) {
             (Some(w), Some(b)) => {
-                rec.upload(b, &w[range.clone()]);
+                rec.upload_maybe_kept(b, &w[range.clone()], owner);
                 b
             }
             _ => dummy,
@@ -99,9 +110,24 @@ pub fn run(runner: &mut dyn Runner, input: &HeatmapInput<'_>) -> Result<HeatmapG
     run_recorded(runner, input)
 }
 
+/// [`run`], with the columns kept on a GPU device while `owner` lives ([`record_kept`]).
+pub fn run_kept(runner: &mut dyn Runner, input: &HeatmapInput<'_>, owner: &Owner) -> Result<HeatmapGrid, StageError> {
+    if runner.plain_memory() {
+        check(input)?;
+        return Ok(exaviz_model::bins::bin(input));
+    }
+    let rec = record_kept(input, runner.max_binding_bytes(), Some(owner))?;
+    grid_of(runner, input, rec)
+}
+
 /// Runs stage (a) by running [`record`]'s recording on `runner` (the mirror on the CPU).
 pub fn run_recorded(runner: &mut dyn Runner, input: &HeatmapInput<'_>) -> Result<HeatmapGrid, StageError> {
     let rec = record(input, runner.max_binding_bytes())?;
+    grid_of(runner, input, rec)
+}
+
+/// The grid a run of `rec`, recorded for `input`, downloads.
+fn grid_of(runner: &mut dyn Runner, input: &HeatmapInput<'_>, rec: Recording<'_>) -> Result<HeatmapGrid, StageError> {
     let mut out = runner.run(&rec)?.into_iter();
     let (Some(counts), Some(sums)) = (out.next(), out.next()) else {
         return Err(StageError::Input("heatmap downloads missing".into()));

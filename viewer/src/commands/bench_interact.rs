@@ -190,6 +190,9 @@ pub fn run(mut args: Args) -> Result<()> {
         let ok = e.wait(limit).is_some();
         (e, ok)
     });
+    // What reaching the first picture moved to the GPU: the columns, pipelines' uniforms, the
+    // picture's instances.
+    let opened_gpu = backend.traffic().0;
     if !first_open.1 {
         bail!("{}: the first picture failed: {}", args.input, first_open.0.error.clone().unwrap_or_default());
     }
@@ -205,6 +208,7 @@ pub fn run(mut args: Args) -> Result<()> {
         for step in &steps {
             let received = exaviz_remote::bytes_received();
             let grouping = exaviz_views::rows::grouping_time();
+            let moved = backend.traffic();
             let (first, complete) = match *step {
                 Step::Hover(at) => {
                     let (_, t) = timed(|| {
@@ -240,39 +244,48 @@ pub fn run(mut args: Args) -> Result<()> {
             let ms = |d: Duration| d.as_secs_f64() * 1e3;
             let mb = (exaviz_remote::bytes_received() - received) as f64 / 1e6;
             let grouped = ms(exaviz_views::rows::grouping_time() - grouping);
-            record(&mut times, step.kind(), [ms(first), ms(complete), mb, grouped]);
+            let (up, down) = backend.traffic();
+            let (up, down) = ((up - moved.0) as f64 / 1e6, (down - moved.1) as f64 / 1e6);
+            record(&mut times, step.kind(), [ms(first), ms(complete), mb, grouped, up, down]);
         }
     }
-    let rows: Vec<Row> = times
+    let rows = summed(&mut times);
+    let head = Head { input: &args.input, view: &args.view, size: (w, h), backend: &backend, open, prepared, opened, opened_gpu };
+    report(&head, dataset.summary().messages, &rows, args.json)
+}
+
+/// A kind of gesture, and its first frame times, complete times (ms), megabytes received from
+/// a server, time spent grouping rows by behaviour (ms), and megabytes uploaded to and read
+/// back from the GPU.
+type Measured = (&'static str, [Vec<f64>; 6]);
+
+/// Each kind of gesture's measures as p50, p95 and max.
+fn summed(times: &mut [Measured]) -> Vec<Row> {
+    times
         .iter_mut()
-        .map(|(kind, first, complete, wire, grouping)| Row {
+        .map(|(kind, [first, complete, wire, grouping, upload, read_back])| Row {
             kind,
             count: first.len(),
             first: stats(first),
             complete: stats(complete),
             wire: stats(wire),
             grouping: stats(grouping),
+            gpu: [stats(upload), stats(read_back)],
         })
-        .collect();
-    let head = Head { input: &args.input, view: &args.view, size: (w, h), backend: &backend, open, prepared, opened };
-    report(&head, dataset.summary().messages, &rows, args.json)
+        .collect()
 }
 
-/// A kind of gesture, and its first frame times, complete times (ms), megabytes received from
-/// a server and time spent grouping rows by behaviour (ms).
-type Measured = (&'static str, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>);
-
-/// Adds one gesture's first frame and complete times, megabytes received and grouping time to
-/// those of its kind.
-fn record(times: &mut Vec<Measured>, kind: &'static str, [first, complete, mb, grouped]: [f64; 4]) {
-    match times.iter_mut().find(|t| t.0 == kind) {
-        Some(t) => {
-            t.1.push(first);
-            t.2.push(complete);
-            t.3.push(mb);
-            t.4.push(grouped);
+/// Adds one gesture's measures (in [`Measured`]'s order) to those of its kind.
+fn record(times: &mut Vec<Measured>, kind: &'static str, measures: [f64; 6]) {
+    let at = match times.iter().position(|t| t.0 == kind) {
+        Some(at) => at,
+        None => {
+            times.push((kind, Default::default()));
+            times.len() - 1
         }
-        None => times.push((kind, vec![first], vec![complete], vec![mb], vec![grouped])),
+    };
+    for (column, v) in times[at].1.iter_mut().zip(measures) {
+        column.push(v);
     }
 }
 
@@ -319,6 +332,8 @@ struct Row {
     wire: Stats,
     /// Milliseconds spent grouping rows by behaviour (none where the view groups none).
     grouping: Stats,
+    /// Megabytes uploaded to the GPU and read back from it (none on the CPU path).
+    gpu: [Stats; 2],
 }
 
 /// What a report names above its rows.
@@ -331,6 +346,8 @@ struct Head<'a> {
     prepared: usize,
     /// Bytes received from a server to open the input.
     opened: u64,
+    /// Bytes uploaded to the GPU up to the first picture.
+    opened_gpu: u64,
 }
 
 fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> {
@@ -344,13 +361,14 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
                 serde_json::json!({
                     "gesture": r.kind, "count": r.count, "first_frame_ms": ms(r.first), "complete_ms": ms(r.complete),
                     "wire_mb": ms(r.wire), "grouping_ms": ms(r.grouping),
+                    "gpu_upload_mb": ms(r.gpu[0]), "gpu_readback_mb": ms(r.gpu[1]),
                 })
             })
             .collect();
         let v = serde_json::json!({
             "input": head.input, "view": view, "size": [w, h], "backend": head.backend.describe(),
             "messages": messages, "open_ms": head.open.as_secs_f64() * 1e3, "prepares": head.prepared,
-            "opened_mb": head.opened as f64 / 1e6,
+            "opened_mb": head.opened as f64 / 1e6, "opened_gpu_mb": head.opened_gpu as f64 / 1e6,
             "gestures": gestures,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -371,8 +389,13 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
     // Grouping's column only where some gesture grouped rows.
     let grouped = rows.iter().any(|r| r.grouping.2 > 0.0);
     let grouping = if grouped { format!(" {:>26}", "grouping ms p50/p95/max") } else { String::new() };
+    let gpu = head.backend.is_gpu();
+    if gpu {
+        println!("to the first picture: {:.2} MB uploaded to the GPU", head.opened_gpu as f64 / 1e6);
+    }
+    let moved = if gpu { format!(" {:>24} {:>24}", "GPU up MB p50/p95/max", "GPU back MB p50/p95/max") } else { String::new() };
     println!(
-        "{:<8} {:>6} {:>26} {:>26}{wire}{grouping}",
+        "{:<8} {:>6} {:>26} {:>26}{wire}{grouping}{moved}",
         "gesture", "count", "first frame ms p50/p95/max", "complete ms p50/p95/max"
     );
     let cell = |s: Stats| format!("{:.1}/{:.1}/{:.1}", s.0, s.1, s.2);
@@ -383,7 +406,15 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
             String::new()
         };
         let grouping = if grouped { format!(" {:>26}", cell(r.grouping)) } else { String::new() };
-        println!("{:<8} {:>6} {:>26} {:>26}{wire}{grouping}", r.kind, r.count, cell(r.first), cell(r.complete));
+        let mb = |s: Stats| format!("{:.3}/{:.3}/{:.3}", s.0, s.1, s.2);
+        let moved = if gpu { format!(" {:>24} {:>24}", mb(r.gpu[0]), mb(r.gpu[1])) } else { String::new() };
+        println!(
+            "{:<8} {:>6} {:>26} {:>26}{wire}{grouping}{moved}",
+            r.kind,
+            r.count,
+            cell(r.first),
+            cell(r.complete)
+        );
     }
     Ok(())
 }

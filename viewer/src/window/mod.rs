@@ -378,6 +378,7 @@ impl State {
                 if swap {
                     pixels.iter_mut().for_each(|p| p.swap(0, 2));
                 }
+                ctx.traffic.upload(pixels.as_flattened().len() as u64);
                 ctx.queue.write_texture(
                     frame.texture.as_image_copy(),
                     pixels.as_flattened(),
