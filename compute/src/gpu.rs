@@ -69,7 +69,10 @@ impl Traffic {
 /// else 2 GiB (wgpu tells no device's memory; a 1e8-message trace's time, rank and size columns
 /// are about 2 GB).
 fn resident_budget() -> u64 {
-    std::env::var("EXAVIZ_GPU_RESIDENT_MB").ok().and_then(|v| v.trim().parse::<u64>().ok()).map_or(2 << 30, |mb| mb << 20)
+    std::env::var("EXAVIZ_GPU_RESIDENT_MB")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(2 << 30, |mb| mb << 20)
 }
 
 /// An adapter, its device and queue, and the pipelines built on it so far.
@@ -148,7 +151,14 @@ impl GpuContext {
             required_limits: limits.clone(),
             ..Default::default()
         }))?;
-        Ok(Self { instance, adapter, device, queue, info, limits, kernels: Mutex::new(HashMap::new()),
+        Ok(Self {
+            instance,
+            adapter,
+            device,
+            queue,
+            info,
+            limits,
+            kernels: Mutex::new(HashMap::new()),
             pool: Mutex::default(),
             resident: Mutex::new(crate::pool::Resident::new(resident_budget())),
             traffic: Traffic::default(),

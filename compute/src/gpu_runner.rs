@@ -146,7 +146,14 @@ struct Run<'r, 'c> {
 
 impl<'r, 'c> Run<'r, 'c> {
     fn new(runner: &'r GpuRunner<'c>) -> Self {
-        Self { runner, sizes: HashMap::new(), bufs: HashMap::new(), spare: Vec::new(), uniforms: Vec::new(), encoder: None }
+        Self {
+            runner,
+            sizes: HashMap::new(),
+            bufs: HashMap::new(),
+            spare: Vec::new(),
+            uniforms: Vec::new(),
+            encoder: None,
+        }
     }
 
     fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
@@ -254,7 +261,9 @@ impl<'r, 'c> Run<'r, 'c> {
                     ctx.traffic.upload(bytes);
                 }
             }
-            Command::Dispatch { kernel, elements, params, bindings } => self.dispatch(*kernel, *elements, params, bindings)?,
+            Command::Dispatch { kernel, elements, params, bindings } => {
+                self.dispatch(*kernel, *elements, params, bindings)?
+            }
             Command::Download { buf } => {
                 self.held(*buf)?;
                 self.flush();
@@ -265,7 +274,13 @@ impl<'r, 'c> Run<'r, 'c> {
         Ok(None)
     }
 
-    fn dispatch(&mut self, kernel: Kernel, elements: u32, params: &[u32], bindings: &[(u32, BufId)]) -> Result<(), StageError> {
+    fn dispatch(
+        &mut self,
+        kernel: Kernel,
+        elements: u32,
+        params: &[u32],
+        bindings: &[(u32, BufId)],
+    ) -> Result<(), StageError> {
         let ctx = self.runner.ctx;
         let pipeline = self.runner.pipeline(kernel);
         let (uniform, _) = self.runner.take(Use::Uniform, params.len() as u64 * 4);

@@ -39,7 +39,13 @@ pub struct Pool {
 impl Pool {
     /// A buffer of at least `bytes` for `usage`, reused where one is kept (then true: its
     /// contents are those of its last use).
-    pub(crate) fn take(&mut self, device: &wgpu::Device, usage: Use, bytes: u64, max_buffer: u64) -> (wgpu::Buffer, bool) {
+    pub(crate) fn take(
+        &mut self,
+        device: &wgpu::Device,
+        usage: Use,
+        bytes: u64,
+        max_buffer: u64,
+    ) -> (wgpu::Buffer, bool) {
         let class = bytes.max(256).next_power_of_two();
         let size = if class <= max_buffer { class } else { bytes.next_multiple_of(4) };
         if let Some(b) = self.free.get_mut(&(usage, size)).and_then(Vec::pop) {
@@ -75,7 +81,6 @@ impl Pool {
         (self.created, self.reused)
     }
 }
-
 
 /// Columns kept on the device between runs: words of an [`crate::Owner`] uploaded once and
 /// bound again by later runs, each entry holding its owner so that its words cannot change or
@@ -115,7 +120,13 @@ impl Resident {
 
     /// The device buffer holding `data` of `owner`: kept from an earlier run, or uploaded now
     /// (and kept where the budget allows).
-    pub(crate) fn bind(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, data: &[u32], owner: &crate::Owner) -> Bound {
+    pub(crate) fn bind(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        data: &[u32],
+        owner: &crate::Owner,
+    ) -> Bound {
         self.clock += 1;
         // An owner held by its entries alone (each holds it once) is gone for everyone else.
         let mut held: HashMap<usize, usize> = HashMap::new();

@@ -396,7 +396,10 @@ impl GpuRenderer {
                 let Some(whole) = l.raster.as_deref() else { return Vec::new() };
                 let tone = whole.tone_params();
                 let pieces = whole.split(max_side);
-                pieces.iter().map(|r| self.raster_group(device, queue, &ctx.traffic, r, tone.as_ref(), view, size, origin)).collect()
+                pieces
+                    .iter()
+                    .map(|r| self.raster_group(device, queue, &ctx.traffic, r, tone.as_ref(), view, size, origin))
+                    .collect()
             })
             .collect();
         let raster_pipeline = rasters.iter().any(|r| !r.is_empty()).then(|| self.raster_pipeline(device, format));

@@ -365,7 +365,10 @@ pub fn render_region(
     match backend {
         exaviz_compute::Backend::Gpu(ctx) => {
             let tile = ctx.limits.max_texture_dimension_2d.clamp(256, 4096);
-            ctx.with_kept(|| gpu::GpuRenderer::new(&ctx.device), |r| r.render_region(ctx, scene, view, origin, size, tile))
+            ctx.with_kept(
+                || gpu::GpuRenderer::new(&ctx.device),
+                |r| r.render_region(ctx, scene, view, origin, size, tile),
+            )
         }
         exaviz_compute::Backend::Cpu => Ok(cpu::render_region(scene, view, origin, size)),
     }

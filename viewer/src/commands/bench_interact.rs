@@ -250,7 +250,16 @@ pub fn run(mut args: Args) -> Result<()> {
         }
     }
     let rows = summed(&mut times);
-    let head = Head { input: &args.input, view: &args.view, size: (w, h), backend: &backend, open, prepared, opened, opened_gpu };
+    let head = Head {
+        input: &args.input,
+        view: &args.view,
+        size: (w, h),
+        backend: &backend,
+        open,
+        prepared,
+        opened,
+        opened_gpu,
+    };
     report(&head, dataset.summary().messages, &rows, args.json)
 }
 
@@ -393,7 +402,8 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
     if gpu {
         println!("to the first picture: {:.2} MB uploaded to the GPU", head.opened_gpu as f64 / 1e6);
     }
-    let moved = if gpu { format!(" {:>24} {:>24}", "GPU up MB p50/p95/max", "GPU back MB p50/p95/max") } else { String::new() };
+    let moved =
+        if gpu { format!(" {:>24} {:>24}", "GPU up MB p50/p95/max", "GPU back MB p50/p95/max") } else { String::new() };
     println!(
         "{:<8} {:>6} {:>26} {:>26}{wire}{grouping}{moved}",
         "gesture", "count", "first frame ms p50/p95/max", "complete ms p50/p95/max"
@@ -408,13 +418,7 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
         let grouping = if grouped { format!(" {:>26}", cell(r.grouping)) } else { String::new() };
         let mb = |s: Stats| format!("{:.3}/{:.3}/{:.3}", s.0, s.1, s.2);
         let moved = if gpu { format!(" {:>24} {:>24}", mb(r.gpu[0]), mb(r.gpu[1])) } else { String::new() };
-        println!(
-            "{:<8} {:>6} {:>26} {:>26}{wire}{grouping}{moved}",
-            r.kind,
-            r.count,
-            cell(r.first),
-            cell(r.complete)
-        );
+        println!("{:<8} {:>6} {:>26} {:>26}{wire}{grouping}{moved}", r.kind, r.count, cell(r.first), cell(r.complete));
     }
     Ok(())
 }
