@@ -38,6 +38,8 @@ echo "== binning 20M points into 1024x1024"
 for b in gpu cpu gpu cpu; do
   "$EXAVIZ" aggregate "$WORK/points.csv" --points --size 1024x1024 --backend "$b" --runs 5 --warmup 1 2>&1 | grep -E "RESULT|adapter|warning|error" | head -3
 done
+echo "-- gpu, the points' columns kept on the device between runs (--kept)"
+"$EXAVIZ" aggregate "$WORK/points.csv" --points --size 1024x1024 --backend gpu --kept --runs 5 --warmup 1 2>&1 | grep -E "RESULT|warning|error" | head -3
 
 echo "== KDE bundling, 100K structured edges, defaults"
 for b in gpu cpu; do

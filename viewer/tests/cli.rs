@@ -405,6 +405,26 @@ fn bundle_and_aggregate_csv_round_trip_and_errors() {
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
         assert!(String::from_utf8_lossy(&r.stdout).contains("\"sum_of_counts\":500"), "{backend}");
     }
+    // Kept on the device, four runs upload the 4,000 bytes of points once: the same counts,
+    // under a quarter of the bytes the same runs upload otherwise.
+    let uploaded = |kept: bool| -> f64 {
+        let p = points.to_str().unwrap();
+        let mut args =
+            vec!["aggregate", p, "--points", "--size", "32x16", "--backend", "gpu", "--runs", "3", "--warmup", "1"];
+        if kept {
+            args.push("--kept");
+        }
+        let r = exaviz(&args);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let stdout = String::from_utf8_lossy(&r.stdout);
+        assert!(stdout.contains("\"sum_of_counts\":500"), "{stdout}");
+        let line = stdout.lines().find_map(|l| l.strip_prefix("RESULT ")).expect("a RESULT line");
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        v["gpu_upload_mb"].as_f64().unwrap_or_else(|| panic!("{v}"))
+    };
+    let (plain, kept) = (uploaded(false), uploaded(true));
+    assert!(plain >= 4.0 * 4000e-6, "four runs upload the points each time: {plain}");
+    assert!(kept < plain / 3.0 && kept >= 4000e-6, "kept: {kept} MB against {plain} MB");
     let bad = tmp("bad.csv");
     std::fs::write(&bad, "x0,y0,x1,y1\n1,2,3,4\n1,2,three,4\n").unwrap();
     let o = curves.to_str().unwrap();

@@ -90,9 +90,10 @@ fn bin_heatmap(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let y = axis_key(params.y_mode, false, i);
     if (x >= params.cols || y >= params.rows) { return; }
     let cell = y * params.cols + x;
-    var w = 1u;
-    if (params.has_weight != 0u) { w = weights[i]; }
     atomicAdd(&counts[cell], 1u);
+    // Unweighted, the sums are the counts: the host takes them from the counts.
+    if (params.has_weight == 0u) { return; }
+    let w = weights[i];
     let old = atomicAdd(&sums[2u * cell], w);
     if (old > 0xffffffffu - w) {
         atomicAdd(&sums[2u * cell + 1u], 1u);

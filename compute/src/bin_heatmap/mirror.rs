@@ -96,11 +96,12 @@ pub fn bin_heatmap(
         return;
     }
     let cell = (y * params.cols + x) as usize;
-    let mut w = 1u32;
-    if params.has_weight != 0 {
-        w = weights[i as usize].load(Relaxed);
-    }
     counts[cell].fetch_add(1, Relaxed);
+    // Unweighted, the sums are the counts: the host takes them from the counts.
+    if params.has_weight == 0 {
+        return;
+    }
+    let w = weights[i as usize].load(Relaxed);
     let old = sums[2 * cell].fetch_add(w, Relaxed);
     if old > 0xffff_ffff - w {
         sums[2 * cell + 1].fetch_add(1, Relaxed);

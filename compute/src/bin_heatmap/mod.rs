@@ -71,7 +71,10 @@ pub fn record_kept<'a>(
     let per_element = bytes_per_element(&input.x).max(bytes_per_element(&input.y)).max(4);
     let mut rec = Recording::default();
     let counts = rec.alloc(cells, "heatmap.counts");
-    let sums = rec.alloc(cells * 2, "heatmap.sums");
+    // Unweighted, each cell's sum is its count (no count wraps below 2^32 elements): the sums
+    // are neither added on the device nor read back (two thirds of a grid's read-back).
+    let summed = sums_on_device(input);
+    let sums = rec.alloc(if summed { cells * 2 } else { 2 }, "heatmap.sums");
     let parts: Vec<_> = chunks(n, per_element, max_binding_bytes).collect();
     let most = parts.first().map_or(0, |r| r.len() as u64);
     let weights = input.weights.map(|_| rec.alloc(most, "heatmap.weights"));
@@ -96,8 +99,16 @@ pub fn record_kept<'a>(
         rec.dispatch(Kernel::BinHeatmap, len, params, vec![(1, xb), (2, yb), (3, wb), (4, counts), (5, sums)]);
     }
     rec.download(counts);
-    rec.download(sums);
+    if summed {
+        rec.download(sums);
+    }
     Ok(rec)
+}
+
+/// Whether the device adds the weight sums: where there are weights, or so many elements that
+/// a cell's count could wrap.
+fn sums_on_device(input: &HeatmapInput<'_>) -> bool {
+    input.weights.is_some() || input.len() > u32::MAX as usize
 }
 
 /// Runs stage (a) on a runner: on one of plain memory (the CPU's) with the partitioned scatter
@@ -129,10 +140,15 @@ pub fn run_recorded(runner: &mut dyn Runner, input: &HeatmapInput<'_>) -> Result
 /// The grid a run of `rec`, recorded for `input`, downloads.
 fn grid_of(runner: &mut dyn Runner, input: &HeatmapInput<'_>, rec: Recording<'_>) -> Result<HeatmapGrid, StageError> {
     let mut out = runner.run(&rec)?.into_iter();
-    let (Some(counts), Some(sums)) = (out.next(), out.next()) else {
+    let Some(counts) = out.next() else {
         return Err(StageError::Input("heatmap downloads missing".into()));
     };
-    Ok(HeatmapGrid { cols: input.x.extent(), rows: input.y.extent(), counts, sums: words_to_u64(&sums) })
+    let sums = match (sums_on_device(input), out.next()) {
+        (true, Some(sums)) => words_to_u64(&sums),
+        (true, None) => return Err(StageError::Input("heatmap sums missing".into())),
+        (false, _) => counts.iter().map(|&c| u64::from(c)).collect(),
+    };
+    Ok(HeatmapGrid { cols: input.x.extent(), rows: input.y.extent(), counts, sums })
 }
 
 #[cfg(test)]
