@@ -133,8 +133,14 @@ impl Resident {
         for (key, _) in self.entries.iter() {
             *held.entry(key.0).or_default() += 1;
         }
-        self.entries.retain(|key, k| std::sync::Arc::strong_count(&k.owner) > held[&key.0]);
-        self.bytes = self.entries.values().map(|k| k.buffer.size()).sum();
+        let bytes = &mut self.bytes;
+        self.entries.retain(|key, k| {
+            let alive = std::sync::Arc::strong_count(&k.owner) > held[&key.0];
+            if !alive {
+                *bytes -= k.buffer.size();
+            }
+            alive
+        });
         let key = (std::sync::Arc::as_ptr(owner).cast::<()>() as usize, data.as_ptr() as usize, data.len());
         if let Some(k) = self.entries.get_mut(&key) {
             k.used = self.clock;

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use exaviz_compute::gpu::{GpuContext, GpuError, Traffic};
+use exaviz_compute::gpu::{GpuContext, GpuError};
 use wgpu::util::DeviceExt;
 
 use super::raster::{Raster, RasterData, TABLE, ToneParams, colour_table};
@@ -212,12 +212,10 @@ impl GpuRenderer {
     }
 
     /// The bind group drawing `raster` (its cells, colour table and quantiles uploaded).
-    #[allow(clippy::too_many_arguments, reason = "a raster's draw needs its device, placement and tone")]
+    #[allow(clippy::too_many_arguments, reason = "the raster's placement in the target")]
     fn raster_group(
         &self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        traffic: &Traffic,
+        ctx: &GpuContext,
         raster: &Raster,
         tone: Option<&ToneParams>,
         view: View,
@@ -241,7 +239,8 @@ impl GpuRenderer {
             max_value: tone.map_or(0.0, |t| t.max),
             _pad: [0.0; 3],
         };
-        traffic.upload(size_of::<RasterGlobals>() as u64 + raster.bytes());
+        let (device, queue) = (&ctx.device, &ctx.queue);
+        ctx.traffic.upload(size_of::<RasterGlobals>() as u64 + raster.bytes());
         let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("exaviz.raster.globals"),
             contents: bytemuck::bytes_of(&globals),
@@ -362,7 +361,7 @@ impl GpuRenderer {
             offset: view.offset,
             origin: [origin[0] as f32, origin[1] as f32],
         };
-        let (device, queue) = (&ctx.device, &ctx.queue);
+        let device = &ctx.device;
         ctx.traffic.upload(size_of::<Globals>() as u64);
         let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("exaviz.render.globals"),
@@ -396,10 +395,7 @@ impl GpuRenderer {
                 let Some(whole) = l.raster.as_deref() else { return Vec::new() };
                 let tone = whole.tone_params();
                 let pieces = whole.split(max_side);
-                pieces
-                    .iter()
-                    .map(|r| self.raster_group(device, queue, &ctx.traffic, r, tone.as_ref(), view, size, origin))
-                    .collect()
+                pieces.iter().map(|r| self.raster_group(ctx, r, tone.as_ref(), view, size, origin)).collect()
             })
             .collect();
         let raster_pipeline = rasters.iter().any(|r| !r.is_empty()).then(|| self.raster_pipeline(device, format));

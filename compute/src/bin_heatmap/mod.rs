@@ -114,20 +114,24 @@ fn sums_on_device(input: &HeatmapInput<'_>) -> bool {
 /// Runs stage (a) on a runner: on one of plain memory (the CPU's) with the partitioned scatter
 /// of `exaviz_model::bins`, which equals the recording's run there, else as [`run_recorded`].
 pub fn run(runner: &mut dyn Runner, input: &HeatmapInput<'_>) -> Result<HeatmapGrid, StageError> {
-    if runner.plain_memory() {
-        check(input)?;
-        return Ok(exaviz_model::bins::bin(input));
-    }
-    run_recorded(runner, input)
+    run_maybe_kept(runner, input, None)
 }
 
 /// [`run`], with the columns kept on a GPU device while `owner` lives ([`record_kept`]).
 pub fn run_kept(runner: &mut dyn Runner, input: &HeatmapInput<'_>, owner: &Owner) -> Result<HeatmapGrid, StageError> {
+    run_maybe_kept(runner, input, Some(owner))
+}
+
+fn run_maybe_kept(
+    runner: &mut dyn Runner,
+    input: &HeatmapInput<'_>,
+    owner: Option<&Owner>,
+) -> Result<HeatmapGrid, StageError> {
     if runner.plain_memory() {
         check(input)?;
         return Ok(exaviz_model::bins::bin(input));
     }
-    let rec = record_kept(input, runner.max_binding_bytes(), Some(owner))?;
+    let rec = record_kept(input, runner.max_binding_bytes(), owner)?;
     grid_of(runner, input, rec)
 }
 
