@@ -601,3 +601,229 @@ fn kept_columns_are_uploaded_once_and_binned_again_in_place() {
     assert_eq!(grid.counts[3 * 8 + 3], 1000);
     assert_eq!(ctx.resident_columns().0, 4000, "only the new owner's words kept");
 }
+
+/// A small trace's columns for the timeline's pixels: `locations` rows of nested states (an
+/// outer state each, inner ones at depth 1 and 2), and messages between them, some beyond the
+/// window, one never received.
+struct TimelineCase {
+    starts: Vec<u64>,
+    ends: Vec<u64>,
+    locations: Vec<u32>,
+    kinds: Vec<u32>,
+    depths: Vec<u32>,
+    send: Vec<u64>,
+    recv: Vec<u64>,
+    source: Vec<u32>,
+    destination: Vec<u32>,
+}
+
+fn timeline_case(locations: u32, seed: u64) -> TimelineCase {
+    let mut rng = Rng(seed);
+    let base = 3u64 << 32;
+    let mut c = TimelineCase {
+        starts: Vec::new(),
+        ends: Vec::new(),
+        locations: Vec::new(),
+        kinds: Vec::new(),
+        depths: Vec::new(),
+        send: Vec::new(),
+        recv: Vec::new(),
+        source: Vec::new(),
+        destination: Vec::new(),
+    };
+    let push = |c: &mut TimelineCase, l: u32, a: u64, b: u64, k: u32, d: u32| {
+        c.starts.push(a);
+        c.ends.push(b);
+        c.locations.push(l);
+        c.kinds.push(k);
+        c.depths.push(d);
+    };
+    for l in 0..locations {
+        push(&mut c, l, base, base + 1_000_000, 0, 0);
+        let mut t = base + rng.below(5000) as u64;
+        while t < base + 990_000 {
+            let len = 1 + rng.below(40_000) as u64;
+            push(&mut c, l, t, t + len, 1 + rng.below(9), 1);
+            if len > 100 && rng.below(2) == 0 {
+                let a = t + rng.below((len / 2) as u32) as u64;
+                push(&mut c, l, a, a + 1 + rng.below((len / 4) as u32) as u64, 1 + rng.below(9), 2);
+            }
+            t += len + rng.below(3000) as u64;
+        }
+    }
+    for k in 0..3000u32 {
+        let a = base - 50_000 + rng.below(1_100_000) as u64;
+        c.send.push(a);
+        c.recv.push(if k == 17 { u64::MAX } else { a + rng.below(60_000) as u64 });
+        c.source.push(rng.below(locations));
+        c.destination.push(rng.below(locations + 1));
+    }
+    c
+}
+
+/// The innermost pieces of the case's locations: each nested state hides its parent.
+fn innermost_pieces(c: &TimelineCase) -> (Vec<u64>, Vec<u64>, Vec<u32>, Vec<u32>) {
+    let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let n = c.locations.iter().max().map_or(0, |&l| l + 1);
+    for l in 0..n {
+        let mut rows: Vec<usize> = (0..c.starts.len()).filter(|&k| c.locations[k] == l).collect();
+        rows.sort_by_key(|&k| (c.starts[k], c.depths[k]));
+        // Elementary pieces between every boundary, each given the deepest state covering it.
+        let mut cuts: Vec<u64> = rows.iter().flat_map(|&k| [c.starts[k], c.ends[k]]).collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        for w in cuts.windows(2) {
+            let top = rows.iter().filter(|&&k| c.starts[k] <= w[0] && c.ends[k] >= w[1]).max_by_key(|&&k| c.depths[k]);
+            if let Some(&k) = top {
+                out.0.push(w[0]);
+                out.1.push(w[1]);
+                out.2.push(l);
+                out.3.push(c.kinds[k]);
+            }
+        }
+    }
+    out
+}
+
+/// The timeline's pixels composed by the GPU kernels and by their CPU mirrors: line counts and
+/// the legend's statistics exactly equal, colours within 2 of 255 a channel (coverage is summed
+/// in f32 and fixed point, in another order). Rows show one location, a band of several, and
+/// the nesting levels of one location; both state modes and both mixes.
+#[test]
+fn timeline_pixels_match() {
+    use stages::timeline_pixels::{
+        self as tp, Columns, INNERMOST, Layout, Look, MessageColumns, NONE, Run, SpanColumns,
+    };
+    let case = timeline_case(12, 5);
+    let pieces = innermost_pieces(&case);
+    let (w, h) = (203u32, 90u32);
+    // Rows 0-29: locations 0-2, 10 rows each; 30-59: a band of locations 3-10 on one run;
+    // 60-89: location 11 in three levels of 10 rows; location 12 does not exist.
+    let mut rows = Vec::new();
+    let mut runs = Vec::new();
+    for l in 0..3u32 {
+        runs.push(Run { locations: vec![l], level: INNERMOST });
+        rows.extend((0..10).map(|r| (l, 1.0 - (r as f32 + 0.5) / 10.0)));
+    }
+    runs.push(Run { locations: (3..11).collect(), level: INNERMOST });
+    rows.extend((0..30).map(|r| (3, 1.0 - (r as f32 + 0.5) / 30.0)));
+    for d in 0..3u32 {
+        runs.push(Run { locations: vec![11], level: d });
+        rows.extend((0..10).map(|r| (4 + d, 1.0 - (r as f32 + 0.5) / 10.0)));
+    }
+    rows[45].0 = NONE;
+    let centres: Vec<f32> = (0..12u32).map(|l| if l < 3 { l as f32 * 10.0 + 5.0 } else { 45.0 + l as f32 }).collect();
+    let slots: Vec<u32> = (0..10).map(|k| k % 8).collect();
+    let layout = Layout::new(&slots, &centres, &rows, &runs);
+    let columns = Columns {
+        pieces: SpanColumns {
+            starts: &pieces.0,
+            ends: &pieces.1,
+            locations: &pieces.2,
+            kinds: &pieces.3,
+            depths: None,
+        },
+        intervals: Some(SpanColumns {
+            starts: &case.starts,
+            ends: &case.ends,
+            locations: &case.locations,
+            kinds: &case.kinds,
+            depths: Some(&case.depths),
+        }),
+        messages: Some(MessageColumns {
+            send: &case.send,
+            recv: &case.recv,
+            source: &case.source,
+            destination: &case.destination,
+        }),
+        owner: None,
+    };
+    let base = 3u64 << 32;
+    for (window, stacked, additive) in [
+        ((base, base + 1_000_000), false, false),
+        ((base + 200_000, base + 260_000), true, false),
+        ((base + 1, base + 999_999), false, true),
+    ] {
+        let look = Look { width: w, height: h, window, stacked, opacity: 0.8, additive };
+        let cpu = tp::run(&mut CpuRunner::default(), &columns, &layout, &look).unwrap();
+        let gpu = tp::run(&mut GpuRunner::new(gpu()), &columns, &layout, &look).unwrap();
+        assert!(gpu.rgba.on_device() && !cpu.rgba.on_device());
+        let (a, b) = (cpu.counts.read_all().unwrap(), gpu.counts.read_all().unwrap());
+        assert_eq!(a, b, "line counts, window {window:?}");
+        assert!(a.iter().filter(|&&c| c > 0).count() > 500, "lines drawn");
+        assert_eq!(
+            (cpu.max_count, cpu.pixels_with_lines, cpu.quantiles),
+            (gpu.max_count, gpu.pixels_with_lines, gpu.quantiles)
+        );
+        let mut sorted: Vec<u32> = a.iter().copied().filter(|&c| c > 0).collect();
+        sorted.sort_unstable();
+        let q = |f: f32| sorted[((sorted.len() - 1) as f32 * f).round() as usize];
+        assert_eq!(cpu.quantiles, [q(0.0), q(0.5), q(1.0)], "the quantiles of the pixels with lines");
+        let (a, b) = (cpu.rgba.read_all().unwrap(), gpu.rgba.read_all().unwrap());
+        assert_eq!(a.len(), (tp::stride(w) * h) as usize);
+        let mut worst = 0;
+        for y in 0..h as usize {
+            for x in 0..w as usize {
+                let k = y * tp::stride(w) as usize + x;
+                let (p, q) = (a[k].to_le_bytes(), b[k].to_le_bytes());
+                worst = worst.max(p.iter().zip(&q).map(|(u, v)| u.abs_diff(*v)).max().unwrap_or(0));
+            }
+        }
+        assert!(worst <= 2, "colours differ by {worst} (window {window:?})");
+        let states = a.iter().filter(|&&v| v != 0).count();
+        assert!(states > (w * h) as usize / 2, "most pixels drawn: {states}");
+        // The row without a run and no line through it is empty.
+        assert!((0..w as usize).any(|x| a[45 * tp::stride(w) as usize + x] == 0));
+    }
+}
+
+/// The timeline's columns kept on the device under their owner and an unchanged layout: a
+/// second window uploads only its dispatches' parameters, and the picture and line counts stay
+/// on the device until read.
+#[test]
+fn timeline_pixels_keep_their_columns_on_the_device() {
+    use stages::timeline_pixels::{self as tp, Columns, INNERMOST, Layout, Look, MessageColumns, Run, SpanColumns};
+    let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    let case = std::sync::Arc::new(timeline_case(6, 9));
+    let pieces = innermost_pieces(&case);
+    let owner: stages::Owner = case.clone();
+    let runs: Vec<Run> = (0..6).map(|l| Run { locations: vec![l], level: INNERMOST }).collect();
+    let rows: Vec<(u32, f32)> = (0..60).map(|r| (r / 10, 0.5)).collect();
+    let centres: Vec<f32> = (0..6).map(|l| l as f32 * 10.0 + 5.0).collect();
+    let layout = Layout::new(&[0, 1, 2, 3, 4, 5, 6, 7, 7, 7], &centres, &rows, &runs);
+    let columns = Columns {
+        pieces: SpanColumns {
+            starts: &pieces.0,
+            ends: &pieces.1,
+            locations: &pieces.2,
+            kinds: &pieces.3,
+            depths: None,
+        },
+        intervals: None,
+        messages: Some(MessageColumns {
+            send: &case.send,
+            recv: &case.recv,
+            source: &case.source,
+            destination: &case.destination,
+        }),
+        owner: Some(owner),
+    };
+    let base = 3u64 << 32;
+    let mut moved = Vec::new();
+    for window in [(base, base + 1_000_000), (base + 100_000, base + 300_000), (base + 5, base + 900_000)] {
+        let look = Look { width: 160, height: 60, window, stacked: false, opacity: 0.8, additive: false };
+        let before = ctx.traffic.totals();
+        let px = tp::run(&mut GpuRunner::new(&ctx), &columns, &layout, &look).unwrap();
+        let after = ctx.traffic.totals();
+        moved.push((after.0 - before.0, after.1 - before.1));
+        assert!(px.rgba.on_device() && px.counts.on_device());
+    }
+    // Uploaded at first: the pieces (8 + 8 + 4 + 4 bytes each), the messages (24 bytes each),
+    // the layout table; after, six dispatches of 16 words of parameters each.
+    let columns_bytes = (pieces.0.len() * 24 + case.send.len() * 24 + layout.words.len() * 4) as u64;
+    assert_eq!(moved[0].0, columns_bytes + 6 * 64);
+    assert_eq!(moved[1].0, 6 * 64);
+    assert_eq!(moved[2].0, 6 * 64);
+    // Read back: the five words of the legend's statistics only.
+    assert!(moved.iter().all(|m| m.1 == 20), "{moved:?}");
+}

@@ -12,12 +12,13 @@ use rayon::prelude::*;
 
 pub use crate::words::Words;
 
-use super::{BufId, Command, Kernel, Recording, Runner, StageError, workgroups};
+use super::{BufId, Command, Kernel, Outputs, Recording, Runner, StageError, workgroups};
 use crate::bin_heatmap::mirror::{self as bin_heatmap, bin_heatmap};
 use crate::line_density::mirror as line_density;
 use crate::line_density::plain as line_density_plain;
 use crate::location_features::mirror as location_features;
 use crate::reduce::mirror::{self as reduce, histogram_f32, histogram_u32, reduce_f32, reduce_u32};
+use crate::timeline_pixels::mirror as timeline;
 use crate::{bspline::mirror as bspline, force_layout::mirror as force_layout, kde_bundle::mirror as kde_bundle};
 
 /// The default binding limit of the CPU runner: the same as lavapipe's, so CPU and GPU runs of
@@ -64,7 +65,7 @@ impl Runner for CpuRunner {
         true
     }
 
-    fn run(&mut self, recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError> {
+    fn run_keeping(&mut self, recording: &Recording<'_>) -> Result<Outputs, StageError> {
         // The whole recording runs on one of rayon's threads: every parallel loop inside then
         // starts from a worker, not by handing a job across threads and sleeping until it ends
         // (two context switches per dispatch, which small dispatches notice).
@@ -88,7 +89,7 @@ fn settle(bufs: &HashMap<BufId, Vec<AtomicU32>>, pending: &mut HashMap<BufId, &[
     }
 }
 
-fn run_recording(recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError> {
+fn run_recording(recording: &Recording<'_>) -> Result<Outputs, StageError> {
     {
         let mut bufs: HashMap<BufId, Vec<AtomicU32>> = HashMap::new();
         // Uploads not yet copied into their buffers: a kernel input in `plain_inputs` reads the
@@ -96,6 +97,7 @@ fn run_recording(recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError>
         // any other use of the buffer copies them in first.
         let mut pending: HashMap<BufId, &[u32]> = HashMap::new();
         let mut downloads = Vec::new();
+        let mut kept = Vec::new();
         let mut last_use = HashMap::new();
         for (index, cmd) in recording.commands.iter().enumerate() {
             for buf in cmd.buffers() {
@@ -159,9 +161,15 @@ fn run_recording(recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError>
                         downloads.push(b.iter().map(|w| w.load(Relaxed)).collect());
                     }
                 }
+                Command::Keep { buf } => {
+                    settle(&bufs, &mut pending, *buf);
+                    let b = bufs.remove(buf).ok_or_else(|| missing(*buf))?;
+                    let words: Vec<u32> = b.into_iter().map(AtomicU32::into_inner).collect();
+                    kept.push(crate::held::DeviceWords::Host(std::sync::Arc::new(words)));
+                }
             }
         }
-        Ok(downloads)
+        Ok(Outputs { downloads, kept })
     }
 }
 
@@ -278,6 +286,8 @@ fn dispatch<'b>(
             let (v, h) = (get(2)?, get(5)?);
             for_each_workgroup(n, |wg| histogram_f32(wg, &p, v, h));
         }
+        // The timeline pixels' kernels.
+        _ => timeline_dispatch(kernel, n, params, get)?,
     }
     Ok(())
 }
@@ -296,6 +306,46 @@ fn features_dispatch<'b>(
     } else {
         let (fin, reps, out) = (get(5)?, get(3)?, get(4)?);
         for_each_invocation(n, |l| location_features::location_distances(l, &p, fin, reps, out));
+    }
+    Ok(())
+}
+
+/// The timeline pixels' kernels, as [`dispatch`] runs them.
+fn timeline_dispatch<'b>(
+    kernel: Kernel,
+    n: u32,
+    params: &[u32],
+    get: &dyn Fn(u32) -> Result<&'b Words, StageError>,
+) -> Result<(), StageError> {
+    let p = timeline::Params::from_words(params)?;
+    match kernel {
+        Kernel::StateCover => {
+            let spans =
+                timeline::Spans { starts: get(1)?, ends: get(2)?, locs: get(3)?, kinds: get(4)?, depths: get(5)? };
+            let (table, acc) = (get(6)?, get(7)?);
+            for_each_invocation(n, |i| timeline::state_cover(i, &p, &spans, table, acc));
+        }
+        Kernel::StatePrefix => {
+            let acc = get(7)?;
+            for_each_invocation(n, |i| timeline::state_prefix(i, &p, acc));
+        }
+        Kernel::MessageLines => {
+            let lines = timeline::Lines { send: get(8)?, recv: get(9)?, src: get(10)?, dst: get(11)? };
+            let (table, counts, sums) = (get(6)?, get(12)?, get(13)?);
+            for_each_invocation(n, |i| timeline::message_lines(i, &p, &lines, table, counts, sums));
+        }
+        Kernel::ToneHistogram => {
+            let (counts, hist, stats) = (get(12)?, get(14)?, get(15)?);
+            for_each_invocation(n, |i| timeline::tone_histogram(i, &p, counts, hist, stats));
+        }
+        Kernel::ToneRanks => timeline::tone_ranks(&p, get(14)?, get(15)?, get(16)?),
+        Kernel::TimelineCompose => {
+            let composed =
+                timeline::Composed { acc: get(7)?, counts: get(12)?, sums: get(13)?, stats: get(15)?, ranks: get(16)? };
+            let (table, out) = (get(6)?, get(17)?);
+            for_each_invocation(n, |k| timeline::timeline_compose(k, &p, table, &composed, out));
+        }
+        other => return Err(StageError::Input(format!("{other:?} is not a kernel of the CPU runner"))),
     }
     Ok(())
 }

@@ -89,7 +89,7 @@ pub struct GpuContext {
     /// Columns kept on the device between runs (see [`crate::Command::Upload`]).
     pub(crate) resident: Mutex<crate::pool::Resident>,
     /// What this process moved to and from the device.
-    pub traffic: Traffic,
+    pub traffic: std::sync::Arc<Traffic>,
     /// What the layers above keep per device between pictures (the renderer and its
     /// pipelines), one of each type.
     kept: Mutex<HashMap<std::any::TypeId, Box<dyn std::any::Any + Send>>>,
@@ -161,7 +161,7 @@ impl GpuContext {
             kernels: Mutex::new(HashMap::new()),
             pool: Mutex::default(),
             resident: Mutex::new(crate::pool::Resident::new(resident_budget())),
-            traffic: Traffic::default(),
+            traffic: std::sync::Arc::default(),
             kept: Mutex::default(),
         })
     }
@@ -187,6 +187,17 @@ impl GpuContext {
     /// uploads that moved them.
     pub fn resident_columns(&self) -> (u64, u64, u64) {
         self.resident.lock().unwrap_or_else(std::sync::PoisonError::into_inner).counts()
+    }
+
+    /// Bytes of columns this device keeps between runs at most (`EXAVIZ_GPU_RESIDENT_MB`).
+    pub fn resident_budget(&self) -> u64 {
+        resident_budget()
+    }
+
+    /// Whether the adapter runs on the CPU's cores (Mesa's lavapipe): kernels then share the
+    /// cores the CPU path would use.
+    pub fn on_cpu_cores(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
     }
 
     /// The largest storage binding, capped at the largest buffer.

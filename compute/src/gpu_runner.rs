@@ -2,8 +2,9 @@
 
 use std::collections::HashMap;
 
-use super::{BufId, Command, Kernel, Recording, Runner, StageError, workgroups};
+use super::{BufId, Command, Kernel, Outputs, Recording, Runner, StageError, workgroups};
 use crate::gpu::{GpuContext, GpuError};
+use crate::held::{DeviceWords, GpuWords};
 use crate::pool::{Pool, Use};
 
 pub struct GpuRunner<'c> {
@@ -77,27 +78,8 @@ impl<'c> GpuRunner<'c> {
     }
 }
 
-/// Maps a MAP_READ buffer, waits, and copies its words out.
-pub fn read_mapped(device: &wgpu::Device, staging: &wgpu::Buffer) -> Result<Vec<u32>, GpuError> {
-    read_mapped_bytes(device, staging, staging.size())
-}
-
-/// Maps the first `bytes` of a MAP_READ buffer, waits, and copies their words out.
-fn read_mapped_bytes(device: &wgpu::Device, staging: &wgpu::Buffer, bytes: u64) -> Result<Vec<u32>, GpuError> {
-    let slice = staging.slice(..bytes);
-    let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| {
-        let _ = tx.send(r);
-    });
-    device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| GpuError::Wgpu(e.to_string()))?;
-    rx.recv().map_err(|e| GpuError::Map(e.to_string()))?.map_err(|e| GpuError::Map(e.to_string()))?;
-    let words = {
-        let view = slice.get_mapped_range().map_err(|e| GpuError::Map(e.to_string()))?;
-        bytemuck::cast_slice::<u8, u32>(&view).to_vec()
-    };
-    staging.unmap();
-    Ok(words)
-}
+pub use crate::held::read_mapped;
+use crate::held::read_mapped_bytes;
 
 impl Runner for GpuRunner<'_> {
     fn max_binding_bytes(&self) -> u64 {
@@ -108,16 +90,18 @@ impl Runner for GpuRunner<'_> {
         "gpu"
     }
 
-    fn run(&mut self, recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError> {
+    fn run_keeping(&mut self, recording: &Recording<'_>) -> Result<Outputs, StageError> {
         let device = &self.ctx.device;
         let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut run = Run::new(self);
-        let result = recording.commands.iter().try_fold(Vec::new(), |mut downloads, cmd| {
-            if let Some(words) = run.command(cmd)? {
-                downloads.push(words);
+        let result = recording.commands.iter().try_fold(Outputs::default(), |mut out, cmd| {
+            if let Command::Keep { buf } = cmd {
+                out.kept.push(run.keep(*buf)?);
+            } else if let Some(words) = run.command(cmd)? {
+                out.downloads.push(words);
             }
-            Ok(downloads)
+            Ok(out)
         });
         run.flush();
         run.finish();
@@ -215,6 +199,24 @@ impl<'r, 'c> Run<'r, 'c> {
         self.held(buf)
     }
 
+    /// Hands `buf`'s buffer out of the run, left on the device (never given back to the pool).
+    fn keep(&mut self, buf: BufId) -> Result<DeviceWords, StageError> {
+        if self.bufs.get(&buf).is_some_and(|h| h.kept) {
+            return Err(StageError::Input(format!("buffer {buf:?} holds columns kept on the device, not a result")));
+        }
+        self.held(buf)?;
+        self.flush();
+        let h = self.bufs.remove(&buf).ok_or_else(|| missing(buf))?;
+        let ctx = self.runner.ctx;
+        Ok(DeviceWords::Gpu(GpuWords {
+            buffer: h.buffer,
+            words: h.bytes / 4,
+            device: ctx.device.clone(),
+            queue: ctx.queue.clone(),
+            traffic: ctx.traffic.clone(),
+        }))
+    }
+
     /// Carries out one command; a download's words.
     fn command(&mut self, cmd: &Command<'_>) -> Result<Option<Vec<u32>>, StageError> {
         let ctx = self.runner.ctx;
@@ -270,6 +272,7 @@ impl<'r, 'c> Run<'r, 'c> {
                 let h = self.bufs.get(buf).ok_or_else(|| missing(*buf))?;
                 return Ok(Some(self.runner.read_back(h)?));
             }
+            Command::Keep { buf } => return Err(StageError::Input(format!("buffer {buf:?} kept out of order"))),
         }
         Ok(None)
     }

@@ -22,6 +22,7 @@ pub mod cpu;
 pub mod force_layout;
 pub mod gpu;
 pub mod gpu_runner;
+pub mod held;
 pub mod io;
 pub mod kde_bundle;
 pub mod line_density;
@@ -29,11 +30,13 @@ pub mod location_features;
 pub mod pool;
 pub mod reduce;
 pub mod shaders;
+pub mod timeline_pixels;
 pub mod words;
 
 pub use bin_heatmap::{AxisKey, HeatmapGrid, HeatmapInput};
 pub use bspline::ControlPolygons;
 pub use gpu::{Backend, BackendChoice, GpuContext, GpuError};
+pub use held::DeviceWords;
 pub use kde_bundle::{BundleInput, BundleParams, Bundled};
 pub use line_density::{DensityImage, DensityInput};
 pub use reduce::{ColumnStats, Histogram};
@@ -73,6 +76,12 @@ pub enum Kernel {
     ForceLayout,
     LocationFeatures,
     LocationDistances,
+    StateCover,
+    StatePrefix,
+    MessageLines,
+    ToneHistogram,
+    ToneRanks,
+    TimelineCompose,
 }
 
 impl Kernel {
@@ -83,6 +92,12 @@ impl Kernel {
             Self::BsplineEval => shaders::BSPLINE,
             Self::ForceLayout => shaders::FORCE_LAYOUT,
             Self::LocationFeatures | Self::LocationDistances => shaders::LOCATION_FEATURES,
+            Self::StateCover
+            | Self::StatePrefix
+            | Self::MessageLines
+            | Self::ToneHistogram
+            | Self::ToneRanks
+            | Self::TimelineCompose => shaders::TIMELINE_PIXELS,
             Self::KdeInit | Self::KdeSplat | Self::KdeBlurX | Self::KdeBlurY | Self::KdeGradient | Self::KdeAdvect => {
                 shaders::KDE_BUNDLE
             }
@@ -108,6 +123,12 @@ impl Kernel {
             Self::ForceLayout => "force_layout",
             Self::LocationFeatures => "location_features",
             Self::LocationDistances => "location_distances",
+            Self::StateCover => "state_cover",
+            Self::StatePrefix => "state_prefix",
+            Self::MessageLines => "message_lines",
+            Self::ToneHistogram => "tone_histogram",
+            Self::ToneRanks => "tone_ranks",
+            Self::TimelineCompose => "timeline_compose",
         }
     }
 }
@@ -138,13 +159,20 @@ pub enum Command<'a> {
     Dispatch { kernel: Kernel, elements: u32, params: Vec<u32>, bindings: Vec<(u32, BufId)> },
     /// Reads a buffer back; downloads are returned in recording order.
     Download { buf: BufId },
+    /// Leaves a buffer where the recording ran ([`DeviceWords`]), for the renderer or a later
+    /// recording; kept buffers are returned in recording order.
+    Keep { buf: BufId },
 }
 
 impl Command<'_> {
     /// The buffers a command touches.
     pub fn buffers(&self) -> Vec<BufId> {
         match self {
-            Self::Alloc { buf, .. } | Self::Clear { buf } | Self::Upload { buf, .. } | Self::Download { buf } => {
+            Self::Alloc { buf, .. }
+            | Self::Clear { buf }
+            | Self::Upload { buf, .. }
+            | Self::Download { buf }
+            | Self::Keep { buf } => {
                 vec![*buf]
             }
             Self::Dispatch { bindings, .. } => bindings.iter().map(|(_, b)| *b).collect(),
@@ -198,6 +226,18 @@ impl<'a> Recording<'a> {
     pub fn download(&mut self, buf: BufId) {
         self.commands.push(Command::Download { buf });
     }
+
+    /// Leaves `buf` where the recording runs (see [`Command::Keep`]); nothing writes it after.
+    pub fn keep(&mut self, buf: BufId) {
+        self.commands.push(Command::Keep { buf });
+    }
+}
+
+/// What a run gives back: the words downloaded and the buffers kept, each in recording order.
+#[derive(Debug, Default)]
+pub struct Outputs {
+    pub downloads: Vec<Vec<u32>>,
+    pub kept: Vec<DeviceWords>,
 }
 
 /// Workgroup counts `(x, y)` for `elements` invocations: kernels compute their index as
@@ -223,7 +263,11 @@ pub trait Runner {
     /// The largest storage binding in bytes; stages chunk their inputs to fit.
     fn max_binding_bytes(&self) -> u64;
     /// Runs every command; returns the downloaded buffers in order.
-    fn run(&mut self, recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError>;
+    fn run(&mut self, recording: &Recording<'_>) -> Result<Vec<Vec<u32>>, StageError> {
+        Ok(self.run_keeping(recording)?.downloads)
+    }
+    /// Runs every command; returns the downloaded and the kept buffers, each in order.
+    fn run_keeping(&mut self, recording: &Recording<'_>) -> Result<Outputs, StageError>;
     fn name(&self) -> &'static str;
     /// Whether stages may run on the CPU in plain memory instead of running their recording
     /// (the CPU runner: a stage's plain path equals its mirror's run of the recording).

@@ -18,7 +18,16 @@ mod tests {
         let names: Vec<&str> = super::ALL.iter().map(|s| s.name).collect();
         assert_eq!(
             names,
-            ["bin_heatmap", "bspline", "force_layout", "kde_bundle", "line_density", "location_features", "reduce"]
+            [
+                "bin_heatmap",
+                "bspline",
+                "force_layout",
+                "kde_bundle",
+                "line_density",
+                "location_features",
+                "reduce",
+                "timeline_pixels"
+            ]
         );
     }
 }

@@ -14,7 +14,7 @@ use super::{
 
 /// A raster layer ready to draw: its colour table and tone parameters computed once.
 struct RasterPrep<'a> {
-    raster: &'a Raster,
+    raster: std::borrow::Cow<'a, Raster>,
     table: Vec<[u8; 4]>,
     tone: Option<ToneParams>,
     view: View,
@@ -25,9 +25,12 @@ impl<'a> RasterPrep<'a> {
     fn new(raster: &'a Raster, view: View, origin: [f32; 2]) -> Self {
         let map = match &raster.data {
             super::RasterData::Values { shade, .. } => shade.map,
-            super::RasterData::Rgba(_) => super::ColorMap::Viridis,
+            _ => super::ColorMap::Viridis,
         };
-        Self { raster, table: colour_table(map), tone: raster.tone_params(), view, origin }
+        // Cells kept on a device are read back once.
+        let raster = raster.on_host();
+        let tone = raster.tone_params();
+        Self { raster, table: colour_table(map), tone, view, origin }
     }
 
     /// Blends the raster "over" row `y` of the target from column `x0` on (`row` holds those

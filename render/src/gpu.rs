@@ -49,7 +49,10 @@ pub struct GpuRenderer {
     bind_layout: wgpu::BindGroupLayout,
     layout: wgpu::PipelineLayout,
     pipelines: HashMap<(wgpu::TextureFormat, Blend), wgpu::RenderPipeline>,
-    atlas: Option<(wgpu::Texture, u64)>,
+    /// The glyphs of every scene drawn so far, in one atlas kept on the device: a scene's glyphs
+    /// are found there (rasterised and uploaded where new), so a picture uploads only the
+    /// glyphs no picture before it used.
+    atlas: Option<(wgpu::Texture, super::TextAtlas)>,
     raster_module: wgpu::ShaderModule,
     raster_bind_layout: wgpu::BindGroupLayout,
     raster_layout: wgpu::PipelineLayout,
@@ -158,6 +161,75 @@ fn texture_with(
         .create_view(&Default::default())
 }
 
+/// The texture of a raster's cells: uploaded, or copied on the device from a stage's buffer.
+fn cells_view(ctx: &GpuContext, encoder: &mut wgpu::CommandEncoder, raster: &Raster) -> wgpu::TextureView {
+    let (device, queue) = (&ctx.device, &ctx.queue);
+    let dims = (raster.width, raster.height);
+    match &raster.data {
+        RasterData::Rgba(p) => {
+            texture_with(device, queue, "exaviz.raster.cells", wgpu::TextureFormat::Rgba8Unorm, dims, p.as_flattened())
+        }
+        RasterData::Values { values, .. } => texture_with(
+            device,
+            queue,
+            "exaviz.raster.cells",
+            wgpu::TextureFormat::R32Float,
+            dims,
+            bytemuck::cast_slice(values),
+        ),
+        RasterData::Device { words: exaviz_compute::DeviceWords::Gpu(g), stride } => {
+            // Copied on the device from the stage's buffer: nothing crosses the bus.
+            let texture = device.create_texture(&wgpu::TextureDescriptor {
+                label: Some("exaviz.raster.cells"),
+                size: wgpu::Extent3d { width: dims.0, height: dims.1, depth_or_array_layers: 1 },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: wgpu::TextureFormat::Rgba8Unorm,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                view_formats: &[],
+            });
+            encoder.copy_buffer_to_texture(
+                wgpu::TexelCopyBufferInfo {
+                    buffer: &g.buffer,
+                    layout: wgpu::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some(stride * 4),
+                        rows_per_image: Some(dims.1),
+                    },
+                },
+                texture.as_image_copy(),
+                wgpu::Extent3d { width: dims.0, height: dims.1, depth_or_array_layers: 1 },
+            );
+            texture.create_view(&Default::default())
+        }
+        RasterData::Device { .. } => {
+            let host = raster.on_host();
+            let RasterData::Rgba(p) = &host.data else { unreachable!("read as colours") };
+            texture_with(device, queue, "exaviz.raster.cells", wgpu::TextureFormat::Rgba8Unorm, dims, p.as_flattened())
+        }
+    }
+}
+
+/// Every layer's instances in order, glyphs drawn from where the kept atlas holds them.
+fn instances_in_kept_atlas(
+    drawn: &[std::borrow::Cow<'_, [Instance]>],
+    glyphs: &super::text::GlyphMap,
+) -> Vec<Instance> {
+    drawn
+        .iter()
+        .flat_map(|d| d.iter().copied())
+        .map(|mut i| {
+            if i.kind & 255 == super::KIND_GLYPH
+                && let Some(&(x, y)) = glyphs.get(&(i.uv_a[0] as u32, i.uv_a[1] as u32))
+            {
+                i.uv_a = [x as f32, y as f32];
+            }
+            i
+        })
+        .collect()
+}
+
 const ATTRIBUTES: [wgpu::VertexAttribute; 7] = wgpu::vertex_attr_array![
     0 => Float32x2, 1 => Float32x2, 2 => Float32x2, 3 => Float32x2, 4 => Float32x4, 5 => Float32, 6 => Uint32
 ];
@@ -216,6 +288,7 @@ impl GpuRenderer {
     fn raster_group(
         &self,
         ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
         raster: &Raster,
         tone: Option<&ToneParams>,
         view: View,
@@ -224,7 +297,7 @@ impl GpuRenderer {
     ) -> wgpu::BindGroup {
         let (map, opacity) = match &raster.data {
             RasterData::Values { shade, .. } => (shade.map, shade.opacity),
-            RasterData::Rgba(_) => (super::ColorMap::Viridis, 1.0),
+            _ => (super::ColorMap::Viridis, 1.0),
         };
         let globals = RasterGlobals {
             viewport: [size[0] as f32, size[1] as f32],
@@ -246,25 +319,7 @@ impl GpuRenderer {
             contents: bytemuck::bytes_of(&globals),
             usage: wgpu::BufferUsages::UNIFORM,
         });
-        let dims = (raster.width, raster.height);
-        let cells = match &raster.data {
-            RasterData::Rgba(p) => texture_with(
-                device,
-                queue,
-                "exaviz.raster.cells",
-                wgpu::TextureFormat::Rgba8Unorm,
-                dims,
-                p.as_flattened(),
-            ),
-            RasterData::Values { values, .. } => texture_with(
-                device,
-                queue,
-                "exaviz.raster.cells",
-                wgpu::TextureFormat::R32Float,
-                dims,
-                bytemuck::cast_slice(values),
-            ),
-        };
+        let cells = cells_view(ctx, encoder, raster);
         let table = colour_table(map);
         let table = texture_with(
             device,
@@ -313,29 +368,53 @@ impl GpuRenderer {
             .clone()
     }
 
-    fn atlas_view(&mut self, ctx: &GpuContext, scene: &Scene) -> wgpu::TextureView {
+    /// The kept atlas holding every glyph of `scene` (those new to it added and uploaded), and
+    /// where each of the scene's glyphs is in it (from the scene atlas' texel).
+    fn atlas_view(&mut self, ctx: &GpuContext, scene: &Scene) -> (wgpu::TextureView, super::text::GlyphMap) {
         let (device, queue) = (&ctx.device, &ctx.queue);
-        let stale = self.atlas.as_ref().is_none_or(|(_, g)| *g != scene.atlas.generation);
-        if stale {
-            ctx.traffic.upload(scene.atlas.pixels.len() as u64);
-            let tex = device.create_texture_with_data(
-                queue,
-                &wgpu::TextureDescriptor {
-                    label: Some("exaviz.render.atlas"),
-                    size: wgpu::Extent3d { width: ATLAS_SIZE, height: ATLAS_SIZE, depth_or_array_layers: 1 },
-                    mip_level_count: 1,
-                    sample_count: 1,
-                    dimension: wgpu::TextureDimension::D2,
-                    format: wgpu::TextureFormat::R8Unorm,
-                    usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
-                    view_formats: &[],
-                },
-                wgpu::util::TextureDataOrder::LayerMajor,
-                &scene.atlas.pixels,
-            );
-            self.atlas = Some((tex, scene.atlas.generation));
+        let fresh = |text: super::TextAtlas| {
+            let tex = device.create_texture(&wgpu::TextureDescriptor {
+                label: Some("exaviz.render.atlas"),
+                size: wgpu::Extent3d { width: ATLAS_SIZE, height: ATLAS_SIZE, depth_or_array_layers: 1 },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: wgpu::TextureFormat::R8Unorm,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                view_formats: &[],
+            });
+            (tex, text)
+        };
+        let kept = self.atlas.get_or_insert_with(|| fresh(super::TextAtlas::new()));
+        let mut map = kept.1.adopt(&scene.atlas);
+        if map.len() < scene.atlas.glyphs() {
+            // The kept atlas is full: a new one, with this scene's glyphs.
+            let (tex, mut text) = fresh(super::TextAtlas::new());
+            map = text.adopt(&scene.atlas);
+            self.atlas = Some((tex, text));
         }
-        self.atlas.as_ref().expect("atlas uploaded").0.create_view(&Default::default())
+        let (tex, text) = self.atlas.as_mut().expect("an atlas kept");
+        if let Some([x0, y0, x1, y1]) = text.take_dirty() {
+            let (w, h) = (x1 - x0, y1 - y0);
+            let mut texels = Vec::with_capacity((w * h) as usize);
+            for y in y0..y1 {
+                let row = (y * ATLAS_SIZE + x0) as usize;
+                texels.extend_from_slice(&text.pixels[row..row + w as usize]);
+            }
+            ctx.traffic.upload(texels.len() as u64);
+            queue.write_texture(
+                wgpu::TexelCopyTextureInfo {
+                    texture: tex,
+                    mip_level: 0,
+                    origin: wgpu::Origin3d { x: x0, y: y0, z: 0 },
+                    aspect: wgpu::TextureAspect::All,
+                },
+                &texels,
+                wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(w), rows_per_image: Some(h) },
+                wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
+            );
+        }
+        (tex.create_view(&Default::default()), map)
     }
 
     /// Records the scene's draws into `target` (cleared to the background first), each layer's
@@ -368,7 +447,7 @@ impl GpuRenderer {
             contents: bytemuck::bytes_of(&globals),
             usage: wgpu::BufferUsages::UNIFORM,
         });
-        let atlas = self.atlas_view(ctx, scene);
+        let (atlas, glyphs) = self.atlas_view(ctx, scene);
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("exaviz.render.globals"),
             layout: &self.bind_layout,
@@ -377,7 +456,7 @@ impl GpuRenderer {
                 wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(&atlas) },
             ],
         });
-        let all: Vec<Instance> = drawn.iter().flat_map(|d| d.iter().copied()).collect();
+        let all = instances_in_kept_atlas(drawn, &glyphs);
         let instances = (!all.is_empty()).then(|| {
             ctx.traffic.upload(size_of_val(all.as_slice()) as u64);
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -395,7 +474,7 @@ impl GpuRenderer {
                 let Some(whole) = l.raster.as_deref() else { return Vec::new() };
                 let tone = whole.tone_params();
                 let pieces = whole.split(max_side);
-                pieces.iter().map(|r| self.raster_group(ctx, r, tone.as_ref(), view, size, origin)).collect()
+                pieces.iter().map(|r| self.raster_group(ctx, encoder, r, tone.as_ref(), view, size, origin)).collect()
             })
             .collect();
         let raster_pipeline = rasters.iter().any(|r| !r.is_empty()).then(|| self.raster_pipeline(device, format));

@@ -26,6 +26,10 @@ pub enum RasterData {
     Rgba(Vec<[u8; 4]>),
     /// A value per cell (zero, negative or NaN: nothing there), shaded as `shade` says.
     Values { values: Vec<f32>, shade: Shade },
+    /// A straight-alpha colour per cell packed in a word (red in the low byte), rows `stride`
+    /// words apart, kept where a compute stage made it: the GPU renderer copies it into its
+    /// texture on the device; the CPU renderer reads it (back, from a device).
+    Device { words: exaviz_compute::DeviceWords, stride: u32 },
 }
 
 /// A grid of `width x height` cells covering `rect` (`[x0, y0, x1, y1]`, scene pixels moved by
@@ -68,11 +72,51 @@ impl Raster {
         Self { rect, width, height, data: RasterData::Values { values, shade }, screen: false }
     }
 
-    /// Bytes a GPU draw of this raster uploads: its cells, its colour table and its tone's
-    /// quantiles.
+    /// Bytes a GPU draw of this raster uploads: its cells (unless they are on the device), its
+    /// colour table and its tone's quantiles.
     pub fn bytes(&self) -> u64 {
-        let cells = u64::from(self.width) * u64::from(self.height) * 4;
+        let cells = match &self.data {
+            RasterData::Device { words, .. } if words.on_device() => 0,
+            _ => u64::from(self.width) * u64::from(self.height) * 4,
+        };
         cells + (TABLE * 4 * 2) as u64
+    }
+
+    /// This raster with its cells in memory: a raster kept on a device read back (its cells
+    /// left empty where that fails), any other as it is.
+    pub fn on_host(&self) -> std::borrow::Cow<'_, Raster> {
+        let RasterData::Device { words, stride } = &self.data else { return std::borrow::Cow::Borrowed(self) };
+        let (w, h) = (self.width as usize, self.height as usize);
+        let all = words.read_all().unwrap_or_default();
+        let mut pixels = vec![[0u8; 4]; w * h];
+        for (y, row) in pixels.chunks_mut(w.max(1)).enumerate() {
+            let from = y * *stride as usize;
+            if let Some(src) = all.get(from..from + w) {
+                for (px, &v) in row.iter_mut().zip(src) {
+                    *px = v.to_le_bytes();
+                }
+            }
+        }
+        std::borrow::Cow::Owned(Raster { data: RasterData::Rgba(pixels), ..self.clone() })
+    }
+
+    /// This colour grid kept where `backend` draws: on a GPU device its cells are uploaded once
+    /// (rows 256 bytes apart) and copied into the renderer's texture there at every picture, so
+    /// a picture drawn again (a pan, a zoom) uploads none of them. On the CPU, as it is.
+    pub fn kept_on(self, backend: &exaviz_compute::Backend) -> Self {
+        let RasterData::Rgba(pixels) = &self.data else { return self };
+        if !backend.is_gpu() || self.width == 0 {
+            return self;
+        }
+        let stride = self.width.div_ceil(64) * 64;
+        let mut words = vec![0u32; stride as usize * self.height as usize];
+        for (row, src) in words.chunks_mut(stride as usize).zip(pixels.chunks(self.width as usize)) {
+            for (w, p) in row.iter_mut().zip(src) {
+                *w = u32::from_le_bytes(*p);
+            }
+        }
+        let words = backend.keep_words(words);
+        Self { data: RasterData::Device { words, stride }, ..self }
     }
 
     /// Placed in screen pixels: not moved by pan and zoom.
@@ -89,6 +133,9 @@ impl Raster {
         if self.width <= max_side && self.height <= max_side {
             return vec![self.clone()];
         }
+        if let RasterData::Device { .. } = &self.data {
+            return self.on_host().split(max_side);
+        }
         let [x0, y0, x1, y1] = self.rect;
         let mut out = Vec::new();
         for ty in (0..self.height).step_by(max_side as usize) {
@@ -104,6 +151,7 @@ impl Raster {
                 });
                 let data = match &self.data {
                     RasterData::Rgba(p) => RasterData::Rgba(rows.flat_map(|r| p[r].iter().copied()).collect()),
+                    RasterData::Device { .. } => unreachable!("read back above"),
                     RasterData::Values { values, shade } => RasterData::Values {
                         values: rows.flat_map(|r| values[r].iter().copied()).collect(),
                         shade: *shade,
@@ -153,6 +201,8 @@ impl Raster {
         let k = y as usize * self.width as usize + x as usize;
         match &self.data {
             RasterData::Rgba(p) => p[k].map(|c| f32::from(c) / 255.0),
+            // Read back first ([`Raster::on_host`]): nothing drawn from here.
+            RasterData::Device { .. } => [0.0; 4],
             RasterData::Values { values, shade } => {
                 let Some(tone) = tone else { return [0.0; 4] };
                 let v = values[k];

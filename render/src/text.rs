@@ -36,6 +36,9 @@ struct Slot {
     dy: i32,
 }
 
+/// Where each glyph of one atlas is in another: texel of its top-left to texel.
+pub type GlyphMap = HashMap<(u32, u32), (u32, u32)>;
+
 /// Glyph bitmaps packed in shelves of an `ATLAS_SIZE`² R8 texture.
 #[derive(Clone)]
 pub struct TextAtlas {
@@ -48,6 +51,9 @@ pub struct TextAtlas {
     shelf_x: u32,
     shelf_y: u32,
     shelf_h: u32,
+    /// The texels glyphs were added to since [`TextAtlas::take_dirty`] last took them
+    /// (`[x0, y0, x1, y1]`, ends exclusive).
+    dirty: Option<[u32; 4]>,
 }
 
 impl std::fmt::Debug for TextAtlas {
@@ -81,7 +87,13 @@ impl TextAtlas {
             shelf_x: 0,
             shelf_y: 0,
             shelf_h: 0,
+            dirty: None,
         }
+    }
+
+    /// The rectangle of texels changed since the last call (`None`: none), forgotten.
+    pub fn take_dirty(&mut self) -> Option<[u32; 4]> {
+        self.dirty.take()
     }
 
     fn slot(&mut self, font: &FontRef<'_>, c: char, size: u32) -> Option<Slot> {
@@ -109,6 +121,8 @@ impl TextAtlas {
             });
             self.shelf_x += w + 1;
             self.shelf_h = self.shelf_h.max(h);
+            let [a, b, c, d] = self.dirty.unwrap_or([x, y, x + w, y + h]);
+            self.dirty = Some([a.min(x), b.min(y), c.max(x + w), d.max(y + h)]);
             Some(Slot { x, y, w, h, dx: bounds.min.x.floor() as i32, dy: bounds.min.y.floor() as i32 })
         });
         self.slots.insert((c, size), slot);
@@ -116,9 +130,14 @@ impl TextAtlas {
         slot
     }
 
+    /// How many glyphs the atlas holds.
+    pub fn glyphs(&self) -> usize {
+        self.slots.values().filter(|s| s.is_some()).count()
+    }
+
     /// For every glyph of `other`, its place in this atlas (rasterised here if new): a map from
     /// `other`'s atlas texel of a glyph's top-left to this atlas' texel.
-    pub fn adopt(&mut self, other: &TextAtlas) -> HashMap<(u32, u32), (u32, u32)> {
+    pub fn adopt(&mut self, other: &TextAtlas) -> GlyphMap {
         let font = font();
         let mut map = HashMap::new();
         for (&(c, size), theirs) in &other.slots {

@@ -795,3 +795,70 @@ fn a_click_on_a_band_opens_it_into_its_locations_and_closes_it_again() {
     let (parts, click) = close.click.expect("a click");
     assert_eq!(sel.replaced(parts, &click).opened, None, "closed again");
 }
+
+/// On a GPU backend the timeline of a trace held in memory is composed on the device from its
+/// columns kept there: the picture equals the CPU path's but for a few pixels where a line's end
+/// falls on a pixel's edge (no pixel off by more than a few units elsewhere), and after the
+/// first picture a new window (a wheel, a pan, a reset) uploads at most 64 KiB (the window, the
+/// dispatches' parameters and the picture's instances) and reads back the picture alone and the
+/// legend's five words.
+#[test]
+fn the_timeline_is_composed_on_the_device_from_kept_columns() {
+    use exaviz_model::selection::Selection;
+    use exaviz_views::contract::{Entry, Frame, prepare};
+    let backend = super::gpu_backend();
+    let size = (640u32, 420u32);
+    for (case, options) in
+        [("fd4", &[][..]), ("wrf", &["--states", "stacked"][..]), ("lulesh", &["--mix", "additive"][..])]
+    {
+        let d = open(&format!("gen:{case}?iterations=3"));
+        let cpu = super::cpu("timeline", options, &d, size);
+        let entry = Entry::find("timeline").unwrap();
+        let built = entry.parse(options).unwrap();
+        let frame = Frame { width: size.0, height: size.1 };
+        let full = exaviz_views::trace::span(&d.trace).unwrap();
+        let seconds = (full.1 - full.0) as f64 / d.trace.ticks_per_second.max(1) as f64;
+        let mut moved = Vec::new();
+        for (k, window) in [None, Some((0.25, 0.5)), Some((0.3, 0.55)), None].into_iter().enumerate() {
+            let sel = Selection { window_s: window.map(|(a, b)| (a * seconds, b * seconds)), ..built.selection };
+            let before = backend.traffic();
+            let prepared = prepare(built.view.as_ref(), &d, &sel, frame, &backend).unwrap();
+            let scene = prepared.draw(&d, &sel).into_owned();
+            let device_rasters = scene
+                .layers
+                .iter()
+                .filter(|l| {
+                    matches!(l.raster.as_deref().map(|r| &r.data), Some(exaviz_render::RasterData::Device { .. }))
+                })
+                .count();
+            assert_eq!(device_rasters, 1, "{case}: the plot composed on the device");
+            let image = exaviz_render::render_scene(&backend, &scene, exaviz_render::View::default()).unwrap();
+            let after = backend.traffic();
+            moved.push((after.0 - before.0, after.1 - before.1));
+            if k == 0 {
+                let far = exaviz_tests::diff_fraction(
+                    &image.pixels,
+                    &cpu.pixels,
+                    exaviz_tests::ImageTolerance { channel: 3, fraction: 0.0 },
+                );
+                assert!(
+                    far < 0.002,
+                    "{case} {options:?}: {far} of the pixels differ from the CPU path's by more than 3"
+                );
+                let differ = exaviz_tests::diff_fraction(
+                    &image.pixels,
+                    &cpu.pixels,
+                    exaviz_tests::ImageTolerance { channel: 0, fraction: 0.0 },
+                );
+                assert!(differ > 0.0 || case == "fd4", "{case}: compared");
+            }
+        }
+        println!("{case}: moved {moved:?}");
+        let picture = u64::from(size.0) * u64::from(size.1) * 4;
+        for (k, &(up, down)) in moved.iter().enumerate().skip(1) {
+            assert!(up <= 64 << 10, "{case}: window {k} uploaded {up} bytes");
+            assert_eq!(down, picture + 20, "{case}: window {k} read back the picture and the legend's numbers");
+        }
+        assert!(moved[0].0 > moved[1].0 + (d.trace.messages.source.len() as u64) * 24, "{case}: the columns at first");
+    }
+}

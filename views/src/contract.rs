@@ -124,6 +124,19 @@ pub trait View: Named + Send + Sync {
     fn reads_index(&self, _index: &exaviz_model::dataset::OutOfCore) -> bool {
         self.reads_pyramid()
     }
+    /// Whether `prepare` draws any window of a trace held in memory from its rows kept on
+    /// `backend`'s device, even where [`View::reads_index`] would draw a wide one from the
+    /// index: a device holding the rows answers every window from them (a filter, a narrow
+    /// state) where the index's cells only sum them.
+    fn draws_rows_on_device(
+        &self,
+        _dataset: &Dataset,
+        _selection: &Selection,
+        _frame: Frame,
+        _backend: &Backend,
+    ) -> bool {
+        false
+    }
     /// Whether a drag pans the picture and the wheel zooms it (most views). A view whose
     /// panels read every press and release themselves says no: then each release goes to
     /// [`View::brush`] (a click too), the right button to [`View::zoom_drag`], and the wheel
@@ -392,6 +405,7 @@ pub fn prepare(
         // from the index, as a store's is.
         if let Some(index) = &dataset.index
             && view.reads_index(index)
+            && !view.draws_rows_on_device(dataset, selection, frame, backend)
         {
             let tps = dataset.trace.ticks_per_second.max(1) as f64;
             let home = Selection { window_s: selection.window_s.or_else(|| view.home(dataset)), ..*selection };

@@ -385,14 +385,14 @@ fn matrix_of(
         crate::title_name(dataset)
     );
     let p = Plot { x0: area.x0, y0: area.y0, w: axis.len_px(), h: axis.len_px() };
-    let scene = draw_matrix(opts, p, &axis, &values, &title);
+    let scene = draw_matrix(opts, backend, p, &axis, &values, &title);
     let counts = counts.into_iter().map(u64::from).collect();
     Ok((scene, MatrixPick { plot: p, axis, counts, bytes }))
 }
 
 /// The matrix scene of `values` per cell (`axis.slots()` by `axis.slots()`, row-major by
 /// sender), in the plot `p`.
-fn draw_matrix(opts: &MatrixOptions, p: Plot, axis: &Axis, values: &[f64], title: &str) -> Scene {
+fn draw_matrix(opts: &MatrixOptions, backend: &Backend, p: Plot, axis: &Axis, values: &[f64], title: &str) -> Scene {
     let n = axis.n;
     let lo = values.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(0.0, f64::max);
@@ -457,7 +457,8 @@ fn draw_matrix(opts: &MatrixOptions, p: Plot, axis: &Axis, values: &[f64], title
         let (y0, x0) = (axis.span_px(rows.start).0, axis.span_px(cols.start).0);
         let (y1, x1) = (axis.span_px(rows.end - 1).1, axis.span_px(cols.end - 1).1);
         let rect = [(p.x0 + x0) as f32, (p.y0 + y0) as f32, (p.x0 + x1) as f32, (p.y0 + y1) as f32];
-        scene.raster(Raster::rgba(rect, cols.len() as u32, rows.len() as u32, colours));
+        // Kept on a GPU device: a pan or a zoom draws them again without uploading them.
+        scene.raster(Raster::rgba(rect, cols.len() as u32, rows.len() as u32, colours).kept_on(backend));
     }
     // The ranks drawn apart: framed, named left of their rows and under their columns.
     if k > 0 {
@@ -582,7 +583,7 @@ pub(crate) fn pyramid_matrix_scene(
         crate::title_name(dataset),
         level.message_block
     );
-    let scene = draw_matrix(opts, p, &axis, &values, &title);
+    let scene = draw_matrix(opts, backend, p, &axis, &values, &title);
     Ok((scene, MatrixPick { plot: p, axis, counts, bytes }))
 }
 

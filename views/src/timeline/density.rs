@@ -250,6 +250,30 @@ pub(super) struct MessageTone {
     pub(super) opacity: f32,
 }
 
+/// What the message legend says of the tone: the lines' opacity and the line counts at the
+/// quantiles 0, 1/2 and 1 of the pixels with lines.
+pub(super) struct ToneLegend {
+    pub(super) opacity: f32,
+    pub(super) quantiles: [u32; 3],
+}
+
+impl ToneLegend {
+    /// The count at quantile `q` (0, 1/2 or 1; another is taken as 1/2).
+    pub(super) fn quantile(&self, q: f32) -> u32 {
+        match q {
+            q if q <= 0.0 => self.quantiles[0],
+            q if q >= 1.0 => self.quantiles[2],
+            _ => self.quantiles[1],
+        }
+    }
+
+    /// The legend of lines composed on the device.
+    pub(super) fn of_device(pixels: &stages::timeline_pixels::Pixels, opacity: f32) -> Self {
+        let opacity = if opacity.is_finite() { opacity.clamp(0.0, 1.0) } else { DEFAULT_MESSAGE_OPACITY };
+        Self { opacity, quantiles: pixels.quantiles }
+    }
+}
+
 /// Highest count whose rank [`MessageTone`] keeps in a table.
 pub(super) const RANKED: u32 = 1 << 16;
 
@@ -298,6 +322,11 @@ impl MessageTone {
 
     pub(super) fn alpha(&self, count: u32) -> f32 {
         self.opacity * (0.2 + 0.8 * self.rank(count))
+    }
+
+    /// What the legend says of this tone.
+    pub(super) fn legend(&self) -> ToneLegend {
+        ToneLegend { opacity: self.opacity, quantiles: [0.0, 0.5, 1.0].map(|q| self.quantile(q)) }
     }
 
     /// The count at quantile `q` of the message pixels.

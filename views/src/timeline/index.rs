@@ -285,6 +285,8 @@ pub struct TimelineIndex {
     /// Per location, its deepest nesting level (0: nothing nested), at most `LEVELS - 1`, found
     /// when first drawn in bands.
     depth: std::sync::OnceLock<Vec<u32>>,
+    /// What drawing on the device keeps (the innermost pieces, the last layout).
+    pub(super) device: super::device::DeviceKept,
 }
 
 impl TimelineIndex {
@@ -317,7 +319,21 @@ impl TimelineIndex {
         // pans and zooms between the pyramid and the rows.
         let busy = if every_track { vec![true; n] } else { tracks::busy(t) };
         let depth = std::sync::OnceLock::new();
-        Self { by, slot, legend, span: span(t), by_send, max_latency, collectives, counters, waits, busy, depth }
+        let device = Default::default();
+        Self {
+            by,
+            slot,
+            legend,
+            span: span(t),
+            by_send,
+            max_latency,
+            collectives,
+            counters,
+            waits,
+            busy,
+            depth,
+            device,
+        }
     }
 
     /// Per location of `t` (the trace this index is of), its deepest nesting level.

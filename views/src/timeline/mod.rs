@@ -7,6 +7,7 @@ mod axis;
 mod collectives;
 pub mod counters;
 mod density;
+mod device;
 mod index;
 mod options;
 mod pan;
@@ -244,6 +245,23 @@ impl contract::View for TimelineView {
 
     fn reads_pyramid(&self) -> bool {
         true
+    }
+
+    /// On a GPU holding the trace's rows ([`device::rows_on_device`]), every window the device
+    /// path draws (its options, rows not grouped, so no summary track) is drawn from them.
+    fn draws_rows_on_device(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> bool {
+        let opts = TimelineOptions { search: sel.search, ..self.opts };
+        if !device::rows_on_device(b, &d.trace) || !device::draws_on_device(b, &d.trace, &opts, false) {
+            return false;
+        }
+        let Some(p) = plot_rect(f.width, f.height) else { return false };
+        let shown = self.index(d).busy.iter().filter(|&&b| b || opts.show_empty).count();
+        let grouped = match opts.rows {
+            options::Rows::Index => false,
+            options::Rows::Behaviour => true,
+            options::Rows::Auto => shown > scene::AUTO_LOCATIONS_PER_ROW * p.h as usize,
+        };
+        !grouped && opts.summary != options::SummaryTrack::On
     }
 
     fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {

@@ -27,9 +27,10 @@ pub struct TimelinePick {
     /// The trace's span, ticks (times are shown from its start).
     pub(super) full: (u64, u64),
     pub(super) n: usize,
-    pub(super) counts: Vec<u32>,
-    /// The rows of the messages drawn.
-    pub(super) visible: Vec<u32>,
+    pub(super) counts: LineCounts,
+    /// The rows of the messages drawn (found at the first tooltip where the picture was drawn
+    /// on the device).
+    pub(super) visible: std::sync::OnceLock<Vec<u32>>,
     /// The counter tracks drawn.
     pub(super) tracks: Vec<Track>,
     /// The locations' rows.
@@ -44,6 +45,23 @@ pub struct TimelinePick {
     pub(super) opened: (Vec<u32>, usize),
 }
 
+/// The message lines through each plot pixel: in memory, or where the device drew them (a
+/// tooltip reads back the one word it shows).
+pub(crate) enum LineCounts {
+    Host(Vec<u32>),
+    Device(exaviz_compute::DeviceWords),
+}
+
+impl LineCounts {
+    /// The count of pixel `k` (row-major over the plot).
+    pub(super) fn get(&self, k: usize) -> Option<u32> {
+        match self {
+            Self::Host(v) => v.get(k).copied(),
+            Self::Device(words) => words.read(k as u64..k as u64 + 1).ok()?.first().copied(),
+        }
+    }
+}
+
 /// Most messages searched one by one for the line under the pointer; past it, the tooltip gives
 /// the count of lines through the pixel only.
 const PICK_MESSAGES: usize = 200_000;
@@ -56,6 +74,28 @@ impl TimelinePick {
         self.plot.x0 as f32 + ((time as f64 - t0 as f64) / (t1 - t0) as f64 * f64::from(self.plot.w)) as f32
     }
 
+    /// The rows of the messages the window shows, in row order.
+    fn visible(&self, t: &Trace) -> &[u32] {
+        self.visible.get_or_init(|| {
+            let m = &t.messages;
+            let (t0, t1) = self.window;
+            let n = self.n;
+            let shown = |i: usize| {
+                m.send_time[i] <= t1
+                    && m.recv_time[i] >= t0
+                    && m.recv_time[i] != u64::MAX
+                    && (m.source[i] as usize) < n
+                    && (m.destination[i] as usize) < n
+            };
+            let mut rows: Vec<u32> =
+                self.index.candidates(t, self.window).par_iter().copied().filter(|&i| shown(i as usize)).collect();
+            if !rows.is_sorted() {
+                super::density::sort_distinct(&mut rows);
+            }
+            rows
+        })
+    }
+
     fn y_of(&self, l: u32) -> f32 {
         let r = self.rows.pixels(l as usize);
         self.plot.y0 as f32 + (r.start + r.end) as f32 / 2.0
@@ -63,7 +103,8 @@ impl TimelinePick {
 
     /// The drawn message whose line passes nearest to `at`, within 4 pixels.
     fn message_near(&self, t: &Trace, at: [f32; 2]) -> Option<usize> {
-        if self.visible.len() > PICK_MESSAGES {
+        let visible = self.visible(t);
+        if visible.len() > PICK_MESSAGES {
             return None;
         }
         let m = &t.messages;
@@ -72,7 +113,7 @@ impl TimelinePick {
             let b = [self.x_of(m.recv_time[i]), self.y_of(m.destination[i])];
             contract::distance_to_segment(at, a, b)
         };
-        self.visible
+        visible
             .par_iter()
             .map(|&i| (dist(i as usize), i as usize))
             .filter(|(d, _)| *d <= 4.0)
@@ -182,7 +223,7 @@ impl Picker for TimelinePick {
             lines.push("click: follow it ([ and ] go to its ends, f fits it)".into());
             let pair = Some((m.source[i], m.destination[i]));
             click = Some(Selection { pair, message: Some(i as u32), ..Default::default() });
-        } else if let Some(&c) = self.counts.get(k).filter(|&&c| c > 0) {
+        } else if let Some(c) = self.counts.get(k).filter(|&c| c > 0) {
             lines.push(format!("{c} message lines through this pixel"));
         }
         // The location's own name, as the trace gives it; its row number beside it (a row is
@@ -238,7 +279,7 @@ impl Picker for TimelinePick {
         }
         let Some((s, r)) = selection.pair else { return selection.message.is_some() || selection.found.is_some() };
         let of_pair = |&&i: &&u32| m.source[i as usize] == s && m.destination[i as usize] == r;
-        for &i in self.visible.iter().filter(of_pair).take(PAIR_LINES) {
+        for &i in self.visible(&dataset.trace).iter().filter(of_pair).take(PAIR_LINES) {
             let i = i as usize;
             let (a, b) = ([self.x_of(m.send_time[i]), self.y_of(s)], [self.x_of(m.recv_time[i]), self.y_of(r)]);
             scene.segment(exaviz_render::Blend::Alpha, a, b, 1.5, [1.0, 1.0, 1.0, 0.9], false);

@@ -34,7 +34,7 @@ use super::index::{Legend, slots_by};
 use super::options::{Rows, StateMode, SummaryTrack, TimelineOptions, margin};
 use super::pick::band_click;
 use super::scene::{
-    AUTO_LOCATIONS_PER_ROW, CounterLayer, DEVIANT_PX, Layers, behaviour_heights, compose, most_opened,
+    AUTO_LOCATIONS_PER_ROW, CounterLayer, DEVIANT_PX, Layers, Plotted, behaviour_heights, compose, most_opened,
     rows_counted_thousands, rows_of, summary_px, timeline_plot,
 };
 use super::states::stacked_runs;
@@ -529,8 +529,7 @@ pub(crate) fn overview_scene(
     let counters = CounterLayer { outer, index: &counter_index, tracks: &tracks, hidden };
     let summary_note = grouped.as_ref().map(|b| grouped_note(t, b, shares.is_some()));
     let layers = Layers {
-        states: &states,
-        density: &density,
+        plotted: Plotted::Host { states: &states, density: &density },
         legend: &legend,
         joins: &joins,
         search,

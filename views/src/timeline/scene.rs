@@ -20,11 +20,11 @@ use rayon::prelude::*;
 use super::axis::{RowAxis, rows_counted, rows_title, track_axis};
 use super::collectives::{COLLECTIVE, Joins, collective_joins, draw_collectives};
 use super::counters::{self, CounterIndex, Track};
-use super::density::{GRADIENT_STEPS, MessageTone, additive_gain, message_density};
+use super::density::{GRADIENT_STEPS, MessageTone, ToneLegend, additive_gain, message_density};
 use super::index::TimelineIndex;
 use super::options::{Rows, SummaryTrack, TimelineOptions, margin};
-use super::pan::{LastPicture, take_columns, trace_key, uncovered};
-use super::pick::{CRITICAL_NOTE, TimelinePick};
+use super::pan::{KeptStates, LastPicture, StatesKey, take_columns, trace_key, uncovered};
+use super::pick::{CRITICAL_NOTE, LineCounts, TimelinePick};
 use super::states::{LEVEL_PX, Summarised, row_contents, state_pixels};
 use super::tracks::{SLOT_GAP_PX, Slot, Tracks};
 use crate::legend::format_value;
@@ -59,8 +59,7 @@ pub(super) fn timeline_plot(opts: &TimelineOptions) -> Result<Plot, ViewError> {
 /// What a timeline picture is made of, from raw rows or from a pyramid: per plot pixel the
 /// state colour and the message lines, the states' legend and the collectives' joins.
 pub(super) struct Layers<'a> {
-    pub(super) states: &'a [Option<[f32; 4]>],
-    pub(super) density: &'a stages::DensityImage,
+    pub(super) plotted: Plotted<'a>,
     pub(super) legend: &'a [(usize, String)],
     pub(super) joins: &'a Joins,
     /// A search's matches (where the rows were read) and its line.
@@ -73,6 +72,41 @@ pub(super) struct Layers<'a> {
     pub(super) critical: Option<&'a str>,
     /// The line saying what the summary track shows.
     pub(super) summary: Option<&'a str>,
+}
+
+/// The plot's states and message lines: per pixel in memory (the CPU path, a pyramid's
+/// picture), or composed on the device ([`super::device`]).
+#[derive(Clone, Copy)]
+pub(super) enum Plotted<'a> {
+    Host { states: &'a [Option<[f32; 4]>], density: &'a stages::DensityImage },
+    Device(&'a stages::timeline_pixels::Pixels),
+}
+
+impl<'a> Plotted<'a> {
+    /// What was drawn on the host, or else on the device.
+    fn of(
+        host: &'a Option<(Vec<Option<[f32; 4]>>, stages::DensityImage)>,
+        device: &'a Option<stages::timeline_pixels::Pixels>,
+    ) -> Self {
+        match (host, device) {
+            (Some((states, density)), _) => Plotted::Host { states, density },
+            (None, Some(pixels)) => Plotted::Device(pixels),
+            (None, None) => unreachable!("drawn on the host or the device"),
+        }
+    }
+}
+
+/// The time axis's title: from the trace's start, with what the home window and the hidden
+/// rows say.
+fn time_axis_title(home: Option<&Home>, hidden: usize) -> String {
+    let mut axis = match home {
+        Some(h) => format!("time since trace start (s); {}", h.note),
+        None => "time since trace start (s)".into(),
+    };
+    if hidden > 0 {
+        axis.push_str(&format!("; {hidden} empty rows hidden"));
+    }
+    axis
 }
 
 /// The summary track over plot `p`'s `states` (its pixel rows in `sp`): the share of the
@@ -130,7 +164,6 @@ pub(super) fn compose(
     (title, axis): (&str, &str),
     layers: &Layers<'_>,
 ) -> Scene {
-    let (states, density) = (layers.states, layers.density);
     let mut scene = Scene::new(opts.width, opts.height, BACKGROUND);
     scene.text(&crate::plot::fit(title, opts.width as f32 - 24.0, 15.0), [16.0, 28.0], 15.0, Anchor::Left, TEXT);
     let (s0, s1) = ((window.0 - full.0) as f64 / tps, (window.1 - full.0) as f64 / tps);
@@ -151,12 +184,14 @@ pub(super) fn compose(
     axes(&mut scene, outer, &x_ticks, &y_ticks, axis, rows_title);
     row_axis.draw(&mut scene, p);
     scene.outline.rows = row_axis.outline.clone();
-    let max = density.counts.iter().copied().max().unwrap_or(0);
-    let tone = MessageTone::new(&density.counts, opts.message_opacity);
-    scene.outline.legend = legend_column(&mut scene, p, layers.legend, &tone, opts.mix, !layers.joins.is_empty());
-    let log_max = (f64::from(max) + 1.0).ln();
-    let opacity = tone.opacity;
-    let mask = layers.search.and_then(|(mask, _)| mask);
+    let (legend, host) = match layers.plotted {
+        Plotted::Host { states, density } => {
+            let tone = MessageTone::new(&density.counts, opts.message_opacity);
+            (tone.legend(), Some((states, density, tone)))
+        }
+        Plotted::Device(pixels) => (ToneLegend::of_device(pixels, opts.message_opacity), None),
+    };
+    scene.outline.legend = legend_column(&mut scene, p, layers.legend, &legend, opts.mix, !layers.joins.is_empty());
     let notes: Vec<&str> = [layers.search.map(|s| s.1), layers.waits.map(|w| w.1), layers.critical, layers.summary]
         .into_iter()
         .flatten()
@@ -166,6 +201,18 @@ pub(super) fn compose(
         let note = crate::plot::fit(&notes.join("; "), p.w as f32 * 0.5 - 32.0, 11.0);
         scene.text(&note, [p.x0 as f32 + 24.0, p.y0 as f32 - 8.0], 11.0, Anchor::Left, TEXT);
     }
+    let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
+    let Some((states, density, tone)) = host else {
+        if let Plotted::Device(pixels) = layers.plotted {
+            let data = exaviz_render::RasterData::Device { words: pixels.rgba.clone(), stride: pixels.stride };
+            scene.raster(Raster { rect, width: p.w, height: p.h, data, screen: false });
+        }
+        return finish(scene, p, outer, layers);
+    };
+    let max = density.counts.iter().copied().max().unwrap_or(0);
+    let log_max = (f64::from(max) + 1.0).ln();
+    let opacity = tone.opacity;
+    let mask = layers.search.and_then(|(mask, _)| mask);
     let waits = layers.waits.map(|w| w.0);
     let pixel = |k: usize| -> Option<[f32; 4]> {
         if waits.is_some_and(|w| w[k]) {
@@ -207,8 +254,12 @@ pub(super) fn compose(
         .into_par_iter()
         .map(|k| pixel(k).map_or([0; 4], |c| c.map(exaviz_render::unorm8)))
         .collect();
-    let rect = [p.x0 as f32, p.y0 as f32, (p.x0 + p.w) as f32, (p.y0 + p.h) as f32];
     scene.raster(Raster::rgba(rect, p.w, p.h, colours));
+    finish(scene, p, outer, layers)
+}
+
+/// The collectives and counter tracks over the plot's raster.
+fn finish(mut scene: Scene, p: Plot, outer: Plot, layers: &Layers<'_>) -> Scene {
     draw_collectives(&mut scene, p, layers.joins);
     let c = &layers.counters;
     let below = [8.0, (outer.y0 + outer.h) as f32 + 34.0];
@@ -464,26 +515,21 @@ pub fn timeline_scene(
     let Placed { rows, counters: placed, hidden, banded, summary } = placed(t, index, opts, p, grouped.as_ref());
     let counter_tracks = counters::tracks(&index.counters, &placed, window);
     let of_row = row_contents(t, p, &rows, banded.then(|| index.depths(t)));
-    let key = kept.map(|_| trace_key(dataset));
-    // The states are kept once the picture is composed (moved, not copied).
-    let states_kept =
-        kept.zip(key.clone()).map(|(k, key)| (&k.states, (key, of_row.clone(), index.slot.clone(), opts.states)));
-    let (states, messages) = rayon::join(
-        || {
-            let w = p.w as usize;
-            let beside = states_kept.as_ref().and_then(|(k, key)| k.beside(key, p, window));
-            let columns = beside.as_ref().map_or(0..w, |b| uncovered(w, b.shift));
-            let mut pixels = state_pixels(t, p, window, &of_row, index, opts.states, columns);
-            if let Some(b) = &beside {
-                take_columns(&mut pixels, &b.image, w, b.shift);
-            }
-            pixels
-        },
-        || message_density(t, backend, p, window, &rows, &opts.bundle, index, kept.map(|k| &k.lines).zip(key)),
-    );
-    let (density, visible) = messages?;
-    let mut states = states;
-    let summary = summary.map(|sp| summarised(sp, p, window, &rows, index, &mut states));
+    let device = super::device::draws_on_device(backend, t, opts, summary.is_some())
+        .then(|| super::device::device_pixels(t, backend, index, (p, window), &of_row, &rows, opts))
+        .transpose()?;
+    let (states_kept, mut host, visible) = match &device {
+        Some(_) => (None, None, None),
+        None => {
+            let (kept_states, states, density, visible) =
+                host_layers(dataset, backend, opts, index, (p, window), (&of_row, &rows), kept)?;
+            (kept_states, Some((states, density)), Some(visible))
+        }
+    };
+    let summary = match host.as_mut() {
+        Some((states, _)) => summary.map(|sp| summarised(sp, p, window, &rows, index, states)),
+        None => None,
+    };
     let bundled = opts.bundle.label();
     let read = if t.span_of_whole.is_some() { " read for this window" } else { "" };
     let title = format!(
@@ -503,8 +549,7 @@ pub fn timeline_scene(
     let critical = opts.critical_path.then_some(CRITICAL_NOTE);
     let summary_note = summary.as_ref().map(|s| s.note(t, grouped.as_ref()));
     let layers = Layers {
-        states: &states,
-        density: &density,
+        plotted: Plotted::of(&host, &device),
         legend,
         joins: &joins,
         search,
@@ -513,13 +558,7 @@ pub fn timeline_scene(
         critical,
         summary: summary_note.as_deref(),
     };
-    let mut axis = match &home {
-        Some(h) => format!("time since trace start (s); {}", h.note),
-        None => "time since trace start (s)".into(),
-    };
-    if rows.hidden > 0 {
-        axis.push_str(&format!("; {} empty rows hidden", rows.hidden));
-    }
+    let axis = time_axis_title(home.as_ref(), rows.hidden);
     let rows_title = rows_title(t);
     let mut row_axis = track_axis(t, &rows, p, margin(opts.width)[0] as f32);
     if let Some(s) = &summary {
@@ -529,17 +568,24 @@ pub fn timeline_scene(
     rows.set_labelled(std::mem::take(&mut row_axis.labelled));
     let mut scene = compose(opts, p, (window, full, tps), (&row_axis, rows_title), (&title, &axis), &layers);
     scene.outline.title = title.clone();
-    if let Some((k, key)) = states_kept {
-        k.keep(key, p, window, states);
-    }
+    let counts = match (host, &device) {
+        (Some((states, density)), _) => {
+            if let Some((k, key)) = states_kept {
+                k.keep(key, p, window, states);
+            }
+            LineCounts::Host(density.counts)
+        }
+        (None, Some(pixels)) => LineCounts::Device(pixels.counts.clone()),
+        (None, None) => LineCounts::Host(Vec::new()),
+    };
     let pick = TimelinePick {
         index: index.clone(),
         plot: p,
         window,
         full,
         n,
-        counts: density.counts,
-        visible,
+        counts,
+        visible: visible.map_or_else(std::sync::OnceLock::new, std::sync::OnceLock::from),
         tracks: counter_tracks,
         rows,
         levels,
@@ -550,11 +596,46 @@ pub fn timeline_scene(
     Ok((scene, pick))
 }
 
+/// The states and message lines of the plot computed on the host (the CPU path, and what the
+/// device path does not draw yet), from the last picture's where it is kept: what of it to keep
+/// for the next picture, the states, the lines and the rows of the messages drawn.
+#[allow(clippy::type_complexity, reason = "the picture's parts and what the next one keeps of them")]
+fn host_layers<'k>(
+    dataset: &Dataset,
+    backend: &Backend,
+    opts: &TimelineOptions,
+    index: &Arc<TimelineIndex>,
+    (p, window): (Plot, (u64, u64)),
+    (of_row, rows): (&[(Vec<usize>, Option<u32>)], &Tracks),
+    kept: Option<&'k LastPicture>,
+) -> Result<(Option<(&'k KeptStates, StatesKey)>, Vec<Option<[f32; 4]>>, stages::DensityImage, Vec<u32>), ViewError> {
+    let t = &dataset.trace;
+    let key = kept.map(|_| trace_key(dataset));
+    // The states are kept once the picture is composed (moved, not copied).
+    let states_kept =
+        kept.zip(key.clone()).map(|(k, key)| (&k.states, (key, of_row.to_vec(), index.slot.clone(), opts.states)));
+    let (states, messages) = rayon::join(
+        || {
+            let w = p.w as usize;
+            let beside = states_kept.as_ref().and_then(|(k, key)| k.beside(key, p, window));
+            let columns = beside.as_ref().map_or(0..w, |b| uncovered(w, b.shift));
+            let mut pixels = state_pixels(t, p, window, of_row, index, opts.states, columns);
+            if let Some(b) = &beside {
+                take_columns(&mut pixels, &b.image, w, b.shift);
+            }
+            pixels
+        },
+        || message_density(t, backend, p, window, rows, &opts.bundle, index, kept.map(|k| &k.lines).zip(key)),
+    );
+    let (density, visible) = messages?;
+    Ok((states_kept, states, density, visible))
+}
+
 pub(super) fn legend_column(
     scene: &mut Scene,
     p: Plot,
     legend: &[(usize, String)],
-    tone: &MessageTone,
+    tone: &ToneLegend,
     mix: Mix,
     collectives: bool,
 ) -> Vec<OutlineEntry> {

@@ -27,7 +27,7 @@ fn the_legend_column_fits_small_pictures() {
             for counts in [vec![0u32; 16], (0..16).collect()] {
                 let mut scene = Scene::new(1024, height, BACKGROUND);
                 let p = Plot::inside(1024, height, margin(1024)).expect("a plot");
-                legend_column(&mut scene, p, &legend, &MessageTone::new(&counts, 0.8), mix, true);
+                legend_column(&mut scene, p, &legend, &MessageTone::new(&counts, 0.8).legend(), mix, true);
                 let bottom = scene
                     .layers
                     .iter()

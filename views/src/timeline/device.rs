@@ -1,0 +1,197 @@
+//! The timeline's plot made on the GPU from the trace's columns kept there: the
+//! `timeline_pixels` stage draws the states and message lines of a window and composes them on
+//! the device, and the renderer copies the result into its raster there. A trace held in memory
+//! uploads its columns (each location's innermost pieces, the intervals, the messages) once, at
+//! its first picture; a gesture then sends the window, the look and, where the rows changed,
+//! the layout table. What the device path does not draw yet (bundled lines, a search's or the
+//! waits' highlights, the summary track, the rows of a window read from disk) stays on the CPU
+//! path, whose picture it matches within a unit or two of 255 a channel.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use exaviz_compute::Backend;
+use exaviz_compute::timeline_pixels::{self as stage, Columns, INNERMOST, Layout, Look, NONE, Run, SpanColumns};
+use exaviz_model::Trace;
+use rayon::prelude::*;
+
+use super::index::TimelineIndex;
+use super::options::{StateMode, TimelineBundle, TimelineOptions};
+use super::tracks::Tracks;
+use crate::ViewError;
+use crate::plot::{Mix, Plot};
+
+/// Each location's innermost state over the whole trace as pieces (start, end, region), the
+/// walk of [`super::index::ByLocation::innermost`] written out once for the device.
+#[derive(Default)]
+pub(super) struct Pieces {
+    starts: Vec<u64>,
+    ends: Vec<u64>,
+    locations: Vec<u32>,
+    kinds: Vec<u32>,
+}
+
+impl Pieces {
+    fn new(index: &TimelineIndex) -> Self {
+        let n = index.by.ranges.len();
+        let per: Vec<Vec<(u64, u64, u32)>> = (0..n)
+            .into_par_iter()
+            .map(|l| {
+                let mut v = Vec::new();
+                index.by.innermost(l, |a, b, k| v.push((a, b, k)));
+                v
+            })
+            .collect();
+        let total = per.iter().map(Vec::len).sum();
+        let mut p = Self {
+            starts: Vec::with_capacity(total),
+            ends: Vec::with_capacity(total),
+            locations: Vec::with_capacity(total),
+            kinds: Vec::with_capacity(total),
+        };
+        for (l, pieces) in per.into_iter().enumerate() {
+            for (a, b, k) in pieces {
+                p.starts.push(a);
+                p.ends.push(b);
+                p.locations.push(l as u32);
+                p.kinds.push(k);
+            }
+        }
+        p
+    }
+
+    fn columns(&self) -> SpanColumns<'_> {
+        SpanColumns {
+            starts: &self.starts,
+            ends: &self.ends,
+            locations: &self.locations,
+            kinds: &self.kinds,
+            depths: None,
+        }
+    }
+}
+
+/// What the device path keeps per trace in its index: the pieces, and the last layout table
+/// (an equal table is the same `Arc`, found on the device without an upload).
+#[derive(Default)]
+pub(super) struct DeviceKept {
+    pieces: OnceLock<Pieces>,
+    layout: Mutex<Option<Layout>>,
+}
+
+/// Whether the picture `opts` asks for of `t` is drawn on the device: a GPU backend, the whole
+/// trace in memory, straight lines, no search, waits or summary track drawn.
+pub(super) fn draws_on_device(backend: &Backend, t: &Trace, opts: &TimelineOptions, summary: bool) -> bool {
+    backend.is_gpu()
+        && t.span_of_whole.is_none()
+        && matches!(opts.bundle, TimelineBundle::None)
+        && opts.search.is_none()
+        && !opts.waits
+        && !summary
+        && std::env::var_os("EXAVIZ_TIMELINE_ON_HOST").is_none()
+}
+
+/// Bytes the device keeps of `t` for its timeline: the messages' ticks and ends (24 each), the
+/// intervals' (28 each) and about as many innermost pieces (24 each).
+fn resident_bytes(t: &Trace) -> u64 {
+    t.messages.source.len() as u64 * 24 + t.intervals.start.len() as u64 * (28 + 24)
+}
+
+/// Whether windows of `t` are drawn from its rows kept on `backend`'s device rather than from
+/// its index: on a GPU whose kernels do not share the CPU's cores (on lavapipe the index is
+/// faster), where the columns fit the device's resident budget. `EXAVIZ_GPU_ROWS=1` asks for it
+/// on any GPU adapter (to measure what gestures move on lavapipe), `=0` never.
+pub(super) fn rows_on_device(backend: &Backend, t: &Trace) -> bool {
+    let Backend::Gpu(ctx) = backend else { return false };
+    let asked = std::env::var("EXAVIZ_GPU_ROWS").ok();
+    let wanted = match asked.as_deref().map(str::trim) {
+        Some("1") => true,
+        Some("0") => false,
+        _ => !ctx.on_cpu_cores(),
+    };
+    wanted && t.span_of_whole.is_none() && resident_bytes(t) <= ctx.resident_budget()
+}
+
+/// The layout table of a plot: what each pixel row shows (`of_row`: its locations and level),
+/// each location's row centre on `rows`, the region ids' colour slots.
+fn layout(index: &TimelineIndex, p: Plot, of_row: &[(Vec<usize>, Option<u32>)], rows: &Tracks) -> Layout {
+    let n = index.by.ranges.len();
+    let centres: Vec<f32> = (0..n)
+        .map(|l| {
+            let r = rows.pixels(l);
+            (r.start + r.end) as f32 / 2.0
+        })
+        .collect();
+    let mut runs: Vec<Run> = Vec::new();
+    let mut row_runs = Vec::with_capacity(p.h as usize);
+    let mut r = 0;
+    while r < of_row.len() {
+        let height = of_row[r..].iter().take_while(|k| **k == of_row[r]).count();
+        let (locs, level) = &of_row[r];
+        let run = if locs.is_empty() {
+            NONE
+        } else {
+            runs.push(Run { locations: locs.iter().map(|&l| l as u32).collect(), level: level.unwrap_or(INNERMOST) });
+            runs.len() as u32 - 1
+        };
+        for row in 0..height {
+            row_runs.push((run, 1.0 - (row as f32 + 0.5) / height as f32));
+        }
+        r += height;
+    }
+    let slots: Vec<u32> = index.slot.iter().map(|&s| s as u32).collect();
+    Layout::new(&slots, &centres, &row_runs, &runs)
+}
+
+/// The window's plot pixels composed on the device (see the module's description).
+pub(super) fn device_pixels(
+    t: &Trace,
+    backend: &Backend,
+    index: &Arc<TimelineIndex>,
+    (p, window): (Plot, (u64, u64)),
+    of_row: &[(Vec<usize>, Option<u32>)],
+    rows: &Tracks,
+    opts: &TimelineOptions,
+) -> Result<stage::Pixels, ViewError> {
+    let kept = &index.device;
+    let pieces = kept.pieces.get_or_init(|| Pieces::new(index));
+    let fresh = layout(index, p, of_row, rows);
+    let layout = {
+        let mut last = kept.layout.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match last.as_ref() {
+            Some(l) if *l == fresh => l.clone(),
+            _ => {
+                *last = Some(fresh.clone());
+                fresh
+            }
+        }
+    };
+    let i = &t.intervals;
+    let m = &t.messages;
+    let owner: exaviz_compute::Owner = index.clone();
+    let columns = Columns {
+        pieces: pieces.columns(),
+        intervals: Some(SpanColumns {
+            starts: &i.start,
+            ends: &i.end,
+            locations: &i.location,
+            kinds: &i.kind,
+            depths: Some(&i.depth),
+        }),
+        messages: Some(stage::MessageColumns {
+            send: &m.send_time,
+            recv: &m.recv_time,
+            source: &m.source,
+            destination: &m.destination,
+        }),
+        owner: Some(owner),
+    };
+    let look = Look {
+        width: p.w,
+        height: p.h,
+        window,
+        stacked: opts.states == StateMode::Stacked,
+        opacity: opts.message_opacity,
+        additive: opts.mix == Mix::Additive,
+    };
+    Ok(stage::run(backend.runner().as_mut(), &columns, &layout, &look)?)
+}
