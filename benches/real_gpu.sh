@@ -47,9 +47,19 @@ for b in gpu cpu; do
 done
 
 echo "== timeline gestures, FD4 (2.2M messages) in memory"
+# On a GPU of its own the timeline draws every window from the rows kept on the device (the
+# timeline_pixels stage) and the pictures stay there; EXAVIZ_GPU_ROWS=0 draws wide windows from
+# the index as the CPU path does, for comparison.
 for b in gpu cpu; do
   echo "-- $b"
-  "$EXAVIZ" bench-interact gen:fd4 --view timeline --backend "$b" --runs 2 2>&1 | tail -7
+  "$EXAVIZ" bench-interact gen:fd4 --view timeline --backend "$b" --runs 2 2>&1 | tail -9
+done
+echo "-- gpu, wide windows from the index (EXAVIZ_GPU_ROWS=0)"
+EXAVIZ_GPU_ROWS=0 "$EXAVIZ" bench-interact gen:fd4 --view timeline --backend gpu --runs 2 2>&1 | tail -9
+echo "== matrix gestures, FD4 (2.2M messages) in memory"
+for b in gpu cpu; do
+  echo "-- $b"
+  "$EXAVIZ" bench-interact gen:fd4 --view matrix --backend "$b" --runs 2 2>&1 | tail -9
 done
 
 if [ "${SIZES_22M:-0}" = 1 ]; then

@@ -141,8 +141,22 @@ pub(crate) fn read_mapped_bytes(
     slice.map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
     });
-    device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| GpuError::Wgpu(e.to_string()))?;
-    rx.recv().map_err(|e| GpuError::Map(e.to_string()))?.map_err(|e| GpuError::Map(e.to_string()))?;
+    // Polled, never waited on: a wait holds a lock of the device that presenting a window's
+    // frame takes exclusively, so a window sharing the device would freeze for as long as the
+    // computation before the read runs. Polls 20 µs apart at first, at most 1 ms apart.
+    let mut pause = std::time::Duration::from_micros(20);
+    let mapped = loop {
+        device.poll(wgpu::PollType::Poll).map_err(|e| GpuError::Wgpu(e.to_string()))?;
+        match rx.try_recv() {
+            Ok(r) => break r,
+            Err(std::sync::mpsc::TryRecvError::Empty) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(1));
+            }
+            Err(e) => return Err(GpuError::Map(e.to_string())),
+        }
+    };
+    mapped.map_err(|e| GpuError::Map(e.to_string()))?;
     let words = {
         let view = slice.get_mapped_range().map_err(|e| GpuError::Map(e.to_string()))?;
         bytemuck::cast_slice::<u8, u32>(&view).to_vec()

@@ -57,6 +57,76 @@ pub struct GpuRenderer {
     raster_bind_layout: wgpu::BindGroupLayout,
     raster_layout: wgpu::PipelineLayout,
     raster_pipelines: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
+    /// The instances of the last pictures, in chunks kept on the device.
+    chunks: InstanceChunks,
+}
+
+/// Instances kept on the device in chunks cut where their content says (after an instance
+/// whose hash ends in five zero bits, 32 instances on average, from 8 to 256), so that a
+/// picture that shares most of its instances with the one before (a pan: the same labels and
+/// legend, new tick labels) uploads only the chunks it changed: an inserted or removed instance
+/// changes the chunk it falls in, not those after it.
+#[derive(Default)]
+struct InstanceChunks {
+    kept: HashMap<u64, (wgpu::Buffer, u64)>,
+    /// Pictures drawn so far (a chunk unused for [`KEPT_PICTURES`] of them goes).
+    drawn: u64,
+}
+
+/// Pictures a chunk of instances is kept for after its last use (a gesture draws two: the
+/// preview and the picture), within [`KEPT_CHUNK_BYTES`].
+const KEPT_PICTURES: u64 = 64;
+/// Bytes of instance chunks kept at most (the least recently used go first).
+const KEPT_CHUNK_BYTES: u64 = 8 << 20;
+
+fn instance_hash(i: &Instance) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytemuck::bytes_of(i).hash(&mut h);
+    h.finish()
+}
+
+impl InstanceChunks {
+    /// `all` in chunks (ranges of `all`, each with its buffer), uploading the chunks not kept.
+    fn buffers(&mut self, ctx: &GpuContext, all: &[Instance]) -> Vec<(std::ops::Range<u32>, wgpu::Buffer)> {
+        self.drawn += 1;
+        let mut out = Vec::new();
+        let mut from = 0usize;
+        let mut key = 0xcbf2_9ce4_8422_2325u64;
+        for (k, i) in all.iter().enumerate() {
+            let h = instance_hash(i);
+            key = (key ^ h).wrapping_mul(0x0100_0000_01b3).rotate_left(5);
+            let len = k + 1 - from;
+            if (h & 31 == 0 && len >= 8) || len == 256 || k + 1 == all.len() {
+                let chunk = &all[from..=k];
+                let whole = key ^ (len as u64);
+                let drawn = self.drawn;
+                let (buffer, used) = self.kept.entry(whole).or_insert_with(|| {
+                    ctx.traffic.upload(size_of_val(chunk) as u64);
+                    let buffer = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("exaviz.render.instances"),
+                        contents: bytemuck::cast_slice(chunk),
+                        usage: wgpu::BufferUsages::VERTEX,
+                    });
+                    (buffer, drawn)
+                });
+                *used = drawn;
+                out.push((from as u32..k as u32 + 1, buffer.clone()));
+                from = k + 1;
+                key = 0xcbf2_9ce4_8422_2325;
+            }
+        }
+        let drawn = self.drawn;
+        self.kept.retain(|_, (_, used)| drawn - *used < KEPT_PICTURES);
+        let mut bytes: u64 = self.kept.values().map(|(b, _)| b.size()).sum();
+        while bytes > KEPT_CHUNK_BYTES {
+            let Some((&oldest, _)) = self.kept.iter().min_by_key(|(_, (_, used))| *used) else { break };
+            if let Some((b, _)) = self.kept.remove(&oldest) {
+                bytes -= b.size();
+            }
+        }
+        out
+    }
 }
 
 /// A pipeline drawing six vertices per quad from `module`'s `vs_main` and `fs_main` into
@@ -203,6 +273,7 @@ fn cells_view(ctx: &GpuContext, encoder: &mut wgpu::CommandEncoder, raster: &Ras
             );
             texture.create_view(&Default::default())
         }
+        RasterData::Texture(kept) => kept.texture.create_view(&Default::default()),
         RasterData::Device { .. } => {
             let host = raster.on_host();
             let RasterData::Rgba(p) = &host.data else { unreachable!("read as colours") };
@@ -272,6 +343,7 @@ impl GpuRenderer {
             raster_bind_layout,
             raster_layout,
             raster_pipelines: HashMap::new(),
+            chunks: InstanceChunks::default(),
         }
     }
 
@@ -457,14 +529,7 @@ impl GpuRenderer {
             ],
         });
         let all = instances_in_kept_atlas(drawn, &glyphs);
-        let instances = (!all.is_empty()).then(|| {
-            ctx.traffic.upload(size_of_val(all.as_slice()) as u64);
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("exaviz.render.instances"),
-                contents: bytemuck::cast_slice(&all),
-                usage: wgpu::BufferUsages::VERTEX,
-            })
-        });
+        let chunks = self.chunks.buffers(ctx, &all);
         let pipelines: Vec<_> = scene.layers.iter().map(|l| self.pipeline(device, format, l.blend)).collect();
         let max_side = device.limits().max_texture_dimension_2d;
         let rasters: Vec<Vec<wgpu::BindGroup>> = scene
@@ -516,14 +581,66 @@ impl GpuRenderer {
                 }
             }
             let end = start + drawn.len() as u32;
-            if let Some(instances) = instances.as_ref().filter(|_| end > start) {
+            if end > start {
                 pass.set_pipeline(pipeline);
                 pass.set_bind_group(0, &group, &[]);
-                pass.set_vertex_buffer(0, instances.slice(..));
-                pass.draw(0..6, start..end);
+                // The layer's instances from each kept chunk holding some of them.
+                for (range, buffer) in chunks.iter().filter(|(r, _)| r.start < end && r.end > start) {
+                    let (a, b) = (start.max(range.start), end.min(range.end));
+                    pass.set_vertex_buffer(0, buffer.slice(..));
+                    pass.draw(0..6, a - range.start..b - range.start);
+                }
             }
             start = end;
         }
+    }
+
+    /// Renders the scene into a texture of the device (no larger than the device allows), kept
+    /// there: nothing is read back.
+    pub fn render_to_texture(
+        &mut self,
+        ctx: &GpuContext,
+        scene: &Scene,
+        view: View,
+    ) -> Result<wgpu::Texture, GpuError> {
+        let device = &ctx.device;
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("exaviz.render.kept"),
+            size: wgpu::Extent3d { width: scene.width, height: scene.height, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: OFFSCREEN_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let target = texture.create_view(&Default::default());
+        self.draw_into(ctx, scene, view, &target, OFFSCREEN_FORMAT)?;
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Wgpu(e.to_string()));
+        }
+        Ok(texture)
+    }
+
+    /// Draws the whole scene into `target` (of `format`, the scene's size: a window's surface
+    /// texture), cleared to the scene's background first, and submits it.
+    pub fn draw_into(
+        &mut self,
+        ctx: &GpuContext,
+        scene: &Scene,
+        view: View,
+        target: &wgpu::TextureView,
+        format: wgpu::TextureFormat,
+    ) -> Result<(), GpuError> {
+        let drawn: Vec<_> = scene.layers.iter().map(|l| l.drawn(view)).collect();
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        let size = [scene.width, scene.height];
+        self.draw_layers(ctx, &mut enc, scene, view, target, format, size, [0, 0], &drawn);
+        ctx.queue.submit([enc.finish()]);
+        Ok(())
     }
 
     /// Renders the scene offscreen and reads it back, in tiles no larger than the device allows.

@@ -14,6 +14,7 @@ pub mod colormap;
 pub mod cpu;
 pub mod gpu;
 pub mod image;
+pub mod kept;
 pub mod layout;
 pub mod outline;
 pub mod raster;
@@ -25,6 +26,7 @@ pub mod wall;
 
 pub use colormap::{ColorMap, Scale};
 pub use image::{Image, png_bytes, write_atomic, write_png_atomic};
+pub use kept::{DeviceImage, Rendered};
 pub use outline::{Outline, OutlineEntry, OutlineRow};
 pub use raster::{Raster, RasterData, Shade};
 pub use text::{Anchor, TextAtlas};
@@ -350,6 +352,28 @@ pub fn render_scene(
             ctx.with_kept(|| gpu::GpuRenderer::new(&ctx.device), |r| r.render_to_image(ctx, scene, view))
         }
         exaviz_compute::Backend::Cpu => Ok(cpu::render(scene, view)),
+    }
+}
+
+/// Renders `scene` where `backend` draws, kept there: into a texture of a GPU device (read back
+/// only when asked), or by the CPU renderer. A picture larger than the device's textures is read
+/// back in tiles.
+pub fn render_kept(
+    backend: &exaviz_compute::Backend,
+    scene: &Scene,
+    view: View,
+) -> Result<Rendered, exaviz_compute::GpuError> {
+    match backend {
+        exaviz_compute::Backend::Gpu(ctx) => {
+            let side = ctx.limits.max_texture_dimension_2d;
+            if scene.width > side || scene.height > side || scene.width == 0 || scene.height == 0 {
+                return render_scene(backend, scene, view).map(Rendered::Host);
+            }
+            let texture =
+                ctx.with_kept(|| gpu::GpuRenderer::new(&ctx.device), |r| r.render_to_texture(ctx, scene, view))?;
+            Ok(Rendered::Device(kept::DeviceImage::new(ctx, texture)))
+        }
+        exaviz_compute::Backend::Cpu => Ok(Rendered::Host(cpu::render(scene, view))),
     }
 }
 

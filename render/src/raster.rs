@@ -30,6 +30,9 @@ pub enum RasterData {
     /// words apart, kept where a compute stage made it: the GPU renderer copies it into its
     /// texture on the device; the CPU renderer reads it (back, from a device).
     Device { words: exaviz_compute::DeviceWords, stride: u32 },
+    /// A picture kept on a GPU device as a texture of straight RGBA8 (a window draws the last
+    /// picture moved and magnified from it); the CPU renderer reads it back.
+    Texture(super::kept::DeviceImage),
 }
 
 /// A grid of `width x height` cells covering `rect` (`[x0, y0, x1, y1]`, scene pixels moved by
@@ -77,6 +80,7 @@ impl Raster {
     pub fn bytes(&self) -> u64 {
         let cells = match &self.data {
             RasterData::Device { words, .. } if words.on_device() => 0,
+            RasterData::Texture(_) => 0,
             _ => u64::from(self.width) * u64::from(self.height) * 4,
         };
         cells + (TABLE * 4 * 2) as u64
@@ -85,6 +89,13 @@ impl Raster {
     /// This raster with its cells in memory: a raster kept on a device read back (its cells
     /// left empty where that fails), any other as it is.
     pub fn on_host(&self) -> std::borrow::Cow<'_, Raster> {
+        if let RasterData::Texture(kept) = &self.data {
+            let pixels = match kept.image() {
+                Ok(image) => image.pixels.chunks_exact(4).map(|p| [p[0], p[1], p[2], p[3]]).collect(),
+                Err(_) => vec![[0u8; 4]; self.width as usize * self.height as usize],
+            };
+            return std::borrow::Cow::Owned(Raster { data: RasterData::Rgba(pixels), ..self.clone() });
+        }
         let RasterData::Device { words, stride } = &self.data else { return std::borrow::Cow::Borrowed(self) };
         let (w, h) = (self.width as usize, self.height as usize);
         let all = words.read_all().unwrap_or_default();
@@ -133,7 +144,7 @@ impl Raster {
         if self.width <= max_side && self.height <= max_side {
             return vec![self.clone()];
         }
-        if let RasterData::Device { .. } = &self.data {
+        if let RasterData::Device { .. } | RasterData::Texture(_) = &self.data {
             return self.on_host().split(max_side);
         }
         let [x0, y0, x1, y1] = self.rect;
@@ -151,7 +162,7 @@ impl Raster {
                 });
                 let data = match &self.data {
                     RasterData::Rgba(p) => RasterData::Rgba(rows.flat_map(|r| p[r].iter().copied()).collect()),
-                    RasterData::Device { .. } => unreachable!("read back above"),
+                    RasterData::Device { .. } | RasterData::Texture(_) => unreachable!("read back above"),
                     RasterData::Values { values, shade } => RasterData::Values {
                         values: rows.flat_map(|r| values[r].iter().copied()).collect(),
                         shade: *shade,
@@ -202,7 +213,7 @@ impl Raster {
         match &self.data {
             RasterData::Rgba(p) => p[k].map(|c| f32::from(c) / 255.0),
             // Read back first ([`Raster::on_host`]): nothing drawn from here.
-            RasterData::Device { .. } => [0.0; 4],
+            RasterData::Device { .. } | RasterData::Texture(_) => [0.0; 4],
             RasterData::Values { values, shade } => {
                 let Some(tone) = tone else { return [0.0; 4] };
                 let v = values[k];

@@ -69,6 +69,27 @@ fn viewer_draws_on_the_cpu_path_without_an_adapter() {
 }
 
 fn screenshot_shows_the_view(name: &str, args: &str) {
+    screenshot_with(name, "", args);
+}
+
+/// The window keeps the timeline's pictures on its GPU device where its worker shares it (on a
+/// GPU of its own; lavapipe asks for it with `EXAVIZ_WORKER_DEVICE=shared`), the timeline drawn
+/// there from its rows (`EXAVIZ_GPU_ROWS=1`): each frame moves the picture and draws its
+/// overlays on the device, the screenshot shows the view, and of the 40 frames' pictures
+/// (480x360, 0.69 MB each) nothing is read back but the legend's numbers.
+#[test]
+fn the_window_presents_pictures_kept_on_its_device() {
+    let env = "EXAVIZ_WORKER_DEVICE=shared EXAVIZ_GPU_ROWS=1";
+    let log = screenshot_with("timeline-device", env, "'gen:wrf?iterations=3' --view timeline");
+    let line = log.lines().find(|l| l.starts_with("the window's GPU device:")).unwrap_or_else(|| panic!("{log}"));
+    let numbers: Vec<f64> = line.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+    assert_eq!(numbers.len(), 2, "{line}");
+    assert!(numbers[1] < 0.01, "read back {} MB: {line}", numbers[1]);
+    assert!(numbers[0] > 0.0, "{line}");
+}
+
+/// [`screenshot_shows_the_view`] with `env` (`NAME=VALUE ...`) set for the viewer; its log.
+fn screenshot_with(name: &str, env: &str, args: &str) -> String {
     require(&["xvfb-run", "import"]);
     let dir = scratch(name);
     let shot = dir.join("shot.png");
@@ -77,8 +98,8 @@ fn screenshot_shows_the_view(name: &str, args: &str) {
     // while a screenshot of the root window is taken, then is stopped.
     let script = format!(
         "set -e\n\
-         \"{exe}\" view {args} --size 480x360 --frames 40\n\
-         \"{exe}\" view {args} --size 480x360 --frames 100000000 2> {log} &\n\
+         {env} \"{exe}\" view {args} --size 480x360 --frames 40\n\
+         {env} \"{exe}\" view {args} --size 480x360 --frames 100000000 2> {log} &\n\
          pid=$!\n\
          for i in $(seq 1 300); do grep -q 'viewer on' {log} 2>/dev/null && break; sleep 0.1; done\n\
          sleep 3\n\
@@ -105,6 +126,7 @@ fn screenshot_shows_the_view(name: &str, args: &str) {
     colours.dedup();
     assert!(colours.len() > 50, "only {} distinct colours: the window looks blank", colours.len());
     std::fs::remove_dir_all(&dir).ok();
+    log
 }
 
 /// Linked selection in the window (TorusVisND): under Xvfb, `xdotool` brushes a range on a

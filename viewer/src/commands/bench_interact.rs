@@ -13,7 +13,8 @@ use exaviz_model::selection::{Search, Selection};
 use exaviz_views::Frame;
 use exaviz_views::search;
 
-use crate::window::explore::{Explorer, Gesture, frame_pixels, overlay_text};
+use crate::window::explore::{Affine, Explorer, Gesture, frame_pixels, frame_scene, overlay_text, pictures_on_device};
+use exaviz_render::Rendered;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -179,7 +180,9 @@ pub fn run(mut args: Args) -> Result<()> {
     view.check(&dataset).map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
     let limit = Duration::from_secs(600);
     let (mut first_open, open) = timed(|| {
-        let mut e = Explorer::new(
+        // Pictures kept on the GPU device and presented there where a window would do so.
+        let mut e = Explorer::start_for(
+            pictures_on_device(&backend),
             dataset.clone(),
             view.clone(),
             backend.clone(),
@@ -222,8 +225,8 @@ pub fn run(mut args: Args) -> Result<()> {
                 Step::Gesture(_) | Step::Brush(..) | Step::Search(_) | Step::Next(_) => {
                     let start = Instant::now();
                     let changed = apply(explorer, *step, &mut search_at).with_context(|| args.input.clone())?;
-                    if let Some((affine, image)) = explorer.preview() {
-                        std::hint::black_box(frame_pixels(image, affine, (w, h)));
+                    if let Some((affine, shown)) = explorer.preview() {
+                        present(&backend, shown, affine, (w, h))?;
                     }
                     let first = start.elapsed();
                     if changed {
@@ -261,6 +264,21 @@ pub fn run(mut args: Args) -> Result<()> {
         opened_gpu,
     };
     report(&head, dataset.summary().messages, &rows, args.json)
+}
+
+/// What a window does to show the last picture moved by `affine`: on the device that keeps
+/// it, the frame drawn there (nothing read back); else its pixels moved in memory.
+fn present(backend: &Backend, shown: &Rendered, affine: Affine, (w, h): (u32, u32)) -> Result<()> {
+    match shown {
+        Rendered::Device(kept) => {
+            let scene = frame_scene(kept, exaviz_views::BACKGROUND, affine, (w, h));
+            std::hint::black_box(exaviz_render::render_kept(backend, &scene, exaviz_render::View::default())?);
+        }
+        Rendered::Host(image) => {
+            std::hint::black_box(frame_pixels(image, affine, (w, h)));
+        }
+    }
+    Ok(())
 }
 
 /// A kind of gesture, and its first frame times, complete times (ms), megabytes received from
@@ -378,7 +396,7 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
             "input": head.input, "view": view, "size": [w, h], "backend": head.backend.describe(),
             "messages": messages, "open_ms": head.open.as_secs_f64() * 1e3, "prepares": head.prepared,
             "opened_mb": head.opened as f64 / 1e6, "opened_gpu_mb": head.opened_gpu as f64 / 1e6,
-            "gestures": gestures,
+            "pictures_on_device": pictures_on_device(head.backend), "gestures": gestures,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
@@ -401,6 +419,14 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
     let gpu = head.backend.is_gpu();
     if gpu {
         println!("to the first picture: {:.2} MB uploaded to the GPU", head.opened_gpu as f64 / 1e6);
+        println!(
+            "{}",
+            if pictures_on_device(head.backend) {
+                "pictures kept on the device and presented there, as a window sharing it presents them"
+            } else {
+                "pictures read back, as a window whose worker has a device of its own shows them (EXAVIZ_WORKER_DEVICE=shared keeps them)"
+            }
+        );
     }
     let moved =
         if gpu { format!(" {:>24} {:>24}", "GPU up MB p50/p95/max", "GPU back MB p50/p95/max") } else { String::new() };

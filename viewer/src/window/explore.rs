@@ -13,7 +13,7 @@ use exaviz_compute::Backend;
 use exaviz_model::dataset::Dataset;
 use exaviz_model::selection::Selection;
 use exaviz_render as render;
-use exaviz_render::{Image, Scene, render_scene};
+use exaviz_render::{DeviceImage, Image, Raster, RasterData, Rendered, Scene, render_kept, render_scene};
 use exaviz_views::contract::prepare;
 use exaviz_views::trace::{pan_window, zoom_window};
 use exaviz_views::{Frame, Pick, Prepared, View};
@@ -31,7 +31,10 @@ pub struct Request {
 pub struct Picture {
     pub generation: u64,
     pub request: Request,
-    pub image: Image,
+    /// The picture, kept on the device it was drawn on where the explorer asks for that.
+    pub image: Rendered,
+    /// The picture's background (what a moved picture leaves uncovered).
+    pub background: [f32; 3],
     pub prepared: Arc<dyn Prepared>,
     /// Whether the view was prepared again for it (else only drawn).
     pub prepared_again: bool,
@@ -48,6 +51,8 @@ enum Reply {
 struct Job {
     generation: u64,
     request: Request,
+    /// Whether the picture stays on the GPU device it is drawn on (not read back).
+    on_device: bool,
 }
 
 /// The worker thread: prepares (when needed), draws and renders requests, newest first.
@@ -100,6 +105,23 @@ impl Drop for Worker {
     }
 }
 
+/// Whether pictures drawn on `backend` stay on its device for a window presenting on the same
+/// device: on a GPU whose kernels do not share the CPU's cores. On lavapipe one queue runs every
+/// submission in turn, so a window presenting on the device that computes would wait for each
+/// computation: there the worker computes on a device of its own and its pictures are read
+/// back (a copy in memory). `EXAVIZ_WORKER_DEVICE=shared` or `own` chooses.
+pub fn pictures_on_device(backend: &Backend) -> bool {
+    let Backend::Gpu(ctx) = backend else { return false };
+    match std::env::var("EXAVIZ_WORKER_DEVICE").ok().as_deref().map(str::trim) {
+        Some("shared") => true,
+        Some("own") => false,
+        _ => !ctx.on_cpu_cores(),
+    }
+}
+
+/// A picture as rendered, and its background.
+type Drawn = (Rendered, [f32; 3]);
+
 fn work(
     dataset: &Dataset,
     view: &dyn View,
@@ -124,20 +146,28 @@ fn work(
         let key = r.selection.only(view.depends_on());
         let reuse = cached.as_ref().filter(|(k, f, _)| *k == key && *f == r.frame).map(|c| c.2.clone());
         let prepared_again = reuse.is_none();
-        let picture = |prepared: Arc<dyn Prepared>| -> Result<(Arc<dyn Prepared>, Image), String> {
+        let on_device = job.on_device;
+        let picture = |prepared: Arc<dyn Prepared>| -> Result<(Arc<dyn Prepared>, Drawn), String> {
             let mut scene = prepared.draw(dataset, &r.selection);
             // A minimap outlines the part of the scene in view.
             if let Some(m) = prepared.minimap() {
                 m.draw_viewport(scene.to_mut(), r.transform, r.frame);
             }
-            let image = render_scene(backend, &scene, r.transform).map_err(|e| e.to_string())?;
-            Ok((prepared, image))
+            let image = if on_device {
+                render_kept(backend, &scene, r.transform)
+            } else {
+                render_scene(backend, &scene, r.transform).map(Rendered::Host)
+            };
+            let background = scene.background;
+            drop(scene);
+            Ok((prepared, (image.map_err(|e| e.to_string())?, background)))
         };
-        let reply = |result: Result<(Arc<dyn Prepared>, Image), String>, coarse: bool| match result {
-            Ok((prepared, image)) => Reply::Done(Box::new(Picture {
+        let reply = |result: Result<(Arc<dyn Prepared>, Drawn), String>, coarse: bool| match result {
+            Ok((prepared, (image, background))) => Reply::Done(Box::new(Picture {
                 generation: job.generation,
                 request: r,
                 image,
+                background,
                 prepared,
                 prepared_again,
                 coarse,
@@ -169,7 +199,7 @@ fn work(
                 continue;
             }
         }
-        let result = (|| -> Result<(Arc<dyn Prepared>, Image), String> {
+        let result = (|| -> Result<(Arc<dyn Prepared>, Drawn), String> {
             let prepared = match reuse {
                 Some(p) => p,
                 None => {
@@ -225,9 +255,12 @@ pub struct Explorer {
     /// A click that opens another view ([`Pick::opens`]): its name and the selection clicked,
     /// until the window takes it ([`Explorer::take_opening`]).
     opening: Option<(&'static str, Selection)>,
+    /// Whether pictures stay on the GPU device the worker draws them on.
+    on_device: bool,
 }
 
 impl Explorer {
+    #[cfg(test)]
     pub fn new(
         dataset: Arc<Dataset>,
         view: Arc<dyn View>,
@@ -235,6 +268,32 @@ impl Explorer {
         selection: Selection,
         frame: Frame,
         wake: Box<dyn Fn() + Send>,
+    ) -> Self {
+        Self::start(dataset, view, backend, (selection, frame), wake, false)
+    }
+
+    /// [`Explorer::new`] whose pictures stay on the GPU device `backend` draws them on where
+    /// `on_device` (and the backend is a GPU): a presenter on that device shows them without
+    /// reading them back.
+    pub fn start_for(
+        on_device: bool,
+        dataset: Arc<Dataset>,
+        view: Arc<dyn View>,
+        backend: Arc<Backend>,
+        selection: Selection,
+        frame: Frame,
+        wake: Box<dyn Fn() + Send>,
+    ) -> Self {
+        Self::start(dataset, view, backend, (selection, frame), wake, on_device)
+    }
+
+    fn start(
+        dataset: Arc<Dataset>,
+        view: Arc<dyn View>,
+        backend: Arc<Backend>,
+        (selection, frame): (Selection, Frame),
+        wake: Box<dyn Fn() + Send>,
+        on_device: bool,
     ) -> Self {
         let duration =
             if view.time_axis(frame).is_some() { exaviz_views::trace::duration_s(&dataset.trace) } else { None };
@@ -254,6 +313,7 @@ impl Explorer {
             shown: None,
             error: None,
             failed: 0,
+            on_device,
         };
         e.ask();
         e
@@ -263,7 +323,7 @@ impl Explorer {
     pub fn ask(&mut self) {
         self.generation += 1;
         self.asked = self.generation;
-        let job = Job { generation: self.generation, request: self.request };
+        let job = Job { generation: self.generation, request: self.request, on_device: self.on_device };
         // The worker ends only with the explorer (or once retired).
         if let Some(jobs) = &self.worker.jobs {
             let _ = jobs.send(job);
@@ -466,7 +526,7 @@ impl Explorer {
 
     /// The shown picture moved and magnified to the current request, `(scale, offset)` per
     /// axis, within a clip rectangle (the timeline's plot; elsewhere the whole picture).
-    pub fn preview(&self) -> Option<(Affine, &Image)> {
+    pub fn preview(&self) -> Option<(Affine, &Rendered)> {
         let shown = self.shown.as_ref()?;
         let (a, b) = (shown.request, self.request);
         if let (Some(duration), Some(plot)) = (self.duration, self.time_plot()) {
@@ -518,9 +578,40 @@ pub fn frame_pixels(image: &Image, affine: Affine, (w, h): (u32, u32)) -> Vec<[u
     out
 }
 
-/// A box of text lines drawn over the frame at `at` (kept inside it): tooltips, the help and
-/// status lines. Rendered by the CPU renderer on its own small region, which is cheap.
-pub fn overlay_text(frame: &mut [[u8; 4]], (w, h): (u32, u32), at: [f32; 2], title: &str, lines: &[String]) {
+/// The frame of a presenter on the device that keeps `kept` (`w x h`, the window's picture
+/// part), as [`frame_pixels`] makes it: the picture moved by `affine`, `background` where
+/// nothing of it lands. Drawn by the GPU renderer into the window's surface, with the overlays
+/// placed over it: nothing of the picture is read back.
+pub fn frame_scene(kept: &DeviceImage, background: [f32; 3], affine: Affine, (w, h): (u32, u32)) -> Scene {
+    let mut scene = Scene::new(w, h, background);
+    let (pw, ph) = (kept.width as f32, kept.height as f32);
+    let raster = |rect: [f32; 4]| Raster {
+        rect,
+        width: kept.width,
+        height: kept.height,
+        data: RasterData::Texture(kept.clone()),
+        screen: true,
+    };
+    let frame = [0.0, 0.0, w as f32, h as f32];
+    let clip = affine.clip.unwrap_or(frame);
+    if affine.clip.is_some() {
+        // Outside the clip the picture stays; inside, only what moves in from the old clip.
+        scene.raster(raster([0.0, 0.0, pw, ph]));
+        let c = background;
+        scene.rect([clip[0], clip[1]], [clip[2], clip[3]], [c[0], c[1], c[2], 1.0], true);
+    }
+    let (sx, sy, ox, oy) = (affine.scale[0], affine.scale[1], affine.offset[0], affine.offset[1]);
+    let moved = [clip[0] * sx + ox, clip[1] * sy + oy, clip[2] * sx + ox, clip[3] * sy + oy];
+    let inside = [clip[0].max(moved[0]), clip[1].max(moved[1]), clip[2].min(moved[2]), clip[3].min(moved[3])];
+    scene.raster(raster([ox, oy, ox + pw * sx, oy + ph * sy]));
+    if let Some(layer) = scene.layers.last_mut() {
+        layer.clip = Some(inside);
+    }
+    scene
+}
+
+/// The box of text lines [`overlay_text`] draws, as a scene of its size (at most `w x h`).
+pub fn overlay_box(title: &str, lines: &[String], (w, h): (u32, u32)) -> Scene {
     const SIZE: f32 = 12.0;
     const LINE: f32 = 16.0;
     let mut probe = Scene::new(1, 1, [0.0; 3]);
@@ -530,9 +621,9 @@ pub fn overlay_text(frame: &mut [[u8; 4]], (w, h): (u32, u32), at: [f32; 2], tit
         .fold(0.0f32, f32::max);
     let (bw, bh) = ((widest + 16.0).ceil() as u32, (LINE * (lines.len() + 1) as f32 + 10.0).ceil() as u32);
     let (bw, bh) = (bw.min(w), bh.min(h));
-    let x0 = (at[0] as u32).min(w - bw);
-    let y0 = (at[1] as u32).min(h - bh);
     let mut scene = Scene::new(bw, bh, [0.09, 0.10, 0.13]);
+    // The box's own background, so that a box placed into a frame's scene covers what is there.
+    scene.rect([0.0, 0.0], [bw as f32, bh as f32], [0.09, 0.10, 0.13, 1.0], true);
     let border = [0.45, 0.47, 0.52, 1.0];
     scene.rect([0.0, 0.0], [bw as f32, 1.0], border, true);
     scene.rect([0.0, bh as f32 - 1.0], [bw as f32, bh as f32], border, true);
@@ -543,6 +634,20 @@ pub fn overlay_text(frame: &mut [[u8; 4]], (w, h): (u32, u32), at: [f32; 2], tit
         let y = 5.0 + SIZE + LINE * (k + 1) as f32;
         scene.text(l, [8.0, y], SIZE, render::Anchor::Left, exaviz_views::TEXT_DIM);
     }
+    scene
+}
+
+/// Where a box of `size` shown at `at` lands in a frame `w x h` (kept inside it).
+pub fn box_origin(at: [f32; 2], size: (u32, u32), (w, h): (u32, u32)) -> [u32; 2] {
+    [(at[0] as u32).min(w - size.0), (at[1] as u32).min(h - size.1)]
+}
+
+/// A box of text lines drawn over the frame at `at` (kept inside it): tooltips, the help and
+/// status lines. Rendered by the CPU renderer on its own small region, which is cheap.
+pub fn overlay_text(frame: &mut [[u8; 4]], (w, h): (u32, u32), at: [f32; 2], title: &str, lines: &[String]) {
+    let scene = overlay_box(title, lines, (w, h));
+    let (bw, bh) = (scene.width, scene.height);
+    let [x0, y0] = box_origin(at, (bw, bh), (w, h));
     let image = render::cpu::render(&scene, render::View::default());
     for y in 0..bh {
         for x in 0..bw {
@@ -654,7 +759,7 @@ mod tests {
         let p = e.wait(Duration::from_secs(120)).expect("the moved picture");
         assert!(!p.prepared_again, "a move only draws again");
         // The outline is drawn, in white.
-        let side = p.image.pixel(v[0] as u32, ((v[1] + v[3]) / 2.0) as u32);
+        let side = p.image.image().unwrap().pixel(v[0] as u32, ((v[1] + v[3]) / 2.0) as u32);
         assert!(side[..3].iter().all(|&c| c > 200), "the outline's left side is white: {side:?}");
     }
 

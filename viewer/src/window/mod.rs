@@ -20,7 +20,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use exaviz_compute::{Backend, BackendChoice, GpuContext};
 use exaviz_model::dataset::Dataset;
 use exaviz_model::selection::{Parts, Search, Selection};
-use exaviz_render::write_png_atomic;
+use exaviz_render::{Rendered, Scene, write_png_atomic};
 use exaviz_views::rows::thousands;
 use exaviz_views::{Frame, View};
 use winit::application::ApplicationHandler;
@@ -88,6 +88,8 @@ struct GpuPresent {
     surface: wgpu::Surface<'static>,
     config: wgpu::SurfaceConfiguration,
     painter: GpuPainter,
+    /// Draws frames whose picture is kept on this device ([`State::frame_scene`]).
+    renderer: exaviz_render::gpu::GpuRenderer,
 }
 
 /// The side panel: egui's context and input, and what the panel shows that changes rarely.
@@ -134,6 +136,8 @@ struct State {
     args: ViewArgs,
     /// Where the worker computes (kept to start a worker for another view).
     worker_backend: Arc<Backend>,
+    /// Whether the worker shares the presenter's device and keeps its pictures there.
+    device_frames: bool,
     proxy: EventLoopProxy<Wake>,
     /// Explorers of views replaced, their workers stopped, kept until their threads end.
     retired: Vec<Explorer>,
@@ -160,6 +164,8 @@ struct App {
     error: Option<anyhow::Error>,
     /// Frames presented, set when the window's work was shut down.
     presented: Option<u64>,
+    /// Bytes the window's GPU device was sent and read back from, set with `presented`.
+    moved: Option<(u64, u64)>,
 }
 
 impl State {
@@ -212,35 +218,58 @@ impl State {
         self.panel.open && self.cursor[0] >= self.picture_width() as f32
     }
 
-    /// The frame: the last picture moved to match the newest gesture, the brush, the tooltip
-    /// and the status line, in the picture's part of the window (the panel is drawn over the rest).
-    fn frame_pixels(&self) -> Vec<[u8; 4]> {
-        let (w, h) = (self.picture_width(), self.size.1);
-        let mut out = match self.explorer.preview() {
-            Some((affine, image)) => frame_pixels(image, affine, (w, h)),
-            None => vec![[17, 19, 24, 255]; (w * h) as usize],
-        };
-        if let (Some(from), false) = (self.press.map(|p| p.0).or(self.zoom_from), self.explorer.view().pans()) {
-            outline(&mut out, (w, h), from, self.cursor);
-        } else if let Some(from) = self.zoom_from {
-            outline(&mut out, (w, h), from, self.cursor);
-        } else if let Some((from, _)) = self.press
-            && self.explorer.brushes_at(from)
-        {
-            outline(&mut out, (w, h), from, self.cursor);
-        }
+    /// What is drawn over the picture: the brush's outline (its two corners) and the boxes of
+    /// text (where each is shown, its title and lines): the help or a tooltip, the status line.
+    fn overlays(&self) -> (Option<Corners>, Vec<TextBox>) {
+        let h = self.size.1;
+        let outlined =
+            if let (Some(from), false) = (self.press.map(|p| p.0).or(self.zoom_from), self.explorer.view().pans()) {
+                Some((from, self.cursor))
+            } else if let Some(from) = self.zoom_from {
+                Some((from, self.cursor))
+            } else if let Some((from, _)) = self.press
+                && self.explorer.brushes_at(from)
+            {
+                Some((from, self.cursor))
+            } else {
+                None
+            };
+        let mut boxes = Vec::new();
         if self.help {
             let own = self.explorer.view().help();
             let lines: Vec<String> = HELP.iter().chain(own).map(|l| (*l).to_string()).collect();
-            overlay_text(&mut out, (w, h), [24.0, 40.0], "exaviz view: gestures and keys", &lines);
+            boxes.push(([24.0, 40.0], "exaviz view: gestures and keys".to_string(), lines));
         } else if self.press.is_none()
             && !self.over_panel()
             && let Some(pick) = self.explorer.pick(self.cursor)
         {
-            overlay_text(&mut out, (w, h), [self.cursor[0] + 14.0, self.cursor[1] + 14.0], &pick.title, &pick.lines);
+            boxes.push(([self.cursor[0] + 14.0, self.cursor[1] + 14.0], pick.title, pick.lines));
         }
         if let Some(status) = self.status() {
-            overlay_text(&mut out, (w, h), [4.0, h as f32], &status, &[]);
+            boxes.push(([4.0, h as f32], status, Vec::new()));
+        }
+        (outlined, boxes)
+    }
+
+    /// The frame: the last picture moved to match the newest gesture, the brush, the tooltip
+    /// and the status line, in the picture's part of the window (the panel is drawn over the rest).
+    fn frame_pixels(&self) -> Vec<[u8; 4]> {
+        let (w, h) = (self.picture_width(), self.size.1);
+        let image = self.explorer.preview().map(|(affine, shown)| (affine, shown.image()));
+        let mut out = match image {
+            Some((affine, Ok(image))) => frame_pixels(image, affine, (w, h)),
+            Some((_, Err(e))) => {
+                eprintln!("error: the picture cannot be read back: {e}");
+                vec![[17, 19, 24, 255]; (w * h) as usize]
+            }
+            None => vec![[17, 19, 24, 255]; (w * h) as usize],
+        };
+        let (outlined, boxes) = self.overlays();
+        if let Some((a, b)) = outlined {
+            outline(&mut out, (w, h), a, b);
+        }
+        for (at, title, lines) in &boxes {
+            overlay_text(&mut out, (w, h), *at, title, lines);
         }
         if w >= self.size.0 {
             return out;
@@ -251,6 +280,34 @@ impl State {
             row[..w as usize].copy_from_slice(src);
         }
         wide
+    }
+
+    /// The frame as [`State::frame_pixels`] makes it, as a scene the GPU renderer draws into the
+    /// window's surface: the picture kept on `ctx`'s device (`None` where the shown picture is
+    /// not there), moved on the device, the overlays over it.
+    fn frame_scene(&self, ctx: &GpuContext) -> Option<Scene> {
+        let (affine, shown) = self.explorer.preview()?;
+        let Rendered::Device(kept) = shown else { return None };
+        if !kept.on(ctx) {
+            return None;
+        }
+        let background = self.explorer.shown.as_ref().map_or([0.067, 0.075, 0.094], |p| p.background);
+        let (w, h) = (self.picture_width(), self.size.1);
+        let picture = explore::frame_scene(kept, background, affine, (w, h));
+        let mut scene = Scene::new(self.size.0, h, [27.0 / 255.0; 3]);
+        let c = background;
+        scene.rect([0.0, 0.0], [w as f32, h as f32], [c[0], c[1], c[2], 1.0], true);
+        scene.place(&picture, [0.0, 0.0]);
+        let (outlined, boxes) = self.overlays();
+        if let Some((a, b)) = outlined {
+            outline_scene(&mut scene, (w, h), a, b);
+        }
+        for (at, title, lines) in &boxes {
+            let boxed = explore::overlay_box(title, lines, (w, h));
+            let [x, y] = explore::box_origin(*at, (boxed.width, boxed.height), (w, h));
+            scene.place(&boxed, [x as f32, y as f32]);
+        }
+        Some(scene)
     }
 
     /// The worker's state, or the last saved file or failed panel action.
@@ -341,7 +398,12 @@ impl State {
 
     fn redraw(&mut self) -> Result<Vec<Action>> {
         let (actions, primitives, mut textures, ppp) = self.panel_pass();
-        let mut pixels = self.frame_pixels();
+        // A picture kept on the presenter's device is drawn there; else the frame's pixels.
+        let on_device = match (&self.present, self.backend.as_ref()) {
+            (Present::Gpu(_), Backend::Gpu(ctx)) => self.frame_scene(ctx),
+            _ => None,
+        };
+        let mut pixels = if on_device.is_none() { self.frame_pixels() } else { Vec::new() };
         match &mut self.present {
             Present::Soft { surface } => {
                 self.panel.soft.set_textures(&textures);
@@ -355,7 +417,7 @@ impl State {
                 buffer.present().map_err(|e| anyhow!("cannot present the window: {e}"))?;
             }
             Present::Gpu(g) => {
-                let GpuPresent { surface, config, painter } = &mut **g;
+                let GpuPresent { surface, config, painter, renderer } = &mut **g;
                 let Backend::Gpu(ctx) = self.backend.as_ref() else { bail!("the GPU presenter lost its adapter") };
                 let frame = match surface.get_current_texture() {
                     wgpu::CurrentSurfaceTexture::Success(f) | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
@@ -368,24 +430,30 @@ impl State {
                         return Ok(actions);
                     }
                 };
-                let swap = match config.format {
-                    wgpu::TextureFormat::Bgra8Unorm => true,
-                    wgpu::TextureFormat::Rgba8Unorm => false,
-                    f => bail!("the window surface's format {f:?} cannot show pictures (needs 8-bit RGBA or BGRA)"),
-                };
-                let (w, h) = (frame.texture.width(), frame.texture.height());
-                pixels.resize((w * h) as usize, [0, 0, 0, 255]);
-                if swap {
-                    pixels.iter_mut().for_each(|p| p.swap(0, 2));
-                }
-                ctx.traffic.upload(pixels.as_flattened().len() as u64);
-                ctx.queue.write_texture(
-                    frame.texture.as_image_copy(),
-                    pixels.as_flattened(),
-                    wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(w * 4), rows_per_image: Some(h) },
-                    wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
-                );
                 let target = frame.texture.create_view(&Default::default());
+                let (w, h) = (frame.texture.width(), frame.texture.height());
+                if let Some(scene) = &on_device {
+                    renderer
+                        .draw_into(ctx, scene, exaviz_render::View::default(), &target, config.format)
+                        .map_err(|e| anyhow!("cannot draw the frame: {e}"))?;
+                } else {
+                    let swap = match config.format {
+                        wgpu::TextureFormat::Bgra8Unorm => true,
+                        wgpu::TextureFormat::Rgba8Unorm => false,
+                        f => bail!("the window surface's format {f:?} cannot show pictures (needs 8-bit RGBA or BGRA)"),
+                    };
+                    pixels.resize((w * h) as usize, [0, 0, 0, 255]);
+                    if swap {
+                        pixels.iter_mut().for_each(|p| p.swap(0, 2));
+                    }
+                    ctx.traffic.upload(pixels.as_flattened().len() as u64);
+                    ctx.queue.write_texture(
+                        frame.texture.as_image_copy(),
+                        pixels.as_flattened(),
+                        wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(w * 4), rows_per_image: Some(h) },
+                        wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
+                    );
+                }
                 let screen = egui_wgpu::ScreenDescriptor { size_in_pixels: [w, h], pixels_per_point: ppp };
                 painter.paint(&ctx.device, &ctx.queue, &target, &screen, &primitives, &textures);
                 textures.clear();
@@ -412,8 +480,9 @@ impl State {
                 let wake = Box::new(move || {
                     let _ = proxy.send_event(Wake);
                 });
+                let backend = self.worker_backend.clone();
                 let next =
-                    Explorer::new(dataset.clone(), c.view, self.worker_backend.clone(), c.selection, frame, wake);
+                    Explorer::start_for(self.device_frames, dataset.clone(), c.view, backend, c.selection, frame, wake);
                 let mut old = std::mem::replace(&mut self.explorer, next);
                 old.retire();
                 self.retired.retain(|e| !e.finished());
@@ -496,7 +565,14 @@ impl State {
         let Some(shown) = &self.explorer.shown else { return };
         let name = (1..).map(|k| format!("exaviz-view-{k}.png")).find(|n| !std::path::Path::new(n).exists());
         let Some(name) = name else { return };
-        match write_png_atomic(std::path::Path::new(&name), &shown.image) {
+        let image = match shown.image.image() {
+            Ok(image) => image,
+            Err(e) => {
+                eprintln!("error: {name}: the picture cannot be read back: {e}");
+                return;
+            }
+        };
+        match write_png_atomic(std::path::Path::new(&name), image) {
             Ok(()) => {
                 eprintln!("saved {name}");
                 self.saved = Some(name);
@@ -541,7 +617,8 @@ impl App {
         surface.configure(&ctx.device, &config);
         eprintln!("viewer on {}", ctx.describe());
         let painter = GpuPainter::new(&ctx.device, format);
-        Ok((Present::Gpu(Box::new(GpuPresent { surface, config, painter })), Backend::Gpu(Box::new(ctx))))
+        let renderer = exaviz_render::gpu::GpuRenderer::new(&ctx.device);
+        Ok((Present::Gpu(Box::new(GpuPresent { surface, config, painter, renderer })), Backend::Gpu(Box::new(ctx))))
     }
 
     fn soft_present(window: &Arc<Window>) -> Result<Present> {
@@ -576,19 +653,8 @@ impl App {
                 }
             },
         };
-        // The worker computes on a device of its own: the window's surface then never waits for
-        // the worker's queue when it is reconfigured (a resize during a long computation).
-        let worker_backend = match &backend {
-            Backend::Gpu(_) => match GpuContext::new() {
-                Ok(ctx) => Backend::Gpu(Box::new(ctx)),
-                Err(e) => {
-                    eprintln!("warning: no second GPU device for the worker ({e}); computing on the CPU path");
-                    Backend::Cpu
-                }
-            },
-            Backend::Cpu => Backend::Cpu,
-        };
         let backend = Arc::new(backend);
+        let (shared, worker_backend) = worker_device(&backend);
         let size = window.inner_size();
         let size = (size.width.max(1), size.height.max(1));
         let proxy = self.proxy.clone();
@@ -597,8 +663,8 @@ impl App {
         });
         let panel_pixels = (f64::from(panel::WIDTH) * scale).round() as u32;
         let frame = Frame { width: size.0.saturating_sub(panel_pixels).max(16), height: size.1.max(16) };
-        let worker_backend = Arc::new(worker_backend);
-        let explorer = Explorer::new(
+        let explorer = Explorer::start_for(
+            shared,
             self.dataset.clone(),
             self.content.view.clone(),
             worker_backend.clone(),
@@ -645,6 +711,7 @@ impl App {
             panel,
             args: self.args.clone(),
             worker_backend,
+            device_frames: shared,
             proxy: self.proxy.clone(),
             retired: Vec::new(),
             typing: None,
@@ -668,6 +735,7 @@ impl ApplicationHandler<Wake> for App {
     fn exiting(&mut self, _: &ActiveEventLoop) {
         if let Some(s) = self.state.take() {
             self.presented = Some(s.presented);
+            self.moved = s.backend.is_gpu().then(|| s.backend.traffic());
             s.shut_down();
         }
     }
@@ -1063,6 +1131,49 @@ fn outline(frame: &mut [[u8; 4]], (w, h): (u32, u32), a: [f32; 2], b: [f32; 2]) 
     }
 }
 
+/// Two opposite corners of an outlined rectangle.
+type Corners = ([f32; 2], [f32; 2]);
+
+/// A box of text over the frame: where it is shown, its title and its lines.
+type TextBox = ([f32; 2], String, Vec<String>);
+
+/// The device the worker computes on, beside the window's `backend`: the window's own, which
+/// presents its pictures where they were drawn (nothing read back; then true), where
+/// [`explore::pictures_on_device`] says so; else one of its own (the window's surface then never
+/// waits for a long computation when it is reconfigured either).
+fn worker_device(backend: &Arc<Backend>) -> (bool, Arc<Backend>) {
+    let shared = explore::pictures_on_device(backend);
+    let worker = match backend.as_ref() {
+        _ if shared => backend.clone(),
+        Backend::Gpu(_) => Arc::new(match GpuContext::new() {
+            Ok(ctx) => Backend::Gpu(Box::new(ctx)),
+            Err(e) => {
+                eprintln!("warning: no second GPU device for the worker ({e}); computing on the CPU path");
+                Backend::Cpu
+            }
+        }),
+        Backend::Cpu => Arc::new(Backend::Cpu),
+    };
+    (shared, worker)
+}
+
+/// [`outline`] as four thin rectangles of a frame's scene.
+fn outline_scene(scene: &mut Scene, (w, h): (u32, u32), a: [f32; 2], b: [f32; 2]) {
+    let clampx = |x: f32| x.clamp(0.0, w.saturating_sub(1) as f32).trunc();
+    let clampy = |y: f32| y.clamp(0.0, h.saturating_sub(1) as f32).trunc();
+    let (mut x0, mut x1) = (a[0].min(b[0]), a[0].max(b[0]));
+    if x1 - x0 < 16.0 {
+        let c = (x0 + x1) / 2.0;
+        (x0, x1) = (c - 8.0, c + 8.0);
+    }
+    let (x0, x1, y0, y1) = (clampx(x0), clampx(x1), clampy(a[1].min(b[1])), clampy(a[1].max(b[1])));
+    let colour = [240.0 / 255.0, 228.0 / 255.0, 66.0 / 255.0, 1.0];
+    scene.rect([x0, y0], [x1 + 1.0, y0 + 1.0], colour, true);
+    scene.rect([x0, y1], [x1 + 1.0, y1 + 1.0], colour, true);
+    scene.rect([x0, y0], [x0 + 1.0, y1 + 1.0], colour, true);
+    scene.rect([x1, y0], [x1 + 1.0, y1 + 1.0], colour, true);
+}
+
 /// Opens the window and runs until it is closed (or `frames` frames were presented).
 pub fn run(
     dataset: Dataset,
@@ -1078,8 +1189,20 @@ pub fn run(
         .map_err(|e| anyhow!("cannot open a window ({e}); for headless output use exaviz render"))?;
     let proxy = event_loop.create_proxy();
     let dataset = Arc::new(dataset);
-    let mut app =
-        App { dataset, title, size, args, content, backend, frames, proxy, state: None, error: None, presented: None };
+    let mut app = App {
+        dataset,
+        title,
+        size,
+        args,
+        content,
+        backend,
+        frames,
+        proxy,
+        state: None,
+        error: None,
+        presented: None,
+        moved: None,
+    };
     event_loop.run_app(&mut app).context("window event loop failed")?;
     // `exiting` shut the window's work down while the event loop was alive; a loop that ended
     // without it (an error) leaves the state here.
@@ -1091,6 +1214,13 @@ pub fn run(
         None => {
             if let Some(n) = app.presented {
                 eprintln!("presented {n} frames");
+            }
+            if let Some((up, down)) = app.moved {
+                eprintln!(
+                    "the window's GPU device: {:.3} MB uploaded, {:.3} MB read back",
+                    up as f64 / 1e6,
+                    down as f64 / 1e6
+                );
             }
             Ok(())
         }
