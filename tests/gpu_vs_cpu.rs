@@ -615,6 +615,8 @@ struct TimelineCase {
     recv: Vec<u64>,
     source: Vec<u32>,
     destination: Vec<u32>,
+    bytes: Vec<u32>,
+    tags: Vec<u32>,
 }
 
 fn timeline_case(locations: u32, seed: u64) -> TimelineCase {
@@ -630,6 +632,8 @@ fn timeline_case(locations: u32, seed: u64) -> TimelineCase {
         recv: Vec::new(),
         source: Vec::new(),
         destination: Vec::new(),
+        bytes: Vec::new(),
+        tags: Vec::new(),
     };
     let push = |c: &mut TimelineCase, l: u32, a: u64, b: u64, k: u32, d: u32| {
         c.starts.push(a);
@@ -657,6 +661,8 @@ fn timeline_case(locations: u32, seed: u64) -> TimelineCase {
         c.recv.push(if k == 17 { u64::MAX } else { a + rng.below(60_000) as u64 });
         c.source.push(rng.below(locations));
         c.destination.push(rng.below(locations + 1));
+        c.bytes.push(1 << rng.below(20));
+        c.tags.push(rng.below(4));
     }
     c
 }
@@ -685,18 +691,11 @@ fn innermost_pieces(c: &TimelineCase) -> (Vec<u64>, Vec<u64>, Vec<u32>, Vec<u32>
     out
 }
 
-/// The timeline's pixels composed by the GPU kernels and by their CPU mirrors: line counts and
-/// the legend's statistics exactly equal, colours within 2 of 255 a channel (coverage is summed
-/// in f32 and fixed point, in another order). Rows show one location, a band of several, and
-/// the nesting levels of one location; both state modes and both mixes.
-#[test]
-fn timeline_pixels_match() {
-    use stages::timeline_pixels::{
-        self as tp, Columns, INNERMOST, Layout, Look, MessageColumns, NONE, Run, SpanColumns,
-    };
-    let case = timeline_case(12, 5);
-    let pieces = innermost_pieces(&case);
-    let (w, h) = (203u32, 90u32);
+/// The layout of [`timeline_pixels_match`]'s plot, 90 rows: rows 0-29 locations 0-2, 10 rows
+/// each; 30-59 a band of locations 3-10 on one run (row 45 without one); 60-89 location 11 in
+/// three levels of 10 rows; location 12 does not exist.
+fn timeline_layout() -> stages::timeline_pixels::Layout {
+    use stages::timeline_pixels::{INNERMOST, Layout, NONE, Run};
     // Rows 0-29: locations 0-2, 10 rows each; 30-59: a band of locations 3-10 on one run;
     // 60-89: location 11 in three levels of 10 rows; location 12 does not exist.
     let mut rows = Vec::new();
@@ -714,7 +713,20 @@ fn timeline_pixels_match() {
     rows[45].0 = NONE;
     let centres: Vec<f32> = (0..12u32).map(|l| if l < 3 { l as f32 * 10.0 + 5.0 } else { 45.0 + l as f32 }).collect();
     let slots: Vec<u32> = (0..10).map(|k| k % 8).collect();
-    let layout = Layout::new(&slots, &centres, &rows, &runs);
+    Layout::new(&slots, &centres, &rows, &runs)
+}
+
+/// The timeline's pixels composed by the GPU kernels and by their CPU mirrors: line counts and
+/// the legend's statistics exactly equal, colours within 2 of 255 a channel (coverage is summed
+/// in f32 and fixed point, in another order). Rows show one location, a band of several, and
+/// the nesting levels of one location; both state modes and both mixes.
+#[test]
+fn timeline_pixels_match() {
+    use stages::timeline_pixels::{self as tp, Columns, Look, MessageColumns, SpanColumns};
+    let case = timeline_case(12, 5);
+    let pieces = innermost_pieces(&case);
+    let (w, h) = (203u32, 90u32);
+    let layout = timeline_layout();
     let columns = Columns {
         pieces: SpanColumns {
             starts: &pieces.0,
@@ -735,6 +747,8 @@ fn timeline_pixels_match() {
             recv: &case.recv,
             source: &case.source,
             destination: &case.destination,
+            bytes: &case.bytes,
+            tags: &case.tags,
         }),
         owner: None,
     };
@@ -744,7 +758,7 @@ fn timeline_pixels_match() {
         ((base + 200_000, base + 260_000), true, false),
         ((base + 1, base + 999_999), false, true),
     ] {
-        let look = Look { width: w, height: h, window, stacked, opacity: 0.8, additive };
+        let look = Look { width: w, height: h, window, stacked, opacity: 0.8, additive, filter: Default::default() };
         let cpu = tp::run(&mut CpuRunner::default(), &columns, &layout, &look).unwrap();
         let gpu = tp::run(&mut GpuRunner::new(gpu()), &columns, &layout, &look).unwrap();
         assert!(gpu.rgba.on_device() && !cpu.rgba.on_device());
@@ -777,6 +791,77 @@ fn timeline_pixels_match() {
     }
 }
 
+/// A message filter applied by the kernels equals drawing the messages it keeps alone, on the
+/// GPU and on the CPU mirror: the same counts and colours.
+#[test]
+fn timeline_pixels_filtered_equal_the_kept_messages_alone() {
+    use stages::timeline_pixels::{self as tp, Columns, Look, MessageColumns, SpanColumns};
+    let case = timeline_case(12, 5);
+    let pieces = innermost_pieces(&case);
+    let (w, h) = (203u32, 90u32);
+    let layout = timeline_layout();
+    let columns = Columns {
+        pieces: SpanColumns {
+            starts: &pieces.0,
+            ends: &pieces.1,
+            locations: &pieces.2,
+            kinds: &pieces.3,
+            depths: None,
+        },
+        intervals: None,
+        messages: Some(MessageColumns {
+            send: &case.send,
+            recv: &case.recv,
+            source: &case.source,
+            destination: &case.destination,
+            bytes: &case.bytes,
+            tags: &case.tags,
+        }),
+        owner: None,
+    };
+    let base = 3u64 << 32;
+    let filter = tp::Filter { bytes: (1 << 4, 1 << 14), tag: Some(2), senders: (2, 9), receivers: (0, 11) };
+    let kept: Vec<usize> = (0..case.send.len())
+        .filter(|&i| {
+            let (b, t, s, d) = (case.bytes[i], case.tags[i], case.source[i], case.destination[i]);
+            (16..=1 << 14).contains(&b) && t == 2 && (2..=9).contains(&s) && d <= 11
+        })
+        .collect();
+    assert!(kept.len() > 50 && kept.len() < case.send.len() / 4, "{} kept", kept.len());
+    let pick = |v: &[u64]| kept.iter().map(|&i| v[i]).collect::<Vec<u64>>();
+    let pick32 = |v: &[u32]| kept.iter().map(|&i| v[i]).collect::<Vec<u32>>();
+    let (send, recv) = (pick(&case.send), pick(&case.recv));
+    let (source, destination, bytes, tags) =
+        (pick32(&case.source), pick32(&case.destination), pick32(&case.bytes), pick32(&case.tags));
+    let subset = Columns {
+        messages: Some(MessageColumns {
+            send: &send,
+            recv: &recv,
+            source: &source,
+            destination: &destination,
+            bytes: &bytes,
+            tags: &tags,
+        }),
+        ..columns.clone()
+    };
+    let look = Look {
+        width: w,
+        height: h,
+        window: (base, base + 1_000_000),
+        stacked: false,
+        opacity: 0.8,
+        additive: false,
+        filter,
+    };
+    let plain = Look { filter: Default::default(), ..look };
+    for runner in [&mut CpuRunner::default() as &mut dyn Runner, &mut GpuRunner::new(gpu())] {
+        let filtered = tp::run(runner, &columns, &layout, &look).unwrap();
+        let reference = tp::run(runner, &subset, &layout, &plain).unwrap();
+        assert_eq!(filtered.counts.read_all().unwrap(), reference.counts.read_all().unwrap(), "{}", runner.name());
+        assert_eq!(filtered.rgba.read_all().unwrap(), reference.rgba.read_all().unwrap(), "{}", runner.name());
+    }
+}
+
 /// The timeline's columns kept on the device under their owner and an unchanged layout: a
 /// second window uploads only its dispatches' parameters, and the picture and line counts stay
 /// on the device until read.
@@ -805,13 +890,23 @@ fn timeline_pixels_keep_their_columns_on_the_device() {
             recv: &case.recv,
             source: &case.source,
             destination: &case.destination,
+            bytes: &case.bytes,
+            tags: &case.tags,
         }),
         owner: Some(owner),
     };
     let base = 3u64 << 32;
     let mut moved = Vec::new();
     for window in [(base, base + 1_000_000), (base + 100_000, base + 300_000), (base + 5, base + 900_000)] {
-        let look = Look { width: 160, height: 60, window, stacked: false, opacity: 0.8, additive: false };
+        let look = Look {
+            width: 160,
+            height: 60,
+            window,
+            stacked: false,
+            opacity: 0.8,
+            additive: false,
+            filter: Default::default(),
+        };
         let before = ctx.traffic.totals();
         let px = tp::run(&mut GpuRunner::new(&ctx), &columns, &layout, &look).unwrap();
         let after = ctx.traffic.totals();
@@ -819,11 +914,11 @@ fn timeline_pixels_keep_their_columns_on_the_device() {
         assert!(px.rgba.on_device() && px.counts.on_device());
     }
     // Uploaded at first: the pieces (8 + 8 + 4 + 4 bytes each), the messages (24 bytes each),
-    // the layout table; after, six dispatches of 16 words of parameters each.
+    // the layout table; after, six dispatches of 24 words of parameters each.
     let columns_bytes = (pieces.0.len() * 24 + case.send.len() * 24 + layout.words.len() * 4) as u64;
-    assert_eq!(moved[0].0, columns_bytes + 6 * 64);
-    assert_eq!(moved[1].0, 6 * 64);
-    assert_eq!(moved[2].0, 6 * 64);
+    assert_eq!(moved[0].0, columns_bytes + 6 * 96);
+    assert_eq!(moved[1].0, 6 * 96);
+    assert_eq!(moved[2].0, 6 * 96);
     // Read back: the five words of the legend's statistics only.
     assert!(moved.iter().all(|m| m.1 == 20), "{moved:?}");
 }

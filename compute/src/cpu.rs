@@ -329,10 +329,15 @@ fn timeline_dispatch<'b>(
             let acc = get(7)?;
             for_each_invocation(n, |i| timeline::state_prefix(i, &p, acc));
         }
-        Kernel::MessageLines => {
+        Kernel::MessageLines | Kernel::MessageLinesFiltered => {
             let lines = timeline::Lines { send: get(8)?, recv: get(9)?, src: get(10)?, dst: get(11)? };
             let (table, counts, sums) = (get(6)?, get(12)?, get(13)?);
-            for_each_invocation(n, |i| timeline::message_lines(i, &p, &lines, table, counts, sums));
+            if kernel == Kernel::MessageLines {
+                for_each_invocation(n, |i| timeline::message_lines(i, &p, &lines, table, counts, sums));
+            } else {
+                let m = (&lines, get(18)?, get(19)?);
+                for_each_invocation(n, |i| timeline::message_lines_filtered(i, &p, m, table, counts, sums));
+            }
         }
         Kernel::ToneHistogram => {
             let (counts, hist, stats) = (get(12)?, get(14)?, get(15)?);

@@ -66,12 +66,22 @@ impl DeviceWords {
 
     /// Words `range` (cut to the words held), read back from a device where they are there.
     pub fn read(&self, range: std::ops::Range<u64>) -> Result<Vec<u32>, GpuError> {
+        Ok(self.read_within(range, None)?.unwrap_or_default())
+    }
+
+    /// [`DeviceWords::read`], or `None` where the device has not given them within `limit`
+    /// (its queue busy with a computation): what a tooltip on the window's thread reads.
+    pub fn read_within(
+        &self,
+        range: std::ops::Range<u64>,
+        limit: Option<std::time::Duration>,
+    ) -> Result<Option<Vec<u32>>, GpuError> {
         let range = range.start.min(self.len())..range.end.min(self.len());
         if range.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Some(Vec::new()));
         }
         match self {
-            Self::Host(w) => Ok(w[range.start as usize..range.end as usize].to_vec()),
+            Self::Host(w) => Ok(Some(w[range.start as usize..range.end as usize].to_vec())),
             Self::Gpu(g) => {
                 let bytes = (range.end - range.start) * 4;
                 let staging = g.device.create_buffer(&wgpu::BufferDescriptor {
@@ -84,7 +94,7 @@ impl DeviceWords {
                 enc.copy_buffer_to_buffer(&g.buffer, range.start * 4, &staging, 0, bytes);
                 g.queue.submit([enc.finish()]);
                 g.traffic.read(bytes);
-                read_mapped(&g.device, &staging)
+                read_mapped_within(&g.device, &staging, bytes, limit)
             }
         }
     }
@@ -136,6 +146,18 @@ pub(crate) fn read_mapped_bytes(
     staging: &wgpu::Buffer,
     bytes: u64,
 ) -> Result<Vec<u32>, GpuError> {
+    read_mapped_within(device, staging, bytes, None)?.ok_or_else(|| GpuError::Map("not mapped".into()))
+}
+
+/// The first `bytes` of a MAP_READ buffer, once mapped; `None` where that takes longer than
+/// `limit` (the buffer is left to the device).
+fn read_mapped_within(
+    device: &wgpu::Device,
+    staging: &wgpu::Buffer,
+    bytes: u64,
+    limit: Option<std::time::Duration>,
+) -> Result<Option<Vec<u32>>, GpuError> {
+    let started = std::time::Instant::now();
     let slice = staging.slice(..bytes);
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {
@@ -150,6 +172,9 @@ pub(crate) fn read_mapped_bytes(
         match rx.try_recv() {
             Ok(r) => break r,
             Err(std::sync::mpsc::TryRecvError::Empty) => {
+                if limit.is_some_and(|l| started.elapsed() > l) {
+                    return Ok(None);
+                }
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(std::time::Duration::from_millis(1));
             }
@@ -162,5 +187,5 @@ pub(crate) fn read_mapped_bytes(
         bytemuck::cast_slice::<u8, u32>(&view).to_vec()
     };
     staging.unmap();
-    Ok(words)
+    Ok(Some(words))
 }

@@ -79,6 +79,7 @@ pub enum Kernel {
     StateCover,
     StatePrefix,
     MessageLines,
+    MessageLinesFiltered,
     ToneHistogram,
     ToneRanks,
     TimelineCompose,
@@ -95,6 +96,7 @@ impl Kernel {
             Self::StateCover
             | Self::StatePrefix
             | Self::MessageLines
+            | Self::MessageLinesFiltered
             | Self::ToneHistogram
             | Self::ToneRanks
             | Self::TimelineCompose => shaders::TIMELINE_PIXELS,
@@ -126,6 +128,7 @@ impl Kernel {
             Self::StateCover => "state_cover",
             Self::StatePrefix => "state_prefix",
             Self::MessageLines => "message_lines",
+            Self::MessageLinesFiltered => "message_lines_filtered",
             Self::ToneHistogram => "tone_histogram",
             Self::ToneRanks => "tone_ranks",
             Self::TimelineCompose => "timeline_compose",

@@ -862,3 +862,62 @@ fn the_timeline_is_composed_on_the_device_from_kept_columns() {
         assert!(moved[0].0 > moved[1].0 + (d.trace.messages.source.len() as u64) * 24, "{case}: the columns at first");
     }
 }
+
+/// `--messages` draws only the messages the filter keeps: the timeline's and the matrix's plots
+/// equal those of the trace whose other messages were taken out beforehand, on both backends
+/// (the GPU's composed on the device, the sizes and tags read there); the title says what is
+/// drawn, and a trace with an index is drawn from its rows (its pyramid holds every message).
+#[test]
+fn a_message_filter_draws_only_the_messages_it_keeps() {
+    use exaviz_model::selection::MessageFilter;
+    let d = open("gen:lulesh?iterations=3");
+    let m = &d.trace.messages;
+    let mut sizes: Vec<u32> = m.bytes.clone();
+    sizes.sort_unstable();
+    let median = sizes[sizes.len() / 2];
+    let spec = format!("bytes={median}-3G,from=1-20");
+    let filter = MessageFilter::parse(&spec).unwrap();
+    let kept: Vec<usize> =
+        (0..m.source.len()).filter(|&i| filter.keeps(m.bytes[i], m.tag[i], m.source[i], m.destination[i])).collect();
+    assert!(kept.len() > 10 && kept.len() < m.source.len() * 2 / 3, "{} of {}", kept.len(), m.source.len());
+    let mut alone = d.clone();
+    let pick = |c: &[u32]| kept.iter().map(|&i| c[i]).collect::<Vec<u32>>();
+    let pick64 = |c: &[u64]| kept.iter().map(|&i| c[i]).collect::<Vec<u64>>();
+    alone.trace.messages = exaviz_model::Messages {
+        source: pick(&m.source),
+        destination: pick(&m.destination),
+        send_time: pick64(&m.send_time),
+        recv_time: pick64(&m.recv_time),
+        bytes: pick(&m.bytes),
+        tag: pick(&m.tag),
+    };
+    let seconds = exaviz_views::trace::duration_s(&d.trace).unwrap();
+    let (from, to) = (format!("{}", seconds * 0.1), format!("{}", seconds * 0.9));
+    let size = (560u32, 380u32);
+    let plot = exaviz_views::timeline::plot_rect(size.0, size.1).unwrap();
+    let crop = |img: &exaviz_render::Image, p: exaviz_views::plot::Plot| -> Vec<[u8; 4]> {
+        (p.y0..p.y0 + p.h).flat_map(|y| (p.x0..p.x0 + p.w).map(move |x| (x, y))).map(|(x, y)| img.pixel(x, y)).collect()
+    };
+    let window = ["--from", from.as_str(), "--to", to.as_str()];
+    let filtered: Vec<&str> = window.iter().copied().chain(["--messages", spec.as_str()]).collect();
+    for view in ["timeline", "matrix"] {
+        let a = both(view, &filtered, &d, size);
+        let b = both(view, &window, &alone, size);
+        let p = if view == "timeline" { plot } else { exaviz_views::plot::Plot { x0: 90, y0: 60, w: 250, h: 250 } };
+        assert_eq!(crop(&a, p), crop(&b, p), "{view}: the filter's picture differs from the kept messages alone");
+        let unfiltered = super::cpu(view, &window, &d, size);
+        assert_ne!(crop(&a, p), crop(&unfiltered, p), "{view}: the filter changed nothing");
+        // The same on the GPU, whose timeline is composed on the device.
+        let on_gpu = exaviz_tests::draw(view, &filtered, &d, &super::gpu_backend(), size).unwrap();
+        let alone_gpu = exaviz_tests::draw(view, &window, &alone, &super::gpu_backend(), size).unwrap();
+        assert_eq!(crop(&on_gpu, p), crop(&alone_gpu, p), "{view} on the GPU");
+    }
+    let scene = exaviz_tests::scene("timeline", &filtered, &d, size).unwrap();
+    assert!(scene.outline.title.contains("drawn: messages of"), "{}", scene.outline.title);
+    // A trace held with its index: drawn from the rows, filtered, not from the pyramid.
+    let big = open("gen:fd4?ranks=32&messages=1200000");
+    assert!(big.index.is_some(), "an index kept beside the trace");
+    let scene = exaviz_tests::scene("timeline", &["--messages", "from=0-3"], &big, size).unwrap();
+    assert!(!scene.outline.title.contains("pyramid"), "{}", scene.outline.title);
+    assert!(scene.outline.title.contains("drawn: messages from 0-3"), "{}", scene.outline.title);
+}

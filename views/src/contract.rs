@@ -403,8 +403,10 @@ pub fn prepare(
     let Some(ooc) = &dataset.out_of_core else {
         // Rows in memory but many: a window holding more than a picture reads at once is drawn
         // from the index, as a store's is.
+        // A message filter the index's sums cannot serve: the rows are drawn.
         if let Some(index) = &dataset.index
             && view.reads_index(index)
+            && selection.messages.is_none_or(|f| f.is_all())
             && !view.draws_rows_on_device(dataset, selection, frame, backend)
         {
             let tps = dataset.trace.ticks_per_second.max(1) as f64;

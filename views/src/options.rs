@@ -72,6 +72,17 @@ impl TraceSelectArgs {
     }
 }
 
+/// Which messages the timeline and the matrix draw.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct MessageFilterArgs {
+    /// Only these messages: `bytes=MIN-MAX` (sizes may end in K, M, G), `tag=T`, `from=A-B`
+    /// (senders), `to=C-D` (receivers), comma-separated, e.g. `bytes=64K-1M,to=0-15`. Drawn
+    /// from the rows (a GPU holding them redraws each window from them); a store's picture
+    /// drawn from its pyramid, which sums every message, says it is not filtered.
+    #[arg(long, value_name = "FILTER", value_parser = exaviz_model::selection::MessageFilter::parse)]
+    pub messages: Option<exaviz_model::selection::MessageFilter>,
+}
+
 /// What users select on a torus: nodes and a time slice.
 #[derive(Args, Clone, Copy, Debug, Default)]
 pub struct TorusSelectArgs {

@@ -57,11 +57,27 @@ pub(crate) fn pyramid_of(
 /// window), or all of them without a window: what the matrix, chord and sendrecv views count
 /// when time is brushed on a linked timeline.
 pub fn messages_in(t: &Trace, window_s: Option<(f64, f64)>) -> Cow<'_, Messages> {
-    let Some((from, to)) = send_window(t, span(t), window_s) else {
+    messages_kept(t, window_s, None)
+}
+
+/// [`messages_in`] that `filter` keeps too.
+pub fn messages_kept<'t>(
+    t: &'t Trace,
+    window_s: Option<(f64, f64)>,
+    filter: Option<&exaviz_model::selection::MessageFilter>,
+) -> Cow<'t, Messages> {
+    let window = send_window(t, span(t), window_s);
+    if window.is_none() && filter.is_none() {
         return Cow::Borrowed(&t.messages);
-    };
+    }
+    let (from, to) = window.unwrap_or((0, u64::MAX));
     let m = &t.messages;
-    let keep: Vec<usize> = (0..m.source.len()).filter(|&i| (from..to).contains(&m.send_time[i])).collect();
+    let keep: Vec<usize> = (0..m.source.len())
+        .filter(|&i| {
+            (window.is_none() || (from..to).contains(&m.send_time[i]))
+                && filter.is_none_or(|f| f.keeps(m.bytes[i], m.tag[i], m.source[i], m.destination[i]))
+        })
+        .collect();
     let pick = |c: &[u32]| keep.iter().map(|&i| c[i]).collect::<Vec<u32>>();
     let pick64 = |c: &[u64]| keep.iter().map(|&i| c[i]).collect::<Vec<u64>>();
     Cow::Owned(Messages {

@@ -23,8 +23,13 @@ pub struct Params {
     pub additive: u32,
     pub kinds: u32,
     pub stacked: u32,
+    pub bytes: [u32; 2],
+    pub tag: u32,
+    pub has_tag: u32,
+    pub senders: [u32; 2],
+    pub receivers: [u32; 2],
 }
-const _: () = assert!(size_of::<Params>() == 64);
+const _: () = assert!(size_of::<Params>() == 96);
 
 impl Params {
     pub fn from_words(words: &[u32]) -> Result<Self, StageError> {
@@ -226,14 +231,42 @@ pub struct Lines<'a> {
 }
 
 /// One invocation of `message_lines`: message `i`'s line in three weighted pieces, when the
-/// window shows it.
+/// window shows it and the filter keeps its ends.
 pub fn message_lines(i: u32, p: &Params, m: &Lines<'_>, table: &Words, counts: &Words, sums: &Words) {
     if i >= p.n {
         return;
     }
-    let i = i as usize;
+    message_line(i as usize, p, m, table, counts, sums);
+}
+
+/// One invocation of `message_lines_filtered`: [`message_lines`] of a message whose size and
+/// tag (`sizes`, `tags`: bindings 18 and 19) the filter keeps too.
+pub fn message_lines_filtered(
+    i: u32,
+    p: &Params,
+    (m, sizes, tags): (&Lines<'_>, &Words, &Words),
+    table: &Words,
+    counts: &Words,
+    sums: &Words,
+) {
+    if i >= p.n {
+        return;
+    }
+    let b = word(sizes, i as usize);
+    if b < p.bytes[0] || b > p.bytes[1] || (p.has_tag == 1 && word(tags, i as usize) != p.tag) {
+        return;
+    }
+    message_line(i as usize, p, m, table, counts, sums);
+}
+
+/// The shader's `message_line`: message `i`'s line, when the window shows it and the filter
+/// keeps its ends.
+fn message_line(i: usize, p: &Params, m: &Lines<'_>, table: &Words, counts: &Words, sums: &Words) {
     let (s, d) = (word(m.src, i), word(m.dst, i));
     if s >= p.locations || d >= p.locations {
+        return;
+    }
+    if s < p.senders[0] || s > p.senders[1] || d < p.receivers[0] || d > p.receivers[1] {
         return;
     }
     let (a, b) = (pair(m.send, i), pair(m.recv, i));

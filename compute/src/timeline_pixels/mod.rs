@@ -31,13 +31,39 @@ pub struct SpanColumns<'a> {
     pub depths: Option<&'a [u32]>,
 }
 
-/// Messages: send and receive ticks (`u64::MAX`: never received), sender and receiver.
+/// Messages: send and receive ticks (`u64::MAX`: never received), sender and receiver, size
+/// and tag (read only where a filter asks for them).
 #[derive(Clone, Copy, Debug)]
 pub struct MessageColumns<'a> {
     pub send: &'a [u64],
     pub recv: &'a [u64],
     pub source: &'a [u32],
     pub destination: &'a [u32],
+    pub bytes: &'a [u32],
+    pub tags: &'a [u32],
+}
+
+/// Which messages are drawn: sizes and senders and receivers in ranges (both ends included), a
+/// tag; the same as the model's `MessageFilter`, which this layer does not know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Filter {
+    pub bytes: (u32, u32),
+    pub tag: Option<u32>,
+    pub senders: (u32, u32),
+    pub receivers: (u32, u32),
+}
+
+impl Default for Filter {
+    fn default() -> Self {
+        Self { bytes: (0, u32::MAX), tag: None, senders: (0, u32::MAX), receivers: (0, u32::MAX) }
+    }
+}
+
+impl Filter {
+    /// Whether it reads the sizes or tags.
+    pub fn reads_sizes_or_tags(&self) -> bool {
+        self.bytes != (0, u32::MAX) || self.tag.is_some()
+    }
 }
 
 /// What the pixels are made from: columns that stay the same while `owner` lives (kept on a
@@ -133,6 +159,8 @@ pub struct Look {
     pub opacity: f32,
     /// Lines added rather than drawn over each other.
     pub additive: bool,
+    /// Which messages are drawn.
+    pub filter: Filter,
 }
 
 /// The composed plot, kept where it was made.
@@ -214,6 +242,11 @@ pub fn record<'a>(
         additive: u32::from(look.additive),
         kinds: layout.kinds,
         stacked: u32::from(look.stacked),
+        bytes: [look.filter.bytes.0, look.filter.bytes.1],
+        tag: look.filter.tag.unwrap_or(0),
+        has_tag: u32::from(look.filter.tag.is_some()),
+        senders: [look.filter.senders.0, look.filter.senders.1],
+        receivers: [look.filter.receivers.0, look.filter.receivers.1],
     };
     let params = |n: u32, spans: u32| bytemuck::cast_slice::<Params, u32>(&[Params { n, spans, ..base }]).to_vec();
     let owner = columns.owner.as_ref();
@@ -230,7 +263,8 @@ pub fn record<'a>(
     let counts = rec.alloc(pixels, "timeline.counts");
     let sums = rec.alloc(2 * pixels, "timeline.sums");
     if let Some(m) = &columns.messages {
-        record_messages(&mut rec, m, owner, [table, counts, sums], &params, max_binding_bytes)?;
+        let filtered = look.filter.reads_sizes_or_tags();
+        record_messages(&mut rec, (m, filtered), owner, [table, counts, sums], &params, max_binding_bytes)?;
     }
     let hist = rec.alloc(u64::from(RANKED) + 1, "timeline.histogram");
     let stats = rec.alloc(5, "timeline.stats");
@@ -288,28 +322,41 @@ fn record_spans<'a>(
 /// The message lines' dispatches, in chunks of one binding each.
 fn record_messages<'a>(
     rec: &mut Recording<'a>,
-    m: &MessageColumns<'a>,
+    (m, filtered): (&MessageColumns<'a>, bool),
     owner: Option<&Owner>,
     [table, counts, sums]: [BufId; 3],
     params: &dyn Fn(u32, u32) -> Vec<u32>,
     max_binding_bytes: u64,
 ) -> Result<(), StageError> {
     let n = m.source.len();
-    if m.send.len() != n || m.recv.len() != n || m.destination.len() != n {
+    let sized = m.bytes.len() == n && m.tags.len() == n;
+    if m.send.len() != n || m.recv.len() != n || m.destination.len() != n || (filtered && !sized) {
         return Err(StageError::Input("timeline pixels: message columns differ in length".into()));
     }
     let parts: Vec<_> = chunks(n, 8, max_binding_bytes).collect();
     let most = parts.first().map_or(1, |r| r.len() as u64);
     let (send, recv) = (rec.alloc(2 * most, "timeline.send"), rec.alloc(2 * most, "timeline.recv"));
     let (src, dst) = (rec.alloc(most, "timeline.source"), rec.alloc(most, "timeline.destination"));
+    let (sizes, tags) = match filtered {
+        true => (rec.alloc(most, "timeline.sizes"), rec.alloc(most, "timeline.tags")),
+        false => (src, dst),
+    };
     for r in parts {
         rec.upload_maybe_kept(send, words64(&m.send[r.clone()]), owner);
         rec.upload_maybe_kept(recv, words64(&m.recv[r.clone()]), owner);
         rec.upload_maybe_kept(src, &m.source[r.clone()], owner);
         rec.upload_maybe_kept(dst, &m.destination[r.clone()], owner);
         let len = r.len() as u32;
-        let bindings = vec![(6, table), (8, send), (9, recv), (10, src), (11, dst), (12, counts), (13, sums)];
-        rec.dispatch(Kernel::MessageLines, len, params(len, 0), bindings);
+        let mut bindings = vec![(6, table), (8, send), (9, recv), (10, src), (11, dst), (12, counts), (13, sums)];
+        let kernel = if filtered {
+            rec.upload_maybe_kept(sizes, &m.bytes[r.clone()], owner);
+            rec.upload_maybe_kept(tags, &m.tags[r.clone()], owner);
+            bindings.extend([(18, sizes), (19, tags)]);
+            Kernel::MessageLinesFiltered
+        } else {
+            Kernel::MessageLines
+        };
+        rec.dispatch(kernel, len, params(len, 0), bindings);
     }
     Ok(())
 }

@@ -31,6 +31,13 @@ struct Params {
     kinds: u32,
     // 0: the dominant state of a pixel; 1: the states' shares stacked up the run's rows.
     stacked: u32,
+    // The messages drawn: sizes in [bytes.x, bytes.y], the tag `tag` where `has_tag` is 1,
+    // senders in [senders.x, senders.y], receivers in [receivers.x, receivers.y].
+    bytes: vec2<u32>,
+    tag: u32,
+    has_tag: u32,
+    senders: vec2<u32>,
+    receivers: vec2<u32>,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -60,6 +67,8 @@ struct Params {
 // Per line count, its rank among the pixels with lines (0 to 1).
 @group(0) @binding(16) var<storage, read_write> ranks: array<f32>;
 @group(0) @binding(17) var<storage, read_write> out: array<u32>;
+@group(0) @binding(18) var<storage, read> sizes: array<u32>;
+@group(0) @binding(19) var<storage, read> tags: array<u32>;
 
 const SLOTS: u32 = 8u;
 const NONE: u32 = 0xffffffffu;
@@ -227,15 +236,13 @@ fn point(l: vec4<f32>, f: f32) -> vec2<f32> {
     return vec2<f32>(l.x + (l.z - l.x) * f, l.y + (l.w - l.y) * f);
 }
 
-// One invocation per message: its line from sender to receiver, when the window shows it, in
-// three pieces weighted 0, 8 and 16 steps from the sender.
-@compute @workgroup_size(256)
-fn message_lines(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = index(gid, nwg);
-    if (i >= params.n) { return; }
+// Message i's line from sender to receiver, when the window shows it and the filter keeps its
+// ends, in three pieces weighted 0, 8 and 16 steps from the sender.
+fn message_line(i: u32) {
     let s = src[i];
     let d = dst[i];
     if (s >= params.locations || d >= params.locations) { return; }
+    if (s < params.senders.x || s > params.senders.y || d < params.receivers.x || d > params.receivers.y) { return; }
     let a = send[i];
     let b = recv[i];
     if (less64(params.t1, a) || less64(b, params.t0) || (b.x == 0xffffffffu && b.y == 0xffffffffu)) { return; }
@@ -246,6 +253,24 @@ fn message_lines(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         let q = point(line, f32(k + 1u) / 3.0);
         walk(vec4<f32>(p.x, p.y, q.x, q.y), 8u * k);
     }
+}
+
+// One invocation per message (filtered at most by its ends).
+@compute @workgroup_size(256)
+fn message_lines(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(gid, nwg);
+    if (i >= params.n) { return; }
+    message_line(i);
+}
+
+// One invocation per message, kept only where its size and tag pass the filter too.
+@compute @workgroup_size(256)
+fn message_lines_filtered(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(gid, nwg);
+    if (i >= params.n) { return; }
+    let b = sizes[i];
+    if (b < params.bytes.x || b > params.bytes.y || (params.has_tag == 1u && tags[i] != params.tag)) { return; }
+    message_line(i);
 }
 
 @compute @workgroup_size(256)

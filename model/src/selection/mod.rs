@@ -7,6 +7,7 @@
 pub mod area;
 pub mod dims;
 pub mod group;
+pub mod messages;
 
 use dims::DimFilter;
 use group::BundleGroup;
@@ -14,6 +15,7 @@ use group::BundleGroup;
 use crate::dataset::Dataset;
 
 pub use area::Area;
+pub use messages::MessageFilter;
 
 /// A selection the dataset cannot have (a node it lacks, an empty window): one line.
 #[derive(Debug, thiserror::Error)]
@@ -113,6 +115,8 @@ selection_parts! {
     /// Whether the timeline outlines the critical path (`exaviz_analysis::critical_path`); `None`: as its
     /// options say (`--critical-path`).
     critical: bool => CRITICAL,
+    /// Which messages the timeline and the matrix draw (sizes, tag, senders, receivers).
+    messages: MessageFilter => MESSAGES,
 }
 
 /// Groups of tracks collapsed, by index (the first 64 groups; later ones stay open).
@@ -368,6 +372,7 @@ mod tests {
             Parts::DEVICES,
             Parts::OPENED,
             Parts::CRITICAL,
+            Parts::MESSAGES,
         ];
         let mut seen = Parts::NONE;
         for p in parts {

@@ -25,11 +25,11 @@ impl contract::View for MatrixView {
     }
 
     fn depends_on(&self) -> Parts {
-        Parts::WINDOW
+        Parts::WINDOW | Parts::MESSAGES
     }
 
     fn reads(&self) -> Parts {
-        Parts::WINDOW | Parts::PAIR
+        Parts::WINDOW | Parts::PAIR | Parts::MESSAGES
     }
 
     fn reads_pyramid(&self) -> bool {
@@ -43,7 +43,8 @@ impl contract::View for MatrixView {
     }
 
     fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
-        let opts = MatrixOptions { width: f.width, height: f.height, ..self.0 };
+        let messages = sel.messages.filter(|m| !m.is_all());
+        let opts = MatrixOptions { width: f.width, height: f.height, messages, ..self.0 };
         if let Some(ooc) = &d.out_of_core {
             let window = super::trace::window_ticks(d, sel).unwrap_or(ooc.span);
             let (scene, picker) = pyramid_matrix_scene(d, b, ooc, &opts, window)?;
@@ -64,6 +65,8 @@ pub struct MatrixArgs {
     pub colormap: super::options::ColormapArgs,
     #[command(flatten)]
     pub select: super::options::TraceSelectArgs,
+    #[command(flatten)]
+    pub filter: super::options::MessageFilterArgs,
     /// Where the ranks outnumber the plot's pixels: behaviour (ranks sending or receiving far
     /// more than the others get a row and a column of their own, pinned at the top and left,
     /// labelled) or index (every cell a block of consecutive ranks).
@@ -78,10 +81,11 @@ impl Class for MatrixView {
 
     fn new(args: &MatrixArgs) -> Self {
         let (value, colormap) = (args.value.into(), args.colormap.colormap.into());
-        MatrixView(MatrixOptions { width: 1024, height: 768, value, colormap, grouping: args.rows })
+        let messages = args.filter.messages;
+        MatrixView(MatrixOptions { width: 1024, height: 768, value, colormap, grouping: args.rows, messages })
     }
 
     fn selection(args: &MatrixArgs) -> Selection {
-        args.select.selection()
+        Selection { messages: args.filter.messages, ..args.select.selection() }
     }
 }

@@ -41,6 +41,8 @@ pub struct MatrixOptions {
     /// Whether the ranks sending or receiving far more than the others get rows and columns of
     /// their own where the ranks outnumber the plot's pixels.
     pub grouping: crate::rows::Grouping,
+    /// Which messages are counted (`None`: all).
+    pub messages: Option<exaviz_model::selection::MessageFilter>,
 }
 
 impl Default for MatrixOptions {
@@ -51,6 +53,7 @@ impl Default for MatrixOptions {
             value: MatrixValue::Messages,
             colormap: ColorMap::Viridis,
             grouping: crate::rows::Grouping::Behaviour,
+            messages: None,
         }
     }
 }
@@ -276,8 +279,11 @@ pub fn matrix_scene(
     opts: &MatrixOptions,
     window_s: Option<(f64, f64)>,
 ) -> Result<(Scene, MatrixPick), ViewError> {
-    let pairs = if opts.value != MatrixValue::Bandwidth { crate::trace::pair_sums(dataset, window_s) } else { None };
-    matrix_of(dataset, backend, opts, window_s, pairs, "")
+    // The index's pair sums hold every message: a filter counts the rows.
+    let summed = opts.value != MatrixValue::Bandwidth && opts.messages.is_none();
+    let pairs = if summed { crate::trace::pair_sums(dataset, window_s) } else { None };
+    let note = opts.messages.map_or(String::new(), |f| format!("; {}", f.describe()));
+    matrix_of(dataset, backend, opts, window_s, pairs, &note)
 }
 
 /// [`matrix_scene`] from each pair's sums (`pairs`) where given, else from the window's rows;
@@ -303,7 +309,7 @@ fn matrix_of(
     // A trace in memory with an index sums its window by pair (bandwidth needs every message),
     // as a store's per-pair tiles do; the others count the window's rows. Transfer times per
     // cell only for bandwidth.
-    let held = pairs.is_none().then(|| crate::trace::messages_in(t, window_s));
+    let held = pairs.is_none().then(|| crate::trace::messages_kept(t, window_s, opts.messages.as_ref()));
     let by_bytes = opts.value != MatrixValue::Messages;
     let apart = if opts.grouping == crate::rows::Grouping::Behaviour && n > side {
         let (mut sent, mut received) = (vec![0u64; n as usize], vec![0u64; n as usize]);
@@ -558,7 +564,7 @@ pub(crate) fn pyramid_matrix_scene(
         };
         if ticks(&bins, tiles.bin_ticks) == ticks(&cube_bins, level.message_bin_ticks) {
             let tps = dataset.trace.ticks_per_second.max(1) as f64;
-            let note = format!("; pyramid: per-pair bins of {:.3} s", tiles.bin_ticks as f64 / tps);
+            let note = format!("; pyramid: per-pair bins of {:.3} s{}", tiles.bin_ticks as f64 / tps, unfiltered(opts));
             return matrix_of(dataset, backend, opts, None, Some(tiles.sums(bins)), &note);
         }
     }
@@ -579,12 +585,18 @@ pub(crate) fn pyramid_matrix_scene(
     };
     let total: u64 = counts.iter().sum();
     let title = format!(
-        "Communication matrix: {} ({n} processes, {total} messages; pyramid: {} ranks a cell)",
+        "Communication matrix: {} ({n} processes, {total} messages; pyramid: {} ranks a cell{})",
         crate::title_name(dataset),
-        level.message_block
+        level.message_block,
+        unfiltered(opts)
     );
     let scene = draw_matrix(opts, backend, p, &axis, &values, &title);
     Ok((scene, MatrixPick { plot: p, axis, counts, bytes }))
+}
+
+/// What a picture drawn from the pyramid says of a message filter: its sums hold every message.
+fn unfiltered(opts: &MatrixOptions) -> &'static str {
+    if opts.messages.is_some() { "; every message: a shorter window is read as rows and filtered" } else { "" }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

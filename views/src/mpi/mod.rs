@@ -220,6 +220,7 @@ impl Class for MpiLinkedView {
                 value: crate::matrix::MatrixValue::Messages,
                 colormap,
                 grouping: crate::rows::Grouping::Behaviour,
+                messages: None,
             },
             chord: crate::chord::ChordView::of(CurveOptions { width, height, beta: args.look.beta, mix: chord_mix }),
             kept: Default::default(),

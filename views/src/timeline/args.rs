@@ -155,6 +155,7 @@ impl TimelineLook {
                 SummaryArg::On => SummaryTrack::On,
                 SummaryArg::Off => SummaryTrack::Off,
             },
+            messages: None,
         }
     }
 }

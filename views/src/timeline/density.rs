@@ -36,6 +36,7 @@ pub(super) fn message_density(
     bundle: &TimelineBundle,
     index: &TimelineIndex,
     kept: Option<(&KeptLines, TraceKey)>,
+    filter: Option<&exaviz_model::selection::MessageFilter>,
 ) -> Result<(stages::DensityImage, Vec<u32>), ViewError> {
     let (t0, t1) = window;
     let m = &t.messages;
@@ -56,9 +57,13 @@ pub(super) fn message_density(
             && m.recv_time[i] != u64::MAX
             && (m.source[i] as usize) < n
             && (m.destination[i] as usize) < n
+            && filter.is_none_or(|f| f.keeps(m.bytes[i], m.tag[i], m.source[i], m.destination[i]))
     };
-    // Straight lines beside the last picture's: only those through the columns it lacks are drawn.
-    let kept = kept.filter(|_| matches!(bundle, TimelineBundle::None)).map(|(k, key)| (k, (key, centre.clone())));
+    // Straight lines beside the last picture's: only those through the columns it lacks are
+    // drawn (the last picture's lines are of every message: none kept under a filter).
+    let kept = kept
+        .filter(|_| matches!(bundle, TimelineBundle::None) && filter.is_none())
+        .map(|(k, key)| (k, (key, centre.clone())));
     let beside = kept.as_ref().and_then(|(k, key)| k.beside(key, p, window));
     let (lo, hi) = beside.as_ref().map_or((f32::MIN, f32::MAX), Beside::reach);
     let line = |i: usize| [x(m.send_time[i]), y(m.source[i]), x(m.recv_time[i]), y(m.destination[i])];

@@ -88,12 +88,20 @@ pub(super) fn draws_on_device(backend: &Backend, t: &Trace, opts: &TimelineOptio
         && !opts.waits
         && !summary
         && std::env::var_os("EXAVIZ_TIMELINE_ON_HOST").is_none()
+        && (opts.messages.is_none_or(|f| !f.reads_sizes_or_tags()) || binds_nine(backend))
 }
 
-/// Bytes the device keeps of `t` for its timeline: the messages' ticks and ends (24 each), the
-/// intervals' (28 each) and about as many innermost pieces (24 each).
+/// Whether a kernel may bind nine storage buffers (the filtered message lines; WebGPU's
+/// minimum is eight, which GL adapters may keep to).
+fn binds_nine(backend: &Backend) -> bool {
+    matches!(backend, Backend::Gpu(ctx) if ctx.limits.max_storage_buffers_per_shader_stage >= 9)
+}
+
+/// Bytes the device keeps of `t` for its timeline: the messages' ticks, ends, sizes and tags
+/// (32 each, the last two where a filter reads them), the intervals' (28 each) and about as many
+/// innermost pieces (24 each).
 fn resident_bytes(t: &Trace) -> u64 {
-    t.messages.source.len() as u64 * 24 + t.intervals.start.len() as u64 * (28 + 24)
+    t.messages.source.len() as u64 * 32 + t.intervals.start.len() as u64 * (28 + 24)
 }
 
 /// Whether windows of `t` are drawn from its rows kept on `backend`'s device rather than from
@@ -182,6 +190,8 @@ pub(super) fn device_pixels(
             recv: &m.recv_time,
             source: &m.source,
             destination: &m.destination,
+            bytes: &m.bytes,
+            tags: &m.tag,
         }),
         owner: Some(owner),
     };
@@ -192,6 +202,12 @@ pub(super) fn device_pixels(
         stacked: opts.states == StateMode::Stacked,
         opacity: opts.message_opacity,
         additive: opts.mix == Mix::Additive,
+        filter: opts.messages.map_or_else(Default::default, |f| stage::Filter {
+            bytes: f.bytes.unwrap_or((0, u32::MAX)),
+            tag: f.tag,
+            senders: f.senders.unwrap_or((0, u32::MAX)),
+            receivers: f.receivers.unwrap_or((0, u32::MAX)),
+        }),
     };
     Ok(stage::run(backend.runner().as_mut(), &columns, &layout, &look)?)
 }

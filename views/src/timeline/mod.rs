@@ -155,7 +155,7 @@ impl contract::View for TimelineView {
     }
 
     fn depends_on(&self) -> Parts {
-        Parts::WINDOW | Parts::SEARCH | Parts::AREA | Parts::FOLDED | Parts::CRITICAL | Parts::OPENED
+        Parts::WINDOW | Parts::SEARCH | Parts::AREA | Parts::FOLDED | Parts::CRITICAL | Parts::OPENED | Parts::MESSAGES
     }
 
     fn reads(&self) -> Parts {
@@ -168,6 +168,7 @@ impl contract::View for TimelineView {
             | Parts::FOUND
             | Parts::CRITICAL
             | Parts::OPENED
+            | Parts::MESSAGES
     }
 
     /// A drag with the right button selects an area (the time and rows it spans) and sums it
@@ -250,7 +251,7 @@ impl contract::View for TimelineView {
     /// On a GPU holding the trace's rows ([`device::rows_on_device`]), every window the device
     /// path draws (its options, rows not grouped, so no summary track) is drawn from them.
     fn draws_rows_on_device(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> bool {
-        let opts = TimelineOptions { search: sel.search, ..self.opts };
+        let opts = TimelineOptions { search: sel.search, messages: sel.messages, ..self.opts };
         if !device::rows_on_device(b, &d.trace) || !device::draws_on_device(b, &d.trace, &opts, false) {
             return false;
         }
@@ -274,6 +275,7 @@ impl contract::View for TimelineView {
             opened: sel.opened,
             // Asked for on a store drawn from its pyramid, a note says how to get it.
             critical_path: sel.critical.unwrap_or(self.opts.critical_path),
+            messages: sel.messages.filter(|f| !f.is_all()),
             ..self.opts
         };
         if let Some(ooc) = &d.out_of_core {
@@ -325,6 +327,8 @@ pub struct TimelineArgs {
     pub mix: super::options::MixArg,
     #[command(flatten)]
     pub select: super::options::TraceSelectArgs,
+    #[command(flatten)]
+    pub filter: super::options::MessageFilterArgs,
 }
 
 impl Class for TimelineView {
@@ -334,11 +338,12 @@ impl Class for TimelineView {
     type Args = TimelineArgs;
 
     fn new(args: &TimelineArgs) -> Self {
-        TimelineView::with(args.look.options(args.mix.into(), &args.select))
+        let opts = args.look.options(args.mix.into(), &args.select);
+        TimelineView::with(TimelineOptions { messages: args.filter.messages, ..opts })
     }
 
     fn selection(args: &TimelineArgs) -> Selection {
         let folded = args.look.collapse.then_some(exaviz_model::selection::Folded::ALL);
-        Selection { search: args.look.highlight, folded, ..args.select.selection() }
+        Selection { search: args.look.highlight, folded, messages: args.filter.messages, ..args.select.selection() }
     }
 }

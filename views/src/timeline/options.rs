@@ -2,7 +2,7 @@
 //! waits, folding, critical path) and the constants of its layout that every layer reads.
 
 use exaviz_compute::BundleParams;
-use exaviz_model::selection::{Folded, Search};
+use exaviz_model::selection::{Folded, MessageFilter, Search};
 
 use super::counters::CounterChoice;
 use crate::plot::Mix;
@@ -46,6 +46,8 @@ pub struct TimelineOptions {
     /// Whether a summary track above the rows shows the share of the shown locations in each
     /// state over time: by default where the rows are grouped by behaviour.
     pub summary: SummaryTrack,
+    /// Which messages are drawn (`None`: all).
+    pub messages: Option<MessageFilter>,
 }
 
 /// Whether the timeline draws its summary track (the share of locations in each state over
@@ -93,6 +95,7 @@ impl Default for TimelineOptions {
             critical_path: false,
             rows: Rows::Auto,
             summary: SummaryTrack::Auto,
+            messages: None,
         }
     }
 }

@@ -28,6 +28,8 @@ pub struct TimelinePick {
     pub(super) full: (u64, u64),
     pub(super) n: usize,
     pub(super) counts: LineCounts,
+    /// Which messages are drawn (`None`: all).
+    pub(super) messages: Option<exaviz_model::selection::MessageFilter>,
     /// The rows of the messages drawn (found at the first tooltip where the picture was drawn
     /// on the device).
     pub(super) visible: std::sync::OnceLock<Vec<u32>>,
@@ -46,7 +48,8 @@ pub struct TimelinePick {
 }
 
 /// The message lines through each plot pixel: in memory, or where the device drew them (a
-/// tooltip reads back the one word it shows).
+/// tooltip reads back the one word it shows, or goes without it where the device is busy for
+/// more than [`COUNT_WAIT`]: a tooltip never waits for a computation).
 pub(crate) enum LineCounts {
     Host(Vec<u32>),
     Device(exaviz_compute::DeviceWords),
@@ -57,10 +60,13 @@ impl LineCounts {
     pub(super) fn get(&self, k: usize) -> Option<u32> {
         match self {
             Self::Host(v) => v.get(k).copied(),
-            Self::Device(words) => words.read(k as u64..k as u64 + 1).ok()?.first().copied(),
+            Self::Device(words) => words.read_within(k as u64..k as u64 + 1, Some(COUNT_WAIT)).ok()??.first().copied(),
         }
     }
 }
+
+/// How long a tooltip waits for a line count from the device.
+const COUNT_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Most messages searched one by one for the line under the pointer; past it, the tooltip gives
 /// the count of lines through the pixel only.
@@ -86,6 +92,7 @@ impl TimelinePick {
                     && m.recv_time[i] != u64::MAX
                     && (m.source[i] as usize) < n
                     && (m.destination[i] as usize) < n
+                    && self.messages.is_none_or(|f| f.keeps(m.bytes[i], m.tag[i], m.source[i], m.destination[i]))
             };
             let mut rows: Vec<u32> =
                 self.index.candidates(t, self.window).par_iter().copied().filter(|&i| shown(i as usize)).collect();

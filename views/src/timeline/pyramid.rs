@@ -516,8 +516,13 @@ pub(crate) fn overview_scene(
         (sp, shares)
     });
     let cell = format_value(level.state_bin_ticks as f64 / tps * 1e3);
+    // The pyramid sums every message: a filter is drawn only where the window's rows are read.
+    let unfiltered = match opts.messages {
+        Some(_) => "; every message: zoom in to filter them",
+        None => "",
+    };
     let title = format!(
-        "Timeline: {} ({}, {} messages; pyramid: {} ranks x {cell} ms)",
+        "Timeline: {} ({}, {} messages; pyramid: {} ranks x {cell} ms{unfiltered})",
         crate::title_name(dataset),
         rows_counted(&dataset.trace, n),
         ooc.messages,

@@ -532,8 +532,9 @@ pub fn timeline_scene(
     };
     let bundled = opts.bundle.label();
     let read = if t.span_of_whole.is_some() { " read for this window" } else { "" };
+    let filtered = opts.messages.map_or(String::new(), |f| format!("; drawn: {}", f.describe()));
     let title = format!(
-        "Timeline: {} ({}, {} messages{read}{bundled})",
+        "Timeline: {} ({}, {} messages{read}{bundled}{filtered})",
         crate::title_name(dataset),
         rows_counted(t, n),
         t.messages.source.len()
@@ -585,6 +586,7 @@ pub fn timeline_scene(
         full,
         n,
         counts,
+        messages: opts.messages,
         visible: visible.map_or_else(std::sync::OnceLock::new, std::sync::OnceLock::from),
         tracks: counter_tracks,
         rows,
@@ -625,7 +627,10 @@ fn host_layers<'k>(
             }
             pixels
         },
-        || message_density(t, backend, p, window, rows, &opts.bundle, index, kept.map(|k| &k.lines).zip(key)),
+        || {
+            let kept = kept.map(|k| &k.lines).zip(key);
+            message_density(t, backend, p, window, rows, &opts.bundle, index, kept, opts.messages.as_ref())
+        },
     );
     let (density, visible) = messages?;
     Ok((states_kept, states, density, visible))

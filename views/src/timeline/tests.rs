@@ -246,7 +246,7 @@ fn a_pan_draws_only_the_lines_it_uncovers_and_equals_a_fresh_picture() {
     let key = trace_key(&d);
     let draw = |window: (u64, u64), kept: Option<&KeptLines>| {
         let kept = kept.map(|k| (k, key.clone()));
-        message_density(t, &Backend::Cpu, p, window, &rows, &TimelineBundle::None, &index, kept).unwrap()
+        message_density(t, &Backend::Cpu, p, window, &rows, &TimelineBundle::None, &index, kept, None).unwrap()
     };
     let kept = KeptLines::default();
     let span = 1u64 << 20;
