@@ -356,6 +356,7 @@ fn hover_click_and_wheel_respond_while_the_worker_computes() {
          for i in $(seq 1 300); do grep -q 'viewer on' {tlog} 2>/dev/null && break; sleep 0.1; done\n\
          sleep 5\n\
          for i in $(seq 1 300); do wid=$(xdotool search --name exaviz | head -1); [ -n \"$wid\" ] && break; sleep 0.1; done\n\
+         [ -n \"$wid\" ] || {{ echo 'no timeline window after 30 s:' >&2; cat {tlog} >&2; exit 1; }}\n\
          import -window $wid {t0}\n\
          xdotool mousemove --window $wid 300 240 click 4 click 4\n\
          sleep 0.7\n\
