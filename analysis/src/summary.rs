@@ -134,6 +134,13 @@ pub trait RowSource: Sync {
     }
 }
 
+/// Whether an interval from `start` to `end` lies in the window `(from, to)`: one with time in
+/// it, or one of no duration (an instant) at any tick of it, its ends included, as Perfetto
+/// counts an instant at a window's edge.
+pub fn overlaps(start: u64, end: u64, (from, to): (u64, u64)) -> bool {
+    if start == end { from <= start && start <= to } else { end > from && start < to }
+}
+
 /// Every row of a trace, intervals grouped by location once.
 pub struct EveryRow {
     by_location: Vec<Vec<usize>>,
@@ -156,7 +163,7 @@ impl RowSource for EveryRow {
     fn intervals(&self, t: &Trace, l: usize, (from, to): (u64, u64)) -> Vec<usize> {
         let i = &t.intervals;
         let rows = self.by_location.get(l).map_or(&[][..], Vec::as_slice);
-        rows.iter().copied().filter(|&k| i.end[k] > from && i.start[k] < to).collect()
+        rows.iter().copied().filter(|&k| overlaps(i.start[k], i.end[k], (from, to))).collect()
     }
 
     fn messages(&self, t: &Trace, _: (u64, u64)) -> Vec<usize> {

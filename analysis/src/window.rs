@@ -13,7 +13,12 @@ pub fn window_asked(
         .as_ref()
         .map(|o| o.span)
         .or_else(|| t.span())
-        .ok_or("the trace has no intervals or messages to summarise")?;
+        .or_else(|| {
+            // A trace of counters alone: the span of their samples.
+            let m = &t.metrics.time;
+            m.iter().min().copied().zip(m.iter().max().copied())
+        })
+        .ok_or("the trace has no intervals, messages or counter samples to summarise")?;
     let tps = t.ticks_per_second.max(1) as f64;
     let at = |s: f64, name: &str| -> Result<u64, String> {
         if !s.is_finite() || s < 0.0 {

@@ -8,7 +8,8 @@
 //!   (`counter`: unit, unit name, multiplier, incremental values); the deprecated sequence-wide
 //!   `thread_descriptor` (44) gives its sequence's default thread track;
 //! - track events (`track_event`, 11): slices begun and ended (`TYPE_SLICE_BEGIN`,
-//!   `TYPE_SLICE_END`, nested per track as the trace processor nests them), counter values
+//!   `TYPE_SLICE_END`, nested per track as the trace processor nests them), instants
+//!   (`TYPE_INSTANT`, the legacy phases `i`, `I`, `n`, `R`: slices of no duration), counter values
 //!   (`TYPE_COUNTER`, integer or double, and the `extra_counter_values` of any event), flows
 //!   (`flow_ids`, `terminating_flow_ids`: one message from each event of a flow to the next),
 //!   complete events of the legacy Chrome phase `X`; names and categories inline or interned
@@ -79,6 +80,18 @@ struct Track {
     process_name: Option<String>,
     thread_name: Option<String>,
     counter: Option<Counter>,
+    /// The packet that first described it (a reused pid's process is the one described last
+    /// before its thread).
+    described_at: u64,
+    /// `SIBLING_MERGE_BEHAVIOR_NONE`: the last descriptor's name is the track's name.
+    merge_none: bool,
+    /// Its name as it stood when its first event came: a later descriptor's name does not
+    /// change it (unless `merge_none`).
+    name_fixed: bool,
+    /// Whether an event has landed on it.
+    seen: bool,
+    /// The name of its first slice or instant, the name of a track that has none.
+    event_name: Option<String>,
 }
 
 #[derive(Default, Clone, Debug)]
@@ -86,7 +99,21 @@ struct Counter {
     unit: String,
     multiplier: f64,
     incremental: bool,
+    /// The name the trace processor gives a counter of a built-in type (thread time,
+    /// instruction count) that has none of its own.
+    builtin: Option<&'static str>,
 }
+
+/// A thread's time or instruction count carried by a track event (the legacy
+/// `thread_time_*` and `thread_instruction_count_*` fields): the value, or what it adds.
+enum ThreadValue {
+    Absolute(f64),
+    Delta(f64),
+}
+use ThreadValue::{Absolute, Delta};
+
+const THREAD_TIME: &str = "thread_time";
+const THREAD_INSTRUCTIONS: &str = "thread_instruction_count";
 
 /// A packet sequence's incremental state.
 #[derive(Default)]
@@ -96,6 +123,7 @@ struct Sequence {
     default_track: Option<u64>,
     default_clock: Option<u32>,
     default_extra_counters: Vec<u64>,
+    default_extra_double_counters: Vec<u64>,
     /// Set once a packet cleared the state (or none needed it).
     valid: bool,
     /// Last values of incremental counters, per track.
@@ -113,10 +141,15 @@ impl Sequence {
             match n {
                 58 => self.default_clock = v.int().map(|c| c as u32),
                 11 => {
+                    // New track event defaults replace the ones before.
+                    self.default_track = None;
+                    self.default_extra_counters.clear();
+                    self.default_extra_double_counters.clear();
                     for (m, w) in fields(v.bytes().unwrap_or_default()) {
                         match m {
                             11 => self.default_track = w.int(),
                             31 => push_ints(w, false, &mut self.default_extra_counters),
+                            45 => push_ints(w, false, &mut self.default_extra_double_counters),
                             _ => {}
                         }
                     }
@@ -160,6 +193,8 @@ struct Reader {
     /// packets before it nests slices.
     slices: Vec<(u64, u64, Option<u32>)>,
     counters: Vec<(u64, u64, f64)>,
+    /// The last value of each thread's time or instruction count, which deltas add to.
+    thread_counter_last: HashMap<u64, f64>,
     flows: HashMap<u64, Vec<(u64, u64)>>,
     /// Offsets from a clock to the boot clock (ns), from the clock snapshots: per clock id (and
     /// sequence for sequence-scoped clocks), the clock's reading and the boot clock's.
@@ -185,6 +220,57 @@ fn skipped_name(field: u32) -> &'static str {
         39 => "Android log packets skipped",
         52 | 53 => "GPU counter and render stage packets skipped",
         _ => "packets of other kinds skipped",
+    }
+}
+
+/// The fields of a `TrackEvent` that are read.
+#[derive(Default)]
+struct Event<'a> {
+    ty: u64,
+    track: Option<u64>,
+    name: Option<String>,
+    name_iid: Option<u64>,
+    int_value: Option<i64>,
+    double_value: Option<f64>,
+    extra_tracks: Vec<u64>,
+    extra_values: Vec<u64>,
+    extra_dtracks: Vec<u64>,
+    extra_dvalues: Vec<f64>,
+    flows: Vec<u64>,
+    terminating: Vec<u64>,
+    legacy: Option<&'a [u8]>,
+    thread_counters: Vec<(ThreadValue, &'static str)>,
+}
+
+impl<'a> Event<'a> {
+    fn parse(e: &'a [u8]) -> Self {
+        let mut ev = Event::default();
+        for (n, v) in fields(e) {
+            let as_i64 = || v.int().map_or(0.0, |x| x as i64 as f64);
+            match n {
+                17 => ev.thread_counters.push((Absolute(as_i64() * 1000.0), THREAD_TIME)),
+                2 => ev.thread_counters.push((Delta(as_i64() * 1000.0), THREAD_TIME)),
+                20 => ev.thread_counters.push((Absolute(as_i64()), THREAD_INSTRUCTIONS)),
+                8 => ev.thread_counters.push((Delta(as_i64()), THREAD_INSTRUCTIONS)),
+                9 => ev.ty = v.int().unwrap_or(0),
+                11 => ev.track = v.int(),
+                23 => ev.name = v.text(),
+                10 => ev.name_iid = v.int(),
+                30 => ev.int_value = v.int().map(|x| x as i64),
+                44 => ev.double_value = v.double(),
+                31 => push_ints(v, false, &mut ev.extra_tracks),
+                12 => push_ints(v, false, &mut ev.extra_values),
+                45 => push_ints(v, false, &mut ev.extra_dtracks),
+                46 => push_doubles(v, &mut ev.extra_dvalues),
+                36 => push_ints(v, false, &mut ev.flows),
+                47 => push_ints(v, true, &mut ev.flows),
+                42 => push_ints(v, false, &mut ev.terminating),
+                48 => push_ints(v, true, &mut ev.terminating),
+                6 => ev.legacy = v.bytes(),
+                _ => {}
+            }
+        }
+        ev
     }
 }
 
@@ -289,7 +375,18 @@ impl Reader {
         }
         let seq = self.sequences.entry(seq_id).or_default();
         if cleared || flags & 1 != 0 {
-            *seq = Sequence { valid: true, clocks: std::mem::take(&mut seq.clocks), ..Default::default() };
+            // Interned names and incremental counters start again; the sequence's defaults stay
+            // until new ones come, as the trace processor keeps them.
+            *seq = Sequence {
+                valid: true,
+                clocks: std::mem::take(&mut seq.clocks),
+                default_track: seq.default_track,
+                default_clock: seq.default_clock,
+                default_extra_counters: std::mem::take(&mut seq.default_extra_counters),
+                default_extra_double_counters: std::mem::take(&mut seq.default_extra_double_counters),
+                legacy_track: seq.legacy_track,
+                ..Default::default()
+            };
         }
         if let Some(s) = snapshot {
             self.snapshot(seq_id, s);
@@ -336,7 +433,8 @@ impl Reader {
         }
         let uuid = legacy_uuid(pid, tid);
         self.sequences.entry(seq_id).or_default().legacy_track = Some(uuid);
-        let track = self.tracks.entry(uuid).or_default();
+        let packets = self.packets;
+        let track = self.tracks.entry(uuid).or_insert_with(|| Track { described_at: packets, ..Default::default() });
         track.pid = Some(pid);
         track.tid = Some(tid);
         track.thread_name = name.or(track.thread_name.take());
@@ -396,6 +494,7 @@ impl Reader {
             match n {
                 1 => uuid = v.int().unwrap_or(0),
                 5 => t.parent = v.int(),
+                15 => t.merge_none = v.int() == Some(2),
                 2 | 10 => t.name = v.text(),
                 3 => {
                     for (m, w) in fields(v.bytes().unwrap_or_default()) {
@@ -422,8 +521,8 @@ impl Reader {
                     for (m, w) in fields(v.bytes().unwrap_or_default()) {
                         match m {
                             1 => match w.int() {
-                                Some(1) => c.unit = "ns".into(),
-                                Some(2) => c.unit = "count".into(),
+                                Some(1) => (c.unit, c.builtin) = ("ns".into(), Some(THREAD_TIME)),
+                                Some(2) => (c.unit, c.builtin) = ("count".into(), Some(THREAD_INSTRUCTIONS)),
                                 _ => {}
                             },
                             3 => match w.int() {
@@ -442,10 +541,16 @@ impl Reader {
                 _ => {}
             }
         }
-        // A descriptor emitted again (after a cleared state) keeps what the first one said.
-        let e = self.tracks.entry(uuid).or_default();
+        // A descriptor emitted again (after a cleared state) keeps what it does not say; a name
+        // it gives replaces the one before until the track's first event (always, where it
+        // asks not to be merged), as the trace processor resolves a track's name.
+        let packets = self.packets;
+        let e = self.tracks.entry(uuid).or_insert_with(|| Track { described_at: packets, ..Default::default() });
         e.parent = t.parent.or(e.parent);
-        e.name = t.name.or(e.name.take());
+        e.merge_none |= t.merge_none;
+        if t.name.is_some() && (!e.name_fixed || e.merge_none) {
+            e.name = t.name;
+        }
         e.pid = t.pid.or(e.pid);
         e.tid = t.tid.or(e.tid);
         e.process_name = t.process_name.or(e.process_name.take());
@@ -454,39 +559,25 @@ impl Reader {
     }
 
     fn track_event(&mut self, seq_id: u32, time: u64, e: &[u8]) {
-        let mut ty = 0u64;
-        let mut track: Option<u64> = None;
-        let mut name: Option<String> = None;
-        let mut name_iid: Option<u64> = None;
-        let mut int_value: Option<i64> = None;
-        let mut double_value: Option<f64> = None;
-        let (mut extra_tracks, mut extra_values) = (Vec::new(), Vec::new());
-        let (mut extra_dtracks, mut extra_dvalues) = (Vec::new(), Vec::new());
-        let mut flows = Vec::new();
-        let mut terminating = Vec::new();
-        let mut legacy: Option<&[u8]> = None;
-        for (n, v) in fields(e) {
-            match n {
-                9 => ty = v.int().unwrap_or(0),
-                11 => track = v.int(),
-                23 => name = v.text(),
-                10 => name_iid = v.int(),
-                30 => int_value = v.int().map(|x| x as i64),
-                44 => double_value = v.double(),
-                31 => push_ints(v, false, &mut extra_tracks),
-                12 => push_ints(v, false, &mut extra_values),
-                45 => push_ints(v, false, &mut extra_dtracks),
-                46 => push_doubles(v, &mut extra_dvalues),
-                36 => push_ints(v, false, &mut flows),
-                47 => push_ints(v, true, &mut flows),
-                42 => push_ints(v, false, &mut terminating),
-                48 => push_ints(v, true, &mut terminating),
-                6 => legacy = v.bytes(),
-                _ => {}
-            }
-        }
+        let Event {
+            mut ty,
+            track,
+            mut name,
+            name_iid,
+            int_value,
+            double_value,
+            mut extra_tracks,
+            extra_values,
+            mut extra_dtracks,
+            extra_dvalues,
+            flows,
+            terminating,
+            legacy,
+            thread_counters,
+        } = Event::parse(e);
+        let legacy = legacy.map(legacy_event).unwrap_or_default();
         let seq = self.sequences.entry(seq_id).or_default();
-        let track = track.or(seq.default_track).or(seq.legacy_track).unwrap_or(0);
+        let given = track.or(seq.default_track).filter(|&u| u != 0);
         if name.is_none()
             && let Some(iid) = name_iid
         {
@@ -501,28 +592,33 @@ impl Reader {
             };
         }
         // The legacy Chrome phase, where the type is not set.
-        let mut duration_ns: Option<u64> = None;
-        if ty == 0
-            && let Some(l) = legacy
-        {
-            for (n, v) in fields(l) {
-                match n {
-                    2 => {
-                        ty = match v.int().map(|p| p as u8) {
-                            Some(b'B') => 1,
-                            Some(b'E') => 2,
-                            Some(b'X') => 5,
-                            Some(b'i' | b'I' | b'n') => 3,
-                            _ => 0,
-                        }
-                    }
-                    3 => duration_ns = v.int().map(|us| (us as i64).max(0) as u64 * 1000),
-                    _ => {}
-                }
-            }
+        let typed = ty != 0;
+        if !typed {
+            ty = legacy.ty;
         }
+        let duration_ns = legacy.duration_ns;
+        // Track 0 given on a typed event is the global default track; otherwise an event on no
+        // track falls back to its sequence's (or its legacy overrides') thread.
+        let track = match given {
+            Some(u) => u,
+            None if track.is_none() || !typed || legacy.pid.is_some() => self.legacy_track(seq_id, &legacy, ty),
+            None => 0,
+        };
+        let seq = self.sequences.entry(seq_id).or_default();
         if extra_tracks.is_empty() && !extra_values.is_empty() {
             extra_tracks = seq.default_extra_counters.clone();
+        }
+        if extra_dtracks.is_empty() && !extra_dvalues.is_empty() {
+            extra_dtracks = seq.default_extra_double_counters.clone();
+        }
+        for (value, kind) in thread_counters {
+            let uuid = self.thread_counter(track, kind);
+            let value = match value {
+                Absolute(v) => v,
+                Delta(d) => self.thread_counter_last.get(&uuid).copied().unwrap_or(0.0) + d,
+            };
+            self.thread_counter_last.insert(uuid, value);
+            self.counters.push((uuid, time, value));
         }
         for (t, v) in extra_tracks.iter().zip(&extra_values) {
             self.counter(seq_id, *t, time, *v as i64 as f64);
@@ -531,6 +627,9 @@ impl Reader {
             self.counter(seq_id, *t, time, *v);
         }
         let name = name.unwrap_or_default();
+        if matches!(ty, 1 | 3 | 5) {
+            self.slice_on(track, &name);
+        }
         match ty {
             1 | 5 => {
                 let id = self.names.id(&name);
@@ -540,6 +639,13 @@ impl Reader {
                 }
             }
             2 => self.slices.push((track, time, None)),
+            // An instant is a slice of no duration, as the trace processor keeps it: nested in
+            // the slice open on its track, drawn as a mark.
+            3 => {
+                let id = self.names.id(&name);
+                self.slices.push((track, time, Some(id)));
+                self.slices.push((track, time, None));
+            }
             4 => {
                 let value = double_value.or(int_value.map(|v| v as f64));
                 if let Some(v) = value {
@@ -551,6 +657,30 @@ impl Reader {
         for id in flows.into_iter().chain(terminating) {
             self.flows.entry(id).or_default().push((track, time));
         }
+    }
+
+    /// The counter track of a thread's time or instruction count (`kind`) under `track`.
+    fn thread_counter(&mut self, track: u64, kind: &'static str) -> u64 {
+        let salt = if kind == THREAD_TIME { 1 } else { 2 };
+        let uuid = 0x2000_0000_0000_0000 ^ track.wrapping_mul(4) ^ salt;
+        let unit = if kind == THREAD_TIME { "ns" } else { "" };
+        self.tracks.entry(uuid).or_insert_with(|| Track {
+            parent: Some(track),
+            counter: Some(Counter { unit: unit.into(), multiplier: 1.0, builtin: Some(kind), ..Default::default() }),
+            ..Default::default()
+        });
+        uuid
+    }
+
+    /// A slice or instant named `name` lands on `track`: the track's name stands as it is (a
+    /// track without one is called by its first slice).
+    fn slice_on(&mut self, track: u64, name: &str) {
+        let t = self.tracks.entry(track).or_default();
+        if !t.seen {
+            t.seen = true;
+            t.name_fixed = t.name.is_some();
+        }
+        t.event_name.get_or_insert_with(|| name.to_string());
     }
 
     fn counter(&mut self, seq_id: u32, track: u64, time: u64, value: f64) {
@@ -577,11 +707,34 @@ impl Reader {
         None
     }
 
-    fn process_label(&self, pid: i64) -> String {
-        let name = self
-            .tracks
-            .values()
-            .find(|t| t.pid == Some(pid) && t.tid.is_none() && t.process_name.is_some())
+    /// The process track of `pid` as it stood at packet `at`: the one described last by then,
+    /// else the first described (a pid reused by a later process is another process).
+    fn process_at(&self, pid: i64, at: u64) -> Option<u64> {
+        let of_pid = || self.tracks.iter().filter(|(_, t)| t.pid == Some(pid) && t.tid.is_none());
+        of_pid()
+            .filter(|(_, t)| t.described_at <= at)
+            .max_by_key(|(u, t)| (t.described_at, **u))
+            .or_else(|| of_pid().min_by_key(|(u, t)| (t.described_at, **u)))
+            .map(|(u, _)| *u)
+    }
+
+    /// The process track a track belongs to, and its pid.
+    fn process_of(&self, mut uuid: u64) -> Option<(i64, Option<u64>)> {
+        for _ in 0..64 {
+            let t = self.tracks.get(&uuid)?;
+            if let Some(pid) = t.pid {
+                let own = t.tid.is_none().then_some(uuid);
+                return Some((pid, own.or_else(|| self.process_at(pid, t.described_at))));
+            }
+            uuid = t.parent?;
+        }
+        None
+    }
+
+    /// A process as the Perfetto UI names it: `NAME PID`.
+    fn process_label(&self, pid: i64, track: Option<u64>) -> String {
+        let name = track
+            .and_then(|u| self.tracks.get(&u))
             .and_then(|t| t.process_name.as_deref())
             .map(|n| n.rsplit('/').next().unwrap_or(n).to_string());
         match name {
@@ -590,29 +743,74 @@ impl Reader {
         }
     }
 
+    /// The track of an event on no track of its own (a legacy event, or one whose sequence
+    /// names none): the thread of the sequence, or of the legacy pid and tid overrides, or for
+    /// an instant of process or global scope its process's track or the global one.
+    fn legacy_track(&mut self, seq_id: u32, legacy: &Legacy, ty: u64) -> u64 {
+        let seq = self.sequences.get(&seq_id);
+        let own = seq
+            .and_then(|s| s.legacy_track.or(s.default_track))
+            .filter(|u| self.tracks.get(u).is_some_and(|t| t.tid.is_some()));
+        let (own_pid, own_tid) = own.and_then(|u| self.tracks.get(&u)).map_or((None, None), |t| (t.pid, t.tid));
+        let (pid, tid) = (legacy.pid.or(own_pid), legacy.tid.or(own_tid));
+        let packets = self.packets;
+        if ty == 3 {
+            match (legacy.scope, pid) {
+                (1, _) => return 0,
+                (2, Some(pid)) => {
+                    return self.process_at(pid, packets).unwrap_or_else(|| {
+                        let u = 0x4000_0000_0000_0000 ^ (pid as u64 & 0xffff_ffff);
+                        let t = Track { pid: Some(pid), described_at: packets, ..Default::default() };
+                        self.tracks.entry(u).or_insert(t);
+                        u
+                    });
+                }
+                _ => {}
+            }
+        }
+        let (Some(pid), Some(tid)) = (pid, tid) else { return 0 };
+        if own_pid == Some(pid) && own_tid == Some(tid) {
+            return own.unwrap_or(0);
+        }
+        let described = self
+            .tracks
+            .iter()
+            .filter(|(_, t)| t.pid == Some(pid) && t.tid == Some(tid))
+            .max_by_key(|(u, t)| (t.described_at, **u))
+            .map(|(u, _)| *u);
+        described.unwrap_or_else(|| {
+            let u = legacy_uuid(pid, tid);
+            let t = Track { pid: Some(pid), tid: Some(tid), described_at: packets, ..Default::default() };
+            self.tracks.entry(u).or_insert(t);
+            u
+        })
+    }
+
     /// A track's row name and kind.
     fn label(&self, uuid: u64) -> (String, LocationKind) {
         let t = self.tracks.get(&uuid).cloned().unwrap_or_default();
         if uuid == 0 && t.name.is_none() {
             return ("global".into(), LocationKind::Unknown);
         }
+        let process = self.process_of(uuid);
+        let prefix = |(pid, track): (i64, Option<u64>)| self.process_label(pid, track);
         if let Some(tid) = t.tid {
             let thread = t.thread_name.clone().or(t.name.clone()).unwrap_or_else(|| "thread".into());
             let label = format!("{thread} {tid}");
-            return match t.pid {
-                Some(pid) => (format!("{} / {label}", self.process_label(pid)), LocationKind::CpuThread),
+            return match process {
+                Some(p) => (format!("{} / {label}", prefix(p)), LocationKind::CpuThread),
                 None => (label, LocationKind::CpuThread),
             };
         }
-        if t.pid.is_some() && t.name.is_none() {
-            return (self.process_label(t.pid.unwrap_or(0)), LocationKind::Process);
+        if let (Some(pid), None) = (t.pid, &t.name) {
+            return (self.process_label(pid, Some(uuid)), LocationKind::Process);
         }
-        let name = t.name.clone().unwrap_or_else(|| format!("track {uuid}"));
+        let name = t.name.clone().or(t.event_name.clone()).unwrap_or_else(|| format!("track {uuid}"));
         let lower = name.to_ascii_lowercase();
         let gpu = ["gpu", "device", "stream", "queue", "hip ", "cuda"].iter().any(|w| lower.contains(w));
         let kind = if gpu { LocationKind::GpuStream } else { LocationKind::Unknown };
-        match self.pid_of(uuid) {
-            Some(pid) => (format!("{} / {name}", self.process_label(pid)), kind),
+        match process {
+            Some(p) => (format!("{} / {name}", prefix(p)), kind),
             None => (name, kind),
         }
     }
@@ -620,6 +818,10 @@ impl Reader {
     fn finish(mut self, input: &str) -> Result<(Trace, Repairs), SourceError> {
         // Slices still open at the end close at their track's last event.
         let mut rows: Vec<u64> = self.slices.iter().map(|s| s.0).collect();
+        if rows.is_empty() {
+            // Counters alone: each on a row of the track it is nested in, else the global one.
+            rows.extend(self.counters.iter().map(|c| self.tracks.get(&c.0).and_then(|t| t.parent).unwrap_or(0)));
+        }
         rows.sort_unstable();
         rows.dedup();
         if rows.is_empty() && self.counters.is_empty() {
@@ -683,12 +885,18 @@ impl Reader {
                 t.messages.push((a, b), (w[0].1 - t0, w[1].1 - t0), 0, 0);
             }
         }
+        self.place_counters(&mut t, &keyed, &row_of, t0);
+        Ok((t, self.repairs))
+    }
+
+    /// Counters on their track's row, their parent thread's, or their process's first row.
+    fn place_counters(&mut self, t: &mut Trace, keyed: &[(i64, u8, i64, u64)], row_of: &HashMap<u64, u32>, t0: u64) {
         // Counters on their track's row, their parent thread's, or their process's first row.
         let mut first_of_pid: HashMap<i64, u32> = HashMap::new();
-        for k in &keyed {
+        for k in keyed {
             first_of_pid.entry(k.0).or_insert(row_of[&k.3]);
         }
-        let mut metric_of: HashMap<u64, u32> = HashMap::new();
+        let mut metric_of: HashMap<String, u32> = HashMap::new();
         let counters = std::mem::take(&mut self.counters);
         for (track, time, value) in counters {
             let parent = self.tracks.get(&track).and_then(|t| t.parent);
@@ -701,11 +909,15 @@ impl Reader {
                 self.repairs.add("counter values with no row to draw them on skipped", || format!("track {track}"));
                 continue;
             };
+            // One metric per name (a thread's time on every thread is one metric, on each row).
+            let tr = self.tracks.get(&track);
+            let c = tr.and_then(|t| t.counter.clone()).unwrap_or_default();
+            let name = tr
+                .and_then(|t| t.name.clone())
+                .or(c.builtin.map(String::from))
+                .unwrap_or_else(|| format!("counter {track}"));
             let next = t.metric_names.len() as u32;
-            let metric = *metric_of.entry(track).or_insert_with(|| {
-                let tr = self.tracks.get(&track);
-                let name = tr.and_then(|t| t.name.clone()).unwrap_or_else(|| format!("counter {track}"));
-                let c = tr.and_then(|t| t.counter.clone()).unwrap_or_default();
+            let metric = *metric_of.entry(name.clone()).or_insert_with(|| {
                 t.metric_names.push(name);
                 t.metric_units.push(c.unit);
                 t.metric_accumulated.push(false);
@@ -718,8 +930,42 @@ impl Reader {
             t.metrics.metric.push(metric);
             t.metrics.value.push(v);
         }
-        Ok((t, self.repairs))
     }
+}
+
+/// What a `LegacyEvent` says: its phase as a track event type (0 where none is drawn), its
+/// duration (ns), an instant's scope (1 global, 2 process, 3 thread) and the pid and tid it
+/// overrides.
+#[derive(Default)]
+struct Legacy {
+    ty: u64,
+    duration_ns: Option<u64>,
+    scope: u64,
+    pid: Option<i64>,
+    tid: Option<i64>,
+}
+
+fn legacy_event(l: &[u8]) -> Legacy {
+    let mut e = Legacy::default();
+    for (n, v) in fields(l) {
+        match n {
+            2 => {
+                e.ty = match v.int().map(|p| p as u8) {
+                    Some(b'B') => 1,
+                    Some(b'E') => 2,
+                    Some(b'X') => 5,
+                    Some(b'i' | b'I' | b'n' | b'R') => 3,
+                    _ => 0,
+                }
+            }
+            3 => e.duration_ns = v.int().map(|us| (us as i64).max(0) as u64 * 1000),
+            14 => e.scope = v.int().unwrap_or(0),
+            18 => e.pid = v.int().map(|x| x as i32 as i64),
+            19 => e.tid = v.int().map(|x| x as i32 as i64),
+            _ => {}
+        }
+    }
+    e
 }
 
 /// Whether a whole packet (key, length within the bytes, fields that parse) starts `b`.
@@ -842,6 +1088,53 @@ mod tests {
         assert!(w.contains("1 stray bytes between packets skipped"), "{w}");
         assert!(w.contains("1 bytes after the last whole packet skipped"), "{w}");
         assert!(w.contains("1 slice ends without a begin skipped"), "{w}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Instants are slices of no duration nested where they fall (one at its parent's end
+    /// nests in it); an unnamed track is called by its first event; a legacy instant of process
+    /// scope on no track lands on its sequence's process; the name in force at a track's first
+    /// event stays.
+    #[test]
+    fn instants_nest_and_tracks_are_named_as_perfetto_names_them() {
+        let seq = int(10, 1);
+        let thread = bytes(60, &[int(1, 1), bytes(4, &[int(1, 5), int(2, 6), bytes(5, b"t")].concat())].concat());
+        let process = bytes(60, &[int(1, 2), bytes(3, &[int(1, 5), bytes(6, b"p")].concat())].concat());
+        let ev = |ts: u64, body: Vec<u8>| packet(&[int(8, ts), seq.clone(), bytes(11, &body)]);
+        let mut out = Vec::new();
+        out.extend(packet(&[int(8, 0), seq.clone(), int(41, 1), bytes(59, &bytes(11, &int(11, 1))), thread]));
+        out.extend(packet(&[int(8, 0), seq.clone(), process]));
+        out.extend(ev(100, [int(9, 1), bytes(23, b"parent")].concat()));
+        out.extend(ev(200, [int(9, 3), bytes(23, b"mark")].concat()));
+        out.extend(ev(200, int(9, 2)));
+        out.extend(packet(&[int(8, 0), seq.clone(), bytes(60, &[int(1, 3), bytes(2, b"first")].concat())]));
+        out.extend(ev(300, [int(9, 3), int(11, 3), bytes(23, b"on custom")].concat()));
+        out.extend(packet(&[int(8, 0), seq.clone(), bytes(60, &[int(1, 3), bytes(2, b"later")].concat())]));
+        out.extend(ev(400, [int(9, 3), int(11, 4), bytes(23, b"unnamed")].concat()));
+        out.extend(ev(
+            500,
+            [int(11, 0), bytes(6, &[int(2, u64::from(b'I')), int(14, 2)].concat()), bytes(23, b"p")].concat(),
+        ));
+        let dir = std::env::temp_dir().join(format!("exaviz-pftrace-instants-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("i.pftrace");
+        std::fs::write(&path, out).unwrap();
+        let d = open("i.pftrace", &path, &|_, _| {}).unwrap();
+        let t = &d.trace;
+        let row = |n: &str| {
+            t.locations.name.iter().position(|x| x == n).unwrap_or_else(|| panic!("{:?}", t.locations.name)) as u32
+        };
+        let rows = crate::events::interval_rows(t);
+        let (thread, proc_, custom, unnamed) = (row("p 5 / t 6"), row("p 5"), row("first"), row("unnamed"));
+        for want in [
+            (thread, 0, 100, "parent", 0),
+            (thread, 100, 100, "mark", 1),
+            (custom, 200, 200, "on custom", 0),
+            (unnamed, 300, 300, "unnamed", 0),
+            (proc_, 400, 400, "p", 0),
+        ] {
+            assert!(rows.contains(&want), "{want:?} not in {rows:?}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

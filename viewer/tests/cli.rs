@@ -1542,3 +1542,53 @@ fn bench_interact_reports_what_gestures_move_to_and_from_the_gpu() {
         assert_eq!(moved(&cpu, "wheel", what), 0.0, "{what}: the CPU path moves nothing");
     }
 }
+
+/// Perfetto's own trace processor diff tests (`../shared/corpus/perfetto-difftests`: 31
+/// TrackEvent traces and what Perfetto reads from each) read as Perfetto reads them, by the
+/// corpus's own checker: these cases must pass (the store-level checks too where the Python
+/// that runs it has pyarrow), and no fewer than they.
+#[test]
+fn perfettos_own_diff_tests_read_as_perfetto_reads_them() {
+    let Some(check) = exaviz_model::testing::shared_data("../corpus/perfetto-difftests/check.py") else { return };
+    let out = Command::new("python3")
+        .arg(&check)
+        .arg(env!("CARGO_BIN_EXE_exaviz"))
+        .output()
+        .expect("python3 runs the corpus's checker");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let passed: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("ok ")).map(str::trim).collect();
+    let must = [
+        // slices: instants (TYPE_INSTANT, legacy I and R, on the sequence's thread, on a process
+        // by their scope, on a thread by the legacy pid and tid overrides), a pid reused by a
+        // later process, typed arguments
+        "te_instant_slices",
+        "te_same_tids_slices",
+        "te_tracks_slices",
+        "te_typed_args_slices",
+        "trace_bounds_unfinished",
+        "te_callstacks",
+        // nesting: an instant at its parent's end nests in it
+        "descendant_boundary_instant",
+        "descendant_adjacent_stacks",
+        "relationship_tables",
+        // interning
+        "chrome_log_message",
+        "interned_debug_annotation",
+        "gpu_api_slices",
+        // track names: the descriptor in force at the first event, the last one where merging is
+        // off, an unnamed track called by its first event
+        "te_track_name_resolution",
+        "te_track_name_resolution_extended",
+        "te_track_name_null_override",
+        "te_monotonic_trace_clock",
+        "flow_chain_unfinished",
+        // counters: a thread's time and instruction count (built-in types, the legacy fields),
+        // defaults kept across a cleared state, incremental values per sequence, counters alone
+        "te_counters",
+        "te_incremental_counter_sequences",
+        "counter_track_parent",
+    ];
+    let missing: Vec<&str> = must.iter().copied().filter(|c| !passed.contains(c)).collect();
+    assert!(missing.is_empty(), "{missing:?} fail:\n{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(passed.len() >= must.len(), "{} of 31 pass:\n{text}", passed.len());
+}
