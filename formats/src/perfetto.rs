@@ -43,6 +43,8 @@ const MAX_BYTES: u64 = 8 << 30;
 const MAX_INFLATED: u64 = 64 << 20;
 
 const BOOTTIME: u32 = 6;
+/// The clock of the legacy microsecond timestamps (`timestamp_absolute_us`, `timestamp_delta_us`).
+const MONOTONIC: u32 = 3;
 
 /// Whether `head` (a file's first bytes) starts a TracePacket stream: a packet field whose
 /// length fits, holding fields that parse and include one a TracePacket has.
@@ -132,6 +134,9 @@ struct Sequence {
     clocks: HashMap<u32, (bool, u64, u64)>,
     /// The deprecated thread descriptor's track.
     legacy_track: Option<u64>,
+    /// The reference time (µs on the monotonic clock) that legacy timestamp deltas add to: the
+    /// thread descriptor's, moved by every delta since (a profile packet's too).
+    reference_us: Option<i64>,
 }
 
 impl Sequence {
@@ -199,6 +204,8 @@ struct Reader {
     /// Offsets from a clock to the boot clock (ns), from the clock snapshots: per clock id (and
     /// sequence for sequence-scoped clocks), the clock's reading and the boot clock's.
     snapshots: HashMap<(u32, u32), (u64, u64)>,
+    /// The clock every time is put on: the snapshots' primary trace clock, else the boot clock.
+    trace_clock: u32,
     repairs: Repairs,
     packets: u64,
 }
@@ -330,6 +337,7 @@ impl Reader {
         let mut thread_desc: Option<&[u8]> = None;
         let mut snapshot: Option<&[u8]> = None;
         let mut compressed: Option<&[u8]> = None;
+        let mut profile: Option<&[u8]> = None;
         let mut other: Option<u32> = None;
         let mut f = fields(p);
         for (number, v) in &mut f {
@@ -346,6 +354,7 @@ impl Reader {
                 44 => thread_desc = v.bytes(),
                 6 => snapshot = v.bytes(),
                 50 => compressed = v.bytes(),
+                54 => profile = v.bytes(),
                 // Metadata Perfetto does not draw either; the trusted uid and pid; process
                 // descriptors (their names come with the thread and track descriptors).
                 3 | 33 | 35 | 36 | 42 | 43 | 45 | 69 | 79 | 87 | 89 | 98 => {}
@@ -368,7 +377,10 @@ impl Reader {
             }
             return;
         }
-        if let Some(n) = other.filter(|_| event.is_none() && descriptor.is_none()) {
+        if let Some(p) = profile {
+            self.profile_deltas(seq_id, p);
+        }
+        if let Some(n) = other.or(profile.map(|_| 54)).filter(|_| event.is_none() && descriptor.is_none()) {
             let packets = self.packets;
             self.repairs.add(skipped_name(n), || format!("packet {packets}, field {n}"));
             return;
@@ -385,6 +397,7 @@ impl Reader {
                 default_extra_counters: std::mem::take(&mut seq.default_extra_counters),
                 default_extra_double_counters: std::mem::take(&mut seq.default_extra_double_counters),
                 legacy_track: seq.legacy_track,
+                reference_us: seq.reference_us,
                 ..Default::default()
             };
         }
@@ -410,26 +423,80 @@ impl Reader {
             self.descriptor(d);
         }
         if let Some(e) = event {
-            let clock = clock.or(self.sequences[&seq_id].default_clock).unwrap_or(BOOTTIME);
-            let Some(time) = ts.and_then(|t| self.boot_time(seq_id, clock, t)) else {
-                self.repairs
-                    .add("track events without a time on a known clock skipped", || format!("packet {}", self.packets));
-                return;
-            };
-            self.track_event(seq_id, time, e);
+            self.timed_event(seq_id, ts, clock, e);
+        }
+    }
+
+    /// A track event at its packet's time `ts` on `clock` (or its legacy time).
+    fn timed_event(&mut self, seq_id: u32, ts: Option<u64>, clock: Option<u32>, e: &[u8]) {
+        let clock = clock.or(self.sequences[&seq_id].default_clock).unwrap_or(BOOTTIME);
+        let time = match ts {
+            Some(t) => self.boot_time(seq_id, clock, t),
+            None => self.legacy_time(seq_id, e),
+        };
+        let Some(time) = time else {
+            self.repairs
+                .add("track events without a time on a known clock skipped", || format!("packet {}", self.packets));
+            return;
+        };
+        self.track_event(seq_id, time, e);
+    }
+
+    /// A track event's legacy time (`timestamp_absolute_us`, or `timestamp_delta_us` added to
+    /// its sequence's reference) on the trace's clock; `None` where it has none or it
+    /// overflows nanoseconds.
+    fn legacy_time(&mut self, seq_id: u32, e: &[u8]) -> Option<u64> {
+        let (mut absolute, mut delta) = (None, None);
+        for (n, v) in fields(e) {
+            match n {
+                16 => absolute = v.int().map(|x| x as i64),
+                1 => delta = v.int().map(|x| x as i64),
+                _ => {}
+            }
+        }
+        let us = match (absolute, delta) {
+            (Some(a), _) => a,
+            (None, Some(d)) => {
+                let seq = self.sequences.get_mut(&seq_id)?;
+                let us = seq.reference_us?.checked_add(d)?;
+                seq.reference_us = Some(us);
+                us
+            }
+            (None, None) => return None,
+        };
+        let ns = us.checked_mul(1000).filter(|&ns| ns >= 0)?;
+        self.boot_time(seq_id, MONOTONIC, ns as u64)
+    }
+
+    /// A streaming profile packet's timestamp deltas move its sequence's reference time (its
+    /// samples are not read).
+    fn profile_deltas(&mut self, seq_id: u32, p: &[u8]) {
+        let mut deltas = Vec::new();
+        for (n, v) in fields(p) {
+            if n == 2 {
+                push_ints(v, false, &mut deltas);
+            }
+        }
+        let seq = self.sequences.entry(seq_id).or_default();
+        for d in deltas {
+            seq.reference_us = seq.reference_us.map(|r| r.saturating_add(d as i64));
         }
     }
 
     /// The deprecated `ThreadDescriptor` of a sequence: its default thread track.
     fn thread_descriptor(&mut self, seq_id: u32, t: &[u8]) {
-        let (mut pid, mut tid, mut name) = (0i64, 0i64, None);
+        let (mut pid, mut tid, mut name, mut reference) = (0i64, 0i64, None, None);
         for (n, v) in fields(t) {
             match n {
                 1 => pid = v.int().unwrap_or(0) as i32 as i64,
                 2 => tid = v.int().unwrap_or(0) as i32 as i64,
                 5 => name = v.text(),
+                6 => reference = v.int().map(|x| x as i64),
                 _ => {}
             }
+        }
+        if reference.is_some() {
+            self.sequences.entry(seq_id).or_default().reference_us = reference;
         }
         let uuid = legacy_uuid(pid, tid);
         self.sequences.entry(seq_id).or_default().legacy_track = Some(uuid);
@@ -443,6 +510,10 @@ impl Reader {
     fn snapshot(&mut self, seq_id: u32, s: &[u8]) {
         let mut clocks: Vec<(u32, u64, bool, u64)> = Vec::new();
         for (n, v) in fields(s) {
+            if n == 2 {
+                // The clock the trace's times are given on (the boot clock where none is named).
+                self.trace_clock = v.int().map_or(BOOTTIME, |c| c as u32);
+            }
             if n != 1 {
                 continue;
             }
@@ -458,7 +529,7 @@ impl Reader {
             }
             clocks.push((id, ts, inc, mult));
         }
-        let Some(boot) = clocks.iter().find(|c| c.0 == BOOTTIME).map(|c| c.1) else { return };
+        let Some(boot) = clocks.iter().find(|c| c.0 == self.trace_clock).map(|c| c.1) else { return };
         for &(id, ts, inc, mult) in &clocks {
             let scope = if id >= 64 { seq_id } else { 0 };
             if id >= 64 {
@@ -469,9 +540,10 @@ impl Reader {
         }
     }
 
-    /// `t` on `clock` as boot-clock nanoseconds.
+    /// `t` on `clock` as nanoseconds on the trace's clock (as given where no snapshot relates
+    /// any clock to it).
     fn boot_time(&mut self, seq_id: u32, clock: u32, t: u64) -> Option<u64> {
-        if clock == BOOTTIME {
+        if clock == self.trace_clock || (clock < 64 && self.snapshots.is_empty()) {
             return Some(t);
         }
         let mut ns = t;
@@ -1000,7 +1072,7 @@ pub fn open(input: &str, path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dat
     if !looks_like(&bytes[..bytes.len().min(4096)]) {
         return Err(SourceError::invalid(input, "is not a Perfetto trace (no TracePacket at its start)"));
     }
-    let mut r = Reader::default();
+    let mut r = Reader { trace_clock: BOOTTIME, ..Default::default() };
     r.stream(&bytes, 0);
     progress(bytes.len() as u64, bytes.len() as u64);
     let (trace, repairs) = r.finish(input)?;
