@@ -200,7 +200,13 @@ struct Reader {
     counters: Vec<(u64, u64, f64)>,
     /// The last value of each thread's time or instruction count, which deltas add to.
     thread_counter_last: HashMap<u64, f64>,
-    flows: HashMap<u64, Vec<(u64, u64)>>,
+    /// Flow ids on slice events: the id (in its namespace), the slice event (an index into
+    /// `slices`: a begin, or the end of the slice it ends), what it does to the flow.
+    flow_marks: Vec<((u8, u64), usize, FlowStep)>,
+    /// Legacy flow events (phases `s`, `t`, `f`), bound to a slice of their track when the
+    /// slices are known: id, track, time, what it does, whether it binds the slice enclosing
+    /// it (else the next slice to begin).
+    legacy_flows: Vec<(u64, u64, u64, FlowStep, bool)>,
     /// Offsets from a clock to the boot clock (ns), from the clock snapshots: per clock id (and
     /// sequence for sequence-scoped clocks), the clock's reading and the boot clock's.
     snapshots: HashMap<(u32, u32), (u64, u64)>,
@@ -702,6 +708,7 @@ impl Reader {
         if matches!(ty, 1 | 3 | 5) {
             self.slice_on(track, &name);
         }
+        let event = self.slices.len();
         match ty {
             1 | 5 => {
                 let id = self.names.id(&name);
@@ -726,8 +733,14 @@ impl Reader {
             }
             _ => {}
         }
-        for id in flows.into_iter().chain(terminating) {
-            self.flows.entry(id).or_default().push((track, time));
+        if self.slices.len() > event {
+            let marks = flows.into_iter().map(|id| ((0, id), FlowStep::Step));
+            let marks = marks.chain(terminating.into_iter().map(|id| ((0, id), FlowStep::End)));
+            let marks = marks.chain(legacy.bind.map(|(id, step)| ((2, id), step)));
+            self.flow_marks.extend(marks.map(|(id, step)| (id, event, step)));
+        }
+        if let (Some(step), Some(id)) = (legacy.flow, legacy.id) {
+            self.legacy_flows.push((id, track, time, step, legacy.bind_to_enclosing));
         }
     }
 
@@ -922,23 +935,30 @@ impl Reader {
             events.location_names.push(name);
             kinds.push(kind);
         }
-        let mut slices = std::mem::take(&mut self.slices);
-        slices.sort_by_key(|s| (row_of[&s.0], s.1));
-        // An end closes its track's innermost slice open.
-        let mut open: Vec<u32> = Vec::new();
+        let slices = std::mem::take(&mut self.slices);
+        let mut order: Vec<usize> = (0..slices.len()).collect();
+        order.sort_by_key(|&k| (row_of[&slices[k].0], slices[k].1));
+        // An end closes its track's innermost slice open; each event's slice starts at `start_of`.
+        let mut start_of: Vec<Option<u64>> = vec![None; slices.len()];
+        let mut open: Vec<(u32, u64)> = Vec::new();
         let mut track_of_open = u64::MAX;
-        for (track, time, begun) in slices {
+        for k in order {
+            let (track, time, begun) = slices[k];
             if track != track_of_open {
                 open.clear();
                 track_of_open = track;
             }
             match begun {
                 Some(id) => {
-                    open.push(id);
+                    open.push((id, time));
+                    start_of[k] = Some(time);
                     events.push(row_of[&track], time - t0, EventKind::Enter, id);
                 }
                 None => match open.pop() {
-                    Some(id) => events.push(row_of[&track], time - t0, EventKind::Leave, id),
+                    Some((id, start)) => {
+                        start_of[k] = Some(start);
+                        events.push(row_of[&track], time - t0, EventKind::Leave, id);
+                    }
                     None => self.repairs.add("slice ends without a begin skipped", || format!("track {track}")),
                 },
             }
@@ -946,19 +966,70 @@ impl Reader {
         events.names = std::mem::take(&mut self.names.names);
         let mut t = crate::events::trace_of(&events, &mut self.repairs);
         t.locations.kind = kinds;
-        // Flows: a message from each event of a flow to the next.
-        let mut ids: Vec<&u64> = self.flows.keys().collect();
-        ids.sort_unstable();
-        for id in ids {
-            let mut steps = self.flows[id].clone();
-            steps.sort_by_key(|s| s.1);
-            for w in steps.windows(2) {
-                let (Some(&a), Some(&b)) = (row_of.get(&w[0].0), row_of.get(&w[1].0)) else { continue };
-                t.messages.push((a, b), (w[0].1 - t0, w[1].1 - t0), 0, 0);
-            }
-        }
+        self.place_flows(&mut t, &slices, &start_of, &row_of, t0);
         self.place_counters(&mut t, &keyed, &row_of, t0);
         Ok((t, self.repairs))
+    }
+
+    /// Flows as the trace processor links them, in time order: each slice carrying a flow id
+    /// joined to the last slice that carried it, unless a terminating id ended that flow; a
+    /// message from the slice that starts first to the other (a flow on an end event binds
+    /// the slice it ends). Legacy flow events bind the slice enclosing them on their track, or
+    /// (a flow's end, unless bound to the enclosing one) the next slice to begin there.
+    fn place_flows(
+        &mut self,
+        t: &mut Trace,
+        slices: &[(u64, u64, Option<u32>)],
+        start_of: &[Option<u64>],
+        row_of: &HashMap<u64, u32>,
+        t0: u64,
+    ) {
+        let mut marks: Vec<FlowMark> = std::mem::take(&mut self.flow_marks)
+            .into_iter()
+            .map(|(id, k, step)| {
+                let here = start_of[k].zip(row_of.get(&slices[k].0)).map(|(start, &row)| (row, start - t0));
+                (slices[k].1, id, here, step)
+            })
+            .collect();
+        let legacy = std::mem::take(&mut self.legacy_flows);
+        if !legacy.is_empty() {
+            let i = &t.intervals;
+            let mut by_row: HashMap<u32, Vec<usize>> = HashMap::new();
+            for k in 0..i.start.len() {
+                by_row.entry(i.location[k]).or_default().push(k);
+            }
+            for (id, track, time, step, enclosing) in legacy {
+                let at = time.saturating_sub(t0);
+                let Some(&row) = row_of.get(&track) else { continue };
+                let rows = by_row.get(&row).map_or(&[][..], Vec::as_slice);
+                let bound = if step != FlowStep::End || enclosing {
+                    rows.iter().filter(|&&k| i.start[k] <= at && at <= i.end[k]).max_by_key(|&&k| i.depth[k])
+                } else {
+                    rows.iter().filter(|&&k| i.start[k] >= at).min_by_key(|&&k| (i.start[k], i.depth[k]))
+                };
+                marks.push((time, (1, id), bound.map(|&k| (row, i.start[k])), step));
+            }
+        }
+        marks.sort_by_key(|m| m.0);
+        let mut last: HashMap<(u8, u64), (u32, u64)> = HashMap::new();
+        for (_, id, here, step) in marks {
+            let Some(here) = here else { continue };
+            if step != FlowStep::Out
+                && let Some(&before) = last.get(&id)
+            {
+                let (a, b) = if before.1 <= here.1 { (before, here) } else { (here, before) };
+                t.messages.push((a.0, b.0), (a.1, b.1), 0, 0);
+            }
+            match step {
+                FlowStep::Step | FlowStep::Out => {
+                    last.insert(id, here);
+                }
+                FlowStep::End => {
+                    last.remove(&id);
+                }
+                FlowStep::In => {}
+            }
+        }
     }
 
     /// Counters on their track's row, their parent thread's, or their process's first row.
@@ -1005,6 +1076,21 @@ impl Reader {
     }
 }
 
+/// What a flow event does to its flow: joins the slice to the flow's last and carries it on
+/// (`Step`), joins it and ends the flow (`End`), only joins it (`In`), or only starts from it
+/// (`Out`).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum FlowStep {
+    Step,
+    End,
+    In,
+    Out,
+}
+
+/// A flow event in time order: its time, its flow, the slice it binds (row and start since
+/// the trace's first tick), what it does.
+type FlowMark = (u64, (u8, u64), Option<(u32, u64)>, FlowStep);
+
 /// What a `LegacyEvent` says: its phase as a track event type (0 where none is drawn), its
 /// duration (ns), an instant's scope (1 global, 2 process, 3 thread) and the pid and tid it
 /// overrides.
@@ -1015,21 +1101,40 @@ struct Legacy {
     scope: u64,
     pid: Option<i64>,
     tid: Option<i64>,
+    /// A legacy flow event (phase `s`, `t` or `f`): what it does.
+    flow: Option<FlowStep>,
+    /// Its id (unscoped, local or global).
+    id: Option<u64>,
+    bind_to_enclosing: bool,
+    /// The flow a slice takes part in by `bind_id`, and how (`flow_direction`).
+    bind: Option<(u64, FlowStep)>,
 }
 
 fn legacy_event(l: &[u8]) -> Legacy {
     let mut e = Legacy::default();
+    let (mut bind, mut direction) = (None, 0);
     for (n, v) in fields(l) {
         match n {
             2 => {
-                e.ty = match v.int().map(|p| p as u8) {
+                let phase = v.int().map(|p| p as u8);
+                e.ty = match phase {
                     Some(b'B') => 1,
                     Some(b'E') => 2,
                     Some(b'X') => 5,
                     Some(b'i' | b'I' | b'n' | b'R') => 3,
                     _ => 0,
-                }
+                };
+                e.flow = match phase {
+                    Some(b's') => Some(FlowStep::Out),
+                    Some(b't') => Some(FlowStep::Step),
+                    Some(b'f') => Some(FlowStep::End),
+                    _ => None,
+                };
             }
+            6 | 10 | 11 => e.id = v.int(),
+            12 => e.bind_to_enclosing = v.int() == Some(1),
+            8 => bind = v.int(),
+            13 => direction = v.int().unwrap_or(0),
             3 => e.duration_ns = v.int().map(|us| (us as i64).max(0) as u64 * 1000),
             14 => e.scope = v.int().unwrap_or(0),
             18 => e.pid = v.int().map(|x| x as i32 as i64),
@@ -1037,6 +1142,13 @@ fn legacy_event(l: &[u8]) -> Legacy {
             _ => {}
         }
     }
+    let step = match direction {
+        1 => Some(FlowStep::In),
+        2 => Some(FlowStep::Out),
+        3 => Some(FlowStep::Step),
+        _ => None,
+    };
+    e.bind = bind.zip(step);
     e
 }
 

@@ -1593,6 +1593,13 @@ fn perfettos_own_diff_tests_read_as_perfetto_reads_them() {
         "te_absolute_timestamp_us_overflow",
         "te_delta_timestamp_overflow",
         "streaming_profile_delta_overflow",
+        // flows: terminating ids, a flow on an end event binding the slice it ends, direction by
+        // the slices' start, the legacy phases s/t/f (the enclosing or the next slice) and
+        // bind_id with its direction
+        "te_flow_ids",
+        "flow_direction_by_timestamp",
+        "te_flow_legacy_v1",
+        "te_flow_legacy_v2",
     ];
     let missing: Vec<&str> = must.iter().copied().filter(|c| !passed.contains(c)).collect();
     assert!(missing.is_empty(), "{missing:?} fail:\n{text}{}", String::from_utf8_lossy(&out.stderr));
