@@ -92,6 +92,8 @@ struct Track {
     name_fixed: bool,
     /// Whether an event has landed on it.
     seen: bool,
+    /// `disallow_merging_with_system_tracks`: atrace slices of its thread go on a track beside.
+    apart: bool,
     /// The name of its first slice or instant, the name of a track that has none.
     event_name: Option<String>,
 }
@@ -198,6 +200,8 @@ struct Reader {
     /// packets before it nests slices.
     slices: Vec<(u64, u64, Option<u32>)>,
     counters: Vec<(u64, u64, f64)>,
+    /// The tracks of legacy async events, by id, name and process.
+    async_tracks: HashMap<(u64, String, Option<i64>), u64>,
     /// The last value of each thread's time or instruction count, which deltas add to.
     thread_counter_last: HashMap<u64, f64>,
     /// Flow ids on slice events: the id (in its namespace), the slice event (an index into
@@ -210,6 +214,11 @@ struct Reader {
     /// Offsets from a clock to the boot clock (ns), from the clock snapshots: per clock id (and
     /// sequence for sequence-scoped clocks), the clock's reading and the boot clock's.
     snapshots: HashMap<(u32, u32), (u64, u64)>,
+    /// The slice events (indices into `slices`) of atrace's print events.
+    system: std::collections::HashSet<usize>,
+    /// The start of the trace's range of interest (ns), where it names one: slices and instants
+    /// begun before it are left out, as the trace processor leaves them out.
+    range_start: Option<u64>,
     /// The clock every time is put on: the snapshots' primary trace clock, else the boot clock.
     trace_clock: u32,
     repairs: Repairs,
@@ -344,6 +353,7 @@ impl Reader {
         let mut snapshot: Option<&[u8]> = None;
         let mut compressed: Option<&[u8]> = None;
         let mut profile: Option<&[u8]> = None;
+        let mut ftrace: Option<&[u8]> = None;
         let mut other: Option<u32> = None;
         let mut f = fields(p);
         for (number, v) in &mut f {
@@ -361,6 +371,9 @@ impl Reader {
                 6 => snapshot = v.bytes(),
                 50 => compressed = v.bytes(),
                 54 => profile = v.bytes(),
+                1 => ftrace = v.bytes(),
+                // TrackEventRangeOfInterest: slices begun before its start are left out.
+                90 => self.range_start = range_start(v.bytes().unwrap_or_default()),
                 // Metadata Perfetto does not draw either; the trusted uid and pid; process
                 // descriptors (their names come with the thread and track descriptors).
                 3 | 33 | 35 | 36 | 42 | 43 | 45 | 69 | 79 | 87 | 89 | 98 => {}
@@ -383,8 +396,8 @@ impl Reader {
             }
             return;
         }
-        if let Some(p) = profile {
-            self.profile_deltas(seq_id, p);
+        if self.profile_or_atrace(seq_id, profile, ftrace) {
+            return;
         }
         if let Some(n) = other.or(profile.map(|_| 54)).filter(|_| event.is_none() && descriptor.is_none()) {
             let packets = self.packets;
@@ -472,6 +485,74 @@ impl Reader {
         };
         let ns = us.checked_mul(1000).filter(|&ns| ns >= 0)?;
         self.boot_time(seq_id, MONOTONIC, ns as u64)
+    }
+
+    /// A streaming profile packet's deltas and an ftrace bundle's atrace events; `true` where
+    /// the bundle held atrace slices (the packet is read).
+    fn profile_or_atrace(&mut self, seq_id: u32, profile: Option<&[u8]>, ftrace: Option<&[u8]>) -> bool {
+        if let Some(p) = profile {
+            self.profile_deltas(seq_id, p);
+        }
+        ftrace.is_some_and(|b| self.atrace(b))
+    }
+
+    /// An ftrace bundle's atrace print events (`B|tgid|name`, `E|tgid`) as slices on their
+    /// thread's track (a track of their own where the thread's track asks not to be merged
+    /// with system tracks); `false` where the bundle holds none (it is skipped and counted).
+    fn atrace(&mut self, bundle: &[u8]) -> bool {
+        let mut any = false;
+        for (n, v) in fields(bundle) {
+            if n != 2 {
+                continue;
+            }
+            let (mut ts, mut tid, mut buf) = (None, None, None);
+            for (m, w) in fields(v.bytes().unwrap_or_default()) {
+                match m {
+                    1 => ts = w.int(),
+                    2 => tid = w.int().map(|x| x as i32 as i64),
+                    3 => buf = fields(w.bytes().unwrap_or_default()).find(|f| f.0 == 2).and_then(|f| f.1.text()),
+                    _ => {}
+                }
+            }
+            let (Some(ts), Some(tid), Some(buf)) = (ts, tid, buf) else { continue };
+            let mut parts = buf.trim_end().split('|');
+            let (phase, tgid, name) = (parts.next(), parts.next().and_then(|p| p.parse::<i64>().ok()), parts.next());
+            let begun = match (phase, tgid) {
+                (Some("B"), Some(_)) => Some(self.names.id(name.unwrap_or_default())),
+                (Some("E"), Some(_)) => None,
+                _ => continue,
+            };
+            let Some(time) = self.boot_time(0, BOOTTIME, ts) else { continue };
+            let track = self.atrace_track(tgid.unwrap_or(0), tid);
+            if let Some(id) = begun {
+                self.slice_on(track, &self.names.names[id as usize].clone());
+            }
+            self.system.insert(self.slices.len());
+            self.slices.push((track, time, begun));
+            any = true;
+        }
+        any
+    }
+
+    /// The track of a thread's atrace slices: its thread track, or one beside it where that
+    /// track asks not to be merged with system tracks.
+    fn atrace_track(&mut self, pid: i64, tid: i64) -> u64 {
+        let thread = self
+            .tracks
+            .iter()
+            .filter(|(_, t)| t.pid == Some(pid) && t.tid == Some(tid))
+            .max_by_key(|(u, t)| (t.described_at, **u))
+            .map(|(u, t)| (*u, t.apart, t.thread_name.clone()));
+        match thread {
+            Some((u, false, _)) => u,
+            found => {
+                let u = legacy_uuid(pid, tid) ^ 0x4000_0000;
+                let name = found.and_then(|f| f.2);
+                let t = Track { pid: Some(pid), tid: Some(tid), thread_name: name, ..Default::default() };
+                self.tracks.entry(u).or_insert(t);
+                u
+            }
+        }
     }
 
     /// A streaming profile packet's timestamp deltas move its sequence's reference time (its
@@ -573,6 +654,7 @@ impl Reader {
                 1 => uuid = v.int().unwrap_or(0),
                 5 => t.parent = v.int(),
                 15 => t.merge_none = v.int() == Some(2),
+                9 => t.apart = v.int() == Some(1),
                 2 | 10 => t.name = v.text(),
                 3 => {
                     for (m, w) in fields(v.bytes().unwrap_or_default()) {
@@ -626,6 +708,7 @@ impl Reader {
         let e = self.tracks.entry(uuid).or_insert_with(|| Track { described_at: packets, ..Default::default() });
         e.parent = t.parent.or(e.parent);
         e.merge_none |= t.merge_none;
+        e.apart |= t.apart;
         if t.name.is_some() && (!e.name_fixed || e.merge_none) {
             e.name = t.name;
         }
@@ -659,15 +742,7 @@ impl Reader {
         if name.is_none()
             && let Some(iid) = name_iid
         {
-            name = match seq.event_names.get(&iid) {
-                Some(n) => Some(n.clone()),
-                None => {
-                    self.repairs.add("event names interned nowhere on their sequence", || {
-                        format!("name {iid} on sequence {seq_id}")
-                    });
-                    Some(format!("name {iid}"))
-                }
-            };
+            name = Some(self.interned_name(seq_id, iid));
         }
         // The legacy Chrome phase, where the type is not set.
         let typed = ty != 0;
@@ -678,6 +753,9 @@ impl Reader {
         // Track 0 given on a typed event is the global default track; otherwise an event on no
         // track falls back to its sequence's (or its legacy overrides') thread.
         let track = match given {
+            _ if legacy.is_async && legacy.id.is_some() && !typed => {
+                self.async_track(seq_id, &legacy, name.as_deref().unwrap_or_default())
+            }
             Some(u) => u,
             None if track.is_none() || !typed || legacy.pid.is_some() => self.legacy_track(seq_id, &legacy, ty),
             None => 0,
@@ -742,6 +820,43 @@ impl Reader {
         if let (Some(step), Some(id)) = (legacy.flow, legacy.id) {
             self.legacy_flows.push((id, track, time, step, legacy.bind_to_enclosing));
         }
+    }
+
+    /// The event name interned as `iid` on its sequence.
+    fn interned_name(&mut self, seq_id: u32, iid: u64) -> String {
+        match self.sequences.get(&seq_id).and_then(|s| s.event_names.get(&iid)) {
+            Some(n) => n.clone(),
+            None => {
+                self.repairs.add("event names interned nowhere on their sequence", || {
+                    format!("name {iid} on sequence {seq_id}")
+                });
+                format!("name {iid}")
+            }
+        }
+    }
+
+    /// The track of a legacy async event: one per id and name, named by the event (under its
+    /// process unless the id is global), as the trace processor keeps legacy async tracks.
+    fn async_track(&mut self, seq_id: u32, legacy: &Legacy, name: &str) -> u64 {
+        let id = legacy.id.unwrap_or(0);
+        let pid = if legacy.global {
+            None
+        } else {
+            let seq = self.sequences.get(&seq_id);
+            let own = seq.and_then(|s| s.legacy_track.or(s.default_track)).and_then(|u| self.tracks.get(&u));
+            legacy.pid.or(own.and_then(|t| t.pid))
+        };
+        let next = 0x1000_0000_0000_0000 | self.async_tracks.len() as u64;
+        let uuid = *self.async_tracks.entry((id, name.to_string(), pid)).or_insert(next);
+        let packets = self.packets;
+        let parent = pid.and_then(|p| self.process_at(p, packets));
+        self.tracks.entry(uuid).or_insert_with(|| Track {
+            name: Some(name.to_string()),
+            parent,
+            described_at: packets,
+            ..Default::default()
+        });
+        uuid
     }
 
     /// The counter track of a thread's time or instruction count (`kind`) under `track`.
@@ -938,37 +1053,67 @@ impl Reader {
         let slices = std::mem::take(&mut self.slices);
         let mut order: Vec<usize> = (0..slices.len()).collect();
         order.sort_by_key(|&k| (row_of[&slices[k].0], slices[k].1));
-        // An end closes its track's innermost slice open; each event's slice starts at `start_of`.
-        let mut start_of: Vec<Option<u64>> = vec![None; slices.len()];
-        let mut open: Vec<(u32, u64)> = Vec::new();
-        let mut track_of_open = u64::MAX;
-        for k in order {
-            let (track, time, begun) = slices[k];
-            if track != track_of_open {
-                open.clear();
-                track_of_open = track;
-            }
-            match begun {
-                Some(id) => {
-                    open.push((id, time));
-                    start_of[k] = Some(time);
-                    events.push(row_of[&track], time - t0, EventKind::Enter, id);
-                }
-                None => match open.pop() {
-                    Some((id, start)) => {
-                        start_of[k] = Some(start);
-                        events.push(row_of[&track], time - t0, EventKind::Leave, id);
-                    }
-                    None => self.repairs.add("slice ends without a begin skipped", || format!("track {track}")),
-                },
-            }
-        }
+        let start_of = self.nest(&slices, &order, &row_of, t0, &mut events);
         events.names = std::mem::take(&mut self.names.names);
         let mut t = crate::events::trace_of(&events, &mut self.repairs);
         t.locations.kind = kinds;
         self.place_flows(&mut t, &slices, &start_of, &row_of, t0);
         self.place_counters(&mut t, &keyed, &row_of, t0);
         Ok((t, self.repairs))
+    }
+
+    /// The slice events in `order` (per row, in time order) as enters and leaves of `events`:
+    /// an end closes its track's innermost slice (a track event's end closes its innermost
+    /// track event slice and the atrace slices open inside it; an atrace end, its innermost
+    /// atrace slice); slices begun before the range of interest are left out. Returns where
+    /// each event's slice starts.
+    fn nest(
+        &mut self,
+        slices: &[(u64, u64, Option<u32>)],
+        order: &[usize],
+        row_of: &HashMap<u64, u32>,
+        t0: u64,
+        events: &mut EventTable,
+    ) -> Vec<Option<u64>> {
+        let mut start_of: Vec<Option<u64>> = vec![None; slices.len()];
+        // (region, start, kept, from atrace)
+        let mut open: Vec<(u32, u64, bool, bool)> = Vec::new();
+        let mut track_of_open = u64::MAX;
+        let range = self.range_start.unwrap_or(0);
+        for &k in order {
+            let (track, time, begun) = slices[k];
+            let system = self.system.contains(&k);
+            if track != track_of_open {
+                open.clear();
+                track_of_open = track;
+            }
+            if let Some(id) = begun {
+                let kept = time >= range;
+                open.push((id, time, kept, system));
+                if kept {
+                    start_of[k] = Some(time);
+                    events.push(row_of[&track], time - t0, EventKind::Enter, id);
+                }
+                continue;
+            }
+            if system && !open.last().is_some_and(|o| o.3) {
+                self.repairs.add("atrace ends with no atrace slice open skipped", || format!("track {track}"));
+                continue;
+            }
+            if open.is_empty() {
+                self.repairs.add("slice ends without a begin skipped", || format!("track {track}"));
+            }
+            while let Some((id, start, kept, from_atrace)) = open.pop() {
+                if kept {
+                    start_of[k] = Some(start);
+                    events.push(row_of[&track], time - t0, EventKind::Leave, id);
+                }
+                if system || !from_atrace {
+                    break;
+                }
+            }
+        }
+        start_of
     }
 
     /// Flows as the trace processor links them, in time order: each slice carrying a flow id
@@ -1076,6 +1221,12 @@ impl Reader {
     }
 }
 
+/// The start (ns) of a `TrackEventRangeOfInterest`.
+fn range_start(r: &[u8]) -> Option<u64> {
+    let start = fields(r).find(|f| f.0 == 1).and_then(|f| f.1.int());
+    start.map(|us| (us as i64).max(0) as u64 * 1000)
+}
+
 /// What a flow event does to its flow: joins the slice to the flow's last and carries it on
 /// (`Step`), joins it and ends the flow (`End`), only joins it (`In`), or only starts from it
 /// (`Out`).
@@ -1105,6 +1256,11 @@ struct Legacy {
     flow: Option<FlowStep>,
     /// Its id (unscoped, local or global).
     id: Option<u64>,
+    /// Whether the id is global (else scoped to the event's process).
+    global: bool,
+    /// An async phase (`S`, `F`, `T`, `p`; nestable `b`, `e`, `n`): a slice on the track of its
+    /// id and name.
+    is_async: bool,
     bind_to_enclosing: bool,
     /// The flow a slice takes part in by `bind_id`, and how (`flow_direction`).
     bind: Option<(u64, FlowStep)>,
@@ -1118,12 +1274,13 @@ fn legacy_event(l: &[u8]) -> Legacy {
             2 => {
                 let phase = v.int().map(|p| p as u8);
                 e.ty = match phase {
-                    Some(b'B') => 1,
-                    Some(b'E') => 2,
+                    Some(b'B' | b'S' | b'b') => 1,
+                    Some(b'E' | b'F' | b'e') => 2,
                     Some(b'X') => 5,
-                    Some(b'i' | b'I' | b'n' | b'R') => 3,
+                    Some(b'i' | b'I' | b'n' | b'R' | b'T' | b'p') => 3,
                     _ => 0,
                 };
+                e.is_async = matches!(phase, Some(b'S' | b'F' | b'T' | b'p' | b'b' | b'e' | b'n'));
                 e.flow = match phase {
                     Some(b's') => Some(FlowStep::Out),
                     Some(b't') => Some(FlowStep::Step),
@@ -1131,7 +1288,10 @@ fn legacy_event(l: &[u8]) -> Legacy {
                     _ => None,
                 };
             }
-            6 | 10 | 11 => e.id = v.int(),
+            6 | 10 | 11 => {
+                e.id = v.int();
+                e.global = n == 11;
+            }
             12 => e.bind_to_enclosing = v.int() == Some(1),
             8 => bind = v.int(),
             13 => direction = v.int().unwrap_or(0),

@@ -921,3 +921,46 @@ fn a_message_filter_draws_only_the_messages_it_keeps() {
     assert!(!scene.outline.title.contains("pyramid"), "{}", scene.outline.title);
     assert!(scene.outline.title.contains("drawn: messages from 0-3"), "{}", scene.outline.title);
 }
+
+/// Instants (intervals of no duration) are drawn as chevrons at the top of their rows, on both
+/// backends, and a hover there names them; the picture without them has none.
+#[test]
+fn instants_are_chevrons_named_on_hover() {
+    use exaviz_model::Trace;
+    let trace = |with_instants: bool| {
+        let mut t = Trace { ticks_per_second: 1_000_000_000, ..Default::default() };
+        t.locations.name = vec!["rank 0".into(), "rank 1".into()];
+        t.locations.node = vec![u32::MAX; 2];
+        t.region_names = vec!["compute".into(), "checkpoint".into()];
+        let mut push = |l: u32, a: u64, b: u64, k: u32, depth: u32| {
+            let i = &mut t.intervals;
+            i.location.push(l);
+            i.start.push(a);
+            i.end.push(b);
+            i.kind.push(k);
+            i.depth.push(depth);
+        };
+        push(0, 0, 10_000, 0, 0);
+        push(1, 0, 10_000, 0, 0);
+        if with_instants {
+            push(0, 5_000, 5_000, 1, 1);
+            push(1, 8_000, 8_000, 1, 1);
+        }
+        exaviz_model::dataset::Dataset { name: "instants".into(), trace: t, ..Default::default() }
+    };
+    let size = (480, 240);
+    let (plain, marked) = (both("timeline", &[], &trace(false), size), both("timeline", &[], &trace(true), size));
+    let changed = differ(&plain, &marked);
+    assert!(changed > 0.0 && changed < 0.01, "the chevrons are small marks: {changed}");
+    let d = trace(true);
+    let none: [&str; 0] = [];
+    let built = exaviz_views::contract::Entry::find("timeline").unwrap().parse(&none).unwrap();
+    let frame = exaviz_views::contract::Frame { width: size.0, height: size.1 };
+    let prepared = built.view.prepare(&d, &built.selection, frame, &exaviz_compute::Backend::Cpu).unwrap();
+    let p = exaviz_views::timeline::plot_rect(size.0, size.1).unwrap();
+    let x = p.x0 as f32 + p.w as f32 * 0.5;
+    let pick = prepared.pick(&d, [x, p.y0 as f32 + 4.0]).expect("a pick on rank 0's row");
+    assert!(pick.lines.iter().any(|l| l.starts_with("instant checkpoint at")), "{:?}", pick.lines);
+    let away = prepared.pick(&d, [p.x0 as f32 + p.w as f32 * 0.2, p.y0 as f32 + 4.0]).expect("a pick");
+    assert!(!away.lines.iter().any(|l| l.starts_with("instant")), "{:?}", away.lines);
+}

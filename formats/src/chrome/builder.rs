@@ -165,6 +165,7 @@ impl Builder {
                     self.memory(lane, ts, args.as_deref());
                 }
                 self.trace.instants.push(Mark { lane, name, ts_ns: ts });
+                self.trace.instant_scopes.push(e.scope);
             }
             b'C' => {
                 if let Some(serde_json::Value::Object(m)) = args.as_deref() {

@@ -64,4 +64,6 @@ pub(super) struct Event {
     pub(super) id_as_text: bool,
     pub(super) args: Option<serde_json::Value>,
     pub(super) correlation: Option<i64>,
+    /// An instant's scope: `g` global, `p` process, `t` thread (0 where not written).
+    pub(super) scope: u8,
 }

@@ -60,38 +60,48 @@ pub fn dataset_at(t: &ChromeTrace, input: &str, t0: i64) -> exaviz_model::datase
         trace.locations.name.push(name);
         trace.locations.node.push(u32::MAX);
     }
-    // Regions: the slice names used, in order of first use.
+    let instants = instants_on_rows(t, &used, &loc_of);
+    // Regions: the slice names used, in order of first use; slices and instants nested by time
+    // per row (an instant after the slices that begin with it, inside them).
     let mut region_of: HashMap<u32, u32> = HashMap::default();
-    let mut order: Vec<usize> = (0..t.slices.len()).collect();
+    let n = t.slices.len();
+    let mut order: Vec<usize> = (0..n + instants.len()).collect();
     let mut loc_of_lane = vec![u32::MAX; t.lanes.len()];
     for (&lane, &loc) in &loc_of {
         loc_of_lane[lane as usize] = loc;
     }
-    let key = |i: usize| {
-        let s = &t.slices[i];
-        (loc_of_lane[s.lane as usize], s.start_ns, std::cmp::Reverse(s.dur_ns), i)
+    // Row, start, duration, name and arguments of the k-th slice, then of the instants.
+    let item = |k: usize| match t.slices.get(k) {
+        Some(s) => (loc_of_lane[s.lane as usize], s.start_ns, s.dur_ns, s.name, s.args.as_deref()),
+        None => {
+            let (loc, m) = instants[k - n];
+            (loc, m.ts_ns, 0, m.name, None)
+        }
     };
-    order.sort_unstable_by_key(|&i| key(i));
+    order.sort_unstable_by_key(|&k| {
+        let (loc, start, dur, ..) = item(k);
+        (loc, start, std::cmp::Reverse(dur), k)
+    });
     let mut open: Vec<u64> = Vec::new();
     let mut last_loc = u32::MAX;
-    for i in order {
-        let s = &t.slices[i];
-        let loc = loc_of[&s.lane];
+    for k in order {
+        let (loc, start_ns, dur_ns, name, args) = item(k);
         if loc != last_loc {
             open.clear();
             last_loc = loc;
         }
-        let (start, end) = (at(s.start_ns), at(s.start_ns.saturating_add(s.dur_ns)));
-        while open.last().is_some_and(|&e| e <= start) {
+        let (start, end) = (at(start_ns), at(start_ns.saturating_add(dur_ns)));
+        // A slice ends before what begins at its end; an instant there is still inside it.
+        while open.last().is_some_and(|&e| e < start || (e == start && dur_ns > 0)) {
             open.pop();
         }
         let next = trace.region_names.len() as u32;
-        let kind = *region_of.entry(s.name).or_insert_with(|| {
-            trace.region_names.push(t.names[s.name as usize].clone());
+        let kind = *region_of.entry(name).or_insert_with(|| {
+            trace.region_names.push(t.names[name as usize].clone());
             next
         });
         // A step annotation (JAX's StepTraceAnnotation) carries its step's number.
-        if s.args.as_deref().and_then(|a| a.get("step_num")).is_some() && !trace.step_regions.contains(&kind) {
+        if args.and_then(|a| a.get("step_num")).is_some() && !trace.step_regions.contains(&kind) {
             trace.step_regions.push(kind);
         }
         trace.intervals.location.push(loc);
@@ -99,7 +109,9 @@ pub fn dataset_at(t: &ChromeTrace, input: &str, t0: i64) -> exaviz_model::datase
         trace.intervals.end.push(end);
         trace.intervals.kind.push(kind);
         trace.intervals.depth.push(open.len() as u32);
-        open.push(end);
+        if dur_ns > 0 {
+            open.push(end);
+        }
     }
     trace.step_regions.sort_unstable();
     for f in &t.flows {
@@ -112,11 +124,22 @@ pub fn dataset_at(t: &ChromeTrace, input: &str, t0: i64) -> exaviz_model::datase
         m.bytes.push(0);
         m.tag.push(0);
     }
-    // Counters (`C` events, Kineto's memory totals) on their lane's row, or the first row of
-    // their process (a `C` event names no thread); a process without rows has nowhere to show
-    // them.
+    counters_on_rows(t, &mut trace, &used, &loc_of, &at);
+    Dataset { name: input.to_string(), trace, ..Default::default() }
+}
+
+/// Counters (`C` events, Kineto's memory totals) on their lane's row, or the first row of
+/// their process (a `C` event names no thread); a process without rows has nowhere to show
+/// them.
+fn counters_on_rows(
+    t: &ChromeTrace,
+    trace: &mut exaviz_model::Trace,
+    used: &[u32],
+    loc_of: &HashMap<u32, u32>,
+    at: &dyn Fn(i64) -> u64,
+) {
     let mut row_of_pid: HashMap<&str, u32> = HashMap::default();
-    for &l in &used {
+    for &l in used {
         row_of_pid.entry(t.lanes[l as usize].pid.as_str()).or_insert(loc_of[&l]);
     }
     let mut metric_of: HashMap<u32, u32> = HashMap::default();
@@ -136,5 +159,24 @@ pub fn dataset_at(t: &ChromeTrace, input: &str, t0: i64) -> exaviz_model::datase
         m.metric.push(metric);
         m.value.push(c.value);
     }
-    Dataset { name: input.to_string(), trace, ..Default::default() }
+}
+
+/// Instants of a thread or a process (Kineto's, NVTX marks), other than Kineto's memory
+/// samples (counters), with the row they are drawn on: their lane's, or their process's first
+/// (a process-scoped one, or one of a thread without slices). Global ones are not drawn.
+fn instants_on_rows<'t>(t: &'t ChromeTrace, used: &[u32], loc_of: &HashMap<u32, u32>) -> Vec<(u32, &'t Mark)> {
+    let mut first_of_pid: HashMap<&str, u32> = HashMap::default();
+    for &l in used {
+        first_of_pid.entry(t.lanes[l as usize].pid.as_str()).or_insert(loc_of[&l]);
+    }
+    t.instants
+        .iter()
+        .zip(t.instant_scopes.iter().copied().chain(std::iter::repeat(0)))
+        .filter(|(m, scope)| *scope != b'g' && t.names[m.name as usize] != "[memory]")
+        .filter_map(|(m, scope)| {
+            let on_process = || first_of_pid.get(t.lanes[m.lane as usize].pid.as_str()).copied();
+            let own = (scope != b'p').then(|| loc_of.get(&m.lane).copied()).flatten();
+            Some((own.or_else(on_process)?, m))
+        })
+        .collect()
 }

@@ -88,6 +88,8 @@ pub struct ChromeTrace {
     pub lanes: Vec<Lane>,
     pub slices: Vec<Slice>,
     pub instants: Vec<Mark>,
+    /// Each instant's scope as written (`g`, `p`, `t`; 0 where none: the thread).
+    pub instant_scopes: Vec<u8>,
     pub counters: Vec<CounterSample>,
     /// The units of counters that have one, by name (Kineto's memory totals are bytes).
     pub counter_units: HashMap<u32, String>,

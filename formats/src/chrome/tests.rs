@@ -46,7 +46,8 @@ fn events_of_every_kind_become_slices_marks_counters_and_flows() {
     let tr = &d.trace;
     assert_eq!(tr.locations.name.len(), 2);
     assert!(tr.locations.name.contains(&"GPU 0 / compute".to_string()), "{:?}", tr.locations.name);
-    assert_eq!(tr.intervals.start.len(), 3);
+    // The three slices, and the instant on its process's first row (its thread has none).
+    assert_eq!(tr.intervals.start.len(), 4);
     let depth_of = |n: &str| {
         let k = tr.region_names.iter().position(|r| r == n).unwrap() as u32;
         tr.intervals.depth[tr.intervals.kind.iter().position(|&x| x == k).unwrap()]
@@ -275,4 +276,28 @@ fn mutated_traces_never_panic() {
         }
         assert!(cases > 1000, "{rel}: {cases}");
     }
+}
+
+/// Instants of a thread are slices of no duration nested in the slice open on their row (one
+/// at a slice's end still inside it); a process-scoped one lands on its process's first row;
+/// global ones and Kineto's memory samples are not drawn as instants.
+#[test]
+fn instants_are_slices_of_no_duration_on_their_rows() {
+    let t = p(r#"{"traceEvents": [
+        {"ph": "X", "name": "step", "pid": 1, "tid": 1, "ts": 10, "dur": 10},
+        {"ph": "X", "name": "other", "pid": 1, "tid": 2, "ts": 10, "dur": 5},
+        {"ph": "i", "name": "mark", "pid": 1, "tid": 1, "ts": 12},
+        {"ph": "i", "name": "edge", "pid": 1, "tid": 1, "ts": 20, "s": "t"},
+        {"ph": "I", "name": "proc", "pid": 1, "tid": 2, "ts": 14, "s": "p"},
+        {"ph": "i", "name": "everywhere", "pid": 1, "tid": 1, "ts": 13, "s": "g"},
+        {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 15, "args": {"Total Allocated": 8}}
+    ]}"#)
+    .unwrap();
+    let d = dataset(&t, "t.json");
+    let tr = &d.trace;
+    let rows = crate::events::interval_rows(tr);
+    for want in [(0, 2_000, 2_000, "mark", 1), (0, 10_000, 10_000, "edge", 1), (0, 4_000, 4_000, "proc", 1)] {
+        assert!(rows.contains(&want), "{want:?} not in {rows:?}");
+    }
+    assert!(!rows.iter().any(|r| r.3 == "everywhere" || r.3 == "[memory]"), "{rows:?}");
 }

@@ -22,6 +22,8 @@ pub(super) enum Key {
     Tid,
     Id,
     Args,
+    /// An instant's scope (`s`: `g`, `p` or `t`).
+    Scope,
     Other,
 }
 
@@ -44,6 +46,7 @@ impl<'de> Deserialize<'de> for Key {
                     "tid" => Key::Tid,
                     "id" => Key::Id,
                     "args" => Key::Args,
+                    "s" => Key::Scope,
                     _ => Key::Other,
                 })
             }
@@ -353,6 +356,7 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
                     }
                 }
                 Key::Id => e.id = map.next_value_seed(IdSeed(self.0))?.0,
+                Key::Scope => e.scope = map.next_value_seed(Phase)?,
                 Key::Args => {
                     let name = e.name.map(|n| self.0.trace.names[n as usize].as_str());
                     let keep = match (phase_known, e.ph) {

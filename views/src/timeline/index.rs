@@ -278,6 +278,8 @@ pub struct TimelineIndex {
     pub(super) collectives: Vec<(u64, u64, u32, u32)>,
     /// The counter series, sorted by time.
     pub(super) counters: CounterIndex,
+    /// The instants (intervals of no duration) by time: time, location, region.
+    pub(super) instants: Vec<(u64, u32, u32)>,
     /// The trace's late-sender waits, found when first drawn.
     waits: std::sync::OnceLock<Vec<Wait>>,
     /// Per location, whether it has any event (else its track is hidden).
@@ -312,6 +314,7 @@ impl TimelineIndex {
             .unwrap_or(0);
         let collectives = collective_operations(t, n);
         let counters = CounterIndex::new(t);
+        let instants = super::instants::instants_of(t);
         let waits = std::sync::OnceLock::new();
         // The rows of a trace also drawn from a pyramid (a window of a store, a large trace held
         // in memory with its index) keep every location's track, as the pyramid's pictures do: a
@@ -329,6 +332,7 @@ impl TimelineIndex {
             max_latency,
             collectives,
             counters,
+            instants,
             waits,
             busy,
             depth,
@@ -336,13 +340,17 @@ impl TimelineIndex {
         }
     }
 
-    /// Per location of `t` (the trace this index is of), its deepest nesting level.
+    /// Per location of `t` (the trace this index is of), its deepest nesting level of intervals
+    /// with a duration.
     pub(super) fn depths(&self, t: &Trace) -> &[u32] {
         self.depth.get_or_init(|| {
             (0..self.by.ranges.len())
                 .into_par_iter()
                 .map(|l| {
-                    let deepest = self.by.rows(l).iter().map(|&k| t.intervals.depth[k as usize]).max();
+                    // Instants (no duration) are chevrons, not a band of their own.
+                    let i = &t.intervals;
+                    let timed = self.by.rows(l).iter().map(|&k| k as usize).filter(|&k| i.end[k] > i.start[k]);
+                    let deepest = timed.map(|k| i.depth[k]).max();
                     deepest.unwrap_or(0).min(LEVELS - 1)
                 })
                 .collect()

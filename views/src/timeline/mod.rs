@@ -9,6 +9,7 @@ pub mod counters;
 mod density;
 mod device;
 mod index;
+mod instants;
 mod options;
 mod pan;
 mod pick;

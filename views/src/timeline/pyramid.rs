@@ -537,6 +537,7 @@ pub(crate) fn overview_scene(
         plotted: Plotted::Host { states: &states, density: &density },
         legend: &legend,
         joins: &joins,
+        instants: &[],
         search,
         waits: None,
         counters,

@@ -62,6 +62,8 @@ pub(super) struct Layers<'a> {
     pub(super) plotted: Plotted<'a>,
     pub(super) legend: &'a [(usize, String)],
     pub(super) joins: &'a Joins,
+    /// The instants' chevrons.
+    pub(super) instants: &'a [super::instants::Chevron],
     /// A search's matches (where the rows were read) and its line.
     pub(super) search: Option<(Option<&'a [bool]>, &'a str)>,
     /// The pixels of late-sender waiting, and the line saying how much there is.
@@ -261,6 +263,7 @@ pub(super) fn compose(
 /// The collectives and counter tracks over the plot's raster.
 fn finish(mut scene: Scene, p: Plot, outer: Plot, layers: &Layers<'_>) -> Scene {
     draw_collectives(&mut scene, p, layers.joins);
+    super::instants::draw_instants(&mut scene, p, layers.instants);
     let c = &layers.counters;
     let below = [8.0, (outer.y0 + outer.h) as f32 + 34.0];
     counters::draw(&mut scene, c.index, c.tracks, c.hidden, below);
@@ -540,6 +543,7 @@ pub fn timeline_scene(
         t.messages.source.len()
     );
     let joins = collective_joins(t, p, window, &rows, index);
+    let chevrons = super::instants::chevrons(p, window, &rows, index);
     let levels: Vec<Option<u32>> = of_row.iter().map(|r| r.1).collect();
     let found = opts.search.map(|s| super::search::highlight(t, p, window, &s, &rows, &levels));
     let search = found.as_ref().map(|h| (Some(&h.mask[..]), h.note.as_str()));
@@ -553,6 +557,7 @@ pub fn timeline_scene(
         plotted: Plotted::of(&host, &device),
         legend,
         joins: &joins,
+        instants: &chevrons,
         search,
         waits,
         counters,
