@@ -759,3 +759,25 @@ fn hpctoolkit_placeholders_are_states_and_shares_are_over_rows_with_samples() {
     let shares: f64 = s.regions.iter().map(|r| r.share).sum();
     assert!((0.95..=1.0 + 1e-9).contains(&shares), "the shares sum to {shares:.3}");
 }
+
+/// HPCToolkit's older database (`experiment.xml` beside `*.hpctrace` files, from hpcprof before
+/// 2023) opens as hpctraceviewer shows it: the CPU thread and the CUDA stream (thread 500) as
+/// rows of their own, each sample's call path as states, the GPU operations on the stream.
+#[test]
+fn an_older_hpctoolkit_xml_database_opens_with_its_gpu_stream() {
+    let Some(data) = shared_data_or_skip("an_older_hpctoolkit_xml_database") else { return };
+    let path = data.join("../corpus/hpctoolkit-vectoradd-cuda-xml");
+    let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap();
+    let t = &d.trace;
+    assert_eq!(t.locations.name, vec!["rank 0 / thread 0", "rank 0 / GPU stream 500"]);
+    assert_eq!(t.locations.kind, vec![exaviz_model::LocationKind::CpuThread, exaviz_model::LocationKind::GpuStream]);
+    let i = &t.intervals;
+    let on = |l: u32, name: &str| {
+        (0..i.start.len()).filter(|&k| i.location[k] == l && t.region_names[i.kind[k] as usize] == name).count()
+    };
+    assert!(on(0, "main") > 0 && on(1, "<gpu copyin>") == 2 && on(1, "<gpu copyout>") == 1, "{:?}", t.region_names);
+    // 2.32 s from the first sample to the last, in nanoseconds.
+    let span = t.span().unwrap();
+    assert_eq!(t.ticks_per_second, 1_000_000_000);
+    assert!((2.3..2.4).contains(&((span.1 - span.0) as f64 / 1e9)), "{span:?}");
+}

@@ -104,14 +104,15 @@ impl<'a> Bytes<'a> {
 /// A context of the tree: its parent and, for a function, its name and whether it is a user
 /// function or an MPI call.
 #[derive(Clone, Debug)]
-struct Ctx {
-    parent: u32,
-    function: Option<(String, bool)>,
+pub(crate) struct Ctx {
+    pub(crate) parent: u32,
+    pub(crate) function: Option<(String, bool)>,
 }
 
-struct Meta {
-    kinds: Vec<String>,
-    contexts: HashMap<u32, Ctx>,
+/// The identifier kinds' names and the calling context tree, by context id.
+pub(crate) struct Meta {
+    pub(crate) kinds: Vec<String>,
+    pub(crate) contexts: HashMap<u32, Ctx>,
 }
 
 fn read_meta(b: &Bytes) -> R<Meta> {
@@ -176,17 +177,28 @@ fn function_at(b: &Bytes, f: u64) -> R<(String, bool)> {
         let m = module_path.as_deref().map(|p| p.rsplit('/').next().unwrap_or(p)).unwrap_or("?");
         format!("<unknown function> 0x{offset:x} [{m}]")
     };
-    let bare = name.split(" [").next().unwrap_or(&name);
+    let marked = marks(&name, module_path.as_deref());
+    Ok((name, marked))
+}
+
+/// Whether a function (its name, the path of its load module) ends the states of a sample's
+/// path: a user function (in the application's binary, not a shared library), an MPI call or a
+/// runtime placeholder.
+pub(crate) fn marks(name: &str, module_path: Option<&str>) -> bool {
+    let bare = name.split(" [").next().unwrap_or(name);
     let mpi = bare.starts_with("MPI_") || bare.starts_with("PMPI_");
     // A runtime placeholder (`<omp barrier wait>`, `<omp idle>`, `<gpu sync>`, `<no activity>`):
     // what the thread did inside the function above it, kept as a state of its own as hpcviewer
     // draws it, so that waiting is never read as the user function computing.
-    let placeholder = bare.starts_with('<') && bare.ends_with('>') && !bare.starts_with("<unknown");
-    let user = module_path.as_deref().is_some_and(|p| {
+    let placeholder = bare.starts_with('<')
+        && bare.ends_with('>')
+        && !bare.starts_with("<unknown")
+        && !bare.starts_with("<program root");
+    let user = module_path.is_some_and(|p| {
         let file = p.rsplit('/').next().unwrap_or(p);
-        !file.contains(".so") && !p.starts_with('<')
+        !file.contains(".so") && !p.starts_with('<') && !p.starts_with('[')
     });
-    Ok((name, mpi || user || placeholder))
+    mpi || user || placeholder
 }
 
 /// Each profile's location name and kind, from its identifier tuple.
@@ -274,7 +286,7 @@ fn frames(meta: &Meta, names: &mut Interner, cache: &mut HashMap<u32, Path_>, ct
 
 /// The states of the trace lines read so far: each sample's call path, cut at the depth drawn,
 /// as enters and leaves of its functions.
-struct States<'m> {
+pub(crate) struct States<'m> {
     meta: &'m Meta,
     depth: Option<usize>,
     names: Interner,
@@ -282,31 +294,47 @@ struct States<'m> {
     events: EventTable,
 }
 
-impl States<'_> {
+impl<'m> States<'m> {
+    pub(crate) fn new(meta: &'m Meta, depth: Option<usize>) -> Self {
+        States { meta, depth, names: Interner::default(), cache: HashMap::new(), events: EventTable::default() }
+    }
+
     /// The samples of one trace line (bytes `start..end` of `trace.db`) as location `loc`'s.
     fn line(
         &mut self,
         tb: &Bytes,
         loc: u32,
         (start, end): (u64, u64),
+        span: (u64, u64),
+        repairs: &mut Repairs,
+    ) -> R<()> {
+        let samples = (start..end).step_by(12).map(|at| Ok((tb.u64(at)?, tb.u32(at + 8)?)));
+        self.samples(loc, samples, span, repairs)
+    }
+
+    /// A line of samples (time, context; context 0: not running) as location `loc`'s states,
+    /// times counted from `t_min`, the last state closed at `t_max`.
+    pub(crate) fn samples(
+        &mut self,
+        loc: u32,
+        samples: impl Iterator<Item = R<(u64, u32)>>,
         (t_min, t_max): (u64, u64),
         repairs: &mut Repairs,
     ) -> R<()> {
         let mut open: Path_ = Rc::from(Vec::new());
         let mut last = t_min;
-        let mut at = start;
-        while at < end {
-            let time = tb.u64(at)?.max(t_min);
-            let ctx = tb.u32(at + 8)?;
-            at += 12;
+        for sample in samples {
+            let (time, ctx) = sample?;
+            let time = time.max(t_min);
             if time < last {
                 repairs.add("samples earlier than the one before them read at its time", || format!("line {loc}"));
             }
             let time = time.max(last);
             last = time;
             if ctx != 0 && !self.meta.contexts.contains_key(&ctx) {
-                repairs
-                    .add("samples of a context meta.db does not list read as not running", || format!("context {ctx}"));
+                repairs.add("samples of a context the database does not list read as not running", || {
+                    format!("context {ctx}")
+                });
             }
             let mut path =
                 if ctx == 0 { Rc::from(Vec::new()) } else { frames(self.meta, &mut self.names, &mut self.cache, ctx) };
@@ -332,6 +360,29 @@ impl States<'_> {
         }
         Ok(())
     }
+
+    /// The trace of the lines read, its locations named `names` (in nanoseconds).
+    pub(crate) fn finish(self, names: Vec<String>, repairs: &mut Repairs) -> exaviz_model::Trace {
+        let States { names: regions, mut events, .. } = self;
+        events.ticks_per_second = 1_000_000_000;
+        events.names = regions.names;
+        events.location_names = names;
+        crate::events::trace_of(&events, repairs)
+    }
+}
+
+/// The depth a query asks for (`depth=N`, from 1), where it asks.
+pub(crate) fn depth_of(query: Option<&Query>) -> Result<Option<usize>, SourceError> {
+    let Some(q) = query else { return Ok(None) };
+    q.only(&["depth"], "an HPCToolkit database")?;
+    q.get("depth")
+        .map(|v| {
+            v.parse::<usize>()
+                .ok()
+                .filter(|&d| d > 0)
+                .ok_or_else(|| q.invalid(format!("depth={v} is not a depth from 1")))
+        })
+        .transpose()
 }
 
 /// Opens an HPCToolkit database folder (`DIR` or `DIR?depth=N`).
@@ -341,20 +392,7 @@ pub fn open(
     query: Option<&Query>,
     progress: &dyn Fn(u64, u64),
 ) -> Result<Dataset, SourceError> {
-    let depth = match query {
-        Some(q) => {
-            q.only(&["depth"], "an HPCToolkit database")?;
-            q.get("depth")
-                .map(|v| {
-                    v.parse::<usize>()
-                        .ok()
-                        .filter(|&d| d > 0)
-                        .ok_or_else(|| q.invalid(format!("depth={v} is not a depth from 1")))
-                })
-                .transpose()?
-        }
-        None => None,
-    };
+    let depth = depth_of(query)?;
     let bad = |m: String| SourceError::invalid(input, m);
     let meta_bytes = load(dir, "meta.db", MAX_META, input)?;
     let meta = read_meta(&Bytes { b: &meta_bytes, file: "meta.db" }).map_err(bad)?;
@@ -399,8 +437,7 @@ pub fn open(
     }
     // Rows in the order of their names' numbers (rank, then thread or stream).
     lines.sort_by_key(|l| natural(&l.0));
-    let mut states =
-        States { meta: &meta, depth, names: Interner::default(), cache: HashMap::new(), events: EventTable::default() };
+    let mut states = States::new(&meta, depth);
     let total: u64 = lines.iter().map(|l| l.3 - l.2).sum();
     let mut done = 0u64;
     for (loc, (_, _, start, end)) in lines.iter().enumerate() {
@@ -408,11 +445,7 @@ pub fn open(
         done += end - start;
         progress(done, total);
     }
-    let States { names, mut events, .. } = states;
-    events.ticks_per_second = 1_000_000_000;
-    events.names = names.names;
-    events.location_names = lines.iter().map(|l| l.0.clone()).collect();
-    let mut t = crate::events::trace_of(&events, &mut repairs);
+    let mut t = states.finish(lines.iter().map(|l| l.0.clone()).collect(), &mut repairs);
     t.locations.kind = lines.iter().map(|l| l.1).collect();
     let warnings = repairs.lines(input);
     Ok(Dataset { name: input.to_string(), trace: t, warnings, ..Default::default() })

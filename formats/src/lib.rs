@@ -17,6 +17,7 @@ pub mod et;
 pub mod events;
 pub mod hlo;
 pub mod hpctoolkit;
+pub mod hpctoolkit_xml;
 mod matching;
 pub mod nsys;
 mod open;
@@ -148,15 +149,21 @@ pub static FORMATS: &[Format] = &[
         title: "HPCToolkit database",
         tools: "HPCToolkit (hpcrun -t, then hpcprof)",
         files: "DB/ or DB?depth=N",
-        gives: "`meta.db`, `profile.db`, `trace.db`: ranks, threads and GPU streams; each sample's call path as nested states, down to the deepest user function or MPI call, or `depth` functions (or `--depth N`)",
+        gives: "`meta.db`, `profile.db`, `trace.db` (or, from hpcprof before 2023, `experiment.xml` and the `*.hpctrace` files): ranks, threads and GPU streams; each sample's call path as nested states, down to the deepest user function or MPI call, or `depth` functions (or `--depth N`)",
         options: &["depth"],
         detect: |p| {
             hpctoolkit::is_database(p.path)
                 || (p.named(&["meta.db"]) && p.path.parent().is_some_and(hpctoolkit::is_database))
+                || hpctoolkit_xml::is_xml_database(p.path)
+                || (p.named(&["experiment.xml"]) && p.path.parent().is_some_and(hpctoolkit_xml::is_xml_database))
         },
         open: |p, progress| {
             let dir = if p.is_dir() { p.path } else { p.path.parent().unwrap_or(p.path) };
-            hpctoolkit::open(p.input, dir, p.query.as_ref(), progress)
+            if hpctoolkit::is_database(dir) {
+                hpctoolkit::open(p.input, dir, p.query.as_ref(), progress)
+            } else {
+                hpctoolkit_xml::open(p.input, dir, p.query.as_ref(), progress)
+            }
         },
         stream: None,
     },

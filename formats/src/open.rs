@@ -186,7 +186,7 @@ fn folder_input(sub: &Path) -> Option<String> {
         "exaviz store"
     } else if crate::treescope::is_dir(sub) {
         "TreeScope data directory"
-    } else if crate::hpctoolkit::is_database(sub) {
+    } else if crate::hpctoolkit::is_database(sub) || crate::hpctoolkit_xml::is_xml_database(sub) {
         "HPCToolkit database"
     } else if crate::projections::sts_in(sub).is_some() {
         "Charm++ Projections logs"
