@@ -1482,6 +1482,35 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// Every mutation of each of Perfetto's own diff-test traces (instants, legacy events,
+    /// async tracks, flows of every kind, counters, clocks, atrace) gives a trace or one line
+    /// naming the file, never a panic; the traces themselves all open.
+    #[test]
+    fn mutated_diff_test_traces_give_a_trace_or_one_line() {
+        let Some(dir) = exaviz_model::testing::shared_data("../corpus/perfetto-difftests/traces") else { return };
+        let mut traces: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        traces.sort();
+        assert_eq!(traces.len(), 31);
+        let tmp = std::env::temp_dir().join(format!("exaviz-pftrace-difftests-{}", std::process::id()));
+        std::fs::create_dir_all(&tmp).unwrap();
+        let path = tmp.join("m.pftrace");
+        let (mut opened, mut refused) = (0, 0);
+        for (k, real) in traces.iter().enumerate() {
+            let bytes = std::fs::read(real).unwrap();
+            assert!(open("m.pftrace", real, &|_, _| {}).is_ok(), "{} opens", real.display());
+            let (o, r) = crate::fuzz::tally(
+                "m.pftrace",
+                crate::fuzz::mutations(&bytes, 40, k as u64).iter().map(|m| {
+                    std::fs::write(&path, m).unwrap();
+                    open("m.pftrace", &path, &|_, _| {})
+                }),
+            );
+            (opened, refused) = (opened + o, refused + r);
+        }
+        assert!(opened > 300 && refused > 0, "{opened} opened, {refused} refused");
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
     /// Every mutation of the real omnitrace trace (bytes flipped, cut short, duplicated) gives
     /// a trace or one line naming the file, never a panic.
     #[test]
