@@ -781,3 +781,23 @@ fn an_older_hpctoolkit_xml_database_opens_with_its_gpu_stream() {
     assert_eq!(t.ticks_per_second, 1_000_000_000);
     assert!((2.3..2.4).contains(&((span.1 - span.0) as f64 / 1e9)), "{span:?}");
 }
+
+/// Caliper's event-trace example (`caliper-event-trace-doc-example`: `main`, `iteration` and
+/// a recursive `factorial` begun, set and ended, durations but no time stamps) opens as nested
+/// regions on one row, each lasting what it recorded, with the placing of its times said.
+#[test]
+fn a_caliper_event_trace_opens_as_nested_regions() {
+    let Some(data) = shared_data_or_skip("a_caliper_event_trace") else { return };
+    let path = data.join("../corpus/caliper-event-trace-doc-example/160809-094411_72298_fuu1NeAHT2US.cali");
+    let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap();
+    let t = &d.trace;
+    assert_eq!(t.locations.name, vec!["process"]);
+    let i = &t.intervals;
+    let named = |n: &str| (0..i.start.len()).filter(|&k| t.region_names[i.kind[k] as usize] == n).collect::<Vec<_>>();
+    assert_eq!(named("factorial=comp").len(), 11);
+    assert_eq!(named("factorial=init").len(), 11);
+    let lp = named("main=loop");
+    assert_eq!(lp.len(), 1);
+    assert_eq!(i.end[lp[0]] - i.start[lp[0]], 1214, "main=loop lasted 1,214 µs");
+    assert!(d.warnings.iter().any(|w| w.contains("placed from their durations")), "{:?}", d.warnings);
+}

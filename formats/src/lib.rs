@@ -9,6 +9,7 @@
 //! wire format.
 
 pub mod boxfish;
+pub mod caliper;
 pub mod chakra;
 pub mod chrome;
 pub mod dnn;
@@ -165,6 +166,17 @@ pub static FORMATS: &[Format] = &[
                 hpctoolkit_xml::open(p.input, dir, p.query.as_ref(), progress)
             }
         },
+        stream: None,
+    },
+    Format {
+        name: "caliper",
+        title: "Caliper event trace",
+        tools: "LLNL Caliper (event trace: the event, trace and recorder services)",
+        files: "NAME.cali",
+        gives: "the `__rec=` records: each process (`mpi.rank`) and thread a row; annotations begun and ended (`event.begin#A`, `event.end#A`, `event.set#A`) as nested regions named `A=value`, timed by `time.offset`, or placed from their `time.inclusive.duration` where the trace has no time stamps (said in a warning)",
+        options: &[],
+        detect: |p| caliper::looks_like(p.head()),
+        open: |p, progress| caliper::open(p.input, p.path, progress),
         stream: None,
     },
     Format {
