@@ -135,7 +135,8 @@ pub fn open(input: &str, path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dat
     let mut repairs = Repairs::default();
     let (names, snapshots) = records(&text, &mut repairs);
     progress(bytes.len() as u64 / 2, bytes.len() as u64);
-    let id_of = |name: &str| names.iter().find(|(_, n)| n.as_str() == name).map(|(&id, _)| id);
+    let by_name: HashMap<&str, u64> = names.iter().map(|(&id, n)| (n.as_str(), id)).collect();
+    let id_of = |name: &str| by_name.get(name).copied();
     let (begin, end, set) =
         (id_of("cali.snapshot.event.begin"), id_of("cali.snapshot.event.end"), id_of("cali.snapshot.event.set"));
     if begin.is_none() && end.is_none() && set.is_none() {
@@ -171,7 +172,7 @@ pub fn open(input: &str, path: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dat
         let name = names.get(&annotation).cloned().unwrap_or_else(|| format!("attribute {annotation}"));
         // The value an event names: `event.begin#A` / `event.set#A` / `event.end#A`.
         let tag = ["event.begin#", "event.end#", "event.set#"][usize::from(kind)];
-        let given = names.iter().find(|(_, n)| **n == format!("{tag}{name}")).and_then(|(&id, _)| value(s, Some(id)));
+        let given = value(s, id_of(&format!("{tag}{name}")));
         let stack = stacks[r].entry(annotation).or_default();
         let mut now = stamp.unwrap_or(clocks[r]).max(clocks[r]);
         // An end or a set closes the annotation's innermost value (a set of an annotation

@@ -537,12 +537,8 @@ impl Reader {
     /// The track of a thread's atrace slices: its thread track, or one beside it where that
     /// track asks not to be merged with system tracks.
     fn atrace_track(&mut self, pid: i64, tid: i64) -> u64 {
-        let thread = self
-            .tracks
-            .iter()
-            .filter(|(_, t)| t.pid == Some(pid) && t.tid == Some(tid))
-            .max_by_key(|(u, t)| (t.described_at, **u))
-            .map(|(u, t)| (*u, t.apart, t.thread_name.clone()));
+        let thread =
+            self.thread_track(pid, tid).map(|u| (u, self.tracks[&u].apart, self.tracks[&u].thread_name.clone()));
         match thread {
             Some((u, false, _)) => u,
             found => {
@@ -907,6 +903,13 @@ impl Reader {
         None
     }
 
+    /// The thread track of `pid` and `tid` described last (a tid reused in another sequence
+    /// keeps the track described for it last).
+    fn thread_track(&self, pid: i64, tid: i64) -> Option<u64> {
+        let of_thread = self.tracks.iter().filter(|(_, t)| t.pid == Some(pid) && t.tid == Some(tid));
+        of_thread.max_by_key(|(u, t)| (t.described_at, **u)).map(|(u, _)| *u)
+    }
+
     /// The process track of `pid` as it stood at packet `at`: the one described last by then,
     /// else the first described (a pid reused by a later process is another process).
     fn process_at(&self, pid: i64, at: u64) -> Option<u64> {
@@ -972,13 +975,7 @@ impl Reader {
         if own_pid == Some(pid) && own_tid == Some(tid) {
             return own.unwrap_or(0);
         }
-        let described = self
-            .tracks
-            .iter()
-            .filter(|(_, t)| t.pid == Some(pid) && t.tid == Some(tid))
-            .max_by_key(|(u, t)| (t.described_at, **u))
-            .map(|(u, _)| *u);
-        described.unwrap_or_else(|| {
+        self.thread_track(pid, tid).unwrap_or_else(|| {
             let u = legacy_uuid(pid, tid);
             let t = Track { pid: Some(pid), tid: Some(tid), described_at: packets, ..Default::default() };
             self.tracks.entry(u).or_insert(t);
