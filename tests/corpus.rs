@@ -445,12 +445,45 @@ fn every_trace_reads_back_the_same_from_its_store() {
         "repo:tests/data/torch-et",
         "repo:tests/data/jax-pipeline8/xla_dump/module_0010.jit_pipeline.cpu_after_optimizations.txt",
     ];
-    in_memory_and_stored(&data, "roundtrip", &inputs, |input, memory, stored| {
+    in_memory_and_stored(&data, "roundtrip", &inputs, |input, memory, stored, store| {
+        let memory = std::sync::Arc::new(memory);
+        query_counts_as_info(input, &memory, store);
         let memory = exaviz_datasets::info_json(&memory);
         let mut stored = exaviz_datasets::info_json(&stored);
         stored["name"] = memory["name"].clone();
         assert_eq!(memory, stored, "{input}");
     });
+}
+
+/// `exaviz query`'s tables over a trace in memory and over its store read in place count what
+/// `exaviz info` counts, and sum the same time per region by name.
+fn query_counts_as_info(input: &str, memory: &std::sync::Arc<Dataset>, store: &std::path::Path) {
+    use exaviz_query::{Run, Session, Source};
+    let query_column = |s: &Session, sql: &str| -> Vec<Vec<String>> {
+        s.sql(sql).and_then(|a| a.text_rows()).unwrap_or_else(|e| panic!("{input}: {sql}: {e}"))
+    };
+    let runs = vec![
+        Run { name: "memory".into(), input: input.into(), source: Source::Trace(memory.clone()) },
+        Run { name: "store".into(), input: store.display().to_string(), source: Source::Store(store.to_path_buf()) },
+    ];
+    let s = Session::new(runs).unwrap_or_else(|e| panic!("{input}: {e}"));
+    let info = exaviz_datasets::info_json(memory);
+    for (table, key) in [
+        ("locations", "locations"),
+        ("intervals", "intervals"),
+        ("messages", "messages"),
+        ("collectives", "collectives"),
+        ("counters", "metric_samples"),
+    ] {
+        let counts = query_column(&s, &format!("SELECT run, count(*) FROM {table} GROUP BY run ORDER BY run"));
+        let want = info[key].as_u64().unwrap_or_else(|| panic!("{input}: info has no {key}"));
+        let by = |run: &str| counts.iter().find(|r| r[0] == run).map_or_else(|| "0".to_string(), |r| r[1].clone());
+        assert_eq!((by("memory"), by("store")), (want.to_string(), want.to_string()), "{input}: {table}");
+    }
+    let per_region = "SELECT name, CAST(count(*) AS VARCHAR) || ' ' || CAST(sum(duration) AS VARCHAR) FROM intervals \
+                      WHERE run = 'RUN' GROUP BY name ORDER BY name";
+    let of = |run: &str| query_column(&s, &per_region.replace("RUN", run));
+    assert_eq!(of("memory"), of("store"), "{input}: time per region");
 }
 
 /// Each of `inputs` opened in memory and from a store `exaviz convert` wrote of it (in a
@@ -459,7 +492,7 @@ fn in_memory_and_stored(
     data: &std::path::Path,
     what: &str,
     inputs: &[&str],
-    mut check: impl FnMut(&str, Dataset, Dataset),
+    mut check: impl FnMut(&str, Dataset, Dataset, &std::path::Path),
 ) {
     let dir = std::env::temp_dir().join(format!("exaviz-{what}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -471,7 +504,7 @@ fn in_memory_and_stored(
         exaviz_datasets::convert(path, &target, &|_, _| {}).unwrap_or_else(|e| panic!("{input}: {e}"));
         let memory = exaviz_datasets::open(path).unwrap();
         let stored = exaviz_datasets::open(target.to_str().unwrap()).unwrap();
-        check(input, memory, stored);
+        check(input, memory, stored, &target);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -649,7 +682,7 @@ fn every_format_compares_with_its_store_and_nothing_changed() {
         "repo:tests/data/jax-cpu-pipeline",
         "repo:tests/data/jax-ring8",
     ];
-    in_memory_and_stored(&data, "diff", &inputs, |input, memory, stored| {
+    in_memory_and_stored(&data, "diff", &inputs, |input, memory, stored, _| {
         let d =
             diff_asked(&memory, &stored, None, None, &Options::default()).unwrap_or_else(|e| panic!("{input}: {e}"));
         assert_eq!(d.matching.locations_by, "name", "{input}");

@@ -30,7 +30,7 @@ const LAYERS: &[&[&str]] = &[
     &["store", "gen", "analysis", "compute"],
     &["formats", "render"],
     &["datasets", "views"],
-    &["remote", "aggregate"],
+    &["remote", "aggregate", "query"],
     &["viewer", "python"],
     &["tests", "benches"],
 ];

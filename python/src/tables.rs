@@ -5,15 +5,14 @@
 //! trace's ticks; the schema's metadata `ticks_per_second` turns them into seconds.
 
 use std::collections::HashMap;
-use std::ptr::NonNull;
 use std::sync::Arc;
 
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::types::{ArrowPrimitiveType, Float64Type, UInt32Type, UInt64Type};
+use arrow_array::types::UInt32Type;
 use arrow_array::{Array, ArrayRef, DictionaryArray, PrimitiveArray, RecordBatch, RecordBatchIterator, StringArray};
-use arrow_buffer::{Buffer, ScalarBuffer};
 use arrow_schema::{Field, Schema};
 use exaviz_model::dataset::Dataset;
+use exaviz_store::shared;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
@@ -60,56 +59,33 @@ impl Table {
     }
 }
 
-/// Keeps the trace alive while Arrow buffers point into its columns.
-struct Owner(#[expect(dead_code, reason = "held, never read: it keeps the columns alive")] Arc<Dataset>);
-
-// The buffers are read only; nothing in the trace is left half-changed by a panic while they live.
-impl std::panic::RefUnwindSafe for Owner {}
-
-/// A column of the trace as an Arrow array sharing its memory.
-// The one unsafe call: an Arrow buffer over the trace's own column, so that a table handed to
-// Python is not a copy of a trace that may hold billions of rows.
-#[allow(unsafe_code)]
-fn shared<T: ArrowPrimitiveType>(owner: &Arc<Owner>, column: &[T::Native]) -> PrimitiveArray<T> {
-    let bytes = std::mem::size_of_val(column);
-    let buffer = match NonNull::new(column.as_ptr() as *mut u8) {
-        // SAFETY: `column` lives in the trace `owner` keeps alive, is never changed while the
-        // trace is shared (a `Trace` is frozen), and is aligned for its type (a Vec's memory).
-        Some(ptr) if bytes > 0 => unsafe { Buffer::from_custom_allocation(ptr, bytes, owner.clone()) },
-        _ => Buffer::from_vec(Vec::<T::Native>::new()),
-    };
-    PrimitiveArray::<T>::new(ScalarBuffer::new(buffer, 0, column.len()), None)
-}
-
 /// Names as an Arrow array of strings.
 fn strings<S: AsRef<str>>(names: &[S]) -> ArrayRef {
     Arc::new(StringArray::from_iter_values(names.iter().map(AsRef::as_ref)))
 }
 
 /// Row numbers (`keys`) into `names` as a dictionary column; `Err` where a key has no name.
-fn named<S: AsRef<str>>(owner: &Arc<Owner>, keys: &[u32], names: &[S]) -> Result<ArrayRef, String> {
-    let keys = shared::<UInt32Type>(owner, keys);
+fn named<S: AsRef<str>>(keys: PrimitiveArray<UInt32Type>, names: &[S]) -> Result<ArrayRef, String> {
     DictionaryArray::<UInt32Type>::try_new(keys, strings(names))
         .map(|d| Arc::new(d) as ArrayRef)
         .map_err(|e| e.to_string())
 }
 
-fn u32s(owner: &Arc<Owner>, c: &[u32]) -> ArrayRef {
-    Arc::new(shared::<UInt32Type>(owner, c))
+fn u32s(d: &Arc<Dataset>, pick: impl for<'a> Fn(&'a Dataset) -> &'a [u32]) -> ArrayRef {
+    Arc::new(shared::u32s(d, pick))
 }
 
-fn u64s(owner: &Arc<Owner>, c: &[u64]) -> ArrayRef {
-    Arc::new(shared::<UInt64Type>(owner, c))
+fn u64s(d: &Arc<Dataset>, pick: impl for<'a> Fn(&'a Dataset) -> &'a [u64]) -> ArrayRef {
+    Arc::new(shared::u64s(d, pick))
 }
 
-fn f64s(owner: &Arc<Owner>, c: &[f64]) -> ArrayRef {
-    Arc::new(shared::<Float64Type>(owner, c))
+fn f64s(d: &Arc<Dataset>, pick: impl for<'a> Fn(&'a Dataset) -> &'a [f64]) -> ArrayRef {
+    Arc::new(shared::f64s(d, pick))
 }
 
 /// The table `name` of `dataset`.
 pub(crate) fn table(dataset: &Arc<Dataset>, name: &str) -> PyResult<Table> {
-    let owner = Arc::new(Owner(dataset.clone()));
-    let o = &owner;
+    let o = dataset;
     let t = &dataset.trace;
     let columns: Vec<(&str, ArrayRef)> = match name {
         "locations" => {
@@ -126,44 +102,50 @@ pub(crate) fn table(dataset: &Arc<Dataset>, name: &str) -> PyResult<Table> {
             cols
         }
         "intervals" => {
-            let i = &t.intervals;
             vec![
-                ("location", u32s(o, &i.location)),
-                ("start", u64s(o, &i.start)),
-                ("end", u64s(o, &i.end)),
-                ("region", named(o, &i.kind, &t.region_names).map_err(|e| bad(name, &e))?),
-                ("depth", u32s(o, &i.depth)),
+                ("location", u32s(o, |d| &d.trace.intervals.location)),
+                ("start", u64s(o, |d| &d.trace.intervals.start)),
+                ("end", u64s(o, |d| &d.trace.intervals.end)),
+                (
+                    "region",
+                    named(shared::u32s(o, |d| &d.trace.intervals.kind), &t.region_names).map_err(|e| bad(name, &e))?,
+                ),
+                ("depth", u32s(o, |d| &d.trace.intervals.depth)),
             ]
         }
         "messages" => {
-            let m = &t.messages;
             vec![
-                ("source", u32s(o, &m.source)),
-                ("destination", u32s(o, &m.destination)),
-                ("send_time", u64s(o, &m.send_time)),
-                ("recv_time", u64s(o, &m.recv_time)),
-                ("bytes", u32s(o, &m.bytes)),
-                ("tag", u32s(o, &m.tag)),
+                ("source", u32s(o, |d| &d.trace.messages.source)),
+                ("destination", u32s(o, |d| &d.trace.messages.destination)),
+                ("send_time", u64s(o, |d| &d.trace.messages.send_time)),
+                ("recv_time", u64s(o, |d| &d.trace.messages.recv_time)),
+                ("bytes", u32s(o, |d| &d.trace.messages.bytes)),
+                ("tag", u32s(o, |d| &d.trace.messages.tag)),
             ]
         }
         "collectives" => {
-            let c = &t.collectives;
             vec![
-                ("location", u32s(o, &c.location)),
-                ("start", u64s(o, &c.start)),
-                ("end", u64s(o, &c.end)),
-                ("operation", named(o, &c.op, &t.collective_names).map_err(|e| bad(name, &e))?),
-                ("root", u32s(o, &c.root)),
-                ("bytes", u32s(o, &c.bytes)),
+                ("location", u32s(o, |d| &d.trace.collectives.location)),
+                ("start", u64s(o, |d| &d.trace.collectives.start)),
+                ("end", u64s(o, |d| &d.trace.collectives.end)),
+                (
+                    "operation",
+                    named(shared::u32s(o, |d| &d.trace.collectives.op), &t.collective_names)
+                        .map_err(|e| bad(name, &e))?,
+                ),
+                ("root", u32s(o, |d| &d.trace.collectives.root)),
+                ("bytes", u32s(o, |d| &d.trace.collectives.bytes)),
             ]
         }
         "counters" => {
-            let m = &t.metrics;
             vec![
-                ("location", u32s(o, &m.location)),
-                ("time", u64s(o, &m.time)),
-                ("counter", named(o, &m.metric, &t.metric_names).map_err(|e| bad(name, &e))?),
-                ("value", f64s(o, &m.value)),
+                ("location", u32s(o, |d| &d.trace.metrics.location)),
+                ("time", u64s(o, |d| &d.trace.metrics.time)),
+                (
+                    "counter",
+                    named(shared::u32s(o, |d| &d.trace.metrics.metric), &t.metric_names).map_err(|e| bad(name, &e))?,
+                ),
+                ("value", f64s(o, |d| &d.trace.metrics.value)),
             ]
         }
         other => {

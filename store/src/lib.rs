@@ -57,6 +57,7 @@ mod pyramid;
 mod read;
 mod rows;
 mod schema;
+pub mod shared;
 pub mod sidecar;
 pub mod spill;
 mod writer;

@@ -499,10 +499,30 @@ pub fn open_in(
     in_memory_rows: u64,
     out_of_core_rows: &RowsOf<'_>,
 ) -> Result<Dataset, SourceError> {
+    open_tables(store, progress, in_memory_rows, Some(out_of_core_rows))
+}
+
+/// The tables of a store that name things (locations, regions, collective operations, metrics
+/// and their units, the topology), its event tables left on disk with no rows read: what reads
+/// the event tables in place (a query engine over the Parquet files) needs beside them.
+pub fn open_names(store: &Path) -> Result<(Manifest, Dataset), SourceError> {
+    let files = Files::Folder(store.to_path_buf());
+    let d = open_tables(&files, &|_, _| {}, 0, None)?;
+    Ok((manifest_in(&files)?, d))
+}
+
+/// [`open_in`]; without `out_of_core_rows`, every event table is left on disk unread.
+fn open_tables(
+    store: &Files,
+    progress: &dyn Fn(u64, u64),
+    in_memory_rows: u64,
+    out_of_core_rows: Option<&RowsOf<'_>>,
+) -> Result<Dataset, SourceError> {
     let m = manifest_in(store)?;
+    let names_only = out_of_core_rows.is_none();
     let events = m.rows("messages").saturating_add(m.rows("intervals"));
-    let out_of_core = events > in_memory_rows && m.pyramid.is_some();
-    if !out_of_core && events > MAX_IN_MEMORY_ROWS {
+    let out_of_core = !names_only && events > in_memory_rows && m.pyramid.is_some();
+    if !names_only && !out_of_core && events > MAX_IN_MEMORY_ROWS {
         return Err(invalid(
             &store.path(MANIFEST),
             format!(
@@ -532,7 +552,11 @@ pub fn open_in(
     let total = tables.len() as u64;
     let mut read = Vec::new();
     for (i, t) in tables.iter().enumerate() {
-        let on_disk = out_of_core && (t.name == "messages" || t.name == "intervals");
+        let event = matches!(
+            t.name,
+            "messages" | "intervals" | "collectives" | "location_counters" | "link_counters" | "metrics"
+        );
+        let on_disk = (out_of_core && (t.name == "messages" || t.name == "intervals")) || (names_only && event);
         read.push(if on_disk { no_rows(t) } else { read_table_in(store, t, m.rows(t.name))? });
         progress(i as u64 + 1, total);
     }
@@ -591,7 +615,7 @@ pub fn open_in(
     check_references(store, &d)?;
     d.training = models::<exaviz_model::training::Training>(store, TRAINING, |t| t.check())?.map(Arc::new);
     d.opgraph = models::<exaviz_model::opgraph::OpGraph>(store, OPGRAPH, |g| g.check())?.map(Arc::new);
-    if out_of_core {
+    if let Some(out_of_core_rows) = out_of_core_rows.filter(|_| out_of_core) {
         d.out_of_core = Some(out_of_core_rows(&m, &d)?);
         d.trace.span_of_whole = d.out_of_core.as_ref().map(|o| o.span);
     }

@@ -149,6 +149,11 @@ enum Command {
     /// store written without one, or to sum it again). Stores too large to hold open out of core
     /// only with a pyramid: their timelines and matrices are drawn from it.
     Pyramid(commands::pyramid::Args),
+    /// SQL over any input, or over many runs at once: tables of locations, intervals (regions by
+    /// name), instants, messages, collectives and counters, times in ticks and seconds (Apache
+    /// DataFusion; a store is read in place). E.g. `exaviz query traces.otf2 "SELECT name,
+    /// sum(duration_s) FROM intervals GROUP BY name ORDER BY 2 DESC LIMIT 5"`.
+    Query(commands::query::Args),
     /// The numbers of an area of a trace (a time window over a range of rows): time per region
     /// (self and total, count, mean, max, share), messages per pair, collectives by operation,
     /// counters, and late-sender and late-receiver waiting (Scalasca's wait states) per row and region. E.g.
@@ -223,6 +228,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Gen(args) => r#gen::run(&args),
         Command::Wall(args) => wall::run(args),
         Command::Info(args) => info::run(&args),
+        Command::Query(args) => query::run(&args),
         Command::Summary(args) => summary::run(&args),
         Command::CriticalPath(args) => critical_path::run(&args),
         Command::Diff(args) => diff::run(&args),

@@ -244,6 +244,71 @@ fn info_reports_counts_as_json() {
     assert!(text.contains("training:     4 devices in 2 stages"), "{text}");
 }
 
+/// `exaviz query`: SQL over a generated trace, over its store read in place and over a pattern
+/// of runs, each answer counting what `exaviz info` counts; the outputs (table, JSON, CSV,
+/// Parquet), the schema, and one line for an unknown table or a query that would write.
+#[test]
+fn query_answers_sql_over_a_trace_its_store_and_many_runs() {
+    let input = "gen:fd4?iterations=3&collectives=2";
+    let info: serde_json::Value = serde_json::from_slice(&exaviz(&["info", input, "--json"]).stdout).unwrap();
+    let dir = tmp("query-runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for run in ["a", "b"] {
+        let out = exaviz(&["convert", input, dir.join(format!("{run}.exaviz")).to_str().unwrap()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let store = dir.join("a.exaviz");
+    let store = store.to_str().unwrap();
+    let counts = "SELECT (SELECT count(*) FROM intervals) AS intervals, (SELECT count(*) FROM messages) AS messages, \
+                  (SELECT count(*) FROM collectives) AS collectives, (SELECT count(*) FROM locations) AS locations";
+    for on in [input, store] {
+        let out = exaviz(&["query", on, counts, "--json"]);
+        assert!(out.status.success(), "{on}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for key in ["intervals", "messages", "collectives", "locations"] {
+            assert_eq!(v[0][key], info[key], "{on}: {key}");
+        }
+    }
+    // Every match of a pattern is a run, named by its folder.
+    let pattern = format!("{}/*.exaviz", dir.display());
+    let out =
+        exaviz(&["query", &pattern, "SELECT run, count(*) AS n FROM messages GROUP BY run ORDER BY run", "--csv"]);
+    let csv = String::from_utf8_lossy(&out.stdout).into_owned();
+    let m = &info["messages"];
+    assert_eq!(csv, format!("run,n\na.exaviz,{m}\nb.exaviz,{m}\n"), "{}", String::from_utf8_lossy(&out.stderr));
+    // A table on the terminal, cut at --max-rows with the rest counted.
+    let out = exaviz(&["query", store, "SELECT name, count(*) AS calls FROM intervals GROUP BY name ORDER BY name"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("| name") && text.contains("calls"), "{text}");
+    let out = exaviz(&["query", store, "SELECT * FROM messages", "--max-rows", "2"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains(&format!("({m} rows, the first 2 shown")), "{text}");
+    // Parquet, written whole under its name.
+    let parquet = dir.join("answer.parquet");
+    let out = exaviz(&[
+        "query",
+        store,
+        "SELECT sender, sum(bytes) AS b FROM messages GROUP BY sender",
+        "--parquet",
+        parquet.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(&std::fs::read(&parquet).unwrap()[..4], b"PAR1");
+    let schema = String::from_utf8_lossy(&exaviz(&["query", store, "--schema"]).stdout).into_owned();
+    for line in ["intervals", "  duration_s", "counters", "  unit"] {
+        assert!(schema.lines().any(|l| l.starts_with(line)), "{line}: {schema}");
+    }
+    let explained =
+        String::from_utf8_lossy(&exaviz(&["query", store, "SELECT count(*) FROM intervals", "--explain"]).stdout)
+            .into_owned();
+    assert!(explained.contains("physical_plan"), "{explained}");
+    assert_fails(&["query", store, "SELECT * FROM slices"], &["no table 'slices'", "intervals, instants, messages"]);
+    assert_fails(&["query", store, "CREATE TABLE t AS SELECT 1"], &["read-only", "not supported"]);
+    assert_fails(&["query", &format!("{}/*.nothing", dir.display()), "SELECT 1"], &["matches nothing"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn png_size(path: &Path) -> (u32, u32) {
     let bytes = std::fs::read(path).unwrap();
     assert_eq!(&bytes[1..4], b"PNG");

@@ -13,6 +13,7 @@ pub mod r#gen;
 pub mod info;
 pub mod metrics;
 pub mod pyramid;
+pub mod query;
 pub mod render;
 pub mod serve;
 pub mod summary;

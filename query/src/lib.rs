@@ -1,0 +1,482 @@
+//! SQL over traces and stores (`exaviz query`), by Apache DataFusion.
+//!
+//! Every input is a *run*. A store's event tables (intervals, messages, collectives, metric
+//! samples) are its Parquet files, read in place: DataFusion prunes row groups by their
+//! statistics and reads only the columns a query names. Any other input is read into memory
+//! and its columns handed to DataFusion as Arrow arrays over the trace's own memory, not copies.
+//! Over both, the same views give readable tables: [`TABLES`], each with a `run` column, so that
+//! one query spans many runs.
+//!
+//! Times are in ticks of each run's clock (`runs.ticks_per_second`) and, in the columns ending
+//! in `_s`, in seconds. Queries are read-only: no DDL, no DML, no `SET`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::MemTable;
+use datafusion::execution::context::SQLOptions;
+use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
+use exaviz_model::Trace;
+use exaviz_model::dataset::Dataset;
+use exaviz_store::shared;
+
+/// The tables a query may name, in the order `--schema` lists them.
+pub const TABLES: [&str; 7] = ["runs", "locations", "intervals", "instants", "messages", "collectives", "counters"];
+
+/// A table's columns: name and type.
+pub type Columns = Vec<(String, DataType)>;
+
+/// What a query failed on, in one line.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    #[error(transparent)]
+    Source(#[from] exaviz_model::source::SourceError),
+    #[error("{0}")]
+    Query(String),
+}
+
+fn query_error(e: impl std::fmt::Display) -> QueryError {
+    QueryError::Query(one_line(&e.to_string()))
+}
+
+/// DataFusion's message on one line, an unknown table's naming the tables there are.
+fn one_line(message: &str) -> String {
+    let m = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(at) = m.find("table '")
+        && m.contains("not found")
+    {
+        let name = m[at + 7..].split('\'').next().unwrap_or("");
+        let name = name.rsplit('.').next().unwrap_or(name);
+        return format!("no table '{name}': the tables are {}", TABLES.join(", "));
+    }
+    let m = m.strip_prefix("Error during planning: ").map_or(m.clone(), str::to_string);
+    if ["DDL", "DML", "Statement"].iter().any(|w| m.starts_with(&format!("{w} not supported"))) {
+        return format!("queries are read-only (SELECT, WITH, EXPLAIN): {m}");
+    }
+    m
+}
+
+/// Where a run's rows come from.
+pub enum Source {
+    /// A store folder: its event tables read in place.
+    Store(PathBuf),
+    /// A trace read into memory (any input but a store folder).
+    Trace(Arc<Dataset>),
+}
+
+/// One input of a query: its name in the `run` column and its rows.
+pub struct Run {
+    pub name: String,
+    /// The input as given (a path, a generator, an address).
+    pub input: String,
+    pub source: Source,
+}
+
+/// A DataFusion session over some runs, with the views of [`TABLES`] registered.
+pub struct Session {
+    ctx: SessionContext,
+    runtime: tokio::runtime::Runtime,
+}
+
+/// A query's answer: its columns and rows.
+pub struct Answer {
+    pub schema: SchemaRef,
+    pub batches: Vec<RecordBatch>,
+}
+
+impl Answer {
+    pub fn rows(&self) -> usize {
+        self.batches.iter().map(RecordBatch::num_rows).sum()
+    }
+
+    /// Every row as text, a string per column ("" for NULL), as a table prints them.
+    pub fn text_rows(&self) -> Result<Vec<Vec<String>>, QueryError> {
+        use datafusion::arrow::util::display::array_value_to_string;
+        let mut rows = Vec::with_capacity(self.rows());
+        for b in &self.batches {
+            for r in 0..b.num_rows() {
+                let row = b.columns().iter().map(|c| array_value_to_string(c, r)).collect::<Result<_, _>>();
+                rows.push(row.map_err(query_error)?);
+            }
+        }
+        Ok(rows)
+    }
+}
+
+impl Session {
+    /// A session over `runs` (at least one).
+    pub fn new(runs: Vec<Run>) -> Result<Self, QueryError> {
+        if runs.is_empty() {
+            return Err(QueryError::Query("no input to query".into()));
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(query_error)?;
+        // Parquet's row groups are pruned by their statistics; counts come from the footers.
+        let config = SessionConfig::new().with_collect_statistics(true).with_information_schema(false);
+        let ctx = SessionContext::new_with_config(config);
+        let s = Self { ctx, runtime };
+        s.runtime.block_on(s.register(runs))?;
+        Ok(s)
+    }
+
+    async fn register(&self, runs: Vec<Run>) -> Result<(), QueryError> {
+        let mut runs_rows = (Vec::new(), Vec::new(), Vec::new());
+        let mut locations = Vec::new();
+        let mut parts: Vec<Vec<String>> = vec![Vec::new(); 4];
+        for (i, run) in runs.into_iter().enumerate() {
+            let (names, tps) = match &run.source {
+                Source::Store(path) => {
+                    let (m, d) = exaviz_store::open_names(path)?;
+                    self.store_events(i, path).await?;
+                    (d, m.ticks_per_second)
+                }
+                Source::Trace(d) => {
+                    if d.out_of_core.is_some() {
+                        return Err(QueryError::Query(format!(
+                            "{}: a store opened out of core is queried in place: give its folder",
+                            run.input
+                        )));
+                    }
+                    self.trace_events(i, d)?;
+                    let names = Dataset { trace: names_of(&d.trace), ..Dataset::default() };
+                    (names, d.trace.ticks_per_second)
+                }
+            };
+            locations.push(locations_batch(&run.name, &names.trace)?);
+            self.names(i, &names.trace)?;
+            let q = quoted(&run.name);
+            let per = |ticks: &str| seconds(ticks, tps);
+            parts[0].push(intervals_sql(i, &q, &per));
+            parts[1].push(format!(
+                "SELECT {q} AS run, source AS sender, destination AS receiver, send_time, recv_time, bytes, tag, \
+                 {} AS send_s, {} AS recv_s FROM _{i}_messages",
+                per("send_time"),
+                per("recv_time")
+            ));
+            parts[2].push(collectives_sql(i, &q, &per));
+            parts[3].push(format!(
+                "SELECT {q} AS run, m.location, m.metric, n.name, n.unit, n.accumulated, m.time, m.value, \
+                 {} AS time_s FROM _{i}_metrics m LEFT JOIN _{i}_metric_names n ON m.metric = n.metric",
+                per("m.time")
+            ));
+            runs_rows.0.push(run.name);
+            runs_rows.1.push(run.input);
+            runs_rows.2.push(tps);
+        }
+        let runs_batch = RecordBatch::try_from_iter([
+            ("run", Arc::new(StringArray::from(runs_rows.0)) as ArrayRef),
+            ("input", Arc::new(StringArray::from(runs_rows.1)) as ArrayRef),
+            ("ticks_per_second", Arc::new(UInt64Array::from(runs_rows.2)) as ArrayRef),
+        ])
+        .map_err(query_error)?;
+        self.table("runs", runs_batch.schema(), vec![vec![runs_batch]])?;
+        let schema = locations[0].schema();
+        self.table("locations", schema, vec![locations])?;
+        for (name, sql) in ["intervals", "messages", "collectives", "counters"].iter().zip(&parts) {
+            self.view(name, &sql.join(" UNION ALL ")).await?;
+        }
+        self.view("instants", "SELECT run, location, name, region, depth, start AS time, start_s AS time_s FROM intervals WHERE duration = 0")
+            .await
+    }
+
+    fn table(&self, name: &str, schema: SchemaRef, partitions: Vec<Vec<RecordBatch>>) -> Result<(), QueryError> {
+        let t = MemTable::try_new(schema, partitions).map_err(query_error)?;
+        self.ctx.register_table(name, Arc::new(t)).map_err(query_error)?;
+        Ok(())
+    }
+
+    async fn view(&self, name: &str, select: &str) -> Result<(), QueryError> {
+        let df = self.ctx.sql(&format!("CREATE VIEW {name} AS {select}")).await.map_err(query_error)?;
+        df.collect().await.map_err(query_error)?;
+        Ok(())
+    }
+
+    /// Run `i`'s event tables from its store's Parquet files (an absent file: no rows).
+    async fn store_events(&self, i: usize, store: &std::path::Path) -> Result<(), QueryError> {
+        for (table, schema) in event_schemas() {
+            let file = store.join(format!("{table}.parquet"));
+            let name = format!("_{i}_{table}");
+            if file.is_file() {
+                let path = file
+                    .to_str()
+                    .ok_or_else(|| QueryError::Query(format!("{}: the path is not UTF-8", file.display())))?;
+                let options = ParquetReadOptions::default().schema(&schema);
+                self.ctx
+                    .register_parquet(&name, path, options)
+                    .await
+                    .map_err(|e| QueryError::Query(format!("{}: {}", file.display(), one_line(&e.to_string()))))?;
+            } else {
+                self.table(&name, Arc::new(schema), vec![vec![]])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Run `i`'s event tables from a trace in memory: Arrow arrays over its columns, in as many
+    /// partitions as there are cores (slices, no copies).
+    fn trace_events(&self, i: usize, d: &Arc<Dataset>) -> Result<(), QueryError> {
+        use shared::{f64s, u32s, u64s};
+        let arrays: [Vec<ArrayRef>; 4] = [
+            vec![
+                Arc::new(u32s(d, |d| &d.trace.intervals.location)),
+                Arc::new(u64s(d, |d| &d.trace.intervals.start)),
+                Arc::new(u64s(d, |d| &d.trace.intervals.end)),
+                Arc::new(u32s(d, |d| &d.trace.intervals.kind)),
+                Arc::new(u32s(d, |d| &d.trace.intervals.depth)),
+            ],
+            vec![
+                Arc::new(u32s(d, |d| &d.trace.messages.source)),
+                Arc::new(u32s(d, |d| &d.trace.messages.destination)),
+                Arc::new(u64s(d, |d| &d.trace.messages.send_time)),
+                Arc::new(u64s(d, |d| &d.trace.messages.recv_time)),
+                Arc::new(u32s(d, |d| &d.trace.messages.bytes)),
+                Arc::new(u32s(d, |d| &d.trace.messages.tag)),
+            ],
+            vec![
+                Arc::new(u32s(d, |d| &d.trace.collectives.location)),
+                Arc::new(u64s(d, |d| &d.trace.collectives.start)),
+                Arc::new(u64s(d, |d| &d.trace.collectives.end)),
+                Arc::new(u32s(d, |d| &d.trace.collectives.op)),
+                Arc::new(u32s(d, |d| &d.trace.collectives.root)),
+                Arc::new(u32s(d, |d| &d.trace.collectives.bytes)),
+            ],
+            vec![
+                Arc::new(u32s(d, |d| &d.trace.metrics.location)),
+                Arc::new(u64s(d, |d| &d.trace.metrics.time)),
+                Arc::new(u32s(d, |d| &d.trace.metrics.metric)),
+                Arc::new(f64s(d, |d| &d.trace.metrics.value)),
+            ],
+        ];
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        for ((table, schema), columns) in event_schemas().into_iter().zip(arrays) {
+            let schema = Arc::new(schema);
+            let batch = RecordBatch::try_new(schema.clone(), columns)
+                .map_err(|e| QueryError::Query(format!("the trace's {table}: {e}")))?;
+            let rows = batch.num_rows();
+            let per = rows.div_ceil(cores).max(1 << 16);
+            let partitions: Vec<Vec<RecordBatch>> =
+                (0..rows).step_by(per).map(|at| vec![batch.slice(at, per.min(rows - at))]).collect();
+            let partitions = if partitions.is_empty() { vec![vec![]] } else { partitions };
+            self.table(&format!("_{i}_{table}"), schema, partitions)?;
+        }
+        Ok(())
+    }
+
+    /// Run `i`'s tables of names: regions, collective operations, metrics with their units.
+    fn names(&self, i: usize, t: &Trace) -> Result<(), QueryError> {
+        let ids = |n: usize| Arc::new(UInt32Array::from_iter_values(0..n as u32)) as ArrayRef;
+        let strings = |v: &[String]| Arc::new(StringArray::from_iter_values(v)) as ArrayRef;
+        let regions =
+            RecordBatch::try_from_iter([("region", ids(t.region_names.len())), ("name", strings(&t.region_names))]);
+        let ops =
+            RecordBatch::try_from_iter([("op", ids(t.collective_names.len())), ("name", strings(&t.collective_names))]);
+        let n = t.metric_names.len();
+        let unit = (0..n).map(|m| t.metric_units.get(m).filter(|u| !u.is_empty()).map(String::as_str));
+        let accumulated = (0..n).map(|m| Some(t.metric_accumulated.get(m).copied().unwrap_or(false)));
+        let metrics = RecordBatch::try_from_iter([
+            ("metric", ids(n)),
+            ("name", strings(&t.metric_names)),
+            ("unit", Arc::new(StringArray::from_iter(unit)) as ArrayRef),
+            ("accumulated", Arc::new(BooleanArray::from_iter(accumulated)) as ArrayRef),
+        ]);
+        for (name, batch) in [("regions", regions), ("ops", ops), ("metric_names", metrics)] {
+            let batch = batch.map_err(query_error)?;
+            self.table(&format!("_{i}_{name}"), batch.schema(), vec![vec![batch]])?;
+        }
+        Ok(())
+    }
+
+    /// The answer to `sql`.
+    pub fn sql(&self, sql: &str) -> Result<Answer, QueryError> {
+        self.runtime.block_on(async {
+            let df = self.plan(sql).await?;
+            let schema = Arc::new(df.schema().as_arrow().clone());
+            let batches = df.collect().await.map_err(query_error)?;
+            Ok(Answer { schema, batches })
+        })
+    }
+
+    async fn plan(&self, sql: &str) -> Result<datafusion::dataframe::DataFrame, QueryError> {
+        let read_only = SQLOptions::new().with_allow_ddl(false).with_allow_dml(false).with_allow_statements(false);
+        self.ctx.sql_with_options(sql, read_only).await.map_err(query_error)
+    }
+
+    /// How `sql` would run: its logical and physical plans.
+    pub fn explain(&self, sql: &str) -> Result<String, QueryError> {
+        self.runtime.block_on(async {
+            let df = self.plan(sql).await?.explain(false, false).map_err(query_error)?;
+            let batches = df.collect().await.map_err(query_error)?;
+            let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches).map_err(query_error)?;
+            Ok(text.to_string())
+        })
+    }
+
+    /// The tables of [`TABLES`] with their columns and types.
+    pub fn schema(&self) -> Result<Vec<(String, Columns)>, QueryError> {
+        self.runtime.block_on(async {
+            let mut out = Vec::new();
+            for name in TABLES {
+                let df = self.ctx.table(name).await.map_err(query_error)?;
+                let columns = df.schema().fields().iter().map(|f| (f.name().clone(), f.data_type().clone())).collect();
+                out.push((name.to_string(), columns));
+            }
+            Ok(out)
+        })
+    }
+}
+
+/// The event tables as a store holds them (the schema of its Parquet files).
+fn event_schemas() -> [(&'static str, Schema); 4] {
+    let u32 = |n: &str| Field::new(n, DataType::UInt32, false);
+    let u64 = |n: &str| Field::new(n, DataType::UInt64, false);
+    [
+        ("intervals", Schema::new(vec![u32("location"), u64("start"), u64("end"), u32("region"), u32("depth")])),
+        (
+            "messages",
+            Schema::new(vec![
+                u32("source"),
+                u32("destination"),
+                u64("send_time"),
+                u64("recv_time"),
+                u32("bytes"),
+                u32("tag"),
+            ]),
+        ),
+        (
+            "collectives",
+            Schema::new(vec![u32("location"), u64("start"), u64("end"), u32("op"), u32("root"), u32("bytes")]),
+        ),
+        (
+            "metrics",
+            Schema::new(vec![
+                u32("location"),
+                u64("time"),
+                u32("metric"),
+                Field::new("value", DataType::Float64, false),
+            ]),
+        ),
+    ]
+}
+
+/// A trace's names without its rows.
+fn names_of(t: &Trace) -> Trace {
+    Trace {
+        ticks_per_second: t.ticks_per_second,
+        locations: t.locations.clone(),
+        region_names: t.region_names.clone(),
+        collective_names: t.collective_names.clone(),
+        metric_names: t.metric_names.clone(),
+        metric_units: t.metric_units.clone(),
+        metric_accumulated: t.metric_accumulated.clone(),
+        ..Trace::default()
+    }
+}
+
+/// The `locations` rows of one run: a location's process is its name before the last ` / `,
+/// its thread what follows (none where the name has no ` / `).
+fn locations_batch(run: &str, t: &Trace) -> Result<RecordBatch, QueryError> {
+    let l = &t.locations;
+    let n = l.name.len();
+    let split =
+        |s: &str| s.rsplit_once(" / ").map_or((s.to_string(), None), |(p, th)| (p.to_string(), Some(th.to_string())));
+    let (process, thread): (Vec<String>, Vec<Option<String>>) = l.name.iter().map(|s| split(s)).unzip();
+    let kind: Vec<&str> = (0..n).map(|i| l.kind_of(i).label()).collect();
+    let node = (0..n).map(|i| l.node.get(i).copied().filter(|&v| v != u32::MAX));
+    RecordBatch::try_from_iter([
+        ("run", Arc::new(StringArray::from_iter_values(std::iter::repeat_n(run, n))) as ArrayRef),
+        ("location", Arc::new(UInt32Array::from_iter_values(0..n as u32)) as ArrayRef),
+        ("name", Arc::new(StringArray::from_iter_values(&l.name)) as ArrayRef),
+        ("process", Arc::new(StringArray::from(process)) as ArrayRef),
+        ("thread", Arc::new(StringArray::from(thread)) as ArrayRef),
+        ("kind", Arc::new(StringArray::from(kind)) as ArrayRef),
+        ("node", Arc::new(UInt32Array::from_iter(node)) as ArrayRef),
+    ])
+    .map_err(query_error)
+}
+
+/// A SQL string literal of `s`.
+fn quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// `ticks` in seconds at `tps` ticks a second (NULL where the clock is unknown).
+fn seconds(ticks: &str, tps: u64) -> String {
+    if tps == 0 { "CAST(NULL AS DOUBLE)".into() } else { format!("CAST({ticks} AS DOUBLE) / {tps}.0") }
+}
+
+/// `end - start`, 0 where a damaged row ends before it starts.
+fn duration(start: &str, end: &str) -> String {
+    format!("CASE WHEN {end} >= {start} THEN {end} - {start} ELSE CAST(0 AS BIGINT UNSIGNED) END")
+}
+
+fn intervals_sql(i: usize, run: &str, per: &dyn Fn(&str) -> String) -> String {
+    let d = duration("i.start", "i.\"end\"");
+    format!(
+        "SELECT {run} AS run, i.location, r.name, i.region, i.depth, i.start, i.\"end\", {d} AS duration, \
+         {} AS start_s, {} AS end_s, {} AS duration_s \
+         FROM _{i}_intervals i LEFT JOIN _{i}_regions r ON i.region = r.region",
+        per("i.start"),
+        per("i.\"end\""),
+        per(&d)
+    )
+}
+
+fn collectives_sql(i: usize, run: &str, per: &dyn Fn(&str) -> String) -> String {
+    let d = duration("c.start", "c.\"end\"");
+    format!(
+        "SELECT {run} AS run, c.location, o.name AS operation, c.op, c.start, c.\"end\", {d} AS duration, \
+         c.root, c.bytes, {} AS start_s, {} AS end_s, {} AS duration_s \
+         FROM _{i}_collectives c LEFT JOIN _{i}_ops o ON c.op = o.op",
+        per("c.start"),
+        per("c.\"end\""),
+        per(&d)
+    )
+}
+
+/// `answer` as a text table of at most `max_rows` rows, the rest counted on a line after it.
+pub fn pretty(answer: &Answer, max_rows: usize) -> Result<String, QueryError> {
+    let mut shown = Vec::new();
+    let mut left = max_rows;
+    for b in &answer.batches {
+        if left == 0 {
+            break;
+        }
+        let n = b.num_rows().min(left);
+        shown.push(b.slice(0, n));
+        left -= n;
+    }
+    let table = datafusion::arrow::util::pretty::pretty_format_batches_with_schema(answer.schema.clone(), &shown)
+        .map_err(query_error)?;
+    let rows = answer.rows();
+    let more = if rows > max_rows {
+        format!("({rows} rows, the first {max_rows} shown: --csv, --json or --parquet OUT gives them all)\n")
+    } else {
+        String::new()
+    };
+    Ok(format!("{table}\n{more}"))
+}
+
+/// A writer of JSON: an array of one object per row.
+pub fn json_writer<W: std::io::Write>(w: W) -> datafusion::arrow::json::ArrayWriter<W> {
+    datafusion::arrow::json::ArrayWriter::new(w)
+}
+
+/// A writer of CSV with a header line.
+pub fn csv_writer<W: std::io::Write>(w: W) -> datafusion::arrow::csv::Writer<W> {
+    datafusion::arrow::csv::Writer::new(w)
+}
+
+/// `answer` as a Parquet file into `w` (snappy, as the store writes).
+pub fn write_parquet<W: std::io::Write + Send>(w: W, answer: &Answer) -> Result<(), QueryError> {
+    use datafusion::parquet::arrow::ArrowWriter;
+    let mut writer = ArrowWriter::try_new(w, answer.schema.clone(), None).map_err(query_error)?;
+    for b in &answer.batches {
+        writer.write(b).map_err(query_error)?;
+    }
+    writer.close().map_err(query_error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,155 @@
+use std::path::PathBuf;
+
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::datatypes::{Float64Type, Int64Type, UInt64Type};
+
+use super::*;
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("exaviz-query-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn trace_run(name: &str, input: &str) -> (Run, Arc<Dataset>) {
+    let d = Arc::new(exaviz_datasets::open(input).unwrap());
+    (Run { name: name.into(), input: input.into(), source: Source::Trace(d.clone()) }, d)
+}
+
+fn count(s: &Session, sql: &str) -> i64 {
+    let a = s.sql(sql).unwrap();
+    a.batches.iter().find(|b| b.num_rows() > 0).unwrap().column(0).as_primitive::<Int64Type>().value(0)
+}
+
+/// A small trace with every table filled: two ranks, two regions, a message, a collective, an
+/// instant and a counter with a unit.
+fn small() -> Dataset {
+    let mut d = Dataset::default();
+    let t = &mut d.trace;
+    t.ticks_per_second = 1_000;
+    t.locations.name = vec!["rank 0 / main".into(), "rank 1 / main".into()];
+    t.locations.node = vec![u32::MAX, 3];
+    t.region_names = vec!["compute".into(), "MPI_Recv".into(), "mark".into()];
+    t.intervals.push(0, 0, 500, 0, 0);
+    t.intervals.push(1, 0, 200, 0, 0);
+    t.intervals.push(1, 200, 700, 1, 0);
+    t.intervals.push(0, 600, 600, 2, 0);
+    t.messages.push((0, 1), (500, 690), 4096, 7);
+    t.collective_names = vec!["MPI_Barrier".into()];
+    t.collectives.location = vec![0, 1];
+    t.collectives.start = vec![700, 700];
+    t.collectives.end = vec![800, 900];
+    t.collectives.op = vec![0, 0];
+    t.collectives.root = vec![u32::MAX, u32::MAX];
+    t.collectives.bytes = vec![0, 0];
+    t.metric_names = vec!["power".into()];
+    t.metric_units = vec!["W".into()];
+    t.metric_accumulated = vec![false];
+    t.metrics.location = vec![0, 0];
+    t.metrics.time = vec![0, 1000];
+    t.metrics.metric = vec![0, 0];
+    t.metrics.value = vec![100.0, 150.5];
+    d
+}
+
+#[test]
+fn a_trace_in_memory_answers_with_names_and_seconds() {
+    let d = Arc::new(small());
+    let s = Session::new(vec![Run { name: "a".into(), input: "small".into(), source: Source::Trace(d) }]).unwrap();
+    assert_eq!(count(&s, "SELECT count(*) FROM intervals"), 4);
+    assert_eq!(count(&s, "SELECT count(*) FROM messages WHERE bytes = 4096 AND tag = 7"), 1);
+    assert_eq!(count(&s, "SELECT count(*) FROM instants WHERE name = 'mark'"), 1);
+    assert_eq!(count(&s, "SELECT count(*) FROM collectives WHERE operation = 'MPI_Barrier'"), 2);
+    // The rank that waits, by name, with its time in seconds.
+    let a = s
+        .sql(
+            "SELECT l.process, sum(i.duration_s) AS s FROM intervals i JOIN locations l USING (run, location) \
+             WHERE i.name = 'MPI_Recv' GROUP BY l.process",
+        )
+        .unwrap();
+    let b = &a.batches.iter().find(|b| b.num_rows() > 0).unwrap();
+    assert_eq!(b.column(0).as_string::<i32>().value(0), "rank 1");
+    assert!((b.column(1).as_primitive::<Float64Type>().value(0) - 0.5).abs() < 1e-12);
+    // Counters carry their name and unit; locations their thread and node (null where unknown).
+    let a = s.sql("SELECT name, unit, max(value) FROM counters GROUP BY name, unit").unwrap();
+    let b = &a.batches[0];
+    assert_eq!((b.column(0).as_string::<i32>().value(0), b.column(1).as_string::<i32>().value(0)), ("power", "W"));
+    assert_eq!(b.column(2).as_primitive::<Float64Type>().value(0), 150.5);
+    let a = s.sql("SELECT thread, node FROM locations ORDER BY location").unwrap();
+    let b = &a.batches[0];
+    assert_eq!(b.column(0).as_string::<i32>().value(1), "main");
+    assert!(b.column(1).is_null(0));
+    assert_eq!(b.column(1).as_primitive::<datafusion::arrow::datatypes::UInt32Type>().value(1), 3);
+}
+
+#[test]
+fn a_store_read_in_place_answers_as_the_trace_it_holds() {
+    let spec = "gen:fd4?iterations=6&collectives=2";
+    let (run, d) = trace_run("mem", spec);
+    let dir = temp("store");
+    exaviz_store::write(&d, &dir).unwrap();
+    let stored = Run { name: "disk".into(), input: dir.display().to_string(), source: Source::Store(dir.clone()) };
+    let s = Session::new(vec![run, stored]).unwrap();
+    for (table, rows) in [
+        ("intervals", d.trace.intervals.start.len()),
+        ("messages", d.trace.messages.source.len()),
+        ("collectives", d.trace.collectives.start.len()),
+        ("counters", d.trace.metrics.time.len()),
+        ("locations", d.trace.locations.name.len()),
+    ] {
+        for run in ["mem", "disk"] {
+            let n = count(&s, &format!("SELECT count(*) FROM {table} WHERE run = '{run}'"));
+            assert_eq!(n as usize, rows, "{table} of {run}");
+        }
+    }
+    // The same sums per region over both, by name.
+    let sql = "SELECT name, sum(duration) AS t FROM intervals WHERE run = '{R}' GROUP BY name ORDER BY name";
+    let of = |run: &str| {
+        let a = s.sql(&sql.replace("{R}", run)).unwrap();
+        let mut rows = Vec::new();
+        for b in &a.batches {
+            for r in 0..b.num_rows() {
+                rows.push((
+                    b.column(0).as_string::<i32>().value(r).to_string(),
+                    b.column(1).as_primitive::<UInt64Type>().value(r),
+                ));
+            }
+        }
+        rows
+    };
+    let mem = of("mem");
+    assert!(mem.len() > 1);
+    assert_eq!(mem, of("disk"));
+    assert_eq!(count(&s, "SELECT count(*) FROM runs"), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_unknown_table_or_column_is_one_line_naming_what_exists() {
+    let (run, _) = trace_run("a", "gen:fd4?iterations=1");
+    let s = Session::new(vec![run]).unwrap();
+    let e = s.sql("SELECT * FROM slices").err().unwrap().to_string();
+    assert_eq!(e, format!("no table 'slices': the tables are {}", TABLES.join(", ")));
+    let e = s.sql("SELECT duration_ms FROM intervals").err().unwrap().to_string();
+    assert!(!e.contains('\n') && e.contains("duration_ms") && e.contains("duration_s"), "{e}");
+    // Read-only: no table made, no file written.
+    for q in
+        ["CREATE TABLE x AS SELECT 1", "COPY (SELECT 1) TO '/tmp/x.csv'", "SET datafusion.execution.batch_size = 1"]
+    {
+        assert!(s.sql(q).is_err(), "{q}");
+    }
+}
+
+#[test]
+fn the_schema_lists_every_table_with_its_columns() {
+    let (run, _) = trace_run("a", "gen:fd4?iterations=1");
+    let s = Session::new(vec![run]).unwrap();
+    let schema = s.schema().unwrap();
+    let names: Vec<&str> = schema.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, TABLES);
+    let intervals = &schema[2].1;
+    for c in ["run", "location", "name", "start", "end", "duration", "depth", "start_s", "duration_s"] {
+        assert!(intervals.iter().any(|(n, _)| n == c), "intervals.{c}");
+    }
+    assert!(s.explain("SELECT count(*) FROM messages").unwrap().contains("physical_plan"));
+}
