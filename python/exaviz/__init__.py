@@ -10,6 +10,7 @@ take the numbers and tables into pandas::
     trace.render("timeline", from_=0.0, to=0.5)      # shown inline in Jupyter
     trace.summary(start=0.1, end=0.2)["regions"]     # exaviz summary --json
     trace.table("messages").to_pandas()              # through pyarrow, no copy of the columns
+    trace.sql("SELECT name, sum(duration_s) FROM intervals GROUP BY name").to_pandas()  # exaviz query
 
 View options have the CLI's names (``exaviz render --view V --help``) with ``_`` for ``-``:
 ``True`` gives a flag, a tuple or list is joined with commas (``pair=(0, 3)`` is ``--pair 0,3``),
@@ -19,11 +20,12 @@ the CLI's parser checks them and a wrong one raises ``ValueError`` with the CLI'
 
 from __future__ import annotations
 
+import glob as _glob
 import json
 import os
 import sys
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 
 def _private_runtime_dir() -> None:
@@ -48,7 +50,7 @@ _private_runtime_dir()
 from . import _exaviz  # noqa: E402
 from ._exaviz import TraceError  # noqa: E402
 
-__all__ = ["open", "diff", "formats", "from_pandas", "from_arrow", "bundle", "aggregate", "views", "Trace", "Picture", "Table", "Diff", "TraceError"]
+__all__ = ["open", "query", "diff", "formats", "from_pandas", "from_arrow", "bundle", "aggregate", "views", "Trace", "Picture", "Table", "Diff", "TraceError"]
 
 
 def formats() -> List[Dict[str, Any]]:
@@ -100,6 +102,33 @@ def open(input: str, progress: bool = True) -> "Trace":  # noqa: A001 - exaviz.o
     for w in native.warnings:
         sys.stderr.write(f"warning: {w}\n")
     return Trace(native)
+
+
+def _run_name(input: str) -> str:
+    """A run's name, as ``exaviz query`` names it: its file or folder name (a generator's text)."""
+    if ":" in input and not os.path.exists(input):
+        return input
+    return os.path.basename(input.rstrip("/")) or input
+
+
+def query(inputs: Union[str, Sequence[str]], sql: str) -> Table:
+    """``exaviz query`` over one input, a pattern (``'runs/*/'``: every match a run) or a list
+    of inputs, each row of every table naming its ``run``. A store is read in place; any other
+    input is read into memory first. Returns a :class:`Table` (``.to_arrow()``,
+    ``.to_pandas()``)."""
+    if isinstance(inputs, str):
+        if any(c in inputs for c in "*?[") and not os.path.exists(inputs) and not inputs.startswith("gen:"):
+            folders = inputs.endswith("/")
+            matches = sorted(p for p in _glob.glob(inputs.rstrip("/")) if not folders or os.path.isdir(p))
+            if not matches:
+                raise TraceError(f"{inputs}: the pattern matches nothing")
+            inputs = matches
+        else:
+            inputs = [inputs]
+    names = [_run_name(str(i)) for i in inputs]
+    if len(set(names)) < len(names):
+        names = [str(i) for i in inputs]
+    return Table(_exaviz.query([(n, str(i)) for n, i in zip(names, inputs)], str(sql)), "answer")
 
 
 def _words(options: Dict[str, Any]) -> List[str]:
@@ -266,6 +295,18 @@ class Trace:
 
     def tables(self) -> Dict[str, Table]:
         return {n: self.table(n) for n in TABLES}
+
+    def sql(self, query: str) -> Table:
+        """The answer to a read-only SQL query over the trace, as ``exaviz query`` answers it.
+
+        Tables ``runs``, ``locations``, ``intervals``, ``instants``, ``messages``,
+        ``collectives`` and ``counters``, with names (a region's, an operation's, a counter's and
+        its unit) and times in ticks and in seconds (the columns ending in ``_s``); see
+        ``exaviz query --help``. ``.to_arrow()``, ``.to_pandas()``, or any reader of Arrow
+        streams (polars, DuckDB) takes the answer. An unknown table or column raises
+        ``TraceError`` naming those there are.
+        """
+        return Table(self._native.sql(_run_name(self.input), str(query)), "answer")
 
     def __repr__(self) -> str:
         return f"<exaviz.Trace {self.input}>"

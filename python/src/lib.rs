@@ -388,6 +388,49 @@ impl Trace {
     fn table(&self, name: &str) -> PyResult<tables::Table> {
         tables::table(&self.dataset, name)
     }
+
+    /// The answer to a read-only SQL query over this trace's tables, as `exaviz query` answers
+    /// it (the run named by the input's file or folder name).
+    fn sql(&self, py: Python<'_>, name: String, query: &str) -> PyResult<tables::Table> {
+        let source = match self.dataset.out_of_core {
+            // A store opened out of core is read in place, as the CLI reads it.
+            Some(_) => exaviz_query::Source::Store(std::path::PathBuf::from(&self.input)),
+            None => exaviz_query::Source::Trace(self.dataset.clone()),
+        };
+        let run = exaviz_query::Run { name, input: self.input.clone(), source };
+        answer(py, vec![run], query, &self.input)
+    }
+}
+
+/// `query`'s answer over `runs`, without the GIL, as one Arrow table.
+fn answer(py: Python<'_>, runs: Vec<exaviz_query::Run>, query: &str, what: &str) -> PyResult<tables::Table> {
+    let batch = py
+        .detach(|| exaviz_query::Session::new(runs).and_then(|s| s.sql(query)).and_then(|a| a.batch()))
+        .map_err(|e| TraceError::new_err(format!("{what}: {e}")))?;
+    Ok(tables::Table::from_batch(batch))
+}
+
+/// `exaviz query` over several runs, each `(name, input)`: a store folder read in place, any
+/// other input read into memory first.
+#[pyfunction]
+fn query(py: Python<'_>, runs: Vec<(String, String)>, query: &str) -> PyResult<tables::Table> {
+    let what = runs.iter().map(|(_, i)| i.as_str()).collect::<Vec<_>>().join(", ");
+    let opened = py.detach(|| {
+        runs.into_iter()
+            .map(|(name, input)| {
+                let path = std::path::PathBuf::from(&input);
+                let source = if path.join(exaviz_store::MANIFEST).is_file() {
+                    exaviz_query::Source::Store(path)
+                } else {
+                    let d = exaviz_datasets::open(&input).map_err(|e| format!("{input}: {e}"))?;
+                    exaviz_query::Source::Trace(Arc::new(d))
+                };
+                Ok(exaviz_query::Run { name, input, source })
+            })
+            .collect::<Result<Vec<_>, String>>()
+    });
+    let runs = opened.map_err(TraceError::new_err)?;
+    answer(py, runs, query, &what)
 }
 
 /// A picture drawn: RGBA8, row-major, straight alpha.
@@ -487,6 +530,7 @@ fn _exaviz(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bundle_edges, m)?)?;
     m.add_function(wrap_pyfunction!(aggregate_points, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
+    m.add_function(wrap_pyfunction!(query, m)?)?;
     m.add_class::<Trace>()?;
     m.add_class::<Picture>()?;
     m.add_class::<tables::Table>()?;

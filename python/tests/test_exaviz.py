@@ -136,6 +136,34 @@ def test_tables_are_the_traces_rows():
     assert pa.table(table).num_rows == info["intervals"]
 
 
+def test_sql_answers_as_the_cli_does():
+    pa = pytest.importorskip("pyarrow")
+    trace = exaviz.open(str(need(PING_PONG)))
+    query = "SELECT name, count(*) AS calls, sum(duration) AS ticks FROM intervals GROUP BY name ORDER BY name"
+    answer = trace.sql(query).to_arrow()
+    cli_rows = json.loads(cli("query", str(PING_PONG), query, "--json").stdout)
+    assert answer.to_pylist() == cli_rows
+    assert sum(r["calls"] for r in cli_rows) == trace.info()["intervals"]
+    # The run is named by the input's file name; polars and DuckDB read the same stream.
+    runs = pa.table(trace.sql("SELECT run, ticks_per_second FROM runs")).to_pylist()
+    assert runs == [{"run": "traces.otf2", "ticks_per_second": trace.info()["ticks_per_second"]}]
+    with pytest.raises(exaviz.TraceError, match="no table 'slices'"):
+        trace.sql("SELECT * FROM slices")
+
+
+def test_query_over_many_runs(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    for run in ("a", "b"):
+        cli("convert", "gen:fd4?iterations=2", str(tmp_path / f"{run}.exaviz"))
+    messages = exaviz.open("gen:fd4?iterations=2").info()["messages"]
+    answer = exaviz.query(str(tmp_path / "*.exaviz"), "SELECT run, count(*) AS n FROM messages GROUP BY run ORDER BY run")
+    assert pa.table(answer).to_pylist() == [{"run": "a.exaviz", "n": messages}, {"run": "b.exaviz", "n": messages}]
+    both = exaviz.query([str(tmp_path / "a.exaviz"), "gen:fd4?iterations=2"], "SELECT count(DISTINCT run) AS runs FROM messages")
+    assert pa.table(both).to_pylist() == [{"runs": 2}]
+    with pytest.raises(exaviz.TraceError, match="matches nothing"):
+        exaviz.query(str(tmp_path / "*.nothing"), "SELECT 1")
+
+
 def test_counters_of_a_hip_trace():
     pa = pytest.importorskip("pyarrow")
     trace = exaviz.open(str(need(HIP)))

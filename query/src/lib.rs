@@ -91,6 +91,11 @@ impl Answer {
         self.batches.iter().map(RecordBatch::num_rows).sum()
     }
 
+    /// The answer as one record batch.
+    pub fn batch(&self) -> Result<RecordBatch, QueryError> {
+        datafusion::arrow::compute::concat_batches(&self.schema, &self.batches).map_err(query_error)
+    }
+
     /// Every row as text, a string per column ("" for NULL), as a table prints them.
     pub fn text_rows(&self) -> Result<Vec<Vec<String>>, QueryError> {
         use datafusion::arrow::util::display::array_value_to_string;
