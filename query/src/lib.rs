@@ -11,7 +11,7 @@
 //! in `_s`, in seconds. Queries are read-only: no DDL, no DML, no `SET`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use datafusion::arrow::array::{ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -49,7 +49,7 @@ fn one_line(message: &str) -> String {
     {
         let name = m[at + 7..].split('\'').next().unwrap_or("");
         let name = name.rsplit('.').next().unwrap_or(name);
-        return format!("no table '{name}': the tables are {}", TABLES.join(", "));
+        return format!("no table '{name}': the tables are {}, and {}", TABLES.join(", "), ANALYSES.join(", "));
     }
     let m = m.strip_prefix("Error during planning: ").map_or(m.clone(), str::to_string);
     if ["DDL", "DML", "Statement"].iter().any(|w| m.starts_with(&format!("{w} not supported"))) {
@@ -74,10 +74,26 @@ pub struct Run {
     pub source: Source,
 }
 
-/// A DataFusion session over some runs, with the views of [`TABLES`] registered.
+mod analyses;
+pub use analyses::ANALYSES;
+
+/// A run as the analyses read it: a trace in memory, or a store opened when first analysed.
+enum Analysable {
+    Trace(Arc<Dataset>),
+    Store(PathBuf),
+}
+
+/// Each run's critical-path report, or why one could not be made.
+type Reports = Result<Vec<(String, Arc<exaviz_analysis::critical_path::Report>)>, String>;
+
+/// A DataFusion session over some runs, with the views of [`TABLES`] registered, and those of
+/// [`ANALYSES`] the first time a query names them.
 pub struct Session {
     ctx: SessionContext,
     runtime: tokio::runtime::Runtime,
+    runs: Vec<(String, Analysable)>,
+    reports: OnceLock<Reports>,
+    analysed: Mutex<Vec<&'static str>>,
 }
 
 /// A query's answer: its columns and rows.
@@ -120,9 +136,56 @@ impl Session {
         // Parquet's row groups are pruned by their statistics; counts come from the footers.
         let config = SessionConfig::new().with_collect_statistics(true).with_information_schema(false);
         let ctx = SessionContext::new_with_config(config);
-        let s = Self { ctx, runtime };
+        let analysable = runs
+            .iter()
+            .map(|r| {
+                let a = match &r.source {
+                    Source::Store(p) => Analysable::Store(p.clone()),
+                    Source::Trace(d) => Analysable::Trace(d.clone()),
+                };
+                (r.name.clone(), a)
+            })
+            .collect();
+        let s = Self { ctx, runtime, runs: analysable, reports: OnceLock::new(), analysed: Mutex::new(Vec::new()) };
         s.runtime.block_on(s.register(runs))?;
         Ok(s)
+    }
+
+    /// Registers the analyses `sql` names that are not yet registered, computing every run's
+    /// report the first time.
+    fn analyse_for(&self, sql: &str) -> Result<(), QueryError> {
+        let named = analyses::named_in(sql);
+        let mut done = self.analysed.lock().map_err(|_| QueryError::Query("an earlier analysis failed".into()))?;
+        for name in named {
+            if done.contains(&name) {
+                continue;
+            }
+            let reports =
+                self.reports.get_or_init(|| self.report_all()).as_ref().map_err(|e| QueryError::Query(e.clone()))?;
+            let (schema, batches) = analyses::table(name, reports)
+                .ok_or_else(|| QueryError::Query(format!("the {name} table could not be made")))?;
+            self.table(name, schema, vec![batches])?;
+            done.push(name);
+        }
+        Ok(())
+    }
+
+    fn report_all(&self) -> Reports {
+        let mut out = Vec::new();
+        for (name, a) in &self.runs {
+            let opened;
+            let d = match a {
+                Analysable::Trace(d) => d.as_ref(),
+                Analysable::Store(p) => {
+                    opened = exaviz_store::open(p, &|_, _| {}).map_err(|e| format!("{name}: {e}"))?;
+                    &opened
+                }
+            };
+            let r = exaviz_analysis::critical_path::analyse_asked_with(d, None, None, &|_, _| {})
+                .map_err(|e| format!("{name}: the critical path: {e}"))?;
+            out.push((name.clone(), Arc::new(r)));
+        }
+        Ok(out)
     }
 
     async fn register(&self, runs: Vec<Run>) -> Result<(), QueryError> {
@@ -294,6 +357,7 @@ impl Session {
 
     /// The answer to `sql`.
     pub fn sql(&self, sql: &str) -> Result<Answer, QueryError> {
+        self.analyse_for(sql)?;
         self.runtime.block_on(async {
             let df = self.plan(sql).await?;
             let schema = Arc::new(df.schema().as_arrow().clone());
@@ -309,6 +373,7 @@ impl Session {
 
     /// How `sql` would run: its logical and physical plans.
     pub fn explain(&self, sql: &str) -> Result<String, QueryError> {
+        self.analyse_for(sql)?;
         self.runtime.block_on(async {
             let df = self.plan(sql).await?.explain(false, false).map_err(query_error)?;
             let batches = df.collect().await.map_err(query_error)?;
@@ -317,13 +382,19 @@ impl Session {
         })
     }
 
-    /// The tables of [`TABLES`] with their columns and types.
+    /// The tables of [`TABLES`] and [`ANALYSES`] with their columns and types.
     pub fn schema(&self) -> Result<Vec<(String, Columns)>, QueryError> {
         self.runtime.block_on(async {
             let mut out = Vec::new();
             for name in TABLES {
                 let df = self.ctx.table(name).await.map_err(query_error)?;
                 let columns = df.schema().fields().iter().map(|f| (f.name().clone(), f.data_type().clone())).collect();
+                out.push((name.to_string(), columns));
+            }
+            for name in ANALYSES {
+                let columns = analyses::empty_schema(name)
+                    .map(|s| s.fields().iter().map(|f| (f.name().clone(), f.data_type().clone())).collect())
+                    .unwrap_or_default();
                 out.push((name.to_string(), columns));
             }
             Ok(out)

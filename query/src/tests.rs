@@ -129,7 +129,7 @@ fn an_unknown_table_or_column_is_one_line_naming_what_exists() {
     let (run, _) = trace_run("a", "gen:fd4?iterations=1");
     let s = Session::new(vec![run]).unwrap();
     let e = s.sql("SELECT * FROM slices").err().unwrap().to_string();
-    assert_eq!(e, format!("no table 'slices': the tables are {}", TABLES.join(", ")));
+    assert_eq!(e, format!("no table 'slices': the tables are {}, and {}", TABLES.join(", "), ANALYSES.join(", ")));
     let e = s.sql("SELECT duration_ms FROM intervals").err().unwrap().to_string();
     assert!(!e.contains('\n') && e.contains("duration_ms") && e.contains("duration_s"), "{e}");
     // Read-only: no table made, no file written.
@@ -146,10 +146,38 @@ fn the_schema_lists_every_table_with_its_columns() {
     let s = Session::new(vec![run]).unwrap();
     let schema = s.schema().unwrap();
     let names: Vec<&str> = schema.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, TABLES);
+    assert_eq!(names, [&TABLES[..], &ANALYSES[..]].concat());
     let intervals = &schema[2].1;
     for c in ["run", "location", "name", "start", "end", "duration", "depth", "start_s", "duration_s"] {
         assert!(intervals.iter().any(|(n, _)| n == c), "intervals.{c}");
     }
     assert!(s.explain("SELECT count(*) FROM messages").unwrap().contains("physical_plan"));
+}
+
+/// The analyses of `exaviz critical-path` as tables, on the recorded gloo pipeline (rank 3
+/// computes 1.6x as much): the stragglers table names rank 3 alone, and each table holds the
+/// report's rows.
+#[test]
+fn the_analyses_are_tables_a_query_names() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/torch-gloo-pipeline");
+    let (run, d) = trace_run("pipeline", path);
+    let s = Session::new(vec![run]).unwrap();
+    let rows = |sql: &str| s.sql(sql).unwrap().text_rows().unwrap();
+    assert_eq!(rows("SELECT run, process FROM stragglers"), [["pipeline", "rank 3 python"]]);
+    let r = exaviz_analysis::critical_path::analyse_asked_with(&d, None, None, &|_, _| {}).unwrap();
+    let n = |sql: &str| count(&s, sql) as usize;
+    assert_eq!(n("SELECT count(*) FROM critical_path"), r.segments.len());
+    assert_eq!(n("SELECT count(*) FROM root_causes"), r.root_causes.len());
+    assert_eq!(n("SELECT count(*) FROM straggler_steps"), r.stragglers.rows.len());
+    let shares = r.shares.by_kind.len() + r.shares.by_location.len() + r.shares.by_region.len();
+    assert_eq!(n("SELECT count(*) FROM critical_path_shares"), shares);
+    // The costliest cause by rank, as a query asks it, is the report's.
+    let top = rows(
+        "SELECT substr(location, 1, 6) AS rank, sum(direct_s + propagated_s) AS s FROM root_causes \
+         WHERE location LIKE 'rank 3%' OR location LIKE 'rank 2%' GROUP BY 1 ORDER BY s DESC LIMIT 1",
+    );
+    assert_eq!(top[0][0], "rank 3");
+    // Joined with the trace's own tables: the segments on a location that exists.
+    let on = n("SELECT count(*) FROM critical_path c JOIN locations l ON c.location = l.name WHERE c.what = 'on'");
+    assert_eq!(on, r.segments.iter().filter(|x| x.what == "on").count());
 }

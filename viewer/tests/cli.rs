@@ -303,7 +303,19 @@ fn query_answers_sql_over_a_trace_its_store_and_many_runs() {
         String::from_utf8_lossy(&exaviz(&["query", store, "SELECT count(*) FROM intervals", "--explain"]).stdout)
             .into_owned();
     assert!(explained.contains("physical_plan"), "{explained}");
-    assert_fails(&["query", store, "SELECT * FROM slices"], &["no table 'slices'", "intervals, instants, messages"]);
+    // The critical path's analyses, computed when a query names them, from the store as from the trace.
+    let path = "SELECT count(*) AS n FROM critical_path WHERE what = 'on'";
+    let n = |on: &str| -> serde_json::Value {
+        let out = exaviz(&["query", on, path, "--json"]);
+        assert!(out.status.success(), "{on}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()[0]["n"].clone()
+    };
+    assert!(n(store).as_u64().unwrap() > 0);
+    assert_eq!(n(store), n(input));
+    assert_fails(
+        &["query", store, "SELECT * FROM slices"],
+        &["no table 'slices'", "intervals, instants, messages", "root_causes"],
+    );
     assert_fails(&["query", store, "CREATE TABLE t AS SELECT 1"], &["read-only", "not supported"]);
     assert_fails(&["query", &format!("{}/*.nothing", dir.display()), "SELECT 1"], &["matches nothing"]);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -18,8 +18,8 @@ pub use graph::{Edge, EdgeKind, Graph};
 pub use path::{Path, Segment, Share, Shares, Step};
 pub use stragglers::{Straggler, StragglerRow, Stragglers};
 
-/// Everything `exaviz critical-path` reports.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// Everything `exaviz critical-path` reports (the default: a report of nothing).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Report {
     /// The window, seconds since the trace's start.
     pub from_s: f64,

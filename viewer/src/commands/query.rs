@@ -13,13 +13,20 @@ Tables (each with a `run` column: the input's file or folder name):
   messages     run, sender, receiver, send_time, recv_time, bytes, tag, send_s, recv_s
   collectives  run, location, operation, op, start, \"end\", duration, root, bytes, start_s, end_s, duration_s
   counters     run, location, metric, name, unit, accumulated, time, value, time_s
+Analyses (exaviz critical-path's, computed when a query names them):
+  critical_path         run, what, location, from_location, from_s, to_s, duration_s
+  critical_path_shares  run, by (kind, location, region), name, seconds, share
+  root_causes           run, location, region, direct_s, propagated_s, waits
+  stragglers            run, process, steps, of_steps, excess_s
+  straggler_steps       run, step, process, work_s, median_work_s, wait_s, median_wait_s, verdict
 Times are ticks of the run's clock (runs.ticks_per_second); columns ending in _s are seconds.
 `end` is a word of SQL: write it \"end\". --schema prints the tables with their types.
 
 Examples:
   exaviz query traces.otf2 \"SELECT name, sum(duration_s) AS s FROM intervals GROUP BY name ORDER BY s DESC LIMIT 10\"
   exaviz query run.exaviz \"SELECT sender, count(*), sum(bytes) FROM messages GROUP BY sender ORDER BY 3 DESC LIMIT 10\"
-  exaviz query 'nightly/*/' \"SELECT run, max(end_s) FROM intervals GROUP BY run ORDER BY run\"")]
+  exaviz query 'nightly/*/' \"SELECT run, max(end_s) FROM intervals GROUP BY run ORDER BY run\"
+  exaviz query traces.otf2 \"SELECT * FROM root_causes ORDER BY direct_s DESC LIMIT 5\"")]
 pub struct Args {
     /// The input: any file, folder, store or generator exaviz opens (a store's tables are read in
     /// place, a trace in memory); or a pattern with `*`, `?` or `[...]` (quoted, e.g.
