@@ -55,7 +55,13 @@ fn open(py: Python<'_>, input: String, progress: Option<Py<PyAny>>) -> PyResult<
                     });
                 }
             };
-            let _ = tx.send(exaviz_datasets::open_with_progress(&name, &report));
+            // grpc://HOST:PORT/STORE and ssh://HOST/PATH as the CLI opens them (exaviz serve).
+            let read = if exaviz_remote::is_remote(&name) {
+                exaviz_remote::open(&name, &report)
+            } else {
+                exaviz_datasets::open_with_progress(&name, &report)
+            };
+            let _ = tx.send(read);
         })
         .map_err(|e| PyRuntimeError::new_err(format!("{input}: cannot start a reader: {e}")))?;
     let mut rx = rx;

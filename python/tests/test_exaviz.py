@@ -164,6 +164,25 @@ def test_query_over_many_runs(tmp_path):
         exaviz.query(str(tmp_path / "*.nothing"), "SELECT 1")
 
 
+def test_a_served_store_opens_as_the_cli_opens_it(tmp_path):
+    served = tmp_path / "served"
+    served.mkdir()
+    cli("convert", "gen:fd4?iterations=2", str(served / "s.exaviz"))
+    server = subprocess.Popen([EXAVIZ, "serve", str(served), "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        addr = next(w for w in line.split() if w.startswith("127.0.0.1:"))
+        remote = exaviz.open(f"grpc://{addr}/s.exaviz", progress=False)
+        local = exaviz.open(str(served / "s.exaviz"), progress=False)
+        assert remote.info()["messages"] == local.info()["messages"] > 0
+        assert remote.summary()["bytes"] == local.summary()["bytes"]
+        with pytest.raises(exaviz.TraceError, match="not below a folder this server serves"):
+            exaviz.open(f"grpc://{addr}/../s.exaviz", progress=False)
+    finally:
+        server.kill()
+        server.wait()
+
+
 def test_counters_of_a_hip_trace():
     pa = pytest.importorskip("pyarrow")
     trace = exaviz.open(str(need(HIP)))
