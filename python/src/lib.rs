@@ -425,7 +425,7 @@ fn query(py: Python<'_>, runs: Vec<(String, String)>, query: &str) -> PyResult<t
         runs.into_iter()
             .map(|(name, input)| {
                 let path = std::path::PathBuf::from(&input);
-                let source = if path.join(exaviz_store::MANIFEST).is_file() {
+                let source = if exaviz_store::is_store(&path) {
                     exaviz_query::Source::Store(path)
                 } else {
                     let d = exaviz_datasets::open(&input).map_err(|e| format!("{input}: {e}"))?;

@@ -193,11 +193,12 @@ impl Session {
         let mut locations = Vec::new();
         let mut parts: Vec<Vec<String>> = vec![Vec::new(); 4];
         for (i, run) in runs.into_iter().enumerate() {
-            let (names, tps) = match &run.source {
+            let stored;
+            let t = match &run.source {
                 Source::Store(path) => {
-                    let (m, d) = exaviz_store::open_names(path)?;
+                    stored = exaviz_store::open_names(path)?;
                     self.store_events(i, path).await?;
-                    (d, m.ticks_per_second)
+                    &stored.trace
                 }
                 Source::Trace(d) => {
                     if d.out_of_core.is_some() {
@@ -207,12 +208,12 @@ impl Session {
                         )));
                     }
                     self.trace_events(i, d)?;
-                    let names = Dataset { trace: names_of(&d.trace), ..Dataset::default() };
-                    (names, d.trace.ticks_per_second)
+                    &d.trace
                 }
             };
-            locations.push(locations_batch(&run.name, &names.trace)?);
-            self.names(i, &names.trace)?;
+            let tps = t.ticks_per_second;
+            locations.push(locations_batch(&run.name, t)?);
+            self.names(i, t)?;
             let q = quoted(&run.name);
             let per = |ticks: &str| seconds(ticks, tps);
             parts[0].push(intervals_sql(i, &q, &per));
@@ -433,20 +434,6 @@ fn event_schemas() -> [(&'static str, Schema); 4] {
             ]),
         ),
     ]
-}
-
-/// A trace's names without its rows.
-fn names_of(t: &Trace) -> Trace {
-    Trace {
-        ticks_per_second: t.ticks_per_second,
-        locations: t.locations.clone(),
-        region_names: t.region_names.clone(),
-        collective_names: t.collective_names.clone(),
-        metric_names: t.metric_names.clone(),
-        metric_units: t.metric_units.clone(),
-        metric_accumulated: t.metric_accumulated.clone(),
-        ..Trace::default()
-    }
 }
 
 /// The `locations` rows of one run: a location's process is its name before the last ` / `,

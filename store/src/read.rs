@@ -505,10 +505,8 @@ pub fn open_in(
 /// The tables of a store that name things (locations, regions, collective operations, metrics
 /// and their units, the topology), its event tables left on disk with no rows read: what reads
 /// the event tables in place (a query engine over the Parquet files) needs beside them.
-pub fn open_names(store: &Path) -> Result<(Manifest, Dataset), SourceError> {
-    let files = Files::Folder(store.to_path_buf());
-    let d = open_tables(&files, &|_, _| {}, 0, None)?;
-    Ok((manifest_in(&files)?, d))
+pub fn open_names(store: &Path) -> Result<Dataset, SourceError> {
+    open_tables(&Files::Folder(store.to_path_buf()), &|_, _| {}, 0, None)
 }
 
 /// [`open_in`]; without `out_of_core_rows`, every event table is left on disk unread.

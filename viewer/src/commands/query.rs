@@ -74,7 +74,7 @@ pub fn run(args: &Args) -> Result<()> {
     let mut runs = Vec::new();
     for input in &inputs {
         let path = std::path::Path::new(input);
-        let source = if path.join(exaviz_store::MANIFEST).is_file() {
+        let source = if exaviz_store::is_store(path) {
             Source::Store(path.to_path_buf())
         } else {
             Source::Trace(Arc::new(crate::common::load(input)?))
