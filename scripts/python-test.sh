@@ -13,7 +13,7 @@ venv="$target/python-venv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install -q --disable-pip-version-check pytest pyarrow pandas numpy
+"$venv/bin/python" -m pip install -q --disable-pip-version-check pytest pyarrow pandas numpy adbc-driver-flightsql
 
 # Alone, build the extension and the CLI as scripts/test.sh does (one feature set for both).
 if [ -z "${EXAVIZ_FEATURES:-}" ]; then

@@ -29,8 +29,8 @@ const LAYERS: &[&[&str]] = &[
     &["model", "shaders"],
     &["store", "gen", "analysis", "compute"],
     &["formats", "render"],
-    &["datasets", "views"],
-    &["remote", "aggregate", "query"],
+    &["datasets", "views", "query"],
+    &["remote", "aggregate"],
     &["viewer", "python"],
     &["tests", "benches"],
 ];

@@ -183,6 +183,72 @@ def test_a_served_store_opens_as_the_cli_opens_it(tmp_path):
         server.wait()
 
 
+def serving(folder: pathlib.Path):
+    """exaviz serve of `folder` on a free port: the process and its address."""
+    server = subprocess.Popen([EXAVIZ, "serve", str(folder), "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+    line = server.stdout.readline()
+    return server, next(w for w in line.split() if w.startswith("127.0.0.1:"))
+
+
+def test_any_flight_client_reads_the_served_stores(tmp_path):
+    """pyarrow.flight lists and reads the tables of every served store as plain rows; ADBC's
+    Flight SQL driver runs SQL and reads the catalog, each store a schema of its own."""
+    import pyarrow as pa
+    import pyarrow.flight as flight
+    import adbc_driver_flightsql.dbapi as flightsql
+
+    served = tmp_path / "served"
+    (served / "runs").mkdir(parents=True)
+    cli("convert", "gen:fd4?iterations=2", str(served / "runs" / "a.exaviz"))
+    cli("convert", "gen:fd4?iterations=3", str(served / "runs" / "b.exaviz"))
+    messages = {n: exaviz.open(str(served / "runs" / n), progress=False).info()["messages"] for n in ("a.exaviz", "b.exaviz")}
+    server, addr = serving(served)
+    try:
+        client = flight.connect(f"grpc://{addr}")
+        infos = list(client.list_flights())
+        paths = [tuple(p.decode() for p in i.descriptor.path) for i in infos]
+        tables = ["runs", "locations", "intervals", "instants", "messages", "collectives", "counters"]
+        assert paths == [(f"runs/{n}", t) for n in ("a.exaviz", "b.exaviz") for t in tables]
+        descriptor = flight.FlightDescriptor.for_path("runs/b.exaviz", "messages")
+        info = client.get_flight_info(descriptor)
+        assert {"run", "sender", "receiver", "send_time", "send_s", "bytes", "tag"} <= set(info.schema.names)
+        assert client.get_schema(descriptor).schema == info.schema
+        rows = client.do_get(info.endpoints[0].ticket).read_all()
+        assert rows.num_rows == messages["b.exaviz"] and set(rows.column("run").to_pylist()) == {"runs/b.exaviz"}
+        # SQL text as a command, plain table names over every store; errors in one line.
+        by_run = "SELECT run, count(*) AS n FROM messages GROUP BY run ORDER BY run"
+        info = client.get_flight_info(flight.FlightDescriptor.for_command(by_run))
+        assert client.do_get(info.endpoints[0].ticket).read_all().to_pylist() == [
+            {"run": f"runs/{n}", "n": m} for n, m in messages.items()
+        ]
+        with pytest.raises(pa.ArrowInvalid, match="no table 'slices'"):
+            client.get_flight_info(flight.FlightDescriptor.for_command("SELECT * FROM slices"))
+        # The viewer's own protocol beside it.
+        assert exaviz.open(f"grpc://{addr}/runs/a.exaviz", progress=False).info()["messages"] == messages["a.exaviz"]
+
+        top = (
+            'SELECT sender, count(*) AS n, sum(bytes) AS total FROM "runs/a.exaviz".messages '
+            "GROUP BY sender ORDER BY total DESC, sender LIMIT 10"
+        )
+        local = pa.table(exaviz.query(str(served / "runs" / "a.exaviz"), top.replace('"runs/a.exaviz".', "")))
+        with flightsql.connect(f"grpc://{addr}", autocommit=True) as conn, conn.cursor() as cur:
+            cur.execute(top)
+            assert cur.fetch_arrow_table().to_pylist() == local.to_pylist() and local.num_rows == 10
+            cur.execute("SELECT count(*) FROM intervals WHERE run = 'runs/a.exaviz'")
+            assert cur.fetchone()[0] == exaviz.open(str(served / "runs" / "a.exaviz"), progress=False).info()["intervals"]
+            objects = conn.adbc_get_objects(depth="tables").read_all().to_pylist()
+            assert [c["catalog_name"] for c in objects] == ["exaviz"]
+            schemas = {s["db_schema_name"]: [t["table_name"] for t in s["db_schema_tables"]] for s in objects[0]["catalog_db_schemas"]}
+            assert set(schemas) == {"public", "runs/a.exaviz", "runs/b.exaviz"} and "messages" in schemas["runs/a.exaviz"]
+            schema = conn.adbc_get_table_schema("intervals", db_schema_filter="runs/b.exaviz")
+            assert {"name", "start", "duration_s"} <= set(schema.names)
+            with pytest.raises(Exception, match="read-only"):
+                cur.execute("CREATE TABLE x AS SELECT 1")
+    finally:
+        server.kill()
+        server.wait()
+
+
 def test_counters_of_a_hip_trace():
     pa = pytest.importorskip("pyarrow")
     trace = exaviz.open(str(need(HIP)))

@@ -25,6 +25,15 @@ use exaviz_store::shared;
 /// The tables a query may name, in the order `--schema` lists them.
 pub const TABLES: [&str; 7] = ["runs", "locations", "intervals", "instants", "messages", "collectives", "counters"];
 
+/// The catalog of every table.
+pub const CATALOG: &str = "exaviz";
+/// The schema of the tables over every run (the default); each run has a schema of its own,
+/// named as the run, holding [`TABLES`] of that run alone.
+pub const SCHEMA: &str = "public";
+
+/// A query's answer as it is computed, batch by batch.
+pub type Batches = datafusion::execution::SendableRecordBatchStream;
+
 /// A table's columns: name and type.
 pub type Columns = Vec<(String, DataType)>;
 
@@ -134,7 +143,10 @@ impl Session {
         }
         let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(query_error)?;
         // Parquet's row groups are pruned by their statistics; counts come from the footers.
-        let config = SessionConfig::new().with_collect_statistics(true).with_information_schema(false);
+        let config = SessionConfig::new()
+            .with_collect_statistics(true)
+            .with_information_schema(false)
+            .with_default_catalog_and_schema(CATALOG, SCHEMA);
         let ctx = SessionContext::new_with_config(config);
         let analysable = runs
             .iter()
@@ -165,6 +177,15 @@ impl Session {
             let (schema, batches) = analyses::table(name, reports)
                 .ok_or_else(|| QueryError::Query(format!("the {name} table could not be made")))?;
             self.table(name, schema, vec![batches])?;
+            self.runtime.block_on(async {
+                for (run, _) in &self.runs {
+                    if run != SCHEMA && !run.is_empty() {
+                        let select = format!("SELECT * FROM {SCHEMA}.{name} WHERE run = {}", quoted(run));
+                        self.view(&format!("{}.{name}", ident(run)), &select).await?;
+                    }
+                }
+                Ok::<_, QueryError>(())
+            })?;
             done.push(name);
         }
         Ok(())
@@ -192,6 +213,7 @@ impl Session {
         let mut runs_rows = (Vec::new(), Vec::new(), Vec::new());
         let mut locations = Vec::new();
         let mut parts: Vec<Vec<String>> = vec![Vec::new(); 4];
+        let mut names = Vec::new();
         for (i, run) in runs.into_iter().enumerate() {
             let stored;
             let t = match &run.source {
@@ -229,6 +251,7 @@ impl Session {
                  {} AS time_s FROM _{i}_metrics m LEFT JOIN _{i}_metric_names n ON m.metric = n.metric",
                 per("m.time")
             ));
+            names.push(run.name.clone());
             runs_rows.0.push(run.name);
             runs_rows.1.push(run.input);
             runs_rows.2.push(tps);
@@ -245,8 +268,35 @@ impl Session {
         for (name, sql) in ["intervals", "messages", "collectives", "counters"].iter().zip(&parts) {
             self.view(name, &sql.join(" UNION ALL ")).await?;
         }
-        self.view("instants", "SELECT run, location, name, region, depth, start AS time, start_s AS time_s FROM intervals WHERE duration = 0")
-            .await
+        self.view("instants", &instants_sql("intervals")).await?;
+        for (i, name) in names.iter().enumerate() {
+            let [a, b, c, d] = [0, 1, 2, 3].map(|k| parts[k][i].as_str());
+            self.run_schema(name, [a, b, c, d]).await?;
+        }
+        Ok(())
+    }
+
+    /// Run `run`'s schema: [`TABLES`] of that run alone, from `parts` (its intervals, messages,
+    /// collectives and counters). None for a run named as the default schema.
+    async fn run_schema(&self, run: &str, parts: [&str; 4]) -> Result<(), QueryError> {
+        if run == SCHEMA || run.is_empty() {
+            return Ok(());
+        }
+        let s = ident(run);
+        let q = quoted(run);
+        // Registered, not created by SQL: DataFusion's CREATE SCHEMA splits a name at its dots.
+        let catalog = self.ctx.catalog(CATALOG).ok_or_else(|| QueryError::Query(format!("no catalog {CATALOG}")))?;
+        if catalog.schema(run).is_none() {
+            let schema = Arc::new(datafusion::catalog::MemorySchemaProvider::new());
+            catalog.register_schema(run, schema).map_err(query_error)?;
+        }
+        for table in ["runs", "locations"] {
+            self.view(&format!("{s}.{table}"), &format!("SELECT * FROM {SCHEMA}.{table} WHERE run = {q}")).await?;
+        }
+        for (table, sql) in ["intervals", "messages", "collectives", "counters"].iter().zip(parts) {
+            self.view(&format!("{s}.{table}"), sql).await?;
+        }
+        self.view(&format!("{s}.instants"), &instants_sql(&format!("{s}.intervals"))).await
     }
 
     fn table(&self, name: &str, schema: SchemaRef, partitions: Vec<Vec<RecordBatch>>) -> Result<(), QueryError> {
@@ -372,6 +422,37 @@ impl Session {
         self.ctx.sql_with_options(sql, read_only).await.map_err(query_error)
     }
 
+    /// The answer to `sql` as it is computed: batches computed on this session's threads as
+    /// the stream is read.
+    pub fn stream(&self, sql: &str) -> Result<Batches, QueryError> {
+        self.analyse_for(sql)?;
+        self.runtime.block_on(async { self.plan(sql).await?.execute_stream().await.map_err(query_error) })
+    }
+
+    /// The columns of the answer to `sql`, from its plan (nothing is read).
+    pub fn answer_schema(&self, sql: &str) -> Result<SchemaRef, QueryError> {
+        self.analyse_for(sql)?;
+        self.runtime.block_on(async { Ok(Arc::new(self.plan(sql).await?.schema().as_arrow().clone())) })
+    }
+
+    /// The runs' names: each names a schema of its own but one named as [`SCHEMA`].
+    pub fn runs(&self) -> Vec<&str> {
+        self.runs.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    /// The columns of `table` ([`TABLES`] and [`ANALYSES`]) in `schema` ([`SCHEMA`] or a run's),
+    /// without computing an analysis.
+    pub fn table_schema(&self, schema: &str, table: &str) -> Result<SchemaRef, QueryError> {
+        if let Some(s) = analyses::empty_schema(table) {
+            return Ok(s);
+        }
+        let reference = datafusion::common::TableReference::partial(schema, table);
+        self.runtime.block_on(async {
+            let df = self.ctx.table(reference).await.map_err(query_error)?;
+            Ok(Arc::new(df.schema().as_arrow().clone()))
+        })
+    }
+
     /// How `sql` would run: its logical and physical plans.
     pub fn explain(&self, sql: &str) -> Result<String, QueryError> {
         self.analyse_for(sql)?;
@@ -456,6 +537,18 @@ fn locations_batch(run: &str, t: &Trace) -> Result<RecordBatch, QueryError> {
         ("node", Arc::new(UInt32Array::from_iter(node)) as ArrayRef),
     ])
     .map_err(query_error)
+}
+
+/// The instants of the intervals of `table`: those of no duration.
+fn instants_sql(table: &str) -> String {
+    format!(
+        "SELECT run, location, name, region, depth, start AS time, start_s AS time_s FROM {table} WHERE duration = 0"
+    )
+}
+
+/// A SQL identifier of `s`, quoted (its case kept).
+pub fn ident(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
 }
 
 /// A SQL string literal of `s`.

@@ -16,6 +16,12 @@ fn trace_run(name: &str, input: &str) -> (Run, Arc<Dataset>) {
     (Run { name: name.into(), input: input.into(), source: Source::Trace(d.clone()) }, d)
 }
 
+/// Every batch of `stream`, read on a thread of no runtime (as a server's worker reads it).
+fn futures_lite(stream: Batches) -> Vec<RecordBatch> {
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    rt.block_on(datafusion::physical_plan::common::collect(stream)).unwrap()
+}
+
 fn count(s: &Session, sql: &str) -> i64 {
     let a = s.sql(sql).unwrap();
     a.batches.iter().find(|b| b.num_rows() > 0).unwrap().column(0).as_primitive::<Int64Type>().value(0)
@@ -88,7 +94,9 @@ fn a_store_read_in_place_answers_as_the_trace_it_holds() {
     let (run, d) = trace_run("mem", spec);
     let dir = temp("store");
     exaviz_store::write(&d, &dir).unwrap();
-    let stored = Run { name: "disk".into(), input: dir.display().to_string(), source: Source::Store(dir.clone()) };
+    // A run named with a dot, as files are: its schema is "disk.exaviz".
+    let stored =
+        Run { name: "disk.exaviz".into(), input: dir.display().to_string(), source: Source::Store(dir.clone()) };
     let s = Session::new(vec![run, stored]).unwrap();
     for (table, rows) in [
         ("intervals", d.trace.intervals.start.len()),
@@ -97,7 +105,7 @@ fn a_store_read_in_place_answers_as_the_trace_it_holds() {
         ("counters", d.trace.metrics.time.len()),
         ("locations", d.trace.locations.name.len()),
     ] {
-        for run in ["mem", "disk"] {
+        for run in ["mem", "disk.exaviz"] {
             let n = count(&s, &format!("SELECT count(*) FROM {table} WHERE run = '{run}'"));
             assert_eq!(n as usize, rows, "{table} of {run}");
         }
@@ -119,8 +127,25 @@ fn a_store_read_in_place_answers_as_the_trace_it_holds() {
     };
     let mem = of("mem");
     assert!(mem.len() > 1);
-    assert_eq!(mem, of("disk"));
+    assert_eq!(mem, of("disk.exaviz"));
     assert_eq!(count(&s, "SELECT count(*) FROM runs"), 2);
+    // Each run is a schema of its own holding its rows alone, the run's branch of each view.
+    for table in TABLES {
+        let (all, disk) = (format!("{SCHEMA}.{table} WHERE run = 'disk.exaviz'"), format!("\"disk.exaviz\".{table}"));
+        assert_eq!(
+            count(&s, &format!("SELECT count(*) FROM {all}")),
+            count(&s, &format!("SELECT count(*) FROM {disk}"))
+        );
+        assert_eq!(s.table_schema("disk.exaviz", table).unwrap(), s.table_schema(SCHEMA, table).unwrap(), "{table}");
+    }
+    assert_eq!(s.runs(), ["mem", "disk.exaviz"]);
+    assert!(!s.explain("SELECT count(*) FROM \"disk.exaviz\".intervals").unwrap().contains("UnionExec"));
+    // An answer as a stream: its batches computed as they are read, the same rows.
+    let sql = "SELECT send_time, bytes FROM mem.messages";
+    let stream = s.stream(sql).unwrap();
+    assert_eq!(stream.schema(), s.answer_schema(sql).unwrap());
+    let rows: usize = futures_lite(stream).iter().map(RecordBatch::num_rows).sum();
+    assert_eq!(rows, d.trace.messages.source.len());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -164,6 +189,7 @@ fn the_analyses_are_tables_a_query_names() {
     let s = Session::new(vec![run]).unwrap();
     let rows = |sql: &str| s.sql(sql).unwrap().text_rows().unwrap();
     assert_eq!(rows("SELECT run, process FROM stragglers"), [["pipeline", "rank 3 python"]]);
+    assert_eq!(rows("SELECT run, process FROM pipeline.stragglers"), [["pipeline", "rank 3 python"]]);
     let r = exaviz_analysis::critical_path::analyse_asked_with(&d, None, None, &|_, _| {}).unwrap();
     let n = |sql: &str| count(&s, sql) as usize;
     assert_eq!(n("SELECT count(*) FROM critical_path"), r.segments.len());

@@ -85,6 +85,25 @@ impl Served {
         Err(if asked.is_absolute() || name.contains("..") { outside() } else { format!("{name}: no such store here") })
     }
 
+    /// The stores served, each by the name a request gives it (its path below its served
+    /// folder, or a served store's own folder name), in order; a name found twice is the
+    /// first's, as [`Served::resolve`] finds it. Folders are searched to a depth of
+    /// [`MAX_DEPTH`], symbolic links not followed, for at most [`MAX_STORES`] stores.
+    pub fn stores(&self) -> Vec<(String, PathBuf)> {
+        let mut out: Vec<(String, PathBuf)> = Vec::new();
+        for r in &self.roots {
+            if store::is_store(r) {
+                let name = r.file_name().map_or_else(|| r.display().to_string(), |n| n.to_string_lossy().into_owned());
+                out.push((name, r.clone()));
+            } else {
+                find_stores(r, r, 0, &mut out);
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|(n, _)| seen.insert(n.clone()));
+        out
+    }
+
     /// The store at `path` opened out of core (kept for the next request).
     fn opened(&self, path: &Path) -> Result<Arc<Dataset>, String> {
         {
@@ -155,6 +174,37 @@ impl Served {
     }
 }
 
+/// Deepest folder below a served folder searched for stores.
+pub const MAX_DEPTH: usize = 8;
+/// Most stores one server lists.
+pub const MAX_STORES: usize = 4096;
+
+/// The stores below `dir` (at `depth` below `root`), named by their paths below `root`.
+fn find_stores(root: &Path, dir: &Path, depth: usize, out: &mut Vec<(String, PathBuf)>) {
+    if depth > MAX_DEPTH || out.len() >= MAX_STORES {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()) && !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    for d in dirs {
+        if out.len() >= MAX_STORES {
+            return;
+        }
+        if store::is_store(&d) {
+            if let Some(name) = d.strip_prefix(root).ok().and_then(|p| p.to_str()) {
+                out.push((name.to_string(), d.clone()));
+            }
+        } else {
+            find_stores(root, &d, depth + 1, out);
+        }
+    }
+}
+
 /// Batches of one schema.
 pub type Part = (arrow_schema::SchemaRef, Vec<RecordBatch>);
 
@@ -186,17 +236,44 @@ fn files(path: &Path, keep: impl Fn(&str) -> bool) -> Result<Part, String> {
     Ok((crate::protocol::files_schema(), out))
 }
 
-/// The Flight service of a [`Served`].
+/// The Flight service of a [`Served`]: exaviz's own requests (JSON tickets, [`crate::protocol`]),
+/// and the standard calls and Flight SQL ([`crate::sql`]).
 #[derive(Clone)]
-pub struct Service(pub Arc<Served>);
+pub struct Service {
+    served: Arc<Served>,
+    #[cfg(feature = "sql")]
+    sql: crate::sql::SqlService,
+}
+
+impl Service {
+    pub fn new(served: Arc<Served>) -> Self {
+        Self {
+            #[cfg(feature = "sql")]
+            sql: {
+                let s = served.clone();
+                crate::sql::SqlService::new(Box::new(move || s.stores()), served.log)
+            },
+            served,
+        }
+    }
+}
+
+/// What an exaviz built without SQL answers to a standard call.
+#[cfg(not(feature = "sql"))]
+fn without_sql<T>(what: &str) -> Result<T, Status> {
+    Err(Status::unimplemented(format!(
+        "{what}: this exaviz serve was built without SQL (its `query` feature): it answers exaviz's own requests only"
+    )))
+}
 
 type Stream<T> = BoxStream<'static, Result<T, Status>>;
 
 fn unsupported<T>(what: &str) -> Result<T, Status> {
-    Err(Status::unimplemented(format!("exaviz serve answers DoGet only, not {what}")))
+    Err(Status::unimplemented(format!("exaviz serve is read-only and answers no {what}")))
 }
 
 #[tonic::async_trait]
+#[cfg_attr(not(feature = "sql"), allow(unused_variables))]
 impl FlightService for Service {
     type HandshakeStream = Stream<HandshakeResponse>;
     type ListFlightsStream = Stream<FlightInfo>;
@@ -207,8 +284,15 @@ impl FlightService for Service {
     type ListActionsStream = Stream<ActionType>;
 
     async fn do_get(&self, request: Rpc<Ticket>) -> Result<Response<Self::DoGetStream>, Status> {
+        // exaviz's own requests are JSON objects; any other ticket is the standard calls'.
+        if request.get_ref().ticket.first() != Some(&b'{') {
+            #[cfg(feature = "sql")]
+            return self.sql.get(request).await;
+            #[cfg(not(feature = "sql"))]
+            return without_sql("a ticket that is not exaviz's own request");
+        }
         let r = Request::decode(&request.into_inner().ticket).map_err(Status::invalid_argument)?;
-        let served = self.0.clone();
+        let served = self.served.clone();
         if !served.delay.is_zero() {
             tokio::time::sleep(served.delay).await;
         }
@@ -246,38 +330,63 @@ impl FlightService for Service {
         Ok(Response::new(futures::stream::iter(streams).flatten().boxed()))
     }
 
-    async fn handshake(&self, _: Rpc<Streaming<HandshakeRequest>>) -> Result<Response<Self::HandshakeStream>, Status> {
-        unsupported("Handshake")
+    async fn handshake(
+        &self,
+        request: Rpc<Streaming<HandshakeRequest>>,
+    ) -> Result<Response<Self::HandshakeStream>, Status> {
+        #[cfg(feature = "sql")]
+        return FlightService::handshake(&self.sql, request).await;
+        #[cfg(not(feature = "sql"))]
+        without_sql("Handshake")
     }
-    async fn list_flights(&self, _: Rpc<Criteria>) -> Result<Response<Self::ListFlightsStream>, Status> {
-        unsupported("ListFlights")
+    async fn list_flights(&self, request: Rpc<Criteria>) -> Result<Response<Self::ListFlightsStream>, Status> {
+        #[cfg(feature = "sql")]
+        {
+            let prefix = String::from_utf8_lossy(&request.get_ref().expression).into_owned();
+            let infos = self.sql.list(prefix).await?;
+            return Ok(Response::new(futures::stream::iter(infos.into_iter().map(Ok)).boxed()));
+        }
+        #[cfg(not(feature = "sql"))]
+        without_sql("ListFlights")
     }
-    async fn get_flight_info(&self, _: Rpc<FlightDescriptor>) -> Result<Response<FlightInfo>, Status> {
-        unsupported("GetFlightInfo")
+    async fn get_flight_info(&self, request: Rpc<FlightDescriptor>) -> Result<Response<FlightInfo>, Status> {
+        #[cfg(feature = "sql")]
+        return Ok(Response::new(self.sql.flight_info(request).await?));
+        #[cfg(not(feature = "sql"))]
+        without_sql("GetFlightInfo")
     }
     async fn poll_flight_info(&self, _: Rpc<FlightDescriptor>) -> Result<Response<PollInfo>, Status> {
-        unsupported("PollFlightInfo")
+        Err(Status::unimplemented("exaviz serve answers GetFlightInfo, not PollFlightInfo"))
     }
-    async fn get_schema(&self, _: Rpc<FlightDescriptor>) -> Result<Response<SchemaResult>, Status> {
-        unsupported("GetSchema")
+    async fn get_schema(&self, request: Rpc<FlightDescriptor>) -> Result<Response<SchemaResult>, Status> {
+        #[cfg(feature = "sql")]
+        return Ok(Response::new(self.sql.schema(request).await?));
+        #[cfg(not(feature = "sql"))]
+        without_sql("GetSchema")
     }
     async fn do_put(&self, _: Rpc<Streaming<FlightData>>) -> Result<Response<Self::DoPutStream>, Status> {
-        unsupported("DoPut: the server never writes")
+        unsupported("DoPut (updates, ingestion or parameters)")
     }
     async fn do_exchange(&self, _: Rpc<Streaming<FlightData>>) -> Result<Response<Self::DoExchangeStream>, Status> {
         unsupported("DoExchange")
     }
-    async fn do_action(&self, _: Rpc<Action>) -> Result<Response<Self::DoActionStream>, Status> {
-        unsupported("DoAction")
+    async fn do_action(&self, request: Rpc<Action>) -> Result<Response<Self::DoActionStream>, Status> {
+        #[cfg(feature = "sql")]
+        return FlightService::do_action(&self.sql, request).await;
+        #[cfg(not(feature = "sql"))]
+        without_sql("DoAction")
     }
-    async fn list_actions(&self, _: Rpc<Empty>) -> Result<Response<Self::ListActionsStream>, Status> {
-        unsupported("ListActions")
+    async fn list_actions(&self, request: Rpc<Empty>) -> Result<Response<Self::ListActionsStream>, Status> {
+        #[cfg(feature = "sql")]
+        return FlightService::list_actions(&self.sql, request).await;
+        #[cfg(not(feature = "sql"))]
+        without_sql("ListActions")
     }
 }
 
 /// The gRPC service of `served`, with the request size bounded.
 pub fn service(served: Arc<Served>) -> FlightServiceServer<Service> {
-    FlightServiceServer::new(Service(served)).max_decoding_message_size(64 << 10)
+    FlightServiceServer::new(Service::new(served)).max_decoding_message_size(64 << 10)
 }
 
 /// Serves `served` on `listener` until the process ends.

@@ -69,8 +69,12 @@ fn malformed_and_hostile_requests_get_one_line_and_the_server_keeps_answering() 
         assert!(get(&mut client, rows(u64::MAX).ticket()).await.unwrap() > 2);
         let outside = dir.join("s.exaviz").display().to_string();
         let bad: Vec<(Vec<u8>, &str)> = vec![
-            (b"garbage".to_vec(), "not an exaviz request"),
-            (vec![b' '; 5000], "at most 4096"),
+            // Not JSON: SQL text (the standard calls' tickets), here no statement.
+            (b"garbage".to_vec(), "garbage"),
+            (vec![b' '; 5000], "the ticket: empty"),
+            (vec![0xff, 0xfe], "neither a Flight SQL message nor SQL text"),
+            (b"{garbage".to_vec(), "not an exaviz request"),
+            ([b"{".as_slice(), &[b' '; 5000]].concat(), "at most 4096"),
             (vec![b'{'; 200_000], ""),
             (Request { store: "../s.exaviz".into(), ask: Ask::Head }.ticket(), "not below a folder"),
             (Request { store: outside, ask: Ask::Head }.ticket(), "not below a folder"),
@@ -97,7 +101,7 @@ fn malformed_and_hostile_requests_get_one_line_and_the_server_keeps_answering() 
                 assert!(!e.contains('\n'), "{e}");
             }
         }
-        // Only DoGet is answered; the server never writes.
+        // The server never writes.
         let put = client.do_put(futures::stream::iter(Vec::<FlightData>::new())).await.unwrap_err();
         assert_eq!(put.code(), tonic::Code::Unimplemented);
         assert!(get(&mut client, head).await.unwrap() > 1);
@@ -150,5 +154,86 @@ fn damaged_files_from_a_server_are_refused_in_one_line() {
         }
     }
     assert!(refused > 0, "{opened} opened, {refused} refused");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Any Flight client finds the served store's tables and reads them as plain rows; a Flight SQL
+/// client runs statements and prepared statements and reads the catalog; what would write is
+/// refused in one line.
+#[cfg(feature = "sql")]
+#[test]
+fn standard_flight_and_flight_sql_answer_plain_rows() {
+    use arrow_array::{Array, RecordBatch, cast::AsArray, types::Int64Type};
+    use arrow_flight::sql::client::FlightSqlServiceClient;
+    use arrow_flight::{FlightClient, FlightDescriptor, FlightInfo};
+    use futures::TryStreamExt;
+    let dir = store("standard");
+    let served = dir.join("served");
+    let d = exaviz_datasets::open(served.join("s.exaviz").to_str().unwrap()).unwrap();
+    let messages = d.trace.messages.source.len();
+    let server = spawn(Served::new(std::slice::from_ref(&served), std::time::Duration::ZERO).unwrap()).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", server.addr))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let rows = |b: &[RecordBatch]| b.iter().map(RecordBatch::num_rows).sum::<usize>();
+        let mut flight = FlightClient::new(channel.clone());
+        let infos: Vec<FlightInfo> = flight.list_flights("").await.unwrap().try_collect().await.unwrap();
+        let paths: Vec<Vec<String>> = infos.iter().map(|i| i.flight_descriptor.clone().unwrap().path).collect();
+        let want: Vec<Vec<String>> =
+            exaviz_query::TABLES.iter().map(|t| vec!["s.exaviz".into(), t.to_string()]).collect();
+        assert_eq!(paths, want);
+        let m = &infos[4];
+        let schema = m.clone().try_decode_schema().unwrap();
+        assert!(schema.column_with_name("sender").is_some() && schema.column_with_name("send_s").is_some());
+        let got: Vec<RecordBatch> =
+            flight.do_get(m.endpoint[0].ticket.clone().unwrap()).await.unwrap().try_collect().await.unwrap();
+        assert_eq!(rows(&got), messages);
+        assert_eq!(got[0].schema().fields(), schema.fields());
+        // A path of a table alone, GetSchema, and SQL text as a command.
+        let plain = flight.get_schema(FlightDescriptor::new_path(vec!["messages".into()])).await.unwrap();
+        assert_eq!(plain.fields(), schema.fields());
+        let cmd = FlightDescriptor::new_cmd("SELECT count(*) AS n FROM \"s.exaviz\".messages");
+        let info = flight.get_flight_info(cmd).await.unwrap();
+        let got: Vec<RecordBatch> =
+            flight.do_get(info.endpoint[0].ticket.clone().unwrap()).await.unwrap().try_collect().await.unwrap();
+        assert_eq!(got[0].column(0).as_primitive::<Int64Type>().value(0) as usize, messages);
+        for (path, says) in [
+            (vec!["slices".to_string()], "no table 'slices'"),
+            (vec!["x".into(), "messages".into()], "x: no such store"),
+        ] {
+            let e = flight.get_flight_info(FlightDescriptor::new_path(path)).await.unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        }
+        // Flight SQL: a statement, a prepared statement, the catalog; nothing written.
+        let mut sql = FlightSqlServiceClient::new(channel);
+        let count = "SELECT count(*) AS n FROM messages WHERE bytes > 0";
+        let want = d.trace.messages.bytes.iter().filter(|&&b| b > 0).count();
+        let info = sql.execute(count.into(), None).await.unwrap();
+        let got: Vec<RecordBatch> =
+            sql.do_get(info.endpoint[0].ticket.clone().unwrap()).await.unwrap().try_collect().await.unwrap();
+        assert_eq!(got[0].column(0).as_primitive::<Int64Type>().value(0) as usize, want);
+        let mut prepared = sql.prepare(count.into(), None).await.unwrap();
+        assert_eq!(prepared.dataset_schema().unwrap().field(0).name(), "n");
+        let info = prepared.execute().await.unwrap();
+        let got: Vec<RecordBatch> =
+            sql.do_get(info.endpoint[0].ticket.clone().unwrap()).await.unwrap().try_collect().await.unwrap();
+        assert_eq!(got[0].column(0).as_primitive::<Int64Type>().value(0) as usize, want);
+        prepared.close().await.unwrap();
+        let schemas = arrow_flight::sql::CommandGetDbSchemas::default();
+        let info = sql.get_db_schemas(schemas).await.unwrap();
+        let got: Vec<RecordBatch> =
+            sql.do_get(info.endpoint[0].ticket.clone().unwrap()).await.unwrap().try_collect().await.unwrap();
+        let names = got[0].column(1).as_string::<i32>();
+        assert_eq!((0..names.len()).map(|i| names.value(i)).collect::<Vec<_>>(), ["public", "s.exaviz"]);
+        for write in ["DELETE FROM messages", "CREATE TABLE x AS SELECT 1", "SELECT * FROM slices"] {
+            let e = sql.execute(write.into(), None).await.unwrap_err().to_string();
+            assert!(!e.contains('\n') && (e.contains("read-only") || e.contains("no table")), "{write}: {e}");
+        }
+    });
+    drop(server);
     std::fs::remove_dir_all(&dir).unwrap();
 }

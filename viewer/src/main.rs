@@ -143,7 +143,9 @@ enum Command {
     /// Serve stores where they lie over Arrow Flight: `exaviz view grpc://HOST:PORT/STORE` (and
     /// render, info, summary, bench-interact) then opens them from this server, reading the
     /// pyramid once and each window's rows as a picture needs them; `exaviz view ssh://HOST/PATH`
-    /// starts it over SSH. Read-only; paths outside the given stores and folders are refused.
+    /// starts it over SSH. Any Flight client reads the same stores: ListFlights, GetFlightInfo,
+    /// GetSchema and DoGet of plain rows, and Flight SQL (ADBC, JDBC) over exaviz query's tables,
+    /// each store a schema. Read-only; paths outside the given stores and folders are refused.
     Serve(commands::serve::Args),
     /// Sum the multi-resolution pyramid of a store from its rows and add it to the store (a
     /// store written without one, or to sum it again). Stores too large to hold open out of core
