@@ -1,23 +1,40 @@
 //! The analyses of `exaviz critical-path` as tables, computed for every run the first time a
 //! query names one of them: the critical path's segments and shares, the root causes of the
-//! waiting and the stragglers.
+//! waiting and the stragglers; the wait states, from each run's dependency graph; and a diff's
+//! rows, every run against the first.
 
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use exaviz_analysis::critical_path::Report;
+use exaviz_analysis::critical_path::{Graph, Report, causes, chunked};
+use exaviz_analysis::diff::Change;
+use exaviz_model::dataset::Dataset;
 
 /// The analyses' tables, in the order `--schema` lists them.
-pub const ANALYSES: [&str; 5] =
-    ["critical_path", "critical_path_shares", "root_causes", "stragglers", "straggler_steps"];
+pub const ANALYSES: [&str; 7] = [
+    "critical_path",
+    "critical_path_shares",
+    "root_causes",
+    "stragglers",
+    "straggler_steps",
+    "wait_states",
+    "diff_rows",
+];
+
+/// The analyses made from the runs themselves, not from their critical-path reports.
+pub(crate) const OF_RUNS: [&str; 2] = ["wait_states", "diff_rows"];
 
 /// A column of an analysis table: its name, type and values for the rows of one report.
-enum Col {
+pub(crate) enum Col {
     Text(Vec<String>),
     Seconds(Vec<f64>),
     Count(Vec<u64>),
+    /// Step counts, or location ids.
     Steps(Vec<u32>),
+    /// Seconds where known.
+    MaybeSeconds(Vec<Option<f64>>),
+    MaybeFlag(Vec<Option<bool>>),
 }
 
 impl Col {
@@ -27,6 +44,23 @@ impl Col {
             Col::Seconds(_) => DataType::Float64,
             Col::Count(_) => DataType::UInt64,
             Col::Steps(_) => DataType::UInt32,
+            Col::MaybeSeconds(_) => DataType::Float64,
+            Col::MaybeFlag(_) => DataType::Boolean,
+        }
+    }
+
+    fn nullable(&self) -> bool {
+        matches!(self, Col::MaybeSeconds(_) | Col::MaybeFlag(_))
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Col::Text(v) => v.len(),
+            Col::Seconds(v) => v.len(),
+            Col::Count(v) => v.len(),
+            Col::Steps(v) => v.len(),
+            Col::MaybeSeconds(v) => v.len(),
+            Col::MaybeFlag(v) => v.len(),
         }
     }
 
@@ -36,6 +70,8 @@ impl Col {
             Col::Seconds(v) => Arc::new(Float64Array::from(v)),
             Col::Count(v) => Arc::new(UInt64Array::from(v)),
             Col::Steps(v) => Arc::new(UInt32Array::from(v)),
+            Col::MaybeSeconds(v) => Arc::new(Float64Array::from(v)),
+            Col::MaybeFlag(v) => Arc::new(datafusion::arrow::array::BooleanArray::from(v)),
         }
     }
 }
@@ -111,38 +147,113 @@ fn columns(name: &str, r: &Report) -> Option<Vec<(&'static str, Col)>> {
     })
 }
 
-/// Table `name` of the reports of `runs` (run name, report), a `run` column first.
-pub(crate) fn table(name: &str, runs: &[(String, Arc<Report>)]) -> Option<(SchemaRef, Vec<RecordBatch>)> {
-    let mut schema = None;
-    let mut batches = Vec::new();
-    for (run, report) in runs {
-        let cols = columns(name, report)?;
-        let rows = match cols.first() {
-            Some((_, Col::Text(v))) => v.len(),
-            Some((_, Col::Seconds(v))) => v.len(),
-            Some((_, Col::Count(v))) => v.len(),
-            Some((_, Col::Steps(v))) => v.len(),
-            None => 0,
-        };
-        let mut fields = vec![Field::new("run", DataType::Utf8, false)];
-        fields.extend(cols.iter().map(|(n, c)| Field::new(*n, c.data_type(), false)));
-        let s: SchemaRef = Arc::new(Schema::new(fields));
-        let mut arrays: Vec<ArrayRef> = vec![Arc::new(StringArray::from(vec![run.as_str(); rows]))];
-        arrays.extend(cols.into_iter().map(|(_, c)| c.array()));
-        batches.push(RecordBatch::try_new(s.clone(), arrays).ok()?);
-        schema = Some(s);
-    }
-    let schema = schema.or_else(|| empty_schema(name))?;
-    Some((schema, batches))
+/// Columns of one run's rows of a table.
+pub(crate) type Cols = Vec<(&'static str, Col)>;
+
+fn schema_of(cols: &Cols) -> SchemaRef {
+    let mut fields = vec![Field::new("run", DataType::Utf8, false)];
+    fields.extend(cols.iter().map(|(n, c)| Field::new(*n, c.data_type(), c.nullable())));
+    Arc::new(Schema::new(fields))
 }
 
-/// The schema of table `name`, from a report of nothing.
+/// One run's rows of a table, a `run` column first.
+pub(crate) fn batch(run: &str, cols: Cols) -> Option<RecordBatch> {
+    let rows = cols.first().map_or(0, |(_, c)| c.len());
+    let s = schema_of(&cols);
+    let mut arrays: Vec<ArrayRef> = vec![Arc::new(StringArray::from(vec![run; rows]))];
+    arrays.extend(cols.into_iter().map(|(_, c)| c.array()));
+    RecordBatch::try_new(s, arrays).ok()
+}
+
+/// Table `name` of the reports of `runs` (run name, report), a `run` column first.
+pub(crate) fn table(name: &str, runs: &[(String, Arc<Report>)]) -> Option<(SchemaRef, Vec<RecordBatch>)> {
+    let batches = runs.iter().map(|(run, report)| batch(run, columns(name, report)?)).collect::<Option<Vec<_>>>()?;
+    Some((empty_schema(name)?, batches))
+}
+
+/// The schema of table `name`, from a report (or rows) of nothing.
 pub(crate) fn empty_schema(name: &str) -> Option<SchemaRef> {
-    let r = Report::default();
-    let cols = columns(name, &r)?;
-    let mut fields = vec![Field::new("run", DataType::Utf8, false)];
-    fields.extend(cols.iter().map(|(n, c)| Field::new(*n, c.data_type(), false)));
-    Some(Arc::new(Schema::new(fields)))
+    let cols = match name {
+        "wait_states" => wait_columns(&[], 1, 0),
+        "diff_rows" => diff_columns("", &[]),
+        _ => columns(name, &Report::default())?,
+    };
+    Some(schema_of(&cols))
+}
+
+/// A wait state as a row: waiting location, the location it waited for, the edge's kind, when
+/// (ticks).
+type Wait = (u32, u32, &'static str, u64, u64);
+
+fn wait_columns(w: &[Wait], tps: u64, start: u64) -> Cols {
+    let tps = tps.max(1) as f64;
+    let s = |t: u64| t.saturating_sub(start) as f64 / tps;
+    vec![
+        ("location", Col::Steps(w.iter().map(|x| x.0).collect())),
+        ("cause", Col::Steps(w.iter().map(|x| x.1).collect())),
+        ("kind", Col::Text(w.iter().map(|x| x.2.to_string()).collect())),
+        ("from_s", Col::Seconds(w.iter().map(|x| s(x.3)).collect())),
+        ("until_s", Col::Seconds(w.iter().map(|x| s(x.4)).collect())),
+        ("waited_s", Col::Seconds(w.iter().map(|x| x.4.saturating_sub(x.3) as f64 / tps).collect())),
+    ]
+}
+
+/// Every wait state of run `d` over its whole span (`exaviz critical-path`'s, from its
+/// dependency graph; a large store's chunk by chunk, each wait in the chunk it ended in),
+/// locations by id (`locations.location`), times in seconds since the run's start.
+pub(crate) fn wait_states(run: &str, d: &Dataset) -> Result<Vec<RecordBatch>, String> {
+    let (from, to, start) = exaviz_analysis::window::window_asked(d, None, None)?;
+    let chunks = chunked::chunks(d, (from, to), chunked::CHUNK_ROWS);
+    let mut out = Vec::new();
+    for &chunk in &chunks {
+        let rows = d.window_rows(chunk)?;
+        let g = Graph::with_training(&rows.trace, rows.training.as_deref());
+        let mut waits = causes::wait_states(&g, chunk);
+        if chunks.len() > 1 {
+            waits.retain(|w| w.until >= chunk.0 && w.until < chunk.1);
+        }
+        let w: Vec<Wait> = waits.iter().map(|w| (w.location, w.cause, w.kind.label(), w.from, w.until)).collect();
+        let cols = wait_columns(&w, d.trace.ticks_per_second, start);
+        out.push(batch(run, cols).ok_or("the wait states' table could not be made")?);
+    }
+    Ok(out)
+}
+
+fn diff_columns(against: &str, c: &[&Change]) -> Cols {
+    let side = |f: fn(&Change) -> f64| Col::Seconds(c.iter().map(|x| f(x)).collect());
+    vec![
+        ("against", Col::Text(vec![against.to_string(); c.len()])),
+        ("table", text(c, |x| x.table)),
+        ("name", text(c, |x| &x.name)),
+        ("a_count", Col::Count(c.iter().map(|x| x.a.count).collect())),
+        ("a_total_s", side(|x| x.a.total_s)),
+        ("a_mean_s", side(|x| x.a.mean_s)),
+        ("b_count", Col::Count(c.iter().map(|x| x.b.count).collect())),
+        ("b_total_s", side(|x| x.b.total_s)),
+        ("b_mean_s", side(|x| x.b.mean_s)),
+        ("change_s", side(|x| x.change_s)),
+        ("relative", side(|x| x.relative)),
+        ("step_change_s", Col::MaybeSeconds(c.iter().map(|x| x.step.as_ref().map(|s| s.change_s)).collect())),
+        ("step_low_s", Col::MaybeSeconds(c.iter().map(|x| x.step.as_ref().map(|s| s.low_s)).collect())),
+        ("step_high_s", Col::MaybeSeconds(c.iter().map(|x| x.step.as_ref().map(|s| s.high_s)).collect())),
+        ("stands_out", Col::MaybeFlag(c.iter().map(|x| x.stands_out).collect())),
+    ]
+}
+
+/// `exaviz diff A B`'s rows with run `b` (named `run`) as B and `a` (named `against`) as A:
+/// the run, then every row of its tables (location, waiting, region, path, collective, pair).
+pub(crate) fn diff_rows(against: &str, a: &Dataset, run: &str, b: &Dataset) -> Result<RecordBatch, String> {
+    let options = exaviz_analysis::diff::Options { top: 0, steps: None };
+    let d = exaviz_analysis::diff::diff_asked(a, b, None, None, &options).map_err(|e| format!("{run}: {e}"))?;
+    let all: Vec<&Change> = std::iter::once(&d.run)
+        .chain(&d.locations)
+        .chain(&d.waiting)
+        .chain(&d.regions)
+        .chain(&d.paths)
+        .chain(&d.collectives)
+        .chain(&d.pairs)
+        .collect();
+    batch(run, diff_columns(against, &all)).ok_or_else(|| "the diff's table could not be made".into())
 }
 
 /// The analyses `sql` names (as whole words, in any case).

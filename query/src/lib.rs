@@ -172,10 +172,19 @@ impl Session {
             if done.contains(&name) {
                 continue;
             }
-            let reports =
-                self.reports.get_or_init(|| self.report_all()).as_ref().map_err(|e| QueryError::Query(e.clone()))?;
-            let (schema, batches) = analyses::table(name, reports)
-                .ok_or_else(|| QueryError::Query(format!("the {name} table could not be made")))?;
+            let made = if analyses::OF_RUNS.contains(&name) {
+                let schema = analyses::empty_schema(name);
+                schema.zip(Some(self.of_runs(name).map_err(QueryError::Query)?))
+            } else {
+                let reports = self
+                    .reports
+                    .get_or_init(|| self.report_all())
+                    .as_ref()
+                    .map_err(|e| QueryError::Query(e.clone()))?;
+                analyses::table(name, reports)
+            };
+            let (schema, batches) =
+                made.ok_or_else(|| QueryError::Query(format!("the {name} table could not be made")))?;
             self.table(name, schema, vec![batches])?;
             self.runtime.block_on(async {
                 for (run, _) in &self.runs {
@@ -189,6 +198,31 @@ impl Session {
             done.push(name);
         }
         Ok(())
+    }
+
+    /// Run `a` as a dataset (a store opened as `exaviz critical-path` opens it).
+    fn dataset(name: &str, a: &Analysable) -> Result<Arc<Dataset>, String> {
+        match a {
+            Analysable::Trace(d) => Ok(d.clone()),
+            Analysable::Store(p) => exaviz_store::open(p, &|_, _| {}).map(Arc::new).map_err(|e| format!("{name}: {e}")),
+        }
+    }
+
+    /// The rows of table `name` of [`analyses::OF_RUNS`]: each run's wait states, or each run
+    /// after the first against the first (none with one run).
+    fn of_runs(&self, name: &str) -> Result<Vec<RecordBatch>, String> {
+        let mut out = Vec::new();
+        if name == "wait_states" {
+            for (run, a) in &self.runs {
+                out.extend(analyses::wait_states(run, &*Self::dataset(run, a)?)?);
+            }
+        } else if let Some(((first, a), rest)) = self.runs.split_first() {
+            let a = Self::dataset(first, a)?;
+            for (run, b) in rest {
+                out.push(analyses::diff_rows(first, &a, run, &*Self::dataset(run, b)?)?);
+            }
+        }
+        Ok(out)
     }
 
     fn report_all(&self) -> Reports {

@@ -203,7 +203,39 @@ fn the_analyses_are_tables_a_query_names() {
          WHERE location LIKE 'rank 3%' OR location LIKE 'rank 2%' GROUP BY 1 ORDER BY s DESC LIMIT 1",
     );
     assert_eq!(top[0][0], "rank 3");
+    // The wait states, by location id: as many as the report counts, as long in all.
+    assert_eq!(n("SELECT count(*) FROM wait_states") as u64, r.wait_states);
+    let waited = rows("SELECT sum(waited_s) FROM wait_states")[0][0].parse::<f64>().unwrap();
+    assert!((waited - r.waiting_s).abs() < 1e-9 * r.waiting_s.max(1.0), "{waited} against {}", r.waiting_s);
+    let named = n("SELECT count(*) FROM wait_states w JOIN locations l ON w.cause = l.location AND w.run = l.run");
+    assert_eq!(named as u64, r.wait_states);
+    // One run: no diff.
+    assert_eq!(n("SELECT count(*) FROM diff_rows"), 0);
     // Joined with the trace's own tables: the segments on a location that exists.
     let on = n("SELECT count(*) FROM critical_path c JOIN locations l ON c.location = l.name WHERE c.what = 'on'");
     assert_eq!(on, r.segments.iter().filter(|x| x.what == "on").count());
+}
+
+/// A diff's rows as a table: every run after the first against the first, as `exaviz diff`
+/// gives them (the recorded gloo pair: balanced, then rank 3 at 3x).
+#[test]
+fn a_diffs_rows_are_a_table() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/torch-gloo-pair");
+    let (even, a) = trace_run("even", &format!("{root}/even"));
+    let (slow, b) = trace_run("slow3", &format!("{root}/slow3"));
+    let s = Session::new(vec![even, slow]).unwrap();
+    let d =
+        exaviz_analysis::diff::diff_asked(&a, &b, None, None, &exaviz_analysis::diff::Options { top: 0, steps: None })
+            .unwrap();
+    let tables = [&d.locations, &d.waiting, &d.regions, &d.paths, &d.collectives, &d.pairs];
+    let want = 1 + tables.iter().map(|t| t.len()).sum::<usize>();
+    assert_eq!(count(&s, "SELECT count(*) FROM diff_rows WHERE run = 'slow3' AND against = 'even'") as usize, want);
+    let rows = s.sql("SELECT change_s FROM slow3.diff_rows WHERE \"table\" = 'run'").unwrap().text_rows().unwrap();
+    assert_eq!(rows[0][0].parse::<f64>().unwrap(), d.run.change_s);
+    let top = s
+        .sql("SELECT name FROM diff_rows WHERE \"table\" = 'location' ORDER BY change_s DESC LIMIT 1")
+        .unwrap()
+        .text_rows()
+        .unwrap();
+    assert!(top[0][0].starts_with("rank 3"), "{top:?}");
 }

@@ -19,6 +19,11 @@ Analyses (exaviz critical-path's, computed when a query names them):
   root_causes           run, location, region, direct_s, propagated_s, waits
   stragglers            run, process, steps, of_steps, excess_s
   straggler_steps       run, step, process, work_s, median_work_s, wait_s, median_wait_s, verdict
+  wait_states           run, location, cause, kind, from_s, until_s, waited_s   (location ids)
+  diff_rows             run, against, table, name, a_count, a_total_s, a_mean_s, b_count, b_total_s,
+                        b_mean_s, change_s, relative, step_change_s, step_low_s, step_high_s, stands_out
+                        (exaviz diff's rows: each run after the first against the first)
+Each run is also a schema of its own: \"run.exaviz\".messages holds that run's rows alone.
 Times are ticks of the run's clock (runs.ticks_per_second); columns ending in _s are seconds.
 `end` is a word of SQL: write it \"end\". --schema prints the tables with their types.
 
