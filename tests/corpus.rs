@@ -815,6 +815,44 @@ fn an_older_hpctoolkit_xml_database_opens_with_its_gpu_stream() {
     assert!((2.3..2.4).contains(&((span.1 - span.0) as f64 / 1e9)), "{span:?}");
 }
 
+/// Darshan's DXT example (`darshan-dxt-mpi-io-test-32r`: mpi-io-test on 32 ranks, 4 iterations
+/// of 16 MiB blocks): each rank a POSIX row with its 4 writes and 4 reads of the test file, and
+/// the per-rank times the application printed ("Write: mean_t = 5.374464", "Read: mean_t =
+/// 1.740801", max 7.584249 and 2.657060 s) are the segments' sums.
+#[test]
+fn a_darshan_dxt_log_opens_as_each_ranks_io() {
+    let Some(data) = shared_data_or_skip("a_darshan_dxt_log") else { return };
+    let dir = data.join("../corpus/darshan-dxt-mpi-io-test-32r");
+    let path = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "darshan"));
+    let d = exaviz_datasets::open(path.unwrap().to_str().unwrap()).unwrap();
+    let t = &d.trace;
+    assert_eq!(t.locations.name.len(), 32);
+    assert!(t.locations.name.iter().enumerate().all(|(r, n)| *n == format!("rank {r} / POSIX")));
+    let i = &t.intervals;
+    let per_rank = |op: &str| {
+        let mut s = vec![0.0f64; 32];
+        for k in 0..i.start.len() {
+            if t.region_names[i.kind[k] as usize] == format!("{op} test.out") {
+                s[i.location[k] as usize] += (i.end[k] - i.start[k]) as f64 / 1e9;
+            }
+        }
+        s
+    };
+    for (op, mean, max) in [("write", 5.374464, 7.584249), ("read", 1.740801, 2.657060)] {
+        let s = per_rank(op);
+        let m = s.iter().sum::<f64>() / 32.0;
+        let top = s.iter().copied().fold(0.0, f64::max);
+        assert!((m - mean).abs() < 0.01 * mean && (top - max).abs() < 0.02 * max, "{op}: mean {m}, max {top}");
+    }
+    assert_eq!(i.start.len(), 256);
+    assert_eq!(t.metrics.value.iter().filter(|&&v| v == 16_777_216.0).count(), 256);
+    assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+}
+
 /// Caliper's event-trace example (`caliper-event-trace-doc-example`: `main`, `iteration` and
 /// a recursive `factorial` begun, set and ended, durations but no time stamps) opens as nested
 /// regions on one row, each lasting what it recorded, with the placing of its times said.

@@ -12,6 +12,7 @@ pub mod boxfish;
 pub mod caliper;
 pub mod chakra;
 pub mod chrome;
+pub mod darshan;
 pub mod dnn;
 pub mod edges_csv;
 pub mod et;
@@ -166,6 +167,17 @@ pub static FORMATS: &[Format] = &[
                 hpctoolkit_xml::open(p.input, dir, p.query.as_ref(), progress)
             }
         },
+        stream: None,
+    },
+    Format {
+        name: "darshan",
+        title: "Darshan log with DXT traces",
+        tools: "Darshan 3 (darshan-runtime with DXT_ENABLE_IO_TRACE=1)",
+        files: "NAME.darshan",
+        gives: "DXT's I/O segments (POSIX and MPI-IO): each rank's I/O a row per module, each write or read an interval named by the operation and the file, its length a sample of the counters `write bytes` and `read bytes`",
+        options: &[],
+        detect: |p| darshan::looks_like(p.head()),
+        open: |p, progress| darshan::open(p.input, p.path, progress),
         stream: None,
     },
     Format {
