@@ -91,12 +91,31 @@ pub fn root_causes_in(t: &Trace, g: &Graph, window: (u64, u64), rows: std::ops::
     root_causes(t, g, &waits)
 }
 
+/// What a cost is charged to on its location: a region, or untraced time between the regions
+/// around it (either may be none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Charged {
+    Region(u32),
+    Gap(Option<u32>, Option<u32>),
+}
+
+/// The name of untraced time between regions `before` and `after` (named as the trace names
+/// them): "(no region)", with its neighbours where it has them.
+fn gap_name(before: Option<&str>, after: Option<&str>) -> String {
+    match (before, after) {
+        (None, None) => "(no region)".into(),
+        (Some(a), None) => format!("(no region, after {a})"),
+        (None, Some(b)) => format!("(no region, before {b})"),
+        (Some(a), Some(b)) => format!("(no region, after {a}, before {b})"),
+    }
+}
+
 /// A wait's own share of the analysis, independent of every other wait: the cause's excess
 /// work charged to its regions (shares adding to 1, in region order), its direct cost, and
 /// where the cause's work began.
 struct Own {
     direct: f64,
-    excess: Vec<(Option<u32>, f64)>,
+    excess: Vec<(Charged, f64)>,
     busy_from: u64,
 }
 
@@ -131,13 +150,17 @@ fn own_part(g: &Graph, w: &WaitState) -> Own {
     let mine = regions_of(lanes, w.cause, p_c, anchor);
     let theirs = regions_of(lanes, w.location, p_w, w.from);
     let of = |r: Option<u32>| theirs.iter().find(|x| x.0 == r).map_or(0, |x| x.1) as f64;
-    let mut excess: Vec<(Option<u32>, f64)> =
-        mine.iter().map(|&(r, dt)| (r, (dt as f64 - of(r)).max(0.0))).filter(|x| x.1 > 0.0).collect();
+    // `regions_of` keeps traced regions only: every `r` below is `Some`.
+    let region = |r: Option<u32>| r.map_or(Charged::Gap(None, None), Charged::Region);
+    let mut excess: Vec<(Charged, f64)> =
+        mine.iter().map(|&(r, dt)| (region(r), (dt as f64 - of(r)).max(0.0))).filter(|x| x.1 > 0.0).collect();
     if excess.is_empty() {
-        excess = mine.iter().map(|&(r, dt)| (r, dt as f64)).filter(|x| x.1 > 0.0).collect();
+        excess = mine.iter().map(|&(r, dt)| (region(r), dt as f64)).filter(|x| x.1 > 0.0).collect();
     }
     if excess.is_empty() {
-        excess.push((None, 1.0));
+        // The cause's work was untraced: named by the regions around it.
+        let (before, after) = lanes.regions_around(w.cause, p_c, anchor);
+        excess.push((Charged::Gap(before, after), 1.0));
     }
     // In one order whatever the pieces', so that the sums are the same bits in every run.
     excess.sort_unstable_by_key(|a| a.0);
@@ -153,7 +176,7 @@ fn own_part(g: &Graph, w: &WaitState) -> Own {
 /// what each inherited is then passed on in send order.
 pub fn root_causes(t: &Trace, g: &Graph, waits: &[WaitState]) -> Vec<CauseRow> {
     use rayon::prelude::*;
-    type Key = (u32, Option<u32>);
+    type Key = (u32, Charged);
     let lanes = &g.lanes;
     let own: Vec<Own> = waits.par_iter().map(|w| own_part(g, w)).collect();
     // Per wait, its causes as shares adding to 1.
@@ -203,7 +226,13 @@ pub fn root_causes(t: &Trace, g: &Graph, waits: &[WaitState]) -> Vec<CauseRow> {
         .into_iter()
         .map(|((l, r), (direct, propagated, waits))| CauseRow {
             location: t.locations.name.get(l as usize).cloned().unwrap_or_else(|| format!("location {l}")),
-            region: r.and_then(|r| t.region_names.get(r as usize)).cloned().unwrap_or_else(|| "(no region)".into()),
+            region: {
+                let name = |r: Option<u32>| r.and_then(|r| t.region_names.get(r as usize)).map(String::as_str);
+                match r {
+                    Charged::Region(r) => name(Some(r)).map_or_else(|| gap_name(None, None), str::to_string),
+                    Charged::Gap(a, b) => gap_name(name(a), name(b)),
+                }
+            },
             direct_s: direct / tps,
             propagated_s: propagated / tps,
             waits,

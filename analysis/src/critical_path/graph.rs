@@ -327,6 +327,15 @@ impl Lanes {
         s[..k].last().map_or(first, |&(_, b)| b)
     }
 
+    /// The region of the last piece of `loc` that ends at or before `at`, and of the first that
+    /// begins at or after `to`: the regions around untraced time `[at, to)`.
+    pub fn regions_around(&self, loc: u32, at: u64, to: u64) -> (Option<u32>, Option<u32>) {
+        let Some(p) = self.pieces.get(loc as usize) else { return (None, None) };
+        let before = p[..p.partition_point(|x| x.start < at)].iter().rev().find(|x| x.end <= at).map(|x| x.region);
+        let after = p.get(p.partition_point(|x| x.start < to)).map(|x| x.region);
+        (before, after)
+    }
+
     /// Calls `f(region, ticks)` for the time of `loc` in `[from, to)`, by innermost region
     /// (`None`: in none).
     pub fn each_region(&self, loc: u32, (from, to): (u64, u64), mut f: impl FnMut(Option<u32>, u64)) {

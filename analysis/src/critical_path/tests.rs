@@ -386,3 +386,25 @@ fn a_late_receiver_is_the_cause_of_its_senders_wait() {
     let locs: Vec<u32> = p.segments.iter().filter(|s| s.step == Step::On).map(|s| s.location).collect();
     assert_eq!(locs, [1, 0], "rank 1's computation, then rank 0's after its send returned: {:?}", on(&p));
 }
+
+/// A cause whose work before its send was untraced (only MPI calls recorded around it) is named
+/// by the regions around that time, not "(no region)" alone.
+#[test]
+fn an_untraced_cause_is_named_by_the_regions_around_it() {
+    let t = build_ranks(2)
+        .at(0, "compute", (0, 10), 0)
+        .at(0, "MPI_Recv", (10, 100), 0)
+        .at(1, "MPI_Init", (0, 5), 0)
+        .at(1, "MPI_Send", (90, 98), 0)
+        .msg((1, 90), (0, 100))
+        .0;
+    let g = Graph::new(&t);
+    let waits = causes::wait_states(&g, whole(&t));
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    let c = causes::root_causes(&t, &g, &waits);
+    assert_eq!(
+        (c[0].location.as_str(), c[0].region.as_str()),
+        ("rank 1", "(no region, after MPI_Init, before MPI_Send)"),
+        "{c:?}"
+    );
+}
