@@ -646,6 +646,41 @@ pub struct RunFiles {
     pub warnings: Vec<String>,
 }
 
+/// The rank a trace file's name gives: the number its name ends in before the first dot
+/// (`rank3.et.json.gz`, `dlrm_eg_3.json`), else its last part between dots that is a number
+/// (Chakra's `NAME.3.et`).
+pub(crate) fn rank_in_name(p: &Path) -> Option<u64> {
+    let name = p.file_name()?.to_str()?;
+    let mut parts = name.split('.');
+    let stem = parts.next().unwrap_or(name);
+    let digits: String =
+        stem.chars().rev().take_while(char::is_ascii_digit).collect::<Vec<_>>().into_iter().rev().collect();
+    digits.parse().ok().or_else(|| parts.filter_map(|s| s.parse().ok()).next_back())
+}
+
+/// `graphs` sorted by the rank their names give (then by name), and the one of rank `rank`
+/// (by default the first): an error naming the ranks there are where none is that rank's.
+pub(crate) fn graph_of_rank(
+    input: &str,
+    graphs: &mut [PathBuf],
+    rank: Option<u32>,
+) -> Result<Option<PathBuf>, SourceError> {
+    graphs.sort_by_key(|p| (rank_in_name(p).unwrap_or(u64::MAX), p.clone()));
+    let Some(rank) = rank else { return Ok(graphs.first().cloned()) };
+    if graphs.is_empty() {
+        return Err(SourceError::invalid(input, format!("rank={rank}: the run holds no execution traces")));
+    }
+    let by_name = graphs.iter().find(|p| rank_in_name(p) == Some(u64::from(rank)));
+    // Files without a rank in their names: the rank-th in order.
+    let by_order = graphs.iter().all(|p| rank_in_name(p).is_none()).then(|| graphs.get(rank as usize)).flatten();
+    by_name.or(by_order).cloned().map(Some).ok_or_else(|| {
+        let ranks: Vec<String> = graphs.iter().filter_map(|p| rank_in_name(p)).map(|r| r.to_string()).collect();
+        let have =
+            if ranks.is_empty() { format!("{} traces", graphs.len()) } else { format!("ranks {}", ranks.join(", ")) };
+        SourceError::invalid(input, format!("rank={rank}: no execution trace of that rank here ({have})"))
+    })
+}
+
 /// The files of the run under `dir` (see [`RunFiles`]).
 pub fn run_files(dir: &Path) -> RunFiles {
     let mut warnings = Vec::new();
@@ -687,9 +722,11 @@ pub fn open_dir(
     input: &str,
     dir: &Path,
     strict: bool,
+    rank: Option<u32>,
     progress: &dyn Fn(u64, u64),
 ) -> Result<exaviz_model::dataset::Dataset, SourceError> {
-    let RunFiles { xplanes, files, graphs, mut warnings } = run_files(dir);
+    let RunFiles { xplanes, files, mut graphs, mut warnings } = run_files(dir);
+    let chosen = graph_of_rank(input, &mut graphs, rank)?;
     let mut parts = Vec::new();
     let mut hlo = hlo_pairs(dir);
     for p in &xplanes {
@@ -698,16 +735,18 @@ pub fn open_dir(
         parts.push(Part { trace: crate::xplane::to_chrome(&space), input: p.display().to_string() });
     }
     if files.is_empty() && parts.is_empty() {
-        // Execution traces alone (one per rank): the run's operator graph, the first rank's.
-        let Some(first) = graphs.first() else {
+        // Execution traces alone (one per rank): the run's operator graph, a rank's (the
+        // lowest's unless one is asked for).
+        let Some(first) = chosen else {
             return Err(SourceError::invalid(input, "holds no trace files (.json, .json.gz, .pfw, .xplane.pb)"));
         };
-        let r = crate::et::read_full(&first.display().to_string(), first)?;
+        let r = crate::et::read_full(&first.display().to_string(), &first)?;
         warnings.extend(r.warnings);
         if graphs.len() > 1 {
             warnings.push(format!(
-                "{input}: {} execution traces, one per rank; the operator graph drawn is the first's ({})",
+                "{input}: {} execution traces, one per rank; the operator graph drawn is {} ({}): RUN?rank=N or --rank N draws another",
                 graphs.len(),
+                rank.map_or_else(|| "the first rank's".to_string(), |r| format!("rank {r}'s")),
                 first.display()
             ));
         }
@@ -729,9 +768,9 @@ pub fn open_dir(
         .collect();
     // A PyTorch run's execution traces (one per rank): the first rank's graph, its operators
     // named as the profile of the same process names them (by record-function id).
-    let et = match graphs.first() {
+    let et = match chosen {
         Some(first) => {
-            let mut r = crate::et::read_full(&first.display().to_string(), first)?;
+            let mut r = crate::et::read_full(&first.display().to_string(), &first)?;
             r.graph.profile_names = profile_names(&parts, &r);
             warnings.append(&mut r.warnings);
             Some(r.graph)
@@ -1024,6 +1063,36 @@ mod tests {
         Part { trace: crate::chrome::parse(text.as_bytes(), "t.json").unwrap(), input: "t.json".into() }
     }
 
+    /// A folder of execution traces alone, one per rank: the lowest rank's graph by default,
+    /// `rank=N`'s when asked (said in the warning), a rank not there refused naming those there
+    /// are; ranks read from names as numbers, not as text (`rank10` after `rank2`).
+    #[test]
+    fn a_run_of_execution_traces_draws_the_rank_asked_for() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/torch-et");
+        let dir = std::env::temp_dir().join(format!("exaviz-et-ranks-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (from, to) in [("rank0.et.json.gz", "rank2.et.json.gz"), ("rank1.et.json.gz", "rank10.et.json.gz")] {
+            std::fs::copy(src.join(from), dir.join(to)).unwrap();
+        }
+        let warning =
+            |d: &exaviz_model::dataset::Dataset| d.warnings.iter().find(|w| w.contains("one per rank")).cloned();
+        let d = open_dir("run", &dir, false, None, &|_, _| {}).unwrap();
+        let w = warning(&d).unwrap();
+        assert!(w.contains("the first rank's") && w.contains("rank2.et.json.gz"), "{w}");
+        let d = open_dir("run", &dir, false, Some(10), &|_, _| {}).unwrap();
+        let w = warning(&d).unwrap();
+        assert!(w.contains("rank 10's") && w.contains("rank10.et.json.gz"), "{w}");
+        assert!(d.opgraph.is_some());
+        let e = open_dir("run", &dir, false, Some(3), &|_, _| {}).unwrap_err().to_string();
+        assert_eq!(e, "run: rank=3: no execution trace of that rank here (ranks 2, 10)");
+        // Beside the profiles: the ranks' graphs differ, and the one asked for is read.
+        let a = open_dir("run", &src, false, Some(0), &|_, _| {}).unwrap();
+        let b = open_dir("run", &src, false, Some(1), &|_, _| {}).unwrap();
+        assert!(a.opgraph.is_some() && b.opgraph.is_some());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn jax_cpu_backend_devices_come_from_device_ordinal() {
         let p = part(
@@ -1068,7 +1137,7 @@ mod tests {
             let Some(dir) = exaviz_model::testing::shared_data(rel) else { return };
             let open = |threads: usize| {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-                let d = pool.install(|| open_dir(rel, &dir, false, &|_, _| {}));
+                let d = pool.install(|| open_dir(rel, &dir, false, None, &|_, _| {}));
                 match d {
                     Ok(d) => format!("{:?}", (&d.trace, &d.training, &d.opgraph, &d.warnings)),
                     Err(e) => e.to_string(),
@@ -1096,12 +1165,12 @@ mod tests {
             std::fs::write(dir.join(f.file_name().unwrap()), bytes).unwrap();
         }
         let broken = dir.join(files[3].file_name().unwrap()).display().to_string();
-        let d = open_dir("run", &dir, false, &|_, _| {}).unwrap();
+        let d = open_dir("run", &dir, false, None, &|_, _| {}).unwrap();
         let lines: Vec<&String> = d.warnings.iter().filter(|w| w.contains("left out of the run")).collect();
         assert_eq!(lines.len(), 1, "{:?}", d.warnings);
         assert!(lines[0].starts_with(&format!("{broken}: ends too early")), "{}", lines[0]);
         assert_eq!(d.training.as_ref().unwrap().devices.len(), files.len() - 1);
-        let e = open_dir("run", &dir, true, &|_, _| {}).unwrap_err().to_string();
+        let e = open_dir("run", &dir, true, None, &|_, _| {}).unwrap_err().to_string();
         assert!(e.starts_with(&format!("{broken}: ends too early")) && !e.contains('\n'), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }

@@ -43,7 +43,7 @@ use exaviz_model::query::Query;
 use exaviz_model::source::SourceError;
 
 pub use open::{check_options, head_of, read, with_query};
-pub(crate) use open::{profile_dir, strict_option};
+pub(crate) use open::{profile_dir, rank_option, strict_option};
 
 /// An input as the formats see it: the text given, its path (options after `?` split off where
 /// the path before them exists) and, for a file, its first bytes as stored and decompressed.
@@ -223,20 +223,22 @@ pub static FORMATS: &[Format] = &[
         name: "chakra",
         title: "Chakra execution trace",
         tools: "MLCommons Chakra (chakra_converter, from PyTorch execution traces)",
-        files: "NAME.RANK.et or their folder",
-        gives: "a training step's operator graph: operations, data and control dependencies, collectives by their communication type",
-        options: &[],
+        files: "NAME.RANK.et or their folder (DIR?rank=N)",
+        gives: "a training step's operator graph: operations, data and control dependencies, collectives by their communication type; of a folder, the lowest rank's (`rank=N` or `--rank N` another)",
+        options: &["rank"],
         detect: |p| if p.is_dir() { !chakra::traces_in(p.path).is_empty() } else { chakra::looks_like(p.plain_head()) },
         open: |p, _| {
-            let ranks = if p.is_dir() { chakra::traces_in(p.path) } else { vec![p.path.to_path_buf()] };
-            let first = ranks.first().cloned().unwrap_or_default();
+            let mut ranks = if p.is_dir() { chakra::traces_in(p.path) } else { vec![p.path.to_path_buf()] };
+            let rank = rank_option(p.input, p.query.as_ref())?;
+            let first = dnn::graph_of_rank(p.input, &mut ranks, rank)?.unwrap_or_default();
             let (mut graph, mut warnings) = chakra::read(p.input, &first)?;
             if ranks.len() > 1 {
                 graph.partitions = ranks.len() as u32;
                 warnings.push(format!(
-                    "{}: {} traces, one per rank; the operator graph drawn is the first's ({})",
+                    "{}: {} traces, one per rank; the operator graph drawn is {} ({}): DIR?rank=N or --rank N draws another",
                     p.input,
                     ranks.len(),
+                    rank.map_or_else(|| "the first rank's".to_string(), |r| format!("rank {r}'s")),
                     first.display()
                 ));
             }
@@ -253,9 +255,9 @@ pub static FORMATS: &[Format] = &[
         name: "profiles",
         title: "a run's folder of profiles",
         tools: "PyTorch profiler (Kineto), JAX (jax.profiler), PyTorch execution traces",
-        files: "RUN/ or RUN?strict=1",
-        gives: "one `*.json[.gz]` per rank, a JAX log folder, execution traces beside them: one training run, its devices, stages, operators and collectives; the files are parsed in parallel, and one that does not read is left out with a warning (`strict=1` or `--strict` refuses the run instead)",
-        options: &["strict"],
+        files: "RUN/ or RUN?strict=1 or RUN?rank=N",
+        gives: "one `*.json[.gz]` per rank, a JAX log folder, execution traces beside them or alone (one per rank): one training run, its devices, stages, operators and collectives, and the operator graph of one rank's execution trace (the lowest rank's; `rank=N` or `--rank N` another); the files are parsed in parallel, and one that does not read is left out with a warning (`strict=1` or `--strict` refuses the run instead)",
+        options: &["strict", "rank"],
         detect: |p| p.is_dir(),
         open: |p, progress| crate::profile_dir(p.input, p.path, p.query.as_ref(), progress),
         stream: Some(|p, target, progress| {

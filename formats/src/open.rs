@@ -85,6 +85,17 @@ pub(crate) fn strict_option(input: &str, query: Option<&Query>) -> Result<bool, 
     }
 }
 
+/// `RUN?rank=N`: the rank whose execution trace is drawn, where a run holds one per rank.
+pub(crate) fn rank_option(input: &str, query: Option<&Query>) -> Result<Option<u32>, SourceError> {
+    match query.and_then(|q| q.get("rank")) {
+        None => Ok(None),
+        Some(r) => r
+            .parse()
+            .map(Some)
+            .map_err(|_| SourceError::invalid(input, format!("option rank={r} is not a rank (a whole number from 0)"))),
+    }
+}
+
 /// A folder of one run's profiles (Kineto ranks, a JAX log folder, execution traces); where it
 /// holds none, what it holds instead: HLO modules, or inputs in its folders.
 pub(crate) fn profile_dir(
@@ -94,7 +105,8 @@ pub(crate) fn profile_dir(
     progress: &dyn Fn(u64, u64),
 ) -> Result<Dataset, SourceError> {
     let strict = strict_option(input, query)?;
-    crate::dnn::open_dir(input, path, strict, progress).map_err(|e| {
+    let rank = rank_option(input, query)?;
+    crate::dnn::open_dir(input, path, strict, rank, progress).map_err(|e| {
         if !e.to_string().contains("holds no trace files") {
             return e;
         }

@@ -318,7 +318,7 @@ pub fn convert(
     progress: &dyn Fn(u64, u64),
 ) -> Result<Manifest, SourceError> {
     let Some((files, mut warnings)) = streams(dir) else {
-        let d = dnn::open_dir(input, dir, strict, progress)?;
+        let d = dnn::open_dir(input, dir, strict, None, progress)?;
         for w in &d.warnings {
             eprintln!("warning: {w}");
         }

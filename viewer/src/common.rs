@@ -50,10 +50,13 @@ pub(crate) static DEPTH: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
 
 /// Whether `--strict` was given: a run of profiles with a file that does not read is refused.
 pub(crate) static STRICT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+/// `--rank N`: the rank whose execution trace a run of one per rank draws.
+pub(crate) static RANK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
 
 /// `input` with the global options that belong to it: `DB?depth=N` for an HPCToolkit database
 /// given `--depth` without a depth of its own (an error for any other input), `RUN?strict=1`
-/// for a run's folder of profiles given `--strict` (other inputs are strict already).
+/// for a run's folder of profiles given `--strict` (other inputs are strict already), `RUN?rank=N`
+/// for a run of execution traces given `--rank N` (an error for any other input).
 pub(crate) fn with_options(input: &str) -> Result<String> {
     let path = input.split_once('?').map_or(input, |(p, _)| p);
     let add = |key: &str, value: String| {
@@ -71,11 +74,21 @@ pub(crate) fn with_options(input: &str) -> Result<String> {
             out = add("depth", depth.to_string());
         }
     }
+    if let Some(rank) = RANK.get()
+        && !has("rank")
+    {
+        let p = std::path::Path::new(path);
+        let probe = exaviz_formats::Probe::new(input, p, None);
+        if !exaviz_formats::detect(&probe).is_some_and(|f| f.name == "profiles" || f.name == "chakra") {
+            anyhow::bail!("{input}: --rank applies to runs of execution traces (a folder of one per rank)");
+        }
+        out = if out.contains('?') { format!("{out}&rank={rank}") } else { format!("{out}?rank={rank}") };
+    }
     if STRICT.get() == Some(&true) && !has("strict") {
         let p = std::path::Path::new(path);
         let probe = exaviz_formats::Probe::new(input, p, None);
         if exaviz_formats::detect(&probe).is_some_and(|f| f.name == "profiles") {
-            out = add("strict", "1".into());
+            out = if out.contains('?') { format!("{out}&strict=1") } else { format!("{out}?strict=1") };
         }
     }
     Ok(out)

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use common::{DEPTH, STAGES, STRICT, StageRanges, ViewArgs, clap_line, parse_stages};
+use common::{DEPTH, RANK, STAGES, STRICT, StageRanges, ViewArgs, clap_line, parse_stages};
 use exaviz_views::contract::Entry;
 
 #[derive(Parser, Debug)]
@@ -38,6 +38,11 @@ struct Cli {
     /// same).
     #[arg(long, global = true)]
     strict: bool,
+    /// Where a run holds an execution trace per rank (PyTorch's ExecutionTraceObserver, Chakra),
+    /// the rank whose operator graph is drawn (`RUN?rank=N` says the same); by default the
+    /// lowest.
+    #[arg(long, global = true)]
+    rank: Option<u32>,
 }
 
 /// The commands that show a view.
@@ -290,6 +295,9 @@ fn main() -> ExitCode {
         DEPTH.set(depth).ok();
     }
     STRICT.set(cli.strict).ok();
+    if let Some(rank) = cli.rank {
+        RANK.set(rank).ok();
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
