@@ -9,8 +9,9 @@
 //! Each rank's I/O is a row per module (`rank R / POSIX`, `rank R / MPI-IO`), each segment an
 //! interval named by the operation and the file (`write test.out`: the file's name, its whole
 //! path where two files share one), and its length a sample of the counters `write bytes` and
-//! `read bytes` at its start. A log without DXT (Darshan's counters only) is refused in one
-//! line; so are Darshan 2 logs and bzip2-compressed ones (darshan-convert writes them anew).
+//! `read bytes` at its start. Regions compressed with bzip2 (Darshan's other codec) are read as
+//! well. A log without DXT (Darshan's counters only) is refused in one line; so are Darshan 2
+//! logs (darshan-convert writes them anew).
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -105,10 +106,18 @@ fn region(input: &str, b: &[u8], (off, len): (u64, u64), compression: u8, what: 
     let data = &b[off as usize..end as usize];
     match compression {
         2 => Ok(data.to_vec()),
-        1 => Err(bad(
-            "is compressed with bzip2, which exaviz does not read: `darshan-convert LOG OUT` writes it with zlib"
-                .into(),
-        )),
+        1 => {
+            // bzip2 streams one after another, as zlib's are.
+            let mut out = Vec::new();
+            bzip2::read::MultiBzDecoder::new(data)
+                .take(MAX_BYTES + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| bad(format!("its {what} do not decompress ({e})")))?;
+            if out.len() as u64 > MAX_BYTES {
+                return Err(bad(format!("its {what} decompress beyond {} GiB", MAX_BYTES >> 30)));
+            }
+            Ok(out)
+        }
         0 => {
             let mut out = Vec::new();
             let mut rest = data;
@@ -346,8 +355,17 @@ mod tests {
     /// records (version 2, segments of 32 bytes), each region its own zlib streams (the records
     /// as two, as two processes write them).
     fn log(minor_41: bool) -> Vec<u8> {
+        log_with(minor_41, false)
+    }
+
+    fn log_with(minor_41: bool, bz: bool) -> Vec<u8> {
         use std::io::Write;
         let z = |b: &[u8]| {
+            if bz {
+                let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+                e.write_all(b).unwrap();
+                return e.finish().unwrap();
+            }
             let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
             e.write_all(b).unwrap();
             e.finish().unwrap()
@@ -386,6 +404,7 @@ mod tests {
         let mut head = vec![0u8; head_len];
         head[..4].copy_from_slice(if minor_41 { b"3.41" } else { b"3.21" });
         head[8..16].copy_from_slice(&MAGIC.to_le_bytes());
+        head[16] = u8::from(bz);
         let (job, names) = (z(&job), z(&names));
         let put = |h: &mut Vec<u8>, at: usize, off: usize, len: usize| {
             h[at..at + 8].copy_from_slice(&(off as u64).to_le_bytes());
@@ -409,13 +428,14 @@ mod tests {
     }
 
     /// Each rank's segments are intervals on its POSIX row named by operation and file (the
-    /// whole path where two files share a name), their lengths counter samples, times in ns.
+    /// whole path where two files share a name), their lengths counter samples, times in ns;
+    /// the same from a 3.41 header and from bzip2 streams.
     #[test]
     fn dxt_segments_are_intervals_per_rank_and_file() {
-        for minor_41 in [false, true] {
-            let bytes = log(minor_41);
+        for (minor_41, bz) in [(false, false), (true, false), (false, true)] {
+            let bytes = log_with(minor_41, bz);
             assert!(looks_like(&bytes));
-            let d = opened(&bytes, &format!("log{minor_41}")).unwrap();
+            let d = opened(&bytes, &format!("log{minor_41}{bz}")).unwrap();
             let t = &d.trace;
             assert_eq!(t.locations.name, ["rank 0 / POSIX", "rank 1 / POSIX"]);
             let rows = crate::events::interval_rows(t);
@@ -451,9 +471,9 @@ mod tests {
         old[..4].copy_from_slice(b"2.06");
         let e = opened(&old, "old").unwrap_err().to_string();
         assert!(e.contains("Darshan 2.06 log"), "{e}");
-        let mut bz = bytes;
-        bz[16] = 1;
-        let e = opened(&bz, "bz").unwrap_err().to_string();
-        assert!(e.contains("bzip2"), "{e}");
+        let mut odd = bytes;
+        odd[16] = 7;
+        let e = opened(&odd, "codec").unwrap_err().to_string();
+        assert!(e.contains("compression exaviz does not know (7)"), "{e}");
     }
 }
