@@ -82,13 +82,7 @@ pub fn traces_in(dir: &Path) -> Vec<PathBuf> {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "et") && is_chakra(p))
         .collect();
-    let rank = |p: &PathBuf| -> (u64, String) {
-        let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        let digits: String =
-            stem.chars().rev().take_while(char::is_ascii_digit).collect::<Vec<_>>().into_iter().rev().collect();
-        (digits.parse().unwrap_or(u64::MAX), stem.to_string())
-    };
-    found.sort_by_key(rank);
+    found.sort_by_key(|p| (crate::dnn::rank_in_name(p).unwrap_or(u64::MAX), p.clone()));
     found
 }
 

@@ -646,16 +646,15 @@ pub struct RunFiles {
     pub warnings: Vec<String>,
 }
 
-/// The rank a trace file's name gives: the number its name ends in before the first dot
-/// (`rank3.et.json.gz`, `dlrm_eg_3.json`), else its last part between dots that is a number
-/// (Chakra's `NAME.3.et`).
+/// The rank a trace file's name gives: its last part between dots that is a number (Chakra's
+/// `resnet50.3.et`), else the number its name ends in before the first dot (`rank3.et.json.gz`,
+/// `dlrm_eg_3.json`).
 pub(crate) fn rank_in_name(p: &Path) -> Option<u64> {
     let name = p.file_name()?.to_str()?;
-    let mut parts = name.split('.');
-    let stem = parts.next().unwrap_or(name);
+    let stem = name.split('.').next().unwrap_or(name);
     let digits: String =
         stem.chars().rev().take_while(char::is_ascii_digit).collect::<Vec<_>>().into_iter().rev().collect();
-    digits.parse().ok().or_else(|| parts.filter_map(|s| s.parse().ok()).next_back())
+    name.split('.').skip(1).filter_map(|s| s.parse().ok()).last().or_else(|| digits.parse().ok())
 }
 
 /// `graphs` sorted by the rank their names give (then by name), and the one of rank `rank`

@@ -30,6 +30,11 @@ async fn get(client: &mut FlightServiceClient<tonic::transport::Channel>, ticket
     Ok(n)
 }
 
+/// A channel to the server at `addr`.
+async fn connect(addr: std::net::SocketAddr) -> tonic::transport::Channel {
+    tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap().connect().await.unwrap()
+}
+
 /// Files of a folder with their sizes and modification times.
 fn listing(dir: &Path) -> Vec<(String, u64, std::time::SystemTime)> {
     let mut v: Vec<_> = std::fs::read_dir(dir)
@@ -52,11 +57,7 @@ fn malformed_and_hostile_requests_get_one_line_and_the_server_keeps_answering() 
     let server = spawn(Served::new(std::slice::from_ref(&served), std::time::Duration::ZERO).unwrap()).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", server.addr))
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
+        let channel = connect(server.addr).await;
         let mut client = FlightServiceClient::new(channel);
         let head = Request { store: "s.exaviz".into(), ask: Ask::Head }.ticket();
         assert!(get(&mut client, head.clone()).await.unwrap() > 1);
@@ -174,11 +175,7 @@ fn standard_flight_and_flight_sql_answer_plain_rows() {
     let server = spawn(Served::new(std::slice::from_ref(&served), std::time::Duration::ZERO).unwrap()).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", server.addr))
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
+        let channel = connect(server.addr).await;
         let rows = |b: &[RecordBatch]| b.iter().map(RecordBatch::num_rows).sum::<usize>();
         let mut flight = FlightClient::new(channel.clone());
         let infos: Vec<FlightInfo> = flight.list_flights("").await.unwrap().try_collect().await.unwrap();

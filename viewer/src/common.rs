@@ -59,11 +59,20 @@ pub(crate) static RANK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
 /// for a run of execution traces given `--rank N` (an error for any other input).
 pub(crate) fn with_options(input: &str) -> Result<String> {
     let path = input.split_once('?').map_or(input, |(p, _)| p);
-    let add = |key: &str, value: String| {
-        if input.contains('?') { format!("{input}&{key}={value}") } else { format!("{input}?{key}={value}") }
+    let add = |out: &str, key: &str, value: String| {
+        if out.contains('?') { format!("{out}&{key}={value}") } else { format!("{out}?{key}={value}") }
     };
     let has = |key: &str| {
         input.split_once('?').is_some_and(|(_, q)| q.split('&').any(|kv| kv.starts_with(&format!("{key}="))))
+    };
+    // The input's format, detected once where an option needs it.
+    let format = std::cell::OnceCell::new();
+    let format_is = |names: &[&str]| {
+        let f = format.get_or_init(|| {
+            let probe = exaviz_formats::Probe::new(input, std::path::Path::new(path), None);
+            exaviz_formats::detect(&probe).map(|f| f.name)
+        });
+        f.is_some_and(|n| names.contains(&n))
     };
     let mut out = input.to_string();
     if let Some(depth) = DEPTH.get() {
@@ -71,25 +80,19 @@ pub(crate) fn with_options(input: &str) -> Result<String> {
             anyhow::bail!("{input}: --depth applies to HPCToolkit databases (their call paths' depth)");
         }
         if !input.contains('?') {
-            out = add("depth", depth.to_string());
+            out = add(&out, "depth", depth.to_string());
         }
     }
     if let Some(rank) = RANK.get()
         && !has("rank")
     {
-        let p = std::path::Path::new(path);
-        let probe = exaviz_formats::Probe::new(input, p, None);
-        if !exaviz_formats::detect(&probe).is_some_and(|f| f.name == "profiles" || f.name == "chakra") {
+        if !format_is(&["profiles", "chakra"]) {
             anyhow::bail!("{input}: --rank applies to runs of execution traces (a folder of one per rank)");
         }
-        out = if out.contains('?') { format!("{out}&rank={rank}") } else { format!("{out}?rank={rank}") };
+        out = add(&out, "rank", rank.to_string());
     }
-    if STRICT.get() == Some(&true) && !has("strict") {
-        let p = std::path::Path::new(path);
-        let probe = exaviz_formats::Probe::new(input, p, None);
-        if exaviz_formats::detect(&probe).is_some_and(|f| f.name == "profiles") {
-            out = if out.contains('?') { format!("{out}&strict=1") } else { format!("{out}?strict=1") };
-        }
+    if STRICT.get() == Some(&true) && !has("strict") && format_is(&["profiles"]) {
+        out = add(&out, "strict", "1".into());
     }
     Ok(out)
 }
