@@ -264,14 +264,23 @@ class Trace:
             ranks = str(ranks)
         return json.loads(self._native.summary_json(start, end, ranks, top))
 
-    def critical_path(self, start: Optional[float] = None, end: Optional[float] = None) -> Dict[str, Any]:
+    def critical_path(
+        self,
+        start: Optional[float] = None,
+        end: Optional[float] = None,
+        what_if: Union[str, Sequence[str], None] = None,
+    ) -> Dict[str, Any]:
         """Why the run is slow: ``exaviz critical-path --from START --to END --json``.
 
         The critical path across ranks, threads and GPU streams (``segments``, and its time by
         kind, row and region in ``shares``), the root causes of the waiting (``root_causes``,
         direct and propagated costs) and the stragglers of each step (``stragglers``).
+        ``what_if`` (one or several, as ``--what-if``: ``"rank 5"``, ``"region:extra_work"``,
+        ``"region:nccl*0.5"``) adds ``what_if``: per projection ``who``, ``selected``,
+        ``removed_s``, ``length_s``, ``projected_s``, ``saved_s`` and ``steps``.
         """
-        return json.loads(self._native.critical_path_json(start, end))
+        asks = [what_if] if isinstance(what_if, str) else list(what_if or [])
+        return json.loads(self._native.critical_path_json(start, end, asks))
 
     def render(
         self,

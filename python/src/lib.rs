@@ -347,10 +347,23 @@ impl Trace {
 
     /// `exaviz critical-path --json`: the critical path, the root causes of waiting and the
     /// stragglers of a window (seconds since the trace's start), as JSON text.
-    #[pyo3(signature = (start=None, end=None))]
-    fn critical_path_json(&self, py: Python<'_>, start: Option<f64>, end: Option<f64>) -> PyResult<String> {
+    /// `what_if`: the projections of `--what-if` (`rank 5`, `region:NAME*0.5`).
+    #[pyo3(signature = (start=None, end=None, what_if=Vec::new()))]
+    fn critical_path_json(
+        &self,
+        py: Python<'_>,
+        start: Option<f64>,
+        end: Option<f64>,
+        what_if: Vec<String>,
+    ) -> PyResult<String> {
+        use exaviz_analysis::critical_path::{analyse_what_if, what_if::parse};
+        let asks = what_if
+            .iter()
+            .map(|w| parse(w))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| TraceError::new_err(format!("{}: {e}", self.input)))?;
         let r = py
-            .detach(|| exaviz_analysis::critical_path::analyse_asked(&self.dataset, start, end))
+            .detach(|| analyse_what_if(&self.dataset, start, end, &asks, &|_, _| {}))
             .map_err(|e| TraceError::new_err(format!("{}: {e}", self.input)))?;
         serde_json::to_string(&r).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }

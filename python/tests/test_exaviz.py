@@ -87,6 +87,13 @@ def test_critical_path_equals_the_cli():
     assert trace.critical_path(start=10, end=20)["length_s"] <= 10.0 + 1e-9
     with pytest.raises(exaviz.TraceError):
         trace.critical_path(start=5, end=1)
+    asked = trace.critical_path(what_if=["rank 4-5", "region:compute*0.5"])
+    assert asked["what_if"] == json.loads(
+        cli("critical-path", spec, "--json", "--what-if", "rank 4-5", "--what-if", "region:compute*0.5").stdout
+    )["what_if"]
+    assert asked["what_if"][1]["saved_s"] > 0
+    with pytest.raises(exaviz.TraceError, match="no process is named so"):
+        trace.critical_path(what_if="rank 99")
 
 
 def test_diff_equals_the_cli_and_gives_arrow_tables():

@@ -1290,6 +1290,27 @@ fn critical_path_names_the_planted_slow_ranks() {
         "{text}"
     );
     assert_fails(&["critical-path", input, "--from", "9", "--to", "1"], &["empty"]);
+    // What if: the planted ranks at their peers' median, the computation halved, and a factor
+    // of 1 that changes nothing; an unknown rank is one line.
+    let args = ["critical-path", input, "--json", "--what-if", "rank 4-5", "--what-if", "region:compute*0.5"];
+    let out = exaviz(&[&args[..], &["--what-if", "region:comp*"], &["--what-if", "region:compute*1"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let w = r["what_if"].as_array().unwrap();
+    assert_eq!(w.len(), 4);
+    assert_eq!(w[0]["who"], "rank 4-5");
+    assert_eq!(w[0]["selected"], serde_json::json!(["rank 4", "rank 5"]));
+    let f = |k: usize, key: &str| w[k][key].as_f64().unwrap();
+    assert!(f(0, "saved_s") > 0.0 && f(0, "removed_s") > 0.0, "{}", w[0]);
+    assert!((f(1, "projected_s") + f(1, "saved_s") - length).abs() < 1e-9, "{}", w[1]);
+    assert!(f(1, "saved_s") > 0.1 * length, "halving the computation saves: {}", w[1]);
+    assert!(f(2, "saved_s") > f(1, "saved_s"), "removing it saves more: {}", w[2]);
+    assert_eq!((f(3, "saved_s"), f(3, "removed_s")), (0.0, 0.0), "{}", w[3]);
+    let out = exaviz(&["critical-path", input, "--what-if", "rank 4-5", "--what-if", "rank 5"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("what if") && text.contains("selects rank 4, rank 5"), "{text}");
+    assert_fails(&["critical-path", input, "--what-if", "rank 99"], &["rank 99", "no process is named so"]);
+    assert_fails(&["critical-path", input, "--what-if", "region:nothing"], &["no region is named so"]);
 }
 
 /// Totals of an OTF2 archive as `otf2-print` lists its events, the oracle for `exaviz summary`:

@@ -116,7 +116,36 @@ fn gap_name(before: Option<&str>, after: Option<&str>) -> String {
 struct Own {
     direct: f64,
     excess: Vec<(Charged, f64)>,
+    /// The location the excess is charged to: the cause, or the thread that handed it its
+    /// work (see [`handed_over`]).
+    charged: u32,
     busy_from: u64,
+}
+
+/// How many hand-overs [`handed_over`] follows back.
+const HANDOVERS: usize = 4;
+
+/// Where the work of `loc` up to `to` (since `from`, its last wait's end) really was: a helper
+/// thread idle until another thread of its process handed it work (gloo's or NCCL's runloop
+/// for c10d's call, PyTorch's autograd thread for `backward()`) did nothing of its own, so
+/// the time is the other thread's, up to its hand-over. Followed while the time is untraced
+/// and an edge into it arrived in it; `(location, from, to)` as found.
+fn handed_over(g: &Graph, mut loc: u32, mut from: u64, mut to: u64) -> (u32, u64, u64) {
+    let lanes = &g.lanes;
+    for _ in 0..HANDOVERS {
+        if !regions_of(lanes, loc, from, to).is_empty() {
+            break;
+        }
+        let into = g.into(loc);
+        let upto = into.partition_point(|e| e.arrived <= to);
+        let Some(e) = into[..upto].iter().rev().find(|e| e.arrived >= from && e.src != loc && e.sent <= e.arrived)
+        else {
+            break;
+        };
+        (loc, to) = (e.src, e.sent);
+        from = lanes.busy_since(loc, to);
+    }
+    (loc, from, to)
 }
 
 /// The time of `l` in `[a, b)` per innermost region that is not waiting (a few regions: a
@@ -147,8 +176,12 @@ fn own_part(g: &Graph, w: &WaitState) -> Own {
     let work_c = anchor.saturating_sub(p_c) as f64;
     let work_w = w.from.saturating_sub(p_w) as f64;
     let direct = (work_c - work_w).clamp(0.0, waited);
-    let mine = regions_of(lanes, w.cause, p_c, anchor);
-    let theirs = regions_of(lanes, w.location, p_w, w.from);
+    // A helper thread's idle time is the time of the thread that handed it its work: the
+    // cause's excess is charged there, compared with what the waiter's own hand-over did.
+    let (charged, p_c, anchor) = handed_over(g, w.cause, p_c, anchor);
+    let (waiter, p_w, w_to) = handed_over(g, w.location, p_w, w.from);
+    let mine = regions_of(lanes, charged, p_c, anchor);
+    let theirs = regions_of(lanes, waiter, p_w, w_to);
     let of = |r: Option<u32>| theirs.iter().find(|x| x.0 == r).map_or(0, |x| x.1) as f64;
     // `regions_of` keeps traced regions only: every `r` below is `Some`.
     let region = |r: Option<u32>| r.map_or(Charged::Gap(None, None), Charged::Region);
@@ -159,7 +192,7 @@ fn own_part(g: &Graph, w: &WaitState) -> Own {
     }
     if excess.is_empty() {
         // The cause's work was untraced: named by the regions around it.
-        let (before, after) = lanes.regions_around(w.cause, p_c, anchor);
+        let (before, after) = lanes.regions_around(charged, p_c, anchor);
         excess.push((Charged::Gap(before, after), 1.0));
     }
     // In one order whatever the pieces', so that the sums are the same bits in every run.
@@ -168,7 +201,7 @@ fn own_part(g: &Graph, w: &WaitState) -> Own {
     for x in &mut excess {
         x.1 /= sum;
     }
-    Own { direct, excess, busy_from: p_c }
+    Own { direct, excess, charged, busy_from: p_c }
 }
 
 /// The root causes of the wait states `waits` (from [`wait_states`]), largest total first.
@@ -187,7 +220,7 @@ pub fn root_causes(t: &Trace, g: &Graph, waits: &[WaitState]) -> Vec<CauseRow> {
     for (k, (w, o)) in waits.iter().zip(&own).enumerate() {
         let waited = w.until.saturating_sub(w.from) as f64;
         // What the cause inherited: the causes of the wait that ended its last stretch.
-        let earlier: &[(Key, f64)] = ending.get(&(w.cause, o.busy_from)).map_or(&[], |&j| &dist[j]);
+        let earlier: &[(Key, f64)] = ending.get(&(o.charged, o.busy_from)).map_or(&[], |&j| &dist[j]);
         let inherited = if earlier.is_empty() { 0.0 } else { waited - o.direct };
         let own = waited - inherited;
         let mut d: Vec<(Key, f64)> = Vec::with_capacity(o.excess.len() + earlier.len());
@@ -197,8 +230,8 @@ pub fn root_causes(t: &Trace, g: &Graph, waits: &[WaitState]) -> Vec<CauseRow> {
         };
         for &(r, x) in &o.excess {
             let cost = own * x;
-            add(&mut d, (w.cause, r), cost);
-            let e = totals.entry((w.cause, r)).or_default();
+            add(&mut d, (o.charged, r), cost);
+            let e = totals.entry((o.charged, r)).or_default();
             e.0 += cost;
             e.2 += 1;
         }

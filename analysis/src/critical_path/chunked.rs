@@ -123,6 +123,7 @@ pub fn analyse_chunks(
         waiting_s: waiting as f64 / tps,
         root_causes,
         stragglers: Stragglers { steps, rows, named },
+        what_if: Vec::new(),
     })
 }
 

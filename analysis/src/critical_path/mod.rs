@@ -9,6 +9,7 @@ pub mod chunked;
 pub mod graph;
 pub mod path;
 pub mod stragglers;
+pub mod what_if;
 
 use exaviz_model::Trace;
 use serde::Serialize;
@@ -17,6 +18,7 @@ pub use causes::{CauseRow, WaitState};
 pub use graph::{Edge, EdgeKind, Graph};
 pub use path::{Path, Segment, Share, Shares, Step};
 pub use stragglers::{Straggler, StragglerRow, Stragglers};
+pub use what_if::{Ask, StepWhatIf, WhatIf, Who};
 
 /// Everything `exaviz critical-path` reports (the default: a report of nothing).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -34,6 +36,9 @@ pub struct Report {
     pub waiting_s: f64,
     pub root_causes: Vec<CauseRow>,
     pub stragglers: Stragglers,
+    /// The projections asked for (`--what-if`), in the order asked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub what_if: Vec<WhatIf>,
 }
 
 /// A segment of the path as reported.
@@ -80,13 +85,41 @@ pub fn analyse_asked_with(
     to_s: Option<f64>,
     progress: &dyn Fn(usize, usize),
 ) -> Result<Report, String> {
+    analyse_what_if(dataset, from_s, to_s, &[], progress)
+}
+
+/// [`analyse_asked_with`] with the projections `asks` (`--what-if`); those need the window's
+/// rows at once, so a window of a store read chunk by chunk is refused with them.
+pub fn analyse_what_if(
+    dataset: &exaviz_model::dataset::Dataset,
+    from_s: Option<f64>,
+    to_s: Option<f64>,
+    asks: &[Ask],
+    progress: &dyn Fn(usize, usize),
+) -> Result<Report, String> {
     let (from, to, start) = crate::window::window_asked(dataset, from_s, to_s)?;
     let chunks = chunked::chunks(dataset, (from, to), chunked::CHUNK_ROWS);
     if chunks.len() > 1 {
+        if !asks.is_empty() {
+            return Err(format!(
+                "--what-if replays the window at once, and this one is read in {} chunks of {} rows: \
+                 narrow it with --from/--to",
+                chunks.len(),
+                chunked::CHUNK_ROWS
+            ));
+        }
         return chunked::analyse_chunks(dataset, &chunks, start, progress);
     }
     let rows = dataset.window_rows((from, to))?;
-    Ok(analyse(&rows.trace, rows.training.as_deref(), (from, to), start))
+    let (t, training) = (&rows.trace, rows.training.as_deref());
+    let g = Graph::with_training(t, training);
+    let mut report = analyse_graph(t, &g, training, (from, to), start);
+    if !asks.is_empty() {
+        let p = path::critical_path(t, &g, (from, to));
+        report.what_if =
+            asks.iter().map(|a| what_if::what_if(t, &g, training, (from, to), &p, a)).collect::<Result<_, _>>()?;
+    }
+    Ok(report)
 }
 
 /// Each device of `training`'s share of the critical path of `t` over `window` (ticks): the time
@@ -157,6 +190,7 @@ pub fn analyse_graph(
         waiting_s: waiting as f64 / tps,
         root_causes: causes::root_causes(t, g, &waits),
         stragglers,
+        what_if: Vec::new(),
     }
 }
 

@@ -107,15 +107,31 @@ fn peer_key(name: &str) -> String {
     out
 }
 
-/// The stragglers of `t` in `window`; `training`, the training model of the same files, puts
-/// the processes of each pipeline stage among their own peers.
-pub fn stragglers(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Training>) -> Stragglers {
+/// One step's work per process beside its peers' (see [`step_work`]).
+pub(crate) struct StepWork {
+    pub name: String,
+    /// Per process its span in the step.
+    pub spans: HashMap<u32, (u64, u64)>,
+    /// Per process measured among at least one peer: its (work, wait) ticks and its peers'
+    /// medians of both, with their median absolute deviations.
+    pub measured: Vec<Measured>,
+}
+
+/// A process's work and waiting in a step beside its peers'.
+pub(crate) struct Measured {
+    pub process: u32,
+    pub work: f64,
+    pub wait: f64,
+    pub median_work: f64,
+    pub median_wait: f64,
+    pub mad_work: f64,
+    pub mad_wait: f64,
+}
+
+/// The peer groups of the processes of `g`: by name with numbers as `#`, and where `training`
+/// says, by pipeline stage.
+fn peer_groups(g: &Graph, training: Option<&Training>) -> Vec<Vec<u32>> {
     let lanes = &g.lanes;
-    let tps = t.ticks_per_second.max(1) as f64;
-    let mut locs_of: Vec<Vec<u32>> = vec![Vec::new(); lanes.processes.len()];
-    for (l, &p) in lanes.process.iter().enumerate() {
-        locs_of[p as usize].push(l as u32);
-    }
     // Per process its pipeline stage (0 where no training model says).
     let mut stage = vec![0u32; lanes.processes.len()];
     for d in training.map_or(&[][..], |tr| &tr.devices[..]) {
@@ -129,10 +145,20 @@ pub fn stragglers(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Tr
             m.entry((peer_key(name), stage[p as usize])).or_insert_with(Vec::new).push(p);
             m
         });
-    let all_steps = steps(t, g, window);
-    let mut rows = Vec::new();
-    let mut named: HashMap<u32, (u32, f64)> = HashMap::new();
-    for (step, spans) in &all_steps {
+    peers.into_values().collect()
+}
+
+/// Per step of `t` in `window`, each process's work and waiting beside its peers' (processes
+/// with no work in a step, or without a peer that has some, are not measured).
+pub(crate) fn step_work(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Training>) -> Vec<StepWork> {
+    let lanes = &g.lanes;
+    let mut locs_of: Vec<Vec<u32>> = vec![Vec::new(); lanes.processes.len()];
+    for (l, &p) in lanes.process.iter().enumerate() {
+        locs_of[p as usize].push(l as u32);
+    }
+    let groups = peer_groups(g, training);
+    let mut out = Vec::new();
+    for (name, spans) in steps(t, g, window) {
         // Per process in the step: (work, wait) ticks.
         let measure = |p: u32| -> Option<(f64, f64)> {
             let span = *spans.get(&p)?;
@@ -146,7 +172,8 @@ pub fn stragglers(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Tr
             }
             (work > 0).then_some((work as f64, wait as f64))
         };
-        for group in peers.values() {
+        let mut measured = Vec::new();
+        for group in &groups {
             let m: Vec<(u32, (f64, f64))> = group.iter().filter_map(|&p| measure(p).map(|x| (p, x))).collect();
             if m.len() < 2 {
                 continue;
@@ -157,27 +184,50 @@ pub fn stragglers(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Tr
             let mad_w = lower_median(&mut dev);
             let mut dev: Vec<f64> = waits.iter().map(|x| (x - mq).abs()).collect();
             let mad_q = lower_median(&mut dev);
-            for &(p, (work, wait)) in &m {
-                let verdict = if stands_out(work, mw, mad_w) {
-                    let e = named.entry(p).or_default();
-                    e.0 += 1;
-                    e.1 += work - mw;
-                    "computes longer"
-                } else if stands_out(wait, mq, mad_q) {
-                    "waits longer"
-                } else {
-                    continue;
-                };
-                rows.push(StragglerRow {
-                    step: step.clone(),
-                    process: lanes.processes[p as usize].clone(),
-                    work_s: work / tps,
-                    median_work_s: mw / tps,
-                    wait_s: wait / tps,
-                    median_wait_s: mq / tps,
-                    verdict: verdict.into(),
-                });
-            }
+            measured.extend(m.into_iter().map(|(process, (work, wait))| Measured {
+                process,
+                work,
+                wait,
+                median_work: mw,
+                median_wait: mq,
+                mad_work: mad_w,
+                mad_wait: mad_q,
+            }));
+        }
+        out.push(StepWork { name, spans, measured });
+    }
+    out
+}
+
+/// The stragglers of `t` in `window`; `training`, the training model of the same files, puts
+/// the processes of each pipeline stage among their own peers.
+pub fn stragglers(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Training>) -> Stragglers {
+    let lanes = &g.lanes;
+    let tps = t.ticks_per_second.max(1) as f64;
+    let all_steps = step_work(t, g, window, training);
+    let mut rows = Vec::new();
+    let mut named: HashMap<u32, (u32, f64)> = HashMap::new();
+    for step in &all_steps {
+        for m in &step.measured {
+            let verdict = if stands_out(m.work, m.median_work, m.mad_work) {
+                let e = named.entry(m.process).or_default();
+                e.0 += 1;
+                e.1 += m.work - m.median_work;
+                "computes longer"
+            } else if stands_out(m.wait, m.median_wait, m.mad_wait) {
+                "waits longer"
+            } else {
+                continue;
+            };
+            rows.push(StragglerRow {
+                step: step.name.clone(),
+                process: lanes.processes[m.process as usize].clone(),
+                work_s: m.work / tps,
+                median_work_s: m.median_work / tps,
+                wait_s: m.wait / tps,
+                median_wait_s: m.median_wait / tps,
+                verdict: verdict.into(),
+            });
         }
     }
     // A straggler is slow step after step: one slow step of a few is a hiccup (listed above).

@@ -408,3 +408,99 @@ fn an_untraced_cause_is_named_by_the_regions_around_it() {
         "{c:?}"
     );
 }
+
+/// A helper thread idle until its process's main thread handed it a collective (c10d's call
+/// → gloo's span) did nothing of its own: the wait it caused is charged to the main thread's
+/// work before the hand-over, compared with what the waiter's main thread did before its own.
+#[test]
+fn a_helper_threads_idle_time_is_charged_to_the_thread_that_handed_it_work() {
+    let names = ["rank 0 / main", "rank 0 / gloo", "rank 1 / main", "rank 1 / gloo"];
+    let locs: Vec<(&str, LocationKind)> = names.iter().map(|&n| (n, LocationKind::CpuThread)).collect();
+    let t = Build::new(&locs)
+        .at(0, "forward", (0, 100), 0)
+        .at(0, "c10d::allreduce_", (100, 101), 0)
+        .at(1, "gloo:all_reduce", (101, 200), 0)
+        .at(2, "extra_work", (0, 50), 0)
+        .at(2, "forward", (50, 150), 0)
+        .at(2, "c10d::allreduce_", (150, 151), 0)
+        .at(3, "gloo:all_reduce", (151, 200), 0)
+        .0;
+    let g = Graph::new(&t);
+    let waits = causes::wait_states(&g, whole(&t));
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_eq!((waits[0].location, waits[0].cause, waits[0].from, waits[0].until), (1, 3, 101, 151));
+    let c = causes::root_causes(&t, &g, &waits);
+    assert_eq!((c[0].location.as_str(), c[0].region.as_str()), ("rank 1 / main", "extra_work"), "{c:?}");
+    assert!((c[0].direct_s + c[0].propagated_s - 50e-9).abs() < 1e-15, "the whole wait: {c:?}");
+}
+
+/// The what-if of a chain of messages, replayed by hand: each rank's computation at half its
+/// time moves every receive's end to the message's arrival from the earlier send (the latency
+/// kept), and the path from 300 to 160 ticks; a factor of 1 changes nothing at all.
+#[test]
+fn a_chain_of_messages_replayed_with_its_work_halved() {
+    let t = build_ranks(3)
+        .at(0, "compute", (0, 100), 0)
+        .at(1, "compute", (0, 10), 0)
+        .at(1, "MPI_Recv", (10, 110), 0)
+        .at(1, "compute", (110, 200), 0)
+        .at(2, "compute", (0, 20), 0)
+        .at(2, "MPI_Recv", (20, 210), 0)
+        .at(2, "compute", (210, 300), 0)
+        .msg((0, 100), (1, 110))
+        .msg((1, 200), (2, 210))
+        .0;
+    let g = Graph::new(&t);
+    let window = whole(&t);
+    let p = path::critical_path(&t, &g, window);
+    assert_eq!(p.length(), 300);
+    let ask = |s: &str| what_if::what_if(&t, &g, None, window, &p, &what_if::parse(s).unwrap()).unwrap();
+    let same = ask("region:compute*1");
+    assert_eq!((same.projected_s, same.saved_s, same.removed_s), (300e-9, 0.0, 0.0));
+    // Rank 0 computes to 50, its message arrives at 60; rank 1 (its first 5 ticks halved too)
+    // computes 45 to 105, its message arrives at 115; rank 2 computes 45 more: 160.
+    let half = ask("region:compute*0.5");
+    assert!((half.projected_s - 160e-9).abs() < 1e-15, "{half:?}");
+    assert!((half.saved_s - 140e-9).abs() < 1e-15, "{half:?}");
+    assert!((half.removed_s - 155e-9).abs() < 1e-15, "half of 310 ticks of computation: {half:?}");
+    // Rank 2 computes 110 against its peers' median of 100: its 20 + 90 ticks become 100 in
+    // all, and only the 90 after its receive are on the path.
+    let r2 = ask("rank 2");
+    assert_eq!(r2.selected, ["rank 2"]);
+    assert!((r2.saved_s - 90.0 * (10.0 / 110.0) * 1e-9).abs() < 1e-15, "{r2:?}");
+    assert!(what_if::what_if(&t, &g, None, window, &p, &what_if::parse("rank 7").unwrap()).is_err());
+    assert!(what_if::what_if(&t, &g, None, window, &p, &what_if::parse("region:nothing*").unwrap()).is_err());
+}
+
+/// A collective ends once its last participant is in, then takes its own time (from the last
+/// entry to the exits), on every participant, the one that entered last included.
+#[test]
+fn a_collective_replayed_ends_after_its_new_last_entry() {
+    let t = build_ranks(2)
+        .at(0, "compute", (0, 100), 0)
+        .at(0, "MPI_Allreduce", (100, 210), 0)
+        .at(0, "compute", (210, 250), 0)
+        .at(1, "compute", (0, 200), 0)
+        .at(1, "MPI_Allreduce", (200, 210), 0)
+        .at(1, "compute", (210, 250), 0)
+        .0;
+    let g = Graph::new(&t);
+    let window = whole(&t);
+    let p = path::critical_path(&t, &g, window);
+    assert_eq!(p.length(), 250);
+    // Every computation at a quarter: rank 0 enters at 25, rank 1 at 50; both leave 10 ticks
+    // after rank 1's entry, at 60, and end at 70.
+    let ask = what_if::parse("region:compute*0.25").unwrap();
+    let w = what_if::what_if(&t, &g, None, window, &p, &ask).unwrap();
+    assert!((w.projected_s - 70e-9).abs() < 1e-15, "{w:?}");
+    let ask = what_if::parse("rank 1").unwrap();
+    let w = what_if::what_if(&t, &g, None, window, &p, &ask).unwrap();
+    // Rank 1 works 240 against rank 0's 140 (the lower median): its work at 140/240 makes its
+    // first computation 116.7 ticks, later than rank 0's entry at 100: it is still the last in,
+    // and the collective ends 10 ticks after it; its last computation takes 23.3 ticks, rank
+    // 0's 40.
+    let f: f64 = 140.0 / 240.0;
+    let rank1_end = 200.0 * f + 10.0 + 40.0 * f;
+    let rank0_end = 200.0 * f + 10.0 + 40.0;
+    assert!((w.projected_s - rank1_end.max(rank0_end) * 1e-9).abs() < 1e-15, "{w:?}");
+}

@@ -21,14 +21,26 @@ pub struct Args {
     /// Print JSON instead of tables (with every segment of the path).
     #[arg(long)]
     pub json: bool,
+    /// What if some work were faster: the dependency graph replayed and the critical path it
+    /// would have, per step and in all. WHO: processes (`rank 5`, `rank 4-7`, any part of a
+    /// name), whose work in each step becomes their peers' median; or `region:NAME` (`*` and `?`
+    /// match), whose time is removed, or scaled with `region:NAME*0.5`. Repeat to compare.
+    #[arg(long = "what-if", value_name = "WHO")]
+    pub what_if: Vec<String>,
 }
 
 pub fn run(args: &Args) -> Result<()> {
+    let asks = args
+        .what_if
+        .iter()
+        .map(|w| exaviz_analysis::critical_path::what_if::parse(w))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let dataset = crate::common::load(&args.input)?;
     // A store too large to hold is read and analysed chunk by chunk: a bar of the chunks.
     let template = "{msg} [{bar:32}] chunk {pos}/{len} ({eta} left)";
     let report = crate::common::with_progress("finding the critical path", template, |p| {
-        exaviz_analysis::critical_path::analyse_asked_with(&dataset, args.window.from, args.window.to, &|k, n| {
+        exaviz_analysis::critical_path::analyse_what_if(&dataset, args.window.from, args.window.to, &asks, &|k, n| {
             p(k as u64, n as u64);
         })
     })
@@ -89,6 +101,16 @@ pub fn text(input: &str, r: &Report, top: usize) -> String {
         );
     }
     if !s.rows.is_empty() {
+        straggler_rows(&mut o, s, top);
+    }
+    what_if_table(&mut o, &r.what_if, top);
+    o
+}
+
+/// The steps in which a process stood out.
+fn straggler_rows(o: &mut String, s: &exaviz_analysis::critical_path::Stragglers, top: usize) {
+    use std::fmt::Write;
+    {
         let _ = writeln!(
             o,
             "{:<20} {:<32} {:>12} {:>12} {:>12} {:>12}  verdict",
@@ -108,5 +130,48 @@ pub fn text(input: &str, r: &Report, top: usize) -> String {
             );
         }
     }
-    o
+}
+
+/// The projections asked for, one row each, then their savings step by step.
+fn what_if_table(o: &mut String, w: &[exaviz_analysis::critical_path::WhatIf], top: usize) {
+    use std::fmt::Write;
+    if w.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\nwhat if (the dependency graph replayed with that work faster)");
+    let _ = writeln!(o, "{:<40} {:>12} {:>12} {:>12} {:>7} {:>12}", "", "path", "projected", "saves", "", "work less");
+    for x in w {
+        let share = if x.length_s > 0.0 { 100.0 * x.saved_s / x.length_s } else { 0.0 };
+        let _ = writeln!(
+            o,
+            "{:<40} {:>12} {:>12} {:>12} {:>6.1}% {:>12}",
+            clip(&x.who, 40),
+            time(x.length_s),
+            time(x.projected_s),
+            time(x.saved_s),
+            share,
+            time(x.removed_s)
+        );
+        let picked: Vec<&str> = x.selected.iter().take(4).map(String::as_str).collect();
+        let more = x.selected.len().saturating_sub(picked.len());
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        let _ = writeln!(o, "  selects {}{more}", picked.join(", "));
+    }
+    let Some(first) = w.first().filter(|x| !x.steps.is_empty()) else { return };
+    let _ = write!(o, "\nsaved per step\n{:<20} {:>12}", "step", "length");
+    for x in w {
+        let _ = write!(o, " {:>20}", clip(&x.who, 20));
+    }
+    let _ = writeln!(o);
+    for (k, s) in first.steps.iter().enumerate().take(top) {
+        let _ = write!(o, "{:<20} {:>12}", clip(&s.step, 20), time(s.length_s));
+        for x in w {
+            let saved = x.steps.get(k).map_or(String::new(), |s| time(s.saved_s));
+            let _ = write!(o, " {saved:>20}");
+        }
+        let _ = writeln!(o);
+    }
+    if first.steps.len() > top {
+        let _ = writeln!(o, "  ... {} more", first.steps.len() - top);
+    }
 }
