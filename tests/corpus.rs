@@ -593,6 +593,35 @@ fn a_stalling_ddp_rank_is_named_with_its_region_and_its_what_if_projected() {
     assert!(by_steps > 0.0 && w.saved_s > 0.0, "{w:?}");
 }
 
+/// One cause, once: on each recorded pair (the gloo pipeline with rank 3 computing 3x, the DDP
+/// run with rank 5 stalling), the Marey graph's rules, `critical-path` and `diff` name the same
+/// rank and nothing else: the rules flag that device alone (no stage is heavy for it), the
+/// critical path's one straggler is its process, and the diff's largest growth of work is on it.
+#[test]
+fn the_rules_the_critical_path_and_the_diff_name_the_same_rank() {
+    use exaviz_analysis::diff::{Options, diff_asked};
+    use exaviz_analysis::{critical_path, training};
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data");
+    for (pair, slow, rank) in [("torch-gloo-pair", "slow3", 3u32), ("torch-ddp-stall", "stall5", 5)] {
+        let open = |run: &str| exaviz_datasets::open(data.join(pair).join(run).to_str().unwrap()).unwrap();
+        let (even, slowed) = (open("even"), open(slow));
+        let process = format!("rank {rank} python");
+        let t = slowed.training.as_ref().expect("a training run");
+        let offsets = training::offsets(t, training::Align::Full);
+        let findings = training::rules(t, &offsets, training::Thresholds::default());
+        assert!(!findings.is_empty(), "{pair}: the rules find the slow rank");
+        for f in &findings {
+            assert_eq!((f.stage, f.device.map(|d| t.devices[d as usize].rank)), (None, Some(rank)), "{pair}: {f:?}");
+        }
+        let r = critical_path::analyse_asked(&slowed, None, None).unwrap();
+        let named: Vec<&str> = r.stragglers.named.iter().map(|s| s.process.as_str()).collect();
+        assert_eq!(named, [process.as_str()], "{pair}");
+        let d = diff_asked(&even, &slowed, None, None, &Options::default()).unwrap();
+        let grew = d.locations.iter().max_by(|a, b| a.change_s.total_cmp(&b.change_s)).unwrap();
+        assert!(grew.name.starts_with(&format!("{process} / ")), "{pair}: {}", grew.name);
+    }
+}
+
 /// On rank 0 of the 8-GPU DLRM profile, the backward pass runs on PyTorch's autograd thread
 /// (59976) while the main thread (59811) waits in `## backward ##`. Holistic Trace Analysis's
 /// critical path of the same step spends 3.590 ms on the autograd thread

@@ -413,6 +413,10 @@ fn kineto_cpu_device(b: &mut Builder, t: &ChromeTrace, rank: u32, t0: i64) {
     p2p.sort_unstable_by_key(|c| c.0);
     let mut order: Vec<&Slice> = t.slices.iter().filter(|s| t.lanes[s.lane as usize].pid == pid).collect();
     order.sort_by_key(|s| (s.lane, s.start_ns, std::cmp::Reverse(s.dur_ns)));
+    // The main thread's operators' starts, for the annotations that hold none.
+    let mut op_starts: Vec<i64> =
+        t.slices.iter().filter(|s| s.lane == main && cat(s) == "cpu_op").map(|s| s.start_ns).collect();
+    op_starts.sort_unstable();
     let mut open: Vec<i64> = Vec::new();
     let mut lane = u32::MAX;
     for s in order {
@@ -434,7 +438,8 @@ fn kineto_cpu_device(b: &mut Builder, t: &ChromeTrace, rank: u32, t0: i64) {
             b.op(device, op);
             continue;
         }
-        if s.lane != main || cat(s) != "cpu_op" {
+        let annotation = cat(s) == "user_annotation";
+        if s.lane != main || !(annotation || cat(s) == "cpu_op") {
             continue;
         }
         if s.lane != lane {
@@ -442,6 +447,19 @@ fn kineto_cpu_device(b: &mut Builder, t: &ChromeTrace, rank: u32, t0: i64) {
         }
         while open.last().is_some_and(|&e| e <= s.start_ns) {
             open.pop();
+        }
+        if annotation {
+            // The user's own work (`record_function` around a sleep, a data loader's wait, work
+            // in Python): an annotation on the main thread outside every operator that holds
+            // none is computation of its own, as the path and the stragglers count it.
+            let end = s.start_ns + s.dur_ns.max(0);
+            let k = op_starts.partition_point(|&x| x < s.start_ns);
+            if open.is_empty() && s.dur_ns > 0 && op_starts.get(k).is_none_or(|&x| x >= end) {
+                let mut op = raw_op(t, s, rank, t0);
+                (op.class, op.bytes) = (Class::Compute, 0);
+                b.op(device, op);
+            }
+            continue;
         }
         let depth = open.len();
         open.push(s.start_ns + s.dur_ns.max(0));
