@@ -565,6 +565,10 @@ fn a_stalling_ddp_rank_is_named_with_its_region_and_its_what_if_projected() {
     let r = critical_path::analyse_what_if(&stall, None, None, &asks, &|_, _| {}).unwrap();
     let named: Vec<&str> = r.stragglers.named.iter().map(|s| s.process.as_str()).collect();
     assert_eq!(named, ["rank 5 python"], "{:?}", r.stragglers);
+    // The straggler's excess and the path's work on it name the region too.
+    assert_eq!(r.stragglers.named[0].regions[0].region, "extra_work", "{:?}", r.stragglers.named[0]);
+    let on_stall = r.segments.iter().filter(|s| s.region == "extra_work" && s.location.starts_with("rank 5 python"));
+    assert!(on_stall.map(|s| s.region_s).sum::<f64>() > 0.1, "the stall is on the path: {:?}", &r.segments[..4]);
     let first = &r.root_causes[0];
     assert!(
         first.location.starts_with("rank 5 python / ") && first.region == "extra_work",

@@ -96,6 +96,8 @@ fn columns(name: &str, r: &Report) -> Option<Vec<(&'static str, Col)>> {
                 ("from_s", secs(s, |x| x.from_s)),
                 ("to_s", secs(s, |x| x.to_s)),
                 ("duration_s", secs(s, |x| x.to_s - x.from_s)),
+                ("region", text(s, |x| &x.region)),
+                ("region_s", secs(s, |x| x.region_s)),
             ]
         }
         "critical_path_shares" => {
@@ -129,6 +131,8 @@ fn columns(name: &str, r: &Report) -> Option<Vec<(&'static str, Col)>> {
                 ("steps", Col::Steps(n.iter().map(|x| x.steps).collect())),
                 ("of_steps", Col::Steps(n.iter().map(|x| x.of_steps).collect())),
                 ("excess_s", secs(n, |x| x.excess_s)),
+                ("region", text(n, |x| x.regions.first().map_or("", |r| r.region.as_str()))),
+                ("region_excess_s", secs(n, |x| x.regions.first().map_or(0.0, |r| r.excess_s))),
             ]
         }
         "straggler_steps" => {

@@ -52,12 +52,13 @@ pub fn analyse_chunks(
     let mut resume: Option<Resume> = None;
     let mut walking = true;
     let mut paths: Vec<Vec<Segment>> = Vec::new();
+    let mut regions: Vec<Vec<Option<(String, u64)>>> = Vec::new();
     let mut shares: [HashMap<String, f64>; 3] = Default::default();
     let mut causes_sum: HashMap<(String, String), (f64, f64, u64)> = HashMap::new();
     let (mut wait_states, mut waiting) = (0u64, 0u64);
     let mut steps = 0u32;
     let mut rows = Vec::new();
-    let mut named: HashMap<String, (u32, f64)> = HashMap::new();
+    let mut named: HashMap<String, (u32, f64, HashMap<String, f64>)> = HashMap::new();
     for (done, &chunk) in chunks.iter().rev().enumerate() {
         let d = dataset.window_rows(chunk)?;
         let (t, training) = (&d.trace, d.training.as_deref());
@@ -70,6 +71,7 @@ pub fn analyse_chunks(
                     *acc.entry(r.name.clone()).or_default() += r.seconds;
                 }
             }
+            regions.push(super::segment_regions(t, &g, &p.segments));
             paths.push(p.segments);
             walking = exit.is_some();
             resume = exit;
@@ -91,10 +93,14 @@ pub fn analyse_chunks(
             let e = named.entry(x.process).or_default();
             e.0 += x.steps;
             e.1 += x.excess_s;
+            for r in x.regions {
+                *e.2.entry(r.region).or_default() += r.excess_s;
+            }
         }
         progress(done + 1, chunks.len());
     }
     let segments: Vec<Segment> = paths.into_iter().rev().flatten().collect();
+    let regions: Vec<Option<(String, u64)>> = regions.into_iter().rev().flatten().collect();
     let length = match (segments.first(), segments.last()) {
         (Some(a), Some(b)) => b.to.saturating_sub(a.from),
         _ => 0,
@@ -118,7 +124,7 @@ pub fn analyse_chunks(
         length_s,
         jumps: segments.iter().filter(|s| matches!(s.step, Step::Edge(_))).count() as u64,
         shares: Shares { by_region: table(by_region), by_location: table(by_location), by_kind: table(by_kind) },
-        segments: super::segment_rows(t0, &segments, start),
+        segments: super::segment_rows(t0, &segments, &regions, start),
         wait_states,
         waiting_s: waiting as f64 / tps,
         root_causes,
@@ -144,11 +150,17 @@ fn cause_rows(sums: HashMap<(String, String), (f64, f64, u64)>) -> Vec<CauseRow>
 }
 
 /// The processes that stood out in more than half of `steps`, most excess first.
-fn named_of(named: HashMap<String, (u32, f64)>, steps: u32) -> Vec<Straggler> {
+fn named_of(named: HashMap<String, (u32, f64, HashMap<String, f64>)>, steps: u32) -> Vec<Straggler> {
     let mut v: Vec<Straggler> = named
         .into_iter()
-        .filter(|&(_, (n, _))| 2 * n > steps)
-        .map(|(process, (n, excess_s))| Straggler { process, steps: n, of_steps: steps, excess_s })
+        .filter(|(_, (n, _, _))| 2 * n > steps)
+        .map(|(process, (n, excess_s, regions))| Straggler {
+            process,
+            steps: n,
+            of_steps: steps,
+            excess_s,
+            regions: stragglers::top_regions(regions),
+        })
         .collect();
     v.sort_by(|a, b| b.excess_s.total_cmp(&a.excess_s).then_with(|| a.process.cmp(&b.process)));
     v

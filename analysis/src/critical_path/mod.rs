@@ -17,7 +17,7 @@ use serde::Serialize;
 pub use causes::{CauseRow, WaitState};
 pub use graph::{Edge, EdgeKind, Graph};
 pub use path::{Path, Segment, Share, Shares, Step};
-pub use stragglers::{Straggler, StragglerRow, Stragglers};
+pub use stragglers::{RegionExcess, Straggler, StragglerRow, Stragglers};
 pub use what_if::{Ask, StepWhatIf, WhatIf, Who};
 
 /// Everything `exaviz critical-path` reports (the default: a report of nothing).
@@ -51,6 +51,10 @@ pub struct SegmentRow {
     pub from_location: String,
     pub from_s: f64,
     pub to_s: f64,
+    /// For work on a location, the innermost region it spent most of that time in (as the
+    /// trace names it; "(no region)" for untraced time) and its seconds there; "" for an edge.
+    pub region: String,
+    pub region_s: f64,
 }
 
 /// The analysis of `t` over `window` (ticks), with `start` the tick times are reported from;
@@ -142,14 +146,44 @@ pub fn device_shares(t: &Trace, training: &exaviz_model::training::Training, win
         .collect()
 }
 
-/// The path's segments as reported: locations by name, times in seconds since `start`.
-pub(crate) fn segment_rows(t: &Trace, segments: &[Segment], start: u64) -> Vec<SegmentRow> {
+/// For each of `segments` of work, the innermost region of its location holding most of its
+/// time, and that time in ticks; none for an edge.
+pub(crate) fn segment_regions(t: &Trace, g: &Graph, segments: &[Segment]) -> Vec<Option<(String, u64)>> {
+    segments
+        .iter()
+        .map(|s| {
+            if !matches!(s.step, Step::On) {
+                return None;
+            }
+            let mut by: Vec<(Option<u32>, u64)> = Vec::new();
+            g.lanes.each_region(s.location, (s.from, s.to), |r, dt| match by.iter_mut().find(|x| x.0 == r) {
+                Some(x) => x.1 += dt,
+                None => by.push((r, dt)),
+            });
+            let (r, dt) = by.into_iter().max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))?;
+            let name = r.and_then(|r| t.region_names.get(r as usize)).map_or("(no region)", String::as_str);
+            Some((name.to_string(), dt))
+        })
+        .collect()
+}
+
+/// The path's segments as reported: locations by name, times in seconds since `start`, each
+/// with its region from `regions` (as [`segment_regions`] gives them, one per segment).
+pub(crate) fn segment_rows(
+    t: &Trace,
+    segments: &[Segment],
+    regions: &[Option<(String, u64)>],
+    start: u64,
+) -> Vec<SegmentRow> {
     let tps = t.ticks_per_second.max(1) as f64;
     let secs = |ticks: u64| ticks.saturating_sub(start) as f64 / tps;
     let name = |l: u32| t.locations.name.get(l as usize).cloned().unwrap_or_else(|| format!("location {l}"));
     segments
         .iter()
-        .map(|s| SegmentRow {
+        .enumerate()
+        .map(|(k, s)| SegmentRow {
+            region: regions.get(k).cloned().flatten().map_or_else(String::new, |r| r.0),
+            region_s: regions.get(k).cloned().flatten().map_or(0.0, |r| r.1 as f64 / tps),
             what: match s.step {
                 Step::On => "on".into(),
                 Step::Edge(e) => e.label().into(),
@@ -176,7 +210,7 @@ pub fn analyse_graph(
         || (path::critical_path(t, g, window), causes::wait_states(g, window)),
         || stragglers::stragglers(t, g, window, training),
     );
-    let segments = segment_rows(t, &p.segments, start);
+    let segments = segment_rows(t, &p.segments, &segment_regions(t, g, &p.segments), start);
     let jumps = p.segments.iter().filter(|s| matches!(s.step, Step::Edge(_))).count() as u64;
     let waiting: u64 = waits.iter().map(|w| w.until - w.from).sum();
     Report {

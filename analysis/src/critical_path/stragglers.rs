@@ -47,7 +47,22 @@ pub struct Straggler {
     pub steps: u32,
     pub of_steps: u32,
     pub excess_s: f64,
+    /// Where that excess went: the regions (innermost, as the trace names them) in which it
+    /// worked longer than its peers' median in those steps, most first (at most [`REGIONS`]).
+    pub regions: Vec<RegionExcess>,
 }
+
+/// A region's part of a straggler's excess.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RegionExcess {
+    pub region: String,
+    pub excess_s: f64,
+}
+
+/// Regions named per straggler.
+pub const REGIONS: usize = 3;
+/// Peers a straggler's regions are compared with at most (evenly spaced in the group).
+const PEERS: usize = 32;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Stragglers {
@@ -120,6 +135,8 @@ pub(crate) struct StepWork {
 /// A process's work and waiting in a step beside its peers'.
 pub(crate) struct Measured {
     pub process: u32,
+    /// Its peer group, an index into [`Peers::groups`].
+    pub group: u32,
     pub work: f64,
     pub wait: f64,
     pub median_work: f64,
@@ -148,15 +165,45 @@ fn peer_groups(g: &Graph, training: Option<&Training>) -> Vec<Vec<u32>> {
     peers.into_values().collect()
 }
 
+/// The processes' locations and peer groups.
+pub(crate) struct Peers {
+    pub locs_of: Vec<Vec<u32>>,
+    pub groups: Vec<Vec<u32>>,
+}
+
+impl Peers {
+    pub fn new(g: &Graph, training: Option<&Training>) -> Self {
+        let mut locs_of: Vec<Vec<u32>> = vec![Vec::new(); g.lanes.processes.len()];
+        for (l, &p) in g.lanes.process.iter().enumerate() {
+            locs_of[p as usize].push(l as u32);
+        }
+        Self { locs_of, groups: peer_groups(g, training) }
+    }
+
+    /// The work of process `p` in `span` per region (not waiting), ticks.
+    fn regions(&self, g: &Graph, p: u32, span: (u64, u64)) -> HashMap<u32, u64> {
+        let lanes = &g.lanes;
+        let mut m = HashMap::new();
+        for &l in &self.locs_of[p as usize] {
+            lanes.each_region(l, span, |r, dt| {
+                if let Some(r) = r.filter(|&r| !lanes.waiting.get(r as usize).copied().unwrap_or(false)) {
+                    *m.entry(r).or_default() += dt;
+                }
+            });
+        }
+        m
+    }
+}
+
 /// Per step of `t` in `window`, each process's work and waiting beside its peers' (processes
 /// with no work in a step, or without a peer that has some, are not measured).
 pub(crate) fn step_work(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Training>) -> Vec<StepWork> {
+    step_work_of(t, g, window, &Peers::new(g, training))
+}
+
+fn step_work_of(t: &Trace, g: &Graph, window: (u64, u64), peers: &Peers) -> Vec<StepWork> {
     let lanes = &g.lanes;
-    let mut locs_of: Vec<Vec<u32>> = vec![Vec::new(); lanes.processes.len()];
-    for (l, &p) in lanes.process.iter().enumerate() {
-        locs_of[p as usize].push(l as u32);
-    }
-    let groups = peer_groups(g, training);
+    let (locs_of, groups) = (&peers.locs_of, &peers.groups);
     let mut out = Vec::new();
     for (name, spans) in steps(t, g, window) {
         // Per process in the step: (work, wait) ticks.
@@ -173,7 +220,7 @@ pub(crate) fn step_work(t: &Trace, g: &Graph, window: (u64, u64), training: Opti
             (work > 0).then_some((work as f64, wait as f64))
         };
         let mut measured = Vec::new();
-        for group in &groups {
+        for (gi, group) in groups.iter().enumerate() {
             let m: Vec<(u32, (f64, f64))> = group.iter().filter_map(|&p| measure(p).map(|x| (p, x))).collect();
             if m.len() < 2 {
                 continue;
@@ -186,6 +233,7 @@ pub(crate) fn step_work(t: &Trace, g: &Graph, window: (u64, u64), training: Opti
             let mad_q = lower_median(&mut dev);
             measured.extend(m.into_iter().map(|(process, (work, wait))| Measured {
                 process,
+                group: gi as u32,
                 work,
                 wait,
                 median_work: mw,
@@ -204,15 +252,19 @@ pub(crate) fn step_work(t: &Trace, g: &Graph, window: (u64, u64), training: Opti
 pub fn stragglers(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Training>) -> Stragglers {
     let lanes = &g.lanes;
     let tps = t.ticks_per_second.max(1) as f64;
-    let all_steps = step_work(t, g, window, training);
+    let peers = Peers::new(g, training);
+    let all_steps = step_work_of(t, g, window, &peers);
     let mut rows = Vec::new();
-    let mut named: HashMap<u32, (u32, f64)> = HashMap::new();
+    let mut named: HashMap<u32, (u32, f64, HashMap<u32, f64>)> = HashMap::new();
     for step in &all_steps {
         for m in &step.measured {
             let verdict = if stands_out(m.work, m.median_work, m.mad_work) {
                 let e = named.entry(m.process).or_default();
                 e.0 += 1;
                 e.1 += m.work - m.median_work;
+                for (r, x) in region_excess(g, &peers, step, m) {
+                    *e.2.entry(r).or_default() += x;
+                }
                 "computes longer"
             } else if stands_out(m.wait, m.median_wait, m.mad_wait) {
                 "waits longer"
@@ -234,14 +286,49 @@ pub fn stragglers(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Tr
     let of = all_steps.len() as u32;
     let mut named: Vec<Straggler> = named
         .into_iter()
-        .filter(|&(_, (steps, _))| of < 2 || 2 * steps > of)
-        .map(|(p, (steps, excess))| Straggler {
+        .filter(|(_, (steps, _, _))| of < 2 || 2 * steps > of)
+        .map(|(p, (steps, excess, regions))| Straggler {
             process: lanes.processes[p as usize].clone(),
             steps,
             of_steps: all_steps.len() as u32,
             excess_s: excess / tps,
+            regions: top_regions(
+                regions
+                    .into_iter()
+                    .map(|(r, x)| (t.region_names.get(r as usize).cloned().unwrap_or_default(), x / tps)),
+            ),
         })
         .collect();
     named.sort_by(|a, b| b.excess_s.total_cmp(&a.excess_s).then_with(|| a.process.cmp(&b.process)));
     Stragglers { steps: all_steps.len() as u32, rows, named }
+}
+
+/// Per region, the work of the process measured by `m` in `step` beyond the lower median of
+/// its peers' in that region (up to [`PEERS`] of them, evenly spaced), ticks.
+fn region_excess(g: &Graph, peers: &Peers, step: &StepWork, m: &Measured) -> Vec<(u32, f64)> {
+    let Some(&span) = step.spans.get(&m.process) else { return Vec::new() };
+    let mine = peers.regions(g, m.process, span);
+    let group: Vec<u32> = peers.groups[m.group as usize].iter().copied().filter(|&p| p != m.process).collect();
+    let every = group.len().div_ceil(PEERS).max(1);
+    let theirs: Vec<HashMap<u32, u64>> =
+        group.iter().step_by(every).filter_map(|&p| step.spans.get(&p).map(|&s| peers.regions(g, p, s))).collect();
+    if theirs.is_empty() {
+        return Vec::new();
+    }
+    mine.into_iter()
+        .filter_map(|(r, x)| {
+            let mut v: Vec<u64> = theirs.iter().map(|m| m.get(&r).copied().unwrap_or(0)).collect();
+            let median = lower_median(&mut v);
+            (x > median).then(|| (r, (x - median) as f64))
+        })
+        .collect()
+}
+
+/// The [`REGIONS`] largest of `regions` (name, seconds), most first (by name where equal).
+pub(crate) fn top_regions(regions: impl IntoIterator<Item = (String, f64)>) -> Vec<RegionExcess> {
+    let mut v: Vec<RegionExcess> =
+        regions.into_iter().map(|(region, excess_s)| RegionExcess { region, excess_s }).collect();
+    v.sort_by(|a, b| b.excess_s.total_cmp(&a.excess_s).then_with(|| a.region.cmp(&b.region)));
+    v.truncate(REGIONS);
+    v
 }

@@ -91,9 +91,11 @@ pub fn text(input: &str, r: &Report, top: usize) -> String {
         let _ = writeln!(o, "  none");
     }
     for n in s.named.iter().take(top) {
+        let regions: Vec<String> = n.regions.iter().map(|r| format!("{} {}", r.region, time(r.excess_s))).collect();
+        let within = if regions.is_empty() { String::new() } else { format!(", in {}", regions.join(", ")) };
         let _ = writeln!(
             o,
-            "  {}: works longer in {} of {} steps, {} beyond the median",
+            "  {}: works longer in {} of {} steps, {} beyond the median{within}",
             n.process,
             n.steps,
             n.of_steps,
