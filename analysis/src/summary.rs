@@ -104,6 +104,10 @@ pub struct Summary {
     /// The regions whose delays caused the waiting of the area's rows (Scalasca's delay
     /// analysis, [`crate::critical_path::causes`]), largest cost first; filled by [`summarize_asked`].
     pub root_causes: Vec<crate::critical_path::CauseRow>,
+    /// Where the area's rows are one process: the run's critical path were that process to
+    /// work as its peers' median in each step (`--what-if`); filled by the window's panel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<crate::critical_path::WhatIf>,
 }
 
 /// Whether a region is a blocking send (MPI's sends other than the immediate ones).
@@ -287,6 +291,7 @@ pub fn summarize_from(t: &Trace, area: Area, top: usize, rows: &dyn RowSource) -
         late_receivers_by_location: late_rows(late.0),
         late_receivers_by_region: late_rows(late.1),
         root_causes: Vec::new(),
+        what_if: None,
     }
 }
 

@@ -270,6 +270,10 @@ fn a_timeline_area_is_selected_outlined_and_summed_up() {
         area.first..=area.last,
     );
     assert!(!want.root_causes.is_empty());
+    // One rank's row: the what-if of that rank working as its peer does (tested apart).
+    let row = &d.trace.locations.name[1];
+    assert!(got.what_if.as_ref().is_none_or(|w| w.selected.len() == 1 && row.starts_with(&w.selected[0])), "{got:?}");
+    want.what_if.clone_from(&got.what_if);
     assert_eq!(*got, want, "the index's rows give the numbers a pass over the trace gives");
     assert_eq!(got.locations.len(), 1);
     assert!(got.regions.iter().any(|r| r.name.starts_with("MPI_")), "{:?}", got.regions);
@@ -311,6 +315,7 @@ fn area_statistics_through_the_index_equal_a_pass_over_the_trace() {
             // The root causes come from the dependency graph, not from the index (tested apart).
             let got = exaviz_analysis::summary::Summary {
                 root_causes: Vec::new(),
+                what_if: None,
                 ..prepared.area_summary().expect("its numbers").clone()
             };
             assert_eq!(got, summarize(&d.trace, area, 10), "{window:?} {area:?}");
@@ -611,6 +616,16 @@ fn an_areas_summary_names_the_root_causes_of_its_waiting() {
     let prepared = view.prepare(&d, &sel, Frame { width: 640, height: 400 }, &Backend::Cpu).unwrap();
     let causes = &prepared.area_summary().expect("the area's numbers").root_causes;
     assert!(causes.first().is_some_and(|c| c.location == "rank 4" || c.location == "rank 5"), "{causes:?}");
+    assert_eq!(prepared.area_summary().unwrap().what_if, None, "four ranks: no one process to project");
+    // An area of rank 5 alone: the panel's what-if, as `exaviz critical-path --what-if "rank 5"`.
+    let five = Area { first: 5, last: 5, ..area };
+    let sel = Selection { area: Some(five), ..Default::default() };
+    let prepared = view.prepare(&d, &sel, Frame { width: 640, height: 400 }, &Backend::Cpu).unwrap();
+    let w = prepared.area_summary().unwrap().what_if.clone().expect("rank 5's what-if");
+    let asked = exaviz_analysis::critical_path::what_if::parse("rank 5").unwrap();
+    let r = exaviz_analysis::critical_path::analyse_what_if(&d, None, None, &[asked], &|_, _| {}).unwrap();
+    assert_eq!((w.selected.as_slice(), w.saved_s), (&["rank 5".to_string()][..], r.what_if[0].saved_s));
+    assert!(w.removed_s > 0.0, "{w:?}");
 }
 
 /// 16,384 ranks, one of which (10007) spends every iteration three times as long as the others

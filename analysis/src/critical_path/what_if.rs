@@ -517,6 +517,22 @@ pub fn what_if(
     })
 }
 
+/// The projection of process `p` (of `g.lanes.processes`) working as its peers' median in
+/// each step, over `window` with `path` its critical path there; `None` where it has no peers
+/// to take the median of, or is named by no process alone.
+pub fn process_at_peers(
+    t: &Trace,
+    g: &Graph,
+    training: Option<&Training>,
+    window: (u64, u64),
+    path: &Path,
+    p: u32,
+) -> Option<WhatIf> {
+    let name = g.lanes.processes.get(p as usize)?;
+    let ask = Ask { spec: name.clone(), who: Who::Processes { text: name.to_lowercase(), range: None } };
+    what_if(t, g, training, window, path, &ask).ok().filter(|w| w.selected.len() == 1)
+}
+
 /// Each step's length as run and as replayed: from its first start to its last end over
 /// every location that ran it.
 fn project_steps(t: &Trace, r: &mut Replay, window: (u64, u64), tps: f64) -> Vec<StepWhatIf> {

@@ -57,6 +57,12 @@ pub fn panel_lines(s: &Summary) -> Vec<String> {
             o.push(format!("  {} {}: {cost}", clip(&c.location, 12), clip(&c.region, 9)));
         }
     }
+    if let Some(w) = &s.what_if {
+        // `exaviz critical-path --what-if`, for the one process the area holds.
+        o.push(format!("what if {} worked", clip(&w.who, 20)));
+        o.push(format!("as its peers: saves {}", short(w.saved_s)));
+        o.push(format!("of {} ({:.1}%)", short(w.length_s), 100.0 * w.saved_s / w.length_s.max(f64::MIN_POSITIVE)));
+    }
     o
 }
 
@@ -88,8 +94,19 @@ mod tests {
             propagated_s: 0.0277,
             waits: 5,
         });
+        summary.what_if = Some(exaviz_analysis::critical_path::WhatIf {
+            who: "rank 5 python".into(),
+            selected: vec!["rank 5 python".into()],
+            removed_s: 0.15,
+            length_s: 0.384,
+            projected_s: 0.313,
+            saved_s: 0.071,
+            steps: Vec::new(),
+        });
         let lines = panel_lines(&summary);
         assert!(lines.iter().all(|l| l.chars().count() <= 34), "{lines:?}");
+        let w = lines.iter().position(|l| l == "what if rank 5 python worked").expect("the what-if");
+        assert_eq!(lines[w + 1..w + 3], ["as its peers: saves 71.00 ms", "of 384 ms (18.5%)"], "{lines:?}");
         let cause = lines.iter().position(|l| l == "root causes of the waiting:").expect("the causes' title");
         assert!(lines[cause + 1].starts_with("  rank 0 pyth") && lines[cause + 1].ends_with("68.90 ms"), "{lines:?}");
         assert!(lines[0].contains("2 rows") && lines[2].starts_with("a_region_wi…") && lines[2].contains("1.75 s"));

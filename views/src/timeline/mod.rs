@@ -100,17 +100,35 @@ impl TimelineView {
                     // where a brush must answer in about 100 ms (`exaviz summary` gives them).
                     if (t.messages.source.len() + t.intervals.start.len()) as u64 > exaviz_model::held_index::INDEX_ROWS
                     {
-                        return Vec::new();
+                        return (Vec::new(), None);
                     }
-                    exaviz_analysis::critical_path::causes::root_causes_in(
+                    let g = self.graph_of(dataset);
+                    let causes = exaviz_analysis::critical_path::causes::root_causes_in(
                         t,
-                        &self.graph_of(dataset),
+                        &g,
                         (area.from, area.to),
                         area.first..=area.last,
-                    )
+                    );
+                    // The area's rows one process: what the run would save were it to work as
+                    // its peers do.
+                    let of = |l: u32| g.lanes.process.get(l as usize).copied();
+                    let one = of(area.first).filter(|&p| (area.first..=area.last).all(|l| of(l) == Some(p)));
+                    let what_if = one.and_then(|p| {
+                        let window = t.span().map_or((0, 0), |s| (s.0, s.1.saturating_add(1)));
+                        let path = self.critical_of(dataset);
+                        exaviz_analysis::critical_path::what_if::process_at_peers(
+                            t,
+                            &g,
+                            dataset.training.as_deref(),
+                            window,
+                            &path,
+                            p,
+                        )
+                    });
+                    (causes, what_if)
                 },
             );
-            s.root_causes = causes;
+            (s.root_causes, s.what_if) = causes;
             Arc::new(s)
         })
     }
