@@ -117,12 +117,9 @@ pub fn analyse_what_if(
     let rows = dataset.window_rows((from, to))?;
     let (t, training) = (&rows.trace, rows.training.as_deref());
     let g = Graph::with_training(t, training);
-    let mut report = analyse_graph(t, &g, training, (from, to), start);
-    if !asks.is_empty() {
-        let p = path::critical_path(t, &g, (from, to));
-        report.what_if =
-            asks.iter().map(|a| what_if::what_if(t, &g, training, (from, to), &p, a)).collect::<Result<_, _>>()?;
-    }
+    let (mut report, p) = analyse_graph_path(t, &g, training, (from, to), start);
+    report.what_if =
+        asks.iter().map(|a| what_if::what_if(t, &g, training, (from, to), &p, a)).collect::<Result<_, _>>()?;
     Ok(report)
 }
 
@@ -204,6 +201,17 @@ pub fn analyse_graph(
     window: (u64, u64),
     start: u64,
 ) -> Report {
+    analyse_graph_path(t, g, training, window, start).0
+}
+
+/// [`analyse_graph`], with the critical path it found.
+fn analyse_graph_path(
+    t: &Trace,
+    g: &Graph,
+    training: Option<&exaviz_model::training::Training>,
+    window: (u64, u64),
+    start: u64,
+) -> (Report, Path) {
     let tps = t.ticks_per_second.max(1) as f64;
     let secs = |ticks: u64| ticks.saturating_sub(start) as f64 / tps;
     let ((p, waits), stragglers) = rayon::join(
@@ -213,7 +221,7 @@ pub fn analyse_graph(
     let segments = segment_rows(t, &p.segments, &segment_regions(t, g, &p.segments), start);
     let jumps = p.segments.iter().filter(|s| matches!(s.step, Step::Edge(_))).count() as u64;
     let waiting: u64 = waits.iter().map(|w| w.until - w.from).sum();
-    Report {
+    let report = Report {
         from_s: secs(window.0),
         to_s: secs(window.1),
         length_s: p.length() as f64 / tps,
@@ -225,7 +233,8 @@ pub fn analyse_graph(
         root_causes: causes::root_causes(t, g, &waits),
         stragglers,
         what_if: Vec::new(),
-    }
+    };
+    (report, p)
 }
 
 #[cfg(test)]

@@ -81,11 +81,15 @@ fn stands_out(x: f64, m: f64, mad: f64) -> bool {
 /// A step: its name and per process its span.
 type StepSpans = (String, HashMap<u32, (u64, u64)>);
 
+/// The number of a Kineto step region (`ProfilerStep#3` is 3).
+pub(crate) fn step_number(name: &str) -> Option<u64> {
+    name.strip_prefix("ProfilerStep#").and_then(|k| k.trim().parse().ok())
+}
+
 /// The steps of `t` in `window`.
 fn steps(t: &Trace, g: &Graph, window: (u64, u64)) -> Vec<StepSpans> {
     let i = &t.intervals;
-    let step_of: Vec<Option<u64>> =
-        t.region_names.iter().map(|n| n.strip_prefix("ProfilerStep#").and_then(|k| k.trim().parse().ok())).collect();
+    let step_of: Vec<Option<u64>> = t.region_names.iter().map(|n| step_number(n)).collect();
     let mut by: BTreeMap<u64, HashMap<u32, (u64, u64)>> = BTreeMap::new();
     for k in 0..i.start.len() {
         let Some(n) = step_of.get(i.kind[k] as usize).copied().flatten() else { continue };
@@ -195,13 +199,9 @@ impl Peers {
     }
 }
 
-/// Per step of `t` in `window`, each process's work and waiting beside its peers' (processes
+/// Per step of `t` in `window`, each process's work and waiting beside its `peers`' (processes
 /// with no work in a step, or without a peer that has some, are not measured).
-pub(crate) fn step_work(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Training>) -> Vec<StepWork> {
-    step_work_of(t, g, window, &Peers::new(g, training))
-}
-
-fn step_work_of(t: &Trace, g: &Graph, window: (u64, u64), peers: &Peers) -> Vec<StepWork> {
+pub(crate) fn step_work_of(t: &Trace, g: &Graph, window: (u64, u64), peers: &Peers) -> Vec<StepWork> {
     let lanes = &g.lanes;
     let (locs_of, groups) = (&peers.locs_of, &peers.groups);
     let mut out = Vec::new();

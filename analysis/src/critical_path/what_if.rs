@@ -219,17 +219,13 @@ impl Replay<'_> {
     fn at(&mut self, l: u32, t: u64, depth: u32) -> f64 {
         let li = l as usize;
         let j = self.waits[li].partition_point(|w| w.b <= t);
-        let (base, base_new) = if j > 0 { (self.waits[li][j - 1].b, self.end_of(l, j - 1, depth)) } else { (0, 0.0) };
-        let moved = |s: &Self, x: u64| base_new + (x - base) as f64 + s.shift_at(li, x) - s.shift_at(li, base);
-        match self.waits[li].get(j).copied().filter(|w| w.a <= t) {
-            Some(w) => {
-                let a = moved(self, w.a);
-                let into = a + (t - w.a) as f64 * w.factor;
-                let end = self.done[li][j];
-                if end.is_nan() { into } else { into.min(end) }
-            }
-            None => moved(self, t),
+        if let Some(w) = self.waits[li].get(j).copied().filter(|w| w.a <= t) {
+            let into = self.at_start(l, j, depth) + (t - w.a) as f64 * w.factor;
+            let end = self.done[li][j];
+            return if end.is_nan() { into } else { into.min(end) };
         }
+        let (base, base_new) = if j > 0 { (self.waits[li][j - 1].b, self.end_of(l, j - 1, depth)) } else { (0, 0.0) };
+        base_new + (t - base) as f64 + self.shift_at(li, t) - self.shift_at(li, base)
     }
 
     /// The replayed end of wait `j` of location `l`.
@@ -317,13 +313,14 @@ fn select(
                 ));
             }
             let mut measured = false;
-            for step in super::stragglers::step_work(t, g, window, training) {
+            let peers = super::stragglers::Peers::new(g, training);
+            for step in super::stragglers::step_work_of(t, g, window, &peers) {
                 for m in step.measured.iter().filter(|m| chosen[m.process as usize]) {
                     measured = true;
                     let f = (m.median_work / m.work).min(1.0);
                     let Some(&(a, b)) = step.spans.get(&m.process) else { continue };
-                    for (l, _) in lanes.process.iter().enumerate().filter(|x| *x.1 == m.process) {
-                        spans[l].push((a, b, f));
+                    for &l in &peers.locs_of[m.process as usize] {
+                        spans[l as usize].push((a, b, f));
                     }
                 }
             }
@@ -541,7 +538,7 @@ fn project_steps(t: &Trace, r: &mut Replay, window: (u64, u64), tps: f64) -> Vec
         .region_names
         .iter()
         .enumerate()
-        .filter_map(|(k, n)| n.strip_prefix("ProfilerStep#").and_then(|x| x.trim().parse().ok()).map(|x| (k as u32, x)))
+        .filter_map(|(k, n)| super::stragglers::step_number(n).map(|x| (k as u32, x)))
         .collect();
     if step_of.is_empty() {
         return Vec::new();
