@@ -46,6 +46,11 @@ pub trait WindowRows: Send + Sync + std::fmt::Debug {
     /// The messages whose send-to-receive span overlaps the window and the intervals that
     /// overlap it, with ids checked against the trace's locations and regions.
     fn read(&self, window: (u64, u64)) -> Result<(Messages, Intervals), String>;
+    /// [`WindowRows::read`] for a reader that reads each window once (an analysis going chunk
+    /// by chunk): nothing is kept for the next window.
+    fn read_once(&self, window: (u64, u64)) -> Result<(Messages, Intervals), String> {
+        self.read(window)
+    }
     /// Whether the rows lie on another machine (a round trip or more away): a window then
     /// shows its picture from the pyramid first (`exaviz_views::contract::prepare_coarse`).
     fn remote(&self) -> bool {
@@ -94,8 +99,17 @@ impl Dataset {
     /// The rows of `window` (ticks) as a dataset of their own that keeps the whole trace's
     /// span; `self` where the rows are in memory.
     pub fn window_rows(&self, window: (u64, u64)) -> Result<std::borrow::Cow<'_, Dataset>, String> {
+        self.window_rows_with(window, false)
+    }
+
+    /// [`Dataset::window_rows`] for a window read once ([`WindowRows::read_once`]).
+    pub fn window_rows_once(&self, window: (u64, u64)) -> Result<std::borrow::Cow<'_, Dataset>, String> {
+        self.window_rows_with(window, true)
+    }
+
+    fn window_rows_with(&self, window: (u64, u64), once: bool) -> Result<std::borrow::Cow<'_, Dataset>, String> {
         let Some(ooc) = &self.out_of_core else { return Ok(std::borrow::Cow::Borrowed(self)) };
-        let (messages, intervals) = ooc.rows.read(window)?;
+        let (messages, intervals) = if once { ooc.rows.read_once(window)? } else { ooc.rows.read(window)? };
         let mut d = Dataset {
             name: self.name.clone(),
             trace: self.trace.clone(),

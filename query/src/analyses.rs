@@ -210,7 +210,7 @@ pub(crate) fn wait_states(run: &str, d: &Dataset) -> Result<Vec<RecordBatch>, St
     let chunks = chunked::chunks(d, (from, to), chunked::CHUNK_ROWS);
     let mut out = Vec::new();
     for &chunk in &chunks {
-        let rows = d.window_rows(chunk)?;
+        let rows = d.window_rows_once(chunk)?;
         let g = Graph::with_training(&rows.trace, rows.training.as_deref());
         let mut waits = causes::wait_states(&g, chunk);
         if chunks.len() > 1 {

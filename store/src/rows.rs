@@ -615,6 +615,14 @@ impl WindowRows for StoreRows {
     fn read(&self, window: (u64, u64)) -> Result<(Messages, Intervals), String> {
         self.read_rows(window).map_err(|e| e.to_string())
     }
+
+    fn read_once(&self, window: (u64, u64)) -> Result<(Messages, Intervals), String> {
+        let (m, i) = rayon::join(
+            || self.messages.read(window).and_then(|r| self.messages_of(r)).map(|m| cut(m, window, |_, _| true)),
+            || self.intervals.read(window).and_then(|r| self.intervals_of(r)).map(|i| cut(i, window, |_, _| true)),
+        );
+        Ok((m.map_err(|e| e.to_string())?, i.map_err(|e| e.to_string())?))
+    }
 }
 
 #[cfg(test)]
@@ -642,6 +650,45 @@ mod tests {
         let mut v: Vec<K> = (0..n).map(key).collect();
         v.sort();
         v
+    }
+
+    /// A window read once (an analysis going chunk by chunk) has the rows a window read and
+    /// kept has, every column, and leaves nothing kept for the next window.
+    #[test]
+    fn a_window_read_once_equals_a_kept_read_and_keeps_nothing() {
+        use exaviz_model::dataset::WindowRows;
+        let (dir, all, ooc) = opened("once");
+        let o = ooc.out_of_core.as_ref().expect("opened out of core");
+        let fresh = || {
+            super::StoreRows::new(
+                &dir.join("s.exaviz"),
+                (o.messages, o.intervals),
+                1024,
+                all.trace.region_names.len() as u32,
+            )
+            .unwrap()
+        };
+        let (kept, once) = (fresh(), fresh());
+        let w = (o.span.0 + (o.span.1 - o.span.0) / 3, o.span.0 + (o.span.1 - o.span.0) / 2);
+        let (m, i) = once.read_once(w).unwrap();
+        assert!(once.last.lock().unwrap().is_none(), "a window read once is not kept");
+        let (km, ki) = kept.read(w).unwrap();
+        assert!(kept.last.lock().unwrap().is_some());
+        assert!(
+            m.source.len() > 1000 && i.start.len() > 1000,
+            "{} messages, {} intervals",
+            m.source.len(),
+            i.start.len()
+        );
+        assert_eq!(
+            (&m.source, &m.destination, &m.send_time, &m.recv_time, &m.bytes, &m.tag),
+            (&km.source, &km.destination, &km.send_time, &km.recv_time, &km.bytes, &km.tag)
+        );
+        assert_eq!(
+            (&i.location, &i.start, &i.end, &i.kind, &i.depth),
+            (&ki.location, &ki.start, &ki.end, &ki.kind, &ki.depth)
+        );
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     /// A window overlapping the last one read (pans both ways, a zoom in and out, the same

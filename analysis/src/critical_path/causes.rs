@@ -17,7 +17,7 @@
 //! Waits are handled in the order of their sends, so that an earlier wait's causes are known
 //! when a later one inherits them; each keeps its [`KEEP`] largest causes.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use exaviz_model::Trace;
 use serde::Serialize;
@@ -120,6 +120,8 @@ struct Own {
     /// work (see [`handed_over`]).
     charged: u32,
     busy_from: u64,
+    /// The waiting stretch this wait ends: its location and end.
+    ends: Option<(u32, u64)>,
 }
 
 /// How many hand-overs [`handed_over`] follows back.
@@ -129,29 +131,34 @@ const HANDOVERS: usize = 4;
 /// thread idle until another thread of its process handed it work (gloo's or NCCL's runloop
 /// for c10d's call, PyTorch's autograd thread for `backward()`) did nothing of its own, so
 /// the time is the other thread's, up to its hand-over. Followed while the time is untraced
-/// and an edge into it arrived in it; `(location, from, to)` as found.
-fn handed_over(g: &Graph, mut loc: u32, mut from: u64, mut to: u64) -> (u32, u64, u64) {
+/// and an edge into it arrived in it; `(location, from, to)` as found, with the time there by
+/// region ([`regions_of`]).
+fn handed_over(g: &Graph, mut loc: u32, mut from: u64, mut to: u64) -> (u32, u64, u64, Regions) {
     let lanes = &g.lanes;
     for _ in 0..HANDOVERS {
-        if !regions_of(lanes, loc, from, to).is_empty() {
-            break;
+        let regions = regions_of(lanes, loc, from, to);
+        if !regions.is_empty() {
+            return (loc, from, to, regions);
         }
         let into = g.into(loc);
         let upto = into.partition_point(|e| e.arrived <= to);
         let Some(e) = into[..upto].iter().rev().find(|e| e.arrived >= from && e.src != loc && e.sent <= e.arrived)
         else {
-            break;
+            return (loc, from, to, regions);
         };
         (loc, to) = (e.src, e.sent);
         from = lanes.busy_since(loc, to);
     }
-    (loc, from, to)
+    (loc, from, to, regions_of(lanes, loc, from, to))
 }
 
-/// The time of `l` in `[a, b)` per innermost region that is not waiting (a few regions: a
-/// list, not a map), untraced time left out.
-fn regions_of(lanes: &super::graph::Lanes, l: u32, a: u64, b: u64) -> Vec<(Option<u32>, u64)> {
-    let mut m: Vec<(Option<u32>, u64)> = Vec::new();
+/// Time per region, a few regions: a list, not a map.
+type Regions = Vec<(Option<u32>, u64)>;
+
+/// The time of `l` in `[a, b)` per innermost region that is not waiting, untraced time left
+/// out.
+fn regions_of(lanes: &super::graph::Lanes, l: u32, a: u64, b: u64) -> Regions {
+    let mut m: Regions = Vec::new();
     lanes.each_region(l, (a, b), |r, dt| {
         // Untraced time (a gap on a host thread) is no region's: charged only where the
         // cause has nothing else.
@@ -178,10 +185,8 @@ fn own_part(g: &Graph, w: &WaitState) -> Own {
     let direct = (work_c - work_w).clamp(0.0, waited);
     // A helper thread's idle time is the time of the thread that handed it its work: the
     // cause's excess is charged there, compared with what the waiter's own hand-over did.
-    let (charged, p_c, anchor) = handed_over(g, w.cause, p_c, anchor);
-    let (waiter, p_w, w_to) = handed_over(g, w.location, p_w, w.from);
-    let mine = regions_of(lanes, charged, p_c, anchor);
-    let theirs = regions_of(lanes, waiter, p_w, w_to);
+    let (charged, p_c, anchor, mine) = handed_over(g, w.cause, p_c, anchor);
+    let (_, _, _, theirs) = handed_over(g, w.location, p_w, w.from);
     let of = |r: Option<u32>| theirs.iter().find(|x| x.0 == r).map_or(0, |x| x.1) as f64;
     // `regions_of` keeps traced regions only: every `r` below is `Some`.
     let region = |r: Option<u32>| r.map_or(Charged::Gap(None, None), Charged::Region);
@@ -201,7 +206,30 @@ fn own_part(g: &Graph, w: &WaitState) -> Own {
     for x in &mut excess {
         x.1 /= sum;
     }
-    Own { direct, excess, charged, busy_from: p_c }
+    let ends = lanes.stretch_at(w.location, w.until.max(w.from)).map(|(_, end)| (w.location, end));
+    Own { direct, excess, charged, busy_from: p_c, ends }
+}
+
+/// What a cost is charged to: a location and what on it.
+type Key = (u32, Charged);
+
+/// Per wait of `own` (in send order), the earlier wait that ended the waiting stretch its
+/// cause's work began after (`u32::MAX`: none).
+fn earlier_waits(own: &[Own]) -> Vec<u32> {
+    use rayon::prelude::*;
+    let mut ending: Vec<((u32, u64), u32)> =
+        own.iter().enumerate().filter_map(|(k, o)| o.ends.map(|e| (e, k as u32))).collect();
+    ending.par_sort_unstable();
+    own.par_iter()
+        .enumerate()
+        .map(|(k, o)| {
+            // The last to end it before wait `k`, as a map written in send order would hold.
+            let i = ending.partition_point(|x| {
+                x.0 < (o.charged, o.busy_from) || (x.0 == (o.charged, o.busy_from) && (x.1 as usize) < k)
+            });
+            ending[..i].last().filter(|x| x.0 == (o.charged, o.busy_from)).map_or(u32::MAX, |x| x.1)
+        })
+        .collect()
 }
 
 /// The root causes of the wait states `waits` (from [`wait_states`]), largest total first.
@@ -209,21 +237,24 @@ fn own_part(g: &Graph, w: &WaitState) -> Own {
 /// what each inherited is then passed on in send order.
 pub fn root_causes(t: &Trace, g: &Graph, waits: &[WaitState]) -> Vec<CauseRow> {
     use rayon::prelude::*;
-    type Key = (u32, Charged);
-    let lanes = &g.lanes;
     let own: Vec<Own> = waits.par_iter().map(|w| own_part(g, w)).collect();
-    // Per wait, its causes as shares adding to 1.
-    let mut dist: Vec<Vec<(Key, f64)>> = Vec::with_capacity(waits.len());
-    // The wait that ended each waiting stretch: (location, stretch end) → wait.
-    let mut ending: HashMap<(u32, u64), usize> = HashMap::new();
-    let mut totals: HashMap<Key, (f64, f64, u64)> = HashMap::new();
+    let earlier = earlier_waits(&own);
+    // Per wait, its causes as shares adding to 1: `dist[at[k]..at[k + 1]]`.
+    let mut dist: Vec<(Key, f64)> = Vec::with_capacity(waits.len() * 2);
+    let mut at: Vec<usize> = Vec::with_capacity(waits.len() + 1);
+    at.push(0);
+    let mut totals: FxHashMap<Key, (f64, f64, u64)> = FxHashMap::default();
+    let mut d: Vec<(Key, f64)> = Vec::new();
     for (k, (w, o)) in waits.iter().zip(&own).enumerate() {
         let waited = w.until.saturating_sub(w.from) as f64;
         // What the cause inherited: the causes of the wait that ended its last stretch.
-        let earlier: &[(Key, f64)] = ending.get(&(o.charged, o.busy_from)).map_or(&[], |&j| &dist[j]);
-        let inherited = if earlier.is_empty() { 0.0 } else { waited - o.direct };
+        let before: &[(Key, f64)] = match earlier[k] {
+            u32::MAX => &[],
+            j => &dist[at[j as usize]..at[j as usize + 1]],
+        };
+        let inherited = if before.is_empty() { 0.0 } else { waited - o.direct };
         let own = waited - inherited;
-        let mut d: Vec<(Key, f64)> = Vec::with_capacity(o.excess.len() + earlier.len());
+        d.clear();
         let add = |d: &mut Vec<(Key, f64)>, key: Key, cost: f64| match d.iter_mut().find(|x| x.0 == key) {
             Some(x) => x.1 += cost,
             None => d.push((key, cost)),
@@ -235,7 +266,7 @@ pub fn root_causes(t: &Trace, g: &Graph, waits: &[WaitState]) -> Vec<CauseRow> {
             e.0 += cost;
             e.2 += 1;
         }
-        for &(key, share) in earlier {
+        for &(key, share) in before {
             let cost = inherited * share;
             add(&mut d, key, cost);
             let e = totals.entry(key).or_default();
@@ -246,13 +277,8 @@ pub fn root_causes(t: &Trace, g: &Graph, waits: &[WaitState]) -> Vec<CauseRow> {
         d.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         d.truncate(KEEP);
         let s: f64 = d.iter().map(|x| x.1).sum();
-        for x in &mut d {
-            x.1 /= s.max(f64::MIN_POSITIVE);
-        }
-        dist.push(d);
-        if let Some((_, end)) = lanes.stretch_at(w.location, w.until.max(w.from)) {
-            ending.insert((w.location, end), k);
-        }
+        dist.extend(d.iter().map(|&(key, x)| (key, x / s.max(f64::MIN_POSITIVE))));
+        at.push(dist.len());
     }
     let tps = t.ticks_per_second.max(1) as f64;
     let mut rows: Vec<CauseRow> = totals

@@ -38,8 +38,105 @@ pub fn chunks(dataset: &Dataset, window: (u64, u64), limit: u64) -> Vec<(u64, u6
     out
 }
 
-/// Everything [`super::analyse`] reports, summed over `chunks` of `dataset`, from the last;
-/// `progress(done, of)` after each.
+/// The chunks read at once: two where two or more threads work (each chunk then half the
+/// rows, so that the rows held at once stay within [`CHUNK_ROWS`]), else one.
+pub fn at_once() -> usize {
+    if rayon::current_num_threads() >= 2 { 2 } else { 1 }
+}
+
+/// The chunks of `window` (ticks) for `dataset` as [`analyse_chunks`] reads them, [`at_once`]
+/// at a time.
+pub fn plan(dataset: &Dataset, window: (u64, u64)) -> Vec<(u64, u64)> {
+    chunks(dataset, window, CHUNK_ROWS / at_once() as u64)
+}
+
+/// One chunk's rows and graph, with what its analysis finds that does not depend on the
+/// walk of the chunks after it: its wait states, their root causes and its stragglers.
+struct Part<'a> {
+    chunk: (u64, u64),
+    rows: std::borrow::Cow<'a, Dataset>,
+    graph: Graph,
+    wait_states: u64,
+    waiting: u64,
+    causes: Vec<CauseRow>,
+    stragglers: Stragglers,
+}
+
+fn part(dataset: &Dataset, chunk: (u64, u64)) -> Result<Part<'_>, String> {
+    let rows = dataset.window_rows_once(chunk)?;
+    let (t, training) = (&rows.trace, rows.training.as_deref());
+    let graph = Graph::with_training(t, training);
+    let mut waits = causes::wait_states(&graph, chunk);
+    waits.retain(|w| w.until >= chunk.0 && w.until < chunk.1);
+    let causes = causes::root_causes(t, &graph, &waits);
+    let stragglers = stragglers::stragglers(t, &graph, chunk, training);
+    Ok(Part {
+        chunk,
+        wait_states: waits.len() as u64,
+        waiting: waits.iter().map(|w| w.until - w.from).sum(),
+        causes,
+        stragglers,
+        rows,
+        graph,
+    })
+}
+
+/// What the chunks found, summed as they come (the last first).
+#[derive(Default)]
+struct Sums {
+    resume: Option<Resume>,
+    done_walking: bool,
+    paths: Vec<Vec<Segment>>,
+    regions: Vec<Vec<Option<(String, u64)>>>,
+    shares: [HashMap<String, f64>; 3],
+    causes: HashMap<(String, String), (f64, f64, u64)>,
+    wait_states: u64,
+    waiting: u64,
+    steps: u32,
+    rows: Vec<stragglers::StragglerRow>,
+    named: HashMap<String, (u32, f64, HashMap<String, f64>)>,
+}
+
+impl Sums {
+    /// Walks the path through `p` (where it has not left the window) and adds what `p` found.
+    fn add(&mut self, p: Part<'_>) {
+        let (t, g) = (&p.rows.trace, &p.graph);
+        if !self.done_walking {
+            let (path, exit) = path::walk(t, g, p.chunk, self.resume.take());
+            let s = path::shares(t, g, &path);
+            for (acc, rows) in self.shares.iter_mut().zip([&s.by_region, &s.by_location, &s.by_kind]) {
+                for r in rows {
+                    *acc.entry(r.name.clone()).or_default() += r.seconds;
+                }
+            }
+            self.regions.push(super::segment_regions(t, g, &path.segments));
+            self.paths.push(path.segments);
+            self.done_walking = exit.is_none();
+            self.resume = exit;
+        }
+        self.wait_states += p.wait_states;
+        self.waiting += p.waiting;
+        for c in p.causes {
+            let e = self.causes.entry((c.location, c.region)).or_default();
+            e.0 += c.direct_s;
+            e.1 += c.propagated_s;
+            e.2 += c.waits;
+        }
+        self.steps += p.stragglers.steps;
+        self.rows.extend(p.stragglers.rows);
+        for x in p.stragglers.named {
+            let e = self.named.entry(x.process).or_default();
+            e.0 += x.steps;
+            e.1 += x.excess_s;
+            for r in x.regions {
+                *e.2.entry(r.region).or_default() += r.excess_s;
+            }
+        }
+    }
+}
+
+/// Everything [`super::analyse`] reports, summed over `chunks` of `dataset` (as [`plan`] cuts
+/// them), from the last, [`at_once`] at a time; `progress(done, of)` after each.
 pub fn analyse_chunks(
     dataset: &Dataset,
     chunks: &[(u64, u64)],
@@ -49,58 +146,25 @@ pub fn analyse_chunks(
     let t0 = &dataset.trace;
     let tps = t0.ticks_per_second.max(1) as f64;
     let secs = |ticks: u64| ticks.saturating_sub(start) as f64 / tps;
-    let mut resume: Option<Resume> = None;
-    let mut walking = true;
-    let mut paths: Vec<Vec<Segment>> = Vec::new();
-    let mut regions: Vec<Vec<Option<(String, u64)>>> = Vec::new();
-    let mut shares: [HashMap<String, f64>; 3] = Default::default();
-    let mut causes_sum: HashMap<(String, String), (f64, f64, u64)> = HashMap::new();
-    let (mut wait_states, mut waiting) = (0u64, 0u64);
-    let mut steps = 0u32;
-    let mut rows = Vec::new();
-    let mut named: HashMap<String, (u32, f64, HashMap<String, f64>)> = HashMap::new();
-    for (done, &chunk) in chunks.iter().rev().enumerate() {
-        let d = dataset.window_rows(chunk)?;
-        let (t, training) = (&d.trace, d.training.as_deref());
-        let g = Graph::with_training(t, training);
-        if walking {
-            let (p, exit) = path::walk(t, &g, chunk, resume);
-            let s = path::shares(t, &g, &p);
-            for (acc, rows) in shares.iter_mut().zip([&s.by_region, &s.by_location, &s.by_kind]) {
-                for r in rows {
-                    *acc.entry(r.name.clone()).or_default() += r.seconds;
-                }
+    let mut sums = Sums::default();
+    let last_first: Vec<(u64, u64)> = chunks.iter().rev().copied().collect();
+    let mut done = 0;
+    for group in last_first.chunks(at_once()) {
+        let parts: Vec<Part<'_>> = match group {
+            [a, b] => {
+                let (a, b) = rayon::join(|| part(dataset, *a), || part(dataset, *b));
+                vec![a?, b?]
             }
-            regions.push(super::segment_regions(t, &g, &p.segments));
-            paths.push(p.segments);
-            walking = exit.is_some();
-            resume = exit;
+            _ => group.iter().map(|&c| part(dataset, c)).collect::<Result<_, _>>()?,
+        };
+        for p in parts {
+            sums.add(p);
+            done += 1;
+            progress(done, chunks.len());
         }
-        let mut waits = causes::wait_states(&g, chunk);
-        waits.retain(|w| w.until >= chunk.0 && w.until < chunk.1);
-        wait_states += waits.len() as u64;
-        waiting += waits.iter().map(|w| w.until - w.from).sum::<u64>();
-        for c in causes::root_causes(t, &g, &waits) {
-            let e = causes_sum.entry((c.location, c.region)).or_default();
-            e.0 += c.direct_s;
-            e.1 += c.propagated_s;
-            e.2 += c.waits;
-        }
-        let s = stragglers::stragglers(t, &g, chunk, training);
-        steps += s.steps;
-        rows.extend(s.rows);
-        for x in s.named {
-            let e = named.entry(x.process).or_default();
-            e.0 += x.steps;
-            e.1 += x.excess_s;
-            for r in x.regions {
-                *e.2.entry(r.region).or_default() += r.excess_s;
-            }
-        }
-        progress(done + 1, chunks.len());
     }
-    let segments: Vec<Segment> = paths.into_iter().rev().flatten().collect();
-    let regions: Vec<Option<(String, u64)>> = regions.into_iter().rev().flatten().collect();
+    let segments: Vec<Segment> = sums.paths.into_iter().rev().flatten().collect();
+    let regions: Vec<Option<(String, u64)>> = sums.regions.into_iter().rev().flatten().collect();
     let length = match (segments.first(), segments.last()) {
         (Some(a), Some(b)) => b.to.saturating_sub(a.from),
         _ => 0,
@@ -114,9 +178,7 @@ pub fn analyse_chunks(
         v.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then_with(|| a.name.cmp(&b.name)));
         v
     };
-    let [by_region, by_location, by_kind] = shares;
-    let root_causes = cause_rows(causes_sum);
-    let named = named_of(named, steps);
+    let [by_region, by_location, by_kind] = sums.shares;
     let window = (chunks.first().map_or(0, |c| c.0), chunks.last().map_or(0, |c| c.1));
     Ok(Report {
         from_s: secs(window.0),
@@ -125,10 +187,10 @@ pub fn analyse_chunks(
         jumps: segments.iter().filter(|s| matches!(s.step, Step::Edge(_))).count() as u64,
         shares: Shares { by_region: table(by_region), by_location: table(by_location), by_kind: table(by_kind) },
         segments: super::segment_rows(t0, &segments, &regions, start),
-        wait_states,
-        waiting_s: waiting as f64 / tps,
-        root_causes,
-        stragglers: Stragglers { steps, rows, named },
+        wait_states: sums.wait_states,
+        waiting_s: sums.waiting as f64 / tps,
+        root_causes: cause_rows(sums.causes),
+        stragglers: Stragglers { steps: sums.steps, rows: sums.rows, named: named_of(sums.named, sums.steps) },
         what_if: Vec::new(),
     })
 }

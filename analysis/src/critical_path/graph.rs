@@ -453,35 +453,125 @@ impl Graph {
 /// Messages: the send → the receive where the receiver waited for it; and, where the sender
 /// waited in a blocking send until the receive began (a late receiver), the receive call's
 /// start → the send call's end.
+///
+/// The messages are taken grouped by receiver (the receive's side of both tests, in one
+/// location's lanes at a time), then by sender (the send's side of the late-receiver test),
+/// each copied into its group (read in row order, written to a few thousand places): taken in
+/// the order the rows come, each test would jump between every rank's lanes.
 fn message_edges(t: &Trace, lanes: &Lanes) -> Vec<Edge> {
     let m = &t.messages;
     let n = t.locations.name.len() as u32;
-    (0..m.source.len())
-        .into_par_iter()
-        .flat_map_iter(|k| {
-            let (src, dst, sent, arrived) = (m.source[k], m.destination[k], m.send_time[k], m.recv_time[k]);
-            let mut out = [None, None];
-            if arrived == u64::MAX || src >= n || dst >= n || src == dst || sent > arrived {
-                return out.into_iter().flatten();
+    let gpu = |l: u32| lanes.kind[l as usize] == LocationKind::GpuStream;
+    let rows = (0..m.source.len()).map(|k| Msg {
+        src: m.source[k],
+        dst: m.destination[k],
+        sent: m.send_time[k],
+        at: m.recv_time[k],
+    });
+    let by_dst = Groups::of(
+        rows,
+        n,
+        |x| x.dst,
+        |x| x.at != u64::MAX && x.src < n && x.dst < n && x.src != x.dst && x.sent <= x.at,
+    );
+    // The binding edges, and per message sent from host to host, where its receive call began
+    // (in `at`, for the late-receiver test).
+    let parts: Vec<(Vec<Edge>, Vec<Msg>)> = by_dst
+        .par_blocks()
+        .map(|block| {
+            let (mut edges, mut began) = (Vec::new(), Vec::new());
+            for x in block {
+                let kind = if gpu(x.dst) && !gpu(x.src) { EdgeKind::Launch } else { EdgeKind::Message };
+                if lanes.waited(x.dst, x.sent, x.at) {
+                    edges.push(Edge { kind, src: x.src, sent: x.sent, dst: x.dst, arrived: x.at });
+                }
+                if kind == EdgeKind::Message
+                    && let Some(r) =
+                        lanes.piece_at(x.dst, x.at.saturating_sub(1)).or_else(|| lanes.piece_at(x.dst, x.at))
+                {
+                    began.push(Msg { at: r.start, ..*x });
+                }
             }
-            let gpu = |l: u32| lanes.kind[l as usize] == LocationKind::GpuStream;
-            let kind = if gpu(dst) && !gpu(src) { EdgeKind::Launch } else { EdgeKind::Message };
-            out[0] = lanes.waited(dst, sent, arrived).then_some(Edge { kind, src, sent, dst, arrived });
-            if kind == EdgeKind::Message {
-                out[1] = late_receiver(lanes, (src, sent), (dst, arrived));
-            }
-            out.into_iter().flatten()
+            (edges, began)
         })
-        .collect()
+        .collect();
+    let mut edges: Vec<Edge> = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    let mut began: Vec<Msg> = Vec::with_capacity(parts.iter().map(|p| p.1.len()).sum());
+    for (e, b) in parts {
+        edges.extend(e);
+        began.extend(b);
+    }
+    drop(by_dst);
+    let by_src = Groups::of(began.iter().copied(), n, |x| x.src, |_| true);
+    drop(began);
+    let late: Vec<Vec<Edge>> = by_src
+        .par_blocks()
+        .map(|block| block.iter().filter_map(|x| late_receiver(lanes, (x.src, x.sent), (x.dst, x.at))).collect())
+        .collect();
+    edges.extend(late.into_iter().flatten());
+    edges
 }
 
+/// A message as the edges' tests read it; `at`, its arrival or where its receive call began.
+#[derive(Clone, Copy, Default)]
+struct Msg {
+    src: u32,
+    dst: u32,
+    sent: u64,
+    at: u64,
+}
+
+/// Messages grouped by a location: `rows[offsets[l]..offsets[l + 1]]`, in row order within
+/// a group.
+struct Groups {
+    offsets: Vec<usize>,
+    rows: Vec<Msg>,
+}
+
+impl Groups {
+    /// The messages of `rows` that `keep`, grouped by `key` (below `n`): a counting sort.
+    fn of(
+        rows: impl Iterator<Item = Msg> + Clone,
+        n: u32,
+        key: impl Fn(&Msg) -> u32,
+        keep: impl Fn(&Msg) -> bool,
+    ) -> Self {
+        let mut offsets = vec![0usize; n as usize + 1];
+        for x in rows.clone().filter(|x| keep(x) && key(x) < n) {
+            offsets[key(&x) as usize + 1] += 1;
+        }
+        for l in 0..n as usize {
+            offsets[l + 1] += offsets[l];
+        }
+        let mut at = offsets.clone();
+        let mut out = vec![Msg::default(); offsets[n as usize]];
+        for x in rows.filter(|x| keep(x) && key(x) < n) {
+            let l = key(&x) as usize;
+            out[at[l]] = x;
+            at[l] += 1;
+        }
+        Self { offsets, rows: out }
+    }
+
+    /// The rows in blocks of whole groups (about [`BLOCKS`] of them), in parallel.
+    fn par_blocks(&self) -> impl IndexedParallelIterator<Item = &[Msg]> + '_ {
+        let n = self.offsets.len() - 1;
+        let per = n.div_ceil(BLOCKS).max(1);
+        (0..n.div_ceil(per)).into_par_iter().map(move |b| {
+            let (a, z) = (b * per, ((b + 1) * per).min(n));
+            &self.rows[self.offsets[a]..self.offsets[z]]
+        })
+    }
+}
+
+/// Blocks of receivers or senders that the message edges are found in at once.
+const BLOCKS: usize = 256;
+
 /// The edge by which a late receiver held its sender: the sender in a waiting piece (a
-/// blocking send) from before the receive call began until after; the receive call's start →
-/// the send call's end.
-fn late_receiver(lanes: &Lanes, (src, sent): (u32, u64), (dst, arrived): (u32, u64)) -> Option<Edge> {
+/// blocking send) from before the receive call began (at `began`) until after; the receive
+/// call's start → the send call's end.
+fn late_receiver(lanes: &Lanes, (src, sent): (u32, u64), (dst, began): (u32, u64)) -> Option<Edge> {
     let send = lanes.piece_at(src, sent).filter(|p| lanes.waiting.get(p.region as usize).copied().unwrap_or(false))?;
-    let recv = lanes.piece_at(dst, arrived.saturating_sub(1)).or_else(|| lanes.piece_at(dst, arrived))?;
-    let began = recv.start;
     (send.start < began && began < send.end && lanes.waited(src, began, send.end)).then_some(Edge {
         kind: EdgeKind::Message,
         src: dst,

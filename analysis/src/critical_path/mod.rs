@@ -81,8 +81,8 @@ pub fn analyse_asked(
     analyse_asked_with(dataset, from_s, to_s, &|_, _| {})
 }
 
-/// [`analyse_asked`], a window of a store holding more than [`chunked::CHUNK_ROWS`] rows read
-/// and analysed chunk by chunk ([`chunked`]), `progress(done, of)` after each chunk.
+/// [`analyse_asked`], a window of a store holding more rows than [`chunked::plan`] reads at
+/// once read and analysed chunk by chunk ([`chunked`]), `progress(done, of)` after each chunk.
 pub fn analyse_asked_with(
     dataset: &exaviz_model::dataset::Dataset,
     from_s: Option<f64>,
@@ -102,14 +102,14 @@ pub fn analyse_what_if(
     progress: &dyn Fn(usize, usize),
 ) -> Result<Report, String> {
     let (from, to, start) = crate::window::window_asked(dataset, from_s, to_s)?;
-    let chunks = chunked::chunks(dataset, (from, to), chunked::CHUNK_ROWS);
+    let chunks = chunked::plan(dataset, (from, to));
     if chunks.len() > 1 {
         if !asks.is_empty() {
             return Err(format!(
                 "--what-if replays the window at once, and this one is read in {} chunks of {} rows: \
                  narrow it with --from/--to",
                 chunks.len(),
-                chunked::CHUNK_ROWS
+                chunked::CHUNK_ROWS / chunked::at_once() as u64
             ));
         }
         return chunked::analyse_chunks(dataset, &chunks, start, progress);
