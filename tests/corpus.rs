@@ -569,6 +569,14 @@ fn a_stalling_ddp_rank_is_named_with_its_region_and_its_what_if_projected() {
     assert_eq!(r.stragglers.named[0].regions[0].region, "extra_work", "{:?}", r.stragglers.named[0]);
     let on_stall = r.segments.iter().filter(|s| s.region == "extra_work" && s.location.starts_with("rank 5 python"));
     assert!(on_stall.map(|s| s.region_s).sum::<f64>() > 0.1, "the stall is on the path: {:?}", &r.segments[..4]);
+    // And the step each stall on the path was in: a different one for each.
+    let steps: std::collections::BTreeSet<&str> = r
+        .segments
+        .iter()
+        .filter(|s| s.region == "extra_work" && s.location.starts_with("rank 5 python"))
+        .map(|s| s.step.as_str())
+        .collect();
+    assert!(steps.len() >= 4 && steps.iter().all(|s| s.starts_with("ProfilerStep#")), "{steps:?}");
     let first = &r.root_causes[0];
     assert!(
         first.location.starts_with("rank 5 python / ") && first.region == "extra_work",
@@ -738,6 +746,7 @@ fn planted_slow_ranks_are_the_root_causes_on_the_path() {
     named.sort_unstable();
     assert_eq!(named, planted);
     assert!(r.jumps > 100, "the path crosses ranks by messages and collectives: {}", r.jumps);
+    assert!(r.segments.iter().all(|s| s.step.is_empty()), "a trace naming no steps gives its segments none");
     assert!(report("gen:wrf?collectives=5").stragglers.named.is_empty());
 }
 

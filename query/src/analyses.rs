@@ -98,6 +98,7 @@ fn columns(name: &str, r: &Report) -> Option<Vec<(&'static str, Col)>> {
                 ("duration_s", secs(s, |x| x.to_s - x.from_s)),
                 ("region", text(s, |x| &x.region)),
                 ("region_s", secs(s, |x| x.region_s)),
+                ("step", text(s, |x| &x.step)),
             ]
         }
         "critical_path_shares" => {

@@ -88,6 +88,7 @@ struct Sums {
     done_walking: bool,
     paths: Vec<Vec<Segment>>,
     regions: Vec<Vec<Option<(String, u64)>>>,
+    steps_of: Vec<Vec<String>>,
     shares: [HashMap<String, f64>; 3],
     causes: HashMap<(String, String), (f64, f64, u64)>,
     wait_states: u64,
@@ -110,6 +111,7 @@ impl Sums {
                 }
             }
             self.regions.push(super::segment_regions(t, g, &path.segments));
+            self.steps_of.push(super::segment_steps(t, g, p.chunk, &path.segments));
             self.paths.push(path.segments);
             self.done_walking = exit.is_none();
             self.resume = exit;
@@ -165,6 +167,7 @@ pub fn analyse_chunks(
     }
     let segments: Vec<Segment> = sums.paths.into_iter().rev().flatten().collect();
     let regions: Vec<Option<(String, u64)>> = sums.regions.into_iter().rev().flatten().collect();
+    let steps_of: Vec<String> = sums.steps_of.into_iter().rev().flatten().collect();
     let length = match (segments.first(), segments.last()) {
         (Some(a), Some(b)) => b.to.saturating_sub(a.from),
         _ => 0,
@@ -186,7 +189,7 @@ pub fn analyse_chunks(
         length_s,
         jumps: segments.iter().filter(|s| matches!(s.step, Step::Edge(_))).count() as u64,
         shares: Shares { by_region: table(by_region), by_location: table(by_location), by_kind: table(by_kind) },
-        segments: super::segment_rows(t0, &segments, &regions, start),
+        segments: super::segment_rows(t0, &segments, (&regions, &steps_of), start),
         wait_states: sums.wait_states,
         waiting_s: sums.waiting as f64 / tps,
         root_causes: cause_rows(sums.causes),

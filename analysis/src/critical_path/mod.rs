@@ -55,6 +55,9 @@ pub struct SegmentRow {
     /// trace names it; "(no region)" for untraced time) and its seconds there; "" for an edge.
     pub region: String,
     pub region_s: f64,
+    /// The step (Kineto's `ProfilerStep#N`) of the location's process holding most of the
+    /// segment's time; "" where the trace names no steps.
+    pub step: String,
 }
 
 /// The analysis of `t` over `window` (ticks), with `start` the tick times are reported from;
@@ -143,6 +146,9 @@ pub fn device_shares(t: &Trace, training: &exaviz_model::training::Training, win
         .collect()
 }
 
+/// A segment's region and its time there, ticks (none for an edge).
+pub(crate) type SegmentRegion = Option<(String, u64)>;
+
 /// For each of `segments` of work, the innermost region of its location holding most of its
 /// time, and that time in ticks; none for an edge.
 pub(crate) fn segment_regions(t: &Trace, g: &Graph, segments: &[Segment]) -> Vec<Option<(String, u64)>> {
@@ -164,12 +170,35 @@ pub(crate) fn segment_regions(t: &Trace, g: &Graph, segments: &[Segment]) -> Vec
         .collect()
 }
 
+/// For each of `segments`, the step (Kineto's `ProfilerStep#N`) of its location's process
+/// holding most of its time in `window`; "" where the trace names no steps or none holds it.
+pub(crate) fn segment_steps(t: &Trace, g: &Graph, window: (u64, u64), segments: &[Segment]) -> Vec<String> {
+    if !t.region_names.iter().any(|n| stragglers::step_number(n).is_some()) {
+        return vec![String::new(); segments.len()];
+    }
+    let steps = stragglers::steps(t, g, window);
+    segments
+        .iter()
+        .map(|s| {
+            let Some(&p) = g.lanes.process.get(s.location as usize) else { return String::new() };
+            let overlap = |&(a, b): &(u64, u64)| s.to.min(b).saturating_sub(s.from.max(a));
+            steps
+                .iter()
+                .filter_map(|(name, spans)| spans.get(&p).map(|x| (name, overlap(x))))
+                .filter(|x| x.1 > 0)
+                .max_by_key(|x| x.1)
+                .map_or_else(String::new, |x| x.0.clone())
+        })
+        .collect()
+}
+
 /// The path's segments as reported: locations by name, times in seconds since `start`, each
-/// with its region from `regions` (as [`segment_regions`] gives them, one per segment).
+/// with its region from `regions` (as [`segment_regions`] gives them, one per segment) and its
+/// step from `steps` (as [`segment_steps`] gives them).
 pub(crate) fn segment_rows(
     t: &Trace,
     segments: &[Segment],
-    regions: &[Option<(String, u64)>],
+    (regions, steps): (&[SegmentRegion], &[String]),
     start: u64,
 ) -> Vec<SegmentRow> {
     let tps = t.ticks_per_second.max(1) as f64;
@@ -181,6 +210,7 @@ pub(crate) fn segment_rows(
         .map(|(k, s)| SegmentRow {
             region: regions.get(k).cloned().flatten().map_or_else(String::new, |r| r.0),
             region_s: regions.get(k).cloned().flatten().map_or(0.0, |r| r.1 as f64 / tps),
+            step: steps.get(k).cloned().unwrap_or_default(),
             what: match s.step {
                 Step::On => "on".into(),
                 Step::Edge(e) => e.label().into(),
@@ -218,7 +248,8 @@ fn analyse_graph_path(
         || (path::critical_path(t, g, window), causes::wait_states(g, window)),
         || stragglers::stragglers(t, g, window, training),
     );
-    let segments = segment_rows(t, &p.segments, &segment_regions(t, g, &p.segments), start);
+    let regions = segment_regions(t, g, &p.segments);
+    let segments = segment_rows(t, &p.segments, (&regions, &segment_steps(t, g, window, &p.segments)), start);
     let jumps = p.segments.iter().filter(|s| matches!(s.step, Step::Edge(_))).count() as u64;
     let waiting: u64 = waits.iter().map(|w| w.until - w.from).sum();
     let report = Report {

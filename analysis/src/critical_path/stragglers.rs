@@ -87,7 +87,7 @@ pub(crate) fn step_number(name: &str) -> Option<u64> {
 }
 
 /// The steps of `t` in `window`.
-fn steps(t: &Trace, g: &Graph, window: (u64, u64)) -> Vec<StepSpans> {
+pub(crate) fn steps(t: &Trace, g: &Graph, window: (u64, u64)) -> Vec<StepSpans> {
     let i = &t.intervals;
     let step_of: Vec<Option<u64>> = t.region_names.iter().map(|n| step_number(n)).collect();
     let mut by: BTreeMap<u64, HashMap<u32, (u64, u64)>> = BTreeMap::new();
