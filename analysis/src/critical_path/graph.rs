@@ -393,6 +393,22 @@ impl Lanes {
         p.get(k).map(|x| x.start.max(from))
     }
 
+    /// Adds waiting stretches `(location, from, to)` found beside the regions' (a caller's
+    /// untraced wait for work it handed to another thread), merged with those there.
+    fn add_stretches(&mut self, mut added: Vec<(u32, u64, u64)>) {
+        added.sort_unstable();
+        for group in added.chunk_by(|a, b| a.0 == b.0) {
+            let Some(s) = self.stretches.get_mut(group[0].0 as usize) else { continue };
+            s.extend(group.iter().map(|&(_, a, b)| (a, b)));
+            s.sort_unstable();
+            let mut merged: Vec<(u64, u64)> = Vec::with_capacity(s.len());
+            for &(a, b) in s.iter() {
+                push_stretch(&mut merged, a, b);
+            }
+            *s = merged;
+        }
+    }
+
     /// Whether `loc` waited all the time from `sent` to `arrived`.
     fn waited(&self, loc: u32, sent: u64, arrived: u64) -> bool {
         self.stretch_at(loc, arrived).is_some_and(|(a, _)| a <= sent)
@@ -418,7 +434,7 @@ impl Graph {
     /// place of those found from the regions' names alone.
     pub fn with_training(t: &Trace, training: Option<&Training>) -> Self {
         let rows = rows_by_thread(t);
-        let lanes = Lanes::from_rows(t, &rows);
+        let mut lanes = Lanes::from_rows(t, &rows);
         let mut edges = message_edges(t, &lanes);
         let mut skip = vec![false; t.region_names.len()];
         if let Some(tr) = training {
@@ -426,8 +442,10 @@ impl Graph {
         }
         edges.extend(collective_edges(t, &rows, &skip));
         edges.extend(sync_edges(t, &lanes, &rows));
-        edges.extend(handoff_edges(t, &lanes, &rows));
+        let (handoffs, idle) = handoff_edges(t, &lanes, &rows);
+        edges.extend(handoffs);
         edges.extend(autograd_edges(t, &lanes, &rows));
+        lanes.add_stretches(idle);
         edges.par_sort_unstable_by_key(|e| (e.dst, e.arrived, e.sent, e.src));
         let n = t.locations.name.len();
         let mut offsets = vec![0usize; n + 1];
@@ -814,14 +832,14 @@ fn handoff_key(name: &str) -> Option<(bool, String)> {
 /// it in the process). Where the span runs on another thread, the call's start lets the span
 /// begin, and the span's end lets the caller go on where it was idle (untraced) until shortly
 /// after it: the caller waited for it.
-fn handoff_edges(t: &Trace, lanes: &Lanes, rows: &[Vec<usize>]) -> Vec<Edge> {
+fn handoff_edges(t: &Trace, lanes: &Lanes, rows: &[Vec<usize>]) -> (Vec<Edge>, Vec<(u32, u64, u64)>) {
     use std::collections::HashMap;
     /// How soon after the span's end the caller must go on to count as having waited for it.
     const RESUMES_WITHIN_NS: f64 = 1e-3;
     let i = &t.intervals;
     let keys: Vec<Option<(bool, String)>> = t.region_names.iter().map(|n| handoff_key(n)).collect();
     if keys.iter().all(Option::is_none) {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     // (process, call?, operation) → (start, end, location) by start.
     type Found<'a> = HashMap<(u32, bool, &'a str), Vec<(u64, u64, u32)>>;
@@ -837,7 +855,7 @@ fn handoff_edges(t: &Trace, lanes: &Lanes, rows: &[Vec<usize>]) -> Vec<Edge> {
         }
     }
     let within = (RESUMES_WITHIN_NS * t.ticks_per_second.max(1) as f64) as u64;
-    let mut edges = Vec::new();
+    let (mut edges, mut idle) = (Vec::new(), Vec::new());
     for (&(p, call, op), calls) in &found {
         if !call {
             continue;
@@ -854,13 +872,19 @@ fn handoff_edges(t: &Trace, lanes: &Lanes, rows: &[Vec<usize>]) -> Vec<Edge> {
             // The caller idle at the span's end, going on soon after.
             let pieces = &lanes.pieces[a as usize];
             let next = pieces.partition_point(|x| x.start < se);
-            let idle = next == 0 || pieces[next - 1].end <= se;
-            if let Some(n) = pieces.get(next).filter(|x| idle && x.start - se <= within) {
+            let is_idle = next == 0 || pieces[next - 1].end <= se;
+            if let Some(n) = pieces.get(next).filter(|x| is_idle && x.start - se <= within) {
                 edges.push(Edge { kind: EdgeKind::Sync, src: b, sent: se, dst: a, arrived: n.start });
+                // Untraced, the caller's time from its last work to its going on was waiting
+                // for the span (PyTorch's `work.wait()` records nothing).
+                let from = next.checked_sub(1).map_or(cs, |k| pieces[k].end.max(cs));
+                if from < se {
+                    idle.push((a, from, n.start));
+                }
             }
         }
     }
-    edges
+    (edges, idle)
 }
 
 /// Whether a region is the autograd engine running one node of a backward pass.
