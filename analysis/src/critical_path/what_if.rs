@@ -302,7 +302,13 @@ fn select(
             }
         }
         Who::Processes { text, range } => {
-            let chosen: Vec<bool> = lanes.processes.iter().map(|p| names(&p.to_lowercase(), text, *range)).collect();
+            // A process of no work (a profiler's lane named after the rank) is not selected.
+            let mut works = vec![false; lanes.processes.len()];
+            for (l, &p) in lanes.process.iter().enumerate() {
+                works[p as usize] |= lanes.pieces.get(l).is_some_and(|x| !x.is_empty());
+            }
+            let chosen: Vec<bool> =
+                lanes.processes.iter().zip(&works).map(|(p, &w)| w && names(&p.to_lowercase(), text, *range)).collect();
             selected = lanes.processes.iter().zip(&chosen).filter(|x| *x.1).map(|x| x.0.clone()).collect();
             if selected.is_empty() {
                 let some: Vec<&str> = lanes.processes.iter().take(4).map(String::as_str).collect();
