@@ -330,6 +330,9 @@ pub(super) struct StoreRows {
     last: std::sync::Mutex<Option<Last>>,
 }
 
+/// A table's rows of a window, or what went wrong reading them.
+type Read<T> = Result<T, SourceError>;
+
 /// The rows of a window read.
 #[derive(Debug)]
 struct Last {
@@ -517,6 +520,15 @@ impl StoreRows {
 
     /// The messages and intervals overlapping `window`: from the last window's rows where it
     /// overlaps that one, reading only the time outside it; the rows are then kept in turn.
+    /// The rows of `window` decoded from the store alone (nothing taken from the last window),
+    /// the two tables side by side.
+    fn read_fresh(&self, window: (u64, u64)) -> (Read<Messages>, Read<Intervals>) {
+        rayon::join(
+            || Ok(cut(self.messages_of(self.messages.read(window)?)?, window, |_, _| true)),
+            || Ok(cut(self.intervals_of(self.intervals.read(window)?)?, window, |_, _| true)),
+        )
+    }
+
     fn read_rows(&self, window: (u64, u64)) -> Result<(Messages, Intervals), SourceError> {
         let last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
         let messages = |w| self.messages_of(self.messages.read(w)?);
@@ -527,10 +539,7 @@ impl StoreRows {
             Some(Last { window: kept, messages: m, intervals: i }) => {
                 rayon::join(|| beside(m, kept, window, messages), || beside(i, kept, window, intervals))
             }
-            None => rayon::join(
-                || Ok(cut(messages(window)?, window, |_, _| true)),
-                || Ok(cut(intervals(window)?, window, |_, _| true)),
-            ),
+            None => self.read_fresh(window),
         };
         let (m, i) = (m?, i?);
         let (messages, intervals) = rayon::join(|| m.clone(), || i.clone());
@@ -617,10 +626,7 @@ impl WindowRows for StoreRows {
     }
 
     fn read_once(&self, window: (u64, u64)) -> Result<(Messages, Intervals), String> {
-        let (m, i) = rayon::join(
-            || self.messages.read(window).and_then(|r| self.messages_of(r)).map(|m| cut(m, window, |_, _| true)),
-            || self.intervals.read(window).and_then(|r| self.intervals_of(r)).map(|i| cut(i, window, |_, _| true)),
-        );
+        let (m, i) = self.read_fresh(window);
         Ok((m.map_err(|e| e.to_string())?, i.map_err(|e| e.to_string())?))
     }
 }
