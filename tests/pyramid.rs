@@ -502,6 +502,40 @@ fn a_store_too_large_to_hold_is_walked_chunk_by_chunk() {
     let named: Vec<&str> = r.stragglers.named.iter().map(|s| s.process.as_str()).collect();
     assert_eq!(named, ["rank 100"], "{:?}", r.stragglers.named);
     assert_eq!(r.stragglers.steps as usize, chunks.len(), "a chunk is a step where the trace names none");
+    // What-ifs replayed chunk by chunk project what the replay of the whole run does.
+    let asks: Vec<_> = ["region:compute*0.5", "region:compute", "rank 100"]
+        .iter()
+        .map(|s| critical_path::what_if::parse(s).unwrap())
+        .collect();
+    let (_, first, length) = chunked::analyse_chunks_walked(&ooc, &chunks, span.0, &|_, _| {}).unwrap();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let chunked = chunked::what_if_chunks(&ooc, &chunks, (first, length), &asks, &|k, n| {
+        assert_eq!(n, chunks.len());
+        done.store(k, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap();
+    assert_eq!(done.into_inner(), chunks.len());
+    let g = critical_path::Graph::new(&all.trace);
+    let path = critical_path::path::critical_path(&all.trace, &g, window);
+    for (ask, c) in asks.iter().zip(&chunked).take(2) {
+        let w = critical_path::what_if::what_if(&all.trace, &g, None, window, &path, ask).unwrap();
+        assert!(near(c.removed_s, w.removed_s, 1e-6), "{}: removed {} against {}", ask.spec, c.removed_s, w.removed_s);
+        assert!(near(c.length_s, w.length_s, 0.01), "{}: {} against {}", ask.spec, c.length_s, w.length_s);
+        assert!(c.saved_s > 0.1 * c.length_s, "{}: saves {} of {}", ask.spec, c.saved_s, c.length_s);
+        assert!(
+            near(c.projected_s, w.projected_s, 1e-3),
+            "{}: projected {} chunk by chunk against {} at once",
+            ask.spec,
+            c.projected_s,
+            w.projected_s
+        );
+    }
+    assert!(chunked[1].projected_s < chunked[0].projected_s, "removing the work saves more than halving it");
+    // The slow rank brought to its peers' median in each chunk (a step where the trace names
+    // none): the generator's slow rank works longer, though the run's end does not wait for it.
+    let slow = &chunked[2];
+    assert_eq!(slow.selected, ["rank 100"]);
+    assert!(slow.removed_s > 60.0 && slow.saved_s >= 0.0, "{slow:?}");
     // The timeline of the store drawn from its pyramid says how to see the path (`x` there).
     let view = TimelineView::with(TimelineOptions::default());
     let sel = Selection { critical: Some(true), ..Selection::default() };

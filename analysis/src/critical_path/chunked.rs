@@ -12,6 +12,7 @@ use exaviz_model::dataset::Dataset;
 
 use super::path::{self, Resume, Segment, Share, Shares, Step};
 use super::stragglers::{self, Straggler, Stragglers};
+use super::what_if::{self, Ask, Carry, WhatIf, WindowReplay};
 use super::{CauseRow, Graph, Report, causes};
 
 /// Messages and intervals read at once.
@@ -145,6 +146,19 @@ pub fn analyse_chunks(
     start: u64,
     progress: &dyn Fn(usize, usize),
 ) -> Result<Report, String> {
+    Ok(analyse_chunks_walked(dataset, chunks, start, progress)?.0)
+}
+
+/// A report, with where its critical path begins (location, tick) and its length, ticks.
+pub type Walked = (Report, Option<(u32, u64)>, u64);
+
+/// [`analyse_chunks`], with where the critical path begins and its length.
+pub fn analyse_chunks_walked(
+    dataset: &Dataset,
+    chunks: &[(u64, u64)],
+    start: u64,
+    progress: &dyn Fn(usize, usize),
+) -> Result<Walked, String> {
     let t0 = &dataset.trace;
     let tps = t0.ticks_per_second.max(1) as f64;
     let secs = |ticks: u64| ticks.saturating_sub(start) as f64 / tps;
@@ -183,7 +197,8 @@ pub fn analyse_chunks(
     };
     let [by_region, by_location, by_kind] = sums.shares;
     let window = (chunks.first().map_or(0, |c| c.0), chunks.last().map_or(0, |c| c.1));
-    Ok(Report {
+    let first = segments.first().map(|s| (s.location, s.from));
+    let report = Report {
         from_s: secs(window.0),
         to_s: secs(window.1),
         length_s,
@@ -195,7 +210,66 @@ pub fn analyse_chunks(
         root_causes: cause_rows(sums.causes),
         stragglers: Stragglers { steps: sums.steps, rows: sums.rows, named: named_of(sums.named, sums.steps) },
         what_if: Vec::new(),
-    })
+    };
+    Ok((report, first, length))
+}
+
+/// The projections `asks` over `chunks` of `dataset` (as [`plan`] cuts them), replayed from the
+/// first chunk to the last, each carrying where the replay of every location stands at its end
+/// to the next (a send before a chunk, whose edge arrives in it, as replayed in its own);
+/// `first`: where the critical path begins (location, tick), `length` its length in ticks;
+/// `progress(done, of)` after each chunk. Each chunk is read while the one before is replayed.
+pub fn what_if_chunks(
+    dataset: &Dataset,
+    chunks: &[(u64, u64)],
+    (first, length): (Option<(u32, u64)>, u64),
+    asks: &[Ask],
+    progress: &dyn Fn(usize, usize),
+) -> Result<Vec<WhatIf>, String> {
+    let built = |c: (u64, u64)| -> Result<(std::borrow::Cow<'_, Dataset>, Graph), String> {
+        let rows = dataset.window_rows_once(c)?;
+        let g = Graph::with_training(&rows.trace, rows.training.as_deref());
+        Ok((rows, g))
+    };
+    let mut replays: Vec<Vec<WindowReplay>> = asks.iter().map(|_| Vec::new()).collect();
+    let mut carry: Vec<Option<Carry>> = vec![None; asks.len()];
+    let mut start: Vec<Option<f64>> = vec![None; asks.len()];
+    let mut next = chunks.first().map(|&c| built(c)).transpose()?;
+    let mut processes = Vec::new();
+    for (k, &chunk) in chunks.iter().enumerate() {
+        let Some((rows, g)) = next.take() else { break };
+        let last = k + 1 == chunks.len();
+        let points: Vec<(u32, u64)> =
+            first.filter(|&(_, at)| (chunk.0 <= at && at < chunk.1) || (last && at == chunk.1)).into_iter().collect();
+        let replay = |(a, c): (&Ask, Option<Carry>)| {
+            let training = rows.training.as_deref();
+            what_if::replay_window((&rows.trace, &g, training), chunk, a, c, (&points, last))
+        };
+        let (done, after) = rayon::join(
+            || asks.iter().zip(carry.iter_mut().map(Option::take)).map(replay).collect::<Vec<_>>(),
+            || chunks.get(k + 1).map(|&c| built(c)).transpose(),
+        );
+        next = after?;
+        if last {
+            processes.clone_from(&g.lanes.processes);
+        }
+        for (j, mut r) in done.into_iter().enumerate() {
+            if let Some(&x) = r.points.first() {
+                start[j] = Some(x);
+            }
+            carry[j] = Some(std::mem::take(&mut r.carry));
+            replays[j].push(r);
+        }
+        progress(k + 1, chunks.len());
+    }
+    asks.iter()
+        .zip(replays)
+        .zip(start)
+        .map(|((a, rs), s)| {
+            let end = rs.last().and_then(|r| r.end);
+            what_if::projection(&dataset.trace, &processes, a, &rs, (length, s, end))
+        })
+        .collect()
 }
 
 /// The root causes summed over the chunks, largest total first.

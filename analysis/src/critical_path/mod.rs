@@ -95,8 +95,8 @@ pub fn analyse_asked_with(
     analyse_what_if(dataset, from_s, to_s, &[], progress)
 }
 
-/// [`analyse_asked_with`] with the projections `asks` (`--what-if`); those need the window's
-/// rows at once, so a window of a store read chunk by chunk is refused with them.
+/// [`analyse_asked_with`] with the projections `asks` (`--what-if`); a window of a store read
+/// chunk by chunk is replayed chunk by chunk ([`chunked::what_if_chunks`]).
 pub fn analyse_what_if(
     dataset: &exaviz_model::dataset::Dataset,
     from_s: Option<f64>,
@@ -107,15 +107,16 @@ pub fn analyse_what_if(
     let (from, to, start) = crate::window::window_asked(dataset, from_s, to_s)?;
     let chunks = chunked::plan(dataset, (from, to));
     if chunks.len() > 1 {
+        // The walk from the last chunk back, then the replays from the first chunk on.
+        let n = chunks.len() * if asks.is_empty() { 1 } else { 2 };
+        let (mut report, first, length) =
+            chunked::analyse_chunks_walked(dataset, &chunks, start, &|k, _| progress(k, n))?;
         if !asks.is_empty() {
-            return Err(format!(
-                "--what-if replays the window at once, and this one is read in {} chunks of {} rows: \
-                 narrow it with --from/--to",
-                chunks.len(),
-                chunked::CHUNK_ROWS / chunked::at_once() as u64
-            ));
+            let of = chunks.len();
+            report.what_if =
+                chunked::what_if_chunks(dataset, &chunks, (first, length), asks, &|k, _| progress(of + k, n))?;
         }
-        return chunked::analyse_chunks(dataset, &chunks, start, progress);
+        return Ok(report);
     }
     let rows = dataset.window_rows((from, to))?;
     let (t, training) = (&rows.trace, rows.training.as_deref());

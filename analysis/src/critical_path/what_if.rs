@@ -184,9 +184,23 @@ struct Wait {
     factor: f64,
 }
 
+/// Where the replay of a window begins, as the replay of the window before it left it: per
+/// location, the tick its replay starts from and that tick replayed; and the replayed sends
+/// whose edges arrive after that window's end. The replay of a whole run starts from none.
+#[derive(Clone, Debug, Default)]
+pub struct Carry {
+    origin: Vec<(u64, f64)>,
+    sends: HashMap<(u32, u64), f64>,
+}
+
 /// The run replayed with its work scaled.
 struct Replay<'a> {
     g: &'a Graph,
+    /// Per location, the tick its replay starts from and that tick replayed (0 and 0 for a
+    /// whole run); a time before it is replayed as the carried send at that time, or as far
+    /// before the origin's replayed tick as it was before the origin.
+    origin: Vec<(u64, f64)>,
+    sends: HashMap<(u32, u64), f64>,
     /// Per location, per piece: the piece's (factor − 1) summed over the pieces before it
     /// times their lengths (the shift they make), and each piece's factor.
     shift: Vec<Vec<f64>>,
@@ -218,13 +232,18 @@ impl Replay<'_> {
     /// When the time `t` of location `l` comes in the replay.
     fn at(&mut self, l: u32, t: u64, depth: u32) -> f64 {
         let li = l as usize;
+        let (o, on) = self.origin[li];
+        if t <= o {
+            return self.sends.get(&(l, t)).copied().unwrap_or(on - (o - t) as f64);
+        }
         let j = self.waits[li].partition_point(|w| w.b <= t);
         if let Some(w) = self.waits[li].get(j).copied().filter(|w| w.a <= t) {
             let into = self.at_start(l, j, depth) + (t - w.a) as f64 * w.factor;
             let end = self.done[li][j];
             return if end.is_nan() { into } else { into.min(end) };
         }
-        let (base, base_new) = if j > 0 { (self.waits[li][j - 1].b, self.end_of(l, j - 1, depth)) } else { (0, 0.0) };
+        let (base, base_new) =
+            if j > 0 { (self.waits[li][j - 1].b, self.end_of(l, j - 1, depth)) } else { self.origin[li] };
         base_new + (t - base) as f64 + self.shift_at(li, t) - self.shift_at(li, base)
     }
 
@@ -264,31 +283,29 @@ impl Replay<'_> {
     /// The replayed start of wait `j` of location `l`.
     fn at_start(&mut self, l: u32, j: usize, depth: u32) -> f64 {
         let li = l as usize;
-        let (base, base_new) = if j > 0 { (self.waits[li][j - 1].b, self.end_of(l, j - 1, depth)) } else { (0, 0.0) };
+        let (base, base_new) =
+            if j > 0 { (self.waits[li][j - 1].b, self.end_of(l, j - 1, depth)) } else { self.origin[li] };
         let a = self.waits[li][j].a.max(base);
         base_new + (a - base) as f64 + self.shift_at(li, a) - self.shift_at(li, base)
     }
 }
 
 /// What the what-if selects: per region its factor, per location the spans (with factors) in
-/// which its work is scaled, and the names of what it selected.
+/// which its work is scaled, the names of what it selected, and whether a selected process had
+/// peers at work whose median to take.
 struct Selection {
     region: Vec<f64>,
     spans: Vec<Vec<(u64, u64, f64)>>,
     selected: Vec<String>,
+    measured: bool,
 }
 
-fn select(
-    t: &Trace,
-    g: &Graph,
-    window: (u64, u64),
-    training: Option<&Training>,
-    ask: &Ask,
-) -> Result<Selection, String> {
+fn select(t: &Trace, g: &Graph, window: (u64, u64), training: Option<&Training>, ask: &Ask) -> Selection {
     let lanes = &g.lanes;
     let mut region = vec![1.0; t.region_names.len()];
     let mut spans: Vec<Vec<(u64, u64, f64)>> = vec![Vec::new(); t.locations.name.len()];
     let mut selected = Vec::new();
+    let mut measured = false;
     match &ask.who {
         Who::Region { pattern, factor } => {
             for (r, name) in t.region_names.iter().enumerate() {
@@ -297,9 +314,7 @@ fn select(
                     selected.push(name.clone());
                 }
             }
-            if selected.is_empty() {
-                return Err(format!("--what-if {:?}: no region is named so", ask.spec));
-            }
+            measured = true;
         }
         Who::Processes { text, range } => {
             // A process of no work (a profiler's lane named after the rank) is not selected.
@@ -310,43 +325,52 @@ fn select(
             let chosen: Vec<bool> =
                 lanes.processes.iter().zip(&works).map(|(p, &w)| w && names(&p.to_lowercase(), text, *range)).collect();
             selected = lanes.processes.iter().zip(&chosen).filter(|x| *x.1).map(|x| x.0.clone()).collect();
-            if selected.is_empty() {
-                let some: Vec<&str> = lanes.processes.iter().take(4).map(String::as_str).collect();
-                return Err(format!(
-                    "--what-if {:?}: no process is named so (processes are named like {})",
-                    ask.spec,
-                    some.join(", ")
-                ));
-            }
-            let mut measured = false;
-            let peers = super::stragglers::Peers::new(g, training);
-            for step in super::stragglers::step_work_of(t, g, window, &peers) {
-                for m in step.measured.iter().filter(|m| chosen[m.process as usize]) {
-                    measured = true;
-                    let f = (m.median_work / m.work).min(1.0);
-                    let Some(&(a, b)) = step.spans.get(&m.process) else { continue };
-                    for &l in &peers.locs_of[m.process as usize] {
-                        spans[l as usize].push((a, b, f));
+            if !selected.is_empty() {
+                let peers = super::stragglers::Peers::new(g, training);
+                for step in super::stragglers::step_work_of(t, g, window, &peers) {
+                    for m in step.measured.iter().filter(|m| chosen[m.process as usize]) {
+                        measured = true;
+                        let f = (m.median_work / m.work).min(1.0);
+                        let Some(&(a, b)) = step.spans.get(&m.process) else { continue };
+                        for &l in &peers.locs_of[m.process as usize] {
+                            spans[l as usize].push((a, b, f));
+                        }
                     }
                 }
-            }
-            if !measured {
-                return Err(format!(
-                    "--what-if {:?}: {} has no peers at work in the same steps whose median to take",
-                    ask.spec,
-                    selected.join(", ")
-                ));
-            }
-            for s in &mut spans {
-                s.sort_unstable_by_key(|x| (x.0, x.1));
+                for s in &mut spans {
+                    s.sort_unstable_by_key(|x| (x.0, x.1));
+                }
             }
         }
     }
-    Ok(Selection { region, spans, selected })
+    Selection { region, spans, selected, measured }
 }
 
-/// The replay of `g` with the work `sel` selects scaled; with the work it removed, ticks.
-fn replay<'a>(g: &'a Graph, sel: &Selection) -> (Replay<'a>, f64) {
+/// Why `ask` projects nothing, in one line, where it selected nothing (`selected`) or no peers
+/// to take a median of (`measured`); `processes`: the run's processes, to name some.
+fn refusal(ask: &Ask, selected: &[String], measured: bool, processes: &[String]) -> Option<String> {
+    match (&ask.who, selected.is_empty(), measured) {
+        (Who::Region { .. }, true, _) => Some(format!("--what-if {:?}: no region is named so", ask.spec)),
+        (Who::Processes { .. }, true, _) => {
+            let some: Vec<&str> = processes.iter().take(4).map(String::as_str).collect();
+            Some(format!(
+                "--what-if {:?}: no process is named so (processes are named like {})",
+                ask.spec,
+                some.join(", ")
+            ))
+        }
+        (_, false, false) => Some(format!(
+            "--what-if {:?}: {} has no peers at work in the same steps whose median to take",
+            ask.spec,
+            selected.join(", ")
+        )),
+        _ => None,
+    }
+}
+
+/// The replay of `g` with the work `sel` selects scaled, from `carry` (none: from the run's
+/// start); with the work it removed within `clip`, ticks.
+fn replay<'a>(g: &'a Graph, sel: &Selection, carry: Option<Carry>, clip: (u64, u64)) -> (Replay<'a>, f64) {
     let lanes = &g.lanes;
     let n = lanes.pieces.len();
     let mut shift = Vec::with_capacity(n);
@@ -368,7 +392,7 @@ fn replay<'a>(g: &'a Graph, sel: &Selection) -> (Replay<'a>, f64) {
                 sel.region.get(r).copied().unwrap_or(1.0) * by_span
             };
             acc += (x - 1.0) * (p.end - p.start) as f64;
-            removed += (1.0 - x) * (p.end - p.start) as f64;
+            removed += (1.0 - x) * p.end.min(clip.1).saturating_sub(p.start.max(clip.0)) as f64;
             s.push(acc);
             f.push(x);
         }
@@ -388,11 +412,20 @@ fn replay<'a>(g: &'a Graph, sel: &Selection) -> (Replay<'a>, f64) {
             last_in[e.src as usize].push((e.sent, e.dst, theirs.start, mine.end));
         }
     }
+    let Carry { origin, sends } = carry.unwrap_or_default();
+    let origin = if origin.len() == n { origin } else { vec![(0, 0.0); n] };
     let mut edges: Vec<Arrival> = Vec::new();
-    let waits: Vec<Vec<Wait>> = (0..n).map(|l| waits_of(g, l as u32, sel, &last_in[l], &mut edges)).collect();
+    let waits: Vec<Vec<Wait>> = (0..n)
+        .map(|l| {
+            let mut w = waits_of(g, l as u32, sel, &last_in[l], &mut edges);
+            // Waits over before the origin were replayed with the window before.
+            w.retain(|w| w.b > origin[l].0);
+            w
+        })
+        .collect();
     let done = waits.iter().map(|w| vec![f64::NAN; w.len()]).collect();
     let busy = waits.iter().map(|w| vec![false; w.len()]).collect();
-    (Replay { g, shift, factor, waits, edges, done, busy }, removed)
+    (Replay { g, origin, sends, shift, factor, waits, edges, done, busy }, removed)
 }
 
 /// Edges into a wait: (source, sent, arrived, the waiter's own entry for a collective).
@@ -470,6 +503,124 @@ fn waits_of(
     mine
 }
 
+/// Per step number: its first start and last end as run, and as replayed.
+type StepSpans = BTreeMap<u64, (u64, u64, f64, f64)>;
+
+/// What the replay of one window (a run held at once, or one chunk of a store read chunk by
+/// chunk) gives to a what-if's projection.
+pub struct WindowReplay {
+    pub selected: Vec<String>,
+    pub measured: bool,
+    /// The work it took away within the window, ticks.
+    pub removed: f64,
+    /// The replayed times of the points asked for, in order.
+    pub points: Vec<f64>,
+    /// The replayed times of the ends of work of the window's busy rows (`ends` asked).
+    pub end: Option<f64>,
+    steps: StepSpans,
+    /// Where the window after it begins its replay.
+    pub carry: Carry,
+}
+
+/// The replay of `ask` on `t` through `g` over `window` (ticks), from `carry` (none: from the
+/// run's start): the replayed times of `points` (location, tick) and, with `ends`, of the last
+/// end of work among the window's busy rows.
+pub fn replay_window(
+    (t, g, training): (&Trace, &Graph, Option<&Training>),
+    window: (u64, u64),
+    ask: &Ask,
+    carry: Option<Carry>,
+    (points, ends): (&[(u32, u64)], bool),
+) -> WindowReplay {
+    let sel = select(t, g, window, training, ask);
+    let (mut r, removed) = replay(g, &sel, carry, window);
+    // Every wait in the order it ended, so that what each needs is replayed before it.
+    let mut order: Vec<(u64, u32, u32)> = Vec::new();
+    for (l, ws) in r.waits.iter().enumerate() {
+        order.extend(ws.iter().enumerate().map(|(j, w)| (w.b, l as u32, j as u32)));
+    }
+    order.sort_unstable();
+    for (_, l, j) in order {
+        r.end_of(l, j as usize, 0);
+    }
+    let end = ends.then(|| {
+        // The run ends where the walk began: the last end of work among the busy rows.
+        let n = t.locations.name.len() as u32;
+        let ends: Vec<(u32, u64)> =
+            (0..n).filter_map(|l| g.lanes.last_end(l, window.1).filter(|&e| e > window.0).map(|e| (l, e))).collect();
+        let busy: Vec<(u32, u64)> =
+            ends.iter().copied().filter(|&(l, _)| g.lanes.busy_share(l, window) >= 0.05).collect();
+        let ends = if busy.is_empty() { ends } else { busy };
+        ends.iter().map(|&(l, e)| r.at(l, e, 0)).fold(f64::MIN, f64::max)
+    });
+    let points = points.iter().map(|&(l, at)| r.at(l, at, 0)).collect();
+    let steps = step_spans(t, &mut r, window);
+    // The window after this one begins where this one ends; a send whose edge arrives there
+    // is taken as replayed here.
+    let n = r.waits.len();
+    let origin = (0..n as u32).map(|l| (window.1, r.at(l, window.1, 0))).collect();
+    let mut sends = HashMap::new();
+    for e in g.edges.iter().filter(|e| e.sent <= e.arrived && e.sent < window.1 && e.arrived >= window.1) {
+        if (e.src as usize) < n {
+            let at = r.at(e.src, e.sent, 0);
+            sends.insert((e.src, e.sent), at);
+        }
+    }
+    WindowReplay {
+        selected: sel.selected,
+        measured: sel.measured,
+        removed,
+        points,
+        end,
+        steps,
+        carry: Carry { origin, sends },
+    }
+}
+
+/// The projection of `ask` from the replays of the windows of a run (in time order, or one),
+/// with `length` (ticks) the critical path's as run, `start` and `end` its replayed start and
+/// the replayed end of work; `Err` says in one line what selects nothing.
+pub fn projection(
+    t: &Trace,
+    processes: &[String],
+    ask: &Ask,
+    replays: &[WindowReplay],
+    (length, start, end): (u64, Option<f64>, Option<f64>),
+) -> Result<WhatIf, String> {
+    let mut selected: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for s in replays.iter().flat_map(|r| &r.selected) {
+        if seen.insert(s.as_str()) {
+            selected.push(s.clone());
+        }
+    }
+    let measured = replays.iter().any(|r| r.measured);
+    if let Some(e) = refusal(ask, &selected, measured, processes) {
+        return Err(e);
+    }
+    let tps = t.ticks_per_second.max(1) as f64;
+    let (length, projected) = match (start, end) {
+        (Some(a), Some(b)) => (length, (b - a).max(0.0)),
+        _ => (0, 0.0),
+    };
+    let mut steps = StepSpans::new();
+    for r in replays {
+        for (&n, &(a, b, na, nb)) in &r.steps {
+            let e = steps.entry(n).or_insert((a, b, na, nb));
+            *e = (e.0.min(a), e.1.max(b), e.2.min(na), e.3.max(nb));
+        }
+    }
+    Ok(WhatIf {
+        who: ask.spec.clone(),
+        selected,
+        removed_s: replays.iter().map(|r| r.removed).sum::<f64>() / tps,
+        length_s: length as f64 / tps,
+        projected_s: projected / tps,
+        saved_s: (length as f64 - projected) / tps,
+        steps: project_steps(steps, tps),
+    })
+}
+
 /// The projection of `ask` on `t` through `g` over `window` (ticks), with `path` its critical
 /// path there; `Err` says in one line what selects nothing.
 pub fn what_if(
@@ -480,44 +631,11 @@ pub fn what_if(
     path: &Path,
     ask: &Ask,
 ) -> Result<WhatIf, String> {
-    let sel = select(t, g, window, training, ask)?;
-    let (mut r, removed) = replay(g, &sel);
-    // Every wait in the order it ended, so that what each needs is replayed before it.
-    let mut order: Vec<(u64, u32, usize)> = Vec::new();
-    for (l, ws) in r.waits.iter().enumerate() {
-        order.extend(ws.iter().enumerate().map(|(j, w)| (w.b, l as u32, j)));
-    }
-    order.sort_unstable();
-    for (_, l, j) in order {
-        r.end_of(l, j, 0);
-    }
-    let tps = t.ticks_per_second.max(1) as f64;
-    let (length, projected) = match path.segments.first() {
-        Some(first) => {
-            // The run ends where the walk began: the last end of work among the busy rows.
-            let n = t.locations.name.len() as u32;
-            let ends: Vec<(u32, u64)> = (0..n)
-                .filter_map(|l| g.lanes.last_end(l, window.1).filter(|&e| e > window.0).map(|e| (l, e)))
-                .collect();
-            let busy: Vec<(u32, u64)> =
-                ends.iter().copied().filter(|&(l, _)| g.lanes.busy_share(l, window) >= 0.05).collect();
-            let ends = if busy.is_empty() { ends } else { busy };
-            let end = ends.iter().map(|&(l, e)| r.at(l, e, 0)).fold(f64::MIN, f64::max);
-            let start = r.at(first.location, first.from, 0);
-            (path.length(), (end - start).max(0.0))
-        }
-        None => (0, 0.0),
-    };
-    let steps = project_steps(t, &mut r, window, tps);
-    Ok(WhatIf {
-        who: ask.spec.clone(),
-        selected: sel.selected,
-        removed_s: removed / tps,
-        length_s: length as f64 / tps,
-        projected_s: projected / tps,
-        saved_s: (length as f64 - projected) / tps,
-        steps,
-    })
+    let first = path.segments.first().map(|s| (s.location, s.from));
+    let r = replay_window((t, g, training), window, ask, None, (first.as_slice(), first.is_some()));
+    let start = r.points.first().copied();
+    let end = r.end.filter(|_| first.is_some());
+    projection(t, &g.lanes.processes, ask, std::slice::from_ref(&r), (path.length(), start, end))
 }
 
 /// The projection of process `p` (of `g.lanes.processes`) working as its peers' median in
@@ -536,9 +654,9 @@ pub fn process_at_peers(
     what_if(t, g, training, window, path, &ask).ok().filter(|w| w.selected.len() == 1)
 }
 
-/// Each step's length as run and as replayed: from its first start to its last end over
-/// every location that ran it.
-fn project_steps(t: &Trace, r: &mut Replay, window: (u64, u64), tps: f64) -> Vec<StepWhatIf> {
+/// Each step's first start and last end over every location that ran it within `window`, as
+/// run and as replayed.
+fn step_spans(t: &Trace, r: &mut Replay, window: (u64, u64)) -> StepSpans {
     let i = &t.intervals;
     let step_of: HashMap<u32, u64> = t
         .region_names
@@ -546,11 +664,10 @@ fn project_steps(t: &Trace, r: &mut Replay, window: (u64, u64), tps: f64) -> Vec
         .enumerate()
         .filter_map(|(k, n)| super::stragglers::step_number(n).map(|x| (k as u32, x)))
         .collect();
+    let mut by = StepSpans::new();
     if step_of.is_empty() {
-        return Vec::new();
+        return by;
     }
-    // Per step: (first start, last end) as run and as replayed.
-    let mut by: BTreeMap<u64, (u64, u64, f64, f64)> = BTreeMap::new();
     for k in 0..i.start.len() {
         let Some(&n) = step_of.get(&i.kind[k]) else { continue };
         let (a, b) = (i.start[k].max(window.0), i.end[k].min(window.1));
@@ -561,6 +678,12 @@ fn project_steps(t: &Trace, r: &mut Replay, window: (u64, u64), tps: f64) -> Vec
         let e = by.entry(n).or_insert((a, b, na, nb));
         *e = (e.0.min(a), e.1.max(b), e.2.min(na), e.3.max(nb));
     }
+    by
+}
+
+/// Each step's length as run and as replayed, from the previous step's last end (its own first
+/// start for the first).
+fn project_steps(by: StepSpans, tps: f64) -> Vec<StepWhatIf> {
     let mut out = Vec::with_capacity(by.len());
     let mut before: Option<(u64, f64)> = None;
     for (n, (a, b, na, nb)) in by {
