@@ -503,7 +503,7 @@ fn a_store_too_large_to_hold_is_walked_chunk_by_chunk() {
     assert_eq!(named, ["rank 100"], "{:?}", r.stragglers.named);
     assert_eq!(r.stragglers.steps as usize, chunks.len(), "a chunk is a step where the trace names none");
     // What-ifs replayed chunk by chunk project what the replay of the whole run does.
-    let asks: Vec<_> = ["region:compute*0.5", "region:compute", "rank 100"]
+    let asks: Vec<_> = ["region:compute*0.5", "region:compute", "rank 100", "region:compute*1"]
         .iter()
         .map(|s| critical_path::what_if::parse(s).unwrap())
         .collect();
@@ -536,6 +536,9 @@ fn a_store_too_large_to_hold_is_walked_chunk_by_chunk() {
     let slow = &chunked[2];
     assert_eq!(slow.selected, ["rank 100"]);
     assert!(slow.removed_s > 60.0 && slow.saved_s >= 0.0, "{slow:?}");
+    // Replayed unchanged, chunk by chunk, the run ends exactly when it did.
+    let same = &chunked[3];
+    assert!(near(same.projected_s, same.length_s, 1e-9) && same.removed_s == 0.0, "{same:?}");
     // The timeline of the store drawn from its pyramid says how to see the path (`x` there).
     let view = TimelineView::with(TimelineOptions::default());
     let sel = Selection { critical: Some(true), ..Selection::default() };

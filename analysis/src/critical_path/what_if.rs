@@ -25,7 +25,7 @@ use exaviz_model::Trace;
 use exaviz_model::training::Training;
 use serde::Serialize;
 
-use super::graph::{EdgeKind, Graph};
+use super::graph::{EdgeKind, Graph, Piece};
 use super::path::Path;
 
 /// What a what-if changes.
@@ -174,7 +174,8 @@ struct Arrival {
 
 /// A wait of one location in the replay: from `a` to `b`, ended by the arrivals
 /// `edges[from..to]` of the replay's list (none: a wait that keeps its length); its tail
-/// after the last arrival (the receive's own cost) and its own time scaled by `factor`.
+/// after the last arrival (the receive's own cost) and its own time scaled by `factor`; the
+/// location's pieces ending by `a` and by `b` (`k`), and the pieces' shift at each (`shift`).
 #[derive(Clone, Copy, Debug)]
 struct Wait {
     a: u64,
@@ -182,6 +183,8 @@ struct Wait {
     last_arrival: u64,
     edges: (usize, usize),
     factor: f64,
+    k: (u32, u32),
+    shift: (f64, f64),
 }
 
 /// Where the replay of a window begins, as the replay of the window before it left it: per
@@ -201,32 +204,62 @@ struct Replay<'a> {
     /// before the origin's replayed tick as it was before the origin.
     origin: Vec<(u64, f64)>,
     sends: HashMap<(u32, u64), f64>,
+    /// Per location, its pieces ending by the origin and their shift there.
+    origin_shift: Vec<(u32, f64)>,
     /// Per location, per piece: the piece's (factor − 1) summed over the pieces before it
     /// times their lengths (the shift they make), and each piece's factor.
     shift: Vec<Vec<f64>>,
     factor: Vec<Vec<f64>>,
-    waits: Vec<Vec<Wait>>,
+    /// The waits of every location, location by location (those of `l` from `first[l]` to
+    /// `first[l + 1]`), and their ends apart (to search them).
+    waits: Vec<Wait>,
+    first: Vec<usize>,
+    ends: Vec<u64>,
     edges: Vec<Arrival>,
-    /// Per location, per wait: its replayed end (NaN: not yet), and whether it is being
-    /// replayed (a cycle of waits ending at the same tick).
-    done: Vec<Vec<f64>>,
-    busy: Vec<Vec<bool>>,
+    /// Per wait: its replayed end (NaN: not yet), and whether it is being replayed (a cycle of
+    /// waits ending at the same tick).
+    done: Vec<f64>,
+    busy: Vec<bool>,
 }
 
 /// How deep waits replay others on demand (those ending at the same tick) before taking the
 /// times as they were.
 const DEPTH: u32 = 256;
 
+/// The number of `pieces` ending by `t` and their shift before `t`: the sum of (factor − 1) ×
+/// time in each before `t`, from the prefix sums `shift` and each piece's `factor`; `within`:
+/// pieces known to end by `t` (those before it) and after it (from it on), where known.
+fn shift_of(pieces: &[Piece], (shift, factor): (&[f64], &[f64]), t: u64, within: (usize, usize)) -> (usize, f64) {
+    let (lo, hi) = within;
+    let k = if lo <= hi && hi <= pieces.len() {
+        lo + pieces[lo..hi].partition_point(|x| x.end <= t)
+    } else {
+        pieces.partition_point(|x| x.end <= t)
+    };
+    let mut s = shift[k];
+    if let Some(x) = pieces.get(k).filter(|x| x.start < t) {
+        s += (factor[k] - 1.0) * (t - x.start) as f64;
+    }
+    (k, s)
+}
+
 impl Replay<'_> {
-    /// The pieces' shift of `l` before `t`: the sum of (factor − 1) × time in each before `t`.
-    fn shift_at(&self, l: usize, t: u64) -> f64 {
-        let p = &self.g.lanes.pieces[l];
-        let k = p.partition_point(|x| x.end <= t);
-        let mut s = self.shift[l][k];
-        if let Some(x) = p.get(k).filter(|x| x.start < t) {
-            s += (self.factor[l][k] - 1.0) * (t - x.start) as f64;
+    /// The pieces' shift of `l` before `t`, of the pieces `within` (as [`shift_of`]).
+    fn shift_at(&self, l: usize, t: u64, within: (usize, usize)) -> f64 {
+        shift_of(&self.g.lanes.pieces[l], (&self.shift[l], &self.factor[l]), t, within).1
+    }
+
+    /// Where the replay of `l` stands before wait `j`: the tick, that tick replayed, the
+    /// pieces ending by it and their shift there.
+    fn before(&mut self, l: u32, j: usize, depth: u32) -> (u64, f64, usize, f64) {
+        let li = l as usize;
+        if j > 0 {
+            let w = self.waits[self.first[li] + j - 1];
+            (w.b, self.end_of(l, j - 1, depth), w.k.1 as usize, w.shift.1)
+        } else {
+            let ((o, on), (k, s)) = (self.origin[li], self.origin_shift[li]);
+            (o, on, k as usize, s)
         }
-        s
     }
 
     /// When the time `t` of location `l` comes in the replay.
@@ -236,33 +269,38 @@ impl Replay<'_> {
         if t <= o {
             return self.sends.get(&(l, t)).copied().unwrap_or(on - (o - t) as f64);
         }
-        let j = self.waits[li].partition_point(|w| w.b <= t);
-        if let Some(w) = self.waits[li].get(j).copied().filter(|w| w.a <= t) {
-            let into = self.at_start(l, j, depth) + (t - w.a) as f64 * w.factor;
-            let end = self.done[li][j];
+        let (f0, f1) = (self.first[li], self.first[li + 1]);
+        let j = self.ends[f0..f1].partition_point(|&b| b <= t);
+        if let Some(w) = self.waits[f0..f1].get(j).copied().filter(|w| w.a <= t) {
+            let (a, from) = self.at_start(l, j, depth);
+            let into = a + (t - from) as f64 * w.factor;
+            let end = self.done[f0 + j];
             return if end.is_nan() { into } else { into.min(end) };
         }
-        let (base, base_new) =
-            if j > 0 { (self.waits[li][j - 1].b, self.end_of(l, j - 1, depth)) } else { self.origin[li] };
-        base_new + (t - base) as f64 + self.shift_at(li, t) - self.shift_at(li, base)
+        let (base, base_new, lo, s) = self.before(l, j, depth);
+        let hi = self.waits[f0..f1].get(j).map_or(usize::MAX, |w| w.k.0 as usize);
+        let hi = hi.min(self.g.lanes.pieces[li].len());
+        base_new + (t - base) as f64 + self.shift_at(li, t, (lo, hi)) - s
     }
 
     /// The replayed end of wait `j` of location `l`.
     fn end_of(&mut self, l: u32, j: usize, depth: u32) -> f64 {
         let li = l as usize;
-        let known = self.done[li][j];
+        let x = self.first[li] + j;
+        let known = self.done[x];
         if !known.is_nan() {
             return known;
         }
-        let w = self.waits[li][j];
-        if self.busy[li][j] || depth > DEPTH {
+        let w = self.waits[x];
+        if self.busy[x] || depth > DEPTH {
             // A cycle, or too deep: the wait ends as far after its start as it did.
-            return self.at_start(l, j, depth) + (w.b - w.a) as f64;
+            let (a, from) = self.at_start(l, j, depth);
+            return a + (w.b - from) as f64;
         }
-        self.busy[li][j] = true;
-        let a = self.at_start(l, j, depth + 1);
+        self.busy[x] = true;
+        let (a, from) = self.at_start(l, j, depth + 1);
         let end = if w.edges.0 == w.edges.1 {
-            a + (w.b - w.a) as f64 * w.factor
+            a + (w.b - from) as f64 * w.factor
         } else {
             let mut ready = f64::MIN;
             for k in w.edges.0..w.edges.1 {
@@ -273,20 +311,24 @@ impl Replay<'_> {
                 }
                 ready = ready.max(sent + e.latency);
             }
-            ready.max(a) + w.b.saturating_sub(w.last_arrival) as f64 * w.factor
+            // The tail after the last arrival, or after the origin where the wait began before
+            // it (an arrival before the origin was replayed with the window before).
+            let tail = w.b.saturating_sub(w.last_arrival.max(from));
+            ready.max(a) + tail as f64 * w.factor
         };
-        self.busy[li][j] = false;
-        self.done[li][j] = end;
+        self.busy[x] = false;
+        self.done[x] = end;
         end
     }
 
-    /// The replayed start of wait `j` of location `l`.
-    fn at_start(&mut self, l: u32, j: usize, depth: u32) -> f64 {
-        let li = l as usize;
-        let (base, base_new) =
-            if j > 0 { (self.waits[li][j - 1].b, self.end_of(l, j - 1, depth)) } else { self.origin[li] };
-        let a = self.waits[li][j].a.max(base);
-        base_new + (a - base) as f64 + self.shift_at(li, a) - self.shift_at(li, base)
+    /// The replayed start of wait `j` of location `l`, and the tick it starts from: its own
+    /// start, or where the replay before it left off where that is later (the origin, within a
+    /// wait that began before it).
+    fn at_start(&mut self, l: u32, j: usize, depth: u32) -> (f64, u64) {
+        let (base, base_new, _, s) = self.before(l, j, depth);
+        let w = self.waits[self.first[l as usize] + j];
+        let (a, sa) = if w.a >= base { (w.a, w.shift.0) } else { (base, s) };
+        (base_new + (a - base) as f64 + sa - s, a)
     }
 }
 
@@ -415,17 +457,33 @@ fn replay<'a>(g: &'a Graph, sel: &Selection, carry: Option<Carry>, clip: (u64, u
     let Carry { origin, sends } = carry.unwrap_or_default();
     let origin = if origin.len() == n { origin } else { vec![(0, 0.0); n] };
     let mut edges: Vec<Arrival> = Vec::new();
+    let mut origin_shift = Vec::with_capacity(n);
     let waits: Vec<Vec<Wait>> = (0..n)
         .map(|l| {
-            let mut w = waits_of(g, l as u32, sel, &last_in[l], &mut edges);
+            let mut ws = waits_of(g, l as u32, sel, &last_in[l], &mut edges);
             // Waits over before the origin were replayed with the window before.
-            w.retain(|w| w.b > origin[l].0);
-            w
+            ws.retain(|w| w.b > origin[l].0);
+            let (p, sf) = (&lanes.pieces[l], (shift[l].as_slice(), factor[l].as_slice()));
+            let all = (0, p.len());
+            let (k, s) = shift_of(p, sf, origin[l].0, all);
+            origin_shift.push((k as u32, s));
+            for w in &mut ws {
+                let ((ka, sa), (kb, sb)) = (shift_of(p, sf, w.a, all), shift_of(p, sf, w.b, all));
+                w.k = (ka as u32, kb as u32);
+                w.shift = (sa, sb);
+            }
+            ws
         })
         .collect();
-    let done = waits.iter().map(|w| vec![f64::NAN; w.len()]).collect();
-    let busy = waits.iter().map(|w| vec![false; w.len()]).collect();
-    (Replay { g, origin, sends, shift, factor, waits, edges, done, busy }, removed)
+    let mut first = Vec::with_capacity(n + 1);
+    first.push(0);
+    for w in &waits {
+        first.push(first.last().copied().unwrap_or(0) + w.len());
+    }
+    let waits: Vec<Wait> = waits.into_iter().flatten().collect();
+    let ends = waits.iter().map(|w| w.b).collect();
+    let (done, busy) = (vec![f64::NAN; waits.len()], vec![false; waits.len()]);
+    (Replay { g, origin, sends, origin_shift, shift, factor, waits, first, ends, edges, done, busy }, removed)
 }
 
 /// Edges into a wait: (source, sent, arrived, the waiter's own entry for a collective).
@@ -498,7 +556,8 @@ fn waits_of(
             last_arrival = Some(last_arrival.map_or(exit, |x| x.max(exit)));
         }
         let last_arrival = last_arrival.unwrap_or(b);
-        mine.push(Wait { a, b, last_arrival, edges: (from, edges.len()), factor: f });
+        let (k, shift) = ((0, 0), (0.0, 0.0));
+        mine.push(Wait { a, b, last_arrival, edges: (from, edges.len()), factor: f, k, shift });
     }
     mine
 }
@@ -536,8 +595,8 @@ pub fn replay_window(
     let (mut r, removed) = replay(g, &sel, carry, window);
     // Every wait in the order it ended, so that what each needs is replayed before it.
     let mut order: Vec<(u64, u32, u32)> = Vec::new();
-    for (l, ws) in r.waits.iter().enumerate() {
-        order.extend(ws.iter().enumerate().map(|(j, w)| (w.b, l as u32, j as u32)));
+    for (l, w) in r.first.windows(2).enumerate() {
+        order.extend((w[0]..w[1]).map(|x| (r.ends[x], l as u32, (x - w[0]) as u32)));
     }
     order.sort_unstable();
     for (_, l, j) in order {
@@ -557,7 +616,7 @@ pub fn replay_window(
     let steps = step_spans(t, &mut r, window);
     // The window after this one begins where this one ends; a send whose edge arrives there
     // is taken as replayed here.
-    let n = r.waits.len();
+    let n = r.first.len() - 1;
     let origin = (0..n as u32).map(|l| (window.1, r.at(l, window.1, 0))).collect();
     let mut sends = HashMap::new();
     for e in g.edges.iter().filter(|e| e.sent <= e.arrived && e.sent < window.1 && e.arrived >= window.1) {
@@ -671,7 +730,7 @@ fn step_spans(t: &Trace, r: &mut Replay, window: (u64, u64)) -> StepSpans {
     for k in 0..i.start.len() {
         let Some(&n) = step_of.get(&i.kind[k]) else { continue };
         let (a, b) = (i.start[k].max(window.0), i.end[k].min(window.1));
-        if b <= a || i.location[k] as usize >= r.waits.len() {
+        if b <= a || i.location[k] as usize + 1 >= r.first.len() {
             continue;
         }
         let (na, nb) = (r.at(i.location[k], a, 0), r.at(i.location[k], b, 0));
