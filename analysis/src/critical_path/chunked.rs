@@ -233,7 +233,6 @@ pub fn what_if_chunks(
     };
     let mut replays: Vec<Vec<WindowReplay>> = asks.iter().map(|_| Vec::new()).collect();
     let mut carry: Vec<Option<Carry>> = vec![None; asks.len()];
-    let mut start: Vec<Option<f64>> = vec![None; asks.len()];
     let mut next = chunks.first().map(|&c| built(c)).transpose()?;
     let mut processes = Vec::new();
     for (k, &chunk) in chunks.iter().enumerate() {
@@ -254,22 +253,12 @@ pub fn what_if_chunks(
             processes.clone_from(&g.lanes.processes);
         }
         for (j, mut r) in done.into_iter().enumerate() {
-            if let Some(&x) = r.points.first() {
-                start[j] = Some(x);
-            }
             carry[j] = Some(std::mem::take(&mut r.carry));
             replays[j].push(r);
         }
         progress(k + 1, chunks.len());
     }
-    asks.iter()
-        .zip(replays)
-        .zip(start)
-        .map(|((a, rs), s)| {
-            let end = rs.last().and_then(|r| r.end);
-            what_if::projection(&dataset.trace, &processes, a, &rs, (length, s, end))
-        })
-        .collect()
+    asks.iter().zip(replays).map(|(a, rs)| what_if::projection(&dataset.trace, &processes, a, &rs, length)).collect()
 }
 
 /// The root causes summed over the chunks, largest total first.

@@ -637,14 +637,15 @@ pub fn replay_window(
 }
 
 /// The projection of `ask` from the replays of the windows of a run (in time order, or one),
-/// with `length` (ticks) the critical path's as run, `start` and `end` its replayed start and
-/// the replayed end of work; `Err` says in one line what selects nothing.
+/// with `length` (ticks) the critical path's as run: from its replayed start (the point asked
+/// of the window holding it) to the replayed end of work (of the last window); `Err` says in
+/// one line what selects nothing.
 pub fn projection(
     t: &Trace,
     processes: &[String],
     ask: &Ask,
     replays: &[WindowReplay],
-    (length, start, end): (u64, Option<f64>, Option<f64>),
+    length: u64,
 ) -> Result<WhatIf, String> {
     let mut selected: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -658,6 +659,8 @@ pub fn projection(
         return Err(e);
     }
     let tps = t.ticks_per_second.max(1) as f64;
+    let start = replays.iter().find_map(|r| r.points.first().copied());
+    let end = replays.last().and_then(|r| r.end);
     let (length, projected) = match (start, end) {
         (Some(a), Some(b)) => (length, (b - a).max(0.0)),
         _ => (0, 0.0),
@@ -692,9 +695,7 @@ pub fn what_if(
 ) -> Result<WhatIf, String> {
     let first = path.segments.first().map(|s| (s.location, s.from));
     let r = replay_window((t, g, training), window, ask, None, (first.as_slice(), first.is_some()));
-    let start = r.points.first().copied();
-    let end = r.end.filter(|_| first.is_some());
-    projection(t, &g.lanes.processes, ask, std::slice::from_ref(&r), (path.length(), start, end))
+    projection(t, &g.lanes.processes, ask, std::slice::from_ref(&r), path.length())
 }
 
 /// The projection of process `p` (of `g.lanes.processes`) working as its peers' median in
