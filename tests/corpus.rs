@@ -474,6 +474,7 @@ fn query_counts_as_info(input: &str, memory: &std::sync::Arc<Dataset>, store: &s
         ("messages", "messages"),
         ("collectives", "collectives"),
         ("counters", "metric_samples"),
+        ("instants", "instants"),
     ] {
         let counts = query_column(&s, &format!("SELECT run, count(*) FROM {table} GROUP BY run ORDER BY run"));
         let want = info[key].as_u64().unwrap_or_else(|| panic!("{input}: info has no {key}"));

@@ -78,6 +78,15 @@ pub struct LateReceiverRow {
     pub late_receiver_s: f64,
 }
 
+/// Instants of one name and scope in the area.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct InstantRow {
+    pub name: String,
+    /// `thread`, `process` or `global`.
+    pub scope: String,
+    pub count: u64,
+}
+
 /// Everything [`summarize`] reports.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Summary {
@@ -93,6 +102,8 @@ pub struct Summary {
     pub pairs: Vec<PairRow>,
     pub collectives: Vec<CollectiveRow>,
     pub counters: Vec<CounterRow>,
+    /// Instant events in the area (a global one in every area that holds its time), most first.
+    pub instants: Vec<InstantRow>,
     /// Late-sender time per receiving location, largest first.
     pub waits_by_location: Vec<WaitRow>,
     /// Late-sender time per region the receiver waited in.
@@ -286,6 +297,7 @@ pub fn summarize_from(t: &Trace, area: Area, top: usize, rows: &dyn RowSource) -
         pairs,
         collectives: collectives_in(t, area),
         counters: counters_in(t, area),
+        instants: instants_in(t, area),
         waits_by_location: wait_rows(waits_by_location),
         waits_by_region: wait_rows(waits_by_region),
         late_receivers_by_location: late_rows(late.0),
@@ -563,6 +575,30 @@ fn collectives_in(t: &Trace, area: Area) -> Vec<CollectiveRow> {
     rows
 }
 
+/// Instant events in the area, per name and scope: those of its rows at a tick of its window
+/// (its edges included, as [`overlaps`] counts them), and the global ones on no row.
+fn instants_in(t: &Trace, area: Area) -> Vec<InstantRow> {
+    let i = &t.instants;
+    let mut by: HashMap<(u32, exaviz_model::InstantScope), u64> = HashMap::new();
+    for k in 0..i.len() {
+        let row = i.location[k];
+        if (row != exaviz_model::NO_ROW && !area.holds(row)) || !overlaps(i.time[k], i.time[k], (area.from, area.to)) {
+            continue;
+        }
+        *by.entry((i.name[k], i.scope[k])).or_default() += 1;
+    }
+    let mut rows: Vec<InstantRow> = by
+        .into_iter()
+        .map(|((name, scope), count)| InstantRow {
+            name: t.region_names.get(name as usize).cloned().unwrap_or_else(|| format!("region {name}")),
+            scope: scope.label().to_string(),
+            count,
+        })
+        .collect();
+    rows.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| (&a.name, &a.scope).cmp(&(&b.name, &b.scope))));
+    rows
+}
+
 /// Metric samples in the area, per metric.
 fn counters_in(t: &Trace, area: Area) -> Vec<CounterRow> {
     let s = &t.metrics;
@@ -717,6 +753,33 @@ mod tests {
         assert!((row_of(&s, "compute").self_s - 0.1).abs() < 1e-9, "30 less the kernel's 20 inside");
         assert_eq!(s.messages, 0);
         assert!(s.waits_by_location.is_empty());
+    }
+
+    /// Instants count by name and scope: a row's where the area holds its row and its time (the
+    /// window's edges included), a global one wherever its time is.
+    #[test]
+    fn instants_are_counted_by_name_and_scope() {
+        use exaviz_model::{InstantScope, NO_ROW};
+        let mut t = trace();
+        t.region_names.push("mark".into());
+        let mark = t.region_names.len() as u32 - 1;
+        t.instant_categories = vec![String::new()];
+        for (row, at, scope) in [
+            (0, 30, InstantScope::Thread),
+            (0, 60, InstantScope::Thread),
+            (1, 50, InstantScope::Process),
+            (NO_ROW, 45, InstantScope::Global),
+        ] {
+            t.instants.push(row, at, mark, scope, 0, 0);
+        }
+        let counts = |area: Area| -> Vec<(String, u64)> {
+            summarize(&t, area, 10).instants.into_iter().map(|r| (r.scope, r.count)).collect()
+        };
+        let all = counts(Area { from: 30, to: 60, first: 0, last: 1 });
+        assert_eq!(all, [("thread".into(), 2), ("global".into(), 1), ("process".into(), 1)]);
+        let rank1 = counts(Area { from: 0, to: 200, first: 1, last: 1 });
+        assert_eq!(rank1, [("global".into(), 1), ("process".into(), 1)]);
+        assert!(counts(Area { from: 61, to: 200, first: 0, last: 1 }).is_empty());
     }
 
     fn row_of<'a>(s: &'a Summary, n: &str) -> &'a RegionRow {

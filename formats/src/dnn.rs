@@ -955,6 +955,10 @@ pub fn merge(parts: &[Part]) -> std::borrow::Cow<'_, ChromeTrace> {
                 value: c.value,
             });
         }
+        for i in &t.instants {
+            let mark = crate::chrome::Mark { lane: i.mark.lane + lane0, name: remap(i.mark.name), ts_ns: i.mark.ts_ns };
+            out.instants.push(crate::chrome::Instant { mark, scope: i.scope, cat: remap(i.cat), args: i.args });
+        }
         let mut moved =
             |m: &crate::chrome::Mark| crate::chrome::Mark { lane: m.lane + lane0, name: remap(m.name), ts_ns: m.ts_ns };
         let flows: Vec<crate::chrome::Flow> = t

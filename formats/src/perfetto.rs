@@ -211,6 +211,9 @@ struct Reader {
     /// slices are known: id, track, time, what it does, whether it binds the slice enclosing
     /// it (else the next slice to begin).
     legacy_flows: Vec<(u64, u64, u64, FlowStep, bool)>,
+    /// Instant events: the slice event that begins each (an index into `slices`), its
+    /// categories (joined by commas, as written) and its argument count.
+    instants: Vec<(usize, String, u32)>,
     /// Offsets from a clock to the boot clock (ns), from the clock snapshots: per clock id (and
     /// sequence for sequence-scoped clocks), the clock's reading and the boot clock's.
     snapshots: HashMap<(u32, u32), (u64, u64)>,
@@ -262,6 +265,11 @@ struct Event<'a> {
     terminating: Vec<u64>,
     legacy: Option<&'a [u8]>,
     thread_counters: Vec<(ThreadValue, &'static str)>,
+    /// Its categories, by name and by interned id.
+    categories: Vec<String>,
+    category_iids: Vec<u64>,
+    /// How many debug annotations (arguments) it carries.
+    annotations: u32,
 }
 
 impl<'a> Event<'a> {
@@ -289,6 +297,9 @@ impl<'a> Event<'a> {
                 42 => push_ints(v, false, &mut ev.terminating),
                 48 => push_ints(v, true, &mut ev.terminating),
                 6 => ev.legacy = v.bytes(),
+                22 => ev.categories.extend(v.text()),
+                3 => push_ints(v, false, &mut ev.category_iids),
+                4 => ev.annotations = ev.annotations.saturating_add(1),
                 _ => {}
             }
         }
@@ -731,6 +742,9 @@ impl Reader {
             terminating,
             legacy,
             thread_counters,
+            categories,
+            category_iids,
+            annotations,
         } = Event::parse(e);
         let legacy = legacy.map(legacy_event).unwrap_or_default();
         let seq = self.sequences.entry(seq_id).or_default();
@@ -796,6 +810,8 @@ impl Reader {
             // the slice open on its track, drawn as a mark.
             3 => {
                 let id = self.names.id(&name);
+                let categories = self.categories(seq_id, categories, &category_iids);
+                self.instants.push((self.slices.len(), categories, annotations));
                 self.slices.push((track, time, Some(id)));
                 self.slices.push((track, time, None));
             }
@@ -816,6 +832,13 @@ impl Reader {
         if let (Some(step), Some(id)) = (legacy.flow, legacy.id) {
             self.legacy_flows.push((id, track, time, step, legacy.bind_to_enclosing));
         }
+    }
+
+    /// An event's categories, those written and those interned on its sequence, joined by commas.
+    fn categories(&self, seq_id: u32, mut written: Vec<String>, iids: &[u64]) -> String {
+        let seq = self.sequences.get(&seq_id);
+        written.extend(iids.iter().filter_map(|i| seq.and_then(|s| s.categories.get(i)).cloned()));
+        written.join(",")
     }
 
     /// The event name interned as `iid` on its sequence.
@@ -1056,6 +1079,7 @@ impl Reader {
         t.locations.kind = kinds;
         self.place_flows(&mut t, &slices, &start_of, &row_of, t0);
         self.place_counters(&mut t, &keyed, &row_of, t0);
+        self.place_instants(&mut t, &slices, &start_of, &row_of, t0);
         Ok((t, self.repairs))
     }
 
@@ -1172,6 +1196,37 @@ impl Reader {
                 FlowStep::In => {}
             }
         }
+    }
+
+    /// The instants kept (within the range of interest) into the model's table, on their
+    /// track's row, scoped by their track: a thread's, a process's, or the global one.
+    fn place_instants(
+        &mut self,
+        t: &mut Trace,
+        slices: &[(u64, u64, Option<u32>)],
+        start_of: &[Option<u64>],
+        row_of: &HashMap<u64, u32>,
+        t0: u64,
+    ) {
+        use exaviz_model::InstantScope;
+        let mut category_of: HashMap<String, u32> = HashMap::new();
+        for (k, category, args) in std::mem::take(&mut self.instants) {
+            let (track, _, name) = slices[k];
+            let (Some(start), Some(&row), Some(name)) = (start_of[k], row_of.get(&track), name) else { continue };
+            let tid = self.tracks.get(&track).and_then(|t| t.tid);
+            let scope = match (self.pid_of(track), tid) {
+                (_, Some(_)) => InstantScope::Thread,
+                (Some(_), None) => InstantScope::Process,
+                (None, None) => InstantScope::Global,
+            };
+            let next = t.instant_categories.len() as u32;
+            let category = *category_of.entry(category.clone()).or_insert_with(|| {
+                t.instant_categories.push(category);
+                next
+            });
+            t.instants.push(row, start.saturating_sub(t0), name, scope, category, args);
+        }
+        t.instants.sort_by_time();
     }
 
     /// Counters on their track's row, their parent thread's, or their process's first row.
@@ -1446,7 +1501,11 @@ mod tests {
         out.extend(packet(&[int(8, 0), seq.clone(), int(41, 1), bytes(59, &bytes(11, &int(11, 1))), thread]));
         out.extend(packet(&[int(8, 0), seq.clone(), process]));
         out.extend(ev(100, [int(9, 1), bytes(23, b"parent")].concat()));
-        out.extend(ev(200, [int(9, 3), bytes(23, b"mark")].concat()));
+        let annotation = bytes(4, &[bytes(10, b"k"), int(4, 1)].concat());
+        out.extend(ev(
+            200,
+            [int(9, 3), bytes(23, b"mark"), bytes(22, b"cat"), annotation.clone(), annotation].concat(),
+        ));
         out.extend(ev(200, int(9, 2)));
         out.extend(packet(&[int(8, 0), seq.clone(), bytes(60, &[int(1, 3), bytes(2, b"first")].concat())]));
         out.extend(ev(300, [int(9, 3), int(11, 3), bytes(23, b"on custom")].concat()));
@@ -1476,6 +1535,32 @@ mod tests {
         ] {
             assert!(rows.contains(&want), "{want:?} not in {rows:?}");
         }
+        // The instants table: each on its row, scoped by its track (a track with no process is
+        // global), with its categories and debug annotations.
+        use exaviz_model::InstantScope::{Global, Process, Thread};
+        let i = &t.instants;
+        let table: Vec<_> = (0..i.len())
+            .map(|k| {
+                let name = t.region_names[i.name[k] as usize].as_str();
+                (
+                    name,
+                    i.location[k],
+                    i.time[k],
+                    i.scope[k],
+                    t.instant_categories[i.category[k] as usize].as_str(),
+                    i.args[k],
+                )
+            })
+            .collect();
+        assert_eq!(
+            table,
+            [
+                ("mark", thread, 100, Thread, "cat", 2),
+                ("on custom", custom, 200, Global, "", 0),
+                ("unnamed", unnamed, 300, Global, "", 0),
+                ("p", proc_, 400, Process, "", 0),
+            ]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

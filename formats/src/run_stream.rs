@@ -160,6 +160,11 @@ struct Sink {
     skeleton: Trace,
     region_of: HashMap<String, u32>,
     metric_of: HashMap<String, u32>,
+    category_of: HashMap<String, u32>,
+    /// The instants' times (ns, as the files give them) and names, beside the skeleton's
+    /// instants.
+    instant_times: Vec<i64>,
+    instant_names: Vec<String>,
     intervals: Spill<IntervalRow>,
     messages: Spill<MessageRow>,
     metrics: Spill<MetricRow>,
@@ -178,10 +183,20 @@ impl Sink {
         let base = self.skeleton.locations.name.len() as u32;
         self.skeleton.locations.name.extend(t.locations.name.iter().cloned());
         self.skeleton.locations.node.extend(t.locations.node.iter().copied());
+        // Names of slices only here: a name used by global instants alone is interned after
+        // every file's slices (as a run read whole names them), when the rows are written.
+        let mut on_rows = vec![false; t.region_names.len()];
+        for &k in &t.intervals.kind {
+            on_rows[k as usize] = true;
+        }
         let regions: Vec<u32> = t
             .region_names
             .iter()
-            .map(|n| {
+            .zip(&on_rows)
+            .map(|(n, &used)| {
+                if !used {
+                    return u32::MAX;
+                }
                 let next = self.skeleton.region_names.len() as u32;
                 *self.region_of.entry(n.clone()).or_insert_with(|| {
                     self.skeleton.region_names.push(n.clone());
@@ -202,6 +217,20 @@ impl Sink {
             })
             .collect();
         let abs = |v: u64| t0.saturating_add(v as i64);
+        let i = &t.instants;
+        for k in 0..i.len() {
+            let name = &t.instant_categories[i.category[k] as usize];
+            let next = self.skeleton.instant_categories.len() as u32;
+            let s = &mut self.skeleton;
+            let category = *self.category_of.entry(name.clone()).or_insert_with(|| {
+                s.instant_categories.push(name.clone());
+                next
+            });
+            let row = if i.location[k] == exaviz_model::NO_ROW { i.location[k] } else { base + i.location[k] };
+            s.instants.push(row, 0, u32::MAX, i.scope[k], category, i.args[k]);
+            self.instant_times.push(abs(i.time[k]));
+            self.instant_names.push(t.region_names[i.name[k] as usize].clone());
+        }
         let v = &t.intervals;
         let mut rows: Vec<IntervalRow> = (0..v.start.len())
             .map(|i| IntervalRow {
@@ -248,8 +277,18 @@ impl Sink {
     /// Writes the spilled rows into the store's tables in time order, times from the earliest
     /// slice, the pyramid summed as they pass; the names and locations are left to write.
     fn write(self, mut w: StoreWriter) -> Result<(StoreWriter, Trace), SourceError> {
-        let Sink { skeleton, intervals, messages, metrics, first, lo, hi, .. } = self;
+        let Sink { mut skeleton, mut region_of, intervals, messages, metrics, first, lo, hi, .. } = self;
+        let (instant_times, instant_names) = (self.instant_times, self.instant_names);
         let at = |ns: i64| ns.saturating_sub(first).max(0) as u64;
+        skeleton.instants.time = instant_times.iter().map(|&ns| at(ns)).collect();
+        for (k, n) in instant_names.into_iter().enumerate() {
+            let next = skeleton.region_names.len() as u32;
+            skeleton.instants.name[k] = *region_of.entry(n.clone()).or_insert_with(|| {
+                skeleton.region_names.push(n);
+                next
+            });
+        }
+        skeleton.instants.sort_by_time();
         if let Some(ranks) = u32::try_from(skeleton.locations.name.len()).ok().filter(|&r| r > 0)
             && lo <= hi
         {
@@ -330,6 +369,9 @@ pub fn convert(
         skeleton: Trace { ticks_per_second: 1_000_000_000, ..Default::default() },
         region_of: HashMap::default(),
         metric_of: HashMap::default(),
+        category_of: HashMap::default(),
+        instant_times: Vec::new(),
+        instant_names: Vec::new(),
         intervals: Spill::create(&w.scratch("intervals.spill"))?,
         messages: Spill::create(&w.scratch("messages.spill"))?,
         metrics: Spill::create(&w.scratch("metrics.spill"))?,
@@ -451,6 +493,14 @@ mod tests {
         assert_eq!(from_stream.trace.region_names, memory.trace.region_names);
         assert_eq!(from_stream.summary(), from_memory.summary());
         assert_eq!(rows(&from_stream), rows(&memory));
+        let instants = |d: &Dataset| -> Vec<(u64, u32, String, exaviz_model::InstantScope)> {
+            let (t, i) = (&d.trace, &d.trace.instants);
+            (0..i.len())
+                .map(|k| (i.time[k], i.location[k], t.region_names[i.name[k] as usize].clone(), i.scope[k]))
+                .collect()
+        };
+        assert_eq!(instants(&from_stream), instants(&memory));
+        assert_eq!(instants(&memory).len(), 16, "each rank's Iteration Start and Record Window End");
         let json = |d: &Dataset| serde_json::to_string(d.training.as_deref().unwrap()).unwrap();
         assert_eq!(json(&from_stream), json(&memory), "the training model");
         assert!(exaviz_store::pyramid(&streamed).unwrap().is_some(), "the pyramid is summed while streaming");

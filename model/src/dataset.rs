@@ -142,6 +142,8 @@ impl Dataset {
             location_counters: t.location_counters.clone(),
             link_counters: t.link_counters.clone(),
             metrics: t.metrics.clone(),
+            instants: t.instants.clone(),
+            instant_categories: t.instant_categories.clone(),
             region_names: t.region_names.clone(),
             step_regions: t.step_regions.clone(),
             collective_names: t.collective_names.clone(),
@@ -178,6 +180,8 @@ pub struct Summary {
     pub intervals: usize,
     pub collectives: usize,
     pub metric_samples: usize,
+    /// Instant events, of every scope (those of a row are among `intervals` too).
+    pub instants: usize,
     /// Locations by kind ("CPU thread", "GPU stream", ...), where the source types them.
     pub location_kinds: Vec<(String, usize)>,
     /// Each metric (counter) series: its name, samples, and least and greatest value.
@@ -202,7 +206,8 @@ impl Dataset {
             .chain(&t.collectives.end)
             .chain(&t.link_counters.time)
             .chain(&t.location_counters.time)
-            .chain(&t.metrics.time);
+            .chain(&t.metrics.time)
+            .chain(&t.instants.time);
         let span = times.fold(None, |acc: Option<(u64, u64)>, &v| match acc {
             None => Some((v, v)),
             Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
@@ -224,6 +229,7 @@ impl Dataset {
             intervals: held(t.intervals.location.len(), ooc.map(|o| o.intervals)),
             collectives: t.collectives.location.len(),
             metric_samples: t.metrics.location.len(),
+            instants: t.instants.len(),
             location_kinds: if t.locations.kind.is_empty() {
                 Vec::new()
             } else {

@@ -266,6 +266,111 @@ pub struct MetricSamples {
     pub value: Vec<f64>,
 }
 
+/// Where an instant applies, as its trace scopes it: the thread of its row, its process, or the
+/// whole run (Chrome's `s`: `t`, `p`, `g`; Perfetto's thread, process and global tracks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstantScope {
+    #[default]
+    Thread,
+    Process,
+    Global,
+}
+
+impl InstantScope {
+    /// The scope's number in a store's `instants.scope` column.
+    pub fn code(self) -> u32 {
+        match self {
+            Self::Thread => 0,
+            Self::Process => 1,
+            Self::Global => 2,
+        }
+    }
+
+    /// The scope of a store's number (a thread's for a number of no scope).
+    pub fn from_code(code: u32) -> Self {
+        match code {
+            1 => Self::Process,
+            2 => Self::Global,
+            _ => Self::Thread,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Thread => "thread",
+            Self::Process => "process",
+            Self::Global => "global",
+        }
+    }
+}
+
+/// Instant events, as the trace writes them: a mark of no duration with its scope, category and
+/// argument count. An instant of a thread or a process is also a slice of no duration on its
+/// row (`location`), as Perfetto's slice table keeps it, so it nests, counts and stores as a
+/// slice; a global one lies on no row unless the trace gives it one (Perfetto's global track),
+/// and is drawn across every row.
+#[derive(Clone, Debug, Default)]
+pub struct Instants {
+    /// The row it is drawn on; [`NO_ROW`] for a global instant on none.
+    pub location: Vec<u32>,
+    pub time: Vec<u64>,
+    /// Its name, as a region (`Trace::region_names`).
+    pub name: Vec<u32>,
+    pub scope: Vec<InstantScope>,
+    /// Its category (`Trace::instant_categories`), where the trace names one.
+    pub category: Vec<u32>,
+    /// How many arguments it carries (Chrome's `args`, Perfetto's debug annotations).
+    pub args: Vec<u32>,
+}
+
+/// An instant's `location` where it lies on no row.
+pub const NO_ROW: u32 = u32::MAX;
+
+impl Instants {
+    pub fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time.is_empty()
+    }
+
+    /// Adds one: its row (or [`NO_ROW`]), time, name, scope, category and argument count.
+    pub fn push(&mut self, location: u32, time: u64, name: u32, scope: InstantScope, category: u32, args: u32) {
+        self.location.push(location);
+        self.time.push(time);
+        self.name.push(name);
+        self.scope.push(scope);
+        self.category.push(category);
+        self.args.push(args);
+    }
+
+    /// The instants in time order (then by row), as a store keeps them.
+    pub fn sort_by_time(&mut self) {
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_by_key(|&k| (self.time[k], self.location[k], k));
+        let pick = |v: &[u32]| order.iter().map(|&k| v[k]).collect::<Vec<_>>();
+        *self = Instants {
+            location: pick(&self.location),
+            time: order.iter().map(|&k| self.time[k]).collect(),
+            name: pick(&self.name),
+            scope: order.iter().map(|&k| self.scope[k]).collect(),
+            category: pick(&self.category),
+            args: pick(&self.args),
+        };
+    }
+
+    /// The instants of `window` (`[from, to]`, ends included).
+    pub fn within(&self, (from, to): (u64, u64)) -> Instants {
+        let mut out = Instants::default();
+        for k in (0..self.len()).filter(|&k| (from..=to).contains(&self.time[k])) {
+            out.push(self.location[k], self.time[k], self.name[k], self.scope[k], self.category[k], self.args[k]);
+        }
+        out
+    }
+}
+
 /// A trace: what ran where and what it sent.
 #[derive(Clone, Debug, Default)]
 pub struct Trace {
@@ -279,6 +384,10 @@ pub struct Trace {
     /// Counters per topology link (`entity` indexes `Topology::links`): packets, flits, stalls.
     pub link_counters: Counters,
     pub metrics: MetricSamples,
+    /// Instant events with their scope (those of a row are also its slices of no duration).
+    pub instants: Instants,
+    /// Names of the instants' categories (`Instants::category`); empty where none is named.
+    pub instant_categories: Vec<String>,
     /// Names of interval kinds (regions, states).
     pub region_names: Vec<String>,
     /// Regions whose intervals each mark a training step, as a profiler annotates its steps
@@ -388,10 +497,16 @@ impl Trace {
             return Some(whole);
         }
         let (i, m) = (&t.intervals, &t.messages);
-        [bounds(&i.start, None), bounds(&i.end, None), bounds(&m.send_time, None), bounds(&m.recv_time, Some(u64::MAX))]
-            .into_iter()
-            .flatten()
-            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+        [
+            bounds(&i.start, None),
+            bounds(&i.end, None),
+            bounds(&m.send_time, None),
+            bounds(&m.recv_time, Some(u64::MAX)),
+            bounds(&t.instants.time, None),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
     }
 
     /// Each metric with samples: name, count, least and greatest value, in metric order.

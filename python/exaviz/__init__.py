@@ -224,7 +224,7 @@ class Table:
         return f"<exaviz.Table {self.name}: {len(self)} rows, columns {', '.join(self.column_names)}>"
 
 
-TABLES = ("locations", "intervals", "messages", "collectives", "counters")
+TABLES = ("locations", "intervals", "instants", "messages", "collectives", "counters")
 
 
 class Trace:
@@ -297,8 +297,8 @@ class Trace:
         return Picture(self._native.render(view, int(width), int(height), backend, _words(options)))
 
     def table(self, name: str) -> Table:
-        """One of the trace's tables (``locations``, ``intervals``, ``messages``, ``collectives``,
-        ``counters``): numeric columns share the trace's memory, times are ticks
+        """One of the trace's tables (``locations``, ``intervals``, ``instants``, ``messages``,
+        ``collectives``, ``counters``): numeric columns share the trace's memory, times are ticks
         (``ticks_per_second`` in the schema's metadata)."""
         return Table(self._native.table(name), name)
 

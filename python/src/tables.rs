@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 /// The tables `Trace.table` gives, in the order the docs list them.
-pub(crate) const NAMES: [&str; 5] = ["locations", "intervals", "messages", "collectives", "counters"];
+pub(crate) const NAMES: [&str; 6] = ["locations", "intervals", "instants", "messages", "collectives", "counters"];
 
 /// A trace's table: an Arrow record batch that Python reads through `__arrow_c_stream__`.
 #[pyclass(frozen, module = "exaviz._exaviz")]
@@ -111,6 +111,24 @@ pub(crate) fn table(dataset: &Arc<Dataset>, name: &str) -> PyResult<Table> {
                     named(shared::u32s(o, |d| &d.trace.intervals.kind), &t.region_names).map_err(|e| bad(name, &e))?,
                 ),
                 ("depth", u32s(o, |d| &d.trace.intervals.depth)),
+            ]
+        }
+        "instants" => {
+            let i = &t.instants;
+            // An instant on no row (a global one) has a null location.
+            let location = i.location.iter().map(|&l| (l != exaviz_model::NO_ROW).then_some(l));
+            let scopes: Vec<&str> = i.scope.iter().map(|s| s.label()).collect();
+            let category = i.category.iter().map(|&c| t.instant_categories.get(c as usize).filter(|c| !c.is_empty()));
+            vec![
+                ("location", Arc::new(arrow_array::UInt32Array::from_iter(location)) as ArrayRef),
+                ("time", u64s(o, |d| &d.trace.instants.time)),
+                (
+                    "name",
+                    named(shared::u32s(o, |d| &d.trace.instants.name), &t.region_names).map_err(|e| bad(name, &e))?,
+                ),
+                ("scope", strings(&scopes)),
+                ("category", Arc::new(StringArray::from_iter(category))),
+                ("args", u32s(o, |d| &d.trace.instants.args)),
             ]
         }
         "messages" => {

@@ -143,6 +143,23 @@ def test_tables_are_the_traces_rows():
     assert pa.table(table).num_rows == info["intervals"]
 
 
+def test_instants_are_a_table_with_their_scope():
+    pa = pytest.importorskip("pyarrow")
+    # Kineto's NCCL profile: its "Iteration Start" and "Record Window End" are global instants
+    # on no row (their location null), beside the thread instants of its rows.
+    trace = exaviz.open(str(need(DATA / "kineto" / "nccl_data.json.gz")))
+    instants = pa.table(trace.table("instants"))
+    assert instants.num_rows == trace.info()["instants"] > 0
+    assert instants.column_names == ["location", "time", "name", "scope", "category", "args"]
+    rows = instants.to_pylist()
+    globals_ = sorted(r["name"] for r in rows if r["scope"] == "global")
+    assert globals_ == ["Iteration Start: PyTorch Profiler", "Record Window End"], globals_
+    assert all(r["location"] is None for r in rows if r["scope"] == "global")
+    assert all(r["location"] is not None for r in rows if r["scope"] != "global")
+    answer = trace.sql("SELECT count(*) AS n FROM instants WHERE scope = 'global'").to_arrow().to_pylist()
+    assert answer == [{"n": 2}]
+
+
 def test_sql_answers_as_the_cli_does():
     pa = pytest.importorskip("pyarrow")
     trace = exaviz.open(str(need(PING_PONG)))

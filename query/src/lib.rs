@@ -25,6 +25,9 @@ use exaviz_store::shared;
 /// The tables a query may name, in the order `--schema` lists them.
 pub const TABLES: [&str; 7] = ["runs", "locations", "intervals", "instants", "messages", "collectives", "counters"];
 
+/// The views over every run's event tables, in the order their SQL is built.
+const EVENT_VIEWS: [&str; 5] = ["intervals", "messages", "collectives", "counters", "instants"];
+
 /// The catalog of every table.
 pub const CATALOG: &str = "exaviz";
 /// The schema of the tables over every run (the default); each run has a schema of its own,
@@ -246,7 +249,7 @@ impl Session {
     async fn register(&self, runs: Vec<Run>) -> Result<(), QueryError> {
         let mut runs_rows = (Vec::new(), Vec::new(), Vec::new());
         let mut locations = Vec::new();
-        let mut parts: Vec<Vec<String>> = vec![Vec::new(); 4];
+        let mut parts: Vec<Vec<String>> = vec![Vec::new(); 5];
         let mut names = Vec::new();
         for (i, run) in runs.into_iter().enumerate() {
             let stored;
@@ -285,6 +288,7 @@ impl Session {
                  {} AS time_s FROM _{i}_metrics m LEFT JOIN _{i}_metric_names n ON m.metric = n.metric",
                 per("m.time")
             ));
+            parts[4].push(instants_sql(i, &q, &per));
             names.push(run.name.clone());
             runs_rows.0.push(run.name);
             runs_rows.1.push(run.input);
@@ -299,20 +303,19 @@ impl Session {
         self.table("runs", runs_batch.schema(), vec![vec![runs_batch]])?;
         let schema = locations[0].schema();
         self.table("locations", schema, vec![locations])?;
-        for (name, sql) in ["intervals", "messages", "collectives", "counters"].iter().zip(&parts) {
+        for (name, sql) in EVENT_VIEWS.iter().zip(&parts) {
             self.view(name, &sql.join(" UNION ALL ")).await?;
         }
-        self.view("instants", &instants_sql("intervals")).await?;
         for (i, name) in names.iter().enumerate() {
-            let [a, b, c, d] = [0, 1, 2, 3].map(|k| parts[k][i].as_str());
-            self.run_schema(name, [a, b, c, d]).await?;
+            let [a, b, c, d, e] = [0, 1, 2, 3, 4].map(|k| parts[k][i].as_str());
+            self.run_schema(name, [a, b, c, d, e]).await?;
         }
         Ok(())
     }
 
     /// Run `run`'s schema: [`TABLES`] of that run alone, from `parts` (its intervals, messages,
-    /// collectives and counters). None for a run named as the default schema.
-    async fn run_schema(&self, run: &str, parts: [&str; 4]) -> Result<(), QueryError> {
+    /// collectives, counters and instants). None for a run named as the default schema.
+    async fn run_schema(&self, run: &str, parts: [&str; 5]) -> Result<(), QueryError> {
         if run == SCHEMA || run.is_empty() {
             return Ok(());
         }
@@ -327,10 +330,10 @@ impl Session {
         for table in ["runs", "locations"] {
             self.view(&format!("{s}.{table}"), &format!("SELECT * FROM {SCHEMA}.{table} WHERE run = {q}")).await?;
         }
-        for (table, sql) in ["intervals", "messages", "collectives", "counters"].iter().zip(parts) {
+        for (table, sql) in EVENT_VIEWS.iter().zip(parts) {
             self.view(&format!("{s}.{table}"), sql).await?;
         }
-        self.view(&format!("{s}.instants"), &instants_sql(&format!("{s}.intervals"))).await
+        Ok(())
     }
 
     fn table(&self, name: &str, schema: SchemaRef, partitions: Vec<Vec<RecordBatch>>) -> Result<(), QueryError> {
@@ -370,7 +373,7 @@ impl Session {
     /// partitions as there are cores (slices, no copies).
     fn trace_events(&self, i: usize, d: &Arc<Dataset>) -> Result<(), QueryError> {
         use shared::{f64s, u32s, u64s};
-        let arrays: [Vec<ArrayRef>; 4] = [
+        let arrays: [Vec<ArrayRef>; 5] = [
             vec![
                 Arc::new(u32s(d, |d| &d.trace.intervals.location)),
                 Arc::new(u64s(d, |d| &d.trace.intervals.start)),
@@ -399,6 +402,14 @@ impl Session {
                 Arc::new(u64s(d, |d| &d.trace.metrics.time)),
                 Arc::new(u32s(d, |d| &d.trace.metrics.metric)),
                 Arc::new(f64s(d, |d| &d.trace.metrics.value)),
+            ],
+            vec![
+                Arc::new(u32s(d, |d| &d.trace.instants.location)),
+                Arc::new(u64s(d, |d| &d.trace.instants.time)),
+                Arc::new(u32s(d, |d| &d.trace.instants.name)),
+                Arc::new(UInt32Array::from_iter_values(d.trace.instants.scope.iter().map(|s| s.code()))),
+                Arc::new(u32s(d, |d| &d.trace.instants.category)),
+                Arc::new(u32s(d, |d| &d.trace.instants.args)),
             ],
         ];
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
@@ -433,7 +444,13 @@ impl Session {
             ("unit", Arc::new(StringArray::from_iter(unit)) as ArrayRef),
             ("accumulated", Arc::new(BooleanArray::from_iter(accumulated)) as ArrayRef),
         ]);
-        for (name, batch) in [("regions", regions), ("ops", ops), ("metric_names", metrics)] {
+        let categories = RecordBatch::try_from_iter([
+            ("category", ids(t.instant_categories.len())),
+            ("name", strings(&t.instant_categories)),
+        ]);
+        for (name, batch) in
+            [("regions", regions), ("ops", ops), ("metric_names", metrics), ("instant_categories", categories)]
+        {
             let batch = batch.map_err(query_error)?;
             self.table(&format!("_{i}_{name}"), batch.schema(), vec![vec![batch]])?;
         }
@@ -519,7 +536,7 @@ impl Session {
 }
 
 /// The event tables as a store holds them (the schema of its Parquet files).
-fn event_schemas() -> [(&'static str, Schema); 4] {
+fn event_schemas() -> [(&'static str, Schema); 5] {
     let u32 = |n: &str| Field::new(n, DataType::UInt32, false);
     let u64 = |n: &str| Field::new(n, DataType::UInt64, false);
     [
@@ -548,6 +565,10 @@ fn event_schemas() -> [(&'static str, Schema); 4] {
                 Field::new("value", DataType::Float64, false),
             ]),
         ),
+        (
+            "instants",
+            Schema::new(vec![u32("location"), u64("time"), u32("region"), u32("scope"), u32("category"), u32("args")]),
+        ),
     ]
 }
 
@@ -573,10 +594,16 @@ fn locations_batch(run: &str, t: &Trace) -> Result<RecordBatch, QueryError> {
     .map_err(query_error)
 }
 
-/// The instants of the intervals of `table`: those of no duration.
-fn instants_sql(table: &str) -> String {
+/// Run `i`'s instants: their row (NULL for one on none), name, scope, category (NULL where
+/// none is named), argument count and time.
+fn instants_sql(i: usize, run: &str, per: &dyn Fn(&str) -> String) -> String {
     format!(
-        "SELECT run, location, name, region, depth, start AS time, start_s AS time_s FROM {table} WHERE duration = 0"
+        "SELECT {run} AS run, CASE WHEN n.location = 4294967295 THEN NULL ELSE n.location END AS location, \
+         r.name, n.region, CASE n.scope WHEN 1 THEN 'process' WHEN 2 THEN 'global' ELSE 'thread' END AS scope, \
+         NULLIF(c.name, '') AS category, n.args, n.time, {} AS time_s \
+         FROM _{i}_instants n LEFT JOIN _{i}_regions r ON n.region = r.region \
+         LEFT JOIN _{i}_instant_categories c ON n.category = c.category",
+        per("n.time")
     )
 }
 

@@ -40,6 +40,9 @@ fn small() -> Dataset {
     t.intervals.push(1, 0, 200, 0, 0);
     t.intervals.push(1, 200, 700, 1, 0);
     t.intervals.push(0, 600, 600, 2, 0);
+    t.instant_categories = vec!["user".into()];
+    t.instants.push(0, 600, 2, exaviz_model::InstantScope::Thread, 0, 2);
+    t.instants.push(exaviz_model::NO_ROW, 650, 2, exaviz_model::InstantScope::Global, 0, 0);
     t.messages.push((0, 1), (500, 690), 4096, 7);
     t.collective_names = vec!["MPI_Barrier".into()];
     t.collectives.location = vec![0, 1];
@@ -64,7 +67,11 @@ fn a_trace_in_memory_answers_with_names_and_seconds() {
     let s = Session::new(vec![Run { name: "a".into(), input: "small".into(), source: Source::Trace(d) }]).unwrap();
     assert_eq!(count(&s, "SELECT count(*) FROM intervals"), 4);
     assert_eq!(count(&s, "SELECT count(*) FROM messages WHERE bytes = 4096 AND tag = 7"), 1);
-    assert_eq!(count(&s, "SELECT count(*) FROM instants WHERE name = 'mark'"), 1);
+    assert_eq!(count(&s, "SELECT count(*) FROM instants WHERE name = 'mark'"), 2);
+    // A thread's instant on its row with its arguments; a global one on none.
+    let q = "SELECT count(*) FROM instants WHERE scope = 'thread' AND location = 0 AND args = 2 AND category = 'user'";
+    assert_eq!(count(&s, q), 1);
+    assert_eq!(count(&s, "SELECT count(*) FROM instants WHERE scope = 'global' AND location IS NULL"), 1);
     assert_eq!(count(&s, "SELECT count(*) FROM collectives WHERE operation = 'MPI_Barrier'"), 2);
     // The rank that waits, by name, with its time in seconds.
     let a = s

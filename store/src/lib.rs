@@ -17,6 +17,9 @@
 //!   metric_names.parquet       metric u32, name utf8
 //!   metric_units.parquet       metric u32, unit utf8, accumulated u32 (1: the values accumulate)
 //!   metrics.parquet      location u32, time u64, metric u32, value f64            (by time)
+//!   instant_categories.parquet category u32, name utf8
+//!   instants.parquet     location u32 (4294967295: on no row), time u64, region u32, scope u32
+//!                        (0 thread, 1 process, 2 global), category u32, args u32  (by time)
 //!   nodes.parquet        node u32, group u32, d0 u32, d1 u32, ... (one per dimension)
 //!   links.parquet        source u32, destination u32, dimension u32
 //!   pyramid_messages.parquet  level u32, sender_block u32, receiver_block u32, bin u32,
@@ -70,7 +73,7 @@ pub use rows::{rows_beside, windows_beside};
 pub use writer::*;
 
 /// The version of the layout above; a store of another version is refused with a hint.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 /// The manifest's file name, which marks a folder as a store.
 pub const MANIFEST: &str = "exaviz-store.json";
 /// A training run's model kept beside the tables (JSON).
@@ -312,7 +315,7 @@ pub(crate) mod tests {
         let text = std::fs::read_to_string(&manifest_path).unwrap();
         let err = |p: &Path| exaviz_datasets::open(p.to_str().unwrap()).unwrap_err().to_string();
 
-        std::fs::write(&manifest_path, text.replace("\"schema_version\": 2", "\"schema_version\": 7")).unwrap();
+        std::fs::write(&manifest_path, text.replace("\"schema_version\": 3", "\"schema_version\": 7")).unwrap();
         let e = err(&path);
         assert!(e.contains("schema version 7") && e.contains("re-run exaviz convert") && !e.contains('\n'), "{e}");
 

@@ -10,15 +10,16 @@ use arrow_array::{ArrayRef, Float64Array, StringArray, UInt32Array, UInt64Array}
 use exaviz_model::dataset::{Dataset, OutOfCore};
 use exaviz_model::source::SourceError;
 use exaviz_model::{
-    Collectives, Counters, Intervals, Links, LocationKind, Locations, Messages, MetricSamples, Topology, Trace,
+    Collectives, Counters, InstantScope, Instants, Intervals, Links, LocationKind, Locations, Messages, MetricSamples,
+    Topology, Trace,
 };
 use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::file::reader::{ChunkReader, Length};
 
 use super::{
     F64, MANIFEST, MAX_CHUNK_BYTES, Manifest, OPGRAPH, SCHEMA_VERSION, Str, TRAINING, Table, U32, U64,
-    collectives_table, counters_table, intervals_table, invalid, io, links_table, locations_table, messages_table,
-    metric_units_table, metrics_table, names_table, nodes_table, pyramid, rows,
+    collectives_table, counters_table, instants_table, intervals_table, invalid, io, links_table, locations_table,
+    messages_table, metric_units_table, metrics_table, names_table, nodes_table, pyramid, rows,
 };
 
 /// Where a store's files lie: a folder, or their bytes held in memory (a store read from
@@ -601,12 +602,7 @@ fn open_tables(
         metric: take_u32(&mut c, 2),
         value: take_f64(&mut c, 3),
     };
-    let units = metric_units_table();
-    if store.exists(&units.file()) {
-        let mut c = read_table_in(store, &units, m.rows(units.name))?;
-        t.metric_units = take_str(&mut c, 1);
-        t.metric_accumulated = take_u32(&mut c, 2).iter().map(|&a| a != 0).collect();
-    }
+    read_units_and_instants(store, &m, &mut t)?;
     let topology = m.extents.as_ref().map(|extents| topology(extents, next(), next()));
     let link_counter_unit = m.link_counter_unit.clone();
     let mut d = Dataset { name: m.name.clone(), trace: t, topology, link_counter_unit, ..Dataset::default() };
@@ -618,6 +614,32 @@ fn open_tables(
         d.trace.span_of_whole = d.out_of_core.as_ref().map(|o| o.span);
     }
     Ok(d)
+}
+
+/// The metrics' units, the instants and their categories (a store written without them reads
+/// as one with no units and no instants).
+fn read_units_and_instants(store: &Files, m: &Manifest, t: &mut Trace) -> Result<(), SourceError> {
+    let units = metric_units_table();
+    if store.exists(&units.file()) {
+        let mut c = read_table_in(store, &units, m.rows(units.name))?;
+        t.metric_units = take_str(&mut c, 1);
+        t.metric_accumulated = take_u32(&mut c, 2).iter().map(|&a| a != 0).collect();
+    }
+    let (table, names) = (instants_table(), names_table("instant_categories", "category"));
+    if !store.exists(&table.file()) || !store.exists(&names.file()) {
+        return Ok(());
+    }
+    t.instant_categories = take_str(&mut read_table_in(store, &names, m.rows(names.name))?, 1);
+    let mut c = read_table_in(store, &table, m.rows(table.name))?;
+    t.instants = Instants {
+        location: take_u32(&mut c, 0),
+        time: take_u64(&mut c, 1),
+        name: take_u32(&mut c, 2),
+        scope: take_u32(&mut c, 3).into_iter().map(InstantScope::from_code).collect(),
+        category: take_u32(&mut c, 4),
+        args: take_u32(&mut c, 5),
+    };
+    Ok(())
 }
 
 /// The largest model file read back (a training run's operators, an operator graph).
@@ -727,6 +749,9 @@ pub(super) fn check_references(store: &Files, d: &Dataset) -> Result<(), SourceE
     check("location_counters", "location", &t.location_counters.entity, locs, false)?;
     check("metrics", "location", &t.metrics.location, locs, false)?;
     check("metrics", "metric", &t.metrics.metric, t.metric_names.len() as u32, false)?;
+    check("instants", "location", &t.instants.location, locs, true)?;
+    check("instants", "region", &t.instants.name, t.region_names.len() as u32, false)?;
+    check("instants", "category", &t.instants.category, t.instant_categories.len() as u32, false)?;
     if let Some(topo) = &d.topology {
         let nodes = topo.group.len() as u32;
         check("locations", "node", &t.locations.node, nodes, true)?;

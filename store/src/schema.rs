@@ -80,6 +80,14 @@ pub(super) fn metric_units_table() -> Table {
 pub(super) fn metrics_table() -> Table {
     Table::of("metrics", &[("location", U32), ("time", U64), ("metric", U32), ("value", F64)])
 }
+/// Instant events of every scope (`scope` [`exaviz_model::InstantScope::code`]; `location`
+/// 4294967295 for one on no row).
+pub(super) fn instants_table() -> Table {
+    Table::of(
+        "instants",
+        &[("location", U32), ("time", U64), ("region", U32), ("scope", U32), ("category", U32), ("args", U32)],
+    )
+}
 pub(super) fn nodes_table(dims: usize) -> Table {
     let mut t = Table::of("nodes", &[("node", U32), ("group", U32)]);
     t.columns.extend((0..dims).map(|d| (format!("d{d}"), U32)));

@@ -10,7 +10,7 @@ use exaviz_model::dataset::Dataset;
 use exaviz_model::held_index::PyramidSpan;
 use exaviz_model::pyramid::{Pyramid, PyramidBuilder};
 use exaviz_model::source::SourceError;
-use exaviz_model::{Collectives, Intervals, Messages, MetricSamples};
+use exaviz_model::{Collectives, Instants, Intervals, Messages, MetricSamples};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
@@ -18,9 +18,9 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use super::{
     Col, IndexOf, MANIFEST, Manifest, OPGRAPH, ROW_GROUP, SCHEMA_VERSION, TRAINING, Table, collectives_table,
-    counters_table, intervals_table, invalid, io, is_store, links_table, locations_table, messages_table,
-    metric_units_table, metrics_table, names_table, nodes_table, pyramid_lines_table, pyramid_locations_table,
-    pyramid_messages_table, pyramid_pairs_table, pyramid_span, pyramid_states_table,
+    counters_table, instants_table, intervals_table, invalid, io, is_store, links_table, locations_table,
+    messages_table, metric_units_table, metrics_table, names_table, nodes_table, pyramid_lines_table,
+    pyramid_locations_table, pyramid_messages_table, pyramid_pairs_table, pyramid_span, pyramid_states_table,
 };
 
 /// A table being written.
@@ -235,6 +235,22 @@ impl StoreWriter {
         self.append("metrics", &cols, order.as_deref(), Some(&m.time))
     }
 
+    /// Writes the instants table, in time order.
+    fn instants(&mut self, i: &Instants) -> Result<(), SourceError> {
+        self.begin(&instants_table())?;
+        let order = time_order(&i.time);
+        let scope: Vec<u32> = i.scope.iter().map(|s| s.code()).collect();
+        let cols = [
+            Col::U32(&i.location),
+            Col::U64(&i.time),
+            Col::U32(&i.name),
+            Col::U32(&scope),
+            Col::U32(&i.category),
+            Col::U32(&i.args),
+        ];
+        self.append("instants", &cols, order.as_deref(), Some(&i.time))
+    }
+
     /// Writes every table of `d` but those already begun (messages, intervals and collectives
     /// may have been streamed), then the manifest, and renames the store into place.
     pub fn finish(mut self, d: &Dataset) -> Result<Manifest, SourceError> {
@@ -249,6 +265,7 @@ impl StoreWriter {
             ("regions", "region", &t.region_names),
             ("collective_ops", "op", &t.collective_names),
             ("metric_names", "metric", &t.metric_names),
+            ("instant_categories", "category", &t.instant_categories),
         ] {
             self.begin(&names_table(table, id))?;
             self.append(table, &[Col::U32(&ids(names.len())), Col::Str(names)], None, None)?;
@@ -284,6 +301,7 @@ impl StoreWriter {
             self.begin_metrics()?;
             self.metrics(&t.metrics)?;
         }
+        self.instants(&t.instants)?;
         if let Some(topo) = &d.topology {
             let dims = topo.dims();
             let n = topo.node_count();

@@ -979,3 +979,63 @@ fn instants_are_chevrons_named_on_hover() {
     let away = prepared.pick(&d, [p.x0 as f32 + p.w as f32 * 0.2, p.y0 as f32 + 4.0]).expect("a pick");
     assert!(!away.lines.iter().any(|l| l.starts_with("instant")), "{:?}", away.lines);
 }
+
+/// A global instant on no row (Chrome's `s: "g"`, Kineto's "Iteration Start") is a line across
+/// every row under a chevron over the plot, on both backends, named on hover on any row; a
+/// search lights the instants it matches and dims the others, and counts the global ones.
+#[test]
+fn global_instants_cross_every_row_and_a_search_lights_instants() {
+    use exaviz_model::{InstantScope, NO_ROW, Trace};
+    let trace = |global: bool| {
+        let mut t = Trace { ticks_per_second: 1_000_000_000, ..Default::default() };
+        t.locations.name = vec!["rank 0".into(), "rank 1".into()];
+        t.locations.node = vec![u32::MAX; 2];
+        t.region_names = vec!["compute".into(), "checkpoint".into(), "Iteration Start".into()];
+        t.intervals.push(0, 0, 10_000, 0, 0);
+        t.intervals.push(1, 0, 10_000, 0, 0);
+        t.intervals.push(0, 5_000, 5_000, 1, 1);
+        t.instant_categories = vec![String::new()];
+        t.instants.push(0, 5_000, 1, InstantScope::Thread, 0, 0);
+        if global {
+            t.instants.push(NO_ROW, 2_500, 2, InstantScope::Global, 0, 0);
+        }
+        exaviz_model::dataset::Dataset { name: "instants".into(), trace: t, ..Default::default() }
+    };
+    let size = (480, 240);
+    let (plain, marked) = (both("timeline", &[], &trace(false), size), both("timeline", &[], &trace(true), size));
+    let p = exaviz_views::timeline::plot_rect(size.0, size.1).unwrap();
+    // The global instant's column differs from top to bottom of the plot; the rest is as it was.
+    let column = p.x0 + p.w / 4;
+    let changed_rows = (p.y0..p.y0 + p.h)
+        .filter(|&y| {
+            (column - 1..=column + 1).any(|x| {
+                let k = ((y * size.0 + x) * 4) as usize;
+                plain.pixels[k..k + 3] != marked.pixels[k..k + 3]
+            })
+        })
+        .count();
+    assert!(changed_rows as u32 > p.h * 9 / 10, "the line crosses the plot: {changed_rows} of {} rows", p.h);
+    let changed = differ(&plain, &marked);
+    assert!(changed > 0.0 && changed < 0.03, "a line and a chevron: {changed}");
+    // Named on hover on either row.
+    let d = trace(true);
+    let none: [&str; 0] = [];
+    let built = exaviz_views::contract::Entry::find("timeline").unwrap().parse(&none).unwrap();
+    let frame = exaviz_views::contract::Frame { width: size.0, height: size.1 };
+    let prepared = built.view.prepare(&d, &built.selection, frame, &exaviz_compute::Backend::Cpu).unwrap();
+    let x = p.x0 as f32 + p.w as f32 * 0.25;
+    let pick = prepared.pick(&d, [x, (p.y0 + p.h - 4) as f32]).expect("a pick on rank 1's row");
+    assert!(pick.lines.iter().any(|l| l.starts_with("global instant Iteration Start at")), "{:?}", pick.lines);
+    // A search matching only instants lights their chevrons: the two searches light different
+    // marks, and each differs from the picture without a search; the note counts the global one.
+    let checkpoint = both("timeline", &["--highlight", "checkpoint"], &d, size);
+    let iteration = both("timeline", &["--highlight", "Iteration"], &d, size);
+    assert!(differ(&checkpoint, &iteration) > 0.0, "the searches light different marks");
+    assert!(differ(&marked, &iteration) > 0.0);
+    let text = |options: &[&str]| -> Vec<String> {
+        let scene = exaviz_tests::scene("timeline", options, &d, (1024, 768)).expect("a scene");
+        scene.labels.iter().map(|l| l.text.clone()).collect()
+    };
+    let found = text(&["--highlight", "Iteration"]);
+    assert!(found.iter().any(|t| t.contains("1 here, 1 in the trace")), "{found:?}");
+}

@@ -164,8 +164,8 @@ impl Builder {
                 if self.trace.names[name as usize] == "[memory]" {
                     self.memory(lane, ts, args.as_deref());
                 }
-                self.trace.instants.push(Mark { lane, name, ts_ns: ts });
-                self.trace.instant_scopes.push(e.scope);
+                let mark = Mark { lane, name, ts_ns: ts };
+                self.trace.instants.push(Instant { mark, scope: e.scope, cat, args: e.arg_count });
             }
             b'C' => {
                 if let Some(serde_json::Value::Object(m)) = args.as_deref() {

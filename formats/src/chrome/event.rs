@@ -64,6 +64,8 @@ pub(super) struct Event {
     pub(super) id_as_text: bool,
     pub(super) args: Option<serde_json::Value>,
     pub(super) correlation: Option<i64>,
+    /// How many arguments the event carries (counted for instants, whose arguments are not kept).
+    pub(super) arg_count: u32,
     /// An instant's scope: `g` global, `p` process, `t` thread (0 where not written).
     pub(super) scope: u8,
 }

@@ -27,7 +27,8 @@ pub fn dataset(t: &ChromeTrace, input: &str) -> exaviz_model::dataset::Dataset {
 pub fn earliest(t: &ChromeTrace) -> i64 {
     let slices = t.slices.iter().map(|s| s.start_ns);
     let flows = t.flows.iter().flat_map(|f| [f.from.ts_ns, f.to.ts_ns]);
-    slices.chain(flows).chain(t.counters.iter().map(|c| c.ts_ns)).min().unwrap_or(0)
+    let instants = t.instants.iter().map(|i| i.mark.ts_ns);
+    slices.chain(flows).chain(t.counters.iter().map(|c| c.ts_ns)).chain(instants).min().unwrap_or(0)
 }
 
 /// [`dataset`], its times counted from `t0` (earlier times are 0).
@@ -60,7 +61,8 @@ pub fn dataset_at(t: &ChromeTrace, input: &str, t0: i64) -> exaviz_model::datase
         trace.locations.name.push(name);
         trace.locations.node.push(u32::MAX);
     }
-    let instants = instants_on_rows(t, &used, &loc_of);
+    let all_instants = instants_on_rows(t, &used, &loc_of);
+    let instants: Vec<(u32, &Mark)> = all_instants.iter().filter_map(|&(row, i)| Some((row?, &i.mark))).collect();
     // Regions: the slice names used, in order of first use; slices and instants nested by time
     // per row (an instant after the slices that begin with it, inside them).
     let mut region_of: HashMap<u32, u32> = HashMap::default();
@@ -114,6 +116,7 @@ pub fn dataset_at(t: &ChromeTrace, input: &str, t0: i64) -> exaviz_model::datase
         }
     }
     trace.step_regions.sort_unstable();
+    instants_table(t, &mut trace, &all_instants, &mut region_of, &at);
     for f in &t.flows {
         let (Some(&a), Some(&b)) = (loc_of.get(&f.from.lane), loc_of.get(&f.to.lane)) else { continue };
         let m = &mut trace.messages;
@@ -161,22 +164,59 @@ fn counters_on_rows(
     }
 }
 
-/// Instants of a thread or a process (Kineto's, NVTX marks), other than Kineto's memory
-/// samples (counters), with the row they are drawn on: their lane's, or their process's first
-/// (a process-scoped one, or one of a thread without slices). Global ones are not drawn.
-fn instants_on_rows<'t>(t: &'t ChromeTrace, used: &[u32], loc_of: &HashMap<u32, u32>) -> Vec<(u32, &'t Mark)> {
+/// Instants (Kineto's, NVTX marks), other than Kineto's memory samples (counters), with the
+/// row they are drawn on: their lane's, or their process's first (a process-scoped one, or one
+/// of a thread without slices); a global one, or one whose process has no row, on none.
+fn instants_on_rows<'t>(
+    t: &'t ChromeTrace,
+    used: &[u32],
+    loc_of: &HashMap<u32, u32>,
+) -> Vec<(Option<u32>, &'t Instant)> {
     let mut first_of_pid: HashMap<&str, u32> = HashMap::default();
     for &l in used {
         first_of_pid.entry(t.lanes[l as usize].pid.as_str()).or_insert(loc_of[&l]);
     }
     t.instants
         .iter()
-        .zip(t.instant_scopes.iter().copied().chain(std::iter::repeat(0)))
-        .filter(|(m, scope)| *scope != b'g' && t.names[m.name as usize] != "[memory]")
-        .filter_map(|(m, scope)| {
+        .filter(|i| t.names[i.mark.name as usize] != "[memory]")
+        .map(|i| {
+            let m = &i.mark;
             let on_process = || first_of_pid.get(t.lanes[m.lane as usize].pid.as_str()).copied();
-            let own = (scope != b'p').then(|| loc_of.get(&m.lane).copied()).flatten();
-            Some((own.or_else(on_process)?, m))
+            let own = (i.scope != b'p').then(|| loc_of.get(&m.lane).copied()).flatten();
+            let row = if i.scope == b'g' { None } else { own.or_else(on_process) };
+            (row, i)
         })
         .collect()
+}
+
+/// Every instant into the model's table: its row (or none), time, name (a region, added where
+/// no slice has it), scope, category and argument count.
+fn instants_table(
+    t: &ChromeTrace,
+    trace: &mut exaviz_model::Trace,
+    all: &[(Option<u32>, &Instant)],
+    region_of: &mut HashMap<u32, u32>,
+    at: &dyn Fn(i64) -> u64,
+) {
+    use exaviz_model::{InstantScope, NO_ROW};
+    let mut category_of: HashMap<u32, u32> = HashMap::default();
+    for &(row, i) in all {
+        let next = trace.region_names.len() as u32;
+        let name = *region_of.entry(i.mark.name).or_insert_with(|| {
+            trace.region_names.push(t.names[i.mark.name as usize].clone());
+            next
+        });
+        let next = trace.instant_categories.len() as u32;
+        let category = *category_of.entry(i.cat).or_insert_with(|| {
+            trace.instant_categories.push(t.names[i.cat as usize].clone());
+            next
+        });
+        let scope = match i.scope {
+            b'g' => InstantScope::Global,
+            b'p' => InstantScope::Process,
+            _ => InstantScope::Thread,
+        };
+        trace.instants.push(row.unwrap_or(NO_ROW), at(i.mark.ts_ns), name, scope, category, i.args);
+    }
+    trace.instants.sort_by_time();
 }

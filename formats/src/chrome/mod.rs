@@ -66,6 +66,17 @@ pub struct Mark {
     pub ts_ns: i64,
 }
 
+/// An instant event (`i`, `I`, `R`): where and when, its scope, category and argument count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instant {
+    pub mark: Mark,
+    /// Its scope as written (`g`, `p`, `t`; 0 where none: the thread).
+    pub scope: u8,
+    /// Its category (an interned name; the empty name where none).
+    pub cat: u32,
+    pub args: u32,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct CounterSample {
     pub lane: u32,
@@ -87,9 +98,7 @@ pub struct Flow {
 pub struct ChromeTrace {
     pub lanes: Vec<Lane>,
     pub slices: Vec<Slice>,
-    pub instants: Vec<Mark>,
-    /// Each instant's scope as written (`g`, `p`, `t`; 0 where none: the thread).
-    pub instant_scopes: Vec<u8>,
+    pub instants: Vec<Instant>,
     pub counters: Vec<CounterSample>,
     /// The units of counters that have one, by name (Kineto's memory totals are bytes).
     pub counter_units: HashMap<u32, String>,

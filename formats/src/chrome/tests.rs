@@ -280,16 +280,17 @@ fn mutated_traces_never_panic() {
 
 /// Instants of a thread are slices of no duration nested in the slice open on their row (one
 /// at a slice's end still inside it); a process-scoped one lands on its process's first row;
-/// global ones and Kineto's memory samples are not drawn as instants.
+/// global ones lie on no row and Kineto's memory samples are not instants. The instants table
+/// keeps every instant with its scope, category and argument count.
 #[test]
 fn instants_are_slices_of_no_duration_on_their_rows() {
     let t = p(r#"{"traceEvents": [
         {"ph": "X", "name": "step", "pid": 1, "tid": 1, "ts": 10, "dur": 10},
         {"ph": "X", "name": "other", "pid": 1, "tid": 2, "ts": 10, "dur": 5},
-        {"ph": "i", "name": "mark", "pid": 1, "tid": 1, "ts": 12},
+        {"ph": "i", "name": "mark", "pid": 1, "tid": 1, "ts": 12, "cat": "user", "args": {"a": 1, "b": [2]}},
         {"ph": "i", "name": "edge", "pid": 1, "tid": 1, "ts": 20, "s": "t"},
         {"ph": "I", "name": "proc", "pid": 1, "tid": 2, "ts": 14, "s": "p"},
-        {"ph": "i", "name": "everywhere", "pid": 1, "tid": 1, "ts": 13, "s": "g"},
+        {"ph": "i", "args": {"x": 1}, "name": "everywhere", "pid": 1, "tid": 1, "ts": 13, "s": "g"},
         {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 15, "args": {"Total Allocated": 8}}
     ]}"#)
     .unwrap();
@@ -300,4 +301,21 @@ fn instants_are_slices_of_no_duration_on_their_rows() {
         assert!(rows.contains(&want), "{want:?} not in {rows:?}");
     }
     assert!(!rows.iter().any(|r| r.3 == "everywhere" || r.3 == "[memory]"), "{rows:?}");
+    // The table: time order, each with its row (none for the global one), scope, category and
+    // argument count (counted where read before the phase was known, too).
+    use exaviz_model::{InstantScope::*, NO_ROW};
+    let i = &tr.instants;
+    let named = |k: usize| tr.region_names[i.name[k] as usize].as_str();
+    let category = |k: usize| tr.instant_categories[i.category[k] as usize].as_str();
+    let table: Vec<_> =
+        (0..i.len()).map(|k| (named(k), i.location[k], i.time[k], i.scope[k], category(k), i.args[k])).collect();
+    assert_eq!(
+        table,
+        [
+            ("mark", 0, 2_000, Thread, "user", 2),
+            ("everywhere", NO_ROW, 3_000, Global, "", 1),
+            ("proc", 0, 4_000, Process, "", 0),
+            ("edge", 0, 10_000, Thread, "", 0),
+        ]
+    );
 }

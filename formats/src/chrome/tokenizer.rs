@@ -240,6 +240,52 @@ impl<'de> Visitor<'de> for ArgsSeed {
     }
 }
 
+/// How many arguments an instant carries (its `args` object's keys), none of them kept.
+pub(super) struct ArgCount;
+
+impl<'de> DeserializeSeed<'de> for ArgCount {
+    type Value = u32;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<u32, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ArgCount {
+    type Value = u32;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("the event's arguments")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u32, A::Error> {
+        let mut n = 0u32;
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {
+            n = n.saturating_add(1);
+        }
+        Ok(n)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<u32, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(0)
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<u32, E> {
+        Ok(0)
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<u32, E> {
+        Ok(0)
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<u32, E> {
+        Ok(0)
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<u32, E> {
+        Ok(0)
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<u32, E> {
+        Ok(0)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<u32, E> {
+        Ok(0)
+    }
+}
+
 /// What an argument's name is to a slice.
 pub(super) enum ArgName {
     Correlation,
@@ -362,10 +408,16 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
                     let keep = match (phase_known, e.ph) {
                         (true, b'X' | b'B' | b'E') => Keep::Slice { call: name.is_none_or(is_comm_call) },
                         (true, b's' | b't' | b'f') => Keep::Nothing,
-                        (true, b'i' | b'I' | b'R') if name.is_some_and(|n| n != "[memory]") => Keep::Nothing,
+                        (true, b'i' | b'I' | b'R') if name.is_some_and(|n| n != "[memory]") => {
+                            e.arg_count = map.next_value_seed(ArgCount)?;
+                            continue;
+                        }
                         _ => Keep::All,
                     };
                     (e.args, e.correlation) = map.next_value_seed(ArgsSeed(keep))?;
+                    if let Some(serde_json::Value::Object(m)) = &e.args {
+                        e.arg_count = u32::try_from(m.len()).unwrap_or(u32::MAX);
+                    }
                 }
                 Key::Other => {
                     map.next_value::<IgnoredAny>()?;

@@ -49,6 +49,9 @@ fn info_cmd(input: &str, json: bool) -> Result<()> {
         println!("intervals:    {}", s.intervals);
         println!("collectives:  {}", s.collectives);
         println!("metrics:      {} samples of {} counters", s.metric_samples, s.counters.len());
+        if s.instants > 0 {
+            println!("instants:     {}", s.instants);
+        }
         for c in &s.counters {
             let unit = if c.unit.is_empty() { String::new() } else { format!(" {}", c.unit) };
             let accumulated = if c.accumulated { " (accumulated)" } else { "" };

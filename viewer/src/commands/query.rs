@@ -9,7 +9,8 @@ Tables (each with a `run` column: the input's file or folder name):
   runs         run, input, ticks_per_second
   locations    run, location, name, process, thread, kind, node
   intervals    run, location, name, region, depth, start, \"end\", duration, start_s, end_s, duration_s
-  instants     run, location, name, region, depth, time, time_s   (intervals of no duration)
+  instants     run, location, name, region, scope, category, args, time, time_s
+               (instant events: thread, process or global scope; location NULL where on no row)
   messages     run, sender, receiver, send_time, recv_time, bytes, tag, send_s, recv_s
   collectives  run, location, operation, op, start, \"end\", duration, root, bytes, start_s, end_s, duration_s
   counters     run, location, metric, name, unit, accumulated, time, value, time_s

@@ -103,6 +103,15 @@ fn text(input: &str, s: &Summary) -> String {
             );
         }
     }
+    if !s.instants.is_empty() {
+        let _ = writeln!(o, "\ninstants\n{:<40} {:<8} {:>9}", "name", "scope", "count");
+        for i in s.instants.iter().take(20) {
+            let _ = writeln!(o, "{:<40} {:<8} {:>9}", clip(&i.name, 40), i.scope, i.count);
+        }
+        if s.instants.len() > 20 {
+            let _ = writeln!(o, "(and {} more names)", s.instants.len() - 20);
+        }
+    }
     let late: [Vec<_>; 2] = [&s.waits_by_location, &s.waits_by_region]
         .map(|rows| rows.iter().map(|w| (w.name.as_str(), w.count, w.late_sender_s)).collect());
     wait_tables(&mut o, "late sender (receivers blocked before the matching send began)", &late);

@@ -280,6 +280,8 @@ pub struct TimelineIndex {
     pub(super) counters: CounterIndex,
     /// The instants (intervals of no duration) by time: time, location, region.
     pub(super) instants: Vec<(u64, u32, u32)>,
+    /// The global instants on no row, by time: time, region.
+    pub(super) global_instants: Vec<(u64, u32)>,
     /// The trace's late-sender waits, found when first drawn.
     waits: std::sync::OnceLock<Vec<Wait>>,
     /// Per location, whether it has any event (else its track is hidden).
@@ -315,6 +317,7 @@ impl TimelineIndex {
         let collectives = collective_operations(t, n);
         let counters = CounterIndex::new(t);
         let instants = super::instants::instants_of(t);
+        let global_instants = super::instants::global_of(t);
         let waits = std::sync::OnceLock::new();
         // The rows of a trace also drawn from a pyramid (a window of a store, a large trace held
         // in memory with its index) keep every location's track, as the pyramid's pictures do: a
@@ -333,6 +336,7 @@ impl TimelineIndex {
             collectives,
             counters,
             instants,
+            global_instants,
             waits,
             busy,
             depth,

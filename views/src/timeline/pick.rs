@@ -165,6 +165,34 @@ impl TimelinePick {
     fn seconds(&self, t: &Trace, time: u64) -> String {
         format!("{:.6} s", time.saturating_sub(self.full.0) as f64 / t.ticks_per_second.max(1) as f64)
     }
+
+    /// The tooltip's lines for the instants within `near` ticks of `time` on location `l`'s
+    /// track, as their chevrons show them, then the global instants' there.
+    fn instant_lines(&self, t: &Trace, l: usize, (time, near): (u64, u64), lines: &mut Vec<String>) {
+        // Instants within 4 pixels of the pointer on this track, as their chevrons show them.
+        let v = &self.index.instants;
+        let first = v.partition_point(|e| e.0 < time.saturating_sub(near));
+        let mut shown = 0;
+        for &(at_time, loc, kind) in v[first..].iter().take_while(|e| e.0 <= time.saturating_add(near)) {
+            if self.rows.pixels(loc as usize) != self.rows.pixels(l) {
+                continue;
+            }
+            shown += 1;
+            if shown > 3 {
+                lines.push("(and more instants here)".into());
+                break;
+            }
+            let mark = t.region_names.get(kind as usize).cloned().unwrap_or_else(|| format!("state {kind}"));
+            lines.push(format!("instant {mark} at {}", self.seconds(t, at_time)));
+        }
+        // Global instants, whose lines cross every row.
+        let g = &self.index.global_instants;
+        let first = g.partition_point(|e| e.0 < time.saturating_sub(near));
+        for &(at_time, kind) in g[first..].iter().take_while(|e| e.0 <= time.saturating_add(near)).take(3) {
+            let mark = t.region_names.get(kind as usize).cloned().unwrap_or_else(|| format!("state {kind}"));
+            lines.push(format!("global instant {mark} at {}", self.seconds(t, at_time)));
+        }
+    }
 }
 
 impl Picker for TimelinePick {
@@ -214,23 +242,8 @@ impl Picker for TimelinePick {
             }
             None => lines.push("no state".into()),
         }
-        // Instants within 4 pixels of the pointer on this track, as their chevrons show them.
         let near = ((t1 - t0) as f64 * 4.0 / f64::from(p.w)) as u64;
-        let v = &self.index.instants;
-        let first = v.partition_point(|e| e.0 < time.saturating_sub(near));
-        let mut shown = 0;
-        for &(at_time, loc, kind) in v[first..].iter().take_while(|e| e.0 <= time.saturating_add(near)) {
-            if self.rows.pixels(loc as usize) != self.rows.pixels(l) {
-                continue;
-            }
-            shown += 1;
-            if shown > 3 {
-                lines.push("(and more instants here)".into());
-                break;
-            }
-            let mark = t.region_names.get(kind as usize).cloned().unwrap_or_else(|| format!("state {kind}"));
-            lines.push(format!("instant {mark} at {}", self.seconds(t, at_time)));
-        }
+        self.instant_lines(t, l, (time, near), &mut lines);
         let k = (row * p.w + ((u * p.w as f32) as u32).min(p.w - 1)) as usize;
         let mut click = None;
         if let Some(i) = self.message_near(t, at) {

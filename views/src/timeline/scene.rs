@@ -543,7 +543,8 @@ pub fn timeline_scene(
         t.messages.source.len()
     );
     let joins = collective_joins(t, p, window, &rows, index);
-    let chevrons = super::instants::chevrons(p, window, &rows, index);
+    let lit = opts.search.map(|s| crate::search::matching_kinds(t, &s));
+    let chevrons = super::instants::chevrons(p, window, &rows, index, lit.as_deref());
     let levels: Vec<Option<u32>> = of_row.iter().map(|r| r.1).collect();
     let found = opts.search.map(|s| super::search::highlight(t, p, window, &s, &rows, &levels));
     let search = found.as_ref().map(|h| (Some(&h.mask[..]), h.note.as_str()));

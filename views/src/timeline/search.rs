@@ -62,7 +62,16 @@ pub(super) fn highlight(
             }
         }
     }
-    let total = found.total();
+    // Global instants on no row match too (their chevrons light); the rest are intervals.
+    let kinds = crate::search::matching_kinds(t, search);
+    let g = &t.instants;
+    let global = |k: usize| g.scope[k] == exaviz_model::InstantScope::Global && g.location[k] == exaviz_model::NO_ROW;
+    let globals: Vec<u64> = (0..g.len())
+        .filter(|&k| global(k) && kinds.get(g.name[k] as usize) == Some(&true))
+        .map(|k| g.time[k])
+        .collect();
+    in_window += globals.iter().filter(|&&at| (t0..=t1).contains(&at)).count();
+    let total = found.total() + globals.len();
     let text = search.as_str();
     let note = if total == 0 {
         format!("search \u{201c}{text}\u{201d}: no region matches")
