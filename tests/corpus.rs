@@ -836,6 +836,30 @@ fn a_folder_of_runs_names_each_run_it_holds() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A corpus folder holding one trace file (beside its licence, notes, Paraver's `.pcf` and
+/// `.row`) opens it and says so; HTA's folder of single ranks of different jobs is said to hold
+/// more than one run, naming the profiles to pass.
+#[test]
+fn a_folder_of_one_trace_opens_it_and_one_of_several_jobs_names_them() {
+    let Some(data) = shared_data_or_skip("a_folder_of_one_trace_opens_it") else { return };
+    for (folder, file) in [
+        ("caliper-event-trace-doc-example", ".cal"),
+        ("darshan-dxt-mpi-io-test-32r", ".darshan"),
+        ("paraver-qsort-4r-mpitrace", "qsort_beo3.prv"),
+        ("paraver-namd-extrae-hwc", "444.namd.prv"),
+    ] {
+        let path = data.join("../corpus").join(folder);
+        let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap_or_else(|e| panic!("{folder}: {e}"));
+        assert!(!d.trace.intervals.start.is_empty(), "{folder}");
+        let said = &d.warnings[0];
+        assert!(said.contains("holds one trace") && said.contains(file) && said.ends_with("opened it"), "{said}");
+    }
+    let misc = data.join("../corpus/kineto-hta-misc");
+    let e = exaviz_datasets::open(misc.to_str().unwrap()).err().unwrap().to_string();
+    assert!(e.contains("holds the profiles of more than one run (world size") && !e.contains('\n'), "{e}");
+    assert!(e.contains("pass one run's folder or profile, one of") && e.contains(".json.gz"), "{e}");
+}
+
 /// DLRM's 8 per-rank PyTorch execution traces (the first schema, 1.0.1: `parent`, and
 /// `input_shapes` beside the inputs) in one folder open as one run: each file is told from a
 /// Chrome trace by its schema, and the first rank's operator graph is drawn, with its
@@ -947,7 +971,21 @@ fn a_darshan_dxt_log_opens_as_each_ranks_io() {
         assert!((m - mean).abs() < 0.01 * mean && (top - max).abs() < 0.02 * max, "{op}: mean {m}, max {top}");
     }
     assert_eq!(i.start.len(), 256);
-    assert_eq!(t.metrics.value.iter().filter(|&&v| v == 16_777_216.0).count(), 256);
+    // Each segment's length (16 MiB) and where in the file it lies: mpi-io-test writes and
+    // reads each rank's blocks at offsets of their own, 256 different ones.
+    let m = &t.metrics;
+    let of = |name: &str| -> Vec<f64> {
+        let k = t.metric_names.iter().position(|n| n == name).unwrap() as u32;
+        (0..m.time.len()).filter(|&j| m.metric[j] == k).map(|j| m.value[j]).collect()
+    };
+    let lengths = [of("write bytes"), of("read bytes")].concat();
+    assert_eq!(lengths.iter().filter(|&&v| v == 16_777_216.0).count(), 256);
+    let mut offsets: Vec<u64> = of("write offset").iter().map(|&v| v as u64).collect();
+    assert_eq!(offsets.len(), 128);
+    offsets.sort_unstable();
+    offsets.dedup();
+    assert_eq!(offsets.len(), 128, "every write at an offset of its own");
+    assert!(offsets.iter().all(|o| o % 16_777_216 == 0), "{offsets:?}");
     assert!(d.warnings.is_empty(), "{:?}", d.warnings);
 }
 

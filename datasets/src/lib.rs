@@ -143,8 +143,8 @@ mod tests {
         assert!(open("gen:pf3d?threads=0").unwrap_err().to_string().contains("threads=0"));
     }
 
-    /// A folder without a run of profiles says what it holds instead: a file of another
-    /// format to pass, or its files and folders.
+    /// A folder without a run of profiles opens the one trace file it holds, and says so; with
+    /// more, it names them to pass; with none, it says what it holds.
     #[test]
     fn folders_without_profiles_say_what_they_hold() {
         let dir = std::env::temp_dir().join(format!("exaviz-folder-{}", std::process::id()));
@@ -153,11 +153,19 @@ mod tests {
         std::fs::write(dir.join("notes.txt"), "nothing").unwrap();
         let e = open(dir.to_str().unwrap()).unwrap_err().to_string();
         assert!(e.contains("nor any other input exaviz opens: it holds 1 file (notes.txt) and 1 folder"), "{e}");
-        std::fs::write(dir.join("run.prv"), "#Paraver (01/01/24 at 00:00):10:0:1:1(1:0)\n1:1:1:1:1:0:10:1\n").unwrap();
+        let paraver = "#Paraver (01/01/24 at 00:00):10:0:1:1(1:0)\n1:1:1:1:1:0:10:1\n";
+        std::fs::write(dir.join("run.prv"), paraver).unwrap();
+        let d = open(dir.to_str().unwrap()).unwrap();
+        assert_eq!(d.trace.intervals.start.len(), 1);
+        assert!(
+            d.warnings[0].contains("holds one trace") && d.warnings[0].contains("run.prv (Paraver trace): opened it")
+        );
+        std::fs::write(dir.join("other.prv"), paraver).unwrap();
         let e = open(dir.to_str().unwrap()).unwrap_err().to_string();
         assert!(
-            e.contains("holds no run of profiles, but 1 input exaviz opens: pass")
-                && e.contains("run.prv (Paraver trace)"),
+            e.contains("holds no run of profiles, but 2 inputs exaviz opens: pass one of")
+                && e.contains("run.prv (Paraver trace)")
+                && e.contains("other.prv (Paraver trace)"),
             "{e}"
         );
         // Options of a format that takes none, and unknown ones, are named.

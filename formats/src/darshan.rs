@@ -8,8 +8,9 @@
 //!
 //! Each rank's I/O is a row per module (`rank R / POSIX`, `rank R / MPI-IO`), each segment an
 //! interval named by the operation and the file (`write test.out`: the file's name, its whole
-//! path where two files share one), and its length a sample of the counters `write bytes` and
-//! `read bytes` at its start. Regions compressed with bzip2 (Darshan's other codec) are read as
+//! path where two files share one), its length a sample of the counters `write bytes` and
+//! `read bytes` at its start, and where in the file it lies a sample of `write offset` and
+//! `read offset` there. Regions compressed with bzip2 (Darshan's other codec) are read as
 //! well. A log without DXT (Darshan's counters only) is refused in one line; so are Darshan 2
 //! logs (darshan-convert writes them anew).
 
@@ -172,6 +173,7 @@ struct Segment {
     rank: i64,
     file: u64,
     write: bool,
+    offset: i64,
     length: i64,
     start: f64,
     end: f64,
@@ -198,6 +200,7 @@ fn segments(r: &Bytes, stride: usize) -> Option<Vec<Segment>> {
                 rank,
                 file,
                 write: (k as u64) < writes,
+                offset: r.u64(s)? as i64,
                 length: r.u64(s + 8)? as i64,
                 start: r.f64(s + 16)?,
                 end: r.f64(s + 24)?,
@@ -328,6 +331,7 @@ fn build(
             events.push(row, ns(s.start), EventKind::Enter, region);
             events.push(row, ns(s.end), EventKind::Leave, region);
             samples.push((row, ns(s.start), u32::from(!s.write), s.length as f64));
+            samples.push((row, ns(s.start), 2 + u32::from(!s.write), s.offset as f64));
         }
     }
     if events.time.is_empty() {
@@ -335,9 +339,9 @@ fn build(
     }
     let mut t = crate::events::trace_of(&events, repairs);
     samples.sort_by_key(|x| (x.0, x.1));
-    t.metric_names = vec!["write bytes".into(), "read bytes".into()];
-    t.metric_units = vec!["B".into(), "B".into()];
-    t.metric_accumulated = vec![false, false];
+    t.metric_names = vec!["write bytes".into(), "read bytes".into(), "write offset".into(), "read offset".into()];
+    t.metric_units = vec!["B".into(); 4];
+    t.metric_accumulated = vec![false; 4];
     for (l, time, metric, value) in samples {
         t.metrics.location.push(l);
         t.metrics.time.push(time);
@@ -449,8 +453,14 @@ mod tests {
                     (1, 4_000_000_000, 4_500_000_000, "read in.dat", 0),
                 ]
             );
-            assert_eq!(t.metrics.value, [4096.0, 4096.0, 4096.0, 100.0, 8.0]);
-            assert_eq!(t.metrics.metric, [0, 0, 1, 0, 1]);
+            // Lengths (write bytes, read bytes) and offsets (write offset, read offset).
+            let of = |metrics: [u32; 2]| -> (Vec<f64>, Vec<u32>) {
+                let m = &t.metrics;
+                (0..m.time.len()).filter(|&k| metrics.contains(&m.metric[k])).map(|k| (m.value[k], m.metric[k])).unzip()
+            };
+            assert_eq!(of([0, 1]), (vec![4096.0, 4096.0, 4096.0, 100.0, 8.0], vec![0, 0, 1, 0, 1]));
+            assert_eq!(of([2, 3]), (vec![0.0, 4096.0, 0.0, 0.0, 0.0], vec![2, 2, 3, 2, 3]));
+            assert_eq!(t.metric_names[2..], ["write offset", "read offset"]);
             assert!(d.warnings.is_empty(), "{:?}", d.warnings);
         }
     }

@@ -732,6 +732,26 @@ pub fn run_files(dir: &Path) -> RunFiles {
     RunFiles { xplanes, files, graphs, warnings }
 }
 
+/// A folder whose profiles disagree on their ranks (several jobs' profiles side by side, as in
+/// a collection of samples) holds more than one run: said so, with the profiles to pass one at a
+/// time; any other error as it is.
+fn of_several_runs(input: &str, e: SourceError, files: &[String]) -> SourceError {
+    let text = e.to_string();
+    let Some(at) = text.find("inconsistent ranks across files: ") else { return e };
+    let why = &text[at + "inconsistent ranks across files: ".len()..];
+    /// Profiles named in full; the rest counted.
+    const NAMED: usize = 6;
+    let more = files.len().saturating_sub(NAMED);
+    let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
+    SourceError::invalid(
+        input,
+        format!(
+            "holds the profiles of more than one run ({why}): pass one run's folder or profile, one of {}{more}",
+            files[..files.len().min(NAMED)].join(", ")
+        ),
+    )
+}
+
 /// A folder of trace files as one run: the Chrome trace files under it (see [`files_in`]),
 /// each run read once (a JAX log folder holds one run as `HOST.trace.json.gz` and as
 /// `perfetto_trace.json.gz`), files that hold no trace events skipped with a warning.
@@ -794,7 +814,8 @@ pub fn open_dir(
         }
         None => None,
     };
-    let mut d = open_parts(input, parts, &hlo)?;
+    let inputs: Vec<String> = parts.iter().map(|p| p.input.clone()).collect();
+    let mut d = open_parts(input, parts, &hlo).map_err(|e| of_several_runs(input, e, &inputs))?;
     if let Some(t) = d.training.as_deref()
         && !modules.is_empty()
         && let Some(mut graph) = matching_module(dir, t, &modules)

@@ -174,7 +174,7 @@ pub static FORMATS: &[Format] = &[
         title: "Darshan log with DXT traces",
         tools: "Darshan 3 (darshan-runtime with DXT_ENABLE_IO_TRACE=1)",
         files: "NAME.darshan",
-        gives: "DXT's I/O segments (POSIX and MPI-IO): each rank's I/O a row per module, each write or read an interval named by the operation and the file, its length a sample of the counters `write bytes` and `read bytes`",
+        gives: "DXT's I/O segments (POSIX and MPI-IO): each rank's I/O a row per module, each write or read an interval named by the operation and the file, its length and offset samples of the counters `write bytes`, `read bytes`, `write offset` and `read offset`",
         options: &[],
         detect: |p| darshan::looks_like(p.head()),
         open: |p, progress| darshan::open(p.input, p.path, progress),

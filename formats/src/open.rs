@@ -106,21 +106,51 @@ pub(crate) fn profile_dir(
 ) -> Result<Dataset, SourceError> {
     let strict = strict_option(input, query)?;
     let rank = rank_option(input, query)?;
-    crate::dnn::open_dir(input, path, strict, rank, progress).map_err(|e| {
-        if !e.to_string().contains("holds no trace files") {
-            return e;
+    match crate::dnn::open_dir(input, path, strict, rank, progress) {
+        Ok(d) => return Ok(d),
+        Err(e) if !e.to_string().contains("holds no trace files") => return Err(e),
+        Err(_) => {}
+    }
+    let modules = crate::hlo::modules_in(path);
+    if let Some(first) = modules.first() {
+        let hint = format!(
+            "holds {} XLA HLO module(s), not a trace: pass one of them, e.g. {}",
+            modules.len(),
+            first.display()
+        );
+        return Err(SourceError::invalid(input, hint));
+    }
+    // A folder holding one trace file (beside its notes, licence, Paraver's .pcf and .row)
+    // opens it, as the file itself would, and says so.
+    if let Some((file, title)) = only_trace_in(path).filter(|_| query.is_none()) {
+        let mut d = read(&file.display().to_string(), progress)?;
+        d.warnings.insert(0, format!("{input}: holds one trace, {} ({title}): opened it", file.display()));
+        return Ok(d);
+    }
+    Err(SourceError::invalid(input, inputs_below(path)))
+}
+
+/// The one trace file directly in `dir` with its format's title, where it holds exactly one and
+/// no other input below it.
+fn only_trace_in(dir: &Path) -> Option<(std::path::PathBuf, &'static str)> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    let mut found = None;
+    for sub in &entries {
+        if sub.is_file() {
+            let text = sub.display().to_string();
+            let probe = crate::Probe::new(&text, sub, None);
+            if let Some(f) = crate::detect(&probe).filter(|f| f.name != "profiles") {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some((sub.clone(), f.title));
+            }
+        } else if !sub.to_string_lossy().ends_with(exaviz_store::sidecar::SUFFIX) && folder_input(sub).is_some() {
+            return None;
         }
-        let modules = crate::hlo::modules_in(path);
-        if let Some(first) = modules.first() {
-            let hint = format!(
-                "holds {} XLA HLO module(s), not a trace: pass one of them, e.g. {}",
-                modules.len(),
-                first.display()
-            );
-            return SourceError::invalid(input, hint);
-        }
-        SourceError::invalid(input, inputs_below(path))
-    })
+    }
+    found
 }
 
 /// What a folder without trace files holds that exaviz opens, each named with what it is:

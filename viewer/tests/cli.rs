@@ -1204,7 +1204,10 @@ fn kineto_files_of_different_runs_are_refused_together() {
     if !present(&data) {
         return;
     }
-    assert_fails(&["info", data.join("kineto").to_str().unwrap()], &["inconsistent ranks across files"]);
+    assert_fails(
+        &["info", data.join("kineto").to_str().unwrap()],
+        &["holds the profiles of more than one run", "is also rank", "pass one run's folder or profile"],
+    );
 }
 
 /// A `B` without its `E` is a counted warning, one line; the rest of the trace opens.
