@@ -836,6 +836,46 @@ fn a_folder_of_runs_names_each_run_it_holds() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The corpus folders no other test reads, each with what SOURCES-1.md and SOURCES-2.md say it
+/// holds: locations, intervals, messages and collectives.
+#[test]
+fn the_corpus_gives_what_its_sources_say() {
+    let Some(data) = shared_data_or_skip("the_corpus_gives_what_its_sources_say") else { return };
+    let table: [(&str, usize, usize, usize, usize); 9] = [
+        // SPEC 444.namd: 1 task, no messages, counter-heavy.
+        ("paraver-namd-extrae-hwc", 1, 55_741, 0, 0),
+        // LULESH: 27 ranks x 5 threads = 135 trace lines, call paths only (no messages).
+        ("hpctoolkit-lulesh-27r-5t", 135, 173_853, 0, 0),
+        // Charm++ hello on 4 PEs, messages between PEs.
+        ("projections-hello-4pe-v3", 4, 133, 38, 0),
+        // MPI_Bcast on 4 ranks: almost only the collective, and MPI init/finalize.
+        ("otf2-scorep84-bcast-4r-dane", 4, 16, 0, 12),
+        ("otf2-stencil4d-32r-quartz", 32, 1_251, 512, 96),
+        ("otf2-stencil4d-64r-quartz", 64, 2_499, 1_024, 192),
+        // DeepSeek-V3 rank 0 of 64: 9.3k X events.
+        ("kineto-deepseek-v3-train-ep64-rank0", 6, 9_306, 991, 0),
+        // The 4 ranks of omnitrace's MPI test merged: about 900 slices and 1,500 counter values a rank.
+        ("perfetto-omnitrace-mpi-4r/mpi-binary-rewrite-all.proto", 24, 3_336, 0, 0),
+        ("otf2-sstmacro-testtrace", 10, 7_010, 1_440, 1_200),
+    ];
+    for (input, locations, intervals, messages, collectives) in table {
+        let path = data.join("../corpus").join(input);
+        let d = exaviz_datasets::open(path.to_str().unwrap()).unwrap_or_else(|e| panic!("{input}: {e}"));
+        let s = d.summary();
+        assert_eq!(
+            (s.locations, s.intervals, s.messages, s.collectives),
+            (locations, intervals, messages, collectives),
+            "{input}"
+        );
+    }
+    // DeepSeek's rank spans 132 ms; its two global instants (Kineto's iteration marks) are kept.
+    let d =
+        exaviz_datasets::open(data.join("../corpus/kineto-deepseek-v3-train-ep64-rank0").to_str().unwrap()).unwrap();
+    let (a, b) = d.summary().time_span_ticks.unwrap();
+    assert!((131_000_000..134_000_000).contains(&(b - a)), "{}", b - a);
+    assert_eq!(d.trace.instants.len(), 2);
+}
+
 /// A corpus folder holding one trace file (beside its licence, notes, Paraver's `.pcf` and
 /// `.row`) opens it and says so; HTA's folder of single ranks of different jobs is said to hold
 /// more than one run, naming the profiles to pass.
