@@ -72,6 +72,8 @@ struct Build {
     spans: Vec<(u32, i64, i64, u32)>,
     launches: HashMap<i64, (u32, i64)>,
     kernels: Vec<(i64, u32, i64)>,
+    /// NVTX marks (location, time, region): instants, nested as spans of no duration.
+    marks: Vec<(u32, i64, u32)>,
 }
 
 impl Build {
@@ -277,6 +279,22 @@ fn cpu_work(db: &Connection, names: &Names, has: &dyn Fn(&str) -> bool, b: &mut 
             b.spans.push((loc, start, end, region));
         }
     }
+    if has("NVTX_EVENTS") {
+        // Marks (nvtxMark: event type 34, no end): instants on their thread's row.
+        let sql = "SELECT start, globalTid, text, textId FROM NVTX_EVENTS WHERE end IS NULL AND eventType = 34 ORDER BY start";
+        let mut q = db.prepare(sql)?;
+        let mut rows = q.query([])?;
+        while let Some(r) = rows.next()? {
+            let start: i64 = r.get(0)?;
+            let tid: i64 = r.get::<_, Option<i64>>(1)?.unwrap_or(0);
+            let text: Option<String> = r.get(2)?;
+            let name = text.unwrap_or_else(|| names.string(r.get(3).ok().flatten()));
+            let loc = b.location(names.thread_row(tid), LocationKind::CpuThread);
+            let region = b.region(&format!("NVTX {name}"));
+            b.spans.push((loc, start, start, region));
+            b.marks.push((loc, start, region));
+        }
+    }
     // OS runtime calls (poll, ioctl, pthread_*): a row of their own under each thread, as
     // Nsight Systems draws them, so they never cover the CUDA calls they run inside.
     if has("OSRT_API") {
@@ -327,6 +345,13 @@ fn finish(mut b: Build) -> Trace {
         iv.kind.push(region);
         iv.depth.push(stack.len() as u32);
         stack.push(end);
+    }
+    if !b.marks.is_empty() {
+        b.trace.instant_categories = vec!["NVTX".into()];
+        for &(loc, start, region) in &b.marks {
+            b.trace.instants.push(loc, at(start), region, exaviz_model::InstantScope::Thread, 0, 0);
+        }
+        b.trace.instants.sort_by_time();
     }
     b.kernels.sort_unstable();
     for &(corr, loc, start) in &b.kernels {
@@ -409,6 +434,38 @@ mod tests {
         let d = load(&cpu).unwrap();
         assert_eq!(d.trace.intervals.start.len(), 2);
         assert_eq!(d.trace.region_names.iter().filter(|n| *n == "poll" || *n == "pthread_cond_wait").count(), 2);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// NVTX marks (event type 34, no end) are instants on their thread's row, nested in the
+    /// range open there; other events without an end (a domain's creation) are not.
+    #[test]
+    fn nvtx_marks_are_instants_in_their_ranges() {
+        let dir = std::env::temp_dir().join(format!("exaviz-nsys-marks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("marks.sqlite");
+        let db = Connection::open(&path).unwrap();
+        db.execute_batch(
+            "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+             CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+                 text TEXT, globalTid INTEGER, textId INTEGER);
+             INSERT INTO NVTX_EVENTS VALUES (100, 900, 59, 'step', 281474976710656, NULL),
+                                            (400, NULL, 34, 'checkpoint', 281474976710656, NULL),
+                                            (50, NULL, 75, 'MPI', 281474976710656, NULL);",
+        )
+        .unwrap();
+        drop(db);
+        let d = load(&path).unwrap();
+        let t = &d.trace;
+        let rows = crate::events::interval_rows(t);
+        assert_eq!(rows, [(0, 0, 800, "NVTX step", 0), (0, 300, 300, "NVTX checkpoint", 1)]);
+        let i = &t.instants;
+        assert_eq!((i.len(), i.location[0], i.time[0]), (1, 0, 300));
+        assert_eq!(
+            (t.region_names[i.name[0] as usize].as_str(), i.scope[0]),
+            ("NVTX checkpoint", exaviz_model::InstantScope::Thread)
+        );
+        assert_eq!(t.instant_categories, ["NVTX"]);
         std::fs::remove_dir_all(&dir).ok();
     }
 

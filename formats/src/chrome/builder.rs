@@ -111,29 +111,9 @@ impl Builder {
         if e.id_as_text {
             self.trace.repairs.add("process or thread ids written as strings", || format!("event {k}"));
         }
-        let lane = self.lane(e.pid, e.tid);
+        let lane = self.lane(e.pid.clone(), e.tid.clone());
         if ph == b'M' {
-            let arg =
-                |k: &str| e.args.as_ref().and_then(|a| a.get(k)).and_then(|v| v.as_str()).unwrap_or("").to_string();
-            let value = arg("name");
-            let what = e.name.map_or("", |n| self.trace.names[n as usize].as_str());
-            let sort_index = e.args.as_ref().and_then(|a| a.get("sort_index")).and_then(serde_json::Value::as_i64);
-            let (labels, process, thread, sort) = (
-                what == "process_labels",
-                what == "process_name",
-                what == "thread_name",
-                what == "thread_sort_index" || what == "process_sort_index",
-            );
-            let l = &mut self.trace.lanes[lane as usize];
-            if labels {
-                l.labels = arg("labels");
-            } else if process {
-                l.process = value;
-            } else if thread {
-                l.thread = value;
-            } else if sort {
-                l.sort_index = sort_index;
-            }
+            self.metadata(lane, &e);
             return Ok(());
         }
         let Some(ts) = e.ts.map(|n| n.value) else {
@@ -180,9 +160,68 @@ impl Builder {
             }
             // Bound in time order once every event is read (see [`Builder::bind_flows`]).
             b's' | b't' | b'f' => self.flow_events.push((Mark { lane, name, ts_ns: ts }, ph, e.id)),
+            // Async events (nestable `b`/`e`/`n`, legacy `S`/`F`): slices and instants on a row
+            // of their process per category and id, named by its first event, as Perfetto
+            // puts them on an async track.
+            b'b' | b'S' => {
+                let lane = self.async_lane(e.pid, cat, &e.id, name);
+                self.open.entry(lane).or_default().push((name, cat, ts, correlation, args));
+            }
+            b'e' | b'F' => {
+                let lane = self.async_lane(e.pid, cat, &e.id, name);
+                match self.open.get_mut(&lane).and_then(Vec::pop) {
+                    Some((name, cat, start, correlation, args)) => {
+                        let dur_ns = (ts - start).max(0);
+                        self.trace.slices.push(Slice { lane, name, cat, start_ns: start, dur_ns, correlation, args });
+                    }
+                    None => self.trace.unmatched += 1,
+                }
+            }
+            b'n' => {
+                let lane = self.async_lane(e.pid, cat, &e.id, name);
+                let mark = Mark { lane, name, ts_ns: ts };
+                self.trace.instants.push(Instant { mark, scope: b't', cat, args: e.arg_count });
+            }
             _ => {}
         }
         Ok(())
+    }
+
+    /// A metadata event (`M`): a process's or thread's name, labels or sort index.
+    fn metadata(&mut self, lane: u32, e: &Event) {
+        let arg = |k: &str| e.args.as_ref().and_then(|a| a.get(k)).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        let value = arg("name");
+        let what = e.name.map_or("", |n| self.trace.names[n as usize].as_str());
+        let sort_index = e.args.as_ref().and_then(|a| a.get("sort_index")).and_then(serde_json::Value::as_i64);
+        let (labels, process, thread, sort) = (
+            what == "process_labels",
+            what == "process_name",
+            what == "thread_name",
+            what == "thread_sort_index" || what == "process_sort_index",
+        );
+        let l = &mut self.trace.lanes[lane as usize];
+        if labels {
+            l.labels = arg("labels");
+        } else if process {
+            l.process = value;
+        } else if thread {
+            l.thread = value;
+        } else if sort {
+            l.sort_index = sort_index;
+        }
+    }
+
+    /// The row of `pid`'s async events of category `cat` and id `id`: a lane of its own, named
+    /// by the first event's name.
+    fn async_lane(&mut self, pid: Id, cat: u32, id: &Id, name: u32) -> u32 {
+        let key = format!("async {} {}", self.trace.names[cat as usize], self.id_text(id));
+        let tid = Id::Text(self.text(&key));
+        let lane = self.lane(pid, tid);
+        let l = &mut self.trace.lanes[lane as usize];
+        if l.thread.is_empty() {
+            l.thread = self.trace.names[name as usize].clone();
+        }
+        lane
     }
 }
 

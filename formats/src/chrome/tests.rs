@@ -319,3 +319,42 @@ fn instants_are_slices_of_no_duration_on_their_rows() {
         ]
     );
 }
+
+/// Async events (nestable `b`/`e`/`n`, legacy `S`/`F`) are slices and instants on a row of
+/// their process per category and id, named by the first event there, as Perfetto puts them
+/// on async tracks; they were dropped.
+#[test]
+fn async_events_are_slices_on_a_row_per_id() {
+    let t = p(r#"{"traceEvents": [
+        {"ph": "X", "name": "main", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+        {"ph": "b", "name": "request", "cat": "net", "id": "0x1", "pid": 1, "tid": 1, "ts": 10},
+        {"ph": "b", "name": "parse", "cat": "net", "id": "0x1", "pid": 1, "tid": 1, "ts": 20},
+        {"ph": "n", "name": "headers", "cat": "net", "id": "0x1", "pid": 1, "tid": 1, "ts": 25, "args": {"n": 3}},
+        {"ph": "e", "name": "parse", "cat": "net", "id": "0x1", "pid": 1, "tid": 1, "ts": 30},
+        {"ph": "e", "name": "request", "cat": "net", "id": "0x1", "pid": 1, "tid": 1, "ts": 50},
+        {"ph": "S", "name": "load", "cat": "io", "id": 7, "pid": 1, "tid": 1, "ts": 40},
+        {"ph": "F", "name": "load", "cat": "io", "id": 7, "pid": 1, "tid": 1, "ts": 90}
+    ]}"#)
+    .unwrap();
+    assert_eq!(t.unmatched, 0);
+    let d = dataset(&t, "t.json");
+    let tr = &d.trace;
+    let row = |n: &str| {
+        tr.locations.name.iter().position(|x| x.ends_with(n)).unwrap_or_else(|| panic!("{:?}", tr.locations.name))
+            as u32
+    };
+    let (request, load) = (row("/ request"), row("/ load"));
+    assert_ne!(request, load);
+    let rows = crate::events::interval_rows(tr);
+    for want in [
+        (request, 10_000, 50_000, "request", 0),
+        (request, 20_000, 30_000, "parse", 1),
+        (request, 25_000, 25_000, "headers", 2),
+        (load, 40_000, 90_000, "load", 0),
+    ] {
+        assert!(rows.contains(&want), "{want:?} not in {rows:?}");
+    }
+    let i = &tr.instants;
+    assert_eq!((i.len(), i.location[0], i.args[0]), (1, request, 1));
+    assert_eq!(tr.instant_categories[i.category[0] as usize], "net");
+}
