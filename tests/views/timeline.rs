@@ -1038,4 +1038,20 @@ fn global_instants_cross_every_row_and_a_search_lights_instants() {
     };
     let found = text(&["--highlight", "Iteration"]);
     assert!(found.iter().any(|t| t.contains("1 here, 1 in the trace")), "{found:?}");
+    // A store drawn from its pyramid keeps them (the instants are held with the names).
+    let dir = std::env::temp_dir().join(format!("exaviz-global-instants-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let stored = |global: bool| {
+        let path = dir.join(format!("{global}.exaviz"));
+        exaviz_store::write(&trace(global), &path).unwrap();
+        let d = exaviz_store::open_with(&path, &|_, _| {}, 0).unwrap();
+        assert!(d.out_of_core.is_some() && d.trace.instants.len() == 1 + usize::from(global));
+        super::cpu("timeline", &[], &d, size)
+    };
+    let (plain, marked) = (stored(false), stored(true));
+    let k = (((p.y0 + p.h / 2) * size.0 + column) * 4) as usize;
+    let near = |img: &exaviz_render::Image| (k - 4..k + 8).map(|i| img.pixels[i]).collect::<Vec<_>>();
+    assert_ne!(near(&plain), near(&marked), "the line crosses the pyramid's picture too");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

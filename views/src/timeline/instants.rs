@@ -51,10 +51,10 @@ pub(super) fn global_of(t: &Trace) -> Vec<(u64, u32)> {
     v
 }
 
-/// The colour of region `kind`'s marks: its state's, undimmed, so that a mark stands out on a
-/// slice of its own colour.
-fn colour_of(index: &TimelineIndex, kind: u32) -> [f32; 4] {
-    let slot = index.slot.get(kind as usize).copied().unwrap_or(usize::MAX);
+/// The colour of region `kind`'s marks (`slot`: each region's colour slot): its state's,
+/// undimmed, so that a mark stands out on a slice of its own colour.
+fn colour_of(slot: &[usize], kind: u32) -> [f32; 4] {
+    let slot = slot.get(kind as usize).copied().unwrap_or(usize::MAX);
     let rgb = CATEGORICAL.get(slot).copied().unwrap_or([0.85, 0.85, 0.85]);
     [rgb[0], rgb[1], rgb[2], 1.0]
 }
@@ -88,14 +88,32 @@ pub(super) fn chevrons(
         if !taken.insert((rows.start, column)) {
             continue;
         }
-        let colour = colour_of(index, kind);
+        let colour = colour_of(&index.slot, kind);
         let lit = lit.map(|m| m.get(kind as usize) == Some(&true));
         out.push(Chevron { x: column as f32 + 0.5, top: rows.start, bottom: rows.end, colour, lit, across: false });
         if out.len() == MOST {
             break;
         }
     }
-    let g = &index.global_instants;
+    out.extend(across(p, window, &index.global_instants, &index.slot, lit));
+    out
+}
+
+/// The chevrons of the global instants `g` (time, region; by time) in `window`, one per pixel
+/// column, each drawn across every row (`slot`: each region's colour slot; `lit`: per region,
+/// whether a search matches it).
+pub(super) fn across(
+    p: Plot,
+    (t0, t1): (u64, u64),
+    g: &[(u64, u32)],
+    slot: &[usize],
+    lit: Option<&[bool]>,
+) -> Vec<Chevron> {
+    let mut out = Vec::new();
+    if t1 <= t0 {
+        return out;
+    }
+    let scale = f64::from(p.w) / (t1 - t0) as f64;
     let first = g.partition_point(|e| e.0 < t0);
     let mut last_column = u32::MAX;
     for &(time, kind) in g[first..].iter().take_while(|e| e.0 <= t1) {
@@ -104,7 +122,7 @@ pub(super) fn chevrons(
             continue;
         }
         last_column = column;
-        let (colour, lit) = (colour_of(index, kind), lit.map(|m| m.get(kind as usize) == Some(&true)));
+        let (colour, lit) = (colour_of(slot, kind), lit.map(|m| m.get(kind as usize) == Some(&true)));
         out.push(Chevron { x: column as f32 + 0.5, top: 0, bottom: p.h, colour, lit, across: true });
     }
     out

@@ -529,6 +529,9 @@ pub(crate) fn overview_scene(
         level.block
     );
     let joins = Joins { spans: Vec::new(), joins: Vec::new() };
+    // Global instants are few and held with the names: drawn across the rows as from the rows.
+    let lit = opts.search.map(|s| crate::search::matching_kinds(t, &s));
+    let chevrons = super::instants::across(p, window, &super::instants::global_of(t), &slot, lit.as_deref());
     let note = opts.search.map(|s| super::search::overview_note(&dataset.trace, &s));
     let search = note.as_deref().map(|n| (None, n));
     let counters = CounterLayer { outer, index: &counter_index, tracks: &tracks, hidden };
@@ -537,7 +540,7 @@ pub(crate) fn overview_scene(
         plotted: Plotted::Host { states: &states, density: &density },
         legend: &legend,
         joins: &joins,
-        instants: &[],
+        instants: &chevrons,
         search,
         waits: None,
         counters,
