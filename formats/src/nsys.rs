@@ -264,35 +264,24 @@ fn cpu_work(db: &Connection, names: &Names, has: &dyn Fn(&str) -> bool, b: &mut 
         }
     }
     if has("NVTX_EVENTS") {
-        // Ranges only (push/pop and start/end); marks have no end.
+        // Ranges (push/pop and start/end), and marks (nvtxMark: event type 34, no end) as
+        // instants on their thread's row; other events without an end (a domain's creation)
+        // are not drawn.
         let sql = "SELECT start, end, globalTid, text, textId FROM NVTX_EVENTS \
-                   WHERE end IS NOT NULL AND end >= start ORDER BY start";
+                   WHERE (end IS NOT NULL AND end >= start) OR (end IS NULL AND eventType = 34) ORDER BY start";
         let mut q = db.prepare(sql)?;
         let mut rows = q.query([])?;
         while let Some(r) = rows.next()? {
-            let (start, end): (i64, i64) = (r.get(0)?, r.get(1)?);
+            let (start, end): (i64, Option<i64>) = (r.get(0)?, r.get(1)?);
             let tid: i64 = r.get::<_, Option<i64>>(2)?.unwrap_or(0);
             let text: Option<String> = r.get(3)?;
             let name = text.unwrap_or_else(|| names.string(r.get(4).ok().flatten()));
             let loc = b.location(names.thread_row(tid), LocationKind::CpuThread);
             let region = b.region(&format!("NVTX {name}"));
-            b.spans.push((loc, start, end, region));
-        }
-    }
-    if has("NVTX_EVENTS") {
-        // Marks (nvtxMark: event type 34, no end): instants on their thread's row.
-        let sql = "SELECT start, globalTid, text, textId FROM NVTX_EVENTS WHERE end IS NULL AND eventType = 34 ORDER BY start";
-        let mut q = db.prepare(sql)?;
-        let mut rows = q.query([])?;
-        while let Some(r) = rows.next()? {
-            let start: i64 = r.get(0)?;
-            let tid: i64 = r.get::<_, Option<i64>>(1)?.unwrap_or(0);
-            let text: Option<String> = r.get(2)?;
-            let name = text.unwrap_or_else(|| names.string(r.get(3).ok().flatten()));
-            let loc = b.location(names.thread_row(tid), LocationKind::CpuThread);
-            let region = b.region(&format!("NVTX {name}"));
-            b.spans.push((loc, start, start, region));
-            b.marks.push((loc, start, region));
+            b.spans.push((loc, start, end.unwrap_or(start), region));
+            if end.is_none() {
+                b.marks.push((loc, start, region));
+            }
         }
     }
     // OS runtime calls (poll, ioctl, pthread_*): a row of their own under each thread, as
