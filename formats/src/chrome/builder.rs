@@ -22,6 +22,8 @@ pub(super) struct Builder {
     pub(super) open: HashMap<u32, Vec<Open>>,
     /// Flow events as read: where, which phase, which id.
     pub(super) flow_events: Vec<(Mark, u8, Id)>,
+    /// The lanes of async events (one per process, category and id), packed when read whole.
+    pub(super) async_lanes: Vec<u32>,
 }
 
 pub(super) fn ns(us: f64) -> Option<i64> {
@@ -220,8 +222,60 @@ impl Builder {
         let l = &mut self.trace.lanes[lane as usize];
         if l.thread.is_empty() {
             l.thread = self.trace.names[name as usize].clone();
+            self.async_lanes.push(lane);
         }
         lane
+    }
+
+    /// Async rows of one process and name that never overlap in time share a row, as Perfetto
+    /// merges async tracks: each id's events go to the first such row free at its start (a
+    /// trace of many short requests draws a few rows, not one per request).
+    pub(super) fn pack_async(&mut self) {
+        if self.async_lanes.len() < 2 {
+            return;
+        }
+        let mut span: HashMap<u32, (i64, i64)> = HashMap::default();
+        let mut extend = |lane: u32, a: i64, b: i64| {
+            let e = span.entry(lane).or_insert((a, b));
+            *e = (e.0.min(a), e.1.max(b));
+        };
+        for s in &self.trace.slices {
+            extend(s.lane, s.start_ns, s.start_ns.saturating_add(s.dur_ns));
+        }
+        for i in &self.trace.instants {
+            extend(i.mark.lane, i.mark.ts_ns, i.mark.ts_ns);
+        }
+        let lanes = &self.trace.lanes;
+        // Per process and name: each id's lane with its first and last time.
+        type Spans = Vec<(i64, i64, u32)>;
+        let mut groups: HashMap<(&str, &str), Spans> = HashMap::default();
+        for &l in &self.async_lanes {
+            if let Some(&(a, b)) = span.get(&l) {
+                let lane = &lanes[l as usize];
+                groups.entry((lane.pid.as_str(), lane.thread.as_str())).or_default().push((a, b, l));
+            }
+        }
+        let mut to: HashMap<u32, u32> = HashMap::default();
+        for mut ids in groups.into_values() {
+            ids.sort_unstable();
+            // Each shared row: its last end and its lane.
+            let mut rows: Vec<(i64, u32)> = Vec::new();
+            for (a, b, l) in ids {
+                match rows.iter_mut().find(|r| r.0 < a) {
+                    Some(r) => {
+                        to.insert(l, r.1);
+                        r.0 = b;
+                    }
+                    None => rows.push((b, l)),
+                }
+            }
+        }
+        for s in &mut self.trace.slices {
+            s.lane = to.get(&s.lane).copied().unwrap_or(s.lane);
+        }
+        for i in &mut self.trace.instants {
+            i.mark.lane = to.get(&i.mark.lane).copied().unwrap_or(i.mark.lane);
+        }
     }
 }
 

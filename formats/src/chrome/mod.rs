@@ -156,6 +156,7 @@ pub fn parse(reader: impl Read, input: &str) -> Result<ChromeTrace, SourceError>
 /// What every way of reading ends with: `B` events left open counted, an empty trace refused.
 fn finish(mut b: Builder, input: &str) -> Result<ChromeTrace, SourceError> {
     b.bind_flows();
+    b.pack_async();
     for open in b.open.values() {
         b.trace.unmatched += open.len() as u64;
     }

@@ -322,7 +322,7 @@ fn instants_are_slices_of_no_duration_on_their_rows() {
 
 /// Async events (nestable `b`/`e`/`n`, legacy `S`/`F`) are slices and instants on a row of
 /// their process per category and id, named by the first event there, as Perfetto puts them
-/// on async tracks; they were dropped.
+/// on async tracks; they were dropped. Ids of one name that never overlap share a row.
 #[test]
 fn async_events_are_slices_on_a_row_per_id() {
     let t = p(r#"{"traceEvents": [
@@ -333,7 +333,11 @@ fn async_events_are_slices_on_a_row_per_id() {
         {"ph": "e", "name": "parse", "cat": "net", "id": "0x1", "pid": 1, "tid": 1, "ts": 30},
         {"ph": "e", "name": "request", "cat": "net", "id": "0x1", "pid": 1, "tid": 1, "ts": 50},
         {"ph": "S", "name": "load", "cat": "io", "id": 7, "pid": 1, "tid": 1, "ts": 40},
-        {"ph": "F", "name": "load", "cat": "io", "id": 7, "pid": 1, "tid": 1, "ts": 90}
+        {"ph": "F", "name": "load", "cat": "io", "id": 7, "pid": 1, "tid": 1, "ts": 90},
+        {"ph": "b", "name": "request", "cat": "net", "id": "0x2", "pid": 1, "tid": 1, "ts": 60},
+        {"ph": "e", "name": "request", "cat": "net", "id": "0x2", "pid": 1, "tid": 1, "ts": 70},
+        {"ph": "b", "name": "request", "cat": "net", "id": "0x3", "pid": 1, "tid": 1, "ts": 45},
+        {"ph": "e", "name": "request", "cat": "net", "id": "0x3", "pid": 1, "tid": 1, "ts": 80}
     ]}"#)
     .unwrap();
     assert_eq!(t.unmatched, 0);
@@ -345,12 +349,16 @@ fn async_events_are_slices_on_a_row_per_id() {
     };
     let (request, load) = (row("/ request"), row("/ load"));
     assert_ne!(request, load);
+    // 0x2 (60-70) shares 0x1's row (10-50); 0x3 (45-80) overlaps both and has a row of its own.
+    let named = tr.locations.name.iter().filter(|n| n.ends_with("/ request")).count();
+    assert_eq!((tr.locations.name.len(), named), (4, 2), "{:?}", tr.locations.name);
     let rows = crate::events::interval_rows(tr);
     for want in [
         (request, 10_000, 50_000, "request", 0),
         (request, 20_000, 30_000, "parse", 1),
         (request, 25_000, 25_000, "headers", 2),
         (load, 40_000, 90_000, "load", 0),
+        (request, 60_000, 70_000, "request", 0),
     ] {
         assert!(rows.contains(&want), "{want:?} not in {rows:?}");
     }
