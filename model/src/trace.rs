@@ -360,15 +360,6 @@ impl Instants {
             args: pick(&self.args),
         };
     }
-
-    /// The instants of `window` (`[from, to]`, ends included).
-    pub fn within(&self, (from, to): (u64, u64)) -> Instants {
-        let mut out = Instants::default();
-        for k in (0..self.len()).filter(|&k| (from..=to).contains(&self.time[k])) {
-            out.push(self.location[k], self.time[k], self.name[k], self.scope[k], self.category[k], self.args[k]);
-        }
-        out
-    }
 }
 
 /// A trace: what ran where and what it sent.

@@ -64,11 +64,10 @@ pub(super) fn highlight(
     }
     // Global instants on no row match too (their chevrons light); the rest are intervals.
     let kinds = crate::search::matching_kinds(t, search);
-    let g = &t.instants;
-    let global = |k: usize| g.scope[k] == exaviz_model::InstantScope::Global && g.location[k] == exaviz_model::NO_ROW;
-    let globals: Vec<u64> = (0..g.len())
-        .filter(|&k| global(k) && kinds.get(g.name[k] as usize) == Some(&true))
-        .map(|k| g.time[k])
+    let globals: Vec<u64> = super::instants::global_of(t)
+        .into_iter()
+        .filter(|&(_, name)| kinds.get(name as usize) == Some(&true))
+        .map(|(at, _)| at)
         .collect();
     in_window += globals.iter().filter(|&&at| (t0..=t1).contains(&at)).count();
     let total = found.total() + globals.len();
