@@ -56,6 +56,107 @@ pub trait WindowRows: Send + Sync + std::fmt::Debug {
     fn remote(&self) -> bool {
         false
     }
+    /// Where the rows lie on another machine and `ask`'s window holds more of them than
+    /// `ask.above`: the timeline's picture of the window as per-pixel cells computed where the
+    /// rows lie ([`Cells`]), one round trip. `None` where the window was not that dense (its
+    /// rows, or its estimate over the budget, then kept for the [`WindowRows::estimate`] and
+    /// [`WindowRows::read`] that follow, in the same round trip), or the rows are local.
+    fn cells(&self, ask: &CellsAsk) -> Option<Result<std::sync::Arc<Cells>, String>> {
+        let _ = ask;
+        None
+    }
+}
+
+/// A timeline picture of a window asked of the machine where a trace's rows lie: the window,
+/// the plot's place in the picture, and the options that place the rows and colour the states.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellsAsk {
+    /// The window, ticks, both ends in.
+    pub window: (u64, u64),
+    /// The plot inside the picture: left, top, width, height (pixels).
+    pub plot: [u32; 4],
+    /// Which locations share a row: 0 by behaviour where they outnumber the pixel rows, 1 each
+    /// its own in the trace's order, 2 always by behaviour.
+    pub rows: u8,
+    /// The summary track: 0 where rows are grouped, 1 always, 2 never.
+    pub summary: u8,
+    /// How a pixel shows its states: 0 the dominant one, 1 stacked.
+    pub states: u8,
+    /// The band opened into its locations, by one of them.
+    pub opened: Option<u32>,
+    /// The window is drawn as cells where it holds more messages and intervals than this.
+    pub above: u64,
+}
+
+/// Most plot pixels a picture of cells holds (an 8K picture's).
+pub const MAX_CELLS: u64 = 7680 * 4320;
+
+/// A timeline picture of a window as per-pixel cells ([`CellsAsk`]), row by row of the plot:
+/// what a dense window's rows would draw, in a fraction of their bytes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cells {
+    pub width: u32,
+    pub height: u32,
+    /// Per pixel, its state's colour slot ([`NO_SLOT`] where no state covers it) and its
+    /// opacity in 255ths.
+    pub slot: Vec<u8>,
+    pub alpha: Vec<u8>,
+    /// Per pixel, the message lines crossing it and their mean shade along the lines, in 255ths
+    /// of the gradient from send to receive.
+    pub lines: Vec<u32>,
+    pub shade: Vec<u8>,
+    /// The locations grouped by behaviour where the rows are: each group's locations in order,
+    /// those apart from their groups, and those of the band opened.
+    pub groups: Option<Grouped>,
+    /// Where a summary track is drawn: per pixel column, the share of the locations' time in
+    /// each colour slot ([`SUMMARY_SLOTS`] a column); else empty.
+    pub summary: Vec<f32>,
+    /// The messages and intervals the window's cells were drawn from.
+    pub rows: u64,
+}
+
+/// Locations grouped by behaviour: the groups' locations in order, those drawn apart, those of
+/// the band opened.
+pub type Grouped = (Vec<Vec<u32>>, Vec<u32>, Vec<u32>);
+
+/// Colour slots of a column of [`Cells::summary`].
+pub const SUMMARY_SLOTS: usize = 8;
+
+/// [`Cells::slot`] of a pixel no state covers.
+pub const NO_SLOT: u8 = u8::MAX;
+
+impl Cells {
+    /// Whether every column has one value per pixel and every location named is below
+    /// `locations`: what a client checks of cells from a server.
+    pub fn check(&self, locations: u32) -> Result<(), String> {
+        let n = u64::from(self.width) * u64::from(self.height);
+        if n > MAX_CELLS {
+            return Err(format!("cells of {}x{} pixels; at most {MAX_CELLS} are drawn", self.width, self.height));
+        }
+        let n = n as usize;
+        if [self.slot.len(), self.alpha.len(), self.lines.len(), self.shade.len()].iter().any(|&k| k != n) {
+            return Err(format!("cells of {}x{} pixels with columns of other lengths", self.width, self.height));
+        }
+        if !self.summary.is_empty() && self.summary.len() != self.width as usize * SUMMARY_SLOTS {
+            return Err(format!("a summary of {} shares for {} columns", self.summary.len(), self.width));
+        }
+        if self.summary.iter().any(|s| !s.is_finite()) {
+            return Err("a summary share that is not a number".into());
+        }
+        if let Some((groups, apart, opened)) = &self.groups {
+            let named = groups.iter().flatten().chain(apart).chain(opened);
+            if let Some(l) = named.clone().find(|&&l| l >= locations) {
+                return Err(format!("cells name location {l} (there are {locations})"));
+            }
+            let mut all: Vec<u32> = named.copied().collect();
+            all.sort_unstable();
+            if all.windows(2).any(|w| w[0] == w[1]) {
+                return Err("cells name a location in two groups".into());
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A trace too large to hold: its pyramid, its row counts and a reader of its rows by window.

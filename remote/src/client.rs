@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use arrow_flight::decode::{DecodedPayload, FlightDataDecoder};
 use arrow_flight::flight_service_client::FlightServiceClient;
 use arrow_flight::{FlightData, Ticket};
-use exaviz_model::dataset::{Dataset, OutOfCore, WindowRows};
+use exaviz_model::dataset::{Cells, CellsAsk, Dataset, OutOfCore, WindowRows};
 use exaviz_model::source::SourceError;
 use exaviz_model::{Intervals, Messages};
 use exaviz_store as store;
@@ -24,7 +24,7 @@ use exaviz_store::Files;
 use futures::{StreamExt, TryStreamExt};
 use tonic::transport::{Channel, Endpoint};
 
-use crate::protocol::{Ask, Assembled, Request, RowsAsk, add_intervals, add_messages};
+use crate::protocol::{Ask, Assembled, Request, RowsAsk, add_intervals, add_messages, cells_of};
 
 /// Bytes received from servers by this process (Flight messages' headers, bodies and
 /// metadata): what a gesture costs on the wire.
@@ -291,6 +291,7 @@ pub fn open_with(input: &str, progress: &dyn Fn(u64, u64), in_memory_rows: u64) 
             regions: d.trace.region_names.len() as u32,
             kept: Mutex::new(None),
             last: Mutex::new(None),
+            cells: Mutex::new(None),
         };
         store::out_of_core_with(&files, m, Arc::new(rows), span)
     };
@@ -306,6 +307,8 @@ enum Fetched {
     /// The store's statistics bound the window above the budget to this many rows.
     Over(u64),
     Rows(u64, Box<Rows>),
+    /// The window's picture as cells, where it held more rows than asked ([`CellsAsk::above`]).
+    Cells(u64, Arc<Cells>),
 }
 
 /// The rows of a store on a server, by window: [`WindowRows::estimate`] asks for the window's
@@ -322,6 +325,9 @@ pub struct RemoteRows {
     /// The last window whose rows were fetched, its estimate and its rows: a window beside it
     /// asks only for the time it uncovers (a pan), one inside it for nothing (a zoom in).
     last: Mutex<Option<(Window, u64, Rows)>>,
+    /// The last cells fetched and what they were asked for: the picture of the window that
+    /// follows its estimate reads them.
+    cells: Mutex<Option<(CellsAsk, Arc<Cells>)>>,
 }
 
 /// A window estimated: the window, its estimate, and its rows where they were within the budget
@@ -334,7 +340,7 @@ type Window = (u64, u64);
 type Rows = (Messages, Intervals);
 
 impl RemoteRows {
-    fn fetch(&self, window: (u64, u64), budget: u64) -> Result<Fetched, String> {
+    fn fetch(&self, window: (u64, u64), budget: u64, cells: Option<&CellsAsk>) -> Result<Fetched, String> {
         let last = self.last.lock().ok().and_then(|l| l.clone()).filter(|l| l.0.0 <= window.1 && window.0 <= l.0.1);
         let parts = match &last {
             Some((w, _, _)) => store::windows_beside(*w, window),
@@ -349,6 +355,7 @@ impl RemoteRows {
                     t1: window.1,
                     budget,
                     parts: if last.is_some() { parts.clone() } else { Vec::new() },
+                    cells: cells.cloned(),
                 };
                 let answer = self.remote.get(Ask::Rows(ask))?;
                 let meta = |k: &str| answer.first().and_then(|(s, _)| s.metadata().get(k).cloned());
@@ -356,6 +363,9 @@ impl RemoteRows {
                     meta("estimate").and_then(|e| e.parse::<u64>().ok()).ok_or("an answer without its estimate")?;
                 if meta("over").is_some() {
                     return Ok(Fetched::Over(estimate));
+                }
+                if meta("cells").is_some() {
+                    return Ok(Fetched::Cells(estimate, Arc::new(cells_of(&answer, self.locations)?)));
                 }
                 if answer.len() != 2 * parts.len() {
                     return Err(format!("an answer of {} tables for {} windows", answer.len(), parts.len()));
@@ -418,8 +428,8 @@ impl WindowRows for RemoteRows {
         if let Some(n) = self.kept.lock().ok().and_then(|k| k.as_ref().filter(|k| k.0 == window).map(|k| k.1)) {
             return n;
         }
-        let (n, rows) = match self.fetch(window, exaviz_model::dataset::ROW_BUDGET) {
-            Ok(Fetched::Over(n)) => (n, None),
+        let (n, rows) = match self.fetch(window, exaviz_model::dataset::ROW_BUDGET, None) {
+            Ok(Fetched::Over(n) | Fetched::Cells(n, _)) => (n, None),
             Ok(Fetched::Rows(n, rows)) => (n, Some(rows)),
             // The read that follows says what went wrong.
             Err(_) => return 0,
@@ -438,9 +448,40 @@ impl WindowRows for RemoteRows {
         if let Some(rows) = kept {
             return Ok(*rows);
         }
-        match self.fetch(window, u64::MAX)? {
+        match self.fetch(window, u64::MAX, None)? {
             Fetched::Rows(_, rows) => Ok(*rows),
-            Fetched::Over(n) => Err(format!("the server refused a window of {n} rows")),
+            Fetched::Over(n) | Fetched::Cells(n, _) => Err(format!("the server refused a window of {n} rows")),
         }
+    }
+
+    fn cells(&self, ask: &CellsAsk) -> Option<Result<Arc<Cells>, String>> {
+        if let Some(c) = self.cells.lock().ok().and_then(|c| c.as_ref().filter(|c| c.0 == *ask).map(|c| c.1.clone())) {
+            return Some(Ok(c));
+        }
+        // The window estimated already: its rows are kept, or it is over the budget.
+        let known = self.kept.lock().ok().is_some_and(|k| {
+            k.as_ref().is_some_and(|k| k.0 == ask.window && (k.2.is_some() || k.1 > exaviz_model::dataset::ROW_BUDGET))
+        });
+        if known {
+            return None;
+        }
+        let (n, rows) = match self.fetch(ask.window, exaviz_model::dataset::ROW_BUDGET, Some(ask)) {
+            Ok(Fetched::Cells(n, c)) => {
+                if let Ok(mut k) = self.cells.lock() {
+                    *k = Some((ask.clone(), c.clone()));
+                }
+                if let Ok(mut k) = self.kept.lock() {
+                    *k = Some((ask.window, n, None));
+                }
+                return Some(Ok(c));
+            }
+            Ok(Fetched::Over(n)) => (n, None),
+            Ok(Fetched::Rows(n, rows)) => (n, Some(rows)),
+            Err(e) => return Some(Err(e)),
+        };
+        if let Ok(mut k) = self.kept.lock() {
+            *k = Some((ask.window, n, rows));
+        }
+        None
     }
 }

@@ -24,8 +24,9 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch, StringArray, UInt8Array, UInt32Array, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use exaviz_model::dataset::{Cells, CellsAsk, Grouped, MAX_CELLS};
 use exaviz_model::{Intervals, Messages};
 
 /// Largest ticket accepted: a request is a few dozen bytes.
@@ -67,6 +68,10 @@ pub struct RowsAsk {
     /// The windows whose rows are sent (none: the whole window's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<(u64, u64)>,
+    /// Where the window holds more rows than `cells.above` (and at most `budget`): the timeline
+    /// picture `cells` names as per-pixel cells rather than the rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cells: Option<CellsAsk>,
 }
 
 /// Most parts a request of rows names.
@@ -228,6 +233,163 @@ pub fn answer_schema(table: RowTable, estimate: u64, over: bool) -> SchemaRef {
     Arc::new(rows_schema(table).with_metadata(meta))
 }
 
+/// The schema of a window's cells: per plot pixel, row by row, its state's colour slot and
+/// opacity, its message lines and their shade; the window's estimate, the picture's size and
+/// the rows drawn in its metadata.
+pub fn cells_schema(estimate: u64, c: &Cells) -> SchemaRef {
+    let u8_field = |n: &str| Field::new(n, DataType::UInt8, false);
+    let meta = std::collections::HashMap::from([
+        ("estimate".to_string(), estimate.to_string()),
+        ("cells".to_string(), format!("{}x{}", c.width, c.height)),
+        ("rows".to_string(), c.rows.to_string()),
+    ]);
+    Arc::new(
+        Schema::new(vec![u8_field("slot"), u8_field("alpha"), u32_field("lines"), u8_field("shade")])
+            .with_metadata(meta),
+    )
+}
+
+/// The schema of the locations' groups beside cells: runs of locations (`first`, `len`) of each
+/// group in order, `group` its number, [`APART`] for those drawn apart (most apart first) and
+/// [`OPENED`] for the band opened; `grouped` in the metadata where the rows are grouped.
+pub fn groups_schema(grouped: bool) -> SchemaRef {
+    let meta =
+        if grouped { [("grouped".to_string(), "1".to_string())].into_iter().collect() } else { Default::default() };
+    Arc::new(Schema::new(vec![u32_field("group"), u32_field("first"), u32_field("len")]).with_metadata(meta))
+}
+
+/// [`groups_schema`]'s group of the locations drawn apart.
+pub const APART: u32 = u32::MAX;
+/// [`groups_schema`]'s group of the band opened.
+pub const OPENED: u32 = u32::MAX - 1;
+
+/// The cells of `c` as batches of [`BATCH_ROWS`] pixels, then its groups, then its summary
+/// track's shares: three parts.
+pub fn cells_parts(c: &Cells, estimate: u64) -> Result<Vec<(SchemaRef, Vec<RecordBatch>)>, String> {
+    c.check(u32::MAX)?;
+    let schema = cells_schema(estimate, c);
+    let n = c.slot.len();
+    let batches = (0..n)
+        .step_by(BATCH_ROWS)
+        .map(|s| {
+            let r = s..(s + BATCH_ROWS).min(n);
+            let u8s = |v: &[u8]| Arc::new(UInt8Array::from(v[r.clone()].to_vec())) as ArrayRef;
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![u8s(&c.slot), u8s(&c.alpha), u32s(&c.lines[r.clone()]), u8s(&c.shade)],
+            )
+            .map_err(|e| e.to_string())
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let (mut group, mut first, mut len) = (Vec::new(), Vec::new(), Vec::new());
+    if let Some((groups, apart, opened)) = &c.groups {
+        let numbered = groups.iter().enumerate().map(|(k, g)| (k as u32, g)).chain([(APART, apart), (OPENED, opened)]);
+        for (k, members) in numbered {
+            for &l in members {
+                match (group.last(), first.last(), len.last_mut()) {
+                    (Some(&g), Some(&f), Some(n)) if g == k && f + *n == l => *n += 1,
+                    _ => {
+                        group.push(k);
+                        first.push(l);
+                        len.push(1);
+                    }
+                }
+            }
+        }
+    }
+    let gs = groups_schema(c.groups.is_some());
+    let g =
+        RecordBatch::try_new(gs.clone(), vec![u32s(&group), u32s(&first), u32s(&len)]).map_err(|e| e.to_string())?;
+    let ss = summary_schema();
+    let shares = Arc::new(arrow_array::Float32Array::from(c.summary.clone())) as ArrayRef;
+    let summary = RecordBatch::try_new(ss.clone(), vec![shares]).map_err(|e| e.to_string())?;
+    Ok(vec![(schema, batches), (gs, vec![g]), (ss, vec![summary])])
+}
+
+/// The schema of the summary track's shares beside cells ([`Cells::summary`]).
+pub fn summary_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![Field::new("share", DataType::Float32, false)]))
+}
+
+/// The cells of an answer ([`cells_parts`]) for a trace of `locations` locations, checked:
+/// every column one value per pixel, every location in range and in one group at most.
+pub fn cells_of(answer: &[(SchemaRef, Vec<RecordBatch>)], locations: u32) -> Result<Cells, String> {
+    let [(cs, cb), (gs, gb), (_, sb)] = answer else { return Err(format!("cells in {} tables, not 3", answer.len())) };
+    let meta = |k: &str| cs.metadata().get(k).ok_or_else(|| format!("cells without their {k}"));
+    let (w, h) = meta("cells")?.split_once('x').ok_or("cells of no size")?;
+    let (width, height): (u32, u32) =
+        (w.parse().map_err(|_| "cells of no size")?, h.parse().map_err(|_| "cells of no size")?);
+    if u64::from(width) * u64::from(height) > MAX_CELLS {
+        return Err(format!("cells of {width}x{height} pixels; at most {MAX_CELLS} are drawn"));
+    }
+    let rows = meta("rows")?.parse().map_err(|_| "cells with no count of rows")?;
+    let mut c = Cells { width, height, rows, ..Cells::default() };
+    let bad = || "cells of another shape".to_string();
+    for b in cb {
+        let [slot, alpha, lines, shade] = b.columns() else { return Err(bad()) };
+        let u8s = |a: &ArrayRef| {
+            a.as_any().downcast_ref::<UInt8Array>().filter(|a| a.null_count() == 0).map(|a| a.values().to_vec())
+        };
+        let lines = lines.as_any().downcast_ref::<UInt32Array>().filter(|a| a.null_count() == 0).ok_or_else(bad)?;
+        c.slot.extend(u8s(slot).ok_or_else(bad)?);
+        c.alpha.extend(u8s(alpha).ok_or_else(bad)?);
+        c.lines.extend_from_slice(lines.values());
+        c.shade.extend(u8s(shade).ok_or_else(bad)?);
+        if c.slot.len() as u64 > MAX_CELLS {
+            return Err(bad());
+        }
+    }
+    if gs.metadata().contains_key("grouped") {
+        c.groups = Some(groups_of(gb, locations)?);
+    }
+    for b in sb {
+        let [shares] = b.columns() else { return Err(bad()) };
+        let shares = shares.as_any().downcast_ref::<arrow_array::Float32Array>().filter(|a| a.null_count() == 0);
+        c.summary.extend_from_slice(shares.ok_or_else(bad)?.values());
+        if c.summary.len() > c.width as usize * exaviz_model::dataset::SUMMARY_SLOTS {
+            return Err(bad());
+        }
+    }
+    c.check(locations)?;
+    Ok(c)
+}
+
+/// The groups of [`groups_schema`]'s batches, every location below `locations` and named once.
+fn groups_of(batches: &[RecordBatch], locations: u32) -> Result<Grouped, String> {
+    let bad = || "groups of another shape".to_string();
+    let (mut groups, mut apart, mut opened): Grouped = Default::default();
+    let mut named = 0u64;
+    for b in batches {
+        let cols: Vec<&UInt32Array> = b
+            .columns()
+            .iter()
+            .map(|a| a.as_any().downcast_ref::<UInt32Array>().filter(|a| a.null_count() == 0))
+            .collect::<Option<_>>()
+            .ok_or_else(bad)?;
+        let [group, first, len] = cols[..] else { return Err(bad()) };
+        for i in 0..b.num_rows() {
+            let (k, f, n) = (group.value(i), first.value(i), len.value(i));
+            let end = u64::from(f) + u64::from(n);
+            named += u64::from(n);
+            if end > u64::from(locations) || named > u64::from(locations) {
+                return Err(format!("groups name locations up to {end} (there are {locations})"));
+            }
+            let into = match k {
+                APART => &mut apart,
+                OPENED => &mut opened,
+                k if (k as usize) < groups.len() => &mut groups[k as usize],
+                k if k as usize == groups.len() => {
+                    groups.push(Vec::new());
+                    groups.last_mut().ok_or_else(bad)?
+                }
+                _ => return Err(format!("group {k} after {} groups", groups.len())),
+            };
+            into.extend(f..f + n);
+        }
+    }
+    Ok((groups, apart, opened))
+}
+
 fn u32s(v: &[u32]) -> ArrayRef {
     Arc::new(UInt32Array::from(v.to_vec()))
 }
@@ -340,8 +502,8 @@ mod tests {
         for ask in [
             Ask::Head,
             Ask::Events,
-            Ask::Rows(RowsAsk { t0: 5, t1: 9, budget: 100, parts: Vec::new() }),
-            Ask::Rows(RowsAsk { t0: 5, t1: 9, budget: 100, parts: vec![(5, 6), (8, 9)] }),
+            Ask::Rows(RowsAsk { t0: 5, t1: 9, budget: 100, parts: Vec::new(), cells: None }),
+            Ask::Rows(RowsAsk { t0: 5, t1: 9, budget: 100, parts: vec![(5, 6), (8, 9)], cells: None }),
         ] {
             let r = Request { store: "runs/a.exaviz".into(), ask };
             assert_eq!(Request::decode(&r.ticket()).unwrap(), r);
@@ -377,7 +539,7 @@ mod tests {
             Request { store: "a.exaviz".into(), ask: Ask::Head },
             Request {
                 store: "/data/runs/b.exaviz".into(),
-                ask: Ask::Rows(RowsAsk { t0: 10, t1: 1 << 40, budget: 5_000_000, parts: vec![(10, 99)] }),
+                ask: Ask::Rows(RowsAsk { t0: 10, t1: 1 << 40, budget: 5_000_000, parts: vec![(10, 99)], cells: None }),
             },
         ];
         let mut rng = exaviz_model::rng::SplitMix64(0x9e37_79b9_7f4a_7c15);
@@ -474,5 +636,118 @@ mod tests {
         // Intervals' columns are not messages'.
         let b = intervals_batch(&v, 0..1, answer_schema(RowTable::Intervals, 1, false)).unwrap();
         assert!(add_messages(&mut back, &b).is_err());
+    }
+
+    /// Cells of a 5x3 picture with two groups, one location apart and none opened.
+    fn some_cells() -> Cells {
+        let n = 15;
+        Cells {
+            width: 5,
+            height: 3,
+            slot: (0..n).map(|k| if k % 4 == 0 { exaviz_model::dataset::NO_SLOT } else { (k % 3) as u8 }).collect(),
+            alpha: (0..n).map(|k| (k * 17) as u8).collect(),
+            lines: (0..n).map(|k| k * k * 1000).collect(),
+            shade: (0..n).map(|k| (255 - k) as u8).collect(),
+            groups: Some((vec![vec![0, 1, 2, 5, 6], vec![3, 8, 9]], vec![7], Vec::new())),
+            summary: (0..40).map(|k| k as f32 / 40.0).collect(),
+            rows: 12_345,
+        }
+    }
+
+    #[test]
+    fn cells_round_trip_through_batches() {
+        let c = some_cells();
+        let parts = cells_parts(&c, 99).unwrap();
+        assert_eq!(parts[0].0.metadata()["estimate"], "99");
+        // Runs of locations: [0, 3), [5, 7) / [3, 4), [8, 10) / 7.
+        assert_eq!(parts[1].1[0].num_rows(), 5);
+        assert_eq!(cells_of(&parts, 10).unwrap(), c);
+        // A batch cut anywhere on the wire decodes the same.
+        let cut: Vec<_> = parts
+            .iter()
+            .map(|(s, b)| {
+                (
+                    s.clone(),
+                    b.iter()
+                        .flat_map(|b| {
+                            [b.slice(0, b.num_rows() / 2), b.slice(b.num_rows() / 2, b.num_rows() - b.num_rows() / 2)]
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        assert_eq!(cells_of(&cut, 10).unwrap(), c);
+        // Not grouped.
+        let plain = Cells { groups: None, summary: Vec::new(), ..c.clone() };
+        assert_eq!(cells_of(&cells_parts(&plain, 1).unwrap(), 10).unwrap(), plain);
+        // A location beyond the trace's, or named twice.
+        assert!(cells_of(&parts, 9).unwrap_err().contains("there are 9"));
+        let twice = Cells { groups: Some((vec![vec![0, 1], vec![1]], Vec::new(), Vec::new())), ..c.clone() };
+        assert!(cells_parts(&twice, 1).unwrap_err().contains("two groups"));
+        // Columns of another length than the picture's.
+        let short = Cells { shade: vec![0; 14], ..c.clone() };
+        assert!(cells_parts(&short, 1).unwrap_err().contains("other lengths"));
+    }
+
+    /// Cells from a hostile server: every value of every column changed in turn (lengths, runs
+    /// of locations, group numbers, the picture's size): decoded or refused with one line,
+    /// never a panic, and never an allocation sized from a number in the answer.
+    #[test]
+    fn the_cells_decoder_survives_mutation() {
+        let c = some_cells();
+        let parts = cells_parts(&c, 99).unwrap();
+        let (mut decoded, mut refused) = (0, 0);
+        let values = [0u32, 1, 2, 4, 9, 10, 11, 255, 65_535, APART, OPENED, u32::MAX - 2, u32::MAX / 2];
+        let mut check = |answer: &[(SchemaRef, Vec<RecordBatch>)]| match cells_of(answer, 10) {
+            Ok(d) => {
+                decoded += 1;
+                assert!(d.check(10).is_ok());
+            }
+            Err(e) => {
+                refused += 1;
+                assert!(!e.contains('\n') && !e.is_empty(), "{e}");
+            }
+        };
+        // The groups' runs.
+        let g = &parts[1].1[0];
+        for col in 0..3 {
+            for row in 0..g.num_rows() {
+                for &v in &values {
+                    let mut cols: Vec<ArrayRef> = g.columns().to_vec();
+                    let mut a = cols[col].as_any().downcast_ref::<UInt32Array>().unwrap().values().to_vec();
+                    a[row] = v;
+                    cols[col] = u32s(&a);
+                    let b = RecordBatch::try_new(g.schema(), cols).unwrap();
+                    check(&[parts[0].clone(), (parts[1].0.clone(), vec![b]), parts[2].clone()]);
+                }
+            }
+        }
+        // The picture's size and counts in the metadata.
+        for size in ["5x3", "3x5", "0x0", "5x2", "x", "99999999x99999999", "4294967295x2", "-1x3", ""] {
+            let mut meta = parts[0].0.metadata().clone();
+            meta.insert("cells".into(), size.into());
+            let s = Arc::new(parts[0].0.as_ref().clone().with_metadata(meta));
+            let b = parts[0].1.iter().map(|b| RecordBatch::try_new(s.clone(), b.columns().to_vec()).unwrap()).collect();
+            check(&[(s, b), parts[1].clone(), parts[2].clone()]);
+        }
+        // Batches dropped, doubled, or of the other part's shape.
+        check(&[parts[0].clone()]);
+        check(&[parts[1].clone(), parts[0].clone(), parts[2].clone()]);
+        check(&[parts[0].clone(), parts[1].clone(), parts[0].clone()]);
+        check(&[
+            (parts[0].0.clone(), [parts[0].1.clone(), parts[0].1.clone()].concat()),
+            parts[1].clone(),
+            parts[2].clone(),
+        ]);
+        check(&[(parts[0].0.clone(), Vec::new()), parts[1].clone(), parts[2].clone()]);
+        // Shares of another count than the columns', or not numbers.
+        for shares in [vec![0.5f32; 39], vec![f32::NAN; 40], vec![1.0; 400]] {
+            let ss = summary_schema();
+            let b =
+                RecordBatch::try_new(ss.clone(), vec![Arc::new(arrow_array::Float32Array::from(shares)) as ArrayRef])
+                    .unwrap();
+            check(&[parts[0].clone(), parts[1].clone(), (ss, vec![b])]);
+        }
+        assert!(decoded > 0 && refused > 0, "{decoded} decoded, {refused} refused");
     }
 }

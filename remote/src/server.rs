@@ -158,6 +158,17 @@ impl Served {
             let schema = answer_schema(RowTable::Messages, estimate, true);
             return Ok(vec![(schema, Vec::new())]);
         }
+        // A window denser than the picture asked for: its cells, drawn from all its rows here
+        // (its rows where it holds fewer after all).
+        if let Some(c) = a.cells.as_ref().filter(|c| estimate > c.above) {
+            if c.window != window {
+                return Err(format!("cells of window {:?} asked with the rows of {window:?}", c.window));
+            }
+            let rows = || d.window_rows(window).map_err(|e| format!("{}: {e}", path.display()));
+            if let Some(cells) = exaviz_views::timeline::window_cells(&d, c, rows).map_err(|e| e.to_string())? {
+                return crate::protocol::cells_parts(&cells, estimate);
+            }
+        }
         let pieces = |n: usize, batch: &dyn Fn(std::ops::Range<usize>) -> Result<RecordBatch, String>| {
             (0..n).step_by(BATCH_ROWS).map(|s| batch(s..(s + BATCH_ROWS).min(n))).collect::<Result<Vec<_>, _>>()
         };

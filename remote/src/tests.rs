@@ -63,7 +63,7 @@ fn malformed_and_hostile_requests_get_one_line_and_the_server_keeps_answering() 
         assert!(get(&mut client, head.clone()).await.unwrap() > 1);
         let rows = |budget| Request {
             store: "s.exaviz".into(),
-            ask: Ask::Rows(RowsAsk { t0: 0, t1: u64::MAX, budget, parts: Vec::new() }),
+            ask: Ask::Rows(RowsAsk { t0: 0, t1: u64::MAX, budget, parts: Vec::new(), cells: None }),
         };
         // Over the budget: the schema alone.
         assert_eq!(get(&mut client, rows(0).ticket()).await.unwrap(), 1);

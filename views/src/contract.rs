@@ -137,6 +137,28 @@ pub trait View: Named + Send + Sync {
     ) -> bool {
         false
     }
+    /// The picture of a window whose rows lie on another machine that this view can draw from
+    /// per-pixel cells computed there ([`exaviz_model::dataset::Cells`]), where the window is
+    /// dense; `None` where it draws none, or `selection` needs the rows themselves.
+    fn cells_ask(
+        &self,
+        _dataset: &Dataset,
+        _selection: &Selection,
+        _frame: Frame,
+    ) -> Option<exaviz_model::dataset::CellsAsk> {
+        None
+    }
+    /// The view prepared from the cells [`View::cells_ask`] asked for.
+    fn prepare_cells(
+        &self,
+        _dataset: &Dataset,
+        _selection: &Selection,
+        _frame: Frame,
+        _backend: &Backend,
+        _cells: &exaviz_model::dataset::Cells,
+    ) -> Result<Box<dyn Prepared>, ViewError> {
+        Err(ViewError::Unsupported(format!("the {} view draws no cells", self.name())))
+    }
     /// Whether a drag pans the picture and the wheel zooms it (most views). A view whose
     /// panels read every press and release themselves says no: then each release goes to
     /// [`View::brush`] (a click too), the right button to [`View::zoom_drag`], and the wheel
@@ -423,6 +445,14 @@ pub fn prepare(
     if !view.reads_rows() {
         return view.prepare(dataset, selection, frame, backend);
     }
+    // A dense window of rows on a server: its picture as cells computed there, in the round
+    // trip that otherwise brings its rows.
+    if let Some(ask) = view.cells_ask(dataset, selection, frame)
+        && let Some(cells) = ooc.rows.cells(&ask)
+    {
+        let cells = cells.map_err(ViewError::Unsupported)?;
+        return view.prepare_cells(dataset, selection, frame, backend, &cells);
+    }
     let window = super::trace::window_ticks(dataset, selection).unwrap_or(ooc.span);
     let rows = ooc.rows.estimate(window);
     if rows <= ROW_BUDGET {
@@ -456,10 +486,17 @@ pub fn prepare_coarse(
 }
 
 /// Whether [`prepare`] reads rows for `selection`'s window of a dataset whose rows stay on disk
-/// or on a server (else the view draws it from the pyramid, as [`prepare_coarse`] does).
-pub fn reads_window_rows(view: &dyn View, dataset: &Dataset, selection: &Selection) -> bool {
+/// or on a server (else the view draws it from the pyramid, as [`prepare_coarse`] does), for a
+/// picture `frame` large: or draws it from cells a server computed ([`View::cells_ask`]).
+pub fn reads_window_rows(view: &dyn View, dataset: &Dataset, selection: &Selection, frame: Frame) -> bool {
     let Some(ooc) = &dataset.out_of_core else { return true };
     if !view.reads_rows() {
+        return true;
+    }
+    // Cells are kept for the prepare that follows.
+    if let Some(ask) = view.cells_ask(dataset, selection, frame)
+        && ooc.rows.cells(&ask).is_some()
+    {
         return true;
     }
     let window = super::trace::window_ticks(dataset, selection).unwrap_or(ooc.span);

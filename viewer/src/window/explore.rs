@@ -177,20 +177,32 @@ fn work(
         // Rows on a server: the pyramid's picture at once, then the rows' (unless a newer
         // request came meanwhile, or the window holds too many rows to read: the pyramid's
         // picture is then the picture).
-        if reuse.is_none()
-            && let Some(Ok(coarse)) =
-                exaviz_views::contract::prepare_coarse(view, dataset, &r.selection, r.frame, backend)
-            && let Ok((coarse, image)) = picture(Arc::from(coarse))
-        {
-            if replies.send(reply(Ok((coarse.clone(), image.clone())), true)).is_err() {
-                return;
-            }
-            wake();
+        // The window's rows or cells are asked for while the pyramid's picture is drawn: the
+        // round trip overlaps the drawing.
+        let far = dataset.out_of_core.as_ref().is_some_and(|o| o.rows.remote());
+        let (coarse, reads_rows) = if reuse.is_none() && far {
+            std::thread::scope(|s| {
+                let ahead = s.spawn(|| exaviz_views::contract::reads_window_rows(view, dataset, &r.selection, r.frame));
+                let coarse = exaviz_views::contract::prepare_coarse(view, dataset, &r.selection, r.frame, backend)
+                    .and_then(Result::ok)
+                    .and_then(|c| picture(Arc::from(c)).ok());
+                let sent = coarse.as_ref().map(|(c, image)| {
+                    let sent = replies.send(reply(Ok((c.clone(), image.clone())), true)).is_ok();
+                    wake();
+                    sent
+                });
+                (sent.map(|sent| coarse.filter(|_| sent)), ahead.join().unwrap_or(true))
+            })
+        } else {
+            (None, true)
+        };
+        if let Some(coarse) = coarse {
+            let Some((coarse, image)) = coarse else { return };
             if let Ok(newer) = jobs.try_recv() {
                 next = Some(newer);
                 continue;
             }
-            if !exaviz_views::contract::reads_window_rows(view, dataset, &r.selection) {
+            if !reads_rows {
                 cached = Some((key, r.frame, coarse.clone()));
                 if replies.send(reply(Ok((coarse, image)), false)).is_err() {
                     return;

@@ -41,6 +41,7 @@ pub use index::TimelineIndex;
 pub use options::{DEFAULT_MESSAGE_OPACITY, Rows, StateMode, SummaryTrack, TimelineBundle, TimelineOptions};
 pub use pan::{KeptColumns, KeptLines, KeptStates, LastColumns, LastPicture, SHIFT_SLACK, StatesKey, TraceKey};
 pub use pick::TimelinePick;
+pub use pyramid::window_cells;
 pub use scene::{plot_rect, timeline_scene};
 
 /// The timeline view through the view contract: the trace's index is built once and kept.
@@ -152,6 +153,22 @@ impl TimelineView {
     /// The counter series of a trace drawn from its pyramid, kept per trace.
     fn counters_of(&self, dataset: &Dataset) -> Arc<counters::CounterIndex> {
         kept(&self.counters, Self::key(dataset), || Arc::new(counters::CounterIndex::new(&dataset.trace)))
+    }
+
+    /// The options of a picture of `sel` in a frame `f`.
+    fn options_of(&self, sel: &Selection, f: Frame) -> TimelineOptions {
+        TimelineOptions {
+            width: f.width,
+            height: f.height,
+            window_s: sel.window_s,
+            search: sel.search,
+            folded: sel.folded,
+            opened: sel.opened,
+            // Asked for on a store drawn from its pyramid, a note says how to get it.
+            critical_path: sel.critical.unwrap_or(self.opts.critical_path),
+            messages: sel.messages.filter(|f| !f.is_all()),
+            ..self.opts
+        }
     }
 
     pub(crate) fn index(&self, dataset: &Dataset) -> Arc<TimelineIndex> {
@@ -284,19 +301,27 @@ impl contract::View for TimelineView {
         !grouped && opts.summary != options::SummaryTrack::On
     }
 
+    fn cells_ask(&self, d: &Dataset, sel: &Selection, f: Frame) -> Option<exaviz_model::dataset::CellsAsk> {
+        let ooc = d.out_of_core.as_ref()?;
+        pyramid::cells_ask(d, ooc, &self.options_of(sel, f), &self.counters_of(d))
+    }
+
+    fn prepare_cells(
+        &self,
+        d: &Dataset,
+        sel: &Selection,
+        f: Frame,
+        b: &Backend,
+        cells: &exaviz_model::dataset::Cells,
+    ) -> Result<Box<dyn Prepared>, ViewError> {
+        let ooc = d.out_of_core.as_ref().ok_or_else(|| ViewError::Unsupported("the store is held whole".into()))?;
+        let opts = self.options_of(sel, f);
+        let (scene, picker) = pyramid::overview_or_cells(d, ooc, &opts, self.counters_of(d), b, Some(cells))?;
+        Ok(Box::new(Drawn { scene, picker }))
+    }
+
     fn prepare(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> Result<Box<dyn Prepared>, ViewError> {
-        let opts = TimelineOptions {
-            width: f.width,
-            height: f.height,
-            window_s: sel.window_s,
-            search: sel.search,
-            folded: sel.folded,
-            opened: sel.opened,
-            // Asked for on a store drawn from its pyramid, a note says how to get it.
-            critical_path: sel.critical.unwrap_or(self.opts.critical_path),
-            messages: sel.messages.filter(|f| !f.is_all()),
-            ..self.opts
-        };
+        let opts = self.options_of(sel, f);
         if let Some(ooc) = &d.out_of_core {
             let (scene, picker) = pyramid::overview_scene(d, ooc, &opts, self.counters_of(d), b)?;
             return Ok(Box::new(Drawn { scene, picker }));

@@ -21,7 +21,7 @@
 use exaviz_compute::location_features::{self, Features};
 use exaviz_compute::{Backend, DensityImage};
 use exaviz_model::Trace;
-use exaviz_model::dataset::{Dataset, OutOfCore};
+use exaviz_model::dataset::{Cells, CellsAsk, Dataset, NO_SLOT, OutOfCore};
 use exaviz_model::pyramid::{Level, Lines, LocationTiles, Pyramid, Shape};
 use exaviz_render::Scene;
 use rayon::prelude::*;
@@ -50,6 +50,8 @@ use exaviz_model::selection::Parts;
 
 // The pyramid's gradient weights are the timeline's.
 const _: () = assert!(exaviz_model::pyramid::LINE_STEPS as f32 == GRADIENT_STEPS);
+// A summary column of cells holds a share per colour slot.
+const _: () = assert!(exaviz_model::dataset::SUMMARY_SLOTS == CATEGORICAL.len());
 
 /// The note where the critical path is asked for on a picture drawn from the pyramid: the path
 /// needs the rows.
@@ -476,6 +478,19 @@ pub(crate) fn overview_scene(
     counter_index: std::sync::Arc<CounterIndex>,
     backend: &Backend,
 ) -> Result<(Scene, OverviewPick), ViewError> {
+    overview_or_cells(dataset, ooc, opts, counter_index, backend, None)
+}
+
+/// [`overview_scene`], its states, message lines and grouping taken from `cells` where given
+/// (computed from the window's rows where they lie, [`window_cells`]) rather than the pyramid.
+pub(crate) fn overview_or_cells(
+    dataset: &Dataset,
+    ooc: &OutOfCore,
+    opts: &TimelineOptions,
+    counter_index: std::sync::Arc<CounterIndex>,
+    backend: &Backend,
+    cells: Option<&Cells>,
+) -> Result<(Scene, OverviewPick), ViewError> {
     let t = &dataset.trace;
     let n = t.locations.name.len();
     crate::trace::pyramid_of(ooc, n)?;
@@ -488,7 +503,7 @@ pub(crate) fn overview_scene(
     let pyr = &ooc.pyramid;
     let ticks = window.1 - window.0;
     let (slot, legend) = pyramid_slots(pyr, &t.region_names);
-    let grouped = overview_behaviour(pyr, opts, &slot, p.h, window, backend)?;
+    let grouped = grouping(cells, p, || overview_behaviour(pyr, opts, &slot, p.h, window, backend))?;
     let Laid { summary, rows, own, tracks: placed_rows } = laid_out(t, pyr, opts, p, grouped.as_ref());
     let level = states_level(pyr, grouped.is_some(), (&rows, &own), p, ticks);
     let grid = Grid::new(&pyr.shape, level, p, window, &rows);
@@ -502,14 +517,22 @@ pub(crate) fn overview_scene(
     let fine = Grid::new(&pyr.shape, &pyr.levels[0], p, window, &rows);
     let own_cells = pyr.locations.as_ref().map(|tiles| (tiles, own_columns(&pyr.shape, tiles, p, window)));
     let own_tiles = own_cells.as_ref().map(|(tiles, c)| (*tiles, &c[..]));
-    let (mut states, density) = rayon::join(
-        || pyramid_states(&grid, p, per_px, &slot, opts.states, (&own, own_tiles)),
-        || lines_density(lines, &fine, p),
-    );
+    let (mut states, density) = match cells {
+        Some(c) => (cell_states(c), cell_density(c)),
+        None => rayon::join(
+            || pyramid_states(&grid, p, per_px, &slot, opts.states, (&own, own_tiles)),
+            || lines_density(lines, &fine, p),
+        ),
+    };
     let shares = summary.map(|sp| {
         // Every location at once: level 0's bins (the lines' grid), their totals over the
         // blocks summed once.
-        let shares = summary_shares(&fine, p, per_px, &slot);
+        let shares = match cells {
+            Some(c) if c.summary.len() == p.w as usize * CATEGORICAL.len() => {
+                c.summary.chunks(CATEGORICAL.len()).map(|s| std::array::from_fn(|k| s[k])).collect()
+            }
+            _ => summary_shares(&fine, p, per_px, &slot),
+        };
         let from = ((sp.y0 - p.y0) * p.w) as usize;
         let pixels = super::states::summary_pixels(&shares, sp.h);
         states[from..from + pixels.len()].copy_from_slice(&pixels);
@@ -521,13 +544,7 @@ pub(crate) fn overview_scene(
         Some(_) => "; every message: zoom in to filter them",
         None => "",
     };
-    let title = format!(
-        "Timeline: {} ({}, {} messages; pyramid: {} ranks x {cell} ms{unfiltered})",
-        crate::title_name(dataset),
-        rows_counted(&dataset.trace, n),
-        ooc.messages,
-        level.block
-    );
+    let title = overview_title(dataset, ooc, cells.map_or(Err(level.block), |c| Ok(c.rows)), &cell, unfiltered);
     let joins = Joins { spans: Vec::new(), joins: Vec::new() };
     // Global instants are few and held with the names: drawn across the rows as from the rows.
     let lit = opts.search.map(|s| crate::search::matching_kinds(t, &s));
@@ -578,6 +595,22 @@ pub(crate) fn overview_scene(
         counters: (counter_index, tracks),
     };
     Ok((scene, pick))
+}
+
+/// The title of a picture of `ooc` from the pyramid (with `drawn` its blocks of ranks and
+/// `cell` its bins of time) or from cells (`drawn` the rows they were drawn from).
+fn overview_title(dataset: &Dataset, ooc: &OutOfCore, drawn: Result<u64, u32>, cell: &str, unfiltered: &str) -> String {
+    let drawn = match drawn {
+        Ok(rows) => format!("{} messages and intervals drawn where they lie", crate::labels::thousands(rows as usize)),
+        Err(block) => format!("pyramid: {block} ranks x {cell} ms"),
+    };
+    let n = dataset.trace.locations.name.len();
+    format!(
+        "Timeline: {} ({}, {} messages; {drawn}{unfiltered})",
+        crate::title_name(dataset),
+        rows_counted(&dataset.trace, n),
+        ooc.messages,
+    )
 }
 
 /// The row axis of a picture from the pyramid on plot `p` of a picture `width` wide: of the
@@ -747,4 +780,228 @@ impl Picker for OverviewPick {
             None => pick,
         })
     }
+}
+
+/// The grouping of a picture on plot `p`: the one `cells` were drawn with, else `of_pyramid`'s.
+fn grouping(
+    cells: Option<&Cells>,
+    p: Plot,
+    of_pyramid: impl FnOnce() -> Result<Option<Behaviour>, ViewError>,
+) -> Result<Option<Behaviour>, ViewError> {
+    let Some(c) = cells else { return of_pyramid() };
+    if (c.width, c.height) != (p.w, p.h) {
+        return Err(ViewError::Unsupported(format!(
+            "cells of {}x{} pixels for a plot of {}x{}",
+            c.width, c.height, p.w, p.h
+        )));
+    }
+    Ok(c.groups.clone().map(|(groups, deviants, opened)| Behaviour { groups, deviants, opened }))
+}
+
+/// What a timeline of a window whose rows lie on another machine asks there: the picture of
+/// `opts` as cells ([`window_cells`]) where the window holds more rows than the plot has
+/// pixels. `None` where `opts` need the rows themselves (a search, a message filter, the
+/// critical path, waits, bundling).
+pub(crate) fn cells_ask(
+    dataset: &Dataset,
+    ooc: &OutOfCore,
+    opts: &TimelineOptions,
+    counter_index: &CounterIndex,
+) -> Option<CellsAsk> {
+    let needs_rows = opts.search.is_some()
+        || opts.messages.is_some_and(|f| !f.is_all())
+        || opts.critical_path
+        || opts.waits
+        || opts.bundle != super::options::TimelineBundle::None;
+    if needs_rows {
+        return None;
+    }
+    let tps = dataset.trace.ticks_per_second.max(1) as f64;
+    let window = window_in(ooc.span, tps, opts.window_s).ok()?;
+    let outer = timeline_plot(opts).ok()?;
+    let (p, _, _) = counters::layout(outer, &counter_index.chosen(opts.counters), counter_index.series.len());
+    Some(CellsAsk {
+        window,
+        plot: [p.x0, p.y0, p.w, p.h],
+        rows: match opts.rows {
+            Rows::Auto => 0,
+            Rows::Index => 1,
+            Rows::Behaviour => 2,
+        },
+        summary: match opts.summary {
+            SummaryTrack::Auto => 0,
+            SummaryTrack::On => 1,
+            SummaryTrack::Off => 2,
+        },
+        states: match opts.states {
+            StateMode::Dominant => 0,
+            StateMode::Stacked => 1,
+        },
+        opened: opts.opened,
+        above: u64::from(p.w) * u64::from(p.h),
+    })
+}
+
+/// The options and plot `ask` names, checked against a trace of `n` locations.
+fn asked(ask: &CellsAsk, n: usize) -> Result<(TimelineOptions, Plot), ViewError> {
+    let bad = |why: String| Err(ViewError::Unsupported(why));
+    let [x0, y0, w, h] = ask.plot;
+    if w == 0 || h == 0 || u64::from(w) * u64::from(h) > exaviz_model::dataset::MAX_CELLS {
+        return bad(format!("a plot of {w}x{h} pixels"));
+    }
+    if ask.window.1 < ask.window.0 {
+        return bad(format!("window [{}, {}] ends before it starts", ask.window.0, ask.window.1));
+    }
+    if let Some(l) = ask.opened.filter(|&l| l as usize >= n) {
+        return bad(format!("location {l} opened (there are {n})"));
+    }
+    let opts = TimelineOptions {
+        rows: match ask.rows {
+            0 => Rows::Auto,
+            1 => Rows::Index,
+            2 => Rows::Behaviour,
+            k => return bad(format!("rows {k}")),
+        },
+        summary: match ask.summary {
+            0 => SummaryTrack::Auto,
+            1 => SummaryTrack::On,
+            2 => SummaryTrack::Off,
+            k => return bad(format!("summary {k}")),
+        },
+        states: match ask.states {
+            0 => StateMode::Dominant,
+            1 => StateMode::Stacked,
+            k => return bad(format!("states {k}")),
+        },
+        opened: ask.opened,
+        ..TimelineOptions::default()
+    };
+    Ok((opts, Plot { x0, y0, w, h }))
+}
+
+/// The timeline picture `ask` names of `dataset` (kept on disk: its pyramid places the rows as
+/// [`overview_scene`] does), drawn from the rows of the window that `rows` reads
+/// ([`Dataset::window_rows`], while the pyramid groups the locations): per plot pixel its state and message lines as the rows draw them,
+/// with the grouping of the locations, on the CPU; `None` where the window holds no more rows
+/// than `ask.above`. What `exaviz serve` sends for a window too dense to send its rows;
+/// [`overview_or_cells`] draws the picture from it.
+pub fn window_cells<'a>(
+    dataset: &Dataset,
+    ask: &CellsAsk,
+    rows: impl FnOnce() -> Result<std::borrow::Cow<'a, Dataset>, String> + Send,
+) -> Result<Option<Cells>, ViewError> {
+    let ooc = dataset.out_of_core.as_ref().ok_or_else(|| ViewError::Unsupported("the store is held whole".into()))?;
+    let t = &dataset.trace;
+    let n = t.locations.name.len();
+    crate::trace::pyramid_of(ooc, n)?;
+    let (opts, p) = asked(ask, n)?;
+    let pyr = &ooc.pyramid;
+    // The rows are read and indexed while the locations are grouped from the pyramid.
+    let (placed, read) = rayon::join(
+        || -> Result<_, ViewError> {
+            let (slot, _) = pyramid_slots(pyr, &t.region_names);
+            let grouped = overview_behaviour(pyr, &opts, &slot, p.h, ask.window, &Backend::Cpu)?;
+            let laid = laid_out(t, pyr, &opts, p, grouped.as_ref());
+            let tracks = laid.tracks.unwrap_or_else(|| {
+                let mut every = Tracks::every(n);
+                every.place(p.h, &[], &[]);
+                every
+            });
+            Ok((grouped, laid.summary.is_some(), tracks))
+        },
+        || -> Result<_, ViewError> {
+            let rows = rows().map_err(ViewError::Unsupported)?;
+            let index = super::index::TimelineIndex::new(&rows.trace);
+            Ok((rows, index))
+        },
+    );
+    let ((grouped, summary, tracks), (rows, index)) = (placed?, read?);
+    let r = &rows.trace;
+    // The statistics bound a window's rows loosely: one that holds fewer than the picture's
+    // pixels after all is sent as its rows.
+    let rows_read = (r.messages.send_time.len() + r.intervals.start.len()) as u64;
+    if rows_read <= ask.above {
+        return Ok(None);
+    }
+    let of_row = super::states::row_contents(r, p, &tracks, None);
+    let ((states, density), summary) = rayon::join(
+        || {
+            rayon::join(
+                || super::states::state_pixels(r, p, ask.window, &of_row, &index, opts.states, 0..p.w as usize),
+                || {
+                    let none = super::options::TimelineBundle::None;
+                    super::density::message_density(r, &Backend::Cpu, p, ask.window, &tracks, &none, &index, None, None)
+                },
+            )
+        },
+        // The summary track's shares of every location's time, as the rows give them.
+        || match summary {
+            true => {
+                let shown: Vec<usize> = (0..n).filter(|&l| !tracks.pixels(l).is_empty()).collect();
+                super::states::summary_shares(p.w, ask.window, &shown, &index).into_iter().flatten().collect()
+            }
+            false => Vec::new(),
+        },
+    );
+    let (density, _) = density?;
+    let (mut slots, mut alpha) = (Vec::with_capacity(states.len()), Vec::with_capacity(states.len()));
+    for s in &states {
+        let (k, a) = match s {
+            Some(c) => {
+                let k = super::states::colour_slot(c)
+                    .ok_or_else(|| ViewError::Unsupported(format!("a state pixel of a colour no slot has ({c:?})")))?;
+                (k as u8, (c[3].clamp(0.0, 1.0) * 255.0).round() as u8)
+            }
+            None => (NO_SLOT, 0),
+        };
+        slots.push(k);
+        alpha.push(a);
+    }
+    let shade = density
+        .counts
+        .iter()
+        .zip(&density.sums)
+        .map(|(&c, &g)| {
+            if c == 0 {
+                0
+            } else {
+                (g as f64 / f64::from(GRADIENT_STEPS) / f64::from(c) * 255.0).round().clamp(0.0, 255.0) as u8
+            }
+        })
+        .collect();
+    Ok(Some(Cells {
+        width: p.w,
+        height: p.h,
+        slot: slots,
+        alpha,
+        lines: density.counts,
+        shade,
+        groups: grouped.map(|b| (b.groups, b.deviants, b.opened)),
+        summary,
+        rows: rows_read,
+    }))
+}
+
+/// The state colours of cells, as [`super::states::state_pixels`] gives them (opacity within
+/// half a 255th).
+fn cell_states(c: &Cells) -> Vec<Option<[f32; 4]>> {
+    c.slot
+        .iter()
+        .zip(&c.alpha)
+        .map(|(&s, &a)| {
+            (s != NO_SLOT && (s as usize) < CATEGORICAL.len())
+                .then(|| super::states::state_colour(s as usize, f32::from(a) / 255.0))
+        })
+        .collect()
+}
+
+/// The message lines of cells: counts exact, the gradient's sums from their mean shade.
+fn cell_density(c: &Cells) -> DensityImage {
+    let sums = c
+        .lines
+        .iter()
+        .zip(&c.shade)
+        .map(|(&k, &s)| (f64::from(s) / 255.0 * f64::from(GRADIENT_STEPS) * f64::from(k)).round() as u64)
+        .collect();
+    DensityImage { width: c.width, height: c.height, counts: c.lines.clone(), sums }
 }

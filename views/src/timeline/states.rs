@@ -301,9 +301,19 @@ fn cover_colour(c: &[f32; CATEGORICAL.len()], share: f32, mode: StateMode, up: f
                 .unwrap_or_else(|| (0..c.len()).rfind(|&s| c[s] > 0.0).unwrap_or(0))
         }
     };
-    // States a little darker than their legend swatches, so that message lines stand out on them.
+    Some(state_colour(s, (total * share).min(1.0)))
+}
+
+/// The colour of a pixel in the state of colour slot `s` at opacity `alpha`: a little darker
+/// than its legend swatch, so that message lines stand out on it.
+pub(super) fn state_colour(s: usize, alpha: f32) -> [f32; 4] {
     let rgb = CATEGORICAL[s].map(|v| v * 0.72);
-    Some([rgb[0], rgb[1], rgb[2], (total * share).min(1.0)])
+    [rgb[0], rgb[1], rgb[2], alpha]
+}
+
+/// The colour slot of a pixel coloured by [`state_colour`].
+pub(super) fn colour_slot(c: &[f32; 4]) -> Option<usize> {
+    (0..CATEGORICAL.len()).find(|&s| state_colour(s, c[3]) == *c)
 }
 
 #[cfg(test)]
