@@ -7,6 +7,8 @@
 //! {"store": "run.exaviz", "ask": "events"}      the messages' and intervals' files
 //! {"store": "run.exaviz", "ask": {"rows": {"t0": 0, "t1": 99, "budget": 5000000}}}
 //! {"store": "run.exaviz", "ask": {"rows": {"t0": 0, "t1": 99, "budget": 5000000, "parts": [[0, 9], [90, 99]]}}}
+//! {"store": "run.exaviz", "ask": {"rows": {"t0": 0, "t1": 99, "budget": 5000000, "cells": {"window": [0, 99],
+//!     "plot": [170, 48, 654, 668], "rows": 0, "summary": 0, "states": 0, "opened": null, "above": 436872}}}}
 //! ```
 //!
 //! A request of rows with `parts` (at most two windows) asks for the rows of those windows only
@@ -21,6 +23,12 @@
 //! sender (`partner`: neighbours in a grid repeat a few steps). The messages' schema metadata carries
 //! `estimate`, the messages and intervals the store's statistics bound the window to, and `over`
 //! where that is above the budget (then no rows follow).
+//!
+//! A request of rows with `cells` (a timeline picture, [`CellsAsk`]) is answered, where the
+//! window holds more than `cells.above` rows, with the picture's cells instead
+//! ([`cells_parts`]): per plot pixel row by row its state's colour slot and opacity, its message
+//! lines and their mean shade (schema metadata `cells` = `WIDTHxHEIGHT`, `rows` drawn,
+//! `estimate`); then the locations' groups as runs; then the summary track's shares.
 
 use std::sync::Arc;
 
