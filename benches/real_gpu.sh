@@ -50,16 +50,18 @@ echo "== timeline gestures, FD4 (2.2M messages) in memory"
 # On a GPU of its own the timeline draws every window from the rows kept on the device (the
 # timeline_pixels stage) and the pictures stay there; EXAVIZ_GPU_ROWS=0 draws wide windows from
 # the index as the CPU path does, for comparison.
+# On the GPU every compute pass is timed (timestamps), beside its speed of light.
+timings() { [ "$1" = gpu ] && echo --timings; }
 for b in gpu cpu; do
   echo "-- $b"
-  "$EXAVIZ" bench-interact gen:fd4 --view timeline --backend "$b" --runs 2 2>&1 | tail -9
+  "$EXAVIZ" bench-interact gen:fd4 --view timeline --backend "$b" --runs 2 $(timings "$b") 2>&1 | tail -22
 done
 echo "-- gpu, wide windows from the index (EXAVIZ_GPU_ROWS=0)"
 EXAVIZ_GPU_ROWS=0 "$EXAVIZ" bench-interact gen:fd4 --view timeline --backend gpu --runs 2 2>&1 | tail -9
 echo "== matrix gestures, FD4 (2.2M messages) in memory"
 for b in gpu cpu; do
   echo "-- $b"
-  "$EXAVIZ" bench-interact gen:fd4 --view matrix --backend "$b" --runs 2 2>&1 | tail -9
+  "$EXAVIZ" bench-interact gen:fd4 --view matrix --backend "$b" --runs 2 $(timings "$b") 2>&1 | tail -14
 done
 
 if [ "${SIZES_22M:-0}" = 1 ]; then

@@ -922,3 +922,48 @@ fn timeline_pixels_keep_their_columns_on_the_device() {
     // Read back: the five words of the legend's statistics only.
     assert!(moved.iter().all(|m| m.1 == 20), "{moved:?}");
 }
+
+/// `--timings`: every compute pass timed on the device from timestamps, by kernel, with the
+/// bytes its bindings hold; nothing timed until asked, and the results unchanged.
+#[test]
+fn compute_passes_are_timed_by_kernel_when_asked() {
+    let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    let mut rng = Rng(5);
+    let n = 100_000;
+    let times: Vec<u64> = (0..n).map(|_| rng.next_u64() % 1_000_000).collect();
+    let ranks: Vec<u32> = (0..n).map(|_| rng.below(64)).collect();
+    let input = HeatmapInput {
+        x: AxisKey::time(&times, 0, 999_999, 256),
+        y: AxisKey::Id { keys: &ranks, extent: 64 },
+        weights: None,
+    };
+    let bin = |ctx: &stages::GpuContext| stages::bin_heatmap::run(&mut GpuRunner::new(ctx), &input).unwrap();
+    let untimed = bin(&ctx);
+    assert!(ctx.pass_timings().is_empty(), "nothing is timed unless asked");
+    assert!(ctx.time_passes(), "{} writes timestamps", ctx.describe());
+    for _ in 0..3 {
+        assert_eq!(bin(&ctx), untimed);
+    }
+    let timings = ctx.pass_timings();
+    let passes: u64 = timings.iter().map(|t| t.passes).sum();
+    assert!(timings.iter().all(|t| t.kernel == "bin_heatmap"), "{timings:?}");
+    // The same dispatches each time: a multiple of 3 passes, each binding the points' keys.
+    assert!(passes >= 3 && passes.is_multiple_of(3), "{timings:?}");
+    assert!(timings[0].bytes >= passes * (n as u64) * 4, "{timings:?}");
+    assert!(timings[0].device_ns > 0, "{timings:?}");
+    // More passes than one query set holds are read in turns.
+    let many = stages::BundleParams { iterations: 70, ..Default::default() };
+    let edges: Vec<[f32; 4]> = (0..64).map(|k| [k as f32, 0.0, 0.5 * k as f32, 100.0]).collect();
+    let bundled = stages::kde_bundle::run_recorded(
+        &mut GpuRunner::new(&ctx),
+        &stages::BundleInput { edges: &edges, weights: None },
+        &many,
+    );
+    bundled.unwrap();
+    let kernels: Vec<&str> = ctx.pass_timings().iter().map(|t| t.kernel).collect();
+    for k in ["kde_blur_x", "kde_advect"] {
+        assert!(kernels.contains(&k), "{kernels:?}");
+    }
+    let blur = ctx.pass_timings().into_iter().find(|t| t.kernel == "kde_blur_x").unwrap();
+    assert_eq!(blur.passes, 70, "one blur a pass a iteration");
+}

@@ -93,6 +93,74 @@ pub struct GpuContext {
     /// What the layers above keep per device between pictures (the renderer and its
     /// pipelines), one of each type.
     kept: Mutex<HashMap<std::any::TypeId, Box<dyn std::any::Any + Send>>>,
+    /// Every compute pass's time on the device by kernel, from timestamp queries, where asked
+    /// for ([`GpuContext::time_passes`]).
+    pub(crate) timings: Mutex<Option<HashMap<&'static str, PassTiming>>>,
+}
+
+/// The timestamps of one pass at its start and end ([`GpuContext::pass_timer`]).
+pub struct PassTimer {
+    set: wgpu::QuerySet,
+    kernel: &'static str,
+    bytes: u64,
+}
+
+impl PassTimer {
+    /// What a render pass writes its timestamps with.
+    pub fn render_writes(&self) -> wgpu::RenderPassTimestampWrites<'_> {
+        wgpu::RenderPassTimestampWrites {
+            query_set: &self.set,
+            beginning_of_pass_write_index: Some(0),
+            end_of_pass_write_index: Some(1),
+        }
+    }
+
+    /// Records the copy of the timestamps into `encoder`, after the pass: read them with
+    /// [`TimedPass::read`] once it is submitted.
+    pub fn resolve(self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) -> TimedPass {
+        let buffer = |usage, label| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: 16,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let resolved = buffer(wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC, "exaviz.timestamps");
+        let staging = buffer(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, "exaviz.timestamps.read");
+        encoder.resolve_query_set(&self.set, 0..2, &resolved, 0);
+        encoder.copy_buffer_to_buffer(&resolved, 0, &staging, 0, 16);
+        TimedPass { staging, kernel: self.kernel, bytes: self.bytes }
+    }
+}
+
+/// A pass whose timestamps are on their way back ([`PassTimer::resolve`]).
+pub struct TimedPass {
+    staging: wgpu::Buffer,
+    kernel: &'static str,
+    bytes: u64,
+}
+
+impl TimedPass {
+    /// Adds the pass to `ctx`'s timings, once its commands were submitted.
+    pub fn read(self, ctx: &GpuContext) {
+        let Ok(w) = crate::held::read_mapped_bytes(&ctx.device, &self.staging, 16) else { return };
+        let (start, end) = (u64::from(w[0]) | u64::from(w[1]) << 32, u64::from(w[2]) | u64::from(w[3]) << 32);
+        let ns = end.saturating_sub(start) as f64 * f64::from(ctx.queue.get_timestamp_period());
+        ctx.add_timing(self.kernel, self.bytes, ns as u64);
+    }
+}
+
+/// The compute passes of one kernel timed on the device ([`GpuContext::time_passes`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PassTiming {
+    pub kernel: &'static str,
+    pub passes: u64,
+    /// Their time on the device, from the timestamps written at each pass's start and end.
+    pub device_ns: u64,
+    /// The bytes of the buffers they bind (what they read and write at most): over the
+    /// device's memory bandwidth, the time they could take at best.
+    pub bytes: u64,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -147,7 +215,8 @@ impl GpuContext {
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("exaviz.device"),
-            required_features: wgpu::Features::empty(),
+            // Timestamps where the device writes them, for `bench-interact --timings`.
+            required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
             required_limits: limits.clone(),
             ..Default::default()
         }))?;
@@ -163,7 +232,73 @@ impl GpuContext {
             resident: Mutex::new(crate::pool::Resident::new(resident_budget())),
             traffic: std::sync::Arc::default(),
             kept: Mutex::default(),
+            timings: Mutex::default(),
         })
+    }
+
+    /// Times every compute pass from now on with timestamp queries, where the device writes
+    /// them (false where it does not: nothing is timed).
+    pub fn time_passes(&self) -> bool {
+        let can = self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        if can {
+            self.timings.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert_default();
+        }
+        can
+    }
+
+    /// Whether compute passes are timed ([`GpuContext::time_passes`]).
+    pub(crate) fn timing(&self) -> bool {
+        self.timings.lock().unwrap_or_else(std::sync::PoisonError::into_inner).is_some()
+    }
+
+    /// The passes timed so far by kernel, most device time first.
+    pub fn pass_timings(&self) -> Vec<PassTiming> {
+        let timings = self.timings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut v: Vec<PassTiming> = timings.iter().flat_map(|t| t.values().cloned()).collect();
+        v.sort_by(|a, b| b.device_ns.cmp(&a.device_ns).then(a.kernel.cmp(b.kernel)));
+        v
+    }
+
+    /// A timer of one pass recorded outside the compute runner (the renderer's), named `kernel`
+    /// and binding `bytes`, where passes are timed.
+    pub fn pass_timer(&self, kernel: &'static str, bytes: u64) -> Option<PassTimer> {
+        self.timing().then(|| PassTimer {
+            set: self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("exaviz.pass-timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            }),
+            kernel,
+            bytes,
+        })
+    }
+
+    /// Adds passes of `kernel` that bound `bytes` to the timings, with their device time.
+    pub(crate) fn add_timing(&self, kernel: &'static str, bytes: u64, device_ns: u64) {
+        let mut timings = self.timings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(t) = timings.as_mut() {
+            let e = t.entry(kernel).or_insert_with(|| PassTiming { kernel, ..Default::default() });
+            e.passes += 1;
+            e.device_ns += device_ns;
+            e.bytes += bytes;
+        }
+    }
+
+    /// The device's memory bandwidth in bytes a second where known: `EXAVIZ_GPU_BANDWIDTH_GBS`,
+    /// else the data sheet of a few data-centre GPUs by name (their HBM; a PCIe card's where
+    /// the name says so).
+    pub fn memory_bandwidth(&self) -> Option<f64> {
+        if let Some(gbs) = std::env::var("EXAVIZ_GPU_BANDWIDTH_GBS").ok().and_then(|v| v.trim().parse::<f64>().ok()) {
+            return (gbs > 0.0).then_some(gbs * 1e9);
+        }
+        let name = self.info.name.to_ascii_uppercase();
+        let pcie = name.contains("PCIE");
+        let gbs =
+            [("H200", 4800.0, 4800.0), ("H100", 3350.0, 2000.0), ("A100", 2039.0, 1935.0), ("MI300X", 5300.0, 5300.0)]
+                .iter()
+                .find(|(n, _, _)| name.contains(n))
+                .map(|&(_, sxm, card)| if pcie { card } else { sxm })?;
+        Some(gbs * 1e9)
     }
 
     pub fn describe(&self) -> String {

@@ -103,6 +103,7 @@ impl Runner for GpuRunner<'_> {
             }
             Ok(out)
         });
+        run.collect_timings();
         run.flush();
         run.finish();
         let validation = pollster::block_on(validation.pop());
@@ -126,7 +127,13 @@ struct Run<'r, 'c> {
     spare: Vec<wgpu::Buffer>,
     uniforms: Vec<wgpu::Buffer>,
     encoder: Option<wgpu::CommandEncoder>,
+    /// Where passes are timed: the timestamps' query set and the passes timed in it since it
+    /// was last read (kernel, bytes bound).
+    timer: Option<(wgpu::QuerySet, Vec<(&'static str, u64)>)>,
 }
+
+/// Passes timed in one query set before its timestamps are read.
+const TIMED_PASSES: u32 = 256;
 
 impl<'r, 'c> Run<'r, 'c> {
     fn new(runner: &'r GpuRunner<'c>) -> Self {
@@ -137,6 +144,48 @@ impl<'r, 'c> Run<'r, 'c> {
             spare: Vec::new(),
             uniforms: Vec::new(),
             encoder: None,
+            timer: runner.ctx.timing().then(|| {
+                let set = runner.ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("exaviz.pass-timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2 * TIMED_PASSES,
+                });
+                (set, Vec::new())
+            }),
+        }
+    }
+
+    /// Reads the timestamps of the passes timed since the last read into the context's
+    /// timings (the reads are the instrument's own: not counted as the engine's traffic).
+    fn collect_timings(&mut self) {
+        let Some((set, passes)) =
+            self.timer.as_mut().filter(|(_, p)| !p.is_empty()).map(|(s, p)| (s.clone(), std::mem::take(p)))
+        else {
+            return;
+        };
+        let ctx = self.runner.ctx;
+        let bytes = passes.len() as u64 * 16;
+        let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("exaviz.timestamps"),
+            size: bytes,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("exaviz.timestamps.read"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let enc = self.encoder();
+        enc.resolve_query_set(&set, 0..2 * passes.len() as u32, &resolve, 0);
+        enc.copy_buffer_to_buffer(&resolve, 0, &staging, 0, bytes);
+        self.flush();
+        let Ok(words) = read_mapped_bytes(&ctx.device, &staging, bytes) else { return };
+        let period = f64::from(ctx.queue.get_timestamp_period());
+        for ((kernel, bound), w) in passes.iter().zip(words.chunks_exact(4)) {
+            let (start, end) = (u64::from(w[0]) | u64::from(w[1]) << 32, u64::from(w[2]) | u64::from(w[3]) << 32);
+            ctx.add_timing(kernel, *bound, (end.saturating_sub(start) as f64 * period) as u64);
         }
     }
 
@@ -305,9 +354,21 @@ impl<'r, 'c> Run<'r, 'c> {
             entries: &entries,
         });
         self.uniforms.push(uniform);
+        if self.timer.as_ref().is_some_and(|(_, p)| p.len() as u32 == TIMED_PASSES) {
+            self.collect_timings();
+        }
+        let bound = bindings.iter().filter_map(|(_, id)| self.bufs.get(id)).map(|h| h.bytes).sum::<u64>();
+        let timed = self.timer.as_mut().map(|(set, passes)| {
+            passes.push((kernel.entry_point(), bound));
+            (set.clone(), passes.len() as u32 - 1)
+        });
         let mut pass = self.encoder().begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some(kernel.entry_point()),
-            timestamp_writes: None,
+            timestamp_writes: timed.as_ref().map(|(set, k)| wgpu::ComputePassTimestampWrites {
+                query_set: set,
+                beginning_of_pass_write_index: Some(2 * k),
+                end_of_pass_write_index: Some(2 * k + 1),
+            }),
         });
         pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, &group, &[]);

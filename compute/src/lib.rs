@@ -35,7 +35,7 @@ pub mod words;
 
 pub use bin_heatmap::{AxisKey, HeatmapGrid, HeatmapInput};
 pub use bspline::ControlPolygons;
-pub use gpu::{Backend, BackendChoice, GpuContext, GpuError};
+pub use gpu::{Backend, BackendChoice, GpuContext, GpuError, PassTimer, PassTiming, TimedPass};
 pub use held::DeviceWords;
 pub use kde_bundle::{BundleInput, BundleParams, Bundled};
 pub use line_density::{DensityImage, DensityInput};

@@ -59,6 +59,8 @@ pub struct GpuRenderer {
     raster_pipelines: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
     /// The instances of the last pictures, in chunks kept on the device.
     chunks: InstanceChunks,
+    /// Render passes recorded with timestamps (`bench-interact --timings`), read once submitted.
+    timed: Vec<exaviz_compute::TimedPass>,
 }
 
 /// Instances kept on the device in chunks cut where their content says (after an instance
@@ -344,6 +346,14 @@ impl GpuRenderer {
             raster_layout,
             raster_pipelines: HashMap::new(),
             chunks: InstanceChunks::default(),
+            timed: Vec::new(),
+        }
+    }
+
+    /// Reads the timestamps of the render passes submitted.
+    fn read_timed(&mut self, ctx: &GpuContext) {
+        for t in self.timed.drain(..) {
+            t.read(ctx);
         }
     }
 
@@ -544,6 +554,9 @@ impl GpuRenderer {
             .collect();
         let raster_pipeline = rasters.iter().any(|r| !r.is_empty()).then(|| self.raster_pipeline(device, format));
         let bg = scene.background_rgba8();
+        // Timed where asked: what it binds is at least its instances and its target.
+        let bound = all.len() as u64 * size_of::<Instance>() as u64 + u64::from(size[0]) * u64::from(size[1]) * 4;
+        let timer = ctx.pass_timer("render", bound);
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("exaviz.render.pass"),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -561,7 +574,7 @@ impl GpuRenderer {
                 },
             })],
             depth_stencil_attachment: None,
-            timestamp_writes: None,
+            timestamp_writes: timer.as_ref().map(exaviz_compute::PassTimer::render_writes),
             occlusion_query_set: None,
             multiview_mask: None,
         });
@@ -592,6 +605,10 @@ impl GpuRenderer {
                 }
             }
             start = end;
+        }
+        drop(pass);
+        if let Some(t) = timer {
+            self.timed.push(t.resolve(device, encoder));
         }
     }
 
@@ -640,6 +657,7 @@ impl GpuRenderer {
         let size = [scene.width, scene.height];
         self.draw_layers(ctx, &mut enc, scene, view, target, format, size, [0, 0], &drawn);
         ctx.queue.submit([enc.finish()]);
+        self.read_timed(ctx);
         Ok(())
     }
 
@@ -708,6 +726,7 @@ impl GpuRenderer {
                     wgpu::Extent3d { width: tw, height: th, depth_or_array_layers: 1 },
                 );
                 queue.submit([enc.finish()]);
+                self.read_timed(ctx);
                 ctx.traffic.read(staging.size());
                 let words = exaviz_compute::gpu_runner::read_mapped(device, &staging)?;
                 let bytes: &[u8] = bytemuck::cast_slice(&words);

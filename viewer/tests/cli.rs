@@ -1610,6 +1610,35 @@ fn after_the_first_picture_a_gesture_moves_at_most_64_kib() {
     }
 }
 
+/// `bench-interact --timings` times every compute pass on the device by kernel (lavapipe writes
+/// timestamps), and the renderer's passes, with the bytes their bindings hold and their speed
+/// of light at the bandwidth given; without it, nothing is timed.
+#[test]
+fn bench_interact_times_the_gpu_passes_by_kernel() {
+    let args = ["bench-interact", "gen:fd4?ranks=16&messages=20000", "--view", "matrix", "--backend", "gpu"];
+    let run = |timings: bool| -> serde_json::Value {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_exaviz"));
+        cmd.args(args).args(["--runs", "1", "--json", "--size", "400x300"]).env("EXAVIZ_GPU_BANDWIDTH_GBS", "100");
+        if timings {
+            cmd.arg("--timings");
+        }
+        let out = cmd.output().expect("exaviz runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    assert!(run(false)["gpu_passes"].is_null());
+    let v = run(true);
+    let passes = v["gpu_passes"].as_array().unwrap();
+    let bins = passes.iter().find(|p| p["kernel"] == "bin_heatmap").unwrap_or_else(|| panic!("{v}"));
+    // The renderer's passes too: a picture each at least, binding at least its pixels.
+    let render = passes.iter().find(|p| p["kernel"] == "render").unwrap_or_else(|| panic!("{v}"));
+    assert!(render["passes"].as_u64().unwrap() >= 2 && render["bound_mb"].as_f64().unwrap() >= 0.48, "{render}");
+    assert!(bins["passes"].as_u64().unwrap() >= 1 && bins["device_ms"].as_f64().unwrap() > 0.0, "{bins}");
+    // 100 GB/s: 10 ms a GB bound.
+    let (mb, light) = (bins["bound_mb"].as_f64().unwrap(), bins["light_ms"].as_f64().unwrap());
+    assert!(mb > 0.0 && (light - mb / 100.0).abs() < 1e-9, "{bins}");
+}
+
 /// `bench-interact` reports what each gesture moved between the host and the GPU: on the GPU
 /// path a gesture that draws a new picture uploads and reads back something, a hover neither;
 /// on the CPU path nothing moves.

@@ -39,6 +39,12 @@ pub struct Args {
     /// the two in one run).
     #[arg(long)]
     pub no_index: bool,
+    /// Time every compute pass on the GPU with timestamp queries (where the adapter writes
+    /// them) and print, per kernel, its passes, their time on the device, the bytes of the
+    /// buffers they bind, and the time those bytes take at the device's memory bandwidth (their
+    /// speed of light; EXAVIZ_GPU_BANDWIDTH_GBS gives it where the adapter's name does not).
+    #[arg(long)]
+    pub timings: bool,
     #[command(flatten)]
     pub view: crate::common::ViewArgs,
 }
@@ -158,16 +164,21 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     (v, t.elapsed())
 }
 
-pub fn run(mut args: Args) -> Result<()> {
-    let (w, h) = crate::common::parse_size(&args.size)?;
-    args.view.built()?;
-    let steps = match &args.script {
+/// The steps of `--script`, else the default script for a window `w x h`.
+fn script_of(args: &Args, (w, h): (u32, u32)) -> Result<Vec<Step>> {
+    Ok(match &args.script {
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
             parse_script(&path.display().to_string(), &text)?
         }
         None => default_script(w, h),
-    };
+    })
+}
+
+pub fn run(mut args: Args) -> Result<()> {
+    let (w, h) = crate::common::parse_size(&args.size)?;
+    args.view.built()?;
+    let steps = script_of(&args, (w, h))?;
     let dataset = Arc::new(load(&args)?);
     crate::common::open_against(&mut args.view)?;
     let built = args.view.built()?;
@@ -176,6 +187,7 @@ pub fn run(mut args: Args) -> Result<()> {
     let selection = built.selection;
     selection.validate(&dataset).map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
     let backend = Arc::new(Backend::new(args.view.backend.into())?);
+    time_passes(&backend, args.timings);
     let view: Arc<dyn exaviz_views::View> = Arc::from(built.view);
     view.check(&dataset).map_err(|e| anyhow::anyhow!("{}: {e}", args.input))?;
     let limit = Duration::from_secs(600);
@@ -262,8 +274,77 @@ pub fn run(mut args: Args) -> Result<()> {
         prepared,
         opened,
         opened_gpu,
+        passes: match (args.timings, &*backend) {
+            (true, Backend::Gpu(ctx)) => Some((ctx.pass_timings(), ctx.memory_bandwidth())),
+            _ => None,
+        },
     };
     report(&head, dataset.summary().messages, &rows, args.json)
+}
+
+/// Times the compute passes of `backend` from now on where `on`, or says in a line why none
+/// are.
+fn time_passes(backend: &Backend, on: bool) {
+    if !on {
+        return;
+    }
+    match backend {
+        Backend::Gpu(ctx) if !ctx.time_passes() => {
+            eprintln!("warning: {} writes no timestamps: --timings times nothing", ctx.describe())
+        }
+        Backend::Gpu(_) => {}
+        Backend::Cpu => eprintln!("warning: --timings times the GPU's passes, and the CPU path runs none"),
+    }
+}
+
+/// The time the bytes of `p`'s bindings take at `bandwidth` bytes a second, ms.
+fn light_ms(p: &exaviz_compute::PassTiming, bandwidth: Option<f64>) -> Option<f64> {
+    bandwidth.map(|b| p.bytes as f64 / b * 1e3)
+}
+
+/// The compute passes timed on the device (`--timings`) as JSON.
+fn passes_json(passes: &[exaviz_compute::PassTiming], bandwidth: Option<f64>) -> serde_json::Value {
+    let v: Vec<serde_json::Value> = passes
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "kernel": p.kernel, "passes": p.passes, "device_ms": p.device_ns as f64 / 1e6,
+                "bound_mb": p.bytes as f64 / 1e6, "light_ms": light_ms(p, bandwidth),
+            })
+        })
+        .collect();
+    serde_json::json!(v)
+}
+
+/// The compute passes timed on the device (`--timings`), beside their speed of light at
+/// `bandwidth` bytes a second where known.
+fn print_passes(passes: &[exaviz_compute::PassTiming], bandwidth: Option<f64>) {
+    let at = bandwidth.map_or_else(
+        || "bandwidth unknown: EXAVIZ_GPU_BANDWIDTH_GBS gives it".to_string(),
+        |b| format!("speed of light at {:.0} GB/s", b / 1e9),
+    );
+    println!("GPU passes, every run (timestamps; {at}):");
+    println!(
+        "{:<32} {:>7} {:>10} {:>9} {:>10} {:>9} {:>8}",
+        "kernel", "passes", "device ms", "mean µs", "bound MB", "light ms", "of light"
+    );
+    for p in passes {
+        let device = p.device_ns as f64 / 1e6;
+        let light = light_ms(p, bandwidth);
+        println!(
+            "{:<32} {:>7} {:>10.3} {:>9.1} {:>10.2} {:>9} {:>8}",
+            p.kernel,
+            p.passes,
+            device,
+            device * 1e3 / p.passes.max(1) as f64,
+            p.bytes as f64 / 1e6,
+            light.map_or("-".into(), |l| format!("{l:.3}")),
+            light.filter(|_| device > 0.0).map_or("-".into(), |l| format!("{:.1}%", l / device * 100.0)),
+        );
+    }
+    if passes.is_empty() {
+        println!("(no compute pass ran)");
+    }
 }
 
 /// What a window does to show the last picture moved by `affine`: on the device that keeps
@@ -375,6 +456,8 @@ struct Head<'a> {
     opened: u64,
     /// Bytes uploaded to the GPU up to the first picture.
     opened_gpu: u64,
+    /// With `--timings`, the compute passes timed and the device's memory bandwidth.
+    passes: Option<(Vec<exaviz_compute::PassTiming>, Option<f64>)>,
 }
 
 fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> {
@@ -397,6 +480,7 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
             "messages": messages, "open_ms": head.open.as_secs_f64() * 1e3, "prepares": head.prepared,
             "opened_mb": head.opened as f64 / 1e6, "opened_gpu_mb": head.opened_gpu as f64 / 1e6,
             "pictures_on_device": pictures_on_device(head.backend), "gestures": gestures,
+            "gpu_passes": head.passes.as_ref().map(|(p, b)| passes_json(p, *b)),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
@@ -445,6 +529,9 @@ fn report(head: &Head, messages: usize, rows: &[Row], json: bool) -> Result<()> 
         let mb = |s: Stats| format!("{:.3}/{:.3}/{:.3}", s.0, s.1, s.2);
         let moved = if gpu { format!(" {:>24} {:>24}", mb(r.gpu[0]), mb(r.gpu[1])) } else { String::new() };
         println!("{:<8} {:>6} {:>26} {:>26}{wire}{grouping}{moved}", r.kind, r.count, cell(r.first), cell(r.complete));
+    }
+    if let Some((passes, bandwidth)) = &head.passes {
+        print_passes(passes, *bandwidth);
     }
     Ok(())
 }
