@@ -225,6 +225,15 @@ fn a_dense_window_travels_as_its_cells() {
     let prepared = exaviz_views::contract::prepare(view.as_ref(), &remote, &whole, FRAME, &Backend::Cpu).unwrap();
     let scene = prepared.draw(&remote, &whole);
     assert!(scene.outline.title.contains("drawn where they lie"), "{}", scene.outline.title);
+    // A pixel's tooltip reads its cell: its state, its lines, and what it was drawn from.
+    let [x0, y0, w, h] = ask.plot;
+    let at = [(x0 + w / 2) as f32, (y0 + h * 3 / 4) as f32];
+    let pick = prepared.pick(&remote, at).expect("a pixel of the plot");
+    assert!(pick.lines.iter().any(|l| l.starts_with("state: ") || l == "no state"), "{:?}", pick.lines);
+    let drawn = format!("from the window's {} rows", exaviz_views::labels::thousands(n as usize));
+    assert!(pick.lines.iter().any(|l| l.contains(&drawn)), "{:?}", pick.lines);
+    let here = exaviz_views::contract::prepare(view.as_ref(), &local, &whole, FRAME, &Backend::Cpu).unwrap();
+    assert_eq!(here.pick(&local, at).map(|p| p.lines), Some(pick.lines));
     let labels: Vec<&str> = scene.outline.rows.iter().map(|r| r.label.as_str()).collect();
     assert!(labels.iter().any(|l| l.contains("3000")), "the slow rank's row is labelled: {labels:?}");
     // A search needs the rows: none of it is drawn from cells.

@@ -593,6 +593,7 @@ pub(crate) fn overview_or_cells(
         counts: density.counts,
         names,
         counters: (counter_index, tracks),
+        cells: cells.map(|c| CellsPick::new(c, &legend)),
     };
     Ok((scene, pick))
 }
@@ -665,6 +666,8 @@ pub struct OverviewPick {
     names: Vec<String>,
     /// The counter series and the tracks drawn.
     counters: (std::sync::Arc<CounterIndex>, Vec<Track>),
+    /// Where the picture was drawn from cells: what its pixels' tooltips read of them.
+    cells: Option<CellsPick>,
 }
 
 impl OverviewPick {
@@ -719,49 +722,15 @@ impl Picker for OverviewPick {
             return None;
         }
         let time = t0 + ((t1 - t0) as f64 * f64::from(u)) as u64;
-        let level = &self.pyramid.levels[self.level];
-        let one = Plot { x0: 0, y0: 0, w: p.w, h: p.h };
-        let grid = Grid::new(&self.pyramid.shape, level, one, self.window, &self.rows);
-        let mut ticks = vec![0f64; self.names.len()];
-        let own = self.own.get(row as usize).copied().unwrap_or(false);
-        match self.pyramid.locations.as_ref().filter(|_| own) {
-            Some(tiles) => {
-                let cells = own_columns(&self.pyramid.shape, tiles, one, self.window);
-                own_ticks(tiles, self.pyramid.shape.states, lo, &cells[col as usize], |s, v| ticks[s as usize] += v);
-            }
-            None => {
-                let blocks = block_cover(lo, hi, level.block, self.pyramid.shape.ranks);
-                grid.ticks(col as usize, &blocks, |s, v| ticks[s as usize] += v);
-            }
-        }
-        let total: f64 = ticks.iter().sum();
         let mut lines = vec![format!("at {}", seconds(time))];
-        if total > 0.0 {
-            let mut order: Vec<usize> = (0..ticks.len()).filter(|&s| ticks[s] > 0.0).collect();
-            order.sort_by(|&a, &b| ticks[b].total_cmp(&ticks[a]));
-            let shares: Vec<String> =
-                order.iter().take(3).map(|&s| format!("{} {:.0}%", self.names[s], ticks[s] / total * 100.0)).collect();
-            lines.push(format!("states: {}", shares.join(", ")));
-        } else {
-            lines.push("no state".into());
-        }
-        if let Some(&c) = self.counts.get((row * p.w + col) as usize).filter(|&&c| c > 0) {
-            lines.push(format!("about {c} message lines through this pixel"));
+        let own = self.own.get(row as usize).copied().unwrap_or(false);
+        match &self.cells {
+            Some(c) => lines.extend(c.lines((row * p.w + col) as usize, self.counts.get((row * p.w + col) as usize))),
+            None => lines.extend(self.pyramid_lines(col, row, (lo, hi), own)),
         }
         let track = self.tracks.as_ref().and_then(|r| r.at_row(row).map(|k| (r, k)));
         let band = track.and_then(|(r, k)| r.band(k).map(str::to_string));
         let click = track.and_then(|(r, k)| band_click(r, &self.opened, k));
-        match (own, self.pyramid.locations.as_ref()) {
-            (true, Some(tiles)) => lines.push(format!(
-                "drawn apart: it differs from the others; from its own tiles ({} ms a cell): zoom in to read the rows",
-                format_value(tiles.bin_ticks as f64 / self.tps * 1e3)
-            )),
-            _ => lines.push(format!(
-                "summed from the pyramid ({} ranks by {} ms a cell): zoom in to read the rows",
-                level.block,
-                format_value(level.state_bin_ticks as f64 / self.tps * 1e3)
-            )),
-        }
         let ranks = if hi - lo == 1 { format!("rank {lo}") } else { format!("ranks {lo}-{}", hi - 1) };
         let title = match band {
             Some(b) => {
@@ -779,6 +748,98 @@ impl Picker for OverviewPick {
             Some(s) => pick.with_click(Parts::OPENED, s),
             None => pick,
         })
+    }
+}
+
+impl OverviewPick {
+    /// A tooltip's lines of pixel (`col`, `row`) drawn from the pyramid: the states of the
+    /// ranks `lo..hi` (from their own tiles where `own`), the lines through it, and what the
+    /// pixel was summed from.
+    fn pyramid_lines(&self, col: u32, row: u32, (lo, hi): (u32, u32), own: bool) -> Vec<String> {
+        let p = self.plot;
+        let level = &self.pyramid.levels[self.level];
+        let one = Plot { x0: 0, y0: 0, w: p.w, h: p.h };
+        let grid = Grid::new(&self.pyramid.shape, level, one, self.window, &self.rows);
+        let mut ticks = vec![0f64; self.names.len()];
+        match self.pyramid.locations.as_ref().filter(|_| own) {
+            Some(tiles) => {
+                let cells = own_columns(&self.pyramid.shape, tiles, one, self.window);
+                own_ticks(tiles, self.pyramid.shape.states, lo, &cells[col as usize], |s, v| ticks[s as usize] += v);
+            }
+            None => {
+                let blocks = block_cover(lo, hi, level.block, self.pyramid.shape.ranks);
+                grid.ticks(col as usize, &blocks, |s, v| ticks[s as usize] += v);
+            }
+        }
+        let total: f64 = ticks.iter().sum();
+        let mut lines = Vec::new();
+        if total > 0.0 {
+            let mut order: Vec<usize> = (0..ticks.len()).filter(|&s| ticks[s] > 0.0).collect();
+            order.sort_by(|&a, &b| ticks[b].total_cmp(&ticks[a]));
+            let shares: Vec<String> =
+                order.iter().take(3).map(|&s| format!("{} {:.0}%", self.names[s], ticks[s] / total * 100.0)).collect();
+            lines.push(format!("states: {}", shares.join(", ")));
+        } else {
+            lines.push("no state".into());
+        }
+        if let Some(&c) = self.counts.get((row * p.w + col) as usize).filter(|&&c| c > 0) {
+            lines.push(format!("about {c} message lines through this pixel"));
+        }
+        match (own, self.pyramid.locations.as_ref()) {
+            (true, Some(tiles)) => lines.push(format!(
+                "drawn apart: it differs from the others; from its own tiles ({} ms a cell): zoom in to read the rows",
+                format_value(tiles.bin_ticks as f64 / self.tps * 1e3)
+            )),
+            _ => lines.push(format!(
+                "summed from the pyramid ({} ranks by {} ms a cell): zoom in to read the rows",
+                level.block,
+                format_value(level.state_bin_ticks as f64 / self.tps * 1e3)
+            )),
+        }
+        lines
+    }
+}
+
+/// What the tooltips of a picture drawn from cells read of them: each pixel's state and its
+/// cover, and how many rows the cells were drawn from.
+pub(crate) struct CellsPick {
+    slot: Vec<u8>,
+    alpha: Vec<u8>,
+    rows: u64,
+    /// The name of each colour slot.
+    names: Vec<Option<String>>,
+}
+
+impl CellsPick {
+    fn new(c: &Cells, legend: &super::index::Legend) -> Self {
+        let mut names = vec![None; CATEGORICAL.len()];
+        for (slot, name) in legend {
+            if let Some(n) = names.get_mut(*slot) {
+                n.get_or_insert_with(|| name.clone());
+            }
+        }
+        Self { slot: c.slot.clone(), alpha: c.alpha.clone(), rows: c.rows, names }
+    }
+
+    /// A tooltip's lines of pixel `k` (`lines`: the message lines through it).
+    fn lines(&self, k: usize, lines: Option<&u32>) -> Vec<String> {
+        let mut out = Vec::new();
+        match self.slot.get(k).filter(|&&s| s != NO_SLOT) {
+            Some(&s) => {
+                let name = self.names.get(s as usize).cloned().flatten().unwrap_or_else(|| format!("state slot {s}"));
+                let cover = f32::from(self.alpha.get(k).copied().unwrap_or(0)) / 255.0 * 100.0;
+                out.push(format!("state: {name} (the most time here; states cover {cover:.0}% of it)"));
+            }
+            None => out.push("no state".into()),
+        }
+        if let Some(&c) = lines.filter(|&&c| c > 0) {
+            out.push(format!("{c} message lines through this pixel"));
+        }
+        out.push(format!(
+            "drawn where the store lies from the window's {} rows, a state and a count a pixel: zoom in to read the rows",
+            crate::labels::thousands(self.rows as usize)
+        ));
+        out
     }
 }
 
