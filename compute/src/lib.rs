@@ -31,15 +31,17 @@ pub mod pool;
 pub mod reduce;
 pub mod shaders;
 pub mod timeline_pixels;
+pub mod timestamps;
 pub mod words;
 
 pub use bin_heatmap::{AxisKey, HeatmapGrid, HeatmapInput};
 pub use bspline::ControlPolygons;
-pub use gpu::{Backend, BackendChoice, GpuContext, GpuError, PassTimer, PassTiming, TimedPass};
+pub use gpu::{Backend, BackendChoice, GpuContext, GpuError, PassTiming};
 pub use held::DeviceWords;
 pub use kde_bundle::{BundleInput, BundleParams, Bundled};
 pub use line_density::{DensityImage, DensityInput};
 pub use reduce::{ColumnStats, Histogram};
+pub use timestamps::{PassTimer, TimedPass};
 pub use wgpu;
 
 impl crate::Backend {

@@ -199,17 +199,18 @@ impl Remote {
         })
     }
 
-    /// The files of `ask` (the head or the events), held in memory, and the span of the
-    /// store's rows where the server gives it.
-    fn files(&self, ask: Ask, into: &mut Assembled) -> Result<Option<(u64, u64)>, String> {
-        let mut span = None;
+    /// The files of `ask` (the head or the events), held in memory, the span of the store's
+    /// rows where the server gives it, and whether the server draws cells.
+    fn files(&self, ask: Ask, into: &mut Assembled) -> Result<(Option<(u64, u64)>, bool), String> {
+        let (mut span, mut cells) = (None, false);
         for (schema, batches) in self.get(ask)? {
             span = span.or_else(|| crate::protocol::span_of(&schema));
+            cells |= crate::protocol::draws_cells(&schema);
             for b in &batches {
                 into.add(b)?;
             }
         }
-        Ok(span)
+        Ok((span, cells))
     }
 }
 
@@ -264,7 +265,7 @@ pub fn open_with(input: &str, progress: &dyn Fn(u64, u64), in_memory_rows: u64) 
     let remote = Arc::new(Remote::connect(input).map_err(|e| SourceError::invalid(input, e))?);
     let fail = |e: String| SourceError::invalid(input, e);
     let mut held = Assembled::default();
-    let span = remote.files(Ask::Head, &mut held).map_err(fail)?;
+    let (span, draws_cells) = remote.files(Ask::Head, &mut held).map_err(fail)?;
     progress(held.bytes, 0);
     let manifest = held.files.get(store::MANIFEST).ok_or_else(|| fail("the server sent no manifest".into()))?;
     let m: store::Manifest =
@@ -292,6 +293,7 @@ pub fn open_with(input: &str, progress: &dyn Fn(u64, u64), in_memory_rows: u64) 
             kept: Mutex::new(None),
             last: Mutex::new(None),
             cells: Mutex::new(None),
+            draws_cells,
         };
         store::out_of_core_with(&files, m, Arc::new(rows), span)
     };
@@ -328,6 +330,8 @@ pub struct RemoteRows {
     /// The last cells fetched and what they were asked for: the picture of the window that
     /// follows its estimate reads them.
     cells: Mutex<Option<(CellsAsk, Arc<Cells>)>>,
+    /// Whether the server draws cells (its head says so; an older one refuses to be asked).
+    draws_cells: bool,
 }
 
 /// A window estimated: the window, its estimate, and its rows where they were within the budget
@@ -455,6 +459,9 @@ impl WindowRows for RemoteRows {
     }
 
     fn cells(&self, ask: &CellsAsk) -> Option<Result<Arc<Cells>, String>> {
+        if !self.draws_cells {
+            return None;
+        }
         if let Some(c) = self.cells.lock().ok().and_then(|c| c.as_ref().filter(|c| c.0 == *ask).map(|c| c.1.clone())) {
             return Some(Ok(c));
         }

@@ -137,10 +137,19 @@ pub fn files_schema() -> SchemaRef {
 }
 
 /// The schema of the head's pieces, with the span of the store's rows (the row groups'
-/// statistics know the last receive and end times where the manifest may not).
+/// statistics know the last receive and end times where the manifest may not), and `cells`:
+/// this server draws a dense window's cells (a server without it refuses a request that asks
+/// for them, so a client asks only where the head says so).
 pub fn head_schema(span: Option<(u64, u64)>) -> SchemaRef {
-    let meta = span.map(|(a, b)| [("span".to_string(), format!("{a},{b}"))].into_iter().collect()).unwrap_or_default();
+    let mut meta: std::collections::HashMap<String, String> =
+        span.map(|(a, b)| [("span".to_string(), format!("{a},{b}"))].into_iter().collect()).unwrap_or_default();
+    meta.insert("cells".into(), "1".into());
     Arc::new(files_schema().as_ref().clone().with_metadata(meta))
+}
+
+/// Whether a head's schema says its server draws cells ([`head_schema`]).
+pub fn draws_cells(schema: &Schema) -> bool {
+    schema.metadata().get("cells").is_some_and(|v| v == "1")
 }
 
 /// The span a head's schema carries.
@@ -590,6 +599,17 @@ mod tests {
             }
         }
         assert!(decoded > 0 && refused > 0, "{decoded} decoded, {refused} refused");
+    }
+
+    #[test]
+    fn a_head_says_its_server_draws_cells_and_its_span() {
+        let head = head_schema(Some((3, 9)));
+        assert!(draws_cells(&head));
+        assert_eq!(span_of(&head), Some((3, 9)));
+        // An older server's head: its span, no cells.
+        let older = Schema::new(files_schema().fields().clone())
+            .with_metadata([("span".to_string(), "3,9".to_string())].into_iter().collect());
+        assert!(!draws_cells(&older) && span_of(&older) == Some((3, 9)));
     }
 
     #[test]

@@ -556,7 +556,7 @@ impl GpuRenderer {
         let bg = scene.background_rgba8();
         // Timed where asked: what it binds is at least its instances and its target.
         let bound = all.len() as u64 * size_of::<Instance>() as u64 + u64::from(size[0]) * u64::from(size[1]) * 4;
-        let timer = ctx.pass_timer("render", bound);
+        let timer = exaviz_compute::PassTimer::new(ctx, "render", bound);
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("exaviz.render.pass"),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
