@@ -320,7 +320,13 @@ impl FlightService for Service {
                     let mb = p.iter().flat_map(|(_, b)| b).map(RecordBatch::get_array_memory_size).sum::<usize>()
                         as f64
                         / 1e6;
-                    eprintln!("{line}: {rows} rows, {mb:.2} MB before compression, in {ms:.1} ms");
+                    // A window's cells: the picture's size and the trace rows drawn.
+                    let meta = p.first().map(|(s, _)| s.metadata());
+                    let what = match meta.and_then(|m| Some((m.get("cells")?, m.get("rows")?))) {
+                        Some((size, drawn)) => format!("cells {size} of {drawn} rows"),
+                        None => format!("{rows} rows"),
+                    };
+                    eprintln!("{line}: {what}, {mb:.2} MB before compression, in {ms:.1} ms");
                 }
                 Err(e) => eprintln!("{line}: refused: {e}"),
             }

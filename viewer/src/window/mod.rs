@@ -315,8 +315,12 @@ impl State {
         if self.explorer.busy() {
             let coarse = self.explorer.shown.as_ref().is_some_and(|p| p.coarse && p.generation == self.explorer.asked);
             Some(
-                if coarse { "from the pyramid: reading the window's rows from the server…" } else { "computing…" }
-                    .into(),
+                if coarse {
+                    "from the pyramid: reading the window's rows (or its cells) from the server…"
+                } else {
+                    "computing…"
+                }
+                .into(),
             )
         } else if let Some(e) = &self.explorer.error {
             Some(format!("error: {e} (the last good picture is shown)"))

@@ -602,7 +602,7 @@ pub(crate) fn overview_or_cells(
 /// `cell` its bins of time) or from cells (`drawn` the rows they were drawn from).
 fn overview_title(dataset: &Dataset, ooc: &OutOfCore, drawn: Result<u64, u32>, cell: &str, unfiltered: &str) -> String {
     let drawn = match drawn {
-        Ok(rows) => format!("{} messages and intervals drawn where they lie", crate::labels::thousands(rows as usize)),
+        Ok(rows) => format!("{} rows drawn where they lie", crate::labels::thousands(rows as usize)),
         Err(block) => format!("pyramid: {block} ranks x {cell} ms"),
     };
     let n = dataset.trace.locations.name.len();
