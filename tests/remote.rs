@@ -239,6 +239,9 @@ fn a_dense_window_travels_as_its_cells() {
     // A search needs the rows: none of it is drawn from cells.
     let search = Selection { search: Some(exaviz_model::selection::Search::new("MPI_Wait").unwrap()), ..whole };
     assert!(view.cells_ask(&remote, &search, FRAME).is_none());
+    // Nor does a picture larger than a server draws cells for (a wall's canvas).
+    let wall = Frame { width: 16_000, height: 4_000 };
+    assert!(view.cells_ask(&remote, &whole, wall).is_none());
     // A short window holds fewer rows than pixels: its rows travel.
     let seconds = (r.span.1 - r.span.0) as f64 / remote.trace.ticks_per_second.max(1) as f64;
     let short = Selection { window_s: Some((seconds * 0.4, seconds * 0.405)), ..whole };

@@ -89,8 +89,9 @@ pub struct CellsAsk {
     pub above: u64,
 }
 
-/// Most plot pixels a picture of cells holds (an 8K picture's).
-pub const MAX_CELLS: u64 = 7680 * 4320;
+/// Most plot pixels a picture of cells holds (a 4096-pixel square's, more than a 5K screen's
+/// plot): a server draws them in about 50 bytes a pixel, so a request is bounded to under 1 GB.
+pub const MAX_CELLS: u64 = 4096 * 4096;
 
 /// A timeline picture of a window as per-pixel cells ([`CellsAsk`]), row by row of the plot:
 /// what a dense window's rows would draw, in a fraction of their bytes.

@@ -9,6 +9,7 @@ use futures::StreamExt;
 
 use crate::protocol::{Ask, Request, RowsAsk};
 use crate::server::{Served, spawn};
+use exaviz_model::dataset::CellsAsk;
 
 fn store(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("exaviz-remote-unit-{name}-{}", std::process::id()));
@@ -65,6 +66,22 @@ fn malformed_and_hostile_requests_get_one_line_and_the_server_keeps_answering() 
             store: "s.exaviz".into(),
             ask: Ask::Rows(RowsAsk { t0: 0, t1: u64::MAX, budget, parts: Vec::new(), cells: None }),
         };
+        let cells = |change: fn(&mut CellsAsk)| {
+            let mut c = CellsAsk {
+                window: (0, u64::MAX),
+                plot: [0, 0, 64, 32],
+                rows: 0,
+                summary: 0,
+                states: 0,
+                opened: None,
+                above: 0,
+            };
+            change(&mut c);
+            let ask = RowsAsk { t0: 0, t1: u64::MAX, budget: u64::MAX, parts: Vec::new(), cells: Some(c) };
+            Request { store: "s.exaviz".into(), ask: Ask::Rows(ask) }
+        };
+        // A window's cells, where asked for above no rows: three parts.
+        assert!(get(&mut client, cells(|_| {}).ticket()).await.unwrap() > 3);
         // Over the budget: the schema alone.
         assert_eq!(get(&mut client, rows(0).ticket()).await.unwrap(), 1);
         assert!(get(&mut client, rows(u64::MAX).ticket()).await.unwrap() > 2);
@@ -81,6 +98,12 @@ fn malformed_and_hostile_requests_get_one_line_and_the_server_keeps_answering() 
             (Request { store: outside, ask: Ask::Head }.ticket(), "not below a folder"),
             (Request { store: "/etc/passwd".into(), ask: Ask::Head }.ticket(), "not below a folder"),
             (Request { store: "nothing.exaviz".into(), ask: Ask::Head }.ticket(), "no such store"),
+            // Cells of a picture larger than a server draws, of an unknown option, of a location
+            // the trace lacks, of another window than the rows'.
+            (cells(|c| c.plot = [0, 0, 100_000, 100_000]).ticket(), "a plot of 100000x100000 pixels"),
+            (cells(|c| c.rows = 9).ticket(), "rows 9"),
+            (cells(|c| c.opened = Some(1_000_000)).ticket(), "location 1000000 opened (there are 16)"),
+            (cells(|c| c.window = (5, 9)).ticket(), "asked with the rows of"),
         ];
         for (ticket, says) in bad {
             let e = get(&mut client, ticket).await.unwrap_err();
@@ -89,9 +112,9 @@ fn malformed_and_hostile_requests_get_one_line_and_the_server_keeps_answering() 
         // A mutation fuzz through the whole server: every answer is data or one line.
         let mut rng = exaviz_model::rng::SplitMix64(0x2545_f491_4f6c_dd1d);
         let mut next = move || rng.next_u64();
-        let seeds = [head.clone(), rows(5_000_000).ticket()];
-        for k in 0..300 {
-            let mut t = seeds[k % 2].clone();
+        let seeds = [head.clone(), rows(5_000_000).ticket(), cells(|_| {}).ticket()];
+        for k in 0..450 {
+            let mut t = seeds[k % 3].clone();
             let i = (next() as usize) % t.len();
             match next() % 3 {
                 0 => t[i] = next() as u8,

@@ -862,7 +862,7 @@ fn grouping(
 /// What a timeline of a window whose rows lie on another machine asks there: the picture of
 /// `opts` as cells ([`window_cells`]) where the window holds more rows than the plot has
 /// pixels. `None` where `opts` need the rows themselves (a search, a message filter, the
-/// critical path, waits, bundling).
+/// critical path, waits, bundling), or the plot has more pixels than a server draws.
 pub(crate) fn cells_ask(
     dataset: &Dataset,
     ooc: &OutOfCore,
@@ -881,6 +881,10 @@ pub(crate) fn cells_ask(
     let window = window_in(ooc.span, tps, opts.window_s).ok()?;
     let outer = timeline_plot(opts).ok()?;
     let (p, _, _) = counters::layout(outer, &counter_index.chosen(opts.counters), counter_index.series.len());
+    // A picture larger than a server draws (a wall's canvas) reads the rows.
+    if u64::from(p.w) * u64::from(p.h) > exaviz_model::dataset::MAX_CELLS {
+        return None;
+    }
     Some(CellsAsk {
         window,
         plot: [p.x0, p.y0, p.w, p.h],
