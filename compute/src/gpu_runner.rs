@@ -6,6 +6,7 @@ use super::{BufId, Command, Kernel, Outputs, Recording, Runner, StageError, work
 use crate::gpu::{GpuContext, GpuError};
 use crate::held::{DeviceWords, GpuWords};
 use crate::pool::{Pool, Use};
+use crate::timestamps;
 
 pub struct GpuRunner<'c> {
     ctx: &'c GpuContext,
@@ -144,19 +145,12 @@ impl<'r, 'c> Run<'r, 'c> {
             spare: Vec::new(),
             uniforms: Vec::new(),
             encoder: None,
-            timer: runner.ctx.timing().then(|| {
-                let set = runner.ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
-                    label: Some("exaviz.pass-timestamps"),
-                    ty: wgpu::QueryType::Timestamp,
-                    count: 2 * TIMED_PASSES,
-                });
-                (set, Vec::new())
-            }),
+            timer: runner.ctx.timing().then(|| (timestamps::query_set(runner.ctx, TIMED_PASSES), Vec::new())),
         }
     }
 
     /// Reads the timestamps of the passes timed since the last read into the context's
-    /// timings (the reads are the instrument's own: not counted as the engine's traffic).
+    /// timings.
     fn collect_timings(&mut self) {
         let Some((set, passes)) =
             self.timer.as_mut().filter(|(_, p)| !p.is_empty()).map(|(s, p)| (s.clone(), std::mem::take(p)))
@@ -164,29 +158,10 @@ impl<'r, 'c> Run<'r, 'c> {
             return;
         };
         let ctx = self.runner.ctx;
-        let bytes = passes.len() as u64 * 16;
-        let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("exaviz.timestamps"),
-            size: bytes,
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("exaviz.timestamps.read"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
         let enc = self.encoder();
-        enc.resolve_query_set(&set, 0..2 * passes.len() as u32, &resolve, 0);
-        enc.copy_buffer_to_buffer(&resolve, 0, &staging, 0, bytes);
+        let staging = timestamps::resolve(&ctx.device, enc, &set, passes.len() as u32);
         self.flush();
-        let Ok(words) = read_mapped_bytes(&ctx.device, &staging, bytes) else { return };
-        let period = f64::from(ctx.queue.get_timestamp_period());
-        for ((kernel, bound), w) in passes.iter().zip(words.chunks_exact(4)) {
-            let (start, end) = (u64::from(w[0]) | u64::from(w[1]) << 32, u64::from(w[2]) | u64::from(w[3]) << 32);
-            ctx.add_timing(kernel, *bound, (end.saturating_sub(start) as f64 * period) as u64);
-        }
+        timestamps::read(ctx, &staging, &passes);
     }
 
     fn encoder(&mut self) -> &mut wgpu::CommandEncoder {

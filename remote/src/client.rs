@@ -407,6 +407,13 @@ impl RemoteRows {
         Ok(Fetched::Rows(estimate, Box::new(rows)))
     }
 
+    /// Keeps `window`'s estimate `n` and its rows (where fetched) for the read that follows.
+    fn keep(&self, window: Window, n: u64, rows: Option<Box<Rows>>) {
+        if let Ok(mut k) = self.kept.lock() {
+            *k = Some((window, n, rows));
+        }
+    }
+
     /// Every id in range, as a store's reader checks them.
     fn check(&self, m: &Messages, v: &Intervals) -> Result<(), String> {
         let (n, r) = (self.locations, self.regions);
@@ -438,9 +445,7 @@ impl WindowRows for RemoteRows {
             // The read that follows says what went wrong.
             Err(_) => return 0,
         };
-        if let Ok(mut k) = self.kept.lock() {
-            *k = Some((window, n, rows));
-        }
+        self.keep(window, n, rows);
         n
     }
 
@@ -477,18 +482,14 @@ impl WindowRows for RemoteRows {
                 if let Ok(mut k) = self.cells.lock() {
                     *k = Some((ask.clone(), c.clone()));
                 }
-                if let Ok(mut k) = self.kept.lock() {
-                    *k = Some((ask.window, n, None));
-                }
+                self.keep(ask.window, n, None);
                 return Some(Ok(c));
             }
             Ok(Fetched::Over(n)) => (n, None),
             Ok(Fetched::Rows(n, rows)) => (n, Some(rows)),
             Err(e) => return Some(Err(e)),
         };
-        if let Ok(mut k) = self.kept.lock() {
-            *k = Some((ask.window, n, rows));
-        }
+        self.keep(ask.window, n, rows);
         None
     }
 }

@@ -515,14 +515,16 @@ pub(crate) fn overview_or_cells(
     })?;
     // The lines are at the finest blocks and bins: a grid of its own over level 0.
     let fine = Grid::new(&pyr.shape, &pyr.levels[0], p, window, &rows);
-    let own_cells = pyr.locations.as_ref().map(|tiles| (tiles, own_columns(&pyr.shape, tiles, p, window)));
-    let own_tiles = own_cells.as_ref().map(|(tiles, c)| (*tiles, &c[..]));
     let (mut states, density) = match cells {
         Some(c) => (cell_states(c), cell_density(c)),
-        None => rayon::join(
-            || pyramid_states(&grid, p, per_px, &slot, opts.states, (&own, own_tiles)),
-            || lines_density(lines, &fine, p),
-        ),
+        None => {
+            let own_cells = pyr.locations.as_ref().map(|tiles| (tiles, own_columns(&pyr.shape, tiles, p, window)));
+            let own_tiles = own_cells.as_ref().map(|(tiles, c)| (*tiles, &c[..]));
+            rayon::join(
+                || pyramid_states(&grid, p, per_px, &slot, opts.states, (&own, own_tiles)),
+                || lines_density(lines, &fine, p),
+            )
+        }
     };
     let shares = summary.map(|sp| {
         // Every location at once: level 0's bins (the lines' grid), their totals over the
