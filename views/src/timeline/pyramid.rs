@@ -517,14 +517,7 @@ pub(crate) fn overview_or_cells(
     let fine = Grid::new(&pyr.shape, &pyr.levels[0], p, window, &rows);
     let (mut states, density) = match cells {
         Some(c) => (cell_states(c), cell_density(c)),
-        None => {
-            let own_cells = pyr.locations.as_ref().map(|tiles| (tiles, own_columns(&pyr.shape, tiles, p, window)));
-            let own_tiles = own_cells.as_ref().map(|(tiles, c)| (*tiles, &c[..]));
-            rayon::join(
-                || pyramid_states(&grid, p, per_px, &slot, opts.states, (&own, own_tiles)),
-                || lines_density(lines, &fine, p),
-            )
-        }
+        None => pyramid_pixels(pyr, (&grid, &fine), lines, (p, window), &slot, opts.states, &own),
     };
     let shares = summary.map(|sp| {
         // Every location at once: level 0's bins (the lines' grid), their totals over the
@@ -598,6 +591,23 @@ pub(crate) fn overview_or_cells(
         cells: cells.map(|c| CellsPick::new(c, &legend)),
     };
     Ok((scene, pick))
+}
+
+/// The states and message lines of plot `p` over `window` from the pyramid: the states from
+/// `grid` (the rows marked in `own` from their own tiles), the lines from `fine`.
+fn pyramid_pixels(
+    pyr: &Pyramid,
+    (grid, fine): (&Grid<'_>, &Grid<'_>),
+    lines: &Lines,
+    (p, window): (Plot, (u64, u64)),
+    slot: &[usize],
+    mode: StateMode,
+    own: &[bool],
+) -> (Vec<Option<[f32; 4]>>, DensityImage) {
+    let per_px = (window.1 - window.0) as f64 / f64::from(p.w);
+    let own_cells = pyr.locations.as_ref().map(|tiles| (tiles, own_columns(&pyr.shape, tiles, p, window)));
+    let own_tiles = own_cells.as_ref().map(|(tiles, c)| (*tiles, &c[..]));
+    rayon::join(|| pyramid_states(grid, p, per_px, slot, mode, (own, own_tiles)), || lines_density(lines, fine, p))
 }
 
 /// The title of a picture of `ooc` from the pyramid (with `drawn` its blocks of ranks and
