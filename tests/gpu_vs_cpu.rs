@@ -511,6 +511,55 @@ fn location_features_and_distances_match() {
     assert_eq!((nearest[100].0, nearest[100].1), (1, 0), "a representative is its own nearest");
 }
 
+/// Features summed from quantised per-location tiles, and every location's nearest
+/// representative from them, agree exactly between the GPU kernel and the CPU: 64-bit sums
+/// whose products pass 32 bits, windows wider and narrower than a tile bin; on the GPU the
+/// tiles go up once, and a second window moves only its table and the representatives.
+#[test]
+fn tile_features_and_their_distances_match() {
+    use stages::location_features::tiles::{self, TileInput, Tiles};
+    let mut rng = Rng(93);
+    let (locations, states, bins) = (700u32, 6u32, 48u32);
+    let ticks: Vec<u64> =
+        (0..locations * states * bins).map(|c| if c % 7 == 0 { 0 } else { rng.next_u64() % 90_000_000_000 }).collect();
+    let tiles =
+        std::sync::Arc::new(Tiles::quantise((locations, states, bins), (1 << 36, 90_000_000_000), &ticks).unwrap());
+    let slot_of_state = [0u32, 1, 2, 2, 5, 40];
+    let t0 = 1u64 << 36;
+    // A context of its own: the shared one's counters move with the other tests.
+    let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    for (k, window) in [
+        (t0, t0 + 48 * 90_000_000_000),
+        (t0 + 1_000_000_007, t0 + 1_000_900_000),
+        (t0 + 5e11 as u64, t0 + 3.3e12 as u64),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let input = TileInput { tiles: &tiles, slot_of_state: &slot_of_state, slots: 6, window, bins: 32 };
+        let plain = tiles::run(&mut CpuRunner::default(), &input).unwrap();
+        assert!(plain.values.iter().filter(|&&v| v > 0).count() > 10_000, "the features are filled");
+        let reps: Vec<u32> = [3usize, 100, 377].iter().flat_map(|&l| plain.of(l).to_vec()).collect();
+        let nearest = stages::location_features::nearest(&mut CpuRunner::default(), &plain, &reps).unwrap();
+        let before = ctx.traffic.totals();
+        assert_eq!(
+            tiles::nearest(&mut GpuRunner::new(&ctx), &input, &reps).unwrap(),
+            nearest,
+            "distances, window {window:?}"
+        );
+        let (up, down) = ctx.traffic.totals();
+        let (up, down) = (up - before.0, down - before.1);
+        if k == 0 {
+            assert!(up >= 4 * ticks.len() as u64, "the tiles go up once: {up} bytes");
+        } else {
+            assert!(up < 8 * 1024, "window {k}: {up} bytes up (the tiles are kept)");
+        }
+        assert_eq!(down, 8 * u64::from(locations), "only the nearest come back");
+        assert!(tiles::run(&mut GpuRunner::new(&ctx), &input).unwrap() == plain, "features, window {window:?}");
+        assert_eq!(tiles::nearest(&mut CpuRunner::default(), &input, &reps).unwrap(), nearest);
+    }
+}
+
 /// The GPU runner keeps its buffers between runs: a second run of the same work creates none,
 /// a reused buffer reads as zero-filled as a new one does, and the traffic counted is exactly
 /// the words uploaded (data and uniforms) and downloaded.

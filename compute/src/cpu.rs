@@ -216,7 +216,9 @@ fn dispatch<'b>(
             }
             line_density_plain::line_density_all(&p, seg, w, c, s);
         }
-        Kernel::LocationFeatures | Kernel::LocationDistances => features_dispatch(kernel, n, params, get)?,
+        Kernel::LocationFeatures | Kernel::LocationDistances | Kernel::TileFeatures => {
+            features_dispatch(kernel, n, params, get)?
+        }
         Kernel::ReduceU32 => {
             let p = reduce::Params::from_words(params)?;
             let (v, acc) = (get(1)?, get(3)?);
@@ -303,6 +305,9 @@ fn features_dispatch<'b>(
     if kernel == Kernel::LocationFeatures {
         let (spans, features) = (get(1)?, get(2)?);
         for_each_invocation(n, |i| location_features::location_features(i, &p, spans, features));
+    } else if kernel == Kernel::TileFeatures {
+        let (tiles, table, features) = (get(6)?, get(7)?, get(2)?);
+        for_each_invocation(n, |i| location_features::tile_features(i, &p, tiles, table, features));
     } else {
         let (fin, reps, out) = (get(5)?, get(3)?, get(4)?);
         for_each_invocation(n, |l| location_features::location_distances(l, &p, fin, reps, out));

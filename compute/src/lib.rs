@@ -78,6 +78,7 @@ pub enum Kernel {
     ForceLayout,
     LocationFeatures,
     LocationDistances,
+    TileFeatures,
     StateCover,
     StatePrefix,
     MessageLines,
@@ -94,7 +95,7 @@ impl Kernel {
             Self::LineDensity => shaders::LINE_DENSITY,
             Self::BsplineEval => shaders::BSPLINE,
             Self::ForceLayout => shaders::FORCE_LAYOUT,
-            Self::LocationFeatures | Self::LocationDistances => shaders::LOCATION_FEATURES,
+            Self::LocationFeatures | Self::LocationDistances | Self::TileFeatures => shaders::LOCATION_FEATURES,
             Self::StateCover
             | Self::StatePrefix
             | Self::MessageLines
@@ -127,6 +128,7 @@ impl Kernel {
             Self::ForceLayout => "force_layout",
             Self::LocationFeatures => "location_features",
             Self::LocationDistances => "location_distances",
+            Self::TileFeatures => "tile_features",
             Self::StateCover => "state_cover",
             Self::StatePrefix => "state_prefix",
             Self::MessageLines => "message_lines",

@@ -112,6 +112,26 @@ fn norm(a: &[u32]) -> u64 {
     a.iter().map(|&x| u64::from(x)).sum()
 }
 
+/// What rows are grouped from: each location's features, read on the host for a sample, and
+/// every location's nearest representative, found where the features are.
+pub trait FeatureSource {
+    /// Location `l`'s features.
+    fn of(&self, l: usize) -> std::borrow::Cow<'_, [u32]>;
+    /// Per location, its nearest of `reps` (whole feature vectors in order) and the L1 distance
+    /// to it, on `backend`.
+    fn nearest(&self, reps: &[u32], backend: &Backend) -> Result<Vec<(u32, u32)>, exaviz_compute::StageError>;
+}
+
+impl FeatureSource for Features {
+    fn of(&self, l: usize) -> std::borrow::Cow<'_, [u32]> {
+        std::borrow::Cow::Borrowed(Features::of(self, l))
+    }
+
+    fn nearest(&self, reps: &[u32], backend: &Backend) -> Result<Vec<(u32, u32)>, exaviz_compute::StageError> {
+        location_features::nearest(&mut *backend.runner(), self, reps)
+    }
+}
+
 /// The lower median of `v` (sorted in place); 0 for none.
 pub(crate) fn median(v: &mut [u64]) -> u64 {
     v.sort_unstable();
@@ -121,7 +141,7 @@ pub(crate) fn median(v: &mut [u64]) -> u64 {
 /// The groups of the `shown` locations by their features, at most `most_deviants` of them
 /// standing out (the most deviant first).
 pub fn group(
-    f: &Features,
+    f: &impl FeatureSource,
     shown: &[u32],
     most_deviants: usize,
     backend: &Backend,
@@ -134,7 +154,7 @@ pub fn group(
     // A sample drawn at random (seeded, so a window groups the same way every time): an even
     // stride would see only every k-th location, and miss a behaviour of every other one.
     let mut rng = exaviz_model::rng::SplitMix64(shown.len() as u64);
-    let sample: Vec<&[u32]> = if shown.len() <= SAMPLE {
+    let sample: Vec<std::borrow::Cow<'_, [u32]>> = if shown.len() <= SAMPLE {
         shown.iter().map(|&l| f.of(l as usize)).collect()
     } else {
         (0..SAMPLE).map(|_| f.of(shown[rng.below(shown.len() as u32) as usize] as usize)).collect()
@@ -144,22 +164,22 @@ pub fn group(
         sample.par_iter().map(|a| sample.iter().map(|b| distance(a, b)).sum()).collect()
     };
     let first = (0..sample.len()).min_by_key(|&k| (sums[k], k)).unwrap_or(0);
-    let mut reps: Vec<&[u32]> = vec![sample[first]];
-    let mut near: Vec<u64> = sample.iter().map(|s| distance(s, sample[first])).collect();
+    let mut reps: Vec<&[u32]> = vec![&sample[first]];
+    let mut near: Vec<u64> = sample.iter().map(|s| distance(s, &sample[first])).collect();
     let spread = median(&mut near.clone());
-    let floor = (FLOOR * norm(sample[first]) as f64) as u64;
+    let floor = (FLOOR * norm(&sample[first]) as f64) as u64;
     while reps.len() < MOST_GROUPS {
         let Some((far, &d)) = near.iter().enumerate().max_by_key(|&(k, &d)| (d, std::cmp::Reverse(k))) else { break };
         if d <= (4 * spread).max(floor) {
             break;
         }
-        reps.push(sample[far]);
+        reps.push(&sample[far]);
         for (k, s) in sample.iter().enumerate() {
-            near[k] = near[k].min(distance(s, sample[far]));
+            near[k] = near[k].min(distance(s, &sample[far]));
         }
     }
     let flat: Vec<u32> = reps.concat();
-    let nearest = location_features::nearest(&mut *backend.runner(), f, &flat)?;
+    let nearest = f.nearest(&flat, backend)?;
     let mut groups: Vec<Vec<u32>> = vec![Vec::new(); reps.len()];
     for &l in shown {
         groups[nearest[l as usize].0 as usize].push(l);

@@ -8,14 +8,18 @@
 // cell per bin it overlaps.
 
 struct Params {
-    n: u32,            // intervals in this chunk, or locations (location_distances)
+    n: u32,            // intervals in this chunk, locations (location_distances) or locations x bins (tile_features)
     locations: u32,
     bins: u32,
     slots: u32,
     bin_quanta: u32,
     reps: u32,         // representatives (location_distances)
+    states: u32,       // states of the tiles (tile_features)
+    tile_bins: u32,    // time bins of the tiles (tile_features)
+    shift: u32,        // fraction bits of the weights (tile_features)
     _pad0: u32,
     _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -28,6 +32,11 @@ struct Params {
 // Per location: the nearest representative and the L1 distance to it.
 @group(0) @binding(4) var<storage, read_write> nearest: array<vec2<u32>>;
 @group(0) @binding(5) var<storage, read> features_in: array<u32>;
+// Per location, state and tile bin: its time in units of the tiles (tile_features).
+@group(0) @binding(6) var<storage, read> tiles: array<u32>;
+// tile_features' table: per state its colour slot (>= slots: none), then per window bin the
+// first of its entries (bins + 1 words), then the entries: a tile bin and its weight.
+@group(0) @binding(7) var<storage, read> tile_table: array<u32>;
 
 fn index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * 256u;
@@ -73,4 +82,80 @@ fn location_distances(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
         }
     }
     nearest[l] = vec2<u32>(best, best_d);
+}
+
+// a * b as a 64-bit (low, high) pair, from 16-bit halves.
+fn mul64(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p00 = a0 * b0;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let mid = p01 + p10;
+    let mid_carry = select(0u, 0x10000u, mid < p01);
+    let lo = p00 + (mid << 16u);
+    let lo_carry = select(0u, 1u, lo < p00);
+    return vec2<u32>(lo, a1 * b1 + (mid >> 16u) + mid_carry + lo_carry);
+}
+
+fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x + b.x;
+    return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+
+// v / 2^shift rounded to nearest (halves up), saturated to 32 bits.
+fn round_shift(v: vec2<u32>, shift: u32) -> u32 {
+    var x = v;
+    if (shift > 0u) {
+        var half = vec2<u32>(0u, 0u);
+        if (shift <= 32u) {
+            half.x = 1u << (shift - 1u);
+        } else {
+            half.y = 1u << (shift - 33u);
+        }
+        x = add64(x, half);
+        if (x.y < v.y) { return 0xffffffffu; }
+        if (shift >= 32u) {
+            x = vec2<u32>(x.y >> (shift - 32u), 0u);
+        } else {
+            x = vec2<u32>((x.x >> shift) | (x.y << (32u - shift)), x.y >> shift);
+        }
+    }
+    if (x.y != 0u) { return 0xffffffffu; }
+    return x.x;
+}
+
+// Invocation (location l, window bin j): per colour slot, the weighted sum of the location's
+// tiles over the tile bins the window bin overlaps, in 64 bits, then in quanta.
+@compute @workgroup_size(256)
+fn tile_features(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(gid, nwg);
+    if (i >= params.n) { return; }
+    let l = i / params.bins;
+    let j = i % params.bins;
+    var acc: array<vec2<u32>, 8>;
+    for (var sl = 0u; sl < 8u; sl++) { acc[sl] = vec2<u32>(0u, 0u); }
+    let offsets = params.states;
+    let entries = offsets + params.bins + 1u;
+    let first = tile_table[offsets + j];
+    let last = tile_table[offsets + j + 1u];
+    for (var s = 0u; s < params.states; s++) {
+        let sl = tile_table[s];
+        if (sl >= params.slots || sl >= 8u) { continue; }
+        let row = (l * params.states + s) * params.tile_bins;
+        var sum = acc[sl];
+        for (var e = first; e < last; e++) {
+            let k = tile_table[entries + 2u * e];
+            if (k < params.tile_bins) {
+                sum = add64(sum, mul64(tiles[row + k], tile_table[entries + 2u * e + 1u]));
+            }
+        }
+        acc[sl] = sum;
+    }
+    let out = (l * params.bins + j) * params.slots;
+    for (var sl = 0u; sl < params.slots && sl < 8u; sl++) {
+        atomicStore(&features[out + sl], round_shift(acc[sl], params.shift));
+    }
 }

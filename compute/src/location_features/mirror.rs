@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::StageError;
 use crate::words::Words;
 
-/// Mirror of the WGSL `Params` (8 words).
+/// Mirror of the WGSL `Params` (12 words).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Params {
@@ -15,10 +15,14 @@ pub struct Params {
     pub slots: u32,
     pub bin_quanta: u32,
     pub reps: u32,
+    pub states: u32,
+    pub tile_bins: u32,
+    pub shift: u32,
     pub _pad0: u32,
     pub _pad1: u32,
+    pub _pad2: u32,
 }
-const _: () = assert!(size_of::<Params>() == 32);
+const _: () = assert!(size_of::<Params>() == 48);
 
 impl Params {
     pub fn from_words(words: &[u32]) -> Result<Self, StageError> {
@@ -74,4 +78,58 @@ pub fn location_distances(l: u32, params: &Params, features_in: &Words, reps: &W
     }
     nearest[2 * l as usize].store(best, Relaxed);
     nearest[2 * l as usize + 1].store(best_d, Relaxed);
+}
+
+/// The shader's `round_shift`: `v / 2^shift` rounded to nearest (halves up), saturated to 32
+/// bits.
+pub fn round_shift(v: u64, shift: u32) -> u32 {
+    let x = match shift {
+        0 => v,
+        1..=63 => match v.checked_add(1u64 << (shift - 1)) {
+            Some(x) => x >> shift,
+            None => return u32::MAX,
+        },
+        _ => 0,
+    };
+    u32::try_from(x).unwrap_or(u32::MAX)
+}
+
+/// The features of location `l` in window bin `j`, per colour slot (the first `slots` of the
+/// eight): the shader's `tile_features` over any word source (`tile` reads a tile word, `table`
+/// a table word).
+pub fn tile_cell(l: u32, j: u32, p: &Params, tile: impl Fn(usize) -> u32, table: impl Fn(usize) -> u32) -> [u32; 8] {
+    let mut acc = [0u64; 8];
+    let offsets = p.states as usize;
+    let entries = offsets + p.bins as usize + 1;
+    let (first, last) = (table(offsets + j as usize), table(offsets + j as usize + 1));
+    for s in 0..p.states {
+        let sl = table(s as usize);
+        if sl >= p.slots || sl >= 8 {
+            continue;
+        }
+        let row = ((l * p.states + s) * p.tile_bins) as usize;
+        let mut sum = acc[sl as usize];
+        for e in first..last {
+            let k = table(entries + 2 * e as usize);
+            if k < p.tile_bins {
+                let w = table(entries + 2 * e as usize + 1);
+                sum = sum.wrapping_add(u64::from(tile(row + k as usize)) * u64::from(w));
+            }
+        }
+        acc[sl as usize] = sum;
+    }
+    acc.map(|v| round_shift(v, p.shift))
+}
+
+/// One invocation of `tile_features`: location `i / bins`'s features in window bin `i % bins`.
+pub fn tile_features(i: u32, params: &Params, tiles: &Words, table: &Words, features: &Words) {
+    if i >= params.n || params.bins == 0 {
+        return;
+    }
+    let (l, j) = (i / params.bins, i % params.bins);
+    let cell = tile_cell(l, j, params, |k| tiles[k].load(Relaxed), |k| table[k].load(Relaxed));
+    let out = ((l * params.bins + j) * params.slots) as usize;
+    for (sl, v) in cell.iter().enumerate().take(params.slots.min(8) as usize) {
+        features[out + sl].store(*v, Relaxed);
+    }
 }

@@ -9,6 +9,7 @@
 //! so every sum is exact in 32 bits and both backends give the same counts.
 
 pub mod mirror;
+pub mod tiles;
 
 use rayon::prelude::*;
 
@@ -83,7 +84,7 @@ pub fn spans(input: &FeatureInput<'_>) -> Vec<[u32; 4]> {
 }
 
 fn params(n: u32, input_locations: u32, bins: u32, slots: u32, reps: u32) -> Vec<u32> {
-    vec![n, input_locations, bins, slots, BIN_QUANTA, reps, 0, 0]
+    vec![n, input_locations, bins, slots, BIN_QUANTA, reps, 0, 0, 0, 0, 0, 0]
 }
 
 fn check(input: &FeatureInput<'_>, max_binding_bytes: u64) -> Result<u64, StageError> {

@@ -18,13 +18,14 @@
 //!   each location that stands out of its group gets a row of its own, drawn from its own tiles
 //!   (at their coarser time bins).
 
-use exaviz_compute::location_features::{self, Features};
+use exaviz_compute::location_features::tiles::{self, TileInput, Tiles};
 use exaviz_compute::{Backend, DensityImage};
 use exaviz_model::Trace;
 use exaviz_model::dataset::{Cells, CellsAsk, Dataset, NO_SLOT, OutOfCore};
 use exaviz_model::pyramid::{Level, Lines, LocationTiles, Pyramid, Shape};
 use exaviz_render::Scene;
 use rayon::prelude::*;
+use std::sync::Arc;
 
 use super::axis::{RowAxis, rows_counted, rows_title, track_axis};
 use super::collectives::Joins;
@@ -44,7 +45,7 @@ use crate::contract;
 use crate::contract::{Pick, Picker};
 use crate::legend::format_value;
 use crate::plot::{CATEGORICAL, Plot};
-use crate::rows::Behaviour;
+use crate::rows::{Behaviour, FeatureSource};
 use crate::trace::window_in;
 use exaviz_model::selection::Parts;
 
@@ -232,67 +233,55 @@ fn summary_shares(grid: &Grid<'_>, p: Plot, per_px: f64, slot: &[usize]) -> Vec<
         .collect()
 }
 
-/// The features of every location of the pyramid over `window` from its per-location tiles, as
+/// The pyramid's per-location tiles quantised for the kernels ([`Tiles`]), made once per pyramid
+/// and kept while it lives: on a GPU device they are uploaded once under this `Arc`.
+fn quantised(pyr: &Arc<Pyramid>) -> Option<Arc<Tiles>> {
+    type Kept = Vec<(std::sync::Weak<Pyramid>, Arc<Tiles>)>;
+    static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(Vec::new());
+    let tiles = pyr.locations.as_ref()?;
+    let mut kept = KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    kept.retain(|(w, _)| w.strong_count() > 0);
+    if let Some((_, t)) = kept.iter().find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(pyr))) {
+        return Some(t.clone());
+    }
+    let s = &pyr.shape;
+    let q = Arc::new(Tiles::quantise((s.ranks, s.states, tiles.bins), (s.t0, tiles.bin_ticks), &tiles.ticks)?);
+    kept.push((Arc::downgrade(pyr), q.clone()));
+    Some(q)
+}
+
+/// The features of every location of a pyramid over a window from its per-location tiles, as
 /// [`crate::rows::features`] sums them from rows: per window bin and colour slot, the time in
-/// quanta (each tile's ticks spread evenly over its bin).
-fn tile_features(tiles: &LocationTiles, shape: &Shape, slot: &[usize], slots: u32, window: (u64, u64)) -> Features {
-    let bins = crate::rows::BINS;
-    let quantum = location_features::quantum(window, bins);
-    let width = (window.1 - window.0) as f64 / f64::from(bins);
-    // Per window bin, the tile bins it covers and the share of each one's ticks inside it.
-    let covers: Vec<Vec<(usize, f64)>> = (0..bins)
-        .map(|j| {
-            let a = window.0 as f64 + f64::from(j) * width;
-            cover(a, a + width, shape.t0 as f64, tiles.bin_ticks as f64, tiles.bins)
-                .into_iter()
-                .map(|(k, share)| (k as usize, share))
-                .collect()
-        })
-        .collect();
-    let (states, dims) = (shape.states, (bins * slots) as usize);
-    let mut values = vec![0u32; shape.ranks as usize * dims];
-    values.par_chunks_mut(dims.max(1)).enumerate().for_each_init(
-        || vec![0f64; dims],
-        |acc, (l, out)| {
-            acc.fill(0.0);
-            let tile_bins = tiles.bins as usize;
-            for s in 0..states {
-                let Some(&sl) = slot.get(s as usize).filter(|&&sl| (sl as u32) < slots) else { continue };
-                // The location's row of tiles in this state, read once; each window bin summed
-                // in a register, then added once (an add into memory per tile bin made every
-                // step wait for the one before).
-                let at_row = (l * states as usize + s as usize) * tile_bins;
-                let row = &tiles.ticks[at_row..at_row + tile_bins];
-                for (j, cells) in covers.iter().enumerate() {
-                    // Through i64: one instruction where u64 to f64 takes several (ticks are
-                    // below 2^63).
-                    let v: f64 = cells.iter().map(|&(k, share)| row[k] as i64 as f64 * share).sum();
-                    acc[j * slots as usize + sl] += v;
-                }
-            }
-            // Rounded to nearest by adding a half (the sums are never negative; the cast
-            // saturates), not a call into libm per value: 8M values at 65,536 ranks.
-            let per_quantum = 1.0 / quantum as f64;
-            for (o, &a) in out.iter_mut().zip(acc.iter()) {
-                *o = (a * per_quantum + 0.5) as u32;
-            }
-        },
-    );
-    Features { locations: shape.ranks, bins, slots, quantum, values }
+/// quanta (each tile's ticks spread evenly over its bin). The sample that chooses the groups'
+/// representatives is summed on the host; every location's distance to them where the backend
+/// runs, the tiles kept there.
+struct TileSource<'a> {
+    input: TileInput<'a>,
+    table: tiles::Table,
+}
+
+impl FeatureSource for TileSource<'_> {
+    fn of(&self, l: usize) -> std::borrow::Cow<'_, [u32]> {
+        std::borrow::Cow::Owned(tiles::row(&self.input, &self.table, l as u32))
+    }
+
+    fn nearest(&self, reps: &[u32], backend: &Backend) -> Result<Vec<(u32, u32)>, exaviz_compute::StageError> {
+        tiles::nearest(&mut *backend.runner(), &self.input, reps)
+    }
 }
 
 /// The locations of `pyr` grouped by behaviour over `window` where `opts` ask for it (by
 /// default where they outnumber the plot's `rows` pixel rows [`AUTO_LOCATIONS_PER_ROW`] to one)
 /// and the pyramid keeps per-location tiles, on `backend`.
 fn overview_behaviour(
-    pyr: &Pyramid,
+    pyr: &Arc<Pyramid>,
     opts: &TimelineOptions,
     slot: &[usize],
     rows: u32,
     window: (u64, u64),
     backend: &Backend,
 ) -> Result<Option<Behaviour>, ViewError> {
-    let Some(tiles) = &pyr.locations else { return Ok(None) };
+    let Some(tiles) = quantised(pyr) else { return Ok(None) };
     let n = pyr.shape.ranks as usize;
     let grouped = match opts.rows {
         Rows::Index => false,
@@ -304,7 +293,10 @@ fn overview_behaviour(
     }
     let slots = slot.iter().map(|&s| s as u32 + 1).max().unwrap_or(1).min(CATEGORICAL.len() as u32);
     crate::rows::timed(|| {
-        let features = tile_features(tiles, &pyr.shape, slot, slots, window);
+        let slot_of_state: Vec<u32> =
+            (0..pyr.shape.states as usize).map(|s| slot.get(s).map_or(u32::MAX, |&v| v as u32)).collect();
+        let input = TileInput { tiles: &tiles, slot_of_state: &slot_of_state, slots, window, bins: crate::rows::BINS };
+        let features = TileSource { table: input.table(), input };
         let shown: Vec<u32> = (0..n as u32).collect();
         let most = (rows / DEVIANT_PX / 3).max(1) as usize;
         let mut b = crate::rows::group(&features, &shown, most, backend)?;
