@@ -560,6 +560,91 @@ fn tile_features_and_their_distances_match() {
     }
 }
 
+/// The overview's pixels from a pyramid: the GPU kernels and the CPU mirrors agree, line
+/// counts exactly and colours within 2 of 255, for bands of ranks, single ranks, a rank drawn
+/// from its own tiles and the summary track, each state mode and mix; a second window uploads
+/// only its table and uniforms.
+#[test]
+fn pyramid_pixels_match() {
+    use stages::location_features::tiles::Tiles;
+    use stages::pyramid_pixels::{self as pp, BlockTicks, Grid, LineCells, OwnTiles, Rows, Run, Source};
+    use stages::timeline_pixels::{self as tp, Look};
+    let mut rng = Rng(17);
+    let (ranks, states, t0) = (50u32, 3u32, 1000u64);
+    let level_ticks: Vec<u64> = (0..13 * 3 * 64).map(|c| if c % 5 == 0 { 0 } else { rng.next_u64() % 400 }).collect();
+    let totals: Vec<u64> = (0..3 * 128).map(|_| rng.next_u64() % 2_000).collect();
+    let counts: Vec<u64> = (0..128 * 13).map(|c| if c % 3 == 0 { 0 } else { rng.next_u64() % 9 }).collect();
+    let gradient: Vec<u64> = counts.iter().map(|&c| c * u64::from(rng.below(17))).collect();
+    let tile_ticks: Vec<u64> = (0..ranks * states * 16).map(|_| rng.next_u64() % 400).collect();
+    let tiles = std::sync::Arc::new(Tiles::quantise((ranks, states, 16), (t0, 400), &tile_ticks).unwrap());
+    let owner: stages::Owner = std::sync::Arc::new(0u8);
+    let tiles_owner: stages::Owner = tiles.clone();
+    let src = Source {
+        ranks,
+        states,
+        level: BlockTicks { block: 4, blocks: 13, grid: Grid { t0, bin_ticks: 100, bins: 64 }, ticks: &level_ticks },
+        fine: Grid { t0, bin_ticks: 50, bins: 128 },
+        totals: &totals,
+        totals_owner: &owner,
+        lines: LineCells { block: 4, blocks: 13, counts: &counts, gradient: &gradient },
+        tiles: Some(OwnTiles {
+            grid: Grid { t0, bin_ticks: 400, bins: 16 },
+            unit: tiles.unit,
+            words: &tiles.words,
+            owner: &tiles_owner,
+        }),
+        owner: &owner,
+    };
+    let run = |lo, hi| Some(Run { lo, hi, own: false, summary: false });
+    let mut of_row = vec![Some(Run { lo: 0, hi: ranks, own: false, summary: true }); 5];
+    of_row.extend(std::iter::repeat_n(run(0, 20), 5));
+    of_row.extend(std::iter::repeat_n(run(20, 50), 5));
+    of_row.extend(std::iter::repeat_n(Some(Run { lo: 7, hi: 8, own: true, summary: false }), 5));
+    of_row.push(None);
+    of_row.extend((30..49).map(|r| run(r, r + 1)));
+    let rows = Rows { of_row };
+    let (w, h) = (97u32, 40u32);
+    let slots = [0u32, 2, 7];
+    let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    for (k, (window, stacked, additive)) in
+        [((t0 + 123, t0 + 6000), false, false), ((t0 + 900, t0 + 1400), true, false), ((t0, t0 + 6400), false, true)]
+            .into_iter()
+            .enumerate()
+    {
+        let look = Look { width: w, height: h, window, stacked, opacity: 0.8, additive, filter: Default::default() };
+        let cpu = pp::run(&mut CpuRunner::default(), &src, &rows, &look, &slots).unwrap();
+        let before = ctx.traffic.totals();
+        let gpu = pp::run(&mut GpuRunner::new(&ctx), &src, &rows, &look, &slots).unwrap();
+        let up = ctx.traffic.totals().0 - before.0;
+        if k > 0 {
+            assert!(up < 4 * 1024, "window {k}: {up} bytes up (the pyramid is kept)");
+        }
+        let (a, b) = (cpu.counts.read_all().unwrap(), gpu.counts.read_all().unwrap());
+        assert_eq!(a, b, "line counts, window {window:?}");
+        assert!(a.iter().filter(|&&c| c > 0).count() > 300, "lines drawn: {}", a.iter().filter(|&&c| c > 0).count());
+        assert!(a[..(5 * w) as usize].iter().all(|&c| c == 0), "the summary track draws no lines");
+        assert_eq!(
+            (cpu.max_count, cpu.pixels_with_lines, cpu.quantiles),
+            (gpu.max_count, gpu.pixels_with_lines, gpu.quantiles)
+        );
+        let (a, b) = (cpu.rgba.read_all().unwrap(), gpu.rgba.read_all().unwrap());
+        let stride = tp::stride(w) as usize;
+        let mut worst = 0;
+        for y in 0..h as usize {
+            for x in 0..w as usize {
+                let (p, q) = (a[y * stride + x].to_le_bytes(), b[y * stride + x].to_le_bytes());
+                worst = worst.max(p.iter().zip(&q).map(|(u, v)| u.abs_diff(*v)).max().unwrap_or(0));
+            }
+        }
+        assert!(worst <= 2, "colours differ by {worst} (window {window:?})");
+        let drawn = |y: usize| (0..w as usize).filter(|&x| a[y * stride + x] != 0).count();
+        assert!(drawn(0) > 0 && drawn(7) > w as usize / 2 && drawn(17) > 0 && drawn(25) > 0, "every kind of row drawn");
+        assert!((0..w as usize).all(|x| a[20 * stride + x] == 0), "the gap row is empty");
+        // The summary's top row is empty where the states' shares leave room.
+        assert!((0..w as usize).any(|x| a[x] == 0) || k == 2, "the summary stacks its shares as they are");
+    }
+}
+
 /// The GPU runner keeps its buffers between runs: a second run of the same work creates none,
 /// a reused buffer reads as zero-filled as a new one does, and the traffic counted is exactly
 /// the words uploaded (data and uniforms) and downloaded.

@@ -17,6 +17,7 @@ use crate::bin_heatmap::mirror::{self as bin_heatmap, bin_heatmap};
 use crate::line_density::mirror as line_density;
 use crate::line_density::plain as line_density_plain;
 use crate::location_features::mirror as location_features;
+use crate::pyramid_pixels::mirror as pyramid_pixels;
 use crate::reduce::mirror::{self as reduce, histogram_f32, histogram_u32, reduce_f32, reduce_u32};
 use crate::timeline_pixels::mirror as timeline;
 use crate::{bspline::mirror as bspline, force_layout::mirror as force_layout, kde_bundle::mirror as kde_bundle};
@@ -288,7 +289,7 @@ fn dispatch<'b>(
             let (v, h) = (get(2)?, get(5)?);
             for_each_workgroup(n, |wg| histogram_f32(wg, &p, v, h));
         }
-        // The timeline pixels' kernels.
+        // The timeline's and the pyramid's pixels' kernels.
         _ => timeline_dispatch(kernel, n, params, get)?,
     }
     Ok(())
@@ -315,6 +316,26 @@ fn features_dispatch<'b>(
     Ok(())
 }
 
+/// The pyramid pixels' two kernels, as [`dispatch`] runs them.
+fn pyramid_dispatch<'b>(
+    kernel: Kernel,
+    n: u32,
+    params: &[u32],
+    get: &dyn Fn(u32) -> Result<&'b Words, StageError>,
+) -> Result<(), StageError> {
+    let p = pyramid_pixels::Params::from_words(params)?;
+    if kernel == Kernel::PyramidCover {
+        let src = pyramid_pixels::Sources { level: get(1)?, totals: get(2)?, tiles: get(3)?, table: get(6)? };
+        let acc = get(7)?;
+        for_each_invocation(n, |i| pyramid_pixels::pyramid_cover(i, &p, &src, acc));
+    } else {
+        let src = pyramid_pixels::LineSources { counts: get(4)?, gradient: get(5)?, table: get(6)? };
+        let (counts, sums) = (get(8)?, get(9)?);
+        for_each_invocation(n, |i| pyramid_pixels::pyramid_lines(i, &p, &src, counts, sums));
+    }
+    Ok(())
+}
+
 /// The timeline pixels' kernels, as [`dispatch`] runs them.
 fn timeline_dispatch<'b>(
     kernel: Kernel,
@@ -322,6 +343,9 @@ fn timeline_dispatch<'b>(
     params: &[u32],
     get: &dyn Fn(u32) -> Result<&'b Words, StageError>,
 ) -> Result<(), StageError> {
+    if matches!(kernel, Kernel::PyramidCover | Kernel::PyramidLines) {
+        return pyramid_dispatch(kernel, n, params, get);
+    }
     let p = timeline::Params::from_words(params)?;
     match kernel {
         Kernel::StateCover => {

@@ -28,6 +28,7 @@ pub mod kde_bundle;
 pub mod line_density;
 pub mod location_features;
 pub mod pool;
+pub mod pyramid_pixels;
 pub mod reduce;
 pub mod shaders;
 pub mod timeline_pixels;
@@ -86,6 +87,8 @@ pub enum Kernel {
     ToneHistogram,
     ToneRanks,
     TimelineCompose,
+    PyramidCover,
+    PyramidLines,
 }
 
 impl Kernel {
@@ -103,6 +106,7 @@ impl Kernel {
             | Self::ToneHistogram
             | Self::ToneRanks
             | Self::TimelineCompose => shaders::TIMELINE_PIXELS,
+            Self::PyramidCover | Self::PyramidLines => shaders::PYRAMID_PIXELS,
             Self::KdeInit | Self::KdeSplat | Self::KdeBlurX | Self::KdeBlurY | Self::KdeGradient | Self::KdeAdvect => {
                 shaders::KDE_BUNDLE
             }
@@ -136,6 +140,8 @@ impl Kernel {
             Self::ToneHistogram => "tone_histogram",
             Self::ToneRanks => "tone_ranks",
             Self::TimelineCompose => "timeline_compose",
+            Self::PyramidCover => "pyramid_cover",
+            Self::PyramidLines => "pyramid_lines",
         }
     }
 }

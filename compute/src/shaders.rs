@@ -25,6 +25,7 @@ mod tests {
                 "kde_bundle",
                 "line_density",
                 "location_features",
+                "pyramid_pixels",
                 "reduce",
                 "timeline_pixels"
             ]

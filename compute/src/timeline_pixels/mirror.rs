@@ -53,6 +53,9 @@ impl Params {
 pub const SLOTS: u32 = 8;
 /// No run (a pixel row without states).
 pub const NONE: u32 = u32::MAX;
+/// Added to a pixel row's run in the layout where the run is a summary track's: the shares of
+/// every location stacked up its rows as they are, the part without a state left empty.
+pub const SUMMARY_RUN: u32 = 1 << 31;
 /// The level of the rows showing the innermost state.
 pub const INNERMOST: u32 = u32::MAX;
 /// Line counts ranked one by one; beyond, they share the last bin.
@@ -379,7 +382,9 @@ pub fn timeline_compose(k: u32, p: &Params, table: &Words, i: &Composed<'_>, out
     let w = p.width;
     let (x, y) = (k % w, k / w);
     let rows = p.table_rows();
-    let run = word(table, rows + 2 * y as usize);
+    let at = word(table, rows + 2 * y as usize);
+    let summary = at != NONE && at >= SUMMARY_RUN;
+    let run = if summary { at - SUMMARY_RUN } else { at };
     let mut state: Option<[f32; 4]> = None;
     if run < p.runs {
         let mut c = [0f32; SLOTS as usize];
@@ -388,7 +393,19 @@ pub fn timeline_compose(k: u32, p: &Params, table: &Words, i: &Composed<'_>, out
             *v = word(i.acc, ((run * w + x) * SLOTS) as usize + s) as f32 / ONE;
             total += *v;
         }
-        if total > 0.0 {
+        if total > 0.0 && summary {
+            let up = f32::from_bits(word(table, rows + 2 * y as usize + 1));
+            let mut below = 0.0;
+            state = (0..c.len())
+                .find(|&s| {
+                    below += c[s];
+                    c[s] > 0.0 && below > up
+                })
+                .map(|s| {
+                    let rgb = CATEGORICAL[s].map(|v| v * 0.72);
+                    [rgb[0], rgb[1], rgb[2], 1.0]
+                });
+        } else if total > 0.0 {
             let slot = if p.stacked == 0 {
                 (1..c.len()).fold(0, |best, s| if c[s] > c[best] { s } else { best })
             } else {

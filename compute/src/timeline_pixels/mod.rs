@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use super::{BufId, Kernel, Owner, Recording, Runner, StageError, check_binding, chunks};
 use crate::held::DeviceWords;
-pub use mirror::{INNERMOST, NONE, Params, RANKED, SLOTS};
+pub use mirror::{INNERMOST, NONE, Params, RANKED, SLOTS, SUMMARY_RUN};
 
 /// Spans of states on locations: the innermost pieces, or intervals with their depth.
 #[derive(Clone, Copy, Debug)]
@@ -226,8 +226,35 @@ pub fn record<'a>(
     check_binding("timeline sums", pixels * 8, max_binding_bytes)?;
     let stride = stride(w);
     check_binding("timeline picture", u64::from(stride) * u64::from(h) * 4, max_binding_bytes)?;
+    let base = base_params(layout, look);
+    let params = |n: u32, spans: u32| bytemuck::cast_slice::<Params, u32>(&[Params { n, spans, ..base }]).to_vec();
+    let owner = columns.owner.as_ref();
+    let mut rec = Recording::default();
+    let table = rec.alloc(layout.words.len() as u64, "timeline.table");
+    rec.upload_kept(table, &layout.words, layout_owner);
+    let acc = rec.alloc(acc_words, "timeline.coverage");
+    let spans = [Some((&columns.pieces, 0u32)), columns.intervals.as_ref().filter(|_| layout.levels).map(|s| (s, 1))];
+    for (s, mode) in spans.into_iter().flatten() {
+        record_spans(&mut rec, s, mode, owner, (table, acc), &params, max_binding_bytes)?;
+    }
+    let runs = layout.runs * SLOTS;
+    rec.dispatch(Kernel::StatePrefix, runs, params(runs, 0), vec![(7, acc)]);
+    let counts = rec.alloc(pixels, "timeline.counts");
+    let sums = rec.alloc(2 * pixels, "timeline.sums");
+    if let Some(m) = &columns.messages {
+        let filtered = look.filter.reads_sizes_or_tags();
+        record_messages(&mut rec, (m, filtered), owner, [table, counts, sums], &params, max_binding_bytes)?;
+    }
+    record_compose(&mut rec, [table, acc, counts, sums], &base);
+    Ok(rec)
+}
+
+/// The uniform of every kernel of a picture of `look` with `layout`.
+pub(crate) fn base_params(layout: &Layout, look: &Look) -> Params {
+    let (w, h) = (look.width, look.height);
+    let stride = stride(w);
     let split = |t: u64| [t as u32, (t >> 32) as u32];
-    let base = Params {
+    Params {
         n: 0,
         width: w,
         height: h,
@@ -247,38 +274,26 @@ pub fn record<'a>(
         has_tag: u32::from(look.filter.tag.is_some()),
         senders: [look.filter.senders.0, look.filter.senders.1],
         receivers: [look.filter.receivers.0, look.filter.receivers.1],
-    };
-    let params = |n: u32, spans: u32| bytemuck::cast_slice::<Params, u32>(&[Params { n, spans, ..base }]).to_vec();
-    let owner = columns.owner.as_ref();
-    let mut rec = Recording::default();
-    let table = rec.alloc(layout.words.len() as u64, "timeline.table");
-    rec.upload_kept(table, &layout.words, layout_owner);
-    let acc = rec.alloc(acc_words, "timeline.coverage");
-    let spans = [Some((&columns.pieces, 0u32)), columns.intervals.as_ref().filter(|_| layout.levels).map(|s| (s, 1))];
-    for (s, mode) in spans.into_iter().flatten() {
-        record_spans(&mut rec, s, mode, owner, (table, acc), &params, max_binding_bytes)?;
     }
-    let runs = layout.runs * SLOTS;
-    rec.dispatch(Kernel::StatePrefix, runs, params(runs, 0), vec![(7, acc)]);
-    let counts = rec.alloc(pixels, "timeline.counts");
-    let sums = rec.alloc(2 * pixels, "timeline.sums");
-    if let Some(m) = &columns.messages {
-        let filtered = look.filter.reads_sizes_or_tags();
-        record_messages(&mut rec, (m, filtered), owner, [table, counts, sums], &params, max_binding_bytes)?;
-    }
+}
+
+/// The tail of a picture's recording: the line counts ranked and every pixel composed from the
+/// coverage `acc`, the `counts` and `sums` and the layout `table`; keeps the picture and the
+/// counts and downloads the statistics ([`pixels_of`] reads them).
+pub(crate) fn record_compose(rec: &mut Recording<'_>, [table, acc, counts, sums]: [BufId; 4], base: &Params) {
+    let params = |n: u32| bytemuck::cast_slice::<Params, u32>(&[Params { n, ..*base }]).to_vec();
     let hist = rec.alloc(u64::from(RANKED) + 1, "timeline.histogram");
     let stats = rec.alloc(5, "timeline.stats");
     let ranks = rec.alloc(u64::from(RANKED) + 1, "timeline.ranks");
-    let n = pixels as u32;
-    rec.dispatch(Kernel::ToneHistogram, n, params(n, 0), vec![(12, counts), (14, hist), (15, stats)]);
-    rec.dispatch(Kernel::ToneRanks, 256, params(RANKED + 1, 0), vec![(14, hist), (15, stats), (16, ranks)]);
-    let out = rec.alloc(u64::from(stride) * u64::from(h), "timeline.picture");
+    let n = base.width * base.height;
+    rec.dispatch(Kernel::ToneHistogram, n, params(n), vec![(12, counts), (14, hist), (15, stats)]);
+    rec.dispatch(Kernel::ToneRanks, 256, params(RANKED + 1), vec![(14, hist), (15, stats), (16, ranks)]);
+    let out = rec.alloc(u64::from(base.stride) * u64::from(base.height), "timeline.picture");
     let bindings = vec![(6, table), (7, acc), (12, counts), (13, sums), (15, stats), (16, ranks), (17, out)];
-    rec.dispatch(Kernel::TimelineCompose, n, params(n, 0), bindings);
+    rec.dispatch(Kernel::TimelineCompose, n, params(n), bindings);
     rec.keep(out);
     rec.keep(counts);
     rec.download(stats);
-    Ok(rec)
 }
 
 /// The state spans' dispatches (`mode` 0: innermost pieces, 1: intervals by depth), in chunks
@@ -365,14 +380,18 @@ fn record_messages<'a>(
 pub fn run(runner: &mut dyn Runner, columns: &Columns<'_>, layout: &Layout, look: &Look) -> Result<Pixels, StageError> {
     let layout_owner: Owner = layout.words.clone();
     let rec = record(columns, layout, &layout_owner, look, runner.max_binding_bytes())?;
-    let out = runner.run_keeping(&rec)?;
+    pixels_of(runner.run_keeping(&rec)?, look.width)
+}
+
+/// The picture of a run of [`record_compose`]'s recording.
+pub(crate) fn pixels_of(out: super::Outputs, width: u32) -> Result<Pixels, StageError> {
     let missing = || StageError::Input("timeline pixels: outputs missing".into());
     let mut kept = out.kept.into_iter();
     let (rgba, counts) = (kept.next().ok_or_else(missing)?, kept.next().ok_or_else(missing)?);
     let stats = out.downloads.into_iter().next().ok_or_else(missing)?;
     Ok(Pixels {
         rgba,
-        stride: stride(look.width),
+        stride: stride(width),
         counts,
         max_count: stats.first().copied().unwrap_or(0),
         pixels_with_lines: stats.get(1).copied().unwrap_or(0),

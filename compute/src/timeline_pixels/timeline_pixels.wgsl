@@ -73,6 +73,8 @@ struct Params {
 const SLOTS: u32 = 8u;
 const NONE: u32 = 0xffffffffu;
 const INNERMOST: u32 = 0xffffffffu;
+// Added to a pixel row's run where the run is a summary track's.
+const SUMMARY_RUN: u32 = 0x80000000u;
 // Line counts ranked one by one; beyond, they share the last bin.
 const RANKED: u32 = 65536u;
 // One location's row covering one whole column, in fixed point (before its weight).
@@ -361,7 +363,11 @@ fn timeline_compose(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     let x = k % w;
     let y = k / w;
     let rows = table_rows();
-    let run = table[rows + 2u * y];
+    let word = table[rows + 2u * y];
+    // A summary track's run: the shares of every location stacked up its rows as they are,
+    // the part without a state left empty at the top.
+    let summary = word != NONE && word >= SUMMARY_RUN;
+    let run = select(word, word - SUMMARY_RUN, summary);
     var has_state = false;
     var state = vec4<f32>(0.0);
     if (run < params.runs) {
@@ -371,7 +377,18 @@ fn timeline_compose(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
             c[s] = f32(atomicLoad(&acc[(run * w + x) * SLOTS + s])) / ONE;
             total += c[s];
         }
-        if (total > 0.0) {
+        if (total > 0.0 && summary) {
+            let up = bitcast<f32>(table[rows + 2u * y + 1u]);
+            var below = 0.0;
+            for (var s = 0u; s < SLOTS; s++) {
+                below += c[s];
+                if (c[s] > 0.0 && below > up) {
+                    has_state = true;
+                    state = vec4<f32>(categorical(s) * 0.72, 1.0);
+                    break;
+                }
+            }
+        } else if (total > 0.0) {
             var slot = 0u;
             if (params.stacked == 0u) {
                 for (var s = 1u; s < SLOTS; s++) {

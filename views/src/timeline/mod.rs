@@ -14,6 +14,7 @@ mod options;
 mod pan;
 mod pick;
 mod pyramid;
+mod pyramid_device;
 mod routes;
 mod scene;
 mod search;

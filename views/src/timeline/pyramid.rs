@@ -18,7 +18,8 @@
 //!   each location that stands out of its group gets a row of its own, drawn from its own tiles
 //!   (at their coarser time bins).
 
-use exaviz_compute::location_features::tiles::{self, TileInput, Tiles};
+use exaviz_compute::location_features::tiles::{self, TileInput};
+use exaviz_compute::timeline_pixels::Pixels;
 use exaviz_compute::{Backend, DensityImage};
 use exaviz_model::Trace;
 use exaviz_model::dataset::{Cells, CellsAsk, Dataset, NO_SLOT, OutOfCore};
@@ -33,7 +34,7 @@ use super::counters::{self, CounterIndex, Track};
 use super::density::GRADIENT_STEPS;
 use super::index::{Legend, slots_by};
 use super::options::{Rows, StateMode, SummaryTrack, TimelineOptions, margin};
-use super::pick::band_click;
+use super::pick::{LineCounts, band_click};
 use super::scene::{
     AUTO_LOCATIONS_PER_ROW, CounterLayer, DEVIANT_PX, Layers, Plotted, behaviour_heights, compose, most_opened,
     rows_counted_thousands, rows_of, summary_px, timeline_plot,
@@ -233,23 +234,6 @@ fn summary_shares(grid: &Grid<'_>, p: Plot, per_px: f64, slot: &[usize]) -> Vec<
         .collect()
 }
 
-/// The pyramid's per-location tiles quantised for the kernels ([`Tiles`]), made once per pyramid
-/// and kept while it lives: on a GPU device they are uploaded once under this `Arc`.
-fn quantised(pyr: &Arc<Pyramid>) -> Option<Arc<Tiles>> {
-    type Kept = Vec<(std::sync::Weak<Pyramid>, Arc<Tiles>)>;
-    static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(Vec::new());
-    let tiles = pyr.locations.as_ref()?;
-    let mut kept = KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    kept.retain(|(w, _)| w.strong_count() > 0);
-    if let Some((_, t)) = kept.iter().find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(pyr))) {
-        return Some(t.clone());
-    }
-    let s = &pyr.shape;
-    let q = Arc::new(Tiles::quantise((s.ranks, s.states, tiles.bins), (s.t0, tiles.bin_ticks), &tiles.ticks)?);
-    kept.push((Arc::downgrade(pyr), q.clone()));
-    Some(q)
-}
-
 /// The features of every location of a pyramid over a window from its per-location tiles, as
 /// [`crate::rows::features`] sums them from rows: per window bin and colour slot, the time in
 /// quanta (each tile's ticks spread evenly over its bin). The sample that chooses the groups'
@@ -281,7 +265,7 @@ fn overview_behaviour(
     window: (u64, u64),
     backend: &Backend,
 ) -> Result<Option<Behaviour>, ViewError> {
-    let Some(tiles) = quantised(pyr) else { return Ok(None) };
+    let Some(tiles) = super::pyramid_device::kept(pyr).tiles.clone() else { return Ok(None) };
     let n = pyr.shape.ranks as usize;
     let grouped = match opts.rows {
         Rows::Index => false,
@@ -507,24 +491,9 @@ pub(crate) fn overview_or_cells(
     })?;
     // The lines are at the finest blocks and bins: a grid of its own over level 0.
     let fine = Grid::new(&pyr.shape, &pyr.levels[0], p, window, &rows);
-    let (mut states, density) = match cells {
-        Some(c) => (cell_states(c), cell_density(c)),
-        None => pyramid_pixels(pyr, (&grid, &fine), lines, (p, window), &slot, opts.states, &own),
-    };
-    let shares = summary.map(|sp| {
-        // Every location at once: level 0's bins (the lines' grid), their totals over the
-        // blocks summed once.
-        let shares = match cells {
-            Some(c) if c.summary.len() == p.w as usize * CATEGORICAL.len() => {
-                c.summary.chunks(CATEGORICAL.len()).map(|s| std::array::from_fn(|k| s[k])).collect()
-            }
-            _ => summary_shares(&fine, p, per_px, &slot),
-        };
-        let from = ((sp.y0 - p.y0) * p.w) as usize;
-        let pixels = super::states::summary_pixels(&shares, sp.h);
-        states[from..from + pixels.len()].copy_from_slice(&pixels);
-        (sp, shares)
-    });
+    let shares = summary.map(|sp| (sp, summary_of(cells, &fine, p, per_px, &slot)));
+    let drawn = (pyr, (&grid, &fine), (level, lines), (p, window), &slot[..]);
+    let (host, device) = plotted(drawn, (&rows, &own), shares.as_ref(), opts, cells, backend)?;
     let cell = format_value(level.state_bin_ticks as f64 / tps * 1e3);
     // The pyramid sums every message: a filter is drawn only where the window's rows are read.
     let unfiltered = match opts.messages {
@@ -541,7 +510,7 @@ pub(crate) fn overview_or_cells(
     let counters = CounterLayer { outer, index: &counter_index, tracks: &tracks, hidden };
     let summary_note = grouped.as_ref().map(|b| grouped_note(t, b, shares.is_some()));
     let layers = Layers {
-        plotted: Plotted::Host { states: &states, density: &density },
+        plotted: Plotted::of(&host, &device),
         legend: &legend,
         joins: &joins,
         instants: &chevrons,
@@ -577,12 +546,74 @@ pub(crate) fn overview_or_cells(
         opened: (grouped.as_ref().map(|b| b.opened.clone()).unwrap_or_default(), most_opened(p.h)),
         tracks: placed_rows,
         summary: shares.map(|(sp, shares)| (sp, shares, legend.clone())),
-        counts: density.counts,
+        counts: match (host, device) {
+            (Some((_, density)), _) => LineCounts::Host(density.counts),
+            (None, Some(pixels)) => LineCounts::Device(pixels.counts),
+            (None, None) => LineCounts::Host(Vec::new()),
+        },
         names,
         counters: (counter_index, tracks),
         cells: cells.map(|c| CellsPick::new(c, &legend)),
     };
     Ok((scene, pick))
+}
+
+/// The summary track's shares per plot column: those the cells were drawn with, else from the
+/// pyramid's finest level (every location at once: its bins' totals over the blocks summed once).
+fn summary_of(
+    cells: Option<&Cells>,
+    fine: &Grid<'_>,
+    p: Plot,
+    per_px: f64,
+    slot: &[usize],
+) -> Vec<[f32; CATEGORICAL.len()]> {
+    match cells {
+        Some(c) if c.summary.len() == p.w as usize * CATEGORICAL.len() => {
+            c.summary.chunks(CATEGORICAL.len()).map(|s| std::array::from_fn(|k| s[k])).collect()
+        }
+        _ => summary_shares(fine, p, per_px, slot),
+    }
+}
+
+/// A plot's states and message lines drawn on the host.
+type HostPixels = (Vec<Option<[f32; 4]>>, DensityImage);
+
+/// What a picture from the pyramid is drawn from: the pyramid, its grids of the states' level
+/// and of the finest, that level and the lines, the plot and window, the states' colour slots.
+type Drawn<'a> =
+    (&'a Arc<Pyramid>, (&'a Grid<'a>, &'a Grid<'a>), (&'a Level, &'a Lines), (Plot, (u64, u64)), &'a [usize]);
+
+/// The plot's pixels (the pixel rows `rows`, those marked in `own` from their own tiles, the
+/// summary track's shares where drawn): made on the device from the pyramid kept there where
+/// the backend is a GPU and no cells are given (and the device holds what it needs), else on the
+/// host, from the cells where given.
+fn plotted(
+    (pyr, (grid, fine), (level, lines), (p, window), slot): Drawn<'_>,
+    (rows, own): (&[(u32, u32)], &[bool]),
+    shares: Option<&(Plot, Vec<[f32; CATEGORICAL.len()]>)>,
+    opts: &TimelineOptions,
+    cells: Option<&Cells>,
+    backend: &Backend,
+) -> Result<(Option<HostPixels>, Option<Pixels>), ViewError> {
+    if cells.is_none() && super::pyramid_device::draws_on_device(backend) {
+        let summary = shares.map(|s| s.0);
+        let made = (level, lines);
+        let device =
+            super::pyramid_device::overview_pixels(pyr, made, (p, window), slot, (rows, own), summary, opts, backend)?;
+        if device.is_some() {
+            return Ok((None, device));
+        }
+    }
+    let (mut states, density) = match cells {
+        Some(c) => (cell_states(c), cell_density(c)),
+        None => pyramid_pixels(pyr, (grid, fine), lines, (p, window), slot, opts.states, own),
+    };
+    if let Some((sp, shares)) = shares {
+        let from = ((sp.y0 - p.y0) * p.w) as usize;
+        let pixels = super::states::summary_pixels(shares, sp.h);
+        states[from..from + pixels.len()].copy_from_slice(&pixels);
+    }
+    Ok((Some((states, density)), None))
 }
 
 /// The states and message lines of plot `p` over `window` from the pyramid: the states from
@@ -666,7 +697,7 @@ pub struct OverviewPick {
     opened: (Vec<u32>, usize),
     /// The summary track: its plot, its shares per column and the legend naming the slots.
     summary: Option<(Plot, Vec<[f32; CATEGORICAL.len()]>, Legend)>,
-    counts: Vec<u32>,
+    counts: LineCounts,
     names: Vec<String>,
     /// The counter series and the tracks drawn.
     counters: (std::sync::Arc<CounterIndex>, Vec<Track>),
@@ -729,7 +760,9 @@ impl Picker for OverviewPick {
         let mut lines = vec![format!("at {}", seconds(time))];
         let own = self.own.get(row as usize).copied().unwrap_or(false);
         match &self.cells {
-            Some(c) => lines.extend(c.lines((row * p.w + col) as usize, self.counts.get((row * p.w + col) as usize))),
+            Some(c) => {
+                lines.extend(c.lines((row * p.w + col) as usize, self.counts.get((row * p.w + col) as usize).as_ref()))
+            }
             None => lines.extend(self.pyramid_lines(col, row, (lo, hi), own)),
         }
         let track = self.tracks.as_ref().and_then(|r| r.at_row(row).map(|k| (r, k)));
@@ -786,7 +819,7 @@ impl OverviewPick {
         } else {
             lines.push("no state".into());
         }
-        if let Some(&c) = self.counts.get((row * p.w + col) as usize).filter(|&&c| c > 0) {
+        if let Some(c) = self.counts.get((row * p.w + col) as usize).filter(|&c| c > 0) {
             lines.push(format!("about {c} message lines through this pixel"));
         }
         match (own, self.pyramid.locations.as_ref()) {

@@ -86,7 +86,7 @@ pub(super) enum Plotted<'a> {
 
 impl<'a> Plotted<'a> {
     /// What was drawn on the host, or else on the device.
-    fn of(
+    pub(super) fn of(
         host: &'a Option<(Vec<Option<[f32; 4]>>, stages::DensityImage)>,
         device: &'a Option<stages::timeline_pixels::Pixels>,
     ) -> Self {

@@ -1,0 +1,134 @@
+//! The overview of a window too large to read, made on the GPU from the trace's pyramid kept
+//! there (`exaviz_compute::pyramid_pixels`): the level's state tiles, the finest lines, each
+//! location's own tiles and every location's totals go up once per pyramid; a gesture sends the
+//! rows' table and a uniform, and the composed pixels stay on the device for the renderer. The
+//! same picture as the CPU's overview within a unit or two of 255 a channel (the CPU sums in
+//! `f64`, the device in `f32`).
+
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use exaviz_compute::location_features::tiles::Tiles;
+use exaviz_compute::pyramid_pixels::{self as stage, BlockTicks, Grid, LineCells, OwnTiles, Rows, Run, Source};
+use exaviz_compute::timeline_pixels::{Look, Pixels};
+use exaviz_compute::{Backend, Owner, StageError};
+use exaviz_model::pyramid::{Level, Lines, Pyramid};
+
+use super::options::{StateMode, TimelineOptions};
+use crate::ViewError;
+use crate::plot::{Mix, Plot};
+
+/// What a pyramid's pictures keep besides the pyramid: its per-location tiles quantised for
+/// the kernels, and every location's ticks per state and finest bin.
+pub(super) struct Kept {
+    pub tiles: Option<Arc<Tiles>>,
+    totals: Vec<u64>,
+}
+
+/// `pyr`'s [`Kept`], made once and kept while the pyramid lives (on a GPU device its words are
+/// kept under this `Arc` and the tiles').
+pub(super) fn kept(pyr: &Arc<Pyramid>) -> Arc<Kept> {
+    type All = Vec<(Weak<Pyramid>, Arc<Kept>)>;
+    static KEPT: Mutex<All> = Mutex::new(Vec::new());
+    let mut all = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    all.retain(|(w, _)| w.strong_count() > 0);
+    if let Some((_, k)) = all.iter().find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(pyr))) {
+        return k.clone();
+    }
+    let s = &pyr.shape;
+    let tiles = pyr
+        .locations
+        .as_ref()
+        .and_then(|t| Tiles::quantise((s.ranks, s.states, t.bins), (s.t0, t.bin_ticks), &t.ticks).map(Arc::new));
+    let (states, fine) = (s.states as usize, pyr.levels.first());
+    let bins = fine.map_or(0, |l| l.state_bins as usize);
+    let mut totals = vec![0u64; states * bins];
+    if let Some(l) = fine {
+        let cells = totals.len();
+        for block in l.ticks.chunks(cells.max(1)).filter(|b| b.len() == cells) {
+            for (t, &v) in totals.iter_mut().zip(block) {
+                *t = t.saturating_add(v);
+            }
+        }
+    }
+    let k = Arc::new(Kept { tiles, totals });
+    all.push((Arc::downgrade(pyr), k.clone()));
+    k
+}
+
+/// Whether overviews are drawn on `backend`'s device: a GPU, unless `EXAVIZ_TIMELINE_ON_HOST`
+/// asks for the CPU.
+pub(super) fn draws_on_device(backend: &Backend) -> bool {
+    backend.is_gpu() && std::env::var_os("EXAVIZ_TIMELINE_ON_HOST").is_none()
+}
+
+/// What each pixel row of a plot draws: the summary track's rows (`summary`, in plot rows),
+/// else its ranks `rows[y]` (from their own tiles where `own[y]`).
+fn runs_of(n: u32, rows: &[(u32, u32)], own: &[bool], summary: Option<std::ops::Range<u32>>) -> Rows {
+    let of_row = rows
+        .iter()
+        .enumerate()
+        .map(|(y, &(lo, hi))| {
+            if summary.as_ref().is_some_and(|s| s.contains(&(y as u32))) {
+                return Some(Run { lo: 0, hi: n, own: false, summary: true });
+            }
+            (hi > lo).then(|| Run { lo, hi, own: own.get(y).copied().unwrap_or(false), summary: false })
+        })
+        .collect();
+    Rows { of_row }
+}
+
+/// The plot `p` over `window` of `pyr`, its states from `level`, made on `backend`'s device;
+/// `None` where the device cannot hold what it needs (the caller draws on the host).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn overview_pixels(
+    pyr: &Arc<Pyramid>,
+    (level, lines): (&Level, &Lines),
+    (p, window): (Plot, (u64, u64)),
+    slot: &[usize],
+    (rows, own): (&[(u32, u32)], &[bool]),
+    summary: Option<Plot>,
+    opts: &TimelineOptions,
+    backend: &Backend,
+) -> Result<Option<Pixels>, ViewError> {
+    let s = &pyr.shape;
+    let Some(fine) = pyr.levels.first().filter(|l| l.state_bins == lines.bins) else { return Ok(None) };
+    let kept = kept(pyr);
+    let owner: Owner = pyr.clone();
+    let kept_owner: Owner = kept.clone();
+    let tiles_owner: Option<Owner> = kept.tiles.clone().map(|t| t as Owner);
+    let grid = |l: &Level| Grid { t0: s.t0, bin_ticks: l.state_bin_ticks, bins: l.state_bins };
+    let src = Source {
+        ranks: s.ranks,
+        states: s.states,
+        level: BlockTicks { block: level.block, blocks: level.blocks, grid: grid(level), ticks: &level.ticks },
+        fine: grid(fine),
+        totals: &kept.totals,
+        totals_owner: &kept_owner,
+        lines: LineCells { block: s.block, blocks: lines.blocks, counts: &lines.counts, gradient: &lines.gradient },
+        tiles: kept.tiles.as_ref().zip(tiles_owner.as_ref()).map(|(t, owner)| OwnTiles {
+            grid: Grid { t0: t.t0, bin_ticks: t.bin_ticks, bins: t.bins },
+            unit: t.unit,
+            words: &t.words,
+            owner,
+        }),
+        owner: &owner,
+    };
+    let summary_rows = summary.map(|sp| sp.y0 - p.y0..sp.y0 - p.y0 + sp.h);
+    let rows = runs_of(s.ranks, rows, own, summary_rows);
+    let look = Look {
+        width: p.w,
+        height: p.h,
+        window,
+        stacked: opts.states == StateMode::Stacked,
+        opacity: opts.message_opacity,
+        additive: opts.mix == Mix::Additive,
+        filter: Default::default(),
+    };
+    let slots: Vec<u32> = stage::look_slots(slot);
+    let mut runner = backend.runner();
+    match stage::run(runner.as_mut(), &src, &rows, &look, &slots) {
+        Ok(pixels) => Ok(Some(pixels)),
+        Err(StageError::TooLarge { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
