@@ -560,6 +560,53 @@ fn tile_features_and_their_distances_match() {
     }
 }
 
+/// Every location's group and each group's median distance and deviation, found on the device
+/// from the tile features' distances kept there, equal the host's from the nearest: the same
+/// groups, statistics and locations standing out (planted ones among them), medians past 16
+/// bits included; only the groups (four bits a location), the statistics and the candidates
+/// come back.
+#[test]
+fn groups_and_their_statistics_match() {
+    use stages::location_features::groups::{self, GroupStats};
+    use stages::location_features::tiles::{self, TileInput, Tiles};
+    let mut rng = Rng(44);
+    let (locations, states, bins) = (3000u32, 4u32, 32u32);
+    let mut ticks: Vec<u64> = Vec::with_capacity((locations * states * bins) as usize);
+    for l in 0..locations {
+        for s in 0..states {
+            for _ in 0..bins {
+                // Two behaviours, noise, and five locations far from both.
+                let base = if (l % 3 == 0) == (s % 2 == 0) { 800_000 } else { 100_000 };
+                let planted = if l % 601 == 7 && s == 3 { 900_000 } else { 0 };
+                ticks.push(base + planted + u64::from(rng.below(400_000)));
+            }
+        }
+    }
+    let tiles = std::sync::Arc::new(Tiles::quantise((locations, states, bins), (0, 1_000_000), &ticks).unwrap());
+    let input = TileInput { tiles: &tiles, slot_of_state: &[0, 1, 2, 3], slots: 4, window: (0, 32_000_000), bins: 32 };
+    let plain = tiles::run(&mut CpuRunner::default(), &input).unwrap();
+    let reps: Vec<u32> = [0usize, 1].iter().flat_map(|&l| plain.of(l).to_vec()).collect();
+    let least = [1000u32, 1000];
+    let nearest = stages::location_features::nearest(&mut CpuRunner::default(), &plain, &reps).unwrap();
+    let host = groups::assign_host(&nearest, &least);
+    assert!(host.stats.iter().all(|s| s.median > 1 << 16), "medians past 16 bits: {:?}", host.stats);
+    let standing: Vec<u32> = host.candidates.iter().map(|c| c.0).collect();
+    for l in (7..locations).step_by(601) {
+        assert!(standing.contains(&l), "planted {l} stands out: {standing:?}");
+    }
+    assert_eq!(host.stats.iter().map(|s: &GroupStats| s.members).sum::<u32>(), locations);
+    assert!(tiles::assign(&mut CpuRunner::default(), &input, &reps, &least).unwrap() == host, "the CPU runner");
+    let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    let before = ctx.traffic.totals();
+    let on_gpu = tiles::assign(&mut GpuRunner::new(&ctx), &input, &reps, &least).unwrap();
+    assert_eq!(on_gpu.stats, host.stats, "the device's statistics");
+    assert_eq!(on_gpu.candidates, host.candidates, "the device's candidates");
+    assert!(on_gpu.group_of == host.group_of, "the device's groups");
+    let down = ctx.traffic.totals().1 - before.1;
+    let want = 2 * 8 * 4 + 4 * u64::from(locations.div_ceil(8)) + 4 + 8 * host.candidates.len() as u64;
+    assert_eq!(down, want, "the statistics, the groups, the candidates' count and the candidates");
+}
+
 /// The overview's pixels from a pyramid: the GPU kernels and the CPU mirrors agree, line
 /// counts exactly and colours within 2 of 255, for bands of ranks, single ranks, a rank drawn
 /// from its own tiles and the summary track, each state mode and mix; a second window uploads

@@ -217,9 +217,7 @@ fn dispatch<'b>(
             }
             line_density_plain::line_density_all(&p, seg, w, c, s);
         }
-        Kernel::LocationFeatures | Kernel::LocationDistances | Kernel::TileFeatures => {
-            features_dispatch(kernel, n, params, get)?
-        }
+        Kernel::LocationFeatures | Kernel::LocationDistances => features_dispatch(kernel, n, params, get)?,
         Kernel::ReduceU32 => {
             let p = reduce::Params::from_words(params)?;
             let (v, acc) = (get(1)?, get(3)?);
@@ -289,7 +287,7 @@ fn dispatch<'b>(
             let (v, h) = (get(2)?, get(5)?);
             for_each_workgroup(n, |wg| histogram_f32(wg, &p, v, h));
         }
-        // The timeline's and the pyramid's pixels' kernels.
+        // The timeline's and the pyramid's pixels' kernels, and the tiles' and groups'.
         _ => timeline_dispatch(kernel, n, params, get)?,
     }
     Ok(())
@@ -309,9 +307,36 @@ fn features_dispatch<'b>(
     } else if kernel == Kernel::TileFeatures {
         let (tiles, table, features) = (get(6)?, get(7)?, get(2)?);
         for_each_invocation(n, |i| location_features::tile_features(i, &p, tiles, table, features));
+    } else if kernel != Kernel::LocationDistances {
+        group_dispatch(kernel, n, &p, get)?;
     } else {
         let (fin, reps, out) = (get(5)?, get(3)?, get(4)?);
         for_each_invocation(n, |l| location_features::location_distances(l, &p, fin, reps, out));
+    }
+    Ok(())
+}
+
+/// The group statistics' kernels, as [`dispatch`] runs them (each binds only what it reads).
+fn group_dispatch<'b>(
+    kernel: Kernel,
+    n: u32,
+    p: &location_features::Params,
+    get: &dyn Fn(u32) -> Result<&'b Words, StageError>,
+) -> Result<(), StageError> {
+    let empty: &'b Words = &[];
+    let or_empty = |k: u32| get(k).or(Ok::<_, StageError>(empty));
+    let g = location_features::Groups {
+        nearest: or_empty(4)?,
+        hist: or_empty(8)?,
+        stats: or_empty(9)?,
+        candidates: or_empty(10)?,
+        packed: or_empty(11)?,
+    };
+    match kernel {
+        Kernel::GroupHistogram => for_each_invocation(n, |l| location_features::group_histogram(l, p, &g)),
+        Kernel::GroupSelect => for_each_workgroup(n, |k| location_features::group_select(k, p, &g)),
+        Kernel::GroupDeviants => for_each_invocation(n, |l| location_features::group_deviants(l, p, &g)),
+        _ => for_each_invocation(n, |w| location_features::pack_groups(w, p, &g)),
     }
     Ok(())
 }
@@ -345,6 +370,16 @@ fn timeline_dispatch<'b>(
 ) -> Result<(), StageError> {
     if matches!(kernel, Kernel::PyramidCover | Kernel::PyramidLines) {
         return pyramid_dispatch(kernel, n, params, get);
+    }
+    if matches!(
+        kernel,
+        Kernel::TileFeatures
+            | Kernel::GroupHistogram
+            | Kernel::GroupSelect
+            | Kernel::GroupDeviants
+            | Kernel::PackGroups
+    ) {
+        return features_dispatch(kernel, n, params, get);
     }
     let p = timeline::Params::from_words(params)?;
     match kernel {

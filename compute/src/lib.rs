@@ -80,6 +80,10 @@ pub enum Kernel {
     LocationFeatures,
     LocationDistances,
     TileFeatures,
+    GroupHistogram,
+    GroupSelect,
+    GroupDeviants,
+    PackGroups,
     StateCover,
     StatePrefix,
     MessageLines,
@@ -98,7 +102,13 @@ impl Kernel {
             Self::LineDensity => shaders::LINE_DENSITY,
             Self::BsplineEval => shaders::BSPLINE,
             Self::ForceLayout => shaders::FORCE_LAYOUT,
-            Self::LocationFeatures | Self::LocationDistances | Self::TileFeatures => shaders::LOCATION_FEATURES,
+            Self::LocationFeatures
+            | Self::LocationDistances
+            | Self::TileFeatures
+            | Self::GroupHistogram
+            | Self::GroupSelect
+            | Self::GroupDeviants
+            | Self::PackGroups => shaders::LOCATION_FEATURES,
             Self::StateCover
             | Self::StatePrefix
             | Self::MessageLines
@@ -133,6 +143,10 @@ impl Kernel {
             Self::LocationFeatures => "location_features",
             Self::LocationDistances => "location_distances",
             Self::TileFeatures => "tile_features",
+            Self::GroupHistogram => "group_histogram",
+            Self::GroupSelect => "group_select",
+            Self::GroupDeviants => "group_deviants",
+            Self::PackGroups => "pack_groups",
             Self::StateCover => "state_cover",
             Self::StatePrefix => "state_prefix",
             Self::MessageLines => "message_lines",

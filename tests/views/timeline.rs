@@ -1055,3 +1055,87 @@ fn global_instants_cross_every_row_and_a_search_lights_instants() {
     assert_ne!(near(&plain), near(&marked), "the line crosses the pyramid's picture too");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A store's overview on a GPU is composed on the device from its pyramid kept there: the plot
+/// a raster left on the device, within 3 of 255 of the CPU's overview on nearly every pixel (the
+/// device sums in `f32`, the CPU in `f64`), for each state mode and mix; after the first picture
+/// a gesture uploads at most 64 KiB (its rows' table, the grouping's representatives, uniforms)
+/// and reads back the picture, the legend's numbers and the grouping (each rank's group in four
+/// bits, the groups' statistics, the ranks that stand out).
+#[test]
+fn a_stores_overview_is_composed_on_the_device_from_its_pyramid() {
+    use exaviz_model::selection::Selection;
+    use exaviz_views::contract::{Entry, Frame, prepare};
+    let dir = std::env::temp_dir().join(format!("exaviz-overview-device-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("fd4.exaviz");
+    let ranks = 4096u64;
+    exaviz_datasets::convert("gen:fd4?ranks=4096&messages=8000000&slow_rank=3000", &store, &|_, _| {}).unwrap();
+    let d = exaviz_store::open_with(&store, &|_, _| {}, 0).unwrap();
+    let o = d.out_of_core.as_ref().expect("opened out of core");
+    let backend = super::gpu_backend();
+    let size = (640u32, 420u32);
+    let seconds = (o.span.1 - o.span.0) as f64 / d.trace.ticks_per_second.max(1) as f64;
+    for options in [&[][..], &["--states", "stacked"][..], &["--mix", "additive"][..]] {
+        let entry = Entry::find("timeline").unwrap();
+        let built = entry.parse(options).unwrap();
+        let frame = Frame { width: size.0, height: size.1 };
+        let mut moved = Vec::new();
+        for (k, window) in [None, Some((0.1, 0.9)), Some((0.2, 0.95)), None].into_iter().enumerate() {
+            let sel = Selection { window_s: window.map(|(a, b)| (a * seconds, b * seconds)), ..built.selection };
+            let before = backend.traffic();
+            let prepared = prepare(built.view.as_ref(), &d, &sel, frame, &backend).unwrap();
+            let scene = prepared.draw(&d, &sel).into_owned();
+            assert!(scene.outline.title.contains("pyramid:"), "{options:?} window {k}: {}", scene.outline.title);
+            let device_rasters = scene
+                .layers
+                .iter()
+                .filter(|l| {
+                    matches!(l.raster.as_deref().map(|r| &r.data), Some(exaviz_render::RasterData::Device { .. }))
+                })
+                .count();
+            assert_eq!(device_rasters, 1, "{options:?}: the plot composed on the device");
+            let image = exaviz_render::render_scene(&backend, &scene, exaviz_render::View::default()).unwrap();
+            let after = backend.traffic();
+            moved.push((after.0 - before.0, after.1 - before.1));
+            if k < 2 {
+                let on_cpu = prepare(built.view.as_ref(), &d, &sel, frame, &exaviz_compute::Backend::Cpu).unwrap();
+                let cpu_scene = on_cpu.draw(&d, &sel).into_owned();
+                let cpu = exaviz_render::render_scene(
+                    &exaviz_compute::Backend::Cpu,
+                    &cpu_scene,
+                    exaviz_render::View::default(),
+                )
+                .unwrap();
+                let far = exaviz_tests::diff_fraction(
+                    &image.pixels,
+                    &cpu.pixels,
+                    exaviz_tests::ImageTolerance { channel: 3, fraction: 0.0 },
+                );
+                println!("{options:?} window {k}: {far} of the pixels differ by more than 3");
+                assert!(far < 0.01, "{options:?} window {k}: {far} of the pixels differ from the CPU's by more than 3");
+                // The deviant's row is named, and its tooltip (its line count read from the
+                // device) names it.
+                let label = scene.labels.iter().find(|l| l.text == "rank 3000").expect("the deviant's row");
+                let y = (label.rect[1] + label.rect[3]) / 2.0;
+                let pick = prepared.pick(&d, [400.0, y]).expect("a pick on the deviant's row");
+                assert_eq!(pick.title, "rank 3000", "{options:?}");
+            }
+        }
+        println!("{options:?}: moved {moved:?}");
+        let picture = u64::from(size.0) * u64::from(size.1) * 4;
+        for (k, &(up, down)) in moved.iter().enumerate().skip(1) {
+            assert!(up <= 64 << 10, "{options:?}: window {k} uploaded {up} bytes");
+            // Beside the picture and the legend's numbers: each rank's group in four bits, the
+            // candidates' count, 32 bytes of statistics a group (at most 15) and the few ranks
+            // that stand out (8 bytes each).
+            let grouping = down - picture - 20;
+            assert!(
+                (ranks / 2 + 4 + 32..=ranks / 2 + 4 + 32 * 15 + 8 * 64).contains(&grouping),
+                "{options:?}: window {k} read back {grouping} bytes of grouping"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

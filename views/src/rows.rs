@@ -11,6 +11,7 @@
 //! representative on the backend, where the features are.
 
 use exaviz_compute::Backend;
+use exaviz_compute::location_features::groups::{self, Assigned};
 use exaviz_compute::location_features::{self, FeatureInput, Features};
 use exaviz_model::Trace;
 
@@ -38,9 +39,8 @@ pub const BINS: u32 = 32;
 const MOST_GROUPS: usize = 8;
 /// Locations sampled to choose the representatives.
 const SAMPLE: usize = 256;
-/// A location stands out of its group beyond its median distance and this many robust
-/// standard deviations (1.4826 x MAD) ...
-const SIGMAS: f64 = 5.0;
+/// A location stands out of its group beyond its median distance and 5 robust standard
+/// deviations (1.4826 x MAD each: `exaviz_compute::location_features::mirror::stands_out`) ...
 /// ... and beyond this share of the representative's own time (noise among like locations
 /// stays in its group).
 const FLOOR: f64 = 0.15;
@@ -120,6 +120,30 @@ pub trait FeatureSource {
     /// Per location, its nearest of `reps` (whole feature vectors in order) and the L1 distance
     /// to it, on `backend`.
     fn nearest(&self, reps: &[u32], backend: &Backend) -> Result<Vec<(u32, u32)>, exaviz_compute::StageError>;
+    /// The `shown` locations' groups (in `shown`'s order) and each group's statistics, for the
+    /// representatives `reps` and the groups' floors `least`: from [`FeatureSource::nearest`]
+    /// on the host unless the source does it where its features are.
+    fn assign(
+        &self,
+        reps: &[u32],
+        least: &[u32],
+        shown: &[u32],
+        backend: &Backend,
+    ) -> Result<Assigned, exaviz_compute::StageError> {
+        Ok(assign_shown(&self.nearest(reps, backend)?, least, shown))
+    }
+}
+
+/// The `shown` locations' groups and statistics from every location's `nearest` (see
+/// [`FeatureSource::assign`]).
+pub fn assign_shown(nearest: &[(u32, u32)], least: &[u32], shown: &[u32]) -> Assigned {
+    let of_shown: Vec<(u32, u32)> =
+        shown.iter().map(|&l| nearest.get(l as usize).copied().unwrap_or((u32::MAX, 0))).collect();
+    let mut a = groups::assign_host(&of_shown, least);
+    for c in &mut a.candidates {
+        c.0 = shown[c.0 as usize];
+    }
+    a
 }
 
 impl FeatureSource for Features {
@@ -179,25 +203,24 @@ pub fn group(
         }
     }
     let flat: Vec<u32> = reps.concat();
-    let nearest = f.nearest(&flat, backend)?;
+    // A location stands out of its group beyond the group's median distance and 5 robust
+    // standard deviations (`groups::stands_out`, in integers) and beyond FLOOR of the
+    // representative's own time: at least the floor's whole part plus one.
+    let least: Vec<u32> =
+        reps.iter().map(|r| ((FLOOR * norm(r) as f64).floor() as u64 + 1).min(u64::from(u32::MAX)) as u32).collect();
+    let a = f.assign(&flat, &least, shown, backend)?;
     let mut groups: Vec<Vec<u32>> = vec![Vec::new(); reps.len()];
-    for &l in shown {
-        groups[nearest[l as usize].0 as usize].push(l);
+    for (&l, &g) in shown.iter().zip(&a.group_of) {
+        if let Some(members) = groups.get_mut(g as usize) {
+            members.push(l);
+        }
     }
     // Per group, who stands out: by robust statistics of the members' distances.
     let mut out: Vec<(f64, u32)> = Vec::new();
-    for (g, members) in groups.iter().enumerate() {
-        let mut d: Vec<u64> = members.iter().map(|&l| u64::from(nearest[l as usize].1)).collect();
-        let m = median(&mut d);
-        let mut dev: Vec<u64> = d.iter().map(|&x| x.abs_diff(m)).collect();
-        let mad = median(&mut dev);
-        let threshold = (m as f64 + SIGMAS * 1.4826 * mad as f64).max(FLOOR * norm(reps[g]) as f64);
-        for &l in members {
-            let x = f64::from(nearest[l as usize].1);
-            if x > threshold {
-                out.push(((x - m as f64) / (1.4826 * mad as f64).max(1.0), l));
-            }
-        }
+    for &(l, x) in &a.candidates {
+        let Some(g) = shown.binary_search(&l).ok().or_else(|| shown.iter().position(|&s| s == l)) else { continue };
+        let Some(s) = a.stats.get(a.group_of[g] as usize) else { continue };
+        out.push(((f64::from(x) - f64::from(s.median)) / (1.4826 * f64::from(s.mad)).max(1.0), l));
     }
     out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     out.truncate(most_deviants);

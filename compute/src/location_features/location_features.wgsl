@@ -17,9 +17,9 @@ struct Params {
     states: u32,       // states of the tiles (tile_features)
     tile_bins: u32,    // time bins of the tiles (tile_features)
     shift: u32,        // fraction bits of the weights (tile_features)
+    digit_pass: u32,         // 0: the high 16 bits of a value, 1: the low (group_histogram, group_select)
+    of_mad: u32,       // 0: the distances' median, 1: their deviations' (group_histogram, group_select)
     _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -34,6 +34,15 @@ struct Params {
 @group(0) @binding(5) var<storage, read> features_in: array<u32>;
 // Per location, state and tile bin: its time in units of the tiles (tile_features).
 @group(0) @binding(6) var<storage, read> tiles: array<u32>;
+// Per group: a 65,536-bin histogram of a digit of its members' values.
+@group(0) @binding(8) var<storage, read_write> hist: array<atomic<u32>>;
+// Per group, GROUP_WORDS words: members, the median's high digit, the rank left within it, the
+// median distance, the median deviation from it, the least distance past the floor.
+@group(0) @binding(9) var<storage, read_write> stats: array<u32>;
+// The count of candidates, then per candidate its location and distance.
+@group(0) @binding(10) var<storage, read_write> candidates: array<atomic<u32>>;
+// Each location's group, four bits each, eight to a word.
+@group(0) @binding(11) var<storage, read_write> packed: array<u32>;
 // tile_features' table: per state its colour slot (>= slots: none), then per window bin the
 // first of its entries (bins + 1 words), then the entries: a tile bin and its weight.
 @group(0) @binding(7) var<storage, read> tile_table: array<u32>;
@@ -158,4 +167,127 @@ fn tile_features(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     for (var sl = 0u; sl < params.slots && sl < 8u; sl++) {
         atomicStore(&features[out + sl], round_shift(acc[sl], params.shift));
     }
+}
+
+const GROUP_WORDS: u32 = 8u;
+const DIGITS: u32 = 65536u;
+// A location stands out beyond its group's median and 7.413 (5 x 1.4826) median deviations.
+const DEVIANT_PER_MILLE: u32 = 7413u;
+
+// Location l's group and the value whose median is sought: its distance, or its deviation from
+// its group's median distance.
+fn group_value(l: u32) -> vec2<u32> {
+    let e = nearest[l];
+    var v = e.y;
+    if (params.of_mad == 1u && e.x < params.reps) {
+        let m = stats[e.x * GROUP_WORDS + 3u];
+        v = max(v, m) - min(v, m);
+    }
+    return vec2<u32>(e.x, v);
+}
+
+@compute @workgroup_size(256)
+fn group_histogram(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let l = index(gid, nwg);
+    if (l >= params.n) { return; }
+    let gv = group_value(l);
+    let g = gv.x;
+    let v = gv.y;
+    if (g >= params.reps) { return; }
+    var digit = v >> 16u;
+    if (params.digit_pass == 1u) {
+        if ((v >> 16u) != stats[g * GROUP_WORDS + 1u]) { return; }
+        digit = v & 0xffffu;
+    }
+    atomicAdd(&hist[g * DIGITS + digit], 1u);
+}
+
+var<workgroup> partial: array<u32, 256>;
+
+// Workgroup g: the digit of group g's histogram holding its lower median. Each invocation sums
+// 256 digits; the first then walks the sums and the digits of the one holding the median.
+@compute @workgroup_size(256)
+fn group_select(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let g = wid.x;
+    if (g >= params.reps) { return; }
+    let base = g * DIGITS;
+    var s = 0u;
+    for (var k = 0u; k < 256u; k++) { s += atomicLoad(&hist[base + t * 256u + k]); }
+    partial[t] = s;
+    workgroupBarrier();
+    if (t != 0u) { return; }
+    let at = g * GROUP_WORDS;
+    var rank = 0u;
+    if (params.digit_pass == 0u) {
+        var count = 0u;
+        for (var c = 0u; c < 256u; c++) { count += partial[c]; }
+        stats[at] = count;
+        if (count == 0u) {
+            stats[at + 1u] = 0u;
+            stats[at + 2u] = 0u;
+            stats[at + 3u + params.of_mad] = 0u;
+            return;
+        }
+        rank = (count - 1u) / 2u;
+    } else {
+        if (stats[at] == 0u) { return; }
+        rank = stats[at + 2u];
+    }
+    var below = 0u;
+    var chunk = 0u;
+    for (var c = 0u; c < 256u; c++) {
+        if (below + partial[c] > rank) {
+            chunk = c;
+            break;
+        }
+        below += partial[c];
+    }
+    var digit = chunk * 256u;
+    for (var k = 0u; k < 256u; k++) {
+        let n = atomicLoad(&hist[base + chunk * 256u + k]);
+        if (below + n > rank) {
+            digit = chunk * 256u + k;
+            break;
+        }
+        below += n;
+    }
+    if (params.digit_pass == 0u) {
+        stats[at + 1u] = digit;
+        stats[at + 2u] = rank - below;
+    } else {
+        stats[at + 3u + params.of_mad] = (stats[at + 1u] << 16u) | digit;
+    }
+}
+
+fn less64(a: vec2<u32>, b: vec2<u32>) -> bool {
+    return a.y < b.y || (a.y == b.y && a.x < b.x);
+}
+
+// Invocation l: location l listed where it stands out of its group.
+@compute @workgroup_size(256)
+fn group_deviants(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let l = index(gid, nwg);
+    if (l >= params.n) { return; }
+    let e = nearest[l];
+    if (e.x >= params.reps) { return; }
+    let at = e.x * GROUP_WORDS;
+    let bound = add64(mul64(1000u, stats[at + 3u]), mul64(DEVIANT_PER_MILLE, stats[at + 4u]));
+    if (e.y >= stats[at + 5u] && less64(bound, mul64(1000u, e.y))) {
+        let k = atomicAdd(&candidates[0], 1u);
+        atomicStore(&candidates[1u + 2u * k], l);
+        atomicStore(&candidates[2u + 2u * k], e.y);
+    }
+}
+
+// Invocation w: the groups of locations 8w to 8w + 7, four bits each.
+@compute @workgroup_size(256)
+fn pack_groups(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let w = index(gid, nwg);
+    if (w >= (params.n + 7u) / 8u) { return; }
+    var word = 0u;
+    for (var j = 0u; j < 8u; j++) {
+        let l = 8u * w + j;
+        if (l < params.n) { word |= min(nearest[l].x, 15u) << (4u * j); }
+    }
+    packed[w] = word;
 }

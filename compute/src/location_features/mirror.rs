@@ -18,9 +18,9 @@ pub struct Params {
     pub states: u32,
     pub tile_bins: u32,
     pub shift: u32,
+    pub digit_pass: u32,
+    pub of_mad: u32,
     pub _pad0: u32,
-    pub _pad1: u32,
-    pub _pad2: u32,
 }
 const _: () = assert!(size_of::<Params>() == 48);
 
@@ -132,4 +132,129 @@ pub fn tile_features(i: u32, params: &Params, tiles: &Words, table: &Words, feat
     for (sl, v) in cell.iter().enumerate().take(params.slots.min(8) as usize) {
         features[out + sl].store(*v, Relaxed);
     }
+}
+
+/// Words per group in the statistics of `group_select`.
+pub const GROUP_WORDS: u32 = 8;
+const DIGITS: u32 = 1 << 16;
+/// A location stands out beyond its group's median distance and this many thousandths of its
+/// median deviation (5 robust standard deviations of 1.4826 each).
+pub const DEVIANT_PER_MILLE: u32 = 7413;
+
+/// Whether distance `x` stands out of a group whose median distance is `m` and median
+/// deviation `mad`, and reaches `least` (the group's floor): the shader's test, in integers.
+pub fn stands_out(x: u32, m: u32, mad: u32, least: u32) -> bool {
+    x >= least && 1000 * u64::from(m) + u64::from(DEVIANT_PER_MILLE) * u64::from(mad) < 1000 * u64::from(x)
+}
+
+/// The buffers of the group statistics' kernels (bindings 4, 8 to 11).
+pub struct Groups<'a> {
+    pub nearest: &'a Words,
+    pub hist: &'a Words,
+    pub stats: &'a Words,
+    pub candidates: &'a Words,
+    pub packed: &'a Words,
+}
+
+fn group_value(l: u32, p: &Params, g: &Groups<'_>) -> (u32, u32) {
+    let (group, mut v) = (g.nearest[2 * l as usize].load(Relaxed), g.nearest[2 * l as usize + 1].load(Relaxed));
+    if p.of_mad == 1 && group < p.reps {
+        let m = g.stats[(group * GROUP_WORDS + 3) as usize].load(Relaxed);
+        v = v.abs_diff(m);
+    }
+    (group, v)
+}
+
+/// One invocation of `group_histogram`: location `l`'s value's digit counted in its group.
+pub fn group_histogram(l: u32, p: &Params, g: &Groups<'_>) {
+    if l >= p.n {
+        return;
+    }
+    let (group, v) = group_value(l, p, g);
+    if group >= p.reps {
+        return;
+    }
+    let mut digit = v >> 16;
+    if p.digit_pass == 1 {
+        if v >> 16 != g.stats[(group * GROUP_WORDS + 1) as usize].load(Relaxed) {
+            return;
+        }
+        digit = v & 0xffff;
+    }
+    g.hist[(group * DIGITS + digit) as usize].fetch_add(1, Relaxed);
+}
+
+/// One workgroup of `group_select`: the digit of group `group`'s histogram holding its lower
+/// median (the shader sums 256 digits an invocation first; the same digit).
+pub fn group_select(group: u32, p: &Params, g: &Groups<'_>) {
+    if group >= p.reps {
+        return;
+    }
+    let (base, at) = ((group * DIGITS) as usize, (group * GROUP_WORDS) as usize);
+    let hist = |d: u32| g.hist[base + d as usize].load(Relaxed);
+    let set = |k: u32, v: u32| g.stats[at + k as usize].store(v, Relaxed);
+    let rank = if p.digit_pass == 0 {
+        let count = (0..DIGITS).map(hist).fold(0u32, u32::wrapping_add);
+        set(0, count);
+        if count == 0 {
+            set(1, 0);
+            set(2, 0);
+            set(3 + p.of_mad, 0);
+            return;
+        }
+        (count - 1) / 2
+    } else {
+        if g.stats[at].load(Relaxed) == 0 {
+            return;
+        }
+        g.stats[at + 2].load(Relaxed)
+    };
+    let (mut below, mut digit) = (0u32, 0u32);
+    for d in 0..DIGITS {
+        let c = hist(d);
+        if below.wrapping_add(c) > rank {
+            digit = d;
+            break;
+        }
+        below = below.wrapping_add(c);
+    }
+    if p.digit_pass == 0 {
+        set(1, digit);
+        set(2, rank - below);
+    } else {
+        set(3 + p.of_mad, (g.stats[at + 1].load(Relaxed) << 16) | digit);
+    }
+}
+
+/// One invocation of `group_deviants`: location `l` listed where it stands out of its group.
+pub fn group_deviants(l: u32, p: &Params, g: &Groups<'_>) {
+    if l >= p.n {
+        return;
+    }
+    let (group, x) = (g.nearest[2 * l as usize].load(Relaxed), g.nearest[2 * l as usize + 1].load(Relaxed));
+    if group >= p.reps {
+        return;
+    }
+    let at = (group * GROUP_WORDS) as usize;
+    let word = |k: usize| g.stats[at + k].load(Relaxed);
+    if stands_out(x, word(3), word(4), word(5)) {
+        let k = g.candidates[0].fetch_add(1, Relaxed) as usize;
+        g.candidates[1 + 2 * k].store(l, Relaxed);
+        g.candidates[2 + 2 * k].store(x, Relaxed);
+    }
+}
+
+/// One invocation of `pack_groups`: the groups of locations `8w` to `8w + 7`, four bits each.
+pub fn pack_groups(w: u32, p: &Params, g: &Groups<'_>) {
+    if w >= p.n.div_ceil(8) {
+        return;
+    }
+    let mut word = 0u32;
+    for j in 0..8 {
+        let l = 8 * w + j;
+        if l < p.n {
+            word |= g.nearest[2 * l as usize].load(Relaxed).min(15) << (4 * j);
+        }
+    }
+    g.packed[w as usize].store(word, Relaxed);
 }

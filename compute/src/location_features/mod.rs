@@ -8,6 +8,7 @@
 //! to the kernels as `u32` quanta from the window's start ([`spans`]), `BIN_QUANTA` to a bin,
 //! so every sum is exact in 32 bits and both backends give the same counts.
 
+pub mod groups;
 pub mod mirror;
 pub mod tiles;
 

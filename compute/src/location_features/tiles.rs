@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::groups::{self, Assigned};
 use super::mirror::{self, Params};
 use super::{BIN_QUANTA, Features, quantum};
 use crate::{Kernel, Owner, Recording, Runner, StageError, check_binding};
@@ -244,6 +245,45 @@ pub fn nearest(runner: &mut dyn Runner, input: &TileInput<'_>, reps: &[u32]) -> 
     rec.download(out);
     let words = runner.run(&rec)?.into_iter().next().ok_or_else(|| StageError::Input("distances missing".into()))?;
     Ok(words.chunks_exact(2).map(|w| (w[0], w[1])).collect())
+}
+
+/// Every location's group and each group's statistics ([`super::groups`]) for the
+/// representatives `reps` and the groups' floors `least`, from the features of `input` made
+/// where `runner` runs: on a GPU device the features, distances and histograms stay there, and
+/// only each location's group (four bits), the statistics and the locations that stand out come
+/// back.
+pub fn assign(
+    runner: &mut dyn Runner,
+    input: &TileInput<'_>,
+    reps: &[u32],
+    least: &[u32],
+) -> Result<Assigned, StageError> {
+    if runner.plain_memory() {
+        return Ok(groups::assign_host(&nearest(runner, input, reps)?, least));
+    }
+    input.check()?;
+    let d = (input.bins * input.slots) as usize;
+    if reps.is_empty() || !reps.len().is_multiple_of(d) || reps.len() / d != least.len() {
+        return Err(StageError::Input("location groups need whole representatives, a floor each".into()));
+    }
+    let table = input.table();
+    let owner: Owner = input.tiles.clone();
+    let mut rec = Recording::default();
+    let features = record(&mut rec, input, &table, &owner, runner.max_binding_bytes())?;
+    let n = input.tiles.locations;
+    let rb = rec.alloc(reps.len() as u64, "distances.reps");
+    rec.upload(rb, reps);
+    let out = rec.alloc(2 * u64::from(n), "distances.nearest");
+    let p = super::params(n, n, input.bins, input.slots, least.len() as u32);
+    rec.dispatch(Kernel::LocationDistances, n, p, vec![(5, features), (3, rb), (4, out)]);
+    let g = groups::record(&mut rec, out, n, least)?;
+    rec.download(g.stats);
+    rec.download(g.packed);
+    rec.keep(g.candidates);
+    let outs = runner.run_keeping(&rec)?;
+    let missing = || StageError::Input("location groups missing".into());
+    let (stats, packed) = (outs.downloads.first().ok_or_else(missing)?, outs.downloads.get(1).ok_or_else(missing)?);
+    groups::read(n, least.len() as u32, stats, packed, outs.kept.first().ok_or_else(missing)?)
 }
 
 #[cfg(test)]

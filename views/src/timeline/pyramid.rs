@@ -252,6 +252,23 @@ impl FeatureSource for TileSource<'_> {
     fn nearest(&self, reps: &[u32], backend: &Backend) -> Result<Vec<(u32, u32)>, exaviz_compute::StageError> {
         tiles::nearest(&mut *backend.runner(), &self.input, reps)
     }
+
+    /// Where every location is shown: on the backend's device, whence only each location's
+    /// group, the statistics and those that stand out come back.
+    fn assign(
+        &self,
+        reps: &[u32],
+        least: &[u32],
+        shown: &[u32],
+        backend: &Backend,
+    ) -> Result<exaviz_compute::location_features::groups::Assigned, exaviz_compute::StageError> {
+        let every =
+            shown.len() == self.input.tiles.locations as usize && shown.iter().enumerate().all(|(i, &l)| i as u32 == l);
+        if every {
+            return tiles::assign(&mut *backend.runner(), &self.input, reps, least);
+        }
+        Ok(crate::rows::assign_shown(&self.nearest(reps, backend)?, least, shown))
+    }
 }
 
 /// The locations of `pyr` grouped by behaviour over `window` where `opts` ask for it (by
