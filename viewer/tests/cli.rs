@@ -1610,6 +1610,56 @@ fn after_the_first_picture_a_gesture_moves_at_most_64_kib() {
     }
 }
 
+/// The GPU holds a store's pyramid: after the first picture every gesture of the timeline over
+/// a store too large to read (8,192 ranks grouped by behaviour, 8M messages and about 4M
+/// intervals: every window of the short script is drawn from the pyramid) moves at most 64 KiB
+/// between the host and the device, read back included. The pyramid's levels, lines and per-rank tiles go up once; the
+/// overview is composed there and presented where it was drawn, and the rows are grouped there
+/// (each rank's group coming back in four bits).
+#[test]
+fn after_the_first_picture_a_gesture_over_a_store_moves_at_most_64_kib() {
+    let dir = std::env::temp_dir().join(format!("exaviz-store-gestures-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("fd4.exaviz");
+    let input = "gen:fd4?ranks=8192&messages=8000000&slow_rank=3000";
+    let out = Command::new(env!("CARGO_BIN_EXE_exaviz")).args(["convert", input]).arg(&store).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../benches/interact-short.txt");
+    let out = Command::new(env!("CARGO_BIN_EXE_exaviz"))
+        .arg("bench-interact")
+        .arg(&store)
+        .args([
+            "--view",
+            "timeline",
+            "--backend",
+            "gpu",
+            "--runs",
+            "1",
+            "--json",
+            "--size",
+            "1024x768",
+            "--script",
+            script,
+        ])
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("EXAVIZ_WORKER_DEVICE", "shared")
+        .output()
+        .expect("exaviz runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["pictures_on_device"], true, "{v}");
+    // The pyramid went up with the first picture.
+    assert!(v["opened_gpu_mb"].as_f64().unwrap() > 1.0, "{v}");
+    let gestures = v["gestures"].as_array().unwrap();
+    assert!(gestures.len() >= 4, "{v}");
+    for g in gestures {
+        let moved = g["gpu_upload_mb"]["max"].as_f64().unwrap() + g["gpu_readback_mb"]["max"].as_f64().unwrap();
+        assert!(moved * 1e6 <= 65_536.0, "a {} moved {moved} MB", g["gesture"]);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `bench-interact --timings` times every compute pass on the device by kernel (lavapipe writes
 /// timestamps), and the renderer's passes, with the bytes their bindings hold and their speed
 /// of light at the bandwidth given; without it, nothing is timed.
