@@ -1056,7 +1056,7 @@ fn global_instants_cross_every_row_and_a_search_lights_instants() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A store's overview on a GPU is composed on the device from its pyramid kept there: the plot
+/// A store's overview on a GPU of its own is composed on the device from its pyramid kept there: the plot
 /// a raster left on the device, within 3 of 255 of the CPU's overview on nearly every pixel (the
 /// device sums in `f32`, the CPU in `f64`), for each state mode and mix; after the first picture
 /// a gesture uploads at most 64 KiB (its rows' table, the grouping's representatives, uniforms)
@@ -1074,7 +1074,11 @@ fn a_stores_overview_is_composed_on_the_device_from_its_pyramid() {
     exaviz_datasets::convert("gen:fd4?ranks=4096&messages=8000000&slow_rank=3000", &store, &|_, _| {}).unwrap();
     let d = exaviz_store::open_with(&store, &|_, _| {}, 0).unwrap();
     let o = d.out_of_core.as_ref().expect("opened out of core");
-    let backend = super::gpu_backend();
+    // A device taken as a GPU of its own (lavapipe's kernels share the CPU's cores, where the
+    // overview is composed on the CPU by default), its counters its own.
+    let mut ctx = exaviz_compute::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    ctx.info.device_type = exaviz_compute::wgpu::DeviceType::DiscreteGpu;
+    let backend = exaviz_compute::Backend::Gpu(Box::new(ctx));
     let size = (640u32, 420u32);
     let seconds = (o.span.1 - o.span.0) as f64 / d.trace.ticks_per_second.max(1) as f64;
     for options in [&[][..], &["--states", "stacked"][..], &["--mix", "additive"][..]] {

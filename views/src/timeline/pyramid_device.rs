@@ -55,10 +55,19 @@ pub(super) fn kept(pyr: &Arc<Pyramid>) -> Arc<Kept> {
     k
 }
 
-/// Whether overviews are drawn on `backend`'s device: a GPU, unless `EXAVIZ_TIMELINE_ON_HOST`
-/// asks for the CPU.
+/// Whether overviews are drawn on `backend`'s device, as windows of a trace in memory are drawn
+/// from its rows kept there ([`super::device::rows_on_device`]): on a GPU whose kernels do not
+/// share the CPU's cores (on lavapipe the CPU composes the overview faster and uploads it);
+/// `EXAVIZ_GPU_ROWS=1` asks for it on any GPU adapter (to measure what gestures move on
+/// lavapipe), `=0` never, and `EXAVIZ_TIMELINE_ON_HOST` keeps every picture on the CPU.
 pub(super) fn draws_on_device(backend: &Backend) -> bool {
-    backend.is_gpu() && std::env::var_os("EXAVIZ_TIMELINE_ON_HOST").is_none()
+    let Backend::Gpu(ctx) = backend else { return false };
+    let wanted = match std::env::var("EXAVIZ_GPU_ROWS").ok().as_deref().map(str::trim) {
+        Some("1") => true,
+        Some("0") => false,
+        _ => !ctx.on_cpu_cores(),
+    };
+    wanted && std::env::var_os("EXAVIZ_TIMELINE_ON_HOST").is_none()
 }
 
 /// What each pixel row of a plot draws: the summary track's rows (`summary`, in plot rows),
