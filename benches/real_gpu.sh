@@ -71,3 +71,16 @@ if [ "${SIZES_22M:-0}" = 1 ]; then
     "$EXAVIZ" bench-interact 'gen:fd4?iterations=5240' --view timeline --backend "$b" --runs 1 2>&1 | tail -7
   done
 fi
+
+echo "== timeline gestures, a store of 1e8 messages (16,384 ranks) drawn from its pyramid"
+# The store's pyramid (levels, lines, per-rank tiles) kept on the device, the overview composed
+# there and the ranks grouped there; EXAVIZ_TIMELINE_ON_HOST=1 composes the overview on the CPU.
+if "$EXAVIZ" convert 'gen:fd4?ranks=16384&messages=100000000&seed=1' "$WORK/p8.exaviz" 2>&1 | tail -1; then
+  for b in gpu cpu; do
+    echo "-- $b"
+    "$EXAVIZ" bench-interact "$WORK/p8.exaviz" --view timeline --backend "$b" --runs 1 $(timings "$b") 2>&1 | tail -24
+  done
+  echo "-- gpu, the overview composed on the CPU (EXAVIZ_TIMELINE_ON_HOST=1)"
+  EXAVIZ_TIMELINE_ON_HOST=1 "$EXAVIZ" bench-interact "$WORK/p8.exaviz" --view timeline --backend gpu --runs 1 2>&1 | tail -9
+  rm -rf "$WORK/p8.exaviz"
+fi

@@ -273,7 +273,8 @@ impl FeatureSource for TileSource<'_> {
 
 /// The locations of `pyr` grouped by behaviour over `window` where `opts` ask for it (by
 /// default where they outnumber the plot's `rows` pixel rows [`AUTO_LOCATIONS_PER_ROW`] to one)
-/// and the pyramid keeps per-location tiles, on `backend`.
+/// and the pyramid keeps per-location tiles: on `backend` where the overview is drawn on its
+/// device, else on the CPU.
 fn overview_behaviour(
     pyr: &Arc<Pyramid>,
     opts: &TimelineOptions,
@@ -300,7 +301,9 @@ fn overview_behaviour(
         let features = TileSource { table: input.table(), input };
         let shown: Vec<u32> = (0..n as u32).collect();
         let most = (rows / DEVIANT_PX / 3).max(1) as usize;
-        let mut b = crate::rows::group(&features, &shown, most, backend)?;
+        // Where the overview is drawn: on lavapipe's shared cores the CPU sums the tiles faster.
+        let on = if super::pyramid_device::draws_on_device(backend) { backend } else { &Backend::Cpu };
+        let mut b = crate::rows::group(&features, &shown, most, on)?;
         if let Some(l) = opts.opened {
             b.open(l, most_opened(rows));
         }
