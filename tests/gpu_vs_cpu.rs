@@ -509,6 +509,28 @@ fn location_features_and_distances_match() {
         assert_eq!(lf::nearest_recorded(r, &plain, &reps).unwrap(), nearest, "distances");
     });
     assert_eq!((nearest[100].0, nearest[100].1), (1, 0), "a representative is its own nearest");
+    // Every location's group and the groups' statistics from the features left on the device:
+    // the host's from the nearest; only the groups, statistics and candidates come back.
+    let least = [50_000u32, 50_000, 50_000];
+    let host = stages::location_features::groups::assign_host(&nearest, &least);
+    assert!(host.stats.iter().all(|s| s.members > 0), "{:?}", host.stats);
+    let spans = lf::spans(&input);
+    let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    let before = ctx.traffic.totals();
+    let on_gpu = lf::assign(&mut GpuRunner::new(&ctx), &input, &spans, &reps, (&least, None)).unwrap();
+    let down = ctx.traffic.totals().1 - before.1;
+    assert_eq!(on_gpu.stats, host.stats);
+    assert_eq!(on_gpu.candidates, host.candidates);
+    assert!(on_gpu.group_of == host.group_of, "the groups");
+    assert_eq!(down, 3 * 32 + 4 * 512u64.div_ceil(8) + 4 + 8 * host.candidates.len() as u64);
+    assert!(lf::assign(&mut CpuRunner::default(), &input, &spans, &reps, (&least, None)).unwrap() == host);
+    // A location's row summed on the host from its own spans equals the features'.
+    let by = lf::ByLocation::new(512, &spans);
+    for l in [0usize, 3, 100, 511] {
+        let mut row = vec![0u32; 32 * 6];
+        by.sum(&spans, l, (32, 6), &mut row);
+        assert_eq!(row, plain.of(l), "location {l}");
+    }
 }
 
 /// Features summed from quantised per-location tiles, and every location's nearest
@@ -595,16 +617,25 @@ fn groups_and_their_statistics_match() {
         assert!(standing.contains(&l), "planted {l} stands out: {standing:?}");
     }
     assert_eq!(host.stats.iter().map(|s: &GroupStats| s.members).sum::<u32>(), locations);
-    assert!(tiles::assign(&mut CpuRunner::default(), &input, &reps, &least).unwrap() == host, "the CPU runner");
+    assert!(tiles::assign(&mut CpuRunner::default(), &input, &reps, (&least, None)).unwrap() == host, "the CPU runner");
     let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
     let before = ctx.traffic.totals();
-    let on_gpu = tiles::assign(&mut GpuRunner::new(&ctx), &input, &reps, &least).unwrap();
+    let on_gpu = tiles::assign(&mut GpuRunner::new(&ctx), &input, &reps, (&least, None)).unwrap();
     assert_eq!(on_gpu.stats, host.stats, "the device's statistics");
     assert_eq!(on_gpu.candidates, host.candidates, "the device's candidates");
     assert!(on_gpu.group_of == host.group_of, "the device's groups");
     let down = ctx.traffic.totals().1 - before.1;
     let want = 2 * 8 * 4 + 4 * u64::from(locations.div_ceil(8)) + 4 + 8 * host.candidates.len() as u64;
     assert_eq!(down, want, "the statistics, the groups, the candidates' count and the candidates");
+    // Some locations left out (idle ones, not shown): out of every group on both backends.
+    let shown: Vec<u32> = (0..locations).filter(|l| l % 5 != 2).collect();
+    let host = tiles::assign(&mut CpuRunner::default(), &input, &reps, (&least, Some(&shown))).unwrap();
+    let on_gpu = tiles::assign(&mut GpuRunner::new(&ctx), &input, &reps, (&least, Some(&shown))).unwrap();
+    assert_eq!(host.stats.iter().map(|s| s.members).sum::<u32>(), shown.len() as u32);
+    assert!(host.group_of.iter().skip(2).step_by(5).all(|&g| g == 15), "the hidden are in no group");
+    assert_eq!(on_gpu.stats, host.stats);
+    assert_eq!(on_gpu.candidates, host.candidates);
+    assert!(on_gpu.group_of == host.group_of, "the groups with some hidden");
 }
 
 /// The overview's pixels from a pyramid: the GPU kernels and the CPU mirrors agree, line

@@ -336,6 +336,10 @@ fn group_dispatch<'b>(
         Kernel::GroupHistogram => for_each_invocation(n, |l| location_features::group_histogram(l, p, &g)),
         Kernel::GroupSelect => for_each_workgroup(n, |k| location_features::group_select(k, p, &g)),
         Kernel::GroupDeviants => for_each_invocation(n, |l| location_features::group_deviants(l, p, &g)),
+        Kernel::HideLocations => {
+            let mask = or_empty(12)?;
+            for_each_invocation(n, |l| location_features::hide_locations(l, p, g.nearest, mask));
+        }
         _ => for_each_invocation(n, |w| location_features::pack_groups(w, p, &g)),
     }
     Ok(())

@@ -84,6 +84,7 @@ pub enum Kernel {
     GroupSelect,
     GroupDeviants,
     PackGroups,
+    HideLocations,
     StateCover,
     StatePrefix,
     MessageLines,
@@ -108,7 +109,8 @@ impl Kernel {
             | Self::GroupHistogram
             | Self::GroupSelect
             | Self::GroupDeviants
-            | Self::PackGroups => shaders::LOCATION_FEATURES,
+            | Self::PackGroups
+            | Self::HideLocations => shaders::LOCATION_FEATURES,
             Self::StateCover
             | Self::StatePrefix
             | Self::MessageLines
@@ -147,6 +149,7 @@ impl Kernel {
             Self::GroupSelect => "group_select",
             Self::GroupDeviants => "group_deviants",
             Self::PackGroups => "pack_groups",
+            Self::HideLocations => "hide_locations",
             Self::StateCover => "state_cover",
             Self::StatePrefix => "state_prefix",
             Self::MessageLines => "message_lines",

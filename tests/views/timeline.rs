@@ -639,6 +639,48 @@ fn one_deviant_rank_of_16384_is_seen_and_named_in_the_overview() {
     deviant_seen_and_named(&d, "16,384 processes");
 }
 
+/// The same trace in memory on a GPU of its own, whose rows it keeps: the ranks are grouped on
+/// the device (the window's features, every rank's distance and group, the groups' medians),
+/// into the groups the CPU finds, the deviant apart and named; what comes back of the grouping
+/// is each rank's group in four bits, not eight bytes a rank.
+#[test]
+fn the_ranks_of_a_trace_in_memory_are_grouped_on_the_device_as_on_the_cpu() {
+    use exaviz_views::contract::{Entry, Frame, prepare};
+    let d = open("gen:fd4?ranks=16384&messages=400000&slow_rank=10007");
+    let mut ctx = exaviz_compute::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    ctx.info.device_type = exaviz_compute::wgpu::DeviceType::DiscreteGpu;
+    let backend = exaviz_compute::Backend::Gpu(Box::new(ctx));
+    let frame = Frame { width: 1200, height: 900 };
+    let outline = |b: &exaviz_compute::Backend, options: &[&str]| {
+        let built = Entry::find("timeline").unwrap().parse(options).unwrap();
+        let prepared = prepare(built.view.as_ref(), &d, &built.selection, frame, b).unwrap();
+        prepared.draw(&d, &built.selection).into_owned().outline
+    };
+    let on_gpu = outline(&backend, &[]);
+    let on_cpu = outline(&exaviz_compute::Backend::Cpu, &[]);
+    let rows = |o: &exaviz_render::Outline| -> Vec<(String, String)> {
+        o.rows.iter().map(|r| (r.kind.clone(), r.label.clone())).collect()
+    };
+    assert_eq!(rows(&on_gpu), rows(&on_cpu), "the same groups and rows apart");
+    assert!(on_gpu.rows.iter().any(|r| r.label == "rank 10007"), "{:?}", rows(&on_gpu));
+    assert!(on_gpu.rows.iter().any(|r| r.label == "ranks 0-10006, 10008-16383 (16,383)"), "{:?}", rows(&on_gpu));
+    // What the grouping itself reads back: the groups (half a byte a rank), the statistics and
+    // the ranks apart, against 8 bytes a rank for the nearest. The slots as the timeline's.
+    let full = exaviz_views::trace::span(&d.trace).unwrap();
+    let kinds = d.trace.region_names.len().max(1);
+    let slot_of: Vec<usize> = (0..kinds).map(|k| k.min(7)).collect();
+    let shown: Vec<u32> = (0..16_384).collect();
+    let before = backend.traffic().1;
+    let source = exaviz_views::rows::source(&d.trace, &slot_of, 8, full, &backend).unwrap();
+    let on_device = exaviz_views::rows::group(&*source, &shown, 60, &backend).unwrap();
+    let grouping = backend.traffic().1 - before;
+    assert!(grouping < 16_384, "{grouping} bytes read back to group 16,384 ranks");
+    let plain = exaviz_views::rows::features(&d.trace, &slot_of, 8, full, &exaviz_compute::Backend::Cpu).unwrap();
+    let on_cpu = exaviz_views::rows::group(&plain, &shown, 60, &exaviz_compute::Backend::Cpu).unwrap();
+    assert_eq!(on_device, on_cpu, "the same groups and ranks apart");
+    assert!(on_device.deviants.contains(&10007), "{:?}", on_device.deviants);
+}
+
 /// The same trace as a store kept on disk: every window too large to read is drawn from its
 /// pyramid, whose per-rank tiles group the ranks as the rows do, so its overview too draws the
 /// deviant on a row of its own, named, its region's colour well over a hairline, on both

@@ -80,6 +80,25 @@ impl Behaviour {
     }
 }
 
+/// Each interval's colour slot, `slot_of[kind]` (`u32::MAX`: none).
+fn slots_of(t: &Trace, slot_of: &[usize]) -> Vec<u32> {
+    t.intervals.kind.iter().map(|&k| slot_of.get(k as usize).map_or(u32::MAX, |&s| s as u32)).collect()
+}
+
+fn input_of<'a>(t: &'a Trace, slot: &'a [u32], slots: u32, window: (u64, u64)) -> FeatureInput<'a> {
+    let i = &t.intervals;
+    FeatureInput {
+        location: &i.location,
+        start: &i.start,
+        end: &i.end,
+        slot,
+        locations: t.locations.name.len() as u32,
+        window,
+        bins: BINS,
+        slots,
+    }
+}
+
 /// The features of `shown` locations (all of the trace's, for their ids) over `window`, each
 /// interval in the colour slot `slot_of[kind]` of `slots`.
 pub fn features(
@@ -89,19 +108,75 @@ pub fn features(
     window: (u64, u64),
     backend: &Backend,
 ) -> Result<Features, exaviz_compute::StageError> {
-    let i = &t.intervals;
-    let slot: Vec<u32> = i.kind.iter().map(|&k| slot_of.get(k as usize).map_or(u32::MAX, |&s| s as u32)).collect();
-    let input = FeatureInput {
-        location: &i.location,
-        start: &i.start,
-        end: &i.end,
-        slot: &slot,
-        locations: t.locations.name.len() as u32,
-        window,
-        bins: BINS,
-        slots,
-    };
-    location_features::run(&mut *backend.runner(), &input)
+    let slot = slots_of(t, slot_of);
+    location_features::run(&mut *backend.runner(), &input_of(t, &slot, slots, window))
+}
+
+/// A trace's locations' features over a window, summed from its intervals where they are
+/// needed: a sampled location's on the host, every location's distance and group on the GPU
+/// device ([`location_features::assign`]: the window's spans go up, the groups come back).
+pub struct RowSource<'a> {
+    t: &'a Trace,
+    slot: Vec<u32>,
+    slots: u32,
+    window: (u64, u64),
+    spans: Vec<[u32; 4]>,
+    by: location_features::ByLocation,
+}
+
+impl RowSource<'_> {
+    fn input(&self) -> FeatureInput<'_> {
+        input_of(self.t, &self.slot, self.slots, self.window)
+    }
+}
+
+impl FeatureSource for RowSource<'_> {
+    fn of(&self, l: usize) -> std::borrow::Cow<'_, [u32]> {
+        let mut row = vec![0u32; (BINS * self.slots) as usize];
+        self.by.sum(&self.spans, l, (BINS, self.slots), &mut row);
+        std::borrow::Cow::Owned(row)
+    }
+
+    fn nearest(&self, reps: &[u32], backend: &Backend) -> Result<Vec<(u32, u32)>, exaviz_compute::StageError> {
+        let f = location_features::run(&mut *backend.runner(), &self.input())?;
+        location_features::nearest(&mut *backend.runner(), &f, reps)
+    }
+
+    fn assign(
+        &self,
+        reps: &[u32],
+        least: &[u32],
+        shown: &[u32],
+        backend: &Backend,
+    ) -> Result<Assigned, exaviz_compute::StageError> {
+        let every = shown.len() == self.t.locations.name.len() && shown.iter().enumerate().all(|(i, &l)| i as u32 == l);
+        let a = location_features::assign(
+            &mut *backend.runner(),
+            &self.input(),
+            &self.spans,
+            reps,
+            (least, (!every).then_some(shown)),
+        )?;
+        Ok(in_shown_order(a, shown))
+    }
+}
+
+/// What the locations of `t` are grouped from over `window` (as [`features`] sums them): their
+/// features in plain memory on the CPU, a [`RowSource`] on a GPU.
+pub fn source<'a>(
+    t: &'a Trace,
+    slot_of: &[usize],
+    slots: u32,
+    window: (u64, u64),
+    backend: &Backend,
+) -> Result<Box<dyn FeatureSource + 'a>, exaviz_compute::StageError> {
+    if !backend.is_gpu() {
+        return Ok(Box::new(features(t, slot_of, slots, window, backend)?));
+    }
+    let slot = slots_of(t, slot_of);
+    let spans = location_features::spans(&input_of(t, &slot, slots, window));
+    let by = location_features::ByLocation::new(t.locations.name.len() as u32, &spans);
+    Ok(Box::new(RowSource { t, slot, slots, window, spans, by }))
 }
 
 fn distance(a: &[u32], b: &[u32]) -> u64 {
@@ -134,6 +209,12 @@ pub trait FeatureSource {
     }
 }
 
+/// `a`, whose groups are by location, with the groups of the `shown` locations in their order.
+pub fn in_shown_order(mut a: Assigned, shown: &[u32]) -> Assigned {
+    a.group_of = shown.iter().map(|&l| a.group_of.get(l as usize).copied().unwrap_or(u8::MAX)).collect();
+    a
+}
+
 /// The `shown` locations' groups and statistics from every location's `nearest` (see
 /// [`FeatureSource::assign`]).
 pub fn assign_shown(nearest: &[(u32, u32)], least: &[u32], shown: &[u32]) -> Assigned {
@@ -164,8 +245,8 @@ pub(crate) fn median(v: &mut [u64]) -> u64 {
 
 /// The groups of the `shown` locations by their features, at most `most_deviants` of them
 /// standing out (the most deviant first).
-pub fn group(
-    f: &impl FeatureSource,
+pub fn group<F: FeatureSource + ?Sized>(
+    f: &F,
     shown: &[u32],
     most_deviants: usize,
     backend: &Backend,

@@ -43,6 +43,8 @@ struct Params {
 @group(0) @binding(10) var<storage, read_write> candidates: array<atomic<u32>>;
 // Each location's group, four bits each, eight to a word.
 @group(0) @binding(11) var<storage, read_write> packed: array<u32>;
+// One bit per location: whether it is grouped (hide_locations).
+@group(0) @binding(12) var<storage, read> shown_mask: array<u32>;
 // tile_features' table: per state its colour slot (>= slots: none), then per window bin the
 // first of its entries (bins + 1 words), then the entries: a tile bin and its weight.
 @group(0) @binding(7) var<storage, read> tile_table: array<u32>;
@@ -290,4 +292,14 @@ fn pack_groups(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
         if (l < params.n) { word |= min(nearest[l].x, 15u) << (4u * j); }
     }
     packed[w] = word;
+}
+
+// Invocation l: location l left out of every group where the mask does not show it.
+@compute @workgroup_size(256)
+fn hide_locations(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let l = index(gid, nwg);
+    if (l >= params.n) { return; }
+    if (((shown_mask[l / 32u] >> (l % 32u)) & 1u) == 0u) {
+        nearest[l] = vec2<u32>(0xffffffffu, 0u);
+    }
 }

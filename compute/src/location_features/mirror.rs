@@ -258,3 +258,15 @@ pub fn pack_groups(w: u32, p: &Params, g: &Groups<'_>) {
     }
     g.packed[w as usize].store(word, Relaxed);
 }
+
+/// One invocation of `hide_locations`: location `l` left out of every group where `mask` (a bit
+/// a location) does not show it.
+pub fn hide_locations(l: u32, p: &Params, nearest: &Words, mask: &Words) {
+    if l >= p.n {
+        return;
+    }
+    if (mask[(l / 32) as usize].load(Relaxed) >> (l % 32)) & 1 == 0 {
+        nearest[2 * l as usize].store(u32::MAX, Relaxed);
+        nearest[2 * l as usize + 1].store(0, Relaxed);
+    }
+}

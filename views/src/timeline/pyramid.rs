@@ -253,8 +253,8 @@ impl FeatureSource for TileSource<'_> {
         tiles::nearest(&mut *backend.runner(), &self.input, reps)
     }
 
-    /// Where every location is shown: on the backend's device, whence only each location's
-    /// group, the statistics and those that stand out come back.
+    /// On the backend's device, whence only each location's group, the statistics and those
+    /// that stand out come back.
     fn assign(
         &self,
         reps: &[u32],
@@ -264,10 +264,8 @@ impl FeatureSource for TileSource<'_> {
     ) -> Result<exaviz_compute::location_features::groups::Assigned, exaviz_compute::StageError> {
         let every =
             shown.len() == self.input.tiles.locations as usize && shown.iter().enumerate().all(|(i, &l)| i as u32 == l);
-        if every {
-            return tiles::assign(&mut *backend.runner(), &self.input, reps, least);
-        }
-        Ok(crate::rows::assign_shown(&self.nearest(reps, backend)?, least, shown))
+        let a = tiles::assign(&mut *backend.runner(), &self.input, reps, (least, (!every).then_some(shown)))?;
+        Ok(crate::rows::in_shown_order(a, shown))
     }
 }
 

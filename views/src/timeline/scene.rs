@@ -338,8 +338,8 @@ pub(super) fn summary_px(h: u32) -> u32 {
 
 /// The locations of `d`'s trace grouped by behaviour in `window` where `opts` ask for it (by
 /// default, where the shown locations outnumber the plot's `rows` pixel rows
-/// [`AUTO_LOCATIONS_PER_ROW`] to one and the trace's every window is drawn from its rows), on
-/// `backend`.
+/// [`AUTO_LOCATIONS_PER_ROW`] to one and the trace's every window is drawn from its rows): on
+/// `backend`'s device where the rows are kept there, else on the CPU.
 pub(super) fn behaviour(
     d: &Dataset,
     index: &TimelineIndex,
@@ -366,11 +366,14 @@ pub(super) fn behaviour(
     }
     // Only the slots the trace's regions use: every feature costs each distance.
     let slots = index.slot.iter().map(|&s| s as u32 + 1).max().unwrap_or(1).min(CATEGORICAL.len() as u32);
+    // On the device where the rows are kept there; else on the CPU (rows read from disk, or
+    // lavapipe's shared cores, where the CPU sums them faster and nothing moves).
+    let on = if super::device::rows_on_device(backend, t) { backend } else { &Backend::Cpu };
     crate::rows::timed(|| {
-        let features = crate::rows::features(t, &index.slot, slots, window, backend)?;
+        let features = crate::rows::source(t, &index.slot, slots, window, on)?;
         // A deviant's row takes at least DEVIANT_PX: at most a third of the rows go to them.
         let most = (rows / DEVIANT_PX / 3).max(1) as usize;
-        let mut b = crate::rows::group(&features, &shown, most, backend)?;
+        let mut b = crate::rows::group(&*features, &shown, most, on)?;
         if let Some(l) = opts.opened {
             b.open(l, most_opened(rows));
         }
