@@ -524,6 +524,34 @@ fn location_features_and_distances_match() {
     assert!(on_gpu.group_of == host.group_of, "the groups");
     assert_eq!(down, 3 * 32 + 4 * 512u64.div_ceil(8) + 4 + 8 * host.candidates.len() as u64);
     assert!(lf::assign(&mut CpuRunner::default(), &input, &spans, &reps, (&least, None)).unwrap() == host);
+    // From the intervals kept on the device (their ticks turned into quanta by the kernel): the
+    // same; a second window uploads none of their words.
+    let kinds: Vec<u32> = (0..n as u32).map(|k| k % 9).collect();
+    // Regions 6 to 8 in no slot of the six.
+    let slot_of_kind: Vec<u32> = (0..9).map(|k| if k < 6 { k } else { 40 }).collect();
+    let owner: stages::Owner = std::sync::Arc::new(0u8);
+    let iv = lf::KeptIntervals { location: &location, start: &start, end: &end, kind: &kinds, owner: &owner };
+    let by_kind: Vec<u32> = kinds.iter().map(|&k| slot_of_kind[k as usize]).collect();
+    for (k, window) in [input.window, ((1 << 34) + 7_000_000, (1 << 34) + 9_000_000)].into_iter().enumerate() {
+        let input = lf::FeatureInput { slot: &by_kind, window, ..input };
+        let plain = lf::run(&mut CpuRunner::default(), &input).unwrap();
+        let reps: Vec<u32> = [3usize, 100, 377].iter().flat_map(|&l| plain.of(l).to_vec()).collect();
+        let host = stages::location_features::groups::assign_host(
+            &lf::nearest(&mut CpuRunner::default(), &plain, &reps).unwrap(),
+            &least,
+        );
+        let before = ctx.traffic.totals().0;
+        let kept = lf::assign_kept(&mut GpuRunner::new(&ctx), (&iv, &slot_of_kind), &input, &reps, (&least, None))
+            .unwrap()
+            .expect("quanta below 2^32 ticks");
+        let up = ctx.traffic.totals().0 - before;
+        assert_eq!(kept.stats, host.stats, "window {k}");
+        assert_eq!(kept.candidates, host.candidates, "window {k}");
+        assert!(kept.group_of == host.group_of, "window {k}");
+        if k > 0 {
+            assert!(up < 4 * 1024, "window {k}: {up} bytes up (the intervals are kept)");
+        }
+    }
     // A location's row summed on the host from its own spans equals the features'.
     let by = lf::ByLocation::new(512, &spans);
     for l in [0usize, 3, 100, 511] {

@@ -304,6 +304,16 @@ fn features_dispatch<'b>(
     if kernel == Kernel::LocationFeatures {
         let (spans, features) = (get(1)?, get(2)?);
         for_each_invocation(n, |i| location_features::location_features(i, &p, spans, features));
+    } else if kernel == Kernel::IntervalFeatures {
+        let c = location_features::IntervalColumns {
+            location: get(13)?,
+            start: get(14)?,
+            end: get(15)?,
+            kind: get(16)?,
+            slot_of_kind: get(17)?,
+        };
+        let features = get(2)?;
+        for_each_invocation(n, |i| location_features::interval_features(i, &p, &c, features));
     } else if kernel == Kernel::TileFeatures {
         let (tiles, table, features) = (get(6)?, get(7)?, get(2)?);
         for_each_invocation(n, |i| location_features::tile_features(i, &p, tiles, table, features));

@@ -85,6 +85,7 @@ pub enum Kernel {
     GroupDeviants,
     PackGroups,
     HideLocations,
+    IntervalFeatures,
     StateCover,
     StatePrefix,
     MessageLines,
@@ -110,7 +111,8 @@ impl Kernel {
             | Self::GroupSelect
             | Self::GroupDeviants
             | Self::PackGroups
-            | Self::HideLocations => shaders::LOCATION_FEATURES,
+            | Self::HideLocations
+            | Self::IntervalFeatures => shaders::LOCATION_FEATURES,
             Self::StateCover
             | Self::StatePrefix
             | Self::MessageLines
@@ -150,6 +152,7 @@ impl Kernel {
             Self::GroupDeviants => "group_deviants",
             Self::PackGroups => "pack_groups",
             Self::HideLocations => "hide_locations",
+            Self::IntervalFeatures => "interval_features",
             Self::StateCover => "state_cover",
             Self::StatePrefix => "state_prefix",
             Self::MessageLines => "message_lines",

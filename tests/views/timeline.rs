@@ -671,7 +671,10 @@ fn the_ranks_of_a_trace_in_memory_are_grouped_on_the_device_as_on_the_cpu() {
     let slot_of: Vec<usize> = (0..kinds).map(|k| k.min(7)).collect();
     let shown: Vec<u32> = (0..16_384).collect();
     let before = backend.traffic().1;
-    let source = exaviz_views::rows::source(&d.trace, &slot_of, 8, full, &backend).unwrap();
+    // The intervals kept on the device under an owner of their own: the second grouping sends
+    // only the window, the slot table and the representatives.
+    let owner: exaviz_compute::Owner = std::sync::Arc::new(0u8);
+    let source = exaviz_views::rows::source(&d.trace, &slot_of, 8, full, (&backend, Some(&owner))).unwrap();
     let on_device = exaviz_views::rows::group(&*source, &shown, 60, &backend).unwrap();
     let grouping = backend.traffic().1 - before;
     assert!(grouping < 16_384, "{grouping} bytes read back to group 16,384 ranks");
@@ -679,6 +682,16 @@ fn the_ranks_of_a_trace_in_memory_are_grouped_on_the_device_as_on_the_cpu() {
     let on_cpu = exaviz_views::rows::group(&plain, &shown, 60, &exaviz_compute::Backend::Cpu).unwrap();
     assert_eq!(on_device, on_cpu, "the same groups and ranks apart");
     assert!(on_device.deviants.contains(&10007), "{:?}", on_device.deviants);
+    // Another window: the intervals stay on the device, only the window's table, parameters
+    // and representatives go up.
+    let half = (full.0, full.0 + (full.1 - full.0) / 2);
+    let up = backend.traffic().0;
+    let source = exaviz_views::rows::source(&d.trace, &slot_of, 8, half, (&backend, Some(&owner))).unwrap();
+    let again = exaviz_views::rows::group(&*source, &shown, 60, &backend).unwrap();
+    let up = backend.traffic().0 - up;
+    assert!(up < 64 << 10, "{up} bytes up to group another window");
+    let plain = exaviz_views::rows::features(&d.trace, &slot_of, 8, half, &exaviz_compute::Backend::Cpu).unwrap();
+    assert_eq!(again, exaviz_views::rows::group(&plain, &shown, 60, &exaviz_compute::Backend::Cpu).unwrap());
 }
 
 /// The same trace as a store kept on disk: every window too large to read is drawn from its

@@ -122,6 +122,9 @@ pub struct RowSource<'a> {
     window: (u64, u64),
     spans: Vec<[u32; 4]>,
     by: location_features::ByLocation,
+    /// What keeps the trace's intervals on the device (they are then not sent), and each
+    /// region's colour slot.
+    kept: Option<(&'a exaviz_compute::Owner, Vec<u32>)>,
 }
 
 impl RowSource<'_> {
@@ -150,25 +153,35 @@ impl FeatureSource for RowSource<'_> {
         backend: &Backend,
     ) -> Result<Assigned, exaviz_compute::StageError> {
         let every = shown.len() == self.t.locations.name.len() && shown.iter().enumerate().all(|(i, &l)| i as u32 == l);
-        let a = location_features::assign(
-            &mut *backend.runner(),
-            &self.input(),
-            &self.spans,
-            reps,
-            (least, (!every).then_some(shown)),
-        )?;
+        let groups = (least, (!every).then_some(shown));
+        let (input, runner) = (self.input(), &mut *backend.runner());
+        if let Some((owner, slot_of_kind)) = &self.kept {
+            let i = &self.t.intervals;
+            let iv = location_features::KeptIntervals {
+                location: &i.location,
+                start: &i.start,
+                end: &i.end,
+                kind: &i.kind,
+                owner,
+            };
+            if let Some(a) = location_features::assign_kept(runner, (&iv, slot_of_kind), &input, reps, groups)? {
+                return Ok(in_shown_order(a, shown));
+            }
+        }
+        let a = location_features::assign(runner, &input, &self.spans, reps, groups)?;
         Ok(in_shown_order(a, shown))
     }
 }
 
 /// What the locations of `t` are grouped from over `window` (as [`features`] sums them): their
-/// features in plain memory on the CPU, a [`RowSource`] on a GPU.
+/// features in plain memory on the CPU, a [`RowSource`] on a GPU, its intervals kept on the
+/// device under `owner` where given.
 pub fn source<'a>(
     t: &'a Trace,
     slot_of: &[usize],
     slots: u32,
     window: (u64, u64),
-    backend: &Backend,
+    (backend, owner): (&Backend, Option<&'a exaviz_compute::Owner>),
 ) -> Result<Box<dyn FeatureSource + 'a>, exaviz_compute::StageError> {
     if !backend.is_gpu() {
         return Ok(Box::new(features(t, slot_of, slots, window, backend)?));
@@ -176,7 +189,8 @@ pub fn source<'a>(
     let slot = slots_of(t, slot_of);
     let spans = location_features::spans(&input_of(t, &slot, slots, window));
     let by = location_features::ByLocation::new(t.locations.name.len() as u32, &spans);
-    Ok(Box::new(RowSource { t, slot, slots, window, spans, by }))
+    let kept = owner.map(|o| (o, slot_of.iter().map(|&s| s as u32).collect()));
+    Ok(Box::new(RowSource { t, slot, slots, window, spans, by, kept }))
 }
 
 fn distance(a: &[u32], b: &[u32]) -> u64 {

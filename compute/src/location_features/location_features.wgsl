@@ -7,6 +7,16 @@
 // `bin_quanta` quanta wide, so an interval adds at most that much to a (location, bin, slot)
 // cell per bin it overlaps.
 
+// interval_features' window: [t0, t1) as (low, high) words, ticks per quantum, regions.
+struct Window {
+    t0: vec2<u32>,
+    t1: vec2<u32>,
+    quantum: u32,
+    kinds: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
 struct Params {
     n: u32,            // intervals in this chunk, locations (location_distances) or locations x bins (tile_features)
     locations: u32,
@@ -20,6 +30,7 @@ struct Params {
     digit_pass: u32,         // 0: the high 16 bits of a value, 1: the low (group_histogram, group_select)
     of_mad: u32,       // 0: the distances' median, 1: their deviations' (group_histogram, group_select)
     _pad0: u32,
+    window: Window,    // interval_features
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -45,6 +56,13 @@ struct Params {
 @group(0) @binding(11) var<storage, read_write> packed: array<u32>;
 // One bit per location: whether it is grouped (hide_locations).
 @group(0) @binding(12) var<storage, read> shown_mask: array<u32>;
+// An interval's location, start and end ticks (as (low, high) words) and region, kept on the
+// device, and each region's colour slot (interval_features).
+@group(0) @binding(13) var<storage, read> iv_location: array<u32>;
+@group(0) @binding(14) var<storage, read> iv_start: array<vec2<u32>>;
+@group(0) @binding(15) var<storage, read> iv_end: array<vec2<u32>>;
+@group(0) @binding(16) var<storage, read> iv_kind: array<u32>;
+@group(0) @binding(17) var<storage, read> slot_of_kind: array<u32>;
 // tile_features' table: per state its colour slot (>= slots: none), then per window bin the
 // first of its entries (bins + 1 words), then the entries: a tile bin and its weight.
 @group(0) @binding(7) var<storage, read> tile_table: array<u32>;
@@ -301,5 +319,63 @@ fn hide_locations(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     if (l >= params.n) { return; }
     if (((shown_mask[l / 32u] >> (l % 32u)) & 1u) == 0u) {
         nearest[l] = vec2<u32>(0xffffffffu, 0u);
+    }
+}
+
+fn less_than64(a: vec2<u32>, b: vec2<u32>) -> bool {
+    return a.y < b.y || (a.y == b.y && a.x < b.x);
+}
+
+fn sub64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    return vec2<u32>(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
+}
+
+// x / q for a quotient below 2^32 (x.y < q), by restoring division a bit at a time.
+fn div64(x: vec2<u32>, q: u32) -> u32 {
+    var r = x.y;
+    var quotient = 0u;
+    for (var i = 31i; i >= 0; i--) {
+        let carry = r >> 31u;
+        r = (r << 1u) | ((x.x >> u32(i)) & 1u);
+        if (carry == 1u || r >= q) {
+            r = r - q;
+            quotient |= 1u << u32(i);
+        }
+    }
+    return quotient;
+}
+
+// Ticks t in the window as quanta from its start, at most `end`.
+fn to_quanta(t: vec2<u32>, end: u32) -> u32 {
+    var c = t;
+    if (less_than64(c, params.window.t0)) { c = params.window.t0; }
+    if (less_than64(params.window.t1, c)) { c = params.window.t1; }
+    return min(div64(sub64(c, params.window.t0), params.window.quantum), end);
+}
+
+// Invocation i: interval i's time (from the columns kept on the device) added to each bin of
+// its location it overlaps, as location_features adds a span's.
+@compute @workgroup_size(256)
+fn interval_features(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = index(gid, nwg);
+    if (i >= params.n) { return; }
+    let l = iv_location[i];
+    let kind = iv_kind[i];
+    if (l >= params.locations || kind >= params.window.kinds) { return; }
+    let slot = slot_of_kind[kind];
+    let s0 = iv_start[i];
+    let e0 = iv_end[i];
+    // Outside the window (or empty once clipped): nothing.
+    if (!less_than64(s0, params.window.t1) || !less_than64(params.window.t0, e0) || slot >= params.slots) { return; }
+    let end = params.bins * params.bin_quanta;
+    let a = to_quanta(s0, end);
+    let b = to_quanta(e0, end);
+    if (a >= b) { return; }
+    let w = params.bin_quanta;
+    let row = l * params.bins;
+    for (var bin = a / w; bin <= (b - 1u) / w; bin++) {
+        let lo = max(a, bin * w);
+        let hi = min(b, (bin + 1u) * w);
+        atomicAdd(&features[(row + bin) * params.slots + slot], hi - lo);
     }
 }

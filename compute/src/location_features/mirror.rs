@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::StageError;
 use crate::words::Words;
 
-/// Mirror of the WGSL `Params` (12 words).
+/// Mirror of the WGSL `Params` (20 words).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Params {
@@ -21,8 +21,16 @@ pub struct Params {
     pub digit_pass: u32,
     pub of_mad: u32,
     pub _pad0: u32,
+    /// `interval_features`' window `[t0, t1)` as (low, high) words, its ticks per quantum and
+    /// the regions of the slot table.
+    pub t0: [u32; 2],
+    pub t1: [u32; 2],
+    pub quantum: u32,
+    pub kinds: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
 }
-const _: () = assert!(size_of::<Params>() == 48);
+const _: () = assert!(size_of::<Params>() == 80);
 
 impl Params {
     pub fn from_words(words: &[u32]) -> Result<Self, StageError> {
@@ -268,5 +276,46 @@ pub fn hide_locations(l: u32, p: &Params, nearest: &Words, mask: &Words) {
     if (mask[(l / 32) as usize].load(Relaxed) >> (l % 32)) & 1 == 0 {
         nearest[2 * l as usize].store(u32::MAX, Relaxed);
         nearest[2 * l as usize + 1].store(0, Relaxed);
+    }
+}
+
+/// The columns `interval_features` reads (bindings 13 to 17).
+pub struct IntervalColumns<'a> {
+    pub location: &'a Words,
+    pub start: &'a Words,
+    pub end: &'a Words,
+    pub kind: &'a Words,
+    pub slot_of_kind: &'a Words,
+}
+
+/// One invocation of `interval_features`: interval `i`'s time added to each bin of its location
+/// it overlaps (as [`location_features`] adds a span's), its ticks turned into quanta here.
+pub fn interval_features(i: u32, p: &Params, c: &IntervalColumns<'_>, features: &Words) {
+    if i >= p.n {
+        return;
+    }
+    let i = i as usize;
+    let pair = |w: &Words| u64::from(w[2 * i].load(Relaxed)) | (u64::from(w[2 * i + 1].load(Relaxed)) << 32);
+    let (l, kind) = (c.location[i].load(Relaxed), c.kind[i].load(Relaxed));
+    if l >= p.locations || kind >= p.kinds {
+        return;
+    }
+    let slot = c.slot_of_kind[kind as usize].load(Relaxed);
+    let (t0, t1) = (u64::from(p.t0[0]) | (u64::from(p.t0[1]) << 32), u64::from(p.t1[0]) | (u64::from(p.t1[1]) << 32));
+    let (s0, e0) = (pair(c.start), pair(c.end));
+    if s0 >= t1 || t0 >= e0 || slot >= p.slots || p.quantum == 0 {
+        return;
+    }
+    let end = p.bins * p.bin_quanta;
+    let to_q = |t: u64| (((t.clamp(t0, t1) - t0) / u64::from(p.quantum)).min(u64::from(end))) as u32;
+    let (a, b) = (to_q(s0), to_q(e0));
+    if a >= b {
+        return;
+    }
+    let w = p.bin_quanta;
+    let row = l * p.bins;
+    for bin in a / w..=(b - 1) / w {
+        let (lo, hi) = (a.max(bin * w), b.min((bin + 1) * w));
+        features[((row + bin) * p.slots + slot) as usize].fetch_add(hi - lo, Relaxed);
     }
 }

@@ -83,7 +83,16 @@ pub fn spans(input: &FeatureInput<'_>) -> Vec<[u32; 4]> {
 }
 
 fn params(n: u32, input_locations: u32, bins: u32, slots: u32, reps: u32) -> Vec<u32> {
-    vec![n, input_locations, bins, slots, BIN_QUANTA, reps, 0, 0, 0, 0, 0, 0]
+    let p = mirror::Params {
+        n,
+        locations: input_locations,
+        bins,
+        slots,
+        bin_quanta: BIN_QUANTA,
+        reps,
+        ..Default::default()
+    };
+    bytemuck::cast_slice(&[p]).to_vec()
 }
 
 fn check(input: &FeatureInput<'_>, max_binding_bytes: u64) -> Result<u64, StageError> {
@@ -129,6 +138,109 @@ fn record_features<'a>(
         rec.dispatch(Kernel::LocationFeatures, len, p, vec![(1, buf), (2, features)]);
     }
     Ok(features)
+}
+
+/// A trace's intervals kept on a GPU device under `owner` (their words uploaded once): each
+/// one's location, start and end ticks and region.
+#[derive(Clone, Copy)]
+pub struct KeptIntervals<'a> {
+    pub location: &'a [u32],
+    pub start: &'a [u64],
+    pub end: &'a [u64],
+    pub kind: &'a [u32],
+    pub owner: &'a crate::Owner,
+}
+
+/// Records the features of `input`'s window (its locations, bins and slots) from the intervals
+/// kept on the device (`interval_features`: each region in slot `slot_of_kind[kind]`), into a
+/// buffer it returns; `None` where a quantum is 2^32 ticks or more (a window of millions of
+/// years of nanoseconds), whose quanta the kernel does not divide by.
+fn record_kept<'a>(
+    rec: &mut Recording<'a>,
+    iv: &KeptIntervals<'a>,
+    slot_of_kind: &[u32],
+    input: &FeatureInput<'_>,
+    max_binding_bytes: u64,
+) -> Result<Option<crate::BufId>, StageError> {
+    let words = check(input, max_binding_bytes)?;
+    let Ok(quantum) = u32::try_from(quantum(input.window, input.bins)) else { return Ok(None) };
+    let n = iv.location.len();
+    if iv.start.len() != n || iv.end.len() != n || iv.kind.len() != n {
+        return Err(StageError::Input("location features: interval columns differ in length".into()));
+    }
+    let features = rec.alloc(words, "features.values");
+    let table = rec.alloc(slot_of_kind.len() as u64, "features.slot_of_kind");
+    rec.upload(table, slot_of_kind.to_vec());
+    let parts: Vec<_> = chunks(n, 8, max_binding_bytes).collect();
+    let most = parts.first().map_or(1, |r| r.len() as u64);
+    let (loc, kind) = (rec.alloc(most, "features.location"), rec.alloc(most, "features.kind"));
+    let (start, end) = (rec.alloc(2 * most, "features.start"), rec.alloc(2 * most, "features.end"));
+    let split = |t: u64| [t as u32, (t >> 32) as u32];
+    for r in parts {
+        rec.upload_kept(loc, &iv.location[r.clone()], iv.owner);
+        rec.upload_kept(start, bytemuck::cast_slice(&iv.start[r.clone()]), iv.owner);
+        rec.upload_kept(end, bytemuck::cast_slice(&iv.end[r.clone()]), iv.owner);
+        rec.upload_kept(kind, &iv.kind[r.clone()], iv.owner);
+        let p = mirror::Params {
+            n: r.len() as u32,
+            locations: input.locations,
+            bins: input.bins,
+            slots: input.slots,
+            bin_quanta: BIN_QUANTA,
+            t0: split(input.window.0),
+            t1: split(input.window.1),
+            quantum,
+            kinds: slot_of_kind.len() as u32,
+            ..Default::default()
+        };
+        let bindings = vec![(13, loc), (14, start), (15, end), (16, kind), (17, table), (2, features)];
+        rec.dispatch(Kernel::IntervalFeatures, p.n, bytemuck::cast_slice(&[p]).to_vec(), bindings);
+    }
+    Ok(Some(features))
+}
+
+/// [`assign`] from the intervals kept on the device rather than the window's spans: a gesture
+/// sends the window, the slot table and the representatives, and reads back the groups. `None`
+/// where [`record_kept`] cannot (the caller sends the spans).
+pub fn assign_kept(
+    runner: &mut dyn Runner,
+    (iv, slot_of_kind): (&KeptIntervals<'_>, &[u32]),
+    input: &FeatureInput<'_>,
+    reps: &[u32],
+    (least, shown): (&[u32], Option<&[u32]>),
+) -> Result<Option<groups::Assigned>, StageError> {
+    let d = (input.bins * input.slots) as usize;
+    if d == 0 || reps.is_empty() || !reps.len().is_multiple_of(d) || reps.len() / d != least.len() {
+        return Err(StageError::Input("location groups need whole representatives, a floor each".into()));
+    }
+    let mut rec = Recording::default();
+    let Some(features) = record_kept(&mut rec, iv, slot_of_kind, input, runner.max_binding_bytes())? else {
+        return Ok(None);
+    };
+    record_groups(runner, rec, (features, input.locations, input.bins, input.slots), reps, (least, shown)).map(Some)
+}
+
+/// The distances to `reps` of the features left in `features` by `rec`, and the groups, run.
+fn record_groups<'a>(
+    runner: &mut dyn Runner,
+    mut rec: Recording<'a>,
+    (features, n, bins, slots): (crate::BufId, u32, u32, u32),
+    reps: &'a [u32],
+    (least, shown): (&[u32], Option<&[u32]>),
+) -> Result<groups::Assigned, StageError> {
+    let rb = rec.alloc(reps.len() as u64, "distances.reps");
+    rec.upload(rb, reps);
+    let out = rec.alloc(2 * u64::from(n), "distances.nearest");
+    let p = params(n, n, bins, slots, least.len() as u32);
+    rec.dispatch(Kernel::LocationDistances, n, p, vec![(5, features), (3, rb), (4, out)]);
+    let g = groups::record(&mut rec, out, n, least, shown)?;
+    rec.download(g.stats);
+    rec.download(g.packed);
+    rec.keep(g.candidates);
+    let outs = runner.run_keeping(&rec)?;
+    let missing = || StageError::Input("location groups missing".into());
+    let (stats, packed) = (outs.downloads.first().ok_or_else(missing)?, outs.downloads.get(1).ok_or_else(missing)?);
+    groups::read(n, least.len() as u32, stats, packed, outs.kept.first().ok_or_else(missing)?)
 }
 
 /// Spans (from [`spans`]) in order of their location (a counting sort): each location's row
@@ -205,20 +317,7 @@ pub fn assign(
     }
     let mut rec = Recording::default();
     let features = record_features(&mut rec, input, spans, runner.max_binding_bytes())?;
-    let n = input.locations;
-    let rb = rec.alloc(reps.len() as u64, "distances.reps");
-    rec.upload(rb, reps);
-    let out = rec.alloc(2 * u64::from(n), "distances.nearest");
-    let p = params(n, n, input.bins, input.slots, least.len() as u32);
-    rec.dispatch(Kernel::LocationDistances, n, p, vec![(5, features), (3, rb), (4, out)]);
-    let g = groups::record(&mut rec, out, n, least, shown)?;
-    rec.download(g.stats);
-    rec.download(g.packed);
-    rec.keep(g.candidates);
-    let outs = runner.run_keeping(&rec)?;
-    let missing = || StageError::Input("location groups missing".into());
-    let (stats, packed) = (outs.downloads.first().ok_or_else(missing)?, outs.downloads.get(1).ok_or_else(missing)?);
-    groups::read(n, least.len() as u32, stats, packed, outs.kept.first().ok_or_else(missing)?)
+    record_groups(runner, rec, (features, input.locations, input.bins, input.slots), reps, (least, shown))
 }
 
 /// The features of `input` on `runner`: on plain memory (the CPU's) the mirror's kernel run over
@@ -474,7 +573,8 @@ pub mod groups {
     }
 
     fn params(n: u32, groups: u32, pass: u32, of_mad: u32) -> Vec<u32> {
-        vec![n, n, 0, 0, 0, groups, 0, 0, 0, pass, of_mad, 0]
+        let p = mirror::Params { n, locations: n, reps: groups, digit_pass: pass, of_mad, ..Default::default() };
+        bytemuck::cast_slice(&[p]).to_vec()
     }
 
     /// Records the groups and statistics of the `n` locations whose nearest representative and
@@ -907,20 +1007,8 @@ pub mod tiles {
         let owner: Owner = input.tiles.clone();
         let mut rec = Recording::default();
         let features = record(&mut rec, input, &table, &owner, runner.max_binding_bytes())?;
-        let n = input.tiles.locations;
-        let rb = rec.alloc(reps.len() as u64, "distances.reps");
-        rec.upload(rb, reps);
-        let out = rec.alloc(2 * u64::from(n), "distances.nearest");
-        let p = super::params(n, n, input.bins, input.slots, least.len() as u32);
-        rec.dispatch(Kernel::LocationDistances, n, p, vec![(5, features), (3, rb), (4, out)]);
-        let g = groups::record(&mut rec, out, n, least, shown)?;
-        rec.download(g.stats);
-        rec.download(g.packed);
-        rec.keep(g.candidates);
-        let outs = runner.run_keeping(&rec)?;
-        let missing = || StageError::Input("location groups missing".into());
-        let (stats, packed) = (outs.downloads.first().ok_or_else(missing)?, outs.downloads.get(1).ok_or_else(missing)?);
-        groups::read(n, least.len() as u32, stats, packed, outs.kept.first().ok_or_else(missing)?)
+        let shape = (features, input.tiles.locations, input.bins, input.slots);
+        super::record_groups(runner, rec, shape, reps, (least, shown))
     }
 
     #[cfg(test)]

@@ -342,7 +342,7 @@ pub(super) fn summary_px(h: u32) -> u32 {
 /// `backend`'s device where the rows are kept there, else on the CPU.
 pub(super) fn behaviour(
     d: &Dataset,
-    index: &TimelineIndex,
+    index: &Arc<TimelineIndex>,
     opts: &TimelineOptions,
     rows: u32,
     window: (u64, u64),
@@ -369,8 +369,10 @@ pub(super) fn behaviour(
     // On the device where the rows are kept there; else on the CPU (rows read from disk, or
     // lavapipe's shared cores, where the CPU sums them faster and nothing moves).
     let on = if super::device::rows_on_device(backend, t) { backend } else { &Backend::Cpu };
+    // The intervals kept on the device under the index, as the timeline's pixels keep them.
+    let owner: exaviz_compute::Owner = index.clone();
     crate::rows::timed(|| {
-        let features = crate::rows::source(t, &index.slot, slots, window, on)?;
+        let features = crate::rows::source(t, &index.slot, slots, window, (on, Some(&owner)))?;
         // A deviant's row takes at least DEVIANT_PX: at most a third of the rows go to them.
         let most = (rows / DEVIANT_PX / 3).max(1) as usize;
         let mut b = crate::rows::group(&*features, &shown, most, on)?;
