@@ -872,6 +872,15 @@ fn a_click_on_a_band_opens_it_into_its_locations_and_closes_it_again() {
 /// first picture a new window (a wheel, a pan, a reset) uploads at most 64 KiB (the window, the
 /// dispatches' parameters and the picture's instances) and reads back the picture alone and the
 /// legend's five words.
+/// The rasters of `scene` whose pixels are on the device (composed there).
+fn device_rasters(scene: &exaviz_render::Scene) -> usize {
+    scene
+        .layers
+        .iter()
+        .filter(|l| matches!(l.raster.as_deref().map(|r| &r.data), Some(exaviz_render::RasterData::Device { .. })))
+        .count()
+}
+
 #[test]
 fn the_timeline_is_composed_on_the_device_from_kept_columns() {
     use exaviz_model::selection::Selection;
@@ -894,13 +903,7 @@ fn the_timeline_is_composed_on_the_device_from_kept_columns() {
             let before = backend.traffic();
             let prepared = prepare(built.view.as_ref(), &d, &sel, frame, &backend).unwrap();
             let scene = prepared.draw(&d, &sel).into_owned();
-            let device_rasters = scene
-                .layers
-                .iter()
-                .filter(|l| {
-                    matches!(l.raster.as_deref().map(|r| &r.data), Some(exaviz_render::RasterData::Device { .. }))
-                })
-                .count();
+            let device_rasters = device_rasters(&scene);
             assert_eq!(device_rasters, 1, "{case}: the plot composed on the device");
             let image = exaviz_render::render_scene(&backend, &scene, exaviz_render::View::default()).unwrap();
             let after = backend.traffic();
@@ -1147,13 +1150,7 @@ fn a_stores_overview_is_composed_on_the_device_from_its_pyramid() {
             let prepared = prepare(built.view.as_ref(), &d, &sel, frame, &backend).unwrap();
             let scene = prepared.draw(&d, &sel).into_owned();
             assert!(scene.outline.title.contains("pyramid:"), "{options:?} window {k}: {}", scene.outline.title);
-            let device_rasters = scene
-                .layers
-                .iter()
-                .filter(|l| {
-                    matches!(l.raster.as_deref().map(|r| &r.data), Some(exaviz_render::RasterData::Device { .. }))
-                })
-                .count();
+            let device_rasters = device_rasters(&scene);
             assert_eq!(device_rasters, 1, "{options:?}: the plot composed on the device");
             let image = exaviz_render::render_scene(&backend, &scene, exaviz_render::View::default()).unwrap();
             let after = backend.traffic();

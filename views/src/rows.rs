@@ -152,8 +152,7 @@ impl FeatureSource for RowSource<'_> {
         shown: &[u32],
         backend: &Backend,
     ) -> Result<Assigned, exaviz_compute::StageError> {
-        let every = shown.len() == self.t.locations.name.len() && shown.iter().enumerate().all(|(i, &l)| i as u32 == l);
-        let groups = (least, (!every).then_some(shown));
+        let groups = (least, hidden_from(shown, self.t.locations.name.len()));
         let (input, runner) = (self.input(), &mut *backend.runner());
         if let Some((owner, slot_of_kind)) = &self.kept {
             let i = &self.t.intervals;
@@ -221,6 +220,13 @@ pub trait FeatureSource {
     ) -> Result<Assigned, exaviz_compute::StageError> {
         Ok(assign_shown(&self.nearest(reps, backend)?, least, shown))
     }
+}
+
+/// `shown` where it leaves some of `n` locations out (a mask of them is sent); `None` where it
+/// lists every location in order.
+pub fn hidden_from(shown: &[u32], n: usize) -> Option<&[u32]> {
+    let every = shown.len() == n && shown.iter().enumerate().all(|(i, &l)| i as u32 == l);
+    (!every).then_some(shown)
 }
 
 /// `a`, whose groups are by location, with the groups of the `shown` locations in their order.

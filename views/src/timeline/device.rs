@@ -195,19 +195,25 @@ pub(super) fn device_pixels(
         }),
         owner: Some(owner),
     };
-    let look = Look {
+    let filter = opts.messages.map_or_else(Default::default, |f| stage::Filter {
+        bytes: f.bytes.unwrap_or((0, u32::MAX)),
+        tag: f.tag,
+        senders: f.senders.unwrap_or((0, u32::MAX)),
+        receivers: f.receivers.unwrap_or((0, u32::MAX)),
+    });
+    Ok(stage::run(backend.runner().as_mut(), &columns, &layout, &look_of(opts, (p, window), filter))?)
+}
+
+/// How a plot `p` over `window` is drawn on the device: the states' mode, the lines' opacity and
+/// mix as `opts` ask, the messages `filter` keeps.
+pub(super) fn look_of(opts: &TimelineOptions, (p, window): (Plot, (u64, u64)), filter: stage::Filter) -> Look {
+    Look {
         width: p.w,
         height: p.h,
         window,
         stacked: opts.states == StateMode::Stacked,
         opacity: opts.message_opacity,
         additive: opts.mix == Mix::Additive,
-        filter: opts.messages.map_or_else(Default::default, |f| stage::Filter {
-            bytes: f.bytes.unwrap_or((0, u32::MAX)),
-            tag: f.tag,
-            senders: f.senders.unwrap_or((0, u32::MAX)),
-            receivers: f.receivers.unwrap_or((0, u32::MAX)),
-        }),
-    };
-    Ok(stage::run(backend.runner().as_mut(), &columns, &layout, &look)?)
+        filter,
+    }
 }

@@ -262,9 +262,8 @@ impl FeatureSource for TileSource<'_> {
         shown: &[u32],
         backend: &Backend,
     ) -> Result<exaviz_compute::location_features::groups::Assigned, exaviz_compute::StageError> {
-        let every =
-            shown.len() == self.input.tiles.locations as usize && shown.iter().enumerate().all(|(i, &l)| i as u32 == l);
-        let a = tiles::assign(&mut *backend.runner(), &self.input, reps, (least, (!every).then_some(shown)))?;
+        let hidden = crate::rows::hidden_from(shown, self.input.tiles.locations as usize);
+        let a = tiles::assign(&mut *backend.runner(), &self.input, reps, (least, hidden))?;
         Ok(crate::rows::in_shown_order(a, shown))
     }
 }

@@ -9,13 +9,13 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use exaviz_compute::location_features::tiles::Tiles;
 use exaviz_compute::pyramid_pixels::{self as stage, BlockTicks, Grid, LineCells, OwnTiles, Rows, Run, Source};
-use exaviz_compute::timeline_pixels::{Look, Pixels};
+use exaviz_compute::timeline_pixels::Pixels;
 use exaviz_compute::{Backend, Owner, StageError};
 use exaviz_model::pyramid::{Level, Lines, Pyramid};
 
-use super::options::{StateMode, TimelineOptions};
+use super::options::TimelineOptions;
 use crate::ViewError;
-use crate::plot::{Mix, Plot};
+use crate::plot::Plot;
 
 /// What a pyramid's pictures keep besides the pyramid: its per-location tiles quantised for
 /// the kernels, and every location's ticks per state and finest bin.
@@ -124,15 +124,8 @@ pub(super) fn overview_pixels(
     };
     let summary_rows = summary.map(|sp| sp.y0 - p.y0..sp.y0 - p.y0 + sp.h);
     let rows = runs_of(s.ranks, rows, own, summary_rows);
-    let look = Look {
-        width: p.w,
-        height: p.h,
-        window,
-        stacked: opts.states == StateMode::Stacked,
-        opacity: opts.message_opacity,
-        additive: opts.mix == Mix::Additive,
-        filter: Default::default(),
-    };
+    // The pyramid sums every message: no filter.
+    let look = super::device::look_of(opts, (p, window), Default::default());
     let slots: Vec<u32> = stage::look_slots(slot);
     let mut runner = backend.runner();
     match stage::run(runner.as_mut(), &src, &rows, &look, &slots) {
