@@ -225,7 +225,8 @@ fn group_histogram(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
 var<workgroup> partial: array<u32, 256>;
 
 // Workgroup g: the digit of group g's histogram holding its lower median. Each invocation sums
-// 256 digits; the first then walks the sums and the digits of the one holding the median.
+// 256 digits; the first then walks the sums and the digits of the one holding the median (one
+// invocation walking all 65,536 digits, with a break, returned a wrong digit on lavapipe).
 @compute @workgroup_size(256)
 fn group_select(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let g = wid.x;
