@@ -71,6 +71,17 @@ fn index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * 256u;
 }
 
+// Quanta [a, b) of location l in `slot` added to each bin they overlap (a < b).
+fn add_span(l: u32, a: u32, b: u32, slot: u32) {
+    let w = params.bin_quanta;
+    let row = l * params.bins;
+    for (var bin = a / w; bin <= (b - 1u) / w; bin++) {
+        let lo = max(a, bin * w);
+        let hi = min(b, (bin + 1u) * w);
+        atomicAdd(&features[(row + bin) * params.slots + slot], hi - lo);
+    }
+}
+
 @compute @workgroup_size(256)
 fn location_features(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = index(gid, nwg);
@@ -82,13 +93,7 @@ fn location_features(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     let a = s.y;
     let b = min(s.z, end);
     if (l >= params.locations || slot >= params.slots || a >= b) { return; }
-    let w = params.bin_quanta;
-    let row = l * params.bins;
-    for (var bin = a / w; bin <= (b - 1u) / w; bin++) {
-        let lo = max(a, bin * w);
-        let hi = min(b, (bin + 1u) * w);
-        atomicAdd(&features[(row + bin) * params.slots + slot], hi - lo);
-    }
+    add_span(l, a, b, slot);
 }
 
 @compute @workgroup_size(256)
@@ -323,10 +328,6 @@ fn hide_locations(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     }
 }
 
-fn less_than64(a: vec2<u32>, b: vec2<u32>) -> bool {
-    return a.y < b.y || (a.y == b.y && a.x < b.x);
-}
-
 fn sub64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     return vec2<u32>(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
 }
@@ -349,8 +350,8 @@ fn div64(x: vec2<u32>, q: u32) -> u32 {
 // Ticks t in the window as quanta from its start, at most `end`.
 fn to_quanta(t: vec2<u32>, end: u32) -> u32 {
     var c = t;
-    if (less_than64(c, params.window.t0)) { c = params.window.t0; }
-    if (less_than64(params.window.t1, c)) { c = params.window.t1; }
+    if (less64(c, params.window.t0)) { c = params.window.t0; }
+    if (less64(params.window.t1, c)) { c = params.window.t1; }
     return min(div64(sub64(c, params.window.t0), params.window.quantum), end);
 }
 
@@ -367,16 +368,10 @@ fn interval_features(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     let s0 = iv_start[i];
     let e0 = iv_end[i];
     // Outside the window (or empty once clipped): nothing.
-    if (!less_than64(s0, params.window.t1) || !less_than64(params.window.t0, e0) || slot >= params.slots) { return; }
+    if (!less64(s0, params.window.t1) || !less64(params.window.t0, e0) || slot >= params.slots) { return; }
     let end = params.bins * params.bin_quanta;
     let a = to_quanta(s0, end);
     let b = to_quanta(e0, end);
     if (a >= b) { return; }
-    let w = params.bin_quanta;
-    let row = l * params.bins;
-    for (var bin = a / w; bin <= (b - 1u) / w; bin++) {
-        let lo = max(a, bin * w);
-        let hi = min(b, (bin + 1u) * w);
-        atomicAdd(&features[(row + bin) * params.slots + slot], hi - lo);
-    }
+    add_span(l, a, b, slot);
 }

@@ -55,12 +55,17 @@ pub fn location_features(i: u32, params: &Params, spans: &Words, features: &Word
     if l >= params.locations || slot >= params.slots || a >= b {
         return;
     }
-    let w = params.bin_quanta;
-    let row = l * params.bins;
+    add_span(params, features, l, (a, b), slot);
+}
+
+/// The shader's `add_span`: quanta `[a, b)` of location `l` in `slot` added to each bin they
+/// overlap (`a < b`).
+fn add_span(p: &Params, features: &Words, l: u32, (a, b): (u32, u32), slot: u32) {
+    let w = p.bin_quanta;
+    let row = l * p.bins;
     for bin in a / w..=(b - 1) / w {
-        let lo = a.max(bin * w);
-        let hi = b.min((bin + 1) * w);
-        features[((row + bin) * params.slots + slot) as usize].fetch_add(hi - lo, Relaxed);
+        let (lo, hi) = (a.max(bin * w), b.min((bin + 1) * w));
+        features[((row + bin) * p.slots + slot) as usize].fetch_add(hi - lo, Relaxed);
     }
 }
 
@@ -312,10 +317,5 @@ pub fn interval_features(i: u32, p: &Params, c: &IntervalColumns<'_>, features: 
     if a >= b {
         return;
     }
-    let w = p.bin_quanta;
-    let row = l * p.bins;
-    for bin in a / w..=(b - 1) / w {
-        let (lo, hi) = (a.max(bin * w), b.min((bin + 1) * w));
-        features[((row + bin) * p.slots + slot) as usize].fetch_add(hi - lo, Relaxed);
-    }
+    add_span(p, features, l, (a, b), slot);
 }

@@ -39,17 +39,10 @@ pub(super) fn kept(pyr: &Arc<Pyramid>) -> Arc<Kept> {
         .locations
         .as_ref()
         .and_then(|t| Tiles::quantise((s.ranks, s.states, t.bins), (s.t0, t.bin_ticks), &t.ticks).map(Arc::new));
-    let (states, fine) = (s.states as usize, pyr.levels.first());
-    let bins = fine.map_or(0, |l| l.state_bins as usize);
-    let mut totals = vec![0u64; states * bins];
-    if let Some(l) = fine {
-        let cells = totals.len();
-        for block in l.ticks.chunks(cells.max(1)).filter(|b| b.len() == cells) {
-            for (t, &v) in totals.iter_mut().zip(block) {
-                *t = t.saturating_add(v);
-            }
-        }
-    }
+    // The level's own totals (summed once there, as the summary track's shares read them).
+    let totals = pyr.levels.first().map_or_else(Vec::new, |l| {
+        (0..s.states).flat_map(|st| (0..l.state_bins).map(move |b| l.total_ticks(st, s.states, b))).collect()
+    });
     let k = Arc::new(Kept { tiles, totals });
     all.push((Arc::downgrade(pyr), k.clone()));
     k
