@@ -1031,6 +1031,86 @@ fn timeline_pixels_match() {
     }
 }
 
+/// The layout table holds a class a location (its centre and runs shared): 16,384 locations in
+/// a few bands and a row apart, with the summary's run over them all, in a byte a location; one
+/// row each of 300 locations in 16 bits; and drawn from a table of 16-bit classes, the GPU and
+/// the mirror agree as with a table of 8-bit ones.
+#[test]
+fn a_timeline_layout_holds_a_class_a_location() {
+    use stages::timeline_pixels::{self as tp, Columns, INNERMOST, Layout, Look, Run, SUMMARY_RUN, SpanColumns};
+    let n = 16_384u32;
+    let bands = [(0..5_000u32), (5_000..10_006), (10_008..n)];
+    let mut runs: Vec<Run> = bands.iter().map(|b| Run { locations: b.clone().collect(), level: INNERMOST }).collect();
+    runs.push(Run { locations: vec![10_006, 10_007], level: INNERMOST });
+    runs.push(Run { locations: (0..n).collect(), level: INNERMOST });
+    let centre = |l: u32| match l {
+        0..5_000 => 100.5,
+        5_000..10_006 => 300.5,
+        10_006..10_008 => 450.0,
+        _ => 600.5,
+    };
+    let centres: Vec<f32> = (0..n).map(centre).collect();
+    let mut rows: Vec<(u32, f32)> = (0..40).map(|r| (4 | SUMMARY_RUN, 1.0 - (r as f32 + 0.5) / 40.0)).collect();
+    rows.extend((40..700u32).map(|r| ((r - 40) / 220, 0.5)));
+    let grouped = Layout::new(&[0, 1, 2], &centres, &rows, &runs);
+    let bytes = grouped.words.len() * 4;
+    assert!(bytes < 16_384 + 8_192, "{bytes} bytes of table for 16,384 locations in bands");
+    assert_eq!(grouped.words[3], 8, "a byte a location");
+    assert_eq!(grouped.words[4], 4, "four classes: three bands and the pair apart");
+    // One row each: 300 classes, 16 bits a location.
+    let case = timeline_case(300, 9);
+    let pieces = innermost_pieces(&case);
+    let runs: Vec<Run> = (0..300).map(|l| Run { locations: vec![l], level: INNERMOST }).collect();
+    let centres: Vec<f32> = (0..300).map(|l| l as f32 + 0.5).collect();
+    let rows: Vec<(u32, f32)> = (0..300).map(|r| (r, 0.5)).collect();
+    let own = Layout::new(&(0..10).map(|k| k % 8).collect::<Vec<_>>(), &centres, &rows, &runs);
+    assert_eq!(own.words[10], 16, "16 bits a location");
+    assert_eq!(own.words[11], 300);
+    let columns = Columns {
+        pieces: SpanColumns {
+            starts: &pieces.0,
+            ends: &pieces.1,
+            locations: &pieces.2,
+            kinds: &pieces.3,
+            depths: None,
+        },
+        intervals: None,
+        messages: Some(tp::MessageColumns {
+            send: &case.send,
+            recv: &case.recv,
+            source: &case.source,
+            destination: &case.destination,
+            bytes: &case.bytes,
+            tags: &case.tags,
+        }),
+        owner: None,
+    };
+    let base = 3u64 << 32;
+    let look = Look {
+        width: 160,
+        height: 300,
+        window: (base, base + 1_000_000),
+        stacked: false,
+        opacity: 0.8,
+        additive: false,
+        filter: Default::default(),
+    };
+    let cpu = tp::run(&mut CpuRunner::default(), &columns, &own, &look).unwrap();
+    let gpu = tp::run(&mut GpuRunner::new(gpu()), &columns, &own, &look).unwrap();
+    let (a, b) = (cpu.counts.read_all().unwrap(), gpu.counts.read_all().unwrap());
+    assert_eq!(a, b, "line counts");
+    let stride = tp::stride(look.width) as usize;
+    let (a, b) = (cpu.rgba.read_all().unwrap(), gpu.rgba.read_all().unwrap());
+    let worst = (0..300 * stride).map(|k| {
+        let (p, q) = (a[k].to_le_bytes(), b[k].to_le_bytes());
+        p.iter().zip(&q).map(|(u, v)| u.abs_diff(*v)).max().unwrap_or(0)
+    });
+    assert!(worst.max().unwrap_or(0) <= 2);
+    // Every location's row is drawn: its states cover its own pixel row.
+    let empty = (0..300).filter(|&r| (0..160).all(|x| a[r * stride + x] == 0)).count();
+    assert_eq!(empty, 0, "rows without their location's states");
+}
+
 /// A message filter applied by the kernels equals drawing the messages it keeps alone, on the
 /// GPU and on the CPU mirror: the same counts and colours.
 #[test]

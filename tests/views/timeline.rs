@@ -802,6 +802,63 @@ fn the_summary_track_matches_golden() {
     assert!(!labels(&["--rows", "behaviour", "--summary", "off"]).iter().any(|t| t.starts_with("summary")));
 }
 
+/// The summary track drawn on the device with the rows (one more run, of every location shown,
+/// its shares stacked as the host stacks them): the plot is one raster composed on the device,
+/// within the GPU's tolerance of the CPU's picture (the golden test above), and the track's
+/// tooltip, summed for the hovered column on the host, reads as the CPU's.
+#[test]
+fn the_summary_track_is_drawn_on_the_device_with_the_rows() {
+    use exaviz_views::contract::{Entry, Frame, prepare};
+    let d = open("gen:fd4?ranks=2048&messages=50000&slow_rank=77");
+    let backend = super::gpu_backend();
+    let built = Entry::find("timeline").unwrap().parse(&["--rows", "behaviour"]).unwrap();
+    let frame = Frame { width: 800, height: 500 };
+    let on = |b: &exaviz_compute::Backend| prepare(built.view.as_ref(), &d, &built.selection, frame, b).unwrap();
+    let (gpu, cpu) = (on(&backend), on(&exaviz_compute::Backend::Cpu));
+    let scene = gpu.draw(&d, &built.selection).into_owned();
+    assert_eq!(device_rasters(&scene), 1, "the plot and its summary track composed on the device");
+    let host = cpu.draw(&d, &built.selection).into_owned();
+    assert_eq!(device_rasters(&host), 0);
+    let label = scene.labels.iter().find(|l| l.text == "summary").expect("the summary track's label");
+    let y = (label.rect[1] + label.rect[3]) / 2.0;
+    let shares = |lines: &[String]| -> Vec<(String, f32)> {
+        let mut v: Vec<(String, f32)> = lines
+            .iter()
+            .filter_map(|l| {
+                l.rsplit_once(": ").and_then(|(n, p)| Some((n.to_string(), p.strip_suffix('%')?.parse().ok()?)))
+            })
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    };
+    let mut compared = 0;
+    for x in [150.0, 260.0, 370.0, 480.0, 590.0] {
+        let (Some(a), Some(b)) = (gpu.pick(&d, [x, y]), cpu.pick(&d, [x, y])) else { continue };
+        assert_eq!(a.title, b.title);
+        assert!(a.title.starts_with("summary of 2,048"), "{}", a.title);
+        assert_eq!(a.lines[0], b.lines[0], "the same time");
+        let (sa, sb) = (shares(&a.lines), shares(&b.lines));
+        assert!(!sa.is_empty(), "{:?}", a.lines);
+        assert_eq!(sa.iter().map(|s| &s.0).collect::<Vec<_>>(), sb.iter().map(|s| &s.0).collect::<Vec<_>>());
+        for (p, q) in sa.iter().zip(&sb) {
+            assert!((p.1 - q.1).abs() <= 0.11, "{x}: {:?} against {:?}", a.lines, b.lines);
+        }
+        compared += 1;
+    }
+    assert_eq!(compared, 5, "columns of the track compared");
+    // By index with the track asked for: 2,048 rows of their own, a class each in the layout's
+    // 16-bit words, against the CPU's picture.
+    let by_index = ["--rows", "index", "--summary", "on"];
+    both("timeline", &by_index, &d, (800, 500));
+    let built = Entry::find("timeline").unwrap().parse(&by_index).unwrap();
+    let scene = prepare(built.view.as_ref(), &d, &built.selection, frame, &backend)
+        .unwrap()
+        .draw(&d, &built.selection)
+        .into_owned();
+    assert_eq!(device_rasters(&scene), 1);
+    assert!(scene.labels.iter().any(|l| l.text == "summary"));
+}
+
 /// A band opens into its locations: 3,000 ranks computing then waiting alike, 30 of them
 /// (ranks 1000-1029) waiting first, grouped by behaviour into two bands; a click on the small
 /// band's label opens it (a row and a name per rank), a click on one of its ranks closes it; the

@@ -102,7 +102,7 @@ impl Rows {
     /// The compose kernel's layout (each pixel row's run and how far up it the row is) and the
     /// pyramid kernels' table (each state's colour slot, then the runs).
     fn tables(&self, slot_of_state: &[u32]) -> (Layout, Vec<u32>) {
-        let mut words = vec![0u32];
+        let mut rows = Vec::with_capacity(self.of_row.len());
         let mut table: Vec<u32> = slot_of_state.to_vec();
         let mut runs = 0u32;
         let mut r = 0;
@@ -117,20 +117,10 @@ impl Rows {
                 }
                 _ => NONE,
             };
-            for row in 0..height {
-                words.push(run);
-                words.push((1.0 - (row as f32 + 0.5) / height as f32).to_bits());
-            }
+            rows.extend((0..height).map(|row| (run, 1.0 - (row as f32 + 0.5) / height as f32)));
             r += height;
         }
-        let layout = Layout {
-            words: std::sync::Arc::new(words),
-            kinds: 0,
-            locations: 0,
-            height: self.of_row.len() as u32,
-            runs,
-            levels: false,
-        };
+        let layout = Layout::of_rows(&rows, runs);
         (layout, table)
     }
 }

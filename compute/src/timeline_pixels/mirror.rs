@@ -36,16 +36,30 @@ impl Params {
         crate::words::params_from_words(words)
     }
 
-    fn table_centres(&self) -> usize {
-        (self.kinds + self.locations + 1) as usize
+    /// Location `l`'s class in the layout `table` (its row centre and runs): `bits` (8, 16 or
+    /// 32) a location, packed from the low bits of each word.
+    fn class_of(&self, table: &Words, l: u32) -> u32 {
+        let bits = word(table, self.kinds as usize).clamp(8, 32);
+        let per = 32 / bits;
+        let packed = word(table, (self.kinds + 2 + l / per) as usize);
+        if per == 1 { packed } else { (packed >> ((l % per) * bits)) & ((1 << bits) - 1) }
     }
 
-    fn table_rows(&self) -> usize {
-        self.table_centres() + self.locations as usize
+    fn table_classes(&self, table: &Words) -> usize {
+        let per = 32 / word(table, self.kinds as usize).clamp(8, 32);
+        (self.kinds + 2 + self.locations.div_ceil(per)) as usize
     }
 
-    fn table_entries(&self) -> usize {
-        self.table_rows() + 2 * self.height as usize
+    fn table_centres(&self, table: &Words) -> usize {
+        self.table_classes(table) + word(table, self.kinds as usize + 1) as usize + 1
+    }
+
+    fn table_rows(&self, table: &Words) -> usize {
+        self.table_centres(table) + word(table, self.kinds as usize + 1) as usize
+    }
+
+    fn table_entries(&self, table: &Words) -> usize {
+        self.table_rows(table) + 2 * self.height as usize
     }
 }
 
@@ -155,8 +169,9 @@ pub fn state_cover(i: u32, p: &Params, spans: &Spans<'_>, table: &Words, acc: &W
     }
     let kind = word(spans.kinds, i);
     let slot = if kind < p.kinds { word(table, kind as usize).min(SLOTS - 1) } else { SLOTS - 1 };
-    let (first, last) = (word(table, (p.kinds + l) as usize), word(table, (p.kinds + l + 1) as usize));
-    let entries = p.table_entries();
+    let (classes, class) = (p.table_classes(table), p.class_of(table, l) as usize);
+    let (first, last) = (word(table, classes + class), word(table, classes + class + 1));
+    let entries = p.table_entries(table);
     for e in first..last {
         let at = entries + 4 * e as usize;
         if word(table, at + 1) == depth && word(table, at) < p.runs {
@@ -276,12 +291,12 @@ fn message_line(i: usize, p: &Params, m: &Lines<'_>, table: &Words, counts: &Wor
     if less64(p.t1, a) || less64(b, p.t0) || b == [u32::MAX; 2] {
         return;
     }
-    let centres = p.table_centres();
+    let centres = p.table_centres(table);
     let line = [
         x_of(p, a),
-        f32::from_bits(word(table, centres + s as usize)),
+        f32::from_bits(word(table, centres + p.class_of(table, s) as usize)),
         x_of(p, b),
-        f32::from_bits(word(table, centres + d as usize)),
+        f32::from_bits(word(table, centres + p.class_of(table, d) as usize)),
     ];
     let point = |f: f32| [line[0] + (line[2] - line[0]) * f, line[1] + (line[3] - line[1]) * f];
     for k in 0..3u32 {
@@ -381,7 +396,7 @@ pub fn timeline_compose(k: u32, p: &Params, table: &Words, i: &Composed<'_>, out
     }
     let w = p.width;
     let (x, y) = (k % w, k / w);
-    let rows = p.table_rows();
+    let rows = p.table_rows(table);
     let at = word(table, rows + 2 * y as usize);
     let summary = at != NONE && at >= SUMMARY_RUN;
     let run = if summary { at - SUMMARY_RUN } else { at };

@@ -100,41 +100,60 @@ impl Layout {
     /// The table of `slot_of_kind` (a colour slot per region id), each location's row centre
     /// (plot pixels), each pixel row's run (an index of `runs`, or [`NONE`]) and how far up
     /// its run the row's centre is (0 to 1), and the runs.
+    ///
+    /// Locations of the same centre and runs share a class (a band of a thousand ranks is one),
+    /// so the table holds per location only its class, in 8 or 16 bits where the classes are
+    /// few enough: about a byte a location where the rows are grouped, against 40 bytes a
+    /// location each with its own centre and entries.
     pub fn new(slot_of_kind: &[u32], centres: &[f32], rows: &[(u32, f32)], runs: &[Run]) -> Self {
         let locations = centres.len();
-        let mut per_location = vec![0u32; locations + 1];
-        for r in runs {
-            for &l in &r.locations {
-                if let Some(c) = per_location.get_mut(l as usize + 1) {
-                    *c += 1;
-                }
-            }
-        }
-        for l in 0..locations {
-            per_location[l + 1] += per_location[l];
-        }
-        let total = per_location[locations] as usize;
-        let mut entries = vec![[0u32; 4]; total];
-        let mut next = per_location.clone();
+        let mut of_location: Vec<Vec<[u32; 4]>> = vec![Vec::new(); locations];
         for (k, r) in runs.iter().enumerate() {
             // One location's row covering a whole column counts as one over the run's locations.
             let weight = (f64::from(mirror::ONE) / r.locations.len().max(1) as f64).round() as u32;
             for &l in &r.locations {
-                if let Some(at) = next.get_mut(l as usize) {
-                    entries[*at as usize] = [k as u32, r.level, weight, 0];
-                    *at += 1;
+                if let Some(entries) = of_location.get_mut(l as usize) {
+                    entries.push([k as u32, r.level, weight, 0]);
                 }
             }
         }
-        let mut words = Vec::with_capacity(slot_of_kind.len() + 2 * locations + 1 + 2 * rows.len() + 4 * total);
+        let mut classes: std::collections::HashMap<(u32, &[[u32; 4]]), u32> = std::collections::HashMap::new();
+        let mut first: Vec<(u32, &[[u32; 4]])> = Vec::new();
+        let class_of: Vec<u32> = centres
+            .iter()
+            .zip(&of_location)
+            .map(|(c, entries)| {
+                let key = (c.to_bits(), entries.as_slice());
+                *classes.entry(key).or_insert_with(|| {
+                    first.push(key);
+                    first.len() as u32 - 1
+                })
+            })
+            .collect();
+        let bits: u32 = match first.len() {
+            0..=256 => 8,
+            257..=65_536 => 16,
+            _ => 32,
+        };
+        let per = (32 / bits) as usize;
+        let mut words = Vec::with_capacity(slot_of_kind.len() + 2 + locations / per + 3 * first.len() + 2 * rows.len());
         words.extend_from_slice(slot_of_kind);
-        words.extend_from_slice(&per_location);
-        words.extend(centres.iter().map(|c| c.to_bits()));
+        words.extend([bits, first.len() as u32]);
+        words.extend(
+            class_of.chunks(per).map(|c| c.iter().enumerate().fold(0u32, |w, (k, &v)| w | (v << (k as u32 * bits)))),
+        );
+        let mut at = 0u32;
+        words.push(0);
+        for (_, entries) in &first {
+            at += entries.len() as u32;
+            words.push(at);
+        }
+        words.extend(first.iter().map(|(centre, _)| *centre));
         for &(run, up) in rows {
             words.push(run);
             words.push(up.to_bits());
         }
-        words.extend(entries.iter().flatten());
+        words.extend(first.iter().flat_map(|(_, entries)| entries.iter().flatten()));
         Self {
             words: Arc::new(words),
             kinds: slot_of_kind.len() as u32,
@@ -143,6 +162,15 @@ impl Layout {
             runs: runs.len() as u32,
             levels: runs.iter().any(|r| r.level != INNERMOST),
         }
+    }
+
+    /// The table of pixel rows alone, each row's run and how far up it (the summary's rows
+    /// flagged [`SUMMARY_RUN`]), for a picture whose runs are not of located rows.
+    pub fn of_rows(rows: &[(u32, f32)], runs: u32) -> Self {
+        // No kinds, no locations: 32 bits a location, no classes, the classes' first offset.
+        let mut words = vec![32, 0, 0];
+        words.extend(rows.iter().flat_map(|&(run, up)| [run, up.to_bits()]));
+        Self { words: Arc::new(words), kinds: 0, locations: 0, height: rows.len() as u32, runs, levels: false }
     }
 }
 

@@ -108,12 +108,27 @@ fn x_of(t: vec2<u32>) -> f32 {
     return to_f32(sub64(t, params.t0)) * params.px_per_tick;
 }
 
+// Location l's class in the layout table (its row centre and runs): `bits` (8, 16 or 32) a
+// location, packed from the low bits of each word.
+fn class_of(l: u32) -> u32 {
+    let bits = clamp(table[params.kinds], 8u, 32u);
+    let per = 32u / bits;
+    let held = table[params.kinds + 2u + l / per];
+    if (per == 1u) { return held; }
+    return (held >> ((l % per) * bits)) & ((1u << bits) - 1u);
+}
+
+fn table_classes() -> u32 {
+    let per = 32u / clamp(table[params.kinds], 8u, 32u);
+    return params.kinds + 2u + (params.locations + per - 1u) / per;
+}
+
 fn table_centres() -> u32 {
-    return params.kinds + params.locations + 1u;
+    return table_classes() + table[params.kinds + 1u] + 1u;
 }
 
 fn table_rows() -> u32 {
-    return table_centres() + params.locations;
+    return table_centres() + table[params.kinds + 1u];
 }
 
 fn table_entries() -> u32 {
@@ -166,8 +181,9 @@ fn state_cover(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let kind = kinds[i];
     var slot = SLOTS - 1u;
     if (kind < params.kinds) { slot = min(table[kind], SLOTS - 1u); }
-    let first = table[params.kinds + l];
-    let last = table[params.kinds + l + 1u];
+    let of_class = table_classes() + class_of(l);
+    let first = table[of_class];
+    let last = table[of_class + 1u];
     let entries = table_entries();
     for (var e = first; e < last; e++) {
         let at = entries + 4u * e;
@@ -249,7 +265,9 @@ fn message_line(i: u32) {
     let b = recv[i];
     if (less64(params.t1, a) || less64(b, params.t0) || (b.x == 0xffffffffu && b.y == 0xffffffffu)) { return; }
     let centres = table_centres();
-    let line = vec4<f32>(x_of(a), bitcast<f32>(table[centres + s]), x_of(b), bitcast<f32>(table[centres + d]));
+    let line = vec4<f32>(
+        x_of(a), bitcast<f32>(table[centres + class_of(s)]), x_of(b), bitcast<f32>(table[centres + class_of(d)])
+    );
     for (var k = 0u; k < 3u; k++) {
         let p = point(line, f32(k) / 3.0);
         let q = point(line, f32(k + 1u) / 3.0);

@@ -3,14 +3,17 @@
 //! the device, and the renderer copies the result into its raster there. A trace held in memory
 //! uploads its columns (each location's innermost pieces, the intervals, the messages) once, at
 //! its first picture; a gesture then sends the window, the look and, where the rows changed,
-//! the layout table. What the device path does not draw yet (bundled lines, a search's or the
-//! waits' highlights, the summary track, the rows of a window read from disk) stays on the CPU
-//! path, whose picture it matches within a unit or two of 255 a channel.
+//! the layout table. The summary track is one more run, of every location shown, whose shares
+//! are stacked as they are. What the device path does not draw yet (bundled lines, a search's or
+//! the waits' highlights, the rows of a window read from disk) stays on the CPU path, whose
+//! picture it matches within a unit or two of 255 a channel.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
 use exaviz_compute::Backend;
-use exaviz_compute::timeline_pixels::{self as stage, Columns, INNERMOST, Layout, Look, NONE, Run, SpanColumns};
+use exaviz_compute::timeline_pixels::{
+    self as stage, Columns, INNERMOST, Layout, Look, NONE, Run, SUMMARY_RUN, SpanColumns,
+};
 use exaviz_model::Trace;
 use rayon::prelude::*;
 
@@ -79,14 +82,13 @@ pub(super) struct DeviceKept {
 }
 
 /// Whether the picture `opts` asks for of `t` is drawn on the device: a GPU backend, the whole
-/// trace in memory, straight lines, no search, waits or summary track drawn.
-pub(super) fn draws_on_device(backend: &Backend, t: &Trace, opts: &TimelineOptions, summary: bool) -> bool {
+/// trace in memory, straight lines, no search or waits drawn.
+pub(super) fn draws_on_device(backend: &Backend, t: &Trace, opts: &TimelineOptions) -> bool {
     backend.is_gpu()
         && t.span_of_whole.is_none()
         && matches!(opts.bundle, TimelineBundle::None)
         && opts.search.is_none()
         && !opts.waits
-        && !summary
         && std::env::var_os("EXAVIZ_TIMELINE_ON_HOST").is_none()
         && (opts.messages.is_none_or(|f| !f.reads_sizes_or_tags()) || binds_nine(backend))
 }
@@ -119,9 +121,22 @@ pub(super) fn rows_on_device(backend: &Backend, t: &Trace) -> bool {
     wanted && t.span_of_whole.is_none() && resident_bytes(t) <= ctx.resident_budget()
 }
 
-/// The layout table of a plot: what each pixel row shows (`of_row`: its locations and level),
-/// each location's row centre on `rows`, the region ids' colour slots.
-fn layout(index: &TimelineIndex, p: Plot, of_row: &[(Vec<usize>, Option<u32>)], rows: &Tracks) -> Layout {
+/// The summary track of a picture drawn on the device: its plot and the locations it counts.
+pub(super) struct SummaryRun<'a> {
+    pub(super) plot: Plot,
+    pub(super) shown: &'a [usize],
+}
+
+/// The layout table of a plot `p`: what each pixel row shows (`of_row`: its locations and
+/// level), each location's row centre on `rows`, the region ids' colour slots; the summary
+/// track's rows one more run, of the locations it counts, flagged [`SUMMARY_RUN`].
+fn layout(
+    index: &TimelineIndex,
+    p: Plot,
+    of_row: &[(Vec<usize>, Option<u32>)],
+    rows: &Tracks,
+    summary: Option<&SummaryRun<'_>>,
+) -> Layout {
     let n = index.by.ranges.len();
     let centres: Vec<f32> = (0..n)
         .map(|l| {
@@ -146,6 +161,15 @@ fn layout(index: &TimelineIndex, p: Plot, of_row: &[(Vec<usize>, Option<u32>)], 
         }
         r += height;
     }
+    if let Some(s) = summary.filter(|s| !s.shown.is_empty()) {
+        runs.push(Run { locations: s.shown.iter().map(|&l| l as u32).collect(), level: INNERMOST });
+        let run = (runs.len() as u32 - 1) | SUMMARY_RUN;
+        let from = s.plot.y0.saturating_sub(p.y0) as usize;
+        for (k, row) in row_runs.iter_mut().skip(from).take(s.plot.h as usize).enumerate() {
+            // As the host's track: shares stacked from the bottom, each row at its centre.
+            *row = (run, 1.0 - (k as f32 + 0.5) / s.plot.h as f32);
+        }
+    }
     let slots: Vec<u32> = index.slot.iter().map(|&s| s as u32).collect();
     Layout::new(&slots, &centres, &row_runs, &runs)
 }
@@ -157,12 +181,12 @@ pub(super) fn device_pixels(
     index: &Arc<TimelineIndex>,
     (p, window): (Plot, (u64, u64)),
     of_row: &[(Vec<usize>, Option<u32>)],
-    rows: &Tracks,
+    (rows, summary): (&Tracks, Option<&SummaryRun<'_>>),
     opts: &TimelineOptions,
 ) -> Result<stage::Pixels, ViewError> {
     let kept = &index.device;
     let pieces = kept.pieces.get_or_init(|| Pieces::new(index));
-    let fresh = layout(index, p, of_row, rows);
+    let fresh = layout(index, p, of_row, rows, summary);
     let layout = {
         let mut last = kept.layout.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match last.as_ref() {

@@ -286,20 +286,11 @@ impl contract::View for TimelineView {
     }
 
     /// On a GPU holding the trace's rows ([`device::rows_on_device`]), every window the device
-    /// path draws (its options, rows not grouped, so no summary track) is drawn from them.
-    fn draws_rows_on_device(&self, d: &Dataset, sel: &Selection, f: Frame, b: &Backend) -> bool {
+    /// path draws (its options; rows grouped by behaviour where they are kept, the summary
+    /// track one more run) is drawn from them.
+    fn draws_rows_on_device(&self, d: &Dataset, sel: &Selection, _f: Frame, b: &Backend) -> bool {
         let opts = TimelineOptions { search: sel.search, messages: sel.messages, ..self.opts };
-        if !device::rows_on_device(b, &d.trace) || !device::draws_on_device(b, &d.trace, &opts, false) {
-            return false;
-        }
-        let Some(p) = plot_rect(f.width, f.height) else { return false };
-        let shown = self.index(d).busy.iter().filter(|&&b| b || opts.show_empty).count();
-        let grouped = match opts.rows {
-            options::Rows::Index => false,
-            options::Rows::Behaviour => true,
-            options::Rows::Auto => shown > scene::AUTO_LOCATIONS_PER_ROW * p.h as usize,
-        };
-        !grouped && opts.summary != options::SummaryTrack::On
+        device::rows_on_device(b, &d.trace) && device::draws_on_device(b, &d.trace, &opts)
     }
 
     fn cells_ask(&self, d: &Dataset, sel: &Selection, f: Frame) -> Option<exaviz_model::dataset::CellsAsk> {

@@ -162,6 +162,20 @@ impl TimelinePick {
         pick.with_click(Parts::FOLDED, Selection { folded, ..Default::default() })
     }
 
+    /// The summary track's shares in pixel `column`: as drawn on the host, or summed for the
+    /// column alone where the track was drawn on the device.
+    fn summary_column(&self, s: &super::states::Summarised, column: usize) -> [f32; crate::plot::CATEGORICAL.len()] {
+        match &s.shares {
+            Some(v) => v.get(column.min(v.len().saturating_sub(1))).copied().unwrap_or_default(),
+            None => {
+                let shown = super::scene::summary_locations(&self.index, &self.rows);
+                let one =
+                    super::states::summary_columns(s.plot.w, self.window, &shown, &self.index, column..column + 1);
+                one.first().copied().unwrap_or_default()
+            }
+        }
+    }
+
     fn seconds(&self, t: &Trace, time: u64) -> String {
         format!("{:.6} s", time.saturating_sub(self.full.0) as f64 / t.ticks_per_second.max(1) as f64)
     }
@@ -211,7 +225,8 @@ impl Picker for TimelinePick {
             )
         {
             let time = t0 + ((t1 - t0) as f64 * f64::from(u)) as u64;
-            let c = &s.shares[((u * s.plot.w as f32) as usize).min(s.shares.len() - 1)];
+            let column = ((u * s.plot.w as f32) as usize).min(s.plot.w.max(1) as usize - 1);
+            let c = &self.summary_column(s, column);
             let mut lines = vec![format!("at {}", self.seconds(t, time))];
             let mut named: Vec<(f32, &str)> =
                 self.index.legend.iter().map(|(slot, name)| (c[*slot], name.as_str())).filter(|x| x.0 > 0.0).collect();

@@ -121,12 +121,39 @@ fn summarised(
     index: &TimelineIndex,
     states: &mut [Option<[f32; 4]>],
 ) -> Summarised {
-    let shown: Vec<usize> = (0..index.busy.len()).filter(|&l| !rows.pixels(l).is_empty()).collect();
+    let shown = summary_locations(index, rows);
     let shares = super::states::summary_shares(p.w, window, &shown, index);
     let from = ((sp.y0 - p.y0) * p.w) as usize;
     let pixels = super::states::summary_pixels(&shares, sp.h);
     states[from..from + pixels.len()].copy_from_slice(&pixels);
-    Summarised { plot: sp, shares, locations: shown.len() }
+    Summarised { plot: sp, shares: Some(shares), locations: shown.len() }
+}
+
+/// The plot and its summary track (`summary`, the track's rows) drawn on the device, where the
+/// device path draws this picture; the track's shares are not kept: a tooltip sums its column's.
+#[allow(clippy::type_complexity, reason = "the picture and its summary track")]
+fn device_plot(
+    t: &Trace,
+    backend: &Backend,
+    index: &Arc<TimelineIndex>,
+    opts: &TimelineOptions,
+    (p, window): (Plot, (u64, u64)),
+    of_row: &[(Vec<usize>, Option<u32>)],
+    (rows, summary): (&Tracks, Option<Plot>),
+) -> Result<(Option<stages::timeline_pixels::Pixels>, Option<Summarised>), ViewError> {
+    if !super::device::draws_on_device(backend, t, opts) {
+        return Ok((None, None));
+    }
+    let shown = summary.map(|_| summary_locations(index, rows)).unwrap_or_default();
+    let run = summary.map(|plot| super::device::SummaryRun { plot, shown: &shown });
+    let pixels = super::device::device_pixels(t, backend, index, (p, window), of_row, (rows, run.as_ref()), opts)?;
+    let summarised = summary.map(|plot| Summarised { plot, shares: None, locations: shown.len() });
+    Ok((Some(pixels), summarised))
+}
+
+/// The locations the summary track counts: those drawn on `rows`.
+pub(super) fn summary_locations(index: &TimelineIndex, rows: &Tracks) -> Vec<usize> {
+    (0..index.busy.len()).filter(|&l| !rows.pixels(l).is_empty()).collect()
 }
 
 impl Summarised {
@@ -523,9 +550,7 @@ pub fn timeline_scene(
     let Placed { rows, counters: placed, hidden, banded, summary } = placed(t, index, opts, p, grouped.as_ref());
     let counter_tracks = counters::tracks(&index.counters, &placed, window);
     let of_row = row_contents(t, p, &rows, banded.then(|| index.depths(t)));
-    let device = super::device::draws_on_device(backend, t, opts, summary.is_some())
-        .then(|| super::device::device_pixels(t, backend, index, (p, window), &of_row, &rows, opts))
-        .transpose()?;
+    let (device, device_summary) = device_plot(t, backend, index, opts, (p, window), &of_row, (&rows, summary))?;
     let (states_kept, mut host, visible) = match &device {
         Some(_) => (None, None, None),
         None => {
@@ -536,7 +561,7 @@ pub fn timeline_scene(
     };
     let summary = match host.as_mut() {
         Some((states, _)) => summary.map(|sp| summarised(sp, p, window, &rows, index, states)),
-        None => None,
+        None => device_summary,
     };
     let bundled = opts.bundle.label();
     let read = if t.span_of_whole.is_some() { " read for this window" } else { "" };

@@ -121,10 +121,11 @@ impl Coverage {
 }
 
 /// The summary track as drawn: its plot, per pixel column the share of the locations in each
-/// colour slot, and how many locations it counts.
+/// colour slot (`None` where the track was drawn on the device: a tooltip sums its column), and
+/// how many locations it counts.
 pub struct Summarised {
     pub(super) plot: Plot,
-    pub(super) shares: Vec<[f32; CATEGORICAL.len()]>,
+    pub(super) shares: Option<Vec<[f32; CATEGORICAL.len()]>>,
     pub(super) locations: usize,
 }
 
@@ -137,10 +138,27 @@ pub(super) fn summary_shares(
     shown: &[usize],
     index: &TimelineIndex,
 ) -> Vec<[f32; CATEGORICAL.len()]> {
+    summary_columns(w, window, shown, index, 0..w as usize)
+}
+
+/// The summary track's numbers of the pixel `columns` alone (see [`summary_shares`]): what a
+/// tooltip over a track drawn on the device reads.
+pub(super) fn summary_columns(
+    w: u32,
+    window: (u64, u64),
+    shown: &[usize],
+    index: &TimelineIndex,
+    columns: std::ops::Range<usize>,
+) -> Vec<[f32; CATEGORICAL.len()]> {
     let (by, slot) = (&index.by, &index.slot);
     let (t0, t1) = window;
     let per_px = (t1 - t0) as f64 / f64::from(w.max(1));
-    let columns = w as usize;
+    // The ticks the columns span, whole ticks around them.
+    let within = (
+        t0 + (columns.start as f64 * per_px).floor() as u64,
+        (t0 + (columns.end as f64 * per_px).ceil() as u64).min(t1),
+    );
+    let n = columns.len();
     let sum = |mut a: Vec<[f32; CATEGORICAL.len()]>, b: Vec<[f32; CATEGORICAL.len()]>| {
         for (x, y) in a.iter_mut().zip(&b) {
             for s in 0..x.len() {
@@ -152,9 +170,9 @@ pub(super) fn summary_shares(
     let mut shares = shown
         .par_chunks(64)
         .map(|locs| {
-            let mut cov = Coverage::over(0..columns);
+            let mut cov = Coverage::over(columns.clone());
             for &l in locs {
-                by.innermost_in(l, window, &mut |a: u64, b: u64, k: u32| {
+                by.innermost_in(l, within, &mut |a: u64, b: u64, k: u32| {
                     let (a, b) = (a.max(t0), b.min(t1));
                     if a < b {
                         cov.add((a - t0) as f64 / per_px, (b - t0) as f64 / per_px, slot[k as usize]);
@@ -163,7 +181,7 @@ pub(super) fn summary_shares(
             }
             cov.finish()
         })
-        .reduce(|| vec![[0f32; CATEGORICAL.len()]; columns], sum);
+        .reduce(|| vec![[0f32; CATEGORICAL.len()]; n], sum);
     let n = shown.len().max(1) as f32;
     for c in &mut shares {
         for v in c.iter_mut() {
