@@ -1626,10 +1626,26 @@ fn after_the_first_picture_a_gesture_over_a_store_moves_at_most_64_kib() {
     let input = "gen:fd4?ranks=8192&messages=8000000&slow_rank=3000";
     let out = Command::new(env!("CARGO_BIN_EXE_exaviz")).args(["convert", input]).arg(&store).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    gestures_move_at_most_64_kib(store.as_os_str());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A trace of 16,384 ranks held in memory, one slow, its rows grouped by behaviour under a
+/// summary track: on a GPU holding its rows (`EXAVIZ_GPU_ROWS=1`), the ranks are grouped, the
+/// summary track and the plot composed there, and every gesture after the first picture moves
+/// at most 64 KiB (the layout's classes a byte a rank, when they change).
+#[test]
+fn after_the_first_picture_a_gesture_over_16384_ranks_in_memory_moves_at_most_64_kib() {
+    gestures_move_at_most_64_kib(std::ffi::OsStr::new("gen:fd4?ranks=16384&messages=400000&slow_rank=10007"));
+}
+
+/// `bench-interact`'s counters of the short script over `input`'s timeline, its rows and
+/// pictures kept on the device: every gesture moves at most 64 KiB, read back included.
+fn gestures_move_at_most_64_kib(input: &std::ffi::OsStr) {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../benches/interact-short.txt");
     let out = Command::new(env!("CARGO_BIN_EXE_exaviz"))
         .arg("bench-interact")
-        .arg(&store)
+        .arg(input)
         .args([
             "--view",
             "timeline",
@@ -1651,7 +1667,7 @@ fn after_the_first_picture_a_gesture_over_a_store_moves_at_most_64_kib() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["pictures_on_device"], true, "{v}");
-    // The pyramid went up with the first picture.
+    // The rows (or the store's pyramid) went up with the first picture.
     assert!(v["opened_gpu_mb"].as_f64().unwrap() > 1.0, "{v}");
     let gestures = v["gestures"].as_array().unwrap();
     assert!(gestures.len() >= 4, "{v}");
@@ -1659,7 +1675,6 @@ fn after_the_first_picture_a_gesture_over_a_store_moves_at_most_64_kib() {
         let moved = g["gpu_upload_mb"]["max"].as_f64().unwrap() + g["gpu_readback_mb"]["max"].as_f64().unwrap();
         assert!(moved * 1e6 <= 65_536.0, "a {} moved {moved} MB", g["gesture"]);
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// `bench-interact --timings` times every compute pass on the device by kernel (lavapipe writes
