@@ -72,6 +72,15 @@ if [ "${SIZES_22M:-0}" = 1 ]; then
   done
 fi
 
+echo "== timeline gestures, 16,384 ranks in memory grouped by behaviour, the summary track above"
+# The ranks grouped on the device from the intervals kept there; the plot and its summary track
+# composed there.
+for b in gpu cpu; do
+  echo "-- $b"
+  "$EXAVIZ" bench-interact 'gen:fd4?ranks=16384&messages=400000&slow_rank=10007' --view timeline \
+    --backend "$b" --runs 2 $(timings "$b") 2>&1 | tail -20
+done
+
 echo "== timeline gestures, a store of 1e8 messages (16,384 ranks) drawn from its pyramid"
 # The store's pyramid (levels, lines, per-rank tiles) kept on the device, the overview composed
 # there and the ranks grouped there; EXAVIZ_TIMELINE_ON_HOST=1 composes the overview on the CPU.
