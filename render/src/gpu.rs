@@ -59,6 +59,8 @@ pub struct GpuRenderer {
     raster_pipelines: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
     /// The instances of the last pictures, in chunks kept on the device.
     chunks: InstanceChunks,
+    /// The cells of the last pictures' rasters made on the host, kept on the device by content.
+    rasters: KeptRasters,
     /// Render passes recorded with timestamps (`bench-interact --timings`), read once submitted.
     timed: Vec<exaviz_compute::TimedPass>,
 }
@@ -128,6 +130,92 @@ impl InstanceChunks {
             }
         }
         out
+    }
+}
+
+/// The textures of rasters whose cells were made on the host, kept on the device by their
+/// content (format, size and cells), so that a picture drawn again with the same cells (a pan or
+/// a zoom of a chord diagram's density, moved by the view, not redrawn) uploads none of them.
+#[derive(Default)]
+struct KeptRasters {
+    kept: HashMap<u64, (wgpu::Texture, u64)>,
+    /// Rasters drawn so far (a texture unused for [`KEPT_RASTERS`] of them goes).
+    drawn: u64,
+}
+
+/// Rasters a kept texture outlives its last use by (a gesture draws two pictures, each a few
+/// rasters), within [`KEPT_RASTER_BYTES`].
+const KEPT_RASTERS: u64 = 32;
+/// Bytes of raster textures kept at most (the least recently used go first).
+const KEPT_RASTER_BYTES: u64 = 96 << 20;
+
+/// A key of `cells` in `format` of `dims`: SipHash of 256 KiB blocks, in parallel, then of the
+/// blocks' hashes (two different pictures share one with odds of 2^-64).
+fn cells_key(format: wgpu::TextureFormat, dims: (u32, u32), cells: &[u8]) -> u64 {
+    use rayon::prelude::*;
+    use std::hash::{Hash, Hasher};
+    let blocks: Vec<u64> = cells
+        .par_chunks(256 << 10)
+        .map(|b| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            b.hash(&mut h);
+            h.finish()
+        })
+        .collect();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (format!("{format:?}"), dims, cells.len(), blocks).hash(&mut h);
+    h.finish()
+}
+
+impl KeptRasters {
+    /// The texture of `cells` (`format`, `dims`), uploaded where no kept texture holds them.
+    fn view(
+        &mut self,
+        ctx: &GpuContext,
+        format: wgpu::TextureFormat,
+        dims: (u32, u32),
+        cells: &[u8],
+    ) -> wgpu::TextureView {
+        self.drawn += 1;
+        let key = cells_key(format, dims, cells);
+        let drawn = self.drawn;
+        let (texture, used) = self.kept.entry(key).or_insert_with(|| {
+            ctx.traffic.upload(cells.len() as u64);
+            let texture = ctx.device.create_texture_with_data(
+                &ctx.queue,
+                &wgpu::TextureDescriptor {
+                    label: Some("exaviz.raster.cells"),
+                    size: wgpu::Extent3d { width: dims.0, height: dims.1, depth_or_array_layers: 1 },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format,
+                    usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                    view_formats: &[],
+                },
+                wgpu::util::TextureDataOrder::LayerMajor,
+                cells,
+            );
+            (texture, drawn)
+        });
+        *used = drawn;
+        let view = texture.create_view(&Default::default());
+        self.kept.retain(|_, (_, used)| drawn - *used < KEPT_RASTERS);
+        let size = |t: &wgpu::Texture| {
+            let block = t.format().block_copy_size(None).unwrap_or(4);
+            u64::from(t.width()) * u64::from(t.height()) * u64::from(block)
+        };
+        let mut bytes: u64 = self.kept.values().map(|(t, _)| size(t)).sum();
+        while bytes > KEPT_RASTER_BYTES {
+            let Some((&oldest, _)) = self.kept.iter().filter(|(k, _)| **k != key).min_by_key(|(_, (_, used))| *used)
+            else {
+                break;
+            };
+            if let Some((t, _)) = self.kept.remove(&oldest) {
+                bytes -= size(&t);
+            }
+        }
+        view
     }
 }
 
@@ -233,22 +321,21 @@ fn texture_with(
         .create_view(&Default::default())
 }
 
-/// The texture of a raster's cells: uploaded, or copied on the device from a stage's buffer.
-fn cells_view(ctx: &GpuContext, encoder: &mut wgpu::CommandEncoder, raster: &Raster) -> wgpu::TextureView {
-    let (device, queue) = (&ctx.device, &ctx.queue);
+/// The texture of a raster's cells: kept on the device or uploaded ([`KeptRasters`]), or copied
+/// on the device from a stage's buffer.
+fn cells_view(
+    ctx: &GpuContext,
+    kept: &mut KeptRasters,
+    encoder: &mut wgpu::CommandEncoder,
+    raster: &Raster,
+) -> wgpu::TextureView {
+    let device = &ctx.device;
     let dims = (raster.width, raster.height);
     match &raster.data {
-        RasterData::Rgba(p) => {
-            texture_with(device, queue, "exaviz.raster.cells", wgpu::TextureFormat::Rgba8Unorm, dims, p.as_flattened())
+        RasterData::Rgba(p) => kept.view(ctx, wgpu::TextureFormat::Rgba8Unorm, dims, p.as_flattened()),
+        RasterData::Values { values, .. } => {
+            kept.view(ctx, wgpu::TextureFormat::R32Float, dims, bytemuck::cast_slice(values))
         }
-        RasterData::Values { values, .. } => texture_with(
-            device,
-            queue,
-            "exaviz.raster.cells",
-            wgpu::TextureFormat::R32Float,
-            dims,
-            bytemuck::cast_slice(values),
-        ),
         RasterData::Device { words: exaviz_compute::DeviceWords::Gpu(g), stride } => {
             // Copied on the device from the stage's buffer: nothing crosses the bus.
             let texture = device.create_texture(&wgpu::TextureDescriptor {
@@ -279,7 +366,7 @@ fn cells_view(ctx: &GpuContext, encoder: &mut wgpu::CommandEncoder, raster: &Ras
         RasterData::Device { .. } => {
             let host = raster.on_host();
             let RasterData::Rgba(p) = &host.data else { unreachable!("read as colours") };
-            texture_with(device, queue, "exaviz.raster.cells", wgpu::TextureFormat::Rgba8Unorm, dims, p.as_flattened())
+            kept.view(ctx, wgpu::TextureFormat::Rgba8Unorm, dims, p.as_flattened())
         }
     }
 }
@@ -346,6 +433,7 @@ impl GpuRenderer {
             raster_layout,
             raster_pipelines: HashMap::new(),
             chunks: InstanceChunks::default(),
+            rasters: KeptRasters::default(),
             timed: Vec::new(),
         }
     }
@@ -368,7 +456,7 @@ impl GpuRenderer {
     /// The bind group drawing `raster` (its cells, colour table and quantiles uploaded).
     #[allow(clippy::too_many_arguments, reason = "the raster's placement in the target")]
     fn raster_group(
-        &self,
+        &mut self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
         raster: &Raster,
@@ -395,13 +483,14 @@ impl GpuRenderer {
             _pad: [0.0; 3],
         };
         let (device, queue) = (&ctx.device, &ctx.queue);
-        ctx.traffic.upload(size_of::<RasterGlobals>() as u64 + raster.bytes());
+        // The cells are counted where they are uploaded (not where a kept texture holds them).
+        ctx.traffic.upload(size_of::<RasterGlobals>() as u64 + (TABLE * 4 * 2) as u64);
         let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("exaviz.raster.globals"),
             contents: bytemuck::bytes_of(&globals),
             usage: wgpu::BufferUsages::UNIFORM,
         });
-        let cells = cells_view(ctx, encoder, raster);
+        let cells = cells_view(ctx, &mut self.rasters, encoder, raster);
         let table = colour_table(map);
         let table = texture_with(
             device,
@@ -548,6 +637,9 @@ impl GpuRenderer {
             .map(|l| {
                 let Some(whole) = l.raster.as_deref() else { return Vec::new() };
                 let tone = whole.tone_params();
+                if whole.width <= max_side && whole.height <= max_side {
+                    return vec![self.raster_group(ctx, encoder, whole, tone.as_ref(), view, size, origin)];
+                }
                 let pieces = whole.split(max_side);
                 pieces.iter().map(|r| self.raster_group(ctx, encoder, r, tone.as_ref(), view, size, origin)).collect()
             })

@@ -108,3 +108,43 @@ fn wall_tiles_equal_crops_of_the_whole_canvas_on_both_backends() {
         }
     }
 }
+
+/// A raster made on the host is kept on the device by its cells: drawn again, moved by the
+/// view, none of its cells go up again, and the picture equals the CPU renderer's; a cell
+/// changed, the cells go up again and the picture shows the change.
+#[test]
+fn a_host_rasters_cells_are_uploaded_once_while_they_stay_the_same() {
+    use exaviz_render::{Raster, Scene, View};
+    let ctx = exaviz_compute::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    let mut r = exaviz_render::gpu::GpuRenderer::new(&ctx.device);
+    let (w, h) = (300u32, 200u32);
+    let cells: Vec<[u8; 4]> = (0..w * h).map(|k| [(k % 251) as u8, (k / 7 % 253) as u8, 90, 255]).collect();
+    let scene_of = |cells: Vec<[u8; 4]>| {
+        let mut s = Scene::new(w, h, [0.0, 0.0, 0.0]);
+        s.raster(Raster::rgba([0.0, 0.0, w as f32, h as f32], w, h, cells));
+        s
+    };
+    let bytes = u64::from(w * h * 4);
+    let scene = scene_of(cells.clone());
+    let up = || ctx.traffic.totals().0;
+    let before = up();
+    let first = r.render_to_image(&ctx, &scene, View::default()).unwrap();
+    assert!(up() - before >= bytes, "the cells went up with the first picture");
+    let moved = View { scale: 2.0, offset: [-40.0, -30.0] };
+    let before = up();
+    let again = r.render_to_image(&ctx, &scene, moved).unwrap();
+    assert!(up() - before < 4096, "{} bytes up to draw the same cells moved", up() - before);
+    assert_eq!(again, exaviz_render::cpu::render(&scene, moved), "the kept cells drawn as the CPU draws them");
+    // The same cells in another scene: still kept.
+    let before = up();
+    assert_eq!(r.render_to_image(&ctx, &scene_of(cells.clone()), View::default()).unwrap(), first);
+    assert!(up() - before < 4096);
+    // One cell changed: uploaded again, and drawn.
+    let mut changed = cells;
+    changed[(h as usize / 2) * w as usize + 10] = [255, 255, 255, 255];
+    let before = up();
+    let other = r.render_to_image(&ctx, &scene_of(changed), View::default()).unwrap();
+    assert!(up() - before >= bytes, "changed cells go up");
+    assert_eq!(other.pixel(10, h / 2), [255, 255, 255, 255]);
+    assert_ne!(other, first);
+}
