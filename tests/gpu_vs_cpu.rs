@@ -1111,6 +1111,79 @@ fn a_timeline_layout_holds_a_class_a_location() {
     assert_eq!(empty, 0, "rows without their location's states");
 }
 
+/// Curves drawn as a density from their kept pieces, on the GPU and by the CPU mirror: 600
+/// curves of 23 pieces each (some outside the picture, some not drawn), both mixes, colours
+/// within 2 of 255 a channel (logarithms and exponentials differ in their last bits); a curve
+/// not drawn lays no ink; the pieces go up once, a second window sends the curves and the
+/// parameters alone, and nothing comes back.
+#[test]
+fn curve_density_matches() {
+    use stages::curve_density::{self as cd, Kept, Look};
+    let mut rng = Rng(31);
+    let (w, h) = (320u32, 240u32);
+    let (curves, per) = (600usize, 23usize);
+    let mut segments = Vec::new();
+    let mut pieces = Vec::new();
+    for c in 0..curves {
+        let mut at = [rng.unit() * 360.0 - 20.0, rng.unit() * 280.0 - 20.0];
+        for k in 0..per {
+            let next = [at[0] + rng.unit() * 30.0 - 15.0, at[1] + rng.unit() * 30.0 - 15.0];
+            let ends = [at[0].floor() + 0.5, at[1].floor() + 0.5, next[0].floor() + 0.5, next[1].floor() + 0.5];
+            let pixels = (ends[2] - ends[0]).abs().max((ends[3] - ends[1]).abs()) as u32 + 1;
+            let length = (next[0] - at[0]).hypot(next[1] - at[1]);
+            segments.push(ends);
+            pieces.push([c as u32, length.to_bits(), pixels, (k as f32 + 0.5).to_bits()]);
+            at = next;
+        }
+    }
+    let owner: stages::Owner = std::sync::Arc::new(1u8);
+    let kept = Kept { segments: &segments, pieces: &pieces, owner: &owner };
+    let table = cd::table(256, |t| [t, 1.0 - t, 0.5 + 0.5 * t]);
+    let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    let by_curve = |seed: u64| -> Vec<[f32; 4]> {
+        let mut rng = Rng(seed);
+        (0..curves)
+            .map(|c| if c % 7 == 3 { [0.0; 4] } else { [rng.unit() * 0.8, rng.unit(), rng.unit(), 0.0] })
+            .collect()
+    };
+    let mut moved = Vec::new();
+    for (window, additive) in [(1u64, false), (2, true), (3, false)] {
+        let curves = by_curve(window);
+        let look = Look { width: w, height: h, additive, last: (per - 1) as f32, background: [0.05, 0.06, 0.08] };
+        let cpu = cd::run(&mut CpuRunner::default(), &kept, &curves, &table, &look).unwrap();
+        let before = ctx.traffic.totals();
+        let gpu = cd::run(&mut GpuRunner::new(&ctx), &kept, &curves, &table, &look).unwrap();
+        let after = ctx.traffic.totals();
+        moved.push((after.0 - before.0, after.1 - before.1));
+        assert!(gpu.rgba.on_device() && !cpu.rgba.on_device());
+        let (a, b) = (cpu.rgba.read_all().unwrap(), gpu.rgba.read_all().unwrap());
+        let stride = cpu.stride as usize;
+        let mut worst = 0;
+        let mut inked = 0;
+        for y in 0..h as usize {
+            for x in 0..w as usize {
+                let (p, q) = (a[y * stride + x].to_le_bytes(), b[y * stride + x].to_le_bytes());
+                worst = worst.max(p.iter().zip(&q).map(|(u, v)| u.abs_diff(*v)).max().unwrap_or(0));
+                inked += usize::from(p[3] != 0);
+            }
+        }
+        println!("window {window}: worst {worst}, {inked} inked");
+        assert!(worst <= 2, "colours differ by {worst} (window {window})");
+        assert!(inked > 10_000, "{inked} pixels inked");
+    }
+    // Nothing drawn: no ink anywhere.
+    let none = vec![[0.0f32; 4]; curves];
+    let look = Look { width: w, height: h, additive: false, last: (per - 1) as f32, background: [0.0; 3] };
+    let blank = cd::run(&mut GpuRunner::new(&ctx), &kept, &none, &table, &look).unwrap();
+    assert!(blank.rgba.read_all().unwrap().iter().all(|&p| p == 0));
+    let pieces_bytes = (segments.len() * 32) as u64;
+    assert!(moved[0].0 > pieces_bytes, "the pieces went up first: {moved:?}");
+    for &(up, down) in &moved[1..] {
+        assert!(up < (curves * 16) as u64 + 2048, "{up} bytes up for another window");
+        assert_eq!(down, 0, "nothing read back");
+    }
+}
+
 /// A message filter applied by the kernels equals drawing the messages it keeps alone, on the
 /// GPU and on the CPU mirror: the same counts and colours.
 #[test]

@@ -14,6 +14,7 @@ pub use crate::words::Words;
 
 use super::{BufId, Command, Kernel, Outputs, Recording, Runner, StageError, workgroups};
 use crate::bin_heatmap::mirror::{self as bin_heatmap, bin_heatmap};
+use crate::curve_density::mirror as curves;
 use crate::line_density::mirror as line_density;
 use crate::line_density::plain as line_density_plain;
 use crate::location_features::mirror as location_features;
@@ -218,6 +219,7 @@ fn dispatch<'b>(
             line_density_plain::line_density_all(&p, seg, w, c, s);
         }
         Kernel::LocationFeatures | Kernel::LocationDistances => features_dispatch(kernel, n, params, get)?,
+        Kernel::CurvePieces | Kernel::CurveCompose => curves_dispatch(kernel, n, params, get)?,
         Kernel::ReduceU32 => {
             let p = reduce::Params::from_words(params)?;
             let (v, acc) = (get(1)?, get(3)?);
@@ -351,6 +353,25 @@ fn group_dispatch<'b>(
             for_each_invocation(n, |l| location_features::hide_locations(l, p, g.nearest, mask));
         }
         _ => for_each_invocation(n, |w| location_features::pack_groups(w, p, &g)),
+    }
+    Ok(())
+}
+
+/// The curve density's two kernels, as [`dispatch`] runs them.
+fn curves_dispatch<'b>(
+    kernel: Kernel,
+    n: u32,
+    params: &[u32],
+    get: &dyn Fn(u32) -> Result<&'b Words, StageError>,
+) -> Result<(), StageError> {
+    let p = curves::Params::from_words(params)?;
+    let (ink, tint) = (get(4)?, get(5)?);
+    if kernel == Kernel::CurvePieces {
+        let input = curves::Pieces { segments: get(1)?, pieces: get(2)?, curves: get(3)? };
+        for_each_invocation(n, |i| curves::curve_pieces(i, &p, &input, ink, tint));
+    } else {
+        let (table, out) = (get(6)?, get(7)?);
+        for_each_invocation(n, |k| curves::curve_compose(k, &p, (ink, tint), table, out));
     }
     Ok(())
 }

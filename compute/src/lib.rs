@@ -19,6 +19,7 @@ use std::borrow::Cow;
 pub mod bin_heatmap;
 pub mod bspline;
 pub mod cpu;
+pub mod curve_density;
 pub mod force_layout;
 pub mod gpu;
 pub mod gpu_runner;
@@ -95,6 +96,8 @@ pub enum Kernel {
     TimelineCompose,
     PyramidCover,
     PyramidLines,
+    CurvePieces,
+    CurveCompose,
 }
 
 impl Kernel {
@@ -121,6 +124,7 @@ impl Kernel {
             | Self::ToneRanks
             | Self::TimelineCompose => shaders::TIMELINE_PIXELS,
             Self::PyramidCover | Self::PyramidLines => shaders::PYRAMID_PIXELS,
+            Self::CurvePieces | Self::CurveCompose => shaders::CURVE_DENSITY,
             Self::KdeInit | Self::KdeSplat | Self::KdeBlurX | Self::KdeBlurY | Self::KdeGradient | Self::KdeAdvect => {
                 shaders::KDE_BUNDLE
             }
@@ -162,6 +166,8 @@ impl Kernel {
             Self::TimelineCompose => "timeline_compose",
             Self::PyramidCover => "pyramid_cover",
             Self::PyramidLines => "pyramid_lines",
+            Self::CurvePieces => "curve_pieces",
+            Self::CurveCompose => "curve_compose",
         }
     }
 }

@@ -21,6 +21,7 @@ mod tests {
             [
                 "bin_heatmap",
                 "bspline",
+                "curve_density",
                 "force_layout",
                 "kde_bundle",
                 "line_density",

@@ -23,7 +23,7 @@ impl Params {
 /// Guard band; see `LIMIT` in the shader.
 pub(super) const LIMIT: f32 = 16_384.0;
 
-pub(super) fn to_pixel(v: f32) -> i32 {
+pub(crate) fn to_pixel(v: f32) -> i32 {
     if v.is_nan() {
         return -LIMIT as i32;
     }
@@ -101,9 +101,9 @@ fn walk_shared([x, y, x1, y1]: [i32; 4], w: u32, params: &Params, counts: &Words
 
 /// The shader's walk (Zingl's all-octant Bresenham): `max(|dx|, |dy|) + 1` pixels from the
 /// first endpoint to the second, every step moving along the major axis.
-pub(super) struct Walk {
-    pub(super) x: i32,
-    pub(super) y: i32,
+pub(crate) struct Walk {
+    pub(crate) x: i32,
+    pub(crate) y: i32,
     x1: i32,
     y1: i32,
     dx: i32,
@@ -114,18 +114,18 @@ pub(super) struct Walk {
 }
 
 impl Walk {
-    pub(super) fn new([x, y, x1, y1]: [i32; 4]) -> Self {
+    pub(crate) fn new([x, y, x1, y1]: [i32; 4]) -> Self {
         let (dx, dy) = ((x1 - x).abs(), -(y1 - y).abs());
         let (sx, sy) = (if x < x1 { 1 } else { -1 }, if y < y1 { 1 } else { -1 });
         Self { x, y, x1, y1, dx, dy, sx, sy, err: dx + dy }
     }
 
-    pub(super) fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.x == self.x1 && self.y == self.y1
     }
 
     #[inline(always)]
-    pub(super) fn step(&mut self) {
+    pub(crate) fn step(&mut self) {
         let e2 = 2 * self.err;
         let (mx, my) = (e2 >= self.dy, e2 <= self.dx);
         self.err += if mx { self.dy } else { 0 } + if my { self.dx } else { 0 };
