@@ -1136,8 +1136,13 @@ fn curve_density_matches() {
             at = next;
         }
     }
-    let owner: stages::Owner = std::sync::Arc::new(1u8);
-    let kept = Kept { segments: &segments, pieces: &pieces, owner: &owner };
+    // In two parts, as a view keeps the curves each window added.
+    let (owner, other): (stages::Owner, stages::Owner) = (std::sync::Arc::new(1u8), std::sync::Arc::new(2u8));
+    let cut = 250 * per;
+    let kept = [
+        Kept { segments: &segments[..cut], pieces: &pieces[..cut], owner: &owner },
+        Kept { segments: &segments[cut..], pieces: &pieces[cut..], owner: &other },
+    ];
     let table = cd::table(256, |t| [t, 1.0 - t, 0.5 + 0.5 * t]);
     let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
     let by_curve = |seed: u64| -> Vec<[f32; 4]> {

@@ -19,9 +19,10 @@ use super::{Kernel, Owner, Recording, Runner, StageError, check_binding, chunks}
 use crate::held::DeviceWords;
 pub use mirror::{INK_SCALE, Params};
 
-/// The kept pieces of the curves: per piece its segment `[x0, y0, x1, y1]` (pixel centres, y
-/// down) and `[curve, length (f32 bits), pixels walked, place along the curve (samples, f32
-/// bits)]`, the same while `owner` lives.
+/// Kept pieces of the curves: per piece its segment `[x0, y0, x1, y1]` (pixel centres, y down)
+/// and `[curve, length (f32 bits), pixels walked, place along the curve (samples, f32 bits)]`,
+/// the same while `owner` lives. A view keeps its curves' pieces in several such parts, one for
+/// the curves each window added, so that new curves send only their own.
 #[derive(Clone, Copy, Debug)]
 pub struct Kept<'a> {
     pub segments: &'a [[f32; 4]],
@@ -62,14 +63,13 @@ pub fn table(points: usize, map: impl Fn(f32) -> [f32; 3]) -> Arc<Vec<u32>> {
 }
 
 pub fn record<'a>(
-    kept: &Kept<'a>,
+    kept: &[Kept<'a>],
     curves: &'a [[f32; 4]],
     table: &'a Arc<Vec<u32>>,
     look: &Look,
     max_binding_bytes: u64,
 ) -> Result<Recording<'a>, StageError> {
-    let n = kept.pieces.len();
-    if kept.segments.len() != n {
+    if kept.iter().any(|k| k.segments.len() != k.pieces.len()) {
         return Err(StageError::Input("curve density: pieces and segments differ in length".into()));
     }
     let (w, h) = (look.width, look.height);
@@ -101,12 +101,13 @@ pub fn record<'a>(
     let (ink, tint) = (rec.alloc(2 * pixels, "curves.ink"), rec.alloc(2 * pixels, "curves.tint"));
     let by_curve = rec.alloc(curves.len() as u64 * 4, "curves.curves");
     rec.upload(by_curve, bytemuck::cast_slice::<[f32; 4], u32>(curves));
-    let parts: Vec<_> = chunks(n, 16, max_binding_bytes).collect();
-    let most = parts.first().map_or(1, |r| r.len() as u64);
+    let parts: Vec<(&Kept<'a>, std::ops::Range<usize>)> =
+        kept.iter().flat_map(|k| chunks(k.pieces.len(), 16, max_binding_bytes).map(move |r| (k, r))).collect();
+    let most = parts.iter().map(|(_, r)| r.len() as u64).max().unwrap_or(1);
     let (segs, kept_pieces) = (rec.alloc(4 * most, "curves.segments"), rec.alloc(4 * most, "curves.pieces"));
-    for r in parts {
-        rec.upload_kept(segs, bytemuck::cast_slice(&kept.segments[r.clone()]), kept.owner);
-        rec.upload_kept(kept_pieces, bytemuck::cast_slice(&kept.pieces[r.clone()]), kept.owner);
+    for (k, r) in parts {
+        rec.upload_kept(segs, bytemuck::cast_slice(&k.segments[r.clone()]), k.owner);
+        rec.upload_kept(kept_pieces, bytemuck::cast_slice(&k.pieces[r.clone()]), k.owner);
         let len = r.len() as u32;
         let bindings = vec![(1, segs), (2, kept_pieces), (3, by_curve), (4, ink), (5, tint)];
         rec.dispatch(Kernel::CurvePieces, len, params(len), bindings);
@@ -124,7 +125,7 @@ pub fn record<'a>(
 /// The picture of `curves` drawn from the `kept` pieces (see the module's description).
 pub fn run(
     runner: &mut dyn Runner,
-    kept: &Kept<'_>,
+    kept: &[Kept<'_>],
     curves: &[[f32; 4]],
     table: &Arc<Vec<u32>>,
     look: &Look,
