@@ -168,7 +168,7 @@ impl TimelinePick {
         match &s.shares {
             Some(v) => v.get(column.min(v.len().saturating_sub(1))).copied().unwrap_or_default(),
             None => {
-                let shown = super::scene::summary_locations(&self.index, &self.rows);
+                let shown = super::states::summary_locations(&self.index, &self.rows);
                 let one =
                     super::states::summary_columns(s.plot.w, self.window, &shown, &self.index, column..column + 1);
                 one.first().copied().unwrap_or_default()

@@ -121,7 +121,7 @@ fn summarised(
     index: &TimelineIndex,
     states: &mut [Option<[f32; 4]>],
 ) -> Summarised {
-    let shown = summary_locations(index, rows);
+    let shown = super::states::summary_locations(index, rows);
     let shares = super::states::summary_shares(p.w, window, &shown, index);
     let from = ((sp.y0 - p.y0) * p.w) as usize;
     let pixels = super::states::summary_pixels(&shares, sp.h);
@@ -144,17 +144,13 @@ fn device_plot(
     if !super::device::draws_on_device(backend, t, opts) {
         return Ok((None, None));
     }
-    let shown = summary.map(|_| summary_locations(index, rows)).unwrap_or_default();
+    let shown = summary.map(|_| super::states::summary_locations(index, rows)).unwrap_or_default();
     let run = summary.map(|plot| super::device::SummaryRun { plot, shown: &shown });
     let pixels = super::device::device_pixels(t, backend, index, (p, window), of_row, (rows, run.as_ref()), opts)?;
     let summarised = summary.map(|plot| Summarised { plot, shares: None, locations: shown.len() });
     Ok((Some(pixels), summarised))
 }
 
-/// The locations the summary track counts: those drawn on `rows`.
-pub(super) fn summary_locations(index: &TimelineIndex, rows: &Tracks) -> Vec<usize> {
-    (0..index.busy.len()).filter(|&l| !rows.pixels(l).is_empty()).collect()
-}
 
 impl Summarised {
     /// The line over the plot: how many locations the track counts, how many stand apart.

@@ -129,6 +129,11 @@ pub struct Summarised {
     pub(super) locations: usize,
 }
 
+/// The locations the summary track counts: those drawn on `rows`.
+pub(super) fn summary_locations(index: &TimelineIndex, rows: &Tracks) -> Vec<usize> {
+    (0..index.busy.len()).filter(|&l| !rows.pixels(l).is_empty()).collect()
+}
+
 /// The summary track's numbers: per pixel column of a plot `w` wide over `window`, the share of
 /// the `shown` locations in each colour slot (their innermost states' time in the column over
 /// the column's time, summed, over their count: at most 1 in all).
