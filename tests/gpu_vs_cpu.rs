@@ -1114,8 +1114,8 @@ fn a_timeline_layout_holds_a_class_a_location() {
 /// Curves drawn as a density from their kept pieces, on the GPU and by the CPU mirror: 600
 /// curves of 23 pieces each (some outside the picture, some not drawn), both mixes, colours
 /// within 2 of 255 a channel (logarithms and exponentials differ in their last bits); a curve
-/// not drawn lays no ink; the pieces go up once, a second window sends the curves and the
-/// parameters alone, and nothing comes back.
+/// not drawn lays no ink; the pieces and the curves' values go up once, a second window sends
+/// the curves' opacities and the parameters alone, and nothing comes back.
 #[test]
 fn curve_density_matches() {
     use stages::curve_density::{self as cd, Kept, Look};
@@ -1145,19 +1145,19 @@ fn curve_density_matches() {
     ];
     let table = cd::table(256, |t| [t, 1.0 - t, 0.5 + 0.5 * t]);
     let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
-    let by_curve = |seed: u64| -> Vec<[f32; 4]> {
+    let alphas = |seed: u64| -> Vec<f32> {
         let mut rng = Rng(seed);
-        (0..curves)
-            .map(|c| if c % 7 == 3 { [0.0; 4] } else { [rng.unit() * 0.8, rng.unit(), rng.unit(), 0.0] })
-            .collect()
+        (0..curves).map(|c| if c % 7 == 3 { 0.0 } else { rng.unit() * 0.8 }).collect()
     };
+    let values: std::sync::Arc<Vec<u32>> = std::sync::Arc::new((0..2 * curves).map(|_| rng.unit().to_bits()).collect());
     let mut moved = Vec::new();
     for (window, additive) in [(1u64, false), (2, true), (3, false)] {
-        let curves = by_curve(window);
+        let alphas = alphas(window);
+        let curves = cd::Curves { alphas: &alphas, values: &values };
         let look = Look { width: w, height: h, additive, last: (per - 1) as f32, background: [0.05, 0.06, 0.08] };
-        let cpu = cd::run(&mut CpuRunner::default(), &kept, &curves, &table, &look).unwrap();
+        let cpu = cd::run(&mut CpuRunner::default(), &kept, curves, &table, &look).unwrap();
         let before = ctx.traffic.totals();
-        let gpu = cd::run(&mut GpuRunner::new(&ctx), &kept, &curves, &table, &look).unwrap();
+        let gpu = cd::run(&mut GpuRunner::new(&ctx), &kept, curves, &table, &look).unwrap();
         let after = ctx.traffic.totals();
         moved.push((after.0 - before.0, after.1 - before.1));
         assert!(gpu.rgba.on_device() && !cpu.rgba.on_device());
@@ -1177,14 +1177,15 @@ fn curve_density_matches() {
         assert!(inked > 10_000, "{inked} pixels inked");
     }
     // Nothing drawn: no ink anywhere.
-    let none = vec![[0.0f32; 4]; curves];
+    let none = vec![0.0f32; curves];
+    let none = cd::Curves { alphas: &none, values: &values };
     let look = Look { width: w, height: h, additive: false, last: (per - 1) as f32, background: [0.0; 3] };
-    let blank = cd::run(&mut GpuRunner::new(&ctx), &kept, &none, &table, &look).unwrap();
+    let blank = cd::run(&mut GpuRunner::new(&ctx), &kept, none, &table, &look).unwrap();
     assert!(blank.rgba.read_all().unwrap().iter().all(|&p| p == 0));
     let pieces_bytes = (segments.len() * 32) as u64;
     assert!(moved[0].0 > pieces_bytes, "the pieces went up first: {moved:?}");
     for &(up, down) in &moved[1..] {
-        assert!(up < (curves * 16) as u64 + 2048, "{up} bytes up for another window");
+        assert!(up < (curves * 4) as u64 + 2048, "{up} bytes up for another window");
         assert_eq!(down, 0, "nothing read back");
     }
 }

@@ -367,7 +367,7 @@ fn curves_dispatch<'b>(
     let p = curves::Params::from_words(params)?;
     let (ink, tint) = (get(4)?, get(5)?);
     if kernel == Kernel::CurvePieces {
-        let input = curves::Pieces { segments: get(1)?, pieces: get(2)?, curves: get(3)? };
+        let input = curves::Pieces { segments: get(1)?, pieces: get(2)?, alphas: get(3)?, values: get(8)? };
         for_each_invocation(n, |i| curves::curve_pieces(i, &p, &input, ink, tint));
     } else {
         let (table, out) = (get(6)?, get(7)?);

@@ -421,9 +421,9 @@ impl DevicePieces {
 }
 
 /// [`CurveCache::density`] on a GPU: the kept pieces weighed, walked and coloured there
-/// ([`stages::curve_density`]), each kept curve sending its pair's opacity times width and its
-/// value at its two ends (a curve of no pair in this window, zero), the picture left on the
-/// device for the renderer. `false` where `style`'s value is not linear along a curve (the
+/// ([`stages::curve_density`]), each kept curve sending its pair's opacity times width (a curve
+/// of no pair in this window, zero) and, where they changed, every kept curve's values at its
+/// two ends; the picture left on the device for the renderer. `false` where `style`'s value is not linear along a curve (the
 /// host path then draws it).
 fn device_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync>(
     scene: &mut Scene,
@@ -448,22 +448,24 @@ fn device_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync
     if covered < curves {
         kept.device.push(DevicePieces::of(&kept.points, samples, (covered, curves)));
     }
-    let mut weights = vec![[0f32; 4]; curves];
-    for (pair, &c) in pairs.iter().zip(at) {
-        let alpha = f64::from(curve_alpha(pair, pairs)) * f64::from(style.width);
-        let (v0, v1) = ends(pair);
-        if let Some(slot) = weights.get_mut(c) {
-            *slot = [alpha as f32, v0, v1, 0.0];
+    // Every kept curve's values, of its pair in this window or, drawn in none, of its ends.
+    let mut values = vec![0u32; 2 * curves];
+    for (&(s, r), &c) in &kept.index {
+        if let Some(v) = values.get_mut(2 * c..2 * c + 2) {
+            let (v0, v1) = ends(&(s, r, 0));
+            v.copy_from_slice(&[v0.to_bits(), v1.to_bits()]);
         }
     }
-    let table = cd::table(256, &style.map);
-    let table = match &kept.table {
-        Some(last) if **last == *table => last.clone(),
-        _ => {
-            kept.table = Some(table.clone());
-            table
+    let mut alphas = vec![0f32; curves];
+    for (pair, &c) in pairs.iter().zip(at) {
+        if let (Some(a), Some(v)) = (alphas.get_mut(c), values.get_mut(2 * c..2 * c + 2)) {
+            *a = (f64::from(curve_alpha(pair, pairs)) * f64::from(style.width)) as f32;
+            let (v0, v1) = ends(pair);
+            v.copy_from_slice(&[v0.to_bits(), v1.to_bits()]);
         }
-    };
+    }
+    let table = same_as_last(&mut kept.table, cd::table(256, &style.map));
+    let values = same_as_last(&mut kept.values, std::sync::Arc::new(values));
     let owners: Vec<stages::Owner> = kept.device.iter().map(|p| p.words.clone() as stages::Owner).collect();
     let parts: Vec<Kept<'_>> = kept
         .device
@@ -479,7 +481,8 @@ fn device_density<V: Fn(&Pair, f32) -> f32 + Sync, M: Fn(f32) -> [f32; 3] + Sync
         last: (samples.max(2) - 1) as f32,
         background: scene.background,
     };
-    let picture = cd::run(backend.runner().as_mut(), &parts, &weights, &table, &look)?;
+    let curves = cd::Curves { alphas: &alphas, values: &values };
+    let picture = cd::run(backend.runner().as_mut(), &parts, curves, &table, &look)?;
     let data = exaviz_render::RasterData::Device { words: picture.rgba, stride: picture.stride };
     let rect = [0.0, 0.0, width as f32, height as f32];
     scene.raster(exaviz_render::Raster { rect, width, height, data, screen: false });
@@ -566,8 +569,10 @@ struct KeptCurves {
     points: std::sync::Arc<Vec<[f32; 2]>>,
     /// The pieces of the kept curves for a density, built when first drawn as one.
     density: Option<KeptDensity>,
-    /// The last colour table the device drew a density with (an equal one is not sent again).
+    /// The last colour table and curves' values the device drew a density with (equal ones are
+    /// not sent again).
     table: Option<std::sync::Arc<Vec<u32>>>,
+    values: Option<std::sync::Arc<Vec<u32>>>,
     /// The kept curves' pieces as the device keeps them, a part for the curves each window
     /// added ([`stages::curve_density`]).
     device: Vec<DevicePieces>,
@@ -606,6 +611,7 @@ impl CurveCache {
                 points: Default::default(),
                 density: None,
                 table: None,
+                values: None,
                 device: Vec::new(),
             });
         }
@@ -688,6 +694,21 @@ impl CurveCache {
         let images = stages::line_density::run_two_kept(runner.as_mut(), &density.segments, [&ink, &tint])?;
         density_raster(scene, images, style);
         Ok(true)
+    }
+}
+
+/// `fresh`, or the `last` one where it is equal (found on the device without an upload); kept
+/// as the last.
+fn same_as_last(
+    last: &mut Option<std::sync::Arc<Vec<u32>>>,
+    fresh: std::sync::Arc<Vec<u32>>,
+) -> std::sync::Arc<Vec<u32>> {
+    match last {
+        Some(l) if **l == *fresh => l.clone(),
+        _ => {
+            *last = Some(fresh.clone());
+            fresh
+        }
     }
 }
 

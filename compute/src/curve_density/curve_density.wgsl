@@ -4,7 +4,8 @@
 // that ink times the curve's value there, walked with Bresenham's integer algorithm into two
 // 64-bit sums per pixel (`curve_pieces`); then every pixel coloured from its ink's mean value
 // through a colour table, straight RGBA8 rows for the renderer (`curve_compose`). The pieces and
-// their segments stay on the device; a window sends each curve's opacity and values.
+// their segments stay on the device, and the curves' values while they stay the same; a window
+// sends each curve's opacity.
 // CPU mirror: mirror.rs beside this file (keep the two in sync).
 
 struct Params {
@@ -27,13 +28,15 @@ struct Params {
 // Per piece: its curve, its length (f32 bits), the pixels it walks, its place along the curve
 // (samples, f32 bits).
 @group(0) @binding(2) var<storage, read> pieces: array<vec4<u32>>;
-// Per curve: its opacity times width (0: not drawn), its value at its start and at its end.
-@group(0) @binding(3) var<storage, read> curves: array<vec4<f32>>;
+// Per curve: its opacity times width (0: not drawn).
+@group(0) @binding(3) var<storage, read> alphas: array<f32>;
 @group(0) @binding(4) var<storage, read_write> ink: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read_write> tint: array<atomic<u32>>;
 // The colour map sampled at `params.table` points from 0 to 1: rgb and 1.
 @group(0) @binding(6) var<storage, read> table: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> out: array<u32>;
+// Per curve: its value at its start and at its end.
+@group(0) @binding(8) var<storage, read> values: array<vec2<f32>>;
 
 // Fixed-point scale of the weights (the sums are exact integers).
 const INK_SCALE: f32 = 1048576.0;
@@ -71,16 +74,16 @@ fn curve_pieces(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     if (i >= params.n) { return; }
     let piece = pieces[i];
     if (piece.x >= params.curves) { return; }
-    let curve = curves[piece.x];
     let pixels = max(piece.z, 1u);
-    var per_pixel = curve.x * bitcast<f32>(piece.y) / f32(pixels);
+    var per_pixel = alphas[piece.x] * bitcast<f32>(piece.y) / f32(pixels);
     if (params.additive == 0u) {
         per_pixel = -log(1.0 - min(per_pixel, 0.95));
     }
     let weight = floor(per_pixel * INK_SCALE + 0.5);
     if (!(weight >= 1.0)) { return; }
     let share = bitcast<f32>(piece.w) / params.last;
-    let value = clamp(curve.y + (curve.z - curve.y) * share, 0.0, 1.0);
+    let ends = values[piece.x];
+    let value = clamp(ends.x + (ends.y - ends.x) * share, 0.0, 1.0);
     let a = weight_of(weight);
     let b = weight_of(weight * value);
     let s = segments[i];

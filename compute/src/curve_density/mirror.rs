@@ -53,11 +53,13 @@ fn add64(sums: &Words, p: usize, w: u32) {
     }
 }
 
-/// What `curve_pieces` reads: the kept segments and pieces, and the window's curves.
+/// What `curve_pieces` reads: the kept segments and pieces, the window's curves' opacities and
+/// the curves' values.
 pub struct Pieces<'a> {
     pub segments: &'a Words,
     pub pieces: &'a Words,
-    pub curves: &'a Words,
+    pub alphas: &'a Words,
+    pub values: &'a Words,
 }
 
 /// One invocation of `curve_pieces`: piece `i`'s two weights, and its walk where it lays ink.
@@ -70,8 +72,8 @@ pub fn curve_pieces(i: u32, p: &Params, input: &Pieces<'_>, ink: &Words, tint: &
     if curve >= p.curves {
         return;
     }
-    let c = 4 * curve as usize;
-    let (alpha, v0, v1) = (float(input.curves, c), float(input.curves, c + 1), float(input.curves, c + 2));
+    let c = curve as usize;
+    let (alpha, v0, v1) = (float(input.alphas, c), float(input.values, 2 * c), float(input.values, 2 * c + 1));
     let pixels = word(input.pieces, at + 2).max(1);
     let mut per_pixel = alpha * float(input.pieces, at + 1) / pixels as f32;
     if p.additive == 0 {

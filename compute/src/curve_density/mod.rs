@@ -1,8 +1,8 @@
 //! Curves drawn as a density where their pieces are kept: the pieces of every curve a view
 //! keeps (each piece's segment between pixel centres, its curve, length, pixels walked and
-//! place along the curve) go to the device once, under their owner; a window then sends each
-//! curve's opacity times width (zero where the window draws it not) and its values at its two
-//! ends, and the kernels weigh and walk every piece into two 64-bit sums per pixel (ink, and
+//! place along the curve) go to the device once, under their owner, and the curves' values at
+//! their two ends while they stay the same; a window then sends each curve's opacity times
+//! width (zero where the window draws it not), and the kernels weigh and walk every piece into two 64-bit sums per pixel (ink, and
 //! ink times value) and colour every pixel from them, as straight RGBA8 rows left on the
 //! device for the renderer ([`crate::DeviceWords`]). Nothing is read back to draw.
 //! Shader: `curve_density.wgsl` beside this file; CPU mirror: [`mirror`].
@@ -62,9 +62,18 @@ pub fn table(points: usize, map: impl Fn(f32) -> [f32; 3]) -> Arc<Vec<u32>> {
     Arc::new(words)
 }
 
+/// The curves of a picture: each one's opacity times width (0: not drawn), and their values at
+/// their two ends (two `f32` a curve, as bits), their own owner: an equal table kept in one
+/// `Arc` goes up once.
+#[derive(Clone, Copy, Debug)]
+pub struct Curves<'a> {
+    pub alphas: &'a [f32],
+    pub values: &'a Arc<Vec<u32>>,
+}
+
 pub fn record<'a>(
     kept: &[Kept<'a>],
-    curves: &'a [[f32; 4]],
+    curves: Curves<'a>,
     table: &'a Arc<Vec<u32>>,
     look: &Look,
     max_binding_bytes: u64,
@@ -84,7 +93,10 @@ pub fn record<'a>(
     check_binding("curve density sums", pixels * 8, max_binding_bytes)?;
     let stride = crate::timeline_pixels::stride(w);
     check_binding("curve density picture", u64::from(stride) * u64::from(h) * 4, max_binding_bytes)?;
-    check_binding("curve density curves", curves.len() as u64 * 16, max_binding_bytes)?;
+    if curves.values.len() != 2 * curves.alphas.len() {
+        return Err(StageError::Input("curve density: curves' values and opacities differ in number".into()));
+    }
+    check_binding("curve density curves", curves.values.len() as u64 * 4, max_binding_bytes)?;
     let base = Params {
         n: 0,
         width: w,
@@ -93,14 +105,17 @@ pub fn record<'a>(
         last: look.last.max(1.0),
         stride,
         table: points as u32,
-        curves: curves.len() as u32,
+        curves: curves.alphas.len() as u32,
         background: [look.background[0], look.background[1], look.background[2], 1.0],
     };
     let params = |n: u32| bytemuck::cast_slice::<Params, u32>(&[Params { n, ..base }]).to_vec();
     let mut rec = Recording::default();
     let (ink, tint) = (rec.alloc(2 * pixels, "curves.ink"), rec.alloc(2 * pixels, "curves.tint"));
-    let by_curve = rec.alloc(curves.len() as u64 * 4, "curves.curves");
-    rec.upload(by_curve, bytemuck::cast_slice::<[f32; 4], u32>(curves));
+    let alphas = rec.alloc(curves.alphas.len() as u64, "curves.alphas");
+    rec.upload(alphas, bytemuck::cast_slice::<f32, u32>(curves.alphas));
+    let values = rec.alloc(curves.values.len() as u64, "curves.values");
+    let values_owner: Owner = curves.values.clone();
+    rec.upload_kept(values, curves.values, &values_owner);
     let parts: Vec<(&Kept<'a>, std::ops::Range<usize>)> =
         kept.iter().flat_map(|k| chunks(k.pieces.len(), 16, max_binding_bytes).map(move |r| (k, r))).collect();
     let most = parts.iter().map(|(_, r)| r.len() as u64).max().unwrap_or(1);
@@ -109,7 +124,7 @@ pub fn record<'a>(
         rec.upload_kept(segs, bytemuck::cast_slice(&k.segments[r.clone()]), k.owner);
         rec.upload_kept(kept_pieces, bytemuck::cast_slice(&k.pieces[r.clone()]), k.owner);
         let len = r.len() as u32;
-        let bindings = vec![(1, segs), (2, kept_pieces), (3, by_curve), (4, ink), (5, tint)];
+        let bindings = vec![(1, segs), (2, kept_pieces), (3, alphas), (4, ink), (5, tint), (8, values)];
         rec.dispatch(Kernel::CurvePieces, len, params(len), bindings);
     }
     let colours = rec.alloc(table.len() as u64, "curves.table");
@@ -126,7 +141,7 @@ pub fn record<'a>(
 pub fn run(
     runner: &mut dyn Runner,
     kept: &[Kept<'_>],
-    curves: &[[f32; 4]],
+    curves: Curves<'_>,
     table: &Arc<Vec<u32>>,
     look: &Look,
 ) -> Result<Picture, StageError> {

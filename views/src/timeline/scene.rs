@@ -151,7 +151,6 @@ fn device_plot(
     Ok((Some(pixels), summarised))
 }
 
-
 impl Summarised {
     /// The line over the plot: how many locations the track counts, how many stand apart.
     fn note(&self, t: &Trace, grouped: Option<&Behaviour>) -> String {
