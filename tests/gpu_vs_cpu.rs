@@ -907,6 +907,18 @@ fn timeline_case(locations: u32, seed: u64) -> TimelineCase {
     c
 }
 
+/// The case's messages as the timeline's kernels read them.
+fn message_columns(c: &TimelineCase) -> stages::timeline_pixels::MessageColumns<'_> {
+    stages::timeline_pixels::MessageColumns {
+        send: &c.send,
+        recv: &c.recv,
+        source: &c.source,
+        destination: &c.destination,
+        bytes: &c.bytes,
+        tags: &c.tags,
+    }
+}
+
 /// The innermost pieces of the case's locations: each nested state hides its parent.
 fn innermost_pieces(c: &TimelineCase) -> (Vec<u64>, Vec<u64>, Vec<u32>, Vec<u32>) {
     let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -962,7 +974,7 @@ fn timeline_layout() -> stages::timeline_pixels::Layout {
 /// the nesting levels of one location; both state modes and both mixes.
 #[test]
 fn timeline_pixels_match() {
-    use stages::timeline_pixels::{self as tp, Columns, Look, MessageColumns, SpanColumns};
+    use stages::timeline_pixels::{self as tp, Columns, Look, SpanColumns};
     let case = timeline_case(12, 5);
     let pieces = innermost_pieces(&case);
     let (w, h) = (203u32, 90u32);
@@ -982,14 +994,7 @@ fn timeline_pixels_match() {
             kinds: &case.kinds,
             depths: Some(&case.depths),
         }),
-        messages: Some(MessageColumns {
-            send: &case.send,
-            recv: &case.recv,
-            source: &case.source,
-            destination: &case.destination,
-            bytes: &case.bytes,
-            tags: &case.tags,
-        }),
+        messages: Some(message_columns(&case)),
         owner: None,
     };
     let base = 3u64 << 32;
@@ -1075,14 +1080,7 @@ fn a_timeline_layout_holds_a_class_a_location() {
             depths: None,
         },
         intervals: None,
-        messages: Some(tp::MessageColumns {
-            send: &case.send,
-            recv: &case.recv,
-            source: &case.source,
-            destination: &case.destination,
-            bytes: &case.bytes,
-            tags: &case.tags,
-        }),
+        messages: Some(message_columns(&case)),
         owner: None,
     };
     let base = 3u64 << 32;
@@ -1194,7 +1192,7 @@ fn curve_density_matches() {
 /// GPU and on the CPU mirror: the same counts and colours.
 #[test]
 fn timeline_pixels_filtered_equal_the_kept_messages_alone() {
-    use stages::timeline_pixels::{self as tp, Columns, Look, MessageColumns, SpanColumns};
+    use stages::timeline_pixels::{self as tp, Columns, Look, SpanColumns};
     let case = timeline_case(12, 5);
     let pieces = innermost_pieces(&case);
     let (w, h) = (203u32, 90u32);
@@ -1208,14 +1206,7 @@ fn timeline_pixels_filtered_equal_the_kept_messages_alone() {
             depths: None,
         },
         intervals: None,
-        messages: Some(MessageColumns {
-            send: &case.send,
-            recv: &case.recv,
-            source: &case.source,
-            destination: &case.destination,
-            bytes: &case.bytes,
-            tags: &case.tags,
-        }),
+        messages: Some(message_columns(&case)),
         owner: None,
     };
     let base = 3u64 << 32;
@@ -1233,7 +1224,7 @@ fn timeline_pixels_filtered_equal_the_kept_messages_alone() {
     let (source, destination, bytes, tags) =
         (pick32(&case.source), pick32(&case.destination), pick32(&case.bytes), pick32(&case.tags));
     let subset = Columns {
-        messages: Some(MessageColumns {
+        messages: Some(tp::MessageColumns {
             send: &send,
             recv: &recv,
             source: &source,
@@ -1266,7 +1257,7 @@ fn timeline_pixels_filtered_equal_the_kept_messages_alone() {
 /// on the device until read.
 #[test]
 fn timeline_pixels_keep_their_columns_on_the_device() {
-    use stages::timeline_pixels::{self as tp, Columns, INNERMOST, Layout, Look, MessageColumns, Run, SpanColumns};
+    use stages::timeline_pixels::{self as tp, Columns, INNERMOST, Layout, Look, Run, SpanColumns};
     let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
     let case = std::sync::Arc::new(timeline_case(6, 9));
     let pieces = innermost_pieces(&case);
@@ -1284,14 +1275,7 @@ fn timeline_pixels_keep_their_columns_on_the_device() {
             depths: None,
         },
         intervals: None,
-        messages: Some(MessageColumns {
-            send: &case.send,
-            recv: &case.recv,
-            source: &case.source,
-            destination: &case.destination,
-            bytes: &case.bytes,
-            tags: &case.tags,
-        }),
+        messages: Some(message_columns(&case)),
         owner: Some(owner),
     };
     let base = 3u64 << 32;

@@ -120,15 +120,7 @@ impl InstanceChunks {
                 key = 0xcbf2_9ce4_8422_2325;
             }
         }
-        let drawn = self.drawn;
-        self.kept.retain(|_, (_, used)| drawn - *used < KEPT_PICTURES);
-        let mut bytes: u64 = self.kept.values().map(|(b, _)| b.size()).sum();
-        while bytes > KEPT_CHUNK_BYTES {
-            let Some((&oldest, _)) = self.kept.iter().min_by_key(|(_, (_, used))| *used) else { break };
-            if let Some((b, _)) = self.kept.remove(&oldest) {
-                bytes -= b.size();
-            }
-        }
+        evict(&mut self.kept, (self.drawn, None), (KEPT_PICTURES, KEPT_CHUNK_BYTES), wgpu::Buffer::size);
         out
     }
 }
@@ -148,6 +140,28 @@ struct KeptRasters {
 const KEPT_RASTERS: u64 = 32;
 /// Bytes of raster textures kept at most (the least recently used go first).
 const KEPT_RASTER_BYTES: u64 = 96 << 20;
+
+/// Drops from `kept` (each entry with the draw it was last used in) what no draw of the last
+/// `most_draws` used, then the least recently used while the rest hold more than `most_bytes`
+/// (`size` bytes each), never `spare`, the entry just used.
+fn evict<T>(
+    kept: &mut HashMap<u64, (T, u64)>,
+    (drawn, spare): (u64, Option<u64>),
+    (most_draws, most_bytes): (u64, u64),
+    size: impl Fn(&T) -> u64,
+) {
+    kept.retain(|_, (_, used)| drawn - *used < most_draws);
+    let mut bytes: u64 = kept.values().map(|(t, _)| size(t)).sum();
+    while bytes > most_bytes {
+        let Some((&oldest, _)) = kept.iter().filter(|(k, _)| Some(**k) != spare).min_by_key(|(_, (_, used))| *used)
+        else {
+            break;
+        };
+        if let Some((t, _)) = kept.remove(&oldest) {
+            bytes -= size(&t);
+        }
+    }
+}
 
 /// A key of `cells` in `format` of `dims`: SipHash of 256 KiB blocks, in parallel, then of the
 /// blocks' hashes (two different pictures share one with odds of 2^-64).
@@ -200,21 +214,11 @@ impl KeptRasters {
         });
         *used = drawn;
         let view = texture.create_view(&Default::default());
-        self.kept.retain(|_, (_, used)| drawn - *used < KEPT_RASTERS);
         let size = |t: &wgpu::Texture| {
             let block = t.format().block_copy_size(None).unwrap_or(4);
             u64::from(t.width()) * u64::from(t.height()) * u64::from(block)
         };
-        let mut bytes: u64 = self.kept.values().map(|(t, _)| size(t)).sum();
-        while bytes > KEPT_RASTER_BYTES {
-            let Some((&oldest, _)) = self.kept.iter().filter(|(k, _)| **k != key).min_by_key(|(_, (_, used))| *used)
-            else {
-                break;
-            };
-            if let Some((t, _)) = self.kept.remove(&oldest) {
-                bytes -= size(&t);
-            }
-        }
+        evict(&mut self.kept, (drawn, Some(key)), (KEPT_RASTERS, KEPT_RASTER_BYTES), size);
         view
     }
 }
