@@ -72,6 +72,16 @@ if [ "${SIZES_22M:-0}" = 1 ]; then
   done
 fi
 
+echo "== the linked mpi view and the chord diagram, FD4 in memory"
+# The chord's dense curves drawn on the device from their kept pieces (curve_density); the mpi
+# view's window restricts them, so each gesture sends every kept curve's opacity.
+for v in mpi chord; do
+  for b in gpu cpu; do
+    echo "-- $v $b"
+    "$EXAVIZ" bench-interact gen:fd4 --view "$v" --backend "$b" --runs 2 $(timings "$b") 2>&1 | tail -20
+  done
+done
+
 echo "== timeline gestures, 16,384 ranks in memory grouped by behaviour, the summary track above"
 # The ranks grouped on the device from the intervals kept there; the plot and its summary track
 # composed there.
