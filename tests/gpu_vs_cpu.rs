@@ -907,6 +907,14 @@ fn timeline_case(locations: u32, seed: u64) -> TimelineCase {
     c
 }
 
+/// The innermost pieces ([`innermost_pieces`]) as the timeline's kernels read them.
+fn piece_columns(p: &Pieces) -> stages::timeline_pixels::SpanColumns<'_> {
+    stages::timeline_pixels::SpanColumns { starts: &p.0, ends: &p.1, locations: &p.2, kinds: &p.3, depths: None }
+}
+
+/// A location's innermost pieces: starts, ends, locations and region ids.
+type Pieces = (Vec<u64>, Vec<u64>, Vec<u32>, Vec<u32>);
+
 /// The case's messages as the timeline's kernels read them.
 fn message_columns(c: &TimelineCase) -> stages::timeline_pixels::MessageColumns<'_> {
     stages::timeline_pixels::MessageColumns {
@@ -920,7 +928,7 @@ fn message_columns(c: &TimelineCase) -> stages::timeline_pixels::MessageColumns<
 }
 
 /// The innermost pieces of the case's locations: each nested state hides its parent.
-fn innermost_pieces(c: &TimelineCase) -> (Vec<u64>, Vec<u64>, Vec<u32>, Vec<u32>) {
+fn innermost_pieces(c: &TimelineCase) -> Pieces {
     let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let n = c.locations.iter().max().map_or(0, |&l| l + 1);
     for l in 0..n {
@@ -980,13 +988,7 @@ fn timeline_pixels_match() {
     let (w, h) = (203u32, 90u32);
     let layout = timeline_layout();
     let columns = Columns {
-        pieces: SpanColumns {
-            starts: &pieces.0,
-            ends: &pieces.1,
-            locations: &pieces.2,
-            kinds: &pieces.3,
-            depths: None,
-        },
+        pieces: piece_columns(&pieces),
         intervals: Some(SpanColumns {
             starts: &case.starts,
             ends: &case.ends,
@@ -1042,7 +1044,7 @@ fn timeline_pixels_match() {
 /// the mirror agree as with a table of 8-bit ones.
 #[test]
 fn a_timeline_layout_holds_a_class_a_location() {
-    use stages::timeline_pixels::{self as tp, Columns, INNERMOST, Layout, Look, Run, SUMMARY_RUN, SpanColumns};
+    use stages::timeline_pixels::{self as tp, Columns, INNERMOST, Layout, Look, Run, SUMMARY_RUN};
     let n = 16_384u32;
     let bands = [(0..5_000u32), (5_000..10_006), (10_008..n)];
     let mut runs: Vec<Run> = bands.iter().map(|b| Run { locations: b.clone().collect(), level: INNERMOST }).collect();
@@ -1072,13 +1074,7 @@ fn a_timeline_layout_holds_a_class_a_location() {
     assert_eq!(own.words[10], 16, "16 bits a location");
     assert_eq!(own.words[11], 300);
     let columns = Columns {
-        pieces: SpanColumns {
-            starts: &pieces.0,
-            ends: &pieces.1,
-            locations: &pieces.2,
-            kinds: &pieces.3,
-            depths: None,
-        },
+        pieces: piece_columns(&pieces),
         intervals: None,
         messages: Some(message_columns(&case)),
         owner: None,
@@ -1192,19 +1188,13 @@ fn curve_density_matches() {
 /// GPU and on the CPU mirror: the same counts and colours.
 #[test]
 fn timeline_pixels_filtered_equal_the_kept_messages_alone() {
-    use stages::timeline_pixels::{self as tp, Columns, Look, SpanColumns};
+    use stages::timeline_pixels::{self as tp, Columns, Look};
     let case = timeline_case(12, 5);
     let pieces = innermost_pieces(&case);
     let (w, h) = (203u32, 90u32);
     let layout = timeline_layout();
     let columns = Columns {
-        pieces: SpanColumns {
-            starts: &pieces.0,
-            ends: &pieces.1,
-            locations: &pieces.2,
-            kinds: &pieces.3,
-            depths: None,
-        },
+        pieces: piece_columns(&pieces),
         intervals: None,
         messages: Some(message_columns(&case)),
         owner: None,
@@ -1257,7 +1247,7 @@ fn timeline_pixels_filtered_equal_the_kept_messages_alone() {
 /// on the device until read.
 #[test]
 fn timeline_pixels_keep_their_columns_on_the_device() {
-    use stages::timeline_pixels::{self as tp, Columns, INNERMOST, Layout, Look, Run, SpanColumns};
+    use stages::timeline_pixels::{self as tp, Columns, INNERMOST, Layout, Look, Run};
     let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
     let case = std::sync::Arc::new(timeline_case(6, 9));
     let pieces = innermost_pieces(&case);
@@ -1267,13 +1257,7 @@ fn timeline_pixels_keep_their_columns_on_the_device() {
     let centres: Vec<f32> = (0..6).map(|l| l as f32 * 10.0 + 5.0).collect();
     let layout = Layout::new(&[0, 1, 2, 3, 4, 5, 6, 7, 7, 7], &centres, &rows, &runs);
     let columns = Columns {
-        pieces: SpanColumns {
-            starts: &pieces.0,
-            ends: &pieces.1,
-            locations: &pieces.2,
-            kinds: &pieces.3,
-            depths: None,
-        },
+        pieces: piece_columns(&pieces),
         intervals: None,
         messages: Some(message_columns(&case)),
         owner: Some(owner),
