@@ -1626,7 +1626,7 @@ fn after_the_first_picture_a_gesture_over_a_store_moves_at_most_64_kib() {
     let input = "gen:fd4?ranks=8192&messages=8000000&slow_rank=3000";
     let out = Command::new(env!("CARGO_BIN_EXE_exaviz")).args(["convert", input]).arg(&store).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    gestures_move_at_most_64_kib(store.as_os_str());
+    gestures_move_at_most_64_kib(store.as_os_str(), "timeline");
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -1636,29 +1636,30 @@ fn after_the_first_picture_a_gesture_over_a_store_moves_at_most_64_kib() {
 /// at most 64 KiB (the layout's classes a byte a rank, when they change).
 #[test]
 fn after_the_first_picture_a_gesture_over_16384_ranks_in_memory_moves_at_most_64_kib() {
-    gestures_move_at_most_64_kib(std::ffi::OsStr::new("gen:fd4?ranks=16384&messages=400000&slow_rank=10007"));
+    gestures_move_at_most_64_kib(
+        std::ffi::OsStr::new("gen:fd4?ranks=16384&messages=400000&slow_rank=10007"),
+        "timeline",
+    );
 }
 
-/// `bench-interact`'s counters of the short script over `input`'s timeline, its rows and
+/// The chord and sender/receiver diagrams of 2,000 ranks, their curves drawn as a density on
+/// the device: a wheel or pan moves the picture by the view, and the renderer finds its cells
+/// kept on the device, so every gesture moves at most 64 KiB (the 3.15 MB picture before).
+#[test]
+fn a_gesture_over_a_chord_diagram_moves_at_most_64_kib() {
+    for view in ["chord", "sendrecv"] {
+        gestures_move_at_most_64_kib(std::ffi::OsStr::new("gen:fd4?ranks=2000&messages=200000"), view);
+    }
+}
+
+/// `bench-interact`'s counters of the short script over `input`'s `view`, its rows and
 /// pictures kept on the device: every gesture moves at most 64 KiB, read back included.
-fn gestures_move_at_most_64_kib(input: &std::ffi::OsStr) {
+fn gestures_move_at_most_64_kib(input: &std::ffi::OsStr, view: &str) {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../benches/interact-short.txt");
     let out = Command::new(env!("CARGO_BIN_EXE_exaviz"))
         .arg("bench-interact")
         .arg(input)
-        .args([
-            "--view",
-            "timeline",
-            "--backend",
-            "gpu",
-            "--runs",
-            "1",
-            "--json",
-            "--size",
-            "1024x768",
-            "--script",
-            script,
-        ])
+        .args(["--view", view, "--backend", "gpu", "--runs", "1", "--json", "--size", "1024x768", "--script", script])
         .env_remove("XDG_RUNTIME_DIR")
         .env("EXAVIZ_GPU_ROWS", "1")
         .env("EXAVIZ_WORKER_DEVICE", "shared")
