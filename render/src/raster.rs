@@ -75,17 +75,6 @@ impl Raster {
         Self { rect, width, height, data: RasterData::Values { values, shade }, screen: false }
     }
 
-    /// Bytes a GPU draw of this raster uploads: its cells (unless they are on the device), its
-    /// colour table and its tone's quantiles.
-    pub fn bytes(&self) -> u64 {
-        let cells = match &self.data {
-            RasterData::Device { words, .. } if words.on_device() => 0,
-            RasterData::Texture(_) => 0,
-            _ => u64::from(self.width) * u64::from(self.height) * 4,
-        };
-        cells + (TABLE * 4 * 2) as u64
-    }
-
     /// This raster with its cells in memory: a raster kept on a device read back (its cells
     /// left empty where that fails), any other as it is.
     pub fn on_host(&self) -> std::borrow::Cow<'_, Raster> {

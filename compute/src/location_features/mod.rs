@@ -901,8 +901,8 @@ pub mod tiles {
     /// else the kernel's, downloaded; the same words either way.
     pub fn run(runner: &mut dyn Runner, input: &TileInput<'_>) -> Result<Features, StageError> {
         input.check()?;
-        let table = input.table();
         if runner.plain_memory() {
+            let table = input.table();
             let dims = (input.bins * input.slots) as usize;
             let mut values = vec![0u32; input.tiles.locations as usize * dims];
             values
@@ -911,13 +911,23 @@ pub mod tiles {
                 .for_each(|(l, out)| out.copy_from_slice(&row(input, &table, l as u32)));
             return Ok(input.features(values));
         }
-        let owner: Owner = input.tiles.clone();
-        let mut rec = Recording::default();
-        let features = record(&mut rec, input, &table, &owner, runner.max_binding_bytes())?;
+        let (mut rec, features) = recorded(input, runner.max_binding_bytes())?;
         rec.download(features);
         let values =
             runner.run(&rec)?.into_iter().next().ok_or_else(|| StageError::Input("features missing".into()))?;
         Ok(input.features(values))
+    }
+
+    /// A recording of the features of `input` and the buffer they are in, the tiles kept on the
+    /// device under their own `Arc`.
+    fn recorded<'a>(
+        input: &'a TileInput<'a>,
+        max_binding_bytes: u64,
+    ) -> Result<(Recording<'a>, crate::BufId), StageError> {
+        let owner: Owner = input.tiles.clone();
+        let mut rec = Recording::default();
+        let features = record(&mut rec, input, &input.table(), &owner, max_binding_bytes)?;
+        Ok((rec, features))
     }
 
     /// Records the features of `input` into a buffer it returns, the tiles kept on the device under
@@ -966,10 +976,7 @@ pub mod tiles {
             let features = run(runner, input)?;
             return super::nearest(runner, &features, reps);
         }
-        let table = input.table();
-        let owner: Owner = input.tiles.clone();
-        let mut rec = Recording::default();
-        let features = record(&mut rec, input, &table, &owner, runner.max_binding_bytes())?;
+        let (mut rec, features) = recorded(input, runner.max_binding_bytes())?;
         let n = input.tiles.locations;
         let rb = rec.alloc(reps.len() as u64, "distances.reps");
         rec.upload(rb, reps);
@@ -1003,10 +1010,7 @@ pub mod tiles {
         if reps.is_empty() || !reps.len().is_multiple_of(d) || reps.len() / d != least.len() {
             return Err(StageError::Input("location groups need whole representatives, a floor each".into()));
         }
-        let table = input.table();
-        let owner: Owner = input.tiles.clone();
-        let mut rec = Recording::default();
-        let features = record(&mut rec, input, &table, &owner, runner.max_binding_bytes())?;
+        let (rec, features) = recorded(input, runner.max_binding_bytes())?;
         let shape = (features, input.tiles.locations, input.bins, input.slots);
         super::record_groups(runner, rec, shape, reps, (least, shown))
     }

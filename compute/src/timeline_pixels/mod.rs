@@ -107,23 +107,31 @@ impl Layout {
     /// location each with its own centre and entries.
     pub fn new(slot_of_kind: &[u32], centres: &[f32], rows: &[(u32, f32)], runs: &[Run]) -> Self {
         let locations = centres.len();
-        let mut of_location: Vec<Vec<[u32; 4]>> = vec![Vec::new(); locations];
+        // Each location's entries, one run of one array (a location's entries in runs' order).
+        let mut per_location = vec![0usize; locations + 1];
+        for r in runs {
+            for &l in r.locations.iter().filter(|&&l| (l as usize) < locations) {
+                per_location[l as usize + 1] += 1;
+            }
+        }
+        for l in 0..locations {
+            per_location[l + 1] += per_location[l];
+        }
+        let mut entries = vec![[0u32; 4]; per_location[locations]];
+        let mut next = per_location.clone();
         for (k, r) in runs.iter().enumerate() {
             // One location's row covering a whole column counts as one over the run's locations.
             let weight = (f64::from(mirror::ONE) / r.locations.len().max(1) as f64).round() as u32;
-            for &l in &r.locations {
-                if let Some(entries) = of_location.get_mut(l as usize) {
-                    entries.push([k as u32, r.level, weight, 0]);
-                }
+            for &l in r.locations.iter().filter(|&&l| (l as usize) < locations) {
+                entries[next[l as usize]] = [k as u32, r.level, weight, 0];
+                next[l as usize] += 1;
             }
         }
         let mut classes: std::collections::HashMap<(u32, &[[u32; 4]]), u32> = std::collections::HashMap::new();
         let mut first: Vec<(u32, &[[u32; 4]])> = Vec::new();
-        let class_of: Vec<u32> = centres
-            .iter()
-            .zip(&of_location)
-            .map(|(c, entries)| {
-                let key = (c.to_bits(), entries.as_slice());
+        let class_of: Vec<u32> = (0..locations)
+            .map(|l| {
+                let key = (centres[l].to_bits(), &entries[per_location[l]..per_location[l + 1]]);
                 *classes.entry(key).or_insert_with(|| {
                     first.push(key);
                     first.len() as u32 - 1
