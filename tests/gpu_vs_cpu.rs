@@ -1038,6 +1038,151 @@ fn timeline_pixels_match() {
     }
 }
 
+/// A chunk of a case's time as the timeline keeps a store's rows: its innermost pieces clipped
+/// to it, the rows begun in it and those begun before it that overlap it.
+struct TimeChunk {
+    pieces: Pieces,
+    own: TimelineCase,
+    carried: TimelineCase,
+}
+
+/// The chunks `[cuts[k], cuts[k + 1])` of `case` and its innermost `pieces`.
+fn chunks_of_time(case: &TimelineCase, pieces: &Pieces, cuts: &[u64]) -> Vec<std::sync::Arc<TimeChunk>> {
+    let pick = |keep: &dyn Fn(usize, bool) -> bool| -> TimelineCase {
+        let rows = |n: usize, message: bool| (0..n).filter(move |&k| keep(k, message));
+        let i: Vec<usize> = rows(case.starts.len(), false).collect();
+        let m: Vec<usize> = rows(case.send.len(), true).collect();
+        TimelineCase {
+            starts: i.iter().map(|&k| case.starts[k]).collect(),
+            ends: i.iter().map(|&k| case.ends[k]).collect(),
+            locations: i.iter().map(|&k| case.locations[k]).collect(),
+            kinds: i.iter().map(|&k| case.kinds[k]).collect(),
+            depths: i.iter().map(|&k| case.depths[k]).collect(),
+            send: m.iter().map(|&k| case.send[k]).collect(),
+            recv: m.iter().map(|&k| case.recv[k]).collect(),
+            source: m.iter().map(|&k| case.source[k]).collect(),
+            destination: m.iter().map(|&k| case.destination[k]).collect(),
+            bytes: m.iter().map(|&k| case.bytes[k]).collect(),
+            tags: m.iter().map(|&k| case.tags[k]).collect(),
+        }
+    };
+    cuts.windows(2)
+        .map(|c| {
+            let (c0, c1) = (c[0], c[1]);
+            let first = |k: usize, message: bool| if message { case.send[k] } else { case.starts[k] };
+            let last = |k: usize, message: bool| if message { case.recv[k] } else { case.ends[k] };
+            let own = pick(&|k, m| (c0..c1).contains(&first(k, m)));
+            let carried = pick(&|k, m| first(k, m) < c0 && last(k, m) >= c0);
+            let mut p: Pieces = Default::default();
+            for k in 0..pieces.0.len() {
+                let (a, b) = (pieces.0[k].max(c0), pieces.1[k].min(c1));
+                if a < b {
+                    p.0.push(a);
+                    p.1.push(b);
+                    p.2.push(pieces.2[k]);
+                    p.3.push(pieces.3[k]);
+                }
+            }
+            std::sync::Arc::new(TimeChunk { pieces: p, own, carried })
+        })
+        .collect()
+}
+
+/// A window drawn from chunks of time, each kept under its own owner (a store's rows as the
+/// timeline keeps them around a window read from disk): each chunk's innermost pieces clipped
+/// to its time, its intervals and messages begun in it, and the first chunk's begun before it.
+/// The picture equals the one drawn from the columns whole (line counts exactly, colours within
+/// 2 of 255), on the GPU and in the mirror; drawn again, the GPU sends only the parameters.
+#[test]
+fn timeline_pixels_drawn_from_chunks_of_time_equal_the_columns_whole() {
+    use stages::timeline_pixels::{self as tp, Columns, Look, SpanColumns};
+    let case = timeline_case(12, 5);
+    let pieces = innermost_pieces(&case);
+    let layout = timeline_layout();
+    let base = 3u64 << 32;
+    let whole = Columns {
+        pieces: piece_columns(&pieces),
+        intervals: Some(SpanColumns {
+            starts: &case.starts,
+            ends: &case.ends,
+            locations: &case.locations,
+            kinds: &case.kinds,
+            depths: Some(&case.depths),
+        }),
+        messages: Some(message_columns(&case)),
+        owner: None,
+    };
+    // Chunks [c0, c1): the window begins inside the first, the last reaches past every row.
+    let chunks = chunks_of_time(&case, &pieces, &[base + 150_000, base + 400_000, base + 700_000, u64::MAX]);
+    assert!(
+        chunks[0].carried.starts.len() > 5 && chunks[0].carried.send.len() > 5,
+        "rows begun before the window's first chunk"
+    );
+    fn rows(c: &TimelineCase) -> SpanColumns<'_> {
+        SpanColumns {
+            starts: &c.starts,
+            ends: &c.ends,
+            locations: &c.locations,
+            kinds: &c.kinds,
+            depths: Some(&c.depths),
+        }
+    }
+    let none = SpanColumns { starts: &[], ends: &[], locations: &[], kinds: &[], depths: None };
+    let mut parts = Vec::new();
+    for (k, c) in chunks.iter().enumerate() {
+        let owner: stages::Owner = c.clone();
+        parts.push(Columns {
+            pieces: piece_columns(&c.pieces),
+            intervals: Some(rows(&c.own)),
+            messages: Some(message_columns(&c.own)),
+            owner: Some(owner.clone()),
+        });
+        if k == 0 {
+            parts.push(Columns {
+                pieces: none,
+                intervals: Some(rows(&c.carried)),
+                messages: Some(message_columns(&c.carried)),
+                owner: Some(owner),
+            });
+        }
+    }
+    let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    let mut firsts = Vec::new();
+    for (window, stacked) in [((base + 200_000, base + 900_000), false), ((base + 390_000, base + 720_000), true)] {
+        let look =
+            Look { width: 203, height: 90, window, stacked, opacity: 0.8, additive: false, filter: Default::default() };
+        let reference = tp::run(&mut CpuRunner::default(), &whole, &layout, &look).unwrap();
+        let (want, colours) = (reference.counts.read_all().unwrap(), reference.rgba.read_all().unwrap());
+        assert!(want.iter().filter(|&&c| c > 0).count() > 300, "lines drawn");
+        let cpu = tp::run_parts(&mut CpuRunner::default(), &parts, &layout, &look).unwrap();
+        let before = ctx.traffic.totals();
+        let gpu = tp::run_parts(&mut GpuRunner::new(&ctx), &parts, &layout, &look).unwrap();
+        let first = ctx.traffic.totals().0 - before.0;
+        for (name, px) in [("mirror", &cpu), ("gpu", &gpu)] {
+            assert_eq!(px.counts.read_all().unwrap(), want, "{name}: line counts, window {window:?}");
+            assert_eq!(px.max_count, reference.max_count);
+            let got = px.rgba.read_all().unwrap();
+            let worst = got
+                .iter()
+                .zip(&colours)
+                .map(|(a, b)| {
+                    a.to_le_bytes().iter().zip(b.to_le_bytes()).map(|(u, v)| u.abs_diff(v)).max().unwrap_or(0)
+                })
+                .max()
+                .unwrap_or(0);
+            assert!(worst <= 2, "{name}: colours differ by {worst} (window {window:?})");
+        }
+        // Drawn again, every chunk's columns are found on the device: the parameters alone go up.
+        let before = ctx.traffic.totals();
+        tp::run_parts(&mut GpuRunner::new(&ctx), &parts, &layout, &look).unwrap();
+        let again = ctx.traffic.totals().0 - before.0;
+        assert!(again < 4096, "{again} bytes up again, {first} at first");
+        firsts.push(first);
+    }
+    // The chunks' columns went up with the first window's picture, not with the second's.
+    assert!(firsts[0] > 50_000 && firsts[1] < 4096, "{firsts:?}");
+}
+
 /// The layout table holds a class a location (its centre and runs shared): 16,384 locations in
 /// a few bands and a row apart, with the summary's run over them all, in a byte a location; one
 /// row each of 300 locations in 16 bits; and drawn from a table of 16-bit classes, the GPU and

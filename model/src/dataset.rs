@@ -33,6 +33,10 @@ pub struct Dataset {
     /// ([`crate::held_index::index`]): their pyramid, from which the views that read one draw a
     /// window holding more rows than that, as they draw a store's; the rows stay in `trace`.
     pub index: Option<OutOfCore>,
+    /// Set on the rows of one window of a trace kept on disk or indexed
+    /// ([`Dataset::window_rows`]): that trace's pyramid and reader, from which a GPU keeps the
+    /// rows around the windows drawn in chunks of time.
+    pub window_of: Option<OutOfCore>,
     /// What the reader repaired to open the input, one line each (kind, where first, count),
     /// as the trusted peers repair it; printed as warnings.
     pub warnings: Vec<String>,
@@ -222,6 +226,7 @@ impl Dataset {
             training: self.training.clone(),
             opgraph: self.opgraph.clone(),
             index: None,
+            window_of: Some(ooc.clone()),
             warnings: self.warnings.clone(),
         };
         d.trace.messages = messages;
@@ -265,6 +270,7 @@ impl Dataset {
             training: self.training.clone(),
             opgraph: self.opgraph.clone(),
             index: None,
+            window_of: None,
             warnings: self.warnings.clone(),
         }
     }

@@ -463,9 +463,15 @@ pub const IN_MEMORY_ROWS: u64 = 20_000_000;
 pub const MAX_IN_MEMORY_ROWS: u64 = 400_000_000;
 
 /// Opens a store, reporting `progress(tables done, tables)`: in memory up to [`IN_MEMORY_ROWS`]
-/// messages and intervals, out of core above.
+/// messages and intervals (`EXAVIZ_IN_MEMORY_ROWS` where set: a machine with less memory, or a
+/// small store explored as a large one is), out of core above.
 pub fn open(store: &Path, progress: &dyn Fn(u64, u64)) -> Result<Dataset, SourceError> {
-    open_with(store, progress, IN_MEMORY_ROWS)
+    open_with(store, progress, in_memory_rows())
+}
+
+/// [`IN_MEMORY_ROWS`], or `EXAVIZ_IN_MEMORY_ROWS` where it is a number.
+fn in_memory_rows() -> u64 {
+    std::env::var("EXAVIZ_IN_MEMORY_ROWS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(IN_MEMORY_ROWS)
 }
 
 /// Columns of `table` with no rows.

@@ -1652,9 +1652,62 @@ fn a_gesture_over_a_chord_diagram_moves_at_most_64_kib() {
     }
 }
 
+/// A store's windows read from disk (the store opened out of core, `EXAVIZ_IN_MEMORY_ROWS=0`),
+/// drawn on a GPU holding its rows (`EXAVIZ_GPU_ROWS=1`) from chunks of them kept there: the
+/// picture is the CPU's (at most 0.1% of pixels more than 4 of 255 apart: a line count in the
+/// legend may differ by one, as for a trace in memory), and after the first picture every
+/// gesture moves at most 64 KiB, read back included (the window's rows went up as segments
+/// and its picture came back, several MB a gesture, before).
+#[test]
+fn a_stores_windows_read_from_disk_are_drawn_from_chunks_of_its_rows_kept_on_the_device() {
+    let dir = std::env::temp_dir().join(format!("exaviz-store-chunks-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("fd4.exaviz");
+    let out = Command::new(env!("CARGO_BIN_EXE_exaviz"))
+        .args(["convert", "gen:fd4?ranks=512&messages=600000"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let pixels = |backend: &str| -> Vec<u8> {
+        let png = dir.join(format!("{backend}.png"));
+        let out = Command::new(env!("CARGO_BIN_EXE_exaviz"))
+            .arg("render")
+            .arg(&store)
+            .args(["--view", "timeline", "--from", "20", "--to", "26", "--size", "800x500", "--backend", backend, "-o"])
+            .arg(&png)
+            .env_remove("XDG_RUNTIME_DIR")
+            .env("EXAVIZ_IN_MEMORY_ROWS", "0")
+            .env("EXAVIZ_GPU_ROWS", "1")
+            .output()
+            .expect("exaviz runs");
+        assert!(out.status.success(), "{backend}: {}", String::from_utf8_lossy(&out.stderr));
+        let mut decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+        decoder.set_transformations(png::Transformations::normalize_to_color8() | png::Transformations::ALPHA);
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        buf.truncate(info.buffer_size());
+        buf
+    };
+    let (gpu, cpu) = (pixels("gpu"), pixels("cpu"));
+    assert_eq!(gpu.len(), cpu.len());
+    let apart = gpu.chunks(4).zip(cpu.chunks(4)).filter(|(p, q)| p.iter().zip(*q).any(|(a, b)| a.abs_diff(*b) > 4));
+    let apart = apart.count();
+    assert!(apart * 1000 <= gpu.len() / 4, "{apart} pixels more than 4 of 255 from the CPU's");
+    gestures_move_at_most_64_kib_with(store.as_os_str(), "timeline", &[("EXAVIZ_IN_MEMORY_ROWS", "0")]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `bench-interact`'s counters of the short script over `input`'s `view`, its rows and
 /// pictures kept on the device: every gesture moves at most 64 KiB, read back included.
 fn gestures_move_at_most_64_kib(input: &std::ffi::OsStr, view: &str) {
+    gestures_move_at_most_64_kib_with(input, view, &[]);
+}
+
+/// [`gestures_move_at_most_64_kib`] with more variables in the environment.
+fn gestures_move_at_most_64_kib_with(input: &std::ffi::OsStr, view: &str, env: &[(&str, &str)]) {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../benches/interact-short.txt");
     let out = Command::new(env!("CARGO_BIN_EXE_exaviz"))
         .arg("bench-interact")
@@ -1663,6 +1716,7 @@ fn gestures_move_at_most_64_kib(input: &std::ffi::OsStr, view: &str) {
         .env_remove("XDG_RUNTIME_DIR")
         .env("EXAVIZ_GPU_ROWS", "1")
         .env("EXAVIZ_WORKER_DEVICE", "shared")
+        .envs(env.iter().copied())
         .output()
         .expect("exaviz runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -239,8 +239,11 @@ fn words64(v: &[u64]) -> &[u32] {
     bytemuck::cast_slice(v)
 }
 
+/// The recording of a picture of `look` from `parts` of the columns, each kept under its own
+/// owner (a window's chunks of a store's rows: the innermost pieces of the parts together
+/// cover each location's time once, as do their intervals and messages).
 pub fn record<'a>(
-    columns: &'a Columns<'a>,
+    parts: &'a [Columns<'a>],
     layout: &'a Layout,
     layout_owner: &Owner,
     look: &Look,
@@ -264,22 +267,28 @@ pub fn record<'a>(
     check_binding("timeline picture", u64::from(stride) * u64::from(h) * 4, max_binding_bytes)?;
     let base = base_params(layout, look);
     let params = |n: u32, spans: u32| bytemuck::cast_slice::<Params, u32>(&[Params { n, spans, ..base }]).to_vec();
-    let owner = columns.owner.as_ref();
     let mut rec = Recording::default();
     let table = rec.alloc(layout.words.len() as u64, "timeline.table");
     rec.upload_kept(table, &layout.words, layout_owner);
     let acc = rec.alloc(acc_words, "timeline.coverage");
-    let spans = [Some((&columns.pieces, 0u32)), columns.intervals.as_ref().filter(|_| layout.levels).map(|s| (s, 1))];
-    for (s, mode) in spans.into_iter().flatten() {
-        record_spans(&mut rec, s, mode, owner, (table, acc), &params, max_binding_bytes)?;
+    for columns in parts {
+        let owner = columns.owner.as_ref();
+        let spans =
+            [Some((&columns.pieces, 0u32)), columns.intervals.as_ref().filter(|_| layout.levels).map(|s| (s, 1))];
+        for (s, mode) in spans.into_iter().flatten() {
+            record_spans(&mut rec, s, mode, owner, (table, acc), &params, max_binding_bytes)?;
+        }
     }
     let runs = layout.runs * SLOTS;
     rec.dispatch(Kernel::StatePrefix, runs, params(runs, 0), vec![(7, acc)]);
     let counts = rec.alloc(pixels, "timeline.counts");
     let sums = rec.alloc(2 * pixels, "timeline.sums");
-    if let Some(m) = &columns.messages {
-        let filtered = look.filter.reads_sizes_or_tags();
-        record_messages(&mut rec, (m, filtered), owner, [table, counts, sums], &params, max_binding_bytes)?;
+    for columns in parts {
+        if let Some(m) = &columns.messages {
+            let filtered = look.filter.reads_sizes_or_tags();
+            let owner = columns.owner.as_ref();
+            record_messages(&mut rec, (m, filtered), owner, [table, counts, sums], &params, max_binding_bytes)?;
+        }
     }
     record_compose(&mut rec, [table, acc, counts, sums], &base);
     Ok(rec)
@@ -350,6 +359,9 @@ fn record_spans<'a>(
     if mode == 1 && s.depths.is_none() {
         return Err(StageError::Input("timeline pixels: intervals without their depths".into()));
     }
+    if n == 0 {
+        return Ok(());
+    }
     let parts: Vec<_> = chunks(n, 8, max_binding_bytes).collect();
     let most = parts.first().map_or(1, |r| r.len() as u64);
     let (starts, ends) = (rec.alloc(2 * most, "timeline.starts"), rec.alloc(2 * most, "timeline.ends"));
@@ -384,6 +396,9 @@ fn record_messages<'a>(
     if m.send.len() != n || m.recv.len() != n || m.destination.len() != n || (filtered && !sized) {
         return Err(StageError::Input("timeline pixels: message columns differ in length".into()));
     }
+    if n == 0 {
+        return Ok(());
+    }
     let parts: Vec<_> = chunks(n, 8, max_binding_bytes).collect();
     let most = parts.first().map_or(1, |r| r.len() as u64);
     let (send, recv) = (rec.alloc(2 * most, "timeline.send"), rec.alloc(2 * most, "timeline.recv"));
@@ -414,8 +429,18 @@ fn record_messages<'a>(
 
 /// The composed plot of `look` (see the module's description).
 pub fn run(runner: &mut dyn Runner, columns: &Columns<'_>, layout: &Layout, look: &Look) -> Result<Pixels, StageError> {
+    run_parts(runner, std::slice::from_ref(columns), layout, look)
+}
+
+/// [`run`] over the columns in `parts`, each kept under its own owner ([`record`]).
+pub fn run_parts(
+    runner: &mut dyn Runner,
+    parts: &[Columns<'_>],
+    layout: &Layout,
+    look: &Look,
+) -> Result<Pixels, StageError> {
     let layout_owner: Owner = layout.words.clone();
-    let rec = record(columns, layout, &layout_owner, look, runner.max_binding_bytes())?;
+    let rec = record(parts, layout, &layout_owner, look, runner.max_binding_bytes())?;
     pixels_of(runner.run_keeping(&rec)?, look.width)
 }
 

@@ -4,9 +4,10 @@
 //! uploads its columns (each location's innermost pieces, the intervals, the messages) once, at
 //! its first picture; a gesture then sends the window, the look and, where the rows changed,
 //! the layout table. The summary track is one more run, of every location shown, whose shares
-//! are stacked as they are. What the device path does not draw yet (bundled lines, a search's or
-//! the waits' highlights, the rows of a window read from disk) stays on the CPU path, whose
-//! picture it matches within a unit or two of 255 a channel.
+//! are stacked as they are. A window of a store read from disk is drawn from the chunks of the
+//! store's rows kept around it ([`super::ring`]). What the device path does not draw yet
+//! (bundled lines, a search's or the waits' highlights) stays on the CPU path, whose picture it
+//! matches within a unit or two of 255 a channel.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -15,10 +16,12 @@ use exaviz_compute::timeline_pixels::{
     self as stage, Columns, INNERMOST, Layout, Look, NONE, Run, SUMMARY_RUN, SpanColumns,
 };
 use exaviz_model::Trace;
+use exaviz_model::dataset::Dataset;
 use rayon::prelude::*;
 
 use super::index::TimelineIndex;
 use super::options::{StateMode, TimelineBundle, TimelineOptions};
+use super::ring::Ring;
 use super::tracks::Tracks;
 use crate::ViewError;
 use crate::plot::{Mix, Plot};
@@ -35,12 +38,16 @@ pub(super) struct Pieces {
 
 impl Pieces {
     fn new(index: &TimelineIndex) -> Self {
-        let n = index.by.ranges.len();
+        Self::walked(index.by.ranges.len(), |l, push| index.by.innermost(l, push))
+    }
+
+    /// The pieces `walk(l, push)` gives of each of `n` locations.
+    pub(super) fn walked(n: usize, walk: impl Fn(usize, &mut dyn FnMut(u64, u64, u32)) + Sync) -> Self {
         let per: Vec<Vec<(u64, u64, u32)>> = (0..n)
             .into_par_iter()
             .map(|l| {
                 let mut v = Vec::new();
-                index.by.innermost(l, |a, b, k| v.push((a, b, k)));
+                walk(l, &mut |a, b, k| v.push((a, b, k)));
                 v
             })
             .collect();
@@ -62,7 +69,12 @@ impl Pieces {
         p
     }
 
-    fn columns(&self) -> SpanColumns<'_> {
+    /// Bytes of the pieces (their four columns).
+    pub(super) fn bytes(&self) -> u64 {
+        self.starts.len() as u64 * 24
+    }
+
+    pub(super) fn columns(&self) -> SpanColumns<'_> {
         SpanColumns {
             starts: &self.starts,
             ends: &self.ends,
@@ -81,11 +93,12 @@ pub(super) struct DeviceKept {
     layout: Mutex<Option<Layout>>,
 }
 
-/// Whether the picture `opts` asks for of `t` is drawn on the device: a GPU backend, the whole
-/// trace in memory, straight lines, no search or waits drawn.
-pub(super) fn draws_on_device(backend: &Backend, t: &Trace, opts: &TimelineOptions) -> bool {
+/// Whether the picture `opts` asks for of `d` is drawn on the device: a GPU backend, the whole
+/// trace in memory or a window of a store whose chunks the device keeps
+/// ([`super::ring::windows_on_device`]), straight lines, no search or waits drawn.
+pub(super) fn draws_on_device(backend: &Backend, d: &Dataset, opts: &TimelineOptions) -> bool {
     backend.is_gpu()
-        && t.span_of_whole.is_none()
+        && (d.trace.span_of_whole.is_none() || super::ring::windows_on_device(backend, d))
         && matches!(opts.bundle, TimelineBundle::None)
         && opts.search.is_none()
         && !opts.waits
@@ -112,13 +125,20 @@ fn resident_bytes(t: &Trace) -> u64 {
 /// on any GPU adapter (to measure what gestures move on lavapipe), `=0` never.
 pub(super) fn rows_on_device(backend: &Backend, t: &Trace) -> bool {
     let Backend::Gpu(ctx) = backend else { return false };
+    rows_wanted(backend) && t.span_of_whole.is_none() && resident_bytes(t) <= ctx.resident_budget()
+}
+
+/// Whether a trace's rows are kept on `backend`'s device where they fit: on a GPU whose kernels
+/// do not share the CPU's cores, or as `EXAVIZ_GPU_ROWS` asks (`1` on any GPU adapter, `0`
+/// never).
+pub(super) fn rows_wanted(backend: &Backend) -> bool {
+    let Backend::Gpu(ctx) = backend else { return false };
     let asked = std::env::var("EXAVIZ_GPU_ROWS").ok();
-    let wanted = match asked.as_deref().map(str::trim) {
+    match asked.as_deref().map(str::trim) {
         Some("1") => true,
         Some("0") => false,
         _ => !ctx.on_cpu_cores(),
-    };
-    wanted && t.span_of_whole.is_none() && resident_bytes(t) <= ctx.resident_budget()
+    }
 }
 
 /// The summary track of a picture drawn on the device: its plot and the locations it counts.
@@ -174,21 +194,32 @@ fn layout(
     Layout::new(&slots, &centres, &row_runs, &runs)
 }
 
-/// The window's plot pixels composed on the device (see the module's description).
+/// The window's plot pixels composed on the device (see the module's description): from the
+/// columns of the trace in memory kept under its index, or for a window read from a store, from
+/// the chunks of the store's rows that `ring` keeps around it (a ring of this picture's own
+/// where none is given).
 pub(super) fn device_pixels(
-    t: &Trace,
-    backend: &Backend,
+    d: &Dataset,
+    (backend, ring): (&Backend, Option<&Ring>),
     index: &Arc<TimelineIndex>,
     (p, window): (Plot, (u64, u64)),
     of_row: &[(Vec<usize>, Option<u32>)],
     (rows, summary): (&Tracks, Option<&SummaryRun<'_>>),
     opts: &TimelineOptions,
 ) -> Result<stage::Pixels, ViewError> {
+    let t = &d.trace;
     let kept = &index.device;
-    let pieces = kept.pieces.get_or_init(|| Pieces::new(index));
+    let own = Ring::default();
+    let ring = ring.unwrap_or(&own);
+    let windowed = d.window_of.as_ref().filter(|_| t.span_of_whole.is_some());
     let fresh = layout(index, p, of_row, rows, summary);
     let layout = {
-        let mut last = kept.layout.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut last = match windowed {
+            Some(_) => &ring.layout,
+            None => &kept.layout,
+        }
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
         match last.as_ref() {
             Some(l) if *l == fresh => l.clone(),
             _ => {
@@ -197,6 +228,22 @@ pub(super) fn device_pixels(
             }
         }
     };
+    let filter = opts.messages.map_or_else(Default::default, |f| stage::Filter {
+        bytes: f.bytes.unwrap_or((0, u32::MAX)),
+        tag: f.tag,
+        senders: f.senders.unwrap_or((0, u32::MAX)),
+        receivers: f.receivers.unwrap_or((0, u32::MAX)),
+    });
+    let look = look_of(opts, (p, window), filter);
+    if let Some(whole) = windowed {
+        let Backend::Gpu(ctx) = backend else { return Err(ViewError::Unsupported("no GPU".into())) };
+        let cover = ring.cover(whole, window, t.locations.name.len(), ctx.resident_budget() / 2)?;
+        let owners: Vec<exaviz_compute::Owner> = cover.iter().map(|c| Arc::clone(c) as exaviz_compute::Owner).collect();
+        let parts: Vec<Columns<'_>> =
+            cover.iter().zip(&owners).enumerate().flat_map(|(k, (c, owner))| c.columns(k == 0, owner)).collect();
+        return Ok(stage::run_parts(backend.runner().as_mut(), &parts, &layout, &look)?);
+    }
+    let pieces = kept.pieces.get_or_init(|| Pieces::new(index));
     let i = &t.intervals;
     let m = &t.messages;
     let owner: exaviz_compute::Owner = index.clone();
@@ -219,13 +266,7 @@ pub(super) fn device_pixels(
         }),
         owner: Some(owner),
     };
-    let filter = opts.messages.map_or_else(Default::default, |f| stage::Filter {
-        bytes: f.bytes.unwrap_or((0, u32::MAX)),
-        tag: f.tag,
-        senders: f.senders.unwrap_or((0, u32::MAX)),
-        receivers: f.receivers.unwrap_or((0, u32::MAX)),
-    });
-    Ok(stage::run(backend.runner().as_mut(), &columns, &layout, &look_of(opts, (p, window), filter))?)
+    Ok(stage::run(backend.runner().as_mut(), &columns, &layout, &look)?)
 }
 
 /// How a plot `p` over `window` is drawn on the device: the states' mode, the lines' opacity and

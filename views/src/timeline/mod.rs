@@ -15,6 +15,7 @@ mod pan;
 mod pick;
 mod pyramid;
 mod pyramid_device;
+mod ring;
 mod routes;
 mod scene;
 mod search;
@@ -290,7 +291,7 @@ impl contract::View for TimelineView {
     /// track one more run) is drawn from them.
     fn draws_rows_on_device(&self, d: &Dataset, sel: &Selection, _f: Frame, b: &Backend) -> bool {
         let opts = TimelineOptions { search: sel.search, messages: sel.messages, ..self.opts };
-        device::rows_on_device(b, &d.trace) && device::draws_on_device(b, &d.trace, &opts)
+        device::rows_on_device(b, &d.trace) && device::draws_on_device(b, d, &opts)
     }
 
     fn cells_ask(&self, d: &Dataset, sel: &Selection, f: Frame) -> Option<exaviz_model::dataset::CellsAsk> {

@@ -64,6 +64,8 @@ pub type StatesKey = (TraceKey, Vec<(Vec<usize>, Option<u32>)>, Vec<usize>, Stat
 pub struct LastPicture {
     pub(super) states: KeptStates,
     pub(super) lines: KeptLines,
+    /// The chunks of a store's rows kept on the device around the windows drawn there.
+    pub(super) ring: super::ring::Ring,
 }
 
 /// A kept picture beside a new window's: its pixels and the whole pixels between them.

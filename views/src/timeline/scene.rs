@@ -133,20 +133,21 @@ fn summarised(
 /// device path draws this picture; the track's shares are not kept: a tooltip sums its column's.
 #[allow(clippy::type_complexity, reason = "the picture and its summary track")]
 fn device_plot(
-    t: &Trace,
-    backend: &Backend,
+    d: &Dataset,
+    (backend, ring): (&Backend, Option<&super::ring::Ring>),
     index: &Arc<TimelineIndex>,
     opts: &TimelineOptions,
     (p, window): (Plot, (u64, u64)),
     of_row: &[(Vec<usize>, Option<u32>)],
     (rows, summary): (&Tracks, Option<Plot>),
 ) -> Result<(Option<stages::timeline_pixels::Pixels>, Option<Summarised>), ViewError> {
-    if !super::device::draws_on_device(backend, t, opts) {
+    if !super::device::draws_on_device(backend, d, opts) {
         return Ok((None, None));
     }
     let shown = summary.map(|_| super::states::summary_locations(index, rows)).unwrap_or_default();
     let run = summary.map(|plot| super::device::SummaryRun { plot, shown: &shown });
-    let pixels = super::device::device_pixels(t, backend, index, (p, window), of_row, (rows, run.as_ref()), opts)?;
+    let pixels =
+        super::device::device_pixels(d, (backend, ring), index, (p, window), of_row, (rows, run.as_ref()), opts)?;
     let summarised = summary.map(|plot| Summarised { plot, shares: None, locations: shown.len() });
     Ok((Some(pixels), summarised))
 }
@@ -545,7 +546,8 @@ pub fn timeline_scene(
     let Placed { rows, counters: placed, hidden, banded, summary } = placed(t, index, opts, p, grouped.as_ref());
     let counter_tracks = counters::tracks(&index.counters, &placed, window);
     let of_row = row_contents(t, p, &rows, banded.then(|| index.depths(t)));
-    let (device, device_summary) = device_plot(t, backend, index, opts, (p, window), &of_row, (&rows, summary))?;
+    let (device, device_summary) =
+        device_plot(dataset, (backend, kept.map(|k| &k.ring)), index, opts, (p, window), &of_row, (&rows, summary))?;
     let (states_kept, mut host, visible) = match &device {
         Some(_) => (None, None, None),
         None => {
