@@ -101,5 +101,13 @@ if "$EXAVIZ" convert 'gen:fd4?ranks=16384&messages=100000000&seed=1' "$WORK/p8.e
   done
   echo "-- gpu, the overview composed on the CPU (EXAVIZ_TIMELINE_ON_HOST=1)"
   EXAVIZ_TIMELINE_ON_HOST=1 "$EXAVIZ" bench-interact "$WORK/p8.exaviz" --view timeline --backend gpu --runs 1 2>&1 | tail -9
+  # Windows read from disk (about 1M rows), drawn from the store's rows kept in chunks on the
+  # device; the CPU path beside it.
+  echo "-- windows read from disk, benches/interact-deep.txt"
+  for b in gpu cpu; do
+    echo "-- $b"
+    "$EXAVIZ" bench-interact "$WORK/p8.exaviz" --view timeline --backend "$b" --runs 1 \
+      --script "$HERE/interact-deep.txt" $(timings "$b") 2>&1 | tail -12
+  done
   rm -rf "$WORK/p8.exaviz"
 fi
