@@ -17,73 +17,14 @@ use exaviz_compute::timeline_pixels::{
 };
 use exaviz_model::Trace;
 use exaviz_model::dataset::Dataset;
-use rayon::prelude::*;
 
 use super::index::TimelineIndex;
 use super::options::{StateMode, TimelineBundle, TimelineOptions};
+use super::pieces::Pieces;
 use super::ring::Ring;
 use super::tracks::Tracks;
 use crate::ViewError;
 use crate::plot::{Mix, Plot};
-
-/// Each location's innermost state over the whole trace as pieces (start, end, region), the
-/// walk of [`super::index::ByLocation::innermost`] written out once for the device.
-#[derive(Default)]
-pub(super) struct Pieces {
-    starts: Vec<u64>,
-    ends: Vec<u64>,
-    locations: Vec<u32>,
-    kinds: Vec<u32>,
-}
-
-impl Pieces {
-    fn new(index: &TimelineIndex) -> Self {
-        Self::walked(index.by.ranges.len(), |l, push| index.by.innermost(l, push))
-    }
-
-    /// The pieces `walk(l, push)` gives of each of `n` locations.
-    pub(super) fn walked(n: usize, walk: impl Fn(usize, &mut dyn FnMut(u64, u64, u32)) + Sync) -> Self {
-        let per: Vec<Vec<(u64, u64, u32)>> = (0..n)
-            .into_par_iter()
-            .map(|l| {
-                let mut v = Vec::new();
-                walk(l, &mut |a, b, k| v.push((a, b, k)));
-                v
-            })
-            .collect();
-        let total = per.iter().map(Vec::len).sum();
-        let mut p = Self {
-            starts: Vec::with_capacity(total),
-            ends: Vec::with_capacity(total),
-            locations: Vec::with_capacity(total),
-            kinds: Vec::with_capacity(total),
-        };
-        for (l, pieces) in per.into_iter().enumerate() {
-            for (a, b, k) in pieces {
-                p.starts.push(a);
-                p.ends.push(b);
-                p.locations.push(l as u32);
-                p.kinds.push(k);
-            }
-        }
-        p
-    }
-
-    /// Bytes of the pieces (their four columns).
-    pub(super) fn bytes(&self) -> u64 {
-        self.starts.len() as u64 * 24
-    }
-
-    pub(super) fn columns(&self) -> SpanColumns<'_> {
-        SpanColumns {
-            starts: &self.starts,
-            ends: &self.ends,
-            locations: &self.locations,
-            kinds: &self.kinds,
-            depths: None,
-        }
-    }
-}
 
 /// What the device path keeps per trace in its index: the pieces, and the last layout table
 /// (an equal table is the same `Arc`, found on the device without an upload).
@@ -95,10 +36,10 @@ pub(super) struct DeviceKept {
 
 /// Whether the picture `opts` asks for of `d` is drawn on the device: a GPU backend, the whole
 /// trace in memory or a window of a store whose chunks the device keeps
-/// ([`super::ring::windows_on_device`]), straight lines, no search or waits drawn.
+/// ([`windows_on_device`]), straight lines, no search or waits drawn.
 pub(super) fn draws_on_device(backend: &Backend, d: &Dataset, opts: &TimelineOptions) -> bool {
     backend.is_gpu()
-        && (d.trace.span_of_whole.is_none() || super::ring::windows_on_device(backend, d))
+        && (d.trace.span_of_whole.is_none() || windows_on_device(backend, d))
         && matches!(opts.bundle, TimelineBundle::None)
         && opts.search.is_none()
         && !opts.waits
@@ -139,6 +80,13 @@ pub(super) fn rows_wanted(backend: &Backend) -> bool {
         Some("0") => false,
         _ => !ctx.on_cpu_cores(),
     }
+}
+
+/// Whether windows of the store `d`'s rows were read from are drawn on `backend`'s device from
+/// chunks kept there ([`super::ring`]): where rows are kept on the device ([`rows_wanted`]), for
+/// a store on this machine (a server's rows would cost a round trip a chunk).
+pub(super) fn windows_on_device(backend: &Backend, d: &Dataset) -> bool {
+    d.trace.span_of_whole.is_some() && d.window_of.as_ref().is_some_and(|o| !o.rows.remote()) && rows_wanted(backend)
 }
 
 /// The summary track of a picture drawn on the device: its plot and the locations it counts.

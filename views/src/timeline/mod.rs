@@ -13,6 +13,7 @@ mod instants;
 mod options;
 mod pan;
 mod pick;
+mod pieces;
 mod pyramid;
 mod pyramid_device;
 mod ring;

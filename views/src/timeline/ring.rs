@@ -14,11 +14,11 @@
 use std::sync::{Arc, Mutex};
 
 use exaviz_compute::timeline_pixels::{Columns, MessageColumns, SpanColumns};
-use exaviz_model::dataset::{Dataset, OutOfCore, WindowRows};
+use exaviz_model::dataset::{OutOfCore, WindowRows};
 use exaviz_model::{Intervals, Messages, Trace};
 
-use super::device::Pieces;
 use super::index::ByLocation;
+use super::pieces::Pieces;
 use crate::ViewError;
 
 /// A kept chunk serves windows down to this many times narrower than itself; a narrower window
@@ -54,16 +54,6 @@ struct Kept {
     chunks: Vec<Arc<Chunk>>,
     /// Chunks read from disk, for tests and reports.
     read: u64,
-}
-
-/// Whether windows of the store `d`'s rows were read from are drawn on `backend`'s device from
-/// chunks kept there: on a GPU whose kernels do not share the CPU's cores (on lavapipe the host
-/// is faster; `EXAVIZ_GPU_ROWS=1` asks for it on any GPU adapter, `=0` never), for a store on
-/// this machine (a server's rows would cost a round trip a chunk).
-pub(super) fn windows_on_device(backend: &exaviz_compute::Backend, d: &Dataset) -> bool {
-    d.trace.span_of_whole.is_some()
-        && d.window_of.as_ref().is_some_and(|o| !o.rows.remote())
-        && super::device::rows_wanted(backend)
 }
 
 impl Ring {
