@@ -1479,3 +1479,77 @@ fn compute_passes_are_timed_by_kernel_when_asked() {
     let blur = ctx.pass_timings().into_iter().find(|t| t.kernel == "kde_blur_x").unwrap();
     assert_eq!(blur.passes, 70, "one blur a pass a iteration");
 }
+
+/// The matrix's cells binned, ranged and coloured by the GPU kernels and by their mirrors from
+/// messages kept on the device: counts, 64-bit byte sums and the window's statistics exactly
+/// equal (and equal to a plain count), colours within 2 of 255 (within 1 measured), by bytes
+/// (a logarithmic scale) and by messages (linear). A second window of the same messages sends
+/// its parameters alone.
+#[test]
+fn matrix_cells_match() {
+    use stages::matrix_cells::{self as mc, Look, Messages};
+    let mut rng = Rng(41);
+    let (n, ranks, cells) = (60_000usize, 300u32, 37u32);
+    let send: Vec<u64> = (0..n).map(|_| (5u64 << 32) + u64::from(rng.below(1_000_000))).collect();
+    let source: Vec<u32> = (0..n).map(|_| rng.below(ranks + 3)).collect();
+    let destination: Vec<u32> = (0..n).map(|_| rng.below(ranks)).collect();
+    let bytes: Vec<u32> =
+        (0..n).map(|_| if rng.below(50) == 0 { u32::MAX - rng.below(9) } else { 1 << rng.below(20) }).collect();
+    // Ranks in blocks of nine, rank 17 not drawn.
+    let slot: std::sync::Arc<Vec<u32>> =
+        std::sync::Arc::new((0..ranks).map(|r| if r == 17 { u32::MAX } else { (r / 9).min(cells - 1) }).collect());
+    let table = stages::curve_density::table(256, |t| [t, 1.0 - t, 0.5 * t]);
+    let owner: stages::Owner = std::sync::Arc::new(0u8);
+    let m = Messages { send: &send, source: &source, destination: &destination, bytes: &bytes, owner: Some(&owner) };
+    let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
+    let base = 5u64 << 32;
+    for (k, (window, by_bytes)) in
+        [((base + 100_000, base + 700_000), true), ((base + 150_000, base + 650_000), false)].into_iter().enumerate()
+    {
+        let look = Look { cells, slot: &slot, window, by_bytes };
+        let cpu = mc::run(&mut CpuRunner::default(), &m, &look, &table).unwrap();
+        let before = ctx.traffic.totals();
+        let gpu = mc::run(&mut GpuRunner::new(&ctx), &m, &look, &table).unwrap();
+        let up = ctx.traffic.totals().0 - before.0;
+        assert!(gpu.rgba.on_device() && gpu.counts.on_device());
+        // A plain count of the same.
+        let mut counts = vec![0u32; (cells * cells) as usize];
+        let mut sums = vec![0u64; counts.len()];
+        let mut messages = 0;
+        for i in (0..n).filter(|&i| (window.0..window.1).contains(&send[i])) {
+            messages += 1;
+            let (Some(&r), Some(&c)) = (slot.get(source[i] as usize), slot.get(destination[i] as usize)) else {
+                continue;
+            };
+            if r < cells && c < cells {
+                counts[(r * cells + c) as usize] += 1;
+                sums[(r * cells + c) as usize] += u64::from(bytes[i]);
+            }
+        }
+        let values: Vec<u64> = if by_bytes { sums.clone() } else { counts.iter().map(|&c| u64::from(c)).collect() };
+        let range = (values.iter().copied().filter(|&v| v > 0).min().unwrap(), *values.iter().max().unwrap());
+        let words: Vec<u32> = sums.iter().flat_map(|&s| [s as u32, (s >> 32) as u32]).collect();
+        for (name, c) in [("mirror", &cpu), ("gpu", &gpu)] {
+            assert_eq!(c.counts.read_all().unwrap(), counts, "{name}: counts");
+            assert_eq!(c.sums.read_all().unwrap(), words, "{name}: byte sums");
+            assert_eq!((c.messages, c.range), (messages, Some(range)), "{name}: statistics");
+        }
+        assert_eq!(by_bytes, range.1 > 100 * range.0, "the scale tested: logarithmic by bytes, linear by messages");
+        let (a, b) = (cpu.rgba.read_all().unwrap(), gpu.rgba.read_all().unwrap());
+        let stride = cpu.stride as usize;
+        let mut worst = 0;
+        for r in 0..cells as usize {
+            for c in 0..cells as usize {
+                let (p, q) = (a[r * stride + c].to_le_bytes(), b[r * stride + c].to_le_bytes());
+                worst = worst.max(p.iter().zip(&q).map(|(u, v)| u.abs_diff(*v)).max().unwrap_or(0));
+                assert_eq!(p[3] == 0, values[r * cells as usize + c] == 0, "an empty cell is transparent");
+            }
+        }
+        assert!(worst <= 2, "colours differ by {worst}");
+        if k == 1 {
+            // The messages, the slots and the table were kept: the window's parameters, the
+            // statistics' first words.
+            assert!(up < 1024, "{up} bytes up for a second window");
+        }
+    }
+}

@@ -18,6 +18,7 @@ use crate::curve_density::mirror as curves;
 use crate::line_density::mirror as line_density;
 use crate::line_density::plain as line_density_plain;
 use crate::location_features::mirror as location_features;
+use crate::matrix_cells::mirror as matrix;
 use crate::pyramid_pixels::mirror as pyramid_pixels;
 use crate::reduce::mirror::{self as reduce, histogram_f32, histogram_u32, reduce_f32, reduce_u32};
 use crate::timeline_pixels::mirror as timeline;
@@ -220,6 +221,7 @@ fn dispatch<'b>(
         }
         Kernel::LocationFeatures | Kernel::LocationDistances => features_dispatch(kernel, n, params, get)?,
         Kernel::CurvePieces | Kernel::CurveCompose => curves_dispatch(kernel, n, params, get)?,
+        Kernel::MatrixBin | Kernel::MatrixRange | Kernel::MatrixColour => matrix_dispatch(kernel, n, params, get)?,
         Kernel::ReduceU32 => {
             let p = reduce::Params::from_words(params)?;
             let (v, acc) = (get(1)?, get(3)?);
@@ -372,6 +374,35 @@ fn curves_dispatch<'b>(
     } else {
         let (table, out) = (get(6)?, get(7)?);
         for_each_invocation(n, |k| curves::curve_compose(k, &p, (ink, tint), table, out));
+    }
+    Ok(())
+}
+
+/// The matrix cells' three kernels, as [`dispatch`] runs them.
+fn matrix_dispatch<'b>(
+    kernel: Kernel,
+    n: u32,
+    params: &[u32],
+    get: &dyn Fn(u32) -> Result<&'b Words, StageError>,
+) -> Result<(), StageError> {
+    let p = matrix::Params::from_words(params)?;
+    let grid = (get(6)?, get(7)?, get(8)?);
+    match kernel {
+        Kernel::MatrixBin => {
+            let m = matrix::Messages {
+                send: get(1)?,
+                source: get(2)?,
+                destination: get(3)?,
+                bytes: get(4)?,
+                slot: get(5)?,
+            };
+            for_each_invocation(n, |i| matrix::matrix_bin(i, &p, &m, grid));
+        }
+        Kernel::MatrixRange => for_each_invocation(n, |k| matrix::matrix_range(k, &p, grid)),
+        _ => {
+            let (colours, out) = (get(9)?, get(10)?);
+            for_each_invocation(n, |k| matrix::matrix_colour(k, &p, grid, colours, out));
+        }
     }
     Ok(())
 }

@@ -28,6 +28,7 @@ pub mod io;
 pub mod kde_bundle;
 pub mod line_density;
 pub mod location_features;
+pub mod matrix_cells;
 pub mod pool;
 pub mod pyramid_pixels;
 pub mod reduce;
@@ -98,6 +99,9 @@ pub enum Kernel {
     PyramidLines,
     CurvePieces,
     CurveCompose,
+    MatrixBin,
+    MatrixRange,
+    MatrixColour,
 }
 
 impl Kernel {
@@ -125,6 +129,7 @@ impl Kernel {
             | Self::TimelineCompose => shaders::TIMELINE_PIXELS,
             Self::PyramidCover | Self::PyramidLines => shaders::PYRAMID_PIXELS,
             Self::CurvePieces | Self::CurveCompose => shaders::CURVE_DENSITY,
+            Self::MatrixBin | Self::MatrixRange | Self::MatrixColour => shaders::MATRIX_CELLS,
             Self::KdeInit | Self::KdeSplat | Self::KdeBlurX | Self::KdeBlurY | Self::KdeGradient | Self::KdeAdvect => {
                 shaders::KDE_BUNDLE
             }
@@ -168,6 +173,9 @@ impl Kernel {
             Self::PyramidLines => "pyramid_lines",
             Self::CurvePieces => "curve_pieces",
             Self::CurveCompose => "curve_compose",
+            Self::MatrixBin => "matrix_bin",
+            Self::MatrixRange => "matrix_range",
+            Self::MatrixColour => "matrix_colour",
         }
     }
 }

@@ -26,6 +26,7 @@ mod tests {
                 "kde_bundle",
                 "line_density",
                 "location_features",
+                "matrix_cells",
                 "pyramid_pixels",
                 "reduce",
                 "timeline_pixels"
