@@ -88,3 +88,66 @@ fn heavy_pair_apart(d: &exaviz_model::dataset::Dataset, heavy: u64) {
     let by_index = exaviz_tests::scene("matrix", &["--rows", "index"], d, size).expect("a scene");
     assert!(!by_index.labels.iter().any(|l| l.text == "rank 1234"), "by index, no row of its own");
 }
+
+/// A trace held without an index, on a GPU: the matrix of each window is counted and coloured
+/// on the device from the messages kept there (one device raster), its picture within 2 of
+/// 255 of the CPU's on every pixel (title and legend alike: the same messages and range), a
+/// cell's tooltip the CPU's; after the first window a window sends under 4 KB and reads back
+/// five words. By bytes (a logarithmic scale) and by messages (the messages kept since the
+/// first).
+#[test]
+fn a_matrix_is_counted_and_coloured_on_the_device_from_kept_messages() {
+    use exaviz_model::selection::Selection;
+    use exaviz_views::contract::{Entry, Frame, prepare};
+    let d = open("gen:fd4?ranks=150&messages=60000");
+    assert!(d.index.is_none());
+    let backend = super::gpu_backend();
+    let size = (480u32, 400u32);
+    let frame = Frame { width: size.0, height: size.1 };
+    let full = exaviz_views::trace::span(&d.trace).unwrap();
+    let seconds = (full.1 - full.0) as f64 / d.trace.ticks_per_second.max(1) as f64;
+    for options in [&["--value", "bytes"][..], &["--value", "messages"][..]] {
+        let built = Entry::find("matrix").unwrap().parse(options).unwrap();
+        let mut moved = Vec::new();
+        for (k, window) in [(0.1, 0.6), (0.2, 0.7), (0.0, 1.0)].into_iter().enumerate() {
+            let sel = Selection { window_s: Some((window.0 * seconds, window.1 * seconds)), ..built.selection };
+            let before = backend.traffic();
+            let gpu = prepare(built.view.as_ref(), &d, &sel, frame, &backend).unwrap();
+            let scene = gpu.draw(&d, &sel).into_owned();
+            let after = backend.traffic();
+            moved.push((after.0 - before.0, after.1 - before.1));
+            let on_device = scene.layers.iter().filter(|l| {
+                matches!(l.raster.as_deref().map(|r| &r.data), Some(exaviz_render::RasterData::Device { .. }))
+            });
+            assert_eq!(on_device.count(), 1, "{options:?}: the cells drawn on the device");
+            let cpu = prepare(built.view.as_ref(), &d, &sel, frame, &exaviz_compute::Backend::Cpu).unwrap();
+            let host = cpu.draw(&d, &sel).into_owned();
+            assert_eq!(scene.outline.title, host.outline.title);
+            let image = exaviz_render::render_scene(&backend, &scene, exaviz_render::View::default()).unwrap();
+            let want =
+                exaviz_render::render_scene(&exaviz_compute::Backend::Cpu, &host, exaviz_render::View::default())
+                    .unwrap();
+            let far = exaviz_tests::diff_fraction(
+                &image.pixels,
+                &want.pixels,
+                exaviz_tests::ImageTolerance { channel: 2, fraction: 0.0 },
+            );
+            assert!(far == 0.0, "{options:?} window {k}: {far} of the pixels more than 2 of 255 from the CPU's");
+            let mut compared = 0;
+            for at in [[100.0, 70.0], [150.0, 130.0], [200.0, 190.0], [120.0, 180.0]] {
+                let (a, b) = (gpu.pick(&d, at), cpu.pick(&d, at));
+                assert_eq!(a.as_ref().map(|p| (&p.title, &p.lines)), b.as_ref().map(|p| (&p.title, &p.lines)));
+                compared += usize::from(a.is_some());
+            }
+            assert!(compared >= 3, "{options:?}: cells hovered");
+        }
+        for &(up, down) in &moved[1..] {
+            assert!(up < 4096 && down == 20, "{options:?}: a window moved {moved:?}");
+        }
+        if options[1] == "bytes" {
+            assert!(moved[0].0 > 60_000 * 20, "the messages went up at first: {moved:?}");
+        } else {
+            assert!(moved[0].0 < 4096, "the messages kept from the first matrix: {moved:?}");
+        }
+    }
+}

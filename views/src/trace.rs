@@ -92,7 +92,7 @@ pub fn messages_kept<'t>(
 
 /// The send ticks `from..to` of `window_s` (seconds since the start of `span`, the trace's
 /// span); `None` (every message) without a window or a span.
-fn send_window(t: &Trace, span: Option<(u64, u64)>, window_s: Option<(f64, f64)>) -> Option<(u64, u64)> {
+pub(crate) fn send_window(t: &Trace, span: Option<(u64, u64)>, window_s: Option<(f64, f64)>) -> Option<(u64, u64)> {
     let ((a, b), (start, _)) = (window_s?, span?);
     let tps = t.ticks_per_second.max(1) as f64;
     let at = |s: f64| start.saturating_add((s.max(0.0) * tps).min(u64::MAX as f64) as u64);

@@ -187,8 +187,36 @@ impl Axis {
 pub struct MatrixPick {
     plot: Plot,
     axis: Axis,
-    counts: Vec<u64>,
-    bytes: Vec<u64>,
+    cells: CellValues,
+}
+
+/// Each cell's messages and bytes: in memory, or where the device counted them (a tooltip
+/// reads back the cell it shows).
+enum CellValues {
+    Host { counts: Vec<u64>, bytes: Vec<u64> },
+    Device { counts: stages::DeviceWords, sums: stages::DeviceWords },
+}
+
+impl CellValues {
+    /// Cell `k`'s messages and bytes.
+    fn at(&self, k: usize) -> Option<(u64, u64)> {
+        match self {
+            Self::Host { counts, bytes } => Some((*counts.get(k)?, *bytes.get(k)?)),
+            Self::Device { counts, sums } => {
+                let k = k as u64;
+                let c = counts.read(k..k + 1).ok()?;
+                let s = sums.read(2 * k..2 * k + 2).ok()?;
+                Some((u64::from(*c.first()?), u64::from(*s.first()?) | (u64::from(*s.get(1)?) << 32)))
+            }
+        }
+    }
+}
+
+/// The cells' colours: each cell's value coloured here, or a picture the device coloured on the
+/// scale of the least and largest values it found (no ranks drawn apart).
+enum Painted<'a> {
+    Host(&'a [f64]),
+    Device { range: Option<(u64, u64)>, rgba: stages::DeviceWords, stride: u32 },
 }
 
 impl MatrixPick {
@@ -208,8 +236,8 @@ impl Picker for MatrixPick {
         let ((s0, s1), (r0, r1)) = (self.axis.ranks(row), self.axis.ranks(col));
         let span = |a: u32, b: u32| if a == b { format!("rank {a}") } else { format!("ranks {a}-{b}") };
         let title = format!("{} → {}", span(s0, s1), span(r0, r1));
-        let mut lines =
-            vec![format!("messages: {}", self.counts[k]), format!("bytes: {}", format_value(self.bytes[k] as f64))];
+        let (messages, bytes) = self.cells.at(k)?;
+        let mut lines = vec![format!("messages: {messages}"), format!("bytes: {}", format_value(bytes as f64))];
         let apart = self.axis.apart.len() as u32;
         if (row < apart || col < apart) && !(row < apart && col < apart) {
             lines.push("the block leaves out the ranks drawn apart".into());
@@ -309,30 +337,35 @@ fn matrix_of(
     // A trace in memory with an index sums its window by pair (bandwidth needs every message),
     // as a store's per-pair tiles do; the others count the window's rows. Transfer times per
     // cell only for bandwidth.
-    let held = pairs.is_none().then(|| crate::trace::messages_kept(t, window_s, opts.messages.as_ref()));
-    let by_bytes = opts.value != MatrixValue::Messages;
+    // The window's messages copied where they are read (the ranks drawn apart, the host's
+    // binning), not where the device bins them.
+    let held_once = std::cell::OnceCell::new();
+    let held = || {
+        pairs
+            .is_none()
+            .then(|| held_once.get_or_init(|| crate::trace::messages_kept(t, window_s, opts.messages.as_ref())))
+    };
     let apart = if opts.grouping == crate::rows::Grouping::Behaviour && n > side {
-        let (mut sent, mut received) = (vec![0u64; n as usize], vec![0u64; n as usize]);
-        let mut add = |s: u32, d: u32, w: u64| {
-            if s < n && d < n {
-                sent[s as usize] += w;
-                received[d as usize] += w;
-            }
-        };
-        if let Some(pairs) = &pairs {
-            for p in pairs {
-                add(p.source, p.destination, if by_bytes { p.bytes } else { p.messages });
-            }
-        } else if let Some(m) = &held {
-            for i in 0..m.source.len() {
-                add(m.source[i], m.destination[i], if by_bytes { u64::from(m.bytes[i]) } else { 1 });
-            }
+        let by_bytes = opts.value != MatrixValue::Messages;
+        match &pairs {
+            Some(pairs) => apart_of(
+                n,
+                pairs.iter().map(|p| (p.source, p.destination, if by_bytes { p.bytes } else { p.messages })),
+            ),
+            None => held().map_or_else(Vec::new, |m| {
+                let w = |i: usize| if by_bytes { u64::from(m.bytes[i]) } else { 1 };
+                apart_of(n, (0..m.source.len()).map(|i| (m.source[i], m.destination[i], w(i))))
+            }),
         }
-        apart_ranks(&sent, &received)
     } else {
         Vec::new()
     };
     let axis = Axis::new(n, side, apart);
+    if pairs.is_none()
+        && let Some(drawn) = device_matrix(dataset, backend, opts, (window_s, &axis, area), note)?
+    {
+        return Ok(drawn);
+    }
     let cells = axis.slots();
     let slot = axis.slot_table();
     let cell_of = |v: u32| slot.get(v as usize).copied().unwrap_or(u32::MAX);
@@ -349,7 +382,7 @@ fn matrix_of(
         }
         (counts, bytes, pairs.iter().map(|p| p.messages).sum::<u64>(), None)
     } else {
-        let m = held.as_deref().unwrap_or(&t.messages);
+        let m: &exaviz_model::Messages = held().map_or(&t.messages, |m| m);
         let block = |r: &[u32]| -> Vec<u32> { r.iter().map(|&v| cell_of(v)).collect() };
         let (src, dst) = (block(&m.source), block(&m.destination));
         let grid = |weights: Option<&[u32]>| {
@@ -391,17 +424,123 @@ fn matrix_of(
         crate::title_name(dataset)
     );
     let p = Plot { x0: area.x0, y0: area.y0, w: axis.len_px(), h: axis.len_px() };
-    let scene = draw_matrix(opts, backend, p, &axis, &values, &title);
+    let scene = draw_matrix(opts, backend, p, &axis, Painted::Host(&values), &title);
     let counts = counts.into_iter().map(u64::from).collect();
-    Ok((scene, MatrixPick { plot: p, axis, counts, bytes }))
+    Ok((scene, MatrixPick { plot: p, axis, cells: CellValues::Host { counts, bytes } }))
+}
+
+/// The ranks of `n` drawn apart ([`apart_ranks`]) from what each pair `(sender, receiver,
+/// weight)` sent.
+fn apart_of(n: u32, pairs: impl Iterator<Item = (u32, u32, u64)>) -> Vec<u32> {
+    let (mut sent, mut received) = (vec![0u64; n as usize], vec![0u64; n as usize]);
+    for (s, d, w) in pairs.filter(|&(s, d, _)| s < n && d < n) {
+        sent[s as usize] += w;
+        received[d as usize] += w;
+    }
+    apart_ranks(&sent, &received)
+}
+
+/// The matrix of a window drawn from the messages kept on a GPU device ([`stages::matrix_cells`]):
+/// the window's messages counted, their cells coloured and kept there, five words read back.
+/// `None` where the device path does not draw it (the CPU backend, mean bandwidths, a message
+/// filter, ranks drawn apart).
+fn device_matrix(
+    dataset: &Dataset,
+    backend: &Backend,
+    opts: &MatrixOptions,
+    (window_s, axis, area): (Option<(f64, f64)>, &Axis, Plot),
+    note: &str,
+) -> Result<Option<(Scene, MatrixPick)>, ViewError> {
+    let t = &dataset.trace;
+    // The messages of a trace held whole, within the device's budget (a window read from disk
+    // is another trace each time: its messages would go up again at every window).
+    let fits = match backend {
+        Backend::Gpu(ctx) => t.messages.source.len() as u64 * 20 <= ctx.resident_budget(),
+        Backend::Cpu => false,
+    };
+    if !fits
+        || t.span_of_whole.is_some()
+        || opts.value == MatrixValue::Bandwidth
+        || opts.messages.is_some()
+        || !axis.apart.is_empty()
+        || std::env::var_os("EXAVIZ_MATRIX_ON_HOST").is_some()
+    {
+        return Ok(None);
+    }
+    let window = crate::trace::send_window(t, crate::trace::span(t), window_s).unwrap_or((0, u64::MAX));
+    let owner = crate::kept::messages_owner(t);
+    let m = &t.messages;
+    let messages = stages::matrix_cells::Messages {
+        send: &m.send_time,
+        source: &m.source,
+        destination: &m.destination,
+        bytes: &m.bytes,
+        owner: Some(&owner),
+    };
+    let (slot, table) = device_tables(axis, opts.colormap);
+    let look = stages::matrix_cells::Look {
+        cells: axis.slots(),
+        slot: &slot,
+        window,
+        by_bytes: opts.value == MatrixValue::Bytes,
+    };
+    let cells = stages::matrix_cells::run(backend.runner().as_mut(), &messages, &look, &table)?;
+    let n = axis.n;
+    let title = format!(
+        "Communication matrix: {} ({n} processes, {} messages{note})",
+        crate::title_name(dataset),
+        cells.messages
+    );
+    let p = Plot { x0: area.x0, y0: area.y0, w: axis.len_px(), h: axis.len_px() };
+    let painted = Painted::Device { range: cells.range, rgba: cells.rgba, stride: cells.stride };
+    let scene = draw_matrix(opts, backend, p, axis, painted, &title);
+    let values = CellValues::Device { counts: cells.counts, sums: cells.sums };
+    Ok(Some((scene, MatrixPick { plot: p, axis: axis.clone(), cells: values })))
+}
+
+/// The ranks' slots on the matrix's sides and the colour map's table, each the same `Arc` while
+/// it stays the same (so that a device finds it kept; the last eight kept).
+fn device_tables(axis: &Axis, map: ColorMap) -> (std::sync::Arc<Vec<u32>>, std::sync::Arc<Vec<u32>>) {
+    type Tables = (Vec<u32>, ColorMap, std::sync::Arc<Vec<u32>>, std::sync::Arc<Vec<u32>>);
+    static LAST: std::sync::Mutex<Vec<Tables>> = std::sync::Mutex::new(Vec::new());
+    let slot = axis.slot_table();
+    let mut last = LAST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(k) = last.iter().position(|(s, m, _, _)| *s == slot && *m == map) {
+        let kept = last.remove(k);
+        let found = (kept.2.clone(), kept.3.clone());
+        last.push(kept);
+        return found;
+    }
+    let slots = std::sync::Arc::new(slot.clone());
+    let table = stages::curve_density::table(256, |t| {
+        let c = map.sample(t);
+        [c[0], c[1], c[2]]
+    });
+    last.push((slot, map, slots.clone(), table.clone()));
+    if last.len() > 8 {
+        last.remove(0);
+    }
+    (slots, table)
 }
 
 /// The matrix scene of `values` per cell (`axis.slots()` by `axis.slots()`, row-major by
 /// sender), in the plot `p`.
-fn draw_matrix(opts: &MatrixOptions, backend: &Backend, p: Plot, axis: &Axis, values: &[f64], title: &str) -> Scene {
+fn draw_matrix(
+    opts: &MatrixOptions,
+    backend: &Backend,
+    p: Plot,
+    axis: &Axis,
+    painted: Painted<'_>,
+    title: &str,
+) -> Scene {
     let n = axis.n;
-    let lo = values.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min);
-    let hi = values.iter().copied().fold(0.0, f64::max);
+    let (lo, hi) = match &painted {
+        Painted::Host(values) => (
+            values.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min),
+            values.iter().copied().fold(0.0, f64::max),
+        ),
+        Painted::Device { range, .. } => range.map_or((f64::INFINITY, 0.0), |(a, b)| (a as f64, b as f64)),
+    };
     let mut scale = if hi > 0.0 { Scale::auto(lo, hi) } else { Scale { lo: 0.0, hi: 1.0, log: false } };
     if !scale.log {
         scale.lo = 0.0;
@@ -449,8 +588,19 @@ fn draw_matrix(opts: &MatrixOptions, backend: &Backend, p: Plot, axis: &Axis, va
     // each matrix cell one raster cell stretched over its pixels.
     let slots = axis.slots();
     let k = axis.apart.len() as u32;
+    let values = match painted {
+        Painted::Host(values) => values,
+        Painted::Device { rgba, stride, .. } => {
+            // No ranks drawn apart: one picture of every cell.
+            let (a, b) = (axis.span_px(0).0, axis.span_px(slots - 1).1);
+            let rect = [(p.x0 + a) as f32, (p.y0 + a) as f32, (p.x0 + b) as f32, (p.y0 + b) as f32];
+            let data = exaviz_render::RasterData::Device { words: rgba, stride };
+            scene.raster(Raster { rect, width: slots, height: slots, data, screen: false });
+            &[]
+        }
+    };
     let parts = [(0..k, 0..k), (0..k, k..slots), (k..slots, 0..k), (k..slots, k..slots)];
-    for (rows, cols) in parts {
+    for (rows, cols) in parts.into_iter().filter(|_| !values.is_empty()) {
         if rows.is_empty() || cols.is_empty() {
             continue;
         }
@@ -590,8 +740,8 @@ pub(crate) fn pyramid_matrix_scene(
         level.message_block,
         unfiltered(opts)
     );
-    let scene = draw_matrix(opts, backend, p, &axis, &values, &title);
-    Ok((scene, MatrixPick { plot: p, axis, counts, bytes }))
+    let scene = draw_matrix(opts, backend, p, &axis, Painted::Host(&values), &title);
+    Ok((scene, MatrixPick { plot: p, axis, cells: CellValues::Host { counts, bytes } }))
 }
 
 /// What a picture drawn from the pyramid says of a message filter: its sums hold every message.
