@@ -1708,6 +1708,37 @@ fn gestures_move_at_most_64_kib(input: &std::ffi::OsStr, view: &str) {
 
 /// [`gestures_move_at_most_64_kib`] with more variables in the environment.
 fn gestures_move_at_most_64_kib_with(input: &std::ffi::OsStr, view: &str, env: &[(&str, &str)]) {
+    let v = short_script_on_the_device(input, view, env);
+    let gestures = v["gestures"].as_array().unwrap();
+    assert!(gestures.len() >= 4, "{v}");
+    for g in gestures {
+        let moved = g["gpu_upload_mb"]["max"].as_f64().unwrap() + g["gpu_readback_mb"]["max"].as_f64().unwrap();
+        assert!(moved * 1e6 <= 65_536.0, "a {} moved {moved} MB", g["gesture"]);
+    }
+}
+
+/// The linked mpi view of a trace held without an index (2,000 ranks): its matrix panel
+/// counted and coloured on the device from the messages kept there, its chord panel drawn from
+/// the curves kept there, its timeline from the rows kept there. After the first picture a
+/// gesture reads back only its legends' numbers (five words a panel: 40 bytes measured), and
+/// sends at most 128 KiB: the kept chord curves' opacities, 4 bytes each (3.4-4.3 MB up and
+/// 0.91 MB back while the matrix's cells were binned from keys sent for each window and read
+/// back).
+#[test]
+fn a_gesture_over_the_mpi_view_reads_back_only_its_legends_numbers() {
+    let v = short_script_on_the_device(std::ffi::OsStr::new("gen:fd4?ranks=2000&messages=200000"), "mpi", &[]);
+    let gestures = v["gestures"].as_array().unwrap();
+    assert!(gestures.len() >= 4, "{v}");
+    for g in gestures {
+        let (up, back) = (g["gpu_upload_mb"]["max"].as_f64().unwrap(), g["gpu_readback_mb"]["max"].as_f64().unwrap());
+        assert!(up * 1e6 <= 131_072.0 && back * 1e6 <= 64.0, "a {} moved {up} MB up and {back} MB back", g["gesture"]);
+    }
+}
+
+/// `bench-interact --json` over the short script of `input`'s `view`, its rows and pictures
+/// kept on the device (`EXAVIZ_GPU_ROWS=1 EXAVIZ_WORKER_DEVICE=shared`, and `env`): the
+/// pictures presented on the device and something uploaded to the first.
+fn short_script_on_the_device(input: &std::ffi::OsStr, view: &str, env: &[(&str, &str)]) -> serde_json::Value {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../benches/interact-short.txt");
     let out = Command::new(env!("CARGO_BIN_EXE_exaviz"))
         .arg("bench-interact")
@@ -1724,12 +1755,7 @@ fn gestures_move_at_most_64_kib_with(input: &std::ffi::OsStr, view: &str, env: &
     assert_eq!(v["pictures_on_device"], true, "{v}");
     // The rows (or the store's pyramid) went up with the first picture.
     assert!(v["opened_gpu_mb"].as_f64().unwrap() > 1.0, "{v}");
-    let gestures = v["gestures"].as_array().unwrap();
-    assert!(gestures.len() >= 4, "{v}");
-    for g in gestures {
-        let moved = g["gpu_upload_mb"]["max"].as_f64().unwrap() + g["gpu_readback_mb"]["max"].as_f64().unwrap();
-        assert!(moved * 1e6 <= 65_536.0, "a {} moved {moved} MB", g["gesture"]);
-    }
+    v
 }
 
 /// `bench-interact --timings` times every compute pass on the device by kernel (lavapipe writes

@@ -361,7 +361,9 @@ fn matrix_of(
         Vec::new()
     };
     let axis = Axis::new(n, side, apart);
-    if pairs.is_none()
+    // A trace with an index: its pair sums on the CPU, unless the device keeps the rows (a GPU of
+    // its own), where binning its messages costs a gesture less than uploading the cells.
+    if (pairs.is_none() || crate::timeline::rows_wanted(backend))
         && let Some(drawn) = device_matrix(dataset, backend, opts, (window_s, &axis, area), note)?
     {
         return Ok(drawn);

@@ -72,7 +72,7 @@ pub(super) fn rows_on_device(backend: &Backend, t: &Trace) -> bool {
 /// Whether a trace's rows are kept on `backend`'s device where they fit: on a GPU whose kernels
 /// do not share the CPU's cores, or as `EXAVIZ_GPU_ROWS` asks (`1` on any GPU adapter, `0`
 /// never).
-pub(super) fn rows_wanted(backend: &Backend) -> bool {
+pub(crate) fn rows_wanted(backend: &Backend) -> bool {
     let Backend::Gpu(ctx) = backend else { return false };
     let asked = std::env::var("EXAVIZ_GPU_ROWS").ok();
     match asked.as_deref().map(str::trim) {
