@@ -1657,7 +1657,8 @@ fn a_gesture_over_a_chord_diagram_moves_at_most_64_kib() {
 /// picture is the CPU's (at most 0.1% of pixels more than 4 of 255 apart: a line count in the
 /// legend may differ by one, as for a trace in memory), and after the first picture every
 /// gesture moves at most 64 KiB, read back included (the window's rows went up as segments
-/// and its picture came back, several MB a gesture, before).
+/// and its picture came back, several MB a gesture, before); so does every gesture of its
+/// matrix (a picture of the store's message cube, moved by the view).
 #[test]
 fn a_stores_windows_read_from_disk_are_drawn_from_chunks_of_its_rows_kept_on_the_device() {
     let dir = std::env::temp_dir().join(format!("exaviz-store-chunks-{}", std::process::id()));
@@ -1696,7 +1697,9 @@ fn a_stores_windows_read_from_disk_are_drawn_from_chunks_of_its_rows_kept_on_the
     let apart = gpu.chunks(4).zip(cpu.chunks(4)).filter(|(p, q)| p.iter().zip(*q).any(|(a, b)| a.abs_diff(*b) > 4));
     let apart = apart.count();
     assert!(apart * 1000 <= gpu.len() / 4, "{apart} pixels more than 4 of 255 from the CPU's");
-    gestures_move_at_most_64_kib_with(store.as_os_str(), "timeline", &[("EXAVIZ_IN_MEMORY_ROWS", "0")]);
+    for view in ["timeline", "matrix"] {
+        gestures_move_at_most_64_kib_with(store.as_os_str(), view, &[("EXAVIZ_IN_MEMORY_ROWS", "0")]);
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -1777,7 +1780,8 @@ fn bench_interact_times_the_gpu_passes_by_kernel() {
     assert!(run(false)["gpu_passes"].is_null());
     let v = run(true);
     let passes = v["gpu_passes"].as_array().unwrap();
-    let bins = passes.iter().find(|p| p["kernel"] == "bin_heatmap").unwrap_or_else(|| panic!("{v}"));
+    // The matrix's cells counted from the messages kept on the device.
+    let bins = passes.iter().find(|p| p["kernel"] == "matrix_bin").unwrap_or_else(|| panic!("{v}"));
     // The renderer's passes too: a picture each at least, binding at least its pixels.
     let render = passes.iter().find(|p| p["kernel"] == "render").unwrap_or_else(|| panic!("{v}"));
     assert!(render["passes"].as_u64().unwrap() >= 2 && render["bound_mb"].as_f64().unwrap() >= 0.48, "{render}");
