@@ -915,6 +915,17 @@ fn piece_columns(p: &Pieces) -> stages::timeline_pixels::SpanColumns<'_> {
 /// A location's innermost pieces: starts, ends, locations and region ids.
 type Pieces = (Vec<u64>, Vec<u64>, Vec<u32>, Vec<u32>);
 
+/// The case's intervals, with their depths, as the timeline's kernels read them.
+fn interval_columns(c: &TimelineCase) -> stages::timeline_pixels::SpanColumns<'_> {
+    stages::timeline_pixels::SpanColumns {
+        starts: &c.starts,
+        ends: &c.ends,
+        locations: &c.locations,
+        kinds: &c.kinds,
+        depths: Some(&c.depths),
+    }
+}
+
 /// The case's messages as the timeline's kernels read them.
 fn message_columns(c: &TimelineCase) -> stages::timeline_pixels::MessageColumns<'_> {
     stages::timeline_pixels::MessageColumns {
@@ -982,20 +993,14 @@ fn timeline_layout() -> stages::timeline_pixels::Layout {
 /// the nesting levels of one location; both state modes and both mixes.
 #[test]
 fn timeline_pixels_match() {
-    use stages::timeline_pixels::{self as tp, Columns, Look, SpanColumns};
+    use stages::timeline_pixels::{self as tp, Columns, Look};
     let case = timeline_case(12, 5);
     let pieces = innermost_pieces(&case);
     let (w, h) = (203u32, 90u32);
     let layout = timeline_layout();
     let columns = Columns {
         pieces: piece_columns(&pieces),
-        intervals: Some(SpanColumns {
-            starts: &case.starts,
-            ends: &case.ends,
-            locations: &case.locations,
-            kinds: &case.kinds,
-            depths: Some(&case.depths),
-        }),
+        intervals: Some(interval_columns(&case)),
         messages: Some(message_columns(&case)),
         owner: None,
     };
@@ -1102,13 +1107,7 @@ fn timeline_pixels_drawn_from_chunks_of_time_equal_the_columns_whole() {
     let base = 3u64 << 32;
     let whole = Columns {
         pieces: piece_columns(&pieces),
-        intervals: Some(SpanColumns {
-            starts: &case.starts,
-            ends: &case.ends,
-            locations: &case.locations,
-            kinds: &case.kinds,
-            depths: Some(&case.depths),
-        }),
+        intervals: Some(interval_columns(&case)),
         messages: Some(message_columns(&case)),
         owner: None,
     };
@@ -1118,29 +1117,20 @@ fn timeline_pixels_drawn_from_chunks_of_time_equal_the_columns_whole() {
         chunks[0].carried.starts.len() > 5 && chunks[0].carried.send.len() > 5,
         "rows begun before the window's first chunk"
     );
-    fn rows(c: &TimelineCase) -> SpanColumns<'_> {
-        SpanColumns {
-            starts: &c.starts,
-            ends: &c.ends,
-            locations: &c.locations,
-            kinds: &c.kinds,
-            depths: Some(&c.depths),
-        }
-    }
     let none = SpanColumns { starts: &[], ends: &[], locations: &[], kinds: &[], depths: None };
     let mut parts = Vec::new();
     for (k, c) in chunks.iter().enumerate() {
         let owner: stages::Owner = c.clone();
         parts.push(Columns {
             pieces: piece_columns(&c.pieces),
-            intervals: Some(rows(&c.own)),
+            intervals: Some(interval_columns(&c.own)),
             messages: Some(message_columns(&c.own)),
             owner: Some(owner.clone()),
         });
         if k == 0 {
             parts.push(Columns {
                 pieces: none,
-                intervals: Some(rows(&c.carried)),
+                intervals: Some(interval_columns(&c.carried)),
                 messages: Some(message_columns(&c.carried)),
                 owner: Some(owner),
             });

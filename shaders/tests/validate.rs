@@ -11,7 +11,7 @@ fn every_shader_of_compute_and_render_validates() {
             seen += 1;
         }
     }
-    assert_eq!(seen, 12, "the ten stages' kernels and the renderer's two shaders");
+    assert_eq!(seen, 13, "the eleven stages' kernels and the renderer's two shaders");
 }
 
 #[test]

@@ -12,9 +12,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use exaviz_compute::Backend;
-use exaviz_compute::timeline_pixels::{
-    self as stage, Columns, INNERMOST, Layout, Look, NONE, Run, SUMMARY_RUN, SpanColumns,
-};
+use exaviz_compute::timeline_pixels::{self as stage, Columns, INNERMOST, Layout, Look, NONE, Run, SUMMARY_RUN};
 use exaviz_model::Trace;
 use exaviz_model::dataset::Dataset;
 
@@ -192,28 +190,8 @@ pub(super) fn device_pixels(
         return Ok(stage::run_parts(backend.runner().as_mut(), &parts, &layout, &look)?);
     }
     let pieces = kept.pieces.get_or_init(|| Pieces::new(index));
-    let i = &t.intervals;
-    let m = &t.messages;
     let owner: exaviz_compute::Owner = index.clone();
-    let columns = Columns {
-        pieces: pieces.columns(),
-        intervals: Some(SpanColumns {
-            starts: &i.start,
-            ends: &i.end,
-            locations: &i.location,
-            kinds: &i.kind,
-            depths: Some(&i.depth),
-        }),
-        messages: Some(stage::MessageColumns {
-            send: &m.send_time,
-            recv: &m.recv_time,
-            source: &m.source,
-            destination: &m.destination,
-            bytes: &m.bytes,
-            tags: &m.tag,
-        }),
-        owner: Some(owner),
-    };
+    let columns = super::pieces::columns(pieces.columns(), (&t.intervals, &t.messages), &owner);
     Ok(stage::run(backend.runner().as_mut(), &columns, &layout, &look)?)
 }
 

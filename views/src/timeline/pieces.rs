@@ -4,7 +4,8 @@
 use rayon::prelude::*;
 
 use super::index::TimelineIndex;
-use exaviz_compute::timeline_pixels::SpanColumns;
+use exaviz_compute::timeline_pixels::{Columns, MessageColumns, SpanColumns};
+use exaviz_model::{Intervals, Messages};
 
 /// Each location's innermost state over the whole trace as pieces (start, end, region), the
 /// walk of [`super::index::ByLocation::innermost`] written out once for the device.
@@ -62,5 +63,33 @@ impl Pieces {
             kinds: &self.kinds,
             depths: None,
         }
+    }
+}
+
+/// The columns `timeline_pixels` reads of `pieces`, the intervals `i` and the messages `m`, kept
+/// under `owner`.
+pub(super) fn columns<'a>(
+    pieces: SpanColumns<'a>,
+    (i, m): (&'a Intervals, &'a Messages),
+    owner: &exaviz_compute::Owner,
+) -> Columns<'a> {
+    Columns {
+        pieces,
+        intervals: Some(SpanColumns {
+            starts: &i.start,
+            ends: &i.end,
+            locations: &i.location,
+            kinds: &i.kind,
+            depths: Some(&i.depth),
+        }),
+        messages: Some(MessageColumns {
+            send: &m.send_time,
+            recv: &m.recv_time,
+            source: &m.source,
+            destination: &m.destination,
+            bytes: &m.bytes,
+            tags: &m.tag,
+        }),
+        owner: Some(owner.clone()),
     }
 }

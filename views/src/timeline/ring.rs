@@ -13,12 +13,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use exaviz_compute::timeline_pixels::{Columns, MessageColumns, SpanColumns};
+use exaviz_compute::timeline_pixels::{Columns, SpanColumns};
 use exaviz_model::dataset::{OutOfCore, WindowRows};
 use exaviz_model::{Intervals, Messages, Trace};
 
 use super::index::ByLocation;
-use super::pieces::Pieces;
+use super::pieces::{self, Pieces};
 use crate::ViewError;
 
 /// A kept chunk serves windows down to this many times narrower than itself; a narrower window
@@ -231,29 +231,10 @@ impl Chunk {
     /// it is the window's `first` chunk those begun before it; each kept under `owner` (the
     /// chunk itself).
     pub(super) fn columns<'a>(&'a self, first: bool, owner: &exaviz_compute::Owner) -> Vec<Columns<'a>> {
-        let rows = |(i, m): &'a (Intervals, Messages), pieces: SpanColumns<'a>| Columns {
-            pieces,
-            intervals: Some(SpanColumns {
-                starts: &i.start,
-                ends: &i.end,
-                locations: &i.location,
-                kinds: &i.kind,
-                depths: Some(&i.depth),
-            }),
-            messages: Some(MessageColumns {
-                send: &m.send_time,
-                recv: &m.recv_time,
-                source: &m.source,
-                destination: &m.destination,
-                bytes: &m.bytes,
-                tags: &m.tag,
-            }),
-            owner: Some(owner.clone()),
-        };
-        let mut parts = vec![rows(&self.own, self.pieces.columns())];
+        let mut parts = vec![pieces::columns(self.pieces.columns(), (&self.own.0, &self.own.1), owner)];
         if first {
             let none = SpanColumns { starts: &[], ends: &[], locations: &[], kinds: &[], depths: None };
-            parts.push(rows(&self.carried, none));
+            parts.push(pieces::columns(none, (&self.carried.0, &self.carried.1), owner));
         }
         parts
     }
