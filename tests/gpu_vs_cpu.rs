@@ -1473,8 +1473,8 @@ fn compute_passes_are_timed_by_kernel_when_asked() {
 /// The matrix's cells binned, ranged and coloured by the GPU kernels and by their mirrors from
 /// messages kept on the device: counts, 64-bit byte sums and the window's statistics exactly
 /// equal (and equal to a plain count), colours within 2 of 255 (within 1 measured), by bytes
-/// (a logarithmic scale) and by messages (linear). A second window of the same messages sends
-/// its parameters alone.
+/// (a logarithmic scale), by messages (linear) and by messages of a tag, sizes, senders and
+/// receivers. A second window of the same messages sends its parameters alone.
 #[test]
 fn matrix_cells_match() {
     use stages::matrix_cells::{self as mc, Look, Messages};
@@ -1490,13 +1490,35 @@ fn matrix_cells_match() {
         std::sync::Arc::new((0..ranks).map(|r| if r == 17 { u32::MAX } else { (r / 9).min(cells - 1) }).collect());
     let table = stages::curve_density::table(256, |t| [t, 1.0 - t, 0.5 * t]);
     let owner: stages::Owner = std::sync::Arc::new(0u8);
-    let m = Messages { send: &send, source: &source, destination: &destination, bytes: &bytes, owner: Some(&owner) };
+    let tags: Vec<u32> = (0..n).map(|_| rng.below(4)).collect();
+    let m = Messages {
+        send: &send,
+        source: &source,
+        destination: &destination,
+        bytes: &bytes,
+        tags: &tags,
+        owner: Some(&owner),
+    };
     let ctx = stages::GpuContext::new().expect("a GPU adapter (lavapipe)");
     let base = 5u64 << 32;
-    for (k, (window, by_bytes)) in
-        [((base + 100_000, base + 700_000), true), ((base + 150_000, base + 650_000), false)].into_iter().enumerate()
-    {
-        let look = Look { cells, slot: &slot, window, by_bytes };
+    // Three windows: by bytes, by messages, and by messages of tag 2, 64 B to 64 KB, from ranks
+    // 20-250 to ranks 0-199.
+    let filtered =
+        stages::timeline_pixels::Filter { bytes: (64, 65_536), tag: Some(2), senders: (20, 250), receivers: (0, 199) };
+    let windows = [
+        ((base + 100_000, base + 700_000), true, Default::default()),
+        ((base + 150_000, base + 650_000), false, Default::default()),
+        ((base + 150_000, base + 650_000), false, filtered),
+    ];
+    for (k, (window, by_bytes, filter)) in windows.into_iter().enumerate() {
+        let look = Look { cells, slot: &slot, window, by_bytes, filter };
+        let kept = |i: usize| {
+            let within = |v: u32, r: (u32, u32)| r.0 <= v && v <= r.1;
+            within(bytes[i], filter.bytes)
+                && filter.tag.is_none_or(|t| tags[i] == t)
+                && within(source[i], filter.senders)
+                && within(destination[i], filter.receivers)
+        };
         let cpu = mc::run(&mut CpuRunner::default(), &m, &look, &table).unwrap();
         let before = ctx.traffic.totals();
         let gpu = mc::run(&mut GpuRunner::new(&ctx), &m, &look, &table).unwrap();
@@ -1506,7 +1528,7 @@ fn matrix_cells_match() {
         let mut counts = vec![0u32; (cells * cells) as usize];
         let mut sums = vec![0u64; counts.len()];
         let mut messages = 0;
-        for i in (0..n).filter(|&i| (window.0..window.1).contains(&send[i])) {
+        for i in (0..n).filter(|&i| (window.0..window.1).contains(&send[i]) && kept(i)) {
             messages += 1;
             let (Some(&r), Some(&c)) = (slot.get(source[i] as usize), slot.get(destination[i] as usize)) else {
                 continue;
@@ -1524,7 +1546,11 @@ fn matrix_cells_match() {
             assert_eq!(c.sums.read_all().unwrap(), words, "{name}: byte sums");
             assert_eq!((c.messages, c.range), (messages, Some(range)), "{name}: statistics");
         }
-        assert_eq!(by_bytes, range.1 > 100 * range.0, "the scale tested: logarithmic by bytes, linear by messages");
+        if k < 2 {
+            assert_eq!(by_bytes, range.1 > 100 * range.0, "the scale tested: logarithmic by bytes, linear by messages");
+        } else {
+            assert!(messages > 1000 && messages < 20_000, "the filter keeps some: {messages}");
+        }
         let (a, b) = (cpu.rgba.read_all().unwrap(), gpu.rgba.read_all().unwrap());
         let stride = cpu.stride as usize;
         let mut worst = 0;
@@ -1540,6 +1566,10 @@ fn matrix_cells_match() {
             // The messages, the slots and the table were kept: the window's parameters, the
             // statistics' first words.
             assert!(up < 1024, "{up} bytes up for a second window");
+        }
+        if k == 2 {
+            // The tags went up with the first filter by tag.
+            assert!(up >= n as u64 * 4 && up < n as u64 * 4 + 1024, "{up} bytes up for a filter by tag");
         }
     }
 }

@@ -221,7 +221,7 @@ fn dispatch<'b>(
         }
         Kernel::LocationFeatures | Kernel::LocationDistances => features_dispatch(kernel, n, params, get)?,
         Kernel::CurvePieces | Kernel::CurveCompose => curves_dispatch(kernel, n, params, get)?,
-        Kernel::MatrixBin | Kernel::MatrixRange | Kernel::MatrixColour => matrix_dispatch(kernel, n, params, get)?,
+        k if MATRIX_KERNELS.contains(&k) => matrix_dispatch(k, n, params, get)?,
         Kernel::ReduceU32 => {
             let p = reduce::Params::from_words(params)?;
             let (v, acc) = (get(1)?, get(3)?);
@@ -378,7 +378,11 @@ fn curves_dispatch<'b>(
     Ok(())
 }
 
-/// The matrix cells' three kernels, as [`dispatch`] runs them.
+/// The matrix cells' kernels.
+const MATRIX_KERNELS: [Kernel; 4] =
+    [Kernel::MatrixBin, Kernel::MatrixBinTagged, Kernel::MatrixRange, Kernel::MatrixColour];
+
+/// The matrix cells' kernels, as [`dispatch`] runs them.
 fn matrix_dispatch<'b>(
     kernel: Kernel,
     n: u32,
@@ -388,7 +392,7 @@ fn matrix_dispatch<'b>(
     let p = matrix::Params::from_words(params)?;
     let grid = (get(6)?, get(7)?, get(8)?);
     match kernel {
-        Kernel::MatrixBin => {
+        Kernel::MatrixBin | Kernel::MatrixBinTagged => {
             let m = matrix::Messages {
                 send: get(1)?,
                 source: get(2)?,
@@ -396,7 +400,12 @@ fn matrix_dispatch<'b>(
                 bytes: get(4)?,
                 slot: get(5)?,
             };
-            for_each_invocation(n, |i| matrix::matrix_bin(i, &p, &m, grid));
+            if kernel == Kernel::MatrixBinTagged {
+                let tags = get(11)?;
+                for_each_invocation(n, |i| matrix::matrix_bin_tagged(i, &p, &m, tags, grid));
+            } else {
+                for_each_invocation(n, |i| matrix::matrix_bin(i, &p, &m, grid));
+            }
         }
         Kernel::MatrixRange => for_each_invocation(n, |k| matrix::matrix_range(k, &p, grid)),
         _ => {

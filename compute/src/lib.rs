@@ -100,6 +100,7 @@ pub enum Kernel {
     CurvePieces,
     CurveCompose,
     MatrixBin,
+    MatrixBinTagged,
     MatrixRange,
     MatrixColour,
 }
@@ -129,7 +130,7 @@ impl Kernel {
             | Self::TimelineCompose => shaders::TIMELINE_PIXELS,
             Self::PyramidCover | Self::PyramidLines => shaders::PYRAMID_PIXELS,
             Self::CurvePieces | Self::CurveCompose => shaders::CURVE_DENSITY,
-            Self::MatrixBin | Self::MatrixRange | Self::MatrixColour => shaders::MATRIX_CELLS,
+            Self::MatrixBin | Self::MatrixBinTagged | Self::MatrixRange | Self::MatrixColour => shaders::MATRIX_CELLS,
             Self::KdeInit | Self::KdeSplat | Self::KdeBlurX | Self::KdeBlurY | Self::KdeGradient | Self::KdeAdvect => {
                 shaders::KDE_BUNDLE
             }
@@ -174,6 +175,7 @@ impl Kernel {
             Self::CurvePieces => "curve_pieces",
             Self::CurveCompose => "curve_compose",
             Self::MatrixBin => "matrix_bin",
+            Self::MatrixBinTagged => "matrix_bin_tagged",
             Self::MatrixRange => "matrix_range",
             Self::MatrixColour => "matrix_colour",
         }

@@ -55,3 +55,16 @@ pub(crate) fn messages_owner(t: &exaviz_model::Trace) -> exaviz_compute::Owner {
     }
     owner
 }
+
+/// Whether a trace's rows are kept on `backend`'s device where they fit: on a GPU whose kernels
+/// do not share the CPU's cores, or as `EXAVIZ_GPU_ROWS` asks (`1` on any GPU adapter, `0`
+/// never).
+pub(crate) fn rows_wanted(backend: &exaviz_compute::Backend) -> bool {
+    let exaviz_compute::Backend::Gpu(ctx) = backend else { return false };
+    let asked = std::env::var("EXAVIZ_GPU_ROWS").ok();
+    match asked.as_deref().map(str::trim) {
+        Some("1") => true,
+        Some("0") => false,
+        _ => !ctx.on_cpu_cores(),
+    }
+}

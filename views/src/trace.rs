@@ -90,6 +90,18 @@ pub fn messages_kept<'t>(
     })
 }
 
+/// `filter` as the stages read it (every message where there is none).
+pub(crate) fn stage_filter(
+    filter: Option<&exaviz_model::selection::MessageFilter>,
+) -> exaviz_compute::timeline_pixels::Filter {
+    filter.map_or_else(Default::default, |f| exaviz_compute::timeline_pixels::Filter {
+        bytes: f.bytes.unwrap_or((0, u32::MAX)),
+        tag: f.tag,
+        senders: f.senders.unwrap_or((0, u32::MAX)),
+        receivers: f.receivers.unwrap_or((0, u32::MAX)),
+    })
+}
+
 /// The send ticks `from..to` of `window_s` (seconds since the start of `span`, the trace's
 /// span); `None` (every message) without a window or a span.
 pub(crate) fn send_window(t: &Trace, span: Option<(u64, u64)>, window_s: Option<(f64, f64)>) -> Option<(u64, u64)> {

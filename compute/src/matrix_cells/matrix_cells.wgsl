@@ -1,5 +1,5 @@
 // The communication matrix's cells made where the messages are kept: every message sent in the
-// window adds one to its cell (its sender's and its receiver's slots) and its bytes to the
+// window and drawn (its size, sender, receiver and tag as the filter asks) adds one to its cell (its sender's and its receiver's slots) and its bytes to the
 // cell's 64-bit sum (`matrix_bin`); the least and the largest non-zero value found exactly in
 // two passes over the cells, high words then low (`matrix_range`); every cell coloured through
 // a colour table on the scale the host's matrix takes from them (logarithmic where the largest
@@ -25,6 +25,16 @@ struct Params {
     stride: u32,
     // Points of the colour table.
     table: u32,
+    // The messages drawn: a tag (where `has_tag`), sizes, senders and receivers in ranges (both
+    // ends in).
+    has_tag: u32,
+    bytes_lo: u32,
+    bytes_hi: u32,
+    senders_lo: u32,
+    senders_hi: u32,
+    receivers_lo: u32,
+    receivers_hi: u32,
+    tag: u32,
     pad: u32,
 }
 
@@ -43,35 +53,54 @@ struct Params {
 // The colour map sampled at `params.table` points from 0 to 1: rgba.
 @group(0) @binding(9) var<storage, read> colours: array<vec4<f32>>;
 @group(0) @binding(10) var<storage, read_write> out: array<u32>;
+// The messages' tags (`matrix_bin_tagged` alone: a ninth storage binding).
+@group(0) @binding(11) var<storage, read> tags: array<u32>;
 
 // Whether tick (lo, hi) is at or after (a_lo, a_hi).
 fn at_or_after(lo: u32, hi: u32, a_lo: u32, a_hi: u32) -> bool {
     return hi > a_hi || (hi == a_hi && lo >= a_lo);
 }
 
-@compute @workgroup_size(256)
-fn matrix_bin(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * 256u;
-    if (i >= params.n) { return; }
+// Message i counted into its cell where it is sent in the window and drawn.
+fn bin_message(i: u32) {
     let lo = send[2u * i];
     let hi = send[2u * i + 1u];
     if (!at_or_after(lo, hi, params.from_lo, params.from_hi) || at_or_after(lo, hi, params.to_lo, params.to_hi)) {
         return;
     }
-    atomicAdd(&stats[0], 1u);
     let a = source[i];
     let b = destination[i];
+    let w = bytes[i];
+    if (w < params.bytes_lo || w > params.bytes_hi || a < params.senders_lo || a > params.senders_hi
+        || b < params.receivers_lo || b > params.receivers_hi) {
+        return;
+    }
+    atomicAdd(&stats[0], 1u);
     if (a >= params.ranks || b >= params.ranks) { return; }
     let r = slot[a];
     let c = slot[b];
     if (r >= params.cells || c >= params.cells) { return; }
     let k = r * params.cells + c;
     atomicAdd(&counts[k], 1u);
-    let w = bytes[i];
     let old = atomicAdd(&sums[2u * k], w);
     if (old > 0xffffffffu - w) {
         atomicAdd(&sums[2u * k + 1u], 1u);
     }
+}
+
+@compute @workgroup_size(256)
+fn matrix_bin(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * 256u;
+    if (i >= params.n) { return; }
+    bin_message(i);
+}
+
+@compute @workgroup_size(256)
+fn matrix_bin_tagged(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * 256u;
+    if (i >= params.n) { return; }
+    if (params.has_tag != 0u && tags[i] != params.tag) { return; }
+    bin_message(i);
 }
 
 // Cell k's value: its bytes or its messages, high word then low.

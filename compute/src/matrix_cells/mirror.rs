@@ -24,9 +24,16 @@ pub struct Params {
     pub stride: u32,
     /// Points of the colour table.
     pub table: u32,
+    /// The messages drawn: a tag (where `has_tag`), sizes, senders and receivers in ranges
+    /// (both ends in).
+    pub has_tag: u32,
+    pub bytes: [u32; 2],
+    pub senders: [u32; 2],
+    pub receivers: [u32; 2],
+    pub tag: u32,
     pub pad: u32,
 }
-const _: () = assert!(size_of::<Params>() == 48);
+const _: () = assert!(size_of::<Params>() == 80);
 
 impl Params {
     pub fn from_words(words: &[u32]) -> Result<Self, StageError> {
@@ -47,7 +54,17 @@ pub struct Messages<'a> {
     pub slot: &'a Words,
 }
 
-/// One invocation of `matrix_bin`: message `i`, where sent in the window, counted in its cell.
+/// One invocation of `matrix_bin_tagged`: message `i`, where of the filter's tag, as
+/// [`matrix_bin`] counts it.
+pub fn matrix_bin_tagged(i: u32, p: &Params, m: &Messages<'_>, tags: &Words, grid: (&Words, &Words, &Words)) {
+    if i >= p.n || (p.has_tag != 0 && word(tags, i as usize) != p.tag) {
+        return;
+    }
+    matrix_bin(i, p, m, grid);
+}
+
+/// One invocation of `matrix_bin`: message `i`, where sent in the window and drawn, counted in
+/// its cell.
 pub fn matrix_bin(i: u32, p: &Params, m: &Messages<'_>, (counts, sums, stats): (&Words, &Words, &Words)) {
     if i >= p.n {
         return;
@@ -59,8 +76,12 @@ pub fn matrix_bin(i: u32, p: &Params, m: &Messages<'_>, (counts, sums, stats): (
     if sent < from || sent >= to {
         return;
     }
+    let (a, b, w) = (word(m.source, i), word(m.destination, i), word(m.bytes, i));
+    let within = |v: u32, r: [u32; 2]| r[0] <= v && v <= r[1];
+    if !within(w, p.bytes) || !within(a, p.senders) || !within(b, p.receivers) {
+        return;
+    }
     stats[0].fetch_add(1, Relaxed);
-    let (a, b) = (word(m.source, i), word(m.destination, i));
     if a >= p.ranks || b >= p.ranks {
         return;
     }
@@ -70,7 +91,6 @@ pub fn matrix_bin(i: u32, p: &Params, m: &Messages<'_>, (counts, sums, stats): (
     }
     let k = (r * p.cells + c) as usize;
     counts[k].fetch_add(1, Relaxed);
-    let w = word(m.bytes, i);
     let old = sums[2 * k].fetch_add(w, Relaxed);
     if old > 0xffff_ffff - w {
         sums[2 * k + 1].fetch_add(1, Relaxed);

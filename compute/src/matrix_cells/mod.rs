@@ -1,7 +1,7 @@
 //! The communication matrix's cells made where the messages are kept: the messages' send ticks,
-//! senders, receivers and sizes go to the device once, under their owner, and each rank's slot
-//! on the matrix's sides while it stays the same; a window sends its ticks. The kernels count
-//! every message sent in the window into its cell with its bytes (exact 64-bit sums), find the
+//! senders, receivers and sizes (and tags, where a filter reads them) go to the device once, under their owner, and each rank's slot
+//! on the matrix's sides while it stays the same; a window sends its ticks and its filter. The
+//! kernels count every message sent in the window and kept by the filter into its cell with its bytes (exact 64-bit sums), find the
 //! least and the largest non-zero value exactly, and colour every cell on the scale the host's
 //! matrix takes from them (logarithmic past a ratio of 100, else linear from 0) through a table
 //! of the colour map, as straight RGBA8 rows left on the device for the renderer
@@ -28,6 +28,8 @@ pub struct Messages<'a> {
     pub source: &'a [u32],
     pub destination: &'a [u32],
     pub bytes: &'a [u32],
+    /// Read where the filter asks for a tag (a ninth storage binding).
+    pub tags: &'a [u32],
     pub owner: Option<&'a Owner>,
 }
 
@@ -40,6 +42,8 @@ pub struct Look<'a> {
     pub slot: &'a Arc<Vec<u32>>,
     pub window: (u64, u64),
     pub by_bytes: bool,
+    /// The messages counted.
+    pub filter: crate::timeline_pixels::Filter,
 }
 
 /// The matrix's cells, kept where they were made.
@@ -65,7 +69,8 @@ pub fn record<'a>(
     max_binding_bytes: u64,
 ) -> Result<Recording<'a>, StageError> {
     let n = m.source.len();
-    if m.send.len() != n || m.destination.len() != n || m.bytes.len() != n {
+    let tagged = look.filter.tag.is_some();
+    if m.send.len() != n || m.destination.len() != n || m.bytes.len() != n || (tagged && m.tags.len() != n) {
         return Err(StageError::Input("matrix cells: message columns differ in length".into()));
     }
     let cells = u64::from(look.cells) * u64::from(look.cells);
@@ -90,6 +95,11 @@ pub fn record<'a>(
         phase: 0,
         stride,
         table: points as u32,
+        has_tag: u32::from(tagged),
+        bytes: [look.filter.bytes.0, look.filter.bytes.1],
+        senders: [look.filter.senders.0, look.filter.senders.1],
+        receivers: [look.filter.receivers.0, look.filter.receivers.1],
+        tag: look.filter.tag.unwrap_or(0),
         pad: 0,
     };
     let params = |n: u32, phase: u32| bytemuck::cast_slice::<Params, u32>(&[Params { n, phase, ..base }]).to_vec();
@@ -106,14 +116,23 @@ pub fn record<'a>(
     let send = rec.alloc(2 * most, "matrix.send");
     let (src, dst, bytes) =
         (rec.alloc(most, "matrix.source"), rec.alloc(most, "matrix.destination"), rec.alloc(most, "matrix.bytes"));
+    let tags = rec.alloc(if tagged { most } else { 1 }, "matrix.tags");
     for r in parts {
         rec.upload_maybe_kept(send, bytemuck::cast_slice(&m.send[r.clone()]), m.owner);
         rec.upload_maybe_kept(src, &m.source[r.clone()], m.owner);
         rec.upload_maybe_kept(dst, &m.destination[r.clone()], m.owner);
         rec.upload_maybe_kept(bytes, &m.bytes[r.clone()], m.owner);
         let len = r.len() as u32;
-        let bindings = vec![(1, send), (2, src), (3, dst), (4, bytes), (5, slot), (6, counts), (7, sums), (8, stats)];
-        rec.dispatch(Kernel::MatrixBin, len, params(len, 0), bindings);
+        let mut bindings =
+            vec![(1, send), (2, src), (3, dst), (4, bytes), (5, slot), (6, counts), (7, sums), (8, stats)];
+        let kernel = if tagged {
+            rec.upload_maybe_kept(tags, &m.tags[r.clone()], m.owner);
+            bindings.push((11, tags));
+            Kernel::MatrixBinTagged
+        } else {
+            Kernel::MatrixBin
+        };
+        rec.dispatch(kernel, len, params(len, 0), bindings);
     }
     let all = cells as u32;
     for phase in [0, 1] {

@@ -363,7 +363,7 @@ fn matrix_of(
     let axis = Axis::new(n, side, apart);
     // A trace with an index: its pair sums on the CPU, unless the device keeps the rows (a GPU of
     // its own), where binning its messages costs a gesture less than uploading the cells.
-    if (pairs.is_none() || crate::timeline::rows_wanted(backend))
+    if (pairs.is_none() || crate::kept::rows_wanted(backend))
         && let Some(drawn) = device_matrix(dataset, backend, opts, (window_s, &axis, area), note)?
     {
         return Ok(drawn);
@@ -444,8 +444,8 @@ fn apart_of(n: u32, pairs: impl Iterator<Item = (u32, u32, u64)>) -> Vec<u32> {
 
 /// The matrix of a window drawn from the messages kept on a GPU device ([`stages::matrix_cells`]):
 /// the window's messages counted, their cells coloured and kept there, five words read back.
-/// `None` where the device path does not draw it (the CPU backend, mean bandwidths, a message
-/// filter, ranks drawn apart).
+/// `None` where the device path does not draw it (the CPU backend, mean bandwidths, ranks drawn
+/// apart, a tag filter on an adapter binding eight storage buffers).
 fn device_matrix(
     dataset: &Dataset,
     backend: &Backend,
@@ -456,14 +456,18 @@ fn device_matrix(
     let t = &dataset.trace;
     // The messages of a trace held whole, within the device's budget (a window read from disk
     // is another trace each time: its messages would go up again at every window).
+    // A tag filter reads the tags: a ninth storage binding, which WebGPU's minimum leaves out.
+    let tagged = opts.messages.is_some_and(|f| f.tag.is_some());
     let fits = match backend {
-        Backend::Gpu(ctx) => t.messages.source.len() as u64 * 20 <= ctx.resident_budget(),
+        Backend::Gpu(ctx) => {
+            t.messages.source.len() as u64 * (20 + 4 * u64::from(tagged)) <= ctx.resident_budget()
+                && (!tagged || ctx.limits.max_storage_buffers_per_shader_stage >= 9)
+        }
         Backend::Cpu => false,
     };
     if !fits
         || t.span_of_whole.is_some()
         || opts.value == MatrixValue::Bandwidth
-        || opts.messages.is_some()
         || !axis.apart.is_empty()
         || std::env::var_os("EXAVIZ_MATRIX_ON_HOST").is_some()
     {
@@ -477,6 +481,7 @@ fn device_matrix(
         source: &m.source,
         destination: &m.destination,
         bytes: &m.bytes,
+        tags: &m.tag,
         owner: Some(&owner),
     };
     let (slot, table) = device_tables(axis, opts.colormap);
@@ -485,6 +490,7 @@ fn device_matrix(
         slot: &slot,
         window,
         by_bytes: opts.value == MatrixValue::Bytes,
+        filter: crate::trace::stage_filter(opts.messages.as_ref()),
     };
     let cells = stages::matrix_cells::run(backend.runner().as_mut(), &messages, &look, &table)?;
     let n = axis.n;

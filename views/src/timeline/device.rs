@@ -64,27 +64,16 @@ fn resident_bytes(t: &Trace) -> u64 {
 /// on any GPU adapter (to measure what gestures move on lavapipe), `=0` never.
 pub(super) fn rows_on_device(backend: &Backend, t: &Trace) -> bool {
     let Backend::Gpu(ctx) = backend else { return false };
-    rows_wanted(backend) && t.span_of_whole.is_none() && resident_bytes(t) <= ctx.resident_budget()
-}
-
-/// Whether a trace's rows are kept on `backend`'s device where they fit: on a GPU whose kernels
-/// do not share the CPU's cores, or as `EXAVIZ_GPU_ROWS` asks (`1` on any GPU adapter, `0`
-/// never).
-pub(crate) fn rows_wanted(backend: &Backend) -> bool {
-    let Backend::Gpu(ctx) = backend else { return false };
-    let asked = std::env::var("EXAVIZ_GPU_ROWS").ok();
-    match asked.as_deref().map(str::trim) {
-        Some("1") => true,
-        Some("0") => false,
-        _ => !ctx.on_cpu_cores(),
-    }
+    crate::kept::rows_wanted(backend) && t.span_of_whole.is_none() && resident_bytes(t) <= ctx.resident_budget()
 }
 
 /// Whether windows of the store `d`'s rows were read from are drawn on `backend`'s device from
-/// chunks kept there ([`super::ring`]): where rows are kept on the device ([`rows_wanted`]), for
+/// chunks kept there ([`super::ring`]): where rows are kept on the device ([`crate::kept::rows_wanted`]), for
 /// a store on this machine (a server's rows would cost a round trip a chunk).
 pub(super) fn windows_on_device(backend: &Backend, d: &Dataset) -> bool {
-    d.trace.span_of_whole.is_some() && d.window_of.as_ref().is_some_and(|o| !o.rows.remote()) && rows_wanted(backend)
+    d.trace.span_of_whole.is_some()
+        && d.window_of.as_ref().is_some_and(|o| !o.rows.remote())
+        && crate::kept::rows_wanted(backend)
 }
 
 /// The summary track of a picture drawn on the device: its plot and the locations it counts.
@@ -174,12 +163,7 @@ pub(super) fn device_pixels(
             }
         }
     };
-    let filter = opts.messages.map_or_else(Default::default, |f| stage::Filter {
-        bytes: f.bytes.unwrap_or((0, u32::MAX)),
-        tag: f.tag,
-        senders: f.senders.unwrap_or((0, u32::MAX)),
-        receivers: f.receivers.unwrap_or((0, u32::MAX)),
-    });
+    let filter = crate::trace::stage_filter(opts.messages.as_ref());
     let look = look_of(opts, (p, window), filter);
     if let Some(whole) = windowed {
         let Backend::Gpu(ctx) = backend else { return Err(ViewError::Unsupported("no GPU".into())) };

@@ -40,7 +40,6 @@ use super::trace::{Home, span};
 
 pub use args::{RowsArg, StatesArg, SummaryArg, TimelineBundleArg, TimelineLook};
 pub use axis::locations_counted;
-pub(crate) use device::rows_wanted;
 pub use index::TimelineIndex;
 pub use options::{DEFAULT_MESSAGE_OPACITY, Rows, StateMode, SummaryTrack, TimelineBundle, TimelineOptions};
 pub use pan::{KeptColumns, KeptLines, KeptStates, LastColumns, LastPicture, SHIFT_SLACK, StatesKey, TraceKey};
