@@ -216,6 +216,12 @@ impl Dataset {
     fn window_rows_with(&self, window: (u64, u64), once: bool) -> Result<std::borrow::Cow<'_, Dataset>, String> {
         let Some(ooc) = &self.out_of_core else { return Ok(std::borrow::Cow::Borrowed(self)) };
         let (messages, intervals) = if once { ooc.rows.read_once(window)? } else { ooc.rows.read(window)? };
+        Ok(std::borrow::Cow::Owned(self.with_window_rows(ooc, (messages, intervals))))
+    }
+
+    /// The dataset of one window's rows of this trace kept on disk (`ooc`), as
+    /// [`Dataset::window_rows`] makes it from what it read: `rows`, read another way.
+    pub fn with_window_rows(&self, ooc: &OutOfCore, (messages, intervals): (Messages, Intervals)) -> Dataset {
         let mut d = Dataset {
             name: self.name.clone(),
             trace: self.trace.clone(),
@@ -233,7 +239,7 @@ impl Dataset {
         d.trace.intervals = intervals;
         d.trace.span_of_whole = Some(ooc.span);
         d.trace.state_ticks_of_whole = Some(ooc.pyramid.state_ticks());
-        Ok(std::borrow::Cow::Owned(d))
+        d
     }
 
     /// This dataset without its messages and intervals, drawn from `index` as a store too

@@ -137,6 +137,17 @@ pub trait View: Named + Send + Sync {
     ) -> bool {
         false
     }
+    /// The rows of `window` of `dataset` (a trace kept on disk) as this view reads them where it
+    /// keeps them otherwise (the timeline's chunks kept on a GPU): the rows
+    /// [`Dataset::window_rows`] reads, in its order; `None` where the store is read.
+    fn window_rows(
+        &self,
+        _dataset: &Dataset,
+        _window: (u64, u64),
+        _backend: &Backend,
+    ) -> Option<Result<Dataset, ViewError>> {
+        None
+    }
     /// The picture of a window whose rows lie on another machine that this view can draw from
     /// per-pixel cells computed there ([`exaviz_model::dataset::Cells`]), where the window is
     /// dense; `None` where it draws none, or `selection` needs the rows themselves.
@@ -456,7 +467,10 @@ pub fn prepare(
     let window = super::trace::window_ticks(dataset, selection).unwrap_or(ooc.span);
     let rows = ooc.rows.estimate(window);
     if rows <= ROW_BUDGET {
-        let rows = dataset.window_rows(window).map_err(ViewError::Unsupported)?.into_owned();
+        let rows = match view.window_rows(dataset, window, backend) {
+            Some(rows) => rows?,
+            None => dataset.window_rows(window).map_err(ViewError::Unsupported)?.into_owned(),
+        };
         let inner = view.prepare(&rows, selection, frame, backend)?;
         return Ok(Box::new(WithRows { rows, inner }));
     }

@@ -295,6 +295,18 @@ impl contract::View for TimelineView {
         device::rows_on_device(b, &d.trace) && device::draws_on_device(b, d, &opts)
     }
 
+    /// On a GPU keeping a store's rows ([`device::windows_on_device`]), a window's rows are
+    /// taken from the chunks the device keeps around it (read once for both), not read again.
+    fn window_rows(&self, d: &Dataset, window: (u64, u64), b: &Backend) -> Option<Result<Dataset, ViewError>> {
+        let ooc = d.out_of_core.as_ref()?;
+        let Backend::Gpu(ctx) = b else { return None };
+        if ooc.rows.remote() || !crate::kept::rows_wanted(b) {
+            return None;
+        }
+        let rows = self.last.ring.window_rows(ooc, window, d.trace.locations.name.len(), ctx.resident_budget() / 2);
+        Some(rows.map(|rows| d.with_window_rows(ooc, rows)))
+    }
+
     fn cells_ask(&self, d: &Dataset, sel: &Selection, f: Frame) -> Option<exaviz_model::dataset::CellsAsk> {
         let ooc = d.out_of_core.as_ref()?;
         pyramid::cells_ask(d, ooc, &self.options_of(sel, f), &self.counters_of(d))

@@ -120,6 +120,36 @@ impl Ring {
         Ok(cover)
     }
 
+    /// The rows of `window` of `whole` from the chunks covering it (read where none kept
+    /// covers it, as [`Ring::cover`] reads them): the intervals and messages overlapping it, in
+    /// the order of a read of the window (by first tick: the first chunk's rows begun before
+    /// it, then each chunk's own).
+    pub(super) fn window_rows(
+        &self,
+        whole: &OutOfCore,
+        window: (u64, u64),
+        locations: usize,
+        budget: u64,
+    ) -> Result<(Messages, Intervals), ViewError> {
+        let (a, b) = (window.0.min(window.1), window.0.max(window.1));
+        let cover = self.cover(whole, (a, b), locations, budget)?;
+        let (mut messages, mut intervals) = (Messages::default(), Intervals::default());
+        for (k, c) in cover.iter().enumerate() {
+            let parts = if k == 0 { vec![&c.carried, &c.own] } else { vec![&c.own] };
+            for (i, m) in parts {
+                let mut i = i.clone();
+                let keep: Vec<bool> = i.start.iter().zip(&i.end).map(|(&s, &e)| s <= b && e >= a).collect();
+                i.retain_rows(&keep);
+                intervals.append(i);
+                let mut m = m.clone();
+                let keep: Vec<bool> = m.send_time.iter().zip(&m.recv_time).map(|(&s, &r)| s <= b && r >= a).collect();
+                m.retain_rows(&keep);
+                messages.append(m);
+            }
+        }
+        Ok((messages, intervals))
+    }
+
     /// How many chunks were read from the store since the ring was made (or the store changed).
     #[cfg(test)]
     pub(super) fn chunks_read(&self) -> u64 {
@@ -371,7 +401,8 @@ mod tests {
     /// The chunks read for a window and its margins serve the gestures inside them (a zoom in,
     /// a short pan) without a read; a pan past the margins reads the chunks it uncovers only,
     /// and a window much narrower than the chunks kept reads its own level's. Every cover draws
-    /// each row once and each moment's innermost state.
+    /// each row once and each moment's innermost state, and gives the window's rows as a read of
+    /// it does, in its order.
     #[test]
     fn a_ring_reads_each_chunk_once_and_covers_each_row_once() {
         let t = trace(24);
@@ -393,7 +424,13 @@ mod tests {
             let cover = ring.cover(&whole, w, 24, u64::MAX).unwrap();
             check_cover(&t, &cover, w);
             read.push(ring.chunks_read());
+            // The window's rows from the chunks: a read of the window's, in its order.
+            let (m, i) = ring.window_rows(&whole, w, 24, u64::MAX).unwrap();
+            let (fm, fi) = whole.rows.read(w).unwrap();
+            assert_eq!((m.send_time, m.recv_time, m.source), (fm.send_time, fm.recv_time, fm.source), "{w:?}");
+            assert_eq!((i.start, i.end, i.location, i.kind), (fi.start, fi.end, fi.location, fi.kind), "{w:?}");
         }
+        assert_eq!(ring.chunks_read(), *read.last().unwrap(), "the rows from the chunks read for the pictures");
         let fresh: Vec<u64> = std::iter::once(read[0]).chain(read.windows(2).map(|r| r[1] - r[0])).collect();
         assert_eq!(fresh[..3], [7, 0, 0], "{fresh:?}");
         assert!(fresh[3] > 0 && fresh[3] <= 7, "{fresh:?}");
