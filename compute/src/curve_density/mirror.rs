@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use crate::StageError;
 use crate::line_density::mirror::{Walk, to_pixel};
-use crate::words::Words;
+use crate::words::{Words, add64, unorm8, word};
 
 /// Mirror of the WGSL `Params` (12 words).
 #[repr(C)]
@@ -34,23 +34,12 @@ impl Params {
 /// Fixed-point scale of the weights.
 pub const INK_SCALE: f32 = 1_048_576.0;
 
-fn word(w: &Words, i: usize) -> u32 {
-    w[i].load(Relaxed)
-}
-
 fn float(w: &Words, i: usize) -> f32 {
     f32::from_bits(word(w, i))
 }
 
 fn weight_of(v: f32) -> u32 {
     (v + 0.5).floor().min(4_294_967_040.0) as u32
-}
-
-fn add64(sums: &Words, p: usize, w: u32) {
-    let old = sums[2 * p].fetch_add(w, Relaxed);
-    if old > 0xffff_ffff - w {
-        sums[2 * p + 1].fetch_add(1, Relaxed);
-    }
 }
 
 /// What `curve_pieces` reads: the kept segments and pieces, the window's curves' opacities and
@@ -111,10 +100,6 @@ pub fn curve_pieces(i: u32, p: &Params, input: &Pieces<'_>, ink: &Words, tint: &
 
 fn sum64(sums: &Words, p: usize) -> f32 {
     word(sums, 2 * p + 1) as f32 * 4_294_967_296.0 + word(sums, 2 * p) as f32
-}
-
-fn unorm8(v: f32) -> u32 {
-    (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u32
 }
 
 /// One invocation of `curve_compose`: pixel `k`'s colour as straight RGBA8, red in the low byte.

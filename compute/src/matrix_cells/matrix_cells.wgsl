@@ -131,7 +131,7 @@ fn wide(hi: u32, lo: u32) -> f32 {
 }
 
 fn unorm8(v: f32) -> u32 {
-    return u32(round(clamp(v, 0.0, 1.0) * 255.0));
+    return u32(clamp(v, 0.0, 1.0) * 255.0 + 0.5);
 }
 
 @compute @workgroup_size(256)

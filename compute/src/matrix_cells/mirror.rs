@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::StageError;
-use crate::words::Words;
+use crate::words::{Words, add64, unorm8, word};
 
 /// Mirror of the WGSL `Params` (12 words).
 #[repr(C)]
@@ -39,10 +39,6 @@ impl Params {
     pub fn from_words(words: &[u32]) -> Result<Self, StageError> {
         crate::words::params_from_words(words)
     }
-}
-
-fn word(w: &Words, i: usize) -> u32 {
-    w[i].load(Relaxed)
 }
 
 /// What `matrix_bin` reads: the kept messages and the ranks' slots.
@@ -91,10 +87,7 @@ pub fn matrix_bin(i: u32, p: &Params, m: &Messages<'_>, (counts, sums, stats): (
     }
     let k = (r * p.cells + c) as usize;
     counts[k].fetch_add(1, Relaxed);
-    let old = sums[2 * k].fetch_add(w, Relaxed);
-    if old > 0xffff_ffff - w {
-        sums[2 * k + 1].fetch_add(1, Relaxed);
-    }
+    add64(sums, k, w);
 }
 
 /// Cell `k`'s value: its bytes or its messages, high word then low.
@@ -126,10 +119,6 @@ pub fn matrix_range(k: u32, p: &Params, (counts, sums, stats): (&Words, &Words, 
 
 fn wide(hi: u32, lo: u32) -> f32 {
     hi as f32 * 4_294_967_296.0 + lo as f32
-}
-
-fn unorm8(v: f32) -> u32 {
-    (v.clamp(0.0, 1.0) * 255.0).round() as u32
 }
 
 /// One invocation of `matrix_colour`: cell `k` coloured into `out`.

@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::StageError;
-use crate::words::Words;
+use crate::words::{Words, word};
 
 /// Mirror of the WGSL `Params` (32 words).
 #[repr(C)]
@@ -52,10 +52,6 @@ const ONE: f32 = 16_777_216.0;
 pub const OWN: u32 = 1;
 /// The summary track's run.
 pub const SUMMARY: u32 = 2;
-
-fn word(w: &Words, i: usize) -> u32 {
-    w[i].load(Relaxed)
-}
 
 fn to_f32(w: &Words, i: usize) -> f32 {
     word(w, 2 * i + 1) as f32 * 4_294_967_296.0 + word(w, 2 * i) as f32

@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::StageError;
-use crate::words::Words;
+use crate::words::{Words, unorm8, word};
 
 /// Mirror of the WGSL `Params` (16 words).
 #[repr(C)]
@@ -78,10 +78,6 @@ pub const RANKED: u32 = 1 << 16;
 pub const ONE: f32 = 16_777_216.0;
 const GRADIENT_STEPS: f32 = 16.0;
 const LIMIT: f32 = 16384.0;
-
-fn word(w: &Words, i: usize) -> u32 {
-    w[i].load(Relaxed)
-}
 
 fn pair(w: &Words, i: usize) -> [u32; 2] {
     [word(w, 2 * i), word(w, 2 * i + 1)]
@@ -375,10 +371,6 @@ pub const CATEGORICAL: [[f32; 3]; 8] = [
     [0.75, 0.75, 0.75],
 ];
 const BACKGROUND: [f32; 3] = [0.067, 0.075, 0.094];
-
-fn unorm8(v: f32) -> u32 {
-    (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u32
-}
 
 /// What `timeline_compose` reads besides the layout.
 pub struct Composed<'a> {
