@@ -17,6 +17,25 @@ pub(crate) fn kept<K: PartialEq, V: Clone>(slot: &Kept<K, V>, key: K, make: impl
     }
 }
 
+/// The last few values kept with their keys, most recently used last.
+pub(crate) type Recent<K, V> = std::sync::Mutex<Vec<(K, V)>>;
+
+/// The value kept in `slot` for `key`, made by `make` (and kept, the least recently used
+/// dropped past `most`) where none is.
+pub(crate) fn recent<K: PartialEq, V: Clone>(slot: &Recent<K, V>, key: K, most: usize, make: impl FnOnce() -> V) -> V {
+    let mut kept = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let found = match kept.iter().position(|(k, _)| *k == key) {
+        Some(k) => kept.remove(k),
+        None => (key, make()),
+    };
+    let value = found.1.clone();
+    kept.push(found);
+    if kept.len() > most {
+        kept.remove(0);
+    }
+    value
+}
+
 /// What a trace's message columns are known by: their addresses and lengths, and a hash of a
 /// sample of their values.
 type ColumnsKey = ([usize; 4], usize, u64);
@@ -27,7 +46,7 @@ type ColumnsKey = ([usize; 4], usize, u64);
 /// trace's columns do not change while it lives); the last four traces' kept.
 pub(crate) fn messages_owner(t: &exaviz_model::Trace) -> exaviz_compute::Owner {
     use std::hash::{Hash, Hasher};
-    static OWNERS: std::sync::Mutex<Vec<(ColumnsKey, exaviz_compute::Owner)>> = std::sync::Mutex::new(Vec::new());
+    static OWNERS: Recent<ColumnsKey, exaviz_compute::Owner> = std::sync::Mutex::new(Vec::new());
     let m = &t.messages;
     let n = m.source.len();
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -41,19 +60,7 @@ pub(crate) fn messages_owner(t: &exaviz_model::Trace) -> exaviz_compute::Owner {
         m.bytes.as_ptr() as usize,
     ];
     let key = (addresses, n, h.finish());
-    let mut owners = OWNERS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(k) = owners.iter().position(|(k, _)| *k == key) {
-        let kept = owners.remove(k);
-        let owner = kept.1.clone();
-        owners.push(kept);
-        return owner;
-    }
-    let owner: exaviz_compute::Owner = std::sync::Arc::new(key);
-    owners.push((key, owner.clone()));
-    if owners.len() > 4 {
-        owners.remove(0);
-    }
-    owner
+    recent(&OWNERS, key, 4, || std::sync::Arc::new(key) as exaviz_compute::Owner)
 }
 
 /// Whether a trace's rows are kept on `backend`'s device where they fit: on a GPU whose kernels

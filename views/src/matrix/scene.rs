@@ -509,26 +509,16 @@ fn device_matrix(
 /// The ranks' slots on the matrix's sides and the colour map's table, each the same `Arc` while
 /// it stays the same (so that a device finds it kept; the last eight kept).
 fn device_tables(axis: &Axis, map: ColorMap) -> (std::sync::Arc<Vec<u32>>, std::sync::Arc<Vec<u32>>) {
-    type Tables = (Vec<u32>, ColorMap, std::sync::Arc<Vec<u32>>, std::sync::Arc<Vec<u32>>);
-    static LAST: std::sync::Mutex<Vec<Tables>> = std::sync::Mutex::new(Vec::new());
+    type Tables = (std::sync::Arc<Vec<u32>>, std::sync::Arc<Vec<u32>>);
+    static LAST: crate::kept::Recent<(Vec<u32>, ColorMap), Tables> = std::sync::Mutex::new(Vec::new());
     let slot = axis.slot_table();
-    let mut last = LAST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(k) = last.iter().position(|(s, m, _, _)| *s == slot && *m == map) {
-        let kept = last.remove(k);
-        let found = (kept.2.clone(), kept.3.clone());
-        last.push(kept);
-        return found;
-    }
-    let slots = std::sync::Arc::new(slot.clone());
-    let table = stages::curve_density::table(256, |t| {
-        let c = map.sample(t);
-        [c[0], c[1], c[2]]
-    });
-    last.push((slot, map, slots.clone(), table.clone()));
-    if last.len() > 8 {
-        last.remove(0);
-    }
-    (slots, table)
+    crate::kept::recent(&LAST, (slot.clone(), map), 8, || {
+        let table = stages::curve_density::table(256, |t| {
+            let c = map.sample(t);
+            [c[0], c[1], c[2]]
+        });
+        (std::sync::Arc::new(slot), table)
+    })
 }
 
 /// The matrix scene of `values` per cell (`axis.slots()` by `axis.slots()`, row-major by
