@@ -191,7 +191,8 @@ pub struct MatrixPick {
 }
 
 /// Each cell's messages and bytes: in memory, or where the device counted them (a tooltip
-/// reads back the cell it shows).
+/// reads back the cell it shows, or goes without its numbers where the device is busy for more
+/// than [`CELL_WAIT`]: a tooltip never waits for a computation).
 enum CellValues {
     Host { counts: Vec<u64>, bytes: Vec<u64> },
     Device { counts: stages::DeviceWords, sums: stages::DeviceWords },
@@ -204,13 +205,16 @@ impl CellValues {
             Self::Host { counts, bytes } => Some((*counts.get(k)?, *bytes.get(k)?)),
             Self::Device { counts, sums } => {
                 let k = k as u64;
-                let c = counts.read(k..k + 1).ok()?;
-                let s = sums.read(2 * k..2 * k + 2).ok()?;
+                let c = counts.read_within(k..k + 1, Some(CELL_WAIT)).ok()??;
+                let s = sums.read_within(2 * k..2 * k + 2, Some(CELL_WAIT)).ok()??;
                 Some((u64::from(*c.first()?), u64::from(*s.first()?) | (u64::from(*s.get(1)?) << 32)))
             }
         }
     }
 }
+
+/// How long a tooltip waits for a cell's numbers from the device.
+const CELL_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The cells' colours: each cell's value coloured here, or a picture the device coloured on the
 /// scale of the least and largest values it found (no ranks drawn apart).
@@ -236,8 +240,12 @@ impl Picker for MatrixPick {
         let ((s0, s1), (r0, r1)) = (self.axis.ranks(row), self.axis.ranks(col));
         let span = |a: u32, b: u32| if a == b { format!("rank {a}") } else { format!("ranks {a}-{b}") };
         let title = format!("{} → {}", span(s0, s1), span(r0, r1));
-        let (messages, bytes) = self.cells.at(k)?;
-        let mut lines = vec![format!("messages: {messages}"), format!("bytes: {}", format_value(bytes as f64))];
+        let mut lines = match self.cells.at(k) {
+            Some((messages, bytes)) => {
+                vec![format!("messages: {messages}"), format!("bytes: {}", format_value(bytes as f64))]
+            }
+            None => Vec::new(),
+        };
         let apart = self.axis.apart.len() as u32;
         if (row < apart || col < apart) && !(row < apart && col < apart) {
             lines.push("the block leaves out the ranks drawn apart".into());
